@@ -1,0 +1,123 @@
+"""Files to a checked :class:`~bilinear.ir.Program`: reading, ``use``, checking.
+
+``use "file.bl"`` is resolved relative to the file that says it, then in the
+shipped ``algorithms/`` folder.  A use cycle, a missing file, a binary file
+and a name defined in two files are errors located at the ``use`` or the
+definition.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..diagnostics import SOURCES, BilinearError, Diagnostic
+from ..ir import Algorithm, Program, Schedule, Span
+from ..paths import algorithms_dir
+from .check import build
+from .parser import Use, parse_text
+
+
+def read_source(path: Path, span: Span | None = None) -> str:
+    """The UTF-8 text of a source file, or a located error saying why not."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise BilinearError(Diagnostic(f"{path} is a directory, not a .bl file", span)) from None
+    except OSError as error:
+        raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span)) from None
+    if b"\0" in data:
+        raise BilinearError(Diagnostic(f"{path} is a binary file, not .bl text", _offset_span(str(path), data, data.index(b"\0"))))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BilinearError(
+            Diagnostic(f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x})", _offset_span(str(path), data, error.start))
+        ) from None
+    SOURCES.add(str(path), text)
+    return text
+
+
+def _offset_span(path: str, data: bytes, offset: int) -> Span:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return Span(path, line, column, line, column + 1)
+
+
+def _resolve_use(use: Use, including: Path) -> Path:
+    local = (including.parent / use.path)
+    if local.exists():
+        return local
+    shipped = algorithms_dir() / use.path
+    if shipped.exists():
+        return shipped
+    raise BilinearError(
+        Diagnostic(
+            f"cannot find {use.path!r}: looked in {including.parent} and in the shipped algorithms",
+            use.span,
+        )
+    )
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.raw: list = []  # raw definitions in dependency order
+        self.done: set[Path] = set()
+
+    def visit(self, path: Path, stack: tuple[tuple[Path, Span | None], ...], span: Span | None) -> tuple[str, ...]:
+        key = path.resolve()
+        chain = [p for p, _ in stack]
+        if key in chain:
+            names = " -> ".join(p.name for p in chain[chain.index(key):]) + f" -> {path.name}"
+            raise BilinearError(Diagnostic(f"use cycle: {names}", span))
+        text = read_source(path, span)
+        uses, definitions = parse_text(text, str(path))
+        if key not in self.done:
+            for use in uses:
+                self.visit(_resolve_use(use, path), stack + ((key, use.span),), use.span)
+            self.done.add(key)
+            self.raw.extend(definitions)
+        return tuple(d.name for d in definitions)
+
+
+def load_program(path: str | Path) -> Program:
+    """Read, parse and check a .bl file and everything it uses.
+
+    Raises:
+        BilinearError: with every located problem found.
+    """
+    path = Path(path)
+    loader = _Loader()
+    own = loader.visit(path, (), None)
+    return _assemble(str(path), loader.raw, own)
+
+
+def program_from_text(text: str, path: str = "<text>") -> Program:
+    """A program from text that uses no other files (for tests and the API)."""
+    SOURCES.add(path, text)
+    uses, definitions = parse_text(text, path)
+    if uses:
+        raise BilinearError(Diagnostic("`use` needs a file on disk; load the file instead", uses[0].span))
+    return _assemble(path, list(definitions), tuple(d.name for d in definitions))
+
+
+def _assemble(path: str, raw_definitions: list, own: tuple[str, ...]) -> Program:
+    algorithms: dict[str, Algorithm] = {}
+    schedules: dict[str, Schedule] = {}
+    spans: dict[str, Span] = {}
+    errors: list[Diagnostic] = []
+    for raw in raw_definitions:
+        if raw.name in spans:
+            errors.append(Diagnostic(f"{raw.name} is defined twice", raw.span, notes=(f"first defined at {spans[raw.name]}",)))
+            continue
+        spans[raw.name] = raw.span
+        try:
+            built = build(raw, algorithms)
+        except BilinearError as error:
+            errors.extend(error.diagnostics)
+            continue
+        (algorithms if isinstance(built, Algorithm) else schedules)[built.name] = built
+    if errors:
+        raise BilinearError(*errors)
+    if not own:
+        raise BilinearError(Diagnostic("the file defines no algorithm, table or schedule", Span(path, 1, 1, 1, 2)))
+    return Program(path, tuple(algorithms.values()), tuple(schedules.values()), own)

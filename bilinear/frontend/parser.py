@@ -1,0 +1,416 @@
+"""Text to IR: the lark grammar and the one Transformer that builds the IR.
+
+The transformer evaluates expressions into :class:`~bilinear.ir.Form` values
+(sums of named things), products of two forms, or plain numbers, and turns
+each rule into an IR node with its source span.  Name resolution and the
+checks that need a whole definition live in :mod:`bilinear.frontend.check`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from importlib import resources
+from typing import Union
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..diagnostics import BilinearError, Diagnostic
+from ..ir import (
+    Algorithm,
+    Form,
+    Multiply,
+    Output,
+    Product,
+    Schedule,
+    Shape,
+    Span,
+    Stage,
+    Sum,
+    Temporary,
+    Update,
+    block_name,
+    operand_of,
+)
+
+_GRAMMAR = resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
+_LARK = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+@dataclass(frozen=True)
+class Use:
+    """A ``use "file.bl"`` line."""
+
+    path: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """One file's uses and definitions, in source order, before name resolution."""
+
+    path: str
+    uses: tuple[Use, ...]
+    definitions: tuple[Union[Algorithm, Schedule], ...]
+
+
+@dataclass(frozen=True)
+class _Bilinear:
+    """The value of ``(left) * (right)`` while an expression is evaluated."""
+
+    left: Form
+    right: Form
+
+
+_Value = Union[Fraction, Form, _Bilinear]
+
+
+def _describe(value: _Value) -> str:
+    if isinstance(value, Fraction):
+        return "a number"
+    if isinstance(value, Form):
+        return f"the sum {value}"
+    return "a product"
+
+
+@v_args(meta=True)
+class _ToIR(Transformer):
+    """Builds IR nodes; raises :class:`BilinearError` for mistakes inside a rule."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.path = path
+
+    # --- helpers ---------------------------------------------------------
+    def _span(self, meta) -> Span:
+        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _token_span(self, token: Token) -> Span:
+        return Span(self.path, token.line, token.column, token.end_line, token.end_column)
+
+    def _fail(self, message: str, span: Span, *notes: str) -> None:
+        raise BilinearError(Diagnostic(message, span, notes=notes))
+
+    # --- numbers and references ----------------------------------------------
+    def number(self, meta, children):
+        return Fraction(str(children[0]))
+
+    def ref(self, meta, children):
+        name, row, col = children
+        span = self._span(meta)
+        if row is None:
+            return Form.symbol(str(name), span)
+        if str(name) not in ("A", "B", "C"):
+            self._fail(f"only blocks of A, B and C take [row,col] indices, not {name}", span)
+        if int(row) < 1 or int(col) < 1:
+            self._fail(f"block indices start at 1: {name}[{row},{col}]", span)
+        return Form.symbol(block_name(str(name), int(row), int(col)), span)
+
+    # --- expressions ----------------------------------------------------------
+    def add(self, meta, children):
+        return self._combine(meta, children[0], children[1], 1)
+
+    def sub(self, meta, children):
+        return self._combine(meta, children[0], children[1], -1)
+
+    def _combine(self, meta, left: _Value, right: _Value, sign: int) -> _Value:
+        if isinstance(left, Fraction) and isinstance(right, Fraction):
+            return left + sign * right
+        if isinstance(left, Form) and isinstance(right, Form):
+            return left + right.scale(sign)
+        if isinstance(left, _Bilinear) or isinstance(right, _Bilinear):
+            self._fail(
+                "a product cannot be added to other terms here",
+                self._span(meta),
+                "name each product on its own line (M1 = ... * ...) and add the names",
+            )
+        self._fail(f"cannot add {_describe(left)} and {_describe(right)}", self._span(meta))
+
+    def neg(self, meta, children):
+        (value,) = children
+        if isinstance(value, _Bilinear):
+            return _Bilinear(-value.left, value.right)
+        return -value
+
+    def mul(self, meta, children):
+        left, right = children
+        if isinstance(left, Fraction):
+            return self._scaled(right, left)
+        if isinstance(right, Fraction):
+            return self._scaled(left, right)
+        if isinstance(left, Form) and isinstance(right, Form):
+            return _Bilinear(left, right)
+        self._fail(
+            "a product has exactly two factors",
+            self._span(meta),
+            "write (sum of A blocks) * (sum of B blocks); name a product before using it",
+        )
+
+    def div(self, meta, children):
+        value, divisor = children
+        if not isinstance(divisor, Fraction):
+            self._fail(f"can only divide by a number, not by {_describe(divisor)}", self._span(meta))
+        if divisor == 0:
+            self._fail("division by zero in a coefficient", self._span(meta))
+        return self._scaled(value, 1 / divisor)
+
+    @staticmethod
+    def _scaled(value: _Value, factor: Fraction) -> _Value:
+        if isinstance(value, _Bilinear):
+            return _Bilinear(value.left.scale(factor), value.right)
+        if isinstance(value, Form):
+            return value.scale(factor)
+        return value * factor
+
+    # --- algorithms -------------------------------------------------------------
+    def shape(self, meta, children):
+        m, k, n, rank = children
+        dims = [int(m), int(k), int(n)]
+        if min(dims) < 1:
+            self._fail(f"a shape needs positive block counts, not <{m},{k},{n}>", self._span(meta))
+        return Shape(*dims), (int(rank) if rank is not None else None)
+
+    def equation(self, meta, children):
+        target, value = children
+        return self._single_name(target), value, self._span(meta)
+
+    def _single_name(self, form: Form) -> str:
+        (name, _), = form.terms
+        return name
+
+    def algorithm(self, meta, children):
+        name, (shape, rank), *equations = children
+        sums, products, outputs = [], [], []
+        for target, value, span in equations:
+            if isinstance(value, Fraction):
+                self._fail(f"{target} is a constant; it must be a sum of blocks or a product", span)
+            if operand_of(target) == "C":
+                if isinstance(value, _Bilinear):
+                    self._fail(
+                        f"{target} is a product; name it (M = ... * ...) and write {target} as a sum of products",
+                        span,
+                    )
+                outputs.append(Output(target, value, span))
+            elif isinstance(value, _Bilinear):
+                products.append(Product(target, value.left, value.right, span))
+            else:
+                sums.append(Sum(target, value, span))
+        return _RawAlgorithm(str(name), shape, rank, tuple(sums), tuple(products), tuple(outputs), self._span(meta))
+
+    # --- tables -------------------------------------------------------------------
+    def signed_number(self, meta, children):
+        sign, numerator, denominator = children
+        value = Fraction(int(numerator))
+        if denominator is not None:
+            if int(denominator) == 0:
+                self._fail("division by zero in a coefficient", self._span(meta))
+            value /= int(denominator)
+        return -value if sign == "-" else value
+
+    def sign(self, meta, children):
+        return str(children[0])
+
+    def table_row(self, meta, children):
+        return tuple(children), self._span(meta)
+
+    def table_section(self, meta, children):
+        letter, *rows = children
+        return str(letter), tuple(rows), self._span(meta)
+
+    def table(self, meta, children):
+        name, (shape, rank), *sections = children
+        return _RawTable(str(name), shape, rank, tuple(sections), self._span(meta))
+
+    # --- schedules ------------------------------------------------------------------
+    def temp_decl(self, meta, children):
+        *names, like = children
+        span = self._span(meta)
+        if str(like) not in ("A", "B", "C"):
+            self._fail(f"a temporary is shaped like an A, B or C block, not {like!r}", self._token_span(like))
+        return tuple(Temporary(str(n), str(like), self._token_span(n)) for n in names)
+
+    def assign(self, meta, children):
+        return str(children[0])
+
+    def update(self, meta, children):
+        target_form, op, value = children
+        target, span = self._single_name(target_form), self._span(meta)
+        if isinstance(value, Fraction):
+            self._fail(f"cannot assign a number to {target}; statements combine buffers", span)
+        sign = -1 if op == "-=" else 1
+        if isinstance(value, _Bilinear):
+            targets = Form.symbol(target, target_form.span_of(target)).scale(sign)
+            return Multiply(value.left, value.right, targets, overwrite=(op == "="), span=span)
+        if op == "=":
+            return Update(target, value, span)
+        return Update(target, Form.symbol(target) + value.scale(sign), span)
+
+    def coefficient(self, meta, children):
+        numerator, denominator = children
+        if denominator is not None and int(denominator) == 0:
+            self._fail("division by zero in a coefficient", self._span(meta))
+        return Fraction(int(numerator), int(denominator) if denominator is not None else 1)
+
+    def target(self, meta, children):
+        sign, coef, ref = children
+        value = (coef if coef is not None else Fraction(1)) * (-1 if sign == "-" else 1)
+        if value == 0:
+            self._fail("a target coefficient cannot be zero", self._span(meta))
+        return ref.scale(value)
+
+    def multiply(self, meta, children):
+        value, *targets = children
+        span = self._span(meta)
+        if not isinstance(value, _Bilinear):
+            self._fail(
+                f"the left side of '->' must be a product of two factors, not {_describe(value)}",
+                span,
+            )
+        total = Form()
+        for target in targets:
+            if total.coefficient(target.names()[0]) != 0:
+                self._fail(f"{target.names()[0]} is named twice as a target", span)
+            total = total + target
+        return Multiply(value.left, value.right, total, overwrite=False, span=span)
+
+    def stage(self, meta, children):
+        name, *statements = children
+        return Stage(str(name), tuple(statements), self._span(meta))
+
+    def schedule(self, meta, children):
+        name, algorithm, *rest = children
+        properties = [t for t in rest if isinstance(t, Token)]
+        temporaries = tuple(t for group in rest if isinstance(group, tuple) for t in group)
+        stages = tuple(s for s in rest if isinstance(s, Stage))
+        return _RawSchedule(
+            str(name),
+            str(algorithm),
+            tuple((str(p), self._token_span(p)) for p in properties if p is not None),
+            temporaries,
+            stages,
+            self._span(meta),
+        )
+
+    # --- files ---------------------------------------------------------------------
+    def use_decl(self, meta, children):
+        return Use(str(children[0])[1:-1], self._span(meta))
+
+    def start(self, meta, children):
+        uses = tuple(c for c in children if isinstance(c, Use))
+        definitions = tuple(c for c in children if not isinstance(c, Use))
+        return uses, definitions
+
+
+@dataclass(frozen=True)
+class _RawAlgorithm:
+    """An algorithm as written, before names are resolved (see check.py)."""
+
+    name: str
+    shape: Shape
+    rank: int | None
+    sums: tuple[Sum, ...]
+    products: tuple[Product, ...]
+    outputs: tuple[Output, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class _RawTable:
+    """U, V, W sections as written: (letter, rows, span); rows are (numbers, span)."""
+
+    name: str
+    shape: Shape
+    rank: int | None
+    sections: tuple[tuple[str, tuple, Span], ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class _RawSchedule:
+    name: str
+    algorithm: str
+    properties: tuple[tuple[str, Span], ...]
+    temporaries: tuple[Temporary, ...]
+    stages: tuple[Stage, ...]
+    span: Span
+
+
+RawDefinition = Union[_RawAlgorithm, _RawTable, _RawSchedule]
+
+_FRIENDLY = {
+    "NAME": "a name",
+    "INT": "a whole number",
+    "DECIMAL": "a number",
+    "STRING": 'a quoted file name ("file.bl")',
+    "_NL": "the end of the line",
+    "$END": "the end of the file",
+    "SECTION": "U:, V: or W:",
+}
+
+
+def _expected(names) -> str:
+    words = []
+    for name in sorted(set(names)):
+        if name in _FRIENDLY:
+            words.append(_FRIENDLY[name])
+            continue
+        try:
+            pattern = _LARK.get_terminal(name).pattern
+        except KeyError:
+            words.append(name.lower())
+            continue
+        words.append(f"'{pattern.value}'" if pattern.type == "str" else name.lower())
+    words = sorted(set(words))
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _found(error: UnexpectedInput, text: str) -> str:
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        if token.type == "$END":
+            return "the end of the file"
+        if token.type == "_NL":
+            return "the end of the line"
+        return f"'{token}'"
+    if isinstance(error, UnexpectedCharacters):
+        return f"'{text[error.pos_in_stream]}'"
+    return "the end of the file"
+
+
+def _syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
+    line, column = max(error.line, 1), max(error.column, 1)
+    if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
+        lines = text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+    expected = getattr(error, "expected", None) or getattr(error, "allowed", None) or ()
+    if isinstance(error, UnexpectedToken):
+        expected = error.accepts or error.expected
+    width = len(str(error.token)) if isinstance(error, UnexpectedToken) and error.token.type not in ("$END", "_NL") else 1
+    span = Span(path, line, column, line, column + width)
+    message = f"unexpected {_found(error, text)}"
+    if expected:
+        message += f"; expected {_expected(expected)}"
+    return Diagnostic(message, span)
+
+
+def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefinition, ...]]:
+    """Parse one file's text into its uses and raw definitions.
+
+    Raises:
+        BilinearError: on a syntax error or a malformed expression.
+    """
+    try:
+        tree = _LARK.parse(text if text.endswith("\n") else text + "\n")
+    except UnexpectedInput as error:
+        raise BilinearError(_syntax_error(error, text, path)) from None
+    try:
+        return _ToIR(path).transform(tree)
+    except VisitError as error:
+        if isinstance(error.orig_exc, BilinearError):
+            raise error.orig_exc from None
+        if isinstance(error.orig_exc, ValueError):  # an IR node refused what was written
+            meta = getattr(error.obj, "meta", None)
+            span = Span(path, meta.line, meta.column, meta.end_line, meta.end_column) if meta and not meta.empty else None
+            raise BilinearError(Diagnostic(str(error.orig_exc), span)) from None
+        raise

@@ -1,0 +1,211 @@
+"""Rendering verification reports as text, Markdown or JSON.
+
+:func:`report_data` computes everything a reader sees into plain data (the
+JSON form); the text and Markdown renderers only arrange it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .diagnostics import Diagnostic, render
+from .ir import Algorithm
+from .verify import AlgorithmReport, Report, ScheduleReport
+from .verify.counts import algorithm_flops
+
+_ITEMSIZE = {"float32": 4, "float64": 8}
+
+FLOATING_POINT_NOTE = (
+    "restoration is exact in this proof; in floating point (a+b)-b may differ from a in the last bits, "
+    "so `bilinear run` measures the restoration error instead of claiming bitwise recovery"
+)
+
+
+def _shape_text(algorithm: Algorithm) -> str:
+    s = algorithm.shape
+    return f"<{s.m},{s.k},{s.n};{algorithm.rank}>"
+
+
+def _diagnostics(items: tuple[Diagnostic, ...]) -> list[dict]:
+    return [d.to_json() for d in items]
+
+
+def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
+    algorithm, counts = entry.algorithm, entry.counts
+    leaf, adds = algorithm_flops(algorithm, n, n, n)
+    return {
+        "kind": "algorithm",
+        "name": algorithm.name,
+        "shape": _shape_text(algorithm),
+        "ok": entry.ok,
+        "errors": _diagnostics(entry.errors),
+        "warnings": _diagnostics(entry.warnings),
+        "products": counts.products,
+        "classical_products": counts.classical_products,
+        "speedup_per_level": round(counts.speedup_per_level, 4),
+        "additions": counts.additions,
+        "additions_by_side": dict(zip(("A", "B", "C"), counts.additions_by_side)),
+        "additions_unshared": counts.additions_unshared,
+        "growth_factor": round(entry.stability.growth_factor, 4),
+        "one_level": {"n": n, "dtype": dtype, "leaf_flops": leaf, "addition_flops": adds},
+    }
+
+
+def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
+    schedule, algorithm, counts = entry.schedule, entry.algorithm, entry.counts
+    s = algorithm.shape
+    block = {"A": (n // s.m) * (n // s.k), "B": (n // s.k) * (n // s.n), "C": (n // s.m) * (n // s.n)}
+    itemsize = _ITEMSIZE[dtype]
+    per_level = sum(count * block[like] * itemsize for like, count in entry.workspace.items())
+    elementwise_bytes = (counts.elementwise_block_reads + counts.elementwise_block_writes) * block["A"] * itemsize
+    return {
+        "kind": "schedule",
+        "name": schedule.name,
+        "algorithm": algorithm.name,
+        "properties": sorted(schedule.properties),
+        "computes": "C = A*B" if schedule.overwrites_c else "C += A*B",
+        "ok": entry.ok,
+        "errors": _diagnostics(entry.errors),
+        "warnings": _diagnostics(entry.warnings),
+        "stages": counts.stages,
+        "elementwise_stages": counts.elementwise_stages,
+        "product_stages": counts.product_stages,
+        "product_statements": counts.product_statements,
+        "target_updates": counts.target_updates,
+        "products": [
+            {"stage": use.stage, "statement": str(use.statement), "product": use.product, "scale": str(use.scale)}
+            for use in entry.product_uses
+        ],
+        "workspace_blocks_per_level": entry.workspace,
+        "workspace_bytes_one_level": per_level,
+        "elementwise_bytes_one_level": elementwise_bytes,
+        "shape_conditions": list(entry.shape_conditions),
+        "restores": schedule.restores,
+        "n": n,
+        "dtype": dtype,
+    }
+
+
+def report_data(report: Report, n: int = 8192, dtype: str = "float64") -> dict:
+    """The report as plain data (the ``--format json`` output)."""
+    entries = [
+        _algorithm_data(e, n, dtype) if isinstance(e, AlgorithmReport) else _schedule_data(e, n, dtype)
+        for e in report.entries
+    ]
+    return {"file": report.path, "ok": report.ok, "entries": entries}
+
+
+def to_json(report: Report, n: int = 8192, dtype: str = "float64") -> str:
+    return json.dumps(report_data(report, n, dtype), indent=2, ensure_ascii=False)
+
+
+# --- text ---------------------------------------------------------------------------
+
+
+def _status(ok: bool) -> str:
+    return "verified" if ok else "FAILED"
+
+
+def _bytes(count: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.2f} {unit}"
+    return f"{count} bytes"
+
+
+def _algorithm_text(data: dict) -> list[str]:
+    lines = [f"algorithm {data['name']} {data['shape']}: {_status(data['ok'])}"]
+    if data["ok"]:
+        lines.append("  Brent equations: every C block equals its classical sum exactly")
+    sides = data["additions_by_side"]
+    lines += [
+        f"  products: {data['products']} (classical {data['classical_products']}; "
+        f"{data['speedup_per_level']}x fewer multiplications per level)",
+        f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, C side {sides['C']}); "
+        f"{data['additions_unshared']} without sharing",
+        f"  stability: growth factor {data['growth_factor']} per level (L levels: its L-th power)",
+    ]
+    one = data["one_level"]
+    lines.append(
+        f"  one level at n={one['n']}: {one['leaf_flops'] / 1e9:.1f} GFLOP in products, "
+        f"{one['addition_flops'] / 1e9:.3f} GFLOP in additions"
+    )
+    return lines
+
+
+def _schedule_text(data: dict) -> list[str]:
+    props = ", ".join(data["properties"]) or "no properties"
+    lines = [f"schedule {data['name']} for {data['algorithm']} [{props}]: {_status(data['ok'])}"]
+    lines.append(f"  computes {data['computes']}; {data['stages']} stages "
+                 f"({data['elementwise_stages']} element-wise, {data['product_stages']} with products)")
+    for use in data["products"]:
+        scale = "" if use["scale"] == "1" else f" x {use['scale']}"
+        lines.append(f"    {use['stage']}: {use['statement']}  = {use['product'] or '?'}{scale}")
+    workspace = data["workspace_blocks_per_level"]
+    blocks = ", ".join(f"{count} {like} block(s)" for like, count in workspace.items()) or "none"
+    lines.append(
+        f"  workspace per level: {blocks} = {_bytes(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
+    )
+    lines.append(f"  element-wise traffic per level: {_bytes(data['elementwise_bytes_one_level'])} at n={data['n']}")
+    for condition in data["shape_conditions"]:
+        lines.append(f"  requires {condition}")
+    if data["restores"] and data["ok"]:
+        lines.append("  restore: every A and B block ends equal to its original")
+        lines.append(f"  note: {FLOATING_POINT_NOTE}")
+    return lines
+
+
+def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
+    data = report_data(report, n, dtype)
+    out: list[str] = []
+    for entry, raw in zip(data["entries"], report.entries):
+        for diagnostic in (*raw.errors, *raw.warnings):
+            out.append(render(diagnostic))
+        out += _algorithm_text(entry) if entry["kind"] == "algorithm" else _schedule_text(entry)
+        out.append("")
+    good = sum(e["ok"] for e in data["entries"])
+    out.append(f"{report.path}: {good} verified, {len(data['entries']) - good} failed")
+    return "\n".join(out)
+
+
+# --- Markdown -------------------------------------------------------------------------
+
+
+def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
+    data = report_data(report, n, dtype)
+    out = [f"# Verification report: `{report.path}`", ""]
+    algorithms = [e for e in data["entries"] if e["kind"] == "algorithm"]
+    schedules = [e for e in data["entries"] if e["kind"] == "schedule"]
+    if algorithms:
+        out += [
+            "| algorithm | shape | status | products | additions (shared / unshared) | growth factor |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {a['name']} | {a['shape']} | {_status(a['ok'])} | {a['products']} | "
+            f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} |"
+            for a in algorithms
+        ]
+        out.append("")
+    if schedules:
+        out += [
+            f"| schedule | for | computes | status | stages | workspace at n={n} {dtype} |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {s['name']} | {s['algorithm']} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
+            f"{_bytes(s['workspace_bytes_one_level'])} |"
+            for s in schedules
+        ]
+        out.append("")
+    problems = [d for e in data["entries"] for d in (*e["errors"], *e["warnings"])]
+    if problems:
+        out += ["## Findings", ""]
+        out += [f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {d['message']}" for d in problems]
+        out.append("")
+    return "\n".join(out)
+
+
+RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json}
+
+__all__ = ["RENDERERS", "report_data", "to_json", "to_markdown", "to_text"]

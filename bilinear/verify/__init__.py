@@ -1,0 +1,139 @@
+"""Exact verification of algorithms and schedules, and what they cost.
+
+:func:`verify_program` checks every definition a file writes (and, through
+them, what they use) and returns a :class:`Report`; the CLI renders it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ..diagnostics import Diagnostic
+from ..ir import Algorithm, Program, Schedule
+from .algorithm import verify_algorithm
+from .counts import AlgorithmCounts, ScheduleCounts, count_algorithm, count_schedule
+from .expand import Expansion
+from .schedule import ProductUse, ScheduleCheck, verify_schedule, workspace_blocks
+from .stability import Stability, stability
+
+
+@dataclass(frozen=True)
+class AlgorithmReport:
+    algorithm: Algorithm
+    errors: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...]
+    counts: AlgorithmCounts
+    stability: Stability
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass(frozen=True)
+class ScheduleReport:
+    schedule: Schedule
+    algorithm: Algorithm
+    errors: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...]
+    counts: ScheduleCounts
+    workspace: dict[str, int]  # temporaries per level, by the operand they are shaped like
+    product_uses: tuple[ProductUse, ...]
+    shape_conditions: tuple[str, ...]
+    algorithm_ok: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and self.algorithm_ok
+
+
+Entry = Union[AlgorithmReport, ScheduleReport]
+
+
+@dataclass(frozen=True)
+class Report:
+    path: str
+    entries: tuple[Entry, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return all(entry.ok for entry in self.entries)
+
+
+def unused_warnings(algorithm: Algorithm) -> tuple[Diagnostic, ...]:
+    """Products and sums that no output depends on."""
+    depends = {s.name: s.form.names() for s in algorithm.sums}
+    depends.update({p.name: p.left.names() + p.right.names() for p in algorithm.products})
+    used: set[str] = set()
+    pending = [name for output in algorithm.outputs for name in output.form.names()]
+    while pending:
+        name = pending.pop()
+        if name not in used:
+            used.add(name)
+            pending.extend(depends.get(name, ()))
+    return tuple(
+        Diagnostic(f"{item.name} is never used in an output", item.span, severity="warning")
+        for item in (*algorithm.sums, *algorithm.products)
+        if item.name not in used
+    )
+
+
+def report_algorithm(algorithm: Algorithm) -> AlgorithmReport:
+    return AlgorithmReport(
+        algorithm=algorithm,
+        errors=verify_algorithm(algorithm),
+        warnings=unused_warnings(algorithm),
+        counts=count_algorithm(algorithm),
+        stability=stability(algorithm),
+    )
+
+
+def report_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleReport:
+    check: ScheduleCheck = verify_schedule(schedule, algorithm)
+    warnings = ()
+    if schedule.inplace and not schedule.restores:
+        warnings = (Diagnostic(f"schedule {schedule.name} leaves A and B modified (no `restore`)", schedule.span, "warning"),)
+    return ScheduleReport(
+        schedule=schedule,
+        algorithm=algorithm,
+        errors=check.errors,
+        warnings=warnings,
+        counts=count_schedule(schedule),
+        workspace=workspace_blocks(schedule),
+        product_uses=check.product_uses,
+        shape_conditions=check.shape_conditions,
+        algorithm_ok=not verify_algorithm(algorithm),
+    )
+
+
+def verify_program(program: Program) -> Report:
+    """Verify every definition the program's own file writes.
+
+    A schedule is reported together with a check of the algorithm it names,
+    so ``verify msmes.bl`` also proves Strassen.
+    """
+    entries: list[Entry] = []
+    reported: set[str] = set()
+    for definition in program.own_definitions():
+        if isinstance(definition, Schedule):
+            algorithm = program.algorithm(definition.algorithm)
+            if algorithm.name not in reported:
+                entries.append(report_algorithm(algorithm))
+                reported.add(algorithm.name)
+            entries.append(report_schedule(definition, algorithm))
+        elif definition.name not in reported:
+            entries.append(report_algorithm(definition))
+            reported.add(definition.name)
+    return Report(program.path, tuple(entries))
+
+
+__all__ = [
+    "AlgorithmReport",
+    "Expansion",
+    "Report",
+    "ScheduleReport",
+    "report_algorithm",
+    "report_schedule",
+    "verify_program",
+]

@@ -1,0 +1,108 @@
+"""What an algorithm or schedule costs: products, additions, stages, flops, bytes.
+
+Counts are per level of recursion, for one problem of size M×K by K×N whose
+blocks are (M/m)×(K/k), (K/k)×(N/n) and (M/m)×(N/n).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Algorithm, Multiply, Schedule, Update, operand_of
+from .expand import Expansion
+
+
+@dataclass(frozen=True)
+class AlgorithmCounts:
+    products: int
+    additions: int  # block additions as written, sharing named sums
+    additions_unshared: int  # block additions if every product and output is formed on its own
+    additions_by_side: tuple[int, int, int]  # A side, B side, C side, as written
+    classical_products: int
+
+    @property
+    def speedup_per_level(self) -> float:
+        return self.classical_products / self.products
+
+
+def _adds(form) -> int:
+    return max(len(form.terms) - 1, 0)
+
+
+def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
+    expansion = Expansion(algorithm)
+    shape = algorithm.shape
+    side = {"A": 0, "B": 0, "C": 0}
+    kinds = {}
+    for entry in algorithm.sums:
+        first = expansion.of(entry.name).names()[0] if expansion.of(entry.name).terms else ""
+        kinds[entry.name] = operand_of(first) or "C"
+        side[kinds[entry.name]] += _adds(entry.form)
+    for product in algorithm.products:
+        side["A"] += _adds(product.left)
+        side["B"] += _adds(product.right)
+    for output in algorithm.outputs:
+        side["C"] += _adds(output.form)
+    unshared = sum(_adds(u) + _adds(v) for u, v in expansion.factors) + sum(_adds(w) for w in expansion.outputs.values())
+    return AlgorithmCounts(
+        products=algorithm.rank,
+        additions=sum(side.values()),
+        additions_unshared=unshared,
+        additions_by_side=(side["A"], side["B"], side["C"]),
+        classical_products=shape.m * shape.k * shape.n,
+    )
+
+
+def block_elements(algorithm: Algorithm, operand: str, M: int, K: int, N: int) -> int:
+    """Elements in one block of ``operand`` at the first level of an M×K×N product."""
+    shape = algorithm.shape
+    rows = {"A": M // shape.m, "B": K // shape.k, "C": M // shape.m}[operand]
+    cols = {"A": K // shape.k, "B": N // shape.n, "C": N // shape.n}[operand]
+    return rows * cols
+
+
+def algorithm_flops(algorithm: Algorithm, M: int, K: int, N: int) -> tuple[int, int]:
+    """(multiplication flops at the leaves of one level, addition flops) for M×K×N."""
+    counts = count_algorithm(algorithm)
+    shape = algorithm.shape
+    leaf = 2 * (M // shape.m) * (K // shape.k) * (N // shape.n) * counts.products
+    a, b, c = counts.additions_by_side
+    adds = a * block_elements(algorithm, "A", M, K, N) + b * block_elements(algorithm, "B", M, K, N)
+    adds += c * block_elements(algorithm, "C", M, K, N)
+    return leaf, adds
+
+
+@dataclass(frozen=True)
+class ScheduleCounts:
+    stages: int
+    elementwise_stages: int
+    product_stages: int
+    elementwise_statements: int
+    product_statements: int
+    target_updates: int  # block accumulations done by product epilogues
+    elementwise_block_reads: int  # distinct buffers read per element-wise stage, summed
+    elementwise_block_writes: int
+    temporaries: int
+
+
+def count_schedule(schedule: Schedule) -> ScheduleCounts:
+    elementwise = [s for s in schedule.stages if not s.is_product_stage()]
+    reads = writes = 0
+    for stage in elementwise:
+        read = set().union(*(s.reads() for s in stage.statements))
+        written = set().union(*(s.writes() for s in stage.statements))
+        reads += len(read)
+        writes += len(written)
+    statements = [s for _, s in schedule.statements()]
+    multiplies = [s for s in statements if isinstance(s, Multiply)]
+    return ScheduleCounts(
+        stages=len(schedule.stages),
+        elementwise_stages=len(elementwise),
+        product_stages=len(schedule.stages) - len(elementwise),
+        elementwise_statements=sum(isinstance(s, Update) for s in statements),
+        product_statements=len(multiplies),
+        target_updates=sum(len(m.targets.terms) for m in multiplies),
+        elementwise_block_reads=reads,
+        elementwise_block_writes=writes,
+        temporaries=len(schedule.temporaries),
+    )

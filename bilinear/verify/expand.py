@@ -1,0 +1,88 @@
+"""Algorithms expanded to coefficients: every product's factors over blocks,
+every output over products, and the U, V, W tables.
+
+Bilinear terms are written as Forms whose names are ``"A11*B12"``: a block of
+A times a block of B, never commuted, so everything proven here holds for
+matrix blocks and therefore at every level of recursion.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cached_property
+
+from ..ir import Algorithm, Form, block_name
+
+
+def bilinear(left: Form, right: Form) -> Form:
+    """``(Σ u·A)(Σ v·B)`` as a Form over ``"A*B"`` names."""
+    return Form.of({f"{a}*{b}": cu * cv for a, cu in left.terms for b, cv in right.terms})
+
+
+def classical(i: int, j: int, k: int) -> Form:
+    """What ``C[i,j]`` must equal: ``Σ_l A[i,l] B[l,j]``."""
+    return Form.of({f"{block_name('A', i, l)}*{block_name('B', l, j)}": 1 for l in range(1, k + 1)})
+
+
+class Expansion:
+    """Expansions of one algorithm's definitions (computed once, on demand)."""
+
+    def __init__(self, algorithm: Algorithm):
+        self.algorithm = algorithm
+        self._sums = {s.name: s.form for s in algorithm.sums}
+        self._memo: dict[str, Form] = {}
+
+    def of(self, name: str) -> Form:
+        """A named sum expanded down to blocks or product names; blocks and products stay."""
+        if name not in self._sums:
+            return Form.symbol(name)
+        if name not in self._memo:
+            self._memo[name] = self.form(self._sums[name])
+        return self._memo[name]
+
+    def form(self, form: Form) -> Form:
+        total = Form()
+        for name, coef in form.terms:
+            total = total + self.of(name).scale(coef)
+        return total
+
+    def partial(self, form: Form, name: str) -> Fraction:
+        """∂form/∂name, with every other named sum expanded."""
+        total = Fraction(0)
+        for term, coef in form.terms:
+            if term == name:
+                total += coef
+            elif term in self._sums:
+                total += coef * self.partial(self._sums[term], name)
+        return total
+
+    @cached_property
+    def factors(self) -> tuple[tuple[Form, Form], ...]:
+        """(u_r over A blocks, v_r over B blocks) per product."""
+        return tuple((self.form(p.left), self.form(p.right)) for p in self.algorithm.products)
+
+    @cached_property
+    def outputs(self) -> dict[str, Form]:
+        """Each C block over product names."""
+        return {o.block: self.form(o.form) for o in self.algorithm.outputs}
+
+    @cached_property
+    def product_terms(self) -> tuple[Form, ...]:
+        """u_r ⊗ v_r per product, over ``"A*B"`` names."""
+        return tuple(bilinear(u, v) for u, v in self.factors)
+
+    def output_value(self, block: str) -> Form:
+        """What the algorithm computes for one C block, over ``"A*B"`` names."""
+        index = {p.name: r for r, p in enumerate(self.algorithm.products)}
+        total = Form()
+        for product, coef in self.outputs.get(block, Form()).terms:
+            total = total + self.product_terms[index[product]].scale(coef)
+        return total
+
+    def tables(self) -> tuple[list[list[Fraction]], list[list[Fraction]], list[list[Fraction]]]:
+        """U (A blocks × products), V (B blocks × products), W (C blocks × products)."""
+        shape, products = self.algorithm.shape, self.algorithm.products
+        U = [[u.coefficient(a) for u, _ in self.factors] for a in shape.blocks("A")]
+        V = [[v.coefficient(b) for _, v in self.factors] for b in shape.blocks("B")]
+        W = [[self.outputs[c].coefficient(p.name) for p in products] for c in shape.blocks("C")]
+        return U, V, W

@@ -1,0 +1,318 @@
+"""Symbolic simulation of a schedule, block by block, in exact arithmetic.
+
+Assumes: a checked :class:`~bilinear.ir.Schedule` and the algorithm it names.
+Ensures: a :class:`ScheduleCheck` that lists, with source locations, every
+way the schedule fails to be its algorithm: a product statement that is not
+one of the algorithm's products (or one computed twice or never), a C block
+that does not end as C⁰ + A·B (C = A·B with ``overwrite``), an input that is
+not restored under ``restore``, statements of one stage that conflict, a
+buffer read before it is written, or values of different kinds mixed.
+
+Each buffer holds a Form over atoms: ``A11`` and ``B12`` (the original
+blocks), ``C11⁰`` (C's original content) and ``A11*B12`` (bilinear terms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..diagnostics import Diagnostic
+from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, operand_of
+from .algorithm import describe_difference
+from .expand import Expansion, bilinear, classical
+
+_KIND_WORDS = {"A": "an A-side value", "B": "a B-side value", "C": "a C value (products)"}
+# The dimensions of one block of each operand, as fractions of the problem.
+_DIMS = {"A": ("M/m", "K/k"), "B": ("K/k", "N/n"), "C": ("M/m", "N/n")}
+
+
+def original_c(block: str) -> str:
+    return f"{block}⁰"
+
+
+def kind_of(value: Form) -> str | None:
+    """'A', 'B' or 'C' for a buffer value; ``None`` for zero; '?' when it mixes kinds."""
+    kinds = set()
+    for atom in value.names():
+        if "*" in atom or atom.endswith("⁰"):
+            kinds.add("C")
+        else:
+            kinds.add(operand_of(atom))
+    if not kinds:
+        return None
+    return kinds.pop() if len(kinds) == 1 else "?"
+
+
+@dataclass(frozen=True)
+class ProductUse:
+    """A product statement and the algorithm product it computes: ``left*right == scale·M``."""
+
+    stage: str
+    statement: Multiply
+    product: str | None
+    scale: Fraction
+
+
+@dataclass(frozen=True)
+class ScheduleCheck:
+    """What the simulation found."""
+
+    errors: tuple[Diagnostic, ...]
+    product_uses: tuple[ProductUse, ...]
+    final: dict = field(compare=False)
+    shape_conditions: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _where(stage: Stage, statement: Statement) -> str:
+    line = f"line {statement.span.line}, " if statement.span else ""
+    return f"`{statement}` ({line}stage {stage.name})"
+
+
+class _Simulation:
+    def __init__(self, schedule: Schedule, algorithm: Algorithm):
+        self.schedule = schedule
+        self.algorithm = algorithm
+        self.expansion = Expansion(algorithm)
+        self.errors: list[Diagnostic] = []
+        self.uses: list[ProductUse] = []
+        self.conditions: set[str] = set()
+        self.writers: dict[str, list[tuple[Stage, Statement]]] = {}
+        shape = algorithm.shape
+        self.values: dict[str, Form | None] = {b: Form.symbol(b) for b in (*shape.blocks("A"), *shape.blocks("B"))}
+        self.values.update({c: Form.symbol(original_c(c)) for c in shape.blocks("C")})
+        self.values.update({t.name: None for t in schedule.temporaries})
+        self.like = {t.name: t.like for t in schedule.temporaries}
+        self.catalogue = self._catalogue()
+
+    def _catalogue(self) -> dict[tuple[Form, Form], tuple[str, Fraction]]:
+        """Products keyed by their factors scaled so the first coefficient is 1."""
+        catalogue = {}
+        for product, (u, v) in zip(self.algorithm.products, self.expansion.factors):
+            nu, nv = _normalized(u), _normalized(v)
+            scale = u.terms[0][1] * v.terms[0][1]
+            catalogue.setdefault((nu, nv), (product.name, scale))
+        return catalogue
+
+    def error(self, message: str, statement: Statement | None, *notes: str) -> None:
+        span = statement.span if statement is not None else self.schedule.span
+        self.errors.append(Diagnostic(message, span, notes=notes))
+
+    # --- reading buffers -----------------------------------------------------------
+    def read(self, form: Form, stage: Stage, statement: Statement) -> Form | None:
+        total = Form()
+        for name, coef in form.terms:
+            value = self.values.get(name)
+            if value is None:
+                self.error(f"{name} is read before anything is written to it", statement)
+                return None
+            total = total + value.scale(coef)
+        kind = kind_of(total)
+        if kind == "?":
+            parts = ", ".join(f"{n} holds {self.values[n]}" for n in form.names())
+            self.error(f"`{statement}` mixes values of different kinds: {parts}", statement)
+            return None
+        return total
+
+    def provenance(self, buffer: str) -> str:
+        writes = self.writers.get(buffer)
+        if not writes:
+            return f"{buffer} has not been written"
+        stage, statement = writes[-1]
+        return f"{buffer} was last written by {_where(stage, statement)}"
+
+    # --- writing buffers ----------------------------------------------------------------
+    def write(self, target: str, value: Form, stage: Stage, statement: Statement) -> None:
+        kind = kind_of(value)
+        operand = operand_of(target)
+        if operand is not None and kind not in (None, operand):
+            self.error(f"{target} would hold {_KIND_WORDS[kind]} ({value}); {operand} blocks hold {_KIND_WORDS[operand]}", statement)
+        elif operand is None and kind not in (None, self.like[target]):
+            self._note_shape_condition(target, kind)
+        self.values[target] = value
+        self.writers.setdefault(target, []).append((stage, statement))
+
+    def _note_shape_condition(self, temp: str, kind: str) -> None:
+        for have, need in zip(_DIMS[self.like[temp]], _DIMS[kind]):
+            if have != need:
+                self.conditions.add(f"{have} = {need} (temporary {temp}, shaped like {self.like[temp]}, holds {_KIND_WORDS[kind]})")
+
+    # --- statements -------------------------------------------------------------------------
+    def run_update(self, stage: Stage, statement: Update) -> None:
+        value = self.read(statement.form, stage, statement)
+        if value is not None:
+            self.write(statement.target, value, stage, statement)
+
+    def run_multiply(self, stage: Stage, statement: Multiply) -> None:
+        left = self.read(statement.left, stage, statement)
+        right = self.read(statement.right, stage, statement)
+        if left is None or right is None:
+            return
+        for side, value, want in (("left", left, "A"), ("right", right, "B")):
+            if kind_of(value) != want:
+                self.error(
+                    f"the {side} factor of `{statement}` holds {value or '0'}, not {_KIND_WORDS[want]}",
+                    statement,
+                )
+                return
+        self.uses.append(self.identify(stage, statement, left, right))
+        product = bilinear(left, right)
+        for target, coef in statement.targets.terms:
+            before = Form() if statement.overwrite else self.values.get(target)
+            if before is None:
+                self.error(f"`{statement}` accumulates into {target} before anything is written to it", statement)
+                continue
+            if kind_of(before) not in (None, "C"):
+                self.error(f"`{statement}` adds a product into {target}, which holds {before}", statement)
+                continue
+            self.write(target, before + product.scale(coef), stage, statement)
+
+    def identify(self, stage: Stage, statement: Multiply, left: Form, right: Form) -> ProductUse:
+        """Which algorithm product ``left * right`` is, reporting it when it is none."""
+        match = self.catalogue.get((_normalized(left), _normalized(right)))
+        if match is not None:
+            name, scale = match
+            return ProductUse(stage.name, statement, name, left.terms[0][1] * right.terms[0][1] / scale)
+        self.error(
+            f"`{statement}` multiplies ({left}) * ({right}), which is not a product of {self.algorithm.name}",
+            statement,
+            *self._closest(statement, left, right),
+        )
+        return ProductUse(stage.name, statement, None, Fraction(0))
+
+    def _closest(self, statement: Multiply, left: Form, right: Form) -> tuple[str, ...]:
+        """Notes naming a product that shares a factor, and where the other factor went wrong."""
+        for product, (u, v) in zip(self.algorithm.products, self.expansion.factors):
+            if left.ratio_to(u) is not None:
+                side, form, want, got = "right", statement.right, v, right
+            elif right.ratio_to(v) is not None:
+                side, form, want, got = "left", statement.left, u, left
+            else:
+                continue
+            note = f"{product.name} = ({u}) * ({v}) shares a factor; its {side} factor is {want}, but {form} holds {got}"
+            return (note, *(self.provenance(name) for name in form.names()))
+        return ()
+
+    # --- stages ---------------------------------------------------------------------------------
+    def run(self) -> ScheduleCheck:
+        for stage in self.schedule.stages:
+            self.check_conflicts(stage)
+            for statement in stage.statements:
+                if isinstance(statement, Update):
+                    self.run_update(stage, statement)
+                else:
+                    self.run_multiply(stage, statement)
+        self.check_products()
+        self.check_outputs()
+        self.check_restored()
+        return ScheduleCheck(tuple(self.errors), tuple(self.uses), dict(self.values), tuple(sorted(self.conditions)))
+
+    def check_conflicts(self, stage: Stage) -> None:
+        statements = stage.statements
+        for i, first in enumerate(statements):
+            for second in statements[i + 1:]:
+                clash = _conflict(first, second)
+                if clash:
+                    reason, culprit = clash
+                    other = second if culprit is first else first
+                    self.error(
+                        f"`{culprit}` conflicts with `{other}` in stage {stage.name}: {reason}",
+                        culprit,
+                        "statements of one stage run concurrently; move one of them to another stage",
+                    )
+
+    def check_products(self) -> None:
+        used: dict[str, ProductUse] = {}
+        for use in self.uses:
+            if use.product is None:
+                continue
+            if use.product in used:
+                self.error(
+                    f"`{use.statement}` computes {use.product} again",
+                    use.statement,
+                    f"{use.product} was already computed by `{used[use.product].statement}` in stage {used[use.product].stage}",
+                )
+            used[use.product] = use
+        for product in self.algorithm.products:
+            if product.name not in used:
+                self.error(f"schedule {self.schedule.name} never computes {product.name} = {_product_text(self.expansion, product.name)}", None)
+
+    def check_outputs(self) -> None:
+        shape = self.algorithm.shape
+        for i in range(1, shape.m + 1):
+            for j in range(1, shape.n + 1):
+                block = f"C{i}{j}" if i <= 9 and j <= 9 else f"C[{i},{j}]"
+                expected = classical(i, j, shape.k)
+                if not self.schedule.overwrites_c:
+                    expected = expected + Form.symbol(original_c(block))
+                actual = self.values[block]
+                if actual != expected:
+                    last = self.writers.get(block, [(None, None)])[-1][1]
+                    self.error(
+                        f"{block} ends holding {actual or '0'} but must hold {expected}; "
+                        f"{describe_difference(actual, expected)}",
+                        last,
+                        *self._written_by(block),
+                    )
+
+    def _written_by(self, buffer: str) -> tuple[str, ...]:
+        writes = self.writers.get(buffer, [])
+        return (f"{buffer} is written by " + "; ".join(_where(s, t) for s, t in writes),) if writes else ()
+
+    def check_restored(self) -> None:
+        if not self.schedule.restores:
+            return
+        shape = self.algorithm.shape
+        for block in (*shape.blocks("A"), *shape.blocks("B")):
+            if self.values[block] != Form.symbol(block):
+                last = self.writers[block][-1][1]
+                self.error(
+                    f"{block} ends holding {self.values[block] or '0'}; `restore` needs it to end as {block}",
+                    last,
+                    *self._written_by(block),
+                )
+
+
+def _product_text(expansion: Expansion, name: str) -> str:
+    index = next(r for r, p in enumerate(expansion.algorithm.products) if p.name == name)
+    u, v = expansion.factors[index]
+    return f"({u}) * ({v})"
+
+
+def _normalized(form: Form) -> Form:
+    return form.scale(1 / form.terms[0][1]) if form.terms else form
+
+
+def _own_reads(statement: Statement) -> frozenset[str]:
+    """What a statement reads apart from the target it accumulates into."""
+    return statement.reads() - statement.writes() if statement.is_accumulation() else statement.reads()
+
+
+def _conflict(first: Statement, second: Statement) -> tuple[str, Statement] | None:
+    """Why two statements of one stage cannot run concurrently, and the one that writes."""
+    for writer, reader in ((first, second), (second, first)):
+        overlap = writer.writes() & _own_reads(reader)
+        if overlap:
+            return f"it writes {', '.join(sorted(overlap))}, which the other reads", writer
+    both = first.writes() & second.writes()
+    if both and not (first.is_accumulation() and second.is_accumulation()):
+        return f"both write {', '.join(sorted(both))}", second
+    return None
+
+
+def verify_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleCheck:
+    """Simulate ``schedule`` and report everything that makes it not ``algorithm``."""
+    return _Simulation(schedule, algorithm).run()
+
+
+def workspace_blocks(schedule: Schedule) -> dict[str, int]:
+    """Temporaries per level, counted by the operand whose block they are shaped like."""
+    counts: dict[str, int] = {}
+    for temp in schedule.temporaries:
+        counts[temp.like] = counts.get(temp.like, 0) + 1
+    return counts
+

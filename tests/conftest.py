@@ -1,0 +1,28 @@
+"""Shared fixtures: the repository's folders, the shipped algorithms, the catalogues."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ALGORITHMS = sorted((ROOT / "algorithms").glob("*.bl"))
+FIXTURES = ROOT / "tests" / "fixtures"
+# Catalogue scheme files live beside the repository, never inside it.
+SCHEMES = Path(os.environ.get("BILINEAR_SCHEMES", ROOT.parent / "shared" / "schemes"))
+
+
+def scheme_file(relative: str) -> Path:
+    """A catalogue file under ../shared/schemes; skips the test when it is absent."""
+    path = SCHEMES / relative
+    if not path.exists():
+        pytest.skip(f"catalogue file {relative} not present (looked in {SCHEMES})")
+    return path
+
+
+@pytest.fixture(params=ALGORITHMS, ids=[p.stem for p in ALGORITHMS])
+def shipped(request) -> Path:
+    """Each shipped .bl file in turn."""
+    return request.param
