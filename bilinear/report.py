@@ -7,11 +7,13 @@ JSON form); the text and Markdown renderers only arrange it.
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 from .diagnostics import Diagnostic, render
-from .ir import Algorithm
+from .ir import Algorithm, Shape
 from .verify import AlgorithmReport, Report, ScheduleReport
 from .verify.counts import algorithm_flops
+from .verify.rings import ApproximateReport, ModularReport
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
 
@@ -22,8 +24,19 @@ FLOATING_POINT_NOTE = (
 
 
 def _shape_text(algorithm: Algorithm) -> str:
-    s = algorithm.shape
-    return f"<{s.m},{s.k},{s.n};{algorithm.rank}>"
+    return _signature(algorithm.shape, algorithm.rank)
+
+
+def _signature(s: Shape, rank: int) -> str:
+    return f"<{s.m},{s.k},{s.n};{rank}>"
+
+
+def _plain(value: Fraction) -> int | float:
+    """An exact quantity as JSON shows it: whole numbers stay whole."""
+    return int(value) if value.denominator == 1 else round(float(value), 4)
+
+
+STABILITY_LEVELS = 3  # levels of recursion the report shows the error growth for
 
 
 def _diagnostics(items: tuple[Diagnostic, ...]) -> list[dict]:
@@ -47,6 +60,12 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
         "additions_by_side": dict(zip(("A", "B", "C"), counts.additions_by_side)),
         "additions_unshared": counts.additions_unshared,
         "growth_factor": round(entry.stability.growth_factor, 4),
+        "e_max": _plain(entry.stability.e_max),
+        "q": entry.stability.q,
+        "error_growth": [
+            {"levels": g.levels, "growth_factor": round(g.growth_factor, 4), "e_max": _plain(g.e_max), "q": g.q}
+            for g in entry.stability.per_level(STABILITY_LEVELS)
+        ],
         "one_level": {"n": n, "dtype": dtype, "leaf_flops": leaf, "addition_flops": adds},
     }
 
@@ -86,12 +105,50 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
     }
 
 
+def _approximate_data(entry: ApproximateReport) -> dict:
+    scheme = entry.scheme
+    return {
+        "kind": "approximate",
+        "name": scheme.name,
+        "shape": _signature(scheme.shape, scheme.rank),
+        "ok": entry.ok,
+        "holds_in_the_limit": entry.holds,
+        "parameter": str(scheme.parameter),
+        "error_order": entry.order,
+        "cancellation": entry.cancellation,
+        "errors": _diagnostics(entry.errors),
+        "warnings": _diagnostics(entry.warnings),
+    }
+
+
+def _modular_data(entry: ModularReport) -> dict:
+    algorithm = entry.scheme.algorithm
+    return {
+        "kind": "modular",
+        "name": algorithm.name,
+        "shape": _shape_text(algorithm),
+        "ok": entry.ok,
+        "modulus": entry.scheme.modulus,
+        "holds_modulo": entry.holds,
+        "wrong_over_q": len(entry.rational_errors),
+        "errors": _diagnostics(entry.errors),
+        "warnings": _diagnostics(entry.warnings),
+    }
+
+
+def _entry_data(entry, n: int, dtype: str) -> dict:
+    if isinstance(entry, AlgorithmReport):
+        return _algorithm_data(entry, n, dtype)
+    if isinstance(entry, ScheduleReport):
+        return _schedule_data(entry, n, dtype)
+    if isinstance(entry, ApproximateReport):
+        return _approximate_data(entry)
+    return _modular_data(entry)
+
+
 def report_data(report: Report, n: int = 8192, dtype: str = "float64") -> dict:
     """The report as plain data (the ``--format json`` output)."""
-    entries = [
-        _algorithm_data(e, n, dtype) if isinstance(e, AlgorithmReport) else _schedule_data(e, n, dtype)
-        for e in report.entries
-    ]
+    entries = [_entry_data(e, n, dtype) for e in report.entries]
     return {"file": report.path, "ok": report.ok, "entries": entries}
 
 
@@ -119,11 +176,20 @@ def _algorithm_text(data: dict) -> list[str]:
         lines.append("  Brent equations: every C block equals its classical sum exactly")
     sides = data["additions_by_side"]
     lines += [
-        f"  products: {data['products']} (classical {data['classical_products']}; "
-        f"{data['speedup_per_level']}x fewer multiplications per level)",
-        f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, C side {sides['C']}); "
-        f"{data['additions_unshared']} without sharing",
-        f"  stability: growth factor {data['growth_factor']} per level (L levels: its L-th power)",
+        (
+            f"  products: {data['products']} (classical {data['classical_products']}; "
+            f"{data['speedup_per_level']}x fewer multiplications per level)"
+        ),
+        (
+            f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, "
+            f"C side {sides['C']}); {data['additions_unshared']} without sharing"
+        ),
+        (
+            f"  stability: growth factor {data['growth_factor']} per level (L levels: its L-th power); "
+            f"e_max {data['e_max']}, Q {data['q']} (Ballard et al. 2016)"
+        ),
+        "  error growth after L levels (γ^L, e_max^L, L·Q): "
+        + "; ".join(f"L={g['levels']}: {g['growth_factor']:.6g}, {g['e_max']:g}, {g['q']}" for g in data["error_growth"]),
     ]
     one = data["one_level"]
     lines.append(
@@ -155,13 +221,67 @@ def _schedule_text(data: dict) -> list[str]:
     return lines
 
 
+NOT_COMPILED = "not an exact algorithm over Q, so it is never compiled"
+
+
+def _approximate_status(data: dict) -> str:
+    x = data["parameter"]
+    return f"holds in the limit {x} → 0 only" if data["holds_in_the_limit"] else f"FAILED in the limit {x} → 0"
+
+
+def _approximate_text(data: dict) -> list[str]:
+    x = data["parameter"]
+    lines = [f"approximate scheme {data['name']} {data['shape']}: {_approximate_status(data)}"]
+    if data["holds_in_the_limit"] and data["error_order"] is None:
+        lines.append(f"  Brent equations: hold for every {x}; substitute a value for {x} to get an exact algorithm")
+    elif data["holds_in_the_limit"]:
+        lines.append(
+            f"  Brent equations: every C block equals its classical sum plus O({x}^{data['error_order']}): "
+            f"an approximate (border-rank) scheme, exact only in the limit, for no fixed {x}"
+        )
+    if data["cancellation"]:
+        lines.append(
+            f"  single products carry up to {x}^-{data['cancellation']}, "
+            f"so rounding errors grow like u·{x}^-{data['cancellation']} as {x} shrinks"
+        )
+    lines.append(f"  {NOT_COMPILED}")
+    return lines
+
+
+def _modular_status(data: dict) -> str:
+    p = data["modulus"]
+    if not data["holds_modulo"]:
+        return f"FAILED modulo {p}"
+    if data["wrong_over_q"]:
+        return f"holds modulo {p} only"
+    return f"verified over Q (and so modulo {p})"
+
+
+def _modular_text(data: dict) -> list[str]:
+    p = data["modulus"]
+    lines = [f"modular scheme {data['name']} {data['shape']}: {_modular_status(data)}"]
+    if data["holds_modulo"] and data["wrong_over_q"]:
+        lines.append(f"  Brent equations: hold modulo {p}; over Q {data['wrong_over_q']} C blocks are wrong (above)")
+    if not data["ok"]:
+        lines.append(f"  {NOT_COMPILED}")
+    return lines
+
+
+_TEXT = {
+    "algorithm": _algorithm_text,
+    "schedule": _schedule_text,
+    "approximate": _approximate_text,
+    "modular": _modular_text,
+}
+
+
 def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     data = report_data(report, n, dtype)
     out: list[str] = []
     for entry, raw in zip(data["entries"], report.entries):
         for diagnostic in (*raw.errors, *raw.warnings):
             out.append(render(diagnostic))
-        out += _algorithm_text(entry) if entry["kind"] == "algorithm" else _schedule_text(entry)
+        out += _TEXT[entry["kind"]](entry)
         out.append("")
     good = sum(e["ok"] for e in data["entries"])
     out.append(f"{report.path}: {good} verified, {len(data['entries']) - good} failed")
@@ -176,16 +296,22 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     out = [f"# Verification report: `{report.path}`", ""]
     algorithms = [e for e in data["entries"] if e["kind"] == "algorithm"]
     schedules = [e for e in data["entries"] if e["kind"] == "schedule"]
+    inexact = [e for e in data["entries"] if e["kind"] in ("approximate", "modular")]
     if algorithms:
         out += [
-            "| algorithm | shape | status | products | additions (shared / unshared) | growth factor |",
-            "|---|---|---|---|---|---|",
+            "| algorithm | shape | status | products | additions (shared / unshared) | growth factor | e_max | Q |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         out += [
             f"| {a['name']} | {a['shape']} | {_status(a['ok'])} | {a['products']} | "
-            f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} |"
+            f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} | {a['e_max']} | {a['q']} |"
             for a in algorithms
         ]
+        out.append("")
+    if inexact:
+        status = {"approximate": _approximate_status, "modular": _modular_status}
+        out += ["| scheme | shape | kind | status |", "|---|---|---|---|"]
+        out += [f"| {e['name']} | {e['shape']} | {e['kind']} | {status[e['kind']](e)} |" for e in inexact]
         out.append("")
     if schedules:
         out += [

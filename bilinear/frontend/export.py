@@ -1,0 +1,113 @@
+"""Algorithms back to .bl text, as equations or as a coefficient table.
+
+``to_bl(algorithm)`` writes text that :mod:`bilinear.frontend` parses back to
+the same algorithm (equal but for source positions); a header comment says
+where the algorithm came from.  The shipped ⟨3,3,3;23⟩ and rectangular
+schemes in ``algorithms/`` were written this way from catalogue files.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..ir import Algorithm, Form, format_coefficient
+from ..verify.expand import Expansion
+
+STYLES = ("equations", "table")
+
+
+def _source(algorithm: Algorithm) -> str:
+    return algorithm.span.path if algorithm.span else "an algorithm built in Python"
+
+
+def _comment(lines: tuple[str, ...]) -> list[str]:
+    # Split again, so a line holding a newline cannot leave the comment.
+    return [f"# {line}".rstrip() for line in "\n".join(lines).splitlines()]
+
+
+def _linear(form: Form, order: dict[str, int]) -> str:
+    """``A11 - 3/4*A22``, terms in ``order`` (names it lacks last, by name).
+
+    Outputs list their products in definition order (M2 before M10), which
+    a reader comparing with the paper expects; the parser sorts them anyway.
+    """
+    terms = sorted(form.terms, key=lambda term: (order.get(term[0], len(order)), term[0]))
+    parts = []
+    for index, (name, coefficient) in enumerate(terms):
+        size = abs(coefficient)
+        text = name if size == 1 else f"{format_coefficient(size)}*{name}"
+        if index == 0:
+            parts.append(f"-{text}" if coefficient < 0 else text)
+        else:
+            parts.append(f"{'-' if coefficient < 0 else '+'} {text}")
+    return " ".join(parts)
+
+
+def _factor(form: Form) -> str:
+    """A product's factor: a bare name, or the sum in parentheses."""
+    if len(form.terms) == 1 and form.terms[0][1] == Fraction(1):
+        return form.terms[0][0]
+    return f"({_linear(form, {})})"
+
+
+def _signature(algorithm: Algorithm) -> str:
+    shape = algorithm.shape
+    return f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}>:"
+
+
+def _equations(algorithm: Algorithm) -> list[str]:
+    defined = [*(s.name for s in algorithm.sums), *(p.name for p in algorithm.products)]
+    order = {name: index for index, name in enumerate(defined)}
+    lines = [f"algorithm {_signature(algorithm)}"]
+    if algorithm.sums:
+        lines += [f"  {s.name} = {_linear(s.form, order)}" for s in algorithm.sums] + [""]
+    lines += [f"  {p.name} = {_factor(p.left)} * {_factor(p.right)}" for p in algorithm.products]
+    lines.append("")
+    lines += [f"  {o.block} = {_linear(o.form, order)}" for o in algorithm.outputs]
+    return lines
+
+
+def _table(algorithm: Algorithm) -> list[str]:
+    U, V, W = Expansion(algorithm).tables()
+    shape = algorithm.shape
+    sections = (("U", U, shape.blocks("A")), ("V", V, shape.blocks("B")), ("W", W, shape.blocks("C")))
+    cells = {letter: [[format_coefficient(c) for c in row] for row in rows] for letter, rows, _ in sections}
+    width = max(len(cell) for rows in cells.values() for row in rows for cell in row)
+    lines = [f"table {_signature(algorithm)}"]
+    for letter, _, blocks in sections:
+        lines.append(f"  {letter}:")
+        lines += [f"    {' '.join(c.rjust(width) for c in row)}  # {block}" for row, block in zip(cells[letter], blocks)]
+    return lines
+
+
+def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...] = ()) -> str:
+    """The algorithm as .bl text that parses back to it.
+
+    Args:
+        algorithm: a checked algorithm.
+        style: ``"equations"`` (products and outputs as formulas, named sums
+            kept) or ``"table"`` (U, V, W with one column per product; named
+            sums are multiplied out and the products are renamed M1..MR, as
+            a table names them).
+        header: comment lines to put first (provenance, license); by default
+            one line naming the file the algorithm was read from.
+
+    Returns:
+        The text of a .bl file defining the algorithm, ending in a newline.
+
+    Raises:
+        ValueError: for an unknown style, or an output that is identically
+            zero in the equations style (.bl has no equation for it; the
+            table style writes its zero row).
+    """
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    zero = [o.block for o in algorithm.outputs if o.form.is_zero()]
+    if style == "equations" and zero:
+        raise ValueError(f"{', '.join(zero)} of {algorithm.name} is identically zero; write it with style='table'")
+    header = header or (f"{algorithm.name}: converted by bilinear from {_source(algorithm)}",)
+    notes = ()
+    if style == "table" and (algorithm.sums or any(p.name != f"M{r + 1}" for r, p in enumerate(algorithm.products))):
+        notes = ("Written as a table: named sums are multiplied out and products are numbered M1..MR.",)
+    body = _equations(algorithm) if style == "equations" else _table(algorithm)
+    return "\n".join([*_comment(header + notes), "", *body]) + "\n"

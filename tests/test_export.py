@@ -1,0 +1,159 @@
+"""to_bl: algorithms written as .bl text parse back to the same algorithm."""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+
+import pytest
+from conftest import ALGORITHMS, ROOT, SCHEMES, scheme_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bilinear
+from bilinear.frontend import program_from_text
+from bilinear.frontend.export import to_bl
+from bilinear.frontend.importers import read_catalogue
+from bilinear.ir import Algorithm, Form, Output, Product, Shape, Sum
+from bilinear.verify.expand import Expansion
+
+
+def _without_positions(algorithm: Algorithm) -> Algorithm:
+    """The algorithm with every source span dropped (and the table flag, a matter of layout)."""
+    return dataclasses.replace(
+        algorithm,
+        span=None,
+        tabular=False,
+        sums=tuple(dataclasses.replace(s, span=None) for s in algorithm.sums),
+        products=tuple(dataclasses.replace(p, span=None) for p in algorithm.products),
+        outputs=tuple(dataclasses.replace(o, span=None) for o in algorithm.outputs),
+    )
+
+
+def _parsed(text: str, name: str) -> Algorithm:
+    return program_from_text(text, f"<{name}>").algorithm(name)
+
+
+def _round_trips(algorithm: Algorithm, style: str) -> bool:
+    return _without_positions(_parsed(to_bl(algorithm, style), algorithm.name)) == _without_positions(algorithm)
+
+
+def _catalogue_algorithms() -> list[Algorithm]:
+    """Every exact scheme of the catalogues (none when they are absent)."""
+    found = []
+    for path in sorted(SCHEMES.glob("*/*")):
+        if path.suffix in (".md", ".slp"):
+            continue
+        keys = ("2,2,2", "3,3,3", "4,4,4") if path.suffix == ".npz" else (None,)
+        found += [s for s in (read_catalogue(path, key=key) for key in keys) if isinstance(s, Algorithm)]
+    return found
+
+
+CATALOGUE = _catalogue_algorithms()
+SHIPPED = [a for path in ALGORITHMS for a in bilinear.load(path).algorithms]
+
+
+@pytest.mark.parametrize("style", ["equations", "table"])
+@pytest.mark.parametrize("algorithm", CATALOGUE + SHIPPED, ids=lambda a: a.name)
+def test_every_catalogue_and_shipped_algorithm_round_trips(algorithm, style):
+    if style == "table" and (algorithm.sums or [p.name for p in algorithm.products] != [f"M{r + 1}" for r in range(algorithm.rank)]):
+        # A table has no named sums and numbers its products M1..MR: the same U, V, W is what survives.
+        back = _parsed(to_bl(algorithm, style), algorithm.name)
+        assert Expansion(back).tables() == Expansion(algorithm).tables()
+    else:
+        assert _round_trips(algorithm, style)
+
+
+def test_the_catalogue_round_trip_covers_every_reader():
+    if not SCHEMES.exists():
+        pytest.skip("catalogues absent")
+    names = {a.name for a in CATALOGUE}
+    assert {"grey333_23_152", "eliminated_grey333_23_125", "plinopt_2x2x2_7_Strassen",
+            "kauers_446_k0a44a47e90f9bce", "factorizations_r_3x3x3"} <= names
+
+
+# --- random algorithms -----------------------------------------------------------------------------
+
+_COEFFICIENTS = st.sampled_from([Fraction(n, d) for n in range(-7, 8) if n for d in (1, 2, 3, 12)])
+
+
+def _form(draw, names) -> Form:
+    return Form.of(draw(st.dictionaries(st.sampled_from(list(names)), _COEFFICIENTS, min_size=1, max_size=4)))
+
+
+@st.composite
+def algorithms(draw) -> Algorithm:
+    """Random well-formed algorithms (not correct ones: to_bl is about the text), indices past 9 included."""
+    shape = Shape(draw(st.sampled_from([1, 2, 3, 10])), draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    rank = draw(st.integers(1, 5))
+    prefix = draw(st.sampled_from(["M", "P", "prod_"]))
+    sums = ()
+    a_side = list(shape.blocks("A"))
+    if draw(st.booleans()):
+        sums = (Sum("S1", _form(draw, shape.blocks("A"))),)
+        a_side.append("S1")
+    products = tuple(
+        Product(f"{prefix}{r + 1}", _form(draw, a_side), _form(draw, shape.blocks("B"))) for r in range(rank)
+    )
+    outputs = tuple(Output(block, _form(draw, [p.name for p in products])) for block in shape.blocks("C"))
+    name = draw(st.sampled_from(["random", "x", "grey_1"]))
+    return Algorithm(name, shape, sums, products, outputs, rank, None, draw(st.booleans()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(algorithms())
+def test_random_algorithms_round_trip_as_equations(algorithm):
+    assert _round_trips(algorithm, "equations")
+
+
+@settings(max_examples=40, deadline=None)
+@given(algorithms())
+def test_random_algorithms_keep_their_tables(algorithm):
+    back = _parsed(to_bl(algorithm, "table"), algorithm.name)
+    assert Expansion(back).tables() == Expansion(algorithm).tables()
+
+
+# --- headers, styles and the shipped conversions ----------------------------------------------------
+
+
+def test_the_header_says_where_the_algorithm_came_from():
+    text = to_bl(bilinear.load(ROOT / "algorithms" / "strassen.bl").algorithm("strassen"))
+    assert text.splitlines()[0] == f"# strassen: converted by bilinear from {ROOT / 'algorithms' / 'strassen.bl'}"
+    custom = to_bl(_parsed(text, "strassen"), header=("from Strassen (1969)", "", "public domain"))
+    assert custom.splitlines()[:4] == ["# from Strassen (1969)", "#", "# public domain", ""]
+
+
+def test_a_table_of_an_algorithm_with_sums_says_what_it_changed():
+    winograd = bilinear.load(ROOT / "algorithms" / "winograd.bl").algorithm("winograd")
+    text = to_bl(winograd, "table")
+    assert "# Written as a table: named sums are multiplied out and products are numbered M1..MR." in text
+    assert "     1  0  1  0  0 -1  1  # A11" in text  # in P1, P3 (via S4), P6 (via S2), P7 (via S3)
+
+
+def test_bad_styles_and_zero_outputs_are_refused():
+    strassen = bilinear.load(ROOT / "algorithms" / "strassen.bl").algorithm("strassen")
+    with pytest.raises(ValueError, match="style must be one of equations, table, not 'latex'"):
+        to_bl(strassen, "latex")
+    zero = dataclasses.replace(strassen, outputs=(Output("C11", Form()),) + strassen.outputs[1:])
+    with pytest.raises(ValueError, match="C11 of strassen is identically zero; write it with style='table'"):
+        to_bl(zero)
+    assert "  U:" in to_bl(zero, "table")
+
+
+@pytest.mark.parametrize("stem, source", [("grey333", "fast-matmul/grey333-23-152"), ("grey234", "fast-matmul/grey234-20-144")])
+def test_shipped_conversions_equal_their_catalogue_source(stem, source):
+    shipped = bilinear.load(ROOT / "algorithms" / f"{stem}.bl").algorithm(stem)
+    converted = dataclasses.replace(read_catalogue(scheme_file(source)), name=stem)
+    assert _without_positions(shipped) == _without_positions(converted)
+    text = (ROOT / "algorithms" / f"{stem}.bl").read_text(encoding="utf-8")
+    assert f"codegen/algorithms/{source.split('/')[1]}" in text and "BSD 2-Clause" in text
+
+
+def test_coefficients_survive_as_exact_fractions():
+    algorithm = Algorithm(
+        "frac", Shape(1, 1, 1), (), (Product("M1", Form.of({"A11": Fraction(-3, 7)}), Form.of({"B11": Fraction(7, 3)})),),
+        (Output("C11", Form.of({"M1": Fraction(-1)})),), 1,
+    )
+    text = to_bl(algorithm)
+    assert "  M1 = (-3/7*A11) * (7/3*B11)" in text and "  C11 = -M1" in text
+    assert _round_trips(algorithm, "equations") and bilinear.verify(program_from_text(text, "<frac>")).ok

@@ -1,0 +1,574 @@
+"""Catalogue readers: every real scheme file, and every way such a file can be malformed.
+
+Real files come from ../shared/schemes through ``scheme_file`` (skipped when
+absent); malformed ones are written into ``tmp_path``.  Malformed input must
+give one located BilinearError with a specific message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import scheme_file
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bilinear
+from bilinear.diagnostics import BilinearError
+from bilinear.frontend.importers import detect_format, identifier, read_catalogue
+from bilinear.ir import Algorithm, Shape
+from bilinear.report import report_data, to_text
+from bilinear.verify import report_algorithm
+from bilinear.verify.rings import (
+    ApproximateReport,
+    ApproximateScheme,
+    ModularReport,
+    ModularScheme,
+    check_approximate,
+    check_modular,
+)
+
+STRASSEN_FAST_MATMUL = """\
+# Strassen
+1 0 1 0 1 -1 0
+0 0 0 0 1 0 1
+0 1 0 0 0 1 0
+1 1 0 1 0 0 -1
+#
+1 1 0 -1 0 1 0
+0 0 1 0 0 1 0
+0 0 0 1 0 0 1
+1 0 -1 0 1 0 1
+#
+1 0 0 1 -1 0 1
+0 0 1 0 1 0 0
+0 1 0 1 0 0 0
+1 -1 1 0 0 1 0
+"""
+
+
+def _write(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _error(path: Path, **options) -> tuple[str, str]:
+    """(message, 'line:column') of the one error reading ``path`` gives."""
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, **options)
+    (diagnostic,) = caught.value.diagnostics
+    where = f"{diagnostic.span.line}:{diagnostic.span.column}" if diagnostic.span else ""
+    return diagnostic.message, where
+
+
+# --- every exact scheme in the catalogues verifies ----------------------------------------
+
+EXACT = [
+    ("fast-matmul/strassen", None, (2, 2, 2), 7),
+    ("fast-matmul/classical222-8-24", None, (2, 2, 2), 8),
+    ("fast-matmul/classical333-27-81", None, (3, 3, 3), 27),
+    ("fast-matmul/grey234-20-144", None, (2, 3, 4), 20),
+    ("fast-matmul/grey333-23-152", None, (3, 3, 3), 23),
+    ("fast-matmul/grey422-14-84", None, (4, 2, 2), 14),
+    ("fast-matmul/hk323-15-94", None, (3, 2, 3), 15),
+    ("fast-matmul/smirnov336-40-960", None, (3, 3, 6), 40),
+    ("fast-matmul/eliminated-grey333-23-125", None, (3, 3, 3), 23),
+    ("plinopt/2x2x2_7_Strassen_L.sms", None, (2, 2, 2), 7),
+    ("plinopt/2x2x2_7_Winograd_R.sms", None, (2, 2, 2), 7),
+    ("plinopt/2x2x2_7_DPS-integral-12.0662_P.sms", None, (2, 2, 2), 7),
+    ("kauers/000437bd5a-224-14-mod0.exp", None, (2, 2, 4), 14),
+    ("kauers/k000000011c4745e-333-23-mod0.exp", None, (3, 3, 3), 23),
+    ("kauers/k000000017c075fe-234-20-mod0.exp", None, (2, 3, 4), 20),
+    ("kauers/446-k0a44a47e90f9bce.exp", None, (4, 4, 6), 73),
+    ("alphatensor/factorizations_r.npz", "2,2,2", (2, 2, 2), 7),
+    ("alphatensor/factorizations_r.npz", "3,3,3", (3, 3, 3), 23),
+    ("alphatensor/factorizations_r.npz", "4,4,4", (4, 4, 4), 49),
+]
+
+
+@pytest.mark.parametrize("relative, key, shape, rank", EXACT, ids=[f"{r}[{k}]" if k else r for r, k, _, _ in EXACT])
+def test_every_exact_catalogue_scheme_verifies(relative, key, shape, rank):
+    scheme = read_catalogue(scheme_file(relative), key=key)
+    assert isinstance(scheme, Algorithm)
+    assert (scheme.shape, scheme.rank) == (Shape(*shape), rank)
+    report = report_algorithm(scheme)
+    assert report.ok, [d.message for d in report.errors]
+
+
+def test_a_pickled_rectangular_alphatensor_scheme_verifies_when_allowed():
+    scheme = read_catalogue(scheme_file("alphatensor/factorizations_r.npz"), key="2,3,4", allow_pickle=True)
+    assert (scheme.shape, scheme.rank) == (Shape(2, 3, 4), 20)
+    assert report_algorithm(scheme).ok
+
+
+def test_the_eliminated_scheme_keeps_its_substitutions_as_named_sums():
+    scheme = read_catalogue(scheme_file("fast-matmul/eliminated-grey333-23-125"))
+    names = [s.name for s in scheme.sums]
+    assert names == [f"A_X{i}" for i in range(1, 7)] + [f"B_X{i}" for i in range(1, 8)] + [f"M_X{i}" for i in range(1, 6)]
+    assert str(scheme.sums[0].form) == "A13 + A21"
+    assert str(scheme.sums[-1].form) == "M19 + M21"
+    report = report_algorithm(scheme)
+    # The shared additions are what elimination buys: 70 instead of grey333-23-152's 97.
+    assert (report.ok, report.counts.additions, report.counts.additions_unshared) == (True, 70, 97)
+
+
+def test_any_of_the_three_plinopt_paths_gives_the_same_scheme():
+    paths = [scheme_file(f"plinopt/2x2x2_7_Winograd_{part}.sms") for part in "LRP"]
+    first, *others = (read_catalogue(p) for p in paths)
+    assert all(other == first for other in others)
+    assert first.name == "plinopt_2x2x2_7_Winograd"
+
+
+def test_plinopt_rational_coefficients_are_exact():
+    scheme = read_catalogue(scheme_file("plinopt/2x2x2_7_DPS-integral-12.0662_L.sms"))
+    assert scheme.products[0].left.coefficient("A12") == Fraction(19208, 38165)
+
+
+def test_kauers_c_indices_are_transposed():
+    scheme = read_catalogue(scheme_file("kauers/000437bd5a-224-14-mod0.exp"))
+    # Line 1 is (a11+a12)*(b21)*(c11+c41): c41 feeds C14.
+    outputs = {o.block: o.form for o in scheme.outputs}
+    assert outputs["C14"].coefficient("M1") == 1 and outputs["C11"].coefficient("M1") == 1
+    assert str(scheme.products[0].left) == "A11 + A12" and str(scheme.products[0].right) == "B21"
+
+
+def test_kauers_overall_divisor_scales_the_product():
+    scheme = read_catalogue(scheme_file("kauers/446-k0a44a47e90f9bce.exp"))
+    # Line 4 ends in ")/3": its c-coefficients are divided by 3.
+    outputs = {o.block: o.form for o in scheme.outputs}
+    assert outputs["C15"].coefficient("M4") == Fraction(1, 3)  # +c51, transposed
+    assert outputs["C41"].coefficient("M4") == Fraction(-2, 3)  # -2*c14, transposed
+
+
+# --- approximate schemes -----------------------------------------------------------------------
+
+
+def test_the_bini_scheme_holds_in_the_limit_only():
+    scheme = read_catalogue(scheme_file("fast-matmul/bini322-10-52-approx"))
+    assert isinstance(scheme, ApproximateScheme)
+    assert (scheme.shape, scheme.rank, str(scheme.parameter)) == (Shape(3, 2, 2), 10, "x")
+    report = check_approximate(scheme)
+    assert (report.holds, report.ok, report.order, report.cancellation) == (True, False, 1, 1)
+
+
+def test_xi_is_the_reciprocal_of_x():
+    scheme = read_catalogue(scheme_file("fast-matmul/bini322-10-52-approx"))
+    assert str(scheme.w[0][0]) == "1/x" and str(scheme.u[1][3]) == "x"
+
+
+BINI_TOP = """\
+# an APA fragment of Bini's scheme, corrupted below
+1  0  1  0   1   0  0  0  0   0
+0  0  0  x  x  0  0  0  0   0
+0  0  0  0   0   1  0  1  0   1
+1  1  0  1   0   0  0  0  0   0
+0  0  0  0   0   0  0  0  x  x
+0  0  0  0   0   1  1  0  1   0
+#
+x  0  0  -x  0 1  1  -1  1  0
+0  0  0  0  x 0  0  -1  0  1
+0  -1  0  1  0 0  0  0  x  0
+1  -1  1  0  1 x  0  0  0  -x
+#
+"""
+BINI_W = [
+    "xi  xi  -xi  xi  0  0  0  0  0  0",
+    "0  0  -xi  0  xi  0  0  0  0  0",
+    "0  0  0  1  0  1  0  0  -1  0",
+    "1  0  0  0  -1  0  0  0  0  1",
+    "0  0  0  0  0  0  -xi  0  xi  0",
+    "0  0  0  0  0  xi  -xi  xi  0  xi",
+]
+
+
+def test_an_approximate_scheme_that_diverges_names_the_block(tmp_path):
+    w = list(BINI_W)
+    w[3] = "1  0  0  0  -xi  0  0  0  0  1"  # C22: -M5 became -M5/x
+    report = check_approximate(read_catalogue(_write(tmp_path, "bad-approx", BINI_TOP + "\n".join(w) + "\n")))
+    assert not report.holds
+    (error,) = report.errors
+    assert error.message.startswith("C22 diverges as x → 0: it has x**-1*(")
+    assert error.span.line == 17
+
+
+def test_an_approximate_scheme_with_a_wrong_limit_names_the_block(tmp_path):
+    w = list(BINI_W)
+    w[2] = "0  0  0  1  0  1  0  0  1  0"  # C21: -M9 became +M9
+    report = check_approximate(read_catalogue(_write(tmp_path, "bad-approx", BINI_TOP + "\n".join(w) + "\n")))
+    (error,) = report.errors
+    assert error.message == (
+        "C21 is wrong in the limit x → 0: it tends to A21*B11 + A22*B21 + 2*A32*B11 but must be A21*B11 + "
+        "A22*B21; has +2*A32*B11 that should not be there"
+    )
+    assert error.span.line == 16
+
+
+def test_load_refuses_an_approximate_scheme_and_verify_reports_it():
+    path = scheme_file("fast-matmul/bini322-10-52-approx")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    assert caught.value.diagnostics[0].message == (
+        "bini322_10_52_approx is an approximate (border-rank) scheme: its coefficients depend on x, and it is "
+        "exact only in the limit x → 0, so it cannot be loaded as an exact algorithm or compiled"
+    )
+    report = bilinear.verify(path)
+    (entry,) = report.entries
+    assert isinstance(entry, ApproximateReport) and not report.ok
+    text = to_text(report)
+    assert "approximate scheme bini322_10_52_approx <3,2,2;10>: holds in the limit x → 0 only" in text
+    assert "not an exact algorithm over Q, so it is never compiled" in text
+    data = report_data(report)["entries"][0]
+    assert (data["kind"], data["holds_in_the_limit"], data["error_order"], data["cancellation"]) == ("approximate", True, 1, 1)
+
+
+# --- schemes valid modulo 2 --------------------------------------------------------------------
+
+
+def test_the_kauers_mod2_scheme_holds_modulo_2_only():
+    scheme = read_catalogue(scheme_file("kauers/378-ffdb2d875f.mod2.exp"))
+    assert isinstance(scheme, ModularScheme)
+    assert (scheme.modulus, scheme.algorithm.shape, scheme.algorithm.rank) == (2, Shape(3, 7, 8), 129)
+    report = check_modular(scheme)
+    assert report.holds and not report.ok
+    assert len(report.rational_errors) == 24  # every C block fails over Q
+    assert report.rational_errors[0].message.startswith("C11 holds only modulo 2: over Q it has +4*A11*B14")
+
+
+def test_the_mod2_scheme_read_as_an_algorithm_fails_over_q():
+    scheme = read_catalogue(scheme_file("kauers/378-ffdb2d875f.mod2.exp"))
+    assert not report_algorithm(scheme.algorithm).ok
+
+
+def test_alphatensor_f2_schemes_hold_modulo_2_only():
+    scheme = read_catalogue(scheme_file("alphatensor/factorizations_f2.npz"), key="2,2,2")
+    report = check_modular(scheme)
+    assert report.holds and not report.ok
+    assert [e.message for e in report.rational_errors] == [
+        (
+            "C12 holds only modulo 2: over Q it has +2*A12*B12, +2*A12*B21, +2*A21*B12, +2*A21*B21 that should "
+            "not be there (and 4 more wrong terms)"
+        ),
+        (
+            "C21 holds only modulo 2: over Q it has +2*A12*B12, +2*A12*B21, +2*A12*B22, +2*A21*B12 that should "
+            "not be there (and 4 more wrong terms)"
+        ),
+        (
+            "C22 holds only modulo 2: over Q it has +2*A12*B12, +2*A12*B21, +2*A12*B22, +2*A21*B21 that should "
+            "not be there (and 4 more wrong terms)"
+        ),
+    ]
+
+
+def test_a_scheme_wrong_even_modulo_2_says_so(tmp_path):
+    path = _write(tmp_path, "222-broken.mod2.exp", "(a11)*(b11)*(c11)\n(a12)*(b21)*(c11)\n(a11)*(b12)*(c21)\n")
+    report = check_modular(read_catalogue(path))
+    assert not report.holds
+    assert [e.message for e in report.modular_errors] == [
+        "C12 is wrong modulo 2: misses A12*B22",
+        "C21 is wrong modulo 2: misses A21*B11, A22*B21",
+        "C22 is wrong modulo 2: misses A21*B12, A22*B22",
+    ]
+    assert (report.modular_errors[0].span.line, report.modular_errors[0].span.column) == (3, 14)
+
+
+def test_verify_reports_a_mod2_scheme_and_load_refuses_it():
+    path = scheme_file("alphatensor/factorizations_f2.npz")
+    report = bilinear.verify(path, key="3,3,3")
+    (entry,) = report.entries
+    assert isinstance(entry, ModularReport) and not report.ok
+    assert "modular scheme factorizations_f2_3x3x3 <3,3,3;23>: holds modulo 2 only" in to_text(report)
+    with pytest.raises(BilinearError, match="is a scheme valid only modulo 2, so it cannot be loaded"):
+        bilinear.load(path, key="3,3,3")
+
+
+# --- wrong exact schemes ------------------------------------------------------------------------
+
+
+def test_a_wrong_fast_matmul_scheme_names_the_block(tmp_path):
+    text = STRASSEN_FAST_MATMUL.replace("0 1 0 1 0 0 0\n1 -1", "0 1 0 1 0 0 1\n1 -1")
+    report = report_algorithm(read_catalogue(_write(tmp_path, "strassen-wrong", text)))
+    (error,) = report.errors
+    assert error.message.startswith("C21 is wrong:")
+    assert error.span.line == 14
+
+
+# --- malformed fast-matmul files ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "old, new, message, where",
+    [
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 0 y2x\n", "'y2x' is not a coefficient", "2:16"),
+        ("1 0 1 0 1 -1 0\n", "1 0 1/0 0 1 -1 0\n", "'1/0' is not a rational coefficient", "2:5"),
+        ("0 0 0 0 1 0 1\n0 1", "0 0 0 0 1 0\n0 1", "this row of U has 6 entries; it needs 7, one per product", "3:1"),
+        ("0 1 0 0 0 1 0\n", "", "cannot infer the shape from 3, 4 and 4 rows; give --shape m,k,n", "1:1"),
+        ("1 0 1 0 1 -1 0\n0 0 0 0 1 0 1\n0 1 0 0 0 1 0\n1 1 0 1 0 0 -1\n",
+         "1 0 1 0 1 -1 0\n0 0 0 0 1 0 1\n0 1 0 0 0 1 0\n1 1 0 0 0 0 -1\n",
+         "product 4 has a zero factor: column 4 of U is all zero", "2:1"),
+        # The first row of U sets the rank.
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 0 x\n", "this row of U has 7 entries; it needs 8, one per product", "3:1"),
+    ],
+    ids=["letters", "zero-denominator", "short-row", "shape", "zero-factor", "long-row"],
+)
+def test_malformed_fast_matmul_files(tmp_path, old, new, message, where):
+    assert _error(_write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace(old, new, 1))) == (message, where)
+
+
+def test_a_fast_matmul_file_needs_three_blocks(tmp_path):
+    text = STRASSEN_FAST_MATMUL.split("#\n1 0 0 1")[0]
+    assert _error(_write(tmp_path, "scheme", text)) == (
+        "expected U, V and W blocks separated by '#' lines; found 2", "1:1"
+    )
+
+
+def test_extra_blocks_need_the_substitution_heading(tmp_path):
+    path = _write(tmp_path, "scheme", STRASSEN_FAST_MATMUL + "#\n1 0 0 0 0 0 0\n")
+    message = (
+        "found 4 blocks of numbers; a fast-matmul file has U, V and W, and only an eliminated scheme has more "
+        "(three blocks after a '# Substitution information' line)"
+    )
+    assert _error(path) == (message, "17:1")
+
+
+def test_an_approximate_scheme_has_one_parameter(tmp_path):
+    text = STRASSEN_FAST_MATMUL.replace("1 0 1 0 1 -1 0\n", "x 0 1 0 1 -1 0\n").replace("1 -1 1 0 0 1 0", "1 -1 1 0 0 1 yi")
+    assert _error(_write(tmp_path, "scheme", text)) == ("an approximate scheme has one parameter; this one has x, y", "2:1")
+
+
+def test_a_given_shape_must_match_the_rows(tmp_path):
+    assert _error(_write(tmp_path, "scheme", STRASSEN_FAST_MATMUL), shape=Shape(2, 2, 3)) == (
+        "V has 4 rows; ⟨2,2,3⟩ needs 6, one per B block (B11..B23, row-major)",
+        "7:1",
+    )
+
+
+# --- malformed plinopt files ----------------------------------------------------------------------
+
+SMS = {
+    "L": "7 4 R\n1 1 1\n1 4 1\n2 2 1\n2 4 -1\n3 1 -1\n3 3 1\n4 1 1\n4 2 1\n5 1 1\n6 4 1\n7 3 1\n7 4 1\n0 0 0\n",
+    "R": "7 4 R\n1 1 1\n1 4 1\n2 3 1\n2 4 1\n3 1 1\n3 2 1\n4 4 1\n5 2 1\n5 4 -1\n6 1 -1\n6 3 1\n7 1 1\n0 0 0\n",
+    "P": "4 7 R\n1 1 1\n1 2 1\n1 4 -1\n1 6 1\n2 4 1\n2 5 1\n3 6 1\n3 7 1\n4 1 1\n4 3 1\n4 5 1\n4 7 -1\n0 0 0\n",
+}
+
+
+def _plinopt(tmp_path: Path, **changes: str) -> Path:
+    for part, text in SMS.items():
+        _write(tmp_path, f"2x2x2_7_S_{part}.sms", changes.get(part, text))
+    return tmp_path / "2x2x2_7_S_L.sms"
+
+
+def test_a_hand_written_plinopt_strassen_verifies(tmp_path):
+    assert report_algorithm(read_catalogue(_plinopt(tmp_path))).ok
+
+
+@pytest.mark.parametrize(
+    "part, old, new, message, where",
+    [
+        ("P", "4 7 -1\n0 0 0\n", "4 7 -1\n", "the matrix ends without its '0 0 0' line; the file may be truncated", "13:1"),
+        ("L", "7 4 1\n0 0 0", "7 5 1\n0 0 0", "entry (7,5) is outside the 7x4 matrix of the header", "13:1"),
+        ("L", "7 3 1\n", "7 4 1\n", "entry (7,4) is given twice", "13:1"),
+        ("R", "7 4 R\n", "7 4\n", "expected the header 'rows cols type', e.g. '7 4 R'", "1:1"),
+        ("R", "0 0 0\n", "0 0 0\n1 1 1\n", "text after the end marker '0 0 0'", "15:1"),
+        ("L", "3 3 1\n", "3 3 1/0\n", "'1/0' is not a rational coefficient", "7:5"),
+        ("R", "7 4 R\n", "8 4 R\n", "2x2x2_7_S_R.sms has 8 rows; 2x2x2_7_S_L.sms has 7 rows, one per product", "1:1"),
+        ("L", "7 3 1\n7 4 1\n", "", "product 7 has a zero factor: row 7 of 2x2x2_7_S_L.sms is empty", "1:1"),
+    ],
+    ids=["truncated", "outside", "twice", "header", "after-end", "zero-denominator", "rank", "zero-factor"],
+)
+def test_malformed_plinopt_files(tmp_path, part, old, new, message, where):
+    path = _plinopt(tmp_path, **{part: SMS[part].replace(old, new, 1)})
+    assert _error(path) == (message, where)
+
+
+def test_plinopt_names_the_missing_matrix(tmp_path):
+    path = _plinopt(tmp_path)
+    (tmp_path / "2x2x2_7_S_P.sms").unlink()
+    message = (
+        "cannot find 2x2x2_7_S_P.sms beside 2x2x2_7_S_L.sms: a plinopt scheme needs its _L (A side), "
+        "_R (B side) and _P (output map) matrices"
+    )
+    assert _error(path) == (message, "")
+
+
+def test_a_plinopt_straight_line_program_points_at_the_matrices():
+    message, _ = _error(scheme_file("plinopt/2x2x2_7_Winograd_L.slp"))
+    assert message == (
+        "2x2x2_7_Winograd_L.slp is a plinopt straight-line program; bilinear reads a scheme from its .sms "
+        "matrices (2x2x2_7_Winograd_L.sms, 2x2x2_7_Winograd_R.sms, 2x2x2_7_Winograd_P.sms)"
+    )
+
+
+# --- malformed kauers files ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, message, where",
+    [
+        ("(a11)*(b11)(c11)\n", "expected '*' between the factors, found '('", "1:12"),
+        ("(b11)*(a11)*(c11)\n", "b11 is in the wrong factor: a product is (sum of a-entries)*(sum of b-entries)*(sum of c-entries)", "1:2"),
+        ("(a11-a11)*(b11)*(c11)\n", "the sum of a-entries is zero: the product has a zero factor", "1:1"),
+        ("(a11)*(b11)*(c11)/0\n", "division by zero in a coefficient", "1:19"),
+        ("(a11)*(b11)*(c11)*0\n", "the product is multiplied by zero", "1:19"),
+        ("(1/0*a11)*(b11)*(c11)\n", "division by zero in a coefficient", "1:4"),
+        ("(a11)*(b11)*(c11) x\n", "unexpected 'x' after the product", "1:19"),
+        ("(a11 b12)*(b11)*(c11)\n", "expected '+', '-' or ')' in the sum of a-entries, found 'b12'", "1:6"),
+        ("(a1)*(b11)*(c11)\n", "expected an entry a11..a99, found 'a1'", "1:2"),
+        ("(a11)*(b11)*(c11\n", "expected '+', '-' or ')' in the sum of c-entries, found the end of the line", "1:17"),
+        ("(a11)*(b11)*(c13)\n", "c13 is outside ⟨2,2,2⟩ (from the name 'x-222-1.exp'): Cᵀ (c-indices are transposed) has 2x2 entries", "1:14"),
+        ("\n# nothing\n", "x-222-1.exp holds no products: expected one '(a..)*(b..)*(c..)' line per product", "1:1"),
+    ],
+    ids=["star", "order", "zero", "divide", "times-zero", "coefficient-zero", "trailing", "plus", "index", "unclosed", "outside", "empty"],
+)
+def test_malformed_kauers_files(tmp_path, text, message, where):
+    assert _error(_write(tmp_path, "x-222-1.exp", text)) == (message, where)
+
+
+def test_a_mod2_kauers_file_has_integer_coefficients(tmp_path):
+    path = _write(tmp_path, "222-x.mod2.exp", "(a11)*(b11)*(c11)/2\n")
+    assert _error(path) == ("a scheme valid modulo 2 has integer coefficients, not 1/2", "1:1")
+
+
+def test_kauers_shape_comes_from_the_folder_or_the_largest_indices(tmp_path):
+    folder = tmp_path / "122"
+    folder.mkdir()
+    line = "(a11)*(b11)*(c11)\n(a12)*(b21)*(c11)\n(a11)*(b12)*(c21)\n(a12)*(b22)*(c21)\n"
+    assert read_catalogue(_write(folder, "classical.exp", line)).shape == Shape(1, 2, 2)
+    assert read_catalogue(_write(tmp_path, "classical.exp", line)).shape == Shape(1, 2, 2)
+
+
+# --- malformed alphatensor archives -------------------------------------------------------------------
+
+
+def test_pickled_alphatensor_schemes_are_refused_by_default():
+    message, _ = _error(scheme_file("alphatensor/factorizations_r.npz"), key="2,3,4")
+    assert message == (
+        "scheme 2,3,4 of factorizations_r.npz is a pickled object array; reading it runs code stored in the "
+        "file, so bilinear refuses unless you allow it"
+    )
+
+
+def test_an_archive_of_many_schemes_needs_a_key():
+    message, where = _error(scheme_file("alphatensor/factorizations_r.npz"))
+    assert (message, where) == ("factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2)", "1:1")
+
+
+def test_an_unknown_key_is_named(tmp_path):
+    path = tmp_path / "schemes.npz"
+    np.savez(path, **{"2,2,2": np.zeros((3, 4, 7), dtype=np.int64), "3,3,3": np.zeros((3, 9, 23), dtype=np.int64)})
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, key="2x2x3")
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.message == "schemes.npz has no scheme '2,2,3'"
+    assert diagnostic.notes == ("did you mean 2,2,2?", "keys: 2,2,2 3,3,3")
+
+
+@pytest.mark.parametrize(
+    "array, message",
+    [
+        (np.ones((3, 5, 7), dtype=np.int64), "scheme 2,2,2 of one.npz: U is 5x7; ⟨2,2,2⟩ with 7 products needs 4x7"),
+        (np.ones((2, 4, 7), dtype=np.int64), "scheme 2,2,2 of one.npz is not three factor matrices U, V, W (found an array of shape (2, 4, 7))"),
+        (np.full((3, 4, 7), np.nan), "scheme 2,2,2 of one.npz: U holds a value that is not finite"),
+        (np.zeros((3, 4, 7), dtype=np.int64), "scheme 2,2,2 of one.npz: product 1 has a zero factor (column 1 of U)"),
+    ],
+    ids=["rows", "not-three", "nan", "zero"],
+)
+def test_malformed_alphatensor_arrays(tmp_path, array, message):
+    path = tmp_path / "one.npz"
+    np.savez(path, **{"2,2,2": array})
+    assert _error(path)[0] == message
+
+
+def test_a_file_that_is_not_a_zip_is_not_an_archive(tmp_path):
+    assert _error(_write(tmp_path, "fake.npz", "1 2 3\n")) == ("fake.npz is not an .npz archive (a zip file of arrays)", "1:1")
+
+
+def test_an_f2_archive_holds_modular_schemes(tmp_path):
+    u, v, w = (np.array(t, dtype=np.int64) for t in ([[1]], [[1]], [[1]]))
+    path = tmp_path / "tiny_f2.npz"
+    np.savez(path, **{"1,1,1": np.stack([u, v, w])})
+    scheme = read_catalogue(path)
+    assert isinstance(scheme, ModularScheme) and check_modular(scheme).ok
+
+
+# --- choosing a reader --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "relative, format",
+    [
+        ("fast-matmul/grey333-23-152", "fast-matmul"),
+        ("fast-matmul/bini322-10-52-approx", "fast-matmul"),
+        ("plinopt/2x2x2_7_Strassen_P.sms", "plinopt"),
+        ("plinopt/2x2x2_7_Winograd_L.slp", "plinopt"),
+        ("kauers/378-ffdb2d875f.mod2.exp", "kauers"),
+        ("alphatensor/factorizations_f2.npz", "alphatensor"),
+    ],
+)
+def test_detect_format_by_name(relative, format):
+    assert detect_format(scheme_file(relative)) == format
+
+
+def test_detect_format_by_content(tmp_path):
+    assert detect_format(_write(tmp_path, "a", "# c\n(a11)*(b11)*(c11)\n")) == "kauers"
+    assert detect_format(_write(tmp_path, "b", "# c\nalgorithm s <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1\n")) == "bl"
+    assert detect_format(_write(tmp_path, "c", STRASSEN_FAST_MATMUL)) == "fast-matmul"
+    np.savez(tmp_path / "d.npz", x=np.zeros(1))
+    (tmp_path / "d.npz").rename(tmp_path / "d")
+    assert detect_format(tmp_path / "d") == "alphatensor"
+
+
+def test_read_catalogue_options_are_checked(tmp_path):
+    path = _write(tmp_path, "scheme", STRASSEN_FAST_MATMUL)
+    assert _error(path, key="2,2,2")[0] == (
+        "--key picks a scheme inside an AlphaTensor .npz archive; a fast-matmul file holds one scheme"
+    )
+    assert _error(path, format="matlab")[0] == "unknown input format 'matlab'; known: bl, fast-matmul, plinopt, kauers, alphatensor"
+
+
+def test_identifiers_are_valid_bl_names():
+    assert identifier("grey333-23-152") == "grey333_23_152"
+    assert identifier("378-ffdb2d875f.mod2", "kauers") == "kauers_378_ffdb2d875f_mod2"
+    assert identifier("A12") == "scheme_A12"
+    assert identifier("table") == "scheme_table"
+
+
+# --- no traceback, whatever the bytes ---------------------------------------------------------------
+
+FUZZ_SOURCES = {
+    "scheme": STRASSEN_FAST_MATMUL,
+    "x-222-4.exp": "(a11+a22)*(b11+b22)*(c11+c22)\n(-a11)*(b12-b22)/2*(c21)\n(a12)*(b21)*(c11)\n",
+    "2x2x2_7_S_L.sms": SMS["L"],
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(sorted(FUZZ_SOURCES)),
+    cut=st.integers(0, 200),
+    length=st.integers(0, 12),
+    insert=st.text(alphabet="0123456789 -+*/()#\nabcxi.²é\t", max_size=6),
+)
+def test_edited_catalogue_files_never_raise_anything_but_located_errors(name, cut, length, insert):
+    text = FUZZ_SOURCES[name]
+    edited = text[:cut] + insert + text[cut + length :]
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        for part in "RP":
+            _write(folder, f"2x2x2_7_S_{part}.sms", SMS[part])
+        path = _write(folder, name, edited)
+        try:
+            result = read_catalogue(path)
+        except BilinearError as error:
+            assert all(d.message for d in error.diagnostics)
+            return
+        if isinstance(result, Algorithm):
+            report_algorithm(result)
+        elif isinstance(result, ApproximateScheme):
+            check_approximate(result)
+        else:
+            check_modular(result)
