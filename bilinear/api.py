@@ -1,36 +1,158 @@
-"""The Python API: load and verify schemes."""
+"""The Python API: load, verify and compile schemes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
-from .frontend.importers import detect_format, parse_shape, read_catalogue
-from .ir import Program
+from .frontend.importers import Scheme, detect_format, parse_shape, read_catalogue
+from .ir import Algorithm, Program
+from .lower.plan import Lowered, Options, lower
 from .verify import Report, verify_program
+from .verify.rings import check_inexact
 
 
-def load(path: str | Path, format: str | None = None, shape: str | None = None) -> Program:
-    """Load a .bl file (with what it uses) or a catalogue scheme file.
+def _read(path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool) -> Scheme | Program:
+    """A .bl file as a Program, or the scheme a catalogue file holds."""
+    format = format or detect_format(path)
+    if format == "bl":
+        return load_program(path)
+    return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle)
+
+
+def _program(path: Path, algorithm: Algorithm) -> Program:
+    return Program(str(path), (algorithm,), (), (algorithm.name,))
+
+
+def load(
+    path: str | Path,
+    format: str | None = None,
+    shape: str | None = None,
+    *,
+    key: str | None = None,
+    allow_pickle: bool = False,
+) -> Program:
+    """Load a .bl file (with what it uses) or an exact catalogue scheme.
 
     Args:
         path: the file.
         format: ``"bl"`` or a catalogue format such as ``"fast-matmul"``;
             detected from the file when omitted.
         shape: ``"m,k,n"`` for catalogue files whose shape cannot be inferred.
+        key: which scheme of an AlphaTensor archive, e.g. ``"3,3,3"``.
+        allow_pickle: let AlphaTensor's pickled entries load (runs code
+            stored in the file; only for files you trust).
 
     Raises:
-        BilinearError: with located diagnostics when the file is malformed.
+        BilinearError: with located diagnostics when the file is malformed,
+            and for approximate schemes and schemes valid only modulo p,
+            which are not algorithms that can be compiled; :func:`verify`
+            reports on those.
     """
     path = Path(path)
-    format = format or detect_format(path)
-    if format == "bl":
-        return load_program(path)
-    algorithm = read_catalogue(path, format, parse_shape(shape))
-    return Program(str(path), (algorithm,), (), (algorithm.name,))
+    loaded = _read(path, format, shape, key, allow_pickle)
+    if isinstance(loaded, Program):
+        return loaded
+    if not isinstance(loaded, Algorithm):
+        raise BilinearError(
+            Diagnostic(
+                f"{loaded.not_exact_because}, so it cannot be loaded as an exact algorithm or compiled",
+                loaded.span,
+                notes=("`bilinear verify` (bilinear.api.verify) checks what it claims",),
+            )
+        )
+    return _program(path, loaded)
 
 
-def verify(path_or_program: str | Path | Program) -> Report:
-    """Verify every definition of a file (or loaded program); see :class:`Report`."""
-    program = path_or_program if isinstance(path_or_program, Program) else load(path_or_program)
-    return verify_program(program)
+def verify(
+    path_or_program: str | Path | Program,
+    format: str | None = None,
+    shape: str | None = None,
+    *,
+    key: str | None = None,
+    allow_pickle: bool = False,
+) -> Report:
+    """Verify every definition of a file (or loaded program); see :class:`Report`.
+
+    Catalogue schemes that are exact only in a limit or modulo p get an
+    :class:`~bilinear.verify.rings.ApproximateReport` or
+    :class:`~bilinear.verify.rings.ModularReport` entry, which says what
+    holds and is never ``ok`` unless the scheme is exact over Q.  The
+    options are those of :func:`load`.
+    """
+    if isinstance(path_or_program, Program):
+        return verify_program(path_or_program)
+    path = Path(path_or_program)
+    loaded = _read(path, format, shape, key, allow_pickle)
+    if isinstance(loaded, Program):
+        return verify_program(loaded)
+    if isinstance(loaded, Algorithm):
+        return verify_program(_program(path, loaded))
+    return Report(str(path), (check_inexact(loaded),))
+
+
+def lower_program(
+    source: str | Path | Program,
+    *,
+    dtype: str = "float64",
+    levels: int = 1,
+    leaf: str = "cublas",
+    fuse: bool = True,
+    cutoff: int = 1,
+    per_level: tuple[str, ...] | None = None,
+) -> Lowered:
+    """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
+    program = source if isinstance(source, Program) else load(source)
+    return lower(program, Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff), per_level)
+
+
+def compile(
+    source: str | Path | Program,
+    *,
+    dtype: str = "float64",
+    levels: int | str = 1,
+    leaf: str = "cublas",
+    backend: str | None = None,
+    fuse: bool = True,
+    cutoff: int = 1,
+    per_level: tuple[str, ...] | None = None,
+):
+    """Verify, lower and load a scheme; returns a callable ``f(A, B, out=None, alpha=1, beta=0)``.
+
+    Args:
+        source: a .bl path or a loaded :class:`~bilinear.ir.Program`; its last
+            definition (an algorithm or a schedule) is compiled.
+        dtype: ``"float32"`` or ``"float64"``.
+        levels: levels of recursion (0 runs the leaf alone), or ``"auto"``: the
+            performance model picks levels (and the leaf, with ``leaf="auto"``)
+            for each shape from ceilings measured on this device.
+        leaf: ``"cublas"`` (library GEMMs on block views), ``"fused"`` (the
+            generated product kernel, which forms operand sums and adds into
+            several targets), or ``"auto"`` with ``levels="auto"``.
+        backend: ``"cupy"``, ``"numpy"``, or None for CuPy when a GPU is there.
+        fuse: fuse consecutive element-wise stages into one kernel.
+        cutoff: stop recursing where a block would be smaller than this.
+        per_level: one definition name per level, outermost first, to use a
+            different algorithm or schedule at each level.
+
+    Raises:
+        BilinearError: the scheme does not verify.
+        ValueError: bad options.
+    """
+    from .runtime.auto import AutoProduct
+    from .runtime.compiled import CompiledProduct, make_backend
+
+    program = source if isinstance(source, Program) else load(source)
+    chosen_backend = make_backend(backend)
+    if levels == "auto":
+        leaves = ("cublas", "fused") if leaf == "auto" else (leaf,)
+
+        def lowered_for(level_count: int, leaf_kind: str) -> Lowered:
+            return lower_program(program, dtype=dtype, levels=level_count, leaf=leaf_kind, fuse=fuse, cutoff=cutoff)
+
+        return AutoProduct(lowered_for, chosen_backend, dtype, leaves)
+    if not isinstance(levels, int) or isinstance(levels, bool):
+        raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")
+    lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level)
+    return CompiledProduct(lowered, chosen_backend)

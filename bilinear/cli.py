@@ -7,6 +7,7 @@ is wrong (with located diagnostics on stderr), 2 for a bad command line.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -25,7 +26,9 @@ examples:
   bilinear verify algorithms/strassen.bl
   bilinear verify algorithms/msmes.bl --format md
   bilinear verify ../shared/schemes/fast-matmul/grey333-23-152
-  bilinear compile algorithms/msmes.bl -o build/msmes
+  bilinear compile algorithms/msmes.bl -o build/msmes --levels 2
+  bilinear run algorithms/msmes.bl -n 4096 --levels 2 --dtype float64
+  bilinear run algorithms/strassen.bl -n 33 --backend numpy --leaf fused
 """
 
 
@@ -37,6 +40,13 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type for byte counts (default float64)")
 
 
+def _add_lowering_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--levels", type=int, default=1, metavar="L", help="levels of recursion (default 1)")
+    parser.add_argument("--leaf", choices=("cublas", "fused"), default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
+    parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
+    parser.add_argument("--cutoff", type=int, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
+
+
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="a .bl file, or a scheme file in a catalogue format")
     parser.add_argument(
@@ -44,6 +54,11 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
         help="input format: bl, or a catalogue format (fast-matmul, ...); detected when omitted",
     )
     parser.add_argument("--shape", default=None, metavar="m,k,n", help="block shape of a catalogue scheme when it cannot be inferred")
+    parser.add_argument("--key", default=None, metavar="m,k,n", help="which scheme of an AlphaTensor .npz archive")
+    parser.add_argument(
+        "--allow-pickle", action="store_true",
+        help="let AlphaTensor's pickled (rectangular) entries load; this runs code stored in the file",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,59 +86,139 @@ def build_parser() -> argparse.ArgumentParser:
 
     compile_ = commands.add_parser(
         "compile",
-        help="verify, then write generated code, a manifest and the report",
-        description="Verify FILE, then write its generated CUDA source, a JSON manifest of kernels and the "
-        "launch plan, and the verification report into DIR. Works without a GPU.",
+        help="verify, then write generated CUDA, a manifest and the report",
+        description="Verify FILE, then write into DIR: <name>.cu (every generated kernel; `nvcc -arch=sm_90 -c` "
+        "accepts it), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
+        "verification report (report.txt, report.md, report.json). Works without a GPU.",
     )
     _add_input_options(compile_)
     compile_.add_argument("-o", "--output", type=Path, default=None, metavar="DIR", help="output folder (default build/<name>)")
+    _add_lowering_options(compile_)
     _add_report_options(compile_)
     compile_.set_defaults(handler=_compile)
+
+    run = commands.add_parser(
+        "run",
+        help="run a scheme on random matrices and check it against the reference",
+        description="Multiply random normal matrices (M×K)·(K×N) with FILE's scheme, compare with the reference "
+        "(cuBLAS on the GPU, NumPy on the CPU; both against a float64 product), and print the relative error "
+        "‖C−C_ref‖/(‖A‖‖B‖), the time, the extra device bytes and, for in-place schedules, how well A and B "
+        "were restored. Exits 1 when the error exceeds the bound 8·u·√K·ρ^L (u: unit roundoff, ρ: the "
+        "algorithm's growth factor over the classical one's, L: levels).",
+    )
+    _add_input_options(run)
+    run.add_argument("-n", type=int, required=True, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
+    run.add_argument("-m", type=int, default=None, metavar="M", help="rows of A and C")
+    run.add_argument("-k", type=int, default=None, metavar="K", help="columns of A, rows of B")
+    _add_lowering_options(run)
+    run.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type (default float64)")
+    run.add_argument("--backend", choices=("cupy", "numpy"), default=None, help="default: cupy when a GPU is present")
+    run.add_argument("--alpha", type=float, default=1.0)
+    run.add_argument("--beta", type=float, default=0.0)
+    run.add_argument("--repeat", type=int, default=5, help="timed repetitions (median reported; default 5)")
+    run.add_argument("--seed", type=int, default=0)
+    run.set_defaults(handler=_run)
+
+    bench = commands.add_parser(
+        "bench",
+        help="time schemes against cuBLAS side by side (table, JSON, plot)",
+        description="For every FILE, size, dtype, level count and leaf kind: time our product and cuBLAS in the "
+        "same process, interleaved, with CUDA events after a warm-up (median of --repeat), on random normal "
+        "data. Reports effective TFLOP/s (2mnk/time), the ratio cuBLAS-time/our-time, extra device bytes, the "
+        "relative error against a float64 product, the model's prediction and (with --breakdown) the time of "
+        "each level-1 stage beside the model. `--levels auto` lets the model choose levels and leaf.",
+    )
+    bench.add_argument("files", nargs="*", type=Path, default=[Path("algorithms/msmes.bl")], metavar="FILE",
+                       help="schemes to time (default algorithms/msmes.bl)")
+    bench.add_argument("-n", type=int, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
+    bench.add_argument("--dtype", nargs="+", choices=("float32", "float64"), default=["float64"])
+    bench.add_argument("--levels", nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")
+    bench.add_argument("--leaf", nargs="+", choices=("cublas", "fused"), default=["cublas"])
+    bench.add_argument("--repeat", type=int, default=5, help="timed repetitions per configuration (median; default 5)")
+    bench.add_argument("--backend", choices=("cupy", "numpy"), default=None)
+    bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
+    bench.add_argument("--json", type=Path, default=None, metavar="FILE", help="write every number to FILE")
+    bench.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="plot effective TFLOP/s against n")
+    bench.set_defaults(handler=_bench)
     return parser
 
 
 def _load(args) -> "Program":  # noqa: F821 - imported lazily to keep --help fast
     from .api import load
 
-    return load(args.file, format=args.input_format, shape=args.shape)
+    return load(args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
 
 
 def _verify(args) -> int:
     from .report import RENDERERS
-    from .verify import verify_program
 
     if args.format not in RENDERERS:
         if args.input_format is None:
             args.input_format, args.format = args.format, "text"
         else:
             raise SystemExit(f"bilinear verify: --format must be text, md or json, not {args.format!r}")
-    program = _load(args)
-    report = verify_program(program)
+    from .api import verify
+
+    report = verify(args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
     print(RENDERERS[args.format](report, n=args.n, dtype=args.dtype))
     return 0 if report.ok else 1
 
 
+def _lowered(args, program):
+    from .lower.plan import Options, lower
+
+    return lower(program, Options(dtype=args.dtype, levels=args.levels, leaf=args.leaf, fuse=args.fuse, cutoff=args.cutoff))
+
+
 def _compile(args) -> int:
+    import json
+
+    from .lower.manifest import manifest
     from .report import to_json, to_markdown, to_text
     from .verify import verify_program
 
     program = _load(args)
     report = verify_program(program)
-    out = args.output or Path("build") / program.main.name
     if not report.ok:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
+    lowered = _lowered(args, program)
+    out = args.output or Path("build") / program.main.name
     out.mkdir(parents=True, exist_ok=True)
+    source = out / f"{lowered.name}.cu"
+    source.write_text(lowered.cuda_source(), encoding="utf-8")
+    (out / "manifest.json").write_text(json.dumps(manifest(lowered, str(args.file)), indent=2) + "\n", encoding="utf-8")
     (out / "report.txt").write_text(to_text(report, n=args.n, dtype=args.dtype) + "\n", encoding="utf-8")
     (out / "report.md").write_text(to_markdown(report, n=args.n, dtype=args.dtype), encoding="utf-8")
     (out / "report.json").write_text(to_json(report, n=args.n, dtype=args.dtype) + "\n", encoding="utf-8")
     print(to_text(report, n=args.n, dtype=args.dtype))
-    print(f"wrote {out}/report.txt, report.md, report.json")
+    print(f"wrote {source}, {out / 'manifest.json'} and report.txt/.md/.json ({len(lowered.kernels())} kernels)")
     return 0
 
 
+def _run(args) -> int:
+    from .runtime.compiled import CompiledProduct, make_backend
+    from .runtime.run import run_once
+
+    M = args.m or args.n
+    K = args.k or args.n
+    program = _load(args)
+    product = CompiledProduct(_lowered(args, program), make_backend(args.backend))
+    result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)
+    print(result.describe())
+    return 0 if result.within_bound else 1
+
+
+def _bench(args) -> int:
+    from .bench_cli import run_bench
+
+    return run_bench(args)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -131,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     except BilinearError as error:
         for diagnostic in error.diagnostics:
             print(render(diagnostic), file=sys.stderr)
+        return 1
+    except ValueError as error:  # bad options or arrays: the message says what to change
+        print(f"bilinear {args.command}: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("bilinear: interrupted", file=sys.stderr)

@@ -353,11 +353,23 @@ PROPERTIES = {
 
 @dataclass(frozen=True)
 class Stage:
-    """Statements that may run concurrently."""
+    """Statements that run as one launch.
+
+    A concurrent stage (the default) holds statements that may run at the
+    same time, so they must not conflict.  An ``ordered`` stage is element-wise
+    only and runs its statements in order for each element (a fused kernel:
+    each thread does every statement on its element, so a statement sees the
+    ones before it); the fusion and change-of-basis passes produce these.
+    """
 
     name: str
     statements: tuple[Statement, ...]
     span: Span | None = None
+    ordered: bool = False
+
+    def __post_init__(self) -> None:
+        if self.ordered and any(isinstance(s, Multiply) for s in self.statements):
+            raise ValueError(f"ordered stage {self.name} may only hold element-wise statements")
 
     def is_product_stage(self) -> bool:
         return any(isinstance(s, Multiply) for s in self.statements)

@@ -26,3 +26,15 @@ def scheme_file(relative: str) -> Path:
 def shipped(request) -> Path:
     """Each shipped .bl file in turn."""
     return request.param
+
+
+def pytest_collection_modifyitems(config, items):
+    """GPU tests run only where CuPy sees a GPU (the lent H100: `python -m pytest -m gpu`)."""
+    from bilinear.runtime.cupy_backend import cupy_available
+
+    if cupy_available():
+        return
+    skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

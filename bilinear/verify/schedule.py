@@ -212,6 +212,8 @@ class _Simulation:
         return ScheduleCheck(tuple(self.errors), tuple(self.uses), dict(self.values), tuple(sorted(self.conditions)))
 
     def check_conflicts(self, stage: Stage) -> None:
+        if stage.ordered:
+            return  # run in order per element: a later statement may read an earlier one's result
         statements = stage.statements
         for i, first in enumerate(statements):
             for second in statements[i + 1:]:

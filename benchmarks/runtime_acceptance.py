@@ -1,0 +1,95 @@
+"""Issue 3's acceptance matrix on the GPU: correctness, restoration and zero extra bytes.
+
+For every scheme, level 1-3, dtype and leaf kind, on square and rectangular
+sizes including odd ones: the relative error ‖C−C_ref‖/(‖A‖‖B‖) against a
+float64 product beside cuBLAS's own error and the documented bound, and how
+well in-place inputs were restored.  Then msmes at n = 4096 and 8192, levels
+1-3: bytes requested from CuPy's pool during the call (must be 0).
+
+    python benchmarks/runtime_acceptance.py --out results.json [--leaf cublas fused]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import cupy as cp
+
+import bilinear
+from bilinear.measure import AllocationCounter, error_bound, float64_reference, random_inputs, relative_error, restoration
+from bilinear.runtime.run import _growth_ratio
+
+SCHEMES = ["strassen", "winograd", "msmes", "rsmm", "grey333"]
+SIZES = [(1, 1, 1), (7, 7, 7), (33, 33, 33), (1000, 1000, 1000), (1023, 517, 2049), (4097, 4097, 4097)]
+
+
+def check(product, M, K, N, seed=0):
+    dtype = product.dtype
+    beta = 0.0 if product.lowered.levels[0].schedule.overwrites_c else 0.5
+    A, B, C = random_inputs(cp, M, K, N, dtype, seed)
+    A0, B0 = A.copy(), B.copy()
+    exact = float64_reference(A, B, C, 1.0, beta)
+    reference = A @ B + beta * C
+    product(A, B, out=C, beta=beta)
+    error = relative_error(C, exact, A0, B0)
+    library = relative_error(reference, exact, A0, B0)
+    bound = error_bound(dtype, K, _growth_ratio(product), product.lowered.options.levels)
+    ra, rb = restoration(A, A0), restoration(B, B0)
+    return {
+        "error": error, "cublas_error": library, "bound": bound, "ok": error <= bound,
+        "restore_ulps": max(ra.max_ulps, rb.max_ulps), "restore_normwise": max(ra.normwise, rb.normwise),
+    }
+
+
+def zero_bytes(levels: int, n: int) -> int:
+    product = bilinear.compile("algorithms/msmes.bl", dtype="float64", levels=levels, backend="cupy")
+    A, B, C = random_inputs(cp, n, n, n, "float64")
+    product(A, B, out=C)
+    cp.cuda.get_current_stream().synchronize()
+    counter = AllocationCounter()
+    with counter.counting():
+        product(A, B, out=C, beta=1.0)
+        cp.cuda.get_current_stream().synchronize()
+    return counter.bytes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default="runtime_acceptance.json")
+    parser.add_argument("--leaf", nargs="+", default=["cublas"])
+    parser.add_argument("--schemes", nargs="+", default=SCHEMES)
+    args = parser.parse_args()
+    rows, failures = [], 0
+    start = time.time()
+    for scheme in args.schemes:
+        for leaf in args.leaf:
+            for levels in (1, 2, 3):
+                for dtype in ("float32", "float64"):
+                    product = bilinear.compile(f"algorithms/{scheme}.bl", dtype=dtype, levels=levels, leaf=leaf, backend="cupy")
+                    worst = None
+                    for M, K, N in SIZES:
+                        row = {"scheme": scheme, "leaf": leaf, "levels": levels, "dtype": dtype, "M": M, "K": K, "N": N}
+                        row.update(check(product, M, K, N))
+                        rows.append(row)
+                        failures += not row["ok"]
+                        if worst is None or row["error"] / row["bound"] > worst["error"] / worst["bound"]:
+                            worst = row
+                    print(
+                        f"{scheme:9s} {leaf:6s} L{levels} {dtype}: worst error {worst['error']:.2e} at "
+                        f"{worst['M']}x{worst['K']}x{worst['N']} (cuBLAS {worst['cublas_error']:.2e}, bound {worst['bound']:.2e}); "
+                        f"restore <= {max(r['restore_normwise'] for r in rows[-len(SIZES):]):.1e} normwise"
+                        + ("" if all(r["ok"] for r in rows[-len(SIZES):]) else "  FAIL"),
+                        flush=True,
+                    )
+    memory = [{"levels": L, "n": n, "extra_bytes": zero_bytes(L, n)} for L in (1, 2, 3) for n in (4096, 8192)]
+    for entry in memory:
+        print(f"msmes L{entry['levels']} n={entry['n']}: {entry['extra_bytes']} extra bytes", flush=True)
+    with open(args.out, "w") as handle:
+        json.dump({"rows": rows, "memory": memory}, handle, indent=1)
+    print(f"{len(rows)} cases, {failures} over the bound; {time.time() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

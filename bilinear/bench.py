@@ -1,0 +1,237 @@
+"""Side-by-side benchmarks against the library GEMM: the Python API behind ``bilinear bench``.
+
+Every configuration is timed in the same process as cuBLAS (or NumPy on the
+CPU), interleaved ours/theirs, with CUDA events after a warm-up; the median
+of the repeats is reported, with effective TFLOP/s (2mnk / time), the ratio
+library-time / our-time, the extra device bytes from a memory hook, the
+relative error against a float64 product, and the time of each level-1 stage
+beside the performance model's prediction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .lower.plan import Lowered
+from .measure import AllocationCounter, float64_reference, median, random_inputs, relative_error, time_device
+from .model import Ceilings, predict, predict_steps
+from .runtime.compiled import CompiledProduct
+
+CACHE = Path(os.environ.get("BILINEAR_CACHE", Path.home() / ".cache" / "bilinear"))
+CEILING_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
+
+
+# --- ceilings -------------------------------------------------------------------------------
+
+
+def _device_name(xp) -> str:
+    if xp is np:
+        return "cpu"
+    return xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)["name"].decode()
+
+
+def measure_ceilings(xp, dtype: str, sizes: Iterable[int] = CEILING_SIZES, fused: Callable | None = None) -> Ceilings:
+    """Copy bandwidth and library GEMM rates on this device, cached on disk per device and dtype."""
+    device = _device_name(xp)
+    cache = CACHE / "ceilings.json"
+    stored = json.loads(cache.read_text()) if cache.exists() else {}
+    key = f"{device}|{dtype}"
+    if key in stored:
+        entry = stored[key]
+        return Ceilings(
+            device, dtype, entry["bandwidth"], tuple(map(tuple, entry["gemm_rate"])),
+            tuple(map(tuple, entry.get("fused_rate", ()))), entry.get("launch_seconds", 0.0),
+        )
+    count = 1 << 27  # 1 GiB of float64, 0.5 GiB of float32
+    source = xp.ones(count, dtype=dtype)
+    target = xp.empty_like(source)
+    seconds = median(time_device(lambda: target.__setitem__(Ellipsis, source), xp, repeat=5))
+    bandwidth = 2 * source.nbytes / seconds
+    del source, target
+    rates = []
+    for n in sizes:
+        A, B, C = random_inputs(xp, n, n, n, dtype)
+        seconds = median(time_device(lambda: xp.matmul(A, B, out=C), xp, repeat=5))
+        rates.append((n, 2.0 * n**3 / seconds))
+        del A, B, C
+    launch = _launch_seconds(xp, dtype)
+    ceilings = Ceilings(device, dtype, bandwidth, tuple(rates), launch_seconds=launch)
+    stored[key] = {"bandwidth": bandwidth, "gemm_rate": rates, "launch_seconds": launch}
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(stored, indent=1))
+    return ceilings
+
+
+def _launch_seconds(xp, dtype: str, count: int = 200) -> float:
+    """Host seconds per GEMM issued through the backend on tiny matrices (the launch-bound floor)."""
+    from .runtime.compiled import make_backend
+
+    backend = make_backend("numpy" if xp is np else "cupy")
+    a, b, c = random_inputs(xp, 8, 8, 8, dtype)
+    backend.gemm(a, b, c, 1.0, 0.0)
+    backend.synchronize()
+    start = time.perf_counter()
+    for _ in range(count):
+        backend.gemm(a, b, c, 1.0, 1.0)
+    backend.synchronize()
+    return (time.perf_counter() - start) / count
+
+
+# --- one configuration ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StageTime:
+    level_step: str
+    measured_ms: float
+    predicted_ms: float
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    name: str
+    source: str
+    levels: int
+    leaf: str
+    dtype: str
+    M: int
+    K: int
+    N: int
+    ours_ms: float
+    library_ms: float
+    ratio: float
+    ours_tflops: float
+    library_tflops: float
+    extra_bytes: int | None
+    error: float
+    library_error: float
+    predicted_ms: float
+    stages: tuple[StageTime, ...] = field(default=())
+
+    def row(self) -> dict:
+        data = asdict(self)
+        data["stages"] = [asdict(s) for s in self.stages]
+        return data
+
+
+def _stage_times(product: CompiledProduct, A, B, C, xp) -> dict[str, float]:
+    """Milliseconds per level-1 step, from events recorded around each step (median of 3 runs)."""
+    samples: dict[str, list[float]] = {}
+    if xp is np:
+        return {}
+    for _ in range(3):
+        events: dict[str, list] = {}
+
+        def observe(level: int, name: str, phase: str) -> None:
+            if level == 0:
+                event = xp.cuda.Event()
+                event.record()
+                events.setdefault(name, []).append(event)
+
+        product.executor.observer = observe
+        product(A, B, out=C)
+        product.executor.observer = None
+        xp.cuda.get_current_stream().synchronize()
+        for name, (begin, end) in events.items():
+            samples.setdefault(name, []).append(xp.cuda.get_elapsed_time(begin, end))
+    return {name: median(values) for name, values in samples.items()}
+
+
+def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, ceilings: Ceilings | None,
+              repeat: int = 5, seed: int = 0, breakdown: bool = True) -> BenchResult:
+    """Time one configuration against the library, interleaved, and check it."""
+    xp = product.backend.xp
+    A, B, C = random_inputs(xp, M, K, N, product.dtype, seed)
+    A0, B0 = A.copy(), B.copy()
+    exact = float64_reference(A, B, C, 1.0, 0.0)
+    reference = xp.empty_like(C)
+    xp.matmul(A, B, out=reference)
+    library_error = relative_error(reference, exact, A0, B0)
+    product(A, B, out=C)  # warm-up and correctness
+    error = relative_error(C, exact, A0, B0)
+    del exact, A0, B0
+    extra = None
+    if xp is not np:
+        xp.cuda.get_current_stream().synchronize()
+        counter = AllocationCounter()
+        with counter.counting():
+            product(A, B, out=C)
+            xp.cuda.get_current_stream().synchronize()
+        extra = counter.bytes
+    ours, theirs = [], []
+    for _ in range(repeat):  # interleaved, so drift in clocks or temperature hits both alike
+        ours += time_device(lambda: product(A, B, out=C), xp, repeat=1, warmup=0)
+        theirs += time_device(lambda: xp.matmul(A, B, out=reference), xp, repeat=1, warmup=0)
+    ours_s, theirs_s = median(ours), median(theirs)
+    stages: tuple[StageTime, ...] = ()
+    predicted = float("nan")
+    if ceilings is not None:
+        predicted = predict(product.lowered, ceilings, M, K, N) * 1e3
+        if breakdown:
+            measured = _stage_times(product, A, B, C, xp)
+            stages = tuple(
+                StageTime(step.name, measured.get(step.name, float("nan")), step.seconds * 1e3)
+                for step in predict_steps(product.lowered, ceilings, M, K, N)
+            )
+    flops = 2.0 * M * K * N
+    options = product.lowered.options
+    return BenchResult(
+        name=product.lowered.name, source=source, levels=options.levels, leaf=options.leaf, dtype=options.dtype,
+        M=M, K=K, N=N, ours_ms=ours_s * 1e3, library_ms=theirs_s * 1e3, ratio=theirs_s / ours_s,
+        ours_tflops=flops / ours_s / 1e12, library_tflops=flops / theirs_s / 1e12, extra_bytes=extra,
+        error=error, library_error=library_error, predicted_ms=predicted, stages=stages,
+    )
+
+
+def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings, M: int, K: int, N: int,
+                  leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
+    """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library alone."""
+    best = (0, "cublas", 2.0 * M * K * N / ceilings.rate(M, K, N))
+    for leaf in leaves:
+        for levels in range(1, max_levels + 1):
+            seconds = predict(lowered_for(levels, leaf), ceilings, M, K, N)
+            if seconds < best[2]:
+                best = (levels, leaf, seconds)
+    return best
+
+
+def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:
+    path.write_text(json.dumps({
+        "ceilings": {k: asdict(c) for k, c in ceilings.items()},
+        "results": [r.row() for r in results],
+    }, indent=1))
+
+
+def plot(results: list[BenchResult], path: Path) -> None:
+    """Effective TFLOP/s against n: one line per configuration, the library dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(8, 5))
+    configurations = sorted({(r.name, r.levels, r.leaf, r.dtype) for r in results})
+    for name, levels, leaf, dtype in configurations:
+        rows = sorted((r for r in results if (r.name, r.levels, r.leaf, r.dtype) == (name, levels, leaf, dtype)), key=lambda r: r.N)
+        axis.plot([r.N for r in rows], [r.ours_tflops for r in rows], marker="o", label=f"{name} L{levels} {leaf} {dtype}")
+    for dtype in sorted({r.dtype for r in results}):
+        rows = {}
+        for r in results:
+            if r.dtype == dtype:
+                rows.setdefault(r.N, []).append(r.library_tflops)
+        sizes = sorted(rows)
+        axis.plot(sizes, [median(rows[n]) for n in sizes], "k--", marker="s", label=f"cuBLAS {dtype}")
+    axis.set_xscale("log", base=2)
+    axis.set_xlabel("n (square n×n×n products)")
+    axis.set_ylabel("effective TFLOP/s (2n³ / time)")
+    axis.grid(True, alpha=0.3)
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)

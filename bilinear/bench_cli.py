@@ -1,0 +1,92 @@
+"""``bilinear bench``: configurations, a progress bar, the table, JSON and the plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from .api import load
+from .bench import BenchResult, bench_one, choose_levels, measure_ceilings, plot, write_json
+from .lower.plan import Options, lower
+from .runtime.compiled import CompiledProduct, make_backend
+
+
+def _configurations(args):
+    for path in args.files:
+        for n in args.n:
+            for dtype in args.dtype:
+                for levels in args.levels:
+                    for leaf in (args.leaf if levels != "auto" else ["auto"]):
+                        yield path, n, dtype, levels, leaf
+
+
+def run_bench(args) -> int:
+    console = Console(width=None if Console().is_terminal else 200)
+    backend = make_backend(args.backend)
+    programs = {path: load(path) for path in args.files}
+    ceilings = {}
+    results: list[BenchResult] = []
+    configurations = list(_configurations(args))
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("benchmarking", total=len(configurations))
+        for path, n, dtype, levels, leaf in configurations:
+            if dtype not in ceilings and backend.name == "cupy":
+                progress.update(task, description=f"measuring {dtype} ceilings")
+                ceilings[dtype] = measure_ceilings(backend.xp, dtype)
+            program = programs[path]
+
+            def lowered(level_count: int, leaf_kind: str):
+                return lower(program, Options(dtype=dtype, levels=level_count, leaf=leaf_kind))
+
+            if levels == "auto":
+                level_count, leaf, _ = choose_levels(lowered, ceilings[dtype], n, n, n, leaves=args.leaf)
+            else:
+                level_count = int(levels)
+            progress.update(task, description=f"{path.name} n={n} {dtype} L{level_count} {leaf}")
+            product = CompiledProduct(lowered(level_count, leaf), backend)
+            results.append(bench_one(product, str(path), n, n, n, ceilings.get(dtype), args.repeat, breakdown=args.breakdown))
+            progress.advance(task)
+    console.print(_table(results))
+    if args.breakdown:
+        for result in results:
+            if result.stages:
+                console.print(_stage_table(result))
+    if args.json:
+        write_json(results, ceilings, args.json)
+        console.print(f"wrote {args.json}")
+    if args.plot:
+        plot(results, args.plot)
+        console.print(f"wrote {args.plot}")
+    return 0
+
+
+def _table(results: list[BenchResult]) -> Table:
+    table = Table(title="bilinear vs cuBLAS (ratio = cuBLAS time / our time, same process, interleaved)")
+    for column in ("scheme", "n", "dtype", "L", "leaf", "ours ms", "cuBLAS ms", "ratio", "ours TF", "cuBLAS TF",
+                   "extra bytes", "rel. error", "cuBLAS error", "model ms"):
+        table.add_column(column, justify="right")
+    for r in results:
+        table.add_row(
+            r.name, str(r.N), r.dtype, str(r.levels), r.leaf, f"{r.ours_ms:.2f}", f"{r.library_ms:.2f}",
+            f"{r.ratio:.3f}", f"{r.ours_tflops:.1f}", f"{r.library_tflops:.1f}",
+            "-" if r.extra_bytes is None else str(r.extra_bytes), f"{r.error:.1e}", f"{r.library_error:.1e}",
+            f"{r.predicted_ms:.2f}",
+        )
+    return table
+
+
+def _stage_table(result: BenchResult) -> Table:
+    table = Table(title=f"{result.name} n={result.N} {result.dtype} L{result.levels} {result.leaf}: level-1 stages")
+    for column in ("stage", "measured ms", "model ms", "share of measured"):
+        table.add_column(column, justify="right")
+    total = sum(s.measured_ms for s in result.stages if s.measured_ms == s.measured_ms)
+    for stage in result.stages:
+        share = stage.measured_ms / total * 100 if total and stage.measured_ms == stage.measured_ms else float("nan")
+        table.add_row(stage.level_step, f"{stage.measured_ms:.3f}", f"{stage.predicted_ms:.3f}", f"{share:.1f} %")
+    return table
+
+
+__all__ = ["run_bench"]

@@ -1,0 +1,146 @@
+"""Element-wise stages to kernel specs: one kernel per stage.
+
+A stage's net effect on each element is a linear map: every buffer it writes
+ends as a combination of the values the buffers held when the stage began
+(statements of a concurrent stage do not conflict, and an ordered stage runs
+in order per element, so simulating the statements in order gives that map).
+The kernel loads each source once, computes each written value directly from
+the loaded ones (one rounding chain per output, however many statements
+produced it), and stores each destination once.
+
+Statements are grouped by the block shape they act on (A, B or C blocks and
+the temporaries shaped like them), because A and B blocks differ in size for
+rectangular problems; the launch's second grid dimension picks the group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..ir import Form, Schedule, Stage, Update, operand_of
+from .render import render
+
+CTYPES = {"float64": "double", "float32": "float"}
+VECTOR = {"float64": ("double2", 2, ("x", "y")), "float32": ("float4", 4, ("x", "y", "z", "w"))}
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``slot := Σ coef · (value of slot at the start of the stage)``."""
+
+    target: int
+    terms: tuple[tuple[int, Fraction], ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Statements over blocks of one shape: ``like`` is 'A', 'B' or 'C'."""
+
+    like: str
+    reads: tuple[int, ...]
+    writes: tuple[int, ...]
+    assignments: tuple[Assignment, ...]
+
+
+@dataclass(frozen=True)
+class ElementwiseKernel:
+    """Everything the template needs for one element-wise stage."""
+
+    name: str
+    dtype: str
+    buffers: tuple[str, ...]  # slot -> buffer (block or temporary) name
+    groups: tuple[Group, ...]
+
+    @property
+    def slots(self) -> int:
+        return len(self.buffers)
+
+
+def like_of(buffer: str, schedule: Schedule) -> str:
+    """The operand whose block shape a buffer has."""
+    temp = schedule.temporary(buffer)
+    return temp.like if temp is not None else operand_of(buffer)
+
+
+def net_effect(statements: tuple[Update, ...]) -> dict[str, Form]:
+    """Each written buffer's final value over the buffers' values at the start."""
+    values: dict[str, Form] = {}
+    for statement in statements:
+        total = Form()
+        for name, coef in statement.form.terms:
+            total = total + values.get(name, Form.symbol(name)).scale(coef)
+        values[statement.target] = total
+    return values
+
+
+def lower_elementwise(stage: Stage, schedule: Schedule, name: str, dtype: str) -> ElementwiseKernel:
+    """The kernel spec for one element-wise stage.
+
+    Assumes: a verified schedule; ``stage`` holds only Updates.
+    Ensures: one group per block shape; each group reads and writes only
+    buffers of its shape, so groups are independent.
+    """
+    effect = net_effect(stage.statements)
+    effect = {target: form for target, form in effect.items() if form != Form.symbol(target)}
+    buffers = tuple(sorted({target for target in effect} | {n for form in effect.values() for n in form.names()}))
+    slot = {buffer: index for index, buffer in enumerate(buffers)}
+    groups = []
+    for like in ("A", "B", "C"):
+        targets = sorted(t for t in effect if like_of(t, schedule) == like)
+        if not targets:
+            continue
+        reads = sorted({slot[n] for t in targets for n in effect[t].names()})
+        assignments = tuple(Assignment(slot[t], tuple((slot[n], c) for n, c in effect[t].terms)) for t in targets)
+        groups.append(Group(like, tuple(reads), tuple(slot[t] for t in targets), assignments))
+    _check_independent(groups)
+    return ElementwiseKernel(name, dtype, buffers, tuple(groups))
+
+
+def _check_independent(groups: list[Group]) -> None:
+    for group in groups:
+        for other in groups:
+            if other is not group and set(group.writes) & set(other.reads):
+                raise ValueError(
+                    f"a stage writes a {group.like}-shaped buffer that a {other.like}-shaped statement reads in the "
+                    "same stage; split the stage"
+                )
+
+
+# --- rendering ---------------------------------------------------------------------------
+
+
+def _literal(coef: Fraction, dtype: str) -> str:
+    value = repr(float(coef))
+    return value if dtype == "float64" else value + "f"
+
+
+def _terms(assignment: Assignment, dtype: str) -> list[dict]:
+    """Sign and magnitude of each term, so the template writes ``- x`` rather than ``+ -1.0 * x``."""
+    return [
+        {"slot": s, "sign": "-" if c < 0 else "+", "scale": None if abs(c) == 1 else _literal(abs(c), dtype)}
+        for s, c in assignment.terms
+    ]
+
+
+def render_elementwise(kernel: ElementwiseKernel) -> str:
+    """CUDA source for one element-wise kernel (compiles with nvcc and NVRTC)."""
+    vector, width, components = VECTOR[kernel.dtype]
+    groups = [
+        {
+            "like": g.like,
+            "reads": g.reads,
+            "writes": g.writes,
+            "assignments": [{"target": a.target, "terms": _terms(a, kernel.dtype)} for a in g.assignments],
+        }
+        for g in kernel.groups
+    ]
+    return render(
+        "elementwise.cu.j2",
+        kernel=kernel,
+        ctype=CTYPES[kernel.dtype],
+        vector=vector,
+        width=width,
+        components=components,
+        groups=groups,
+    )

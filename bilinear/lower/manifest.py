@@ -1,0 +1,55 @@
+"""The JSON manifest ``bilinear compile`` writes: kernels, stages, launch plan, workspace."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from ..ir import Stage
+from .elementwise import ElementwiseKernel
+from .plan import LevelPlan, Lowered, workspace_bytes
+
+_SIZES = (1024, 2048, 4096, 8192, 16384)
+
+
+def _step(step) -> dict:
+    if isinstance(step, ElementwiseKernel):
+        return {
+            "kind": "elementwise",
+            "kernel": step.name,
+            "buffers": list(step.buffers),
+            "groups": [
+                {"like": g.like, "reads": [step.buffers[s] for s in g.reads], "writes": [step.buffers[s] for s in g.writes]}
+                for g in step.groups
+            ],
+        }
+    return {"kind": "products", "stage": step.name, "statements": [str(s) for s in step.statements]}
+
+
+def _level(plan: LevelPlan) -> dict:
+    data = {
+        "algorithm": plan.algorithm.name,
+        "shape": [plan.algorithm.shape.m, plan.algorithm.shape.k, plan.algorithm.shape.n],
+        "schedule": plan.schedule.name,
+        "computes": "C = A*B" if plan.schedule.overwrites_c else "C += A*B",
+        "temporaries": [{"name": t.name, "like": t.like} for t in plan.schedule.temporaries],
+        "launches": [_step(s) for s in plan.steps],
+        "stages": [
+            {"name": s.name, "ordered": s.ordered, "statements": [str(x) for x in s.statements]}
+            for s in plan.schedule.stages
+            if isinstance(s, Stage)
+        ],
+    }
+    if plan.accumulate_fallback is not None:
+        data["accumulate_fallback"] = _level(plan.accumulate_fallback)
+    return data
+
+
+def manifest(lowered: Lowered, source_file: str) -> dict:
+    return {
+        "name": lowered.name,
+        "source": source_file,
+        "options": asdict(lowered.options),
+        "kernels": [k.name for k in lowered.kernels()],
+        "levels": [_level(plan) for plan in lowered.levels],
+        "workspace_bytes": {str(n): workspace_bytes(lowered, n, n, n) for n in _SIZES},
+    }

@@ -1,0 +1,146 @@
+"""Measuring a product honestly: inputs, errors, restoration, timing and allocations.
+
+- inputs are random normal (never zeros, which hide unwritten outputs);
+- the error is ‖C − C_ref‖ / (‖A‖‖B‖), against a float64 reference;
+- restoration of in-place inputs is measured (max ulps and relative error),
+  not claimed: (a+b)−b need not equal a in floating point;
+- device time comes from CUDA events after a warm-up, median of repeats;
+- extra device memory is every allocation CuPy's pool is asked for during
+  the call, from a memory hook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24}
+
+
+def random_inputs(xp: Any, M: int, K: int, N: int, dtype: str, seed: int = 0, fill: float | None = None):
+    """A (M×K), B (K×N) and C (M×N), standard normal, generated on the CPU for reproducibility."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(shape).astype(dtype) for shape in ((M, K), (K, N), (M, N))]
+    return tuple(xp.asarray(a) for a in arrays)
+
+
+def _xp(array: Any):
+    return np if isinstance(array, np.ndarray) else __import__("cupy")
+
+
+def relative_error(C: Any, reference: Any, A: Any, B: Any) -> float:
+    """‖C − C_ref‖_F / (‖A‖_F ‖B‖_F) in float64, on whichever device the arrays live."""
+    xp = _xp(C)
+    scale = float(xp.linalg.norm(A.astype(xp.float64))) * float(xp.linalg.norm(B.astype(xp.float64)))
+    difference = float(xp.linalg.norm(C.astype(xp.float64) - reference))
+    return difference / scale if scale else difference
+
+
+def float64_reference(A: Any, B: Any, C: Any, alpha: float, beta: float) -> Any:
+    """``alpha·A@B + beta·C`` computed in float64 on the arrays' device."""
+    xp = _xp(A)
+    return alpha * (A.astype(xp.float64) @ B.astype(xp.float64)) + beta * C.astype(xp.float64)
+
+
+def error_bound(dtype: str, K: int, growth_ratio: float, levels: int) -> float:
+    """The bound ``bilinear run`` checks: 8·u·√K·ρ^L.
+
+    u is the unit roundoff, K the inner dimension, ρ the algorithm's growth
+    factor over the classical one's (Strassen 14.83/8 ≈ 1.85, Winograd 2.23)
+    and L the levels.  For the classical product the normwise error of
+    random normal data is well under u·√K; each level of a fast algorithm
+    can amplify it by at most about ρ.
+    """
+    return 8 * UNIT_ROUNDOFF[dtype] * math.sqrt(max(K, 1)) * growth_ratio**levels
+
+
+@dataclass(frozen=True)
+class Restoration:
+    """Element-wise: the largest error in ulps of the original element, and relative to it;
+    normwise: the largest error relative to the largest original element."""
+
+    max_ulps: float
+    max_relative: float
+    normwise: float = 0.0
+
+    @property
+    def exact(self) -> bool:
+        return self.max_ulps == 0
+
+
+def _ulp(xp: Any, values: Any) -> Any:
+    """The spacing of floating-point numbers at each value (CuPy has no ``spacing``)."""
+    info = np.finfo(values.dtype)
+    _, exponent = xp.frexp(values.astype(xp.float64))
+    spacing = xp.ldexp(xp.ones(values.shape, dtype=xp.float64), exponent - (info.nmant + 1))
+    return xp.where(values == 0, float(info.smallest_subnormal), xp.maximum(spacing, float(info.smallest_subnormal)))
+
+
+def restoration(after: Any, before: Any) -> Restoration:
+    """How far an overwritten-and-restored input is from its original (same device)."""
+    xp = _xp(after)
+    if after.size == 0:
+        return Restoration(0.0, 0.0)
+    difference = xp.abs(after.astype(xp.float64) - before.astype(xp.float64))
+    ulp = _ulp(xp, before)
+    magnitude = xp.maximum(xp.abs(before.astype(xp.float64)), float(np.finfo(before.dtype).tiny))
+    largest = float(magnitude.max())
+    return Restoration(
+        float((difference / ulp).max()), float((difference / magnitude).max()), float(difference.max()) / largest
+    )
+
+
+class AllocationCounter:
+    """Counts bytes requested from CuPy's memory pool while active (a CuPy MemoryHook)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.allocations = 0
+
+    @contextlib.contextmanager
+    def counting(self):
+        import cupy
+
+        counter = self
+
+        class _Hook(cupy.cuda.MemoryHook):
+            name = "bilinear-allocation-counter"
+
+            def malloc_preprocess(self, device_id, size, mem_size):
+                counter.bytes += mem_size
+                counter.allocations += 1
+
+        with _Hook():
+            yield self
+
+
+def time_device(call: Callable[[], None], xp: Any, repeat: int = 5, warmup: int = 1) -> list[float]:
+    """Seconds per call from CUDA events (wall clock on the CPU), after ``warmup`` calls."""
+    for _ in range(warmup):
+        call()
+    if xp is np:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        return times
+    times = []
+    for _ in range(repeat):
+        start, stop = xp.cuda.Event(), xp.cuda.Event()
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(xp.cuda.get_elapsed_time(start, stop) / 1e3)
+    return times
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)

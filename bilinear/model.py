@@ -1,0 +1,127 @@
+"""The performance model (MSMES thesis §3.5): T ≥ max(T_flop, T_gmem) per launch, summed.
+
+An element-wise launch moves bytes: every slot it reads and writes, once, at
+the measured copy bandwidth.  A leaf product does 2·m·n·k flops at the
+measured library GEMM rate for its size (interpolated between measured sizes
+in log scale).  A product stage that recurses costs what its sub-problems
+cost.  The model ranks configurations (``levels="auto"``) and is printed
+beside the measured stage times by ``bilinear bench``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .lower.elementwise import ElementwiseKernel
+from .lower.plan import LevelPlan, Lowered, recurses
+
+_ITEMSIZE = {"float32": 4, "float64": 8}
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Measured on the GPU: copy bandwidth (bytes/s, read + write) and GEMM rates (flop/s) by size."""
+
+    device: str
+    dtype: str
+    bandwidth: float
+    gemm_rate: tuple[tuple[int, float], ...]  # (n, flop/s) for square n×n×n products, ascending n
+    fused_rate: tuple[tuple[int, float], ...] = field(default=())  # the fused product kernel, if measured
+    launch_seconds: float = 0.0  # host time to issue one launch: many tiny launches are bound by it
+
+    def rate(self, M: int, K: int, N: int, fused: bool = False) -> float:
+        """Flop rate for an M×K×N product: the measured rate at the cube root of its volume."""
+        table = self.fused_rate if fused and self.fused_rate else self.gemm_rate
+        size = (M * K * N) ** (1 / 3)
+        if size <= table[0][0]:
+            return table[0][1] * size / table[0][0]  # small products: latency-bound, rate falls with size
+        for (n0, r0), (n1, r1) in zip(table, table[1:]):
+            if size <= n1:
+                weight = (math.log(size) - math.log(n0)) / (math.log(n1) - math.log(n0))
+                return r0 + weight * (r1 - r0)
+        return table[-1][1]
+
+
+def elementwise_bytes(kernel: ElementwiseKernel, block_elements: dict[str, int], dtype: str) -> int:
+    """Bytes one launch of an element-wise kernel moves: each slot read once and written once."""
+    total = 0
+    for group in kernel.groups:
+        total += (len(group.reads) + len(group.writes)) * block_elements[group.like]
+    return total * _ITEMSIZE[dtype]
+
+
+@dataclass(frozen=True)
+class StepPrediction:
+    """Predicted seconds of one level-1 step and what bounds it."""
+
+    name: str
+    seconds: float
+    flops: float
+    bytes: float
+
+
+def _block_elements(plan: LevelPlan, M: int, K: int, N: int) -> tuple[dict[str, int], tuple[int, int, int]]:
+    shape = plan.algorithm.shape
+    bm, bk, bn = M // shape.m, K // shape.k, N // shape.n
+    return {"A": bm * bk, "B": bk * bn, "C": bm * bn}, (bm, bk, bn)
+
+
+def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, level: int = 0) -> list[StepPrediction]:
+    """The predicted time of every step of one level (recursing into product stages)."""
+    options = lowered.options
+    fused = options.leaf == "fused"
+    if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
+        flops = 2.0 * M * K * N
+        return [StepPrediction("leaf", flops / ceilings.rate(M, K, N, fused), flops, 0.0)]
+    plan = lowered.levels[level]
+    elements, (bm, bk, bn) = _block_elements(plan, M, K, N)
+    steps = []
+    for step in plan.steps:
+        if isinstance(step, ElementwiseKernel):
+            moved = elementwise_bytes(step, elements, options.dtype)
+            steps.append(StepPrediction(step.name, moved / ceilings.bandwidth, 0.0, float(moved)))
+            continue
+        inner = predict_steps(lowered, ceilings, bm, bk, bn, level + 1)
+        count = len(step.statements)
+        if fused and inner[0].name == "leaf":  # one launch for the whole stage: as one product of its volume
+            flops = count * inner[0].flops
+            seconds = flops / ceilings.rate(bm * count, bk, bn, fused)
+        else:
+            flops = count * sum(s.flops for s in inner)
+            seconds = count * sum(s.seconds for s in inner)
+        steps.append(StepPrediction(step.name, seconds, flops, count * sum(s.bytes for s in inner)))
+    peeled = _peeling_flops(plan, M, K, N)
+    if peeled:
+        steps.append(StepPrediction("peeling", peeled / ceilings.rate(M, K, N), peeled, 0.0))
+    return steps
+
+
+def _peeling_flops(plan: LevelPlan, M: int, K: int, N: int) -> float:
+    shape = plan.algorithm.shape
+    Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
+    return 2.0 * (M * N * K - Mm * Nm * Km)
+
+
+def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0) -> int:
+    """Kernel launches (GEMMs and element-wise kernels) one product issues."""
+    options = lowered.options
+    if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
+        return 1
+    plan = lowered.levels[level]
+    _, (bm, bk, bn) = _block_elements(plan, M, K, N)
+    total = 0
+    for step in plan.steps:
+        if isinstance(step, ElementwiseKernel):
+            total += 1
+        else:
+            inner = count_launches(lowered, bm, bk, bn, level + 1)
+            fused_leaf = options.leaf == "fused" and inner == 1
+            total += 1 if fused_leaf else len(step.statements) * inner
+    return total
+
+
+def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int) -> float:
+    """Predicted seconds for the whole product: the device's work, or the host's launches if slower."""
+    device = sum(step.seconds for step in predict_steps(lowered, ceilings, M, K, N))
+    return max(device, count_launches(lowered, M, K, N) * ceilings.launch_seconds)

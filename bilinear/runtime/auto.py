@@ -1,0 +1,60 @@
+"""``levels="auto"``: the performance model picks levels and leaf kind for each shape.
+
+The choice depends on the problem size, which ``compile`` does not know, so
+the callable decides at each call (once per shape) from the ceilings measured
+on this GPU and keeps one compiled product per choice.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..lower.plan import Lowered
+from ..model import Ceilings
+from .backend import Backend
+from .compiled import CompiledProduct
+
+
+class AutoProduct:
+    """A product whose levels and leaf the model chooses per shape."""
+
+    def __init__(self, lowered_for: Callable[[int, str], Lowered], backend: Backend, dtype: str,
+                 leaves: tuple[str, ...], ceilings: Ceilings | None = None, max_levels: int = 4):
+        self._lowered_for = lowered_for
+        self.backend = backend
+        self.dtype = dtype
+        self.leaves = leaves
+        self.max_levels = max_levels
+        self._ceilings = ceilings
+        self._products: dict[tuple[int, str], CompiledProduct] = {}
+        self.choices: dict[tuple[int, int, int], tuple[int, str, float]] = {}
+
+    @property
+    def ceilings(self) -> Ceilings:
+        if self._ceilings is None:
+            from ..bench import measure_ceilings
+
+            self._ceilings = measure_ceilings(self.backend.xp, self.dtype)
+        return self._ceilings
+
+    def choose(self, M: int, K: int, N: int) -> tuple[int, str, float]:
+        """(levels, leaf, predicted seconds) for an M×K×N product."""
+        from ..bench import choose_levels
+
+        if (M, K, N) not in self.choices:
+            self.choices[(M, K, N)] = choose_levels(
+                self._lowered_for, self.ceilings, M, K, N, leaves=self.leaves, max_levels=self.max_levels
+            )
+        return self.choices[(M, K, N)]
+
+    def product_for(self, M: int, K: int, N: int) -> CompiledProduct:
+        levels, leaf, _ = self.choose(M, K, N)
+        if (levels, leaf) not in self._products:
+            self._products[(levels, leaf)] = CompiledProduct(self._lowered_for(levels, leaf), self.backend)
+        return self._products[(levels, leaf)]
+
+    def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        return self.product_for(A.shape[0], A.shape[1], B.shape[1])(A, B, out=out, alpha=alpha, beta=beta)
+
+    def __repr__(self) -> str:
+        return f"<bilinear auto: {len(self.choices)} shape(s) chosen, {self.backend.name}>"

@@ -1,0 +1,68 @@
+"""The backend interface the executor drives, and what every backend shares.
+
+A *view* is a 2-D array of the backend's array module (NumPy or CuPy):
+row-major with unit column stride and any row stride (a slice of a larger
+C-contiguous matrix).  Backends never allocate behind the executor's back:
+the only allocations are the workspace the executor asks for by name.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..lower.elementwise import ElementwiseKernel
+
+View = Any  # a 2-D numpy.ndarray or cupy.ndarray slice
+
+
+@dataclass(frozen=True)
+class Term:
+    """``coef · view``."""
+
+    coef: float
+    view: View
+
+
+@dataclass(frozen=True)
+class LeafProduct:
+    """For every target ``(w, C)``: ``C = w·(Σ a)(Σ b)`` if ``overwrite`` else ``C += w·(Σ a)(Σ b)``."""
+
+    a: tuple[Term, ...]
+    b: tuple[Term, ...]
+    targets: tuple[Term, ...]
+    overwrite: bool = False
+
+
+class Backend(ABC):
+    """Executes the launches of a plan: element-wise kernels, GEMMs, fused product stages."""
+
+    name: str
+    xp: Any  # the array module
+
+    @abstractmethod
+    def empty(self, rows: int, cols: int, dtype: str) -> View:
+        """Workspace (counted by the caller)."""
+
+    @abstractmethod
+    def elementwise(self, kernel: ElementwiseKernel, views: Sequence[View]) -> None:
+        """Run one element-wise stage kernel; ``views[slot]`` is the buffer of each slot."""
+
+    @abstractmethod
+    def gemm(self, a: View, b: View, c: View, alpha: float, beta: float) -> None:
+        """``c = alpha·a@b + beta·c``; with ``beta == 0`` c is not read."""
+
+    @abstractmethod
+    def fused_products(self, products: Sequence[LeafProduct], dtype: str) -> None:
+        """All products of one leaf stage in one launch (the fused product kernel)."""
+
+    @abstractmethod
+    def scale(self, c: View, beta: float) -> None:
+        """``c *= beta`` (``beta == 0`` sets zeros, so NaNs in c do not survive)."""
+
+    def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
+        """Compile ahead of the first call (nothing to compile on the CPU)."""
+
+    def synchronize(self) -> None:
+        """Wait for queued work (nothing to wait for on the CPU)."""

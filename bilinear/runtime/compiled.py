@@ -1,0 +1,104 @@
+"""A compiled product: the callable ``bilinear.compile`` returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..lower.plan import Lowered
+from .backend import Backend
+from .executor import Executor
+
+
+def make_backend(name: str | None) -> Backend:
+    """``'cupy'``, ``'numpy'``, or ``None`` for CuPy when a GPU is there and NumPy otherwise."""
+    from .cupy_backend import CupyBackend, cupy_available
+    from .numpy_backend import NumpyBackend
+
+    if name is None:
+        name = "cupy" if cupy_available() else "numpy"
+    if name == "numpy":
+        return NumpyBackend()
+    if name == "cupy":
+        if not cupy_available():
+            raise ValueError("the cupy backend needs CuPy and a CUDA GPU; use backend='numpy' on the CPU")
+        return CupyBackend()
+    raise ValueError(f"backend must be 'cupy' or 'numpy', not {name!r}")
+
+
+class CompiledProduct:
+    """``C = alpha·A@B + beta·C`` with a lowered scheme on one backend.
+
+    In-place schedules (``inplace``) overwrite A and B while they run and,
+    with ``restore``, put them back; in floating point the restored values can
+    differ from the originals in the last bits.
+    """
+
+    def __init__(self, lowered: Lowered, backend: Backend):
+        self.lowered = lowered
+        self.backend = backend
+        self.executor = Executor(lowered, backend)
+        backend.prepare(lowered.kernels())
+
+    @property
+    def dtype(self) -> str:
+        return self.lowered.options.dtype
+
+    def __repr__(self) -> str:
+        o = self.lowered.options
+        return f"<bilinear {self.lowered.name}: {o.levels} level(s), {o.leaf} leaves, {o.dtype}, {self.backend.name}>"
+
+    def workspace_bytes(self, M: int, K: int, N: int) -> int:
+        return self.executor.workspace_bytes(M, K, N)
+
+    def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        """Multiply; returns ``out`` (allocated when not given).
+
+        Raises:
+            ValueError: for arrays of the wrong kind, dtype, shape or layout.
+        """
+        A, B = self._as_array(A, "A"), self._as_array(B, "B")
+        if A.shape[1] != B.shape[0]:
+            raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
+        if out is None:
+            out = self.backend.xp.zeros((A.shape[0], B.shape[1]), dtype=self.dtype)
+            beta = 0.0
+        else:
+            out = self._as_array(out, "out")
+            if out.shape != (A.shape[0], B.shape[1]):
+                raise ValueError(f"out is {out.shape[0]}x{out.shape[1]} but A@B is {A.shape[0]}x{B.shape[1]}")
+            if _overlaps(out, A) or _overlaps(out, B):
+                raise ValueError("out must not overlap A or B")
+        self.executor.run(A, B, out, alpha=float(alpha), beta=float(beta))
+        return out
+
+    def _as_array(self, array: Any, name: str) -> Any:
+        xp = self.backend.xp
+        if not isinstance(array, xp.ndarray):
+            if not hasattr(array, "__dlpack__"):
+                raise ValueError(f"{name} must be a {xp.__name__} array or support DLPack, not {type(array).__name__}")
+            array = xp.from_dlpack(array)
+        if array.ndim != 2:
+            raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
+        if array.dtype != np.dtype(self.dtype):
+            raise ValueError(f"{name} is {array.dtype} but this product was compiled for {self.dtype}")
+        if array.strides[1] != array.itemsize or array.strides[0] < array.shape[1] * array.itemsize:
+            raise ValueError(
+                f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row-slice of one); "
+                "use xp.ascontiguousarray for transposed or Fortran-ordered arrays"
+            )
+        if isinstance(array, np.ndarray) and not array.flags.writeable:
+            raise ValueError(f"{name} is read-only; bilinear writes C (and in-place schedules write A and B)")
+        return array
+
+
+def _overlaps(x: Any, y: Any) -> bool:
+    """Whether two arrays' memory ranges intersect (conservative: spans, not elements)."""
+
+    def span(a):
+        start = a.data.ptr if hasattr(a.data, "ptr") else a.__array_interface__["data"][0]
+        return start, start + (a.shape[0] - 1) * a.strides[0] + a.shape[1] * a.itemsize
+
+    (x0, x1), (y0, y1) = span(x), span(y)
+    return x0 < y1 and y0 < x1

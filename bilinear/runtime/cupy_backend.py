@@ -1,0 +1,154 @@
+"""The CuPy backend: generated kernels through NVRTC, GEMMs through cuBLAS.
+
+Kernels are compiled once per process and cached by a key over the kernel
+source (which encodes the IR, the options and the template), the template's
+hash and the GPU architecture; CuPy also keeps the compiled binary on disk.
+Nothing here allocates device memory: views are passed as pointers with their
+leading dimensions, and cuBLAS is called directly on them (``cupy.matmul``
+would copy non-contiguous views).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
+
+from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
+from ..lower.render import template_hash
+from .backend import Backend, LeafProduct, View
+
+THREADS = 256
+BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
+
+
+def cupy_available() -> bool:
+    """True when CuPy imports and sees a CUDA device."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # ImportError, or CUDA errors when there is no driver or device
+        return False
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.xp = cupy
+        self._functions: dict[str, object] = {}  # compiled kernels by a key over source, template and arch
+        self._by_kernel: dict[ElementwiseKernel, object] = {}
+        self._product_stages: dict = {}
+
+    @cached_property
+    def _device(self):
+        device = self.xp.cuda.Device()
+        return {
+            "arch": device.compute_capability,
+            "sms": device.attributes["MultiProcessorCount"],
+        }
+
+    @cached_property
+    def _cublas(self):
+        try:
+            from cupy_backends.cuda.libs import cublas
+        except ImportError:  # older CuPy layouts
+            from cupy.cuda import cublas
+        return cublas
+
+    # --- memory -------------------------------------------------------------------------
+    def empty(self, rows: int, cols: int, dtype: str) -> View:
+        return self.xp.empty((rows, cols), dtype=dtype)
+
+    def scale(self, c: View, beta: float) -> None:
+        if beta == 0:
+            c.fill(0)
+        else:
+            c *= beta
+
+    def synchronize(self) -> None:
+        self.xp.cuda.get_current_stream().synchronize()
+
+    # --- element-wise kernels ------------------------------------------------------------------
+    def _key(self, source: str) -> str:
+        return hashlib.sha256((source + template_hash("elementwise.cu.j2") + self._device["arch"]).encode()).hexdigest()
+
+    def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
+        """Compile every kernel not yet compiled in one NVRTC run (one module)."""
+        missing = {k for k in kernels if k not in self._by_kernel}
+        sources = {kernel: render_elementwise(kernel) for kernel in missing}
+        uncompiled = {k: src for k, src in sources.items() if self._key(src) not in self._functions}
+        if uncompiled:
+            # Distinct kernels may share a name across programs; the module only needs unique ones.
+            unique = {k.name: src for k, src in uncompiled.items()}
+            module = self.xp.RawModule(code="\n".join(unique.values()), options=("-std=c++17",))
+            for kernel, source in uncompiled.items():
+                self._functions[self._key(source)] = module.get_function(kernel.name)
+        for kernel, source in sources.items():
+            self._by_kernel[kernel] = self._functions[self._key(source)]
+
+    def _function(self, kernel: ElementwiseKernel):
+        if kernel not in self._by_kernel:
+            self.prepare([kernel])
+        return self._by_kernel[kernel]
+
+    def elementwise(self, kernel: ElementwiseKernel, views: Sequence[View]) -> None:
+        width = VECTOR[kernel.dtype][1]
+        args: list = []
+        for view in views:
+            args += [view, np.int64(view.strides[0] // view.itemsize)]
+        largest = 0
+        for group in kernel.groups:
+            rows, cols = views[group.writes[0]].shape
+            slots = set(group.reads) | set(group.writes)
+            aligned = cols % width == 0 and all(_aligned(views[s], width) for s in slots)
+            args += [np.int32(rows), np.int32(cols), np.int32(aligned)]
+            largest = max(largest, rows * cols // (width if aligned else 1))
+        if largest == 0:
+            return
+        blocks = min(-(-largest // THREADS), self._device["sms"] * BLOCKS_PER_SM)
+        self._function(kernel)((blocks, len(kernel.groups)), (THREADS,), tuple(args))
+
+    # --- GEMM -----------------------------------------------------------------------------------
+    def gemm(self, a: View, b: View, c: View, alpha: float, beta: float) -> None:
+        m, k = a.shape
+        n = b.shape[1]
+        if m == 0 or n == 0:
+            return
+        if k == 0:
+            self.scale(c, beta)
+            return
+        cublas = self._cublas
+        handle = self.xp.cuda.device.get_cublas_handle()
+        cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        scalars = np.array([alpha, beta], dtype=a.dtype)
+        step = scalars.itemsize
+        gemm = cublas.dgemm if a.dtype == np.float64 else cublas.sgemm
+        # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
+        gemm(
+            handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k,
+            scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
+            scalars.ctypes.data + step, c.data.ptr, _ld(c),
+        )
+
+    # --- fused product stages ------------------------------------------------------------------
+    def fused_products(self, products: Sequence[LeafProduct], dtype: str) -> None:
+        from .fused import run_fused_products
+
+        run_fused_products(self._product_stages, products, dtype)
+
+
+def _ld(view: View) -> int:
+    """The leading dimension cuBLAS wants: the row stride, at least the row length."""
+    return max(view.strides[0] // view.itemsize, view.shape[1], 1)
+
+
+def _aligned(view: View, width: int) -> bool:
+    itemsize = view.itemsize
+    return view.data.ptr % (width * itemsize) == 0 and (view.strides[0] // itemsize) % width == 0

@@ -1,0 +1,125 @@
+"""One checked run of a compiled product: what ``bilinear run`` prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..measure import (
+    AllocationCounter,
+    Restoration,
+    error_bound,
+    float64_reference,
+    median,
+    random_inputs,
+    relative_error,
+    restoration,
+    time_device,
+)
+from ..verify.stability import stability
+from .compiled import CompiledProduct
+
+
+@dataclass(frozen=True)
+class RunResult:
+    name: str
+    dims: tuple[int, int, int]
+    backend: str
+    error: float
+    reference_error: float  # the reference library's own error against the float64 product
+    bound: float
+    seconds: float
+    reference_seconds: float
+    extra_bytes: int | None  # None where it cannot be measured (the CPU)
+    restored_a: Restoration
+    restored_b: Restoration
+
+    @property
+    def within_bound(self) -> bool:
+        return bool(np.isfinite(self.error)) and self.error <= self.bound
+
+    def describe(self) -> str:
+        M, K, N = self.dims
+        lines = [
+            f"{self.name}: {M}x{K} @ {K}x{N} on {self.backend}",
+            f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
+            + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
+            f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
+            f"ratio {self.reference_seconds / self.seconds:.3f})",
+            "  extra device bytes " + ("n/a on the CPU" if self.extra_bytes is None else str(self.extra_bytes)),
+            f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
+            f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
+            f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})",
+        ]
+        if not (self.restored_a.exact and self.restored_b.exact):
+            lines.append("  (in-place schedules restore A and B up to rounding: (a+b)-b need not equal a)")
+        return "\n".join(lines)
+
+
+def _growth_ratio(product: CompiledProduct) -> float:
+    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels."""
+    ratios = [
+        stability(plan.algorithm).growth_factor / (plan.algorithm.shape.m * plan.algorithm.shape.k * plan.algorithm.shape.n)
+        for plan in product.lowered.levels
+    ]
+    return max(ratios, default=1.0)
+
+
+def _reference(product: CompiledProduct, A, B, C, alpha: float, beta: float):
+    """The library's own product (cuBLAS through CuPy, or NumPy), and a call that times it."""
+    xp = product.backend.xp
+    out = C.copy()
+
+    def call():
+        xp.matmul(A, B, out=out)
+        if alpha != 1 or beta != 0:
+            out[...] = alpha * out + beta * C
+
+    return out, call
+
+
+def run_once(
+    product: CompiledProduct, M: int, K: int, N: int, alpha: float = 1.0, beta: float = 0.0, repeat: int = 5, seed: int = 0
+) -> RunResult:
+    """Check one product of random normal matrices against a float64 reference, then time it."""
+    xp = product.backend.xp
+    A, B, C = random_inputs(xp, M, K, N, product.dtype, seed)
+    originalA, originalB = A.copy(), B.copy()
+    exact = float64_reference(A, B, C, alpha, beta)
+
+    out = C.copy()
+    counter = AllocationCounter()
+    if xp is np:
+        product(A, B, out=out, alpha=alpha, beta=beta)
+        extra = None
+    else:
+        xp.cuda.get_current_stream().synchronize()
+        with counter.counting():
+            product(A, B, out=out, alpha=alpha, beta=beta)
+            xp.cuda.get_current_stream().synchronize()
+        extra = counter.bytes
+    error = relative_error(out, exact, originalA, originalB)
+    restored_a, restored_b = restoration(A, originalA), restoration(B, originalB)
+    del exact
+
+    reference, reference_call = _reference(product, A, B, C, alpha, beta)
+    reference_call()
+    reference_error = relative_error(reference, float64_reference(originalA, originalB, C, alpha, beta), originalA, originalB)
+
+    work = C.copy()
+    ours = time_device(lambda: product(A, B, out=work, alpha=alpha, beta=beta), xp, repeat=repeat)
+    theirs = time_device(reference_call, xp, repeat=repeat)
+    return RunResult(
+        name=repr(product),
+        dims=(M, K, N),
+        backend=product.backend.name,
+        error=error,
+        reference_error=reference_error,
+        bound=error_bound(product.dtype, K, _growth_ratio(product), product.lowered.options.levels),
+        seconds=median(ours),
+        reference_seconds=median(theirs),
+        extra_bytes=extra,
+        restored_a=restored_a,
+        restored_b=restored_b,
+    )

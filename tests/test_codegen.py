@@ -1,0 +1,119 @@
+"""Generated CUDA: golden files, nvcc compiles it for every shipped scheme, the manifest, the wheel.
+
+Regenerate the golden files after an intended change with
+``BILINEAR_UPDATE_GOLDEN=1 python -m pytest tests/test_codegen.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import bilinear
+from bilinear.cli import main
+
+from conftest import ALGORITHMS, ROOT
+
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE = os.environ.get("BILINEAR_UPDATE_GOLDEN") == "1"
+NVCC = shutil.which("nvcc")
+
+
+@pytest.mark.parametrize(
+    "path, options",
+    [
+        ("algorithms/msmes.bl", {"levels": 2}),
+        ("algorithms/rsmm.bl", {"levels": 1, "dtype": "float32"}),
+        ("algorithms/winograd.bl", {"levels": 1, "fuse": False}),
+    ],
+    ids=["msmes", "rsmm-float32", "winograd-unfused"],
+)
+def test_generated_source_matches_golden(path, options):
+    source = bilinear.api.lower_program(ROOT / path, **options).cuda_source()
+    golden = GOLDEN / f"{Path(path).stem}-{options.get('dtype', 'float64')}-{'fused' if options.get('fuse', True) else 'unfused'}.cu"
+    if UPDATE or not golden.exists():
+        golden.write_text(source)
+    assert source == golden.read_text()
+
+
+def _nvcc_all(sources: list[Path], objects: Path) -> list[str]:
+    """Compile every source with nvcc, a few at a time; the error output of each failure."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(source: Path) -> str:
+        command = [NVCC, "-arch=sm_90", "-c", str(source), "-o", str(objects / f"{source.stem}.o")]
+        result = subprocess.run(command, capture_output=True, text=True)
+        return "" if result.returncode == 0 else f"{source.name}: {result.stderr}"
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return [error for error in pool.map(one, sources) if error]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_nvcc_compiles_the_generated_source_of_every_shipped_scheme(tmp_path):
+    """`bilinear compile` for each shipped file (float64; float32 too for the hand-written schedules),
+    then nvcc -arch=sm_90 -c on every .cu file it wrote."""
+    sources = []
+    for path in ALGORITHMS:
+        has_schedule = any(not isinstance(d, bilinear.ir.Algorithm) for d in bilinear.load(path).own_definitions())
+        for dtype in ("float64", "float32") if has_schedule else ("float64",):
+            out = tmp_path / f"{path.stem}-{dtype}"
+            assert main(["compile", str(path), "-o", str(out), "--levels", "2", "--dtype", dtype]) == 0
+            sources += sorted(out.glob("*.cu"))
+    objects = tmp_path / "objects"
+    objects.mkdir()
+    for index, source in enumerate(sources):  # distinct object names
+        source.rename(source.with_name(f"{index}-{source.name}"))
+    errors = _nvcc_all(sorted(tmp_path.glob("*/*.cu")), objects)
+    assert not errors, "\n".join(errors)
+
+
+def test_manifest_describes_levels_and_workspace(tmp_path):
+    assert main(["compile", "algorithms/rsmm.bl", "-o", str(tmp_path), "--levels", "2"]) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert [level["schedule"] for level in manifest["levels"]] == ["rsmm", "rsmm"]
+    assert manifest["levels"][0]["computes"] == "C = A*B"
+    assert manifest["levels"][1]["accumulate_fallback"]["schedule"] == "winograd_cublas"
+    # level 1: X and Y of n/2; level 2: rsmm's and the fallback's X and Y of n/4
+    assert manifest["workspace_bytes"]["4096"] == (2 * 2048**2 + 4 * 1024**2) * 8
+    assert {launch["kind"] for launch in manifest["levels"][0]["launches"]} == {"elementwise", "products"}
+
+
+def test_msmes_manifest_reports_zero_workspace(tmp_path):
+    assert main(["compile", "algorithms/msmes.bl", "-o", str(tmp_path), "--levels", "3"]) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert set(manifest["workspace_bytes"].values()) == {0}
+
+
+@pytest.mark.slow
+def test_templates_and_algorithms_ship_in_the_wheel(tmp_path):
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
+    if build.returncode != 0:
+        pytest.skip(f"cannot build a wheel here: {build.stderr.strip()[-300:]}")
+    (wheel,) = tmp_path.glob("bilinear-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "bilinear/templates/elementwise.cu.j2" in names
+    assert "bilinear/algorithms/msmes.bl" in names
+    assert "bilinear/frontend/grammar.lark" in names
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    script = (
+        "import bilinear, bilinear.paths as p;"
+        "assert str(p.templates_dir()).startswith(%r);" % str(site)
+        + "print(bilinear.api.lower_program(p.algorithms_dir() / 'msmes.bl').cuda_source()[:40])"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(site)})
+    assert run.returncode == 0, run.stderr
+    assert "Generated by bilinear" in run.stdout

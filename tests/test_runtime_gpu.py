@@ -1,0 +1,70 @@
+"""The runtime on the GPU (CuPy backend): correctness, restoration, zero extra bytes.
+
+Run on the GPU machine with ``python -m pytest -m gpu``; skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bilinear
+from bilinear.measure import AllocationCounter, error_bound, float64_reference, random_inputs, relative_error
+
+from conftest import ALGORITHMS
+
+pytestmark = pytest.mark.gpu
+
+SIZES = [(1, 1, 1), (7, 7, 7), (33, 33, 33), (257, 129, 200), (512, 512, 512)]
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+@pytest.mark.parametrize("path", ALGORITHMS, ids=[p.stem for p in ALGORITHMS])
+@pytest.mark.parametrize("levels", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_products_are_correct_and_inputs_restored(cp, path, levels, dtype):
+    product = bilinear.compile(path, dtype=dtype, levels=levels, backend="cupy")
+    beta = 0.0 if product.lowered.levels[0].schedule.overwrites_c else 0.5
+    for M, K, N in SIZES:
+        A, B, C = random_inputs(cp, M, K, N, dtype, seed=M)
+        A0, B0 = A.copy(), B.copy()
+        exact = float64_reference(A, B, C, 1.5, beta)
+        product(A, B, out=C, alpha=1.5, beta=beta)
+        error = relative_error(C, exact, A0, B0)
+        assert error <= error_bound(dtype, K, 3.0, levels), (M, K, N, error)
+        scale = 8 * levels * np.finfo(dtype).eps * max(float(cp.abs(A0).max()), float(cp.abs(B0).max()), 1.0)
+        assert float(cp.abs(A - A0).max()) <= scale and float(cp.abs(B - B0).max()) <= scale
+
+
+@pytest.mark.parametrize("levels", [1, 2, 3])
+def test_msmes_allocates_zero_bytes(cp, levels):
+    product = bilinear.compile("algorithms/msmes.bl", dtype="float64", levels=levels, backend="cupy")
+    A, B, C = random_inputs(cp, 1024, 1024, 1024, "float64")
+    product(A, B, out=C)  # warm-up: compiles kernels, creates the cuBLAS handle
+    cp.cuda.get_current_stream().synchronize()
+    counter = AllocationCounter()
+    with counter.counting():
+        product(A, B, out=C, beta=1.0)
+        cp.cuda.get_current_stream().synchronize()
+    assert counter.bytes == 0 and counter.allocations == 0
+
+
+def test_cupy_and_numpy_backends_agree(cp):
+    product_gpu = bilinear.compile("algorithms/rsmm.bl", levels=2, backend="cupy")
+    product_cpu = bilinear.compile("algorithms/rsmm.bl", levels=2, backend="numpy")
+    A, B, _ = random_inputs(np, 99, 70, 131, "float64")
+    on_gpu = product_gpu(cp.asarray(A), cp.asarray(B)).get()
+    assert np.allclose(on_gpu, product_cpu(A, B), rtol=1e-12, atol=1e-12)
+
+
+def test_views_with_leading_dimensions(cp):
+    product = bilinear.compile("algorithms/msmes.bl", levels=2, backend="cupy")
+    big = [cp.asarray(x) for x in random_inputs(np, 300, 300, 300, "float64")]
+    A, B, C = big[0][3:259, 5:200], big[1][5:200, 1:255], big[2][2:258, 4:258]
+    expected = 2.0 * (A @ B) + 3.0 * C
+    product(A, B, out=C, alpha=2.0, beta=3.0)
+    assert cp.allclose(C, expected, rtol=1e-11, atol=1e-11)

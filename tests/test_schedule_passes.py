@@ -1,0 +1,77 @@
+"""Every scheduling pass, applied to every shipped algorithm and schedule, verifies again."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import bilinear
+from bilinear.ir import Algorithm, Multiply, Schedule
+from bilinear.schedule import default_schedule, fuse_elementwise, group_stages, single_target
+from bilinear.verify.schedule import verify_schedule
+
+from conftest import ALGORITHMS
+
+
+def _definitions():
+    for path in ALGORITHMS:
+        program = bilinear.load(path)
+        for definition in program.own_definitions():
+            algorithm = definition if isinstance(definition, Algorithm) else program.algorithm(definition.algorithm)
+            yield pytest.param(definition, algorithm, id=f"{path.stem}:{definition.name}")
+
+
+def _schedules(definition, algorithm):
+    if isinstance(definition, Schedule):
+        yield definition
+    else:
+        yield default_schedule(algorithm, "cublas")
+        yield default_schedule(algorithm, "fused")
+
+
+@pytest.mark.parametrize("definition, algorithm", list(_definitions()))
+def test_passes_preserve_correctness(definition, algorithm):
+    for schedule in _schedules(definition, algorithm):
+        assert verify_schedule(schedule, algorithm).ok, schedule.name
+        targeted = single_target(schedule)
+        check = verify_schedule(targeted, algorithm)
+        assert check.ok, [d.message for d in check.errors]
+        assert all(len(s.targets.terms) == 1 for _, s in targeted.statements() if isinstance(s, Multiply))
+        fused = fuse_elementwise(targeted)
+        assert verify_schedule(fused, algorithm).ok
+        # after fusion no two element-wise stages are adjacent
+        assert not any(
+            not a.is_product_stage() and not b.is_product_stage() for a, b in zip(fused.stages, fused.stages[1:])
+        )
+
+
+@pytest.mark.parametrize("definition, algorithm", list(_definitions()))
+def test_regrouping_a_schedule_keeps_it_correct(definition, algorithm):
+    for schedule in _schedules(definition, algorithm):
+        flat = tuple(s for _, s in schedule.statements())
+        regrouped = group_stages(flat)
+        assert verify_schedule(replace(schedule, stages=regrouped), algorithm).ok
+        assert len(regrouped) <= len(flat)
+
+
+def test_default_cublas_schedule_uses_two_temporaries_at_most():
+    strassen = bilinear.load("algorithms/strassen.bl").main
+    schedule = default_schedule(strassen, "cublas")
+    assert [t.like for t in schedule.temporaries] == ["A", "B"]
+
+
+def test_default_fused_schedule_is_one_stage_without_workspace():
+    strassen = bilinear.load("algorithms/strassen.bl").main
+    schedule = default_schedule(strassen, "fused")
+    assert len(schedule.stages) == 1 and not schedule.temporaries
+    assert len(schedule.stages[0].statements) == 7
+
+
+def test_msmes_single_target_phases():
+    program = bilinear.load("algorithms/msmes.bl")
+    targeted = single_target(program.main)
+    phases = [s.name for s in targeted.stages if s.is_product_stage()]
+    # products1 has four target columns of rank 3, products2 three of rank 2: two phases each.
+    assert phases == ["products1.1", "products1.2", "products2.1", "products2.2"]
+    assert not targeted.temporaries
