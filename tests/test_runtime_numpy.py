@@ -52,7 +52,10 @@ def _check(product, M, K, N, alpha=1.0, beta=0.0, seed=1):
 def test_matrix_of_cases(compiled, path, leaf, levels, dtype):
     product = compiled(path, levels=levels, leaf=leaf, dtype=dtype)
     beta = 0.0 if product.lowered.levels[0].schedule.overwrites_c else 0.5
-    for M, K, N in SIZES:
+    rank = product.lowered.levels[0].algorithm.rank
+    # ⟨3,3,3;23⟩ at three levels is 12167 leaf products per size on the CPU: the odd sizes suffice.
+    sizes = SIZES if rank**levels <= 1000 else SIZES[:3]
+    for M, K, N in sizes:
         error = _check(product, M, K, N, alpha=1.5, beta=beta)
         assert error <= error_bound(dtype, K, 3.0, levels), (M, K, N, error)
 

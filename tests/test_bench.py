@@ -1,0 +1,76 @@
+"""The benchmark harness and the performance model on the CPU (no timing assertions)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import bilinear
+from bilinear.bench import bench_one, choose_levels
+from bilinear.cli import main
+from bilinear.lower.plan import Options, lower
+from bilinear.model import Ceilings, count_launches, predict, predict_steps
+
+CEILINGS = Ceilings(
+    device="test", dtype="float64", bandwidth=3e12,
+    gemm_rate=((512, 6e12), (1024, 25e12), (2048, 50e12), (4096, 56e12), (8192, 56e12), (16384, 53e12)),
+    launch_seconds=2e-5,
+)
+
+
+def _lowered(path, levels, leaf="cublas"):
+    return lower(bilinear.load(path), Options(levels=levels, leaf=leaf))
+
+
+def test_bench_one_reports_every_column():
+    product = bilinear.compile("algorithms/msmes.bl", levels=1, backend="numpy")
+    result = bench_one(product, "algorithms/msmes.bl", 64, 64, 64, CEILINGS, repeat=2)
+    assert result.ratio == pytest.approx(result.library_ms / result.ours_ms)
+    assert result.ours_tflops == pytest.approx(2 * 64**3 / (result.ours_ms / 1e3) / 1e12)
+    assert result.error < 1e-14 and result.extra_bytes is None
+    assert [s.level_step for s in result.stages][0] == "msmes_float64_s0"
+    assert result.predicted_ms > 0
+
+
+def test_model_counts_the_bytes_of_each_elementwise_launch():
+    lowered = _lowered("algorithms/msmes.bl", 1)
+    steps = predict_steps(lowered, CEILINGS, 16384, 16384, 16384)
+    block = 8192 * 8192 * 8
+    first = steps[0]  # pre + first change of basis: A 4 read 2 written, B likewise, C 4 read 3 written
+    assert first.bytes == 19 * block
+    assert first.seconds == pytest.approx(19 * block / 3e12)
+    products = [s for s in steps if s.flops]
+    assert sum(s.flops for s in products) == pytest.approx(7 * 2 * 8192**3)
+
+
+def test_model_prefers_the_library_for_small_products_and_recursion_for_large():
+    lowered_for = lambda levels, leaf: _lowered("algorithms/strassen.bl", levels, leaf)  # noqa: E731
+    assert choose_levels(lowered_for, CEILINGS, 512, 512, 512)[0] == 0
+    levels, leaf, seconds = choose_levels(lowered_for, CEILINGS, 16384, 16384, 16384)
+    assert levels >= 1 and seconds < 2 * 16384**3 / 53e12
+
+
+def test_launch_bound_prediction():
+    lowered = _lowered("algorithms/msmes.bl", 3)
+    assert count_launches(lowered, 4096, 4096, 4096) == 7**3 + 5 * (1 + 7 + 49)
+    assert predict(lowered, CEILINGS, 64, 64, 64) == pytest.approx(count_launches(lowered, 64, 64, 64) * 2e-5)
+
+
+def test_bench_command_writes_json_and_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    out, picture = tmp_path / "bench.json", tmp_path / "bench.png"
+    code = main(["bench", "algorithms/strassen.bl", "--backend", "numpy", "-n", "32", "64", "--levels", "1", "2",
+                 "--repeat", "2", "--json", str(out), "--plot", str(picture)])
+    assert code == 0
+    results = json.loads(out.read_text())["results"]
+    assert {(r["N"], r["levels"]) for r in results} == {(32, 1), (32, 2), (64, 1), (64, 2)}
+    assert all(np.isfinite(r["ratio"]) for r in results)
+    assert picture.stat().st_size > 1000
+
+
+def test_bench_command_without_plot_or_matplotlib(tmp_path):
+    code = main(["bench", "algorithms/rsmm.bl", "--backend", "numpy", "-n", "16", "--repeat", "1",
+                 "--json", str(tmp_path / "b.json")])
+    assert code == 0

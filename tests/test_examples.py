@@ -1,0 +1,21 @@
+"""The examples run (on the NumPy backend here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_api_tour_runs_on_the_cpu():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "api_tour.py"), "--n", "96", "--backend", "numpy"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "verified: True" in result.stdout
+    assert "workspace bytes at this size: 0" in result.stdout
+    assert "ValueError: A is float32 but this product was compiled for float64" in result.stdout
+    errors = [float(line.split()[-1]) for line in result.stdout.splitlines() if line.startswith("max |C")]
+    assert errors and errors[0] < 1e-10
