@@ -119,6 +119,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0)
     run.set_defaults(handler=_run)
 
+    import_ = commands.add_parser(
+        "import",
+        help="convert a catalogue scheme (fast-matmul, plinopt, kauers, alphatensor) to a .bl file",
+        description="Read a scheme in a catalogue format, verify it, and write it as .bl text (equations or a "
+        "U/V/W table) with a header saying where it came from. Approximate and modulo-p schemes are refused.",
+    )
+    _add_input_options(import_)
+    import_.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+    import_.add_argument("--style", choices=("equations", "table"), default="equations")
+    import_.add_argument("--name", default=None, help="name of the algorithm in the .bl file")
+    import_.set_defaults(handler=_import)
+
+    list_ = commands.add_parser("list", help="list the shipped algorithms and schedules",
+                                description="List every definition in the shipped algorithms/ folder with its "
+                                "shape, rank and whether it verifies.")
+    list_.set_defaults(handler=_list)
+
     bench = commands.add_parser(
         "bench",
         help="time schemes against cuBLAS side by side (table, JSON, plot)",
@@ -208,6 +225,54 @@ def _run(args) -> int:
     result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)
     print(result.describe())
     return 0 if result.within_bound else 1
+
+
+def _import(args) -> int:
+    from dataclasses import replace
+
+    from .frontend.export import to_bl
+    from .verify import verify_program
+
+    program = _load(args)
+    algorithm = program.main
+    if args.name:
+        if not args.name.isidentifier():
+            raise ValueError(f"--name must be an identifier, not {args.name!r}")
+        algorithm = replace(algorithm, name=args.name)
+    report = verify_program(program)
+    if not report.ok:
+        for entry in report.entries:
+            for diagnostic in entry.errors:
+                print(render(diagnostic), file=sys.stderr)
+        print(f"bilinear import: {args.file} does not verify; nothing written", file=sys.stderr)
+        return 1
+    text = to_bl(algorithm, style=args.style, header=(f"Imported by `bilinear import` from {args.file}.",))
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output} ({algorithm.name}, <{algorithm.shape.m},{algorithm.shape.k},{algorithm.shape.n};{algorithm.rank}>)")
+    return 0
+
+
+def _list(args) -> int:
+    from .api import load
+    from .ir import Schedule
+    from .paths import algorithms_dir
+    from .verify import verify_program
+
+    for path in sorted(algorithms_dir().glob("*.bl")):
+        program = load(path)
+        for entry in verify_program(program).entries:
+            definition = getattr(entry, "schedule", None) or entry.algorithm
+            if definition.name not in program.own:
+                continue  # an algorithm the file only uses
+            if isinstance(definition, Schedule):
+                what = f"schedule for {definition.algorithm} [{', '.join(sorted(definition.properties))}]"
+            else:
+                what = f"algorithm <{definition.shape.m},{definition.shape.k},{definition.shape.n};{definition.rank}>"
+            print(f"{path.name:16s} {definition.name:12s} {what:40s} {'verified' if entry.ok else 'FAILS'}")
+    return 0
 
 
 def _bench(args) -> int:

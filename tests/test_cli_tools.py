@@ -1,0 +1,56 @@
+"""`bilinear import`, `list`, `compile` and `run` from the command line (CPU)."""
+
+from __future__ import annotations
+
+import bilinear
+from bilinear.cli import main
+
+from conftest import scheme_file
+
+
+def test_import_writes_a_bl_file_that_verifies(tmp_path, capsys):
+    source = scheme_file("fast-matmul/hk323-15-94")
+    out = tmp_path / "hk323.bl"
+    assert main(["import", str(source), "--name", "hk323", "-o", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    report = bilinear.verify(out)
+    assert report.ok and report.entries[0].algorithm.name == "hk323"
+    assert report.entries[0].algorithm.rank == 15
+
+
+def test_import_table_style_to_stdout(capsys):
+    assert main(["import", str(scheme_file("fast-matmul/strassen")), "--style", "table"]) == 0
+    assert "U:" in capsys.readouterr().out
+
+
+def test_import_refuses_a_wrong_name(capsys):
+    assert main(["import", str(scheme_file("fast-matmul/strassen")), "--name", "not valid"]) == 1
+    assert "--name must be an identifier" in capsys.readouterr().err
+
+
+def test_list_shows_every_shipped_definition(capsys):
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split()[:2] == ["msmes.bl", "msmes"] and line.endswith("verified") for line in lines)
+    assert all(line.endswith("verified") for line in lines)
+
+
+def test_run_on_the_cpu_reports_and_exits_zero(capsys):
+    code = main(["run", "algorithms/msmes.bl", "-n", "33", "--levels", "2", "--backend", "numpy", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "relative error" in out and "restored" in out
+
+
+def test_run_rejects_beta_for_an_overwriting_schedule(capsys):
+    code = main(["run", "algorithms/rsmm.bl", "-n", "16", "--backend", "numpy", "--beta", "1", "--repeat", "1"])
+    assert code == 1
+    assert "beta must be 0" in capsys.readouterr().err
+
+
+def test_compile_refuses_a_wrong_scheme(tmp_path, capsys):
+    wrong = tmp_path / "wrong.bl"
+    wrong.write_text(open("algorithms/strassen.bl").read().replace("M3 + M5", "M3 - M5"))
+    assert main(["compile", str(wrong), "-o", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+    assert "C12 is wrong" in capsys.readouterr().err
