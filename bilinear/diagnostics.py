@@ -53,8 +53,12 @@ class SourceCache:
             except (OSError, UnicodeDecodeError):
                 return None
             self._texts[path] = text
-        lines = text.splitlines()
-        return lines[number - 1] if 1 <= number <= len(lines) else None
+        # Only '\n' ends a line, as for the parser; str.splitlines would also split at form
+        # feeds and U+2028 and quote the wrong line.  An empty file still has a line 1.
+        lines = text.split("\n")
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()
+        return lines[number - 1].rstrip("\r") if 1 <= number <= len(lines) else None
 
 
 SOURCES = SourceCache()
@@ -71,6 +75,7 @@ def render(diagnostic: Diagnostic, sources: SourceCache = SOURCES) -> str:
         out.append(gutter + line.rstrip("\n"))
         width = span.end_column - span.column if span.end_line == span.line else len(line) - span.column + 1
         caret = "^" + "~" * max(0, width - 1)
-        out.append(" " * (len(gutter) - 2) + "| " + " " * (span.column - 1) + caret)
+        indent = "".join(c if c == "\t" else " " for c in line[: span.column - 1])  # tabs keep the caret aligned
+        out.append(" " * (len(gutter) - 2) + "| " + indent + caret)
     out.extend(f"  note: {note}" for note in diagnostic.notes)
     return "\n".join(out)

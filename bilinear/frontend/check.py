@@ -92,6 +92,9 @@ def build_algorithm(raw: _RawAlgorithm) -> Algorithm:
             findings.error(f"{item.name} is defined twice", item.span, *((f"first defined at {first}",) if first else ()))
         elif item.name not in definitions:
             definitions[item.name] = item.span
+    for entry in raw.sums:
+        if entry.form.is_zero():  # written as cancelling terms, or scaled by 0 (`M1 = 0 * B11`)
+            findings.error(f"{entry.name} is zero as written", entry.span)
     seen_outputs: dict[str, Span | None] = {}
     for output in raw.outputs:
         if not raw.shape.contains(output.block):
@@ -167,18 +170,25 @@ def _form_kind(form: Form, kinds: dict[str, str], shape: Shape) -> set[str]:
 
 
 def _check_products(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Findings) -> None:
+    is_zero = _sum_expander(raw)
     for product in raw.products:
-        for side, form, want in (("left", product.left, "A"), ("right", product.right, "B")):
+        got = {}
+        for side, form in (("left", product.left), ("right", product.right)):
             for name in form.names():
                 span = form.span_of(name) or product.span
-                if not parse_block(name) and name not in kinds:
+                if not _check_block(name, raw.shape, span, findings, f"algorithm {raw.name}") and name not in kinds:
                     findings.error(f"{name} is not defined", span, *_suggest(name, kinds))
-                    continue
-                _check_block(name, raw.shape, span, findings, f"algorithm {raw.name}")
-            got = _form_kind(form, kinds, raw.shape) - {"?"}
-            if got and got != {want}:
+            got[side] = _form_kind(form, kinds, raw.shape) - {"?"}
+        if got == {"left": {"B"}, "right": {"A"}}:
+            findings.error(
+                f"{product.name} is written (B side) * (A side); products are (A side) * (B side): swap the factors",
+                product.span,
+            )
+            continue
+        for side, form, want in (("left", product.left, "A"), ("right", product.right, "B")):
+            if got[side] and got[side] != {want}:
                 other = "B" if want == "A" else "A"
-                if got == {other}:
+                if got[side] == {other}:
                     findings.error(
                         f"the {side} factor of {product.name} is a sum of {other} blocks; products are (A side) * (B side)",
                         product.span,
@@ -189,9 +199,45 @@ def _check_products(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Findin
                         f"it is {form}",
                         product.span,
                     )
+            elif got[side] <= {want} and is_zero(form) and not _names_zero_sum(form, raw):
+                # Written directly, (A11 - A11) is refused by the IR; through named sums it gets here.
+                findings.error(f"the {side} factor of {product.name} is zero: {form} = 0", product.span)
+
+
+def _names_zero_sum(form: Form, raw: _RawAlgorithm) -> bool:
+    """True when the form names a sum written as zero (reported at the sum itself)."""
+    return any(s.form.is_zero() for s in raw.sums if s.name in form.names())
+
+
+def _sum_expander(raw: _RawAlgorithm):
+    """A test whether a form that names sums expands to zero (False past a cycle or for forms of blocks only)."""
+    sums = {s.name: s.form for s in raw.sums}
+    memo: dict[str, dict | None] = {}
+
+    def expand(form: Form, visiting: frozenset = frozenset()) -> dict | None:
+        total: dict = {}
+        for name, coef in form.terms:
+            if name not in sums:
+                total[name] = total.get(name, 0) + coef
+                continue
+            if name in visiting:
+                return None
+            if name not in memo:
+                memo[name] = expand(sums[name], visiting | {name})
+            if memo[name] is None:
+                return None
+            for atom, inner in memo[name].items():
+                total[atom] = total.get(atom, 0) + coef * inner
+        return {atom: coef for atom, coef in total.items() if coef}
+
+    def is_zero(form: Form) -> bool:
+        return any(name in sums for name in form.names()) and expand(form) == {}
+
+    return is_zero
 
 
 def _check_outputs(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Findings) -> None:
+    sum_spans = {s.name: s.span for s in raw.sums}
     for output in raw.outputs:
         for name in output.form.names():
             span = output.form.span_of(name) or output.span
@@ -204,10 +250,11 @@ def _check_outputs(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Finding
             elif name not in kinds:
                 findings.error(f"{name} is not defined", span, *_suggest(name, kinds))
             elif kinds[name] in ("A", "B"):
+                where = f" at {sum_spans[name]}" if sum_spans.get(name) else ""
                 findings.error(
                     f"{output.block} uses {name}, a sum of {kinds[name]} blocks, not a product",
                     span,
-                    f"a product needs two factors, e.g. {name} = (A side) * (B side)",
+                    f"{name} is defined{where} with one factor; a product needs two: {name} = (A side) * (B side)",
                 )
 
 
@@ -261,8 +308,10 @@ def build_table(raw: _RawTable) -> Algorithm:
 
 
 def _columns(rows, blocks: tuple[str, ...]) -> list[Form]:
+    """One Form per column; each block remembers its row, so a diagnostic can point at the entry's line."""
     rank = len(rows[0][0])
-    return [Form.of({block: rows[i][0][r] for i, block in enumerate(blocks)}) for r in range(rank)]
+    spans = [(block, rows[i][1]) for i, block in enumerate(blocks)]
+    return [Form.of({block: rows[i][0][r] for i, block in enumerate(blocks)}, spans) for r in range(rank)]
 
 
 # --- schedules ---------------------------------------------------------------------

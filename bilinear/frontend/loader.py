@@ -14,7 +14,7 @@ from ..diagnostics import SOURCES, BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Span
 from ..paths import algorithms_dir
 from .check import build
-from .parser import Use, parse_text
+from .parser import Use, _RawAlgorithm, parse_text
 
 
 def read_source(path: Path, span: Span | None = None) -> str:
@@ -30,16 +30,20 @@ def read_source(path: Path, span: Span | None = None) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
+        SOURCES.add(str(path), data.decode("utf-8", errors="replace"))  # so the message can quote the line
         raise BilinearError(
             Diagnostic(f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x})", _offset_span(str(path), data, error.start))
         ) from None
+    text = text.removeprefix("\ufeff")  # a byte order mark, as some editors write: not part of the text
     SOURCES.add(str(path), text)
     return text
 
 
 def _offset_span(path: str, data: bytes, offset: int) -> Span:
+    """The line and the column, in characters, of a byte offset."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
     line = data.count(b"\n", 0, offset) + 1
-    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    column = len(data[line_start:offset].decode("utf-8", errors="replace")) + 1
     return Span(path, line, column, line, column + 1)
 
 
@@ -114,6 +118,11 @@ def _assemble(path: str, raw_definitions: list, own: tuple[str, ...]) -> Program
             built = build(raw, algorithms)
         except BilinearError as error:
             errors.extend(error.diagnostics)
+            continue
+        except RecursionError:  # name resolution recurses once per level of named sums
+            kind = "algorithm" if isinstance(raw, _RawAlgorithm) else "definition"
+            message = f"{kind} {raw.name} nests its named sums too deeply to check (a chain of hundreds of sums)"
+            errors.append(Diagnostic(message, raw.span))
             continue
         (algorithms if isinstance(built, Algorithm) else schedules)[built.name] = built
     if errors:

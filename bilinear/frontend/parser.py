@@ -8,12 +8,13 @@ checks that need a whole definition live in :mod:`bilinear.frontend.check`.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 from importlib import resources
 from typing import Union
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..diagnostics import BilinearError, Diagnostic
@@ -75,8 +76,12 @@ def _describe(value: _Value) -> str:
 
 
 @v_args(meta=True)
-class _ToIR(Transformer):
-    """Builds IR nodes; raises :class:`BilinearError` for mistakes inside a rule."""
+class _ToIR(Transformer_NonRecursive):
+    """Builds IR nodes; raises :class:`BilinearError` for mistakes inside a rule.
+
+    Non-recursive, because ``a + b + ...`` is a left-deep tree: a sum of a few
+    hundred terms would exhaust Python's recursion limit.
+    """
 
     def __init__(self, path: str):
         super().__init__()
@@ -193,7 +198,10 @@ class _ToIR(Transformer):
                     )
                 outputs.append(Output(target, value, span))
             elif isinstance(value, _Bilinear):
-                products.append(Product(target, value.left, value.right, span))
+                try:
+                    products.append(Product(target, value.left, value.right, span))
+                except ValueError as error:  # a zero factor: say so at the product's own line
+                    self._fail(str(error), span)
             else:
                 sums.append(Sum(target, value, span))
         return _RawAlgorithm(str(name), shape, rank, tuple(sums), tuple(products), tuple(outputs), self._span(meta))
@@ -361,7 +369,10 @@ def _expected(names) -> str:
             words.append(name.lower())
             continue
         words.append(f"'{pattern.value}'" if pattern.type == "str" else name.lower())
-    words = sorted(set(words))
+    words = set(words)
+    if "a number" in words:
+        words.discard("a whole number")  # where any number may stand, do not list integers apart
+    words = sorted(words)
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
@@ -369,13 +380,21 @@ def _found(error: UnexpectedInput, text: str) -> str:
     if isinstance(error, UnexpectedToken):
         token = error.token
         if token.type == "$END":
-            return "the end of the file"
+            return "end of file"
         if token.type == "_NL":
-            return "the end of the line"
+            return "end of line"
         return f"'{token}'"
     if isinstance(error, UnexpectedCharacters):
-        return f"'{text[error.pos_in_stream]}'"
-    return "the end of the file"
+        return _character(text[error.pos_in_stream])
+    return "end of file"
+
+
+def _character(char: str) -> str:
+    """``'x'``, or a code point and its name for a character one cannot see (U+00A0 NO-BREAK SPACE)."""
+    if char.isprintable() and not char.isspace():
+        return f"'{char}'"
+    name = unicodedata.name(char, "")
+    return f"character U+{ord(char):04X}" + (f" ({name})" if name else "")
 
 
 def _syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:

@@ -10,7 +10,6 @@ change as a note.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Iterator
 
 from ..diagnostics import Diagnostic
 from ..ir import Algorithm, Form, format_coefficient, parse_block
@@ -86,20 +85,25 @@ def _indices(block: str) -> tuple[int, int]:
 # --- single-coefficient fixes ------------------------------------------------------------
 
 
-def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form]) -> Iterator[str]:
+def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form]) -> list[str]:
     """Written coefficients whose change alone zeroes the residual, as readable edits.
 
     The residual tensor E is affine in any single written coefficient c, so
-    changing c by δ fixes everything exactly when E + δ·∂T/∂c = 0.
+    changing c by δ fixes everything exactly when E + δ·∂T/∂c = 0.  Changes to
+    a whole number come first: a misprinted sign or digit is likelier than a
+    fraction that happens to compensate.
     """
     target = _flatten(residual)
-    algorithm = expansion.algorithm
+    found = []
     for site, span, current, direction in _sites(expansion, set(residual)):
         delta = _ratio(target, direction)
         if delta is not None:
-            yield f"{site} from {format_coefficient(current)} to {format_coefficient(current + delta)}" + (
-                f" (line {span.line})" if span else ""
-            )
+            found.append((site, span, current, current + delta))
+    found.sort(key=lambda fix: fix[3].denominator != 1)
+    return [
+        f"{site} from {format_coefficient(current)} to {format_coefficient(new)}" + (f" (line {span.line})" if span else "")
+        for site, span, current, new in found
+    ]
 
 
 def _flatten(per_block: dict[str, Form]) -> dict[tuple[str, str], Fraction]:
@@ -120,44 +124,55 @@ def _sites(expansion: Expansion, wrong_blocks: set[str]):
     algorithm = expansion.algorithm
     shape = algorithm.shape
     usage = {p.name: {c: w.coefficient(p.name) for c, w in expansion.outputs.items() if w.coefficient(p.name)} for p in algorithm.products}
+    kinds = {s.name: _sum_kind(expansion, s.name) for s in algorithm.sums}
     for r, product in enumerate(algorithm.products):
         if set(usage[product.name]) != wrong_blocks:
             continue  # changing a factor of this product touches other blocks than the wrong ones
         u, v = expansion.factors[r]
-        for side, form, blocks, other in (("left", product.left, shape.blocks("A"), v), ("right", product.right, shape.blocks("B"), u)):
-            for name in _candidates(form, blocks, algorithm):
+        for side, form, kind, other in (("left", product.left, "A", v), ("right", product.right, "B", u)):
+            for name in _candidates(form, [*shape.blocks(kind), *_addable_sums(algorithm, kinds, kind)], algorithm):
                 change = expansion.of(name)
                 term = bilinear(change, other) if side == "left" else bilinear(other, change)
                 direction = {(c, t): w * x for c, w in usage[product.name].items() for t, x in term.terms}
                 yield (
                     f"the coefficient of {name} in the {side} factor of {product.name}",
-                    product.span,
+                    form.span_of(name) or product.span,  # a table's entry is on its block's row
                     form.coefficient(name),
                     direction,
                 )
     for output in algorithm.outputs:
         if {output.block} != wrong_blocks:
             continue
-        for name in _candidates(output.form, [p.name for p in algorithm.products], algorithm):
-            value = expansion.form(Form.symbol(name))
-            total = Form()
-            for product, coef in value.terms:
-                total = total + expansion.product_terms[_index(algorithm, product)].scale(coef)
-            direction = {(output.block, t): x for t, x in total.terms}
+        for name in _candidates(output.form, [*(p.name for p in algorithm.products), *_addable_sums(algorithm, kinds, "M")], algorithm):
+            direction = {(output.block, t): x for t, x in _product_value(expansion, name).terms}
             yield f"the coefficient of {name} in {output.block}", output.span, output.form.coefficient(name), direction
-    yield from _sum_sites(expansion, wrong_blocks)
+    yield from _sum_sites(expansion, wrong_blocks, usage, kinds)
 
 
-def _sum_sites(expansion: Expansion, wrong_blocks: set[str]):
-    """Coefficients inside named sums (Winograd's S1 = A21 + A22 ...)."""
+def _sum_sites(expansion: Expansion, wrong_blocks: set[str], usage: dict, kinds: dict[str, str]):
+    """Coefficients inside named sums (Winograd's S1 = A21 + A22 ...).
+
+    Changing the coefficient of x in a sum S by one changes the residual by
+    an outer product: x's expansion times what S meets (per C block, the
+    other factor of each product S feeds, or the weight of S in the output).
+    """
     algorithm = expansion.algorithm
     for entry in algorithm.sums:
-        kind = _sum_kind(expansion, entry.name)
+        kind = kinds[entry.name]
+        meets = _sum_meets(expansion, entry.name, kind, usage)
+        if {block for block, _ in meets} != wrong_blocks:
+            continue  # a change of this sum touches other blocks than the wrong ones
         bases = algorithm.shape.blocks(kind) if kind in "AB" else [p.name for p in algorithm.products]
-        for name in _candidates(entry.form, bases, algorithm):
-            direction = _sum_direction(expansion, entry.name, kind, name)
-            if {c for c, _ in direction} == wrong_blocks:
-                yield f"the coefficient of {name} in {entry.name}", entry.span, entry.form.coefficient(name), direction
+        for name in _candidates(entry.form, [*bases, *_addable_sums(algorithm, kinds, kind, into=entry.name)], algorithm):
+            if kind == "A":
+                change = expansion.of(name)
+                direction = {(c, f"{a}*{b}"): x * y for a, x in change.terms for (c, b), y in meets.items()}
+            elif kind == "B":
+                change = expansion.of(name)
+                direction = {(c, f"{a}*{b}"): x * y for b, x in change.terms for (c, a), y in meets.items()}
+            else:
+                direction = {(c, t): x * y for t, x in _product_value(expansion, name).terms for (c, _), y in meets.items()}
+            yield f"the coefficient of {name} in {entry.name}", entry.span, entry.form.coefficient(name), direction
 
 
 def _sum_kind(expansion: Expansion, name: str) -> str:
@@ -167,32 +182,41 @@ def _sum_kind(expansion: Expansion, name: str) -> str:
     return parsed[0] if parsed else "M"
 
 
-def _sum_direction(expansion: Expansion, sum_name: str, kind: str, name: str) -> dict:
+def _addable_sums(algorithm: Algorithm, kinds: dict[str, str], kind: str, into: str | None = None) -> list[str]:
+    """Named sums of one kind that a form could gain; for the sum ``into``, only those that do not use it."""
+    sums = {s.name: s.form for s in algorithm.sums}
+
+    def uses(name: str) -> bool:
+        return name == into or any(uses(term) for term in sums.get(name, Form()).names())
+
+    return [name for name, of_kind in kinds.items() if of_kind == kind and not (into and uses(name))]
+
+
+def _sum_meets(expansion: Expansion, sum_name: str, kind: str, usage: dict) -> dict[tuple[str, str], Fraction]:
+    """(C block, other factor's block) -> weight for a sum of blocks; (C block, "") -> weight for a sum of products."""
     algorithm = expansion.algorithm
-    change = expansion.of(name)
     total: dict[tuple[str, str], Fraction] = {}
     if kind in "AB":
         for r, product in enumerate(algorithm.products):
-            form = product.left if kind == "A" else product.right
-            weight = expansion.partial(form, sum_name)
+            weight = expansion.partial(product.left if kind == "A" else product.right, sum_name)
             if weight == 0:
                 continue
             u, v = expansion.factors[r]
-            term = bilinear(change, v) if kind == "A" else bilinear(u, change)
-            for block, w in expansion.outputs.items():
-                for t, x in term.terms:
-                    if w.coefficient(product.name):
-                        total[(block, t)] = total.get((block, t), 0) + weight * w.coefficient(product.name) * x
+            for block, w in usage[product.name].items():
+                for atom, x in (v if kind == "A" else u).terms:
+                    total[(block, atom)] = total.get((block, atom), 0) + weight * w * x
     else:
-        value = Form()
-        for product, coef in change.terms:
-            value = value + expansion.product_terms[_index(algorithm, product)].scale(coef)
         for output in algorithm.outputs:
-            weight = expansion.partial(output.form, sum_name)
-            for t, x in value.terms:
-                if weight:
-                    total[(output.block, t)] = total.get((output.block, t), 0) + weight * x
-    return {k: v for k, v in total.items() if v != 0}
+            total[(output.block, "")] = expansion.partial(output.form, sum_name)
+    return {key: weight for key, weight in total.items() if weight != 0}
+
+
+def _product_value(expansion: Expansion, name: str) -> Form:
+    """A product or a sum of products, over ``"A*B"`` names."""
+    total = Form()
+    for product, coef in expansion.form(Form.symbol(name)).terms:
+        total = total + expansion.product_terms[_index(expansion.algorithm, product)].scale(coef)
+    return total
 
 
 def _candidates(form: Form, base_names, algorithm: Algorithm) -> list[str]:

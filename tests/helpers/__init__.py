@@ -1,0 +1,1 @@
+"""Test helpers: mutation enumeration, coefficient-table schemes and numeric oracles."""

@@ -1,0 +1,180 @@
+"""`bilinear verify`: exit codes, the three report formats, --help, bad paths, speed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ALGORITHMS, FIXTURES, ROOT, scheme_file
+
+from bilinear.cli import build_parser, main
+
+PRINTED = FIXTURES / "msmes_thesis_printed.bl"
+WRONG_STRASSEN = (ROOT / "algorithms" / "strassen.bl").read_text().replace("C12 = M3 + M5", "C12 = M3 - M5")
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def wrong_strassen(tmp_path):
+    path = tmp_path / "strassen_wrong.bl"
+    path.write_text(WRONG_STRASSEN)
+    return path
+
+
+def test_every_shipped_file_exits_0(capsys, shipped):
+    code, out, err = _run(capsys, "verify", shipped)
+    assert code == 0, out + err
+    assert out.rstrip().endswith("0 failed")
+
+
+def test_a_wrong_algorithm_exits_1_and_names_the_block_and_the_fix(capsys, wrong_strassen):
+    code, out, _ = _run(capsys, "verify", wrong_strassen)
+    assert code == 1
+    assert (
+        f"{wrong_strassen}:14:3: error: C12 is wrong: it computes A11*B12 - 2*A11*B22 - A12*B22 but must be "
+        "A11*B12 + A12*B22; has -2*A11*B22 that should not be there; has -A12*B22 where it needs +A12*B22\n"
+        "   14 |   C12 = M3 - M5\n"
+        "      |   ^~~~~~~~~~~~~\n"
+    ) in out
+    assert "note: changing the coefficient of M5 in C12 from -1 to 1 (line 14) would make every equation hold" in out
+    assert out.rstrip().endswith("0 verified, 1 failed")
+
+
+def test_the_printed_thesis_schedule_exits_1(capsys):
+    code, out, _ = _run(capsys, "verify", PRINTED)
+    assert code == 1
+    assert "schedule msmes_printed for strassen [inplace, restore]: FAILED" in out
+
+
+def test_json_report_is_well_formed(capsys, wrong_strassen):
+    code, out, _ = _run(capsys, "verify", wrong_strassen, "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    assert data["file"] == str(wrong_strassen) and data["ok"] is False
+    (entry,) = data["entries"]
+    assert (entry["kind"], entry["name"], entry["ok"], entry["products"]) == ("algorithm", "strassen", False, 7)
+    (error,) = entry["errors"]
+    assert (error["severity"], error["file"], error["line"], error["column"]) == ("error", str(wrong_strassen), 14, 3)
+    assert error["message"].startswith("C12 is wrong") and error["notes"]
+
+
+def test_json_report_of_a_schedule_lists_its_products(capsys):
+    code, out, _ = _run(capsys, "verify", ROOT / "algorithms" / "msmes.bl", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["ok"] is True and [e["kind"] for e in data["entries"]] == ["algorithm", "schedule"]
+    schedule = data["entries"][1]
+    assert [p["product"] for p in schedule["products"]] == ["M2", "M3", "M4", "M5", "M1", "M6", "M7"]
+    assert schedule["workspace_bytes_one_level"] == 0
+
+
+def _tables(markdown: str) -> list[list[list[str]]]:
+    """Each pipe table of a Markdown text, as rows of cells."""
+    tables, current = [], []
+    for line in [*markdown.splitlines(), ""]:
+        if line.startswith("|"):
+            current.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+@pytest.mark.parametrize("target", ["msmes", "wrong"])
+def test_markdown_report_is_well_formed(capsys, wrong_strassen, target):
+    path = ROOT / "algorithms" / "msmes.bl" if target == "msmes" else wrong_strassen
+    code, out, _ = _run(capsys, "verify", path, "--format", "md")
+    assert code == (0 if target == "msmes" else 1)
+    assert out.startswith(f"# Verification report: `{path}`\n")
+    tables = _tables(out)
+    assert tables
+    for header, separator, *rows in tables:
+        assert set(separator) == {"---"} and len(separator) == len(header)
+        assert rows and all(len(row) == len(header) for row in rows), (header, rows)
+    if target == "wrong":
+        assert "## Findings" in out and f"- `{path}:14` error: C12 is wrong" in out
+
+
+def _subcommands() -> list[str]:
+    (action,) = [a for a in build_parser()._actions if a.dest == "command"]
+    return sorted(action.choices)
+
+
+def test_the_verify_subcommand_exists():
+    assert "verify" in _subcommands()
+
+
+@pytest.mark.parametrize("command", [None, *_subcommands()])
+def test_help_works_for_every_subcommand(capsys, command):
+    argv = ["--help"] if command is None else [command, "--help"]
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: bilinear") and "-h, --help" in out
+
+
+def test_no_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    assert exit_.value.code == 2
+    assert "usage: bilinear" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["no_such_file.bl", "no_such_scheme"])
+def test_a_missing_file_exits_1_without_a_traceback(capsys, tmp_path, name):
+    path = tmp_path / name
+    code, out, err = _run(capsys, "verify", path)
+    assert code == 1 and out == ""
+    assert err.startswith(f"error: cannot read {path}: No such file or directory")
+    assert "Traceback" not in err
+
+
+def test_a_directory_exits_1_without_a_traceback(capsys, tmp_path):
+    code, _, err = _run(capsys, "verify", tmp_path / ".")
+    assert code == 1 and "is a directory" in err and "Traceback" not in err
+
+
+def test_a_malformed_file_prints_the_located_message_on_stderr(capsys):
+    code, out, err = _run(capsys, "verify", FIXTURES / "bad" / "block_outside_shape.bl")
+    assert code == 1 and out == ""
+    assert err.splitlines()[1:] == ["    3 |   M1 = A31 * B11", "      |        ^~~"]
+
+
+def test_the_real_command_reports_json_and_exits_1_on_the_printed_thesis():
+    environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-m", "bilinear.cli", "verify", str(PRINTED), "--format", "json"],
+        capture_output=True, text=True, cwd=ROOT, env=environment, timeout=120, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    data = json.loads(done.stdout)
+    assert data["ok"] is False
+    schedule = next(e for e in data["entries"] if e["kind"] == "schedule")
+    assert schedule["errors"] and all(e["line"] >= 1 and e["column"] >= 1 for e in schedule["errors"])
+
+
+def _largest_shipped():
+    return max(ALGORITHMS, key=lambda p: p.stat().st_size)
+
+
+@pytest.mark.parametrize("which", ["largest shipped", "smirnov336-40-960"])
+def test_verify_of_the_largest_scheme_takes_under_ten_seconds(capsys, which):
+    path = _largest_shipped() if which == "largest shipped" else scheme_file("fast-matmul/smirnov336-40-960")
+    start = time.perf_counter()
+    code, out, _ = _run(capsys, "verify", path)
+    seconds = time.perf_counter() - start
+    assert code == 0, out
+    with capsys.disabled():
+        print(f"\n[timing] bilinear verify {path.name}: {seconds:.2f} s")
+    assert seconds < 10
