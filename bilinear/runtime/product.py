@@ -1,0 +1,159 @@
+"""Fused product stages on the GPU: compiled once through CuPy (NVRTC), launched with every
+view's pointer and leading dimension in one by-value struct, so a launch allocates no
+device memory at all.
+
+>>> stage = ProductStage(gemm_spec("float64"))          # C += alpha * A @ B
+>>> stage([[A, B, C]], M, N, K, alpha=1.0)                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from ..lower.product import (
+    DTYPES,
+    ProductKernel,
+    ProductStageSpec,
+    TileConfig,
+    max_batch,
+    params_dtype,
+    plan_kernel,
+    render_product_stage,
+    source_hash,
+)
+
+NVRTC_OPTIONS = ("-std=c++17",)
+_DEFAULT_SHARED = 48 * 1024  # above this a kernel must opt in to dynamic shared memory
+
+_kernels: dict[str, object] = {}
+
+
+def kernel_key(spec: ProductStageSpec, config: TileConfig, arch: str) -> str:
+    """Compiled-kernel cache key: the stage (IR), the tile config, the templates, options and arch."""
+    text = repr((spec, config, source_hash(spec.dtype), NVRTC_OPTIONS, arch))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def compiled_kernel(spec: ProductStageSpec, config: TileConfig):
+    """The CuPy function for ``spec`` under ``config``, compiled on first use (CuPy also caches on disk)."""
+    import cupy
+
+    arch = cupy.cuda.Device().compute_capability
+    key = kernel_key(spec, config, arch)
+    if key not in _kernels:
+        plan = plan_kernel(spec, config)
+        module = cupy.RawModule(code=render_product_stage(spec, config), options=NVRTC_OPTIONS)
+        kernel = module.get_function(spec.name)
+        if plan.smem_bytes > _DEFAULT_SHARED:
+            kernel.max_dynamic_shared_size_bytes = plan.smem_bytes
+        _kernels[key] = kernel
+    return _kernels[key]
+
+
+def _split_entry(entry, n_a: int, n_b: int, n_c: int) -> tuple[list, list, list]:
+    """An entry is either (A-views, B-views, C-views) or one flat sequence of n_a + n_b + n_c views."""
+    if len(entry) == 3 and not hasattr(entry[0], "shape"):
+        a, b, c = (list(side) for side in entry)
+    else:
+        flat = list(entry)
+        if len(flat) != n_a + n_b + n_c:
+            raise ValueError(f"a batch entry needs {n_a} + {n_b} + {n_c} views, got {len(flat)}")
+        a, b, c = flat[:n_a], flat[n_a : n_a + n_b], flat[n_a + n_b :]
+    if (len(a), len(b), len(c)) != (n_a, n_b, n_c):
+        raise ValueError(f"a batch entry needs ({n_a}, {n_b}, {n_c}) views, got ({len(a)}, {len(b)}, {len(c)})")
+    return a, b, c
+
+
+def leading_dimension(view, rows: int, cols: int, dtype: str, what: str) -> int:
+    """The row stride of a row-major view in elements; rejects anything the kernel cannot read."""
+    import cupy
+
+    if not isinstance(view, cupy.ndarray):
+        raise TypeError(f"{what} must be a CuPy array, not {type(view).__name__}")
+    if view.dtype != np.dtype(dtype):
+        raise ValueError(f"{what} is {view.dtype}, the stage was built for {dtype}")
+    if view.shape != (rows, cols):
+        raise ValueError(f"{what} has shape {view.shape}, expected {(rows, cols)}")
+    size = view.itemsize
+    if cols > 1 and view.strides[1] != size:
+        raise ValueError(f"{what} must have unit column stride (got {view.strides[1] // size} elements)")
+    ld = view.strides[0] // size if rows > 1 else max(cols, 1)
+    if view.strides[0] % size or ld < cols or ld >= 2**31:
+        raise ValueError(f"{what} has an unusable row stride of {view.strides[0]} bytes")
+    return ld
+
+
+def _aligned(pointer: int, ld: int, elements: int) -> bool:
+    """Every row of the view starts on 16 bytes: the kernel may copy it in 16-byte pieces."""
+    return pointer % 16 == 0 and ld % elements == 0
+
+
+class ProductStage:
+    """One fused product stage, ready to launch on CuPy arrays.
+
+    Args:
+        spec: the stage; ``spec.batch`` entries are computed per call.
+        config: the tile configuration; ``None`` takes the tuned one cached for this GPU
+            model and dtype (``bilinear.runtime.tuning``), or the built-in default.
+    """
+
+    def __init__(self, spec: ProductStageSpec, config: TileConfig | None = None):
+        if config is None:
+            from .tuning import config_for
+
+            config = config_for(spec)
+        self.spec = spec
+        self.config = config
+        self.per_launch = min(spec.batch, max_batch(spec.dtype, spec.n_a, spec.n_b, spec.n_c))
+        self.launch_spec = replace(spec, batch=self.per_launch)
+        self.plan: ProductKernel = plan_kernel(self.launch_spec, config)
+        self.kernel = compiled_kernel(self.launch_spec, config)
+        self._params = np.zeros(1, params_dtype(self.plan.fields))
+
+    def __call__(self, views: Sequence, M: int, N: int, K: int, alpha: float = 1.0, stream=None) -> None:
+        """For every batch entry and product: ``C_t += alpha·coef_t·(Σ u·A)(Σ v·B)``."""
+        spec = self.spec
+        if len(views) != spec.batch:
+            raise ValueError(f"the stage has {spec.batch} batch entries, got {len(views)}")
+        if min(M, N, K) < 0:
+            raise ValueError(f"negative size M={M} N={N} K={K}")
+        entries = [_split_entry(e, spec.n_a, spec.n_b, spec.n_c) for e in views]
+        if min(M, N, K) == 0:
+            return  # nothing to add
+        for start in range(0, spec.batch, self.per_launch):
+            chunk = entries[start : start + self.per_launch]
+            self._fill(chunk, M, N, K, alpha)
+            tiles = -(-M // self.config.bm) * -(-N // self.config.bn)
+            grid = (tiles, len(chunk) * len(spec.products))
+            self.kernel(grid, (self.plan.threads,), (self._params,), shared_mem=self.plan.smem_bytes, stream=stream)
+
+    def _fill(self, chunk: list, M: int, N: int, K: int, alpha: float) -> None:
+        """Write pointers, leading dimensions, sizes and the alignment flags into the params struct."""
+        p = self._params[0]
+        dtype, size = self.spec.dtype, DTYPES[self.spec.dtype][1]
+        vec = 16 // size
+        vec_ab, vec_c = True, True
+        for b, (a_views, b_views, c_views) in enumerate(chunk):
+            for side, views, rows, cols, ld_name in (
+                ("a", a_views, M, K, "lda"),
+                ("b", b_views, K, N, "ldb"),
+                ("c", c_views, M, N, "ldc"),
+            ):
+                for slot, view in enumerate(views):
+                    ld = leading_dimension(view, rows, cols, dtype, f"entry {b} {side.upper()}[{slot}]")
+                    pointer = view.data.ptr
+                    p[side][b, slot] = pointer
+                    p[ld_name][b, slot] = ld
+                    ok = _aligned(pointer, ld, vec)
+                    if side == "c":
+                        vec_c &= ok
+                    elif side in self.plan.vec_sides:
+                        vec_ab &= ok
+        p["alpha"] = alpha
+        p["m"], p["n"], p["k"] = M, N, K
+        p["nbatch"] = len(chunk)
+        p["vec_ab"], p["vec_c"] = int(vec_ab), int(vec_c)
