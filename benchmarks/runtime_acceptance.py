@@ -18,6 +18,9 @@ import time
 import cupy as cp
 
 import bilinear
+from bilinear.api import lower_program
+from bilinear.runtime.compiled import CompiledProduct, make_backend
+from bilinear.runtime.prepare import compile_ahead
 from bilinear.measure import AllocationCounter, error_bound, float64_reference, random_inputs, relative_error, restoration
 from bilinear.runtime.run import _growth_ratio
 
@@ -43,6 +46,30 @@ def check(product, M, K, N, seed=0):
     }
 
 
+def run_case(product, config, size) -> dict:
+    scheme, leaf, levels, dtype = config
+    M, K, N = size
+    row = {"scheme": scheme, "leaf": leaf, "levels": levels, "dtype": dtype, "M": M, "K": K, "N": N}
+    try:
+        row.update(check(product, M, K, N))
+    except Exception as error:  # keep going: one broken case must not cost the whole run
+        row.update({"error": float("inf"), "bound": 1.0, "ok": False, "exception": repr(error),
+                    "cublas_error": float("nan"), "restore_normwise": float("nan")})
+        print(f"  {scheme} {leaf} L{levels} {dtype} {M}x{K}x{N}: {error!r}", flush=True)
+    return row
+
+
+def summary(config, rows) -> str:
+    scheme, leaf, levels, dtype = config
+    worst = max(rows, key=lambda r: r["error"] / r["bound"])
+    return (
+        f"{scheme:9s} {leaf:6s} L{levels} {dtype}: worst error {worst['error']:.2e} at "
+        f"{worst['M']}x{worst['K']}x{worst['N']} (cuBLAS {worst['cublas_error']:.2e}, bound {worst['bound']:.2e}); "
+        f"restore <= {max(r['restore_normwise'] for r in rows):.1e} normwise"
+        + ("" if all(r["ok"] for r in rows) else "  FAIL")
+    )
+
+
 def zero_bytes(levels: int, n: int) -> int:
     product = bilinear.compile("algorithms/msmes.bl", dtype="float64", levels=levels, backend="cupy")
     A, B, C = random_inputs(cp, n, n, n, "float64")
@@ -60,30 +87,28 @@ def main() -> None:
     parser.add_argument("--out", default="runtime_acceptance.json")
     parser.add_argument("--leaf", nargs="+", default=["cublas"])
     parser.add_argument("--schemes", nargs="+", default=SCHEMES)
+    parser.add_argument("--memory", action="store_true", help="also measure msmes's extra bytes at 4096 and 8192")
+    parser.add_argument("--skip", nargs="*", default=[], metavar="SCHEME:LEAF:LEVELS",
+                        help="configurations to leave out, e.g. grey333:fused:3")
     args = parser.parse_args()
     rows, failures = [], 0
     start = time.time()
-    for scheme in args.schemes:
-        for leaf in args.leaf:
-            for levels in (1, 2, 3):
-                for dtype in ("float32", "float64"):
-                    product = bilinear.compile(f"algorithms/{scheme}.bl", dtype=dtype, levels=levels, leaf=leaf, backend="cupy")
-                    worst = None
-                    for M, K, N in SIZES:
-                        row = {"scheme": scheme, "leaf": leaf, "levels": levels, "dtype": dtype, "M": M, "K": K, "N": N}
-                        row.update(check(product, M, K, N))
-                        rows.append(row)
-                        failures += not row["ok"]
-                        if worst is None or row["error"] / row["bound"] > worst["error"] / worst["bound"]:
-                            worst = row
-                    print(
-                        f"{scheme:9s} {leaf:6s} L{levels} {dtype}: worst error {worst['error']:.2e} at "
-                        f"{worst['M']}x{worst['K']}x{worst['N']} (cuBLAS {worst['cublas_error']:.2e}, bound {worst['bound']:.2e}); "
-                        f"restore <= {max(r['restore_normwise'] for r in rows[-len(SIZES):]):.1e} normwise"
-                        + ("" if all(r["ok"] for r in rows[-len(SIZES):]) else "  FAIL"),
-                        flush=True,
-                    )
-    memory = [{"levels": L, "n": n, "extra_bytes": zero_bytes(L, n)} for L in (1, 2, 3) for n in (4096, 8192)]
+    configs = [
+        (scheme, leaf, levels, dtype)
+        for scheme in args.schemes for leaf in args.leaf for levels in (1, 2, 3) for dtype in ("float32", "float64")
+        if f"{scheme}:{leaf}:{levels}" not in args.skip
+    ]
+    backend = make_backend("cupy")
+    products = {c: CompiledProduct(lower_program(f"algorithms/{c[0]}.bl", dtype=c[3], levels=c[2], leaf=c[1]), backend)
+                for c in configs}
+    compiled = compile_ahead(((p.lowered, size) for p in products.values() for size in SIZES), backend)
+    print(f"compiled {compiled} kernels in {time.time() - start:.0f} s", flush=True)
+    for config in configs:
+        rows_of_config = [run_case(products[config], config, size) for size in SIZES]
+        rows += rows_of_config
+        failures += sum(not row["ok"] for row in rows_of_config)
+        print(summary(config, rows_of_config), flush=True)
+    memory = [{"levels": L, "n": n, "extra_bytes": zero_bytes(L, n)} for L in (1, 2, 3) for n in (4096, 8192)] if args.memory else []
     for entry in memory:
         print(f"msmes L{entry['levels']} n={entry['n']}: {entry['extra_bytes']} extra bytes", flush=True)
     with open(args.out, "w") as handle:

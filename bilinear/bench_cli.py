@@ -15,12 +15,26 @@ from .runtime.compiled import CompiledProduct, make_backend
 
 
 def _configurations(args):
+    if args.configs is not None:
+        yield from _listed(args.configs)
+        return
     for path in args.files:
         for n in args.n:
             for dtype in args.dtype:
                 for levels in args.levels:
                     for leaf in (args.leaf if levels != "auto" else ["auto"]):
                         yield path, n, dtype, levels, leaf
+
+
+def _listed(path: Path):
+    """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line."""
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        words = line.split("#")[0].split()
+        if not words:
+            continue
+        if len(words) != 5 or words[2] not in ("float32", "float64") or words[4] not in ("cublas", "fused", "auto"):
+            raise ValueError(f"{path}:{number}: expected 'scheme.bl n float32|float64 levels|auto cublas|fused', got {line!r}")
+        yield Path(words[0]), int(words[1]), words[2], words[3], words[4]
 
 
 def run_bench(args) -> int:
@@ -30,6 +44,8 @@ def run_bench(args) -> int:
     ceilings = {}
     results: list[BenchResult] = []
     configurations = list(_configurations(args))
+    programs.update({path: load(path) for path, *_ in configurations if path not in programs})
+    _compile_ahead(configurations, programs, backend, console)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("benchmarking", total=len(configurations))
         for path, n, dtype, levels, leaf in configurations:
@@ -61,6 +77,21 @@ def run_bench(args) -> int:
         plot(results, args.plot)
         console.print(f"wrote {args.plot}")
     return 0
+
+
+def _compile_ahead(configurations, programs, backend, console) -> None:
+    """Compile every kernel the fixed-level configurations launch, in parallel, before timing."""
+    if backend.name != "cupy":
+        return
+    from .runtime.prepare import compile_ahead
+
+    jobs = [
+        (lower(programs[path], Options(dtype=dtype, levels=int(levels), leaf=leaf)), (n, n, n))
+        for path, n, dtype, levels, leaf in configurations
+        if levels != "auto"
+    ]
+    count = compile_ahead(jobs, backend)
+    console.print(f"compiled {count} kernels ahead of timing")
 
 
 def _table(results: list[BenchResult]) -> Table:

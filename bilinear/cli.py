@@ -154,6 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeat", type=int, default=5, help="timed repetitions per configuration (median; default 5)")
     bench.add_argument("--backend", choices=("cupy", "numpy"), default=None)
     bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
+    bench.add_argument(
+        "--configs", type=Path, default=None, metavar="FILE",
+        help="bench exactly the configurations listed in FILE, one per line: 'scheme.bl n dtype levels leaf' "
+        "(# comments allowed), instead of every combination of the options above",
+    )
     bench.add_argument("--json", type=Path, default=None, metavar="FILE", help="write every number to FILE")
     bench.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="plot effective TFLOP/s against n")
     bench.set_defaults(handler=_bench)

@@ -40,6 +40,34 @@ def test_products_are_correct_and_inputs_restored(cp, path, levels, dtype):
         assert float(cp.abs(A - A0).max()) <= scale and float(cp.abs(B - B0).max()) <= scale
 
 
+FUSED_CASES = [(p, 1) for p in ALGORITHMS] + [(p, 2) for p in ALGORITHMS if p.stem in {"strassen", "msmes", "rsmm"}]
+
+
+@pytest.mark.parametrize("path, levels", FUSED_CASES, ids=[f"{p.stem}-L{L}" for p, L in FUSED_CASES])
+def test_fused_leaves_are_correct(cp, path, levels):
+    product = bilinear.compile(path, dtype="float64", levels=levels, leaf="fused", backend="cupy")
+    beta = 0.0 if product.lowered.levels[0].schedule.overwrites_c else 0.5
+    for M, K, N in SIZES:
+        A, B, C = random_inputs(cp, M, K, N, "float64", seed=M)
+        A0, B0 = A.copy(), B.copy()
+        exact = float64_reference(A, B, C, 1.5, beta)
+        product(A, B, out=C, alpha=1.5, beta=beta)
+        assert relative_error(C, exact, A0, B0) <= error_bound("float64", K, 3.0, levels), (M, K, N)
+
+
+@pytest.mark.parametrize("levels", [1, 2])
+def test_msmes_with_fused_leaves_allocates_zero_bytes(cp, levels):
+    product = bilinear.compile("algorithms/msmes.bl", dtype="float64", levels=levels, leaf="fused", backend="cupy")
+    A, B, C = random_inputs(cp, 1024, 1024, 1024, "float64")
+    product(A, B, out=C)
+    cp.cuda.get_current_stream().synchronize()
+    counter = AllocationCounter()
+    with counter.counting():
+        product(A, B, out=C, beta=1.0)
+        cp.cuda.get_current_stream().synchronize()
+    assert counter.bytes == 0
+
+
 @pytest.mark.parametrize("levels", [1, 2, 3])
 def test_msmes_allocates_zero_bytes(cp, levels):
     product = bilinear.compile("algorithms/msmes.bl", dtype="float64", levels=levels, backend="cupy")

@@ -56,6 +56,9 @@ def _block(view: View, size: tuple[int, int], row: int, col: int) -> View:
     return view[(row - 1) * rows : row * rows, (col - 1) * cols : col * cols]
 
 
+LAUNCH_PRODUCTS = 512  # products in one fused launch: beyond this the kernel's code gets unwieldy
+
+
 class Executor:
     """Runs one lowered program on one backend."""
 
@@ -99,6 +102,9 @@ class Executor:
 
     def solve(self, problem: Problem, level: int) -> None:
         problem = normalized(problem)
+        if self._flattens(level):
+            self._launch(self._flatten(problem, level))
+            return
         plan = self.lowered.levels[level] if level < len(self.lowered.levels) else None
         if plan is None or not self._recurses(plan, *problem.dims):
             self.leaf([problem])
@@ -172,6 +178,9 @@ class Executor:
     def _products(self, stage: Stage, buffers: dict[str, tuple[Term, ...]], level: int) -> None:
         problems = [self._subproblem(statement, buffers) for statement in stage.statements]
         next_level = level + 1
+        if self._flattens(next_level):
+            self._launch([leaf for problem in problems for leaf in self._flatten(problem, next_level)])
+            return
         nested = next_level < len(self.lowered.levels)
         if nested and all(self._recurses(self.lowered.levels[next_level], *p.dims) for p in problems):
             for problem in problems:
@@ -189,6 +198,47 @@ class Executor:
         )
         return Problem(combine(statement.left), combine(statement.right), targets, statement.overwrite)
 
+    # --- flattening pure-product levels (fused leaves) ------------------------------------------
+    def _flattens(self, level: int) -> bool:
+        """Whether every level from ``level`` down only accumulates products (the fused default
+        schedule): then the whole subtree's leaf products can go out in as few launches as
+        their sizes allow, with one kernel per structure instead of one per recursion branch."""
+        levels = self.lowered.levels[level:]
+        return self.options.leaf == "fused" and bool(levels) and all(_only_accumulating_products(p) for p in levels)
+
+    def _flatten(self, problem: Problem, level: int) -> list[Problem]:
+        """The leaf products a pure-product subtree computes, peeled parts included."""
+        problem = normalized(problem)
+        if problem.overwrite:  # the products accumulate: start from zero
+            for target in problem.targets:
+                self.backend.scale(target.view, 0.0)
+            problem = replace(problem, overwrite=False)
+        if level >= len(self.lowered.levels) or not self._recurses(self.lowered.levels[level], *problem.dims):
+            return [problem]
+        plan = self.lowered.levels[level]
+        M, K, N = problem.dims
+        shape = plan.algorithm.shape
+        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
+        leaves = [
+            problem.sub(slice(Mm, M), slice(0, K), slice(0, N)),
+            problem.sub(slice(0, Mm), slice(0, K), slice(Nm, N)),
+            problem.sub(slice(0, Mm), slice(Km, K), slice(0, Nm)),
+        ]
+        buffers = self._buffers(plan, problem.sub(slice(0, Mm), slice(0, Km), slice(0, Nm)), level)
+        for stage in plan.steps:
+            for statement in stage.statements:
+                leaves += self._flatten(self._subproblem(statement, buffers), level + 1)
+        return [leaf for leaf in leaves if min(leaf.dims) > 0]
+
+    def _launch(self, leaves: list[Problem]) -> None:
+        """One fused launch per leaf size, at most ``LAUNCH_PRODUCTS`` products each."""
+        groups: dict[tuple[int, int, int], list[Problem]] = {}
+        for leaf in leaves:
+            groups.setdefault(leaf.dims, []).append(leaf)
+        for group in groups.values():
+            for start in range(0, len(group), LAUNCH_PRODUCTS):
+                self.leaf(group[start : start + LAUNCH_PRODUCTS])
+
     # --- leaves -----------------------------------------------------------------------------
     def leaf(self, problems: Sequence[Problem]) -> None:
         problems = [normalized(p) for p in problems]
@@ -201,6 +251,13 @@ class Executor:
             for target in problem.targets:
                 beta = 0.0 if problem.overwrite else 1.0
                 self.backend.gemm(problem.a[0].view, problem.b[0].view, target.view, target.coef, beta)
+
+
+def _only_accumulating_products(plan: LevelPlan) -> bool:
+    return all(
+        isinstance(step, Stage) and all(isinstance(s, Multiply) and not s.overwrite for s in step.statements)
+        for step in plan.steps
+    ) and not plan.schedule.temporaries
 
 
 def _dims(A: View, B: View) -> tuple[int, int, int]:

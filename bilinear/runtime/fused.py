@@ -1,0 +1,89 @@
+"""Leaf products to one launch of the fused product kernel.
+
+The executor hands over the leaf products of one stage: each is (Σ a)(Σ b)
+added into one or more targets.  Distinct views become slots; the kernel's
+structure (which slots, with which exact coefficients) is the spec, compiled
+once and reused for every recursion branch, while the pointers and α travel
+with each launch.  Targets two products share are updated with atomics by the
+kernel; the kernel only accumulates, so overwritten targets are zeroed first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Sequence
+
+from ..lower.product import FusedProduct, ProductStageSpec, Term
+from .backend import LeafProduct
+
+_DENOMINATOR = 1 << 20  # coefficients are ratios of small integers; floats round-trip through this
+
+
+def exact(value: float) -> Fraction:
+    """The small rational a float coefficient came from (1/3 stays 1/3)."""
+    return Fraction(value).limit_denominator(_DENOMINATOR)
+
+
+class _Slots:
+    """Distinct views of one side, in order of first use."""
+
+    def __init__(self) -> None:
+        self.views: list[Any] = []
+        self._index: dict[tuple, int] = {}
+
+    def slot(self, view: Any) -> int:
+        key = (view.data.ptr if hasattr(view.data, "ptr") else view.ctypes.data, view.strides, view.shape)
+        if key not in self._index:
+            self._index[key] = len(self.views)
+            self.views.append(view)
+        return self._index[key]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One fused launch: the spec (structure) and what varies per call."""
+
+    spec: ProductStageSpec
+    views: tuple[list, list, list]
+    dims: tuple[int, int, int]  # M, N, K as the kernel takes them
+    alpha: float
+
+
+def build_launch(products: Sequence[LeafProduct], dtype: str) -> Launch | None:
+    """The launch computing every product; ``None`` when α is 0 (nothing to add)."""
+    alpha = products[0].targets[0].coef
+    if alpha == 0:
+        return None
+    sides = (_Slots(), _Slots(), _Slots())
+    fused = []
+    for product in products:
+        left = tuple(Term(sides[0].slot(t.view), exact(t.coef)) for t in product.a)
+        right = tuple(Term(sides[1].slot(t.view), exact(t.coef)) for t in product.b)
+        targets = tuple(Term(sides[2].slot(t.view), exact(t.coef / alpha)) for t in product.targets)
+        fused.append(FusedProduct(left, right, targets))
+    structure = repr((dtype, fused, [len(s.views) for s in sides]))
+    name = f"fused_{dtype}_{hashlib.sha256(structure.encode()).hexdigest()[:12]}"
+    spec = ProductStageSpec(name, dtype, tuple(fused), *(len(s.views) for s in sides), batch=1)
+    a = products[0].a[0].view
+    b = products[0].b[0].view
+    return Launch(spec, tuple(s.views for s in sides), (a.shape[0], b.shape[1], a.shape[1]), alpha)
+
+
+def run_fused_products(cache: dict, products: Sequence[LeafProduct], dtype: str) -> None:
+    """Launch one fused product stage on CuPy views (compiling it on first use)."""
+    from .product import ProductStage
+
+    for product in products:
+        if product.overwrite:
+            for target in product.targets:
+                target.view.fill(0)
+    launch = build_launch(products, dtype)
+    if launch is None:
+        return
+    stage = cache.get(launch.spec)
+    if stage is None:
+        stage = cache[launch.spec] = ProductStage(launch.spec)
+    M, N, K = launch.dims
+    stage([launch.views], M, N, K, alpha=launch.alpha)
