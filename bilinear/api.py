@@ -156,3 +156,42 @@ def compile(
         raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")
     lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level)
     return CompiledProduct(lowered, chosen_backend)
+
+
+_RECURSIVE: dict[str, object] = {}
+
+
+def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0):
+    """``out = alpha·A@B + beta·out`` on CuPy matrices, by the kernel that measured fastest for the shape.
+
+    Tall-and-skinny products go to the TSM2R/TSM2L kernels, large ones to the
+    in-place MSMES schedule (no extra memory), the rest to cuBLAS; the
+    thresholds come from ``bilinear/data/dispatch.json``, measured on the GPU
+    by ``python benchmarks/tsm2.py --table bilinear/data/dispatch.json``.
+
+    Raises:
+        ValueError: for arrays of the wrong kind, dtype, shape or layout.
+    """
+    import cupy
+
+    from .dispatch import dispatch
+    from .runtime.tsm2 import tsm2_matmul, validate
+
+    A, B, out, call = validate(A, B, out, beta)
+    choice = dispatch(call.m, call.k, call.n, str(A.dtype))
+    if choice.kernel in ("tsm2r", "tsm2l"):
+        return tsm2_matmul(A, B, out=out, alpha=alpha, beta=beta, kernel=choice.kernel, params=choice.params)
+    if out is None:
+        out = cupy.empty((call.m, call.n), dtype=A.dtype)
+    if choice.kernel == "recursive":
+        dtype = str(A.dtype)
+        if dtype not in _RECURSIVE:
+            from .paths import algorithms_dir
+
+            _RECURSIVE[dtype] = compile(algorithms_dir() / "msmes.bl", dtype=dtype, levels=1, backend="cupy")
+        return _RECURSIVE[dtype](A, B, out=out, alpha=alpha, beta=beta)
+    if beta == 0 and alpha == 1:
+        return cupy.matmul(A, B, out=out)
+    result = cupy.matmul(A, B)
+    out[...] = alpha * result + beta * out if beta else alpha * result
+    return out

@@ -96,3 +96,13 @@ def test_views_with_leading_dimensions(cp):
     expected = 2.0 * (A @ B) + 3.0 * C
     product(A, B, out=C, alpha=2.0, beta=3.0)
     assert cp.allclose(C, expected, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("shape", [(16384, 4096, 2), (100003, 4, 4), (1000, 1000, 1000), (777, 65, 129)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_dispatches_and_is_correct(cp, shape, dtype):
+    M, K, N = shape
+    A, B, C = random_inputs(cp, M, K, N, dtype, seed=K)
+    exact = float64_reference(A, B, C, 2.0, 0.5)
+    bilinear.matmul(A, B, out=C, alpha=2.0, beta=0.5)
+    assert relative_error(C, exact, A, B) <= error_bound(dtype, K, 1.0, 0)
