@@ -98,6 +98,7 @@ def main() -> None:
         for scheme in args.schemes for leaf in args.leaf for levels in (1, 2, 3) for dtype in ("float32", "float64")
         if f"{scheme}:{leaf}:{levels}" not in args.skip
     ]
+    print(f"{len(configs)} configurations; compiling their kernels first", flush=True)
     backend = make_backend("cupy")
     products = {c: CompiledProduct(lower_program(f"algorithms/{c[0]}.bl", dtype=c[3], levels=c[2], leaf=c[1]), backend)
                 for c in configs}
@@ -108,6 +109,8 @@ def main() -> None:
         rows += rows_of_config
         failures += sum(not row["ok"] for row in rows_of_config)
         print(summary(config, rows_of_config), flush=True)
+        with open(args.out, "w") as handle:  # after every configuration: a run cut short keeps its rows
+            json.dump({"rows": rows, "memory": []}, handle, indent=1)
     memory = [{"levels": L, "n": n, "extra_bytes": zero_bytes(L, n)} for L in (1, 2, 3) for n in (4096, 8192)] if args.memory else []
     for entry in memory:
         print(f"msmes L{entry['levels']} n={entry['n']}: {entry['extra_bytes']} extra bytes", flush=True)

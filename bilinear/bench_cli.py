@@ -63,7 +63,12 @@ def run_bench(args) -> int:
                 level_count = int(levels)
             progress.update(task, description=f"{path.name} n={n} {dtype} L{level_count} {leaf}")
             product = CompiledProduct(lowered(level_count, leaf), backend)
-            results.append(bench_one(product, str(path), n, n, n, ceilings.get(dtype), args.repeat, breakdown=args.breakdown))
+            result = bench_one(product, str(path), n, n, n, ceilings.get(dtype), args.repeat, breakdown=args.breakdown)
+            results.append(result)
+            # Each result as soon as it exists, so a run cut short still leaves its numbers.
+            progress.console.print(_line(result))
+            if args.json:
+                write_json(results, ceilings, args.json)
             progress.advance(task)
     console.print(_table(results))
     if args.breakdown:
@@ -92,6 +97,14 @@ def _compile_ahead(configurations, programs, backend, console) -> None:
     ]
     count = compile_ahead(jobs, backend)
     console.print(f"compiled {count} kernels ahead of timing")
+
+
+def _line(r: BenchResult) -> str:
+    extra = "-" if r.extra_bytes is None else str(r.extra_bytes)
+    return (
+        f"{r.name} n={r.N} {r.dtype} L{r.levels} {r.leaf}: ours {r.ours_ms:.2f} ms, cuBLAS {r.library_ms:.2f} ms, "
+        f"ratio {r.ratio:.3f}, extra bytes {extra}, error {r.error:.1e}, model {r.predicted_ms:.2f} ms"
+    )
 
 
 def _table(results: list[BenchResult]) -> Table:

@@ -68,6 +68,8 @@ def _leading_dimension(x, name: str) -> int:
     rows, cols = x.shape
     item = x.itemsize
     row_stride, col_stride = x.strides
+    if rows == 0 or cols == 0:  # nothing is read or written: CuPy reports zero strides for these
+        return max(cols, 1)
     if cols > 1 and col_stride != item:
         hint = (
             " It is column-major (Fortran order): pass cupy.ascontiguousarray(...) or use cuBLAS."
