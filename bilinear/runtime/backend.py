@@ -17,6 +17,20 @@ from ..lower.elementwise import ElementwiseKernel
 View = Any  # a 2-D numpy.ndarray or cupy.ndarray slice
 
 
+def memory_span(view: View) -> tuple[int, int]:
+    """The byte range a row-major matrix view touches (empty for an empty view)."""
+    start = view.data.ptr if hasattr(view.data, "ptr") else view.__array_interface__["data"][0]
+    if view.size == 0:
+        return start, start
+    return start, start + (view.shape[0] - 1) * view.strides[0] + view.shape[1] * view.itemsize
+
+
+def overlaps(x: View, y: View) -> bool:
+    """Whether two views' byte ranges intersect (conservative: ranges, not elements)."""
+    (x0, x1), (y0, y1) = memory_span(x), memory_span(y)
+    return x0 < y1 and y0 < x1
+
+
 @dataclass(frozen=True)
 class Term:
     """``coef · view``."""

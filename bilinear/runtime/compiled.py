@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..lower.plan import Lowered
-from .backend import Backend
+from .backend import Backend, overlaps
 from .executor import Executor
 
 
@@ -68,7 +68,7 @@ class CompiledProduct:
             out = self._as_array(out, "out")
             if out.shape != (A.shape[0], B.shape[1]):
                 raise ValueError(f"out is {out.shape[0]}x{out.shape[1]} but A@B is {A.shape[0]}x{B.shape[1]}")
-            if _overlaps(out, A) or _overlaps(out, B):
+            if overlaps(out, A) or overlaps(out, B):
                 raise ValueError("out must not overlap A or B")
         self.executor.run(A, B, out, alpha=float(alpha), beta=float(beta))
         return out
@@ -91,14 +91,3 @@ class CompiledProduct:
         if isinstance(array, np.ndarray) and not array.flags.writeable:
             raise ValueError(f"{name} is read-only; bilinear writes C (and in-place schedules write A and B)")
         return array
-
-
-def _overlaps(x: Any, y: Any) -> bool:
-    """Whether two arrays' memory ranges intersect (conservative: spans, not elements)."""
-
-    def span(a):
-        start = a.data.ptr if hasattr(a.data, "ptr") else a.__array_interface__["data"][0]
-        return start, start + (a.shape[0] - 1) * a.strides[0] + a.shape[1] * a.itemsize
-
-    (x0, x1), (y0, y1) = span(x), span(y)
-    return x0 < y1 and y0 < x1

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..lower import tsm2 as model
 from ..lower.tsm2 import Alignment, LSpec, Params, RSpec
+from .backend import overlaps
 
 OPTIONS = ("-std=c++17",)
 _DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
@@ -87,33 +88,6 @@ def _leading_dimension(x, name: str) -> int:
     return row_stride // item
 
 
-def _span(x) -> tuple[int, int]:
-    """The byte range a matrix view touches."""
-    start = x.data.ptr
-    if x.size == 0:
-        return start, start
-    return start, start + (x.shape[0] - 1) * x.strides[0] + x.shape[1] * x.itemsize
-
-
-def _overlaps(x, y) -> bool:
-    (a0, a1), (b0, b1) = _span(x), _span(y)
-    return a0 < b1 and b0 < a1
-
-
-@dataclass(frozen=True)
-class Call:
-    """A validated call: shapes, dtype, pitches and alignment (what picks and launches a kernel)."""
-
-    m: int
-    k: int
-    n: int
-    dtype: str
-    lda: int
-    ldb: int
-    ldc: int
-    align: Alignment
-
-
 def validate(A, B, out=None, beta: float = 0.0):
     """Check the operands; returns ``(A, B, out, Call)`` (``out`` may still be None)."""
     A, B = _device_matrix(A, "A"), _device_matrix(B, "B")
@@ -132,7 +106,7 @@ def validate(A, B, out=None, beta: float = 0.0):
         if out.shape != (m, n) or out.dtype != A.dtype:
             raise ValueError(f"out must be a {m}×{n} {A.dtype} matrix; got {out.shape} {out.dtype}")
         ldc = _leading_dimension(out, "out")
-        if _overlaps(out, A) or _overlaps(out, B):
+        if overlaps(out, A) or overlaps(out, B):
             raise ValueError("out must not overlap A or B")
         c_align = model.access_bytes(out.data.ptr, ldc, A.itemsize)
     es = A.itemsize
