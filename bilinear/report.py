@@ -76,7 +76,7 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
     block = {"A": (n // s.m) * (n // s.k), "B": (n // s.k) * (n // s.n), "C": (n // s.m) * (n // s.n)}
     itemsize = _ITEMSIZE[dtype]
     per_level = sum(count * block[like] * itemsize for like, count in entry.workspace.items())
-    elementwise_bytes = (counts.elementwise_block_reads + counts.elementwise_block_writes) * block["A"] * itemsize
+    elementwise_bytes = sum(count * block[like] * itemsize for like, count in counts.elementwise_blocks_moved.items())
     return {
         "kind": "schedule",
         "name": schedule.name,

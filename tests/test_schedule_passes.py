@@ -75,3 +75,26 @@ def test_msmes_single_target_phases():
     # products1 has four target columns of rank 3, products2 three of rank 2: two phases each.
     assert phases == ["products1.1", "products1.2", "products2.1", "products2.2"]
     assert not targeted.temporaries
+
+
+def test_report_counts_elementwise_traffic_by_block_shape():
+    """A B-shaped copy in a ⟨1,1,2⟩ scheme moves two (n × n/2) blocks, not two A-sized (n × n) ones."""
+    from bilinear.frontend import program_from_text
+    from bilinear.report import report_data
+
+    text = """
+algorithm pair <1,1,2;2>:
+  M1 = A11 * B11
+  M2 = A11 * B12
+  C11 = M1
+  C12 = M2
+
+schedule copy for pair: overwrite
+  temp X: B
+  stage s: X = B12
+  stage p: C11 = A11 * B11;  C12 = A11 * X
+"""
+    report = bilinear.verify(program_from_text(text, "pair.bl"))
+    assert report.ok
+    schedule = report_data(report, n=64)["entries"][1]
+    assert schedule["elementwise_bytes_one_level"] == 2 * 64 * 32 * 8

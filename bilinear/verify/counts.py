@@ -80,19 +80,20 @@ class ScheduleCounts:
     elementwise_statements: int
     product_statements: int
     target_updates: int  # block accumulations done by product epilogues
-    elementwise_block_reads: int  # distinct buffers read per element-wise stage, summed
-    elementwise_block_writes: int
+    elementwise_blocks_moved: dict[str, int]  # per block shape (A, B, C): buffers read + written, per stage, summed
     temporaries: int
 
 
 def count_schedule(schedule: Schedule) -> ScheduleCounts:
     elementwise = [s for s in schedule.stages if not s.is_product_stage()]
-    reads = writes = 0
+    moved: dict[str, int] = {}
     for stage in elementwise:
         read = set().union(*(s.reads() for s in stage.statements))
         written = set().union(*(s.writes() for s in stage.statements))
-        reads += len(read)
-        writes += len(written)
+        for buffer in [*read, *written]:
+            temp = schedule.temporary(buffer)
+            like = temp.like if temp else operand_of(buffer)
+            moved[like] = moved.get(like, 0) + 1
     statements = [s for _, s in schedule.statements()]
     multiplies = [s for s in statements if isinstance(s, Multiply)]
     return ScheduleCounts(
@@ -102,7 +103,6 @@ def count_schedule(schedule: Schedule) -> ScheduleCounts:
         elementwise_statements=sum(isinstance(s, Update) for s in statements),
         product_statements=len(multiplies),
         target_updates=sum(len(m.targets.terms) for m in multiplies),
-        elementwise_block_reads=reads,
-        elementwise_block_writes=writes,
+        elementwise_blocks_moved=moved,
         temporaries=len(schedule.temporaries),
     )
