@@ -79,18 +79,20 @@ class CupyBackend(Backend):
         return hashlib.sha256((source + template_hash("elementwise.cu.j2") + self._device["arch"]).encode()).hexdigest()
 
     def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
-        """Compile every kernel not yet compiled in one NVRTC run (one module)."""
-        missing = {k for k in kernels if k not in self._by_kernel}
-        sources = {kernel: render_elementwise(kernel) for kernel in missing}
-        uncompiled = {k: src for k, src in sources.items() if self._key(src) not in self._functions}
-        if uncompiled:
-            # Distinct kernels may share a name across programs; the module only needs unique ones.
-            unique = {k.name: src for k, src in uncompiled.items()}
-            module = self.xp.RawModule(code="\n".join(unique.values()), options=("-std=c++17",))
-            for kernel, source in uncompiled.items():
-                self._functions[self._key(source)] = module.get_function(kernel.name)
-        for kernel, source in sources.items():
-            self._by_kernel[kernel] = self._functions[self._key(source)]
+        """Compile each kernel not yet compiled, one module per distinct source.
+
+        Keying by source (not by name) means two programs whose kernels share a
+        name but not a body can never get each other's code.
+        """
+        for kernel in kernels:
+            if kernel in self._by_kernel:
+                continue
+            source = render_elementwise(kernel)
+            key = self._key(source)
+            if key not in self._functions:
+                module = self.xp.RawModule(code=source, options=("-std=c++17",))
+                self._functions[key] = module.get_function(kernel.name)
+            self._by_kernel[kernel] = self._functions[key]
 
     def _function(self, kernel: ElementwiseKernel):
         if kernel not in self._by_kernel:
