@@ -7,7 +7,10 @@ import pytest
 
 import bilinear
 from bilinear.measure import error_bound, random_inputs, relative_error
+from bilinear.ir import Multiply
+from bilinear.lower.plan import LAUNCH_PRODUCTS
 from bilinear.runtime.compiled import CompiledProduct
+from bilinear.runtime.prepare import kernels_for
 from bilinear.runtime.numpy_backend import NumpyBackend
 
 from conftest import ALGORITHMS
@@ -71,6 +74,33 @@ def test_recursion_really_happens():
     lowered = bilinear.api.lower_program("algorithms/msmes.bl", levels=3)
     CompiledProduct(lowered, Counting())(*random_inputs(np, 64, 64, 64, "float64")[:2])
     assert len(calls) == 7**3 and set(calls) == {(8, 8)}
+
+
+def test_deep_fused_trees_form_sums_in_temporaries_above_one_launch():
+    """grey333 carried down three levels would be 12,167 products whose operand sums differ per
+    branch (1,014 kernels); above the last 23 products its levels form sums in temporaries with
+    single targets, so every branch launches the same few kernels."""
+    lowered = bilinear.api.lower_program("algorithms/grey333.bl", levels=3, leaf="fused")
+    assert [plan.schedule.name for plan in lowered.levels] == ["grey333_cublas", "grey333_cublas", "grey333_fused"]
+    upper_products = [s for plan in lowered.levels[:2] for _, s in plan.schedule.statements() if isinstance(s, Multiply)]
+    assert len(upper_products) == 2 * 23 and all(len(s.targets.terms) == 1 for s in upper_products)
+    recorded = kernels_for([(lowered, (243, 243, 243))])
+    assert len(recorded.product_specs) <= 4
+    assert max(len(spec.products) for spec in recorded.product_specs) <= LAUNCH_PRODUCTS
+
+
+@pytest.mark.parametrize(
+    "path, levels, carried",
+    [("strassen", 3, 3), ("winograd", 2, 1), ("grey333", 1, 1), ("msmes", 2, 0)],
+)
+def test_fused_levels_carry_sums_while_one_launch_stays_small(path, levels, carried):
+    """strassen carries its sums down three levels (343 products, 10 sum shapes); winograd's
+    two levels would need 14 shapes (a 70 s compile), so its outer level uses temporaries;
+    msmes has its own schedule at every level."""
+    lowered = bilinear.api.lower_program(f"algorithms/{path}.bl", levels=levels, leaf="fused")
+    names = [plan.schedule.name for plan in lowered.levels]
+    assert sum(name.endswith("_fused") for name in names) == carried
+    assert all(name.endswith("_fused") for name in names[levels - carried :])
 
 
 def test_peeling_fixes_up_odd_rows_and_columns():

@@ -10,17 +10,29 @@ statements for the executor to recurse into or hand to the leaf.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Union
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
 from ..schedule import default_schedule, fuse_elementwise, single_target
+from ..verify.expand import Expansion
 from ..verify.schedule import verify_schedule
 from .elementwise import ElementwiseKernel, lower_elementwise, render_elementwise
 
 LEAVES = ("cublas", "fused")
 DTYPES = ("float32", "float64")
+
+# With fused leaves, an algorithm's default schedule carries its operand sums down to the
+# fused kernel, and over several such levels the leaf products multiply and so do their
+# sums' lengths.  NVRTC's time for one kernel grows faster than linearly with its distinct
+# (left terms, right terms) pairs (one pipeline each: 14 take 70 s), so a level carries sums
+# down only while the products below fit one launch and their pairs stay few; above, its
+# sums are formed in temporaries, with single-target products, so every branch below
+# launches the same kernels.  (grey333 carried down three levels: 12,167 products, 95 pairs
+# in one launch of 512, and 1,014 kernels where each branch's sums differ.)
+LAUNCH_PRODUCTS = 512
+LAUNCH_SUM_SHAPES = 12
 
 
 @dataclass(frozen=True)
@@ -139,15 +151,39 @@ def lower(program: Program, options: Options, per_level: tuple[str, ...] | None 
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
-    plans = []
+    resolved = []
     for name in names:
         definition = program.definition(name)
         if definition is None:
             raise BilinearError(Diagnostic(f"{name} is not defined in {program.path}"))
-        schedule, algorithm = _resolve(definition, program)
-        schedule = schedule or default_schedule(algorithm, options.leaf)
-        plans.append(_level_plan(schedule, algorithm, options))
+        resolved.append(_resolve(definition, program))
+    carried = _levels_carrying_sums(resolved) if options.leaf == "fused" else 0
+    plans = []
+    for level, (schedule, algorithm) in enumerate(resolved):
+        if schedule is None:
+            leaf = "fused" if level >= len(resolved) - carried else "cublas"
+            schedule, level_options = default_schedule(algorithm, leaf), replace(options, leaf=leaf)
+        else:
+            level_options = options
+        plans.append(_level_plan(schedule, algorithm, level_options))
     return Lowered(program.main.name, options, tuple(plans))
+
+
+def _levels_carrying_sums(resolved: list[tuple[Schedule | None, Algorithm]]) -> int:
+    """How many of the innermost levels run the fused default schedule (operand sums carried
+    down to the kernel): the last level when it has no schedule of its own, and the levels
+    above it while the leaf products below stay within one launch's bounds."""
+    carried, products, shapes = 0, 1, {(1, 1)}
+    for schedule, algorithm in reversed(resolved):
+        if schedule is not None:
+            break
+        lengths = {(len(u.terms), len(v.terms)) for u, v in Expansion(algorithm).factors}
+        products *= len(algorithm.products)
+        shapes = {(a * u, b * v) for a, b in shapes for u, v in lengths}
+        if carried and (products > LAUNCH_PRODUCTS or len(shapes) > LAUNCH_SUM_SHAPES):
+            break
+        carried += 1
+    return carried
 
 
 # --- what a run of a given size needs (shared by the executor and the manifest) ------------------

@@ -10,12 +10,13 @@ schedule; the peeled rows and columns are fixed up with leaf products.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from ..ir import Form, Multiply, Stage, parse_block
 from ..lower.elementwise import ElementwiseKernel
-from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
+from ..lower.plan import LAUNCH_PRODUCTS, LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, LeafProduct, Term, View
 
 
@@ -54,9 +55,6 @@ def normalized(problem: Problem) -> Problem:
 def _block(view: View, size: tuple[int, int], row: int, col: int) -> View:
     rows, cols = size
     return view[(row - 1) * rows : row * rows, (col - 1) * cols : col * cols]
-
-
-LAUNCH_PRODUCTS = 512  # products in one fused launch: beyond this the kernel's code gets unwieldy
 
 
 class Executor:
@@ -102,7 +100,7 @@ class Executor:
 
     def solve(self, problem: Problem, level: int) -> None:
         problem = normalized(problem)
-        if self._flattens(level):
+        if self._flattens(level, 1):
             self._launch(self._flatten(problem, level))
             return
         plan = self.lowered.levels[level] if level < len(self.lowered.levels) else None
@@ -178,7 +176,7 @@ class Executor:
     def _products(self, stage: Stage, buffers: dict[str, tuple[Term, ...]], level: int) -> None:
         problems = [self._subproblem(statement, buffers) for statement in stage.statements]
         next_level = level + 1
-        if self._flattens(next_level):
+        if self._flattens(next_level, len(problems)):
             self._launch([leaf for problem in problems for leaf in self._flatten(problem, next_level)])
             return
         nested = next_level < len(self.lowered.levels)
@@ -199,12 +197,16 @@ class Executor:
         return Problem(combine(statement.left), combine(statement.right), targets, statement.overwrite)
 
     # --- flattening pure-product levels (fused leaves) ------------------------------------------
-    def _flattens(self, level: int) -> bool:
-        """Whether every level from ``level`` down only accumulates products (the fused default
-        schedule): then the whole subtree's leaf products can go out in as few launches as
-        their sizes allow, with one kernel per structure instead of one per recursion branch."""
+    def _flattens(self, level: int, problems: int) -> bool:
+        """Whether ``problems`` subtrees from ``level`` down go out flattened: every level only
+        accumulates products (the fused default schedule), and their leaf products fit one
+        launch.  Then they go out in as few launches as their sizes allow, with one kernel per
+        structure instead of one per recursion branch."""
         levels = self.lowered.levels[level:]
-        return self.options.leaf == "fused" and bool(levels) and all(_only_accumulating_products(p) for p in levels)
+        if self.options.leaf != "fused" or not levels or not all(_only_accumulating_products(p) for p in levels):
+            return False
+        leaves = problems * math.prod(_product_count(plan) for plan in levels)
+        return leaves <= LAUNCH_PRODUCTS
 
     def _flatten(self, problem: Problem, level: int) -> list[Problem]:
         """The leaf products a pure-product subtree computes, peeled parts included."""
@@ -251,6 +253,10 @@ class Executor:
             for target in problem.targets:
                 beta = 0.0 if problem.overwrite else 1.0
                 self.backend.gemm(problem.a[0].view, problem.b[0].view, target.view, target.coef, beta)
+
+
+def _product_count(plan: LevelPlan) -> int:
+    return sum(len(step.statements) for step in plan.steps)
 
 
 def _only_accumulating_products(plan: LevelPlan) -> bool:

@@ -88,6 +88,20 @@ def _leading_dimension(x, name: str) -> int:
     return row_stride // item
 
 
+@dataclass(frozen=True)
+class Call:
+    """A validated call: shapes, dtype, pitches and alignment (what picks and launches a kernel)."""
+
+    m: int
+    k: int
+    n: int
+    dtype: str
+    lda: int
+    ldb: int
+    ldc: int
+    align: Alignment
+
+
 def validate(A, B, out=None, beta: float = 0.0):
     """Check the operands; returns ``(A, B, out, Call)`` (``out`` may still be None)."""
     A, B = _device_matrix(A, "A"), _device_matrix(B, "B")
