@@ -22,10 +22,11 @@ import numpy as np
 from .lower.plan import Lowered
 from .measure import AllocationCounter, float64_reference, median, random_inputs, relative_error, time_device
 from .model import Ceilings, predict, predict_steps
-from .runtime.compiled import CompiledProduct
+from .runtime.compiled import CompiledProduct, make_backend
 
 CACHE = Path(os.environ.get("BILINEAR_CACHE", Path.home() / ".cache" / "bilinear"))
 CEILING_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
+COPY_ELEMENTS = 1 << 27  # the bandwidth copy: 1 GiB of float64, 0.5 GiB of float32, well past L2
 
 
 # --- ceilings -------------------------------------------------------------------------------
@@ -42,25 +43,19 @@ def measure_ceilings(xp, dtype: str, sizes: Iterable[int] = CEILING_SIZES, fused
     device = _device_name(xp)
     cache = CACHE / "ceilings.json"
     stored = json.loads(cache.read_text()) if cache.exists() else {}
-    key = f"{device}|{dtype}"
+    key = f"{device}|{dtype}|leaf-gemm"  # rates of the leaves' own GEMM call (older entries used xp.matmul)
     if key in stored:
         entry = stored[key]
         return Ceilings(
             device, dtype, entry["bandwidth"], tuple(map(tuple, entry["gemm_rate"])),
             tuple(map(tuple, entry.get("fused_rate", ()))), entry.get("launch_seconds", 0.0),
         )
-    count = 1 << 27  # 1 GiB of float64, 0.5 GiB of float32
-    source = xp.ones(count, dtype=dtype)
+    source = xp.ones(COPY_ELEMENTS, dtype=dtype)
     target = xp.empty_like(source)
     seconds = median(time_device(lambda: target.__setitem__(Ellipsis, source), xp, repeat=5))
     bandwidth = 2 * source.nbytes / seconds
     del source, target
-    rates = []
-    for n in sizes:
-        A, B, C = random_inputs(xp, n, n, n, dtype)
-        seconds = median(time_device(lambda: xp.matmul(A, B, out=C), xp, repeat=5))
-        rates.append((n, 2.0 * n**3 / seconds))
-        del A, B, C
+    rates = [(n, _gemm_rate(xp, dtype, n)) for n in sizes]
     launch = _launch_seconds(xp, dtype)
     ceilings = Ceilings(device, dtype, bandwidth, tuple(rates), launch_seconds=launch)
     stored[key] = {"bandwidth": bandwidth, "gemm_rate": rates, "launch_seconds": launch}
@@ -69,10 +64,23 @@ def measure_ceilings(xp, dtype: str, sizes: Iterable[int] = CEILING_SIZES, fused
     return ceilings
 
 
+def _gemm_rate(xp, dtype: str, n: int) -> float:
+    """Flop/s of the call the leaves make (the backend's GEMM on views, not ``xp.matmul``, whose
+    own overhead priced small leaves at a fraction of their rate), several calls per timing
+    where one is too short for the events to resolve."""
+    backend = make_backend("numpy" if xp is np else "cupy")
+    A, B, C = random_inputs(xp, n, n, n, dtype)
+    calls = max(1, (4096 // n) ** 3 // 8)  # 64 calls of 512³, 8 of 1024³, then 1
+
+    def batch() -> None:
+        for _ in range(calls):
+            backend.gemm(A, B, C, 1.0, 0.0)
+
+    return 2.0 * n**3 * calls / median(time_device(batch, xp, repeat=5))
+
+
 def _launch_seconds(xp, dtype: str, count: int = 200) -> float:
     """Host seconds per GEMM issued through the backend on tiny matrices (the launch-bound floor)."""
-    from .runtime.compiled import make_backend
-
     backend = make_backend("numpy" if xp is np else "cupy")
     a, b, c = random_inputs(xp, 8, 8, 8, dtype)
     backend.gemm(a, b, c, 1.0, 0.0)

@@ -74,3 +74,21 @@ def test_bench_command_without_plot_or_matplotlib(tmp_path):
     code = main(["bench", "algorithms/rsmm.bl", "--backend", "numpy", "-n", "16", "--repeat", "1",
                  "--json", str(tmp_path / "b.json")])
     assert code == 0
+
+
+def test_ceilings_time_the_leaves_own_gemm_and_are_cached(tmp_path, monkeypatch):
+    import bilinear.bench as bench
+    from bilinear.runtime.numpy_backend import NumpyBackend
+
+    calls = []
+    monkeypatch.setattr(bench, "CACHE", tmp_path)
+    monkeypatch.setattr(bench, "COPY_ELEMENTS", 1 << 16)
+    monkeypatch.setattr(NumpyBackend, "gemm", lambda self, a, b, c, alpha, beta: calls.append(a.shape))
+    ceilings = bench.measure_ceilings(np, "float64", sizes=(512, 1024))
+    assert [n for n, _ in ceilings.gemm_rate] == [512, 1024]
+    # one warm-up and five timed batches: 64 calls of 512³ each (one is too short for events), 8 of 1024³
+    assert calls.count((512, 512)) == 6 * 64 and calls.count((1024, 1024)) == 6 * 8
+    stored = json.loads((tmp_path / "ceilings.json").read_text())
+    assert list(stored) == ["cpu|float64|leaf-gemm"]
+    assert bench.measure_ceilings(np, "float64", sizes=(512, 1024)) == ceilings  # from the cache: no new calls
+    assert calls.count((1024, 1024)) == 6 * 8
