@@ -217,29 +217,45 @@ def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: 
     }, indent=1))
 
 
+def read_json(path: Path) -> list[BenchResult]:
+    """The results a ``--json`` file holds (to plot or compare them again)."""
+    rows = json.loads(Path(path).read_text())["results"]
+    return [BenchResult(**{**row, "stages": tuple(StageTime(**s) for s in row["stages"])}) for row in rows]
+
+
+_MARKERS = {0: "D", 1: "o", 2: "s", 3: "^"}  # by level count
+
+
 def plot(results: list[BenchResult], path: Path) -> None:
-    """Effective TFLOP/s against n: one line per configuration, the library dashed."""
+    """Effective TFLOP/s against n, one panel per dtype: a colour per scheme, a marker per level
+    count, solid lines for cuBLAS leaves and dotted for fused ones; cuBLAS itself in black."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(8, 5))
-    configurations = sorted({(r.name, r.levels, r.leaf, r.dtype) for r in results})
-    for name, levels, leaf, dtype in configurations:
-        rows = sorted((r for r in results if (r.name, r.levels, r.leaf, r.dtype) == (name, levels, leaf, dtype)), key=lambda r: r.N)
-        axis.plot([r.N for r in rows], [r.ours_tflops for r in rows], marker="o", label=f"{name} L{levels} {leaf} {dtype}")
-    for dtype in sorted({r.dtype for r in results}):
-        rows = {}
-        for r in results:
-            if r.dtype == dtype:
-                rows.setdefault(r.N, []).append(r.library_tflops)
-        sizes = sorted(rows)
-        axis.plot(sizes, [median(rows[n]) for n in sizes], "k--", marker="s", label=f"cuBLAS {dtype}")
-    axis.set_xscale("log", base=2)
-    axis.set_xlabel("n (square n×n×n products)")
-    axis.set_ylabel("effective TFLOP/s (2n³ / time)")
-    axis.grid(True, alpha=0.3)
-    axis.legend(fontsize=7)
+    dtypes = sorted({r.dtype for r in results})
+    figure, axes = plt.subplots(1, len(dtypes), figsize=(7 * len(dtypes), 5.5), sharey=True, squeeze=False)
+    colours = dict(zip(sorted({r.name for r in results}), plt.get_cmap("tab10").colors))
+    for axis, dtype in zip(axes[0], dtypes):
+        of_dtype = [r for r in results if r.dtype == dtype]
+        for name, levels, leaf in sorted({(r.name, r.levels, r.leaf) for r in of_dtype}):
+            rows = sorted((r for r in of_dtype if (r.name, r.levels, r.leaf) == (name, levels, leaf)), key=lambda r: r.N)
+            axis.plot([r.N for r in rows], [r.ours_tflops for r in rows], color=colours[name],
+                      marker=_MARKERS.get(levels, "x"), linestyle="-" if leaf == "cublas" else ":",
+                      label=f"{name} L{levels} {leaf}")
+        library: dict[int, list[float]] = {}
+        for r in of_dtype:
+            library.setdefault(r.N, []).append(r.library_tflops)
+        sizes = sorted(library)
+        axis.plot(sizes, [median(library[n]) for n in sizes], color="black", linestyle="--", linewidth=2.5,
+                  marker="*", markersize=9, label="cuBLAS")
+        axis.set_title(dtype)
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(sizes, [str(n) for n in sizes])
+        axis.set_xlabel("n (square n×n×n products)")
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=7, loc="lower right")
+    axes[0][0].set_ylabel("effective TFLOP/s (2n³ / time)")
     figure.tight_layout()
     figure.savefig(path, dpi=120)

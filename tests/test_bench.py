@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bilinear
-from bilinear.bench import bench_one, choose_levels
+from bilinear.bench import bench_one, choose_levels, read_json
 from bilinear.cli import main
 from bilinear.lower.plan import Options, lower
 from bilinear.model import Ceilings, count_launches, predict, predict_steps
@@ -68,6 +68,8 @@ def test_bench_command_writes_json_and_plot(tmp_path):
     assert {(r["N"], r["levels"]) for r in results} == {(32, 1), (32, 2), (64, 1), (64, 2)}
     assert all(np.isfinite(r["ratio"]) for r in results)
     assert picture.stat().st_size > 1000
+    again = read_json(out)  # the file reads back into results, e.g. to plot them again
+    assert [(r.N, r.levels, r.ratio) for r in again] == [(r["N"], r["levels"], r["ratio"]) for r in results]
 
 
 def test_bench_command_without_plot_or_matplotlib(tmp_path):
