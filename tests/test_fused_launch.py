@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 
 from bilinear.runtime.backend import LeafProduct, Term
-from bilinear.runtime.fused import build_launch, exact
+from bilinear.runtime.fused import FusedLaunches, build_launch, exact
 
 
 def _emulate(launch):
@@ -57,3 +57,68 @@ def test_zero_alpha_launches_nothing():
 
 def test_exact_recovers_small_rationals():
     assert exact(1 / 3) == Fraction(1, 3) and exact(-0.75) == Fraction(-3, 4) and exact(2.0) == 2
+
+
+class _RecordingStage:
+    """Stands in for ProductStage: counts the structs it prepares and the launches it makes."""
+
+    made: list = []
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.prepared, self.launched = 0, []
+        _RecordingStage.made.append(self)
+
+    def parameters(self, views, M, N, K, alpha=1.0):
+        self.prepared += 1
+        return [("struct", alpha, tuple(id(v) for side in views[0] for v in side))]
+
+    def launch(self, parameters, M, N):
+        self.launched.append((parameters, M, N))
+
+
+def _gemm(A, B, C, alpha=1.0, overwrite=False):
+    return [LeafProduct((Term(1.0, A),), (Term(1.0, B),), (Term(alpha, C),), overwrite)]
+
+
+def test_launches_are_prepared_once_per_set_of_views():
+    _RecordingStage.made.clear()
+    launches = FusedLaunches(_RecordingStage)
+    A, B, C = np.ones((4, 3)), np.ones((3, 5)), np.ones((4, 5))
+    for _ in range(3):
+        launches.run(_gemm(A, B, C), "float64")
+    (stage,) = _RecordingStage.made
+    assert stage.prepared == 1 and len(stage.launched) == 3 and stage.launched[0][1:] == (4, 5)
+    launches.run(_gemm(A, B, C, alpha=2.0), "float64")  # same kernel, new α: new struct
+    launches.run(_gemm(A, B, C[:, :5].copy()), "float64")  # other C pointer: new struct
+    assert len(_RecordingStage.made) == 1 and stage.prepared == 3
+    launches.run(_gemm(A, B, C, overwrite=True), "float64")  # overwriting: C zeroed, then the same launch
+    assert not C.any() and stage.prepared == 3 and len(stage.launched) == 6
+
+
+def test_prepared_launches_are_bounded_and_hold_no_arrays():
+    _RecordingStage.made.clear()
+    launches = FusedLaunches(_RecordingStage, capacity=2)
+    A, B = np.ones((2, 2)), np.ones((2, 2))
+    outputs = [np.zeros((2, 2)) for _ in range(3)]
+    for C in outputs + outputs[:1]:  # the first C was evicted by the third
+        launches.run(_gemm(A, B, C), "float64")
+    assert _RecordingStage.made[0].prepared == 4
+    assert len(launches._prepared) == 2
+    assert not any(isinstance(x, np.ndarray) for x in _leaves(list(launches._prepared)))
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def test_zero_alpha_prepares_nothing():
+    _RecordingStage.made.clear()
+    launches = FusedLaunches(_RecordingStage)
+    A = np.ones((2, 2))
+    launches.run(_gemm(A, A, A.copy(), alpha=0.0), "float64")
+    assert _RecordingStage.made == []

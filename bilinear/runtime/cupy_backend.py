@@ -43,7 +43,7 @@ class CupyBackend(Backend):
         self.xp = cupy
         self._functions: dict[str, object] = {}  # compiled kernels by a key over source, template and arch
         self._by_kernel: dict[ElementwiseKernel, object] = {}
-        self._product_stages: dict = {}
+        self._fused: "FusedLaunches | None" = None
 
     @cached_property
     def _device(self):
@@ -141,9 +141,12 @@ class CupyBackend(Backend):
 
     # --- fused product stages ------------------------------------------------------------------
     def fused_products(self, products: Sequence[LeafProduct], dtype: str) -> None:
-        from .fused import run_fused_products
+        if self._fused is None:
+            from .fused import FusedLaunches
+            from .product import ProductStage
 
-        run_fused_products(self._product_stages, products, dtype)
+            self._fused = FusedLaunches(ProductStage)
+        self._fused.run(products, dtype)
 
 
 def _ld(view: View) -> int:

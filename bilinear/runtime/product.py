@@ -112,10 +112,15 @@ class ProductStage:
         self.launch_spec = replace(spec, batch=self.per_launch)
         self.plan: ProductKernel = plan_kernel(self.launch_spec, config)
         self.kernel = compiled_kernel(self.launch_spec, config)
-        self._params = np.zeros(1, params_dtype(self.plan.fields))
+        self._params_dtype = params_dtype(self.plan.fields)
 
     def __call__(self, views: Sequence, M: int, N: int, K: int, alpha: float = 1.0, stream=None) -> None:
         """For every batch entry and product: ``C_t += alpha·coef_t·(Σ u·A)(Σ v·B)``."""
+        self.launch(self.parameters(views, M, N, K, alpha), M, N, stream)
+
+    def parameters(self, views: Sequence, M: int, N: int, K: int, alpha: float = 1.0) -> list[np.ndarray]:
+        """The by-value parameter structs of the launches that compute these views (one per
+        ``per_launch`` batch entries; none when a size is 0).  They hold pointers, not arrays."""
         spec = self.spec
         if len(views) != spec.batch:
             raise ValueError(f"the stage has {spec.batch} batch entries, got {len(views)}")
@@ -123,17 +128,23 @@ class ProductStage:
             raise ValueError(f"negative size M={M} N={N} K={K}")
         entries = [_split_entry(e, spec.n_a, spec.n_b, spec.n_c) for e in views]
         if min(M, N, K) == 0:
-            return  # nothing to add
+            return []  # nothing to add
+        structs = []
         for start in range(0, spec.batch, self.per_launch):
-            chunk = entries[start : start + self.per_launch]
-            self._fill(chunk, M, N, K, alpha)
-            tiles = -(-M // self.config.bm) * -(-N // self.config.bn)
-            grid = (tiles, len(chunk) * len(spec.products))
-            self.kernel(grid, (self.plan.threads,), (self._params,), shared_mem=self.plan.smem_bytes, stream=stream)
+            struct = np.zeros(1, self._params_dtype)
+            self._fill(struct[0], entries[start : start + self.per_launch], M, N, K, alpha)
+            structs.append(struct)
+        return structs
 
-    def _fill(self, chunk: list, M: int, N: int, K: int, alpha: float) -> None:
-        """Write pointers, leading dimensions, sizes and the alignment flags into the params struct."""
-        p = self._params[0]
+    def launch(self, parameters: list[np.ndarray], M: int, N: int, stream=None) -> None:
+        """Launch the kernel once per parameter struct (CUDA copies them at launch)."""
+        tiles = -(-M // self.config.bm) * -(-N // self.config.bn)
+        for struct in parameters:
+            grid = (tiles, int(struct[0]["nbatch"]) * len(self.spec.products))
+            self.kernel(grid, (self.plan.threads,), (struct,), shared_mem=self.plan.smem_bytes, stream=stream)
+
+    def _fill(self, p, chunk: list, M: int, N: int, K: int, alpha: float) -> None:
+        """Write pointers, leading dimensions, sizes and the alignment flags into one params struct."""
         dtype, size = self.spec.dtype, DTYPES[self.spec.dtype][1]
         vec = 16 // size
         vec_ab, vec_c = True, True
