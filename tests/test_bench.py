@@ -91,6 +91,6 @@ def test_ceilings_time_the_leaves_own_gemm_and_are_cached(tmp_path, monkeypatch)
     # one warm-up and five timed batches: 64 calls of 512³ each (one is too short for events), 8 of 1024³
     assert calls.count((512, 512)) == 6 * 64 and calls.count((1024, 1024)) == 6 * 8
     stored = json.loads((tmp_path / "ceilings.json").read_text())
-    assert list(stored) == ["cpu|float64|leaf-gemm"]
+    assert list(stored) == ["cpu|float64|leaf-gemm-sustained"]
     assert bench.measure_ceilings(np, "float64", sizes=(512, 1024)) == ceilings  # from the cache: no new calls
     assert calls.count((1024, 1024)) == 6 * 8
