@@ -21,7 +21,7 @@ import bilinear
 from bilinear.api import lower_program
 from bilinear.runtime.compiled import CompiledProduct, make_backend
 from bilinear.runtime.prepare import compile_ahead
-from bilinear.measure import AllocationCounter, error_bound, float64_reference, random_inputs, relative_error, restoration
+from bilinear.measure import error_bound, extra_bytes, float64_reference, random_inputs, relative_error, restoration
 from bilinear.runtime.run import _growth_ratio
 
 SCHEMES = ["strassen", "winograd", "msmes", "rsmm", "grey333"]
@@ -73,13 +73,8 @@ def summary(config, rows) -> str:
 def zero_bytes(levels: int, n: int) -> int:
     product = bilinear.compile("algorithms/msmes.bl", dtype="float64", levels=levels, backend="cupy")
     A, B, C = random_inputs(cp, n, n, n, "float64")
-    product(A, B, out=C)
-    cp.cuda.get_current_stream().synchronize()
-    counter = AllocationCounter()
-    with counter.counting():
-        product(A, B, out=C, beta=1.0)
-        cp.cuda.get_current_stream().synchronize()
-    return counter.bytes
+    product(A, B, out=C)  # warm-up: compiles kernels, creates the cuBLAS handle
+    return extra_bytes(lambda: product(A, B, out=C, beta=1.0), cp)
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .lower.plan import Lowered
-from .measure import AllocationCounter, float64_reference, median, random_inputs, relative_error, time_device
+from .measure import extra_bytes, float64_reference, median, random_inputs, relative_error, time_device
 from .model import Ceilings, predict, predict_steps
 from .runtime.compiled import CompiledProduct, make_backend
 
@@ -179,14 +179,7 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
     product(A, B, out=C)  # warm-up and correctness
     error = relative_error(C, exact, A0, B0)
     del exact, A0, B0
-    extra = None
-    if xp is not np:
-        xp.cuda.get_current_stream().synchronize()
-        counter = AllocationCounter()
-        with counter.counting():
-            product(A, B, out=C)
-            xp.cuda.get_current_stream().synchronize()
-        extra = counter.bytes
+    extra = extra_bytes(lambda: product(A, B, out=C), xp)
     ours, theirs = [], []
     for _ in range(repeat):  # interleaved, so drift in clocks or temperature hits both alike
         ours += time_device(lambda: product(A, B, out=C), xp, repeat=1, warmup=0)

@@ -120,6 +120,20 @@ class AllocationCounter:
             yield self
 
 
+def extra_bytes(call: Callable[[], None], xp: Any) -> int | None:
+    """Device bytes ``call`` requests from CuPy's pool (None on the CPU): the work queued
+    before it is finished first, and its own before counting stops."""
+    if xp is np:
+        call()
+        return None
+    counter = AllocationCounter()
+    xp.cuda.get_current_stream().synchronize()
+    with counter.counting():
+        call()
+        xp.cuda.get_current_stream().synchronize()
+    return counter.bytes
+
+
 def time_device(call: Callable[[], None], xp: Any, repeat: int = 5, warmup: int = 1) -> list[float]:
     """Seconds per call from CUDA events (wall clock on the CPU), after ``warmup`` calls."""
     for _ in range(warmup):

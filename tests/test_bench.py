@@ -94,3 +94,10 @@ def test_ceilings_time_the_leaves_own_gemm_and_are_cached(tmp_path, monkeypatch)
     assert list(stored) == ["cpu|float64|leaf-gemm-sustained"]
     assert bench.measure_ceilings(np, "float64", sizes=(512, 1024)) == ceilings  # from the cache: no new calls
     assert calls.count((1024, 1024)) == 6 * 8
+
+
+def test_extra_bytes_runs_the_call_once_and_is_none_on_the_cpu():
+    from bilinear.measure import extra_bytes
+
+    calls = []
+    assert extra_bytes(lambda: calls.append(1), np) is None and calls == [1]

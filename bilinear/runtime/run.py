@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..measure import (
-    AllocationCounter,
     Restoration,
     error_bound,
+    extra_bytes,
     float64_reference,
     median,
     random_inputs,
@@ -89,16 +89,7 @@ def run_once(
     exact = float64_reference(A, B, C, alpha, beta)
 
     out = C.copy()
-    counter = AllocationCounter()
-    if xp is np:
-        product(A, B, out=out, alpha=alpha, beta=beta)
-        extra = None
-    else:
-        xp.cuda.get_current_stream().synchronize()
-        with counter.counting():
-            product(A, B, out=out, alpha=alpha, beta=beta)
-            xp.cuda.get_current_stream().synchronize()
-        extra = counter.bytes
+    extra = extra_bytes(lambda: product(A, B, out=out, alpha=alpha, beta=beta), xp)
     error = relative_error(out, exact, originalA, originalB)
     restored_a, restored_b = restoration(A, originalA), restoration(B, originalB)
     del exact
