@@ -40,6 +40,7 @@ from bilinear.lower.product import (
     Term,
     TileConfig,
     gemm_spec,
+    reference_update,
     render_product_stage,
 )
 from bilinear.runtime import tuning
@@ -101,13 +102,7 @@ def run_case(cp, spec: ProductStageSpec, config: TileConfig | None, M: int, N: i
     cp.cuda.Device().synchronize()
     worst, outside_ok = 0.0, True
     for e, (a_views, b_views, c_views) in enumerate(entries):
-        expected = [cp.zeros((M, N)) for _ in c_views]
-        for product in spec.products:
-            left = sum(float(t.coef) * a_views[t.slot].astype(np.float64) for t in product.left)
-            right = sum(float(t.coef) * b_views[t.slot].astype(np.float64) for t in product.right)
-            value = left @ right
-            for t in product.targets:
-                expected[t.slot] += alpha * float(t.coef) * value
+        expected = reference_update(spec, (a_views, b_views, c_views), alpha, cp)
         for slot, c in enumerate(c_views):
             got = c.astype(np.float64) - before[e][slot]
             scale = float(cp.linalg.norm(expected[slot])) or 1.0

@@ -6,19 +6,16 @@ from fractions import Fraction
 
 import numpy as np
 
+from bilinear.lower.product import reference_update
 from bilinear.runtime.backend import LeafProduct, Term
 from bilinear.runtime.fused import FusedLaunches, build_launch, exact
 
 
 def _emulate(launch):
-    """What the kernel computes for a spec: targets[t] += α·coef_t·(Σ left)(Σ right)."""
-    a_views, b_views, c_views = launch.views
-    for product in launch.spec.products:
-        left = sum(float(t.coef) * a_views[t.slot] for t in product.left)
-        right = sum(float(t.coef) * b_views[t.slot] for t in product.right)
-        value = left @ right
-        for t in product.targets:
-            c_views[t.slot][...] += launch.alpha * float(t.coef) * value
+    """What the kernel would do to the launch's C views."""
+    deltas = reference_update(launch.spec, launch.views, launch.alpha, np)
+    for c, delta in zip(launch.views[2], deltas):
+        c[...] += delta
 
 
 def test_shared_views_share_slots_and_results_match():

@@ -21,6 +21,7 @@ from bilinear.lower.product import (
     TileConfig,
     gemm_spec,
     max_batch,
+    reference_update,
 )
 from bilinear.verify.expand import Expansion
 
@@ -49,17 +50,6 @@ def view(rng, rows: int, cols: int, dtype: str, aligned: bool):
     return parent[1:, offset : offset + cols]
 
 
-def expected_update(spec: ProductStageSpec, entry, alpha: float, M: int, N: int) -> list:
-    a_views, b_views, c_views = entry
-    delta = [cupy.zeros((M, N)) for _ in c_views]
-    for product in spec.products:
-        left = sum(float(t.coef) * a_views[t.slot].astype(np.float64) for t in product.left)
-        right = sum(float(t.coef) * b_views[t.slot].astype(np.float64) for t in product.right)
-        value = left @ right
-        for t in product.targets:
-            delta[t.slot] += alpha * float(t.coef) * value
-    return delta
-
 
 def check_stage(spec, M, N, K, config=None, aligned=False, alpha=0.5, seed=0):
     rng = cupy.random.default_rng(seed)
@@ -73,7 +63,7 @@ def check_stage(spec, M, N, K, config=None, aligned=False, alpha=0.5, seed=0):
     before = [[c.astype(np.float64) for c in entry[2]] for entry in entries]
     ProductStage(spec, config)(entries, M, N, K, alpha=alpha)
     for entry, old in zip(entries, before):
-        for got, was, want in zip(entry[2], old, expected_update(spec, entry, alpha, M, N)):
+        for got, was, want in zip(entry[2], old, reference_update(spec, entry, alpha, cupy)):
             error = float(cupy.linalg.norm(got.astype(np.float64) - was - want))
             assert error <= TOL[spec.dtype] * max(float(cupy.linalg.norm(want)), 1.0), (spec.name, M, N, K)
 

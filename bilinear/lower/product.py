@@ -103,6 +103,24 @@ class ProductStageSpec:
                     raise ValueError(f"product {index} {side} names slot(s) {bad} but there are only {count}")
 
 
+
+def reference_update(spec: ProductStageSpec, entry, alpha: float, xp) -> list:
+    """What one batch entry of ``spec`` adds to each of its C views, in float64: the kernel's
+    contract ``C_t += alpha·coef_t·(Σ u·A)(Σ v·B)``, computed plainly to check it against.
+
+    ``entry`` is (A views, B views, C views) of NumPy or CuPy arrays (``xp`` is their module).
+    """
+    a_views, b_views, c_views = entry
+    deltas = [xp.zeros(c.shape) for c in c_views]
+    for product in spec.products:
+        left = sum(float(t.coef) * a_views[t.slot].astype(np.float64) for t in product.left)
+        right = sum(float(t.coef) * b_views[t.slot].astype(np.float64) for t in product.right)
+        value = left @ right
+        for t in product.targets:
+            deltas[t.slot] += alpha * float(t.coef) * value
+    return deltas
+
+
 def gemm_spec(dtype: str, name: str | None = None) -> ProductStageSpec:
     """The plain GEMM ``C += alpha·A·B`` as a product stage."""
     one = Fraction(1)
