@@ -26,11 +26,12 @@ DTYPES = ("float32", "float64")
 # With fused leaves, an algorithm's default schedule carries its operand sums down to the
 # fused kernel, and over several such levels the leaf products multiply and so do their
 # sums' lengths.  NVRTC's time for one kernel grows faster than linearly with its distinct
-# (left terms, right terms) pairs (one pipeline each: 14 take 70 s), so a level carries sums
-# down only while the products below fit one launch and their pairs stay few; above, its
-# sums are formed in temporaries, with single-target products, so every branch below
-# launches the same kernels.  (grey333 carried down three levels: 12,167 products, 95 pairs
-# in one launch of 512, and 1,014 kernels where each branch's sums differ.)
+# (left terms, right terms) pairs (one pipeline each: nvcc takes 76 s on winograd's 14), so a
+# level carries sums down only while the products below fit one launch and their pairs stay
+# few; above, its sums are formed in temporaries, with single-target products, so every
+# branch below launches the same kernels.  (grey333 carried down three levels needed 28
+# kernels holding 1,901 pipelines, 95 in one; now 8 holding 48.  `benchmarks/host_costs.py`
+# prints both counts for every shipped configuration.)
 LAUNCH_PRODUCTS = 512
 LAUNCH_SUM_SHAPES = 12
 
