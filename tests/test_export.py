@@ -11,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import bilinear
+from bilinear.diagnostics import BilinearError
 from bilinear.frontend import program_from_text
 from bilinear.frontend.export import to_bl
 from bilinear.frontend.importers import read_catalogue
@@ -39,13 +40,23 @@ def _round_trips(algorithm: Algorithm, style: str) -> bool:
 
 
 def _catalogue_algorithms() -> list[Algorithm]:
-    """Every exact scheme of the catalogues (none when they are absent)."""
+    """Every exact scheme of the catalogues that loads (none when they are absent).
+
+    Which files load is the importers' tests' business; this only collects
+    exact algorithms to export, so a file the readers refuse is left out.
+    """
     found = []
-    for path in sorted(SCHEMES.glob("*/*")):
+    for path in sorted(p for p in SCHEMES.glob("*/*") if p.is_file()):
         if path.suffix in (".md", ".slp"):
             continue
         keys = ("2,2,2", "3,3,3", "4,4,4") if path.suffix == ".npz" else (None,)
-        found += [s for s in (read_catalogue(path, key=key) for key in keys) if isinstance(s, Algorithm)]
+        for key in keys:
+            try:
+                scheme = read_catalogue(path, key=key)
+            except BilinearError:
+                continue
+            if isinstance(scheme, Algorithm):
+                found.append(scheme)
     return found
 
 
