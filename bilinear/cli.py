@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .diagnostics import BilinearError, render
+from .distributed.cli import add_distribution_options, add_plan_parser
 
 DESCRIPTION = """\
 bilinear: a compiler, exact verifier and GPU runtime for fast matrix multiplication.
@@ -29,6 +30,8 @@ examples:
   bilinear compile algorithms/msmes.bl -o build/msmes --levels 2
   bilinear run algorithms/msmes.bl -n 4096 --levels 2 --dtype float64
   bilinear run algorithms/strassen.bl -n 33 --backend numpy --leaf fused
+  bilinear plan algorithms/winograd.bl --gpus 2 -n 32768
+  mpiexec -n 2 bilinear run algorithms/msmes.bl -n 32768 --gpus 2 --levels 1
 """
 
 
@@ -117,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--beta", type=float, default=0.0)
     run.add_argument("--repeat", type=int, default=5, help="timed repetitions (median reported; default 5)")
     run.add_argument("--seed", type=int, default=0)
+    add_distribution_options(run)
     run.set_defaults(handler=_run)
 
     import_ = commands.add_parser(
@@ -161,7 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--json", type=Path, default=None, metavar="FILE", help="write every number to FILE")
     bench.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="plot effective TFLOP/s against n")
+    add_distribution_options(bench)
     bench.set_defaults(handler=_bench)
+
+    add_plan_parser(commands)
     return parser
 
 
@@ -220,6 +227,10 @@ def _compile(args) -> int:
 
 
 def _run(args) -> int:
+    if args.gpus is not None:
+        from .distributed.cli import run_command
+
+        return run_command(args)
     from .runtime.compiled import CompiledProduct, make_backend
     from .runtime.run import run_once
 
@@ -281,6 +292,10 @@ def _list(args) -> int:
 
 
 def _bench(args) -> int:
+    if args.gpus is not None:
+        from .distributed.cli import bench_command
+
+        return bench_command(args)
     from .bench_cli import run_bench
 
     return run_bench(args)

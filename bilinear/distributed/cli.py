@@ -1,0 +1,179 @@
+"""``bilinear plan``, and ``bilinear run/bench --gpus P`` under ``mpiexec -n P``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..ir import block_name, format_coefficient
+from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
+
+
+def add_distribution_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``plan``, ``run --gpus`` and ``bench --gpus``."""
+    parser.add_argument("--gpus", type=int, default=None, metavar="P",
+                        help="ranks (one GPU each) to spread the product over; run under `mpiexec -n P`")
+    parser.add_argument("--decomposition", choices=("bfs", "2d"), default="bfs",
+                        help="global decomposition: breadth-first steps of FILE's algorithm (default), or classical 2D tiles")
+    parser.add_argument("--steps", type=int, default=None, metavar="S",
+                        help="breadth-first steps (default: the fewest that give every rank a product)")
+    parser.add_argument("--local", type=Path, default=None, metavar="FILE",
+                        help="what each rank multiplies its products with (default FILE), at --levels levels")
+    parser.add_argument("--inputs", choices=INPUT_LAYOUTS, default="replicated", help="where A and B are (default replicated)")
+    parser.add_argument("--output", choices=OUTPUT_LAYOUTS, default="replicated", help="where C goes (default replicated)")
+
+
+def add_plan_parser(commands) -> None:
+    plan = commands.add_parser(
+        "plan",
+        help="print and verify the distributed plan of a scheme over P GPUs",
+        description="Decompose an M×K by K×N product over P ranks with FILE's algorithm (breadth-first steps, "
+        "products that do not divide evenly cut into row bands, odd sizes peeled), print which rank forms which "
+        "operand sums, multiplies which products and adds into which C blocks, and prove C = A·B for the plan "
+        "symbolically. Exits 1 if the proof fails. Needs no GPU and no MPI.",
+    )
+    plan.add_argument("file", type=Path, help="a .bl file")
+    plan.add_argument("-n", type=int, default=32768, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
+    plan.add_argument("-m", type=int, default=None, metavar="M")
+    plan.add_argument("-k", type=int, default=None, metavar="K")
+    plan.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="for byte counts")
+    plan.add_argument("--format", choices=("text", "json"), default="text")
+    add_distribution_options(plan)
+    plan.set_defaults(handler=plan_command)
+
+
+def _sum(side: str, coefficients) -> str:
+    terms = []
+    for (i, j), c in coefficients:
+        sign = "-" if c < 0 else "+"
+        scale = "" if abs(c) == 1 else f"{format_coefficient(abs(c))}*"
+        terms.append(f"{sign} {scale}{block_name(side, i + 1, j + 1)}")
+    text = " ".join(terms)
+    return text[2:] if text.startswith("+ ") else text
+
+
+def describe_plan(plan: Plan, itemsize: int) -> list[str]:
+    """One line per rank, then one per task: what the rank forms, multiplies and adds where."""
+    from .execute import workspace_bytes
+
+    d = plan.decomposition
+    lines = [f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} ranks, "
+             f"{plan.bands} band(s) per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"]
+    for rank in range(plan.ranks):
+        share = sum(t.band_count for t in plan.tasks_of(rank)) / plan.bands
+        lines.append(f"rank {rank}: {share:g} products, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
+                     f"workspace {workspace_bytes(plan, rank, itemsize, False) / 2**30:.2f} GiB")
+        for task in plan.tasks_of(rank):
+            p = d.products[task.product]
+            rows = "all rows" if task.bands == (0, plan.bands) else f"bands {task.bands[0]}..{task.bands[1] - 1}"
+            targets = " ".join(f"{'+' if w > 0 else '-'}{'' if abs(w) == 1 else format_coefficient(abs(w)) + '*'}"
+                               f"{block_name('C', i + 1, l + 1)}" for (i, l), w in p.w)
+            lines.append(f"  M{task.product + 1} ({rows}): ({_sum('A', p.u)}) * ({_sum('B', p.v)}) -> {targets}")
+        for fringe in plan.fringe_of(rank):
+            dims = plan.fringe_dims(fringe.kind)
+            lines.append(f"  fringe {fringe.kind}: classical {'x'.join(map(str, dims))}" + (" (empty)" if 0 in dims else ""))
+    reduce = "all-reduce of the partial C" if plan.output == "replicated" else "reduction of the partial C to rank 0"
+    source = "every rank holds A and B" if plan.inputs == "replicated" else "A and B broadcast from rank 0"
+    lines.append(f"data: {source}; {reduce}")
+    return lines
+
+
+def _plan_as_data(plan: Plan) -> dict:
+    d = plan.decomposition
+    return {
+        "decomposition": d.name, "grid": [d.rows, d.inner, d.cols], "shape": list(plan.shape), "ranks": plan.ranks,
+        "bands": plan.bands, "inputs": plan.inputs, "output": plan.output,
+        "products": [{"u": [[list(i), str(c)] for i, c in p.u], "v": [[list(i), str(c)] for i, c in p.v],
+                      "w": [[list(i), str(c)] for i, c in p.w]} for p in d.products],
+        "tasks": [{"rank": t.rank, "product": t.product, "bands": list(t.bands)} for t in plan.tasks],
+        "fringe": [{"rank": f.rank, "kind": f.kind} for f in plan.fringe],
+    }
+
+
+def plan_command(args) -> int:
+    from ..api import load
+    from .api import decomposition_for
+    from .check import verify_plan
+    from .plan import make_plan
+
+    ranks = args.gpus or 2
+    if ranks < 1:
+        raise ValueError(f"--gpus must be at least 1, not {ranks}")
+    decomposition = decomposition_for(load(args.file), ranks, args.decomposition, args.steps)
+    shape = (args.m or args.n, args.k or args.n, args.n)
+    plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
+    check = verify_plan(plan)
+    if args.format == "json":
+        print(json.dumps(_plan_as_data(plan) | {"verified": check.ok, "problems": list(check.problems)}, indent=1))
+    else:
+        print("\n".join(describe_plan(plan, 8 if args.dtype == "float64" else 4)))
+        verdict = "C = A·B holds exactly" if check.ok else "FAILS: " + "; ".join(check.problems)
+        print(f"proof: {verdict} ({check.band_classes} band class(es), {check.terms} tensor terms compared)")
+    return 0 if check.ok else 1
+
+
+def _product(args, file: Path, levels: int, leaf: str, dtype: str):
+    from .api import compile
+
+    return compile(file, decomposition=args.decomposition, steps=args.steps, local=args.local, levels=levels,
+                   leaf=leaf, dtype=dtype, backend=args.backend, inputs=args.inputs, output=args.output)
+
+
+def _check_world(args, product) -> None:
+    if product.comm.size != args.gpus:
+        raise ValueError(f"--gpus {args.gpus} but this job has {product.comm.size} rank(s): start it with `mpiexec -n {args.gpus} bilinear ...`")
+
+
+def _guarded(body) -> int:
+    """Run ``body`` on this rank; a distributed failure ends every rank with one message."""
+    from .comm import DistributedError
+
+    try:
+        return body()
+    except DistributedError as error:
+        print(f"bilinear: {error}", file=sys.stderr, flush=True)
+        from mpi4py import MPI
+
+        MPI.COMM_WORLD.Abort(1)
+        return 1
+
+
+def run_command(args) -> int:
+    """``bilinear run FILE -n N --gpus P``: one checked, timed product over every rank."""
+    from .measure import measure
+
+    def body() -> int:
+        product = _product(args, args.file, args.levels, args.leaf, args.dtype)
+        _check_world(args, product)
+        result = measure(product, args.m or args.n, args.k or args.n, args.n, args.dtype, repeat=args.repeat, seed=args.seed)
+        if product.comm.rank == 0:
+            print(result.describe())
+        return 0 if result.within_bound else 1
+
+    return _guarded(body)
+
+
+def bench_command(args) -> int:
+    """``bilinear bench FILE -n N ... --gpus P``: the speed-up table over one GPU's GEMM."""
+    from .measure import measure
+
+    def body() -> int:
+        if len(args.files) != 1 or len(args.levels) != 1 or len(args.leaf) != 1 or len(args.dtype) != 1:
+            raise ValueError("bench --gpus times one scheme, level count, leaf and dtype at a time (several -n are fine)")
+        if not args.levels[0].isdigit():
+            raise ValueError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
+        product = _product(args, args.files[0], int(args.levels[0]), args.leaf[0], args.dtype[0])
+        _check_world(args, product)
+        results = []
+        for n in args.n:
+            result = measure(product, n, n, n, args.dtype[0], repeat=args.repeat)
+            results.append(result.as_dict())
+            if product.comm.rank == 0:
+                print(result.describe(), flush=True)
+        if product.comm.rank == 0 and args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+        return 0 if all(r["error"] <= r["bound"] for r in results) else 1
+
+    return _guarded(body)

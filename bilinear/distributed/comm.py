@@ -1,0 +1,196 @@
+"""The distributed engine: one process per GPU, mpi4py for start-up and control, NCCL for device data.
+
+Processes are started by ``mpiexec``/``srun``; mpi4py gives the rank, the
+size and host-side control (agreeing on shapes, the NCCL unique id,
+timeouts).  Device arrays move through NCCL (CuPy's ``cupy.cuda.nccl``);
+NumPy arrays (the CPU backend, which is how CI runs the same plans) move
+through MPI's buffer interface.  Nothing is pickled but small host values.
+
+No collective waits forever: each is issued without blocking and polled
+against a deadline.  A rank that stops answering (it died, or diverged)
+makes the others raise :class:`DistributedError` with one message and
+abort the job, which ``mpiexec`` turns into the end of every rank.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from abc import ABC, abstractmethod
+from typing import Any, Callable
+
+DEFAULT_TIMEOUT = float(os.environ.get("BILINEAR_DIST_TIMEOUT", "300"))
+
+
+class DistributedError(RuntimeError):
+    """A distributed product could not run: the same message on every rank that can still say it."""
+
+
+def _mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise DistributedError("the distributed product needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'") from error
+    return MPI
+
+
+def _wait(test: Callable[[], bool], timeout: float, what: str, rank: int) -> None:
+    """Poll ``test`` until it holds, or raise after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pause = 1e-5
+    while not test():
+        if time.monotonic() > deadline:
+            raise DistributedError(
+                f"rank {rank}: {what} did not complete within {timeout:.0f} s: another rank died or stopped "
+                "answering (BILINEAR_DIST_TIMEOUT sets the limit)"
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, 1e-3)
+
+
+class Comm(ABC):
+    """Collectives over one array module's buffers, each bounded by ``timeout`` seconds."""
+
+    xp: Any
+
+    def __init__(self, mpi_comm: Any, timeout: float):
+        self.mpi = mpi_comm
+        self.rank = mpi_comm.Get_rank()
+        self.size = mpi_comm.Get_size()
+        self.timeout = timeout
+
+    def agree(self, value: Any) -> list:
+        """Every rank's small host ``value`` (shapes, options), gathered on every rank."""
+        gathered = bytearray(_WIDTH * self.size)
+        request = self.mpi.Iallgather(_encode(value), gathered)
+        _wait(request.Test, self.timeout, "agreeing on the call", self.rank)
+        return [_decode(bytes(gathered[r * _WIDTH : (r + 1) * _WIDTH])) for r in range(self.size)]
+
+    def barrier(self) -> None:
+        request = self.mpi.Ibarrier()
+        _wait(request.Test, self.timeout, "a barrier", self.rank)
+
+    def max(self, value: float) -> float:
+        """The largest of every rank's ``value``."""
+        return max(float(v) for v in self.agree(float(value)))
+
+    def abort(self, message: str) -> None:
+        """End every rank of the job (after printing ``message`` once, here)."""
+        print(message, flush=True)
+        self.mpi.Abort(1)
+
+    @abstractmethod
+    def bcast(self, buffer: Any, root: int) -> None:
+        """``buffer`` (contiguous) on every rank becomes root's."""
+
+    @abstractmethod
+    def reduce(self, buffer: Any, root: int) -> None:
+        """root's ``buffer`` (contiguous) becomes the sum of every rank's."""
+
+    @abstractmethod
+    def allreduce(self, buffer: Any) -> None:
+        """Every rank's ``buffer`` (contiguous) becomes the sum of every rank's."""
+
+
+_WIDTH = 512  # bytes per rank in agree(): small host values only
+
+
+def _encode(value: Any) -> bytes:
+    text = repr(value).encode()
+    if len(text) > _WIDTH:
+        raise DistributedError(f"a value to agree on is too long ({len(text)} bytes)")
+    return text.ljust(_WIDTH, b"\0")
+
+
+def _decode(data: bytes) -> Any:
+    import ast
+
+    return ast.literal_eval(data.rstrip(b"\0").decode())
+
+
+class MPIComm(Comm):
+    """NumPy buffers through MPI (the CPU backend; what CI runs under ``mpiexec``)."""
+
+    def __init__(self, mpi_comm: Any = None, timeout: float = DEFAULT_TIMEOUT):
+        import numpy
+
+        MPI = _mpi()
+        super().__init__(mpi_comm or MPI.COMM_WORLD, timeout)
+        self.xp = numpy
+        self._sum = MPI.SUM
+        self._in_place = MPI.IN_PLACE
+
+    def _run(self, request: Any, what: str) -> None:
+        _wait(request.Test, self.timeout, what, self.rank)
+
+    def bcast(self, buffer: Any, root: int) -> None:
+        self._run(self.mpi.Ibcast(buffer, root=root), "a broadcast")
+
+    def reduce(self, buffer: Any, root: int) -> None:
+        send = self._in_place if self.rank == root else buffer
+        self._run(self.mpi.Ireduce(send, buffer, op=self._sum, root=root), "a reduction")
+
+    def allreduce(self, buffer: Any) -> None:
+        self._run(self.mpi.Iallreduce(self._in_place, buffer, op=self._sum), "an all-reduce")
+
+
+class NCCLComm(Comm):
+    """CuPy buffers through NCCL, one GPU per rank (device ``rank % visible GPUs``)."""
+
+    def __init__(self, mpi_comm: Any = None, timeout: float = DEFAULT_TIMEOUT):
+        import cupy
+        from cupy.cuda import nccl
+
+        MPI = _mpi()
+        super().__init__(mpi_comm or MPI.COMM_WORLD, timeout)
+        if not nccl.available:
+            raise DistributedError("CuPy was built without NCCL support; install nvidia-nccl-cu13")
+        cupy.cuda.Device(self.rank % cupy.cuda.runtime.getDeviceCount()).use()
+        self.xp = cupy
+        self._nccl = nccl
+        uid = nccl.get_unique_id() if self.rank == 0 else None
+        uid = self.mpi.bcast(uid, root=0)  # a tuple of bytes: host control data
+        self.comm = nccl.NcclCommunicator(self.size, uid, self.rank)
+        self.stream = cupy.cuda.get_current_stream()
+
+    def _types(self, buffer: Any) -> tuple[int, int]:
+        kinds = {"float64": self._nccl.NCCL_FLOAT64, "float32": self._nccl.NCCL_FLOAT32}
+        return buffer.size, kinds[str(buffer.dtype)]
+
+    def _finish(self, what: str) -> None:
+        event = self.xp.cuda.Event(disable_timing=True)
+        event.record(self.stream)
+
+        def done() -> bool:
+            self.comm.check_async_error()
+            return event.done
+
+        try:
+            _wait(done, self.timeout, what, self.rank)
+        except DistributedError:
+            self.comm.abort()
+            raise
+
+    def bcast(self, buffer: Any, root: int) -> None:
+        count, kind = self._types(buffer)
+        self.comm.bcast(buffer.data.ptr, count, kind, root, self.stream.ptr)
+        self._finish("a broadcast")
+
+    def reduce(self, buffer: Any, root: int) -> None:
+        count, kind = self._types(buffer)
+        self.comm.reduce(buffer.data.ptr, buffer.data.ptr, count, kind, self._nccl.NCCL_SUM, root, self.stream.ptr)
+        self._finish("a reduction")
+
+    def allreduce(self, buffer: Any) -> None:
+        count, kind = self._types(buffer)
+        self.comm.allReduce(buffer.data.ptr, buffer.data.ptr, count, kind, self._nccl.NCCL_SUM, self.stream.ptr)
+        self._finish("an all-reduce")
+
+
+def make_comm(backend: str, timeout: float = DEFAULT_TIMEOUT) -> Comm:
+    """``'numpy'`` (MPI transport) or ``'cupy'`` (NCCL) over ``MPI.COMM_WORLD``."""
+    if backend == "numpy":
+        return MPIComm(timeout=timeout)
+    if backend == "cupy":
+        return NCCLComm(timeout=timeout)
+    raise ValueError(f"backend must be 'cupy' or 'numpy', not {backend!r}")

@@ -1,0 +1,177 @@
+"""Global decompositions: what the GPUs of a distributed product multiply.
+
+A decomposition is a bilinear algorithm over a grid of global blocks: A is
+cut into ``rows × inner`` blocks, B into ``inner × cols`` and C into
+``rows × cols``; each product r multiplies ``Σ u_r[i,j]·A[i,j]`` by
+``Σ v_r[j,l]·B[j,l]`` and adds ``w_r[i,l]`` times the result into C[i,l].
+
+Two kinds, both plain data:
+
+- **breadth-first steps** of any verified ``.bl`` algorithm ⟨m,k,n;R⟩:
+  ``s`` steps give R^s products over an m^s × k^s grid (the Kronecker power:
+  an outer block splits into the inner algorithm's blocks), as CAPS does at
+  its top levels (Ballard et al., SPAA 2012);
+- the **classical 2D** decomposition ⟨a,1,b⟩ (thesis Table 4.1 with the
+  inner dimension kept whole): a·b products A[i]·B[l] → C[i,l], no reduction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Mapping
+
+from ..ir import Algorithm, parse_block
+from ..verify.expand import Expansion
+
+Index = tuple[int, int]  # 0-based (row, column) of a global block
+Coefficients = tuple[tuple[Index, Fraction], ...]  # sorted, nonzero
+
+
+def _coefficients(mapping: Mapping[Index, Fraction]) -> Coefficients:
+    return tuple(sorted((index, Fraction(c)) for index, c in mapping.items() if c != 0))
+
+
+@dataclass(frozen=True)
+class GlobalProduct:
+    """``(Σ u·A) · (Σ v·B)``, added with weights ``w`` into C blocks."""
+
+    u: Coefficients
+    v: Coefficients
+    w: Coefficients
+
+    def __post_init__(self) -> None:
+        if not (self.u and self.v and self.w):
+            raise ValueError("a global product needs nonzero u, v and w")
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """A bilinear algorithm over a ``rows × inner × cols`` grid of global blocks."""
+
+    name: str
+    rows: int
+    inner: int
+    cols: int
+    products: tuple[GlobalProduct, ...]
+    growth_ratios: tuple[float, ...] = ()  # per breadth-first step, over the classical algorithm's
+
+    def __post_init__(self) -> None:
+        if min(self.rows, self.inner, self.cols) < 1:
+            raise ValueError("a decomposition's grid needs at least one block each way")
+        for product in self.products:
+            for (i, j), _ in product.u:
+                if not (0 <= i < self.rows and 0 <= j < self.inner):
+                    raise ValueError(f"A block {(i, j)} is outside the {self.rows}x{self.inner} grid")
+            for (j, l), _ in product.v:
+                if not (0 <= j < self.inner and 0 <= l < self.cols):
+                    raise ValueError(f"B block {(j, l)} is outside the {self.inner}x{self.cols} grid")
+            for (i, l), _ in product.w:
+                if not (0 <= i < self.rows and 0 <= l < self.cols):
+                    raise ValueError(f"C block {(i, l)} is outside the {self.rows}x{self.cols} grid")
+
+    @property
+    def rank(self) -> int:
+        return len(self.products)
+
+    @property
+    def growth_ratio(self) -> float:
+        """The error-growth factor of all steps over the classical algorithm's (1 for classical)."""
+        total = 1.0
+        for ratio in self.growth_ratios:
+            total *= ratio
+        return total
+
+
+def _zero_based(name: str) -> Index:
+    _, row, col = parse_block(name)
+    return row - 1, col - 1
+
+
+def growth_ratio(algorithm: Algorithm) -> float:
+    """One level's error-growth factor over the classical algorithm's (m·k·n)."""
+    from ..verify.stability import stability
+
+    shape = algorithm.shape
+    return stability(algorithm).growth_factor / (shape.m * shape.k * shape.n)
+
+
+def one_step(algorithm: Algorithm) -> Decomposition:
+    """One breadth-first step of a verified algorithm, over its own block grid."""
+    expansion = Expansion(algorithm)
+    w_of: list[dict[Index, Fraction]] = [{} for _ in algorithm.products]
+    index = {p.name: r for r, p in enumerate(algorithm.products)}
+    for block, form in expansion.outputs.items():
+        for product, coef in form.terms:
+            w_of[index[product]][_zero_based(block)] = coef
+    products = tuple(
+        GlobalProduct(
+            _coefficients({_zero_based(a): c for a, c in u.terms}),
+            _coefficients({_zero_based(b): c for b, c in v.terms}),
+            _coefficients(w_of[r]),
+        )
+        for r, (u, v) in enumerate(expansion.factors)
+    )
+    shape = algorithm.shape
+    return Decomposition(algorithm.name, shape.m, shape.k, shape.n, products, (growth_ratio(algorithm),))
+
+
+def _kron(outer: Coefficients, inner: Coefficients, inner_rows: int, inner_cols: int) -> Coefficients:
+    return _coefficients(
+        {
+            (oi * inner_rows + ii, oj * inner_cols + ij): co * ci
+            for (oi, oj), co in outer
+            for (ii, ij), ci in inner
+        }
+    )
+
+
+def compose(outer: Decomposition, inner: Decomposition) -> Decomposition:
+    """``outer`` applied to the whole matrices, ``inner`` to each of its blocks (a breadth-first step more)."""
+    products = tuple(
+        GlobalProduct(
+            _kron(p.u, q.u, inner.rows, inner.inner),
+            _kron(p.v, q.v, inner.inner, inner.cols),
+            _kron(p.w, q.w, inner.rows, inner.cols),
+        )
+        for p in outer.products
+        for q in inner.products
+    )
+    return Decomposition(
+        f"{outer.name}*{inner.name}",
+        outer.rows * inner.rows,
+        outer.inner * inner.inner,
+        outer.cols * inner.cols,
+        products,
+        outer.growth_ratios + inner.growth_ratios,
+    )
+
+
+def breadth_first(algorithm: Algorithm, steps: int) -> Decomposition:
+    """``steps`` breadth-first steps of an algorithm: R^steps products."""
+    if steps < 1:
+        raise ValueError(f"breadth-first steps must be at least 1, not {steps}")
+    step = one_step(algorithm)
+    total = step
+    for _ in range(steps - 1):
+        total = compose(total, step)
+    if steps > 1:
+        total = Decomposition(f"{algorithm.name}^{steps}", total.rows, total.inner, total.cols, total.products, total.growth_ratios)
+    return total
+
+
+def classical(rows: int, inner: int, cols: int) -> Decomposition:
+    """The classical product over a ``rows × inner × cols`` block grid (2D tiles when ``inner`` is 1)."""
+    products = tuple(
+        GlobalProduct((((i, j), Fraction(1)),), (((j, l), Fraction(1)),), (((i, l), Fraction(1)),))
+        for i in range(rows)
+        for l in range(cols)
+        for j in range(inner)
+    )
+    return Decomposition(f"classical<{rows},{inner},{cols}>", rows, inner, cols, products)
+
+
+def tiles_2d(ranks: int) -> Decomposition:
+    """The 2D tile decomposition for ``ranks`` GPUs: the most square grid a×b = ranks."""
+    rows = max(a for a in range(1, int(ranks**0.5) + 1) if ranks % a == 0)
+    return classical(rows, 1, ranks // rows)

@@ -1,0 +1,164 @@
+"""Running a verified plan on one rank: operand sums, local products, partial C, reduction.
+
+Each rank
+
+1. has A and B (replicated, or broadcast from rank 0),
+2. for each of its tasks forms the operand sums of its product band (a view
+   of A or B itself where the sum is one block with coefficient 1 and the
+   local product does not write its inputs), multiplies them with the
+   single-GPU runtime (any scheme, levels and leaf: msmes, rsmm, cuBLAS or
+   fused leaves), and adds the result with its weights into its partial C
+   (straight from the GEMM when the product has one target),
+3. computes its fringe products into its partial C, and
+4. sums the partials into the output layout (an all-reduce, or a reduction
+   to rank 0).
+
+Rank 0's partial C is the output itself, first scaled by β; the others
+start from zero, so the sum is ``αA·B + βC``.  Workspace is allocated once
+per call and counted in :func:`workspace_bytes`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from .comm import Comm
+from .plan import Plan
+
+
+@dataclass
+class Local:
+    """The single-GPU products a rank runs: the product itself and the classical one for fringes."""
+
+    product: Any  # a CompiledProduct (or any f(A, B, out=, alpha=, beta=))
+    classical: Any
+    writes_inputs: bool  # an in-place schedule: never hand it views of A or B
+    growth: float = 1.0  # the local levels' error growth over the classical product's
+    name: str = "cuBLAS"
+    accumulates: bool = True  # False for schedules that compute C = A·B (beta must be 0): use the product buffer
+
+
+@functools.cache
+def _combine_kernel(arity: int, accumulate: bool):
+    """``y (+)= Σ c_i·x_i`` as one CuPy element-wise kernel (no temporaries, any strides)."""
+    import cupy
+
+    inputs = ", ".join([f"T x{i}" for i in range(arity)] + [f"T c{i}" for i in range(arity)])
+    body = " + ".join(f"c{i} * x{i}" for i in range(arity))
+    return cupy.ElementwiseKernel(inputs, "T y", f"y = {'y + ' if accumulate else ''}{body}", f"bilinear_combine{arity}{'a' if accumulate else ''}")
+
+
+def combine(xp: Any, out: Any, terms: list[tuple[float, Any]], accumulate: bool) -> None:
+    """``out = Σ c·x`` (or ``out += Σ c·x``) over same-shaped views."""
+    if out.size == 0:
+        return
+    if xp.__name__ == "cupy":
+        coefs = [xp.asarray(c, dtype=out.dtype) for c, _ in terms]
+        _combine_kernel(len(terms), accumulate)(*[x for _, x in terms], *coefs, out)
+        return
+    for n, (coef, x) in enumerate(terms):
+        if n == 0 and not accumulate:
+            xp.multiply(x, coef, out=out)
+        else:
+            out += coef * x
+
+
+class RankProgram:
+    """One rank's share of a plan, bound to its local products and communicator."""
+
+    def __init__(self, plan: Plan, comm: Comm, local: Local):
+        self.plan, self.comm, self.local, self.xp = plan, comm, local, comm.xp
+        self.rank = comm.rank
+
+    # views -----------------------------------------------------------------
+
+    def _block(self, matrix: Any, i: int, j: int, rows: int, cols: int, band: tuple[int, int] | None = None) -> Any:
+        start, stop = band if band is not None else (0, rows)
+        return matrix[i * rows + start : i * rows + stop, j * cols : (j + 1) * cols]
+
+    def _operand(self, matrix: Any, coefficients, rows: int, cols: int, band, buffer: Any) -> Any:
+        """Σ c·block (band rows of each block), as a view of ``matrix`` where that is safe, else in ``buffer``."""
+        if len(coefficients) == 1 and coefficients[0][1] == 1 and not self.local.writes_inputs:
+            (i, j), _ = coefficients[0]
+            return self._block(matrix, i, j, rows, cols, band)
+        height = (band[1] - band[0]) if band is not None else rows
+        out = buffer[:height, :cols]
+        terms = [(float(c), self._block(matrix, i, j, rows, cols, band)) for (i, j), c in coefficients]
+        combine(self.xp, out, terms, accumulate=False)
+        return out
+
+    # the work ----------------------------------------------------------------
+
+    def _task(self, task, A, B, C, alpha: float, buffers) -> None:
+        plan = self.plan
+        product = plan.decomposition.products[task.product]
+        rows, inner, cols = plan.block
+        band = (plan.band_rows(task.bands[0])[0], plan.band_rows(task.bands[1] - 1)[1])
+        if 0 in (band[1] - band[0], inner, cols):
+            return
+        U = self._operand(A, product.u, rows, inner, band, buffers.get("U"))
+        V = self._operand(B, product.v, inner, cols, None, buffers.get("V"))
+        targets = [(float(w), self._block(C, i, l, rows, cols, band)) for (i, l), w in product.w]
+        if len(targets) == 1 and self.local.accumulates:
+            weight, target = targets[0]
+            self.local.product(U, V, out=target, alpha=alpha * weight, beta=1.0)
+            return
+        M = buffers["M"][: band[1] - band[0], :cols]
+        self.local.product(U, V, out=M, alpha=alpha, beta=0.0)
+        for weight, target in targets:
+            combine(self.xp, target, [(weight, M)], accumulate=True)
+
+    def _fringe(self, kind: str, A, B, C, alpha: float) -> None:
+        (M, K, N), (Mc, Kc, Nc) = self.plan.shape, self.plan.core
+        views = {
+            "inner": (A[:Mc, Kc:], B[Kc:, :Nc], C[:Mc, :Nc]),
+            "rows": (A[Mc:, :], B, C[Mc:, :]),
+            "cols": (A[:Mc, :], B[:, Nc:], C[:Mc, Nc:]),
+        }[kind]
+        if 0 in self.plan.fringe_dims(kind):
+            return
+        a, b, c = views
+        self.local.classical(a, b, out=c, alpha=alpha, beta=1.0)
+
+    def buffers(self, dtype: str) -> dict[str, Any]:
+        shapes = _buffer_shapes(self.plan)
+        needed = _needed(self.plan, self.rank, self.local.writes_inputs, self.local.accumulates)
+        return {name: self.xp.empty(shapes[name], dtype=dtype) for name in needed}
+
+    def run(self, A: Any, B: Any, partial: Any, alpha: float, beta: float) -> None:
+        """Add this rank's share of ``αA·B`` into ``partial`` (rank 0's first scaled by β, others zeroed)."""
+        if self.rank != 0 or beta == 0:
+            partial.fill(0)
+        elif beta != 1:
+            combine(self.xp, partial, [(beta, partial)], accumulate=False)
+        buffers = self.buffers(str(partial.dtype))
+        for task in self.plan.tasks_of(self.rank):
+            self._task(task, A, B, partial, alpha, buffers)
+        for fringe in self.plan.fringe_of(self.rank):
+            self._fringe(fringe.kind, A, B, partial, alpha)
+
+
+def _buffer_shapes(plan: Plan) -> dict[str, tuple[int, int]]:
+    rows, inner, cols = plan.block
+    return {"U": (rows, inner), "V": (inner, cols), "M": (rows, cols)}
+
+
+def _needed(plan: Plan, rank: int, writes_inputs: bool, accumulates: bool = True) -> set[str]:
+    """The buffers one rank's tasks use: operand sums that are not plain blocks, products with several targets."""
+    needed: set[str] = set()
+    for task in plan.tasks_of(rank):
+        product = plan.decomposition.products[task.product]
+        for name, part in (("U", product.u), ("V", product.v)):
+            if len(part) > 1 or part[0][1] != 1 or writes_inputs:
+                needed.add(name)
+        if len(product.w) > 1:
+            needed.add("M")
+    return needed
+
+
+def workspace_bytes(plan: Plan, rank: int, itemsize: int, writes_inputs: bool = False, accumulates: bool = True) -> int:
+    """Bytes of operand-sum and product buffers one rank allocates per call."""
+    shapes = _buffer_shapes(plan)
+    return itemsize * sum(shapes[n][0] * shapes[n][1] for n in _needed(plan, rank, writes_inputs, accumulates))

@@ -1,0 +1,87 @@
+"""Checking and timing a distributed product against one GPU's library GEMM, in one run.
+
+Every rank draws the same random normal A and B (same seed, on its own
+device), so replicated inputs need no transfer.  A repetition is timed on
+every rank with CUDA events after a barrier and counted as the slowest
+rank's time; the one-GPU GEMM (cuBLAS on rank 0's GPU, NumPy on the CPU)
+is timed in the same process, interleaved with ours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..measure import UNIT_ROUNDOFF, median, relative_error, time_device
+from .api import DistributedProduct
+
+
+@dataclass(frozen=True)
+class DistributedResult:
+    dims: tuple[int, int, int]
+    dtype: str
+    ranks: int
+    plan: str
+    error: float  # against the one-GPU product in float64 (the float64 product itself on the CPU)
+    bound: float
+    seconds: float  # median over repetitions of the slowest rank
+    one_gpu_seconds: float
+    workspace_bytes: int  # the largest over ranks, beyond A, B and C
+
+    @property
+    def speedup(self) -> float:
+        return self.one_gpu_seconds / self.seconds
+
+    @property
+    def within_bound(self) -> bool:
+        return self.error == self.error and self.error <= self.bound
+
+    def describe(self) -> str:
+        M, K, N = self.dims
+        tflops = 2.0 * M * K * N / self.seconds / 1e12
+        return "\n".join([
+            f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {self.ranks} ranks",
+            f"  relative error  {self.error:.3e}   (bound {self.bound:.3e})" + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
+            f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); one GPU's GEMM "
+            f"{self.one_gpu_seconds * 1e3:.2f} ms: speed-up {self.speedup:.3f}",
+            f"  workspace per rank (largest) {self.workspace_bytes / 2**30:.2f} GiB",
+        ])
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"speedup": self.speedup}
+
+
+def same_inputs(xp: Any, M: int, K: int, N: int, dtype: str, seed: int) -> tuple[Any, Any]:
+    """The same random normal A and B on every rank, drawn on the rank's own device."""
+    rng = xp.random.default_rng(seed) if hasattr(xp.random, "default_rng") else xp.random.RandomState(seed)
+    return rng.standard_normal((M, K)).astype(dtype), rng.standard_normal((K, N)).astype(dtype)
+
+
+def error_bound(product: DistributedProduct, dtype: str, K: int) -> float:
+    """8·u·√K times the growth of the global steps and of the local levels (as ``bilinear run``)."""
+    return 8 * UNIT_ROUNDOFF[dtype] * K**0.5 * product.decomposition.growth_ratio * product.local.growth
+
+
+def measure(product: DistributedProduct, M: int, K: int, N: int, dtype: str, repeat: int = 5, seed: int = 0) -> DistributedResult:
+    """Check one product against the one-GPU GEMM, then time both, interleaved."""
+    comm, xp = product.comm, product.comm.xp
+    A, B = same_inputs(xp, M, K, N, dtype, seed)
+    ours = product(A, B)
+    reference = xp.matmul(A.astype("float64"), B.astype("float64")) if comm.rank == 0 else None
+    error = comm.max(relative_error(ours, reference, A, B) if comm.rank == 0 else 0.0)
+    del reference
+    single = xp.empty((M, N), dtype=dtype) if comm.rank == 0 else None
+    times, single_times = [], []
+    for _ in range(repeat + 1):  # the first of each is a warm-up
+        comm.barrier()
+        times.append(comm.max(time_device(lambda: product(A, B, out=ours), xp, repeat=1, warmup=0)[0]))
+        comm.barrier()
+        mine = time_device(lambda: xp.matmul(A, B, out=single), xp, repeat=1, warmup=0)[0] if comm.rank == 0 else 0.0
+        single_times.append(comm.max(mine))
+    itemsize = A.dtype.itemsize
+    return DistributedResult(
+        dims=(M, K, N), dtype=dtype, ranks=comm.size, plan=product.describe(),
+        error=error, bound=error_bound(product, dtype, K),
+        seconds=median(times[1:]), one_gpu_seconds=median(single_times[1:]),
+        workspace_bytes=int(comm.max(product.workspace_bytes(M, K, N, itemsize))),
+    )
