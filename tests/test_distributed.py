@@ -1,0 +1,211 @@
+"""Distributed plans: decomposition, balance, the exact proof, and runs under mpiexec with NumPy buffers."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ALGORITHMS, ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bilinear
+from bilinear.distributed.api import decomposition_for, default_steps
+from bilinear.distributed.check import verify_plan
+from bilinear.distributed.decompose import GlobalProduct, breadth_first, tiles_2d
+from bilinear.distributed.plan import Task, assign, default_bands, make_plan
+from bilinear.frontend import program_from_text
+
+MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
+CHECK = ROOT / "tests" / "helpers" / "distributed_check.py"
+ODD = (101, 67, 53)
+
+
+@pytest.mark.parametrize("path", ALGORITHMS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4, 7, 8])
+def test_every_shipped_scheme_gives_verified_plans(path, ranks):
+    program = bilinear.load(path)
+    for steps in (1, 2):
+        plan = make_plan(decomposition_for(program, ranks, "bfs", steps), ODD, ranks)
+        check = verify_plan(plan)
+        assert check.ok, check.problems
+        assert {t.rank for t in plan.tasks} == set(range(ranks)) or plan.decomposition.rank * plan.bands < ranks
+
+
+@pytest.mark.parametrize("ranks", range(1, 9))
+def test_2d_tiles_verify(ranks):
+    plan = make_plan(tiles_2d(ranks), ODD, ranks)
+    assert verify_plan(plan).ok
+    assert plan.decomposition.rows * plan.decomposition.cols == ranks
+
+
+def _winograd_plan(ranks=2):
+    return make_plan(breadth_first(bilinear.load(ROOT / "algorithms/winograd.bl").algorithms[-1], 1), ODD, ranks)
+
+
+def test_a_dropped_band_is_named():
+    plan = _winograd_plan()
+    broken = dataclasses.replace(plan, tasks=plan.tasks[:-1])
+    assert verify_plan(broken).problems == (
+        "band 1 of the core rows: the ranks compute M1, M2, M3, M4, M5, M6; missing M7: "
+        "8 of the tensor's terms differ from the classical product's",
+    )
+
+
+def test_a_product_computed_twice_is_named():
+    plan = _winograd_plan()
+    broken = dataclasses.replace(plan, tasks=plan.tasks + (Task(1, 0, (0, 2)),))
+    problems = verify_plan(broken).problems
+    assert len(problems) == 1 and problems[0].startswith("bands 0, 1 of the core rows: the ranks compute M1×2, M2")
+
+
+def test_a_wrong_weight_fails():
+    plan = _winograd_plan()
+    d = plan.decomposition
+    first = d.products[0]
+    wrong = GlobalProduct(first.u, first.v, ((first.w[0][0], -first.w[0][1]),) + first.w[1:])
+    broken = dataclasses.replace(plan, decomposition=dataclasses.replace(d, products=(wrong,) + d.products[1:]))
+    assert not verify_plan(broken).ok
+
+
+def test_missing_or_repeated_fringe_fails():
+    plan = _winograd_plan()
+    no_rows = dataclasses.replace(plan, fringe=tuple(f for f in plan.fringe if f.kind != "rows"))
+    assert verify_plan(no_rows).problems == ("the fringe rows are computed 0 times, not once",)
+    twice = dataclasses.replace(plan, fringe=plan.fringe + (plan.fringe[0],))
+    assert not verify_plan(twice).ok
+
+
+def test_out_of_range_tasks_are_structural_errors():
+    plan = _winograd_plan()
+    broken = dataclasses.replace(plan, tasks=plan.tasks + (Task(5, 0, (0, 1)),))
+    assert verify_plan(broken).problems[0] == "task Task(rank=5, product=0, bands=(0, 1)) names rank 5 of 2"
+
+
+def test_thesis_table_4_2_as_printed_fails_and_its_three_sign_fixes_verify():
+    """Table 4.2 has three sign errors in the operand sums (tasks 4, 6 and 10); the verifier finds the wrong C blocks."""
+    printed = (ROOT / "tests/fixtures/thesis_table42_printed.bl").read_text()
+    report = bilinear.verify(program_from_text(printed, "table42.bl"))
+    assert not report.ok
+    assert {d.message.split(" is wrong")[0] for e in report.entries for d in e.errors} == {"C12", "C21", "C22"}
+    fixed = printed.replace("T3 = T2 - A12", "T3 = T2 - A11").replace("T5 = A12 + T3", "T5 = A12 - T3")
+    fixed = fixed.replace("S2 = B12 + B11", "S2 = B12 - B11")
+    assert bilinear.verify(program_from_text(fixed, "table42_fixed.bl")).ok
+
+
+@settings(max_examples=200, deadline=None)
+@given(products=st.integers(1, 60), ranks=st.integers(1, 9), weights=st.none() | st.lists(st.floats(0.1, 10), min_size=9, max_size=9))
+def test_assignment_covers_every_band_once_in_proportion(products, ranks, weights):
+    weights = None if weights is None else weights[:ranks]
+    bands = default_bands(products, ranks) if weights is None else 4 * ranks
+    tasks = assign(products, ranks, bands, weights)
+    covered = sorted((t.product, b) for t in tasks for b in range(*t.bands))
+    assert covered == [(p, b) for p in range(products) for b in range(bands)]
+    shares = [sum(t.band_count for t in tasks if t.rank == r) for r in range(ranks)]
+    if weights is None:
+        assert max(shares) - min(shares) == 0 if products * bands % ranks == 0 else max(shares) - min(shares) <= 1
+    else:
+        exact = [products * bands * w / sum(weights) for w in weights]
+        assert all(abs(s - e) < 1 for s, e in zip(shares, exact))
+
+
+def test_seven_products_over_two_four_and_eight_ranks_split_by_bands():
+    assert [default_bands(7, p) for p in (2, 4, 7, 8)] == [2, 4, 1, 8]
+    assert default_steps(7, 8) == 2 and default_steps(7, 7) == 1 and default_steps(23, 4) == 1
+
+
+def test_uneven_weights_give_the_slow_rank_less():
+    plan = make_plan(_winograd_plan().decomposition, (4096, 4096, 4096), 2, weights=[1.0, 3.0])
+    assert verify_plan(plan).ok
+    assert plan.flops_of(0) < 0.4 * plan.flops_of(1)
+
+
+def _mpi(ranks: int, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
+                          timeout=timeout, env=os.environ | (env or {}))
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_every_shipped_scheme_runs_under_mpiexec_with_numpy_buffers(ranks):
+    done = _mpi(ranks, str(CHECK), "--backend", "numpy")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"50 passed, 0 failed on {ranks} ranks (numpy)" in done.stdout
+
+
+MISMATCH = """
+import numpy as np, bilinear.distributed as dist
+p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy")
+n = 8 if p.comm.rank == 0 else 9
+try:
+    p(np.ones((n, n)), np.ones((n, n)))
+except dist.DistributedError as error:
+    print("rank", p.comm.rank, "stopped:", error)
+"""
+
+LOST = """
+import os, time, numpy as np, bilinear.distributed as dist
+p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy")
+if p.comm.rank == 1:
+    {fate}
+try:
+    p(np.ones((8, 8)), np.ones((8, 8)))
+except dist.DistributedError as error:
+    print("rank", p.comm.rank, "stopped:", error, flush=True)
+    p.comm.abort("ending the job")
+"""
+
+
+@needs_mpi
+def test_ranks_called_with_different_shapes_all_stop_with_one_message():
+    done = _mpi(2, "-c", MISMATCH.format(root=ROOT), timeout=60)
+    lines = sorted(line for line in done.stdout.splitlines() if "stopped" in line)
+    assert len(lines) == 2, done.stdout + done.stderr
+    assert lines[0].startswith("rank 0 stopped: the ranks were called with different arguments: rank 0: A (8, 8)")
+    assert lines[0].split("stopped:")[1] == lines[1].split("stopped:")[1]
+
+
+@needs_mpi
+def test_a_rank_that_stops_answering_ends_the_job_with_one_message_within_the_timeout():
+    start = time.monotonic()
+    done = _mpi(2, "-c", LOST.format(root=ROOT, fate="time.sleep(60)"), timeout=60, env={"BILINEAR_DIST_TIMEOUT": "3"})
+    assert time.monotonic() - start < 30
+    assert done.returncode != 0
+    assert "rank 0 stopped: rank 0: agreeing on the call did not complete within 3 s: another rank died or stopped " \
+        "answering (BILINEAR_DIST_TIMEOUT sets the limit)" in done.stdout
+
+
+@needs_mpi
+def test_a_rank_that_dies_ends_the_job():
+    """mpiexec ends every rank when one exits without finalising MPI; nothing waits for the timeout."""
+    start = time.monotonic()
+    done = _mpi(2, "-c", LOST.format(root=ROOT, fate="os._exit(3)"), timeout=60, env={"BILINEAR_DIST_TIMEOUT": "20"})
+    assert time.monotonic() - start < 15
+    assert done.returncode != 0
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bilinear.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_plan_command_prints_each_ranks_work_and_the_proof():
+    done = _cli("plan", str(ROOT / "algorithms/winograd.bl"), "--gpus", "2", "-n", "1001")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "winograd: 7 products over a 2x2x2 block grid, 2 ranks, 2 band(s) per block; core 1000x1000x1000 of 1001x1001x1001"
+    assert "  M7 (bands 0..0): (A11 - A21) * (- B12 + B22) -> +C21 +C22" in lines
+    assert "  M7 (bands 1..1): (A11 - A21) * (- B12 + B22) -> +C21 +C22" in lines
+    assert lines[-1] == "proof: C = A·B holds exactly (1 band class(es), 18 tensor terms compared)"
+
+
+def test_run_with_gpus_outside_mpiexec_says_how_to_start_it():
+    done = _cli("run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
+    assert done.returncode == 1
+    assert "--gpus 2 but this job has 1 rank(s): start it with `mpiexec -n 2 bilinear ...`" in done.stderr
