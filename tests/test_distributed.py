@@ -137,7 +137,7 @@ def _mpi(ranks: int, *args: str, timeout: float = 120, env: dict | None = None) 
 def test_every_shipped_scheme_runs_under_mpiexec_with_numpy_buffers(ranks):
     done = _mpi(ranks, str(CHECK), "--backend", "numpy")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"50 passed, 0 failed on {ranks} ranks (numpy)" in done.stdout
+    assert f"60 passed, 0 failed on {ranks} ranks (numpy)" in done.stdout
 
 
 MISMATCH = """

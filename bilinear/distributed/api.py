@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -9,7 +10,8 @@ from ..ir import Program, Schedule
 from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm
 from .decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
-from .execute import Local, RankProgram, workspace_bytes
+from .execute import Local, RankProgram, combine, workspace_bytes
+from .layout import block_of, block_shape, gather, global_shape, scatter_sum
 from .plan import Plan, make_plan
 
 
@@ -80,36 +82,58 @@ class DistributedProduct:
         return self._plans[key]
 
     def workspace_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
-        """Bytes this rank allocates per call beyond A, B and C: operand sums, products, and copies
-        of A, B or a partial C where the layout does not give the rank its own."""
+        """Bytes this rank allocates per call beyond its A, B and C: operand sums, products, and the
+        copies of A, B and a partial C where the layout does not give the rank the whole matrices."""
         plan = self.plan(M, K, N)
         extra = workspace_bytes(plan, self.comm.rank, itemsize, self.local.writes_inputs, self.local.accumulates)
-        if self.inputs == "root" and self.comm.rank != 0:
+        if self.inputs == "block2d" or (self.inputs == "root" and self.comm.rank != 0):
             extra += itemsize * (M * K + K * N)
-        if self.output == "root" and self.comm.rank != 0:
+        if self.output == "block2d" or (self.output == "root" and self.comm.rank != 0):
             extra += itemsize * M * N
         return extra
 
+    def memory_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
+        """Everything this rank holds during a call: its A, B and C (as the layouts give them) and the workspace."""
+        rank, ranks = self.comm.rank, self.comm.size
+        held = {"replicated": lambda r, c: r * c, "root": lambda r, c: r * c if rank == 0 else 0,
+                "block2d": lambda r, c: math.prod(block_shape(rank, ranks, r, c))}
+        own = held[self.inputs](M, K) + held[self.inputs](K, N) + held[self.output](M, N)
+        return itemsize * own + self.workspace_bytes(M, K, N, itemsize)
+
     def _agree(self, A: Any, B: Any, out: Any, alpha: float, beta: float) -> tuple[int, int, int, str]:
-        mine = (
-            None if A is None else tuple(A.shape), None if B is None else tuple(B.shape),
-            None if A is None else str(A.dtype), None if out is None else tuple(out.shape), float(alpha), float(beta),
-        )
+        """The global shape and dtype, the same on every rank, or one error on every rank."""
+        def shape(x):
+            return None if x is None else tuple(x.shape)
+
+        mine = (shape(A), shape(B), None if A is None else str(A.dtype), shape(out), float(alpha), float(beta))
         everyone = self.comm.agree(mine)
-        holders = [v for r, v in enumerate(everyone) if self.inputs == "replicated" or r == 0]
-        if any(v[:3] != holders[0][:3] or v[4:] != holders[0][4:] for v in holders) or None in holders[0][:3]:
-            raise DistributedError(
-                "the ranks were called with different arguments: "
-                + "; ".join(f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, alpha {v[4]}, beta {v[5]}" for r, v in enumerate(everyone))
-            )
-        (M, K), (K2, N), dtype = holders[0][0], holders[0][1], holders[0][2]
+        problem = self._disagreement(everyone)
+        if problem:
+            listing = "; ".join(f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, alpha {v[4]}, beta {v[5]}" for r, v in enumerate(everyone))
+            raise DistributedError(f"{problem}: {listing}")
+        if self.inputs == "block2d":
+            (M, K), (K2, N) = global_shape([v[0] for v in everyone], self.comm.size), global_shape([v[1] for v in everyone], self.comm.size)
+        else:
+            (M, K), (K2, N) = everyone[0][0], everyone[0][1]
         if K != K2:
             raise DistributedError(f"A is {M}x{K} and B is {K2}x{N}: inner dimensions differ")
-        return M, K, N, dtype
+        return M, K, N, everyone[0][2]
+
+    def _disagreement(self, everyone: list) -> str | None:
+        holders = everyone if self.inputs != "root" else everyone[:1]
+        if any(v[0] is None or v[1] is None for v in holders):
+            return "a rank that must hold A and B was given None"
+        if any(v[2:3] + v[4:] != holders[0][2:3] + holders[0][4:] for v in holders):
+            return "the ranks were called with different arguments"
+        if self.inputs != "block2d" and any(v[:2] != holders[0][:2] for v in holders):
+            return "the ranks were called with different arguments"
+        return None
 
     def _inputs(self, A: Any, B: Any, M: int, K: int, N: int, dtype: str) -> tuple[Any, Any]:
         if self.inputs == "replicated":
             return A, B
+        if self.inputs == "block2d":
+            return gather(self.comm, A, M, K, dtype), gather(self.comm, B, K, N, dtype)
         xp = self.comm.xp
         if self.comm.rank == 0:
             A, B = xp.ascontiguousarray(A), xp.ascontiguousarray(B)
@@ -119,10 +143,31 @@ class DistributedProduct:
         self.comm.bcast(B, 0)
         return A, B
 
-    def _run_locally(self, plan: Plan, A: Any, B: Any, partial: Any, alpha: float, beta: float) -> None:
+    def _output(self, out: Any, M: int, N: int, dtype: str) -> tuple[Any, Any]:
+        """This rank's output (None where the layout gives it none), checked or allocated, and its β·C seed."""
+        xp, rank = self.comm.xp, self.comm.rank
+        shape = {"replicated": (M, N), "root": (M, N) if rank == 0 else None,
+                 "block2d": block_shape(rank, self.comm.size, M, N)}[self.output]
+        if shape is None:
+            return None, None
+        if out is None:
+            return xp.zeros(shape, dtype=dtype), None
+        if tuple(out.shape) != shape or str(out.dtype) != dtype:
+            raise DistributedError(f"rank {rank}: out is {out.dtype} {tuple(out.shape)}, not {dtype} {shape}")
+        return out, out
+
+    def _seed(self, partial: Any, C: Any, beta: float) -> None:
+        """``partial = β·C`` where this rank holds C (rank 0 only when C is whole), zero elsewhere."""
+        partial.fill(0)
+        if C is None or beta == 0 or (self.output != "block2d" and self.comm.rank != 0):
+            return
+        rows, cols = block_of(self.comm.rank, self.comm.size, *partial.shape) if self.output == "block2d" else (slice(None), slice(None))
+        combine(self.comm.xp, partial[rows, cols], [(beta, C)], accumulate=False)
+
+    def _run_locally(self, plan: Plan, A: Any, B: Any, partial: Any, alpha: float) -> None:
         """This rank's share; a failure on any rank is raised on every rank (before any reduction waits on it)."""
         try:
-            RankProgram(plan, self.comm, self.local).run(A, B, partial, float(alpha), float(beta))
+            RankProgram(plan, self.comm, self.local).run(A, B, partial, float(alpha))
             status = None
         except Exception as error:  # reported to every rank below, then raised there
             status = f"{type(error).__name__}: {error}"[:400]
@@ -133,23 +178,30 @@ class DistributedProduct:
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
         M, K, N, dtype = self._agree(A, B, out, alpha, beta)
         A, B = self._inputs(A, B, M, K, N, dtype)
-        xp = self.comm.xp
-        holds_output = self.output == "replicated" or self.comm.rank == 0
-        if not holds_output:
-            out = None  # this rank's partial C is workspace (counted in workspace_bytes)
-        elif out is None:
-            out, beta = xp.zeros((M, N), dtype=dtype), 0.0
-        elif out.shape != (M, N) or str(out.dtype) != dtype:
-            raise DistributedError(f"rank {self.comm.rank}: out is {out.dtype} {out.shape}, not {dtype} {(M, N)}")
-        partial = xp.empty((M, N), dtype=dtype) if out is None else out if out.flags.c_contiguous else xp.ascontiguousarray(out)
-        self._run_locally(self.plan(M, K, N), A, B, partial, alpha, beta)
+        out, C = self._output(out, M, N, dtype)
+        whole = out is not None and self.output != "block2d" and out.flags.c_contiguous
+        partial = out if whole else self.comm.xp.empty((M, N), dtype=dtype)
+        if partial is out:
+            self._seed_in_place(partial, beta if C is not None else 0.0)
+        else:
+            self._seed(partial, C, beta)
+        self._run_locally(self.plan(M, K, N), A, B, partial, alpha)
         if self.output == "replicated":
             self.comm.allreduce(partial)
-        else:
+        elif self.output == "root":
             self.comm.reduce(partial, 0)
-        if out is not None and partial is not out:
+        else:
+            scatter_sum(self.comm, partial, out)
+        if out is not None and self.output != "block2d" and partial is not out:
             out[...] = partial
         return out
+
+    def _seed_in_place(self, partial: Any, beta: float) -> None:
+        """``partial`` is this rank's C itself: scale it by β on rank 0, clear it elsewhere."""
+        if self.comm.rank != 0 or beta == 0:
+            partial.fill(0)
+        elif beta != 1:
+            combine(self.comm.xp, partial, [(beta, partial)], accumulate=False)
 
 
 def compile(

@@ -135,7 +135,7 @@ class MPIComm(Comm):
 
 
 class NCCLComm(Comm):
-    """CuPy buffers through NCCL, one GPU per rank (device ``rank % visible GPUs``)."""
+    """CuPy buffers through NCCL, one GPU per rank (within a node, the node-local rank's GPU)."""
 
     def __init__(self, mpi_comm: Any = None, timeout: float = DEFAULT_TIMEOUT):
         import cupy
@@ -145,7 +145,9 @@ class NCCLComm(Comm):
         super().__init__(mpi_comm or MPI.COMM_WORLD, timeout)
         if not nccl.available:
             raise DistributedError("CuPy was built without NCCL support; install nvidia-nccl-cu13")
-        cupy.cuda.Device(self.rank % cupy.cuda.runtime.getDeviceCount()).use()
+        # one GPU per process: the rank among the processes of this node picks it, so nodes may hold any number
+        local_rank = self.mpi.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()
+        cupy.cuda.Device(local_rank % cupy.cuda.runtime.getDeviceCount()).use()
         self.xp = cupy
         self._nccl = nccl
         uid = nccl.get_unique_id() if self.rank == 0 else None

@@ -13,9 +13,10 @@ Each rank
 4. sums the partials into the output layout (an all-reduce, or a reduction
    to rank 0).
 
-Rank 0's partial C is the output itself, first scaled by β; the others
-start from zero, so the sum is ``αA·B + βC``.  Workspace is allocated once
-per call and counted in :func:`workspace_bytes`.
+The partials start as β·C where a rank holds C (rank 0's copy when C is
+whole, each rank's own block in the 2D layout) and as zero elsewhere, so the
+sum is ``αA·B + βC``.  Workspace is allocated once per call and counted in
+:func:`workspace_bytes`.
 """
 
 from __future__ import annotations
@@ -127,12 +128,8 @@ class RankProgram:
         needed = _needed(self.plan, self.rank, self.local.writes_inputs, self.local.accumulates)
         return {name: self.xp.empty(shapes[name], dtype=dtype) for name in needed}
 
-    def run(self, A: Any, B: Any, partial: Any, alpha: float, beta: float) -> None:
-        """Add this rank's share of ``αA·B`` into ``partial`` (rank 0's first scaled by β, others zeroed)."""
-        if self.rank != 0 or beta == 0:
-            partial.fill(0)
-        elif beta != 1:
-            combine(self.xp, partial, [(beta, partial)], accumulate=False)
+    def run(self, A: Any, B: Any, partial: Any, alpha: float) -> None:
+        """Add this rank's share of ``αA·B`` into ``partial``."""
         buffers = self.buffers(str(partial.dtype))
         for task in self.plan.tasks_of(self.rank):
             self._task(task, A, B, partial, alpha, buffers)
@@ -146,14 +143,15 @@ def _buffer_shapes(plan: Plan) -> dict[str, tuple[int, int]]:
 
 
 def _needed(plan: Plan, rank: int, writes_inputs: bool, accumulates: bool = True) -> set[str]:
-    """The buffers one rank's tasks use: operand sums that are not plain blocks, products with several targets."""
+    """The buffers one rank's tasks use: operand sums that are not plain blocks, and products that cannot be
+    added straight into their target (several targets, or a local scheme that overwrites its output)."""
     needed: set[str] = set()
     for task in plan.tasks_of(rank):
         product = plan.decomposition.products[task.product]
         for name, part in (("U", product.u), ("V", product.v)):
             if len(part) > 1 or part[0][1] != 1 or writes_inputs:
                 needed.add(name)
-        if len(product.w) > 1:
+        if len(product.w) > 1 or not accumulates:
             needed.add("M")
     return needed
 

@@ -24,8 +24,8 @@ from typing import Sequence
 
 from .decompose import Decomposition
 
-INPUT_LAYOUTS = ("replicated", "root")
-OUTPUT_LAYOUTS = ("replicated", "root")
+INPUT_LAYOUTS = ("replicated", "root", "block2d")
+OUTPUT_LAYOUTS = ("replicated", "root", "block2d")
 FRINGES = ("inner", "rows", "cols")  # C_core += A[:, Kc:] B[Kc:, :]; C[Mc:, :] = A[Mc:] B; C[:Mc, Nc:] = A B[:, Nc:]
 
 

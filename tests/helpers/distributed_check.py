@@ -22,7 +22,7 @@ from bilinear.measure import relative_error  # noqa: E402
 
 SCHEMES = ("strassen", "winograd", "msmes", "rsmm", "grey333", "grey234", "naive2x2")
 # (decomposition scheme, local scheme or None for the same, local levels, inputs, output)
-LAYOUTS = (("replicated", "replicated"), ("root", "root"), ("root", "replicated"))
+LAYOUTS = (("replicated", "replicated"), ("root", "root"), ("root", "replicated"), ("block2d", "block2d"))
 
 
 def _cases(schemes):
@@ -31,6 +31,21 @@ def _cases(schemes):
     yield "winograd", "bfs", "msmes", 2, LAYOUTS[1]
     yield "strassen", "2d", "strassen", 1, LAYOUTS[2]
     yield "grey333", "bfs", "msmes", 1, LAYOUTS[1]
+    yield "winograd", "bfs", "msmes", 1, LAYOUTS[3]
+    yield "grey234", "2d", "rsmm", 1, LAYOUTS[3]
+
+
+def _mine(comm, inputs: str, output: str, A, B, C, expected) -> dict:
+    """What this rank passes in each layout (copies, so the whole matrices stay to compare with)."""
+    from bilinear.distributed.layout import block_of
+
+    def piece(X, layout):
+        if layout == "block2d":
+            rows, cols = block_of(comm.rank, comm.size, *X.shape)
+            return X[rows, cols].copy()
+        return X.copy() if layout == "replicated" or comm.rank == 0 else None
+
+    return {"A": piece(A, inputs), "B": piece(B, inputs), "C": piece(C, output), "expected": piece(expected, output)}
 
 
 def main() -> int:
@@ -51,14 +66,10 @@ def main() -> int:
             A, B = same_inputs(xp, M, K, N, args.dtype, seed=M * 7 + N)
             C = same_inputs(xp, M, N, 1, args.dtype, seed=K)[0]
             originals = A.copy(), B.copy()
-            holds_inputs = inputs == "replicated" or comm.rank == 0
-            out = C.copy()
-            result = product(A if holds_inputs else None, B if holds_inputs else None, out=out, alpha=1.5, beta=-0.5)
             expected = 1.5 * (A.astype("float64") @ B.astype("float64")) - 0.5 * C.astype("float64")
-            if result is not None:
-                error = relative_error(result, expected, A, B) if M * N else 0.0
-            else:
-                error = 0.0
+            mine = _mine(comm, inputs, output, A, B, C, expected)
+            result = product(mine["A"], mine["B"], out=mine["C"], alpha=1.5, beta=-0.5)
+            error = relative_error(result, mine["expected"], A, B) if result is not None and result.size else 0.0
             bound = error_bound(product, args.dtype, K)
             unchanged = bool(xp.array_equal(A, originals[0]) and xp.array_equal(B, originals[1]))
             bad = int(comm.max(float(not (error <= bound and unchanged))))
