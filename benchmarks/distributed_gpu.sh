@@ -1,32 +1,48 @@
 #!/usr/bin/env bash
-# The distributed product on the lent multi-GPU machine, in one call:
-#   environment, correctness on every shipped scheme (odd sizes, square and
-#   rectangular, every layout), then FP64 speed against one GPU's cuBLAS DGEMM.
-# Wheels for what the machine lacks travel in .whl (mpi4py, mpich, lark):
-#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 ... -d .whl mpi4py mpich lark
-# Usage (on the device): bash benchmarks/distributed_gpu.sh "SIZES" "CONFIGS"
-#   CONFIGS: ';'-separated "scheme.bl|local.bl|levels|extra flags"
+# The distributed product on the lent multi-GPU machine: what issue 14's closing note quotes.
+#
+#   bash benchmarks/distributed_gpu.sh [PARTS...]     PARTS: env correctness scaling cublasmp chain (default: all)
+#
+# Wheels for what the machine lacks travel in .whl (ignored by git; carried by the device call):
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 -d .whl mpi4py==4.1.2 mpich==5.0.2 lark \
+#     nvmath-python==1.0.0 'nvidia-cublasmp-cu13<0.10' 'nccl4py>=0.3.1,<0.4'
+# Results land in $OUT: correctness_*gpu.txt, bench_*gpu_*.json, cublasmp_*gpu.json, chain_*gpu.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
-SIZES=${1:-"16384 32768"}
-CONFIGS=${2:-"winograd.bl|winograd.bl|0|;winograd.bl|winograd.bl|1|;winograd.bl|msmes.bl|1|"}
+PARTS=${*:-"env correctness scaling cublasmp chain"}
+SIZES=${SIZES:-"16384 32768 49152"}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-python3 -m venv --system-site-packages /tmp/venv >/dev/null && /tmp/venv/bin/python -m pip install -q --no-index --no-deps .whl/*.whl || exit 1
-PY=/tmp/venv/bin/python
-export PATH=/tmp/venv/bin:$PATH PYTHONPATH=$PWD
+# Python packages into /tmp/site; MPICH's runtime (mpiexec, libmpi) unpacked from its wheel, whose data
+# folder pip --target would drop.
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site \
+  $(ls .whl/*.whl | grep -v mpich) 2>&1 | grep -v WARNING
+python3 -c "import zipfile, glob; zipfile.ZipFile(glob.glob('.whl/mpich-*.whl')[0]).extractall('/tmp/mpich')" || exit 1
+MPICH=$(echo /tmp/mpich/mpich-*.data/data)
+chmod +x $MPICH/bin/*
+export PATH=$MPICH/bin:$PATH LD_LIBRARY_PATH=$MPICH/lib:${LD_LIBRARY_PATH:-} PYTHONPATH=/tmp/site:$PWD
 GPUS=$(nvidia-smi -L | wc -l)
-{
-  nvidia-smi -L; nvidia-smi topo -m
-  $PY -c "import cupy, mpi4py; from cupy.cuda import nccl; print('cupy', cupy.__version__, 'nccl', nccl.available, nccl.get_version(), 'mpi4py', mpi4py.__version__)"
-} 2>&1 | tee $OUT/env.txt
-echo "== correctness on $GPUS GPUs"
-timeout 300 mpiexec -n $GPUS $PY tests/helpers/distributed_check.py --backend cupy \
-  --sizes 1,1,1 37,29,41 101,67,53 1000,517,2049 4097,4097,4097 2>&1 | tee $OUT/correctness_${GPUS}gpu.txt | grep -v "^ok"
-echo "== speed"
-IFS=';' read -ra CONFIG_LIST <<< "$CONFIGS"
-for config in "${CONFIG_LIST[@]}"; do
-  IFS='|' read -r scheme local levels extra <<< "$config"
-  name="${scheme%.bl}-${local%.bl}-L${levels}"
-  timeout 400 mpiexec -n $GPUS $PY -m bilinear.cli bench algorithms/$scheme --gpus $GPUS --local algorithms/$local \
-    --levels $levels -n $SIZES --repeat 5 --json $OUT/bench_${GPUS}gpu_${name}.json $extra 2>&1 | tee -a $OUT/bench_${GPUS}gpu.txt
+BILINEAR="python3 -m bilinear.cli"
+
+for part in $PARTS; do
+  echo "== $part on $GPUS GPUs"
+  case $part in
+    env)
+      { nvidia-smi -L; nvidia-smi topo -m
+        python3 -c "import cupy, mpi4py; from cupy.cuda import nccl; print('cupy', cupy.__version__, 'nccl', nccl.get_version(), 'mpi4py', mpi4py.__version__)"
+      } 2>&1 | tee $OUT/env.txt ;;
+    correctness)
+      timeout 300 mpiexec -n $GPUS python3 tests/helpers/distributed_check.py --backend cupy \
+        --sizes 1,1,1 37,29,41 101,67,53 1000,517,2049 4097,4097,4097 2>&1 | tee $OUT/correctness_${GPUS}gpu.txt | grep -v "^ok" ;;
+    scaling)  # the thesis's configuration: Strassen-Winograd decomposition, MSMES on each GPU
+      for ranks in $(seq 1 $GPUS); do
+        timeout 400 mpiexec -n $ranks $BILINEAR bench algorithms/winograd.bl --gpus $ranks --local algorithms/msmes.bl \
+          --levels 1 -n $SIZES --repeat 5 --json $OUT/bench_${ranks}gpu_winograd-msmes-L1.json 2>&1 | tee -a $OUT/bench.txt
+      done ;;
+    cublasmp)
+      timeout 300 mpiexec -n $GPUS python3 benchmarks/cublasmp_baseline.py -n 16384 32768 --repeat 5 \
+        --json $OUT/cublasmp_${GPUS}gpu.json 2>&1 | tee $OUT/cublasmp_${GPUS}gpu.txt | tail -20 ;;
+    chain)
+      timeout 300 mpiexec -n $GPUS python3 benchmarks/distributed_chain.py --json $OUT/chain_${GPUS}gpu.json 2>&1 | tail -12 ;;
+  esac
 done

@@ -90,7 +90,7 @@ def test_out_of_range_tasks_are_structural_errors():
 
 
 def test_thesis_table_4_2_as_printed_fails_and_its_three_sign_fixes_verify():
-    """Table 4.2 has three sign errors in the operand sums (tasks 4, 6 and 10); the verifier finds the wrong C blocks."""
+    """Table 4.2 has three sign errors in its operand sums (tasks 4, 6, 10); the verifier finds the wrong C blocks."""
     printed = (ROOT / "tests/fixtures/thesis_table42_printed.bl").read_text()
     report = bilinear.verify(program_from_text(printed, "table42.bl"))
     assert not report.ok
@@ -101,7 +101,11 @@ def test_thesis_table_4_2_as_printed_fails_and_its_three_sign_fixes_verify():
 
 
 @settings(max_examples=200, deadline=None)
-@given(products=st.integers(1, 60), ranks=st.integers(1, 9), weights=st.none() | st.lists(st.floats(0.1, 10), min_size=9, max_size=9))
+@given(
+    products=st.integers(1, 60),
+    ranks=st.integers(1, 9),
+    weights=st.none() | st.lists(st.floats(0.1, 10), min_size=9, max_size=9),
+)
 def test_assignment_covers_every_band_once_in_proportion(products, ranks, weights):
     weights = None if weights is None else weights[:ranks]
     bands = default_bands(products, ranks) if weights is None else 4 * ranks
@@ -128,8 +132,13 @@ def test_uneven_weights_give_the_slow_rank_less():
 
 
 def _mpi(ranks: int, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, env=os.environ | (env or {}))
+    return subprocess.run(
+        [MPIEXEC, "-n", str(ranks), sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=os.environ | (env or {}),
+    )
 
 
 @needs_mpi
@@ -178,8 +187,10 @@ def test_a_rank_that_stops_answering_ends_the_job_with_one_message_within_the_ti
     done = _mpi(2, "-c", LOST.format(root=ROOT, fate="time.sleep(60)"), timeout=60, env={"BILINEAR_DIST_TIMEOUT": "3"})
     assert time.monotonic() - start < 30
     assert done.returncode != 0
-    assert "rank 0 stopped: rank 0: agreeing on the call did not complete within 3 s: another rank died or stopped " \
+    assert (
+        "rank 0 stopped: rank 0: agreeing on the call did not complete within 3 s: another rank died or stopped "
         "answering (BILINEAR_DIST_TIMEOUT sets the limit)" in done.stdout
+    )
 
 
 @needs_mpi
@@ -199,7 +210,11 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
     done = _cli("plan", str(ROOT / "algorithms/winograd.bl"), "--gpus", "2", "-n", "1001")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "winograd: 7 products over a 2x2x2 block grid, 2 ranks, 2 band(s) per block; core 1000x1000x1000 of 1001x1001x1001"
+    assert (
+        lines[0]
+        == "winograd: 7 products over a 2x2x2 block grid, 2 ranks, 2 band(s) per block; "
+        "core 1000x1000x1000 of 1001x1001x1001"
+    )
     assert "  M7 (bands 0..0): (A11 - A21) * (- B12 + B22) -> +C21 +C22" in lines
     assert "  M7 (bands 1..1): (A11 - A21) * (- B12 + B22) -> +C21 +C22" in lines
     assert lines[-1] == "proof: C = A·B holds exactly (1 band class(es), 18 tensor terms compared)"

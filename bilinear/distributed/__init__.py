@@ -11,12 +11,18 @@ See :mod:`.plan` for what a plan is and :mod:`.check` for what its proof covers.
 """
 
 from .api import DistributedProduct, compile, decomposition_for, matmul
+from . import chain as chain_module  # noqa: F401 - the module, beside the function of the same name
+from .chain import ChainModel, ChainPlan, chain, plan_chain
 from .check import PlanCheck, verify_plan
 from .comm import DistributedError
 from .decompose import Decomposition, breadth_first, classical, tiles_2d
 from .plan import Plan, make_plan
 
 __all__ = [
+    "ChainModel",
+    "ChainPlan",
+    "chain",
+    "plan_chain",
     "Decomposition",
     "DistributedError",
     "DistributedProduct",

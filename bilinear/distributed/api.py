@@ -44,10 +44,12 @@ def local_products(program: Program, dtype: str, levels: int, leaf: str, backend
     main = program.main
     algorithm = program.algorithm(main.algorithm) if isinstance(main, Schedule) else main
     return Local(
-        compile(program, dtype=dtype, levels=levels, leaf=leaf, backend=backend), classical,
+        compile(program, dtype=dtype, levels=levels, leaf=leaf, backend=backend),
+        classical,
         writes_inputs=isinstance(main, Schedule) and main.inplace,
         accumulates=not (isinstance(main, Schedule) and main.overwrites_c),
-        growth=growth_ratio(algorithm) ** levels, name=f"{main.name} L{levels} {leaf}",
+        growth=growth_ratio(algorithm) ** levels,
+        name=f"{main.name} L{levels} {leaf}",
     )
 
 
@@ -59,8 +61,17 @@ class DistributedProduct:
     every rank gets C; with ``"root"`` rank 0 does and the others get ``None``.
     """
 
-    def __init__(self, decomposition: Decomposition, local: Local, comm: Comm, *, inputs: str = "replicated",
-                 output: str = "replicated", weights: Sequence[float] | None = None, bands: int | None = None):
+    def __init__(
+        self,
+        decomposition: Decomposition,
+        local: Local,
+        comm: Comm,
+        *,
+        inputs: str = "replicated",
+        output: str = "replicated",
+        weights: Sequence[float] | None = None,
+        bands: int | None = None,
+    ):
         self.decomposition, self.local, self.comm = decomposition, local, comm
         self.inputs, self.output, self.weights, self.bands = inputs, output, weights, bands
         self._plans: dict[tuple[int, int, int], Plan] = {}
@@ -73,8 +84,15 @@ class DistributedProduct:
         """The verified plan for one shape (cached); raises if it does not verify."""
         key = (M, K, N)
         if key not in self._plans:
-            plan = make_plan(self.decomposition, key, self.comm.size, bands=self.bands, weights=self.weights,
-                             inputs=self.inputs, output=self.output)
+            plan = make_plan(
+                self.decomposition,
+                key,
+                self.comm.size,
+                bands=self.bands,
+                weights=self.weights,
+                inputs=self.inputs,
+                output=self.output,
+            )
             check = verify_plan(plan)
             if not check.ok:
                 raise DistributedError("the distributed plan does not verify: " + "; ".join(check.problems[:3]))
@@ -95,13 +113,17 @@ class DistributedProduct:
     def memory_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
         """Everything this rank holds during a call: its A, B and C (as the layouts give them) and the workspace."""
         rank, ranks = self.comm.rank, self.comm.size
-        held = {"replicated": lambda r, c: r * c, "root": lambda r, c: r * c if rank == 0 else 0,
-                "block2d": lambda r, c: math.prod(block_shape(rank, ranks, r, c))}
+        held = {
+            "replicated": lambda r, c: r * c,
+            "root": lambda r, c: r * c if rank == 0 else 0,
+            "block2d": lambda r, c: math.prod(block_shape(rank, ranks, r, c)),
+        }
         own = held[self.inputs](M, K) + held[self.inputs](K, N) + held[self.output](M, N)
         return itemsize * own + self.workspace_bytes(M, K, N, itemsize)
 
     def _agree(self, A: Any, B: Any, out: Any, alpha: float, beta: float) -> tuple[int, int, int, str]:
         """The global shape and dtype, the same on every rank, or one error on every rank."""
+
         def shape(x):
             return None if x is None else tuple(x.shape)
 
@@ -109,10 +131,15 @@ class DistributedProduct:
         everyone = self.comm.agree(mine)
         problem = self._disagreement(everyone)
         if problem:
-            listing = "; ".join(f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, alpha {v[4]}, beta {v[5]}" for r, v in enumerate(everyone))
+            listing = "; ".join(
+                f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, alpha {v[4]}, beta {v[5]}" for r, v in enumerate(everyone)
+            )
             raise DistributedError(f"{problem}: {listing}")
         if self.inputs == "block2d":
-            (M, K), (K2, N) = global_shape([v[0] for v in everyone], self.comm.size), global_shape([v[1] for v in everyone], self.comm.size)
+            (M, K), (K2, N) = (
+                global_shape([v[0] for v in everyone], self.comm.size),
+                global_shape([v[1] for v in everyone], self.comm.size),
+            )
         else:
             (M, K), (K2, N) = everyone[0][0], everyone[0][1]
         if K != K2:
@@ -146,8 +173,11 @@ class DistributedProduct:
     def _output(self, out: Any, M: int, N: int, dtype: str) -> tuple[Any, Any]:
         """This rank's output (None where the layout gives it none), checked or allocated, and its β·C seed."""
         xp, rank = self.comm.xp, self.comm.rank
-        shape = {"replicated": (M, N), "root": (M, N) if rank == 0 else None,
-                 "block2d": block_shape(rank, self.comm.size, M, N)}[self.output]
+        shape = {
+            "replicated": (M, N),
+            "root": (M, N) if rank == 0 else None,
+            "block2d": block_shape(rank, self.comm.size, M, N),
+        }[self.output]
         if shape is None:
             return None, None
         if out is None:
@@ -161,7 +191,11 @@ class DistributedProduct:
         partial.fill(0)
         if C is None or beta == 0 or (self.output != "block2d" and self.comm.rank != 0):
             return
-        rows, cols = block_of(self.comm.rank, self.comm.size, *partial.shape) if self.output == "block2d" else (slice(None), slice(None))
+        rows, cols = (
+            block_of(self.comm.rank, self.comm.size, *partial.shape)
+            if self.output == "block2d"
+            else (slice(None), slice(None))
+        )
         combine(self.comm.xp, partial[rows, cols], [(beta, C)], accumulate=False)
 
     def _run_locally(self, plan: Plan, A: Any, B: Any, partial: Any, alpha: float) -> None:
@@ -240,15 +274,28 @@ def compile(
     return DistributedProduct(
         decomposition_for(program, comm.size, decomposition, steps),
         local_products(local_program, dtype, levels, leaf, backend),
-        comm, inputs=inputs, output=output, weights=weights,
+        comm,
+        inputs=inputs,
+        output=output,
+        weights=weights,
     )
 
 
 _PRODUCTS: dict[tuple, DistributedProduct] = {}
 
 
-def matmul(A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0, *, scheme: str | Path = "winograd.bl",
-           local: str | Path | None = None, levels: int = 1, **options: Any) -> Any:
+def matmul(
+    A: Any,
+    B: Any,
+    out: Any = None,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    *,
+    scheme: str | Path = "winograd.bl",
+    local: str | Path | None = None,
+    levels: int = 1,
+    **options: Any,
+) -> Any:
     """``αA·B + βC`` over every rank (call on every rank); see :func:`compile` for the options.
 
     The default decomposes with Strassen-Winograd and multiplies locally

@@ -67,15 +67,15 @@ class _Tensor:
         self.rows, self.inner, self.cols = d.rows, d.inner + 1, d.cols + 1
         self.scale = math.lcm(1, *(c.denominator for p in d.products for part in (p.u, p.v, p.w) for _, c in part))
 
-    def index(self, i, j, jb, l, ic, lc):
+    def index(self, i, j, jb, col, ic, lc):
         a = np.asarray(i) * self.inner + np.asarray(j)
-        b = np.asarray(jb) * self.cols + np.asarray(l)
+        b = np.asarray(jb) * self.cols + np.asarray(col)
         c = np.asarray(ic) * self.cols + np.asarray(lc)
         return (a * (self.inner * self.cols) + b) * (self.rows * self.cols) + c
 
     def classical(self, rows, inners, cols) -> tuple[np.ndarray, list[int]]:
-        i, j, l = (g.ravel() for g in np.meshgrid(rows, inners, cols, indexing="ij"))
-        return self.index(i, j, j, l, i, l), [self.scale**3] * i.size
+        i, j, c = (g.ravel() for g in np.meshgrid(rows, inners, cols, indexing="ij"))
+        return self.index(i, j, j, c, i, c), [self.scale**3] * i.size
 
 
 def _integers(part, scale: int) -> tuple[list[tuple[int, int]], list[int]]:
@@ -86,7 +86,12 @@ def _product_terms(tensor: _Tensor, product, copies: int) -> tuple[np.ndarray, l
     (u_at, u), (v_at, v), (w_at, w) = (_integers(part, tensor.scale) for part in (product.u, product.v, product.w))
     ua, va, wa = np.array(u_at), np.array(v_at), np.array(w_at)
     index = tensor.index(
-        ua[:, 0, None, None], ua[:, 1, None, None], va[None, :, 0, None], va[None, :, 1, None], wa[None, None, :, 0], wa[None, None, :, 1]
+        ua[:, 0, None, None],
+        ua[:, 1, None, None],
+        va[None, :, 0, None],
+        va[None, :, 1, None],
+        wa[None, None, :, 0],
+        wa[None, None, :, 1],
     )
     values = [x * y * z * copies for x in u for y in v for z in w]
     return index.ravel(), values
@@ -125,7 +130,7 @@ def _check_band(plan: Plan, tensor: _Tensor, products: tuple, fringe: Counter) -
         index, value = _product_terms(tensor, d.products[product], copies)
         indices.append(index)
         values += value
-    core_rows, core_inner, core_cols = range(d.rows), range(d.inner), range(d.cols)
+    core_rows, core_cols = range(d.rows), range(d.cols)
     every_inner, every_col = range(d.inner + 1), range(d.cols + 1)
     pieces = {"inner": (core_rows, [d.inner], core_cols), "cols": (core_rows, every_inner, [d.cols])}
     for kind, (rows, inners, cols) in pieces.items():
@@ -146,7 +151,9 @@ def _describe_band(plan: Plan, bands: list[int], products: tuple) -> str:
     held = ", ".join(f"M{p + 1}" + (f"×{n}" if n > 1 else "") for p, n in products) or "no product"
     missing = [f"M{p + 1}" for p in range(plan.decomposition.rank) if p not in dict(products)]
     where = f"band {bands[0]}" if len(bands) == 1 else f"bands {', '.join(map(str, bands))}"
-    return f"{where} of the core rows: the ranks compute {held}" + (f"; missing {', '.join(missing)}" if missing else "")
+    return f"{where} of the core rows: the ranks compute {held}" + (
+        f"; missing {', '.join(missing)}" if missing else ""
+    )
 
 
 def verify_plan(plan: Plan) -> PlanCheck:

@@ -13,16 +13,39 @@ from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
 
 def add_distribution_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``plan``, ``run --gpus`` and ``bench --gpus``."""
-    parser.add_argument("--gpus", type=int, default=None, metavar="P",
-                        help="ranks (one GPU each) to spread the product over; run under `mpiexec -n P`")
-    parser.add_argument("--decomposition", choices=("bfs", "2d"), default="bfs",
-                        help="global decomposition: breadth-first steps of FILE's algorithm (default), or classical 2D tiles")
-    parser.add_argument("--steps", type=int, default=None, metavar="S",
-                        help="breadth-first steps (default: the fewest that give every rank a product)")
-    parser.add_argument("--local", type=Path, default=None, metavar="FILE",
-                        help="what each rank multiplies its products with (default FILE), at --levels levels")
-    parser.add_argument("--inputs", choices=INPUT_LAYOUTS, default="replicated", help="where A and B are (default replicated)")
-    parser.add_argument("--output", choices=OUTPUT_LAYOUTS, default="replicated", help="where C goes (default replicated)")
+    parser.add_argument(
+        "--gpus",
+        type=int,
+        default=None,
+        metavar="P",
+        help="ranks (one GPU each) to spread the product over; run under `mpiexec -n P`",
+    )
+    parser.add_argument(
+        "--decomposition",
+        choices=("bfs", "2d"),
+        default="bfs",
+        help="global decomposition: breadth-first steps of FILE's algorithm (default), or classical 2D tiles",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        metavar="S",
+        help="breadth-first steps (default: the fewest that give every rank a product)",
+    )
+    parser.add_argument(
+        "--local",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="what each rank multiplies its products with (default FILE), at --levels levels",
+    )
+    parser.add_argument(
+        "--inputs", choices=INPUT_LAYOUTS, default="replicated", help="where A and B are (default replicated)"
+    )
+    parser.add_argument(
+        "--output", choices=OUTPUT_LAYOUTS, default="replicated", help="where C goes (default replicated)"
+    )
 
 
 def add_plan_parser(commands) -> None:
@@ -59,21 +82,30 @@ def describe_plan(plan: Plan, itemsize: int) -> list[str]:
     from .execute import workspace_bytes
 
     d = plan.decomposition
-    lines = [f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} ranks, "
-             f"{plan.bands} band(s) per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"]
+    lines = [
+        f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} ranks, "
+        f"{plan.bands} band(s) per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"
+    ]
     for rank in range(plan.ranks):
         share = sum(t.band_count for t in plan.tasks_of(rank)) / plan.bands
-        lines.append(f"rank {rank}: {share:g} products, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
-                     f"workspace {workspace_bytes(plan, rank, itemsize, False) / 2**30:.2f} GiB")
+        lines.append(
+            f"rank {rank}: {share:g} products, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
+            f"workspace {workspace_bytes(plan, rank, itemsize, False) / 2**30:.2f} GiB"
+        )
         for task in plan.tasks_of(rank):
             p = d.products[task.product]
             rows = "all rows" if task.bands == (0, plan.bands) else f"bands {task.bands[0]}..{task.bands[1] - 1}"
-            targets = " ".join(f"{'+' if w > 0 else '-'}{'' if abs(w) == 1 else format_coefficient(abs(w)) + '*'}"
-                               f"{block_name('C', i + 1, l + 1)}" for (i, l), w in p.w)
+            targets = " ".join(
+                f"{'+' if w > 0 else '-'}{'' if abs(w) == 1 else format_coefficient(abs(w)) + '*'}"
+                f"{block_name('C', i + 1, c + 1)}"
+                for (i, c), w in p.w
+            )
             lines.append(f"  M{task.product + 1} ({rows}): ({_sum('A', p.u)}) * ({_sum('B', p.v)}) -> {targets}")
         for fringe in plan.fringe_of(rank):
             dims = plan.fringe_dims(fringe.kind)
-            lines.append(f"  fringe {fringe.kind}: classical {'x'.join(map(str, dims))}" + (" (empty)" if 0 in dims else ""))
+            lines.append(
+                f"  fringe {fringe.kind}: classical {'x'.join(map(str, dims))}" + (" (empty)" if 0 in dims else "")
+            )
     reduce = "all-reduce of the partial C" if plan.output == "replicated" else "reduction of the partial C to rank 0"
     source = "every rank holds A and B" if plan.inputs == "replicated" else "A and B broadcast from rank 0"
     lines.append(f"data: {source}; {reduce}")
@@ -83,10 +115,21 @@ def describe_plan(plan: Plan, itemsize: int) -> list[str]:
 def _plan_as_data(plan: Plan) -> dict:
     d = plan.decomposition
     return {
-        "decomposition": d.name, "grid": [d.rows, d.inner, d.cols], "shape": list(plan.shape), "ranks": plan.ranks,
-        "bands": plan.bands, "inputs": plan.inputs, "output": plan.output,
-        "products": [{"u": [[list(i), str(c)] for i, c in p.u], "v": [[list(i), str(c)] for i, c in p.v],
-                      "w": [[list(i), str(c)] for i, c in p.w]} for p in d.products],
+        "decomposition": d.name,
+        "grid": [d.rows, d.inner, d.cols],
+        "shape": list(plan.shape),
+        "ranks": plan.ranks,
+        "bands": plan.bands,
+        "inputs": plan.inputs,
+        "output": plan.output,
+        "products": [
+            {
+                "u": [[list(i), str(c)] for i, c in p.u],
+                "v": [[list(i), str(c)] for i, c in p.v],
+                "w": [[list(i), str(c)] for i, c in p.w],
+            }
+            for p in d.products
+        ],
         "tasks": [{"rank": t.rank, "product": t.product, "bands": list(t.bands)} for t in plan.tasks],
         "fringe": [{"rank": f.rank, "kind": f.kind} for f in plan.fringe],
     }
@@ -117,13 +160,26 @@ def plan_command(args) -> int:
 def _product(args, file: Path, levels: int, leaf: str, dtype: str):
     from .api import compile
 
-    return compile(file, decomposition=args.decomposition, steps=args.steps, local=args.local, levels=levels,
-                   leaf=leaf, dtype=dtype, backend=args.backend, inputs=args.inputs, output=args.output)
+    return compile(
+        file,
+        decomposition=args.decomposition,
+        steps=args.steps,
+        local=args.local,
+        levels=levels,
+        leaf=leaf,
+        dtype=dtype,
+        backend=args.backend,
+        inputs=args.inputs,
+        output=args.output,
+    )
 
 
 def _check_world(args, product) -> None:
     if product.comm.size != args.gpus:
-        raise ValueError(f"--gpus {args.gpus} but this job has {product.comm.size} rank(s): start it with `mpiexec -n {args.gpus} bilinear ...`")
+        raise ValueError(
+            f"--gpus {args.gpus} but this job has {product.comm.size} rank(s): "
+            f"start it with `mpiexec -n {args.gpus} bilinear ...`"
+        )
 
 
 def _guarded(body) -> int:
@@ -147,7 +203,9 @@ def run_command(args) -> int:
     def body() -> int:
         product = _product(args, args.file, args.levels, args.leaf, args.dtype)
         _check_world(args, product)
-        result = measure(product, args.m or args.n, args.k or args.n, args.n, args.dtype, repeat=args.repeat, seed=args.seed)
+        result = measure(
+            product, args.m or args.n, args.k or args.n, args.n, args.dtype, repeat=args.repeat, seed=args.seed
+        )
         if product.comm.rank == 0:
             print(result.describe())
         return 0 if result.within_bound else 1
@@ -161,7 +219,9 @@ def bench_command(args) -> int:
 
     def body() -> int:
         if len(args.files) != 1 or len(args.levels) != 1 or len(args.leaf) != 1 or len(args.dtype) != 1:
-            raise ValueError("bench --gpus times one scheme, level count, leaf and dtype at a time (several -n are fine)")
+            raise ValueError(
+                "bench --gpus times one scheme, level count, leaf and dtype at a time (several -n are fine)"
+            )
         if not args.levels[0].isdigit():
             raise ValueError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
         product = _product(args, args.files[0], int(args.levels[0]), args.leaf[0], args.dtype[0])

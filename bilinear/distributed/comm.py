@@ -30,7 +30,9 @@ def _mpi():
     try:
         from mpi4py import MPI
     except ImportError as error:  # pragma: no cover - depends on the install
-        raise DistributedError("the distributed product needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'") from error
+        raise DistributedError(
+            "the distributed product needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'"
+        ) from error
     return MPI
 
 

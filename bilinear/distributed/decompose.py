@@ -63,12 +63,12 @@ class Decomposition:
             for (i, j), _ in product.u:
                 if not (0 <= i < self.rows and 0 <= j < self.inner):
                     raise ValueError(f"A block {(i, j)} is outside the {self.rows}x{self.inner} grid")
-            for (j, l), _ in product.v:
-                if not (0 <= j < self.inner and 0 <= l < self.cols):
-                    raise ValueError(f"B block {(j, l)} is outside the {self.inner}x{self.cols} grid")
-            for (i, l), _ in product.w:
-                if not (0 <= i < self.rows and 0 <= l < self.cols):
-                    raise ValueError(f"C block {(i, l)} is outside the {self.rows}x{self.cols} grid")
+            for (j, c), _ in product.v:
+                if not (0 <= j < self.inner and 0 <= c < self.cols):
+                    raise ValueError(f"B block {(j, c)} is outside the {self.inner}x{self.cols} grid")
+            for (i, c), _ in product.w:
+                if not (0 <= i < self.rows and 0 <= c < self.cols):
+                    raise ValueError(f"C block {(i, c)} is outside the {self.rows}x{self.cols} grid")
 
     @property
     def rank(self) -> int:
@@ -118,11 +118,7 @@ def one_step(algorithm: Algorithm) -> Decomposition:
 
 def _kron(outer: Coefficients, inner: Coefficients, inner_rows: int, inner_cols: int) -> Coefficients:
     return _coefficients(
-        {
-            (oi * inner_rows + ii, oj * inner_cols + ij): co * ci
-            for (oi, oj), co in outer
-            for (ii, ij), ci in inner
-        }
+        {(oi * inner_rows + ii, oj * inner_cols + ij): co * ci for (oi, oj), co in outer for (ii, ij), ci in inner}
     )
 
 
@@ -156,16 +152,18 @@ def breadth_first(algorithm: Algorithm, steps: int) -> Decomposition:
     for _ in range(steps - 1):
         total = compose(total, step)
     if steps > 1:
-        total = Decomposition(f"{algorithm.name}^{steps}", total.rows, total.inner, total.cols, total.products, total.growth_ratios)
+        total = Decomposition(
+            f"{algorithm.name}^{steps}", total.rows, total.inner, total.cols, total.products, total.growth_ratios
+        )
     return total
 
 
 def classical(rows: int, inner: int, cols: int) -> Decomposition:
     """The classical product over a ``rows × inner × cols`` block grid (2D tiles when ``inner`` is 1)."""
     products = tuple(
-        GlobalProduct((((i, j), Fraction(1)),), (((j, l), Fraction(1)),), (((i, l), Fraction(1)),))
+        GlobalProduct((((i, j), Fraction(1)),), (((j, c), Fraction(1)),), (((i, c), Fraction(1)),))
         for i in range(rows)
-        for l in range(cols)
+        for c in range(cols)
         for j in range(inner)
     )
     return Decomposition(f"classical<{rows},{inner},{cols}>", rows, inner, cols, products)

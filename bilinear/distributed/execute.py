@@ -48,7 +48,12 @@ def _combine_kernel(arity: int, accumulate: bool):
 
     inputs = ", ".join([f"T x{i}" for i in range(arity)] + [f"T c{i}" for i in range(arity)])
     body = " + ".join(f"c{i} * x{i}" for i in range(arity))
-    return cupy.ElementwiseKernel(inputs, "T y", f"y = {'y + ' if accumulate else ''}{body}", f"bilinear_combine{arity}{'a' if accumulate else ''}")
+    return cupy.ElementwiseKernel(
+        inputs,
+        "T y",
+        f"y = {'y + ' if accumulate else ''}{body}",
+        f"bilinear_combine{arity}{'a' if accumulate else ''}",
+    )
 
 
 def combine(xp: Any, out: Any, terms: list[tuple[float, Any]], accumulate: bool) -> None:
@@ -101,7 +106,7 @@ class RankProgram:
             return
         U = self._operand(A, product.u, rows, inner, band, buffers.get("U"))
         V = self._operand(B, product.v, inner, cols, None, buffers.get("V"))
-        targets = [(float(w), self._block(C, i, l, rows, cols, band)) for (i, l), w in product.w]
+        targets = [(float(w), self._block(C, i, c, rows, cols, band)) for (i, c), w in product.w]
         if len(targets) == 1 and self.local.accumulates:
             weight, target = targets[0]
             self.local.product(U, V, out=target, alpha=alpha * weight, beta=1.0)
@@ -112,7 +117,7 @@ class RankProgram:
             combine(self.xp, target, [(weight, M)], accumulate=True)
 
     def _fringe(self, kind: str, A, B, C, alpha: float) -> None:
-        (M, K, N), (Mc, Kc, Nc) = self.plan.shape, self.plan.core
+        Mc, Kc, Nc = self.plan.core
         views = {
             "inner": (A[:Mc, Kc:], B[Kc:, :Nc], C[:Mc, :Nc]),
             "rows": (A[Mc:, :], B, C[Mc:, :]),

@@ -31,8 +31,10 @@ def block_of(rank: int, ranks: int, rows: int, cols: int) -> tuple[slice, slice]
     """Rank ``rank``'s block of a ``rows × cols`` matrix in the 2D block layout."""
     grid_rows, grid_cols = process_grid(ranks)
     p, q = divmod(rank, grid_cols)
-    return (slice(p * rows // grid_rows, (p + 1) * rows // grid_rows),
-            slice(q * cols // grid_cols, (q + 1) * cols // grid_cols))
+    return (
+        slice(p * rows // grid_rows, (p + 1) * rows // grid_rows),
+        slice(q * cols // grid_cols, (q + 1) * cols // grid_cols),
+    )
 
 
 def block_shape(rank: int, ranks: int, rows: int, cols: int) -> tuple[int, int]:
@@ -60,7 +62,11 @@ def gather(comm: Comm, mine: Any, rows: int, cols: int, dtype: str) -> Any:
     whole = xp.empty((rows, cols), dtype=dtype)
     for owner in range(comm.size):
         r, c = block_of(owner, comm.size, rows, cols)
-        piece = xp.ascontiguousarray(mine) if owner == comm.rank else xp.empty((r.stop - r.start, c.stop - c.start), dtype=dtype)
+        piece = (
+            xp.ascontiguousarray(mine)
+            if owner == comm.rank
+            else xp.empty((r.stop - r.start, c.stop - c.start), dtype=dtype)
+        )
         comm.bcast(piece, owner)
         whole[r, c] = piece
     return whole

@@ -106,7 +106,10 @@ class Plan:
     def flops_of(self, rank: int) -> float:
         """Multiply-add flops (2·m·k·n) of one rank's products, fringe included."""
         rows, inner, cols = self.block
-        core = sum(2.0 * (self.band_rows(t.bands[1] - 1)[1] - self.band_rows(t.bands[0])[0]) * inner * cols for t in self.tasks_of(rank))
+        core = sum(
+            2.0 * (self.band_rows(t.bands[1] - 1)[1] - self.band_rows(t.bands[0])[0]) * inner * cols
+            for t in self.tasks_of(rank)
+        )
         return core + sum(2.0 * math.prod(self.fringe_dims(f.kind)) for f in self.fringe_of(rank))
 
 

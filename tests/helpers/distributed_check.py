@@ -58,9 +58,17 @@ def main() -> int:
     comm = dist.comm.make_comm(args.backend)
     xp, failures, count = comm.xp, 0, 0
     for scheme, kind, local, levels, (inputs, output) in _cases(args.schemes):
-        product = dist.compile(ROOT / "algorithms" / f"{scheme}.bl", decomposition=kind,
-                               local=None if local is None else ROOT / "algorithms" / f"{local}.bl", levels=levels,
-                               dtype=args.dtype, backend=args.backend, inputs=inputs, output=output, comm=comm)
+        product = dist.compile(
+            ROOT / "algorithms" / f"{scheme}.bl",
+            decomposition=kind,
+            local=None if local is None else ROOT / "algorithms" / f"{local}.bl",
+            levels=levels,
+            dtype=args.dtype,
+            backend=args.backend,
+            inputs=inputs,
+            output=output,
+            comm=comm,
+        )
         for size in args.sizes:
             M, K, N = map(int, size.split(","))
             A, B = same_inputs(xp, M, K, N, args.dtype, seed=M * 7 + N)
@@ -77,8 +85,11 @@ def main() -> int:
             count += 1
             if comm.rank == 0:
                 status = "FAIL" if bad else "ok"
-                print(f"{status} {scheme} ({kind}, local {local or scheme} L{levels}, {inputs}->{output}) {M}x{K}x{N} "
-                      f"error {error:.2e} bound {bound:.2e} inputs {'unchanged' if unchanged else 'CHANGED'}", flush=True)
+                print(
+                    f"{status} {scheme} ({kind}, local {local or scheme} L{levels}, {inputs}->{output}) {M}x{K}x{N} "
+                    f"error {error:.2e} bound {bound:.2e} inputs {'unchanged' if unchanged else 'CHANGED'}",
+                    flush=True,
+                )
     if comm.rank == 0:
         print(f"{count - failures} passed, {failures} failed on {comm.size} ranks ({args.backend})", flush=True)
     return 1 if failures else 0

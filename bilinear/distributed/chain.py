@@ -1,0 +1,171 @@
+"""Matrix chains over several GPUs (MSMES thesis ch. 5).
+
+``chain([A1, …, An])`` (called on every rank, every matrix on every rank):
+
+1. picks the parenthesization by dynamic programming on the modelled time
+   of each product (its flops at one GPU's measured rate),
+2. walks the product tree in waves of independent products and decides
+   per wave, as ch. 5 recommends: with at least as many independent
+   products as ranks, run them side by side, one product per rank (longest
+   first, each result broadcast to every rank); with fewer, compare that
+   with running each product in turn over all ranks (the distributed
+   product, at its measured speed-up) and take the faster,
+3. runs the plan and returns the chain's product on every rank.
+
+The plan is data (:class:`ChainPlan`), printed by :meth:`ChainPlan.describe`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class ChainModel:
+    """What the planner knows about the machine: rates it measured or was given."""
+
+    rate: float = 50e12  # one GPU's GEMM flop/s
+    speedup: float = 1.8  # the distributed product's speed-up over one GPU on a large product, at these ranks
+    bandwidth: float = 100e9  # bytes/s of broadcasting a result to every rank
+    itemsize: int = 8
+
+    def one_gpu(self, m: int, k: int, n: int) -> float:
+        return 2.0 * m * k * n / self.rate
+
+    def all_gpus(self, m: int, k: int, n: int) -> float:
+        return self.one_gpu(m, k, n) / self.speedup
+
+
+@dataclass(frozen=True)
+class Step:
+    """``left @ right`` into node ``node``; ``rank`` is None when the product runs over every rank."""
+
+    node: int
+    left: int
+    right: int
+    dims: tuple[int, int, int]
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class ChainPlan:
+    """Waves of steps; node ids below n are the inputs, ids from n on the products in order."""
+
+    inputs: int
+    order: str  # the parenthesization, e.g. "((A1 A2) (A3 A4))"
+    waves: tuple[tuple[Step, ...], ...]
+    predicted_seconds: float
+
+    def describe(self) -> str:
+        lines = [f"chain of {self.inputs} matrices: {self.order}; predicted {self.predicted_seconds * 1e3:.1f} ms"]
+        for number, wave in enumerate(self.waves, 1):
+            where = "side by side" if wave[0].rank is not None else "each over every rank"
+            steps = ", ".join(
+                f"N{s.node} = N{s.left}·N{s.right} {'x'.join(map(str, s.dims))}"
+                + (f" on rank {s.rank}" if s.rank is not None else "")
+                for s in wave
+            )
+            lines.append(f"  wave {number} ({where}): {steps}")
+        return "\n".join(lines)
+
+
+def parenthesize(dims: Sequence[int], cost) -> tuple[float, Any]:
+    """The cheapest product tree of matrices ``dims[i] × dims[i+1]``: (cost, tree of indices)."""
+    count = len(dims) - 1
+
+    @functools.cache
+    def best(i: int, j: int) -> tuple[float, Any]:
+        if i == j:
+            return 0.0, i
+        options = []
+        for split in range(i, j):
+            (lc, lt), (rc, rt) = best(i, split), best(split + 1, j)
+            options.append((lc + rc + cost(dims[i], dims[split + 1], dims[j + 1]), (lt, rt)))
+        return min(options, key=lambda option: option[0])
+
+    return best(0, count - 1)
+
+
+def _order(tree: Any) -> str:
+    return f"A{tree + 1}" if isinstance(tree, int) else f"({_order(tree[0])} {_order(tree[1])})"
+
+
+def _levels(tree: Any, dims: Sequence[int], count: int):
+    """Products of the tree as (node, left, right, dims, height), numbered from ``count``."""
+    products: list[tuple[int, int, int, tuple[int, int, int], int]] = []
+
+    def walk(t) -> tuple[int, int, int, int]:  # node, rows, cols, height
+        if isinstance(t, int):
+            return t, dims[t], dims[t + 1], 0
+        left, right = walk(t[0]), walk(t[1])
+        node = count + len(products)
+        height = max(left[3], right[3]) + 1
+        products.append((node, left[0], right[0], (left[1], left[2], right[2]), height))
+        return node, left[1], right[2], height
+
+    walk(tree)
+    return products
+
+
+def _wave(products, ranks: int, model: ChainModel) -> tuple[tuple[Step, ...], float]:
+    """One wave: side by side (longest first, to the least-loaded rank) or each product over every rank."""
+    load = [0.0] * ranks
+    side: list[Step] = []
+    for node, left, right, dims, _ in sorted(products, key=lambda p: -model.one_gpu(*p[3])):
+        rank = min(range(ranks), key=lambda r: load[r])
+        load[rank] += model.one_gpu(*dims) + model.itemsize * dims[0] * dims[2] / model.bandwidth
+        side.append(Step(node, left, right, dims, rank))
+    together = sum(model.all_gpus(*p[3]) for p in products)
+    if len(products) >= ranks or max(load) <= together:
+        return tuple(sorted(side, key=lambda s: s.node)), max(load)
+    return tuple(Step(node, left, right, dims, None) for node, left, right, dims, _ in products), together
+
+
+def plan_chain(shapes: Sequence[tuple[int, int]], ranks: int, model: ChainModel = ChainModel()) -> ChainPlan:
+    """The plan for a chain of matrices with these shapes over ``ranks`` ranks."""
+    if len(shapes) < 2:
+        raise ValueError("a chain needs at least two matrices")
+    for (_, cols), (rows, _) in zip(shapes, shapes[1:]):
+        if cols != rows:
+            raise ValueError(f"the chain's shapes do not fit: {list(shapes)}")
+    dims = [shapes[0][0]] + [cols for _, cols in shapes]
+    _, tree = parenthesize(dims, lambda m, k, n: model.one_gpu(m, k, n))
+    products = _levels(tree, dims, len(shapes))
+    waves, total = [], 0.0
+    for height in range(1, max(p[4] for p in products) + 1):
+        wave, seconds = _wave([p for p in products if p[4] == height], ranks, model)
+        waves.append(wave)
+        total += seconds
+    return ChainPlan(len(shapes), _order(tree), tuple(waves), total)
+
+
+def run_chain(plan: ChainPlan, matrices: Sequence[Any], product: Any) -> Any:
+    """Run a plan on this rank; ``product`` is a DistributedProduct (its comm and local products are used)."""
+    comm, local = product.comm, product.local
+    xp = comm.xp
+    nodes: dict[int, Any] = dict(enumerate(matrices))
+    for wave in plan.waves:
+        for step in wave:
+            left, right = nodes[step.left], nodes[step.right]
+            m, _, n = step.dims
+            if step.rank is None:
+                nodes[step.node] = product(left, right)
+                continue
+            result = xp.empty((m, n), dtype=left.dtype)
+            if step.rank == comm.rank:
+                # an in-place local schedule would write (and only approximately restore) the chain's matrices
+                multiply = local.classical if local.writes_inputs else local.product
+                multiply(left, right, out=result, alpha=1.0, beta=0.0)
+            nodes[step.node] = result
+        for step in wave:
+            if step.rank is not None:
+                comm.bcast(nodes[step.node], step.rank)
+    return nodes[max(nodes)]
+
+
+def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None) -> tuple[Any, ChainPlan]:
+    """The product of a chain of matrices (every one on every rank), and the plan that computed it."""
+    plan = plan_chain([tuple(m.shape) for m in matrices], product.comm.size, model or ChainModel())
+    return run_chain(plan, matrices, product), plan
