@@ -54,6 +54,22 @@ def missing(what: str, error: BaseException) -> None:
 
 import cupy as cp  # noqa: E402
 
+
+def preload_cublasmp() -> None:
+    """Load libcublasmp from a wheel found on sys.path (PYTHONPATH too), which cuda-pathfinder does not search;
+    pathfinder then finds it already loaded."""
+    import ctypes
+    from pathlib import Path
+
+    for entry in sys.path:
+        library = Path(entry or ".") / "nvidia" / "cublasmp" / "cu13" / "lib" / "libcublasmp.so.0"
+        if library.is_file():
+            ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
+            return
+
+
+preload_cublasmp()
+
 try:
     import nccl.core as nccl  # nccl4py: nvmath.distributed.initialize(backends=["nccl"]) imports it
 except ImportError as e:

@@ -39,7 +39,9 @@ for part in $PARTS; do
         timeout 400 mpiexec -n $ranks $BILINEAR bench algorithms/winograd.bl --gpus $ranks --local algorithms/msmes.bl \
           --levels 1 -n $SIZES --repeat 5 --json $OUT/bench_${ranks}gpu_winograd-msmes-L1.json 2>&1 | tee -a $OUT/bench.txt
       done ;;
-    cublasmp)
+    cublasmp)  # cuda-pathfinder does not look under PYTHONPATH: name the libraries' folders
+      NCCL_LIB=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))")
+      LD_LIBRARY_PATH=/tmp/site/nvidia/cublasmp/cu13/lib:$NCCL_LIB:$LD_LIBRARY_PATH \
       timeout 300 mpiexec -n $GPUS python3 benchmarks/cublasmp_baseline.py -n 16384 32768 --repeat 5 \
         --json $OUT/cublasmp_${GPUS}gpu.json 2>&1 | tee $OUT/cublasmp_${GPUS}gpu.txt | tail -20 ;;
     chain)

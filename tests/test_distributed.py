@@ -224,3 +224,32 @@ def test_run_with_gpus_outside_mpiexec_says_how_to_start_it():
     done = _cli("run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
     assert done.returncode == 1
     assert "--gpus 2 but this job has 1 rank(s): start it with `mpiexec -n 2 bilinear ...`" in done.stderr
+
+
+STRAGGLER = """
+import time, numpy as np, bilinear.distributed as dist
+p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy", levels=0, balance="dynamic")
+if p.comm.rank == 1:  # a straggler: every local product takes 20 ms longer
+    fast = p.local.product
+    def slow(*args, **kwargs):
+        time.sleep(0.02)
+        return fast(*args, **kwargs)
+    p.local.product = slow
+A = np.random.default_rng(0).standard_normal((64, 64))
+shares = []
+for _ in range(3):
+    C = p(A, A)
+    assert np.allclose(C, A @ A)
+    plan = p.plan(64, 64, 64)
+    shares.append(round(plan.flops_of(1) / (plan.flops_of(0) + plan.flops_of(1)), 2))
+if p.comm.rank == 0:
+    print("rank 1 shares", shares)
+"""
+
+
+@needs_mpi
+def test_dynamic_balance_moves_work_away_from_a_slow_rank():
+    done = _mpi(2, "-c", STRAGGLER.format(root=ROOT), timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shares = eval(done.stdout.split("rank 1 shares")[1])
+    assert all(share < 0.25 for share in shares)  # from the first call on, the straggler keeps less than a quarter

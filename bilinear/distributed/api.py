@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -53,6 +54,9 @@ def local_products(program: Program, dtype: str, levels: int, leaf: str, backend
     )
 
 
+BALANCES = ("static", "dynamic")
+
+
 class DistributedProduct:
     """``C = αA·B + βC`` over every rank of ``comm``; call it on every rank with the same arguments.
 
@@ -71,9 +75,13 @@ class DistributedProduct:
         output: str = "replicated",
         weights: Sequence[float] | None = None,
         bands: int | None = None,
+        balance: str = "static",
     ):
+        if balance not in BALANCES:
+            raise ValueError(f"balance must be one of {BALANCES}, not {balance!r}")
         self.decomposition, self.local, self.comm = decomposition, local, comm
         self.inputs, self.output, self.weights, self.bands = inputs, output, weights, bands
+        self.balance = balance
         self._plans: dict[tuple[int, int, int], Plan] = {}
 
     def describe(self) -> str:
@@ -198,16 +206,22 @@ class DistributedProduct:
         )
         combine(self.comm.xp, partial[rows, cols], [(beta, C)], accumulate=False)
 
-    def _run_locally(self, plan: Plan, A: Any, B: Any, partial: Any, alpha: float) -> None:
-        """This rank's share; a failure on any rank is raised on every rank (before any reduction waits on it)."""
+    def _run_locally(self, plan: Plan, A: Any, B: Any, partial: Any, alpha: float) -> float:
+        """This rank's share, and the seconds it took; a failure on any rank is raised on every rank
+        (before any reduction waits on it)."""
+        started = time.perf_counter()
         try:
             RankProgram(plan, self.comm, self.local).run(A, B, partial, float(alpha))
+            if self.balance == "dynamic" and self.comm.xp.__name__ == "cupy":
+                self.comm.xp.cuda.get_current_stream().synchronize()  # the time of the work, not of its issue
             status = None
         except Exception as error:  # reported to every rank below, then raised there
             status = f"{type(error).__name__}: {error}"[:400]
+        seconds = time.perf_counter() - started
         failed = [(rank, s) for rank, s in enumerate(self.comm.agree(status)) if s]
         if failed:
             raise DistributedError("; ".join(f"rank {rank} failed: {s}" for rank, s in failed))
+        return seconds
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
         M, K, N, dtype = self._agree(A, B, out, alpha, beta)
@@ -219,7 +233,10 @@ class DistributedProduct:
             self._seed_in_place(partial, beta if C is not None else 0.0)
         else:
             self._seed(partial, C, beta)
-        self._run_locally(self.plan(M, K, N), A, B, partial, alpha)
+        plan = self.plan(M, K, N)
+        seconds = self._run_locally(plan, A, B, partial, alpha)
+        if self.balance == "dynamic":
+            self._rebalance(plan, seconds)
         if self.output == "replicated":
             self.comm.allreduce(partial)
         elif self.output == "root":
@@ -229,6 +246,20 @@ class DistributedProduct:
         if out is not None and self.output != "block2d" and partial is not out:
             out[...] = partial
         return out
+
+    def _rebalance(self, plan: Plan, seconds: float) -> None:
+        """Thesis ch. 5's dynamic balancing: each rank's measured rate on this call weights the next plans,
+        so a slow rank (a straggler, a slower GPU) gives work away.  Plans are rebuilt and proven again
+        only when some rank's share would move by more than 5 %."""
+        rate = plan.flops_of(self.comm.rank) / max(seconds, 1e-9)
+        rates = [float(r) for r in self.comm.agree(rate)]
+        if min(rates) <= 0:
+            return
+        old = list(self.weights) if self.weights else [1.0] * self.comm.size
+        new_share, old_share = [r / sum(rates) for r in rates], [w / sum(old) for w in old]
+        if max(abs(a - b) for a, b in zip(new_share, old_share)) > 0.05:
+            self.weights = rates
+            self._plans.clear()
 
     def _seed_in_place(self, partial: Any, beta: float) -> None:
         """``partial`` is this rank's C itself: scale it by β on rank 0, clear it elsewhere."""
@@ -251,6 +282,7 @@ def compile(
     inputs: str = "replicated",
     output: str = "replicated",
     weights: Sequence[float] | None = None,
+    balance: str = "static",
     comm: Comm | None = None,
 ) -> DistributedProduct:
     """A distributed product over every rank of ``MPI.COMM_WORLD`` (call on every rank).
@@ -262,7 +294,9 @@ def compile(
         local: what each rank multiplies its products with (default ``scheme`` itself,
             e.g. an in-place MSMES schedule), at ``levels`` levels with ``leaf`` leaves.
         backend: ``"cupy"`` (NCCL) or ``"numpy"`` (MPI); default CuPy when a GPU is there.
-        weights: relative speeds of the ranks (uneven shares; see :func:`measure_weights`).
+        weights: relative speeds of the ranks (uneven shares); equal by default.
+        balance: ``"static"`` (the weights as given), or ``"dynamic"``: every call measures each
+            rank's rate and the next call's plan gives slow ranks less (thesis ch. 5).
     """
     from ..api import load
     from ..runtime.cupy_backend import cupy_available
@@ -278,6 +312,7 @@ def compile(
         inputs=inputs,
         output=output,
         weights=weights,
+        balance=balance,
     )
 
 
