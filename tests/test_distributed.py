@@ -253,3 +253,13 @@ def test_dynamic_balance_moves_work_away_from_a_slow_rank():
     assert done.returncode == 0, done.stdout + done.stderr
     shares = eval(done.stdout.split("rank 1 shares")[1])
     assert all(share < 0.25 for share in shares)  # from the first call on, the straggler keeps less than a quarter
+
+
+def test_in_place_local_schedules_need_only_the_operand_sums():
+    """With MSMES on each rank no product buffer is allocated: several targets are reached by a change of basis."""
+    from bilinear.distributed.execute import workspace_bytes
+
+    plan = make_plan(_winograd_plan().decomposition, (4096, 4096, 4096), 2)
+    block = 2048 * 2048 * 8
+    assert [workspace_bytes(plan, r, 8, writes_inputs=True) for r in range(2)] == [2 * block, 2 * block]
+    assert [workspace_bytes(plan, r, 8, writes_inputs=False) for r in range(2)] == [3 * block, 3 * block]

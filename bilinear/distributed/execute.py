@@ -107,14 +107,24 @@ class RankProgram:
         U = self._operand(A, product.u, rows, inner, band, buffers.get("U"))
         V = self._operand(B, product.v, inner, cols, None, buffers.get("V"))
         targets = [(float(w), self._block(C, i, c, rows, cols, band)) for (i, c), w in product.w]
-        if len(targets) == 1 and self.local.accumulates:
-            weight, target = targets[0]
-            self.local.product(U, V, out=target, alpha=alpha * weight, beta=1.0)
+        if self.local.accumulates and (len(targets) == 1 or self.local.writes_inputs):
+            self._accumulate_in_place(U, V, targets, alpha)
             return
         M = buffers["M"][: band[1] - band[0], :cols]
         self.local.product(U, V, out=M, alpha=alpha, beta=0.0)
         for weight, target in targets:
             combine(self.xp, target, [(weight, M)], accumulate=True)
+
+    def _accumulate_in_place(self, U, V, targets, alpha: float) -> None:
+        """``T_i += w_i·U·V`` for every target with no product buffer, by a change of basis of the targets:
+        ``T_i -= (w_i/w_1)·T_1`` (i > 1), then ``T_1 += w_1·U·V``, then ``T_i += (w_i/w_1)·T_1``.
+        Exact in exact arithmetic; what memory-minimal (in-place) local schedules use."""
+        (first, T1), others = targets[0], targets[1:]
+        for weight, T in others:
+            combine(self.xp, T, [(1.0, T), (-weight / first, T1)], accumulate=False)
+        self.local.product(U, V, out=T1, alpha=alpha * first, beta=1.0)
+        for weight, T in others:
+            combine(self.xp, T, [(weight / first, T1)], accumulate=True)
 
     def _fringe(self, kind: str, A, B, C, alpha: float) -> None:
         Mc, Kc, Nc = self.plan.core
@@ -148,15 +158,16 @@ def _buffer_shapes(plan: Plan) -> dict[str, tuple[int, int]]:
 
 
 def _needed(plan: Plan, rank: int, writes_inputs: bool, accumulates: bool = True) -> set[str]:
-    """The buffers one rank's tasks use: operand sums that are not plain blocks, and products that cannot be
-    added straight into their target (several targets, or a local scheme that overwrites its output)."""
+    """The buffers one rank's tasks use: operand sums that are not plain blocks, and a product buffer where
+    products cannot be added straight into their targets (several targets, unless the local schedule is
+    in-place and so memory-minimal: then a change of basis does it; or a schedule that overwrites C)."""
     needed: set[str] = set()
     for task in plan.tasks_of(rank):
         product = plan.decomposition.products[task.product]
         for name, part in (("U", product.u), ("V", product.v)):
             if len(part) > 1 or part[0][1] != 1 or writes_inputs:
                 needed.add(name)
-        if len(product.w) > 1 or not accumulates:
+        if not accumulates or (len(product.w) > 1 and not writes_inputs):
             needed.add("M")
     return needed
 
