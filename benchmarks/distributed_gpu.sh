@@ -6,7 +6,8 @@
 # Wheels for what the machine lacks travel in .whl (ignored by git; carried by the device call):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 -d .whl mpi4py==4.1.2 mpich==5.0.2 lark \
-#     nvmath-python==1.0.0 'nvidia-cublasmp-cu13<0.10' 'nccl4py>=0.3.1,<0.4'
+#     nvmath-python==0.7.0 nvidia-cublasmp-cu13==0.7.0.125 'cuda-core>=0.3.2,<0.4'
+#   (cuBLASMp 0.8 and later need NCCL >= 2.29.2; the machine has 2.28.9 and the newer wheel is too large to carry)
 # Results land in $OUT: correctness_*gpu.txt, bench_*gpu_*.json, cublasmp_*gpu.json, chain_*gpu.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -16,7 +17,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 # Python packages into /tmp/site; MPICH's runtime (mpiexec, libmpi) unpacked from its wheel, whose data
 # folder pip --target would drop.
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site \
-  $(ls .whl/*.whl | grep -v mpich) 2>&1 | grep -v WARNING
+  $(ls .whl/*.whl | grep -v "mpich\|cuda_core") 2>&1 | grep -v WARNING
 python3 -c "import zipfile, glob; zipfile.ZipFile(glob.glob('.whl/mpich-*.whl')[0]).extractall('/tmp/mpich')" || exit 1
 MPICH=$(echo /tmp/mpich/mpich-*.data/data)
 chmod +x $MPICH/bin/*
@@ -39,10 +40,9 @@ for part in $PARTS; do
         timeout 400 mpiexec -n $ranks $BILINEAR bench algorithms/winograd.bl --gpus $ranks --local algorithms/msmes.bl \
           --levels 1 -n $SIZES --repeat 5 --json $OUT/bench_${ranks}gpu_winograd-msmes-L1.json 2>&1 | tee -a $OUT/bench.txt
       done ;;
-    cublasmp)  # cuda-pathfinder does not look under PYTHONPATH: name the libraries' folders
-      NCCL_LIB=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))")
-      LD_LIBRARY_PATH=/tmp/site/nvidia/cublasmp/cu13/lib:$NCCL_LIB:$LD_LIBRARY_PATH \
-      timeout 300 mpiexec -n $GPUS python3 benchmarks/cublasmp_baseline.py -n 16384 32768 --repeat 5 \
+    cublasmp)  # nvmath 0.7 (whose cuBLASMp runs on this NCCL) wants cuda-core < 0.4: only for this part
+      python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site-mp .whl/cuda_core*.whl
+      PYTHONPATH=/tmp/site-mp:$PYTHONPATH timeout 300 mpiexec -n $GPUS python3 benchmarks/cublasmp_baseline.py -n 16384 32768 --repeat 5 \
         --json $OUT/cublasmp_${GPUS}gpu.json 2>&1 | tee $OUT/cublasmp_${GPUS}gpu.txt | tail -20 ;;
     chain)
       timeout 300 mpiexec -n $GPUS python3 benchmarks/distributed_chain.py --json $OUT/chain_${GPUS}gpu.json 2>&1 | tail -12 ;;
