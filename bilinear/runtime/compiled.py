@@ -42,6 +42,12 @@ class CompiledProduct:
         backend.prepare(lowered.kernels())
 
     @property
+    def writes_inputs(self) -> bool:
+        """Whether some level runs an in-place schedule, which overwrites blocks of A and B."""
+        plans = [p for level in self.lowered.levels for p in (level, level.accumulate_fallback) if p is not None]
+        return any(plan.schedule.inplace for plan in plans)
+
+    @property
     def dtype(self) -> str:
         return self.lowered.options.dtype
 
@@ -70,6 +76,11 @@ class CompiledProduct:
                 raise ValueError(f"out is {out.shape[0]}x{out.shape[1]} but A@B is {A.shape[0]}x{B.shape[1]}")
             if overlaps(out, A) or overlaps(out, B):
                 raise ValueError("out must not overlap A or B")
+        if self.writes_inputs and overlaps(A, B):
+            raise ValueError(
+                f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
+                "same array or overlap; pass a copy of one of them"
+            )
         self.executor.run(A, B, out, alpha=float(alpha), beta=float(beta))
         return out
 

@@ -17,6 +17,7 @@ from ..measure import (
     restoration,
     time_device,
 )
+from ..lower.plan import level_dims
 from ..verify.stability import stability
 from .compiled import CompiledProduct
 
@@ -34,6 +35,9 @@ class RunResult:
     extra_bytes: int | None  # None where it cannot be measured (the CPU)
     restored_a: Restoration
     restored_b: Restoration
+    levels_run: int = 0  # levels of recursion this size reached (the bound's L)
+    levels_requested: int = 0
+    growth: float = 1.0  # the largest growth ratio ρ among the levels that ran
 
     @property
     def within_bound(self) -> bool:
@@ -43,6 +47,8 @@ class RunResult:
         M, K, N = self.dims
         lines = [
             f"{self.name}: {M}x{K} @ {K}x{N} on {self.backend}",
+            f"  levels run      {self.levels_run}"
+            + ("" if self.levels_run == self.levels_requested else f" of the {self.levels_requested} requested (the blocks got too small)"),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
             + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
             f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
@@ -57,11 +63,16 @@ class RunResult:
         return "\n".join(lines)
 
 
-def _growth_ratio(product: CompiledProduct) -> float:
-    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels."""
+def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
+    """The plans of the levels an M×K×N product actually recurses through."""
+    return [plan for _, plan, _ in level_dims(product.lowered, M, K, N)]
+
+
+def _growth_ratio(plans: list) -> float:
+    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels that ran."""
     ratios = [
         stability(plan.algorithm).growth_factor / (plan.algorithm.shape.m * plan.algorithm.shape.k * plan.algorithm.shape.n)
-        for plan in product.lowered.levels
+        for plan in plans
     ]
     return max(ratios, default=1.0)
 
@@ -101,16 +112,21 @@ def run_once(
     work = C.copy()
     ours = time_device(lambda: product(A, B, out=work, alpha=alpha, beta=beta), xp, repeat=repeat)
     theirs = time_device(reference_call, xp, repeat=repeat)
+    ran = _levels_run(product, M, K, N)
+    growth = _growth_ratio(ran)
     return RunResult(
         name=repr(product),
         dims=(M, K, N),
         backend=product.backend.name,
         error=error,
         reference_error=reference_error,
-        bound=error_bound(product.dtype, K, _growth_ratio(product), product.lowered.options.levels),
+        bound=error_bound(product.dtype, K, growth, len(ran)),
         seconds=median(ours),
         reference_seconds=median(theirs),
         extra_bytes=extra,
         restored_a=restored_a,
         restored_b=restored_b,
+        levels_run=len(ran),
+        levels_requested=product.lowered.options.levels,
+        growth=growth,
     )
