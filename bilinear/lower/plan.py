@@ -55,14 +55,14 @@ class Options:
         if self.leaf not in LEAVES:
             raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
         if isinstance(self.levels, bool) or not isinstance(self.levels, int):
-            raise ValueError(f"levels must be a whole number, not {self.levels!r}")
+            raise ValueError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
         if not 0 <= self.levels <= MAX_LEVELS:
             raise ValueError(
                 f"levels must be between 0 and {MAX_LEVELS}, not {self.levels}: each level at least halves a "
                 f"dimension, so {MAX_LEVELS} levels already need matrices of 2^{MAX_LEVELS} rows or columns"
             )
         if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
-            raise ValueError(f"cutoff must be a whole number, not {self.cutoff!r}")
+            raise ValueError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
         if self.cutoff < 1:
             raise ValueError(f"cutoff must be >= 1, not {self.cutoff}")
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..lower.plan import level_dims
 from ..measure import (
     Restoration,
     error_bound,
@@ -17,7 +18,6 @@ from ..measure import (
     restoration,
     time_device,
 )
-from ..lower.plan import level_dims
 from ..verify.stability import stability
 from .compiled import CompiledProduct
 
@@ -47,16 +47,22 @@ class RunResult:
         M, K, N = self.dims
         lines = [
             f"{self.name}: {M}x{K} @ {K}x{N} on {self.backend}",
-            f"  levels run      {self.levels_run}"
-            + ("" if self.levels_run == self.levels_requested else f" of the {self.levels_requested} requested (the blocks got too small)"),
+            (
+                f"  levels run      {self.levels_run}"
+                + ("" if self.levels_run == self.levels_requested else f" of the {self.levels_requested} requested (the blocks got too small)")
+            ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
             + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
-            f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
-            f"ratio {self.reference_seconds / self.seconds:.3f})",
+            (
+                f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
+                f"ratio {self.reference_seconds / self.seconds:.3f})"
+            ),
             "  extra device bytes " + ("n/a on the CPU" if self.extra_bytes is None else str(self.extra_bytes)),
-            f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
-            f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
-            f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})",
+            (
+                f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
+                f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
+                f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})"
+            ),
         ]
         if not (self.restored_a.exact and self.restored_b.exact):
             lines.append("  (in-place schedules restore A and B up to rounding: (a+b)-b need not equal a)")
