@@ -166,7 +166,7 @@ def compile(
 
         return AutoProduct(lowered_for, chosen_backend, dtype, leaves)
     if not isinstance(levels, int) or isinstance(levels, bool):
-        raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")
+        raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError
     lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level)
     return CompiledProduct(lowered, chosen_backend)
 

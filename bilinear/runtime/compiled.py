@@ -18,7 +18,7 @@ def real_scalar(value: Any, name: str) -> float:
         ValueError: for complex numbers, None, strings, arrays with elements and the like.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating, np.ndarray)):
-        raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")
+        raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")  # noqa: TRY004 - documented
     if isinstance(value, np.ndarray) and (value.ndim != 0 or value.dtype.kind not in "iuf"):
         raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
     try:
