@@ -18,7 +18,6 @@ from ..paths import algorithms_dir
 from .check import build
 from .parser import Use, _RawAlgorithm, parse_text
 
-
 # The largest source file read: far above any real scheme (a .bl file of 10^5 products is
 # a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
 MAX_SOURCE_BYTES = 64 << 20
