@@ -69,6 +69,39 @@ class RunResult:
         return "\n".join(lines)
 
 
+def memory_needed(M: int, K: int, N: int, dtype: str) -> int:
+    """Bytes a checked run holds at once: A, B and their copies, C, the result, the library's
+    result and a timing copy of C, and the float64 reference."""
+    itemsize = np.dtype(dtype).itemsize
+    return itemsize * (2 * M * K + 2 * K * N + 4 * M * N) + 8 * M * N
+
+
+def _memory_available(backend) -> int:
+    if backend.name == "cupy":
+        return int(backend.xp.cuda.Device().mem_info[1])
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume a generous 64 GiB
+        return 64 << 30
+
+
+def check_fits(backend, M: int, K: int, N: int, dtype: str) -> None:
+    """Refuse a run that cannot fit the backend's memory, before anything is allocated.
+
+    Raises:
+        ValueError: with the sizes and the memory they need.
+    """
+    needed, available = memory_needed(M, K, N, dtype), _memory_available(backend)
+    if needed > available:
+        where = "device" if backend.name == "cupy" else "host"
+        raise ValueError(
+            f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB, more than the "
+            f"{available / 2**30:.1f} GiB of {where} memory; choose a smaller -n"
+        )
+
+
 def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
     """The plans of the levels an M×K×N product actually recurses through."""
     return [plan for _, plan, _ in level_dims(product.lowered, M, K, N)]
