@@ -78,7 +78,7 @@ def run_bench(args) -> int:
                 ceilings[dtype] = measure_ceilings(backend.xp, dtype)
             program = programs[path]
 
-            def lowered(level_count: int, leaf_kind: str):
+            def lowered(level_count: int, leaf_kind: str, program=program, dtype=dtype):
                 return lower(program, Options(dtype=dtype, levels=level_count, leaf=leaf_kind))
 
             if levels == "auto":
