@@ -10,7 +10,7 @@ import numpy as np
 from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
 from .frontend.importers import Scheme, detect_format, parse_shape, read_catalogue
-from .ir import Algorithm, Program
+from .ir import Algorithm, Program, shape_too_large
 from .lower.plan import Lowered, Options, lower
 from .verify import Report, verify_program
 from .verify.rings import check_inexact
@@ -18,10 +18,21 @@ from .verify.rings import check_inexact
 
 def _read(path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool) -> Scheme | Program:
     """A .bl file as a Program, or the scheme a catalogue file holds."""
+    _check_shape_option(shape)
     format = format or detect_format(path)
     if format == "bl":
         return load_program(path)
     return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle)
+
+
+def _check_shape_option(shape: str | None) -> None:
+    """Refuse a --shape too large to check before any reader sizes tables by it."""
+    try:
+        dims = [int(part) for part in shape.split(",")] if shape is not None else None
+    except ValueError:
+        return  # the reader says what is wrong with it
+    if dims is not None and len(dims) == 3 and (problem := shape_too_large(*dims)):
+        raise BilinearError(Diagnostic(f"--shape: {problem}"))
 
 
 def _as_path(value: object) -> Path:

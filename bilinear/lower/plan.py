@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Union
 
+import numpy as np
+
 from ..diagnostics import BilinearError, Diagnostic
-from ..ir import Algorithm, Program, Schedule, Stage
+from ..ir import Algorithm, Program, Schedule, Stage, Update
 from ..schedule import default_schedule, fuse_elementwise, single_target
 from ..verify.expand import Expansion
 from ..verify.schedule import verify_schedule
@@ -77,7 +79,7 @@ class LevelPlan:
     algorithm: Algorithm
     schedule: Schedule
     steps: tuple[Step, ...]
-    accumulate_fallback: "LevelPlan | None" = field(default=None)
+    accumulate_fallback: LevelPlan | None = field(default=None)
 
     def kernels(self) -> tuple[ElementwiseKernel, ...]:
         own = tuple(s for s in self.steps if isinstance(s, ElementwiseKernel))
@@ -147,8 +149,30 @@ class KernelNames:
         return kernel if name == kernel.name else replace(kernel, name=name)
 
 
+def _check_coefficients(schedule: Schedule, dtype: str) -> None:
+    """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
+    its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
+    info = np.finfo(dtype)
+    for stage in schedule.stages:
+        for statement in stage.statements:
+            forms = (statement.form,) if isinstance(statement, Update) else (statement.left, statement.right, statement.targets)
+            for form in forms:
+                for name, coef in form.terms:
+                    if not info.tiny <= abs(coef) <= info.max:
+                        what = "beyond" if abs(coef) > 1 else "below"
+                        raise BilinearError(
+                            Diagnostic(
+                                f"`{statement}` in schedule {schedule.name} multiplies {name} by a coefficient "
+                                f"{what} the {dtype} range ({info.tiny:.3g} to {info.max:.3g} in magnitude); "
+                                "it cannot be run in floating point",
+                                statement.span,
+                            )
+                        )
+
+
 def _level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames) -> LevelPlan:
     prepared = prepare_schedule(schedule, algorithm, options)
+    _check_coefficients(prepared, options.dtype)
     steps: list[Step] = []
     for index, stage in enumerate(prepared.stages):
         if stage.is_product_stage():
@@ -179,7 +203,7 @@ def _refuse_destroying_below_top(resolved: list[tuple[Schedule | None, Algorithm
             )
 
 
-def _resolve(definition: Union[Algorithm, Schedule], program: Program) -> tuple[Schedule | None, Algorithm]:
+def _resolve(definition: Algorithm | Schedule, program: Program) -> tuple[Schedule | None, Algorithm]:
     if isinstance(definition, Schedule):
         return definition, program.algorithm(definition.algorithm)
     return None, definition

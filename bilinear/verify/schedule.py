@@ -231,7 +231,20 @@ class _Simulation:
         self.check_restored()
         return ScheduleCheck(tuple(self.errors), tuple(self.uses), dict(self.values), tuple(sorted(self.conditions)))
 
+    def check_kinds(self, stage: Stage) -> None:
+        """A stage is launched either as products or as element-wise kernels, never both."""
+        products = [s for s in stage.statements if isinstance(s, Multiply)]
+        updates = [s for s in stage.statements if not isinstance(s, Multiply)]
+        if products and updates:
+            self.error(
+                f"stage {stage.name} mixes product statements with the element-wise update `{updates[0]}`; "
+                "a stage holds either products or updates",
+                updates[0],
+                "move the update to a stage of its own (before or after, as it needs)",
+            )
+
     def check_conflicts(self, stage: Stage) -> None:
+        self.check_kinds(stage)
         if stage.ordered:
             return  # run in order per element: a later statement may read an earlier one's result
         statements = stage.statements
