@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import numpy as np
 
 from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
 from .frontend.importers import Scheme, detect_format, parse_shape, read_catalogue
-from .ir import Algorithm, Program
+from .ir import Algorithm, Program, shape_too_large
 from .lower.plan import Lowered, Options, lower
 from .verify import Report, verify_program
 from .verify.rings import check_inexact
@@ -15,10 +18,30 @@ from .verify.rings import check_inexact
 
 def _read(path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool) -> Scheme | Program:
     """A .bl file as a Program, or the scheme a catalogue file holds."""
+    _check_shape_option(shape)
     format = format or detect_format(path)
     if format == "bl":
         return load_program(path)
     return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle)
+
+
+def _check_shape_option(shape: str | None) -> None:
+    """Refuse a --shape too large to check before any reader sizes tables by it."""
+    try:
+        dims = [int(part) for part in shape.split(",")] if shape is not None else None
+    except ValueError:
+        return  # the reader says what is wrong with it
+    if dims is not None and len(dims) == 3 and (problem := shape_too_large(*dims)):
+        raise BilinearError(Diagnostic(f"--shape: {problem}"))
+
+
+def _as_path(value: object) -> Path:
+    """A file name as a Path; ValueError for anything else (None, numbers, bytes, lists)."""
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
+        path = Path(value)
+        if str(path) not in ("", "."):
+            return path
+    raise ValueError(f"expected a path to a .bl or catalogue file, not {type(value).__name__} {value!r}")
 
 
 def _program(path: Path, algorithm: Algorithm) -> Program:
@@ -45,12 +68,13 @@ def load(
             stored in the file; only for files you trust).
 
     Raises:
+        ValueError: ``path`` is not a path (None, a number, ...).
         BilinearError: with located diagnostics when the file is malformed,
             and for approximate schemes and schemes valid only modulo p,
             which are not algorithms that can be compiled; :func:`verify`
             reports on those.
     """
-    path = Path(path)
+    path = _as_path(path)
     loaded = _read(path, format, shape, key, allow_pickle)
     if isinstance(loaded, Program):
         return loaded
@@ -83,7 +107,7 @@ def verify(
     """
     if isinstance(path_or_program, Program):
         return verify_program(path_or_program)
-    path = Path(path_or_program)
+    path = _as_path(path_or_program)
     loaded = _read(path, format, shape, key, allow_pickle)
     if isinstance(loaded, Program):
         return verify_program(loaded)
@@ -153,25 +177,57 @@ def compile(
 
         return AutoProduct(lowered_for, chosen_backend, dtype, leaves)
     if not isinstance(levels, int) or isinstance(levels, bool):
-        raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")
+        raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError
     lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level)
     return CompiledProduct(lowered, chosen_backend)
 
 
-_RECURSIVE: dict[str, object] = {}
+_RECURSIVE: dict[tuple[str, str], object] = {}
 
 
-def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0):
-    """``out = alpha·A@B + beta·out`` on CuPy matrices, by the kernel that measured fastest for the shape.
+def _in_place_product(dtype: str, backend: str):
+    """MSMES at one level (no workspace; overwrites A and B and restores them), compiled once."""
+    if (dtype, backend) not in _RECURSIVE:
+        from .paths import algorithms_dir
 
-    Tall-and-skinny products go to the TSM2R/TSM2L kernels, large ones to the
-    in-place MSMES schedule (no extra memory), the rest to cuBLAS; the
-    thresholds come from ``bilinear/data/dispatch.json``, measured on the GPU
-    by ``python benchmarks/tsm2.py --table bilinear/data/dispatch.json``.
+        _RECURSIVE[(dtype, backend)] = compile(algorithms_dir() / "msmes.bl", dtype=dtype, levels=1, backend=backend)
+    return _RECURSIVE[(dtype, backend)]
+
+
+def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bool = False):
+    """``out = alpha·A@B + beta·out``, by the kernel that measured fastest for the shape.
+
+    A drop-in product: A and B are never changed, not even while it runs,
+    unless ``inplace=True``.  On CuPy matrices, tall-and-skinny products go to
+    the TSM2R/TSM2L kernels and the rest to cuBLAS; the thresholds come from
+    ``bilinear/data/dispatch.json``, measured on the GPU by
+    ``python benchmarks/tsm2.py --table bilinear/data/dispatch.json``.  NumPy
+    matrices are multiplied on the CPU.
+
+    Args:
+        inplace: allow the in-place MSMES schedule (no extra memory) where the
+            table says the recursive scheme wins (with NumPy matrices: always).
+            It overwrites A and B while it runs and restores them only up to
+            rounding, since (a+b)-b need not equal a: measured on the H100 at
+            levels 1-3, to ≤ 1.4e-15 (float64) and ≤ 7.5e-7 (float32) normwise.
+            A and B must then not overlap.
 
     Raises:
-        ValueError: for arrays of the wrong kind, dtype, shape or layout.
+        ValueError: for arrays of the wrong kind, dtype, shape or layout, and
+            for alpha or beta that are not real numbers.
     """
+    from .runtime.compiled import real_scalar
+
+    alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
+    if isinstance(A, np.ndarray) and isinstance(B, np.ndarray):
+        return _host_matmul(A, B, out, alpha, beta, inplace)
+    from .runtime.cupy_backend import cupy_available
+
+    if not cupy_available():
+        raise ValueError(
+            f"A and B are {type(A).__name__} and {type(B).__name__}: bilinear.matmul takes CuPy matrices (with CuPy "
+            "and a GPU) or NumPy matrices (on the CPU)"
+        )
     import cupy
 
     from .dispatch import dispatch
@@ -183,15 +239,34 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0):
         return tsm2_matmul(A, B, out=out, alpha=alpha, beta=beta, kernel=choice.kernel, params=choice.params)
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
-    if choice.kernel == "recursive":
-        dtype = str(A.dtype)
-        if dtype not in _RECURSIVE:
-            from .paths import algorithms_dir
-
-            _RECURSIVE[dtype] = compile(algorithms_dir() / "msmes.bl", dtype=dtype, levels=1, backend="cupy")
-        return _RECURSIVE[dtype](A, B, out=out, alpha=alpha, beta=beta)
+    if choice.kernel == "recursive" and inplace:
+        return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
     if beta == 0 and alpha == 1:
         return cupy.matmul(A, B, out=out)
     result = cupy.matmul(A, B)
     out[...] = alpha * result + beta * out if beta else alpha * result
+    return out
+
+
+def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
+    """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
+    from .runtime.backend import overlaps
+
+    for name, array in (("A", A), ("B", B)):
+        if array.ndim != 2 or array.dtype not in (np.float32, np.float64):
+            raise ValueError(f"{name} must be a float32 or float64 matrix, not {array.ndim}-D {array.dtype}")
+    if A.dtype != B.dtype or A.shape[1] != B.shape[0]:
+        raise ValueError(f"A is {A.shape} {A.dtype} and B is {B.shape} {B.dtype}: dtypes or inner dimensions differ")
+    if out is None:
+        if beta != 0:
+            raise ValueError("beta ≠ 0 needs out= (the C to accumulate into)")
+        out = np.zeros((A.shape[0], B.shape[1]), dtype=A.dtype)
+    elif not isinstance(out, np.ndarray) or out.shape != (A.shape[0], B.shape[1]) or out.dtype != A.dtype:
+        raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix")
+    elif overlaps(out, A) or overlaps(out, B):
+        raise ValueError("out must not overlap A or B")
+    if inplace:
+        return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
+    product = A @ B
+    out[...] = alpha * product + beta * out if beta else alpha * product
     return out

@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from .diagnostics import BilinearError
 from .lower.plan import Lowered
 from .measure import extra_bytes, float64_reference, median, random_inputs, relative_error, time_device
 from .model import Ceilings, predict, predict_steps
@@ -27,6 +28,10 @@ from .runtime.compiled import CompiledProduct, make_backend
 CACHE = Path(os.environ.get("BILINEAR_CACHE", Path.home() / ".cache" / "bilinear"))
 CEILING_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
 COPY_ELEMENTS = 1 << 27  # the bandwidth copy: 1 GiB of float64, 0.5 GiB of float32, well past L2
+# On the CPU (the NumPy backend) the same measurements at these sizes take a second or two;
+# the GPU's would take many minutes and gigabytes (an 8x8 product waited 11 minutes).
+CPU_CEILING_SIZES = (64, 128, 256, 512)
+CPU_COPY_ELEMENTS = 1 << 23  # 64 MiB of float64: past the caches
 # FP64 GEMMs reach the board's power cap and clock down (1980 -> ~1550 MHz on the H100) within
 # about 0.5 s; a long product runs there, so rates are timed after this much sustained load.
 SUSTAIN_SECONDS = 0.6
@@ -41,19 +46,50 @@ def _device_name(xp) -> str:
     return xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)["name"].decode()
 
 
-def measure_ceilings(xp, dtype: str, sizes: Iterable[int] = CEILING_SIZES, fused: Callable | None = None) -> Ceilings:
-    """Copy bandwidth and library GEMM rates on this device, cached on disk per device and dtype."""
+def _stored_ceilings(cache: Path) -> dict:
+    """The cache file's entries; an unreadable, truncated or edited file counts as empty."""
+    try:
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def _ceilings_from(device: str, dtype: str, entry) -> Ceilings | None:
+    """A cache entry as Ceilings, or None when it is not what this version writes (then re-measure)."""
+    def rates(table) -> tuple:
+        pairs = tuple((int(n), float(rate)) for n, rate in table)
+        if any(n < 1 or not 0 < rate < float("inf") for n, rate in pairs):
+            raise ValueError("a rate that is not a positive number")
+        return pairs
+
+    try:
+        bandwidth, launch = float(entry["bandwidth"]), float(entry.get("launch_seconds", 0.0))
+        gemm, fused = rates(entry["gemm_rate"]), rates(entry.get("fused_rate", ()))
+        if not gemm or not 0 < bandwidth < float("inf") or not 0 <= launch < 1:
+            return None
+        return Ceilings(device, dtype, bandwidth, gemm, fused, launch)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def measure_ceilings(xp, dtype: str, sizes: Iterable[int] | None = None, fused: Callable | None = None) -> Ceilings:
+    """Copy bandwidth and library GEMM rates on this device, cached on disk per device and dtype.
+
+    A cache entry that is malformed is measured again and replaced; the file is written
+    atomically, so an interrupted run never leaves half of it.
+    """
+    from .output import write_atomic
+
     device = _device_name(xp)
     cache = CACHE / "ceilings.json"
-    stored = json.loads(cache.read_text()) if cache.exists() else {}
+    stored = _stored_ceilings(cache)
     key = f"{device}|{dtype}|leaf-gemm-sustained"  # older entries: xp.matmul, or burst clocks
-    if key in stored:
-        entry = stored[key]
-        return Ceilings(
-            device, dtype, entry["bandwidth"], tuple(map(tuple, entry["gemm_rate"])),
-            tuple(map(tuple, entry.get("fused_rate", ()))), entry.get("launch_seconds", 0.0),
-        )
-    source = xp.ones(COPY_ELEMENTS, dtype=dtype)
+    if key in stored and (ceilings := _ceilings_from(device, dtype, stored[key])) is not None:
+        return ceilings
+    on_cpu = xp is np
+    sizes = tuple(sizes) if sizes is not None else CPU_CEILING_SIZES if on_cpu else CEILING_SIZES
+    source = xp.ones(CPU_COPY_ELEMENTS if on_cpu else COPY_ELEMENTS, dtype=dtype)
     target = xp.empty_like(source)
     seconds = median(time_device(lambda: target.__setitem__(Ellipsis, source), xp, repeat=5))
     bandwidth = 2 * source.nbytes / seconds
@@ -62,8 +98,11 @@ def measure_ceilings(xp, dtype: str, sizes: Iterable[int] = CEILING_SIZES, fused
     launch = _launch_seconds(xp, dtype)
     ceilings = Ceilings(device, dtype, bandwidth, tuple(rates), launch_seconds=launch)
     stored[key] = {"bandwidth": bandwidth, "gemm_rate": rates, "launch_seconds": launch}
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(stored, indent=1))
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(cache, json.dumps(stored, indent=1))
+    except (OSError, BilinearError):
+        pass  # a cache that cannot be written costs a measurement next time, nothing else
     return ceilings
 
 
@@ -73,7 +112,8 @@ def _gemm_rate(xp, dtype: str, n: int) -> float:
     where one is too short for the events to resolve, at the clock of sustained load."""
     backend = make_backend("numpy" if xp is np else "cupy")
     A, B, C = random_inputs(xp, n, n, n, dtype)
-    calls = max(1, (4096 // n) ** 3 // 8)  # 64 calls of 512³, 8 of 1024³, then 1
+    reference = 512 if xp is np else 4096  # the CPU is ~100 times slower: the same seconds per timing
+    calls = max(1, (reference // n) ** 3 // 8)  # GPU: 64 calls of 512³, 8 of 1024³, then 1
 
     def batch() -> None:
         for _ in range(calls):
@@ -218,7 +258,9 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
 
 
 def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:
-    path.write_text(json.dumps({
+    from .output import write_atomic
+
+    write_atomic(path, json.dumps({
         "ceilings": {k: asdict(c) for k, c in ceilings.items()},
         "results": [r.row() for r in results],
     }, indent=1))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentTypeError
 from pathlib import Path
 
 from rich.console import Console
@@ -10,8 +11,11 @@ from rich.table import Table
 
 from .api import load
 from .bench import BenchResult, bench_one, choose_levels, measure_ceilings, plot, write_json
+from .cli_args import bench_levels, positive
+from .frontend.loader import read_source
 from .lower.plan import Options, lower
 from .runtime.compiled import CompiledProduct, make_backend
+from .runtime.run import check_fits
 
 
 def _configurations(args):
@@ -28,13 +32,32 @@ def _configurations(args):
 
 def _listed(path: Path):
     """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line."""
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(read_source(path).splitlines(), start=1):
         words = line.split("#")[0].split()
         if not words:
             continue
-        if len(words) != 5 or words[2] not in ("float32", "float64") or words[4] not in ("cublas", "fused", "auto"):
-            raise ValueError(f"{path}:{number}: expected 'scheme.bl n float32|float64 levels|auto cublas|fused', got {line!r}")
-        yield Path(words[0]), int(words[1]), words[2], words[3], words[4]
+        try:
+            if len(words) != 5 or words[2] not in ("float32", "float64") or words[4] not in ("cublas", "fused", "auto"):
+                raise ArgumentTypeError("expected 'scheme.bl n float32|float64 levels|auto cublas|fused'")
+            yield Path(words[0]), positive(words[1]), words[2], bench_levels(words[3]), words[4]
+        except ArgumentTypeError as error:
+            raise ValueError(f"{path}:{number}: {error}, got {line!r}") from None
+
+
+def _check_before_measuring(args, configurations, backend) -> None:
+    """Everything that would fail after the timing ran, checked first: output paths, sizes."""
+    from .output import check_target
+
+    for path in (args.json, args.plot):
+        if path is not None:
+            check_target(path, force=True)  # bench replaces its own results, never through a link
+    if args.plot is not None:
+        try:
+            import matplotlib  # noqa: F401 - only whether it is there
+        except ImportError:
+            raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
+    for _, n, dtype, _, _ in configurations:
+        check_fits(backend, n, n, n, dtype)
 
 
 def run_bench(args) -> int:
@@ -44,17 +67,18 @@ def run_bench(args) -> int:
     ceilings = {}
     results: list[BenchResult] = []
     configurations = list(_configurations(args))
+    _check_before_measuring(args, configurations, backend)
     programs.update({path: load(path) for path, *_ in configurations if path not in programs})
     _compile_ahead(configurations, programs, backend, console)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("benchmarking", total=len(configurations))
         for path, n, dtype, levels, leaf in configurations:
-            if dtype not in ceilings and backend.name == "cupy":
+            if dtype not in ceilings and (backend.name == "cupy" or levels == "auto"):
                 progress.update(task, description=f"measuring {dtype} ceilings")
                 ceilings[dtype] = measure_ceilings(backend.xp, dtype)
             program = programs[path]
 
-            def lowered(level_count: int, leaf_kind: str):
+            def lowered(level_count: int, leaf_kind: str, program=program, dtype=dtype):
                 return lower(program, Options(dtype=dtype, levels=level_count, leaf=leaf_kind))
 
             if levels == "auto":

@@ -11,6 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
+from .cli_args import bench_levels, check_name, level_count, positive, report_format
 from .diagnostics import BilinearError, render
 from .distributed.cli import add_distribution_options, add_plan_parser
 
@@ -37,17 +38,17 @@ examples:
 
 def _add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-n", type=int, default=8192, metavar="N",
+        "-n", type=positive, default=8192, metavar="N",
         help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
     )
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type for byte counts (default float64)")
 
 
 def _add_lowering_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--levels", type=int, default=1, metavar="L", help="levels of recursion (default 1)")
+    parser.add_argument("--levels", type=level_count, default=1, metavar="L", help="levels of recursion (default 1)")
     parser.add_argument("--leaf", choices=("cublas", "fused"), default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
-    parser.add_argument("--cutoff", type=int, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
+    parser.add_argument("--cutoff", type=positive, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
 
 
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
@@ -80,9 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input_options(verify)
     verify.add_argument(
-        "--format", default="text",
-        help="report format: text (default), md or json; a catalogue format name (e.g. fast-matmul) "
-        "selects the input format instead, like --from",
+        "--format", type=report_format, default="text",
+        help="report format: text (default), md or json (the input format is --from's)",
     )
     _add_report_options(verify)
     verify.set_defaults(handler=_verify)
@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input_options(compile_)
     compile_.add_argument("-o", "--output", type=Path, default=None, metavar="DIR", help="output folder (default build/<name>)")
+    compile_.add_argument("--force", action="store_true", help="replace files that already exist in DIR")
     _add_lowering_options(compile_)
     _add_report_options(compile_)
     compile_.set_defaults(handler=_compile)
@@ -110,15 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
         "algorithm's growth factor over the classical one's, L: levels).",
     )
     _add_input_options(run)
-    run.add_argument("-n", type=int, required=True, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
-    run.add_argument("-m", type=int, default=None, metavar="M", help="rows of A and C")
-    run.add_argument("-k", type=int, default=None, metavar="K", help="columns of A, rows of B")
+    run.add_argument("-n", type=positive, required=True, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
+    run.add_argument("-m", type=positive, default=None, metavar="M", help="rows of A and C")
+    run.add_argument("-k", type=positive, default=None, metavar="K", help="columns of A, rows of B")
     _add_lowering_options(run)
     run.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type (default float64)")
     run.add_argument("--backend", choices=("cupy", "numpy"), default=None, help="default: cupy when a GPU is present")
     run.add_argument("--alpha", type=float, default=1.0)
     run.add_argument("--beta", type=float, default=0.0)
-    run.add_argument("--repeat", type=int, default=5, help="timed repetitions (median reported; default 5)")
+    run.add_argument("--repeat", type=positive, default=5, help="timed repetitions (median reported; default 5)")
     run.add_argument("--seed", type=int, default=0)
     add_distribution_options(run)
     run.set_defaults(handler=_run)
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input_options(import_)
     import_.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+    import_.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
     import_.add_argument("--style", choices=("equations", "table"), default="equations")
     import_.add_argument("--name", default=None, help="name of the algorithm in the .bl file")
     import_.set_defaults(handler=_import)
@@ -151,11 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("files", nargs="*", type=Path, default=[Path("algorithms/msmes.bl")], metavar="FILE",
                        help="schemes to time (default algorithms/msmes.bl)")
-    bench.add_argument("-n", type=int, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
+    bench.add_argument("-n", type=positive, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
     bench.add_argument("--dtype", nargs="+", choices=("float32", "float64"), default=["float64"])
-    bench.add_argument("--levels", nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")
+    bench.add_argument("--levels", type=bench_levels, nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")
     bench.add_argument("--leaf", nargs="+", choices=("cublas", "fused"), default=["cublas"])
-    bench.add_argument("--repeat", type=int, default=5, help="timed repetitions per configuration (median; default 5)")
+    bench.add_argument("--repeat", type=positive, default=5, help="timed repetitions per configuration (median; default 5)")
     bench.add_argument("--backend", choices=("cupy", "numpy"), default=None)
     bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
     bench.add_argument(
@@ -172,23 +174,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(args) -> "Program":  # noqa: F821 - imported lazily to keep --help fast
+def _load(args) -> Program:  # noqa: F821 - imported lazily to keep --help fast
     from .api import load
 
     return load(args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
 
 
 def _verify(args) -> int:
+    import json
+
+    from .api import verify
     from .report import RENDERERS
 
-    if args.format not in RENDERERS:
-        if args.input_format is None:
-            args.input_format, args.format = args.format, "text"
-        else:
-            raise SystemExit(f"bilinear verify: --format must be text, md or json, not {args.format!r}")
-    from .api import verify
-
-    report = verify(args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
+    try:
+        report = verify(args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
+    except BilinearError as error:
+        if args.format != "json":
+            raise
+        # A JSON reader gets JSON whatever happened: the file did not load, so no entries.
+        errors = [d.to_json() for d in error.diagnostics]
+        print(json.dumps({"file": str(args.file), "ok": False, "entries": [], "errors": errors}, indent=2, ensure_ascii=False))
+        for diagnostic in error.diagnostics:
+            print(render(diagnostic), file=sys.stderr)
+        return 1
     print(RENDERERS[args.format](report, n=args.n, dtype=args.dtype))
     return 0 if report.ok else 1
 
@@ -203,24 +211,31 @@ def _compile(args) -> int:
     import json
 
     from .lower.manifest import manifest
+    from .output import check_folder, make_folder, write_atomic
     from .report import to_json, to_markdown, to_text
     from .verify import verify_program
 
     program = _load(args)
+    out = args.output or Path("build") / program.main.name
+    names = [f"{program.main.name}.cu", "manifest.json", "report.txt", "report.md", "report.json"]
+    targets = check_folder(out, names, args.force)  # before any work: a refusal costs nothing
     report = verify_program(program)
     if not report.ok:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
     lowered = _lowered(args, program)
-    out = args.output or Path("build") / program.main.name
-    out.mkdir(parents=True, exist_ok=True)
-    source = out / f"{lowered.name}.cu"
-    source.write_text(lowered.cuda_source(), encoding="utf-8")
-    (out / "manifest.json").write_text(json.dumps(manifest(lowered, str(args.file)), indent=2) + "\n", encoding="utf-8")
-    (out / "report.txt").write_text(to_text(report, n=args.n, dtype=args.dtype) + "\n", encoding="utf-8")
-    (out / "report.md").write_text(to_markdown(report, n=args.n, dtype=args.dtype), encoding="utf-8")
-    (out / "report.json").write_text(to_json(report, n=args.n, dtype=args.dtype) + "\n", encoding="utf-8")
+    contents = [
+        lowered.cuda_source(),
+        json.dumps(manifest(lowered, str(args.file)), indent=2) + "\n",
+        to_text(report, n=args.n, dtype=args.dtype) + "\n",
+        to_markdown(report, n=args.n, dtype=args.dtype),
+        to_json(report, n=args.n, dtype=args.dtype) + "\n",
+    ]
+    make_folder(out)
+    for target, text in zip(targets, contents):
+        write_atomic(target, text)
+    source = targets[0]
     print(to_text(report, n=args.n, dtype=args.dtype))
     print(f"wrote {source}, {out / 'manifest.json'} and report.txt/.md/.json ({len(lowered.kernels())} kernels)")
     return 0
@@ -232,12 +247,14 @@ def _run(args) -> int:
 
         return run_command(args)
     from .runtime.compiled import CompiledProduct, make_backend
-    from .runtime.run import run_once
+    from .runtime.run import check_fits, run_once
 
     M = args.m or args.n
     K = args.k or args.n
+    backend = make_backend(args.backend)
+    check_fits(backend, M, K, args.n, args.dtype)  # before loading and lowering: refuse at once
     program = _load(args)
-    product = CompiledProduct(_lowered(args, program), make_backend(args.backend))
+    product = CompiledProduct(_lowered(args, program), backend)
     result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)
     print(result.describe())
     return 0 if result.within_bound else 1
@@ -247,13 +264,16 @@ def _import(args) -> int:
     from dataclasses import replace
 
     from .frontend.export import to_bl
+    from .output import check_target, write_atomic
     from .verify import verify_program
 
+    if args.name is not None:
+        check_name(args.name)
+    if args.output is not None:
+        check_target(args.output, args.force, protect=(args.file,))
     program = _load(args)
     algorithm = program.main
     if args.name:
-        if not args.name.isidentifier():
-            raise ValueError(f"--name must be an identifier, not {args.name!r}")
         algorithm = replace(algorithm, name=args.name)
     report = verify_program(program)
     if not report.ok:
@@ -263,12 +283,23 @@ def _import(args) -> int:
         print(f"bilinear import: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
     text = to_bl(algorithm, style=args.style, header=(f"Imported by `bilinear import` from {args.file}.",))
+    _check_reads_back(text, args.output)
     if args.output is None:
         sys.stdout.write(text)
     else:
-        args.output.write_text(text, encoding="utf-8")
+        write_atomic(args.output, text)
         print(f"wrote {args.output} ({algorithm.name}, <{algorithm.shape.m},{algorithm.shape.k},{algorithm.shape.n};{algorithm.rank}>)")
     return 0
+
+
+def _check_reads_back(text: str, output: Path | None) -> None:
+    """What import writes must load again; anything else is a bug, reported before writing."""
+    from .frontend.loader import program_from_text
+
+    try:
+        program_from_text(text, str(output or "<import>"))
+    except BilinearError as error:
+        raise ValueError(f"internal error: the imported text does not read back ({error}); nothing written") from None
 
 
 def _list(args) -> int:
@@ -314,6 +345,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except ValueError as error:  # bad options or arrays: the message says what to change
         print(f"bilinear {args.command}: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a path the checks could not foresee (a full disk, permissions)
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"bilinear {args.command}: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"bilinear {args.command}: error: out of memory; try a smaller size or fewer levels", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("bilinear: interrupted", file=sys.stderr)

@@ -28,10 +28,29 @@ class Diagnostic:
         return {"severity": self.severity, "message": self.message, **located, "notes": list(self.notes)}
 
 
+# At most this many errors are reported for one input, then a count of the rest: a file that is
+# wrong everywhere (a <1000,1000,1000> shape with one equation) must not print millions of lines.
+MAX_ERRORS = 20
+
+
+def limited(diagnostics, limit: int = MAX_ERRORS) -> tuple[Diagnostic, ...]:
+    """The first ``limit`` diagnostics and, when there are more, one that counts the rest
+    (located where the first one left out is)."""
+    diagnostics = tuple(diagnostics)
+    if len(diagnostics) <= limit + 1:
+        return diagnostics
+    rest = diagnostics[limit:]
+    summary = Diagnostic(
+        f"{len(rest)} more errors like these are not shown (only the first {limit} are)", rest[0].span, rest[0].severity
+    )
+    return (*diagnostics[:limit], summary)
+
+
 class BilinearError(Exception):
-    """Input the user must fix; carries one or more diagnostics."""
+    """Input the user must fix; carries one or more diagnostics (at most MAX_ERRORS and a count)."""
 
     def __init__(self, *diagnostics: Diagnostic):
+        diagnostics = limited(diagnostics)
         super().__init__("; ".join(d.message for d in diagnostics))
         self.diagnostics = diagnostics
 

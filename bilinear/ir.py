@@ -68,6 +68,8 @@ class Shape:
     def __post_init__(self) -> None:
         if min(self.m, self.k, self.n) < 1:
             raise ValueError(f"shape ⟨{self.m},{self.k},{self.n}⟩ has a zero dimension")
+        if problem := shape_too_large(self.m, self.k, self.n):
+            raise ValueError(problem)
 
     def grid(self, operand: str) -> tuple[int, int]:
         """Rows and columns of blocks of one operand."""
@@ -90,12 +92,37 @@ class Shape:
         return f"⟨{self.m},{self.k},{self.n}⟩"
 
 
+# The largest m·k·n (classical products) accepted: ⟨64,64,64⟩.  Every check is at least linear
+# in it, and a ⟨1000,1000,1000⟩ header of three lines would otherwise run for minutes.
+MAX_SHAPE_VOLUME = 1 << 18
+
+
+def shape_too_large(m: int, k: int, n: int) -> str | None:
+    """Why ⟨m,k,n⟩ is too large to check, or None."""
+    if m * k * n > MAX_SHAPE_VOLUME:
+        return (
+            f"shape ⟨{m},{k},{n}⟩ is too large: {m * k * n} classical products, and at most "
+            f"{MAX_SHAPE_VOLUME} (⟨64,64,64⟩) are supported"
+        )
+    return None
+
+
+def _digits(value: int) -> str:
+    """An integer as text; past Python's digit limit for str(int), its sign and number of digits."""
+    if value.bit_length() <= 13000:  # about 3900 digits: below the 4300-digit limit
+        return str(value)
+    digits = int(value.bit_length() * 0.30102999566398120) + 1  # log10(2); exact to within one
+    if abs(value) < 10 ** (digits - 1):
+        digits -= 1
+    return f"{'-' if value < 0 else ''}<a {digits}-digit number>"
+
+
 def _fraction(value: Union[int, Fraction, str]) -> Fraction:
     return value if isinstance(value, Fraction) else Fraction(value)
 
 
 def format_coefficient(coef: Fraction) -> str:
-    return str(coef.numerator) if coef.denominator == 1 else f"{coef.numerator}/{coef.denominator}"
+    return _digits(coef.numerator) if coef.denominator == 1 else f"{_digits(coef.numerator)}/{_digits(coef.denominator)}"
 
 
 @dataclass(frozen=True)

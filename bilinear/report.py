@@ -14,6 +14,7 @@ from .ir import Algorithm, Shape
 from .verify import AlgorithmReport, Report, ScheduleReport
 from .verify.counts import algorithm_flops
 from .verify.rings import ApproximateReport, ModularReport
+from .verify.stability import as_float
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
 
@@ -32,8 +33,11 @@ def _signature(s: Shape, rank: int) -> str:
 
 
 def _plain(value: Fraction) -> int | float:
-    """An exact quantity as JSON shows it: whole numbers stay whole."""
-    return int(value) if value.denominator == 1 else round(float(value), 4)
+    """An exact quantity as JSON shows it: whole numbers stay whole (up to 2^53; larger ones
+    become floats, inf beyond their range, so text formatting never overflows)."""
+    if value.denominator == 1 and abs(value.numerator) <= 1 << 53:
+        return int(value)
+    return round(as_float(value), 4)
 
 
 STABILITY_LEVELS = 3  # levels of recursion the report shows the error growth for

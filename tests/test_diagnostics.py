@@ -157,7 +157,7 @@ STRASSEN_UVW = """\
 def test_malformed_fast_matmul_files_exit_1_with_a_located_message(tmp_path, capsys, old, new, args, where, message):
     path = tmp_path / "strassen-edited"
     path.write_text(STRASSEN_UVW.replace(old, new, 1))
-    assert main(["verify", str(path), "--format", "fast-matmul", *args]) == 1
+    assert main(["verify", str(path), "--from", "fast-matmul", *args]) == 1
     first = capsys.readouterr().err.splitlines()[0]
     assert first == f"{path}:{where[0]}:{where[1]}: error: {message}"
 

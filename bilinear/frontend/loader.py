@@ -8,6 +8,8 @@ definition.
 
 from __future__ import annotations
 
+import re
+import stat
 from pathlib import Path
 
 from ..diagnostics import SOURCES, BilinearError, Diagnostic
@@ -16,15 +18,29 @@ from ..paths import algorithms_dir
 from .check import build
 from .parser import Use, _RawAlgorithm, parse_text
 
+# The largest source file read: far above any real scheme (a .bl file of 10^5 products is
+# a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
+MAX_SOURCE_BYTES = 64 << 20
+_BL_START = re.compile(r"^(algorithm|table|schedule|use)\b")
+
 
 def read_source(path: Path, span: Span | None = None) -> str:
-    """The UTF-8 text of a source file, or a located error saying why not."""
+    """The UTF-8 text of a source file (a regular file of at most MAX_SOURCE_BYTES), or a
+    located error saying why not."""
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise BilinearError(Diagnostic(f"{path} is a directory, not a .bl file", span)) from None
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise BilinearError(Diagnostic(f"{path} is a directory, not a .bl file", span))
+        if not stat.S_ISREG(info.st_mode):
+            raise BilinearError(Diagnostic(f"{path} is not a regular file (a device, FIFO or socket); it is not read", span))
+        if info.st_size > MAX_SOURCE_BYTES:
+            raise BilinearError(Diagnostic(f"{path} is {info.st_size} bytes; source files are limited to {MAX_SOURCE_BYTES >> 20} MiB", span))
+        with path.open("rb") as stream:
+            data = stream.read(MAX_SOURCE_BYTES + 1)
     except OSError as error:
         raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span)) from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise BilinearError(Diagnostic(f"{path} grew past {MAX_SOURCE_BYTES >> 20} MiB while being read", span))
     if b"\0" in data:
         raise BilinearError(Diagnostic(f"{path} is a binary file, not .bl text", _offset_span(str(path), data, data.index(b"\0"))))
     try:
@@ -48,6 +64,8 @@ def _offset_span(path: str, data: bytes, offset: int) -> Span:
 
 
 def _resolve_use(use: Use, including: Path) -> Path:
+    if use.path and not use.path.endswith(".bl"):
+        raise BilinearError(Diagnostic(f"`use` takes .bl files, not {use.path!r}", use.span))
     local = (including.parent / use.path)
     if local.exists():
         return local
@@ -68,12 +86,19 @@ class _Loader:
         self.done: set[Path] = set()
 
     def visit(self, path: Path, stack: tuple[tuple[Path, Span | None], ...], span: Span | None) -> tuple[str, ...]:
-        key = path.resolve()
+        text = read_source(path, span)  # first: it reports unreadable files and symlink loops
+        try:
+            key = path.resolve()
+        except (OSError, RuntimeError) as error:  # a loop that appeared since (RuntimeError before 3.13)
+            raise BilinearError(Diagnostic(f"cannot read {path}: {error}", span)) from None
         chain = [p for p, _ in stack]
         if key in chain:
             names = " -> ".join(p.name for p in chain[chain.index(key):]) + f" -> {path.name}"
             raise BilinearError(Diagnostic(f"use cycle: {names}", span))
-        text = read_source(path, span)
+        if span is not None and not _looks_like_bl(text):
+            # A used file is named by a .bl file, perhaps not written by the person running
+            # bilinear: say where the `use` is, but never quote the other file's lines.
+            raise BilinearError(Diagnostic(f"{path} is not .bl text (it does not begin with algorithm, table, schedule or use)", span))
         uses, definitions = parse_text(text, str(path))
         if key not in self.done:
             for use in uses:
@@ -81,6 +106,15 @@ class _Loader:
             self.done.add(key)
             self.raw.extend(definitions)
         return tuple(d.name for d in definitions)
+
+
+def _looks_like_bl(text: str) -> bool:
+    """Whether the first line that is neither blank nor a comment starts a .bl definition."""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return bool(_BL_START.match(stripped))
+    return True  # empty or only comments: the loader reports that it defines nothing
 
 
 def load_program(path: str | Path) -> Program:

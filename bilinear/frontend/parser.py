@@ -33,6 +33,7 @@ from ..ir import (
     Update,
     block_name,
     operand_of,
+    shape_too_large,
 )
 
 _GRAMMAR = resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
@@ -174,6 +175,8 @@ class _ToIR(Transformer_NonRecursive):
         dims = [int(m), int(k), int(n)]
         if min(dims) < 1:
             self._fail(f"a shape needs positive block counts, not <{m},{k},{n}>", self._span(meta))
+        if problem := shape_too_large(*dims):
+            self._fail(problem, self._span(meta))
         return Shape(*dims), (int(rank) if rank is not None else None)
 
     def equation(self, meta, children):

@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Union
 
+import numpy as np
+
 from ..diagnostics import BilinearError, Diagnostic
-from ..ir import Algorithm, Program, Schedule, Stage
+from ..ir import Algorithm, Program, Schedule, Stage, Update
 from ..schedule import default_schedule, fuse_elementwise, single_target
 from ..verify.expand import Expansion
 from ..verify.schedule import verify_schedule
@@ -34,6 +36,9 @@ DTYPES = ("float32", "float64")
 # prints both counts for every shipped configuration.)
 LAUNCH_PRODUCTS = 512
 LAUNCH_SUM_SHAPES = 12
+# Each level divides a dimension by at least 2, so no real matrix reaches 32 levels; a larger
+# count is a typo (and lowering 10^5 levels would take minutes).
+MAX_LEVELS = 32
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,15 @@ class Options:
             raise ValueError(f"dtype must be float32 or float64, not {self.dtype!r}")
         if self.leaf not in LEAVES:
             raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
-        if self.levels < 0:
-            raise ValueError(f"levels must be >= 0, not {self.levels}")
+        if isinstance(self.levels, bool) or not isinstance(self.levels, int):
+            raise ValueError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
+        if not 0 <= self.levels <= MAX_LEVELS:
+            raise ValueError(
+                f"levels must be between 0 and {MAX_LEVELS}, not {self.levels}: each level at least halves a "
+                f"dimension, so {MAX_LEVELS} levels already need matrices of 2^{MAX_LEVELS} rows or columns"
+            )
+        if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
+            raise ValueError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
         if self.cutoff < 1:
             raise ValueError(f"cutoff must be >= 1, not {self.cutoff}")
 
@@ -67,7 +79,7 @@ class LevelPlan:
     algorithm: Algorithm
     schedule: Schedule
     steps: tuple[Step, ...]
-    accumulate_fallback: "LevelPlan | None" = field(default=None)
+    accumulate_fallback: LevelPlan | None = field(default=None)
 
     def kernels(self) -> tuple[ElementwiseKernel, ...]:
         own = tuple(s for s in self.steps if isinstance(s, ElementwiseKernel))
@@ -116,23 +128,82 @@ def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options)
     return prepared
 
 
-def _level_plan(schedule: Schedule, algorithm: Algorithm, options: Options) -> LevelPlan:
+class KernelNames:
+    """Hands out kernel names, unique by construction within one lowered program.
+
+    A kernel is named for its schedule and stage; two different kernels that would get one
+    name (a schedule named like a generated default one, ``strassen_cublas``, or two names
+    that differ only in characters CUDA identifiers cannot hold) get distinct suffixes, so
+    the ``.cu`` file never drops a kernel and no launch runs another kernel's body.
+    """
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, ElementwiseKernel] = {}  # name -> the kernel with its name blanked
+
+    def unique(self, kernel: ElementwiseKernel) -> ElementwiseKernel:
+        body = replace(kernel, name="")
+        name, number = kernel.name, 1
+        while self.bodies.setdefault(name, body) != body:
+            number += 1
+            name = f"{kernel.name}_v{number}"
+        return kernel if name == kernel.name else replace(kernel, name=name)
+
+
+def _check_coefficients(schedule: Schedule, dtype: str) -> None:
+    """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
+    its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
+    info = np.finfo(dtype)
+    for stage in schedule.stages:
+        for statement in stage.statements:
+            forms = (statement.form,) if isinstance(statement, Update) else (statement.left, statement.right, statement.targets)
+            for form in forms:
+                for name, coef in form.terms:
+                    if not info.tiny <= abs(coef) <= info.max:
+                        what = "beyond" if abs(coef) > 1 else "below"
+                        raise BilinearError(
+                            Diagnostic(
+                                f"`{statement}` in schedule {schedule.name} multiplies {name} by a coefficient "
+                                f"{what} the {dtype} range ({info.tiny:.3g} to {info.max:.3g} in magnitude); "
+                                "it cannot be run in floating point",
+                                statement.span,
+                            )
+                        )
+
+
+def _level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames) -> LevelPlan:
     prepared = prepare_schedule(schedule, algorithm, options)
+    _check_coefficients(prepared, options.dtype)
     steps: list[Step] = []
     for index, stage in enumerate(prepared.stages):
         if stage.is_product_stage():
             steps.append(stage)
         else:
             name = _identifier(f"{prepared.name}_{options.dtype}_s{index}")
-            steps.append(lower_elementwise(stage, prepared, name, options.dtype))
+            steps.append(names.unique(lower_elementwise(stage, prepared, name, options.dtype)))
     fallback = None
     if schedule.overwrites_c:
         # Products that accumulate into C cannot recurse into a schedule that overwrites C.
-        fallback = _level_plan(default_schedule(algorithm, options.leaf), algorithm, options)
+        fallback = _level_plan(default_schedule(algorithm, options.leaf), algorithm, options, names)
     return LevelPlan(algorithm, prepared, tuple(steps), fallback)
 
 
-def _resolve(definition: Union[Algorithm, Schedule], program: Program) -> tuple[Schedule | None, Algorithm]:
+def _refuse_destroying_below_top(resolved: list[tuple[Schedule | None, Algorithm]]) -> None:
+    """An in-place schedule without ``restore`` leaves its A and B changed.  At the top level
+    those are the caller's inputs, which the schedule declares it consumes; below, they are
+    blocks (or sums) the level above still reads, so the product would be wrong."""
+    for level, (schedule, _) in enumerate(resolved):
+        if level > 0 and schedule is not None and schedule.inplace and not schedule.restores:
+            raise BilinearError(
+                Diagnostic(
+                    f"schedule {schedule.name} is in place and does not restore A and B, so it can run only at the "
+                    f"top level; at level {level + 1} it would destroy blocks the level above still reads",
+                    schedule.span,
+                    notes=("use levels=1, declare and prove `restore`, or give the lower levels another schedule",),
+                )
+            )
+
+
+def _resolve(definition: Algorithm | Schedule, program: Program) -> tuple[Schedule | None, Algorithm]:
     if isinstance(definition, Schedule):
         return definition, program.algorithm(definition.algorithm)
     return None, definition
@@ -158,6 +229,8 @@ def lower(program: Program, options: Options, per_level: tuple[str, ...] | None 
         if definition is None:
             raise BilinearError(Diagnostic(f"{name} is not defined in {program.path}"))
         resolved.append(_resolve(definition, program))
+    _refuse_destroying_below_top(resolved)
+    kernel_names = KernelNames()
     carried = _levels_carrying_sums(resolved) if options.leaf == "fused" else 0
     plans = []
     for level, (schedule, algorithm) in enumerate(resolved):
@@ -166,7 +239,7 @@ def lower(program: Program, options: Options, per_level: tuple[str, ...] | None 
             schedule, level_options = default_schedule(algorithm, leaf), replace(options, leaf=leaf)
         else:
             level_options = options
-        plans.append(_level_plan(schedule, algorithm, level_options))
+        plans.append(_level_plan(schedule, algorithm, level_options, kernel_names))
     return Lowered(program.main.name, options, tuple(plans))
 
 

@@ -11,6 +11,22 @@ from .backend import Backend, overlaps
 from .executor import Executor
 
 
+def real_scalar(value: Any, name: str) -> float:
+    """``value`` as a float when it is a real number (Python or NumPy, 0-d arrays too).
+
+    Raises:
+        ValueError: for complex numbers, None, strings, arrays with elements and the like.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating, np.ndarray)):
+        raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")  # noqa: TRY004 - documented
+    if isinstance(value, np.ndarray) and (value.ndim != 0 or value.dtype.kind not in "iuf"):
+        raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} = {value} is beyond the floating-point range") from None
+
+
 def make_backend(name: str | None) -> Backend:
     """``'cupy'``, ``'numpy'``, or ``None`` for CuPy when a GPU is there and NumPy otherwise."""
     from .cupy_backend import CupyBackend, cupy_available
@@ -42,6 +58,12 @@ class CompiledProduct:
         backend.prepare(lowered.kernels())
 
     @property
+    def writes_inputs(self) -> bool:
+        """Whether some level runs an in-place schedule, which overwrites blocks of A and B."""
+        plans = [p for level in self.lowered.levels for p in (level, level.accumulate_fallback) if p is not None]
+        return any(plan.schedule.inplace for plan in plans)
+
+    @property
     def dtype(self) -> str:
         return self.lowered.options.dtype
 
@@ -58,6 +80,7 @@ class CompiledProduct:
         Raises:
             ValueError: for arrays of the wrong kind, dtype, shape or layout.
         """
+        alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
         A, B = self._as_array(A, "A"), self._as_array(B, "B")
         if A.shape[1] != B.shape[0]:
             raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
@@ -70,7 +93,12 @@ class CompiledProduct:
                 raise ValueError(f"out is {out.shape[0]}x{out.shape[1]} but A@B is {A.shape[0]}x{B.shape[1]}")
             if overlaps(out, A) or overlaps(out, B):
                 raise ValueError("out must not overlap A or B")
-        self.executor.run(A, B, out, alpha=float(alpha), beta=float(beta))
+        if self.writes_inputs and overlaps(A, B):
+            raise ValueError(
+                f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
+                "same array or overlap; pass a copy of one of them"
+            )
+        self.executor.run(A, B, out, alpha=alpha, beta=beta)
         return out
 
     def _as_array(self, array: Any, name: str) -> Any:

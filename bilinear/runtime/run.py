@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..lower.plan import level_dims
 from ..measure import (
     Restoration,
     error_bound,
@@ -34,6 +35,9 @@ class RunResult:
     extra_bytes: int | None  # None where it cannot be measured (the CPU)
     restored_a: Restoration
     restored_b: Restoration
+    levels_run: int = 0  # levels of recursion this size reached (the bound's L)
+    levels_requested: int = 0
+    growth: float = 1.0  # the largest growth ratio ρ among the levels that ran
 
     @property
     def within_bound(self) -> bool:
@@ -43,25 +47,71 @@ class RunResult:
         M, K, N = self.dims
         lines = [
             f"{self.name}: {M}x{K} @ {K}x{N} on {self.backend}",
+            (
+                f"  levels run      {self.levels_run}"
+                + ("" if self.levels_run == self.levels_requested else f" of the {self.levels_requested} requested (the blocks got too small)")
+            ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
             + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
-            f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
-            f"ratio {self.reference_seconds / self.seconds:.3f})",
+            (
+                f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
+                f"ratio {self.reference_seconds / self.seconds:.3f})"
+            ),
             "  extra device bytes " + ("n/a on the CPU" if self.extra_bytes is None else str(self.extra_bytes)),
-            f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
-            f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
-            f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})",
+            (
+                f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
+                f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
+                f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})"
+            ),
         ]
         if not (self.restored_a.exact and self.restored_b.exact):
             lines.append("  (in-place schedules restore A and B up to rounding: (a+b)-b need not equal a)")
         return "\n".join(lines)
 
 
-def _growth_ratio(product: CompiledProduct) -> float:
-    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels."""
+def memory_needed(M: int, K: int, N: int, dtype: str) -> int:
+    """Bytes a checked run holds at once: A, B and their copies, C, the result, the library's
+    result and a timing copy of C, and the float64 reference."""
+    itemsize = np.dtype(dtype).itemsize
+    return itemsize * (2 * M * K + 2 * K * N + 4 * M * N) + 8 * M * N
+
+
+def _memory_available(backend) -> int:
+    if backend.name == "cupy":
+        return int(backend.xp.cuda.Device().mem_info[1])
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume a generous 64 GiB
+        return 64 << 30
+
+
+def check_fits(backend, M: int, K: int, N: int, dtype: str) -> None:
+    """Refuse a run that cannot fit the backend's memory, before anything is allocated.
+
+    Raises:
+        ValueError: with the sizes and the memory they need.
+    """
+    needed, available = memory_needed(M, K, N, dtype), _memory_available(backend)
+    if needed > available:
+        where = "device" if backend.name == "cupy" else "host"
+        raise ValueError(
+            f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB, more than the "
+            f"{available / 2**30:.1f} GiB of {where} memory; choose a smaller -n"
+        )
+
+
+def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
+    """The plans of the levels an M×K×N product actually recurses through."""
+    return [plan for _, plan, _ in level_dims(product.lowered, M, K, N)]
+
+
+def _growth_ratio(plans: list) -> float:
+    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels that ran."""
     ratios = [
         stability(plan.algorithm).growth_factor / (plan.algorithm.shape.m * plan.algorithm.shape.k * plan.algorithm.shape.n)
-        for plan in product.lowered.levels
+        for plan in plans
     ]
     return max(ratios, default=1.0)
 
@@ -101,16 +151,21 @@ def run_once(
     work = C.copy()
     ours = time_device(lambda: product(A, B, out=work, alpha=alpha, beta=beta), xp, repeat=repeat)
     theirs = time_device(reference_call, xp, repeat=repeat)
+    ran = _levels_run(product, M, K, N)
+    growth = _growth_ratio(ran)
     return RunResult(
         name=repr(product),
         dims=(M, K, N),
         backend=product.backend.name,
         error=error,
         reference_error=reference_error,
-        bound=error_bound(product.dtype, K, _growth_ratio(product), product.lowered.options.levels),
+        bound=error_bound(product.dtype, K, growth, len(ran)),
         seconds=median(ours),
         reference_seconds=median(theirs),
         extra_bytes=extra,
         restored_a=restored_a,
         restored_b=restored_b,
+        levels_run=len(ran),
+        levels_requested=product.lowered.options.levels,
+        growth=growth,
     )

@@ -29,6 +29,7 @@ from ..lower.product import (
     Term,
     TileConfig,
     candidate_configs,
+    config_problems,
     gemm_spec,
     occupancy,
     prune,
@@ -70,11 +71,13 @@ def cache_key(gpu: str, dtype: str, kind: str) -> str:
 
 
 def load_cache(path: Path | None = None) -> dict:
+    """The cache's entries; a missing, truncated or edited file counts as empty (tune again)."""
     path = path or cache_path()
     try:
-        return json.loads(path.read_text())
+        cache = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
+    return cache if isinstance(cache, dict) else {}
 
 
 def store(gpu: str, dtype: str, kind: str, config: TileConfig, details: dict, path: Path | None = None) -> None:
@@ -83,14 +86,19 @@ def store(gpu: str, dtype: str, kind: str, config: TileConfig, details: dict, pa
     cache = load_cache(path)
     cache[cache_key(gpu, dtype, kind)] = {"config": config.to_json(), **details}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cache, indent=2, sort_keys=True))
-    tmp.replace(path)
+    from ..output import write_atomic
+
+    write_atomic(path, json.dumps(cache, indent=2, sort_keys=True))  # a unique temporary: writers may race
 
 
 def lookup(gpu: str, dtype: str, kind: str, path: Path | None = None) -> TileConfig | None:
+    """The cached winner, or None when there is none or the entry is not a valid configuration."""
     entry = load_cache(path).get(cache_key(gpu, dtype, kind))
-    return TileConfig.from_json(entry["config"]) if entry else None
+    try:
+        config = TileConfig.from_json(entry["config"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return None if config_problems(config, dtype) else config
 
 
 def config_for(spec: ProductStageSpec) -> TileConfig:

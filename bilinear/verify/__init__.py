@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, limited
 from ..ir import Algorithm, Program, Schedule
 from .algorithm import verify_algorithm
 from .counts import AlgorithmCounts, ScheduleCounts, count_algorithm, count_schedule
@@ -82,7 +82,7 @@ def unused_warnings(algorithm: Algorithm) -> tuple[Diagnostic, ...]:
 def report_algorithm(algorithm: Algorithm) -> AlgorithmReport:
     return AlgorithmReport(
         algorithm=algorithm,
-        errors=verify_algorithm(algorithm),
+        errors=limited(verify_algorithm(algorithm)),
         warnings=unused_warnings(algorithm),
         counts=count_algorithm(algorithm),
         stability=stability(algorithm),
@@ -97,7 +97,7 @@ def report_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleReport:
     return ScheduleReport(
         schedule=schedule,
         algorithm=algorithm,
-        errors=check.errors,
+        errors=limited(check.errors),
         warnings=warnings,
         counts=count_schedule(schedule),
         workspace=workspace_blocks(schedule),

@@ -111,12 +111,30 @@ class _Simulation:
                 self.error(f"{name} is read before anything is written to it", statement)
                 return None
             total = total + value.scale(coef)
+            if self._poisoned(name, value, statement):
+                return None
         kind = kind_of(total)
         if kind == "?":
             parts = ", ".join(f"{n} holds {self.values[n]}" for n in form.names())
             self.error(f"`{statement}` mixes values of different kinds: {parts}", statement)
             return None
         return total
+
+    def _poisoned(self, buffer: str, value: Form, statement: Statement) -> bool:
+        """Under ``overwrite`` C's original content is poison, not a symbol: C may hold NaN or
+        inf (it is not read with beta = 0), and NaN - NaN is not 0.  Reports a read of it."""
+        if not self.schedule.overwrites_c:
+            return False
+        original = sorted(atom for atom in value.names() if atom.endswith("⁰"))
+        if not original:
+            return False
+        self.error(
+            f"`{statement}` reads {buffer}, which holds C's original content ({', '.join(original)}); "
+            "an overwrite schedule must never read it: C may hold NaN or inf, which no later subtraction cancels",
+            statement,
+            f"schedule {self.schedule.name} is declared `overwrite` (C = A·B); write each C block with `=` before reading it",
+        )
+        return True
 
     def provenance(self, buffer: str) -> str:
         writes = self.writers.get(buffer)
@@ -166,6 +184,8 @@ class _Simulation:
             if before is None:
                 self.error(f"`{statement}` accumulates into {target} before anything is written to it", statement)
                 continue
+            if not statement.overwrite and self._poisoned(target, before, statement):
+                continue
             if kind_of(before) not in (None, "C"):
                 self.error(f"`{statement}` adds a product into {target}, which holds {before}", statement)
                 continue
@@ -211,7 +231,20 @@ class _Simulation:
         self.check_restored()
         return ScheduleCheck(tuple(self.errors), tuple(self.uses), dict(self.values), tuple(sorted(self.conditions)))
 
+    def check_kinds(self, stage: Stage) -> None:
+        """A stage is launched either as products or as element-wise kernels, never both."""
+        products = [s for s in stage.statements if isinstance(s, Multiply)]
+        updates = [s for s in stage.statements if not isinstance(s, Multiply)]
+        if products and updates:
+            self.error(
+                f"stage {stage.name} mixes product statements with the element-wise update `{updates[0]}`; "
+                "a stage holds either products or updates",
+                updates[0],
+                "move the update to a stage of its own (before or after, as it needs)",
+            )
+
     def check_conflicts(self, stage: Stage) -> None:
+        self.check_kinds(stage)
         if stage.ordered:
             return  # run in order per element: a later statement may read an earlier one's result
         statements = stage.statements

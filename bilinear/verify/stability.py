@@ -79,17 +79,49 @@ class Stability:
         return max(self.q_vector)
 
     def growth_after(self, levels: int) -> float:
-        return self.growth_factor**levels
+        return power(self.growth_factor, levels)
 
     def per_level(self, levels: int) -> tuple[LevelGrowth, ...]:
         """The growth factors after 1, 2, …, ``levels`` levels of recursion."""
         return tuple(
-            LevelGrowth(L, self.growth_factor**L, self.e_max**L, L * self.q) for L in range(1, levels + 1)
+            LevelGrowth(L, power(self.growth_factor, L), self.e_max**L, L * self.q) for L in range(1, levels + 1)
         )
 
 
-def _norm2(values) -> float:
-    return math.sqrt(sum(float(v) ** 2 for v in values))
+def as_float(value) -> float:
+    """A rational (or int) as a float; ±inf when it is beyond the float range instead of OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def power(base: float, exponent: int) -> float:
+    """``base ** exponent`` for a non-negative float, inf where it overflows."""
+    try:
+        return base**exponent
+    except OverflowError:
+        return math.inf
+
+
+def _log_norm2(values) -> float | None:
+    """log ‖values‖₂ (None for a zero vector), exact in range: coefficients such as 10^400 and
+    10^-400 overflow or vanish as floats, but their logarithms and ratios do not."""
+    largest = max((abs(Fraction(v)) for v in values), default=Fraction(0))
+    if largest == 0:
+        return None
+    scaled = math.hypot(*(float(Fraction(v) / largest) for v in values))  # each in [-1, 1]
+    return math.log(largest.numerator) - math.log(largest.denominator) + math.log(scaled)
+
+
+def _growth_term(*log_norms: float | None) -> float:
+    """‖u‖‖v‖‖w‖ from the logarithms: 0 when a factor is zero, inf beyond the float range."""
+    if any(log is None for log in log_norms):
+        return 0.0
+    try:
+        return math.exp(sum(log_norms))
+    except OverflowError:
+        return math.inf
 
 
 def _norm1(values) -> Fraction:
@@ -107,7 +139,7 @@ def stability(algorithm: Algorithm) -> Stability:
     u = [[row[r] for row in U] for r in columns]
     v = [[row[r] for row in V] for r in columns]
     w = [[row[r] for row in W] for r in columns]
-    growth = sum(_norm2(u[r]) * _norm2(v[r]) * _norm2(w[r]) for r in columns)
+    growth = sum(_growth_term(_log_norm2(u[r]), _log_norm2(v[r]), _log_norm2(w[r])) for r in columns)
     weight = [_norm1(u[r]) * _norm1(v[r]) for r in columns]
     path = [_nonzeros(u[r]) + _nonzeros(v[r]) for r in columns]
     e_vector = tuple(sum((abs(row[r]) * weight[r] for r in columns), Fraction(0)) for row in W)

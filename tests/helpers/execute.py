@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bilinear.ir import Algorithm, Form, Schedule, Update
+from bilinear.ir import Algorithm, Form, Multiply, Schedule, Update
 
 _DIMS = {"A": (2, 3), "B": (3, 2), "C": (2, 2)}
 
@@ -118,6 +118,9 @@ def conflicts(schedule: Schedule) -> list[str]:
     """Pairs of statements of one (concurrent) stage that overlap, described."""
     found = []
     for stage in schedule.stages:
+        kinds = {isinstance(statement, Multiply) for statement in stage.statements}
+        if len(kinds) == 2:  # launched as products or as element-wise kernels, never both
+            found.append(f"stage {stage.name} mixes products and element-wise updates")
         if getattr(stage, "ordered", False):
             continue  # an ordered stage runs its statements in order per element
         statements = stage.statements

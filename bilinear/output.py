@@ -1,0 +1,118 @@
+"""Writing files for the user: nothing overwritten unless asked, never through a link, atomically.
+
+``compile -o DIR``, ``import -o FILE`` and ``bench --json/--plot`` check every
+path they will write *before* doing any work, so a mistake costs nothing:
+
+- an existing file is replaced only with ``force`` (``--force``);
+- a symbolic link is never written through: with ``force`` the link itself is
+  replaced, so nothing outside the output folder changes;
+- a path that exists but is not a regular file (a folder, ``/dev/null``, a
+  FIFO) is refused, force or not;
+- each file is written to a temporary name beside it and renamed into place,
+  so a reader never sees half a file and a failed write leaves the old one.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from .diagnostics import BilinearError, Diagnostic
+
+
+def _refuse(message: str, *notes: str) -> BilinearError:
+    return BilinearError(Diagnostic(message, notes=notes))
+
+
+def check_target(path: Path, force: bool, protect: tuple[Path, ...] = ()) -> None:
+    """Raise a BilinearError unless ``path`` may be written (see the module docstring).
+
+    ``protect`` lists inputs the command reads: replacing one needs ``force`` too,
+    and the message says which input it is.
+    """
+    parent = path.parent
+    if not parent.is_dir():
+        what = "does not exist" if not parent.exists() else "is not a folder"
+        raise _refuse(f"cannot write {path}: {parent} {what}")
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+    if stat.S_ISLNK(info.st_mode):
+        if not force:
+            raise _refuse(
+                f"{path} is a symbolic link; refusing to write through it",
+                "--force replaces the link itself (never the file it points to)",
+            )
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise _refuse(f"{path} exists and is not a regular file; choose another output")
+    if not force:
+        inputs = [p for p in protect if _same_file(p, path)]
+        what = f"is the input file {inputs[0]}" if inputs else "exists"
+        raise _refuse(f"{path} {what}; refusing to overwrite it", "pass --force to replace it")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
+    """Check that ``folder`` is or can become a folder and every file to be written in it may be
+    written; returns their paths.  Creates nothing (:func:`make_folder` does, when writing)."""
+    if folder.exists() and not folder.is_dir():
+        raise _refuse(f"{folder} exists and is not a folder; -o names the output folder")
+    ancestor = folder
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise _refuse(f"cannot create the output folder {folder}: {ancestor} is not a folder")
+    targets = [folder / name for name in names]
+    if not folder.is_dir():
+        return targets
+    problems = []
+    for target in targets:
+        try:
+            check_target(target, force)
+        except BilinearError as error:
+            problems.extend(error.diagnostics)
+    if problems:
+        raise BilinearError(*problems)
+    return targets
+
+
+def make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _refuse(f"cannot create the output folder {folder}: {error.strerror or error}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``.
+
+    Raises:
+        BilinearError: when the file cannot be written (the disk is full, permissions).
+    """
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise _refuse(f"cannot write {path}: {error.strerror or error}") from None

@@ -1,0 +1,155 @@
+"""Issue 12, wrong answers: every way found to get a wrong C accepted is refused or fixed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import bilinear
+from bilinear.diagnostics import BilinearError
+from bilinear.lower.plan import Options, lower
+from bilinear.measure import error_bound
+from bilinear.runtime.run import run_once
+
+ALGORITHMS = ROOT / "algorithms"
+
+# MSMES without its restore stages: in place, and A and B end changed.
+MSMES_NO_RESTORE = (ALGORITHMS / "msmes.bl").read_text(encoding="utf-8").split("  stage restore1:")[0].replace(
+    "inplace, restore", "inplace"
+).replace("schedule msmes", "schedule destroys")
+
+
+def _write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- operands that alias or overlap ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["same", "overlapping views"])
+def test_in_place_schedule_refuses_aliased_or_overlapping_a_and_b(case):
+    product = bilinear.compile(ALGORITHMS / "msmes.bl", backend="numpy")
+    rng = np.random.default_rng(0)
+    if case == "same":
+        A = B = rng.standard_normal((8, 8))
+    else:
+        X = rng.standard_normal((8, 12))
+        A, B = X[:, :8], X[:, 4:]
+    before = (A.copy(), B.copy())
+    with pytest.raises(ValueError, match="overlap"):
+        product(A, B)
+    assert np.array_equal(A, before[0]) and np.array_equal(B, before[1])
+
+
+def test_a_read_only_product_still_accepts_the_same_matrix_twice():
+    product = bilinear.compile(ALGORITHMS / "strassen.bl", backend="numpy")
+    A = np.random.default_rng(1).standard_normal((8, 8))
+    assert np.allclose(product(A, A), A @ A)
+
+
+# --- recursion through a schedule that destroys its inputs --------------------------------------
+
+
+def test_non_restoring_in_place_schedule_verifies_at_one_level(tmp_path):
+    path = _write(tmp_path, "destroys.bl", MSMES_NO_RESTORE)
+    assert bilinear.verify(path).ok
+    product = bilinear.compile(path, levels=1, backend="numpy")
+    A, B = np.random.default_rng(2).standard_normal((2, 8, 8))
+    expected = A @ B
+    assert np.allclose(product(A, B), expected)
+
+
+@pytest.mark.parametrize("levels", [2, 3])
+def test_non_restoring_in_place_schedule_is_refused_below_the_top_level(tmp_path, levels):
+    path = _write(tmp_path, "destroys.bl", MSMES_NO_RESTORE)
+    with pytest.raises(BilinearError, match="does not restore"):
+        bilinear.compile(path, levels=levels, backend="numpy")
+
+
+# --- run judges by the levels that ran ---------------------------------------------------------
+
+
+def test_run_bound_uses_the_levels_actually_executed():
+    product = bilinear.compile(ALGORITHMS / "strassen.bl", levels=20, backend="numpy")
+    result = run_once(product, 4, 4, 4, repeat=1)
+    assert result.levels_run == 2
+    assert result.bound == pytest.approx(error_bound("float64", 4, result.growth, 2))
+
+
+@pytest.mark.parametrize("levels", [60, 100000])
+def test_absurd_level_counts_are_refused_early(levels):
+    with pytest.raises(ValueError, match="levels"):
+        Options(levels=levels)
+
+
+# --- overwrite schedules must not read C's original content -------------------------------------
+
+POISON = """\
+use "winograd.bl"
+
+schedule poisoned for winograd: overwrite
+  temp X: A
+  temp Y: B
+  temp Z: C
+  stage s0:  Z = C11
+  stage s1:  X = A21 + A22;  Y = B12 - B11
+  stage p1:  C22 = X * Y
+  stage s2:  X = X - A11;  Y = B22 - Y
+  stage p2:  C21 = X * Y;  C11 = A11 * B11
+  stage s3:  C21 += C11;  X = A12 - X
+  stage s4:  C12 = C21 + C22
+  stage z1:  C12 += Z
+  stage z2:  C12 -= Z
+  stage p3:  C12 += X * B22
+  stage s5:  X = A11 - A21;  Y = B22 - B12
+  stage p4:  C21 += X * Y
+  stage s6:  C22 += C21;  Y += B11 - B21
+  stage p5:  C21 -= A22 * Y;  C11 += A12 * B21
+"""
+
+
+def test_overwrite_schedule_reading_c_is_rejected(tmp_path):
+    report = bilinear.verify(_write(tmp_path, "poisoned.bl", POISON))
+    assert not report.ok
+    messages = [d.message for entry in report.entries for d in entry.errors]
+    assert any("C11" in m and "overwrite" in m for m in messages), messages
+
+
+def test_overwrite_schedule_accumulating_into_untouched_c_is_rejected(tmp_path):
+    text = POISON.replace("  stage s0:  Z = C11\n", "").replace("  stage z1:  C12 += Z\n  stage z2:  C12 -= Z\n", "")
+    text = text.replace("temp Z: C\n", "").replace("C11 = A11 * B11", "C11 += A11 * B11")
+    report = bilinear.verify(_write(tmp_path, "accumulates.bl", text))
+    messages = [d.message for entry in report.entries for d in entry.errors]
+    assert any("overwrite" in m for m in messages), messages
+
+
+def test_shipped_overwrite_schedule_still_verifies():
+    assert bilinear.verify(ALGORITHMS / "rsmm.bl").ok
+
+
+# --- generated kernel names -----------------------------------------------------------------------
+
+COLLIDING = (ALGORITHMS / "msmes.bl").read_text(encoding="utf-8").replace("schedule msmes", "schedule strassen_cublas")
+COLLIDING_OVERWRITE = (ALGORITHMS / "rsmm.bl").read_text(encoding="utf-8").replace("schedule rsmm", "schedule winograd_cublas")
+
+
+@pytest.mark.parametrize(
+    "text, per_level",
+    [(COLLIDING, ("strassen_cublas", "strassen")), (COLLIDING_OVERWRITE, None)],
+    ids=["per-level default", "overwrite fallback"],
+)
+def test_kernel_names_are_unique(text, per_level, tmp_path):
+    path = _write(tmp_path, "named.bl", text)
+    program = bilinear.load(path)
+    lowered = lower(program, Options(levels=2, fuse=False), per_level)
+    by_name = {kernel.name: kernel for kernel in lowered.kernels()}
+    used = [step for level in lowered.levels for plan in (level, level.accumulate_fallback) if plan for step in plan.steps
+            if hasattr(step, "name") and not hasattr(step, "statements")]
+    assert used and all(by_name.get(kernel.name) == kernel for kernel in used)
+    assert len(by_name) == len(set(used))
+    product = bilinear.compile(program, levels=2, backend="numpy", fuse=False, per_level=per_level)
+    A, B = np.random.default_rng(3).standard_normal((2, 16, 16))
+    assert np.allclose(product(A, B), A @ B)

@@ -1,0 +1,78 @@
+"""Issue 12, the Python API: matmul never changes its inputs; bad arguments raise ValueError."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import bilinear
+from bilinear.diagnostics import BilinearError
+from bilinear.measure import random_inputs
+
+MSMES = ROOT / "algorithms" / "msmes.bl"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(64, 64, 64), (33, 17, 5), (1, 1, 1)])
+def test_matmul_on_numpy_arrays_is_a_product_that_leaves_inputs_unchanged(shape, dtype):
+    M, K, N = shape
+    A, B, C = random_inputs(np, M, K, N, dtype, seed=M)
+    A0, B0, C0 = A.copy(), B.copy(), C.copy()
+    bilinear.matmul(A, B, out=C, alpha=2.0, beta=0.5)
+    assert np.array_equal(A, A0) and np.array_equal(B, B0)  # bitwise
+    expected = 2.0 * (A0.astype(np.float64) @ B0) + 0.5 * C0
+    assert np.allclose(C, expected, rtol=1e-4 if dtype == "float32" else 1e-12, atol=1e-4 if dtype == "float32" else 1e-12)
+
+
+def test_matmul_inplace_is_opt_in_and_restores_up_to_rounding():
+    A, B, _ = random_inputs(np, 64, 64, 64, "float64", seed=5)
+    A0, B0 = A.copy(), B.copy()
+    C = bilinear.matmul(A, B, inplace=True)
+    assert np.allclose(C, A0 @ B0, rtol=1e-12, atol=1e-12)
+    # in place: A and B were overwritten and put back, up to a few ulps
+    assert np.abs(A - A0).max() <= 16 * np.finfo(np.float64).eps * np.abs(A0).max()
+    assert np.abs(B - B0).max() <= 16 * np.finfo(np.float64).eps * np.abs(B0).max()
+    with pytest.raises(ValueError, match="overlap"):
+        bilinear.matmul(A, A, inplace=True)
+
+
+@pytest.mark.parametrize("alpha", [1j, None, np.ones(2), "2", np.complex128(1)])
+def test_bad_alpha_is_a_value_error(alpha):
+    product = bilinear.compile(MSMES, backend="numpy")
+    A, B, _ = random_inputs(np, 4, 4, 4, "float64", seed=1)
+    with pytest.raises(ValueError, match="alpha"):
+        product(A, B, alpha=alpha)
+    with pytest.raises(ValueError, match="alpha"):
+        bilinear.matmul(A, B, alpha=alpha)
+
+
+@pytest.mark.parametrize("beta", [1j, None, [1.0]])
+def test_bad_beta_is_a_value_error(beta):
+    product = bilinear.compile(MSMES, backend="numpy")
+    A, B, C = random_inputs(np, 4, 4, 4, "float64", seed=1)
+    with pytest.raises(ValueError, match="beta"):
+        product(A, B, out=C, beta=beta)
+
+
+@pytest.mark.parametrize("bad", [None, 3, 2.5, b"\xff", ["a.bl"]])
+def test_load_and_verify_of_a_non_path_is_a_value_error(bad):
+    with pytest.raises(ValueError, match="path"):
+        bilinear.load(bad)
+    with pytest.raises(ValueError, match="path"):
+        bilinear.verify(bad)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"levels": -1}, {"levels": 10**5}, {"levels": 2.5}, {"levels": True}, {"dtype": "float16"}, {"leaf": "x"},
+     {"cutoff": 0}, {"cutoff": "8"}, {"backend": "tpu"}],
+)
+def test_bad_compile_options_are_value_errors(options):
+    with pytest.raises(ValueError):
+        bilinear.compile(MSMES, **{"backend": "numpy", **options})
+
+
+def test_missing_file_is_a_bilinear_error():
+    with pytest.raises(BilinearError):
+        bilinear.load(ROOT / "no-such-file.bl")

@@ -1,0 +1,168 @@
+"""Issue 12, the command line: nothing overwritten, refused early, one message and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+from conftest import ROOT
+
+from bilinear.cli import main
+
+STRASSEN = str(ROOT / "algorithms" / "strassen.bl")
+MSMES = str(ROOT / "algorithms" / "msmes.bl")
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of one command; an escaping exception fails the test."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse's usage errors
+        code = exit_.code
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out, captured.err
+
+
+# --- compile -o and import -o overwrite nothing -----------------------------------------------------
+
+
+def test_compile_refuses_to_overwrite_without_force(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _run(capsys, "compile", STRASSEN, "-o", str(out))[0] == 0
+    (out / "manifest.json").write_text("mine", encoding="utf-8")
+    code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(out))
+    assert code == 1 and "--force" in err and "manifest.json" in err
+    assert (out / "manifest.json").read_text(encoding="utf-8") == "mine"
+    assert _run(capsys, "compile", STRASSEN, "-o", str(out), "--force")[0] == 0
+    assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["name"] == "strassen"
+
+
+def test_compile_never_writes_through_a_symlink(tmp_path, capsys):
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.txt").symlink_to(outside)
+    code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(out))
+    assert code == 1 and "report.txt" in err
+    assert _run(capsys, "compile", STRASSEN, "-o", str(out), "--force")[0] == 0
+    assert outside.read_text(encoding="utf-8") == "keep me"
+    assert not (out / "report.txt").is_symlink()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+@pytest.mark.parametrize("where", ["a file", "/dev/null", "below a file"])
+def test_compile_output_that_is_not_a_folder_is_one_message(tmp_path, capsys, where):
+    target = {"a file": tmp_path / "f", "/dev/null": "/dev/null", "below a file": tmp_path / "f" / "sub"}[where]
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(target))
+    assert code == 1 and "error" in err and len(err.strip().splitlines()) <= 3
+    assert (tmp_path / "f").read_text(encoding="utf-8") == "x"
+
+
+def test_import_refuses_to_overwrite_its_own_input(tmp_path, capsys):
+    source = tmp_path / "s.bl"
+    text = (ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8")
+    source.write_text(text, encoding="utf-8")
+    code, _, err = _run(capsys, "import", str(source), "--from", "bl", "-o", str(source))
+    assert code == 1 and "--force" in err
+    assert source.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("where", ["missing folder", "/dev/null", "a folder"])
+def test_import_output_problems_are_one_message(tmp_path, capsys, where):
+    target = {"missing folder": tmp_path / "no" / "x.bl", "/dev/null": "/dev/null", "a folder": tmp_path}[where]
+    code, _, err = _run(capsys, "import", STRASSEN, "--from", "bl", "-o", str(target))
+    assert code == 1 and "error" in err
+
+
+def test_import_force_replaces_atomically(tmp_path, capsys):
+    target = tmp_path / "x.bl"
+    target.write_text("old", encoding="utf-8")
+    assert _run(capsys, "import", STRASSEN, "--from", "bl", "-o", str(target))[0] == 1
+    assert _run(capsys, "import", STRASSEN, "--from", "bl", "-o", str(target), "--force")[0] == 0
+    assert "algorithm strassen" in target.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["straßen", "A11", "algorithm", "x y", "9x"])
+def test_import_name_must_be_a_bl_name(tmp_path, capsys, name):
+    target = tmp_path / "x.bl"
+    code, _, err = _run(capsys, "import", STRASSEN, "--from", "bl", "--name", name, "-o", str(target))
+    assert code == 1 and "--name" in err and not target.exists()
+
+
+# --- refused early --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (("compile", STRASSEN, "--levels", "100000"), "levels"),
+        (("compile", STRASSEN, "--levels", "-1"), "levels"),
+        (("run", STRASSEN, "-n", "1000000", "--backend", "numpy"), "memory"),
+        (("run", STRASSEN, "-n", "0", "--backend", "numpy"), "at least 1"),
+        (("run", STRASSEN, "-n", "-5", "--backend", "numpy"), "at least 1"),
+        (("run", STRASSEN, "-n", "8", "-m", "0", "--backend", "numpy"), "at least 1"),
+        (("run", STRASSEN, "-n", "4", "--levels", "60", "--backend", "numpy"), "levels"),
+        (("run", STRASSEN, "-n", "4", "--repeat", "0", "--backend", "numpy"), "repeat"),
+        (("run", STRASSEN, "-n", "4", "--cutoff", "0", "--backend", "numpy"), "cutoff"),
+        (("bench", STRASSEN, "-n", "8", "--backend", "numpy", "--levels", "100000"), "levels"),
+        (("bench", STRASSEN, "-n", "0", "--backend", "numpy"), "at least 1"),
+    ],
+)
+def test_absurd_sizes_and_counts_are_refused_at_once(capsys, argv, words):
+    start = time.perf_counter()
+    code, _, err = _run(capsys, *argv)
+    assert code not in (0, None) and words in err
+    assert time.perf_counter() - start < 10
+
+
+def test_bench_checks_output_paths_before_measuring(tmp_path, capsys, monkeypatch):
+    import bilinear.bench_cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("measured before checking the output paths")
+
+    monkeypatch.setattr(bilinear.bench_cli, "bench_one", never)
+    for option in ("--plot", "--json"):
+        code, _, err = _run(capsys, "bench", STRASSEN, "-n", "8", "--backend", "numpy", option, str(tmp_path / "no" / "x"))
+        assert code == 1 and "no" in err
+
+
+def test_bench_levels_auto_on_numpy(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("BILINEAR_CACHE", str(tmp_path))
+    monkeypatch.setattr("bilinear.bench.CACHE", tmp_path)
+    code, out, _ = _run(capsys, "bench", STRASSEN, "-n", "16", "--backend", "numpy", "--levels", "auto", "--repeat", "1")
+    assert code == 0 and "strassen" in out
+
+
+# --- --format: the report's; --from: the input's ------------------------------------------------------
+
+
+def test_verify_format_is_only_the_report_format(capsys):
+    code, _, err = _run(capsys, "verify", STRASSEN, "--format", "fast-matmul")
+    assert code == 2 and "--from" in err
+
+
+def test_verify_json_prints_a_json_error_when_loading_fails(tmp_path, capsys):
+    code, out, _ = _run(capsys, "verify", str(tmp_path / "missing.bl"), "--format", "json")
+    assert code == 1
+    document = json.loads(out)
+    assert document["ok"] is False and document["errors"] and "missing.bl" in document["errors"][0]["message"]
+
+
+def test_verify_json_of_a_bad_file_is_json_with_located_errors(tmp_path, capsys):
+    path = tmp_path / "bad.bl"
+    path.write_text("algorithm x <2,2,2;7>:\n  M1 = A11 * \n", encoding="utf-8")
+    code, out, _ = _run(capsys, "verify", str(path), "--format", "json")
+    assert code == 1 and json.loads(out)["errors"][0]["line"] == 2
+
+
+def test_symlink_loop_is_one_message(tmp_path, capsys):
+    loop = tmp_path / "loop.bl"
+    os.symlink(loop, loop)
+    code, _, err = _run(capsys, "verify", str(loop))
+    assert code == 1 and "loop.bl" in err

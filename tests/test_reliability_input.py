@@ -1,0 +1,133 @@
+"""Issue 12, hostile or careless .bl input: bounded time and output, one message, never a traceback."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import bilinear
+from bilinear.cli import main
+from bilinear.diagnostics import MAX_ERRORS, BilinearError, render
+from bilinear.frontend.loader import program_from_text
+from bilinear.report import RENDERERS
+
+BIG = "1" + "0" * 400  # beyond float64's range
+HUGE = "1" + "0" * 2000  # products of three of these pass Python's 4300-digit limit for str(int)
+
+
+def _all_rendered(report) -> str:
+    return "\n".join(renderer(report) for renderer in RENDERERS.values())
+
+
+def test_huge_shapes_are_refused_at_once_with_a_located_message():
+    start = time.perf_counter()
+    with pytest.raises(BilinearError) as caught:
+        program_from_text("algorithm h <1000,1000,1000;1>:\n  M1 = A11 * B11\n  C11 = M1\n", "h.bl")
+    assert time.perf_counter() - start < 2
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.span.line == 1 and "too large" in diagnostic.message
+
+
+@pytest.mark.parametrize("shape", ["100000,100000,100000", "1000,1000,1000"])
+def test_huge_shape_option_is_refused_at_once(tmp_path, capsys, shape):
+    path = tmp_path / "strassen.fm"
+    path.write_text("1 0\n", encoding="utf-8")
+    start = time.perf_counter()
+    assert main(["verify", str(path), "--from", "fast-matmul", "--shape", shape]) == 1
+    assert time.perf_counter() - start < 2 and "too large" in capsys.readouterr().err
+
+
+def test_errors_are_reported_up_to_a_limit_then_counted():
+    text = "algorithm h <40,40,40;1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+    with pytest.raises(BilinearError) as caught:
+        program_from_text(text, "h.bl")
+    diagnostics = caught.value.diagnostics
+    assert len(diagnostics) == MAX_ERRORS + 1
+    assert f"{40 * 40 - 1 - MAX_ERRORS} more" in diagnostics[-1].message  # every C block but C11 lacks an equation
+
+
+def test_verification_errors_are_limited_too():
+    rows = "\n".join(f"  C{i}{j} = M1" for i in range(1, 10) for j in range(1, 10))
+    text = f"algorithm h <9,9,9;1>:\n  M1 = A11 * B11\n{rows}\n"
+    report = bilinear.verify(program_from_text(text, "h.bl"))
+    errors = report.entries[0].errors
+    assert len(errors) == MAX_ERRORS + 1 and "more" in errors[-1].message
+    assert len(_all_rendered(report).splitlines()) < 2000
+
+
+def test_coefficients_beyond_float_range_verify_and_render():
+    text = f"algorithm s <1,1,1;1>:\n  M1 = {BIG}*A11 * B11\n  C11 = M1/{BIG}\n"
+    report = bilinear.verify(program_from_text(text, "s.bl"))
+    assert report.ok and report.entries[0].stability.growth_factor == pytest.approx(1.0)  # exact in range
+    # (1 + 10^400)·A11·B11 - 10^400·A11·B11: correct, with a growth factor past the float range
+    text = f"algorithm s <1,1,1;2>:\n  M1 = (A11 + {BIG}*A11) * B11\n  M2 = {BIG}*A11 * B11\n  C11 = M1 - M2\n"
+    report = bilinear.verify(program_from_text(text, "s.bl"))
+    assert report.ok and "inf" in _all_rendered(report)
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_coefficients_beyond_float_range_are_refused_by_the_lowering(fuse):
+    text = f"algorithm s <1,1,1;1>:\n  M1 = {BIG}*A11 * B11\n  C11 = M1/{BIG}\n"
+    with pytest.raises(BilinearError, match="float64"):
+        bilinear.compile(program_from_text(text, "s.bl"), backend="numpy", fuse=fuse)
+
+
+def test_coefficients_that_underflow_are_refused_by_the_lowering():
+    text = f"algorithm s <1,1,1;1>:\n  M1 = A11/{BIG} * B11\n  C11 = {BIG}*M1\n"
+    with pytest.raises(BilinearError, match="float32"):
+        bilinear.compile(program_from_text(text, "s.bl"), backend="numpy", dtype="float32")
+
+
+def test_float32_range_is_checked_for_float32():
+    text = "algorithm s <1,1,1;1>:\n  M1 = 10000000000000000000000000000000000000000*A11 * B11\n" \
+           "  C11 = M1/10000000000000000000000000000000000000000\n"
+    program = program_from_text(text, "s.bl")
+    bilinear.compile(program, backend="numpy", dtype="float64")
+    with pytest.raises(BilinearError, match="float32"):
+        bilinear.compile(program, backend="numpy", dtype="float32")
+
+
+def test_numbers_past_pythons_digit_limit_render():
+    text = f"algorithm s <1,1,1;1>:\n  M1 = {HUGE}*A11 * {HUGE}*B11\n  C11 = {HUGE}*M1\n"
+    report = bilinear.verify(program_from_text(text, "s.bl"))
+    assert not report.ok
+    rendered = _all_rendered(report) + "\n".join(render(d) for e in report.entries for d in e.errors)
+    assert "6001-digit" in rendered
+
+
+MIXED = """\
+use "strassen.bl"
+schedule mixed for strassen: accumulate
+  temp X: A
+  temp Y: B
+  temp Z: A
+  stage s1:  X = A11 + A22;  Y = B11 + B22
+  stage p1:  X * Y -> +C11 +C22;  Z = A21 + A22
+  stage p2:  Z * B11 -> +C21 -C22
+  stage s3:  Y = B12 - B22
+  stage p3:  A11 * Y -> +C12 +C22
+  stage s4:  Y = B21 - B11
+  stage p4:  A22 * Y -> +C11 +C21
+  stage s5:  X = A11 + A12
+  stage p5:  X * B22 -> -C11 +C12
+  stage s6:  X = A21 - A11;  Y = B11 + B12
+  stage p6:  X * Y -> +C22
+  stage s7:  X = A12 - A22;  Y = B21 + B22
+  stage p7:  X * Y -> +C11
+"""
+
+
+def test_a_stage_mixing_products_and_updates_is_rejected_by_the_verifier(tmp_path):
+    path = tmp_path / "mixed.bl"
+    path.write_text(MIXED, encoding="utf-8")
+    report = bilinear.verify(path)
+    messages = [d.message for entry in report.entries for d in entry.errors]
+    assert not report.ok and any("Z = A21 + A22" in m and "p1" in m for m in messages), messages
+    with pytest.raises(BilinearError):
+        bilinear.compile(path, backend="numpy")
+    split = MIXED.replace("X * Y -> +C11 +C22;  Z = A21 + A22", "X * Y -> +C11 +C22\n  stage s2:  Z = A21 + A22")
+    path.write_text(split, encoding="utf-8")
+    A, B = np.random.default_rng(0).standard_normal((2, 8, 8))
+    assert np.allclose(bilinear.compile(path, backend="numpy")(A, B), A @ B)

@@ -1,0 +1,81 @@
+"""Issue 12: `use "…"` reads only bounded regular .bl files and never echoes another file."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+import bilinear
+from bilinear.diagnostics import BilinearError, render
+from bilinear.frontend import loader
+
+SECRET = "root:x:0:0:secret-password-line:/root:/bin/bash"
+
+
+def _diagnostics(path) -> list[str]:
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    return [render(d) for d in caught.value.diagnostics]
+
+
+def _user(tmp_path, target: str):
+    path = tmp_path / "main.bl"
+    path.write_text(f'use "{target}"\n\nalgorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n', encoding="utf-8")
+    return path
+
+
+def test_use_of_a_file_that_is_not_bl_never_quotes_it(tmp_path):
+    secret = tmp_path / "passwd"
+    secret.write_text(SECRET + "\n", encoding="utf-8")
+    for target in (str(secret), "passwd"):
+        text = "\n".join(_diagnostics(_user(tmp_path, target)))
+        assert "secret-password-line" not in text and "main.bl:1" in text
+
+
+def test_use_of_a_bl_link_to_a_foreign_file_never_quotes_it(tmp_path):
+    secret = tmp_path / "passwd"
+    secret.write_text(SECRET + "\n", encoding="utf-8")
+    (tmp_path / "innocent.bl").symlink_to(secret)
+    text = "\n".join(_diagnostics(_user(tmp_path, "innocent.bl")))
+    assert "secret-password-line" not in text and "not .bl text" in text
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/proc/self/environ"])
+def test_use_of_devices_and_proc_files_is_refused(tmp_path, device):
+    if not os.path.exists(device):
+        pytest.skip(f"{device} is not on this system")
+    link = tmp_path / "dev.bl"
+    link.symlink_to(device)
+    for path in (_user(tmp_path, str(device)), _user(tmp_path, "dev.bl"), link):
+        text = "\n".join(_diagnostics(path))
+        assert "not a regular file" in text or "takes .bl files" in text or "not .bl text" in text
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.bl"
+    os.mkfifo(fifo)
+    result = []
+    worker = threading.Thread(target=lambda: result.append(_diagnostics(_user(tmp_path, "pipe.bl"))), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # unblock the reader so the test process can end
+        with open(fifo, "w"):
+            pass
+        pytest.fail("reading a FIFO blocked")
+    assert "not a regular file" in "\n".join(result[0])
+
+
+def test_oversized_files_are_refused_before_reading(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "MAX_SOURCE_BYTES", 1000)
+    big = tmp_path / "big.bl"
+    big.write_text("# " + "x" * 2000 + "\n", encoding="utf-8")
+    assert "limited to" in "\n".join(_diagnostics(big))
+    assert "limited to" in "\n".join(_diagnostics(_user(tmp_path, "big.bl")))
+
+
+def test_symlink_loop_in_use_is_one_message(tmp_path):
+    loop = tmp_path / "loop.bl"
+    os.symlink(loop, loop)
+    assert "loop.bl" in "\n".join(_diagnostics(_user(tmp_path, "loop.bl")))
