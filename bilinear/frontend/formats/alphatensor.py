@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import difflib
 import struct
+import tokenize
 import zipfile
 import zlib
 from fractions import Fraction
@@ -34,7 +35,10 @@ from .common import algorithm_from_tables, check_side, fail, identifier, shape_m
 ZIP_MAGIC = b"PK\x03\x04"
 _MAX_MEMBER_BYTES = 1 << 30  # an uncompressed member above 1 GiB is no scheme
 # What zipfile, zlib and numpy's .npy parser raise for a damaged archive.
-_DAMAGED = (OSError, EOFError, ValueError, KeyError, NotImplementedError, RuntimeError, zipfile.BadZipFile, zlib.error, struct.error)
+_DAMAGED = (
+    OSError, EOFError, ValueError, KeyError, NotImplementedError, RuntimeError, SyntaxError, zipfile.BadZipFile, zlib.error,
+    struct.error,
+)
 
 
 def _normal_key(key: str) -> str:
@@ -86,8 +90,8 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, allow_pickle: 
             if reader is None:
                 fail(f"{where}: .npy format version {version} is not one NumPy writes", span)
             shape, _fortran, dtype = reader(stream)
-        except _DAMAGED as error:
-            fail(f"{where}: the .npy header is damaged ({error})", span)
+        except (*_DAMAGED, TypeError, tokenize.TokenError) as error:  # numpy's header parser tokenizes the text
+            fail(f"{where}: the .npy header is damaged ({type(error).__name__}: {error})", span)
         if dtype.hasobject:
             if not allow_pickle:
                 fail(

@@ -61,7 +61,8 @@ def _tree(text: str, path: Path) -> ast.AST:
         return ast.parse(text.translate(str.maketrans("{}", "[]")), mode="eval").body
     except SyntaxError as error:
         line, column = error.lineno or 1, error.offset or 1
-        fail(f"this is not a Mathematica list of products ({(error.msg or '').split('.')[0]})", Span(str(path), line, column, line, column + 1))
+        reason = (error.msg or "").split(".")[0].translate(str.maketrans("[]", "{}"))  # the braces it read
+        fail(f"this is not a Mathematica list of products ({reason})", Span(str(path), line, column, line, column + 1))
     except (RecursionError, MemoryError, ValueError):
         fail("the list nests too deeply to read", whole_file(path))
 
