@@ -276,7 +276,8 @@ def test_suffixes_pick_their_reader(tmp_path, suffix, format):
 
 
 def test_every_reader_is_one_table_entry():
-    assert [r.name for r in READERS] == ["fast-matmul", "plinopt", "kauers", "mathematica", "perminov", "alphatensor"]
+    names = [r.name for r in READERS]
+    assert names == ["fast-matmul", "plinopt", "kauers", "mathematica", "perminov", "perminov-text", "alphatensor"]
 
 
 # --- malformed Mathematica and Perminov files ----------------------------------------------------------------
@@ -306,6 +307,26 @@ def test_malformed_perminov_files(tmp_path):
     assert _error(_write(tmp_path, "c.json", '{"n": [1, 1, 1], "u": [["1/0"]]')).startswith("c.json is not JSON")
     z2 = read_catalogue(_write(tmp_path, "d.json", '{"n": [1,1,1], "m": 1, "z2": true, "u": [[1]], "v": [[1]], "w": [[3]]}'))
     assert isinstance(z2, ModularScheme) and check_modular(z2).holds and not check_modular(z2).ok
+
+
+def test_perminovs_reduced_files_become_named_sums(tmp_path):
+    # A_X1 = 2·A11; M1 = (−A_X1)·B11; C11 = −M1/2 = A11·B11.
+    text = (
+        '{"n": [1, 1, 1], "m": 1, "z2": false, "u_fresh": [[{"index": 0, "value": 2}]], "v_fresh": [], "w_fresh": [],'
+        ' "u": [[{"index": -1, "value": 1}]], "v": [[{"index": 0, "value": 1}]], "w": [[{"index": 0, "value": "-1/2"}]]}'
+    )
+    scheme = read_catalogue(_write(tmp_path, "1x1x1_m1_reduced.json", text))
+    assert [(s.name, str(s.form)) for s in scheme.sums] == [("A_X1", "2*A11")]
+    assert str(scheme.products[0].left) == "-A_X1" and report_algorithm(scheme).ok
+
+
+def test_perminovs_text_files(tmp_path):
+    # ⟨1,1,2;2⟩: U = (1, 1), V = (B11, B12), W over Cᵀ = (C11, C12) per product.
+    scheme = read_catalogue(_write(tmp_path, "1x1x2_m2_Z.txt", "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 1\n"))
+    assert (scheme.shape, scheme.rank) == (Shape(1, 1, 2), 2) and report_algorithm(scheme).ok
+    assert _error(_write(tmp_path, "short.txt", "1 1 2 2\n1 1\n")) == (
+        "short.txt holds 2 coefficients; ⟨1,1,2⟩ with 2 products needs 10"
+    )
 
 
 # --- issue 12: headers that lie, archives that are not archives, files that are slow -----------------------

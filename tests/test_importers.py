@@ -538,7 +538,8 @@ def test_read_catalogue_options_are_checked(tmp_path):
         "--key picks a scheme inside an AlphaTensor .npz archive; a fast-matmul file holds one scheme"
     )
     assert _error(path, format="matlab")[0] == (
-        "unknown input format 'matlab'; known: bl, fast-matmul, plinopt, kauers, mathematica, perminov, alphatensor"
+        "unknown input format 'matlab'; known: bl, fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, "
+        "alphatensor"
     )
 
 

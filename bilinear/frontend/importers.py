@@ -29,7 +29,7 @@ from .formats.common import fail, identifier, infer_shape, parse_shape
 from .formats.fast_matmul import looks_like_fast_matmul, read_fast_matmul
 from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
-from .formats.perminov import looks_like_perminov, read_perminov
+from .formats.perminov import looks_like_perminov, read_perminov, read_perminov_text
 from .formats.plinopt import AlternativeBasis, read_plinopt
 from .loader import read_source
 
@@ -62,6 +62,7 @@ READERS: tuple[Reader, ...] = (
     Reader("kauers", (".exp",), looks_like_kauers, _plain(read_kauers), "mkauers/matrix-multiplication, jakobmoosbauer/flips"),
     Reader("mathematica", (".m",), looks_like_mathematica, _plain(read_mathematica), "Kauers', flips' and Perminov's .m lists"),
     Reader("perminov", (".json",), looks_like_perminov, _plain(read_perminov), "dronperminov/FastMatrixMultiplication schemes"),
+    Reader("perminov-text", (".txt",), None, _plain(read_perminov_text), "dronperminov/FastMatrixMultiplication schemes"),
     Reader("alphatensor", (".npz",), None, read_alphatensor, "google-deepmind/alphatensor, AlphaEvolve results"),
 )
 FORMATS = tuple(reader.name for reader in READERS)
