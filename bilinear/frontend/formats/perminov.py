@@ -23,7 +23,16 @@ from pathlib import Path
 from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import algorithm_from_tables, check_side, fail, identifier, rational, token_span, transposed_c_rows, whole_file
+from .common import (
+    algorithm_from_tables,
+    check_side,
+    fail,
+    identifier,
+    rational,
+    token_span,
+    transposed_c_rows,
+    whole_file,
+)
 
 
 def _number(value, where: str, path: Path) -> Fraction:
