@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
-from .frontend.importers import Scheme, detect_format, parse_shape, read_catalogue
+from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue
 from .ir import Algorithm, Program, shape_too_large
 from .lower.plan import Lowered, Options, lower
 from .verify import Report, verify_program
@@ -78,6 +79,8 @@ def load(
     loaded = _read(path, format, shape, key, allow_pickle)
     if isinstance(loaded, Program):
         return loaded
+    if isinstance(loaded, AlternativeBasis):
+        loaded = loaded.algorithm
     if not isinstance(loaded, Algorithm):
         raise BilinearError(
             Diagnostic(
@@ -113,6 +116,11 @@ def verify(
         return verify_program(loaded)
     if isinstance(loaded, Algorithm):
         return verify_program(_program(path, loaded))
+    if isinstance(loaded, AlternativeBasis):
+        report = verify_program(_program(path, loaded.algorithm))
+        (entry,) = report.entries
+        note = Diagnostic(loaded.note, loaded.algorithm.span, severity="note")
+        return replace(report, entries=(replace(entry, warnings=(note, *entry.warnings)),))
     return Report(str(path), (check_inexact(loaded),))
 
 

@@ -13,7 +13,7 @@ from .diagnostics import Diagnostic, render
 from .ir import Algorithm, Shape
 from .verify import AlgorithmReport, Report, ScheduleReport
 from .verify.counts import algorithm_flops
-from .verify.rings import ApproximateReport, ModularReport
+from .verify.rings import ApproximateReport, ComplexReport, ModularReport
 from .verify.stability import as_float
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
@@ -133,8 +133,23 @@ def _modular_data(entry: ModularReport) -> dict:
         "shape": _shape_text(algorithm),
         "ok": entry.ok,
         "modulus": entry.scheme.modulus,
+        "modulus_reason": entry.scheme.reason,
         "holds_modulo": entry.holds,
         "wrong_over_q": len(entry.rational_errors),
+        "errors": _diagnostics(entry.errors),
+        "warnings": _diagnostics(entry.warnings),
+    }
+
+
+def _complex_data(entry: ComplexReport) -> dict:
+    scheme = entry.scheme
+    return {
+        "kind": "complex",
+        "name": scheme.name,
+        "shape": _signature(scheme.shape, scheme.rank),
+        "ok": entry.ok,
+        "holds_over_q_i": entry.holds,
+        "why_not_compiled": scheme.not_exact_because,
         "errors": _diagnostics(entry.errors),
         "warnings": _diagnostics(entry.warnings),
     }
@@ -147,6 +162,8 @@ def _entry_data(entry, n: int, dtype: str) -> dict:
         return _schedule_data(entry, n, dtype)
     if isinstance(entry, ApproximateReport):
         return _approximate_data(entry)
+    if isinstance(entry, ComplexReport):
+        return _complex_data(entry)
     return _modular_data(entry)
 
 
@@ -264,10 +281,24 @@ def _modular_status(data: dict) -> str:
 def _modular_text(data: dict) -> list[str]:
     p = data["modulus"]
     lines = [f"modular scheme {data['name']} {data['shape']}: {_modular_status(data)}"]
+    if data["modulus_reason"]:
+        lines.append(f"  modulus: {data['modulus_reason']}")
     if data["holds_modulo"] and data["wrong_over_q"]:
         lines.append(f"  Brent equations: hold modulo {p}; over Q {data['wrong_over_q']} C blocks are wrong (above)")
     if not data["ok"]:
         lines.append(f"  {NOT_COMPILED}")
+    return lines
+
+
+def _complex_status(data: dict) -> str:
+    return "holds over Q(i) (complex rationals)" if data["holds_over_q_i"] else "FAILED over Q(i)"
+
+
+def _complex_text(data: dict) -> list[str]:
+    lines = [f"complex scheme {data['name']} {data['shape']}: {_complex_status(data)}"]
+    if data["holds_over_q_i"]:
+        lines.append("  Brent equations: hold exactly over Q(i), real and imaginary parts checked as integer tensors")
+    lines.append(f"  not compiled: {data['why_not_compiled']}")
     return lines
 
 
@@ -276,6 +307,7 @@ _TEXT = {
     "schedule": _schedule_text,
     "approximate": _approximate_text,
     "modular": _modular_text,
+    "complex": _complex_text,
 }
 
 
@@ -300,7 +332,7 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     out = [f"# Verification report: `{report.path}`", ""]
     algorithms = [e for e in data["entries"] if e["kind"] == "algorithm"]
     schedules = [e for e in data["entries"] if e["kind"] == "schedule"]
-    inexact = [e for e in data["entries"] if e["kind"] in ("approximate", "modular")]
+    inexact = [e for e in data["entries"] if e["kind"] in ("approximate", "modular", "complex")]
     if algorithms:
         out += [
             "| algorithm | shape | status | products | additions (shared / unshared) | growth factor | e_max | Q |",
@@ -313,7 +345,7 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         ]
         out.append("")
     if inexact:
-        status = {"approximate": _approximate_status, "modular": _modular_status}
+        status = {"approximate": _approximate_status, "modular": _modular_status, "complex": _complex_status}
         out += ["| scheme | shape | kind | status |", "|---|---|---|---|"]
         out += [f"| {e['name']} | {e['shape']} | {e['kind']} | {status[e['kind']](e)} |" for e in inexact]
         out.append("")

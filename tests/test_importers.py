@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import bilinear
 from bilinear.diagnostics import BilinearError
+from bilinear.frontend.formats.trilinear import WHOLE_PRODUCT as WHOLE
 from bilinear.frontend.importers import detect_format, identifier, read_catalogue
 from bilinear.ir import Algorithm, Shape
 from bilinear.report import report_data, to_text
@@ -395,12 +396,12 @@ def test_plinopt_names_the_missing_matrix(tmp_path):
     assert _error(path) == (message, "")
 
 
-def test_a_plinopt_straight_line_program_points_at_the_matrices():
-    message, _ = _error(scheme_file("plinopt/2x2x2_7_Winograd_L.slp"))
-    assert message == (
-        "2x2x2_7_Winograd_L.slp is a plinopt straight-line program; bilinear reads a scheme from its .sms "
-        "matrices (2x2x2_7_Winograd_L.sms, 2x2x2_7_Winograd_R.sms, 2x2x2_7_Winograd_P.sms)"
-    )
+def test_a_plinopt_straight_line_program_reads_as_its_matrices():
+    from_programs = read_catalogue(scheme_file("plinopt/2x2x2_7_Winograd_L.slp"))
+    from_matrices = read_catalogue(scheme_file("plinopt/2x2x2_7_Winograd_L.sms"))
+    assert [(p.left, p.right) for p in from_programs.products] == [(p.left, p.right) for p in from_matrices.products]
+    assert [o.form for o in from_programs.outputs] == [o.form for o in from_matrices.outputs]
+    assert report_algorithm(from_programs).ok
 
 
 # --- malformed kauers files ---------------------------------------------------------------------------
@@ -409,20 +410,29 @@ def test_a_plinopt_straight_line_program_points_at_the_matrices():
 @pytest.mark.parametrize(
     "text, message, where",
     [
-        ("(a11)*(b11)(c11)\n", "expected '*' between the factors, found '('", "1:12"),
-        ("(b11)*(a11)*(c11)\n", "b11 is in the wrong factor: a product is (sum of a-entries)*(sum of b-entries)*(sum of c-entries)", "1:2"),
+        ("(a11)*(b11)(c11)\n", f"expected '*' between the factors, found '('; {WHOLE}", "1:12"),
+        ("(a11+b12)*(b11)*(c11)\n", f"a sum mixes a- and b-entries: {WHOLE}", "1:2"),
         ("(a11-a11)*(b11)*(c11)\n", "the sum of a-entries is zero: the product has a zero factor", "1:1"),
         ("(a11)*(b11)*(c11)/0\n", "division by zero in a coefficient", "1:19"),
         ("(a11)*(b11)*(c11)*0\n", "the product is multiplied by zero", "1:19"),
         ("(1/0*a11)*(b11)*(c11)\n", "division by zero in a coefficient", "1:4"),
-        ("(a11)*(b11)*(c11) x\n", "unexpected 'x' after the product", "1:19"),
-        ("(a11 b12)*(b11)*(c11)\n", "expected '+', '-' or ')' in the sum of a-entries, found 'b12'", "1:6"),
+        ("(a11)*(b11)*(c11) x\n", "expected an operator (+ - * /) between ')' and 'x'", "1:19"),
+        ("(a11 b12)*(b11)*(c11)\n", "expected an operator (+ - * /) between 'a11' and 'b12'", "1:6"),
         ("(a1)*(b11)*(c11)\n", "expected an entry a11..a99, found 'a1'", "1:2"),
-        ("(a11)*(b11)*(c11\n", "expected '+', '-' or ')' in the sum of c-entries, found the end of the line", "1:17"),
+        ("(a11)*(b11)*(c11\n", f"'(' is never closed: {WHOLE}", "1:13"),
+        ("(a11)*(b11)*(c11)-\n", "expected an entry or a number after '-', found the end of the line", "1:18"),
+        ("(a11)*(b11)*(c11)*(a12)\n", f"two factors of a-entries multiply: {WHOLE}", "1:20"),
+        ("(a11)*(b11)\n", f"the product has no factor of c-entries: {WHOLE}", "1:1"),
+        ("(a11)*(b11)*(c11)+a12\n", f"a sum adds a product of factors to entries: {WHOLE}", "1:1"),
+        ("(a11)*(b11)*(c11/b11)\n", "only numbers divide: a coefficient may be n/d, not a division by entries", "1:18"),
+        ("(a11)*(b11)*(c11**2)\n", f"unexpected operator in a product: only + - * / are allowed; {WHOLE}", "1:14"),
         ("(a11)*(b11)*(c13)\n", "c13 is outside ⟨2,2,2⟩ (from the name 'x-222-1.exp'): Cᵀ (c-indices are transposed) has 2x2 entries", "1:14"),
         ("\n# nothing\n", "x-222-1.exp holds no products: expected one '(a..)*(b..)*(c..)' line per product", "1:1"),
     ],
-    ids=["star", "order", "zero", "divide", "times-zero", "coefficient-zero", "trailing", "plus", "index", "unclosed", "outside", "empty"],
+    ids=[
+        "star", "mixed", "zero", "divide", "times-zero", "coefficient-zero", "trailing", "plus", "index", "unclosed",
+        "dangling", "twice", "two-factors", "sum-of-products", "divide-by-entry", "power", "outside", "empty",
+    ],
 )
 def test_malformed_kauers_files(tmp_path, text, message, where):
     assert _error(_write(tmp_path, "x-222-1.exp", text)) == (message, where)
@@ -527,7 +537,10 @@ def test_read_catalogue_options_are_checked(tmp_path):
     assert _error(path, key="2,2,2")[0] == (
         "--key picks a scheme inside an AlphaTensor .npz archive; a fast-matmul file holds one scheme"
     )
-    assert _error(path, format="matlab")[0] == "unknown input format 'matlab'; known: bl, fast-matmul, plinopt, kauers, alphatensor"
+    assert _error(path, format="matlab")[0] == (
+        "unknown input format 'matlab'; known: bl, fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, "
+        "alphatensor"
+    )
 
 
 def test_identifiers_are_valid_bl_names():

@@ -1,6 +1,6 @@
-"""The Brent equations over rings other than Q: approximate and modular schemes.
+"""The Brent equations over rings other than Q: approximate, modular and complex schemes.
 
-Catalogues hold two kinds of schemes that are not exact algorithms over Q:
+Catalogues hold three kinds of schemes that are not exact algorithms over Q:
 
 - **approximate** (APA, border-rank) schemes, whose coefficients are Laurent
   polynomials in a parameter (``x`` in fast-matmul's ``*-approx`` files, where
@@ -11,20 +11,30 @@ Catalogues hold two kinds of schemes that are not exact algorithms over Q:
   while single products carry up to x^-φ, so rounding errors grow like
   u·x^-φ (Bini, Lotti and Romani 1980).  Checked with sympy.
 - **modular** schemes, valid only modulo p (Kauers's ``*.mod2.exp``,
-  AlphaTensor's ``factorizations_f2.npz``, p = 2): checked modulo p and over Q.
+  AlphaTensor's ``factorizations_f2.npz``, p = 2; PLinOpt's schemes over
+  Q(√3) written with 1013 standing for √3, p = 1013² − 3): checked modulo p,
+  rationals a/b as a·b⁻¹, and over Q.
+- **complex** schemes over Q(i) (AlphaEvolve's ⟨4,4,4;48⟩): checked exactly,
+  real and imaginary parts as integer tensors.
 
-Neither becomes an exact :class:`~bilinear.ir.Algorithm` that code
+The exact check :func:`brent_tensor` computes Σ_r u·v·w on integer tables
+(int64 where no sum can overflow, Python integers otherwise).
+
+None becomes an exact :class:`~bilinear.ir.Algorithm` that code
 generation could take: an :class:`ApproximateScheme` holds sympy
-coefficients, and a :class:`ModularScheme` only wraps the algorithm its
-integers would give over Q, to say that it is claimed modulo p.
-``bilinear.api.load`` refuses both; ``bilinear.api.verify`` reports them with
-:class:`ApproximateReport` and :class:`ModularReport`, whose ``ok`` means
-"an exact algorithm over Q" and is therefore never true of an approximate
-scheme, while ``holds`` says whether the scheme is what it claims to be.
+coefficients, a :class:`ModularScheme` only wraps the algorithm its
+coefficients would give over Q, to say that it is claimed modulo p, and a
+:class:`ComplexScheme` holds complex rationals.  ``bilinear.api.load``
+refuses all three, saying why; ``bilinear.api.verify`` reports them with
+:class:`ApproximateReport`, :class:`ModularReport` and :class:`ComplexReport`,
+whose ``ok`` means "an exact algorithm over Q" and is therefore never true of
+an approximate or complex scheme, while ``holds`` says whether the scheme is
+what it claims to be.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
@@ -200,6 +210,7 @@ class ModularScheme:
 
     algorithm: Algorithm
     modulus: int
+    reason: str = ""  # why the modulus, where the file gives one (a number standing for √3)
 
     def __post_init__(self) -> None:
         if self.modulus < 2:
@@ -215,7 +226,8 @@ class ModularScheme:
 
     @property
     def not_exact_because(self) -> str:
-        return f"{self.name} is a scheme valid only modulo {self.modulus}"
+        because = f" ({self.reason})" if self.reason else ""
+        return f"{self.name} is a scheme valid only modulo {self.modulus}{because}"
 
 
 @dataclass(frozen=True)
@@ -242,11 +254,8 @@ class ModularReport:
         return self.modular_errors + self.rational_errors
 
 
-def _integer_tables(algorithm: Algorithm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """U, V, W as arrays of Python integers (a modular scheme's coefficients are
-    integers; Python integers cannot overflow, whatever the file holds)."""
-    tables = Expansion(algorithm).tables()
-    return tuple(np.array([[int(c) for c in row] for row in table], dtype=object) for table in tables)
+def _residue(value: Fraction, modulus: int) -> int:
+    return value.numerator * pow(value.denominator, -1, modulus) % modulus
 
 
 def _classical_tensor(shape: Shape) -> np.ndarray:
@@ -256,6 +265,38 @@ def _classical_tensor(shape: Shape) -> np.ndarray:
             for j in range(shape.n):
                 tensor[i * shape.k + l, l * shape.n + j, i * shape.n + j] = 1
     return tensor
+
+
+def brent_tensor(u: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Σ_r u[a,r]·v[b,r]·w[c,r] for integer tables, exactly.
+
+    Float64 BLAS where every partial sum is an integer below 2⁵² (exact
+    there), int64 where none can overflow, Python integers otherwise; one A
+    block at a time, so memory stays at (B blocks × products).
+    """
+    bound = max(1, *(int(np.abs(t).max()) if t.size else 1 for t in (u, v, w)))
+    worst = bound**3 * max(1, u.shape[1])
+    dtype = np.float64 if worst < 2**52 else np.int64 if worst < 2**62 else object
+    u, v, w = (t.astype(dtype) for t in (u, v, w))
+    wt = np.ascontiguousarray(w.T)
+    out = np.empty((u.shape[0], v.shape[0], w.shape[0]), dtype=dtype)
+    for a in range(u.shape[0]):
+        out[a] = (v * u[a]) @ wt
+    return out.astype(np.int64) if dtype is np.float64 else out
+
+
+def wrong_over_q(algorithm: Algorithm) -> tuple[str, ...]:
+    """The C blocks whose Brent equations fail over Q, by the exact integer tensor check.
+
+    The same equations :func:`~bilinear.verify.algorithm.verify_algorithm`
+    checks with readable diagnostics, as one tensor product: what the
+    catalogue tally uses for schemes with thousands of products.
+    """
+    (u, v, w), scale = _scaled_tables(algorithm)
+    computed = brent_tensor(u, v, w)
+    expected = _classical_tensor(algorithm.shape) * scale
+    blocks = _block_indices(algorithm.shape)[2]
+    return tuple(block_name("C", *blocks[c]) for c in range(len(blocks)) if (computed[:, :, c] != expected[:, :, c]).any())
 
 
 _SHOWN_TERMS = 4
@@ -276,39 +317,189 @@ def _block_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) 
     return text + (f" (and {hidden} more wrong terms)" if hidden else "")
 
 
+def _sparse_tables(algorithm: Algorithm) -> list[list[tuple[int, int, Fraction]]]:
+    """U, V, W as (row, product, coefficient) triples: straight from the forms when the algorithm
+    has no named sums (thousands of products read in a moment), through the expansion otherwise."""
+    shape = algorithm.shape
+    index = [{b: i for i, b in enumerate(shape.blocks(op))} for op in "ABC"]
+    if algorithm.sums:
+        return [
+            [(i, r, c) for i, row in enumerate(table) for r, c in enumerate(row) if c]
+            for table in Expansion(algorithm).tables()
+        ]
+    position = {p.name: r for r, p in enumerate(algorithm.products)}
+    u = [(index[0][name], r, c) for r, p in enumerate(algorithm.products) for name, c in p.left.terms]
+    v = [(index[1][name], r, c) for r, p in enumerate(algorithm.products) for name, c in p.right.terms]
+    w = [(index[2][o.block], position[name], c) for o in algorithm.outputs for name, c in o.form.terms]
+    return [u, v, w]
+
+
+def _scaled_tables(algorithm: Algorithm) -> tuple[list[np.ndarray], int]:
+    """U, V, W as integer arrays times their common denominators, and the product of those."""
+    sizes = [len(algorithm.shape.blocks(op)) for op in "ABC"]
+    tables, scale = [], 1
+    for size, triples in zip(sizes, _sparse_tables(algorithm)):
+        denominator = math.lcm(1, *(c.denominator for _, _, c in triples))
+        table = np.zeros((size, algorithm.rank), dtype=object)
+        for i, r, c in triples:
+            table[i, r] = c.numerator * (denominator // c.denominator)
+        tables.append(table)
+        scale *= denominator
+    return tables, scale
+
+
 def check_modular(scheme: ModularScheme) -> ModularReport:
     """The Brent equations modulo p and over Q, on exact integer tensors.
 
-    Assumes: integer coefficients.  Ensures: one error per C block wrong
-    modulo p and, separately, one per C block wrong over Q.
+    Assumes: coefficients whose denominators are prime to p (integers, as the
+    catalogues write them, or PLinOpt's rationals).  Ensures: one error per C
+    block wrong modulo p and, separately, one per C block wrong over Q.
     """
     algorithm, p = scheme.algorithm, scheme.modulus
-    U, V, W = _integer_tables(algorithm)
-    computed = (U[:, None, :] * V[None, :, :]) @ W.T  # Σ_r U[a,r] V[b,r] W[c,r]
+    tables = Expansion(algorithm).tables()
+    singular = sorted({c for table in tables for row in table for c in row if math.gcd(c.denominator, p) != 1}, key=abs)
+    if singular:
+        message = f"the coefficient {singular[0]} has no value modulo {p}: its denominator is not invertible"
+        return ModularReport(scheme, (Diagnostic(message, algorithm.span),), ())
+    residues = [
+        np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
+    ]
+    reduced_all = brent_tensor(*residues) % p
+    (u, v, w), scale = _scaled_tables(algorithm)
+    over_q = brent_tensor(u, v, w)
     expected = _classical_tensor(algorithm.shape)
     spans = {o.block: o.span for o in algorithm.outputs}
     modular, rational = [], []
     for c, (i, j) in enumerate(_block_indices(algorithm.shape)[2]):
         block = block_name("C", i, j)
         span = spans.get(block) or algorithm.span
-        reduced = computed[:, :, c] % p
+        reduced = reduced_all[:, :, c]
         if (reduced != expected[:, :, c]).any():
             difference = _block_difference(reduced, expected[:, :, c], algorithm.shape)
             modular.append(Diagnostic(f"{block} is wrong modulo {p}: {difference}", span))
-        elif (computed[:, :, c] != expected[:, :, c]).any():
-            difference = _block_difference(computed[:, :, c], expected[:, :, c], algorithm.shape)
+        elif (over_q[:, :, c] != scale * expected[:, :, c]).any():
+            computed = np.vectorize(lambda x: Fraction(int(x), scale), otypes=[object])(over_q[:, :, c])
+            difference = _rational_difference(computed, expected[:, :, c], algorithm.shape)
             rational.append(Diagnostic(f"{block} holds only modulo {p}: over Q it {difference}", span))
     return ModularReport(scheme, tuple(modular), tuple(rational))
 
 
+def _rational_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) -> str:
+    a_index, b_index, _ = _block_indices(shape)
+    pairs = [
+        (f"{block_name('A', *a_index[a])}*{block_name('B', *b_index[b])}", computed[a, b], Fraction(int(expected[a, b])))
+        for a, b in zip(*np.nonzero(computed != expected))
+    ]
+    shown = pairs[:_SHOWN_TERMS]
+    text = describe_difference(Form.of({n: got for n, got, _ in shown}), Form.of({n: want for n, _, want in shown}))
+    hidden = len(pairs) - len(shown)
+    return text + (f" (and {hidden} more wrong terms)" if hidden else "")
+
+
+# --- complex schemes --------------------------------------------------------------------
+
+Gaussian = tuple[Fraction, Fraction]  # a complex rational re + im·i, exactly
+
+
+@dataclass(frozen=True)
+class ComplexScheme:
+    """U, V, W tables of complex rationals (Q(i)), as AlphaEvolve's ⟨4,4,4;48⟩ over ½·Z[i].
+
+    Rows as in :class:`ApproximateScheme`: one per A, B and C block, one entry per product.
+    """
+
+    name: str
+    shape: Shape
+    u: tuple[tuple[Gaussian, ...], ...]
+    v: tuple[tuple[Gaussian, ...], ...]
+    w: tuple[tuple[Gaussian, ...], ...]
+    span: Span
+
+    @property
+    def rank(self) -> int:
+        return len(self.u[0])
+
+    @property
+    def not_exact_because(self) -> str:
+        return (
+            f"{self.name} has complex coefficients (in Q(i)): bilinear compiles real float32/float64 products, "
+            "and this scheme's products and sums need complex arithmetic on every block"
+        )
+
+
+@dataclass(frozen=True)
+class ComplexReport:
+    """What holds of a complex scheme: the Brent equations over Q(i), exactly."""
+
+    scheme: ComplexScheme
+    errors: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        return not self.errors
+
+    @property
+    def ok(self) -> bool:
+        """Never: a complex scheme is not a real algorithm bilinear can compile."""
+        return False
+
+
+def _gaussian_text(re: Fraction, im: Fraction) -> str:
+    if im == 0:
+        return str(re)
+    imaginary = f"{'' if abs(im) == 1 else abs(im)}i"
+    if re == 0:
+        return ("-" if im < 0 else "") + imaginary
+    return f"({re}{'-' if im < 0 else '+'}{imaginary})"
+
+
+def check_complex(scheme: ComplexScheme) -> ComplexReport:
+    """The Brent equations over Q(i): real and imaginary parts as exact integer tensors.
+
+    Ensures: one error per wrong C block, naming its first wrong terms.
+    """
+    parts = []  # (re, im) integer tables per side, scaled by one common denominator each
+    scale = 1
+    for table in (scheme.u, scheme.v, scheme.w):
+        denominator = math.lcm(1, *(x.denominator for row in table for entry in row for x in entry))
+        parts.append(
+            tuple(np.array([[int(entry[k] * denominator) for entry in row] for row in table], dtype=object) for k in (0, 1))
+        )
+        scale *= denominator
+    (ur, ui), (vr, vi), (wr, wi) = parts
+    # (u v w) = (ur + i ui)(vr + i vi)(wr + i wi), expanded into four real tensors each way
+    real = brent_tensor(ur, vr, wr) - brent_tensor(ui, vi, wr) - brent_tensor(ur, vi, wi) - brent_tensor(ui, vr, wi)
+    imag = brent_tensor(ur, vr, wi) + brent_tensor(ur, vi, wr) + brent_tensor(ui, vr, wr) - brent_tensor(ui, vi, wi)
+    expected = _classical_tensor(scheme.shape) * scale
+    a_index, b_index, c_index = _block_indices(scheme.shape)
+    errors = []
+    for c, (i, j) in enumerate(c_index):
+        wrong = np.nonzero((real[:, :, c] != expected[:, :, c]) | (imag[:, :, c] != 0))
+        if not len(wrong[0]):
+            continue
+        terms = [
+            f"{_gaussian_text(Fraction(int(real[a, b, c]), scale), Fraction(int(imag[a, b, c]), scale))}"
+            f"*{block_name('A', *a_index[a])}*{block_name('B', *b_index[b])}"
+            f" (needs {int(expected[a, b, c]) // scale})"
+            for a, b in list(zip(*wrong))[:_SHOWN_TERMS]
+        ]
+        more = len(wrong[0]) - len(terms)
+        text = ", ".join(terms) + (f" and {more} more wrong terms" if more else "")
+        errors.append(Diagnostic(f"{block_name('C', i, j)} is wrong over Q(i): it has {text}", scheme.span))
+    return ComplexReport(scheme, tuple(errors))
+
+
 # --- both -------------------------------------------------------------------------------
 
-InexactScheme = ApproximateScheme | ModularScheme
-InexactReport = ApproximateReport | ModularReport
+InexactScheme = ApproximateScheme | ModularScheme | ComplexScheme
+InexactReport = ApproximateReport | ModularReport | ComplexReport
 
 
 def check_inexact(scheme: InexactScheme) -> InexactReport:
     """The report for either kind of scheme that is not an exact algorithm over Q."""
     if isinstance(scheme, ApproximateScheme):
         return check_approximate(scheme)
+    if isinstance(scheme, ComplexScheme):
+        return check_complex(scheme)
     return check_modular(scheme)

@@ -1,0 +1,215 @@
+"""AlphaTensor / AlphaEvolve ``.npz`` archives: one scheme per key ``"n,m,p"``.
+
+Each entry holds the factor matrices U (n·m × R), V (m·p × R) and W
+(p·n × R) of the tensor of (A, B) ↦ (AB)ᵀ, so W's rows run over Cᵀ.  Square
+sizes are numeric arrays of shape (3, rows, R); rectangular ones are
+pickled object arrays, and loading those executes code from the file, so
+they are refused unless ``allow_pickle=True``.  ``*_f2.npz`` is valid only
+modulo 2.  Complex entries (AlphaEvolve's ⟨4,4,4;48⟩ over ½·Z[i]) give a
+:class:`~bilinear.verify.rings.ComplexScheme`.
+
+The archive is read member by member through :mod:`zipfile`: every member
+must be a ``.npy`` file whose header is well formed and whose declared
+shape fits in the bytes the member really holds, all checked before an
+array is allocated.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import struct
+import tokenize
+import zipfile
+import zlib
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+from numpy.lib import format as npy
+
+from ...ir import Algorithm, Shape, Span
+from ...verify.rings import ComplexScheme, ModularScheme
+from .common import algorithm_from_tables, check_side, fail, identifier, shape_mismatch, transposed_c_rows, whole_file
+
+ZIP_MAGIC = b"PK\x03\x04"
+_MAX_MEMBER_BYTES = 1 << 30  # an uncompressed member above 1 GiB is no scheme
+# What zipfile, zlib and numpy's .npy parser raise for a damaged archive.
+_DAMAGED = (
+    OSError, EOFError, ValueError, KeyError, NotImplementedError, RuntimeError, SyntaxError, zipfile.BadZipFile, zlib.error,
+    struct.error,
+)
+
+
+def _normal_key(key: str) -> str:
+    return ",".join(part.strip() for part in key.strip().replace("x", ",").replace("×", ",").split(","))
+
+
+def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Path) -> str:
+    if key is None and shape is not None:
+        key = f"{shape.m},{shape.k},{shape.n}"
+    if key is None:
+        if len(keys) == 1:
+            return keys[0]
+        fail(
+            f"{path.name} holds {len(keys)} schemes; choose one with --key (e.g. --key {keys[0]})",
+            whole_file(path),
+            "keys: " + " ".join(keys),
+        )
+    wanted = _normal_key(key)
+    if wanted not in keys:
+        close = difflib.get_close_matches(wanted, keys, n=3)
+        fail(
+            f"{path.name} has no scheme {wanted!r}",
+            whole_file(path),
+            *((f"did you mean {' or '.join(close)}?",) if close else ()),
+            "keys: " + " ".join(keys),
+        )
+    return wanted
+
+
+def _members(archive: zipfile.ZipFile, path: Path) -> dict[str, zipfile.ZipInfo]:
+    """Key → member; every member must be an .npy array of a sane size."""
+    members = {}
+    for info in archive.infolist():
+        if not info.filename.endswith(".npy"):
+            fail(f"{path.name} holds {info.filename!r}, which is not an .npy array: this is not a NumPy .npz archive", whole_file(path))
+        if info.file_size > _MAX_MEMBER_BYTES:
+            fail(f"{path.name}: member {info.filename!r} declares {info.file_size} bytes; no scheme is that large", whole_file(path))
+        members[info.filename[: -len(".npy")]] = info
+    if not members:
+        fail(f"{path.name} is an empty archive: it holds no schemes", whole_file(path))
+    return members
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, allow_pickle: bool, where: str, span: Span) -> np.ndarray:
+    with archive.open(info) as stream:
+        try:
+            version = npy.read_magic(stream)
+            reader = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+            if reader is None:
+                fail(f"{where}: .npy format version {version} is not one NumPy writes", span)
+            shape, _fortran, dtype = reader(stream)
+        except (*_DAMAGED, TypeError, tokenize.TokenError) as error:  # numpy's header parser tokenizes the text
+            fail(f"{where}: the .npy header is damaged ({type(error).__name__}: {error})", span)
+        if dtype.hasobject:
+            if not allow_pickle:
+                fail(
+                    f"{where} is a pickled object array; reading it runs code stored in the file, so bilinear refuses "
+                    "unless you allow it",
+                    span,
+                    "if you trust the file, pass --allow-pickle (allow_pickle=True)",
+                )
+        else:
+            count = int(np.prod(shape, dtype=object))
+            if count * dtype.itemsize > info.file_size:
+                fail(
+                    f"{where}: the header declares an array of shape {shape} ({count * dtype.itemsize} bytes), "
+                    f"but the member holds only {info.file_size} bytes",
+                    span,
+                )
+    with archive.open(info) as stream:
+        try:
+            return npy.read_array(stream, allow_pickle=allow_pickle)
+        except _DAMAGED as error:
+            fail(f"cannot read {where}: {error}", span)
+        except Exception as error:
+            if not allow_pickle:
+                raise
+            # Unpickling, which the user allowed, can raise anything at all.
+            fail(f"cannot unpickle {where}: {type(error).__name__}: {error}", span)
+
+
+def _factor_arrays(raw: np.ndarray, where: str, span: Span) -> list[np.ndarray]:
+    """The U, V, W arrays of one archive entry, checked to be numeric 2-D tables."""
+    if raw.dtype == object:
+        parts = list(raw.ravel())
+    elif raw.ndim == 3:
+        parts = list(raw)
+    else:
+        parts = []
+    if len(parts) != 3 or not all(isinstance(p, np.ndarray) and p.ndim == 2 for p in parts):
+        fail(f"{where} is not three factor matrices U, V, W (found an array of shape {raw.shape})", span)
+    for letter, part in zip("UVW", parts):
+        if part.dtype.kind not in "iufc":
+            fail(f"{where}: {letter} holds {part.dtype} values, not numbers", span)
+        if part.dtype.kind in "fc" and not np.isfinite(part).all():
+            fail(f"{where}: {letter} holds a value that is not finite", span)
+    return parts
+
+
+def read_alphatensor(
+    path: Path, shape: Shape | None = None, key: str | None = None, allow_pickle: bool = False
+) -> Algorithm | ModularScheme | ComplexScheme:
+    """One scheme of an AlphaTensor/AlphaEvolve ``.npz`` archive (``key`` ``"n,m,p"``)."""
+    span = whole_file(path)
+    try:
+        with path.open("rb") as stream:
+            magic = stream.read(4)
+    except OSError as error:
+        fail(f"cannot read {path}: {error.strerror or error}", None)
+    if magic != ZIP_MAGIC:
+        fail(f"{path.name} is not an .npz archive (a zip file of arrays)", span)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = _members(archive, path)
+            chosen = _choose_key(list(members), key, shape, path)
+            raw = _read_member(archive, members[chosen], allow_pickle, f"scheme {chosen} of {path.name}", span)
+    except _DAMAGED as error:
+        fail(f"cannot read {path.name} as an .npz archive: {error}", span)
+    where = f"scheme {chosen} of {path.name}"
+    try:
+        dims = Shape(*(int(part) for part in chosen.split(",")))
+    except (TypeError, ValueError):
+        fail(f"{where}: the key is not 'n,m,p'", span)
+    check_side(dims, where, span)
+    if shape is not None:
+        shape_mismatch(dims, shape, f"the key {chosen!r}", span)
+    u, v, w = _factor_arrays(raw, where, span)
+    rank = u.shape[1]
+    for letter, part, want in (("U", u, dims.m * dims.k), ("V", v, dims.k * dims.n), ("W", w, dims.n * dims.m)):
+        if part.shape != (want, rank):
+            fail(f"{where}: {letter} is {part.shape[0]}x{part.shape[1]}; {dims} with {rank} products needs {want}x{rank}", span)
+    name = identifier(f"{path.stem}_{dims.m}x{dims.k}x{dims.n}")
+    if any(np.iscomplexobj(p) and np.any(p.imag != 0) for p in (u, v, w)):
+        return _complex(u, v, w, dims, name, where, span)
+    u, v, w = (p.real if np.iscomplexobj(p) else p for p in (u, v, w))
+    modulus = 2 if path.stem.endswith("_f2") else 0
+    if modulus and not all(np.all(np.mod(part, 1) == 0) for part in (u, v, w)):
+        fail(f"{where}: a scheme valid modulo {modulus} has integer coefficients", span)
+    tables = [[[_exact(c) for c in row] for row in part] for part in (u, v, w)]
+    algorithm = algorithm_from_tables(name, dims, tables[0], tables[1], transposed_c_rows(tables[2], dims), where, span)
+    return ModularScheme(algorithm, modulus) if modulus else algorithm
+
+
+def _exact(value) -> Fraction:
+    # Integers and binary floats (0.125) are exact rationals; Fraction keeps them so.
+    return Fraction(int(value)) if float(value).is_integer() else Fraction(float(value))
+
+
+def _complex(u, v, w, dims: Shape, name: str, where: str, span: Span) -> ComplexScheme:
+    def table(part):
+        return tuple(tuple((_exact(c.real), _exact(c.imag)) for c in row) for row in part.astype(complex))
+
+    for letter, part in (("U", u), ("V", v)):
+        empty = np.nonzero(~np.any(part != 0, axis=0))[0]
+        if len(empty):
+            fail(f"{where}: product {empty[0] + 1} has a zero factor (column {empty[0] + 1} of {letter})", span)
+    return ComplexScheme(name, dims, table(u), table(v), tuple(transposed_c_rows(table(w), dims)), span)
+
+
+def decompositions_from_notebook(source: str) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The ``decomposition_nmp = (np.array([...]), ...)`` literals of AlphaEvolve's results notebook, read
+    with :func:`ast.literal_eval` (nothing is executed), keyed ``"n,m,p"`` as in an ``.npz`` archive."""
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        target = node.targets[0].id
+        if not target.startswith("decomposition_") or not isinstance(node.value, ast.Tuple):
+            continue
+        arrays = [np.array(ast.literal_eval(call.args[0])) for call in node.value.elts if isinstance(call, ast.Call)]
+        digits = target.removeprefix("decomposition_")
+        if len(arrays) == 3 and digits.isdigit() and len(digits) == 3:
+            found[",".join(digits)] = tuple(arrays)
+    return found

@@ -1,0 +1,156 @@
+"""What every catalogue reader shares: locations, names, shapes, size limits, tables to algorithms.
+
+Readers report malformed input as a :class:`~bilinear.diagnostics.BilinearError`
+located at file:line:col; these helpers build those errors and the exact
+:class:`~bilinear.ir.Algorithm` a table of coefficients describes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+
+from ...diagnostics import BilinearError, Diagnostic
+from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name, parse_block
+
+# Words the .bl grammar reserves; a scheme named after one could not be written back.
+_KEYWORDS = {"algorithm", "table", "schedule", "use", "for", "stage", "temp"}
+
+# The largest block grid a catalogue scheme may declare: AlphaTensor's biggest
+# is ⟨11,11,11⟩ and Perminov's ⟨16,16,16⟩; beyond this a header is a typo or an attack.
+MAX_SIDE = 64
+
+
+def fail(message: str, span: Span | None, *notes: str):
+    """Raise one located diagnostic."""
+    raise BilinearError(Diagnostic(message, span, notes=notes))
+
+
+def whole_file(path: Path) -> Span:
+    return Span(str(path), 1, 1, 1, 2)
+
+
+def token_span(path: Path, line_number: int, column: int, text: str) -> Span:
+    return Span(str(path), line_number, column, line_number, column + max(1, len(text)))
+
+
+def line_span(path: Path, line_number: int, line: str) -> Span:
+    return Span(str(path), line_number, 1, line_number, len(line) + 1)
+
+
+def rational(token: str, span: Span) -> Fraction:
+    """``3``, ``-1/2``, ``0.25`` as an exact Fraction, or a located error."""
+    try:
+        return Fraction(token)
+    except (ValueError, ZeroDivisionError):
+        raise BilinearError(Diagnostic(f"{token!r} is not a rational coefficient", span)) from None
+
+
+def shape_mismatch(found: Shape, given: Shape, where: str, span: Span) -> None:
+    if found != given:
+        fail(f"{where} says {found}, but the shape given is {given}", span)
+
+
+def check_side(shape: Shape, where: str, span: Span | None) -> Shape:
+    """A declared shape, refused before anything is allocated when a side is 0 or absurd."""
+    for side in (shape.m, shape.k, shape.n):
+        if not 1 <= side <= MAX_SIDE:
+            fail(f"{where} declares {shape}; every side must be between 1 and {MAX_SIDE}", span)
+    return shape
+
+
+def parse_shape(text: str | None) -> Shape | None:
+    """``"2,3,4"`` to a Shape; raises a BilinearError (without location) when malformed."""
+    if text is None:
+        return None
+    try:
+        m, k, n = (int(part) for part in text.split(","))
+        return check_side(Shape(m, k, n), "--shape", None)
+    except ValueError:
+        raise BilinearError(Diagnostic(f"--shape must be three positive whole numbers m,k,n, not {text!r}")) from None
+
+
+def _divisors(number: int) -> list[int]:
+    small = [d for d in range(1, int(number**0.5) + 1) if number % d == 0]
+    return sorted(set(small + [number // d for d in small]))
+
+
+def infer_shape(rows_a: int, rows_b: int, rows_c: int) -> Shape | None:
+    """The unique ⟨m,k,n⟩ with mk, kn, mn rows, if there is one (m ranges over the divisors of mk)."""
+    if min(rows_a, rows_b, rows_c) < 1:
+        return None
+    candidates = []
+    for m in _divisors(rows_a):
+        k = rows_a // m
+        if rows_b % k == 0 and m * (rows_b // k) == rows_c:
+            candidates.append(Shape(m, k, rows_b // k))
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def identifier(text: str, prefix: str = "scheme") -> str:
+    """A valid .bl name made from a file name: ``grey333-23-152`` → ``grey333_23_152``.
+
+    Names that would not be one (``378-ffdb``, ``A12``, ``table``) get ``prefix_`` in front.
+    """
+    name = re.sub(r"\W", "_", text, flags=re.ASCII)
+    if not re.match(r"[A-Za-z_]", name) or parse_block(name) or name in _KEYWORDS:
+        name = f"{prefix}_{name}"
+    return name
+
+
+def modulus_in_name(path: Path) -> int:
+    """``p`` for a ``modp`` token in the file name (``mod2``), 0 for ``mod0`` or none (over Q)."""
+    modulus = 0
+    for token in re.split(r"[-_.]", path.name):
+        match = re.fullmatch(r"mod([0-9]+)[a-z]?", token)
+        if match:
+            modulus = int(match.group(1))
+    if modulus == 1:
+        fail(f"'mod1' in the name {path.name}: a modulus is at least 2 ('mod0' means over Q)", whole_file(path))
+    return modulus
+
+
+Table = Sequence[Sequence[Fraction]]
+
+
+def algorithm_from_tables(
+    name: str,
+    shape: Shape,
+    u: Table,
+    v: Table,
+    w: Table,
+    where: str,
+    span: Span,
+    product_spans: Sequence[Span] | None = None,
+    output_spans: Sequence[Span] | None = None,
+) -> Algorithm:
+    """The algorithm of U (one row per A block, row-major), V (B blocks) and W (C blocks), one column per product.
+
+    Raises:
+        BilinearError: a product with a zero factor, located at ``span``.
+    """
+    rank = len(u[0]) if u else 0
+    products = []
+    for r in range(rank):
+        left = Form.of({block: row[r] for block, row in zip(shape.blocks("A"), u) if row[r]})
+        right = Form.of({block: row[r] for block, row in zip(shape.blocks("B"), v) if row[r]})
+        if left.is_zero() or right.is_zero():
+            table = "U" if left.is_zero() else "V"
+            fail(f"{where}: product {r + 1} has a zero factor (column {r + 1} of {table})", span)
+        products.append(Product(f"M{r + 1}", left, right, product_spans[r] if product_spans else span))
+    outputs = tuple(
+        Output(block, Form.of({f"M{r + 1}": c for r, c in enumerate(row) if c}), output_spans[i] if output_spans else span)
+        for i, (block, row) in enumerate(zip(shape.blocks("C"), w))
+    )
+    return Algorithm(name, shape, (), tuple(products), outputs, rank, span, tabular=True)
+
+
+def transposed_c_rows(w_by_ct: Table, shape: Shape) -> list:
+    """W's rows reordered from Cᵀ row-major (the trace convention: row j·m + i is C_ij) to C row-major."""
+    return [w_by_ct[j * shape.m + i] for i in range(shape.m) for j in range(shape.n)]
+
+
+def c_block(i: int, j: int) -> str:
+    return block_name("C", i, j)

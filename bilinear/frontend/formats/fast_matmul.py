@@ -1,0 +1,266 @@
+"""fast-matmul coefficient files (arbenson/fast-matmul ``codegen/algorithms``).
+
+U, V and W blocks of numbers separated by ``#`` lines, one row per block
+(row-major), one column per product; the shape is inferred from the row
+counts or given.  Entries are rationals, or in ``*-approx`` files
+coefficients in one parameter as fast-matmul's ``gen.py`` reads them
+(``x``, ``-1/2x2``, ``2x``, ``xi`` = 1/x, ``(x+x2)``, ``(1+-x)``; the lark
+grammar ``fast_matmul_coefficient.lark``) — an approximate scheme.
+``eliminated`` files add rows to U and V and columns to W for common
+subexpressions and, after ``# Substitution information``, three blocks
+defining them (any may be empty): A-side sums ``A_X1…`` over A blocks,
+B-side sums ``B_X1…`` over B blocks and output sums ``M_X1…`` over products
+(fast-matmul's own names); they become named sums, so the shared additions
+are kept and verified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
+
+import sympy
+from lark import Lark, Transformer, UnexpectedInput
+
+from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
+from ...verify.rings import ApproximateScheme
+from ..loader import read_source
+from .common import check_side, fail, identifier, infer_shape, line_span, rational, token_span, whole_file
+
+Entry = Fraction | sympy.Expr
+
+
+class _Coefficient(Transformer):
+    def number(self, children):
+        return sympy.Rational(str(children[0]))
+
+    def scaled(self, children):
+        return sympy.Rational(str(children[0])) * children[1]
+
+    def parameter(self, children):
+        return sympy.Symbol(str(children[0]))
+
+    def negative(self, children):
+        return -children[0]
+
+    def reciprocal(self, children):
+        if children[0] == 0:
+            raise ZeroDivisionError
+        return 1 / children[0]
+
+    def power(self, children):
+        return children[0] ** int(children[1])
+
+    def total(self, children):
+        return sympy.Add(*children)
+
+
+@cache
+def _coefficient_parser() -> Lark:
+    return Lark.open("fast_matmul_coefficient.lark", rel_to=__file__, start="coefficient", parser="lalr")
+
+
+def entry(token: str, span: Span) -> Entry:
+    """One coefficient: a Fraction, or a sympy expression in a parameter."""
+    if not any(c.isalpha() for c in token):
+        return rational(token, span)
+    try:
+        value = _Coefficient().transform(_coefficient_parser().parse(token))
+    except (UnexpectedInput, ZeroDivisionError):
+        fail(
+            f"{token!r} is not a coefficient",
+            span,
+            "entries are rationals (3, -1/2, 0.25) or, as fast-matmul's gen.py reads them, expressions in one "
+            "parameter: x, -x, 2x, x2 (x squared), xi (1/x), -1/2x2i, (x+x2), (1+-x)",
+        )
+    return Fraction(int(value.p), int(value.q)) if value.is_Rational else value
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of numbers and where it is."""
+
+    entries: tuple[Entry, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Section:
+    """A block of rows and the ``#`` line that opened it (``""`` for none); ``rows`` may be empty."""
+
+    rows: tuple[Row, ...]
+    heading: str
+    heading_span: Span
+
+    @property
+    def span(self) -> Span:
+        return self.rows[0].span if self.rows else self.heading_span
+
+    @property
+    def width(self) -> int:
+        return len(self.rows[0].entries)
+
+
+def sections(text: str, path: Path) -> tuple[list[Section], list[Section]]:
+    """(U, V, W, ...) and the substitution blocks, which may be empty, of a file."""
+    groups: list[Section] = []
+    rows: list[Row] = []
+    heading, heading_span = "", whole_file(path)
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            groups.append(Section(tuple(rows), heading, heading_span))
+            rows, heading, heading_span = [], stripped, line_span(path, number, line)
+            continue
+        if not stripped:
+            continue
+        columns = [(i + 1, t) for i, t in _tokens(line)]
+        rows.append(Row(tuple(entry(t, token_span(path, number, c, t)) for c, t in columns), line_span(path, number, line)))
+    groups.append(Section(tuple(rows), heading, heading_span))
+    where = next((i for i, g in enumerate(groups) if "substitution" in g.heading.lower()), len(groups))
+    main = [g for g in groups[:where] if g.rows]
+    subs = groups[where:]
+    if subs:  # A-side, B-side and product substitutions, each possibly empty
+        surplus = [g for g in subs[3:] if g.rows]
+        if surplus:
+            fail("expected three substitution blocks (A side, B side, products) after '# Substitution information'; "
+                 f"found {3 + len(surplus)}", surplus[0].span)
+        subs = subs[:3] + [Section((), "#", subs[-1].heading_span)] * (3 - len(subs))
+    return main, subs
+
+
+def _tokens(line: str):
+    position = 0
+    for token in line.split():
+        position = line.index(token, position)
+        yield position, token
+        position += len(token)
+
+
+def _check_main(main: list[Section], subs: list[Section], path: Path) -> None:
+    if len(main) < 3:
+        fail(f"expected U, V and W blocks separated by '#' lines; found {len(main)}", whole_file(path))
+    if len(main) > 3:
+        fail(
+            f"found {len(main)} blocks of numbers; a fast-matmul file has U, V and W, and only an eliminated "
+            "scheme has more (three blocks after a '# Substitution information' line)",
+            main[3].span,
+        )
+
+
+def _check_widths(section: Section, letter: str, width: int, meaning: str) -> None:
+    for row in section.rows:
+        if len(row.entries) != width:
+            fail(f"this row of {letter} has {len(row.entries)} entries; it needs {width}, {meaning}", row.span)
+
+
+def _shape(main: list[Section], extra: tuple[int, int, int], shape: Shape | None, path: Path) -> Shape:
+    # Substitution rows extend U and V; the product substitutions extend W's columns, not its rows.
+    rows_a, rows_b, rows_c = len(main[0].rows) - extra[0], len(main[1].rows) - extra[1], len(main[2].rows)
+    if shape is None:
+        shape = infer_shape(rows_a, rows_b, rows_c)
+        if shape is None:
+            fail(f"cannot infer the shape from {rows_a}, {rows_b} and {rows_c} rows; give --shape m,k,n", whole_file(path))
+        check_side(shape, f"the row counts of {path.name}", whole_file(path))
+    for letter, section, operand, sub_rows in zip("UVW", main, "ABC", (*extra[:2], 0)):
+        want = len(shape.blocks(operand))
+        if len(section.rows) - sub_rows != want:
+            rows, cols = shape.grid(operand)
+            substitutions = f" plus {sub_rows} substitution rows" if sub_rows else ""
+            fail(
+                f"{letter} has {len(section.rows)} rows; {shape} needs {want}{substitutions}, one per {operand} block "
+                f"({block_name(operand, 1, 1)}..{block_name(operand, rows, cols)}, row-major)",
+                section.span,
+            )
+    return shape
+
+
+def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | ApproximateScheme:
+    """A fast-matmul coefficient file: exact, eliminated (with named sums) or approximate."""
+    main, subs = sections(read_source(path), path)
+    _check_main(main, subs, path)
+    extra = tuple(len(s.rows) for s in subs) if subs else (0, 0, 0)
+    shape = _shape(main, extra, shape, path)
+    rank = main[0].width
+    _check_widths(main[0], "U", rank, "one per product")
+    _check_widths(main[1], "V", rank, "one per product")
+    _check_widths(main[2], "W", rank + extra[2], "one per product" + (" and one per product substitution" if subs else ""))
+    for section, letter, width in zip(subs, "ABM", (shape.m * shape.k, shape.k * shape.n, rank)):
+        meaning = "one per product" if letter == "M" else f"one per {letter} block"
+        _check_widths(section, f"the {letter} substitutions", width, meaning)
+    parameters = {
+        s for section in main + subs for row in section.rows for e in row.entries
+        if isinstance(e, sympy.Expr) for s in e.free_symbols
+    }
+    if parameters:
+        return _approximate(main, subs, shape, parameters, path)
+    return _exact(main, subs, shape, extra, path)
+
+
+def _approximate(main: list[Section], subs: list[Section], shape: Shape, parameters: set, path: Path) -> ApproximateScheme:
+    if len(parameters) > 1:
+        fail(f"an approximate scheme has one parameter; this one has {', '.join(sorted(map(str, parameters)))}", main[0].span)
+    if any(s.rows for s in subs):
+        fail("substitutions in an approximate scheme are not supported; give the scheme without them", subs[0].span)
+    tables = [tuple(tuple(_symbolic(e) for e in row.entries) for row in section.rows) for section in main]
+    spans = tuple(tuple(row.span for row in section.rows) for section in main)
+    _check_factors_nonzero(main)
+    return ApproximateScheme(identifier(path.name), shape, parameters.pop(), *tables, spans, whole_file(path))
+
+
+def _symbolic(value: Entry) -> sympy.Expr:
+    return value if isinstance(value, sympy.Expr) else sympy.Rational(value.numerator, value.denominator)
+
+
+def _check_factors_nonzero(main: list[Section]) -> None:
+    """Every product needs a nonzero column in U and in V."""
+    for letter, section in zip("UV", main):
+        for r in range(section.width):
+            if not any(row.entries[r] != 0 for row in section.rows):
+                fail(f"product {r + 1} has a zero factor: column {r + 1} of {letter} is all zero", section.span)
+
+
+def _exact(main: list[Section], subs: list[Section], shape: Shape, extra: tuple[int, ...], path: Path) -> Algorithm:
+    rank = main[0].width
+    a_names = list(shape.blocks("A")) + [f"A_X{s + 1}" for s in range(extra[0])]
+    b_names = list(shape.blocks("B")) + [f"B_X{s + 1}" for s in range(extra[1])]
+    m_names = [f"M{r + 1}" for r in range(rank)]
+    w_names = m_names + [f"M_X{s + 1}" for s in range(extra[2])]
+    _check_factors_nonzero(main)
+    sums = []
+    for section, prefix, bases in zip(subs, ("A_X", "B_X", "M_X"), (a_names, b_names, m_names)):
+        for s, row in enumerate(section.rows):
+            form = Form.of({name: c for name, c in zip(bases, row.entries) if c})
+            if form.is_zero():
+                fail(f"substitution {prefix}{s + 1} is all zero", row.span)
+            sums.append(Sum(f"{prefix}{s + 1}", form, row.span))
+    products = tuple(
+        Product(m_names[r], _column(main[0].rows, a_names, r), _column(main[1].rows, b_names, r), main[0].span)
+        for r in range(rank)
+    )
+    outputs = tuple(
+        Output(block, Form.of({n: c for n, c in zip(w_names, row.entries) if c}), row.span)
+        for block, row in zip(shape.blocks("C"), main[2].rows)
+    )
+    has_subs = any(s.rows for s in subs)
+    return Algorithm(identifier(path.name), shape, tuple(sums), products, outputs, rank, whole_file(path), tabular=not has_subs)
+
+
+def _column(rows: tuple[Row, ...], names: list[str], r: int) -> Form:
+    return Form.of({name: row.entries[r] for name, row in zip(names, rows) if row.entries[r]})
+
+
+def looks_like_fast_matmul(text: str) -> bool:
+    """Rows of whitespace-separated coefficients (digits, ``/ . - + ( )`` and lowercase parameter
+    letters), in blocks separated by ``#`` lines."""
+    rows = 0
+    for line in text.splitlines()[:5000]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if not all(c.isdigit() or c in "/.-+() \t" or ("a" <= c <= "z") for c in stripped):
+            return False
+        rows += 1
+    return rows > 0

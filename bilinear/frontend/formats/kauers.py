@@ -1,0 +1,117 @@
+"""Kauers and flips ``.exp`` files (mkauers/matrix-multiplication, jakobmoosbauer/flips).
+
+One product per line, ``(Σ a)*(Σ b)*(Σ c)`` with rational coefficients,
+scale factors (``(3*(9*a11 - a12))``, ``(...)/3``) and single entries without
+parentheses (``c15``), parsed by the lark grammar ``trilinear.lark``.  Trace
+convention: a term c_ki feeds C_ik.  The shape is the three-digit token of
+the file or folder name (``333``, ``224``), else the largest indices;
+``modp`` in the name marks a scheme valid only modulo p (``mod0``: over Q).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from pathlib import Path
+
+from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name
+from ...verify.rings import ModularScheme
+from ..loader import read_source
+from .common import fail, identifier, modulus_in_name, shape_mismatch, whole_file
+from .trilinear import TrilinearProduct, parse_product
+
+
+def name_shape(path: Path) -> tuple[Shape | None, str]:
+    """(shape, where it came from) from a ``333``-style token of the file or folder name."""
+    for source in (path.name, path.parent.name):
+        shapes = {t for t in re.split(r"[-_.]", source) if re.fullmatch(r"[1-9]{3}", t)}
+        if len(shapes) == 1:
+            token = shapes.pop()
+            return Shape(*(int(d) for d in token)), f"the name '{source}'"
+    return None, ""
+
+
+def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
+    """A ``.exp`` scheme; a ModularScheme when its name marks it valid modulo p."""
+    products = []
+    for number, line in enumerate(read_source(path).splitlines(), start=1):
+        if line.strip() and not line.strip().startswith("#"):
+            products.append(parse_product(line, number, path))
+    if not products:
+        fail(f"{path.name} holds no products: expected one '(a..)*(b..)*(c..)' line per product", whole_file(path))
+    modulus = modulus_in_name(path)
+    named, origin = name_shape(path)
+    if shape is not None:
+        if named is not None:
+            shape_mismatch(named, shape, origin, whole_file(path))
+        origin = "the shape given"
+    elif named is not None:
+        shape = named
+    else:
+        shape, origin = _inferred_shape(products), "the largest indices"
+    _check_indices(products, shape, origin)
+    if modulus:
+        _check_integers(products, modulus)
+    algorithm = _algorithm(products, shape, path)
+    return ModularScheme(algorithm, modulus) if modulus else algorithm
+
+
+def _inferred_shape(products: list[TrilinearProduct]) -> Shape:
+    """⟨m,k,n⟩ from the largest indices: a is m×k, b is k×n, c (transposed) is n×m."""
+    a, b, c = ([key for p in products for key in p.factors[side]] for side in range(3))
+    m = max(max(i for i, _ in a), max(j for _, j in c))
+    k = max(max(j for _, j in a), max(i for i, _ in b))
+    n = max(max(j for _, j in b), max(i for i, _ in c))
+    return Shape(m, k, n)
+
+
+def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) -> None:
+    grids = {"a": shape.grid("A"), "b": shape.grid("B"), "c": shape.grid("C")[::-1]}
+    for product in products:
+        for (letter, i, j), span in product.entry_spans.items():
+            rows, cols = grids[letter]
+            if not (i <= rows and j <= cols):
+                what = {"a": "A", "b": "B", "c": "Cᵀ (c-indices are transposed)"}[letter]
+                fail(f"{letter}{i}{j} is outside {shape} (from {origin}): {what} has {rows}x{cols} entries", span)
+
+
+def _check_integers(products: list[TrilinearProduct], modulus: int) -> None:
+    for product in products:
+        for factor in product.factors:
+            for value in factor.values():
+                if value.denominator != 1:
+                    fail(f"a scheme valid modulo {modulus} has integer coefficients, not {value}", product.span)
+
+
+def _algorithm(products: list[TrilinearProduct], shape: Shape, path: Path) -> Algorithm:
+    outputs: dict[str, dict[str, Fraction]] = {block: {} for block in shape.blocks("C")}
+    first_use: dict[str, Span] = {}  # a C block's diagnostics point at its first c-entry
+    built = []
+    for r, product in enumerate(products):
+        a, b, c = product.factors
+        name = f"M{r + 1}"
+        left = Form.of({block_name("A", i, j): v for (i, j), v in a.items()})
+        right = Form.of({block_name("B", i, j): v for (i, j), v in b.items()})
+        built.append(Product(name, left, right, product.span))
+        for (k, i), value in c.items():  # trace convention: c_ki is C_ik
+            outputs[block_name("C", i, k)][name] = value
+            first_use.setdefault(block_name("C", i, k), product.entry_spans[("c", k, i)])
+    return Algorithm(
+        identifier(path.name.removesuffix(".exp"), "kauers"),
+        shape,
+        (),
+        tuple(built),
+        tuple(Output(block, Form.of(terms), first_use.get(block)) for block, terms in outputs.items()),
+        len(built),
+        whole_file(path),
+        tabular=True,
+    )
+
+
+def looks_like_kauers(text: str) -> bool:
+    """The first line that is not a comment is a product of a-, b- and c-entries."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return all(re.search(rf"\b{letter}[1-9][0-9]", stripped) for letter in "abc") and "{" not in stripped
+    return False

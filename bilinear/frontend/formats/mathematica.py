@@ -1,0 +1,111 @@
+"""Mathematica list files ``.m`` (Kauers, flips, Perminov): ``{{A_1, B_1, C_1}, {A_2, B_2, C_2}, ...}``.
+
+Each product r is three matrices of rational numbers (``1``, ``-2/3``):
+A_r is m×k (the A side), B_r is k×n (the B side) and C_r is n×m — the trace
+convention, so entry (j, i) of C_r is product r's coefficient in C_ij.  The
+list is a subset of Python's expression grammar once braces are brackets,
+so Python's parser (:func:`ast.parse`) reads it into a tree, fast and
+without evaluating anything; :class:`_Lists` accepts only nested lists of
+whole numbers and fractions.
+"""
+
+from __future__ import annotations
+
+import ast
+from fractions import Fraction
+from pathlib import Path
+
+from ...ir import Algorithm, Shape, Span
+from ...verify.rings import ModularScheme
+from ..loader import read_source
+from .common import algorithm_from_tables, check_side, fail, identifier, modulus_in_name, shape_mismatch, whole_file
+from .kauers import name_shape
+
+
+class _Lists:
+    """Nested lists of rationals from the tree of one file, every node located for diagnostics."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def span(self, node: ast.AST) -> Span:
+        return Span(str(self.path), node.lineno, node.col_offset + 1, node.lineno, node.col_offset + 2)
+
+    def number(self, node: ast.AST) -> Fraction:
+        sign = 1
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            sign, node = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return Fraction(sign * node.value)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            numerator, denominator = self.number(node.left), self.number(node.right)
+            if denominator == 0:
+                fail("division by zero in a coefficient", self.span(node.right))
+            return sign * numerator / denominator
+        fail("expected a rational number such as 3 or -2/3", self.span(node))
+
+    def matrix(self, node: ast.AST, what: str) -> list[list[Fraction]]:
+        if not isinstance(node, ast.List) or not node.elts or not all(isinstance(row, ast.List) for row in node.elts):
+            fail(f"expected {what}: a matrix {{{{...}}, {{...}}}}", self.span(node))
+        rows = [[self.number(entry) for entry in row.elts] for row in node.elts]
+        if any(len(row) != len(rows[0]) for row in rows) or not rows[0]:
+            fail(f"{what} has rows of different lengths", self.span(node))
+        return rows
+
+
+def _tree(text: str, path: Path) -> ast.AST:
+    if "[" in text or "]" in text:  # brackets would become lists too; a Mathematica list has none
+        line = text[: text.find("[") if "[" in text else text.find("]")].count("\n") + 1
+        fail("unexpected '[' or ']' in a Mathematica list", Span(str(path), line, 1, line, 2))
+    try:
+        return ast.parse(text.translate(str.maketrans("{}", "[]")), mode="eval").body
+    except SyntaxError as error:
+        line, column = error.lineno or 1, error.offset or 1
+        reason = (error.msg or "").split(".")[0].translate(str.maketrans("[]", "{}"))  # the braces it read
+        fail(f"this is not a Mathematica list of products ({reason})", Span(str(path), line, column, line, column + 1))
+    except (RecursionError, MemoryError, ValueError):
+        fail("the list nests too deeply to read", whole_file(path))
+
+
+def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
+    """A ``.m`` scheme; a ModularScheme when the name marks it valid modulo p (``mod2``, ``Z2``)."""
+    text = read_source(path)
+    tree = _tree(text, path)
+    lists = _Lists(path)
+    if not isinstance(tree, ast.List) or not tree.elts:
+        fail("expected a list of products {{A, B, C}, ...}", whole_file(path))
+    triples = []
+    for node in tree.elts:
+        if not isinstance(node, ast.List) or len(node.elts) != 3:
+            fail("expected a product {A, B, C}: three matrices", lists.span(node))
+        triples.append(tuple(lists.matrix(m, f"the {side} matrix") for m, side in zip(node.elts, ("A", "B", "C"))))
+    a, b, _ = triples[0]
+    found = check_side(Shape(len(a), len(a[0]), len(b[0])), f"the first product of {path.name}", lists.span(tree.elts[0]))
+    for node, (a, b, c) in zip(tree.elts, triples):
+        dims = ((len(a), len(a[0])), (len(b), len(b[0])), (len(c), len(c[0])))
+        if dims != ((found.m, found.k), (found.k, found.n), (found.n, found.m)):
+            fail(
+                f"this product's matrices are {' , '.join(f'{r}x{c}' for r, c in dims)}; {found} needs "
+                f"A {found.m}x{found.k}, B {found.k}x{found.n} and C {found.n}x{found.m} (transposed)",
+                lists.span(node),
+            )
+    named, origin = name_shape(path)
+    if named is not None:
+        shape_mismatch(found, named, origin, whole_file(path))
+    if shape is not None:
+        shape_mismatch(found, shape, "the matrices", whole_file(path))
+    u = [[t[0][i][j] for t in triples] for i in range(found.m) for j in range(found.k)]
+    v = [[t[1][i][j] for t in triples] for i in range(found.k) for j in range(found.n)]
+    w = [[t[2][j][i] for t in triples] for i in range(found.m) for j in range(found.n)]  # C_r is transposed
+    modulus = modulus_in_name(path) or (2 if "Z2" in path.stem.split("_") else 0)
+    if modulus and any(x.denominator != 1 for table in (u, v, w) for row in table for x in row):
+        fail(f"a scheme valid modulo {modulus} has integer coefficients", whole_file(path))
+    spans = [lists.span(node) for node in tree.elts]
+    algorithm = algorithm_from_tables(
+        identifier(path.stem, "scheme"), found, u, v, w, path.name, whole_file(path), product_spans=spans
+    )
+    return ModularScheme(algorithm, modulus) if modulus else algorithm
+
+
+def looks_like_mathematica(text: str) -> bool:
+    return text.lstrip().startswith("{") and not text.lstrip().startswith('{\n  "') and '"' not in text[:200]

@@ -1,0 +1,262 @@
+"""PLinOpt schemes (jgdumas/plinopt ``data``): ``NAME_L``, ``NAME_R``, ``NAME_P`` as ``.sms`` or ``.slp``.
+
+``_L`` is the A side (one row per product), ``_R`` the B side and ``_P`` the
+output map (one row per C block); any one of the three paths finds the
+other two, in the same form (three ``.sms`` matrices, or three ``.slp``
+programs; a program is checked against its ``.sms`` matrix when both are
+there).  The shape is in the name (``4x4x4_48_…``) or inferred.
+
+**Alternative basis** (``NAME-ALT_*`` with ``NAME-CoB_*``): the ALT matrices
+act on changed bases, and the CoB matrices are the basis changes: the A side
+is ALT_L·CoB_L, the B side ALT_R·CoB_R and the output map CoB_P·ALT_P.  The
+scheme is read with the basis changes as named sums (``A_X1 = …`` over A
+blocks, products over those, ``M_X1 = …`` over products, C blocks over
+those), so what is verified, counted and compiled is the scheme as
+published, basis changes included, and :class:`AlternativeBasis` says so.
+
+Files that are not matrix-multiplication schemes — polynomial products
+(``2o2o4_…``), products by a transpose (``2x2T_…``), field
+multiplications (``F32``, ``F243``) — are refused with the reason, and
+coefficients written with a number standing for √3 or √−1 (as the files'
+comments say) are checked modulo the polynomial that number satisfies.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from ...ir import Algorithm, Form, Output, Product, Shape, Sum
+from ...verify.rings import ModularScheme
+from .common import check_side, fail, identifier, infer_shape, shape_mismatch, whole_file
+from .sparse import Sparse, read_slp, read_sms
+
+_PARTS = {"L": "A side", "R": "B side", "P": "output map"}
+_NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>sms|slp)$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_")
+_PLACEHOLDER = re.compile(r"(\d+) is a plac\w* ?holder for (?:sqrt\((\d+)\)|a square root of -(1))")
+
+
+@dataclass(frozen=True)
+class AlternativeBasis:
+    """A scheme published in an alternative basis: the algorithm (basis changes as named sums) and their sizes."""
+
+    algorithm: Algorithm
+    inner: tuple[int, int, int]  # the changed bases' dimensions on the A, B and C sides
+
+    @property
+    def name(self) -> str:
+        return self.algorithm.name
+
+    @property
+    def note(self) -> str:
+        a, b, c = self.inner
+        return (
+            f"{self.name} is an alternative-basis scheme: its products act on A, B and C in changed bases of "
+            f"{a}, {b} and {c} elements; the basis changes are verified with it, as the named sums A_X*, B_X* and M_X*"
+        )
+
+
+def _paths(path: Path) -> tuple[dict[str, Path], str]:
+    match = _NAME.match(path.name)
+    if match is None:
+        fail(f"{path.name} is not a plinopt scheme file: a scheme is three files NAME_L, NAME_R and NAME_P (.sms or .slp)", None)
+    stem, suffix = match["stem"], match["suffix"]
+    _refuse_other_products(stem, path)
+    paths = {part: path.with_name(f"{stem}_{part}.{suffix}") for part in _PARTS}
+    missing = [p.name for p in paths.values() if not p.exists()]
+    if missing:
+        fail(
+            f"cannot find {' and '.join(missing)} beside {path.name}: a plinopt scheme needs its "
+            "_L (A side), _R (B side) and _P (output map) matrices",
+            None,
+        )
+    return paths, stem
+
+
+def _refuse_other_products(stem: str, path: Path) -> None:
+    if re.match(r"^\d+o\d+o\d+_", stem):
+        fail(f"{path.name} is a polynomial multiplication scheme (degrees MoKoN), not a matrix product", whole_file(path))
+    if re.match(r"^\d+x\d+T_", stem):
+        fail(f"{path.name} is a scheme for a product by a transpose (A·Aᵀ), not a general matrix product", whole_file(path))
+    if not re.match(r"^\d+x\d+x\d+_", stem):
+        fail(
+            f"{path.name} is not named as a matrix-multiplication scheme MxKxN_rank_text_[LRP]; "
+            "plinopt's data also holds other linear maps",
+            whole_file(path),
+        )
+
+
+def _matrix(path: Path) -> Sparse:
+    matrix = read_slp(path) if path.suffix == ".slp" else read_sms(path)
+    if path.suffix == ".slp":
+        sibling = path.with_suffix(".sms")
+        if sibling.exists():
+            _same(matrix, read_sms(sibling), path, sibling)
+    return matrix
+
+
+def _same(program: Sparse, matrix: Sparse, path: Path, sibling: Path) -> None:
+    """A program computes its published matrix (what PLinOpt's SLPchecker asserts)."""
+    if program.rows != matrix.rows:
+        fail(f"{path.name} computes {program.rows} outputs; {sibling.name} has {matrix.rows} rows", program.header)
+    keys = sorted(set(program.entries) | set(matrix.entries))
+    for key in keys:
+        if program.entries.get(key, 0) != matrix.entries.get(key, 0):
+            i, j = key
+            fail(
+                f"{path.name} computes {program.entries.get(key, 0)} for entry ({i + 1},{j + 1}); "
+                f"{sibling.name} has {matrix.entries.get(key, 0)}",
+                program.spans.get(key, program.header),
+            )
+
+
+def _modulus(matrices: list[Sparse]) -> tuple[int, str]:
+    """p when a comment says a number stands for √d or √−1: the scheme holds modulo number² − d,
+    less the factors it shares with the coefficients' denominators, which have no inverse there
+    (1013² − 3 = 2·513083, and the scheme halves: it is checked modulo 513083)."""
+    for matrix in matrices:
+        for comment in matrix.comments:
+            match = _PLACEHOLDER.search(comment)
+            if match:
+                number, root, minus = match.groups()
+                modulus = int(number) ** 2 + 1 if minus else int(number) ** 2 - int(root)
+                denominators = math.lcm(*(c.denominator for m in matrices for c in m.entries.values()))
+                while (common := math.gcd(modulus, denominators)) > 1:
+                    modulus //= common
+                what = "√-1" if minus else f"√{root}"
+                return modulus, f"the file writes {number} for {what}; {number}² ≡ {'-1' if minus else root} modulo {modulus}"
+    return 0, ""
+
+
+def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | AlternativeBasis | ModularScheme:
+    """A plinopt scheme from any one of its three paths; alternative-basis schemes with their CoB matrices."""
+    paths, stem = _paths(path)
+    if stem.endswith("-CoB"):
+        return read_plinopt(path.with_name(path.name.replace("-CoB_", "-ALT_")), shape)
+    left, right, post = (_matrix(paths[part]) for part in "LRP")
+    rank = left.rows
+    for matrix, part, count, what in ((right, "R", right.rows, "rows"), (post, "P", post.cols, "columns")):
+        if count != rank:
+            fail(f"{paths[part].name} has {count} {what}; {paths['L'].name} has {rank} rows, one per product", matrix.header)
+    named = _SHAPE.match(paths["L"].name)
+    named = check_side(Shape(*(int(g) for g in named.groups())), f"the name {paths['L'].name}", left.header) if named else None
+    changes = None
+    if stem.endswith("-ALT"):
+        changes = _basis_changes(paths, left, right, post)
+        sizes = (changes[0].cols, changes[1].cols, changes[2].rows)
+    else:
+        sizes = (left.cols, right.cols, post.rows)
+    found = infer_shape(*sizes)
+    if shape is None:
+        shape = named or found
+    if shape is None:
+        fail(f"cannot infer the shape from {sizes[0]}, {sizes[1]} and {sizes[2]} columns and rows; give --shape m,k,n", left.header)
+    if named is not None:
+        shape_mismatch(named, shape, f"the file name {paths['L'].name}", left.header)
+    for size, operand, where in zip(sizes, "ABC", ("L", "R", "P")):
+        if size != len(shape.blocks(operand)):
+            fail(f"{paths[where].name} gives {size} {operand} blocks; {shape} needs {len(shape.blocks(operand))}", left.header)
+    name = identifier(stem, "plinopt")
+    if changes is None:
+        algorithm = _algorithm(name, shape, left, right, post, paths)
+    else:
+        algorithm = _alternative(name, shape, (left, right, post), changes, paths)
+    modulus, reason = _modulus([left, right, post, *(changes or ())])
+    if modulus:
+        return ModularScheme(algorithm, modulus, reason)
+    return AlternativeBasis(algorithm, (left.cols, right.cols, post.rows)) if changes else algorithm
+
+
+def _basis_changes(paths: dict[str, Path], left: Sparse, right: Sparse, post: Sparse) -> tuple[Sparse, Sparse, Sparse]:
+    cob_paths = {part: p.with_name(p.name.replace("-ALT_", "-CoB_")) for part, p in paths.items()}
+    missing = [p.name for p in cob_paths.values() if not p.exists()]
+    if missing:
+        fail(
+            f"{paths['L'].name} is in an alternative basis, and its basis changes {', '.join(missing)} are missing: "
+            "without them the scheme is not a matrix product",
+            left.header,
+        )
+    cob = tuple(_matrix(cob_paths[part]) for part in "LRP")
+    for alt, change, part, alt_size, change_size in (
+        (left, cob[0], "L", left.cols, cob[0].rows),
+        (right, cob[1], "R", right.cols, cob[1].rows),
+        (post, cob[2], "P", post.rows, cob[2].cols),
+    ):
+        if alt_size != change_size:
+            fail(
+                f"{paths[part].name} works in a basis of {alt_size} elements, but {cob_paths[part].name} "
+                f"changes a basis of {change_size}",
+                change.header,
+            )
+    return cob
+
+
+def _row_form(matrix: Sparse, i: int, names: list[str]) -> Form:
+    return Form.of({names[j]: c for (row, j), c in matrix.entries.items() if row == i and c})
+
+
+def _column_form(matrix: Sparse, j: int, names: list[str]) -> Form:
+    return Form.of({names[i]: c for (i, col), c in matrix.entries.items() if col == j and c})
+
+
+def _by_row(matrix: Sparse) -> dict[int, dict[int, Fraction]]:
+    rows: dict[int, dict[int, Fraction]] = {}
+    for (i, j), c in matrix.entries.items():
+        if c:
+            rows.setdefault(i, {})[j] = c
+    return rows
+
+
+def _products(left: Sparse, right: Sparse, a_names: list[str], b_names: list[str], paths: dict[str, Path]) -> list[Product]:
+    lefts, rights = _by_row(left), _by_row(right)
+    products = []
+    for r in range(left.rows):
+        factors = (
+            Form.of({a_names[j]: c for j, c in lefts.get(r, {}).items()}),
+            Form.of({b_names[j]: c for j, c in rights.get(r, {}).items()}),
+        )
+        for matrix, part, form in ((left, "L", factors[0]), (right, "R", factors[1])):
+            if form.is_zero():
+                fail(f"product {r + 1} has a zero factor: row {r + 1} of {paths[part].name} is empty", matrix.header)
+        products.append(Product(f"M{r + 1}", *factors, left.row_span(r)))
+    return products
+
+
+def _outputs(post: Sparse, shape: Shape, names: list[str]) -> tuple[Output, ...]:
+    rows = _by_row(post)
+    return tuple(
+        Output(block, Form.of({names[j]: c for j, c in rows.get(i, {}).items()}), post.row_span(i))
+        for i, block in enumerate(shape.blocks("C"))
+    )
+
+
+def _algorithm(name: str, shape: Shape, left: Sparse, right: Sparse, post: Sparse, paths: dict[str, Path]) -> Algorithm:
+    products = _products(left, right, list(shape.blocks("A")), list(shape.blocks("B")), paths)
+    outputs = _outputs(post, shape, [p.name for p in products])
+    return Algorithm(name, shape, (), tuple(products), outputs, len(products), left.header, tabular=True)
+
+
+def _alternative(name: str, shape: Shape, alt: tuple[Sparse, ...], cob: tuple[Sparse, ...], paths: dict[str, Path]) -> Algorithm:
+    left, right, post = alt
+    a_sums = [Sum(f"A_X{x + 1}", f, cob[0].row_span(x)) for x, f in _forms(cob[0], list(shape.blocks("A")))]
+    b_sums = [Sum(f"B_X{x + 1}", f, cob[1].row_span(x)) for x, f in _forms(cob[1], list(shape.blocks("B")))]
+    a_names = [f"A_X{x + 1}" for x in range(cob[0].rows)]
+    b_names = [f"B_X{x + 1}" for x in range(cob[1].rows)]
+    for sums, matrix, names in ((a_sums, cob[0], a_names), (b_sums, cob[1], b_names)):
+        if len(sums) != matrix.rows:
+            empty = next(x for x in range(matrix.rows) if names[x] not in {s.name for s in sums})
+            fail(f"row {empty + 1} of the basis change is empty: that basis element is zero", matrix.header)
+    products = _products(left, right, a_names, b_names, paths)
+    m_sums = [Sum(f"M_X{y + 1}", f, post.row_span(y)) for y, f in _forms(post, [p.name for p in products])]
+    outputs = _outputs(cob[2], shape, [f"M_X{y + 1}" for y in range(post.rows)])
+    sums = tuple(a_sums + b_sums + m_sums)
+    return Algorithm(name, shape, sums, tuple(products), outputs, len(products), left.header, tabular=False)
+
+
+def _forms(matrix: Sparse, names: list[str]) -> list[tuple[int, Form]]:
+    rows = _by_row(matrix)
+    return [(i, Form.of({names[j]: c for j, c in rows[i].items()})) for i in range(matrix.rows) if i in rows]

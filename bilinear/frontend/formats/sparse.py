@@ -1,0 +1,232 @@
+"""PLinOpt's matrices: ``.sms`` sparse matrices and ``.slp`` straight-line programs, both as :class:`Sparse`.
+
+``.sms``: an optional ``#`` comment, a header ``rows cols R``, 1-based
+``i j value`` lines, ``0 0 0`` at the end.  ``.slp``: one assignment per line,
+``var:=expression;`` over inputs ``i0…``, outputs ``o0…`` and temporaries, with
+``+ - * /`` and rational constants; it computes the matrix that maps the inputs
+to the outputs, read here by Python's parser (:func:`ast.parse`, nothing is
+evaluated) into exact linear forms.  A header is checked against what the
+file holds before any dense table is made, so a file that declares a huge
+matrix costs nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from ...ir import Span
+from ..loader import read_source
+from .common import fail, line_span, rational, token_span, whole_file
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """A matrix: 0-based entries, where each was written, and the header (or the file) for diagnostics."""
+
+    rows: int
+    cols: int
+    entries: dict[tuple[int, int], Fraction]
+    spans: dict[tuple[int, int], Span]
+    header: Span
+    comments: tuple[str, ...] = ()
+
+    def dense(self) -> list[list[Fraction]]:
+        table = [[Fraction(0)] * self.cols for _ in range(self.rows)]
+        for (i, j), value in self.entries.items():
+            table[i][j] = value
+        return table
+
+    def row_span(self, i: int) -> Span:
+        return min((s for (row, _), s in self.spans.items() if row == i), key=lambda s: s.line, default=self.header)
+
+
+def _placeholder_symbol(token: str) -> bool:
+    return any(c.isalpha() for c in token)
+
+
+def read_sms(path: Path) -> Sparse:
+    """One ``.sms`` sparse matrix, with every malformed line reported where it is."""
+    header = None
+    entries: dict[tuple[int, int], Fraction] = {}
+    spans: dict[tuple[int, int], Span] = {}
+    comments: list[str] = []
+    ended = False
+    last = whole_file(path)
+    for number, line in enumerate(read_source(path).splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            comments.append(stripped.lstrip("# "))
+            continue
+        if not stripped:
+            continue
+        span = line_span(path, number, line)
+        last = span
+        tokens = stripped.split()
+        if ended:
+            fail("text after the end marker '0 0 0'", span)
+        if header is None:
+            if len(tokens) != 3 or not all(t.isdigit() and t.isascii() for t in tokens[:2]):
+                fail("expected the header 'rows cols type', e.g. '7 4 R'", span)
+            header = (int(tokens[0]), int(tokens[1]), span)
+            if 0 in header[:2]:
+                fail(f"the header declares a {header[0]}x{header[1]} matrix; a scheme's matrices have at least one row and column", span)
+            continue
+        if len(tokens) != 3 or not all(t.isdigit() and t.isascii() for t in tokens[:2]):
+            fail("expected an entry 'row column value' (1-based), or '0 0 0' at the end", span)
+        i, j = int(tokens[0]), int(tokens[1])
+        if (i, j) == (0, 0):
+            ended = True
+            continue
+        rows, cols, _ = header
+        if not (1 <= i <= rows and 1 <= j <= cols):
+            fail(f"entry ({i},{j}) is outside the {rows}x{cols} matrix of the header", span)
+        if (i - 1, j - 1) in entries:
+            fail(f"entry ({i},{j}) is given twice", span, f"first given at {spans[(i - 1, j - 1)]}")
+        value_column = line.index(tokens[2], line.index(tokens[1], line.index(tokens[0]) + len(tokens[0])) + len(tokens[1])) + 1
+        value_span = token_span(path, number, value_column, tokens[2])
+        if _placeholder_symbol(tokens[2]):
+            _symbolic_entry(tokens[2], comments, value_span)
+        entries[(i - 1, j - 1)] = rational(tokens[2], value_span)
+        spans[(i - 1, j - 1)] = span
+    if header is None:
+        fail("the matrix has no header 'rows cols type'", last)
+    if not ended:
+        fail("the matrix ends without its '0 0 0' line; the file may be truncated", last)
+    _check_declared_size(header[0], header[1], entries, header[2])
+    return Sparse(header[0], header[1], entries, spans, header[2], tuple(comments))
+
+
+def _symbolic_entry(token: str, comments: list[str], span: Span) -> None:
+    said = next((c for c in comments if "placeholder" in c.lower()), None)
+    fail(
+        f"the coefficient {token!r} holds a symbol" + (f" ({said})" if said else ""),
+        span,
+        "bilinear verifies schemes over Q, Q(ε), Q(i) and GF(p); an algebraic number such as √3 is not one of them",
+    )
+
+
+def _check_declared_size(rows: int, cols: int, entries: dict, span: Span) -> None:
+    """A scheme's matrix has an entry in every row and every column, so neither can outnumber the entries."""
+    used_rows = {i for i, _ in entries}
+    used_cols = {j for _, j in entries}
+    if rows > len(used_rows) + 1024 or cols > len(used_cols) + 1024:
+        fail(
+            f"the header declares a {rows}x{cols} matrix, but the file holds {len(entries)} entries in "
+            f"{len(used_rows)} rows and {len(used_cols)} columns; a scheme's matrix uses every row and column",
+            span,
+        )
+
+
+# --- straight-line programs ------------------------------------------------------------------
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+class _Program:
+    """Linear forms over the inputs, one per variable, as the program assigns them."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.values: dict[str, dict[int, Fraction]] = {}
+        self.outputs: dict[int, tuple[dict[int, Fraction], Span]] = {}
+        self.inputs = 0
+
+    def span(self, number: int, node: ast.AST, offset: int) -> Span:
+        return Span(str(self.path), number, offset + node.col_offset + 1, number, offset + (node.end_col_offset or node.col_offset) + 1)
+
+    def form(self, node: ast.AST, number: int, offset: int) -> dict[int, Fraction] | Fraction:
+        """A linear form (dict) or a number (Fraction)."""
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return Fraction(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = self.form(node.operand, number, offset)
+            return _times(value, Fraction(-1 if isinstance(node.op, ast.USub) else 1))
+        if isinstance(node, ast.Name):
+            return self.variable(node, number, offset)
+        if isinstance(node, ast.BinOp) and type(node.op) in (ast.Add, ast.Sub):
+            left, right = self.form(node.left, number, offset), self.form(node.right, number, offset)
+            if isinstance(left, Fraction) or isinstance(right, Fraction):
+                if isinstance(left, Fraction) and isinstance(right, Fraction):
+                    return left + right if isinstance(node.op, ast.Add) else left - right
+                fail("a straight-line program for a linear map adds no constants", self.span(number, node, offset))
+            return _plus(left, _times(right, Fraction(1 if isinstance(node.op, ast.Add) else -1)))
+        if isinstance(node, ast.BinOp) and type(node.op) in (ast.Mult, ast.Div):
+            left, right = self.form(node.left, number, offset), self.form(node.right, number, offset)
+            if isinstance(node.op, ast.Div):
+                if not isinstance(right, Fraction):
+                    fail("only numbers divide in a linear program", self.span(number, node.right, offset))
+                if right == 0:
+                    fail("division by zero", self.span(number, node.right, offset))
+                return _times(left, 1 / right)
+            if not isinstance(left, Fraction) and not isinstance(right, Fraction):
+                fail("a linear program multiplies variables only by numbers", self.span(number, node, offset))
+            return _times(right, left) if isinstance(left, Fraction) else _times(left, right)
+        fail("expected a linear expression of variables and numbers with + - * /", self.span(number, node, offset))
+
+    def variable(self, node: ast.Name, number: int, offset: int) -> dict[int, Fraction]:
+        name = node.id
+        if name in self.values:
+            return self.values[name]
+        if name[0] == "i" and name[1:].isdigit():
+            index = int(name[1:])
+            self.inputs = max(self.inputs, index + 1)
+            return {index: Fraction(1)}
+        fail(f"{name} is used before it is assigned", self.span(number, node, offset))
+
+
+def _times(value, by: Fraction):
+    return value * by if isinstance(value, Fraction) else {k: c * by for k, c in value.items()}
+
+
+def _plus(left: dict, right: dict) -> dict:
+    total = dict(left)
+    for key, c in right.items():
+        total[key] = total.get(key, Fraction(0)) + c
+    return {k: c for k, c in total.items() if c != 0}
+
+
+def read_slp(path: Path) -> Sparse:
+    """The matrix a straight-line program computes: row o is output ``o<row>``, column i is input ``i<col>``."""
+    program = _Program(path)
+    comments = []
+    for number, line in enumerate(read_source(path).splitlines(), start=1):
+        statement = line.split(";", 1)[0]
+        if line.lstrip().startswith("#"):
+            comments.append(line.strip().lstrip("# "))
+        if ":=" not in statement:
+            continue  # PLinOpt ignores lines without an assignment
+        target, expression = statement.split(":=", 1)
+        target = target.strip()
+        span = line_span(path, number, line)
+        if not _VARIABLE.fullmatch(target) or (target[0] == "i" and target[1:].isdigit()):
+            fail(f"expected 'variable:=expression', assigning a variable that is not an input; found {target!r}", span)
+        offset = statement.index(":=") + 2 + (len(expression) - len(expression.lstrip()))
+        try:
+            tree = ast.parse(expression.strip(), mode="eval").body
+        except SyntaxError as error:
+            column = offset + (error.offset or 1)
+            fail(f"this is not a linear expression ({(error.msg or '').split('.')[0]})", Span(str(path), number, column, number, column + 1))
+        except (RecursionError, MemoryError, ValueError):
+            fail("the expression nests too deeply to read", span)
+        value = program.form(tree, number, offset)
+        if isinstance(value, Fraction):
+            fail("a straight-line program for a linear map assigns no constants", span)
+        program.values[target] = value
+        if target[0] == "o" and target[1:].isdigit():
+            program.outputs[int(target[1:])] = (value, span)
+    if not program.outputs:
+        fail(f"{path.name} assigns no outputs o0, o1, ...", whole_file(path))
+    rows = max(program.outputs) + 1
+    missing = sorted(set(range(rows)) - set(program.outputs))
+    if missing:
+        fail(f"{path.name} never assigns o{missing[0]}, although it assigns o{rows - 1}", whole_file(path))
+    entries, spans = {}, {}
+    for row, (value, span) in program.outputs.items():
+        for col, c in value.items():
+            entries[(row, col)] = c
+            spans[(row, col)] = span
+    return Sparse(rows, program.inputs, entries, spans, whole_file(path), tuple(comments))

@@ -1,0 +1,392 @@
+"""Every real form of the public catalogues, the rings they need, and catalogue files made to hurt.
+
+Real files come from ../shared/schemes (skipped when absent); malformed ones
+are written into ``tmp_path``.  Each test here failed on the single
+``importers.py`` these readers replaced.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import zipfile
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import scheme_file
+
+import bilinear
+from bilinear.diagnostics import BilinearError
+from bilinear.frontend.formats.fast_matmul import entry
+from bilinear.frontend.importers import READERS, AlternativeBasis, detect_format, read_catalogue
+from bilinear.ir import Algorithm, Shape, Span
+from bilinear.report import report_data, to_text
+from bilinear.verify import report_algorithm
+from bilinear.verify.rings import (
+    ApproximateScheme,
+    ComplexReport,
+    ComplexScheme,
+    ModularScheme,
+    check_approximate,
+    check_complex,
+    check_modular,
+)
+
+
+def _write(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _error(path: Path, **options) -> str:
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, **options)
+    (diagnostic,) = caught.value.diagnostics
+    return diagnostic.message
+
+
+# --- the forms that did not load ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "relative, shape, rank",
+    [
+        ("kauers/k108391c6c35ad0c4.exp", (2, 5, 7), 55),  # scaled factors (3*(9*a11 - ...)) and (...)/3
+        ("flips/223-11-mod0.exp", (2, 2, 3), 11),  # unparenthesised single entries: c12, a12*b21*(c11+c12)
+        ("flips/444-49-mod0.exp", (4, 4, 4), 49),
+        ("flips/445-62-mod0.m", (4, 4, 5), 62),  # Mathematica lists, C transposed
+        ("fast-matmul/eliminated-grey322-11-49", (3, 2, 2), 11),  # empty substitution blocks
+        ("perminov/2x4x9_m58_Q.json", (2, 4, 9), 58),  # Perminov's JSON, fraction strings
+        ("plinopt/3x4x7_63_rational-ALT_L.sms", (3, 4, 7), 63),  # alternative basis
+    ],
+)
+def test_every_form_of_the_catalogues_loads_and_verifies(relative, shape, rank):
+    scheme = read_catalogue(scheme_file(relative))
+    algorithm = scheme.algorithm if isinstance(scheme, AlternativeBasis) else scheme
+    assert isinstance(algorithm, Algorithm)
+    assert (algorithm.shape, algorithm.rank) == (Shape(*shape), rank)
+    report = report_algorithm(algorithm)
+    assert report.ok, [d.message for d in report.errors[:3]]
+
+
+def test_a_scaled_kauers_factor_keeps_its_scale():
+    scheme = read_catalogue(scheme_file("kauers/k108391c6c35ad0c4.exp"))
+    # Line 2: (a12 - a13 - a22 + a23)*(3*b11 + ...)*(-9*c12 + 6*c22 + ...)/3 — the /3 scales the c factor.
+    outputs = {o.block: o.form for o in scheme.outputs}
+    assert scheme.products[1].right.coefficient("B11") == 3
+    assert outputs["C21"].coefficient("M2") == -3  # -9*c12 / 3, transposed
+    assert outputs["C22"].coefficient("M2") == 2  # 6*c22 / 3
+
+
+def test_a_number_next_to_one_sum_scales_that_sum(tmp_path):
+    path = _write(tmp_path, "111-1.exp", "(3*(2*a11))*(b11/6)*c11\n")
+    scheme = read_catalogue(path)
+    assert scheme.products[0].left.coefficient("A11") == 6
+    assert scheme.products[0].right.coefficient("B11") == Fraction(1, 6)
+    assert report_algorithm(scheme).ok
+
+
+def test_implicit_multiplication_as_flips_structured_files_write_it(tmp_path):
+    path = _write(tmp_path, "122-x.exp", "(a11)*(2b11 - b12)*(c11)\n")
+    scheme = read_catalogue(path)
+    assert str(scheme.products[0].right) == "2*B11 - B12"
+
+
+@pytest.mark.parametrize(
+    "token, value",
+    [
+        ("-1/2x2", "-x**2/2"), ("2x", "2*x"), ("(x+x2)", "x**2 + x"), ("(1+-x)", "1 - x"), ("x2i", "x**(-2)"),
+        ("-xi", "-1/x"), ("1/2x2i", "1/(2*x**2)"), ("x23", "x**6"),
+    ],
+)
+def test_fast_matmul_coefficients_as_gen_py_reads_them(token, value):
+    assert str(entry(token, Span("f", 1, 1, 1, 2))) == value
+
+
+@pytest.mark.parametrize(
+    "relative, shape, rank",
+    [
+        ("fast-matmul/approx/schonhage333-21-117-approx", (3, 3, 3), 21),  # x2, x2i
+        ("fast-matmul/approx/smirnov252-16-124-approx", (2, 5, 2), 16),  # (1+-x), (x+x2), -x2
+        ("fast-matmul/approx/smirnov333-20-182-approx", (3, 3, 3), 20),
+    ],
+)
+def test_approximate_schemes_in_every_coefficient_form_hold_in_the_limit(relative, shape, rank):
+    scheme = read_catalogue(scheme_file(relative))
+    assert isinstance(scheme, ApproximateScheme) and (scheme.shape, scheme.rank) == (Shape(*shape), rank)
+    report = check_approximate(scheme)
+    assert report.holds and not report.ok, [e.message for e in report.errors[:2]]
+
+
+def test_eliminated_scheme_with_empty_blocks_keeps_its_substitutions():
+    scheme = read_catalogue(scheme_file("fast-matmul/eliminated-grey322-11-49"))
+    assert [s.name for s in scheme.sums] == ["B_X1"]
+
+
+# --- PLinOpt: alternative bases, straight-line programs, placeholders, other products -------------------
+
+
+def test_an_alternative_basis_scheme_is_reported_as_such():
+    path = scheme_file("plinopt/3x4x7_63_rational-ALT_L.sms")
+    scheme = read_catalogue(path)
+    assert isinstance(scheme, AlternativeBasis) and scheme.inner == (62, 62, 62)
+    # The basis changes are part of the scheme: A-side and B-side changes, then product-side sums.
+    names = [s.name for s in scheme.algorithm.sums]
+    assert names[:2] == ["A_X1", "A_X2"] and "B_X1" in names and names[-1] == "M_X62"
+    cob = read_catalogue(scheme_file("plinopt/3x4x7_63_rational-CoB_P.sms"))
+    assert cob == scheme
+    report = bilinear.verify(path)
+    assert report.ok
+    (note,) = [w for w in report.entries[0].warnings if w.severity == "note"]
+    assert "is an alternative-basis scheme" in note.message and "note: " in to_text(report)
+    assert bilinear.load(path).algorithms[0].rank == 63
+
+
+def test_an_alternative_basis_needs_its_basis_changes(tmp_path):
+    for part in "LRP":
+        (tmp_path / f"3x4x7_63_rational-ALT_{part}.sms").write_bytes(
+            scheme_file(f"plinopt/3x4x7_63_rational-ALT_{part}.sms").read_bytes()
+        )
+    message = _error(tmp_path / "3x4x7_63_rational-ALT_L.sms")
+    assert message.startswith("3x4x7_63_rational-ALT_L.sms is in an alternative basis, and its basis changes")
+
+
+def test_a_wrong_basis_change_is_caught(tmp_path):
+    for kind in ("ALT", "CoB"):
+        for part in "LRP":
+            source = scheme_file(f"plinopt/3x4x7_63_rational-{kind}_{part}.sms")
+            (tmp_path / source.name).write_bytes(source.read_bytes())
+    cob = tmp_path / "3x4x7_63_rational-CoB_L.sms"
+    lines = cob.read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if not line.startswith("#") and len(line.split()) == 3 and i > 1)
+    i, j, value = lines[index].split()
+    lines[index] = f"{i} {j} {Fraction(value) + 1}"
+    cob.write_text("\n".join(lines) + "\n")
+    assert not report_algorithm(read_catalogue(cob).algorithm).ok
+
+
+def test_a_program_that_disagrees_with_its_matrix_is_named(tmp_path):
+    for part in "LRP":
+        for suffix in ("sms", "slp"):
+            source = scheme_file(f"plinopt/2x2x2_7_Winograd_{part}.{suffix}")
+            (tmp_path / source.name).write_bytes(source.read_bytes())
+    program = tmp_path / "2x2x2_7_Winograd_L.slp"
+    program.write_text(program.read_text().replace("o0:=i2-i0;", "o0:=i2+i0;"))
+    assert _error(program) == "2x2x2_7_Winograd_L.slp computes 1 for entry (1,1); 2x2x2_7_Winograd_L.sms has -1"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("o0:=i0*i1;\n", "a linear program multiplies variables only by numbers"),
+        ("o0:=t1+i0;\n", "t1 is used before it is assigned"),
+        ("o0:=i0+1;\n", "a straight-line program for a linear map adds no constants"),
+        ("o0:=(i0;\n", "this is not a linear expression ('(' was never closed)"),
+        ("o1:=i0;\n", "x_L.slp never assigns o0, although it assigns o1"),
+    ],
+)
+def test_malformed_straight_line_programs(tmp_path, text, message):
+    from bilinear.frontend.formats.sparse import read_slp
+
+    with pytest.raises(BilinearError) as caught:
+        read_slp(_write(tmp_path, "x_L.slp", text))
+    assert caught.value.diagnostics[0].message == message
+
+
+def test_a_placeholder_for_a_square_root_is_checked_modulo_what_it_satisfies():
+    scheme = read_catalogue(scheme_file("plinopt/2x2x2_7_DPS-accurate_L.sms"))
+    assert isinstance(scheme, ModularScheme) and scheme.modulus == 513083  # (1013² − 3) / 2
+    assert scheme.reason == "the file writes 1013 for √3; 1013² ≡ 3 modulo 513083"
+    report = check_modular(scheme)
+    assert report.holds and not report.ok  # 1013 is not √3 over Q
+    assert "modulus: the file writes 1013 for √3" in to_text(bilinear.verify(scheme_file("plinopt/2x2x2_7_DPS-accurate_R.sms")))
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("2o2o4_5_Toom3_L.sms", "2o2o4_5_Toom3_L.sms is a polynomial multiplication scheme (degrees MoKoN), not a matrix product"),
+        ("2x2T_3+2_AAdjoint_L.sms", "2x2T_3+2_AAdjoint_L.sms is a scheme for a product by a transpose (A·Aᵀ), not a general matrix product"),
+    ],
+)
+def test_plinopt_files_that_are_not_matrix_products_say_so(tmp_path, name, message):
+    assert _error(_write(tmp_path, name, "1 1 R\n1 1 1\n0 0 0\n")) == message
+
+
+def test_a_symbol_standing_for_a_root_is_refused_with_the_files_words(tmp_path):
+    text = "# X is a placeholder for sqrt(3)\n1 1 R\n1 1 1/2X\n0 0 0\n"
+    for part in "LRP":
+        _write(tmp_path, f"1x1x1_1_X_{part}.sms", text)
+    assert _error(tmp_path / "1x1x1_1_X_L.sms") == "the coefficient '1/2X' holds a symbol (X is a placeholder for sqrt(3))"
+
+
+# --- complex schemes (Q(i)) --------------------------------------------------------------------------
+
+
+def test_alphaevolves_complex_444_holds_over_q_i_and_is_not_compiled():
+    path = scheme_file("alphatensor/alphaevolve_444_complex.npz")
+    scheme = read_catalogue(path)
+    assert isinstance(scheme, ComplexScheme) and (scheme.shape, scheme.rank) == (Shape(4, 4, 4), 48)
+    assert scheme.u[0][0] == (Fraction(1, 2), Fraction(1, 2))
+    report = bilinear.verify(path)
+    (entry,) = report.entries
+    assert isinstance(entry, ComplexReport) and entry.holds and not report.ok
+    assert "holds over Q(i) (complex rationals)" in to_text(report)
+    assert report_data(report)["entries"][0]["kind"] == "complex"
+    with pytest.raises(BilinearError, match="has complex coefficients .* need complex arithmetic on every block"):
+        bilinear.load(path)
+
+
+def _complex_archive(tmp_path: Path, u, v, w) -> Path:
+    path = tmp_path / "tiny.npz"
+    np.savez(path, **{"1,1,1": np.array([[[u]], [[v]], [[w]]], dtype=complex)})
+    return path
+
+
+def test_a_wrong_complex_scheme_names_the_block(tmp_path):
+    assert check_complex(read_catalogue(_complex_archive(tmp_path, 1j, -1j, 1))).holds  # i·(−i)·1 = 1
+    report = check_complex(read_catalogue(_complex_archive(tmp_path, 1j, 1j, 1)))  # i·i = −1
+    assert [e.message for e in report.errors] == ["C11 is wrong over Q(i): it has -1*A11*B11 (needs 1)"]
+
+
+def test_complex_entries_with_no_imaginary_part_are_an_exact_algorithm(tmp_path):
+    assert isinstance(read_catalogue(_complex_archive(tmp_path, 1, 1, 1)), Algorithm)
+
+
+# --- format detection never guesses --------------------------------------------------------------------
+
+
+def test_content_no_reader_recognises_asks_for_from(tmp_path):
+    with pytest.raises(BilinearError, match=r"cannot tell which format notes is in; give it with --from \(bl, fast-matmul"):
+        detect_format(_write(tmp_path, "notes", "Dear reader,\nthis is prose.\n"))
+
+
+def test_content_two_readers_recognise_asks_for_from(tmp_path):
+    path = _write(tmp_path, "rows", "a11 b11 c11\n#\n1\n#\n1\n")
+    with pytest.raises(BilinearError, match="rows could be fast-matmul or kauers; give the format with --from"):
+        detect_format(path)
+
+
+@pytest.mark.parametrize("suffix, format", [(".m", "mathematica"), (".json", "perminov"), (".exp", "kauers"), (".slp", "plinopt")])
+def test_suffixes_pick_their_reader(tmp_path, suffix, format):
+    assert detect_format(_write(tmp_path, "x" + suffix, "")) == format
+
+
+def test_every_reader_is_one_table_entry():
+    names = [r.name for r in READERS]
+    assert names == ["fast-matmul", "plinopt", "kauers", "mathematica", "perminov", "perminov-text", "alphatensor"]
+
+
+# --- malformed Mathematica and Perminov files ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{{{{1}}, {{1}}, {{1}}}, {{{1}}, {{1}}}}", "expected a product {A, B, C}: three matrices"),
+        ("{{{{1, 2}}, {{1}, {1}}, {{1, 1}}}}", "this product's matrices are 1x2 , 2x1 , 1x2; ⟨1,2,1⟩ needs A 1x2, B 2x1 and C 1x1 (transposed)"),
+        ("{{{{x}}, {{1}}, {{1}}}}", "expected a rational number such as 3 or -2/3"),
+        ("{{{{1/0}}, {{1}}, {{1}}}}", "division by zero in a coefficient"),
+        ("{{{{1}}, {{1}}, {{1}}}", "this is not a Mathematica list of products ('{' was never closed)"),
+        ("disp('matlab')", "expected a list of products {{A, B, C}, ...}"),
+        ("{{{{1}}, {{1}}, [1]}}", "unexpected '[' or ']' in a Mathematica list"),
+    ],
+)
+def test_malformed_mathematica_lists(tmp_path, text, message):
+    assert _error(_write(tmp_path, "x.m", text)) == message
+
+
+def test_malformed_perminov_files(tmp_path):
+    assert _error(_write(tmp_path, "a.json", '{"n": [1, 1, 1], "m": 1, "u": [[1]], "v": [[1]], "w": [[1, 2]]}')) == (
+        'a.json: row 1 of "w" needs 1 entries'
+    )
+    assert _error(_write(tmp_path, "b.json", '{"2x2x2-7": 1}')).startswith("b.json is not a scheme")
+    assert _error(_write(tmp_path, "c.json", '{"n": [1, 1, 1], "u": [["1/0"]]')).startswith("c.json is not JSON")
+    z2 = read_catalogue(_write(tmp_path, "d.json", '{"n": [1,1,1], "m": 1, "z2": true, "u": [[1]], "v": [[1]], "w": [[3]]}'))
+    assert isinstance(z2, ModularScheme) and check_modular(z2).holds and not check_modular(z2).ok
+
+
+def test_perminovs_reduced_files_become_named_sums(tmp_path):
+    # A_X1 = 2·A11; M1 = (−A_X1)·B11; C11 = −M1/2 = A11·B11.
+    text = (
+        '{"n": [1, 1, 1], "m": 1, "z2": false, "u_fresh": [[{"index": 0, "value": 2}]], "v_fresh": [], "w_fresh": [],'
+        ' "u": [[{"index": -1, "value": 1}]], "v": [[{"index": 0, "value": 1}]], "w": [[{"index": 0, "value": "-1/2"}]]}'
+    )
+    scheme = read_catalogue(_write(tmp_path, "1x1x1_m1_reduced.json", text))
+    assert [(s.name, str(s.form)) for s in scheme.sums] == [("A_X1", "2*A11")]
+    assert str(scheme.products[0].left) == "-A_X1" and report_algorithm(scheme).ok
+
+
+def test_perminovs_text_files(tmp_path):
+    # ⟨1,1,2;2⟩: U = (1, 1), V = (B11, B12), W over Cᵀ = (C11, C12) per product.
+    scheme = read_catalogue(_write(tmp_path, "1x1x2_m2_Z.txt", "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 1\n"))
+    assert (scheme.shape, scheme.rank) == (Shape(1, 1, 2), 2) and report_algorithm(scheme).ok
+    assert _error(_write(tmp_path, "short.txt", "1 1 2 2\n1 1\n")) == (
+        "short.txt holds 2 coefficients; ⟨1,1,2⟩ with 2 products needs 10"
+    )
+
+
+# --- issue 12: headers that lie, archives that are not archives, files that are slow -----------------------
+
+
+def test_a_zero_size_plinopt_header_is_one_clear_error(tmp_path):
+    for part in "LRP":
+        _write(tmp_path, f"2x2x2_7_S_{part}.sms", "0 4 R\n0 0 0\n")
+    assert _error(tmp_path / "2x2x2_7_S_L.sms") == (
+        "the header declares a 0x4 matrix; a scheme's matrices have at least one row and column"
+    )
+
+
+def test_a_huge_plinopt_header_is_refused_before_anything_is_allocated(tmp_path):
+    for part in "LRP":
+        _write(tmp_path, f"2x2x2_7_S_{part}.sms", "2000000000 2000000000 R\n1 1 1\n0 0 0\n")
+    started = time.perf_counter()
+    message = _error(tmp_path / "2x2x2_7_S_L.sms")
+    assert time.perf_counter() - started < 2
+    assert message.startswith("the header declares a 2000000000x2000000000 matrix, but the file holds 1 entries")
+
+
+def _archive(tmp_path: Path, members: dict[str, bytes]) -> Path:
+    path = tmp_path / "bad.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def _npy(array: np.ndarray) -> bytes:
+    stream = io.BytesIO()
+    np.lib.format.write_array(stream, array)
+    return stream.getvalue()
+
+
+def test_an_npz_member_that_is_not_npy_is_named(tmp_path):
+    path = _archive(tmp_path, {"2,2,2.txt": b"1 2 3"})
+    assert _error(path) == "bad.npz holds '2,2,2.txt', which is not an .npy array: this is not a NumPy .npz archive"
+
+
+def test_an_npz_member_with_a_bad_header_is_named(tmp_path):
+    path = _archive(tmp_path, {"2,2,2.npy": b"\x93NUMPY\x01\x00\x10\x00{'descr': nonsense}"})
+    assert _error(path).startswith("scheme 2,2,2 of bad.npz: the .npy header is damaged")
+
+
+def test_an_npz_header_declaring_a_huge_array_is_refused_before_reading(tmp_path):
+    header = _npy(np.zeros((3, 4, 7), dtype=np.int64))
+    stream = io.BytesIO()
+    np.lib.format.write_array_header_1_0(stream, {"descr": "<i8", "fortran_order": False, "shape": (3, 4, 10**12)})
+    path = _archive(tmp_path, {"2,2,2.npy": stream.getvalue() + header[-16:]})
+    started = time.perf_counter()
+    message = _error(path)
+    assert time.perf_counter() - started < 2
+    assert message.startswith("scheme 2,2,2 of bad.npz: the header declares an array of shape (3, 4, 1000000000000)")
+
+
+def test_a_fast_matmul_file_of_a_thousand_one_entry_rows_is_quick(tmp_path):
+    path = _write(tmp_path, "rows", "#\n" + "1\n" * 1000 + "#\n1\n#\n1\n")
+    started = time.perf_counter()
+    message = _error(path)
+    assert time.perf_counter() - started < 2
+    assert message == "cannot infer the shape from 1000, 1 and 1 rows; give --shape m,k,n"
