@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -263,3 +264,17 @@ def test_in_place_local_schedules_need_only_the_operand_sums():
     block = 2048 * 2048 * 8
     assert [workspace_bytes(plan, r, 8, writes_inputs=True) for r in range(2)] == [2 * block, 2 * block]
     assert [workspace_bytes(plan, r, 8, writes_inputs=False) for r in range(2)] == [3 * block, 3 * block]
+
+
+@needs_mpi
+def test_run_and_bench_with_gpus_under_mpiexec(tmp_path):
+    run = _mpi(2, "-m", "bilinear.cli", "run", str(ROOT / "algorithms/msmes.bl"), "-n", "67", "-m", "41", "--gpus", "2",
+               "--backend", "numpy", "--decomposition", "2d", "--inputs", "root", "--output", "block2d")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("classical<1,1,2> (2 products) over 2 ranks, local msmes L1 cublas: 41x67 @ 67x67 float64")
+    assert "EXCEEDS" not in run.stdout
+    report = tmp_path / "bench.json"
+    bench = _mpi(2, "-m", "bilinear.cli", "bench", str(ROOT / "algorithms/winograd.bl"), "-n", "33", "64", "--gpus", "2",
+                 "--levels", "1", "--backend", "numpy", "--repeat", "1", "--json", str(report))
+    assert bench.returncode == 0, bench.stdout + bench.stderr
+    assert [r["dims"] for r in json.loads(report.read_text())] == [[33, 33, 33], [64, 64, 64]]

@@ -183,16 +183,22 @@ def _check_world(args, product) -> None:
 
 
 def _guarded(body) -> int:
-    """Run ``body`` on this rank; a distributed failure ends every rank with one message."""
-    from .comm import DistributedError
+    """Run ``body`` on this rank; a failure on any rank ends every rank (the others would wait for it)."""
+    from ..diagnostics import BilinearError, render
 
     try:
         return body()
-    except DistributedError as error:
-        print(f"bilinear: {error}", file=sys.stderr, flush=True)
+    except Exception as error:  # noqa: BLE001 - any failure must end the job, or the other ranks wait for this one
+        if isinstance(error, BilinearError):
+            message = "\n".join(render(d) for d in error.diagnostics)
+        else:
+            known = isinstance(error, (RuntimeError, ValueError))
+            message = str(error) if known else f"{type(error).__name__}: {error}"
+        print(f"bilinear: {message}", file=sys.stderr, flush=True)
         from mpi4py import MPI
 
-        MPI.COMM_WORLD.Abort(1)
+        if MPI.COMM_WORLD.Get_size() > 1:
+            MPI.COMM_WORLD.Abort(1)
         return 1
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..measure import UNIT_ROUNDOFF, median, time_device
 from .api import DistributedProduct
+from .layout import block_of
 
 
 @dataclass(frozen=True)
@@ -67,17 +68,44 @@ def error_bound(product: DistributedProduct, dtype: str, K: int) -> float:
     return 8 * UNIT_ROUNDOFF[dtype] * K**0.5 * product.decomposition.growth_ratio * product.local.growth
 
 
-def _error_against_float64(xp: Any, C: Any, A: Any, B: Any, rows: int = 4096) -> float:
-    """‖C − A·B‖/(‖A‖‖B‖) with A·B in float64, a band of rows at a time (49152² needs no second copy)."""
-    if C.size == 0:
-        return 0.0
-    A64, B64 = A.astype("float64", copy=False), B.astype("float64", copy=False)
+def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = 4096) -> float:
+    """‖C − (A·B)[rows, cols]‖² with A·B in float64, a band of rows at a time (49152² needs no second copy)."""
+    A64, B64 = A.astype("float64", copy=False), B[:, cols].astype("float64", copy=False)
     squared = 0.0
-    for start in range(0, C.shape[0], rows):
-        difference = C[start : start + rows].astype("float64") - A64[start : start + rows] @ B64
-        squared += float(xp.linalg.norm(difference)) ** 2
-    scale = float(xp.linalg.norm(A64)) * float(xp.linalg.norm(B64))
-    return squared**0.5 / scale if scale else squared**0.5
+    for start in range(0, C.shape[0], band):
+        stop = min(start + band, C.shape[0])
+        exact = A64[rows.start + start : rows.start + stop] @ B64
+        squared += float(xp.linalg.norm(C[start:stop].astype("float64") - exact)) ** 2
+    return squared
+
+
+def layout_pieces(product: DistributedProduct, A: Any, B: Any, C: Any | None = None) -> dict:
+    """What this rank passes and gets in the product's layouts, cut from the whole matrices every rank holds."""
+    comm = product.comm
+
+    def piece(X: Any, layout: str) -> tuple[Any, tuple[slice, slice]] | tuple[None, None]:
+        if layout == "block2d":
+            region = block_of(comm.rank, comm.size, *X.shape)
+            return X[region], region
+        if layout == "replicated" or comm.rank == 0:
+            return X, (slice(0, X.shape[0]), slice(0, X.shape[1]))
+        return None, None
+
+    (a, _), (b, _) = piece(A, product.inputs), piece(B, product.inputs)
+    shape = (A.shape[0], B.shape[1])
+    out, region = piece(C if C is not None else product.comm.xp.empty(shape, dtype=A.dtype), product.output)
+    return {"A": a, "B": b, "out": out, "region": region}
+
+
+def _error(product: DistributedProduct, ours: Any, region, A: Any, B: Any) -> float:
+    """The relative error of the whole product, from each rank's part of it (once per element)."""
+    comm, xp = product.comm, product.comm.xp
+    counted = ours is not None and (product.output == "block2d" or comm.rank == 0)
+    squared = _squared_error(xp, ours, A, B, *region) if counted and ours.size else 0.0
+    total = sum(float(x) for x in comm.agree(squared))
+    scale = float(xp.linalg.norm(A.astype("float64", copy=False)))
+    scale *= float(xp.linalg.norm(B.astype("float64", copy=False)))
+    return total**0.5 / scale if scale else total**0.5
 
 
 def measure(
@@ -86,13 +114,15 @@ def measure(
     """Check one product against the one-GPU GEMM, then time both, interleaved."""
     comm, xp = product.comm, product.comm.xp
     A, B = same_inputs(xp, M, K, N, dtype, seed)
-    ours = product(A, B)
-    error = comm.max(_error_against_float64(xp, ours, A, B) if comm.rank == 0 else 0.0)
+    given = layout_pieces(product, A, B)
+    ours = product(given["A"], given["B"], out=given["out"])
+    error = _error(product, ours, given["region"], A, B)
     single = xp.empty((M, N), dtype=dtype) if comm.rank == 0 else None
     times, single_times = [], []
     for _ in range(repeat + 1):  # the first of each is a warm-up
         comm.barrier()
-        times.append(comm.max(time_device(lambda: product(A, B, out=ours), xp, repeat=1, warmup=0)[0]))
+        call = lambda: product(given["A"], given["B"], out=given["out"])  # noqa: E731
+        times.append(comm.max(time_device(call, xp, repeat=1, warmup=0)[0]))
         comm.barrier()
         mine = time_device(lambda: xp.matmul(A, B, out=single), xp, repeat=1, warmup=0)[0] if comm.rank == 0 else 0.0
         single_times.append(comm.max(mine))
