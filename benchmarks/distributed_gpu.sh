@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The distributed product on the lent multi-GPU machine: what issue 14's closing note quotes.
 #
-#   bash benchmarks/distributed_gpu.sh [PARTS...]     PARTS: env correctness scaling cublasmp chain (default: all)
+#   bash benchmarks/distributed_gpu.sh [PARTS...]     PARTS: env correctness scaling layouts cublasmp chain (default: all)
 #
 # Wheels for what the machine lacks travel in .whl (ignored by git; carried by the device call):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -11,7 +11,7 @@
 # Results land in $OUT: correctness_*gpu.txt, bench_*gpu_*.json, cublasmp_*gpu.json, chain_*gpu.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
-PARTS=${*:-"env correctness scaling cublasmp chain"}
+PARTS=${*:-"env correctness scaling layouts cublasmp chain"}
 SIZES=${SIZES:-"16384 32768 49152"}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 # Python packages into /tmp/site; MPICH's runtime (mpiexec, libmpi) unpacked from its wheel, whose data
@@ -40,6 +40,10 @@ for part in $PARTS; do
         timeout 400 mpiexec -n $ranks $BILINEAR bench algorithms/winograd.bl --gpus $ranks --local algorithms/msmes.bl \
           --levels 1 -n $SIZES --repeat 5 --json $OUT/bench_${ranks}gpu_winograd-msmes-L1.json 2>&1 | tee -a $OUT/bench.txt
       done ;;
+    layouts)  # operands as cuBLASMp's users hold them: A, B and C in 2D blocks (gathered, C reduced to its owners)
+      timeout 300 mpiexec -n $GPUS $BILINEAR bench algorithms/winograd.bl --gpus $GPUS --local algorithms/msmes.bl \
+        --levels 1 -n 16384 32768 --repeat 5 --inputs block2d --output block2d \
+        --json $OUT/bench_${GPUS}gpu_winograd-msmes-L1_block2d.json 2>&1 | tee -a $OUT/bench.txt ;;
     cublasmp)  # nvmath 0.7 (whose cuBLASMp runs on this NCCL) wants cuda-core < 0.4: only for this part
       python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site-mp .whl/cuda_core*.whl
       PYTHONPATH=/tmp/site-mp:$PYTHONPATH timeout 300 mpiexec -n $GPUS python3 benchmarks/cublasmp_baseline.py -n 16384 32768 --repeat 5 \
