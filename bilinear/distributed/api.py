@@ -24,14 +24,19 @@ def default_steps(rank: int, ranks: int) -> int:
     return steps
 
 
+def _algorithm_of(program: Program):
+    """The algorithm a program's main definition multiplies by (a schedule's, or itself)."""
+    main = program.main
+    return program.algorithm(main.algorithm) if isinstance(main, Schedule) else main
+
+
 def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: int | None = None) -> Decomposition:
     """``'bfs'``: breadth-first steps of the program's algorithm; ``'2d'``: classical 2D tiles."""
     if kind == "2d":
         return tiles_2d(ranks)
     if kind != "bfs":
         raise ValueError(f"decomposition must be 'bfs' or '2d', not {kind!r}")
-    main = program.main
-    algorithm = program.algorithm(main.algorithm) if isinstance(main, Schedule) else main
+    algorithm = _algorithm_of(program)
     return breadth_first(algorithm, steps or default_steps(algorithm.rank, ranks))
 
 
@@ -43,13 +48,12 @@ def local_products(program: Program, dtype: str, levels: int, leaf: str, backend
     if not levels:
         return Local(classical, classical, writes_inputs=False)
     main = program.main
-    algorithm = program.algorithm(main.algorithm) if isinstance(main, Schedule) else main
     return Local(
         compile(program, dtype=dtype, levels=levels, leaf=leaf, backend=backend),
         classical,
         writes_inputs=isinstance(main, Schedule) and main.inplace,
         accumulates=not (isinstance(main, Schedule) and main.overwrites_c),
-        growth=growth_ratio(algorithm) ** levels,
+        growth=growth_ratio(_algorithm_of(program)) ** levels,
         name=f"{main.name} L{levels} {leaf}",
     )
 
@@ -61,8 +65,10 @@ class DistributedProduct:
     """``C = αA·B + βC`` over every rank of ``comm``; call it on every rank with the same arguments.
 
     With ``inputs="replicated"`` every rank passes A and B; with ``"root"``
-    rank 0 does and the others pass ``None``.  With ``output="replicated"``
-    every rank gets C; with ``"root"`` rank 0 does and the others get ``None``.
+    rank 0 does and the others pass ``None``; with ``"block2d"`` each rank
+    passes its block (:mod:`.layout`).  With ``output="replicated"`` every
+    rank gets C; with ``"root"`` rank 0 does and the others get ``None``;
+    with ``"block2d"`` each rank gets its block of C.
     """
 
     def __init__(
