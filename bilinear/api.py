@@ -12,7 +12,7 @@ from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
 from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue
 from .ir import Algorithm, Program, shape_too_large
-from .lower.plan import Lowered, Options, lower
+from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
 from .verify import Report, verify_program
 from .verify.rings import check_inexact
 
@@ -175,6 +175,10 @@ def compile(
     from .runtime.auto import AutoProduct
     from .runtime.compiled import CompiledProduct, make_backend
 
+    if dtype not in DTYPES:  # checked here too: levels="auto" lowers only when first called
+        raise ValueError(f"dtype must be float32 or float64, not {dtype!r}")
+    if leaf not in (*LEAVES, "auto"):
+        raise ValueError(f"leaf must be cublas, fused or auto, not {leaf!r}")
     program = source if isinstance(source, Program) else load(source)
     chosen_backend = make_backend(backend)
     if levels == "auto":

@@ -264,6 +264,7 @@ def _import(args) -> int:
     from dataclasses import replace
 
     from .frontend.export import to_bl
+    from .ir import Algorithm
     from .output import check_target, write_atomic
     from .verify import verify_program
 
@@ -273,6 +274,11 @@ def _import(args) -> int:
         check_target(args.output, args.force, protect=(args.file,))
     program = _load(args)
     algorithm = program.main
+    if not isinstance(algorithm, Algorithm):
+        raise ValueError(  # noqa: TRY004 - a user mistake: reported as a message
+            f"import converts an algorithm, and the last definition of {args.file} is the schedule {algorithm.name}; "
+            "a .bl file needs no import"
+        )
     if args.name:
         algorithm = replace(algorithm, name=args.name)
     report = verify_program(program)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Iterable, Mapping, Union
 
 OPERANDS = ("A", "B", "C")
@@ -159,11 +160,19 @@ class Form:
     def names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.terms)
 
+    @cached_property
+    def _lookup(self) -> dict[str, Fraction]:
+        return dict(self.terms)  # built once: coefficient() is called in loops over every name
+
     def coefficient(self, name: str) -> Fraction:
-        return self.as_dict().get(name, Fraction(0))
+        return self._lookup.get(name, Fraction(0))
+
+    @cached_property
+    def _span_lookup(self) -> dict[str, Span]:
+        return dict(self.spans)
 
     def span_of(self, name: str) -> Span | None:
-        return dict(self.spans).get(name)
+        return self._span_lookup.get(name)
 
     def is_zero(self) -> bool:
         return not self.terms

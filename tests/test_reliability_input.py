@@ -131,3 +131,26 @@ def test_a_stage_mixing_products_and_updates_is_rejected_by_the_verifier(tmp_pat
     path.write_text(split, encoding="utf-8")
     A, B = np.random.default_rng(0).standard_normal((2, 8, 8))
     assert np.allclose(bilinear.compile(path, backend="numpy")(A, B), A @ B)
+
+
+def _long_output(products: int) -> str:
+    """``products`` copies of A11·B11 summed with alternating signs into C11 on one line."""
+    lines = [f"algorithm long <1,1,1;{products}>:"] + [f"  M{r} = A11 * B11" for r in range(1, products + 1)]
+    terms = ["M1"] + [f"{'+' if r % 2 == 0 else '-'} M{r}" for r in range(2, products + 1)]
+    return "\n".join([*lines, "  C11 = " + " ".join(terms)]) + "\n"
+
+
+def _seconds_to_verify(text: str) -> float:
+    start = time.perf_counter()
+    report = bilinear.verify(program_from_text(text, "long.bl"))
+    for renderer in RENDERERS.values():
+        renderer(report)
+    assert report.ok
+    return time.perf_counter() - start
+
+
+def test_verification_time_grows_about_linearly_with_the_products():
+    small, large = _seconds_to_verify(_long_output(501)), _seconds_to_verify(_long_output(2001))
+    # 4 times the products: about 4 times the time; a quadratic step (adding Forms pairwise along
+    # a long sum, a dense W table) makes it 16 and took minutes at 10^4 products
+    assert large < 8 * small + 0.5, (small, large)

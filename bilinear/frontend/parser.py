@@ -65,6 +65,32 @@ class _Bilinear:
     right: Form
 
 
+class _Sum:
+    """A sum being built.  ``a + b + c + …`` parses as a left-deep tree, and adding Forms pairwise
+    would copy the growing sum at every step (10^4 terms took minutes); this accumulates in place,
+    which is safe because each partial sum is consumed once, by its parent."""
+
+    __slots__ = ("spans", "terms")
+
+    def __init__(self, form: Form):
+        self.terms: dict[str, Fraction] = dict(form.terms)
+        self.spans: list = list(form.spans)
+
+    def add(self, form: Form, sign: int) -> _Sum:
+        for name, coef in form.terms:
+            self.terms[name] = self.terms.get(name, Fraction(0)) + sign * coef
+        self.spans.extend(form.spans)
+        return self
+
+    def form(self) -> Form:
+        return Form.of(self.terms, self.spans)
+
+
+def _done(value):
+    """A finished value: a pending sum becomes its Form."""
+    return value.form() if isinstance(value, _Sum) else value
+
+
 _Value = Union[Fraction, Form, _Bilinear]
 
 
@@ -120,11 +146,15 @@ class _ToIR(Transformer_NonRecursive):
     def sub(self, meta, children):
         return self._combine(meta, children[0], children[1], -1)
 
-    def _combine(self, meta, left: _Value, right: _Value, sign: int) -> _Value:
+    def _combine(self, meta, left: _Value | _Sum, right: _Value | _Sum, sign: int) -> _Value | _Sum:
+        right = _done(right)
+        if isinstance(left, _Sum) and isinstance(right, Form):
+            return left.add(right, sign)
+        left = _done(left)
         if isinstance(left, Fraction) and isinstance(right, Fraction):
             return left + sign * right
         if isinstance(left, Form) and isinstance(right, Form):
-            return left + right.scale(sign)
+            return _Sum(left).add(right, sign)
         if isinstance(left, _Bilinear) or isinstance(right, _Bilinear):
             self._fail(
                 "a product cannot be added to other terms here",
@@ -134,13 +164,13 @@ class _ToIR(Transformer_NonRecursive):
         self._fail(f"cannot add {_describe(left)} and {_describe(right)}", self._span(meta))
 
     def neg(self, meta, children):
-        (value,) = children
+        (value,) = map(_done, children)
         if isinstance(value, _Bilinear):
             return _Bilinear(-value.left, value.right)
         return -value
 
     def mul(self, meta, children):
-        left, right = children
+        left, right = map(_done, children)
         if isinstance(left, Fraction):
             return self._scaled(right, left)
         if isinstance(right, Fraction):
@@ -154,7 +184,7 @@ class _ToIR(Transformer_NonRecursive):
         )
 
     def div(self, meta, children):
-        value, divisor = children
+        value, divisor = map(_done, children)
         if not isinstance(divisor, Fraction):
             self._fail(f"can only divide by a number, not by {_describe(divisor)}", self._span(meta))
         if divisor == 0:
@@ -180,7 +210,7 @@ class _ToIR(Transformer_NonRecursive):
         return Shape(*dims), (int(rank) if rank is not None else None)
 
     def equation(self, meta, children):
-        target, value = children
+        target, value = map(_done, children)
         return self._single_name(target), value, self._span(meta)
 
     def _single_name(self, form: Form) -> str:
@@ -245,7 +275,7 @@ class _ToIR(Transformer_NonRecursive):
         return str(children[0])
 
     def update(self, meta, children):
-        target_form, op, value = children
+        target_form, op, value = (_done(c) for c in children)
         target, span = self._single_name(target_form), self._span(meta)
         if isinstance(value, Fraction):
             self._fail(f"cannot assign a number to {target}; statements combine buffers", span)
@@ -271,19 +301,19 @@ class _ToIR(Transformer_NonRecursive):
         return ref.scale(value)
 
     def multiply(self, meta, children):
-        value, *targets = children
+        value, *targets = map(_done, children)
         span = self._span(meta)
         if not isinstance(value, _Bilinear):
             self._fail(
                 f"the left side of '->' must be a product of two factors, not {_describe(value)}",
                 span,
             )
-        total = Form()
+        total = _Sum(Form())
         for target in targets:
-            if total.coefficient(target.names()[0]) != 0:
+            if target.names()[0] in total.terms:
                 self._fail(f"{target.names()[0]} is named twice as a target", span)
-            total = total + target
-        return Multiply(value.left, value.right, total, overwrite=False, span=span)
+            total.add(target, 1)
+        return Multiply(value.left, value.right, total.form(), overwrite=False, span=span)
 
     def stage(self, meta, children):
         name, *statements = children

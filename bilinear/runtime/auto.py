@@ -7,7 +7,8 @@ on this GPU and keeps one compiled product per choice.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..lower.plan import Lowered
 from ..model import Ceilings
@@ -54,6 +55,14 @@ class AutoProduct:
         return self._products[(levels, leaf)]
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        """Multiply with the product chosen for this shape; see :class:`CompiledProduct`.
+
+        Raises:
+            ValueError: for operands that are not matrices (the chosen product checks the rest).
+        """
+        for name, operand in (("A", A), ("B", B)):
+            if len(getattr(operand, "shape", ())) != 2:
+                raise ValueError(f"{name} must be a matrix (2-D array), not {type(operand).__name__}")
         return self.product_for(A.shape[0], A.shape[1], B.shape[1])(A, B, out=out, alpha=alpha, beta=beta)
 
     def __repr__(self) -> str:

@@ -123,7 +123,7 @@ def _sites(expansion: Expansion, wrong_blocks: set[str]):
     """(description, span, current coefficient, ∂T/∂c) for every written coefficient that could matter."""
     algorithm = expansion.algorithm
     shape = algorithm.shape
-    usage = {p.name: {c: w.coefficient(p.name) for c, w in expansion.outputs.items() if w.coefficient(p.name)} for p in algorithm.products}
+    usage = expansion.uses
     kinds = {s.name: _sum_kind(expansion, s.name) for s in algorithm.sums}
     for r, product in enumerate(algorithm.products):
         if set(usage[product.name]) != wrong_blocks:

@@ -41,10 +41,12 @@ class Expansion:
         return self._memo[name]
 
     def form(self, form: Form) -> Form:
-        total = Form()
+        """``form`` with every named sum expanded (linear in the terms: one dict, no Form per term)."""
+        total: dict[str, Fraction] = {}
         for name, coef in form.terms:
-            total = total + self.of(name).scale(coef)
-        return total
+            for inner, inner_coef in self.of(name).terms:
+                total[inner] = total.get(inner, Fraction(0)) + coef * inner_coef
+        return Form.of(total)
 
     def partial(self, form: Form, name: str) -> Fraction:
         """∂form/∂name, with every other named sum expanded."""
@@ -71,13 +73,27 @@ class Expansion:
         """u_r ⊗ v_r per product, over ``"A*B"`` names."""
         return tuple(bilinear(u, v) for u, v in self.factors)
 
+    @cached_property
+    def product_index(self) -> dict[str, int]:
+        return {p.name: r for r, p in enumerate(self.algorithm.products)}
+
+    @cached_property
+    def uses(self) -> dict[str, dict[str, Fraction]]:
+        """Per product, the C blocks it adds into with their coefficients (a column of W, sparse)."""
+        columns: dict[str, dict[str, Fraction]] = {p.name: {} for p in self.algorithm.products}
+        for block, form in self.outputs.items():
+            for product, coef in form.terms:
+                if product in columns:
+                    columns[product][block] = coef
+        return columns
+
     def output_value(self, block: str) -> Form:
         """What the algorithm computes for one C block, over ``"A*B"`` names."""
-        index = {p.name: r for r, p in enumerate(self.algorithm.products)}
-        total = Form()
+        total: dict[str, Fraction] = {}
         for product, coef in self.outputs.get(block, Form()).terms:
-            total = total + self.product_terms[index[product]].scale(coef)
-        return total
+            for term, term_coef in self.product_terms[self.product_index[product]].terms:
+                total[term] = total.get(term, Fraction(0)) + coef * term_coef
+        return Form.of(total)
 
     def tables(self) -> tuple[list[list[Fraction]], list[list[Fraction]], list[list[Fraction]]]:
         """U (A blocks × products), V (B blocks × products), W (C blocks × products)."""
