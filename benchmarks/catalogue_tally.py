@@ -141,8 +141,9 @@ def tally_one(unit: tuple[str, str, str | None], timeout: int, full_max_rank: in
 
     catalogue, path, key = unit
     started = time.perf_counter()
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(timeout)
+    # CPU seconds, not wall-clock ones: the tally must not call a scheme slow because the machine is busy.
+    signal.signal(signal.SIGVTALRM, _alarm)
+    signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
     loaded = False
     try:
         scheme = read_catalogue(Path(path), key=key, allow_pickle=True, modulus=_modulus(path))
@@ -153,12 +154,12 @@ def tally_one(unit: tuple[str, str, str | None], timeout: int, full_max_rank: in
         reason = next((label for phrase, label in REFUSALS.items() if phrase in message), None)
         outcome, detail = ("refused", reason) if reason else ("failed", f"reader: {message[:200]}")
     except _Timeout:
-        outcome, detail = "timeout", f"over {timeout} s"
+        outcome, detail = "timeout", f"over {timeout} s of CPU time"
     except Exception as error:  # noqa: BLE001 - a traceback is a failure to report, not to hide
         frame = traceback.extract_tb(error.__traceback__)[-1]
         outcome, detail = "failed", f"traceback: {type(error).__name__}: {error} ({frame.filename}:{frame.lineno})"
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     seconds = time.perf_counter() - started
     return {"catalogue": catalogue, "path": path, "key": key, "loaded": loaded, "outcome": outcome, "detail": detail, "seconds": seconds}
 
@@ -225,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", type=Path, help="folder holding the fetched repositories")
     parser.add_argument("--only", nargs="*", choices=sorted(CATALOGUES), default=None)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--timeout", type=int, default=120, help="seconds per scheme (default 120)")
+    parser.add_argument("--timeout", type=int, default=120, help="CPU seconds per scheme (default 120)")
     parser.add_argument("--full-max-rank", type=int, default=30, help="also run report_algorithm up to this rank")
     parser.add_argument("--json", type=Path, default=None, help="write every scheme's outcome here")
     parser.add_argument("--alphaevolve", type=Path, default=None, metavar="NOTEBOOK", help="first write ROOT/alphaevolve/ from it")
