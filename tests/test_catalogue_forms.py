@@ -428,3 +428,36 @@ def test_the_cli_reads_gf_p_and_complex_schemes(tmp_path, capsys):
     assert "modular scheme kauers_00bc2f83230b <2,2,2;10>: holds modulo 2 only" in capsys.readouterr().out
     assert main(["verify", str(_complex_archive(tmp_path, 1j, -1j, 1))]) == 1
     assert "complex scheme tiny_1x1x1 <1,1,1;1>: holds over Q(i) (complex rationals)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "relative, shape, rank, sums",
+    [
+        ("perminov/2x2x2_m7_cr15_cn24_ZT_reduced.json", (2, 2, 2), 7, True),
+        ("perminov/2x5x13_m102_Z.txt", (2, 5, 13), 102, False),
+    ],
+)
+def test_perminovs_reduced_and_text_files_from_the_catalogue(relative, shape, rank, sums):
+    from bilinear.verify.rings import wrong_over_q
+
+    scheme = read_catalogue(scheme_file(relative))
+    assert (scheme.shape, scheme.rank, bool(scheme.sums)) == (Shape(*shape), rank, sums)
+    assert wrong_over_q(scheme) == ()
+
+
+def test_the_tensor_check_agrees_with_the_verifier_on_every_mutation_of_strassen():
+    import dataclasses
+
+    from bilinear.ir import Form
+    from bilinear.verify.rings import wrong_over_q
+
+    strassen = read_catalogue(scheme_file("fast-matmul/strassen"))
+    assert wrong_over_q(strassen) == ()
+    for index, output in enumerate(strassen.outputs):
+        for product in strassen.products:
+            changed = output.form + Form.of({product.name: 1})
+            outputs = list(strassen.outputs)
+            outputs[index] = dataclasses.replace(output, form=changed)
+            mutant = dataclasses.replace(strassen, outputs=tuple(outputs))
+            wrong = wrong_over_q(mutant)
+            assert wrong == (output.block,) and not report_algorithm(mutant).ok
