@@ -164,12 +164,20 @@ def tally_one(unit: tuple[str, str, str | None], timeout: int, full_max_rank: in
     return {"catalogue": catalogue, "path": path, "key": key, "loaded": loaded, "outcome": outcome, "detail": detail, "seconds": seconds}
 
 
-def _run(units, jobs: int, timeout: int, full_max_rank: int) -> list[dict]:
+def _tally_star(arguments: tuple) -> dict:
+    return tally_one(*arguments)
+
+
+def _run(units, jobs: int, timeout: int, full_max_rank: int, log: Path | None) -> list[dict]:
+    """Every unit's result; with ``log``, each is also appended there as a JSON line as soon as it is known."""
     results = []
     arguments = [(unit, timeout, full_max_rank) for unit in units]
     with multiprocessing.Pool(jobs, maxtasksperchild=200) as pool:
-        for done, result in enumerate(pool.starmap(tally_one, arguments, chunksize=4), start=1):
+        for result in pool.imap_unordered(_tally_star, arguments, chunksize=2):
             results.append(result)
+            if log is not None:
+                with log.open("a") as stream:
+                    stream.write(json.dumps(result) + "\n")
     return results
 
 
@@ -229,14 +237,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=120, help="CPU seconds per scheme (default 120)")
     parser.add_argument("--full-max-rank", type=int, default=30, help="also run report_algorithm up to this rank")
     parser.add_argument("--json", type=Path, default=None, help="write every scheme's outcome here")
+    parser.add_argument("--log", type=Path, default=None, help="append each outcome here (JSON lines) as it is known")
+    parser.add_argument("--summarize", type=Path, default=None, metavar="LOG", help="only print the summary of a --log file")
+    parser.add_argument("--suffixes", nargs="*", default=None, help="only files with these suffixes (e.g. .json .txt)")
     parser.add_argument("--alphaevolve", type=Path, default=None, metavar="NOTEBOOK", help="first write ROOT/alphaevolve/ from it")
     args = parser.parse_args(argv)
     if args.alphaevolve:
         write_alphaevolve(args.alphaevolve, args.root / "alphaevolve" / "alphaevolve_results.npz")
     names = args.only or list(CATALOGUES)
+    if args.summarize:
+        results = [json.loads(line) for line in args.summarize.read_text().splitlines() if line.strip()]
+        print(summary(results, [n for n in names if any(r["catalogue"] == n for r in results)]))
+        return 0
     units = _units(args.root, names)
+    if args.suffixes:
+        units = [u for u in units if Path(u[1]).suffix in args.suffixes]
+    units.sort(key=lambda u: Path(u[1]).stat().st_size)  # smallest first: a cut-short run covers the most schemes
     started = time.perf_counter()
-    results = _run(units, args.jobs, args.timeout, args.full_max_rank)
+    results = _run(units, args.jobs, args.timeout, args.full_max_rank, args.log)
     print(summary(results, names))
     print(f"\n{len(results)} schemes in {time.perf_counter() - started:.0f} s with {args.jobs} processes")
     if args.json:
