@@ -95,6 +95,16 @@ def test_implicit_multiplication_as_flips_structured_files_write_it(tmp_path):
     assert str(scheme.products[0].right) == "2*B11 - B12"
 
 
+def test_factors_side_by_side_as_perminovs_copies_write_them(tmp_path):
+    # Mathematica's juxtaposition: (a)(b)(c) and (a) (b) c are products.
+    path = _write(tmp_path, "122-y.exp", "(a11 + a12) (b21)(c11)\n(a12)(b22) c21\n")
+    scheme = read_catalogue(path)
+    assert [(str(p.left), str(p.right)) for p in scheme.products] == [("A11 + A12", "B21"), ("A12", "B22")]
+    assert _error(_write(tmp_path, "122-z.exp", "(a11 b12)*(b11)*(c11)\n")) == (
+        "expected an operator (+ - * /) between 'a11' and 'b12'"  # entries side by side are a typo, not a product
+    )
+
+
 @pytest.mark.parametrize(
     "token, value",
     [
