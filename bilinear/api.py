@@ -17,13 +17,17 @@ from .verify import Report, verify_program
 from .verify.rings import check_inexact
 
 
-def _read(path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool) -> Scheme | Program:
+def _read(
+    path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool, modulus: int | None = None
+) -> Scheme | Program:
     """A .bl file as a Program, or the scheme a catalogue file holds."""
     _check_shape_option(shape)
     format = format or detect_format(path)
     if format == "bl":
+        if modulus is not None:
+            raise BilinearError(Diagnostic("--mod applies to catalogue schemes, not to .bl files"))
         return load_program(path)
-    return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle)
+    return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle, modulus=modulus)
 
 
 def _check_shape_option(shape: str | None) -> None:
@@ -56,6 +60,7 @@ def load(
     *,
     key: str | None = None,
     allow_pickle: bool = False,
+    modulus: int | None = None,
 ) -> Program:
     """Load a .bl file (with what it uses) or an exact catalogue scheme.
 
@@ -67,6 +72,8 @@ def load(
         key: which scheme of an AlphaTensor archive, e.g. ``"3,3,3"``.
         allow_pickle: let AlphaTensor's pickled entries load (runs code
             stored in the file; only for files you trust).
+        modulus: p when the scheme is claimed only modulo p and its file
+            name does not say so (read as a ModularScheme).
 
     Raises:
         ValueError: ``path`` is not a path (None, a number, ...).
@@ -76,7 +83,7 @@ def load(
             reports on those.
     """
     path = _as_path(path)
-    loaded = _read(path, format, shape, key, allow_pickle)
+    loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):
         return loaded
     if isinstance(loaded, AlternativeBasis):
@@ -99,6 +106,7 @@ def verify(
     *,
     key: str | None = None,
     allow_pickle: bool = False,
+    modulus: int | None = None,
 ) -> Report:
     """Verify every definition of a file (or loaded program); see :class:`Report`.
 
@@ -111,7 +119,7 @@ def verify(
     if isinstance(path_or_program, Program):
         return verify_program(path_or_program)
     path = _as_path(path_or_program)
-    loaded = _read(path, format, shape, key, allow_pickle)
+    loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):
         return verify_program(loaded)
     if isinstance(loaded, Algorithm):

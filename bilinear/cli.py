@@ -55,13 +55,17 @@ def _add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="a .bl file, or a scheme file in a catalogue format")
     parser.add_argument(
         "--from", dest="input_format", default=None,
-        help="input format: bl, or a catalogue format (fast-matmul, ...); detected when omitted",
+        help="input format: bl, or a catalogue format (fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, alphatensor); detected when omitted",
     )
     parser.add_argument("--shape", default=None, metavar="m,k,n", help="block shape of a catalogue scheme when it cannot be inferred")
     parser.add_argument("--key", default=None, metavar="m,k,n", help="which scheme of an AlphaTensor .npz archive")
     parser.add_argument(
         "--allow-pickle", action="store_true",
         help="let AlphaTensor's pickled (rectangular) entries load; this runs code stored in the file",
+    )
+    parser.add_argument(
+        "--mod", type=int, default=None, metavar="P",
+        help="the scheme is claimed modulo P (GF(P)), where its file name does not say so (e.g. a flip-graph vertex)",
     )
 
 
@@ -126,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     import_ = commands.add_parser(
         "import",
-        help="convert a catalogue scheme (fast-matmul, plinopt, kauers, alphatensor) to a .bl file",
+        help="convert a catalogue scheme (fast-matmul, plinopt, kauers, mathematica, perminov, alphatensor) to a .bl file",
         description="Read a scheme in a catalogue format, verify it, and write it as .bl text (equations or a "
         "U/V/W table) with a header saying where it came from. Approximate and modulo-p schemes are refused.",
     )
@@ -177,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _load(args) -> Program:  # noqa: F821 - imported lazily to keep --help fast
     from .api import load
 
-    return load(args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
+    return load(
+        args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle, modulus=args.mod
+    )
 
 
 def _verify(args) -> int:
@@ -187,7 +193,10 @@ def _verify(args) -> int:
     from .report import RENDERERS
 
     try:
-        report = verify(args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
+        report = verify(
+            args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle,
+            modulus=args.mod,
+        )
     except BilinearError as error:
         if args.format != "json":
             raise

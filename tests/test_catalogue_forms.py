@@ -95,6 +95,16 @@ def test_implicit_multiplication_as_flips_structured_files_write_it(tmp_path):
     assert str(scheme.products[0].right) == "2*B11 - B12"
 
 
+def test_factors_side_by_side_as_perminovs_copies_write_them(tmp_path):
+    # Mathematica's juxtaposition: (a)(b)(c) and (a) (b) c are products.
+    path = _write(tmp_path, "122-y.exp", "(a11 + a12) (b21)(c11)\n(a12)(b22) c21\n")
+    scheme = read_catalogue(path)
+    assert [(str(p.left), str(p.right)) for p in scheme.products] == [("A11 + A12", "B21"), ("A12", "B22")]
+    assert _error(_write(tmp_path, "122-z.exp", "(a11 b12)*(b11)*(c11)\n")) == (
+        "expected an operator (+ - * /) between 'a11' and 'b12'"  # entries side by side are a typo, not a product
+    )
+
+
 @pytest.mark.parametrize(
     "token, value",
     [
@@ -390,3 +400,74 @@ def test_a_fast_matmul_file_of_a_thousand_one_entry_rows_is_quick(tmp_path):
     message = _error(path)
     assert time.perf_counter() - started < 2
     assert message == "cannot infer the shape from 1000, 1 and 1 rows; give --shape m,k,n"
+
+
+# --- GF(p) where the file name does not say so -----------------------------------------------------------
+
+FLIP_VERTEX = (  # a rank-8 ⟨2,2,2⟩ scheme valid modulo 2: the flip graph of jakobmoosbauer/flips is over GF(2)
+    "(a11)*(b11)*(c11)\n(a12)*(b21)*(c11)\n(a11)*(b12)*(c21)\n(a12)*(b22)*(c21)\n"
+    "(a21)*(b11)*(c12)\n(a22)*(b21)*(c12)\n(a21)*(b12)*(c22)\n(a22)*(b22)*(c22)\n"
+    "(a11+a12)*(b11)*(c11)\n(a11+a12)*(b11)*(c11)\n"  # the same product twice: 2·(...) ≡ 0 modulo 2
+)
+
+
+def test_mod_reads_a_scheme_in_gf_p(tmp_path):
+    path = _write(tmp_path, "00bc2f83230b.exp", FLIP_VERTEX)
+    assert not report_algorithm(read_catalogue(path)).ok  # over Q the repeated product is counted twice
+    scheme = read_catalogue(path, modulus=2)
+    assert isinstance(scheme, ModularScheme) and scheme.reason == "given with --mod 2"
+    assert check_modular(scheme).holds and not check_modular(scheme).ok
+    report = bilinear.verify(path, modulus=2)
+    assert "holds modulo 2 only" in to_text(report) and "modulus: given with --mod 2" in to_text(report)
+
+
+def test_mod_is_checked(tmp_path):
+    path = _write(tmp_path, "00bc2f83230b.exp", FLIP_VERTEX)
+    assert _error(path, modulus=1) == "--mod must be a modulus of at least 2, not 1"
+    mod2 = _write(tmp_path, "222-x.mod2.exp", FLIP_VERTEX)
+    assert _error(mod2, modulus=3) == "222-x.mod2.exp is a scheme modulo 2, not modulo 3 as --mod says"
+    with pytest.raises(BilinearError, match="--mod applies to catalogue schemes, not to .bl files"):
+        bilinear.verify(Path(__file__).parents[1] / "algorithms" / "strassen.bl", modulus=2)
+
+
+def test_the_cli_reads_gf_p_and_complex_schemes(tmp_path, capsys):
+    from bilinear.cli import main
+
+    path = _write(tmp_path, "00bc2f83230b.exp", FLIP_VERTEX)
+    assert main(["verify", str(path), "--mod", "2"]) == 1  # holds modulo 2 only: never an exact algorithm
+    assert "modular scheme kauers_00bc2f83230b <2,2,2;10>: holds modulo 2 only" in capsys.readouterr().out
+    assert main(["verify", str(_complex_archive(tmp_path, 1j, -1j, 1))]) == 1
+    assert "complex scheme tiny_1x1x1 <1,1,1;1>: holds over Q(i) (complex rationals)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "relative, shape, rank, sums",
+    [
+        ("perminov/2x2x2_m7_cr15_cn24_ZT_reduced.json", (2, 2, 2), 7, True),
+        ("perminov/2x5x13_m102_Z.txt", (2, 5, 13), 102, False),
+    ],
+)
+def test_perminovs_reduced_and_text_files_from_the_catalogue(relative, shape, rank, sums):
+    from bilinear.verify.rings import wrong_over_q
+
+    scheme = read_catalogue(scheme_file(relative))
+    assert (scheme.shape, scheme.rank, bool(scheme.sums)) == (Shape(*shape), rank, sums)
+    assert wrong_over_q(scheme) == ()
+
+
+def test_the_tensor_check_agrees_with_the_verifier_on_every_mutation_of_strassen():
+    import dataclasses
+
+    from bilinear.ir import Form
+    from bilinear.verify.rings import wrong_over_q
+
+    strassen = read_catalogue(scheme_file("fast-matmul/strassen"))
+    assert wrong_over_q(strassen) == ()
+    for index, output in enumerate(strassen.outputs):
+        for product in strassen.products:
+            changed = output.form + Form.of({product.name: 1})
+            outputs = list(strassen.outputs)
+            outputs[index] = dataclasses.replace(output, form=changed)
+            mutant = dataclasses.replace(strassen, outputs=tuple(outputs))
+            wrong = wrong_over_q(mutant)
+            assert wrong == (output.block,) and not report_algorithm(mutant).ok

@@ -117,6 +117,7 @@ def read_catalogue(
     *,
     key: str | None = None,
     allow_pickle: bool = False,
+    modulus: int | None = None,
 ) -> Scheme:
     """Read one scheme from a catalogue file.
 
@@ -127,6 +128,9 @@ def read_catalogue(
         key: which scheme of an AlphaTensor archive (``"3,3,3"``).
         allow_pickle: let AlphaTensor's pickled (rectangular) entries load;
             this runs code stored in the file, so only for trusted files.
+        modulus: p for a scheme claimed only modulo p whose file does not
+            say so (a flip-graph vertex over GF(2)); its integer (or
+            p-invertible rational) coefficients are then checked in GF(p).
 
     Returns:
         An exact Algorithm or AlternativeBasis, or an ApproximateScheme,
@@ -144,7 +148,20 @@ def read_catalogue(
         fail(f"unknown input format {format!r}; known: bl, {', '.join(FORMATS)}", None)
     if key is not None and format != "alphatensor":
         fail(f"--key picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
-    return _BY_NAME[format].read(path, shape, key, allow_pickle)
+    if modulus is not None and modulus < 2:
+        fail(f"--mod must be a modulus of at least 2, not {modulus}", None)
+    scheme = _BY_NAME[format].read(path, shape, key, allow_pickle)
+    if modulus is None:
+        return scheme
+    if isinstance(scheme, AlternativeBasis):
+        scheme = scheme.algorithm
+    if isinstance(scheme, ModularScheme):
+        if scheme.modulus != modulus:
+            fail(f"{path.name} is a scheme modulo {scheme.modulus}, not modulo {modulus} as --mod says", None)
+        return scheme
+    if not isinstance(scheme, Algorithm):
+        fail(f"--mod {modulus} applies to schemes with rational coefficients; {scheme.not_exact_because}", None)
+    return ModularScheme(scheme, modulus, f"given with --mod {modulus}")
 
 
 __all__ = [

@@ -13,7 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ...diagnostics import BilinearError, Diagnostic
-from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name, parse_block
+from ...ir import Algorithm, Form, Output, Product, Shape, Span, parse_block
 
 # Words the .bl grammar reserves; a scheme named after one could not be written back.
 _KEYWORDS = {"algorithm", "table", "schedule", "use", "for", "stage", "temp"}
@@ -150,7 +150,3 @@ def algorithm_from_tables(
 def transposed_c_rows(w_by_ct: Table, shape: Shape) -> list:
     """W's rows reordered from Cᵀ row-major (the trace convention: row j·m + i is C_ij) to C row-major."""
     return [w_by_ct[j * shape.m + i] for i in range(shape.m) for j in range(shape.n)]
-
-
-def c_block(i: int, j: int) -> str:
-    return block_name("C", i, j)

@@ -110,15 +110,20 @@ def _symbolic_entry(token: str, comments: list[str], span: Span) -> None:
 
 
 def _check_declared_size(rows: int, cols: int, entries: dict, span: Span) -> None:
-    """A scheme's matrix has an entry in every row and every column, so neither can outnumber the entries."""
+    """A scheme's matrix has an entry in (nearly) every row and column, so a header far beyond the
+    rows and columns the entries use is refused before a dense table is made (a few empty rows get
+    their own, more precise message later: a product with a zero factor)."""
     used_rows = {i for i, _ in entries}
     used_cols = {j for _, j in entries}
-    if rows > len(used_rows) + 1024 or cols > len(used_cols) + 1024:
+    if rows > len(used_rows) + _SLACK or cols > len(used_cols) + _SLACK:
         fail(
             f"the header declares a {rows}x{cols} matrix, but the file holds {len(entries)} entries in "
             f"{len(used_rows)} rows and {len(used_cols)} columns; a scheme's matrix uses every row and column",
             span,
         )
+
+
+_SLACK = 1024  # empty rows or columns tolerated before the header is called a lie
 
 
 # --- straight-line programs ------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 A line is an arithmetic expression of entries (``a11``…``c99``) and whole
 numbers with ``+ - * /`` and parentheses (a number may stand right before
-the entry it multiplies, ``2b21``: a star is put in), which is a subset of Python's
+the entry it multiplies, ``2b21``, and factors may stand side by side,
+``(…) (…) (…)``: stars are put in), which is a subset of Python's
 expression grammar: Python's own parser (:func:`ast.parse`, written in C)
 reads it into a tree — nothing is evaluated — and :func:`_value` keeps what
 makes it one product: every factor is a sum of entries of one letter,
@@ -182,19 +183,33 @@ def _scale(term: Term, by: Fraction) -> Term:
 
 
 def _explicit(line: str) -> tuple[str, list[int]]:
-    """The line with '*' between a number and the entry it multiplies (``2b21`` → ``2*b21``,
-    as flips' structured files write), and the offsets of the inserted stars."""
+    """The line with the multiplications real files leave implicit made explicit, and the offsets of
+    the inserted stars: a number before the entry it scales (``2b21``, flips' structured files) and
+    factors side by side (``(a13 - a32) (b12 + b21) c13``, ``a31 (-b13 + b15)``: Mathematica's
+    juxtaposition, as Perminov's copies of the flips solutions write them).  Two entries side by
+    side (``a11 b12``) stay an error: inside a sum that is a missing sign, not a product.  A number
+    before an entry scales it, with or without a space (``2 b31``)."""
     out, inserted = [], []
+    previous = ""  # the last character that is not a space
+    number = False  # whether it ends a number (not an entry's indices)
     for position, character in enumerate(line):
-        if character.isalpha() and position and line[position - 1].isdigit() and _starts_entry(line, position):
+        entry = _starts_entry(line, position)
+        scales = entry and number  # 2b21, 2 b31
+        follows_factor = (character == "(" and (previous == ")" or previous.isalnum())) or (entry and previous == ")")
+        if scales or follows_factor:
             inserted.append(len(out))
             out.append("*")
         out.append(character)
+        if not character.isspace():
+            number = character.isdigit() and (number or not previous.isalnum())
+            previous = character
     return "".join(out), inserted
 
 
 def _starts_entry(line: str, position: int) -> bool:
-    """A letter starts an entry when no letter comes before the digits in front of it (``2b21``, not ``a12b``)."""
+    """An entry (``a12``, ``c31``) starts here: a letter a, b or c, a digit after it, no letter before."""
+    if line[position] not in _LETTERS or not line[position + 1: position + 2].isdigit():
+        return False
     before = position - 1
     while before >= 0 and line[before].isdigit():
         before -= 1
