@@ -24,6 +24,20 @@ def classical(i: int, j: int, k: int) -> Form:
     return Form.of({f"{block_name('A', i, l)}*{block_name('B', l, j)}": 1 for l in range(1, k + 1)})
 
 
+_RECENT: list[tuple[Algorithm, Expansion]] = []
+
+
+def expansion_of(algorithm: Algorithm) -> Expansion:
+    """The shared Expansion of an algorithm (verification, counts and stability expand it once)."""
+    for known, expansion in _RECENT:
+        if known is algorithm:
+            return expansion
+    expansion = Expansion(algorithm)
+    _RECENT.insert(0, (algorithm, expansion))
+    del _RECENT[4:]
+    return expansion
+
+
 class Expansion:
     """Expansions of one algorithm's definitions (computed once, on demand)."""
 
@@ -41,10 +55,15 @@ class Expansion:
         return self._memo[name]
 
     def form(self, form: Form) -> Form:
-        total = Form()
+        """A form with every named sum in it expanded (one pass over its terms' expansions)."""
+        total: dict[str, Fraction] = {}
         for name, coef in form.terms:
-            total = total + self.of(name).scale(coef)
-        return total
+            if name not in self._sums:
+                total[name] = total.get(name, 0) + coef
+                continue
+            for inner, inner_coef in self.of(name).terms:
+                total[inner] = total.get(inner, 0) + coef * inner_coef
+        return Form.of(total)
 
     def partial(self, form: Form, name: str) -> Fraction:
         """∂form/∂name, with every other named sum expanded."""
@@ -74,10 +93,20 @@ class Expansion:
     def output_value(self, block: str) -> Form:
         """What the algorithm computes for one C block, over ``"A*B"`` names."""
         index = {p.name: r for r, p in enumerate(self.algorithm.products)}
-        total = Form()
+        total: dict[str, Fraction] = {}
         for product, coef in self.outputs.get(block, Form()).terms:
-            total = total + self.product_terms[index[product]].scale(coef)
-        return total
+            for term, term_coef in self.product_terms[index[product]].terms:
+                total[term] = total.get(term, 0) + coef * term_coef
+        return Form.of(total)
+
+    @cached_property
+    def weights(self) -> tuple[Form, ...]:
+        """w_r per product: its weight in every C block (W's columns)."""
+        columns: dict[str, dict[str, Fraction]] = {p.name: {} for p in self.algorithm.products}
+        for block, form in self.outputs.items():
+            for name, coef in form.terms:
+                columns[name][block] = coef
+        return tuple(Form.of(columns[p.name]) for p in self.algorithm.products)
 
     def tables(self) -> tuple[list[list[Fraction]], list[list[Fraction]], list[list[Fraction]]]:
         """U (A blocks × products), V (B blocks × products), W (C blocks × products)."""

@@ -45,8 +45,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..ir import Algorithm
-from .expand import Expansion
+from ..ir import Algorithm, Form
+from .expand import expansion_of
 
 
 @dataclass(frozen=True)
@@ -88,28 +88,23 @@ class Stability:
         )
 
 
-def _norm2(values) -> float:
-    return math.sqrt(sum(float(v) ** 2 for v in values))
+def _norm2(form: Form) -> float:
+    return math.sqrt(sum(float(c) ** 2 for _, c in form.terms))
 
 
-def _norm1(values) -> Fraction:
-    return sum((abs(v) for v in values), Fraction(0))
-
-
-def _nonzeros(values) -> int:
-    return sum(1 for v in values if v != 0)
+def _norm1(form: Form) -> Fraction:
+    return sum((abs(c) for _, c in form.terms), Fraction(0))
 
 
 def stability(algorithm: Algorithm) -> Stability:
-    """γ, e and Q of an algorithm from its expanded U, V, W tables."""
-    U, V, W = Expansion(algorithm).tables()
-    columns = range(algorithm.rank)
-    u = [[row[r] for row in U] for r in columns]
-    v = [[row[r] for row in V] for r in columns]
-    w = [[row[r] for row in W] for r in columns]
-    growth = sum(_norm2(u[r]) * _norm2(v[r]) * _norm2(w[r]) for r in columns)
-    weight = [_norm1(u[r]) * _norm1(v[r]) for r in columns]
-    path = [_nonzeros(u[r]) + _nonzeros(v[r]) for r in columns]
-    e_vector = tuple(sum((abs(row[r]) * weight[r] for r in columns), Fraction(0)) for row in W)
-    q_vector = tuple(_nonzeros(row) + max((path[r] for r in columns if row[r] != 0), default=0) for row in W)
+    """γ, e and Q of an algorithm from its expanded U, V, W (sparse: linear in their nonzeros)."""
+    expansion = expansion_of(algorithm)
+    factors, weights = expansion.factors, expansion.weights
+    growth = sum(_norm2(u) * _norm2(v) * _norm2(w) for (u, v), w in zip(factors, weights))
+    index = {p.name: r for r, p in enumerate(algorithm.products)}
+    weight = [_norm1(u) * _norm1(v) for u, v in factors]
+    path = [len(u.terms) + len(v.terms) for u, v in factors]
+    rows = [expansion.outputs.get(block, Form()).terms for block in algorithm.shape.blocks("C")]
+    e_vector = tuple(sum((abs(c) * weight[index[name]] for name, c in row), Fraction(0)) for row in rows)
+    q_vector = tuple(len(row) + max((path[index[name]] for name, _ in row), default=0) for row in rows)
     return Stability(growth_factor=growth, e_vector=e_vector, q_vector=q_vector)
