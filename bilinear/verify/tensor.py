@@ -21,8 +21,6 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-import numpy as np
-
 from ..ir import Form, Shape
 
 _INT64_SAFE = 2**62
@@ -32,6 +30,7 @@ class _Side:
     """One of U, V, W as flat COO arrays, columns scaled to integers."""
 
     def __init__(self, columns: Sequence[Form], position: dict[str, int]):
+        import numpy as np
         rows, numerators, counts, denominators = [], [], [], []
         for form in columns:
             scale = math.lcm(*(c.denominator for _, c in form.terms)) if form.terms else 1
@@ -54,8 +53,9 @@ def _positions(shape: Shape, operand: str) -> dict[str, int]:
     return {name: index for index, name in enumerate(shape.blocks(operand))}
 
 
-def _triples(u: _Side, v: _Side, w: _Side) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _triples(u: _Side, v: _Side, w: _Side) -> tuple:  # four int64 arrays
     """Per nonzero of every u_r ⊗ v_r ⊗ w_r: its product and its entries' indices in u, v, w."""
+    import numpy as np
     sizes = u.counts * v.counts * w.counts
     total = int(sizes.sum())
     product = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
@@ -75,6 +75,7 @@ def residual_entries(
     Keys are (A block, B block, C block); ``outputs[r]`` is w_r, the r-th
     product's weight in every C block.
     """
+    import numpy as np
     blocks = {operand: shape.blocks(operand) for operand in "ABC"}
     u = _Side(left, _positions(shape, "A"))
     v = _Side(right, _positions(shape, "B"))
@@ -104,16 +105,18 @@ def residual_entries(
     }
 
 
-def _classical(shape: Shape, common: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+def _classical(shape: Shape, common: int, dtype) -> tuple:  # keys, values
     """Keys of A[i,l]·B[l,j] in C[i,j], with value −L (the classical tensor, negated and scaled)."""
+    import numpy as np
     m, k, n = shape.m, shape.k, shape.n
     i, l, j = (axis.ravel() for axis in np.meshgrid(np.arange(m), np.arange(k), np.arange(n), indexing="ij"))
     keys = ((i * k + l) * (k * n) + (l * n + j)) * (m * n) + (i * n + j)
     return keys.astype(np.int64), np.full(keys.size, -common, dtype=dtype)
 
 
-def _sum_by_key(keys: np.ndarray, values: np.ndarray) -> list[tuple[int, object]]:
+def _sum_by_key(keys, values) -> list[tuple[int, object]]:
     """(key, Σ values) for every key whose sum is nonzero."""
+    import numpy as np
     if keys.size == 0:
         return []
     order = np.argsort(keys, kind="stable")
