@@ -50,13 +50,18 @@ def brent_residual(expansion: Expansion) -> dict[str, Form]:
     Computed over sparse integer arrays (verify.tensor), in time near-linear
     in the tensor's nonzeros; the blocks come in row-major order.
     """
+    cached = getattr(expansion, "_brent_residual", None)  # compile verifies, then lowering verifies again
+    if cached is not None:
+        return dict(cached)
     shape = expansion.algorithm.shape
     left, right = zip(*expansion.factors) if expansion.factors else ((), ())
     entries = residual_entries(shape, left, right, expansion.weights)
     per_block: dict[str, dict[str, Fraction]] = {}
     for (a, b, c), value in entries.items():
         per_block.setdefault(c, {})[f"{a}*{b}"] = value
-    return {block: Form.of(per_block[block]) for block in shape.blocks("C") if block in per_block}
+    residual = {block: Form.of(per_block[block]) for block in shape.blocks("C") if block in per_block}
+    expansion._brent_residual = residual
+    return dict(residual)
 
 
 def verify_algorithm(algorithm: Algorithm) -> tuple[Diagnostic, ...]:

@@ -35,6 +35,18 @@ class LazySimulation(_Simulation):
         self.factors: list[tuple[Form, Form]] = []
         self.definitions: list[Form] = []
 
+    def read(self, form: Form, stage, statement) -> Form | None:
+        """As the full simulation reads, summing in one dict (values here are short)."""
+        total: dict[str, Fraction] = {}
+        for name, coef in form.terms:
+            value = self.values.get(name)
+            if value is None:
+                return super().read(form, stage, statement)  # reports the unwritten buffer
+            for inner, inner_coef in value.terms:
+                total[inner] = total.get(inner, 0) + coef * inner_coef
+        value = Form.of(total)
+        return super().read(form, stage, statement) if kind_of(value) == "?" else value
+
     def product_value(self, left: Form, right: Form) -> Form:
         self.factors.append((left, right))
         return Form.symbol(f"{_PRODUCT}{len(self.factors) - 1}")
