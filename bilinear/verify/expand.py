@@ -56,6 +56,8 @@ class Expansion:
 
     def form(self, form: Form) -> Form:
         """A form with every named sum in it expanded (one pass over its terms' expansions)."""
+        if not any(name in self._sums for name, _ in form.terms):
+            return Form(form.terms)  # nothing to expand (as in every table); spans dropped as below
         total: dict[str, Fraction] = {}
         for name, coef in form.terms:
             if name not in self._sums:

@@ -93,7 +93,14 @@ def _norm2(form: Form) -> float:
 
 
 def _norm1(form: Form) -> Fraction:
+    if all(c.denominator == 1 for _, c in form.terms):  # integers add much faster than Fractions
+        return Fraction(sum(abs(c.numerator) for _, c in form.terms))
     return sum((abs(c) for _, c in form.terms), Fraction(0))
+
+
+def _integral(value: Fraction) -> int | Fraction:
+    """An int where the value is one (Python adds ints far faster than Fractions)."""
+    return value.numerator if value.denominator == 1 else value
 
 
 def stability(algorithm: Algorithm) -> Stability:
@@ -102,9 +109,9 @@ def stability(algorithm: Algorithm) -> Stability:
     factors, weights = expansion.factors, expansion.weights
     growth = sum(_norm2(u) * _norm2(v) * _norm2(w) for (u, v), w in zip(factors, weights))
     index = {p.name: r for r, p in enumerate(algorithm.products)}
-    weight = [_norm1(u) * _norm1(v) for u, v in factors]
+    weight = [_integral(_norm1(u) * _norm1(v)) for u, v in factors]
     path = [len(u.terms) + len(v.terms) for u, v in factors]
     rows = [expansion.outputs.get(block, Form()).terms for block in algorithm.shape.blocks("C")]
-    e_vector = tuple(sum((abs(c) * weight[index[name]] for name, c in row), Fraction(0)) for row in rows)
+    e_vector = tuple(Fraction(sum(abs(_integral(c)) * weight[index[name]] for name, c in row)) for row in rows)
     q_vector = tuple(len(row) + max((path[index[name]] for name, _ in row), default=0) for row in rows)
     return Stability(growth_factor=growth, e_vector=e_vector, q_vector=q_vector)
