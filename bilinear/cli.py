@@ -196,12 +196,36 @@ def _add_compose_commands(commands) -> None:
     )
     _add_input_options(product)
     product.add_argument("second", type=_scheme_path, metavar="SECOND", help="the inner scheme (.bl or catalogue file)")
-    for command, handler in ((transform, _transform), (product, _product)):
+    export = commands.add_parser(
+        "export", help="write a verified scheme as fast-matmul, PLinOpt .sms or AlphaTensor .npz",
+        description="Write FILE's algorithm (named sums multiplied out) in a catalogue format; the header comment "
+        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes OUT_L/_R/_P.sms.",
+    )
+    _add_input_options(export)
+    export.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
+    export.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="file (plinopt: the stem)")
+    export.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
+    export.set_defaults(handler=lambda args: _derive("export", args))
+    optimize = commands.add_parser(
+        "optimize", help="eliminate common subexpressions: named sums, fewer additions, verified",
+        description="Rewrite FILE's algorithm with shared named sums found by greedy pair elimination over U, V "
+        "and W (best of --seeds tie-breaking orders), print additions and scalings before and after per side, "
+        "verify the result and write it as .bl.",
+    )
+    _add_input_options(optimize)
+    optimize.add_argument("--seeds", type=int, default=16, help="random tie-breaking orders tried (default 16)")
+    for command, handler in ((transform, _transform), (product, _product), (optimize, None)):
         command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
         command.add_argument("--style", choices=("equations", "table"), default="equations")
         command.add_argument("--name", default=None, help="name of the new algorithm")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
-        command.set_defaults(handler=handler)
+        command.set_defaults(handler=handler or (lambda args: _derive("optimize", args)))
+
+
+def _derive(name: str, args) -> int:
+    from . import compose_cli
+
+    return getattr(compose_cli, name)(args)
 
 
 def _transform(args) -> int:

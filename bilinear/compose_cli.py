@@ -67,3 +67,41 @@ def product(args) -> int:
     result = kronecker(first, second, name=args.name)
     header = (f"{result.name}: the Kronecker product of {first.name} ({args.file}) and {second.name} ({args.second}).",)
     return _write(result, header, args.output, args.style)
+
+
+def _source_header(path: Path) -> tuple[str, ...]:
+    """A .bl file's leading comment lines (where it came from, reference, licence), without the ``#``."""
+    if path.suffix != ".bl" or not path.is_file():
+        return (f"from {path.name}",)
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line[1:].strip())
+    return tuple(lines) or (f"from {path.name}",)
+
+
+def export(args) -> int:
+    from .frontend.writers import write
+    from .verify import report_algorithm
+
+    algorithm = _algorithm(_load(args, args.file), args.algorithm)
+    if not report_algorithm(algorithm).ok:
+        print(f"bilinear export: {algorithm.name} does not verify; nothing written", file=sys.stderr)
+        return 1
+    header = (*_source_header(args.file), f"Exported by bilinear from {args.file.name}.")
+    for path in write(algorithm, args.to, args.output, header):
+        print(f"wrote {path}")
+    return 0
+
+
+def optimize(args) -> int:
+    from .optimize import optimize as eliminate_common_sums
+
+    source = _algorithm(_load(args, args.file), args.algorithm)
+    result, counts = eliminate_common_sums(source, seeds=args.seeds, name=args.name)
+    for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
+        (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
+        print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
+    header = (*_source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
+    return _write(result, header, args.output, "equations")
