@@ -27,7 +27,14 @@ def __getattr__(name: str):
         from . import api
 
         return getattr(api, name)
-    raise AttributeError(f"module 'bilinear' has no attribute {name!r}")
+    import importlib  # subpackages (bilinear.api, bilinear.lower, ...) as attributes, as an eager import gave them
+
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as missing:
+        if missing.name != f"{__name__}.{name}":
+            raise  # the submodule exists but needs something absent (e.g. cupy): say so
+        raise AttributeError(f"module 'bilinear' has no attribute {name!r}") from None
 
 
 def __dir__() -> list[str]:

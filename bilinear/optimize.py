@@ -7,8 +7,9 @@ difference.  :func:`eliminate` is the greedy pair elimination of
 fast-matmul's ``codegen`` (Benson and Ballard, PPoPP 2015) in PLinOpt's
 form (Dumas, Pernet and Sedoglavic): repeatedly take the pair of terms
 ``a + λ·b`` that the most forms contain (with the same ratio λ), name it,
-and substitute it; a form that holds c·a + cλ·b then holds c·S.  Ties are
-broken by a seeded order, and :func:`optimize` keeps the best of several
+and substitute it; a form that holds c·a + cλ·b then holds c·S.  Ties (and,
+in half the tries, pairs one occurrence short of the best) are chosen by a
+seeded random order, and :func:`optimize` keeps the cheapest of several
 seeds, so the result is reproducible.
 
 Assumes: a checked algorithm.  Ensures: an algorithm with the same products
@@ -41,8 +42,15 @@ def _pairs(targets: list[Terms]) -> dict[tuple[str, str, Fraction], int]:
     return counts
 
 
-def eliminate(targets: list[Terms], prefix: str, rng: random.Random | None = None) -> tuple[list[tuple[str, Terms]], list[Terms]]:
-    """Greedy pair elimination: (named sums in definition order, the targets rewritten over them)."""
+def eliminate(
+    targets: list[Terms], prefix: str, rng: random.Random | None = None, slack: int = 0
+) -> tuple[list[tuple[str, Terms]], list[Terms]]:
+    """Greedy pair elimination: (named sums in definition order, the targets rewritten over them).
+
+    Without ``rng`` the first most frequent pair is taken; with it, a random
+    pair among those at most ``slack`` short of the most frequent (never one
+    that occurs only once).
+    """
     targets = [dict(t) for t in targets]
     sums: list[tuple[str, Terms]] = []
     while True:
@@ -50,7 +58,7 @@ def eliminate(targets: list[Terms], prefix: str, rng: random.Random | None = Non
         best = max(counts.values(), default=0)
         if best < 2:
             return sums, targets
-        tied = sorted(key for key, count in counts.items() if count == best)
+        tied = sorted(key for key, count in counts.items() if count >= max(2, best - slack))
         a, b, ratio = rng.choice(tied) if rng else tied[0]
         name = f"{prefix}{len(sums) + 1}"
         sums.append((name, {a: Fraction(1), b: ratio}))
@@ -96,8 +104,38 @@ class Side:
 
 def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
     candidates = [Side(*eliminate(forms, prefix))]
-    candidates += [Side(*eliminate(forms, prefix, random.Random(seed))) for seed in range(seeds)]
-    return min(candidates, key=lambda side: (side.additions + side.scalings, side.additions))
+    candidates += [
+        Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in range(seeds) for slack in (0, 1)
+    ]
+    return min(candidates, key=_cost)
+
+
+def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ...], prefix: str, seeds: int) -> Side:
+    """The outputs by the transposition principle (Tellegen): eliminate over the products'
+    weights w_r (forms over C blocks), then run that program backwards.
+
+    Backwards, a target w_r = Σ c·x sends c·M_r to x, and a sum S = a + λ·b sends
+    its collected value Z_S to a and λ·Z_S to b; each C block ends as what it
+    collected.  Every sum becomes a named sum Z_S over products and other Z's.
+    """
+    inner = _best_side(weights, "_t", seeds)
+    collected: dict[str, Terms] = {}
+    for product, target in zip(products, inner.forms):
+        for name, coef in target.items():
+            collected.setdefault(name, {})[product] = coef
+    renamed = {name: f"{prefix}{index}" for index, (name, _) in enumerate(inner.sums, start=1)}
+    sums = []
+    for name, terms in reversed(inner.sums):
+        value = collected.get(name, {})
+        sums.append((renamed[name], value))
+        for term, coef in terms.items():
+            into = collected.setdefault(term, {})
+            into[renamed[name]] = into.get(renamed[name], 0) + coef
+    return Side(sums, [collected.get(block, {}) for block in blocks])
+
+
+def _cost(side: Side) -> tuple[int, int]:
+    return side.additions + side.scalings, side.additions
 
 
 def sides(algorithm: Algorithm) -> tuple[list[Terms], list[Terms], list[Terms]]:
@@ -115,6 +153,10 @@ def optimize(algorithm: Algorithm, seeds: int = 32, name: str | None = None) -> 
     taken = {p.name for p in algorithm.products}
     prefixes = [next(p for p in (letter, f"{letter}_", f"{letter}__") if not any(t.startswith(p) for t in taken)) for letter in "XYZ"]
     a_side, b_side, c_side = (_best_side(forms, prefix, seeds) for forms, prefix in zip((left, right, outputs), prefixes))
+    weights = [w.as_dict() for w in expansion_of(algorithm).weights]
+    products_names = [p.name for p in algorithm.products]
+    backwards = _transposed(weights, products_names, algorithm.shape.blocks("C"), prefixes[2], seeds)
+    c_side = min((c_side, backwards), key=_cost)
     products = tuple(
         Product(p.name, Form.of(u), Form.of(v)) for p, u, v in zip(algorithm.products, a_side.forms, b_side.forms)
     )

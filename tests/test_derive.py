@@ -7,6 +7,7 @@ products' expanded factors, and cost no more additions than before.
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -20,7 +21,7 @@ import bilinear
 from bilinear.cli import main
 from bilinear.compose import permute
 from bilinear.frontend.writers import FORMATS, write
-from bilinear.optimize import eliminate, optimize, sides
+from bilinear.optimize import _transposed, eliminate, optimize, sides
 from bilinear.verify import report_algorithm
 from bilinear.verify.expand import Expansion
 
@@ -94,21 +95,33 @@ forms = st.lists(
 )
 
 
+def _expand(form, definitions):
+    total = {}
+    for name, coef in form.items():
+        inner_form = _expand(definitions[name], definitions) if name in definitions else {name: 1}
+        for inner, inner_coef in inner_form.items():
+            total[inner] = total.get(inner, 0) + coef * inner_coef
+    return {k: v for k, v in total.items() if v}
+
+
 @settings(max_examples=100, deadline=None)
-@given(forms)
-def test_elimination_preserves_every_form(targets):
+@given(forms, st.integers(0, 3), st.integers(0, 1))
+def test_elimination_preserves_every_form(targets, seed, slack):
     targets = [{k: Fraction(v) for k, v in t.items()} for t in targets]
-    sums, rewritten = eliminate(targets, "S")
-    definitions = dict(sums)
+    sums, rewritten = eliminate(targets, "S", random.Random(seed) if seed else None, slack)
+    assert [_expand(t, dict(sums)) for t in rewritten] == targets
 
-    def expand(form):
-        total = {}
-        for name, coef in form.items():
-            for inner, inner_coef in (expand(definitions[name]) if name in definitions else {name: 1}).items():
-                total[inner] = total.get(inner, 0) + coef * inner_coef
-        return {k: v for k, v in total.items() if v}
 
-    assert [expand(t) for t in rewritten] == targets
+@settings(max_examples=60, deadline=None)
+@given(forms)
+def test_transposed_program_computes_the_transpose(columns):
+    """Backwards through an elimination over the columns w_r, the C blocks get exactly Σ_r w_r[c]·M_r."""
+    columns = [{k: Fraction(v) for k, v in t.items()} for t in columns]
+    products = [f"M{r + 1}" for r in range(len(columns))]
+    blocks = tuple("abcdef")
+    side = _transposed(columns, products, blocks, "Z", seeds=2)
+    want = [{p: w[b] for p, w in zip(products, columns) if b in w} for b in blocks]
+    assert [_expand(form, dict(side.sums)) for form in side.forms] == want
 
 
 def test_optimize_command_prints_counts_and_writes_a_verified_file(tmp_path, capsys):
