@@ -15,11 +15,12 @@ __all__ = ["BilinearError", "__version__", "compile", "load", "matmul", "verify"
 _LAZY = ("compile", "load", "matmul")
 
 
-def verify(path_or_program, format=None, shape=None, *, key=None, allow_pickle=False):
-    """Verify every definition of a file or loaded program; see :func:`bilinear.api.verify`."""
+def verify(*args, **options):
+    """Verify every definition of a file or loaded program; see :func:`bilinear.api.verify`
+    (this forwards every argument to it, unchanged)."""
     from .api import verify as verify_file
 
-    return verify_file(path_or_program, format, shape, key=key, allow_pickle=allow_pickle)
+    return verify_file(*args, **options)
 
 
 def __getattr__(name: str):
