@@ -49,10 +49,22 @@ def _add_lowering_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--leaf", choices=("cublas", "fused"), default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
     parser.add_argument("--cutoff", type=positive, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
+    parser.add_argument(
+        "--levels-schemes", default=None, metavar="A.bl,B.bl",
+        help="a hybrid: level 1 runs A.bl's scheme, level 2 B.bl's, ... (sets --levels to their number)",
+    )
+
+
+def _scheme_path(text: str) -> Path:
+    from .paths import find_scheme
+
+    return find_scheme(text)
 
 
 def _add_input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="a .bl file, or a scheme file in a catalogue format")
+    parser.add_argument(
+        "file", type=_scheme_path, help="a .bl file, a scheme file in a catalogue format, or a shipped scheme's name (strassen)"
+    )
     parser.add_argument(
         "--from", dest="input_format", default=None,
         help="input format: bl, or a catalogue format (fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, alphatensor); detected when omitted",
@@ -141,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     import_.add_argument("--name", default=None, help="name of the algorithm in the .bl file")
     import_.set_defaults(handler=_import)
 
+    _add_compose_commands(commands)
+
     list_ = commands.add_parser("list", help="list the shipped algorithms and schedules",
                                 description="List every definition in the shipped algorithms/ folder with its "
                                 "shape, rank and whether it verifies.")
@@ -178,6 +192,67 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_compose_commands(commands) -> None:
+    """``transform`` and ``product`` (logic in compose_cli)."""
+    transform = commands.add_parser(
+        "transform", help="permute a scheme's shape (transpose / cyclic symmetry), verify it, write .bl",
+        description="Write the scheme for a permutation of <m,k,n> derived from FILE's algorithm by transposition "
+        "and the cyclic symmetry: --to nkm gives <n,k,m> (transpose), knm and nmk the cyclic shifts, mnk and kmn "
+        "the rest. The result is verified before it is written.",
+    )
+    _add_input_options(transform)
+    transform.add_argument("--to", required=True, choices=("mkn", "mnk", "kmn", "knm", "nmk", "nkm"), help="target order")
+    product = commands.add_parser(
+        "product", help="the Kronecker product of two schemes, verified, as .bl",
+        description="Write the <m1*m2,k1*k2,n1*n2;R1*R2> scheme that runs FILE's algorithm on blocks and SECOND's "
+        "inside them, verified before it is written.",
+    )
+    _add_input_options(product)
+    product.add_argument("second", type=_scheme_path, metavar="SECOND", help="the inner scheme (.bl or catalogue file)")
+    export = commands.add_parser(
+        "export", help="write a verified scheme as fast-matmul, PLinOpt .sms or AlphaTensor .npz",
+        description="Write FILE's algorithm (named sums multiplied out) in a catalogue format; the header comment "
+        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes OUT_L/_R/_P.sms.",
+    )
+    _add_input_options(export)
+    export.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
+    export.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="file (plinopt: the stem)")
+    export.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
+    export.set_defaults(handler=lambda args: _derive("export", args))
+    optimize = commands.add_parser(
+        "optimize", help="eliminate common subexpressions: named sums, fewer additions, verified",
+        description="Rewrite FILE's algorithm with shared named sums found by greedy pair elimination over U, V "
+        "and W (best of --seeds tie-breaking orders), print additions and scalings before and after per side, "
+        "verify the result and write it as .bl.",
+    )
+    _add_input_options(optimize)
+    optimize.add_argument("--seeds", type=int, default=16, help="random tie-breaking orders tried (default 16)")
+    for command, handler in ((transform, _transform), (product, _product), (optimize, None)):
+        command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+        command.add_argument("--style", choices=("equations", "table"), default="equations")
+        command.add_argument("--name", default=None, help="name of the new algorithm")
+        command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
+        command.set_defaults(handler=handler or (lambda args: _derive("optimize", args)))
+
+
+def _derive(name: str, args) -> int:
+    from . import compose_cli
+
+    return getattr(compose_cli, name)(args)
+
+
+def _transform(args) -> int:
+    from .compose_cli import transform
+
+    return transform(args)
+
+
+def _product(args) -> int:
+    from .compose_cli import product
+
+    return product(args)
+
+
 def _load(args) -> Program:  # noqa: F821 - imported lazily to keep --help fast
     from .api import load
 
@@ -213,7 +288,15 @@ def _verify(args) -> int:
 def _lowered(args, program):
     from .lower.plan import Options, lower
 
-    return lower(program, Options(dtype=args.dtype, levels=args.levels, leaf=args.leaf, fuse=args.fuse, cutoff=args.cutoff))
+    per_level = None
+    if args.levels_schemes:
+        from .api import load
+        from .hybrid import hybrid
+
+        program, per_level = hybrid(args.levels_schemes, load)
+        args.levels = len(per_level)
+    options = Options(dtype=args.dtype, levels=args.levels, leaf=args.leaf, fuse=args.fuse, cutoff=args.cutoff)
+    return lower(program, options, per_level)
 
 
 def _compile(args) -> int:

@@ -142,7 +142,7 @@ class Form:
         names = [name for name, _ in self.terms]
         if names != sorted(set(names)):
             raise ValueError(f"form terms must be sorted and unique: {names}")
-        if any(coef == 0 for _, coef in self.terms):
+        if not all(coef for _, coef in self.terms):
             raise ValueError("form terms must not have zero coefficients")
 
     @classmethod

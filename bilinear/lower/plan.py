@@ -18,7 +18,7 @@ import numpy as np
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage, Update
 from ..schedule import default_schedule, fuse_elementwise, single_target
-from ..verify.expand import Expansion
+from ..verify.expand import expansion_of
 from ..verify.schedule import verify_schedule
 from .elementwise import ElementwiseKernel, lower_elementwise, render_elementwise
 
@@ -251,7 +251,7 @@ def _levels_carrying_sums(resolved: list[tuple[Schedule | None, Algorithm]]) -> 
     for schedule, algorithm in reversed(resolved):
         if schedule is not None:
             break
-        lengths = {(len(u.terms), len(v.terms)) for u, v in Expansion(algorithm).factors}
+        lengths = {(len(u.terms), len(v.terms)) for u, v in expansion_of(algorithm).factors}
         products *= len(algorithm.products)
         shapes = {(a * u, b * v) for a, b in shapes for u, v in lengths}
         if carried and (products > LAUNCH_PRODUCTS or len(shapes) > LAUNCH_SUM_SHAPES):

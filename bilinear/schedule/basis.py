@@ -16,36 +16,60 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 from itertools import combinations
+from math import comb
 
 from ..ir import Form, Multiply, Schedule, Stage, Update
 
 Matrix = list[list[Fraction]]
 
 
+_ZERO, _ONE = Fraction(0), Fraction(1)
+
+
 def _identity(size: int) -> Matrix:
-    return [[Fraction(int(i == j)) for j in range(size)] for i in range(size)]
+    return [[_ONE if i == j else _ZERO for j in range(size)] for i in range(size)]
+
+
+def _to_flint(matrix: Matrix):
+    import flint  # python-flint: exact rational matrices in C (FLINT)
+
+    rows, cols = len(matrix), len(matrix[0]) if matrix else 0
+    return flint.fmpq_mat(rows, cols, [flint.fmpq(x.numerator, x.denominator) for row in matrix for x in row])
+
+
+def _from_flint(matrix) -> Matrix:
+    return [
+        [Fraction(int(matrix[i, j].p), int(matrix[i, j].q)) for j in range(matrix.ncols())] for i in range(matrix.nrows())
+    ]
 
 
 def inverse(matrix: Matrix) -> Matrix | None:
-    """The exact inverse, or ``None`` when the matrix is singular."""
-    size = len(matrix)
-    work = [row[:] + identity_row for row, identity_row in zip(matrix, _identity(size))]
-    for col in range(size):
-        pivot = next((r for r in range(col, size) if work[r][col] != 0), None)
-        if pivot is None:
-            return None
-        work[col], work[pivot] = work[pivot], work[col]
-        scale = work[col][col]
-        work[col] = [x / scale for x in work[col]]
-        for r in range(size):
-            if r != col and work[r][col] != 0:
-                factor = work[r][col]
-                work[r] = [x - factor * y for x, y in zip(work[r], work[col])]
-    return [row[size:] for row in work]
+    """The exact inverse (FLINT's ``fmpq_mat``), or ``None`` when the matrix is singular."""
+    if not matrix:
+        return []
+    if len(matrix) == 1:
+        return [[1 / matrix[0][0]]] if matrix[0][0] != 0 else None
+    try:
+        return _from_flint(_to_flint(matrix).inv())
+    except ZeroDivisionError:
+        return None
+
+
+def rank(matrix: Matrix) -> int:
+    """The exact rank of a rational matrix."""
+    return _to_flint(matrix).rank() if matrix and matrix[0] else 0
+
+
+def _is_identity(matrix: Matrix) -> bool:
+    return all(x == (i == j) for i, row in enumerate(matrix) for j, x in enumerate(row))
 
 
 def _matmul(left: Matrix, right: Matrix) -> Matrix:
-    return [[sum((a * b for a, b in zip(row, col)), Fraction(0)) for col in zip(*right)] for row in left]
+    if _is_identity(right):
+        return [row[:] for row in left]
+    if _is_identity(left):
+        return [row[:] for row in right]
+    return _from_flint(_to_flint(left) * _to_flint(right))
 
 
 def row_operations(buffers: tuple[str, ...], matrix: Matrix) -> tuple[Update, ...]:
@@ -56,22 +80,25 @@ def row_operations(buffers: tuple[str, ...], matrix: Matrix) -> tuple[Update, ..
     swap); the inverses of those operations, in reverse order, apply it.
     """
     size = len(buffers)
-    work = [row[:] for row in matrix]
+    work = [{j: x for j, x in enumerate(row) if x != 0} for row in matrix]  # sparse rows: most stay short
     operations: list[tuple[int, dict[int, Fraction]]] = []  # row i := Σ_j a_j row_j, applied to `work`
 
     def apply(target: int, combination: dict[int, Fraction]) -> None:
-        new_row = [sum((c * work[j][k] for j, c in combination.items()), Fraction(0)) for k in range(size)]
-        work[target] = new_row
+        new_row: dict[int, Fraction] = {}
+        for j, c in combination.items():
+            for k, x in work[j].items():
+                new_row[k] = new_row.get(k, 0) + c * x
+        work[target] = {k: x for k, x in new_row.items() if x != 0}
         operations.append((target, combination))
 
     for col in range(size):
-        if work[col][col] == 0:
-            donor = next(r for r in range(col + 1, size) if work[r][col] != 0)
+        if col not in work[col]:
+            donor = next(r for r in range(col + 1, size) if col in work[r])
             apply(col, {col: Fraction(1), donor: Fraction(1)})
         if work[col][col] != 1:
             apply(col, {col: 1 / work[col][col]})
         for r in range(size):
-            if r != col and work[r][col] != 0:
+            if r != col and col in work[r]:
                 apply(r, {r: Fraction(1), col: -work[r][col]})
     updates = []
     for target, combination in reversed(operations):
@@ -93,19 +120,7 @@ def _inverse_operation(buffers: tuple[str, ...], target: int, combination: dict[
 
 
 def _rank(columns: list[dict[str, Fraction]], blocks: list[str]) -> int:
-    rows = [[col.get(b, Fraction(0)) for col in columns] for b in blocks]
-    rank, work = 0, [r[:] for r in rows]
-    for c in range(len(columns)):
-        pivot = next((r for r in range(rank, len(work)) if work[r][c] != 0), None)
-        if pivot is None:
-            continue
-        work[rank], work[pivot] = work[pivot], work[rank]
-        for r in range(len(work)):
-            if r != rank and work[r][c] != 0:
-                f = work[r][c] / work[rank][c]
-                work[r] = [x - f * y for x, y in zip(work[r], work[rank])]
-        rank += 1
-    return rank
+    return rank([[col.get(b, Fraction(0)) for col in columns] for b in blocks])
 
 
 class _Phase:
@@ -145,30 +160,102 @@ def split_phases(statements: tuple[Multiply, ...]) -> list[_Phase]:
     return phases
 
 
-def _basis(phase: _Phase) -> tuple[list[str], Matrix]:
-    """Touched blocks and Q (columns: the phase's directions, then unit vectors), choosing
-    the completion whose inverse has the smallest denominators and fewest entries."""
+# Above this many completions, the completion is chosen by elimination instead of searched.
+SEARCHED_COMPLETIONS = 512
+
+
+def _basis(phase: _Phase) -> tuple[list[str], Matrix, Matrix, list[int]]:
+    """Touched blocks, Q (columns: the phase's directions and unit vectors), T = Q⁻¹, and
+    for each direction the block whose buffer holds its coordinate.
+
+    Coordinates are stored where they cost least to reach: direction i in the
+    buffer of its pivot block (a block that no unit vector completes), the
+    unit vector e_u in block u's own buffer, so T is the identity outside the
+    pivot rows and columns and its row operations are few.
+
+    Among completions by unit vectors it takes the one whose inverse has the
+    smallest denominators and fewest entries (the first such, in the order of
+    ``combinations``); with more than SEARCHED_COMPLETIONS candidates, the
+    unit vectors of the non-pivot rows of the directions' echelon form.
+    Each candidate costs a given×given inverse only: with P the rows not
+    completed by a unit vector and U the others, ordered P first,
+    Q = [[D_P, 0], [D_U, I]] and Q⁻¹ = [[D_P⁻¹, 0], [−D_U·D_P⁻¹, I]].
+    """
     blocks = phase.blocks()
     size, given = len(blocks), len(phase.directions)
     columns = [[d.get(b, Fraction(0)) for b in blocks] for d in phase.directions]
+    if given == 1:
+        # Q⁻¹'s cost depends only on the pivot's value w_p: try each value once, at the first
+        # pivot that ``combinations`` would have visited with it (the last block first).
+        first_pivot: dict[Fraction, int] = {}
+        for p in reversed(range(size)):
+            if columns[0][p] != 0:
+                first_pivot.setdefault(columns[0][p], p)
+        candidates = [tuple(i for i in range(size) if i != p) for p in first_pivot.values()]
+    elif comb(size, given) > SEARCHED_COMPLETIONS:
+        candidates = [_echelon_completion(columns, size)]
+    else:
+        candidates = combinations(range(size), size - given)
     best = None
-    for units in combinations(range(size), size - given):
-        full = columns + [[Fraction(int(i == u)) for i in range(size)] for u in units]
-        q = [list(row) for row in zip(*full)]
-        t = inverse(q)
-        if t is None:
+    for units in candidates:
+        pieces = _completed_inverse(columns, units, size)
+        if pieces is None:
             continue
-        cost = (max(x.denominator for row in t for x in row), sum(x != 0 for row in t for x in row))
+        entries = [x for row in pieces[0] + pieces[1] for x in row if x != 0]
+        cost = (max((x.denominator for x in entries), default=1), len(entries) + len(units))
         if best is None or cost < best[0]:
-            best = (cost, q)
-    return blocks, best[1]
+            best = (cost, units, pieces)
+    _, units, (d_p_inverse, unit_rows) = best
+    pivots = [i for i in range(size) if i not in set(units)]
+    stored_t = _identity(size)  # row i: the coordinate block i's buffer holds
+    for holder, row in zip(pivots, d_p_inverse):
+        stored_t[holder] = [Fraction(0)] * size
+        for b, j in enumerate(pivots):
+            stored_t[holder][j] = row[b]
+    for u, row in zip(units, unit_rows):
+        for b, j in enumerate(pivots):
+            stored_t[u][j] = row[b]
+    stored_q = _identity(size)  # column pivots[i] is direction i, the others unit vectors
+    for holder, column in zip(pivots, columns):
+        for i in range(size):
+            stored_q[i][holder] = column[i]
+    return blocks, stored_q, stored_t, pivots
+
+
+def _completed_inverse(columns: Matrix, units: tuple[int, ...], size: int) -> tuple[Matrix, Matrix] | None:
+    """The nonzero blocks of Q⁻¹ for Q = [directions | e_u for u in units]: D_P⁻¹ and −D_U·D_P⁻¹
+    (None when Q is singular); the rest of Q⁻¹ is the identity on the units."""
+    unit_set = set(units)
+    pivots = [i for i in range(size) if i not in unit_set]
+    d_p_inverse = inverse([[column[i] for column in columns] for i in pivots])
+    if d_p_inverse is None:
+        return None
+    unit_rows = []
+    for u in units:
+        weights = [(a, column[u]) for a, column in enumerate(columns) if column[u] != 0]
+        unit_rows.append([-sum((w * d_p_inverse[a][b] for a, w in weights), Fraction(0)) for b in range(len(pivots))])
+    return d_p_inverse, unit_rows
+
+
+def _echelon_completion(columns: Matrix, size: int) -> tuple[int, ...]:
+    """Unit vectors completing independent ``columns`` to a basis: the rows that are not pivots."""
+    work = [column[:] for column in columns]
+    pivots: list[int] = []
+    for index, column in enumerate(work):
+        pivot = next(i for i in range(size) if column[i] != 0)
+        pivots.append(pivot)
+        for other in work[index + 1 :]:
+            if other[pivot] != 0:
+                factor = other[pivot] / column[pivot]
+                other[:] = [x - factor * y for x, y in zip(other, column)]
+    return tuple(i for i in range(size) if i not in pivots)
 
 
 def _embed(matrix: Matrix, blocks: list[str], universe: list[str]) -> Matrix:
     """``matrix`` over ``blocks`` as a map over ``universe`` (identity elsewhere)."""
     index = {b: i for i, b in enumerate(blocks)}
     return [
-        [matrix[index[r]][index[c]] if r in index and c in index else Fraction(int(r == c)) for c in universe]
+        [matrix[index[r]][index[c]] if r in index and c in index else (_ONE if r == c else _ZERO) for c in universe]
         for r in universe
     ]
 
@@ -192,20 +279,20 @@ def _single_target(stage: Stage) -> list[Stage]:
     out: list[Stage] = []
     pending_back = _identity(len(universe))  # map from the current basis back to c
     for number, phase in enumerate(phases, start=1):
-        blocks, q = _basis(phase)
-        forward = _embed(inverse(q), blocks, universe)
+        blocks, q, t, pivots = _basis(phase)
+        forward = _embed(t, blocks, universe)
         transform = _transform_stage(f"{stage.name}.basis{number}", _matmul(forward, pending_back), universe)
         if transform is not None:
             out.append(transform)
-        out.append(Stage(f"{stage.name}.{number}", tuple(_retarget(m, blocks, i, s) for m, i, s in phase.members), stage.span))
+        out.append(Stage(f"{stage.name}.{number}", tuple(_retarget(m, blocks, pivots[i], s) for m, i, s in phase.members), stage.span))
         pending_back = _embed(q, blocks, universe)
     back = _transform_stage(f"{stage.name}.restore", pending_back, universe)
     return out + ([back] if back is not None else [])
 
 
-def _retarget(statement: Multiply, blocks: list[str], direction: int, scale: Fraction) -> Multiply:
-    """The statement adding ``scale``·M into the buffer that holds coordinate ``direction``."""
-    return replace(statement, targets=Form.of({blocks[direction]: scale}))
+def _retarget(statement: Multiply, blocks: list[str], holder: int, scale: Fraction) -> Multiply:
+    """The statement adding ``scale``·M into ``blocks[holder]``, the buffer that holds its direction."""
+    return replace(statement, targets=Form.of({blocks[holder]: scale}))
 
 
 def single_target(schedule: Schedule) -> Schedule:

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Temporary, Update
-from ..verify.expand import Expansion
+from ..verify.expand import Expansion, expansion_of
 from .stages import group_stages
 
 
@@ -35,7 +35,7 @@ def default_schedule(algorithm: Algorithm, leaf: str = "cublas") -> Schedule:
     computed once; temporaries only where an operand is a sum and the leaf
     cannot form it (``cublas``), counted in ``Schedule.temporaries``.
     """
-    expansion = Expansion(algorithm)
+    expansion = expansion_of(algorithm)
     products = [
         (u, v, _targets(expansion, p.name)) for p, (u, v) in zip(algorithm.products, expansion.factors)
     ]

@@ -6,6 +6,7 @@ through :func:`bilinear.verify.schedule.verify_schedule` (the tests do so).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import replace
 
 from ..ir import Multiply, Schedule, Stage, Statement
@@ -39,21 +40,62 @@ def group_stages(statements: tuple[Statement, ...], prefix: str = "stage") -> tu
     Ensures: running the stages in order computes the same result; statements
     of one stage are all element-wise or all products and do not conflict.
     Each statement goes to the earliest stage after everything it depends on
-    that holds statements of its kind.
+    (in the sense of :func:`depends`) that holds statements of its kind.
+    Linear in the statements' reads and writes: per buffer it keeps the last
+    stage of each kind of reader and writer instead of comparing every pair.
     """
-    placed: list[tuple[Statement, int]] = []
+    last = _LastUse()
     stages: list[list[Statement]] = []
-    kinds: list[str] = []
+    by_kind: dict[str, list[int]] = {"product": [], "elementwise": []}
     for statement in statements:
-        earliest = 1 + max((index for other, index in placed if depends(statement, other)), default=-1)
-        index = next((i for i in range(earliest, len(stages)) if kinds[i] == _kind(statement)), None)
-        if index is None:
+        earliest = 1 + last.after(statement)
+        candidates = by_kind[_kind(statement)]
+        position = bisect_left(candidates, earliest)
+        if position < len(candidates):
+            index = candidates[position]
+        else:
             index = max(earliest, len(stages))
             stages.append([])
-            kinds.append(_kind(statement))
+            candidates.append(index)
         stages[index].append(statement)
-        placed.append((statement, index))
+        last.record(statement, index)
     return tuple(Stage(f"{prefix}{i + 1}", tuple(group)) for i, group in enumerate(stages))
+
+
+class _LastUse:
+    """Per buffer, the last stage index of: accumulating writers, other writers,
+    accumulations reading their own target, and other readers."""
+
+    def __init__(self) -> None:
+        self.accumulating_writer: dict[str, int] = {}
+        self.other_writer: dict[str, int] = {}
+        self.own_target_reader: dict[str, int] = {}
+        self.other_reader: dict[str, int] = {}
+
+    def after(self, statement: Statement) -> int:
+        """The last stage ``statement`` depends on (-1 for none)."""
+        reads, writes, accumulates = statement.reads(), statement.writes(), statement.is_accumulation()
+        latest = -1
+        for buffer in reads | writes:
+            if accumulates and buffer in writes:
+                # accumulations into one target commute: only other writers and readers order it
+                found = (self.other_writer.get(buffer, -1), self.other_reader.get(buffer, -1))
+            else:
+                writers = (self.accumulating_writer.get(buffer, -1), self.other_writer.get(buffer, -1))
+                found = writers
+                if buffer in writes:
+                    found = writers + (self.own_target_reader.get(buffer, -1), self.other_reader.get(buffer, -1))
+            latest = max(latest, *found)
+        return latest
+
+    def record(self, statement: Statement, index: int) -> None:
+        writes, accumulates = statement.writes(), statement.is_accumulation()
+        for buffer in writes:
+            table = self.accumulating_writer if accumulates else self.other_writer
+            table[buffer] = max(table.get(buffer, -1), index)
+        for buffer in statement.reads():
+            table = self.own_target_reader if accumulates and buffer in writes else self.other_reader
+            table[buffer] = max(table.get(buffer, -1), index)
 
 
 def fuse_elementwise(schedule: Schedule) -> Schedule:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import Algorithm, Multiply, Schedule, Update, operand_of
-from .expand import Expansion
+from .expand import expansion_of
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def _adds(form) -> int:
 
 
 def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
-    expansion = Expansion(algorithm)
+    expansion = expansion_of(algorithm)
     shape = algorithm.shape
     side = {"A": 0, "B": 0, "C": 0}
     kinds = {}

@@ -24,6 +24,20 @@ def classical(i: int, j: int, k: int) -> Form:
     return Form.of({f"{block_name('A', i, l)}*{block_name('B', l, j)}": 1 for l in range(1, k + 1)})
 
 
+_RECENT: list[tuple[Algorithm, Expansion]] = []
+
+
+def expansion_of(algorithm: Algorithm) -> Expansion:
+    """The shared Expansion of an algorithm (verification, counts and stability expand it once)."""
+    for known, expansion in _RECENT:
+        if known is algorithm:
+            return expansion
+    expansion = Expansion(algorithm)
+    _RECENT.insert(0, (algorithm, expansion))
+    del _RECENT[4:]
+    return expansion
+
+
 class Expansion:
     """Expansions of one algorithm's definitions (computed once, on demand)."""
 
@@ -41,11 +55,16 @@ class Expansion:
         return self._memo[name]
 
     def form(self, form: Form) -> Form:
-        """``form`` with every named sum expanded (linear in the terms: one dict, no Form per term)."""
+        """A form with every named sum in it expanded (one pass over its terms' expansions)."""
+        if not any(name in self._sums for name, _ in form.terms):
+            return Form(form.terms)  # nothing to expand (as in every table); spans dropped as below
         total: dict[str, Fraction] = {}
         for name, coef in form.terms:
+            if name not in self._sums:
+                total[name] = total.get(name, 0) + coef
+                continue
             for inner, inner_coef in self.of(name).terms:
-                total[inner] = total.get(inner, Fraction(0)) + coef * inner_coef
+                total[inner] = total.get(inner, 0) + coef * inner_coef
         return Form.of(total)
 
     def partial(self, form: Form, name: str) -> Fraction:
@@ -94,6 +113,11 @@ class Expansion:
             for term, term_coef in self.product_terms[self.product_index[product]].terms:
                 total[term] = total.get(term, Fraction(0)) + coef * term_coef
         return Form.of(total)
+
+    @cached_property
+    def weights(self) -> tuple[Form, ...]:
+        """w_r per product: its weight in every C block (W's columns)."""
+        return tuple(Form.of(self.uses[p.name]) for p in self.algorithm.products)
 
     def tables(self) -> tuple[list[list[Fraction]], list[list[Fraction]], list[list[Fraction]]]:
         """U (A blocks × products), V (B blocks × products), W (C blocks × products)."""

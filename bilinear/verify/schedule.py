@@ -20,7 +20,7 @@ from fractions import Fraction
 from ..diagnostics import Diagnostic
 from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, operand_of
 from .algorithm import describe_difference
-from .expand import Expansion, bilinear, classical
+from .expand import Expansion, bilinear, classical, expansion_of
 
 _KIND_WORDS = {"A": "an A-side value", "B": "a B-side value", "C": "a C value (products)"}
 # The dimensions of one block of each operand, as fractions of the problem.
@@ -77,7 +77,7 @@ class _Simulation:
     def __init__(self, schedule: Schedule, algorithm: Algorithm):
         self.schedule = schedule
         self.algorithm = algorithm
-        self.expansion = Expansion(algorithm)
+        self.expansion = expansion_of(algorithm)
         self.errors: list[Diagnostic] = []
         self.uses: list[ProductUse] = []
         self.conditions: set[str] = set()
@@ -178,7 +178,7 @@ class _Simulation:
                 )
                 return
         self.uses.append(self.identify(stage, statement, left, right))
-        product = bilinear(left, right)
+        product = self.product_value(left, right)
         for target, coef in statement.targets.terms:
             before = Form() if statement.overwrite else self.values.get(target)
             if before is None:
@@ -190,6 +190,10 @@ class _Simulation:
                 self.error(f"`{statement}` adds a product into {target}, which holds {before}", statement)
                 continue
             self.write(target, before + product.scale(coef), stage, statement)
+
+    def product_value(self, left: Form, right: Form) -> Form:
+        """What a product statement adds (times its coefficient) into each target."""
+        return bilinear(left, right)
 
     def identify(self, stage: Stage, statement: Multiply, left: Form, right: Form) -> ProductUse:
         """Which algorithm product ``left * right`` is, reporting it when it is none."""
@@ -340,8 +344,16 @@ def _conflict(first: Statement, second: Statement) -> tuple[str, Statement] | No
 
 
 def verify_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleCheck:
-    """Simulate ``schedule`` and report everything that makes it not ``algorithm``."""
-    return _Simulation(schedule, algorithm).run()
+    """Simulate ``schedule`` and report everything that makes it not ``algorithm``.
+
+    A fast simulation with products kept as symbols decides first (see
+    verify.lazy); only a schedule it rejects is simulated again in full, for
+    diagnostics that show every buffer's bilinear value.
+    """
+    from .lazy import LazySimulation
+
+    check = LazySimulation(schedule, algorithm).run()
+    return check if check.ok else _Simulation(schedule, algorithm).run()
 
 
 def workspace_blocks(schedule: Schedule) -> dict[str, int]:

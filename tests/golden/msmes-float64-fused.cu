@@ -99,11 +99,11 @@ extern "C" __global__ void msmes_float64_s0(
                 w8.x = + v9.x - v11.x;
                 w8.y = + v9.y - v11.y;
                 double2 w10;
-                w10.x = + v8.x;
-                w10.y = + v8.y;
+                w10.x = - v8.x - v9.x + v10.x + v11.x;
+                w10.y = - v8.y - v9.y + v10.y + v11.y;
                 double2 w11;
-                w11.x = - v8.x - v9.x + v10.x + v11.x;
-                w11.y = - v8.y - v9.y + v10.y + v11.y;
+                w11.x = + v8.x;
+                w11.y = + v8.y;
                 *reinterpret_cast<double2*>(s8 + r * ld8 + c) = w8;
                 *reinterpret_cast<double2*>(s10 + r * ld10 + c) = w10;
                 *reinterpret_cast<double2*>(s11 + r * ld11 + c) = w11;
@@ -116,8 +116,8 @@ extern "C" __global__ void msmes_float64_s0(
                 const double v10 = s10[r * ld10 + c];
                 const double v11 = s11[r * ld11 + c];
                 const double w8 = + v9 - v11;
-                const double w10 = + v8;
-                const double w11 = - v8 - v9 + v10 + v11;
+                const double w10 = - v8 - v9 + v10 + v11;
+                const double w11 = + v8;
                 s8[r * ld8 + c] = w8;
                 s10[r * ld10 + c] = w10;
                 s11[r * ld11 + c] = w11;
@@ -150,11 +150,8 @@ extern "C" __global__ void msmes_float64_s2(
                 const double2 v2 = *reinterpret_cast<const double2*>(s2 + r * ld2 + c);
                 const double2 v3 = *reinterpret_cast<const double2*>(s3 + r * ld3 + c);
                 double2 w0;
-                w0.x = + v1.x;
-                w0.y = + v1.y;
-                double2 w1;
-                w1.x = + v1.x + v2.x;
-                w1.y = + v1.y + v2.y;
+                w0.x = + v1.x + v3.x;
+                w0.y = + v1.y + v3.y;
                 double2 w2;
                 w2.x = + v0.x + v2.x + v3.x;
                 w2.y = + v0.y + v2.y + v3.y;
@@ -162,7 +159,6 @@ extern "C" __global__ void msmes_float64_s2(
                 w3.x = - v0.x + v1.x;
                 w3.y = - v0.y + v1.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
-                *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
                 *reinterpret_cast<double2*>(s2 + r * ld2 + c) = w2;
                 *reinterpret_cast<double2*>(s3 + r * ld3 + c) = w3;
             }
@@ -173,12 +169,10 @@ extern "C" __global__ void msmes_float64_s2(
                 const double v1 = s1[r * ld1 + c];
                 const double v2 = s2[r * ld2 + c];
                 const double v3 = s3[r * ld3 + c];
-                const double w0 = + v1;
-                const double w1 = + v1 + v2;
+                const double w0 = + v1 + v3;
                 const double w2 = + v0 + v2 + v3;
                 const double w3 = - v0 + v1;
                 s0[r * ld0 + c] = w0;
-                s1[r * ld1 + c] = w1;
                 s2[r * ld2 + c] = w2;
                 s3[r * ld3 + c] = w3;
             }
@@ -294,16 +288,12 @@ extern "C" __global__ void msmes_float64_s4(
                 const double2 v9 = *reinterpret_cast<const double2*>(s9 + r * ld9 + c);
                 const double2 v10 = *reinterpret_cast<const double2*>(s10 + r * ld10 + c);
                 double2 w8;
-                w8.x = - v8.x + v9.x;
-                w8.y = - v8.y + v9.y;
-                double2 w9;
-                w9.x = + v8.x;
-                w9.y = + v8.y;
+                w8.x = + v8.x - v9.x;
+                w8.y = + v8.y - v9.y;
                 double2 w10;
-                w10.x = + v8.x - v9.x + v10.x;
-                w10.y = + v8.y - v9.y + v10.y;
+                w10.x = - v8.x + v9.x + v10.x;
+                w10.y = - v8.y + v9.y + v10.y;
                 *reinterpret_cast<double2*>(s8 + r * ld8 + c) = w8;
-                *reinterpret_cast<double2*>(s9 + r * ld9 + c) = w9;
                 *reinterpret_cast<double2*>(s10 + r * ld10 + c) = w10;
             }
         } else {
@@ -312,11 +302,9 @@ extern "C" __global__ void msmes_float64_s4(
                 const double v8 = s8[r * ld8 + c];
                 const double v9 = s9[r * ld9 + c];
                 const double v10 = s10[r * ld10 + c];
-                const double w8 = - v8 + v9;
-                const double w9 = + v8;
-                const double w10 = + v8 - v9 + v10;
+                const double w8 = + v8 - v9;
+                const double w10 = - v8 + v9 + v10;
                 s8[r * ld8 + c] = w8;
-                s9[r * ld9 + c] = w9;
                 s10[r * ld10 + c] = w10;
             }
         }

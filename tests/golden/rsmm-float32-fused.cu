@@ -371,20 +371,20 @@ extern "C" __global__ void winograd_cublas_float32_s0(
                 w0.z = + v3.z;
                 w0.w = + v3.w;
                 float4 w1;
-                w1.x = + v0.x - v3.x;
-                w1.y = + v0.y - v3.y;
-                w1.z = + v0.z - v3.z;
-                w1.w = + v0.w - v3.w;
+                w1.x = + v1.x - v3.x;
+                w1.y = + v1.y - v3.y;
+                w1.z = + v1.z - v3.z;
+                w1.w = + v1.w - v3.w;
                 float4 w2;
-                w2.x = + v1.x - v3.x;
-                w2.y = + v1.y - v3.y;
-                w2.z = + v1.z - v3.z;
-                w2.w = + v1.w - v3.w;
+                w2.x = + v2.x - v3.x;
+                w2.y = + v2.y - v3.y;
+                w2.z = + v2.z - v3.z;
+                w2.w = + v2.w - v3.w;
                 float4 w3;
-                w3.x = + v2.x - v3.x;
-                w3.y = + v2.y - v3.y;
-                w3.z = + v2.z - v3.z;
-                w3.w = + v2.w - v3.w;
+                w3.x = + v0.x - v3.x;
+                w3.y = + v0.y - v3.y;
+                w3.z = + v0.z - v3.z;
+                w3.w = + v0.w - v3.w;
                 *reinterpret_cast<float4*>(s0 + r * ld0 + c) = w0;
                 *reinterpret_cast<float4*>(s1 + r * ld1 + c) = w1;
                 *reinterpret_cast<float4*>(s2 + r * ld2 + c) = w2;
@@ -398,9 +398,9 @@ extern "C" __global__ void winograd_cublas_float32_s0(
                 const float v2 = s2[r * ld2 + c];
                 const float v3 = s3[r * ld3 + c];
                 const float w0 = + v3;
-                const float w1 = + v0 - v3;
-                const float w2 = + v1 - v3;
-                const float w3 = + v2 - v3;
+                const float w1 = + v1 - v3;
+                const float w2 = + v2 - v3;
+                const float w3 = + v0 - v3;
                 s0[r * ld0 + c] = w0;
                 s1[r * ld1 + c] = w1;
                 s2[r * ld2 + c] = w2;
@@ -502,20 +502,20 @@ extern "C" __global__ void winograd_cublas_float32_s2(
                 const float4 v10 = *reinterpret_cast<const float4*>(s10 + r * ld10 + c);
                 const float4 v11 = *reinterpret_cast<const float4*>(s11 + r * ld11 + c);
                 float4 w8;
-                w8.x = + v8.x + v9.x;
-                w8.y = + v8.y + v9.y;
-                w8.z = + v8.z + v9.z;
-                w8.w = + v8.w + v9.w;
+                w8.x = + v8.x + v11.x;
+                w8.y = + v8.y + v11.y;
+                w8.z = + v8.z + v11.z;
+                w8.w = + v8.w + v11.w;
                 float4 w9;
-                w9.x = + v8.x + v10.x;
-                w9.y = + v8.y + v10.y;
-                w9.z = + v8.z + v10.z;
-                w9.w = + v8.w + v10.w;
+                w9.x = + v8.x + v9.x;
+                w9.y = + v8.y + v9.y;
+                w9.z = + v8.z + v9.z;
+                w9.w = + v8.w + v9.w;
                 float4 w10;
-                w10.x = + v8.x + v11.x;
-                w10.y = + v8.y + v11.y;
-                w10.z = + v8.z + v11.z;
-                w10.w = + v8.w + v11.w;
+                w10.x = + v8.x + v10.x;
+                w10.y = + v8.y + v10.y;
+                w10.z = + v8.z + v10.z;
+                w10.w = + v8.w + v10.w;
                 float4 w11;
                 w11.x = + v8.x;
                 w11.y = + v8.y;
@@ -533,9 +533,9 @@ extern "C" __global__ void winograd_cublas_float32_s2(
                 const float v9 = s9[r * ld9 + c];
                 const float v10 = s10[r * ld10 + c];
                 const float v11 = s11[r * ld11 + c];
-                const float w8 = + v8 + v9;
-                const float w9 = + v8 + v10;
-                const float w10 = + v8 + v11;
+                const float w8 = + v8 + v11;
+                const float w9 = + v8 + v9;
+                const float w10 = + v8 + v10;
                 const float w11 = + v8;
                 s8[r * ld8 + c] = w8;
                 s9[r * ld9 + c] = w9;
@@ -622,27 +622,19 @@ extern "C" __global__ void winograd_cublas_float32_s4(
                 const float4 v4 = *reinterpret_cast<const float4*>(s4 + r * ld4 + c);
                 const float4 v5 = *reinterpret_cast<const float4*>(s5 + r * ld5 + c);
                 float4 w4;
-                w4.x = + v5.x;
-                w4.y = + v5.y;
-                w4.z = + v5.z;
-                w4.w = + v5.w;
-                float4 w5;
-                w5.x = + v4.x - v5.x;
-                w5.y = + v4.y - v5.y;
-                w5.z = + v4.z - v5.z;
-                w5.w = + v4.w - v5.w;
+                w4.x = + v4.x - v5.x;
+                w4.y = + v4.y - v5.y;
+                w4.z = + v4.z - v5.z;
+                w4.w = + v4.w - v5.w;
                 *reinterpret_cast<float4*>(s4 + r * ld4 + c) = w4;
-                *reinterpret_cast<float4*>(s5 + r * ld5 + c) = w5;
             }
         } else {
             for (long long t = first; t < (long long)rows2 * cols2; t += stride) {
                 const long long r = t / cols2, c = t - r * cols2;
                 const float v4 = s4[r * ld4 + c];
                 const float v5 = s5[r * ld5 + c];
-                const float w4 = + v5;
-                const float w5 = + v4 - v5;
+                const float w4 = + v4 - v5;
                 s4[r * ld4 + c] = w4;
-                s5[r * ld5 + c] = w5;
             }
         }
     } break;
@@ -658,11 +650,10 @@ extern "C" __global__ void winograd_cublas_float32_s6(
     float* __restrict__ s3, const long long ld3,  // B11
     float* __restrict__ s4, const long long ld4,  // B12
     float* __restrict__ s5, const long long ld5,  // B22
-    float* __restrict__ s6, const long long ld6,  // C12
-    float* __restrict__ s7, const long long ld7,  // C21
-    float* __restrict__ s8, const long long ld8,  // C22
-    float* __restrict__ s9, const long long ld9,  // X
-    float* __restrict__ s10, const long long ld10,  // Y
+    float* __restrict__ s6, const long long ld6,  // C21
+    float* __restrict__ s7, const long long ld7,  // C22
+    float* __restrict__ s8, const long long ld8,  // X
+    float* __restrict__ s9, const long long ld9,  // Y
     const int rows0, const int cols0, const int vec0,  // A blocks
     const int rows1, const int cols1, const int vec1,  // B blocks
     const int rows2, const int cols2, const int vec2  // C blocks
@@ -679,12 +670,12 @@ extern "C" __global__ void winograd_cublas_float32_s6(
                 const float4 v0 = *reinterpret_cast<const float4*>(s0 + r * ld0 + c);
                 const float4 v1 = *reinterpret_cast<const float4*>(s1 + r * ld1 + c);
                 const float4 v2 = *reinterpret_cast<const float4*>(s2 + r * ld2 + c);
-                float4 w9;
-                w9.x = - v0.x + v1.x + v2.x;
-                w9.y = - v0.y + v1.y + v2.y;
-                w9.z = - v0.z + v1.z + v2.z;
-                w9.w = - v0.w + v1.w + v2.w;
-                *reinterpret_cast<float4*>(s9 + r * ld9 + c) = w9;
+                float4 w8;
+                w8.x = - v0.x + v1.x + v2.x;
+                w8.y = - v0.y + v1.y + v2.y;
+                w8.z = - v0.z + v1.z + v2.z;
+                w8.w = - v0.w + v1.w + v2.w;
+                *reinterpret_cast<float4*>(s8 + r * ld8 + c) = w8;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
@@ -692,8 +683,8 @@ extern "C" __global__ void winograd_cublas_float32_s6(
                 const float v0 = s0[r * ld0 + c];
                 const float v1 = s1[r * ld1 + c];
                 const float v2 = s2[r * ld2 + c];
-                const float w9 = - v0 + v1 + v2;
-                s9[r * ld9 + c] = w9;
+                const float w8 = - v0 + v1 + v2;
+                s8[r * ld8 + c] = w8;
             }
         }
     } break;
@@ -705,12 +696,12 @@ extern "C" __global__ void winograd_cublas_float32_s6(
                 const float4 v3 = *reinterpret_cast<const float4*>(s3 + r * ld3 + c);
                 const float4 v4 = *reinterpret_cast<const float4*>(s4 + r * ld4 + c);
                 const float4 v5 = *reinterpret_cast<const float4*>(s5 + r * ld5 + c);
-                float4 w10;
-                w10.x = + v3.x - v4.x + v5.x;
-                w10.y = + v3.y - v4.y + v5.y;
-                w10.z = + v3.z - v4.z + v5.z;
-                w10.w = + v3.w - v4.w + v5.w;
-                *reinterpret_cast<float4*>(s10 + r * ld10 + c) = w10;
+                float4 w9;
+                w9.x = + v3.x - v4.x + v5.x;
+                w9.y = + v3.y - v4.y + v5.y;
+                w9.z = + v3.z - v4.z + v5.z;
+                w9.w = + v3.w - v4.w + v5.w;
+                *reinterpret_cast<float4*>(s9 + r * ld9 + c) = w9;
             }
         } else {
             for (long long t = first; t < (long long)rows1 * cols1; t += stride) {
@@ -718,8 +709,8 @@ extern "C" __global__ void winograd_cublas_float32_s6(
                 const float v3 = s3[r * ld3 + c];
                 const float v4 = s4[r * ld4 + c];
                 const float v5 = s5[r * ld5 + c];
-                const float w10 = + v3 - v4 + v5;
-                s10[r * ld10 + c] = w10;
+                const float w9 = + v3 - v4 + v5;
+                s9[r * ld9 + c] = w9;
             }
         }
     } break;
@@ -730,30 +721,20 @@ extern "C" __global__ void winograd_cublas_float32_s6(
                 const long long r = t / per_row, c = (t - r * per_row) * 4;
                 const float4 v6 = *reinterpret_cast<const float4*>(s6 + r * ld6 + c);
                 const float4 v7 = *reinterpret_cast<const float4*>(s7 + r * ld7 + c);
-                const float4 v8 = *reinterpret_cast<const float4*>(s8 + r * ld8 + c);
-                float4 w7;
-                w7.x = + v8.x;
-                w7.y = + v8.y;
-                w7.z = + v8.z;
-                w7.w = + v8.w;
-                float4 w8;
-                w8.x = - v6.x + v7.x;
-                w8.y = - v6.y + v7.y;
-                w8.z = - v6.z + v7.z;
-                w8.w = - v6.w + v7.w;
-                *reinterpret_cast<float4*>(s7 + r * ld7 + c) = w7;
-                *reinterpret_cast<float4*>(s8 + r * ld8 + c) = w8;
+                float4 w6;
+                w6.x = + v6.x - v7.x;
+                w6.y = + v6.y - v7.y;
+                w6.z = + v6.z - v7.z;
+                w6.w = + v6.w - v7.w;
+                *reinterpret_cast<float4*>(s6 + r * ld6 + c) = w6;
             }
         } else {
             for (long long t = first; t < (long long)rows2 * cols2; t += stride) {
                 const long long r = t / cols2, c = t - r * cols2;
                 const float v6 = s6[r * ld6 + c];
                 const float v7 = s7[r * ld7 + c];
-                const float v8 = s8[r * ld8 + c];
-                const float w7 = + v8;
-                const float w8 = - v6 + v7;
-                s7[r * ld7 + c] = w7;
-                s8[r * ld8 + c] = w8;
+                const float w6 = + v6 - v7;
+                s6[r * ld6 + c] = w6;
             }
         }
     } break;
@@ -768,7 +749,7 @@ extern "C" __global__ void winograd_cublas_float32_s8(
     float* __restrict__ s2, const long long ld2,  // B12
     float* __restrict__ s3, const long long ld3,  // B22
     float* __restrict__ s4, const long long ld4,  // C12
-    float* __restrict__ s5, const long long ld5,  // C21
+    float* __restrict__ s5, const long long ld5,  // C22
     float* __restrict__ s6, const long long ld6,  // X
     float* __restrict__ s7, const long long ld7,  // Y
     const int rows0, const int cols0, const int vec0,  // A blocks
@@ -839,13 +820,7 @@ extern "C" __global__ void winograd_cublas_float32_s8(
                 w4.y = + v4.y + v5.y;
                 w4.z = + v4.z + v5.z;
                 w4.w = + v4.w + v5.w;
-                float4 w5;
-                w5.x = + v4.x;
-                w5.y = + v4.y;
-                w5.z = + v4.z;
-                w5.w = + v4.w;
                 *reinterpret_cast<float4*>(s4 + r * ld4 + c) = w4;
-                *reinterpret_cast<float4*>(s5 + r * ld5 + c) = w5;
             }
         } else {
             for (long long t = first; t < (long long)rows2 * cols2; t += stride) {
@@ -853,9 +828,7 @@ extern "C" __global__ void winograd_cublas_float32_s8(
                 const float v4 = s4[r * ld4 + c];
                 const float v5 = s5[r * ld5 + c];
                 const float w4 = + v4 + v5;
-                const float w5 = + v4;
                 s4[r * ld4 + c] = w4;
-                s5[r * ld5 + c] = w5;
             }
         }
     } break;
@@ -885,13 +858,7 @@ extern "C" __global__ void winograd_cublas_float32_s10(
                 w0.y = + v0.y + v1.y;
                 w0.z = + v0.z + v1.z;
                 w0.w = + v0.w + v1.w;
-                float4 w1;
-                w1.x = + v0.x;
-                w1.y = + v0.y;
-                w1.z = + v0.z;
-                w1.w = + v0.w;
                 *reinterpret_cast<float4*>(s0 + r * ld0 + c) = w0;
-                *reinterpret_cast<float4*>(s1 + r * ld1 + c) = w1;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
@@ -899,9 +866,7 @@ extern "C" __global__ void winograd_cublas_float32_s10(
                 const float v0 = s0[r * ld0 + c];
                 const float v1 = s1[r * ld1 + c];
                 const float w0 = + v0 + v1;
-                const float w1 = + v0;
                 s0[r * ld0 + c] = w0;
-                s1[r * ld1 + c] = w1;
             }
         }
     } break;

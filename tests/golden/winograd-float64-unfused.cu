@@ -25,14 +25,14 @@ extern "C" __global__ void winograd_cublas_float64_s0(
                 w0.x = + v3.x;
                 w0.y = + v3.y;
                 double2 w1;
-                w1.x = + v0.x - v3.x;
-                w1.y = + v0.y - v3.y;
+                w1.x = + v1.x - v3.x;
+                w1.y = + v1.y - v3.y;
                 double2 w2;
-                w2.x = + v1.x - v3.x;
-                w2.y = + v1.y - v3.y;
+                w2.x = + v2.x - v3.x;
+                w2.y = + v2.y - v3.y;
                 double2 w3;
-                w3.x = + v2.x - v3.x;
-                w3.y = + v2.y - v3.y;
+                w3.x = + v0.x - v3.x;
+                w3.y = + v0.y - v3.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
                 *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
                 *reinterpret_cast<double2*>(s2 + r * ld2 + c) = w2;
@@ -46,9 +46,9 @@ extern "C" __global__ void winograd_cublas_float64_s0(
                 const double v2 = s2[r * ld2 + c];
                 const double v3 = s3[r * ld3 + c];
                 const double w0 = + v3;
-                const double w1 = + v0 - v3;
-                const double w2 = + v1 - v3;
-                const double w3 = + v2 - v3;
+                const double w1 = + v1 - v3;
+                const double w2 = + v2 - v3;
+                const double w3 = + v0 - v3;
                 s0[r * ld0 + c] = w0;
                 s1[r * ld1 + c] = w1;
                 s2[r * ld2 + c] = w2;
@@ -82,14 +82,14 @@ extern "C" __global__ void winograd_cublas_float64_s2(
                 const double2 v2 = *reinterpret_cast<const double2*>(s2 + r * ld2 + c);
                 const double2 v3 = *reinterpret_cast<const double2*>(s3 + r * ld3 + c);
                 double2 w0;
-                w0.x = + v0.x + v1.x;
-                w0.y = + v0.y + v1.y;
+                w0.x = + v0.x + v3.x;
+                w0.y = + v0.y + v3.y;
                 double2 w1;
-                w1.x = + v0.x + v2.x;
-                w1.y = + v0.y + v2.y;
+                w1.x = + v0.x + v1.x;
+                w1.y = + v0.y + v1.y;
                 double2 w2;
-                w2.x = + v0.x + v3.x;
-                w2.y = + v0.y + v3.y;
+                w2.x = + v0.x + v2.x;
+                w2.y = + v0.y + v2.y;
                 double2 w3;
                 w3.x = + v0.x;
                 w3.y = + v0.y;
@@ -105,9 +105,9 @@ extern "C" __global__ void winograd_cublas_float64_s2(
                 const double v1 = s1[r * ld1 + c];
                 const double v2 = s2[r * ld2 + c];
                 const double v3 = s3[r * ld3 + c];
-                const double w0 = + v0 + v1;
-                const double w1 = + v0 + v2;
-                const double w2 = + v0 + v3;
+                const double w0 = + v0 + v3;
+                const double w1 = + v0 + v1;
+                const double w2 = + v0 + v2;
                 const double w3 = + v0;
                 s0[r * ld0 + c] = w0;
                 s1[r * ld1 + c] = w1;
@@ -276,23 +276,17 @@ extern "C" __global__ void winograd_cublas_float64_s6(
                 const double2 v0 = *reinterpret_cast<const double2*>(s0 + r * ld0 + c);
                 const double2 v1 = *reinterpret_cast<const double2*>(s1 + r * ld1 + c);
                 double2 w0;
-                w0.x = + v1.x;
-                w0.y = + v1.y;
-                double2 w1;
-                w1.x = + v0.x - v1.x;
-                w1.y = + v0.y - v1.y;
+                w0.x = + v0.x - v1.x;
+                w0.y = + v0.y - v1.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
-                *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
                 const long long r = t / cols0, c = t - r * cols0;
                 const double v0 = s0[r * ld0 + c];
                 const double v1 = s1[r * ld1 + c];
-                const double w0 = + v1;
-                const double w1 = + v0 - v1;
+                const double w0 = + v0 - v1;
                 s0[r * ld0 + c] = w0;
-                s1[r * ld1 + c] = w1;
             }
         }
     } break;
@@ -320,11 +314,7 @@ extern "C" __global__ void winograd_cublas_float64_s8(
                 double2 w0;
                 w0.x = + v0.x + v1.x;
                 w0.y = + v0.y + v1.y;
-                double2 w1;
-                w1.x = + v0.x;
-                w1.y = + v0.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
-                *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
@@ -332,9 +322,7 @@ extern "C" __global__ void winograd_cublas_float64_s8(
                 const double v0 = s0[r * ld0 + c];
                 const double v1 = s1[r * ld1 + c];
                 const double w0 = + v0 + v1;
-                const double w1 = + v0;
                 s0[r * ld0 + c] = w0;
-                s1[r * ld1 + c] = w1;
             }
         }
     } break;
@@ -431,17 +419,13 @@ extern "C" __global__ void winograd_cublas_float64_s10(
                 const double2 v1 = *reinterpret_cast<const double2*>(s1 + r * ld1 + c);
                 const double2 v2 = *reinterpret_cast<const double2*>(s2 + r * ld2 + c);
                 double2 w0;
-                w0.x = + v2.x;
-                w0.y = + v2.y;
+                w0.x = + v0.x - v2.x;
+                w0.y = + v0.y - v2.y;
                 double2 w1;
-                w1.x = + v0.x - v2.x;
-                w1.y = + v0.y - v2.y;
-                double2 w2;
-                w2.x = + v1.x - v2.x;
-                w2.y = + v1.y - v2.y;
+                w1.x = + v1.x - v2.x;
+                w1.y = + v1.y - v2.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
                 *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
-                *reinterpret_cast<double2*>(s2 + r * ld2 + c) = w2;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
@@ -449,12 +433,10 @@ extern "C" __global__ void winograd_cublas_float64_s10(
                 const double v0 = s0[r * ld0 + c];
                 const double v1 = s1[r * ld1 + c];
                 const double v2 = s2[r * ld2 + c];
-                const double w0 = + v2;
-                const double w1 = + v0 - v2;
-                const double w2 = + v1 - v2;
+                const double w0 = + v0 - v2;
+                const double w1 = + v1 - v2;
                 s0[r * ld0 + c] = w0;
                 s1[r * ld1 + c] = w1;
-                s2[r * ld2 + c] = w2;
             }
         }
     } break;
@@ -482,17 +464,13 @@ extern "C" __global__ void winograd_cublas_float64_s12(
                 const double2 v1 = *reinterpret_cast<const double2*>(s1 + r * ld1 + c);
                 const double2 v2 = *reinterpret_cast<const double2*>(s2 + r * ld2 + c);
                 double2 w0;
-                w0.x = + v0.x + v1.x;
-                w0.y = + v0.y + v1.y;
+                w0.x = + v0.x + v2.x;
+                w0.y = + v0.y + v2.y;
                 double2 w1;
-                w1.x = + v0.x + v2.x;
-                w1.y = + v0.y + v2.y;
-                double2 w2;
-                w2.x = + v0.x;
-                w2.y = + v0.y;
+                w1.x = + v1.x + v2.x;
+                w1.y = + v1.y + v2.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
                 *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
-                *reinterpret_cast<double2*>(s2 + r * ld2 + c) = w2;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
@@ -500,12 +478,10 @@ extern "C" __global__ void winograd_cublas_float64_s12(
                 const double v0 = s0[r * ld0 + c];
                 const double v1 = s1[r * ld1 + c];
                 const double v2 = s2[r * ld2 + c];
-                const double w0 = + v0 + v1;
-                const double w1 = + v0 + v2;
-                const double w2 = + v0;
+                const double w0 = + v0 + v2;
+                const double w1 = + v1 + v2;
                 s0[r * ld0 + c] = w0;
                 s1[r * ld1 + c] = w1;
-                s2[r * ld2 + c] = w2;
             }
         }
     } break;
@@ -594,23 +570,17 @@ extern "C" __global__ void winograd_cublas_float64_s14(
                 const double2 v0 = *reinterpret_cast<const double2*>(s0 + r * ld0 + c);
                 const double2 v1 = *reinterpret_cast<const double2*>(s1 + r * ld1 + c);
                 double2 w0;
-                w0.x = + v1.x;
-                w0.y = + v1.y;
-                double2 w1;
-                w1.x = + v0.x - v1.x;
-                w1.y = + v0.y - v1.y;
+                w0.x = + v0.x - v1.x;
+                w0.y = + v0.y - v1.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
-                *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
                 const long long r = t / cols0, c = t - r * cols0;
                 const double v0 = s0[r * ld0 + c];
                 const double v1 = s1[r * ld1 + c];
-                const double w0 = + v1;
-                const double w1 = + v0 - v1;
+                const double w0 = + v0 - v1;
                 s0[r * ld0 + c] = w0;
-                s1[r * ld1 + c] = w1;
             }
         }
     } break;
@@ -638,11 +608,7 @@ extern "C" __global__ void winograd_cublas_float64_s16(
                 double2 w0;
                 w0.x = + v0.x + v1.x;
                 w0.y = + v0.y + v1.y;
-                double2 w1;
-                w1.x = + v0.x;
-                w1.y = + v0.y;
                 *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
-                *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
             }
         } else {
             for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
@@ -650,9 +616,7 @@ extern "C" __global__ void winograd_cublas_float64_s16(
                 const double v0 = s0[r * ld0 + c];
                 const double v1 = s1[r * ld1 + c];
                 const double w0 = + v0 + v1;
-                const double w1 = + v0;
                 s0[r * ld0 + c] = w0;
-                s1[r * ld1 + c] = w1;
             }
         }
     } break;

@@ -1,0 +1,89 @@
+"""New algorithms from verified ones: the six ⟨m,k,n⟩ permutations and Kronecker products.
+
+Both work on the expanded coefficients (named sums multiplied out), with
+block names never commuted, so the results hold for matrix blocks:
+
+- transposition, ⟨m,k,n⟩ → ⟨n,k,m⟩ from (AB)ᵀ = BᵀAᵀ: product r becomes
+  (v_rᵀ over A blocks) · (u_rᵀ over B blocks), its weight w_rᵀ;
+- the cyclic symmetry of the matrix-multiplication tensor, ⟨m,k,n⟩ → ⟨k,n,m⟩:
+  U → V, V → Wᵀ, W → Uᵀ (Σ a_il b_lj c_ij is invariant under (a, b, cᵀ) →
+  (b, cᵀ, a));
+- the Kronecker product ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩: block (i₁,i₂) of the
+  product's grid is ((i₁−1)·m₂ + i₂); factors and weights multiply.
+
+Every result is returned unverified; callers (the CLI, the tests) verify it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .ir import Algorithm, Form, Output, Product, Shape, block_name, parse_block
+from .verify.expand import expansion_of
+
+# Target orders of (m, k, n), and the steps that reach them: C = cyclic, T = transpose.
+PERMUTATIONS = {"mkn": "", "knm": "C", "nmk": "CC", "nkm": "T", "mnk": "CT", "kmn": "TC"}
+
+
+def _coefficients(algorithm: Algorithm) -> list[tuple[dict, dict, dict]]:
+    """Per product: {(i, j): coef} of u_r over A, v_r over B, w_r over C."""
+    expansion = expansion_of(algorithm)
+
+    def grid(form: Form) -> dict[tuple[int, int], Fraction]:
+        return {parse_block(name)[1:]: coef for name, coef in form.terms}
+
+    return [(grid(u), grid(v), grid(w)) for (u, v), w in zip(expansion.factors, expansion.weights)]
+
+
+def _transposed(entries: dict) -> dict:
+    return {(j, i): coef for (i, j), coef in entries.items()}
+
+
+def _build(name: str, shape: Shape, products: list[tuple[dict, dict, dict]]) -> Algorithm:
+    built, outputs = [], {}
+    for r, (u, v, w) in enumerate(products, start=1):
+        label = f"M{r}"
+        left = Form.of({block_name("A", i, j): c for (i, j), c in u.items()})
+        right = Form.of({block_name("B", i, j): c for (i, j), c in v.items()})
+        built.append(Product(label, left, right))
+        for (i, j), c in w.items():
+            outputs.setdefault(block_name("C", i, j), {})[label] = c
+    ordered = [Output(block, Form.of(outputs.get(block, {}))) for block in shape.blocks("C")]
+    return Algorithm(name, shape, (), tuple(built), tuple(ordered), declared_rank=len(built))
+
+
+def permute(algorithm: Algorithm, order: str, name: str | None = None) -> Algorithm:
+    """The algorithm for the permuted shape ``order`` (one of PERMUTATIONS, e.g. ``"nkm"``)."""
+    if order not in PERMUTATIONS:
+        raise ValueError(f"the target order must be one of {', '.join(PERMUTATIONS)}, not {order!r}")
+    shape = (algorithm.shape.m, algorithm.shape.k, algorithm.shape.n)
+    products = _coefficients(algorithm)
+    for step in PERMUTATIONS[order]:
+        m, k, n = shape
+        if step == "T":
+            shape = (n, k, m)
+            products = [(_transposed(v), _transposed(u), _transposed(w)) for u, v, w in products]
+        else:
+            shape = (k, n, m)
+            products = [(v, _transposed(w), _transposed(u)) for u, v, w in products]
+    return _build(name or f"{algorithm.name}_{order}", Shape(*shape), products)
+
+
+def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> Algorithm:
+    """The ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩ product scheme: ``first`` on the outer blocks, ``second`` inside."""
+    outer, inner = first.shape, second.shape
+    grids = {"A": (inner.m, inner.k), "B": (inner.k, inner.n), "C": (inner.m, inner.n)}
+
+    def combine(a: dict, b: dict, operand: str) -> dict:
+        rows, cols = grids[operand]
+        return {
+            ((i1 - 1) * rows + i2, (j1 - 1) * cols + j2): c1 * c2 for (i1, j1), c1 in a.items() for (i2, j2), c2 in b.items()
+        }
+
+    products = [
+        (combine(u1, u2, "A"), combine(v1, v2, "B"), combine(w1, w2, "C"))
+        for u1, v1, w1 in _coefficients(first)
+        for u2, v2, w2 in _coefficients(second)
+    ]
+    shape = Shape(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n)
+    return _build(name or f"{first.name}_x_{second.name}", shape, products)

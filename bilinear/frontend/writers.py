@@ -1,0 +1,128 @@
+"""Algorithms out to the catalogue formats: fast-matmul, PLinOpt ``.sms`` and AlphaTensor ``.npz``.
+
+Each writer takes a checked algorithm (named sums are multiplied out into
+U, V, W) and writes what the matching reader in frontend.importers reads
+back to the same coefficients; the tests read every export back and verify
+it.  ``header`` lines (source, reference, licence) become the formats'
+comments where they have them (fast-matmul's leading ``#`` line, each
+``.sms`` file's ``#`` line); ``.npz`` has no place for them.
+
+- fast-matmul: U (A blocks row-major × products), ``#``, V, ``#``, W (C
+  blocks row-major × products), entries as integers or ``p/q``;
+- PLinOpt: ``NAME_L.sms`` (products × A blocks), ``NAME_R.sms`` (products ×
+  B blocks), ``NAME_P.sms`` (C blocks × products), each ``rows cols R``,
+  1-based ``i j value`` lines and ``0 0 0``;
+- AlphaTensor: key ``"m,k,n"``; U (mk × R), V (kn × R), W (nm × R) whose
+  row j·m + i is C_ij (AlphaTensor decomposes (A, B) ↦ (AB)ᵀ); one integer
+  (or float) array of shape (3, mk, R) when the three have one shape, as the
+  square schemes of factorizations_r.npz are, else an object array as its
+  rectangular ones are (which reading needs ``--allow-pickle`` for).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+from ..ir import Algorithm, block_name, format_coefficient
+from ..verify.expand import expansion_of
+
+FORMATS = ("fast-matmul", "plinopt", "alphatensor")
+
+
+def _tables(algorithm: Algorithm) -> tuple[list[list[Fraction]], list[list[Fraction]], list[list[Fraction]]]:
+    expansion = expansion_of(algorithm)
+    shape = algorithm.shape
+    positions = {operand: {b: i for i, b in enumerate(shape.blocks(operand))} for operand in "ABC"}
+    tables = []
+    for operand, forms in (("A", [u for u, _ in expansion.factors]), ("B", [v for _, v in expansion.factors]), ("C", expansion.weights)):
+        table = [[Fraction(0)] * algorithm.rank for _ in positions[operand]]
+        for r, form in enumerate(forms):
+            for name, coef in form.terms:
+                table[positions[operand][name]][r] = coef
+        tables.append(table)
+    return tuple(tables)
+
+
+def _comment(header: tuple[str, ...]) -> list[str]:
+    return [f"# {line}".rstrip() for line in "\n".join(header).splitlines()]
+
+
+def to_fast_matmul(algorithm: Algorithm, header: tuple[str, ...] = ()) -> str:
+    """fast-matmul's text form (one leading ``#`` comment line: the header joined)."""
+    lines = _comment((" ".join(header),)) if header else [f"# {algorithm.name}"]
+    for index, table in enumerate(_tables(algorithm)):
+        if index:
+            lines.append("#")
+        lines += [" ".join(format_coefficient(c) for c in row) for row in table]
+    return "\n".join(lines) + "\n"
+
+
+def _sms(rows: list[list[Fraction]], comment: str) -> str:
+    lines = [f"# {comment}".rstrip(), f"{len(rows)} {len(rows[0]) if rows else 0} R"]
+    lines += [f"{i + 1} {j + 1} {format_coefficient(c)}" for i, row in enumerate(rows) for j, c in enumerate(row) if c]
+    return "\n".join(lines + ["0 0 0"]) + "\n"
+
+
+def to_plinopt(algorithm: Algorithm, header: tuple[str, ...] = ()) -> dict[str, str]:
+    """The three ``.sms`` texts by suffix ``L``, ``R``, ``P``."""
+    u, v, w = _tables(algorithm)
+    about = " ".join(header) or algorithm.name
+    def transpose(table):
+        return [list(column) for column in zip(*table)]
+
+    return {
+        "L": _sms(transpose(u), f"Left matrix (products x A blocks) of {about}"),
+        "R": _sms(transpose(v), f"Right matrix (products x B blocks) of {about}"),
+        "P": _sms(w, f"Post matrix (C blocks x products) of {about}"),
+    }
+
+
+def _float(value: Fraction, where: str) -> float:
+    if value.denominator & (value.denominator - 1):
+        raise ValueError(f"{where} has the coefficient {value}, which a binary floating-point .npz cannot hold exactly")
+    return float(value)
+
+
+def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
+    """The archive key and the array to store under it."""
+    import numpy as np
+
+    shape = algorithm.shape
+    u, v, w_blocks = _tables(algorithm)
+    by_block = dict(zip(shape.blocks("C"), w_blocks))
+    w = [by_block[block_name("C", i + 1, j + 1)] for j in range(shape.n) for i in range(shape.m)]
+    integral = all(c.denominator == 1 for table in (u, v, w) for row in table for c in row)
+    arrays = [
+        np.array([[int(c) if integral else _float(c, algorithm.name) for c in row] for row in table], dtype=np.int64 if integral else np.float64)
+        for table in (u, v, w)
+    ]
+    key = f"{shape.m},{shape.k},{shape.n}"
+    if arrays[0].shape == arrays[1].shape == arrays[2].shape:
+        return key, np.stack(arrays)
+    stacked = np.empty(3, dtype=object)
+    stacked[:] = arrays
+    return key, stacked
+
+
+def write(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> list[Path]:
+    """Write ``algorithm`` in ``format`` at ``path`` (PLinOpt: ``path``'s stem with _L/_R/_P.sms); the files written."""
+    if format == "fast-matmul":
+        path.write_text(to_fast_matmul(algorithm, header), encoding="utf-8")
+        return [path]
+    if format == "plinopt":
+        stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+        written = []
+        for part, text in to_plinopt(algorithm, header).items():
+            target = path.with_name(f"{stem}_{part}.sms")
+            target.write_text(text, encoding="utf-8")
+            written.append(target)
+        return written
+    if format == "alphatensor":
+        import numpy as np
+
+        key, array = to_alphatensor(algorithm)
+        with path.open("wb") as stream:
+            np.savez(stream, **{key: array})
+        return [path]
+    raise ValueError(f"export format must be one of {', '.join(FORMATS)}, not {format!r}")

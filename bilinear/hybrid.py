@@ -1,0 +1,49 @@
+"""Per-level hybrids from several files: ``--levels-schemes strassen.bl,grey333.bl``.
+
+:func:`bilinear.lower.plan.lower` takes one definition name per level of one
+program; this module merges the programs of several files into one, so each
+level can run the main definition of its own file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .diagnostics import BilinearError, Diagnostic
+from .ir import Program
+from .paths import find_scheme
+
+
+def merge(programs: list[Program]) -> Program:
+    """One program holding every definition of ``programs``; a name defined twice must mean one thing."""
+    seen: dict[str, object] = {}
+    algorithms, schedules = [], []
+    for program in programs:
+        for definition, into in [(a, algorithms) for a in program.algorithms] + [(s, schedules) for s in program.schedules]:
+            known = seen.get(definition.name)
+            if known is None:
+                seen[definition.name] = definition
+                into.append(definition)
+            elif _unlocated(known) != _unlocated(definition):
+                raise BilinearError(
+                    Diagnostic(f"{definition.name} is defined differently in {program.path} and another scheme of the hybrid")
+                )
+    own = tuple(dict.fromkeys(name for program in programs for name in program.own))
+    return Program(programs[0].path, tuple(algorithms), tuple(schedules), own)
+
+
+def _unlocated(definition):
+    return replace(definition, span=None)
+
+
+def hybrid(specification: str, load) -> tuple[Program, tuple[str, ...]]:
+    """The merged program and the definition each level runs, outermost first.
+
+    ``specification`` is a comma-separated list of files (or shipped names, as
+    ``verify`` accepts them); ``load`` reads one into a Program.
+    """
+    files = [part.strip() for part in specification.split(",") if part.strip()]
+    if not files:
+        raise ValueError("--levels-schemes needs at least one file")
+    programs = [load(find_scheme(file)) for file in files]
+    return merge(programs), tuple(program.main.name for program in programs)

@@ -1,0 +1,98 @@
+"""The schedule simulation with C values kept as symbols: fast on large algorithms.
+
+The full simulation (verify.schedule) gives every C buffer its value as a
+bilinear form, so each product statement and each change of basis works on
+forms with up to mk·kn terms.  Here a product statement's value is a fresh
+symbol ``*P7`` (its left and right factors remembered), and every write of
+a C value gives the buffer a fresh symbol ``*V12`` defined by the (short)
+form written; A and B values are simulated exactly as before.  At the end,
+the weight of every symbol in every final C block is propagated backwards
+through those definitions, so each costs its length times the few C blocks
+it reaches.  A C block is right exactly when its C⁰ part is what the
+schedule declares, and Σ_k weight_k · left_k ⊗ right_k is the classical
+tensor, which verify.tensor checks in time near-linear in its nonzeros.
+
+Assumes: what verify.schedule assumes.  Ensures: ``ok`` only when the full
+simulation's is (it may reject more, e.g. a C value that cancels to zero
+where an A value is due; the caller then runs the full simulation, whose
+verdict and diagnostics stand); ``final`` holds values over the symbols.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..ir import Form
+from .schedule import _Simulation, kind_of, original_c
+from .tensor import residual_entries
+
+_PRODUCT, _VALUE = "*P", "*V"  # both contain "*", so kind_of reads them as C values
+
+
+class LazySimulation(_Simulation):
+    def __init__(self, schedule, algorithm):
+        super().__init__(schedule, algorithm)
+        self.factors: list[tuple[Form, Form]] = []
+        self.definitions: list[Form] = []
+
+    def read(self, form: Form, stage, statement) -> Form | None:
+        """As the full simulation reads, summing in one dict (values here are short)."""
+        total: dict[str, Fraction] = {}
+        for name, coef in form.terms:
+            value = self.values.get(name)
+            if value is None:
+                return super().read(form, stage, statement)  # reports the unwritten buffer
+            for inner, inner_coef in value.terms:
+                total[inner] = total.get(inner, 0) + coef * inner_coef
+        value = Form.of(total)
+        return super().read(form, stage, statement) if kind_of(value) == "?" else value
+
+    def product_value(self, left: Form, right: Form) -> Form:
+        self.factors.append((left, right))
+        return Form.symbol(f"{_PRODUCT}{len(self.factors) - 1}")
+
+    def write(self, target, value, stage, statement) -> None:
+        if kind_of(value) == "C":
+            self.definitions.append(value)
+            value = Form.symbol(f"{_VALUE}{len(self.definitions) - 1}")
+        super().write(target, value, stage, statement)
+
+    def final_weights(self) -> dict[str, dict[str, Fraction]]:
+        """C⁰ and product symbols -> their weight in each final C block."""
+        weights: dict[str, dict[str, Fraction]] = {}
+
+        def add(name: str, block: str, coef: Fraction) -> None:
+            into = weights.setdefault(name, {})
+            into[block] = into.get(block, 0) + coef
+
+        for block in self.algorithm.shape.blocks("C"):
+            for name, coef in (self.values[block] or Form()).terms:
+                add(name, block, coef.numerator if coef.denominator == 1 else coef)
+        for index in range(len(self.definitions) - 1, -1, -1):
+            reached = weights.pop(f"{_VALUE}{index}", None)
+            for name, coef in self.definitions[index].terms if reached else ():
+                coef = coef.numerator if coef.denominator == 1 else coef  # int arithmetic where it can
+                for block, weight in reached.items():
+                    add(name, block, coef * weight)
+        return {
+            name: {b: Fraction(c) for b, c in per_block.items() if c != 0} for name, per_block in weights.items()
+        }
+
+    def check_outputs(self) -> None:
+        weights = self.final_weights()
+        shape = self.algorithm.shape
+        for name, per_block in weights.items():
+            if name.startswith(_PRODUCT) or not per_block:
+                continue
+            block = name[: -len(original_c(""))] if name.endswith(original_c("")) else None
+            if self.schedule.overwrites_c or block is None or per_block != {block: 1}:
+                self.error(f"{name} ends in the wrong C blocks: {per_block}", None)
+                return
+        if not self.schedule.overwrites_c and any(not weights.get(original_c(b)) for b in shape.blocks("C")):
+            self.error("a C block loses its original value", None)
+            return
+        columns = [Form.of(weights.get(f"{_PRODUCT}{k}", {})) for k in range(len(self.factors))]
+        lefts = [left for left, _ in self.factors]
+        rights = [right for _, right in self.factors]
+        if residual_entries(shape, lefts, rights, columns):
+            self.error("the C blocks do not end as their classical sums", None)

@@ -1,0 +1,103 @@
+"""Composition: the six ⟨m,k,n⟩ permutations, Kronecker products, hybrids, shipped names, a fast import.
+
+The derived schemes are checked by the verifier and, independently, against
+the NumPy transforms of tests/helpers/schemes.py (which share no code with
+bilinear.compose).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ALGORITHMS, ROOT
+from helpers import schemes as S
+
+import bilinear
+from bilinear.cli import main
+from bilinear.compose import PERMUTATIONS, kronecker, permute
+from bilinear.paths import find_scheme
+from bilinear.verify import report_algorithm
+
+SHIPPED = {a.name: a for path in ALGORITHMS for a in bilinear.load(path).algorithms}
+
+
+def _same(first: S.Scheme, second: S.Scheme) -> bool:
+    tables = zip((first.U, first.V, first.W), (second.U, second.V, second.W))
+    return first.shape == second.shape and all(
+        all(np.array_equal(x, y) for x, y in zip(a, b)) for a, b in tables
+    )
+
+
+def _helper_permutation(scheme: S.Scheme, order: str) -> S.Scheme:
+    for step in PERMUTATIONS[order]:
+        scheme = S.transpose(scheme) if step == "T" else S.cyclic(scheme)
+    return scheme
+
+
+@pytest.mark.parametrize("order", sorted(PERMUTATIONS))
+@pytest.mark.parametrize("name", ["strassen", "winograd", "grey234", "grey333"])
+def test_every_permutation_verifies_and_matches_the_independent_transform(name, order):
+    algorithm = SHIPPED[name]
+    result = permute(algorithm, order)
+    dims = dict(zip("mkn", (algorithm.shape.m, algorithm.shape.k, algorithm.shape.n)))
+    assert (result.shape.m, result.shape.k, result.shape.n) == tuple(dims[letter] for letter in order)
+    assert result.rank == algorithm.rank and report_algorithm(result).ok
+    assert _same(S.from_algorithm(result), _helper_permutation(S.from_algorithm(algorithm), order))
+
+
+def test_kronecker_product_verifies_and_matches_the_independent_product():
+    first, second = SHIPPED["strassen"], SHIPPED["grey234"]
+    result = kronecker(first, second)
+    assert (result.shape.m, result.shape.k, result.shape.n, result.rank) == (4, 6, 8, 140)
+    assert report_algorithm(result).ok
+    assert _same(S.from_algorithm(result), S.kron(S.from_algorithm(first), S.from_algorithm(second)))
+
+
+def test_a_wrong_input_gives_a_wrong_product_and_nothing_is_written(tmp_path, capsys):
+    wrong = tmp_path / "wrong.bl"
+    wrong.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("C22 = M1 - M2", "C22 = M1 + M2"))
+    out = tmp_path / "out.bl"
+    assert main(["product", str(wrong), "strassen", "-o", str(out)]) == 1
+    assert "does not verify; nothing written" in capsys.readouterr().err and not out.exists()
+
+
+def test_transform_and_product_commands_write_verified_files(tmp_path, capsys):
+    transposed, product = tmp_path / "t.bl", tmp_path / "p.bl"
+    assert main(["transform", "grey234", "--to", "nkm", "-o", str(transposed)]) == 0
+    assert main(["product", "strassen", str(transposed), "--style", "table", "-o", str(product)]) == 0
+    for path, rank in ((transposed, 20), (product, 140)):
+        report = bilinear.verify(path)
+        assert report.ok and report.entries[0].algorithm.rank == rank
+    assert "grey234 <2,3,4> permuted to order nkm" in transposed.read_text()
+
+
+def test_shipped_schemes_are_found_by_name(capsys):
+    assert find_scheme("strassen").name == "strassen.bl"
+    assert find_scheme("rsmm").name == "rsmm.bl" and find_scheme("msmes.bl").name == "msmes.bl"
+    assert find_scheme("no_such_scheme").name == "no_such_scheme"
+    assert main(["verify", "msmes"]) == 0
+    assert "msmes" in capsys.readouterr().out
+
+
+def test_levels_schemes_makes_a_hybrid(tmp_path, capsys):
+    out = tmp_path / "hybrid"
+    assert main(["compile", "strassen", "--levels-schemes", "msmes,grey333.bl", "-o", str(out)]) == 0
+    levels = json.loads((out / "manifest.json").read_text())["levels"]
+    assert [level["algorithm"] for level in levels] == ["strassen", "grey333"]
+    capsys.readouterr()
+    code = main(["run", "strassen", "--levels-schemes", "grey234,strassen", "-n", "29", "-m", "35", "-k", "22",
+                 "--backend", "numpy", "--repeat", "1"])
+    assert code == 0, capsys.readouterr()
+
+
+def test_import_bilinear_is_fast_and_lazy():
+    code = "import sys, time; t = time.perf_counter(); import bilinear; print(time.perf_counter() - t); " \
+           "print(all(m not in sys.modules for m in ('sympy', 'lark')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[1] == "True"
+    assert float(out[0]) < 0.3
+    assert callable(bilinear.load) and "verify" in dir(bilinear)

@@ -1,0 +1,134 @@
+"""Export to the catalogue formats and common-subexpression elimination.
+
+Every export is read back by the matching reader and must give the same
+expanded coefficients; every optimized scheme must verify, keep its
+products' expanded factors, and cost no more additions than before.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from conftest import ALGORITHMS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bilinear
+from bilinear.cli import main
+from bilinear.compose import permute
+from bilinear.frontend.writers import FORMATS, write
+from bilinear.optimize import _transposed, eliminate, optimize, sides
+from bilinear.verify import report_algorithm
+from bilinear.verify.expand import Expansion
+
+SHIPPED = {a.name: a for path in ALGORITHMS for a in bilinear.load(path).algorithms}
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "schemes"
+
+
+def _coefficients(algorithm):
+    expansion = Expansion(algorithm)
+    return expansion.factors, expansion.weights
+
+
+@pytest.mark.parametrize("format", FORMATS)
+@pytest.mark.parametrize("name,order", [("strassen", "mkn"), ("winograd", "mkn"), ("grey234", "mkn"), ("grey234", "nmk")])
+def test_exports_read_back_to_the_same_coefficients(tmp_path, format, name, order):
+    algorithm = permute(SHIPPED[name], order)
+    target = tmp_path / ("scheme.npz" if format == "alphatensor" else "scheme")
+    files = write(algorithm, format, target, header=("a header line", "licence: BSD-2"))
+    read = bilinear.load(files[0], format=format, allow_pickle=True).algorithms[0]
+    assert read.shape == algorithm.shape and report_algorithm(read).ok
+    assert _coefficients(read) == _coefficients(algorithm)
+
+
+def test_alphatensor_export_refuses_coefficients_a_float_cannot_hold(tmp_path):
+    algorithm = SHIPPED["strassen"]
+    first = algorithm.products[0]
+    scaled = replace(
+        algorithm,
+        products=(replace(first, left=first.left.scale(3)), *algorithm.products[1:]),
+        outputs=tuple(
+            replace(o, form=o.form.with_coefficient("M1", o.form.coefficient("M1") / 3)) if o.form.coefficient("M1") else o
+            for o in algorithm.outputs
+        ),
+    )
+    assert report_algorithm(scaled).ok
+    with pytest.raises(ValueError, match="cannot hold exactly"):
+        write(scaled, "alphatensor", tmp_path / "x.npz")
+
+
+def test_export_command_carries_the_source_header(tmp_path, capsys):
+    assert main(["export", "grey333", "--to", "plinopt", "-o", str(tmp_path / "g")]) == 0
+    left = (tmp_path / "g_L.sms").read_text()
+    assert "BSD 2-Clause" in left and "Exported by bilinear from grey333.bl" in left
+    assert main(["export", "grey333", "--to", "fast-matmul", "-o", str(tmp_path / "g.txt")]) == 0
+    assert bilinear.verify(tmp_path / "g.txt", format="fast-matmul").ok
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_optimized_schemes_verify_keep_their_products_and_add_less(name):
+    algorithm = SHIPPED[name]
+    result, counts = optimize(algorithm, seeds=4)
+    assert report_algorithm(result).ok
+    assert Expansion(result).factors == Expansion(algorithm).factors
+    for side in "ABC":
+        assert counts[side]["after"][0] <= counts[side]["before"][0]
+
+
+def test_grey333_beats_fast_matmul_eliminated_file():
+    """fast-matmul's eliminated grey333 (file name: 125 nonzeros) writes 70 additions."""
+    result, _ = optimize(SHIPPED["grey333"], seeds=8)
+    written = bilinear.verify(bilinear.load(SHARED / "fast-matmul" / "eliminated-grey333-23-125")) if SHARED.exists() else None
+    additions = report_algorithm(result).counts.additions
+    assert additions < 70
+    if written is not None:
+        assert written.entries[0].counts.additions == 70
+
+
+forms = st.lists(
+    st.dictionaries(st.sampled_from("abcdef"), st.sampled_from([1, -1, 2, -2]).map(int), min_size=1, max_size=5),
+    min_size=1, max_size=8,
+)
+
+
+def _expand(form, definitions):
+    total = {}
+    for name, coef in form.items():
+        inner_form = _expand(definitions[name], definitions) if name in definitions else {name: 1}
+        for inner, inner_coef in inner_form.items():
+            total[inner] = total.get(inner, 0) + coef * inner_coef
+    return {k: v for k, v in total.items() if v}
+
+
+@settings(max_examples=100, deadline=None)
+@given(forms, st.integers(0, 3), st.integers(0, 1))
+def test_elimination_preserves_every_form(targets, seed, slack):
+    targets = [{k: Fraction(v) for k, v in t.items()} for t in targets]
+    sums, rewritten = eliminate(targets, "S", random.Random(seed) if seed else None, slack)
+    assert [_expand(t, dict(sums)) for t in rewritten] == targets
+
+
+@settings(max_examples=60, deadline=None)
+@given(forms)
+def test_transposed_program_computes_the_transpose(columns):
+    """Backwards through an elimination over the columns w_r, the C blocks get exactly Σ_r w_r[c]·M_r."""
+    columns = [{k: Fraction(v) for k, v in t.items()} for t in columns]
+    products = [f"M{r + 1}" for r in range(len(columns))]
+    blocks = tuple("abcdef")
+    side = _transposed(columns, products, blocks, "Z", seeds=2)
+    want = [{p: w[b] for p, w in zip(products, columns) if b in w} for b in blocks]
+    assert [_expand(form, dict(side.sums)) for form in side.forms] == want
+
+
+def test_optimize_command_prints_counts_and_writes_a_verified_file(tmp_path, capsys):
+    out = tmp_path / "w.bl"
+    assert main(["optimize", "winograd", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "C side (outputs)" in err and "->" in err
+    assert bilinear.verify(out).ok
+    left, right, outputs = sides(SHIPPED["winograd"])
+    assert len(left) == len(right) == 7 and len(outputs) == 4
