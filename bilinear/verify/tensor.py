@@ -88,12 +88,20 @@ def residual_entries(
     )
     dtype = np.int64 if bound < _INT64_SAFE else object
     product, iu, iv, iw = _triples(u, v, w)
-    values = (
-        np.asarray(u.numerators, dtype=dtype)[iu]
-        * np.asarray(v.numerators, dtype=dtype)[iv]
-        * np.asarray(w.numerators, dtype=dtype)[iw]
-        * np.asarray(factors, dtype=dtype)[product]
-    )
+
+    def entries(dtype):
+        return (
+            np.asarray(u.numerators, dtype=dtype)[iu]
+            * np.asarray(v.numerators, dtype=dtype)[iv]
+            * np.asarray(w.numerators, dtype=dtype)[iw]
+            * np.asarray(factors, dtype=dtype)[product]
+        )
+
+    try:
+        values = entries(dtype)
+    except OverflowError:  # a numerator past int64 that the bound did not see: exact Python integers
+        dtype = object
+        values = entries(dtype)
     nb, nc = len(blocks["B"]), len(blocks["C"])
     keys = (u.rows[iu] * nb + v.rows[iv]) * nc + w.rows[iw]
     classical_keys, classical_values = _classical(shape, common, dtype)
