@@ -416,7 +416,7 @@ def test_a_plinopt_straight_line_program_reads_as_its_matrices():
         ("(a11)*(b11)*(c11)*0\n", "the product is multiplied by zero", "1:19"),
         ("(1/0*a11)*(b11)*(c11)\n", "division by zero in a coefficient", "1:4"),
         ("(a11)*(b11)*(c11) x\n", "expected an operator (+ - * /) between ')' and 'x'", "1:19"),
-        ("(a11 b12)*(b11)*(c11)\n", "expected an operator (+ - * /) between 'a11' and 'b12'", "1:6"),
+        ("(a11 a12)*(b11)*(c11)\n", "expected an operator (+ - * /) between 'a11' and 'a12'", "1:6"),
         ("(a1)*(b11)*(c11)\n", "expected an entry a11..a99, found 'a1'", "1:2"),
         ("(a11)*(b11)*(c11\n", f"'(' is never closed: {WHOLE}", "1:13"),
         ("(a11)*(b11)*(c11)-\n", "expected an entry or a number after '-', found the end of the line", "1:18"),
