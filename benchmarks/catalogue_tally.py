@@ -13,7 +13,7 @@ Every file goes through :func:`bilinear.frontend.importers.read_catalogue`
 with its format detected, as ``bilinear verify FILE`` would read it, and then:
 
 - an exact scheme (or one in an alternative basis) is checked with the
-  exact integer tensor check (:func:`bilinear.verify.rings.wrong_over_q`) and,
+  exact integer tensor check (:func:`bilinear.verify.tensor.wrong_over_q`) and,
   up to ``--full-max-rank`` products, also with ``report_algorithm`` (the
   verifier behind ``bilinear verify``), which must agree;
 - a modular, approximate or complex scheme is checked in its ring and counted
@@ -104,8 +104,8 @@ def _check(scheme, full_max_rank: int) -> tuple[str, str]:
         check_approximate,
         check_complex,
         check_modular,
-        wrong_over_q,
     )
+    from bilinear.verify.tensor import wrong_over_q
 
     if isinstance(scheme, (Algorithm, AlternativeBasis)):
         algorithm = scheme.algorithm if isinstance(scheme, AlternativeBasis) else scheme

@@ -448,7 +448,7 @@ def test_the_cli_reads_gf_p_and_complex_schemes(tmp_path, capsys):
     ],
 )
 def test_perminovs_reduced_and_text_files_from_the_catalogue(relative, shape, rank, sums):
-    from bilinear.verify.rings import wrong_over_q
+    from bilinear.verify.tensor import wrong_over_q
 
     scheme = read_catalogue(scheme_file(relative))
     assert (scheme.shape, scheme.rank, bool(scheme.sums)) == (Shape(*shape), rank, sums)
@@ -459,7 +459,7 @@ def test_the_tensor_check_agrees_with_the_verifier_on_every_mutation_of_strassen
     import dataclasses
 
     from bilinear.ir import Form
-    from bilinear.verify.rings import wrong_over_q
+    from bilinear.verify.tensor import wrong_over_q
 
     strassen = read_catalogue(scheme_file("fast-matmul/strassen"))
     assert wrong_over_q(strassen) == ()

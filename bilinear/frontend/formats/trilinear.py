@@ -96,10 +96,6 @@ class _Line:
         return self.unexpected(node)
 
     def unexpected(self, node: ast.AST):
-        if isinstance(node, ast.Call):
-            at = self.column(self.text.index("(", node.func.end_col_offset))
-            span = Span(str(self.path), self.number, at, self.number, at + 1)
-            fail(f"expected '*' between the factors, found '('; {WHOLE_PRODUCT}", span)
         if isinstance(node, ast.BinOp):
             fail(f"unexpected operator in a product: only + - * / are allowed; {WHOLE_PRODUCT}", self.span(node))
         found = self.text[node.col_offset: node.end_col_offset] if node.end_lineno == node.lineno else "this"
