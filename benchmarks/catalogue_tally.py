@@ -13,7 +13,7 @@ Every file goes through :func:`bilinear.frontend.importers.read_catalogue`
 with its format detected, as ``bilinear verify FILE`` would read it, and then:
 
 - an exact scheme (or one in an alternative basis) is checked with the
-  exact integer tensor check (:func:`bilinear.verify.rings.wrong_over_q`) and,
+  exact integer tensor check (:func:`bilinear.verify.tensor.wrong_over_q`) and,
   up to ``--full-max-rank`` products, also with ``report_algorithm`` (the
   verifier behind ``bilinear verify``), which must agree;
 - a modular, approximate or complex scheme is checked in its ring and counted
@@ -104,8 +104,8 @@ def _check(scheme, full_max_rank: int) -> tuple[str, str]:
         check_approximate,
         check_complex,
         check_modular,
-        wrong_over_q,
     )
+    from bilinear.verify.ring_tensor import wrong_over_q
 
     if isinstance(scheme, (Algorithm, AlternativeBasis)):
         algorithm = scheme.algorithm if isinstance(scheme, AlternativeBasis) else scheme
@@ -238,7 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full-max-rank", type=int, default=30, help="also run report_algorithm up to this rank")
     parser.add_argument("--json", type=Path, default=None, help="write every scheme's outcome here")
     parser.add_argument("--log", type=Path, default=None, help="append each outcome here (JSON lines) as it is known")
-    parser.add_argument("--summarize", type=Path, default=None, metavar="LOG", help="only print the summary of a --log file")
+    parser.add_argument(
+        "--summarize", type=Path, nargs="*", default=None, metavar="LOG",
+        help="only print the summary of --log files (a later line for the same scheme replaces an earlier one)",
+    )
     parser.add_argument("--suffixes", nargs="*", default=None, help="only files with these suffixes (e.g. .json .txt)")
     parser.add_argument("--alphaevolve", type=Path, default=None, metavar="NOTEBOOK", help="first write ROOT/alphaevolve/ from it")
     args = parser.parse_args(argv)
@@ -246,7 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         write_alphaevolve(args.alphaevolve, args.root / "alphaevolve" / "alphaevolve_results.npz")
     names = args.only or list(CATALOGUES)
     if args.summarize:
-        results = [json.loads(line) for line in args.summarize.read_text().splitlines() if line.strip()]
+        latest = {}
+        for log in args.summarize:
+            for line in log.read_text().splitlines():
+                if line.strip():
+                    result = json.loads(line)
+                    latest[(result["path"], result["key"])] = result
+        results = list(latest.values())
         print(summary(results, [n for n in names if any(r["catalogue"] == n for r in results)]))
         return 0
     units = _units(args.root, names)

@@ -97,11 +97,11 @@ def test_implicit_multiplication_as_flips_structured_files_write_it(tmp_path):
 
 def test_factors_side_by_side_as_perminovs_copies_write_them(tmp_path):
     # Mathematica's juxtaposition: (a)(b)(c) and (a) (b) c are products.
-    path = _write(tmp_path, "122-y.exp", "(a11 + a12) (b21)(c11)\n(a12)(b22) c21\n")
+    path = _write(tmp_path, "122-y.exp", "(a11 + a12) (b21)(c11)\n(a12)(b22) c21\na11 b12 c21\n")
     scheme = read_catalogue(path)
-    assert [(str(p.left), str(p.right)) for p in scheme.products] == [("A11 + A12", "B21"), ("A12", "B22")]
-    assert _error(_write(tmp_path, "122-z.exp", "(a11 b12)*(b11)*(c11)\n")) == (
-        "expected an operator (+ - * /) between 'a11' and 'b12'"  # entries side by side are a typo, not a product
+    assert [(str(p.left), str(p.right)) for p in scheme.products] == [("A11 + A12", "B21"), ("A12", "B22"), ("A11", "B12")]
+    assert _error(_write(tmp_path, "122-z.exp", "(a11 a12)*(b11)*(c11)\n")) == (
+        "expected an operator (+ - * /) between 'a11' and 'a12'"  # one letter side by side: a missing sign
     )
 
 
@@ -448,7 +448,7 @@ def test_the_cli_reads_gf_p_and_complex_schemes(tmp_path, capsys):
     ],
 )
 def test_perminovs_reduced_and_text_files_from_the_catalogue(relative, shape, rank, sums):
-    from bilinear.verify.rings import wrong_over_q
+    from bilinear.verify.ring_tensor import wrong_over_q
 
     scheme = read_catalogue(scheme_file(relative))
     assert (scheme.shape, scheme.rank, bool(scheme.sums)) == (Shape(*shape), rank, sums)
@@ -459,7 +459,7 @@ def test_the_tensor_check_agrees_with_the_verifier_on_every_mutation_of_strassen
     import dataclasses
 
     from bilinear.ir import Form
-    from bilinear.verify.rings import wrong_over_q
+    from bilinear.verify.ring_tensor import wrong_over_q
 
     strassen = read_catalogue(scheme_file("fast-matmul/strassen"))
     assert wrong_over_q(strassen) == ()

@@ -416,7 +416,7 @@ def test_a_plinopt_straight_line_program_reads_as_its_matrices():
         ("(a11)*(b11)*(c11)*0\n", "the product is multiplied by zero", "1:19"),
         ("(1/0*a11)*(b11)*(c11)\n", "division by zero in a coefficient", "1:4"),
         ("(a11)*(b11)*(c11) x\n", "expected an operator (+ - * /) between ')' and 'x'", "1:19"),
-        ("(a11 b12)*(b11)*(c11)\n", "expected an operator (+ - * /) between 'a11' and 'b12'", "1:6"),
+        ("(a11 a12)*(b11)*(c11)\n", "expected an operator (+ - * /) between 'a11' and 'a12'", "1:6"),
         ("(a1)*(b11)*(c11)\n", "expected an entry a11..a99, found 'a1'", "1:2"),
         ("(a11)*(b11)*(c11\n", f"'(' is never closed: {WHOLE}", "1:13"),
         ("(a11)*(b11)*(c11)-\n", "expected an entry or a number after '-', found the end of the line", "1:18"),
@@ -555,10 +555,13 @@ FUZZ_SOURCES = {
     "scheme": STRASSEN_FAST_MATMUL,
     "x-222-4.exp": "(a11+a22)*(b11+b22)*(c11+c22)\n(-a11)*(b12-b22)/2*(c21)\n(a12)*(b21)*(c11)\n",
     "2x2x2_7_S_L.sms": SMS["L"],
+    "122-2.m": "{{{{1, 0}}, {{1, 0}, {0, 0}}, {{1}, {0}}}, {{{0, 1}}, {{0, 0}, {1, -1/2}}, {{2}, {0}}}}",
+    "1x1x2_m2_Z.json": '{"n": [1, 1, 2], "m": 2, "z2": false, "u": [[1], ["1/2"]], "v": [[1, 0], [0, 2]], "w": [[1, 0], [0, 1]]}',
+    "1x1x2_m2_Z.txt": "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 1\n",
 }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(sorted(FUZZ_SOURCES)),
     cut=st.integers(0, 200),
@@ -584,3 +587,11 @@ def test_edited_catalogue_files_never_raise_anything_but_located_errors(name, cu
             check_approximate(result)
         else:
             check_modular(result)
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_SOURCES))
+def test_the_fuzzed_sources_are_well_formed(name, tmp_path):
+    """The edits above start from files every reader accepts (whether or not the scheme is right)."""
+    for part in "RP":
+        _write(tmp_path, f"2x2x2_7_S_{part}.sms", SMS[part])
+    assert isinstance(read_catalogue(_write(tmp_path, name, FUZZ_SOURCES[name])), Algorithm)

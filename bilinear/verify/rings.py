@@ -17,8 +17,8 @@ Catalogues hold three kinds of schemes that are not exact algorithms over Q:
 - **complex** schemes over Q(i) (AlphaEvolve's ⟨4,4,4;48⟩): checked exactly,
   real and imaginary parts as integer tensors.
 
-The exact check :func:`brent_tensor` computes Σ_r u·v·w on integer tables
-(int64 where no sum can overflow, Python integers otherwise).
+The exact check :func:`~bilinear.verify.ring_tensor.brent_tensor` computes
+Σ_r u·v·w on integer tables.
 
 None becomes an exact :class:`~bilinear.ir.Algorithm` that code
 generation could take: an :class:`ApproximateScheme` holds sympy
@@ -46,6 +46,7 @@ from ..diagnostics import Diagnostic
 from ..ir import Algorithm, Form, Shape, Span, block_name
 from .algorithm import describe_difference
 from .expand import Expansion, classical
+from .ring_tensor import block_indices, brent_tensor, classical_tensor, scaled_tables
 
 # --- approximate schemes ----------------------------------------------------------
 
@@ -94,15 +95,6 @@ def laurent_terms(expr: sympy.Expr, parameter: sympy.Symbol) -> dict[int, Fracti
         coefficient, power = term.as_coeff_exponent(parameter)
         terms[int(power)] += Fraction(int(coefficient.p), int(coefficient.q))
     return {power: c for power, c in terms.items() if c != 0}
-
-
-def _block_indices(shape: Shape) -> tuple[list, list, list]:
-    """(row, col) of every A, B and C block, row-major, 1-based."""
-    return (
-        [(i, j) for i in range(1, shape.m + 1) for j in range(1, shape.k + 1)],
-        [(i, j) for i in range(1, shape.k + 1) for j in range(1, shape.n + 1)],
-        [(i, j) for i in range(1, shape.m + 1) for j in range(1, shape.n + 1)],
-    )
 
 
 def _triple_sums(scheme: ApproximateScheme) -> dict[tuple[int, int, int], dict[int, Fraction]]:
@@ -169,7 +161,7 @@ def check_approximate(scheme: ApproximateScheme) -> ApproximateReport:
     constant term, located at that block's row of W.
     """
     sums = _triple_sums(scheme)
-    a_index, b_index, c_index = _block_indices(scheme.shape)
+    a_index, b_index, c_index = block_indices(scheme.shape)
     x = scheme.parameter
     per_block: dict[int, dict[int, dict[str, Fraction]]] = defaultdict(lambda: defaultdict(dict))
     for (a, b, c), terms in sums.items():
@@ -258,53 +250,12 @@ def _residue(value: Fraction, modulus: int) -> int:
     return value.numerator * pow(value.denominator, -1, modulus) % modulus
 
 
-def _classical_tensor(shape: Shape) -> np.ndarray:
-    tensor = np.zeros((shape.m * shape.k, shape.k * shape.n, shape.m * shape.n), dtype=object)
-    for i in range(shape.m):
-        for l in range(shape.k):
-            for j in range(shape.n):
-                tensor[i * shape.k + l, l * shape.n + j, i * shape.n + j] = 1
-    return tensor
-
-
-def brent_tensor(u: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Σ_r u[a,r]·v[b,r]·w[c,r] for integer tables, exactly.
-
-    Float64 BLAS where every partial sum is an integer below 2⁵² (exact
-    there), int64 where none can overflow, Python integers otherwise; one A
-    block at a time, so memory stays at (B blocks × products).
-    """
-    bound = max(1, *(int(np.abs(t).max()) if t.size else 1 for t in (u, v, w)))
-    worst = bound**3 * max(1, u.shape[1])
-    dtype = np.float64 if worst < 2**52 else np.int64 if worst < 2**62 else object
-    u, v, w = (t.astype(dtype) for t in (u, v, w))
-    wt = np.ascontiguousarray(w.T)
-    out = np.empty((u.shape[0], v.shape[0], w.shape[0]), dtype=dtype)
-    for a in range(u.shape[0]):
-        out[a] = (v * u[a]) @ wt
-    return out.astype(np.int64) if dtype is np.float64 else out
-
-
-def wrong_over_q(algorithm: Algorithm) -> tuple[str, ...]:
-    """The C blocks whose Brent equations fail over Q, by the exact integer tensor check.
-
-    The same equations :func:`~bilinear.verify.algorithm.verify_algorithm`
-    checks with readable diagnostics, as one tensor product: what the
-    catalogue tally uses for schemes with thousands of products.
-    """
-    (u, v, w), scale = _scaled_tables(algorithm)
-    computed = brent_tensor(u, v, w)
-    expected = _classical_tensor(algorithm.shape) * scale
-    blocks = _block_indices(algorithm.shape)[2]
-    return tuple(block_name("C", *blocks[c]) for c in range(len(blocks)) if (computed[:, :, c] != expected[:, :, c]).any())
-
-
 _SHOWN_TERMS = 4
 
 
 def _block_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) -> str:
     """The first few differing terms of one C block, in words."""
-    a_index, b_index, _ = _block_indices(shape)
+    a_index, b_index, _ = block_indices(shape)
     names = {
         f"{block_name('A', *a_index[a])}*{block_name('B', *b_index[b])}": (computed[a, b], expected[a, b])
         for a, b in zip(*np.nonzero(computed != expected))
@@ -315,37 +266,6 @@ def _block_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) 
     text = describe_difference(actual, wanted)
     hidden = len(names) - len(shown)
     return text + (f" (and {hidden} more wrong terms)" if hidden else "")
-
-
-def _sparse_tables(algorithm: Algorithm) -> list[list[tuple[int, int, Fraction]]]:
-    """U, V, W as (row, product, coefficient) triples: straight from the forms when the algorithm
-    has no named sums (thousands of products read in a moment), through the expansion otherwise."""
-    shape = algorithm.shape
-    index = [{b: i for i, b in enumerate(shape.blocks(op))} for op in "ABC"]
-    if algorithm.sums:
-        return [
-            [(i, r, c) for i, row in enumerate(table) for r, c in enumerate(row) if c]
-            for table in Expansion(algorithm).tables()
-        ]
-    position = {p.name: r for r, p in enumerate(algorithm.products)}
-    u = [(index[0][name], r, c) for r, p in enumerate(algorithm.products) for name, c in p.left.terms]
-    v = [(index[1][name], r, c) for r, p in enumerate(algorithm.products) for name, c in p.right.terms]
-    w = [(index[2][o.block], position[name], c) for o in algorithm.outputs for name, c in o.form.terms]
-    return [u, v, w]
-
-
-def _scaled_tables(algorithm: Algorithm) -> tuple[list[np.ndarray], int]:
-    """U, V, W as integer arrays times their common denominators, and the product of those."""
-    sizes = [len(algorithm.shape.blocks(op)) for op in "ABC"]
-    tables, scale = [], 1
-    for size, triples in zip(sizes, _sparse_tables(algorithm)):
-        denominator = math.lcm(1, *(c.denominator for _, _, c in triples))
-        table = np.zeros((size, algorithm.rank), dtype=object)
-        for i, r, c in triples:
-            table[i, r] = c.numerator * (denominator // c.denominator)
-        tables.append(table)
-        scale *= denominator
-    return tables, scale
 
 
 def check_modular(scheme: ModularScheme) -> ModularReport:
@@ -365,12 +285,12 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
         np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
     ]
     reduced_all = brent_tensor(*residues) % p
-    (u, v, w), scale = _scaled_tables(algorithm)
+    (u, v, w), scale = scaled_tables(algorithm)
     over_q = brent_tensor(u, v, w)
-    expected = _classical_tensor(algorithm.shape)
+    expected = classical_tensor(algorithm.shape)
     spans = {o.block: o.span for o in algorithm.outputs}
     modular, rational = [], []
-    for c, (i, j) in enumerate(_block_indices(algorithm.shape)[2]):
+    for c, (i, j) in enumerate(block_indices(algorithm.shape)[2]):
         block = block_name("C", i, j)
         span = spans.get(block) or algorithm.span
         reduced = reduced_all[:, :, c]
@@ -385,7 +305,7 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
 
 
 def _rational_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) -> str:
-    a_index, b_index, _ = _block_indices(shape)
+    a_index, b_index, _ = block_indices(shape)
     pairs = [
         (f"{block_name('A', *a_index[a])}*{block_name('B', *b_index[b])}", computed[a, b], Fraction(int(expected[a, b])))
         for a, b in zip(*np.nonzero(computed != expected))
@@ -471,8 +391,8 @@ def check_complex(scheme: ComplexScheme) -> ComplexReport:
     # (u v w) = (ur + i ui)(vr + i vi)(wr + i wi), expanded into four real tensors each way
     real = brent_tensor(ur, vr, wr) - brent_tensor(ui, vi, wr) - brent_tensor(ur, vi, wi) - brent_tensor(ui, vr, wi)
     imag = brent_tensor(ur, vr, wi) + brent_tensor(ur, vi, wr) + brent_tensor(ui, vr, wr) - brent_tensor(ui, vi, wi)
-    expected = _classical_tensor(scheme.shape) * scale
-    a_index, b_index, c_index = _block_indices(scheme.shape)
+    expected = classical_tensor(scheme.shape) * scale
+    a_index, b_index, c_index = block_indices(scheme.shape)
     errors = []
     for c, (i, j) in enumerate(c_index):
         wrong = np.nonzero((real[:, :, c] != expected[:, :, c]) | (imag[:, :, c] != 0))

@@ -96,10 +96,6 @@ class _Line:
         return self.unexpected(node)
 
     def unexpected(self, node: ast.AST):
-        if isinstance(node, ast.Call):
-            at = self.column(self.text.index("(", node.func.end_col_offset))
-            span = Span(str(self.path), self.number, at, self.number, at + 1)
-            fail(f"expected '*' between the factors, found '('; {WHOLE_PRODUCT}", span)
         if isinstance(node, ast.BinOp):
             fail(f"unexpected operator in a product: only + - * / are allowed; {WHOLE_PRODUCT}", self.span(node))
         found = self.text[node.col_offset: node.end_col_offset] if node.end_lineno == node.lineno else "this"
@@ -186,22 +182,25 @@ def _explicit(line: str) -> tuple[str, list[int]]:
     """The line with the multiplications real files leave implicit made explicit, and the offsets of
     the inserted stars: a number before the entry it scales (``2b21``, flips' structured files) and
     factors side by side (``(a13 - a32) (b12 + b21) c13``, ``a31 (-b13 + b15)``: Mathematica's
-    juxtaposition, as Perminov's copies of the flips solutions write them).  Two entries side by
-    side (``a11 b12``) stay an error: inside a sum that is a missing sign, not a product.  A number
+    juxtaposition, as Perminov's copies of the flips solutions write them; ``a33 b33 c33``).  Two
+    entries of one letter side by side (``a11 a12``) stay an error: that is a missing sign in a sum.  A number
     before an entry scales it, with or without a space (``2 b31``)."""
     out, inserted = [], []
     previous = ""  # the last character that is not a space
     number = False  # whether it ends a number (not an entry's indices)
+    letter = ""  # the letter of the entry it ends, if it ends one
     for position, character in enumerate(line):
         entry = _starts_entry(line, position)
         scales = entry and number  # 2b21, 2 b31
         follows_factor = (character == "(" and (previous == ")" or previous.isalnum())) or (entry and previous == ")")
-        if scales or follows_factor:
+        other_factor = entry and letter not in ("", character)  # a33 b33 c33
+        if scales or follows_factor or other_factor:
             inserted.append(len(out))
             out.append("*")
         out.append(character)
         if not character.isspace():
             number = character.isdigit() and (number or not previous.isalnum())
+            letter = character if entry else letter if character.isdigit() and letter else ""
             previous = character
     return "".join(out), inserted
 
