@@ -334,7 +334,10 @@ def _import(args) -> int:
                 print(render(diagnostic), file=sys.stderr)
         print(f"bilinear import: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
-    text = to_bl(algorithm, style=args.style, header=(f"Imported by `bilinear import` from {args.file}.",))
+    from .compose_cli import source_header
+
+    header = (*source_header(args.file), f"Imported by `bilinear import` from {args.file}.")
+    text = to_bl(algorithm, style=args.style, header=header)
     if args.output is None:
         sys.stdout.write(text)
     else:
