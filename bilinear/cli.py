@@ -199,7 +199,7 @@ def _add_compose_commands(commands) -> None:
     export = commands.add_parser(
         "export", help="write a verified scheme as fast-matmul, PLinOpt .sms or AlphaTensor .npz",
         description="Write FILE's algorithm (named sums multiplied out) in a catalogue format; the header comment "
-        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes OUT_L/_R/_P.sms.",
+        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes MxKxN_R_OUT_L/_R/_P.sms.",
     )
     _add_input_options(export)
     export.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
