@@ -212,7 +212,7 @@ def _add_compose_commands(commands) -> None:
     export = commands.add_parser(
         "export", help="write a verified scheme as fast-matmul, PLinOpt .sms or AlphaTensor .npz",
         description="Write FILE's algorithm (named sums multiplied out) in a catalogue format; the header comment "
-        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes OUT_L/_R/_P.sms.",
+        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes MxKxN_R_OUT_L/_R/_P.sms.",
     )
     _add_input_options(export)
     export.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
@@ -380,7 +380,10 @@ def _import(args) -> int:
                 print(render(diagnostic), file=sys.stderr)
         print(f"bilinear import: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
-    text = to_bl(algorithm, style=args.style, header=(f"Imported by `bilinear import` from {args.file}.",))
+    from .compose_cli import source_header
+
+    header = (*source_header(args.file), f"Imported by `bilinear import` from {args.file}.")
+    text = to_bl(algorithm, style=args.style, header=header)
     _check_reads_back(text, args.output)
     if args.output is None:
         sys.stdout.write(text)

@@ -69,16 +69,29 @@ def product(args) -> int:
     return _write(result, header, args.output, args.style)
 
 
-def _source_header(path: Path) -> tuple[str, ...]:
-    """A .bl file's leading comment lines (where it came from, reference, licence), without the ``#``."""
-    if path.suffix != ".bl" or not path.is_file():
-        return (f"from {path.name}",)
-    lines = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#"):
-            break
-        lines.append(line[1:].strip())
-    return tuple(lines) or (f"from {path.name}",)
+def source_header(path: Path) -> tuple[str, ...]:
+    """What a header should keep of a scheme's source: its leading ``#`` comment lines (a
+    catalogue file's reference, a .bl file's provenance and licence text), and, for a file
+    inside a fetched repository, that repository's licence file and its first line."""
+    lines: list[str] = []
+    if path.suffix != ".npz" and path.is_file():
+        with path.open(encoding="utf-8", errors="replace") as stream:
+            for line in stream:
+                if not line.startswith("#") or len(lines) >= 40:
+                    break
+                lines.append(line[1:].strip())
+    if path.suffix != ".bl":
+        lines += _licence(path)
+    return tuple(line for line in lines if line) or (f"from {path.name}",)
+
+
+def _licence(path: Path) -> list[str]:
+    for folder in list(path.resolve().parents)[:4]:
+        for candidate in sorted(folder.iterdir()) if folder.is_dir() else ():
+            if candidate.is_file() and any(word in candidate.name.lower() for word in ("licen", "copying")):
+                first = next((line.strip() for line in candidate.read_text(errors="replace").splitlines() if line.strip()), "")
+                return [f"Licence of the source: {candidate} ({first})"]
+    return []
 
 
 def export(args) -> int:
@@ -89,7 +102,7 @@ def export(args) -> int:
     if not report_algorithm(algorithm).ok:
         print(f"bilinear export: {algorithm.name} does not verify; nothing written", file=sys.stderr)
         return 1
-    header = (*_source_header(args.file), f"Exported by bilinear from {args.file.name}.")
+    header = (*source_header(args.file), f"Exported by bilinear from {args.file.name}.")
     for path in write(algorithm, args.to, args.output, header):
         print(f"wrote {path}")
     return 0
@@ -103,5 +116,5 @@ def optimize(args) -> int:
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
-    header = (*_source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
+    header = (*source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     return _write(result, header, args.output, "equations")

@@ -63,7 +63,7 @@ def test_alphatensor_export_refuses_coefficients_a_float_cannot_hold(tmp_path):
 
 def test_export_command_carries_the_source_header(tmp_path, capsys):
     assert main(["export", "grey333", "--to", "plinopt", "-o", str(tmp_path / "g")]) == 0
-    left = (tmp_path / "g_L.sms").read_text()
+    left = (tmp_path / "3x3x3_23_g_L.sms").read_text()
     assert "BSD 2-Clause" in left and "Exported by bilinear from grey333.bl" in left
     assert main(["export", "grey333", "--to", "fast-matmul", "-o", str(tmp_path / "g.txt")]) == 0
     assert bilinear.verify(tmp_path / "g.txt", format="fast-matmul").ok

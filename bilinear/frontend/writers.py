@@ -9,7 +9,8 @@ comments where they have them (fast-matmul's leading ``#`` line, each
 
 - fast-matmul: U (A blocks row-major × products), ``#``, V, ``#``, W (C
   blocks row-major × products), entries as integers or ``p/q``;
-- PLinOpt: ``NAME_L.sms`` (products × A blocks), ``NAME_R.sms`` (products ×
+- PLinOpt: ``MxKxN_R_NAME_L.sms`` (products × A blocks; the prefix is
+  added unless the name has it, as PLinOpt's data names its schemes), ``NAME_R.sms`` (products ×
   B blocks), ``NAME_P.sms`` (C blocks × products), each ``rows cols R``,
   1-based ``i j value`` lines and ``0 0 0``;
 - AlphaTensor: key ``"m,k,n"``; U (mk × R), V (kn × R), W (nm × R) whose
@@ -21,6 +22,7 @@ comments where they have them (fast-matmul's leading ``#`` line, each
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -106,12 +108,15 @@ def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
 
 
 def write(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> list[Path]:
-    """Write ``algorithm`` in ``format`` at ``path`` (PLinOpt: ``path``'s stem with _L/_R/_P.sms); the files written."""
+    """Write ``algorithm`` in ``format`` at ``path`` (PLinOpt: three files named from ``path``); the files written."""
     if format == "fast-matmul":
         path.write_text(to_fast_matmul(algorithm, header), encoding="utf-8")
         return [path]
     if format == "plinopt":
-        stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+        stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
+        shape = algorithm.shape
+        if not re.match(r"^\d+x\d+x\d+_\d+_", stem):  # PLinOpt's data names its schemes MxKxN_R_text
+            stem = f"{shape.m}x{shape.k}x{shape.n}_{algorithm.rank}_{stem}"
         written = []
         for part, text in to_plinopt(algorithm, header).items():
             target = path.with_name(f"{stem}_{part}.sms")
