@@ -37,7 +37,7 @@ except Exception as error:  # noqa: BLE001 -- any failure: load the subpackages 
 from bilinear.lower.product import (
     FusedProduct,
     ProductStageSpec,
-    Term,
+    SpecTerm,
     TileConfig,
     gemm_spec,
     reference_update,
@@ -49,8 +49,8 @@ from bilinear.runtime.product import ProductStage
 TOL = {"float64": 1e-12, "float32": 2e-5}
 
 
-def terms(*pairs) -> tuple[Term, ...]:
-    return tuple(Term(slot, Fraction(coef)) for slot, coef in pairs)
+def terms(*pairs) -> tuple[SpecTerm, ...]:
+    return tuple(SpecTerm(slot, Fraction(coef)) for slot, coef in pairs)
 
 
 def msmes_products1(dtype: str, batch: int = 1) -> ProductStageSpec:

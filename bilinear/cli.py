@@ -215,7 +215,8 @@ def _compile(args) -> int:
     (out / "report.md").write_text(to_markdown(report, n=args.n, dtype=args.dtype), encoding="utf-8")
     (out / "report.json").write_text(to_json(report, n=args.n, dtype=args.dtype) + "\n", encoding="utf-8")
     print(to_text(report, n=args.n, dtype=args.dtype))
-    print(f"wrote {source}, {out / 'manifest.json'} and report.txt/.md/.json ({len(lowered.kernels())} kernels)")
+    kernels = len(lowered.kernels()) + len(lowered.product_launches())
+    print(f"wrote {source}, {out / 'manifest.json'} and report.txt/.md/.json ({kernels} kernels)")
     return 0
 
 

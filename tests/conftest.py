@@ -12,6 +12,19 @@ ALGORITHMS = sorted((ROOT / "algorithms").glob("*.bl"))
 FIXTURES = ROOT / "tests" / "fixtures"
 # Catalogue scheme files live beside the repository, never inside it.
 SCHEMES = Path(os.environ.get("BILINEAR_SCHEMES", ROOT.parent / "shared" / "schemes"))
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE_GOLDEN = os.environ.get("BILINEAR_UPDATE_GOLDEN") == "1"
+
+
+def check_golden(name: str, source: str) -> None:
+    """``source`` must equal ``tests/golden/<name>``; a missing file fails.  Only
+    ``BILINEAR_UPDATE_GOLDEN=1`` writes golden files (then review the diff)."""
+    path = GOLDEN / name
+    if UPDATE_GOLDEN:
+        path.write_text(source)
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run with BILINEAR_UPDATE_GOLDEN=1 to create it, then review it")
+    assert source == path.read_text(), f"{name} changed; rerun with BILINEAR_UPDATE_GOLDEN=1 if intended"
 
 
 def scheme_file(relative: str) -> Path:

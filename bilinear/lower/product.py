@@ -34,7 +34,7 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
-class Term:
+class SpecTerm:
     """``coef * view[slot]``."""
 
     slot: int
@@ -48,7 +48,7 @@ class Term:
             raise ValueError(f"slot {self.slot} has a zero coefficient")
 
 
-def _check_terms(what: str, terms: tuple[Term, ...]) -> None:
+def _check_terms(what: str, terms: tuple[SpecTerm, ...]) -> None:
     if not terms:
         raise ValueError(f"a fused product needs at least one {what} term")
     slots = [t.slot for t in terms]
@@ -60,9 +60,9 @@ def _check_terms(what: str, terms: tuple[Term, ...]) -> None:
 class FusedProduct:
     """``targets[t] += alpha * coef_t * (Σ left) @ (Σ right)``."""
 
-    left: tuple[Term, ...]
-    right: tuple[Term, ...]
-    targets: tuple[Term, ...]
+    left: tuple[SpecTerm, ...]
+    right: tuple[SpecTerm, ...]
+    targets: tuple[SpecTerm, ...]
 
     def __post_init__(self) -> None:
         for what in ("left", "right", "targets"):
@@ -124,7 +124,7 @@ def reference_update(spec: ProductStageSpec, entry, alpha: float, xp) -> list:
 def gemm_spec(dtype: str, name: str | None = None) -> ProductStageSpec:
     """The plain GEMM ``C += alpha·A·B`` as a product stage."""
     one = Fraction(1)
-    product = FusedProduct((Term(0, one),), (Term(0, one),), (Term(0, one),))
+    product = FusedProduct((SpecTerm(0, one),), (SpecTerm(0, one),), (SpecTerm(0, one),))
     return ProductStageSpec(name or f"gemm_{dtype}", dtype, (product,), 1, 1, 1, 1)
 
 
@@ -234,6 +234,28 @@ def _plan_problem(rows: int, cols: int, vec: int, threads: int) -> bool:
         return True
     row_step = threads // per_row
     return rows % row_step != 0
+
+
+#: Configurations used when nothing is cached for the GPU: the tuner's winners on the lent
+#: H100 (benchmarks/PRODUCT_NOTES.md).  The FP64 one: 128x128 C tile, 8 warps of 32x64,
+#: mma m16n8k4, double-buffered fragments; 244 registers, 112 KiB of shared memory.
+DEFAULTS: dict[tuple[str, str], TileConfig] = {
+    ("float64", "single"): TileConfig(128, 128, 16, 4, 2, 3, 4, 1, 2),
+    ("float64", "sum"): TileConfig(128, 64, 16, 4, 2, 3, 8, 1, 1),
+    ("float32", "single"): TileConfig(64, 128, 16, 2, 2, 3, 1, 1, 1),
+    ("float32", "sum"): TileConfig(128, 64, 16, 4, 2, 3, 1, 2, 1),
+}
+
+
+def variant(spec: ProductStageSpec) -> str:
+    """``"sum"`` when some operand adds several views (register-staged loads), else ``"single"``."""
+    return "sum" if any(len(p.left) > 1 or len(p.right) > 1 for p in spec.products) else "single"
+
+
+
+def default_config(spec: ProductStageSpec) -> TileConfig:
+    """The configuration a spec renders with where no tuned one is known (generated artifacts)."""
+    return DEFAULTS[(spec.dtype, variant(spec))]
 
 
 # --- what the template needs --------------------------------------------------
@@ -352,7 +374,7 @@ def c_literal(value: Fraction) -> str:
     return repr(float(value))
 
 
-def _normalize(terms: Sequence[Term]) -> tuple[Fraction, tuple[Source, ...]]:
+def _normalize(terms: Sequence[SpecTerm]) -> tuple[Fraction, tuple[Source, ...]]:
     """Factor the first coefficient out of an operand sum.
 
     A single view then needs no arithmetic at all (its coefficient moves into
@@ -371,8 +393,9 @@ def shared_targets(spec: ProductStageSpec) -> frozenset[int]:
     return frozenset(slot for slot, count in counts.items() if count > 1)
 
 
-def _describe(product: FusedProduct) -> str:
-    def side(letter: str, terms: Sequence[Term]) -> str:
+def describe(product: FusedProduct) -> str:
+    """``(+1*A[0] +1*A[1]) * (...) -> +1*C[0]``: one product of a spec, by slot."""
+    def side(letter: str, terms: Sequence[SpecTerm]) -> str:
         return " ".join(f"{'+' if t.coef > 0 else '-'}{abs(t.coef)}*{letter}[{t.slot}]" for t in terms)
 
     return f"({side('A', product.left)}) * ({side('B', product.right)}) -> {side('C', product.targets)}"
@@ -390,7 +413,7 @@ def _cases(spec: ProductStageSpec) -> tuple[tuple[Signature, ...], tuple[Product
         targets = tuple(
             Target(t.slot, c_literal(t.coef * left_factor * right_factor), t.slot in atomic) for t in product.targets
         )
-        cases.append(ProductCase(index, signature.index, left, right, targets, _describe(product)))
+        cases.append(ProductCase(index, signature.index, left, right, targets, describe(product)))
     return tuple(signatures.values()), tuple(cases)
 
 
@@ -522,6 +545,11 @@ def render_product_stage(spec: ProductStageSpec, config: TileConfig) -> str:
     """Full CUDA source of the stage's kernel ``spec.name``: NVRTC- and nvcc-compilable, no includes."""
     kernel = plan_kernel(spec, config)
     return render(kernel.template, k=kernel)
+
+
+def render_product_stages(stages: Sequence[tuple[ProductStageSpec, TileConfig]]) -> str:
+    """Several stages in one translation unit, each in a namespace named after its kernel."""
+    return render("product_stages.cu.j2", stages=[(spec.name, render_product_stage(spec, config)) for spec, config in stages])
 
 
 def source_hash(dtype: str) -> str:

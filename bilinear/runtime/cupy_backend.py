@@ -18,7 +18,7 @@ import numpy as np
 
 from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
 from ..lower.render import template_hash
-from .backend import Backend, LeafProduct, View
+from .backend import Backend, View
 
 THREADS = 256
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
@@ -140,13 +140,13 @@ class CupyBackend(Backend):
         )
 
     # --- fused product stages ------------------------------------------------------------------
-    def fused_products(self, products: Sequence[LeafProduct], dtype: str) -> None:
+    def fused(self, launch, views, dims, alpha: float) -> None:
         if self._fused is None:
             from .fused import FusedLaunches
             from .product import ProductStage
 
             self._fused = FusedLaunches(ProductStage)
-        self._fused.run(products, dtype)
+        self._fused.run(launch, views, dims, alpha)
 
 
 def _ld(view: View) -> int:

@@ -26,36 +26,22 @@ from ..lower.product import (
     FusedProduct,
     ProductStageSpec,
     Resources,
-    Term,
+    SpecTerm,
     TileConfig,
+    DEFAULTS,
     candidate_configs,
     gemm_spec,
     occupancy,
     prune,
+    variant,
 )
 
 MIN_WARPS = 8  # resident warps per SM below which a candidate is not timed
 
 CACHE_ENV = "BILINEAR_TUNING_CACHE"
 
-#: Configurations used when nothing is cached for the GPU: the tuner's winners on the lent
-#: H100 (benchmarks/PRODUCT_NOTES.md).  The FP64 one: 128x128 C tile, 8 warps of 32x64,
-#: mma m16n8k4, double-buffered fragments; 244 registers, 112 KiB of shared memory.
-DEFAULTS: dict[tuple[str, str], TileConfig] = {
-    ("float64", "single"): TileConfig(128, 128, 16, 4, 2, 3, 4, 1, 2),
-    ("float64", "sum"): TileConfig(128, 64, 16, 4, 2, 3, 8, 1, 1),
-    ("float32", "single"): TileConfig(64, 128, 16, 2, 2, 3, 1, 1, 1),
-    ("float32", "sum"): TileConfig(128, 64, 16, 4, 2, 3, 1, 2, 1),
-}
-
-
 def cache_path() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "bilinear" / "tuning.json")
-
-
-def variant(spec: ProductStageSpec) -> str:
-    """``"sum"`` when some operand adds several views (register-staged loads), else ``"single"``."""
-    return "sum" if any(len(p.left) > 1 or len(p.right) > 1 for p in spec.products) else "single"
 
 
 def gpu_model() -> str:
@@ -111,7 +97,7 @@ def representative_spec(dtype: str, kind: str) -> ProductStageSpec:
     if kind == "single":
         return gemm_spec(dtype, f"tune_{dtype}_single")
     one = Fraction(1)
-    product = FusedProduct((Term(0, one), Term(1, one)), (Term(0, one), Term(1, one)), (Term(0, one),))
+    product = FusedProduct((SpecTerm(0, one), SpecTerm(1, one)), (SpecTerm(0, one), SpecTerm(1, one)), (SpecTerm(0, one),))
     return ProductStageSpec(f"tune_{dtype}_sum", dtype, (product,), 2, 2, 1, 1)
 
 
