@@ -86,9 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     compile_ = commands.add_parser(
         "compile",
-        help="verify, then write generated CUDA, a manifest and the report",
-        description="Verify FILE, then write into DIR: <name>.cu (every generated kernel; `nvcc -arch=sm_90 -c` "
-        "accepts it), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
+        help="verify, then write a standalone CUDA library (kernels and C++ host layer), a manifest and the report",
+        description="Verify FILE, then write into DIR: <name>.cu (every generated kernel, element-wise and fused "
+        "product stages, for float64 and float32, and a C++ host layer running the recursion), <name>.h (declaring "
+        "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm; `nvcc -shared <name>.cu -lcublas` builds the "
+        "library), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
         "verification report (report.txt, report.md, report.json). Works without a GPU.",
     )
     _add_input_options(compile_)
@@ -186,17 +188,23 @@ def _verify(args) -> int:
     return 0 if report.ok else 1
 
 
-def _lowered(args, program):
-    from .lower.plan import Options, lower
+def _options(args):
+    from .lower.plan import Options
 
-    return lower(program, Options(dtype=args.dtype, levels=args.levels, leaf=args.leaf, fuse=args.fuse, cutoff=args.cutoff))
+    return Options(dtype=args.dtype, levels=args.levels, leaf=args.leaf, fuse=args.fuse, cutoff=args.cutoff)
+
+
+def _lowered(args, program):
+    from .lower.plan import lower
+
+    return lower(program, _options(args))
 
 
 def _compile(args) -> int:
     import json
 
-    from .lower.manifest import manifest
-    from .report import to_json, to_markdown, to_text
+    from .lower.artifact import write_artifacts
+    from .report import to_text
     from .verify import verify_program
 
     program = _load(args)
@@ -205,18 +213,11 @@ def _compile(args) -> int:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
-    lowered = _lowered(args, program)
     out = args.output or Path("build") / program.main.name
-    out.mkdir(parents=True, exist_ok=True)
-    source = out / f"{lowered.name}.cu"
-    source.write_text(lowered.cuda_source(), encoding="utf-8")
-    (out / "manifest.json").write_text(json.dumps(manifest(lowered, str(args.file)), indent=2) + "\n", encoding="utf-8")
-    (out / "report.txt").write_text(to_text(report, n=args.n, dtype=args.dtype) + "\n", encoding="utf-8")
-    (out / "report.md").write_text(to_markdown(report, n=args.n, dtype=args.dtype), encoding="utf-8")
-    (out / "report.json").write_text(to_json(report, n=args.n, dtype=args.dtype) + "\n", encoding="utf-8")
+    written = write_artifacts(program, report, _options(args), out, str(args.file), n=args.n)
     print(to_text(report, n=args.n, dtype=args.dtype))
-    kernels = len(lowered.kernels()) + len(lowered.product_launches())
-    print(f"wrote {source}, {out / 'manifest.json'} and report.txt/.md/.json ({kernels} kernels)")
+    kernels = len(json.loads(written["manifest"].read_text())["kernels"])
+    print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json ({kernels} kernels)")
     return 0
 
 

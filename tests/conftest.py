@@ -51,3 +51,26 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def cublas_paths() -> tuple[Path, Path] | None:
+    """(include dir, lib dir) of cuBLAS: the ``nvidia-cublas`` wheel (a test extra), else $CUDA_HOME."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    roots = [Path(p) / "cu13" for p in (spec.submodule_search_locations or [])] if spec else []
+    cuda = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    roots += [cuda]
+    for root in roots:
+        include = root / "include"
+        for lib in (root / "lib", root / "lib64"):
+            if (include / "cublas_v2.h").exists() and any(lib.glob("libcublas.so*")):
+                return include, lib
+    return None
+
+
+def cublas_link_flags(lib: Path) -> list[str]:
+    """Link cuBLAS by its versioned name (the wheel ships no unversioned libcublas.so)."""
+    plain = lib / "libcublas.so"
+    name = "-lcublas" if plain.exists() else f"-l:{sorted(lib.glob('libcublas.so.*'))[0].name}"
+    return [f"-L{lib}", name, "-Xlinker", f"-rpath={lib}"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 
@@ -66,6 +66,7 @@ class ProductLaunch:
     slots: tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]
     depth: int  # the recursion depth its products are multiplied at
     scale: Fraction = ONE  # α is multiplied by this at launch (the first target's coefficient)
+    keys: tuple[Keys, ...] = field(default=(), compare=False, repr=False)  # each product's buffer paths
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def product_launch(items: Sequence[tuple[ProblemForm, Keys]], dtype: str, depth:
     structure = repr((dtype, products, counts))
     name = f"fused_{dtype}_{hashlib.sha256(structure.encode()).hexdigest()[:12]}"
     spec = ProductStageSpec(name, dtype, tuple(products), *counts, batch=1)
-    return ProductLaunch(spec, tuple(slots), depth, scale)
+    return ProductLaunch(spec, tuple(slots), depth, scale, tuple(keys for _, keys in items))
 
 
 def only_accumulating_products(plan: LevelPlan) -> bool:
