@@ -103,13 +103,48 @@ def test_the_library_builds_and_a_cpp_driver_links_against_it(tmp_path):
         assert _link_driver(out).exists()
 
 
+EMULATOR = ROOT / "tests" / "host_emulator"
+SIZES = ["1,1,1", "37,50,21", "129,65,97", "200,151,99", "513,257,1025"]  # m,n,k (column-major)
+# Library-leaf artifacts (their kernels are plain CUDA C): in-place with restore at three levels,
+# temporaries with an overwriting top level, named sums, a rectangular shape, and no recursion.
+EMULATED = [("msmes", 3), ("rsmm", 2), ("winograd", 2), ("grey234", 2), ("strassen", 0)]
+
+
+def _driver_arguments(scheme: str, levels: int) -> list[str]:
+    """levels, the growth ratio ρ of the error bound, and β (0 where the top schedule overwrites C)."""
+    lowered = bilinear.api.lower_program(f"algorithms/{scheme}.bl", levels=max(levels, 1))
+    algorithm = lowered.levels[0].algorithm
+    growth = stability(algorithm).growth_factor / (algorithm.shape.m * algorithm.shape.k * algorithm.shape.n)  # as `bilinear run`
+    overwrites = levels > 0 and lowered.levels[0].schedule.overwrites_c
+    return [str(levels), repr(growth), "0" if overwrites else "0.5"]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("scheme, levels", EMULATED, ids=[f"{s}-L{n}" for s, n in EMULATED])
+def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, levels):
+    """The generated host layer and element-wise kernels, built with g++ against CPU stand-ins for
+    the CUDA runtime and cuBLAS (tests/host_emulator), run the driver's checks at odd sizes with
+    padded leading dimensions: the recursion, peeling, views, workspace and kernel arguments."""
+    out = _compile(tmp_path, f"algorithms/{scheme}.bl", "--levels", str(levels))
+    binary = out / "emulated"
+    build = subprocess.run(
+        ["g++", "-std=c++17", "-O1", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{scheme}.cu"),
+         "-x", "c++", str(DRIVER), f"-DNAME={scheme}", "-include", str(out / f"{scheme}.h"), "-o", str(binary)],
+        capture_output=True, text=True,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(binary), *_driver_arguments(scheme, levels), *SIZES[:4], "33,17,70"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count(" ok") == 10 and "0 failure(s)" in run.stdout
+
+
 # (scheme, options, levels): each configuration is built once and run at odd sizes.
 GPU_CASES = [
     ("msmes", ("--leaf", "fused"), 1), ("msmes", ("--leaf", "fused", "--levels", "2"), 2),
     ("msmes", ("--levels", "3"), 3), ("strassen", ("--leaf", "fused", "--levels", "3"), 3),
     ("rsmm", ("--levels", "2"), 2), ("winograd", ("--levels", "1"), 1),
 ]
-SIZES = ["1,1,1", "37,50,21", "129,65,97", "200,151,99", "513,257,1025"]
 
 
 @pytest.mark.gpu
@@ -120,12 +155,7 @@ def test_the_library_matches_cublas_at_odd_sizes(tmp_path, scheme, options, leve
     _, error = _build(out)
     assert not error, error
     driver = _link_driver(out)
-    lowered = bilinear.api.lower_program(f"algorithms/{scheme}.bl", levels=levels)
-    algorithm = lowered.levels[0].algorithm
-    growth = stability(algorithm).growth_factor / (algorithm.shape.m * algorithm.shape.k * algorithm.shape.n)  # as `bilinear run`
-    overwrites = lowered.levels[0].schedule.overwrites_c
-    run = subprocess.run([str(driver), str(levels), repr(growth), "0" if overwrites else "0.5", *SIZES],
-                         capture_output=True, text=True)
+    run = subprocess.run([str(driver), *_driver_arguments(scheme, levels), *SIZES], capture_output=True, text=True)
     print(run.stdout, run.stderr)
     assert run.returncode == 0, run.stdout + run.stderr
 
