@@ -9,7 +9,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .api import load
-from .bench import BenchResult, bench_one, choose_levels, measure_ceilings, plot, write_json
+from .bench import BenchResult, bench_one, plot, write_json
+from .model import choose_levels
+from .runtime.ceilings import measure_ceilings
 from .lower.plan import Options, lower
 from .runtime.compiled import CompiledProduct, make_backend
 

@@ -1,4 +1,4 @@
-"""Where the shipped ``templates/`` and ``algorithms/`` folders are.
+"""Where the shipped ``templates/`` and ``algorithms/`` folders are, and where caches go.
 
 In a wheel they are force-included inside the package; in a source checkout
 (or an editable install) they sit beside it at the repository's top level.
@@ -6,10 +6,17 @@ In a wheel they are force-included inside the package; in a source checkout
 
 from __future__ import annotations
 
+import os
+import tempfile
 from functools import cache
 from pathlib import Path
 
+import platformdirs
+
 _PACKAGE = Path(__file__).resolve().parent
+
+#: The one variable that moves every on-disk cache (compiled kernels, tuned tile configs, ceilings).
+CACHE_ENV = "BILINEAR_CACHE"
 
 
 @cache
@@ -27,3 +34,23 @@ def templates_dir() -> Path:
 
 def algorithms_dir() -> Path:
     return shipped("algorithms")
+
+
+def cache_dir() -> Path:
+    """The folder every cache of bilinear lives in: ``$BILINEAR_CACHE``, else the platform's user
+    cache folder (``~/.cache/bilinear`` on Linux)."""
+    return Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("bilinear"))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half
+    of one (a temporary file in the same folder, then an atomic rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

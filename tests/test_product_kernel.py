@@ -7,14 +7,13 @@ Regenerate the golden files after an intended change with
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import ROOT, check_golden
+from conftest import check_golden
 
 from bilinear.lower.product import (
     PARAM_LIMIT,
@@ -247,8 +246,8 @@ def test_params_dtype_matches_the_static_assert_in_the_source():
 
 
 def test_tuning_cache_round_trip(tmp_path, monkeypatch):
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache.json"))
-    assert tuning.cache_path() == tmp_path / "cache.json"
+    monkeypatch.setenv("BILINEAR_CACHE", str(tmp_path))
+    assert tuning.cache_path() == tmp_path / "tuning.json"
     assert tuning.lookup("NVIDIA H100 80GB HBM3", "float64", "single") is None
     best = TileConfig(128, 64, 16, 2, 2, 3, 8, 2)
     tuning.store("NVIDIA H100 80GB HBM3", "float64", "single", best, {"effective_tflops": 55.0})

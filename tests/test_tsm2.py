@@ -6,7 +6,6 @@ Golden sources live in tests/golden/; regenerate them with
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

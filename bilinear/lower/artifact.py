@@ -11,12 +11,11 @@ C and C++ programs link against (with cuBLAS).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from ..ir import Program
+from ..paths import write_atomic
 from ..report import to_json, to_markdown, to_text
 from .host import host_dtype, render_header, render_host
 from .manifest import manifest
@@ -39,14 +38,6 @@ def library_source(lowered: Lowered, others: list[Lowered]) -> tuple[str, str]:
     return kernels + "\n" + render_host(name, hosts), render_header(name, hosts)
 
 
-def _write(path: Path, text: str) -> None:
-    """Write atomically: a reader never sees half a file."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temporary, path)
-
-
 def write_artifacts(program: Program, report, options: Options, out: Path, source_file: str, n: int = 8192) -> dict:
     """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``."""
     lowered = lower(program, options)
@@ -63,12 +54,12 @@ def write_artifacts(program: Program, report, options: Options, out: Path, sourc
                           for each in others},
         "build": build_commands(lowered.name),
     }
-    _write(paths["source"], source)
-    _write(paths["header"], header)
-    _write(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
-    _write(out / "report.txt", to_text(report, n=n, dtype=options.dtype) + "\n")
-    _write(out / "report.md", to_markdown(report, n=n, dtype=options.dtype))
-    _write(out / "report.json", to_json(report, n=n, dtype=options.dtype) + "\n")
+    write_atomic(paths["source"], source)
+    write_atomic(paths["header"], header)
+    write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
+    write_atomic(out / "report.txt", to_text(report, n=n, dtype=options.dtype) + "\n")
+    write_atomic(out / "report.md", to_markdown(report, n=n, dtype=options.dtype))
+    write_atomic(out / "report.json", to_json(report, n=n, dtype=options.dtype) + "\n")
     return paths
 
 

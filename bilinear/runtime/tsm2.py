@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -31,8 +30,8 @@ import numpy as np
 from ..lower import tsm2 as model
 from ..lower.tsm2 import Alignment, LSpec, Params, RSpec
 from .backend import overlaps
+from .cuda import LOCK, OPTIONS, compiled_function
 
-OPTIONS = ("-std=c++17",)
 _DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 
 
@@ -145,8 +144,7 @@ class Compiled:
     local_bytes: int  # spills (should be 0)
 
 
-_compiled: dict[tuple, Compiled] = {}
-_lock = threading.Lock()
+_compiled: dict[tuple, Compiled] = {}  # with the occupancy facts a launch needs
 
 
 def _arch(device_id: int) -> str:
@@ -160,22 +158,18 @@ def compile_spec(spec: RSpec | LSpec, device_id: int | None = None) -> Compiled:
     source = model.render_spec(spec)
     digest = hashlib.sha256(source.encode()).hexdigest()
     key = (digest, _arch(device_id), device_id)
-    with _lock:
+    with LOCK:
         hit = _compiled.get(key)
     if hit is not None:
         return hit
+    function = compiled_function(source, f"{spec.kind}_kernel", OPTIONS, spec.smem_bytes, device_id)
     with cupy.cuda.Device(device_id):
-        module = cupy.RawModule(code=source, options=OPTIONS)
-        function = module.get_function(f"{spec.kind}_kernel")
-        if spec.smem_bytes > 48 * 1024:  # beyond the default limit only on request
-            function.max_dynamic_shared_size_bytes = spec.smem_bytes
         blocks = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             function.kernel.ptr, spec.threads, spec.smem_bytes
         )
-        compiled = Compiled(function, spec, digest, blocks, function.num_regs, function.local_size_bytes)
-    with _lock:
-        _compiled.setdefault(key, compiled)
-    return compiled
+    compiled = Compiled(function, spec, digest, blocks, function.num_regs, function.local_size_bytes)
+    with LOCK:
+        return _compiled.setdefault(key, compiled)
 
 
 def precompile(specs: Iterable[RSpec | LSpec], workers: int = 8) -> list[Compiled]:
