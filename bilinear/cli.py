@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 from .diagnostics import BilinearError, render
+from .lower.options import DTYPES, LEAVES
+from .runtime.compiled import BACKENDS
 
 DESCRIPTION = """\
 bilinear: a compiler, exact verifier and GPU runtime for fast matrix multiplication.
@@ -37,12 +39,12 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
         "-n", type=int, default=8192, metavar="N",
         help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
     )
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type for byte counts (default float64)")
+    parser.add_argument("--dtype", choices=DTYPES, default="float64", help="element type for byte counts (default float64)")
 
 
 def _add_lowering_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--levels", type=int, default=1, metavar="L", help="levels of recursion (default 1)")
-    parser.add_argument("--leaf", choices=("cublas", "fused"), default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
+    parser.add_argument("--leaf", choices=LEAVES, default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
     parser.add_argument("--cutoff", type=int, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
 
@@ -113,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-m", type=int, default=None, metavar="M", help="rows of A and C")
     run.add_argument("-k", type=int, default=None, metavar="K", help="columns of A, rows of B")
     _add_lowering_options(run)
-    run.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type (default float64)")
-    run.add_argument("--backend", choices=("cupy", "numpy"), default=None, help="default: cupy when a GPU is present")
+    run.add_argument("--dtype", choices=DTYPES, default="float64", help="element type (default float64)")
+    run.add_argument("--backend", choices=BACKENDS, default=None, help="default: cupy when a GPU is present")
     run.add_argument("--alpha", type=float, default=1.0)
     run.add_argument("--beta", type=float, default=0.0)
     run.add_argument("--repeat", type=int, default=5, help="timed repetitions (median reported; default 5)")
@@ -150,11 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("files", nargs="*", type=Path, default=[Path("algorithms/msmes.bl")], metavar="FILE",
                        help="schemes to time (default algorithms/msmes.bl)")
     bench.add_argument("-n", type=int, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
-    bench.add_argument("--dtype", nargs="+", choices=("float32", "float64"), default=["float64"])
+    bench.add_argument("--dtype", nargs="+", choices=DTYPES, default=["float64"])
     bench.add_argument("--levels", nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")
-    bench.add_argument("--leaf", nargs="+", choices=("cublas", "fused"), default=["cublas"])
+    bench.add_argument("--leaf", nargs="+", choices=LEAVES, default=["cublas"])
     bench.add_argument("--repeat", type=int, default=5, help="timed repetitions per configuration (median; default 5)")
-    bench.add_argument("--backend", choices=("cupy", "numpy"), default=None)
+    bench.add_argument("--backend", choices=BACKENDS, default=None)
     bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
     bench.add_argument(
         "--configs", type=Path, default=None, metavar="FILE",
@@ -189,9 +191,9 @@ def _verify(args) -> int:
 
 
 def _options(args):
-    from .lower.plan import Options
+    from .lower.options import Options
 
-    return Options(dtype=args.dtype, levels=args.levels, leaf=args.leaf, fuse=args.fuse, cutoff=args.cutoff)
+    return Options.from_args(args)
 
 
 def _lowered(args, program):

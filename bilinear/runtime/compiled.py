@@ -11,6 +11,9 @@ from .backend import Backend, overlaps
 from .executor import Executor
 
 
+BACKENDS = ("cupy", "numpy")
+
+
 def make_backend(name: str | None) -> Backend:
     """``'cupy'``, ``'numpy'``, or ``None`` for CuPy when a GPU is there and NumPy otherwise."""
     from .cupy_backend import CupyBackend, cupy_available
@@ -24,7 +27,7 @@ def make_backend(name: str | None) -> Backend:
         if not cupy_available():
             raise ValueError("the cupy backend needs CuPy and a CUDA GPU; use backend='numpy' on the CPU")
         return CupyBackend()
-    raise ValueError(f"backend must be 'cupy' or 'numpy', not {name!r}")
+    raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
 
 
 class CompiledProduct:
