@@ -19,7 +19,7 @@ from ..paths import write_atomic
 from ..report import to_json, to_markdown, to_text
 from .host import host_dtype, render_header, render_host
 from .manifest import manifest
-from .plan import DTYPES, Lowered, Options, lower
+from .plan import DTYPES, Lowered, Options, Verified, lower
 
 
 def build_commands(name: str) -> list[str]:
@@ -40,8 +40,9 @@ def library_source(lowered: Lowered, others: list[Lowered]) -> tuple[str, str]:
 
 def write_artifacts(program: Program, report, options: Options, out: Path, source_file: str, n: int = 8192) -> dict:
     """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``."""
-    lowered = lower(program, options)
-    others = [lower(program, replace(options, dtype=d)) for d in DTYPES if d != options.dtype]
+    proven = Verified(program, report)
+    lowered = lower(proven, options)
+    others = [lower(proven, replace(options, dtype=d)) for d in DTYPES if d != options.dtype]
     source, header = library_source(lowered, others)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}

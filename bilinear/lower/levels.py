@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Callable, Union
 
 from ..ir import Algorithm, Schedule, Stage
 from ..schedule import default_schedule, fuse_elementwise, single_target
@@ -20,7 +20,7 @@ from .elementwise import ElementwiseKernel, lower_elementwise
 from .options import DTYPES, LAUNCH_PRODUCTS, LAUNCH_SUM_SHAPES, LEAVES, Options
 
 __all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LAUNCH_SUM_SHAPES", "LEAVES", "LevelPlan", "Options", "Step", "level_plan",
-           "prepare_schedule", "recurses"]
+           "PASSES", "Pass", "prepare_schedule", "recurses"]
 
 Step = Union[ElementwiseKernel, Stage]
 
@@ -43,17 +43,38 @@ def _identifier(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
 
 
-def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options) -> Schedule:
-    """The schedule as it runs: single-target products for library leaves, fused element-wise stages.
+@dataclass(frozen=True)
+class Pass:
+    """A scheduling pass: ``run`` is a pure ``Schedule -> Schedule`` function, applied when
+    ``enabled(options)``."""
 
-    Every transformed schedule is verified again; a failure here is a bug in a pass.
-    """
-    prepared = single_target(schedule) if options.leaf == "cublas" else schedule
-    if options.fuse:
-        prepared = fuse_elementwise(prepared)
-    check = verify_schedule(prepared, algorithm)
-    if not check.ok:
-        raise AssertionError(f"internal error: a scheduling pass broke {schedule.name}: {check.errors[0].message}")
+    name: str
+    enabled: Callable[[Options], bool]
+    run: Callable[[Schedule], Schedule]
+
+
+#: The passes a level's schedule goes through, in order.
+PASSES = (
+    # a library GEMM adds into one buffer: change the basis of C so every product has one target
+    Pass("single target", lambda options: options.leaf == "cublas", single_target),
+    # consecutive element-wise stages become one kernel that reads and writes each block once
+    Pass("fuse element-wise stages", lambda options: options.fuse, fuse_elementwise),
+)
+
+
+def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options) -> Schedule:
+    """The schedule as it runs: every enabled pass of :data:`PASSES`, each result verified
+    again (a failure here is a bug in that pass)."""
+    prepared = schedule
+    for step in PASSES:
+        if not step.enabled(options):
+            continue
+        prepared = step.run(prepared)
+        check = verify_schedule(prepared, algorithm)
+        if not check.ok:
+            raise AssertionError(
+                f"internal error: the pass {step.name!r} broke {schedule.name}: {check.errors[0].message}"
+            )
     return prepared
 
 

@@ -9,6 +9,7 @@ from typing import Union
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
 from ..schedule import default_schedule
+from ..verify import Report, verify_program
 from ..verify.expand import Expansion
 from .elementwise import ElementwiseKernel, render_elementwise
 from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_tree
@@ -70,17 +71,33 @@ def _resolve(definition: Union[Algorithm, Schedule], program: Program) -> tuple[
     return None, definition
 
 
-def lower(program: Program, options: Options, per_level: tuple[str, ...] | None = None) -> Lowered:
-    """Lower the program's main definition (or one definition name per level) to a launch plan.
+@dataclass(frozen=True)
+class Verified:
+    """A program and the report that proves it: what :func:`lower` takes."""
+
+    program: Program
+    report: Report
+
+    def __post_init__(self) -> None:
+        if not self.report.ok:
+            raise BilinearError(*(d for entry in self.report.entries for d in entry.errors))
+
+
+def verified(program: Program) -> Verified:
+    """Verify ``program``; raises BilinearError with the diagnostics when it does not verify."""
+    return Verified(program, verify_program(program))
+
+
+def lower(program: Verified | Program, options: Options, per_level: tuple[str, ...] | None = None) -> Lowered:
+    """Lower a verified program's main definition (or one definition name per level) to a launch plan.
+
+    A plain :class:`Program` is verified first (a convenience; pass :class:`Verified` where the
+    report is at hand, so nothing is verified twice).
 
     Raises:
-        BilinearError: when a named definition does not exist or does not verify.
+        BilinearError: when a named definition does not exist or the program does not verify.
     """
-    from ..verify import verify_program
-
-    report = verify_program(program)
-    if not report.ok:
-        raise BilinearError(*(d for entry in report.entries for d in entry.errors))
+    program = (program if isinstance(program, Verified) else verified(program)).program
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
