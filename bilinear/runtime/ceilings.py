@@ -30,7 +30,9 @@ SUSTAIN_SECONDS = 0.6
 def _device_name(xp) -> str:
     if xp is np:
         return "cpu"
-    return xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)["name"].decode()
+    from .cuda import device_info
+
+    return device_info().name
 
 
 def _copy_bandwidth(xp, dtype: str) -> float:

@@ -1,4 +1,5 @@
-"""The one kernel service: CUDA source compiled through CuPy (NVRTC) once per process.
+"""The one kernel service: CUDA source compiled through CuPy (NVRTC) once per process, and the
+one description of the device (:class:`DeviceInfo`).
 
 Every generated kernel (element-wise stages, fused product stages, TSM2) comes here.  The key
 is a hash of the *rendered* source, the compiler options and the device's architecture, so a
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 OPTIONS = ("-std=c++17",)
@@ -43,3 +46,50 @@ def compiled_function(source: str, name: str, options: tuple[str, ...] = OPTIONS
             function.max_dynamic_shared_size_bytes = shared_bytes
     with LOCK:
         return _functions.setdefault(key, function)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The one description of a GPU every part of the runtime reads (``None``: not reported)."""
+
+    id: int
+    name: str
+    arch: str  # compute capability, e.g. "90"
+    sms: int
+    clock_hz: float | None
+    max_threads_per_sm: int | None
+    max_blocks_per_sm: int | None
+    registers_per_sm: int | None
+    shared_per_sm: int | None
+    shared_per_block: int | None  # opt-in maximum
+    shared_reserved: int | None  # the runtime's own per block
+
+
+def device_info(device_id: int | None = None) -> DeviceInfo:
+    """The current (or given) device, queried once per process and device."""
+    import cupy
+
+    return _device_info(cupy.cuda.Device().id if device_id is None else device_id)
+
+
+@lru_cache(maxsize=None)
+def _device_info(device_id: int) -> DeviceInfo:
+    import cupy
+
+    device = cupy.cuda.Device(device_id)
+    attributes = device.attributes
+    name = cupy.cuda.runtime.getDeviceProperties(device.id)["name"]
+    clock_khz = attributes.get("ClockRate", 0)
+    return DeviceInfo(
+        id=device.id,
+        name=name.decode() if isinstance(name, bytes) else str(name),
+        arch=device.compute_capability,
+        sms=attributes["MultiProcessorCount"],
+        clock_hz=clock_khz * 1e3 if clock_khz > 0 else None,
+        max_threads_per_sm=attributes.get("MaxThreadsPerMultiProcessor"),
+        max_blocks_per_sm=attributes.get("MaxBlocksPerMultiprocessor"),
+        registers_per_sm=attributes.get("MaxRegistersPerMultiprocessor"),
+        shared_per_sm=attributes.get("MaxSharedMemoryPerMultiprocessor"),
+        shared_per_block=attributes.get("MaxSharedMemoryPerBlockOptin"),
+        shared_reserved=attributes.get("ReservedSharedMemoryPerBlock"),
+    )

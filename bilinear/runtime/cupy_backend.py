@@ -17,7 +17,7 @@ import numpy as np
 
 from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
 from .backend import Backend, View
-from .cuda import compiled_function
+from .cuda import compiled_function, device_info
 
 THREADS = 256
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
@@ -42,14 +42,6 @@ class CupyBackend(Backend):
         self.xp = cupy
         self._by_kernel: dict[ElementwiseKernel, object] = {}
         self._fused = None  # a fused.FusedLaunches, made on the first fused launch
-
-    @cached_property
-    def _device(self):
-        device = self.xp.cuda.Device()
-        return {
-            "arch": device.compute_capability,
-            "sms": device.attributes["MultiProcessorCount"],
-        }
 
     @cached_property
     def _cublas(self):
@@ -97,7 +89,7 @@ class CupyBackend(Backend):
             largest = max(largest, rows * cols // (width if aligned else 1))
         if largest == 0:
             return
-        blocks = min(-(-largest // THREADS), self._device["sms"] * BLOCKS_PER_SM)
+        blocks = min(-(-largest // THREADS), device_info().sms * BLOCKS_PER_SM)
         self._function(kernel)((blocks, len(kernel.groups)), (THREADS,), tuple(args))
 
     # --- GEMM -----------------------------------------------------------------------------------

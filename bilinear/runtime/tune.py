@@ -24,6 +24,8 @@ from ..lower.product import (
     occupancy,
     prune,
 )
+from ..measure import time_interleaved
+from .cuda import device_info
 from .product import ProductStage, compiled_kernel
 from .tuning import gpu_model, store
 
@@ -82,22 +84,10 @@ def operands(spec: ProductStageSpec, M: int, N: int, K: int, seed: int = 0):
 
 
 def time_calls(calls: Sequence, repeats: int = 5, warmup: int = 2) -> list[float]:
-    """Median seconds of each zero-argument call, timed with CUDA events, interleaved round-robin."""
+    """Median seconds of each zero-argument call, interleaved round-robin (:func:`bilinear.measure.time_interleaved`)."""
     import cupy
 
-    for call in calls:
-        for _ in range(warmup):
-            call()
-    times: list[list[float]] = [[] for _ in calls]
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    for _ in range(repeats):
-        for index, call in enumerate(calls):
-            start.record()
-            call()
-            stop.record()
-            stop.synchronize()
-            times[index].append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return [statistics.median(t) for t in times]
+    return [statistics.median(t) for t in time_interleaved(list(calls), cupy, repeats, warmup)]
 
 
 @dataclass(frozen=True)
@@ -143,17 +133,18 @@ def tune(
 
 
 def device_limits() -> DeviceLimits:
-    """The occupancy limits of the current device (H100 defaults where CuPy does not say)."""
-    import cupy
+    """The occupancy limits of the current device (H100 defaults where it does not say)."""
+    info, defaults = device_info(), DeviceLimits()
 
-    attributes = cupy.cuda.Device().attributes
-    defaults = DeviceLimits()
+    def known(value, default):
+        return default if value is None else value
+
     return DeviceLimits(
-        sms=attributes.get("MultiProcessorCount", defaults.sms),
-        max_warps=attributes.get("MaxThreadsPerMultiProcessor", 32 * defaults.max_warps) // 32,
-        max_blocks=attributes.get("MaxBlocksPerMultiprocessor", defaults.max_blocks),
-        registers=attributes.get("MaxRegistersPerMultiprocessor", defaults.registers),
-        shared=attributes.get("MaxSharedMemoryPerMultiprocessor", defaults.shared),
-        shared_per_block=attributes.get("MaxSharedMemoryPerBlockOptin", defaults.shared_per_block),
-        shared_reserved=attributes.get("ReservedSharedMemoryPerBlock", defaults.shared_reserved),
+        sms=info.sms,
+        max_warps=known(info.max_threads_per_sm, 32 * defaults.max_warps) // 32,
+        max_blocks=known(info.max_blocks_per_sm, defaults.max_blocks),
+        registers=known(info.registers_per_sm, defaults.registers),
+        shared=known(info.shared_per_sm, defaults.shared),
+        shared_per_block=known(info.shared_per_block, defaults.shared_per_block),
+        shared_reserved=known(info.shared_reserved, defaults.shared_reserved),
     )

@@ -20,10 +20,9 @@ def cache_path() -> Path:
 
 
 def gpu_model() -> str:
-    import cupy
+    from .cuda import device_info
 
-    name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
-    return name.decode() if isinstance(name, bytes) else str(name)
+    return device_info().name
 
 
 def cache_key(gpu: str, dtype: str, kind: str) -> str:
