@@ -139,10 +139,12 @@ def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, levels):
     assert run.stdout.count(" ok") == 10 and "0 failure(s)" in run.stdout
 
 
-# (scheme, options, levels): each configuration is built once and run at odd sizes.
+# (scheme, options, levels): each configuration is built once and run at odd sizes.  Fused leaves with an
+# in-place schedule at levels 1 and 2, library leaves in place at 3, flattened pure-product levels (strassen
+# fused), temporaries with an overwriting top level (rsmm), named sums (winograd).
 GPU_CASES = [
     ("msmes", ("--leaf", "fused"), 1), ("msmes", ("--leaf", "fused", "--levels", "2"), 2),
-    ("msmes", ("--levels", "3"), 3), ("strassen", ("--leaf", "fused", "--levels", "3"), 3),
+    ("msmes", ("--levels", "3"), 3), ("strassen", ("--leaf", "fused", "--levels", "2"), 2),
     ("rsmm", ("--levels", "2"), 2), ("winograd", ("--levels", "1"), 1),
 ]
 
