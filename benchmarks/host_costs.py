@@ -1,13 +1,13 @@
 """Host-side costs of a lowered program, measured without a GPU.
 
 - ``kernels``: for each shipped scheme, levels 1-3, fused leaves, the fused product kernels
-  a run over the acceptance sizes launches (recorded by a dry run on the recording backend),
+  a run over the acceptance sizes launches (as lowering lists them: ``Lowered.launches_for``),
   the most products and distinct (left terms, right terms) sum shapes in one kernel, and the
   sum shapes over all kernels: NVRTC compiles one pipeline per sum shape.
 - ``nvcc``: the seconds ``nvcc -arch=sm_90 -c`` takes on the largest fused kernel of a
   configuration (what NVRTC's time grows with).
 - ``issue``: host milliseconds to issue one product (every launch, nothing computed), on the
-  recording backend at n = 4096.
+  null backend at n = 4096.
 
     python benchmarks/host_costs.py kernels
     python benchmarks/host_costs.py nvcc winograd 2
@@ -26,9 +26,31 @@ import numpy as np
 
 from bilinear.api import lower_program
 from bilinear.lower.product import render_product_stage
+from bilinear.runtime.backend import Backend
 from bilinear.runtime.executor import Executor
-from bilinear.runtime.prepare import RecordingBackend, kernels_for
+from bilinear.runtime.prepare import product_specs_for
 from bilinear.runtime.tuning import config_for
+
+
+class NullBackend(Backend):
+    """Issues nothing: what is left is the executor's own host time."""
+
+    name, xp = "null", np
+
+    def empty(self, rows, cols, dtype):
+        return np.empty((rows, cols), dtype=dtype)
+
+    def elementwise(self, kernel, views):
+        pass
+
+    def gemm(self, a, b, c, alpha, beta):
+        pass
+
+    def fused(self, launch, views, dims, alpha):
+        pass
+
+    def scale(self, c, beta):
+        pass
 
 SCHEMES = ["strassen", "winograd", "msmes", "rsmm", "grey333"]
 SIZES = [(1, 1, 1), (7, 7, 7), (33, 33, 33), (1000, 1000, 1000), (1023, 517, 2049), (4097, 4097, 4097)]
@@ -42,7 +64,7 @@ def kernels() -> None:
     for scheme in SCHEMES:
         for levels in (1, 2, 3):
             lowered = lower_program(f"algorithms/{scheme}.bl", levels=levels, leaf="fused")
-            specs = kernels_for((lowered, size) for size in SIZES).product_specs
+            specs = product_specs_for((lowered, size) for size in SIZES)
             print(f"{scheme:9s} L{levels}: {len(specs):4d} kernels, at most {max(len(s.products) for s in specs):3d} "
                   f"products and {max(len(sum_shapes(s)) for s in specs):2d} sum shapes in one, "
                   f"{sum(len(sum_shapes(s)) for s in specs):4d} pipelines in all", flush=True)
@@ -50,7 +72,7 @@ def kernels() -> None:
 
 def nvcc(scheme: str, levels: int) -> None:
     lowered = lower_program(f"algorithms/{scheme}.bl", levels=levels, leaf="fused")
-    spec = max(kernels_for([(lowered, (1023, 517, 2049))]).product_specs, key=lambda s: len(sum_shapes(s)))
+    spec = max(product_specs_for([(lowered, (1023, 517, 2049))]), key=lambda s: len(sum_shapes(s)))
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "stage.cu"
         source.write_text(render_product_stage(spec, config_for(spec)))
@@ -65,7 +87,7 @@ def issue() -> None:
     n = 4096
     for scheme, levels, leaf in [("msmes", 0, "fused"), ("msmes", 1, "fused"), ("msmes", 1, "cublas"),
                                  ("rsmm", 1, "cublas"), ("rsmm", 2, "cublas"), ("msmes", 2, "fused")]:
-        executor = Executor(lower_program(f"algorithms/{scheme}.bl", levels=levels, leaf=leaf), RecordingBackend())
+        executor = Executor(lower_program(f"algorithms/{scheme}.bl", levels=levels, leaf=leaf), NullBackend())
         A, B, C = (np.empty((n, n)) for _ in range(3))
         executor.run(A, B, C)
         start = time.perf_counter()

@@ -31,7 +31,7 @@ def main() -> None:
         for n in args.n:
             for block in (n // 2, n // 4):
                 layouts = {}
-                for name, cols in (("view ld=n", n), (f"view ld=n+64", n + 64)):
+                for name, cols in (("view ld=n", n), ("view ld=n+64", n + 64)):
                     big = [cp.random.standard_normal((n, cols)).astype(dtype) for _ in range(3)]
                     layouts[name] = [x[:block, :block] for x in big]
                 layouts["contiguous"] = [cp.random.standard_normal((block, block)).astype(dtype) for _ in range(3)]

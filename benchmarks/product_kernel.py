@@ -37,20 +37,20 @@ except Exception as error:  # noqa: BLE001 -- any failure: load the subpackages 
 from bilinear.lower.product import (
     FusedProduct,
     ProductStageSpec,
-    Term,
+    SpecTerm,
     TileConfig,
     gemm_spec,
     reference_update,
     render_product_stage,
 )
-from bilinear.runtime import tuning
+from bilinear.runtime import tune, tuning
 from bilinear.runtime.product import ProductStage
 
 TOL = {"float64": 1e-12, "float32": 2e-5}
 
 
-def terms(*pairs) -> tuple[Term, ...]:
-    return tuple(Term(slot, Fraction(coef)) for slot, coef in pairs)
+def terms(*pairs) -> tuple[SpecTerm, ...]:
+    return tuple(SpecTerm(slot, Fraction(coef)) for slot, coef in pairs)
 
 
 def msmes_products1(dtype: str, batch: int = 1) -> ProductStageSpec:
@@ -174,9 +174,9 @@ def bench_sizes(cp, dtype: str, config: TileConfig, sizes, repeats: int) -> list
     stage = ProductStage(spec, config)
     gemm = cublas_accumulate(cp)
     for n in sizes:
-        a_views, b_views, c_views = tuning.operands(spec, n, n, n, seed=n)[0]
+        a_views, b_views, c_views = tune.operands(spec, n, n, n, seed=n)[0]
         entry = [a_views[0], b_views[0], c_views[0]]
-        ours, lib = tuning.time_calls([lambda e=entry, n=n: stage([e], n, n, n), lambda e=entry: gemm(*e)], repeats)
+        ours, lib = tune.time_calls([lambda e=entry, n=n: stage([e], n, n, n), lambda e=entry: gemm(*e)], repeats)
         flops = 2.0 * n**3
         rows.append(
             {
@@ -212,7 +212,7 @@ def bench_msmes(cp, n: int, config: TileConfig, repeats: int) -> dict:
         for product in spec.products:
             gemm(a[product.left[0].slot], b[product.right[0].slot], c[product.targets[0].slot])
 
-    ours, lib = tuning.time_calls([lambda: stage([[a, b, c]], h, h, h), library], repeats)
+    ours, lib = tune.time_calls([lambda: stage([[a, b, c]], h, h, h), library], repeats)
     flops = 4 * 2.0 * h**3
     return {
         "n": n,
@@ -262,7 +262,7 @@ def bench_peak(cp, repeats: int) -> list[dict]:
             out = cp.empty(grid * 256)
             iters = 4096 * 16 // k
             launch = functools.partial(kernel, (grid,), (256,), (out, np.int32(iters)))
-            (seconds,) = tuning.time_calls([launch], repeats)
+            (seconds,) = tune.time_calls([launch], repeats)
             flops = grid * 8 * iters * 8 * (16 * 8 * k * 2)
             rows.append({"k": k, "warps_per_sm": 8 * blocks_per_sm, "tflops": flops / seconds / 1e12})
     return rows
@@ -270,7 +270,7 @@ def bench_peak(cp, repeats: int) -> list[dict]:
 
 def tune_table(cp, dtype: str, kind: str, keep: int, repeats: int, out: Path | None) -> tuple[TileConfig, list[dict]]:
     started = time.time()
-    result = tuning.tune(dtype, kind, n=4096, keep=keep, repeats=repeats, jobs=12, save=True)
+    result = tune.tune(dtype, kind, n=4096, keep=keep, repeats=repeats, jobs=12, save=True)
     rows = []
     for cand in result.candidates:
         seconds = result.seconds.get(cand.config)
@@ -293,7 +293,7 @@ def tune_table(cp, dtype: str, kind: str, keep: int, repeats: int, out: Path | N
         flush=True,
     )
     if out:
-        spec = tuning.representative_spec(dtype, kind)
+        spec = tune.representative_spec(dtype, kind)
         (out / f"best_{dtype}_{kind}.cu").write_text(render_product_stage(spec, result.best))
     return result.best, rows
 
@@ -343,7 +343,7 @@ def main(argv=None) -> int:
             chosen[(dtype, kind)] = best
             results.setdefault("tuning", []).extend(rows)
     configs = {
-        key: chosen.get(key) or tuning.config_for(tuning.representative_spec(*key))
+        key: chosen.get(key) or tuning.config_for(tune.representative_spec(*key))
         for key in [(d, k) for d in ("float64", "float32") for k in ("single", "sum")]
     }
     results["configs"] = {f"{d}/{k}": c.label() for (d, k), c in configs.items()}

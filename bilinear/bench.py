@@ -11,140 +11,17 @@ beside the performance model's prediction.
 from __future__ import annotations
 
 import json
-import os
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 import numpy as np
 
-from .diagnostics import BilinearError
-from .lower.plan import Lowered
 from .measure import extra_bytes, float64_reference, median, random_inputs, relative_error, time_device
-from .model import Ceilings, predict, predict_steps
-from .runtime.compiled import CompiledProduct, make_backend
+from .model import Ceilings, choose_levels, predict, predict_steps
+from .runtime.ceilings import measure_ceilings
+from .runtime.compiled import CompiledProduct
 
-CACHE = Path(os.environ.get("BILINEAR_CACHE", Path.home() / ".cache" / "bilinear"))
-CEILING_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
-COPY_ELEMENTS = 1 << 27  # the bandwidth copy: 1 GiB of float64, 0.5 GiB of float32, well past L2
-# On the CPU (the NumPy backend) the same measurements at these sizes take a second or two;
-# the GPU's would take many minutes and gigabytes (an 8x8 product waited 11 minutes).
-CPU_CEILING_SIZES = (64, 128, 256, 512)
-CPU_COPY_ELEMENTS = 1 << 23  # 64 MiB of float64: past the caches
-# FP64 GEMMs reach the board's power cap and clock down (1980 -> ~1550 MHz on the H100) within
-# about 0.5 s; a long product runs there, so rates are timed after this much sustained load.
-SUSTAIN_SECONDS = 0.6
-
-
-# --- ceilings -------------------------------------------------------------------------------
-
-
-def _device_name(xp) -> str:
-    if xp is np:
-        return "cpu"
-    return xp.cuda.runtime.getDeviceProperties(xp.cuda.Device().id)["name"].decode()
-
-
-def _stored_ceilings(cache: Path) -> dict:
-    """The cache file's entries; an unreadable, truncated or edited file counts as empty."""
-    try:
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return stored if isinstance(stored, dict) else {}
-
-
-def _ceilings_from(device: str, dtype: str, entry) -> Ceilings | None:
-    """A cache entry as Ceilings, or None when it is not what this version writes (then re-measure)."""
-    def rates(table) -> tuple:
-        pairs = tuple((int(n), float(rate)) for n, rate in table)
-        if any(n < 1 or not 0 < rate < float("inf") for n, rate in pairs):
-            raise ValueError("a rate that is not a positive number")
-        return pairs
-
-    try:
-        bandwidth, launch = float(entry["bandwidth"]), float(entry.get("launch_seconds", 0.0))
-        gemm, fused = rates(entry["gemm_rate"]), rates(entry.get("fused_rate", ()))
-        if not gemm or not 0 < bandwidth < float("inf") or not 0 <= launch < 1:
-            return None
-        return Ceilings(device, dtype, bandwidth, gemm, fused, launch)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-
-
-def measure_ceilings(xp, dtype: str, sizes: Iterable[int] | None = None, fused: Callable | None = None) -> Ceilings:
-    """Copy bandwidth and library GEMM rates on this device, cached on disk per device and dtype.
-
-    A cache entry that is malformed is measured again and replaced; the file is written
-    atomically, so an interrupted run never leaves half of it.
-    """
-    from .output import write_atomic
-
-    device = _device_name(xp)
-    cache = CACHE / "ceilings.json"
-    stored = _stored_ceilings(cache)
-    key = f"{device}|{dtype}|leaf-gemm-sustained"  # older entries: xp.matmul, or burst clocks
-    if key in stored and (ceilings := _ceilings_from(device, dtype, stored[key])) is not None:
-        return ceilings
-    on_cpu = xp is np
-    sizes = tuple(sizes) if sizes is not None else CPU_CEILING_SIZES if on_cpu else CEILING_SIZES
-    source = xp.ones(CPU_COPY_ELEMENTS if on_cpu else COPY_ELEMENTS, dtype=dtype)
-    target = xp.empty_like(source)
-    seconds = median(time_device(lambda: target.__setitem__(Ellipsis, source), xp, repeat=5))
-    bandwidth = 2 * source.nbytes / seconds
-    del source, target
-    rates = [(n, _gemm_rate(xp, dtype, n)) for n in sizes]
-    launch = _launch_seconds(xp, dtype)
-    ceilings = Ceilings(device, dtype, bandwidth, tuple(rates), launch_seconds=launch)
-    stored[key] = {"bandwidth": bandwidth, "gemm_rate": rates, "launch_seconds": launch}
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cache, json.dumps(stored, indent=1))
-    except (OSError, BilinearError):
-        pass  # a cache that cannot be written costs a measurement next time, nothing else
-    return ceilings
-
-
-def _gemm_rate(xp, dtype: str, n: int) -> float:
-    """Flop/s of the call the leaves make (the backend's GEMM on views, not ``xp.matmul``, whose
-    own overhead priced small leaves at a fraction of their rate), several calls per timing
-    where one is too short for the events to resolve, at the clock of sustained load."""
-    backend = make_backend("numpy" if xp is np else "cupy")
-    A, B, C = random_inputs(xp, n, n, n, dtype)
-    reference = 512 if xp is np else 4096  # the CPU is ~100 times slower: the same seconds per timing
-    calls = max(1, (reference // n) ** 3 // 8)  # GPU: 64 calls of 512³, 8 of 1024³, then 1
-
-    def batch() -> None:
-        for _ in range(calls):
-            backend.gemm(A, B, C, 1.0, 0.0)
-
-    _sustain(batch, xp)
-    return 2.0 * n**3 * calls / median(time_device(batch, xp, repeat=5))
-
-
-def _sustain(call: Callable[[], None], xp) -> None:
-    """Run ``call`` back to back for SUSTAIN_SECONDS, so the GPU's clock settles where it stays."""
-    if xp is np:
-        return
-    stop = time.perf_counter() + SUSTAIN_SECONDS
-    while time.perf_counter() < stop:
-        call()
-        xp.cuda.get_current_stream().synchronize()
-
-
-def _launch_seconds(xp, dtype: str, count: int = 200) -> float:
-    """Host seconds per GEMM issued through the backend on tiny matrices (the launch-bound floor)."""
-    backend = make_backend("numpy" if xp is np else "cupy")
-    a, b, c = random_inputs(xp, 8, 8, 8, dtype)
-    backend.gemm(a, b, c, 1.0, 0.0)
-    backend.synchronize()
-    start = time.perf_counter()
-    for _ in range(count):
-        backend.gemm(a, b, c, 1.0, 1.0)
-    backend.synchronize()
-    return (time.perf_counter() - start) / count
-
+__all__ = ["BenchResult", "bench_one", "choose_levels", "measure_ceilings", "plot", "read_json", "write_json"]
 
 # --- one configuration ----------------------------------------------------------------------
 
@@ -243,18 +120,6 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
         ours_tflops=flops / ours_s / 1e12, library_tflops=flops / theirs_s / 1e12, extra_bytes=extra,
         error=error, library_error=library_error, predicted_ms=predicted, stages=stages,
     )
-
-
-def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings, M: int, K: int, N: int,
-                  leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
-    """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library alone."""
-    best = (0, "cublas", 2.0 * M * K * N / ceilings.rate(M, K, N))
-    for leaf in leaves:
-        for levels in range(1, max_levels + 1):
-            seconds = predict(lowered_for(levels, leaf), ceilings, M, K, N)
-            if seconds < best[2]:
-                best = (levels, leaf, seconds)
-    return best
 
 
 def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:

@@ -10,9 +10,11 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .api import load
-from .bench import BenchResult, bench_one, choose_levels, measure_ceilings, plot, write_json
+from .bench import BenchResult, bench_one, plot, write_json
 from .cli_args import bench_levels, positive
 from .frontend.loader import read_source
+from .model import choose_levels
+from .runtime.ceilings import measure_ceilings
 from .lower.plan import Options, lower
 from .runtime.compiled import CompiledProduct, make_backend
 from .runtime.run import check_fits

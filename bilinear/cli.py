@@ -14,6 +14,8 @@ from pathlib import Path
 from .cli_args import bench_levels, check_name, level_count, positive, report_format
 from .diagnostics import BilinearError, render
 from .distributed.cli import add_distribution_options, add_plan_parser
+from .lower.options import DTYPES, LEAVES
+from .runtime.compiled import BACKENDS
 
 DESCRIPTION = """\
 bilinear: a compiler, exact verifier and GPU runtime for fast matrix multiplication.
@@ -41,12 +43,12 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
         "-n", type=positive, default=8192, metavar="N",
         help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
     )
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type for byte counts (default float64)")
+    parser.add_argument("--dtype", choices=DTYPES, default="float64", help="element type for byte counts (default float64)")
 
 
 def _add_lowering_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--levels", type=level_count, default=1, metavar="L", help="levels of recursion (default 1)")
-    parser.add_argument("--leaf", choices=("cublas", "fused"), default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
+    parser.add_argument("--leaf", choices=LEAVES, default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
     parser.add_argument("--cutoff", type=positive, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
     parser.add_argument(
@@ -105,9 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     compile_ = commands.add_parser(
         "compile",
-        help="verify, then write generated CUDA, a manifest and the report",
-        description="Verify FILE, then write into DIR: <name>.cu (every generated kernel; `nvcc -arch=sm_90 -c` "
-        "accepts it), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
+        help="verify, then write a standalone CUDA library (kernels and C++ host layer), a manifest and the report",
+        description="Verify FILE, then write into DIR: <name>.cu (every generated kernel, element-wise and fused "
+        "product stages, for float64 and float32, and a C++ host layer running the recursion), <name>.h (declaring "
+        "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm; `nvcc -shared <name>.cu -lcublas` builds the "
+        "library), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
         "verification report (report.txt, report.md, report.json). Works without a GPU.",
     )
     _add_input_options(compile_)
@@ -131,8 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-m", type=positive, default=None, metavar="M", help="rows of A and C")
     run.add_argument("-k", type=positive, default=None, metavar="K", help="columns of A, rows of B")
     _add_lowering_options(run)
-    run.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="element type (default float64)")
-    run.add_argument("--backend", choices=("cupy", "numpy"), default=None, help="default: cupy when a GPU is present")
+    run.add_argument("--dtype", choices=DTYPES, default="float64", help="element type (default float64)")
+    run.add_argument("--backend", choices=BACKENDS, default=None, help="default: cupy when a GPU is present")
     run.add_argument("--alpha", type=float, default=1.0)
     run.add_argument("--beta", type=float, default=0.0)
     run.add_argument("--repeat", type=positive, default=5, help="timed repetitions (median reported; default 5)")
@@ -172,11 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("files", nargs="*", type=Path, default=[Path("algorithms/msmes.bl")], metavar="FILE",
                        help="schemes to time (default algorithms/msmes.bl)")
     bench.add_argument("-n", type=positive, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
-    bench.add_argument("--dtype", nargs="+", choices=("float32", "float64"), default=["float64"])
+    bench.add_argument("--dtype", nargs="+", choices=DTYPES, default=["float64"])
     bench.add_argument("--levels", type=bench_levels, nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")
-    bench.add_argument("--leaf", nargs="+", choices=("cublas", "fused"), default=["cublas"])
+    bench.add_argument("--leaf", nargs="+", choices=LEAVES, default=["cublas"])
     bench.add_argument("--repeat", type=positive, default=5, help="timed repetitions per configuration (median; default 5)")
-    bench.add_argument("--backend", choices=("cupy", "numpy"), default=None)
+    bench.add_argument("--backend", choices=BACKENDS, default=None)
     bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
     bench.add_argument(
         "--configs", type=Path, default=None, metavar="FILE",
@@ -285,51 +289,51 @@ def _verify(args) -> int:
     return 0 if report.ok else 1
 
 
+def _options(args):
+    from .lower.options import Options
+
+    return Options.from_args(args)
+
+
+def _per_level(args, program):
+    """The program and one definition name per level for ``--levels-schemes`` (None without it)."""
+    if not getattr(args, "levels_schemes", None):
+        return program, None
+    from .api import load
+    from .hybrid import hybrid
+
+    program, per_level = hybrid(args.levels_schemes, load)
+    args.levels = len(per_level)
+    return program, per_level
+
+
 def _lowered(args, program):
-    from .lower.plan import Options, lower
+    from .lower.plan import lower
 
-    per_level = None
-    if args.levels_schemes:
-        from .api import load
-        from .hybrid import hybrid
-
-        program, per_level = hybrid(args.levels_schemes, load)
-        args.levels = len(per_level)
-    options = Options(dtype=args.dtype, levels=args.levels, leaf=args.leaf, fuse=args.fuse, cutoff=args.cutoff)
-    return lower(program, options, per_level)
+    program, per_level = _per_level(args, program)
+    return lower(program, _options(args), per_level)
 
 
 def _compile(args) -> int:
     import json
 
-    from .lower.manifest import manifest
-    from .output import check_folder, make_folder, write_atomic
-    from .report import to_json, to_markdown, to_text
+    from .lower.artifact import artifact_names, write_artifacts
+    from .output import check_folder
+    from .report import to_text
     from .verify import verify_program
 
-    program = _load(args)
+    program, per_level = _per_level(args, _load(args))
     out = args.output or Path("build") / program.main.name
-    names = [f"{program.main.name}.cu", "manifest.json", "report.txt", "report.md", "report.json"]
-    targets = check_folder(out, names, args.force)  # before any work: a refusal costs nothing
+    check_folder(out, artifact_names(program.main.name), args.force)  # before any work: a refusal costs nothing
     report = verify_program(program)
     if not report.ok:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
-    lowered = _lowered(args, program)
-    contents = [
-        lowered.cuda_source(),
-        json.dumps(manifest(lowered, str(args.file)), indent=2) + "\n",
-        to_text(report, n=args.n, dtype=args.dtype) + "\n",
-        to_markdown(report, n=args.n, dtype=args.dtype),
-        to_json(report, n=args.n, dtype=args.dtype) + "\n",
-    ]
-    make_folder(out)
-    for target, text in zip(targets, contents):
-        write_atomic(target, text)
-    source = targets[0]
+    written = write_artifacts(program, report, _options(args), out, str(args.file), n=args.n, per_level=per_level)
     print(to_text(report, n=args.n, dtype=args.dtype))
-    print(f"wrote {source}, {out / 'manifest.json'} and report.txt/.md/.json ({len(lowered.kernels())} kernels)")
+    kernels = len(json.loads(written["manifest"].read_text())["kernels"])
+    print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json ({kernels} kernels)")
     return 0
 
 

@@ -134,26 +134,33 @@ def extra_bytes(call: Callable[[], None], xp: Any) -> int | None:
     return counter.bytes
 
 
-def time_device(call: Callable[[], None], xp: Any, repeat: int = 5, warmup: int = 1) -> list[float]:
-    """Seconds per call from CUDA events (wall clock on the CPU), after ``warmup`` calls."""
-    for _ in range(warmup):
-        call()
-    if xp is np:
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
+def time_interleaved(calls: list[Callable[[], None]], xp: Any, repeat: int = 5, warmup: int = 1) -> list[list[float]]:
+    """The one timer: seconds of each call per round, the calls interleaved round-robin (so a
+    drifting clock hits them alike), from CUDA events (wall clock on the CPU), after ``warmup``
+    calls of each."""
+    for call in calls:
+        for _ in range(warmup):
             call()
-            times.append(time.perf_counter() - start)
-        return times
-    times = []
+    times: list[list[float]] = [[] for _ in calls]
     for _ in range(repeat):
-        start, stop = xp.cuda.Event(), xp.cuda.Event()
-        start.record()
-        call()
-        stop.record()
-        stop.synchronize()
-        times.append(xp.cuda.get_elapsed_time(start, stop) / 1e3)
+        for index, call in enumerate(calls):
+            if xp is np:
+                start = time.perf_counter()
+                call()
+                times[index].append(time.perf_counter() - start)
+                continue
+            start, stop = xp.cuda.Event(), xp.cuda.Event()
+            start.record()
+            call()
+            stop.record()
+            stop.synchronize()
+            times[index].append(xp.cuda.get_elapsed_time(start, stop) / 1e3)
     return times
+
+
+def time_device(call: Callable[[], None], xp: Any, repeat: int = 5, warmup: int = 1) -> list[float]:
+    """Seconds per call (:func:`time_interleaved` of one call)."""
+    return time_interleaved([call], xp, repeat, warmup)[0]
 
 
 def median(values: list[float]) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from .lower.elementwise import ElementwiseKernel
 from .lower.plan import LevelPlan, Lowered, recurses
@@ -125,3 +126,15 @@ def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int) -> flo
     """Predicted seconds for the whole product: the device's work, or the host's launches if slower."""
     device = sum(step.seconds for step in predict_steps(lowered, ceilings, M, K, N))
     return max(device, count_launches(lowered, M, K, N) * ceilings.launch_seconds)
+
+
+def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings, M: int, K: int, N: int,
+                  leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
+    """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library alone."""
+    best = (0, "cublas", 2.0 * M * K * N / ceilings.rate(M, K, N))
+    for leaf in leaves:
+        for levels in range(1, max_levels + 1):
+            seconds = predict(lowered_for(levels, leaf), ceilings, M, K, N)
+            if seconds < best[2]:
+                best = (levels, leaf, seconds)
+    return best

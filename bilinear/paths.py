@@ -1,4 +1,4 @@
-"""Where the shipped ``templates/`` and ``algorithms/`` folders are.
+"""Where the shipped ``templates/`` and ``algorithms/`` folders are, and where caches go.
 
 In a wheel they are force-included inside the package; in a source checkout
 (or an editable install) they sit beside it at the repository's top level.
@@ -6,10 +6,16 @@ In a wheel they are force-included inside the package; in a source checkout
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
+import platformdirs
+
 _PACKAGE = Path(__file__).resolve().parent
+
+#: The one variable that moves every on-disk cache (compiled kernels, tuned tile configs, ceilings).
+CACHE_ENV = "BILINEAR_CACHE"
 
 
 @cache
@@ -50,3 +56,17 @@ def find_scheme(text: str) -> Path:
         if any(definition.name == text for definition in definitions):
             return candidate
     return path
+
+
+def cache_dir() -> Path:
+    """The folder every cache of bilinear lives in: ``$BILINEAR_CACHE``, else the platform's user
+    cache folder (``~/.cache/bilinear`` on Linux)."""
+    return Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("bilinear"))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`bilinear.output.write_atomic`), making its folder."""
+    from .output import write_atomic as write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write(path, text)

@@ -167,10 +167,14 @@ def _entry_data(entry, n: int, dtype: str) -> dict:
     return _modular_data(entry)
 
 
+#: Bumped whenever a key of the JSON report changes meaning or goes away.
+REPORT_SCHEMA_VERSION = 1
+
+
 def report_data(report: Report, n: int = 8192, dtype: str = "float64") -> dict:
     """The report as plain data (the ``--format json`` output)."""
     entries = [_entry_data(e, n, dtype) for e in report.entries]
-    return {"file": report.path, "ok": report.ok, "entries": entries}
+    return {"schema_version": REPORT_SCHEMA_VERSION, "file": report.path, "ok": report.ok, "entries": entries}
 
 
 def to_json(report: Report, n: int = 8192, dtype: str = "float64") -> str:

@@ -12,6 +12,19 @@ ALGORITHMS = sorted((ROOT / "algorithms").glob("*.bl"))
 FIXTURES = ROOT / "tests" / "fixtures"
 # Catalogue scheme files live beside the repository, never inside it.
 SCHEMES = Path(os.environ.get("BILINEAR_SCHEMES", ROOT.parent / "shared" / "schemes"))
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE_GOLDEN = os.environ.get("BILINEAR_UPDATE_GOLDEN") == "1"
+
+
+def check_golden(name: str, source: str) -> None:
+    """``source`` must equal ``tests/golden/<name>``; a missing file fails.  Only
+    ``BILINEAR_UPDATE_GOLDEN=1`` writes golden files (then review the diff)."""
+    path = GOLDEN / name
+    if UPDATE_GOLDEN:
+        path.write_text(source)
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run with BILINEAR_UPDATE_GOLDEN=1 to create it, then review it")
+    assert source == path.read_text(), f"{name} changed; rerun with BILINEAR_UPDATE_GOLDEN=1 if intended"
 
 
 def scheme_file(relative: str) -> Path:
@@ -38,3 +51,26 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def cublas_paths() -> tuple[Path, Path] | None:
+    """(include dir, lib dir) of cuBLAS: the ``nvidia-cublas`` wheel (a test extra), else $CUDA_HOME."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    roots = [Path(p) / "cu13" for p in (spec.submodule_search_locations or [])] if spec else []
+    cuda = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    roots += [cuda]
+    for root in roots:
+        include = root / "include"
+        for lib in (root / "lib", root / "lib64"):
+            if (include / "cublas_v2.h").exists() and any(lib.glob("libcublas.so*")):
+                return include, lib
+    return None
+
+
+def cublas_link_flags(lib: Path) -> list[str]:
+    """Link cuBLAS by its versioned name (the wheel ships no unversioned libcublas.so)."""
+    plain = lib / "libcublas.so"
+    name = "-lcublas" if plain.exists() else f"-l:{sorted(lib.glob('libcublas.so.*'))[0].name}"
+    return [f"-L{lib}", name, "-Xlinker", f"-rpath={lib}"]

@@ -259,7 +259,7 @@ def test_adversarial_bl_text(tmp_path):
 
 def test_adversarial_command_lines(tmp_path, monkeypatch):
     monkeypatch.chdir(adv.ROOT)
-    monkeypatch.setattr("bilinear.bench.CACHE", tmp_path / "cache")
+    monkeypatch.setenv("BILINEAR_CACHE", str(tmp_path / "cache"))
     (tmp_path / "cli").mkdir()
     _assert_clean(run_cli(tmp_path / "cli"))
 
@@ -277,9 +277,9 @@ if __name__ == "__main__":
         base = Path(scratch)
         (base / "bl").mkdir()
         (base / "cli").mkdir()
-        import bilinear.bench
+        import os
 
-        bilinear.bench.CACHE = base / "cache"
+        os.environ["BILINEAR_CACHE"] = str(base / "cache")
         tallies = [run_bl(base / "bl"), run_cli(base / "cli"), run_api()]
     print("\n".join(t.line() for t in tallies))
     for tally in tallies:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import bilinear
-from bilinear.bench import bench_one, choose_levels, read_json
+from bilinear.bench import bench_one, read_json
+from bilinear.model import choose_levels
 from bilinear.cli import main
 from bilinear.lower.plan import Options, lower
 from bilinear.model import Ceilings, count_launches, predict, predict_steps
@@ -79,11 +80,11 @@ def test_bench_command_without_plot_or_matplotlib(tmp_path):
 
 
 def test_ceilings_time_the_leaves_own_gemm_and_are_cached(tmp_path, monkeypatch):
-    import bilinear.bench as bench
+    import bilinear.runtime.ceilings as bench
     from bilinear.runtime.numpy_backend import NumpyBackend
 
     calls = []
-    monkeypatch.setattr(bench, "CACHE", tmp_path)
+    monkeypatch.setenv("BILINEAR_CACHE", str(tmp_path))
     monkeypatch.setattr(bench, "COPY_ELEMENTS", 1 << 16)
     monkeypatch.setattr(NumpyBackend, "gemm", lambda self, a, b, c, alpha, beta: calls.append(a.shape))
     ceilings = bench.measure_ceilings(np, "float64", sizes=(512, 1024))

@@ -54,3 +54,20 @@ def test_compile_refuses_a_wrong_scheme(tmp_path, capsys):
     assert main(["compile", str(wrong), "-o", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
     assert "C12 is wrong" in capsys.readouterr().err
+
+
+def test_cli_choices_and_options_come_from_the_lowering_tables():
+    """`--leaf` and `--dtype` list exactly the tables lowering validates against, and a command
+    line becomes Options in one place."""
+    import argparse
+
+    from bilinear.cli import build_parser
+    from bilinear.lower.options import DTYPES, LEAVES, Options
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for command in ("compile", "run"):
+        actions = {a.dest: a for a in commands[command]._actions}
+        assert tuple(actions["leaf"].choices) == LEAVES and tuple(actions["dtype"].choices) == DTYPES
+    args = parser.parse_args(["compile", "x.bl", "--leaf", "fused", "--levels", "2", "--no-fuse", "--dtype", "float32"])
+    assert Options.from_args(args) == Options(dtype="float32", levels=2, leaf="fused", fuse=False)

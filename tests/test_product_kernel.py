@@ -7,14 +7,13 @@ Regenerate the golden files after an intended change with
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import check_golden
 
 from bilinear.lower.product import (
     PARAM_LIMIT,
@@ -22,7 +21,7 @@ from bilinear.lower.product import (
     FusedProduct,
     ProductStageSpec,
     Resources,
-    Term,
+    SpecTerm,
     TileConfig,
     c_literal,
     candidate_configs,
@@ -40,16 +39,14 @@ from bilinear.lower.product import (
 )
 from bilinear.runtime import tuning
 
-GOLDEN = ROOT / "tests" / "golden"
-UPDATE = os.environ.get("BILINEAR_UPDATE_GOLDEN") == "1"
 NVCC = shutil.which("nvcc")
 
 F64 = tuning.DEFAULTS[("float64", "single")]
 F32 = tuning.DEFAULTS[("float32", "single")]
 
 
-def terms(*pairs) -> tuple[Term, ...]:
-    return tuple(Term(slot, Fraction(coef)) for slot, coef in pairs)
+def terms(*pairs) -> tuple[SpecTerm, ...]:
+    return tuple(SpecTerm(slot, Fraction(coef)) for slot, coef in pairs)
 
 
 def msmes_products1(dtype: str = "float64", batch: int = 7) -> ProductStageSpec:
@@ -80,10 +77,7 @@ GOLDEN_CASES = {
 @pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
 def test_rendered_source_matches_golden(name):
     source = render_product_stage(*GOLDEN_CASES[name])
-    golden = GOLDEN / f"{name}.cu"
-    if UPDATE or not golden.exists():
-        golden.write_text(source)
-    assert source == golden.read_text()
+    check_golden(f"{name}.cu", source)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
@@ -200,12 +194,12 @@ def test_spec_validation():
     with pytest.raises(ValueError, match="only 3"):
         ProductStageSpec("k", "float64", msmes_products1().products, 3, 4, 4)
     with pytest.raises(ValueError, match="zero coefficient"):
-        Term(0, Fraction(0))
+        SpecTerm(0, Fraction(0))
     with pytest.raises(ValueError, match="twice"):
         FusedProduct(terms((0, 1), (0, 2)), terms((0, 1)), terms((0, 1)))
     with pytest.raises(ValueError, match="batch"):
         ProductStageSpec("k", "float64", msmes_products1().products, 4, 4, 4, 0)
-    assert Term(1, 2).coef == Fraction(2)
+    assert SpecTerm(1, 2).coef == Fraction(2)
 
 
 def test_atomics_only_for_targets_that_two_products_share():
@@ -252,8 +246,8 @@ def test_params_dtype_matches_the_static_assert_in_the_source():
 
 
 def test_tuning_cache_round_trip(tmp_path, monkeypatch):
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache.json"))
-    assert tuning.cache_path() == tmp_path / "cache.json"
+    monkeypatch.setenv("BILINEAR_CACHE", str(tmp_path))
+    assert tuning.cache_path() == tmp_path / "tuning.json"
     assert tuning.lookup("NVIDIA H100 80GB HBM3", "float64", "single") is None
     best = TileConfig(128, 64, 16, 2, 2, 3, 8, 2)
     tuning.store("NVIDIA H100 80GB HBM3", "float64", "single", best, {"effective_tflops": 55.0})

@@ -17,7 +17,7 @@ from bilinear.ir import Multiply, parse_block
 from bilinear.lower.product import (
     FusedProduct,
     ProductStageSpec,
-    Term,
+    SpecTerm,
     TileConfig,
     gemm_spec,
     max_batch,
@@ -94,7 +94,7 @@ def algorithm_stage(algorithm, dtype: str) -> ProductStageSpec:
     U, V, W = Expansion(algorithm).tables()
 
     def column(table, r):
-        return tuple(Term(i, Fraction(row[r])) for i, row in enumerate(table) if row[r] != 0)
+        return tuple(SpecTerm(i, Fraction(row[r])) for i, row in enumerate(table) if row[r] != 0)
 
     products = tuple(FusedProduct(column(U, r), column(V, r), column(W, r)) for r in range(algorithm.rank))
     shape = algorithm.shape
@@ -151,7 +151,7 @@ def schedule_stage_spec(schedule, stage, multiplies, dtype: str):
                     names[side_of(name)].append(name)
 
     def slots(form, side):
-        return tuple(Term(names[side].index(n), c) for n, c in form.terms)
+        return tuple(SpecTerm(names[side].index(n), c) for n, c in form.terms)
 
     products = tuple(FusedProduct(slots(s.left, "A"), slots(s.right, "B"), slots(s.targets, "C")) for s in multiplies)
     spec = ProductStageSpec(

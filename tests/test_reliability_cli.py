@@ -134,7 +134,6 @@ def test_bench_checks_output_paths_before_measuring(tmp_path, capsys, monkeypatc
 
 def test_bench_levels_auto_on_numpy(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("BILINEAR_CACHE", str(tmp_path))
-    monkeypatch.setattr("bilinear.bench.CACHE", tmp_path)
     code, out, _ = _run(capsys, "bench", STRASSEN, "-n", "16", "--backend", "numpy", "--levels", "auto", "--repeat", "1")
     assert code == 0 and "strassen" in out
 

@@ -10,7 +10,6 @@ from bilinear.measure import error_bound, random_inputs, relative_error
 from bilinear.ir import Multiply
 from bilinear.lower.plan import LAUNCH_PRODUCTS
 from bilinear.runtime.compiled import CompiledProduct
-from bilinear.runtime.prepare import kernels_for
 from bilinear.runtime.numpy_backend import NumpyBackend
 
 from conftest import ALGORITHMS
@@ -84,9 +83,9 @@ def test_deep_fused_trees_form_sums_in_temporaries_above_one_launch():
     assert [plan.schedule.name for plan in lowered.levels] == ["grey333_cublas", "grey333_cublas", "grey333_fused"]
     upper_products = [s for plan in lowered.levels[:2] for _, s in plan.schedule.statements() if isinstance(s, Multiply)]
     assert len(upper_products) == 2 * 23 and all(len(s.targets.terms) == 1 for s in upper_products)
-    recorded = kernels_for([(lowered, (243, 243, 243))])
-    assert len(recorded.product_specs) <= 4
-    assert max(len(spec.products) for spec in recorded.product_specs) <= LAUNCH_PRODUCTS
+    specs = [launch.spec for launch in lowered.launches_for(243, 243, 243)]
+    assert len(specs) <= 4
+    assert max(len(spec.products) for spec in lowered.product_specs()) <= LAUNCH_PRODUCTS
 
 
 @pytest.mark.parametrize(

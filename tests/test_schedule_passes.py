@@ -98,3 +98,18 @@ schedule copy for pair: overwrite
     assert report.ok
     schedule = report_data(report, n=64)["entries"][1]
     assert schedule["elementwise_bytes_one_level"] == 2 * 64 * 32 * 8
+
+
+def test_passes_are_a_declared_list_and_each_result_is_verified_again(monkeypatch):
+    """A pass that breaks the schedule is caught right after it runs, by name."""
+    from dataclasses import replace as _replace
+
+    import bilinear.lower.levels as levels
+    from bilinear.lower.options import Options
+
+    assert [p.name for p in levels.PASSES] == ["single target", "fuse element-wise stages"]
+    broken = levels.Pass("drop the last stage", lambda options: True, lambda s: _replace(s, stages=s.stages[:-1]))
+    monkeypatch.setattr(levels, "PASSES", (*levels.PASSES, broken))
+    program = bilinear.load("algorithms/msmes.bl")
+    with pytest.raises(AssertionError, match="drop the last stage"):
+        bilinear.lower.plan.lower(program, Options(levels=1))

@@ -6,7 +6,6 @@ Golden sources live in tests/golden/; regenerate them with
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -19,8 +18,8 @@ from bilinear.dispatch import Row, Table, dispatch, family_of, load_table, parse
 from bilinear.lower import tsm2
 from bilinear.lower.tsm2 import Alignment, Params
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
-UPDATE = os.environ.get("BILINEAR_UPDATE_GOLDEN") == "1"
+from conftest import check_golden
+
 SMALL = (2, 4, 8, 16, 32)
 DTYPES = ("float32", "float64")
 
@@ -284,13 +283,7 @@ def test_the_committed_table_is_inside_the_package_and_parses():
 @pytest.mark.parametrize("name", GOLDEN_SPECS)
 def test_golden_source(name):
     source = tsm2.render_spec(golden_spec(name))
-    path = GOLDEN / f"{name}.cu"
-    if UPDATE or not path.exists():
-        if not UPDATE:
-            pytest.fail(f"{path} is missing: run with BILINEAR_UPDATE_GOLDEN=1 to create it")
-        GOLDEN.mkdir(exist_ok=True)
-        path.write_text(source)
-    assert source == path.read_text(), f"{name} changed; rerun with BILINEAR_UPDATE_GOLDEN=1 if intended"
+    check_golden(f"{name}.cu", source)
 
 
 def test_templates_leave_no_jinja_behind():

@@ -266,7 +266,6 @@ class _ToIR(Transformer_NonRecursive):
     # --- schedules ------------------------------------------------------------------
     def temp_decl(self, meta, children):
         *names, like = children
-        span = self._span(meta)
         if str(like) not in ("A", "B", "C"):
             self._fail(f"a temporary is shaped like an A, B or C block, not {like!r}", self._token_span(like))
         return tuple(Temporary(str(n), str(like), self._token_span(n)) for n in names)

@@ -6,8 +6,12 @@ from dataclasses import asdict
 
 from ..ir import Stage
 from .elementwise import ElementwiseKernel
+from .leaves import ProductLaunch
 from .plan import LevelPlan, Lowered, workspace_bytes
+from .product import default_config, describe
 
+#: Bumped whenever a key of the manifest changes meaning or goes away.
+MANIFEST_SCHEMA_VERSION = 1
 _SIZES = (1024, 2048, 4096, 8192, 16384)
 
 
@@ -44,12 +48,31 @@ def _level(plan: LevelPlan) -> dict:
     return data
 
 
-def manifest(lowered: Lowered, source_file: str) -> dict:
+def _product_kernel(launch: ProductLaunch) -> dict:
+    spec = launch.spec
     return {
+        "kernel": spec.name,
+        "depth": launch.depth,
+        "views": {"A": spec.n_a, "B": spec.n_b, "C": spec.n_c},
+        "products": [describe(product) for product in spec.products],
+        "tile": default_config(spec).to_json(),
+    }
+
+
+def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> dict:
+    """What ``bilinear compile`` wrote: every kernel of the ``.cu`` (element-wise, then fused
+    product stages with the depth their products run at), the launch plan per level, workspace."""
+    launches = lowered.product_launches()
+    data = {
+        "schema_version": MANIFEST_SCHEMA_VERSION,
         "name": lowered.name,
         "source": source_file,
         "options": asdict(lowered.options),
-        "kernels": [k.name for k in lowered.kernels()],
+        "kernels": [k.name for k in lowered.kernels()] + [launch.spec.name for launch in launches],
+        "product_kernels": [_product_kernel(launch) for launch in launches],
         "levels": [_level(plan) for plan in lowered.levels],
         "workspace_bytes": {str(n): workspace_bytes(lowered, n, n, n) for n in _SIZES},
     }
+    if host is not None:
+        data["host"] = host
+    return data

@@ -1,190 +1,83 @@
-"""Lowering: a verified algorithm or schedule to a launch plan per level of recursion.
-
-Each level gets the schedule it runs (a shipped one, or the default schedule
-for an algorithm that has none), transformed for its leaf kind (single-target
-products for library GEMMs, fused element-wise stages) and re-verified; its
-element-wise stages become kernels, its product stages stay product
-statements for the executor to recurse into or hand to the leaf.
-"""
+"""Lowering: a verified program to a launch plan per level of recursion, and every fused
+product launch the plan can make, computed before anything runs."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Union
 
 import numpy as np
 
 from ..diagnostics import BilinearError, Diagnostic
-from ..ir import Algorithm, Program, Schedule, Stage, Update
-from ..schedule import default_schedule, fuse_elementwise, single_target
+from ..ir import Algorithm, Program, Schedule, Stage
+from ..schedule import default_schedule
+from ..verify import Report, verify_program
 from ..verify.expand import expansion_of
-from ..verify.schedule import verify_schedule
-from .elementwise import ElementwiseKernel, lower_elementwise, render_elementwise
+from .elementwise import ElementwiseKernel, render_elementwise
+from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_tree
+from .product import ProductStageSpec, default_config, render_product_stages
+from .levels import (
+    DTYPES,
+    LAUNCH_PRODUCTS,
+    LAUNCH_SUM_SHAPES,
+    LEAVES,
+    MAX_LEVELS,
+    KernelNames,
+    LevelPlan,
+    Options,
+    Step,
+    level_plan,
+    prepare_schedule,
+    recurses,
+)
 
-LEAVES = ("cublas", "fused")
-DTYPES = ("float32", "float64")
-
-# With fused leaves, an algorithm's default schedule carries its operand sums down to the
-# fused kernel, and over several such levels the leaf products multiply and so do their
-# sums' lengths.  NVRTC's time for one kernel grows faster than linearly with its distinct
-# (left terms, right terms) pairs (one pipeline each: nvcc takes 76 s on winograd's 14), so a
-# level carries sums down only while the products below fit one launch and their pairs stay
-# few; above, its sums are formed in temporaries, with single-target products, so every
-# branch below launches the same kernels.  (grey333 carried down three levels needed 28
-# kernels holding 1,901 pipelines, 95 in one; now 8 holding 48.  `benchmarks/host_costs.py`
-# prints both counts for every shipped configuration.)
-LAUNCH_PRODUCTS = 512
-LAUNCH_SUM_SHAPES = 12
-# Each level divides a dimension by at least 2, so no real matrix reaches 32 levels; a larger
-# count is a typo (and lowering 10^5 levels would take minutes).
-MAX_LEVELS = 32
-
-
-@dataclass(frozen=True)
-class Options:
-    """How to lower: element type, levels of recursion, leaf kind, element-wise fusion."""
-
-    dtype: str = "float64"
-    levels: int = 1
-    leaf: str = "cublas"
-    fuse: bool = True
-    cutoff: int = 1  # stop recursing when a block would have a dimension below this
-
-    def __post_init__(self) -> None:
-        if self.dtype not in DTYPES:
-            raise ValueError(f"dtype must be float32 or float64, not {self.dtype!r}")
-        if self.leaf not in LEAVES:
-            raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
-        if isinstance(self.levels, bool) or not isinstance(self.levels, int):
-            raise ValueError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
-        if not 0 <= self.levels <= MAX_LEVELS:
-            raise ValueError(
-                f"levels must be between 0 and {MAX_LEVELS}, not {self.levels}: each level at least halves a "
-                f"dimension, so {MAX_LEVELS} levels already need matrices of 2^{MAX_LEVELS} rows or columns"
-            )
-        if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
-            raise ValueError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
-        if self.cutoff < 1:
-            raise ValueError(f"cutoff must be >= 1, not {self.cutoff}")
-
-
-Step = Union[ElementwiseKernel, Stage]
-
-
-@dataclass(frozen=True)
-class LevelPlan:
-    """What one level of recursion runs."""
-
-    algorithm: Algorithm
-    schedule: Schedule
-    steps: tuple[Step, ...]
-    accumulate_fallback: LevelPlan | None = field(default=None)
-
-    def kernels(self) -> tuple[ElementwiseKernel, ...]:
-        own = tuple(s for s in self.steps if isinstance(s, ElementwiseKernel))
-        return own + (self.accumulate_fallback.kernels() if self.accumulate_fallback else ())
+__all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LEAVES", "LevelPlan", "Lowered", "Options", "Step", "lower", "prepare_schedule"]
 
 
 @dataclass(frozen=True)
 class Lowered:
-    """A whole lowered program: one plan per level, outermost first."""
+    """A whole lowered program: one plan per level, outermost first, and the problem tree
+    holding every fused product launch (:mod:`bilinear.lower.leaves`)."""
 
     name: str
     options: Options
     levels: tuple[LevelPlan, ...]
+    tops: dict = field(default_factory=dict, compare=False)  # overwrites C? -> ProblemNode
+
+    def top(self, overwrites: bool) -> ProblemNode:
+        return self.tops[overwrites]
 
     def kernels(self) -> tuple[ElementwiseKernel, ...]:
+        """The element-wise stage kernels, each once."""
         seen: dict[str, ElementwiseKernel] = {}
         for level in self.levels:
             for kernel in level.kernels():
                 seen.setdefault(kernel.name, kernel)
         return tuple(seen.values())
 
+    def product_launches(self) -> tuple[ProductLaunch, ...]:
+        """Every fused product launch any size can make (fused leaves; none with library leaves)."""
+        return all_launches(self.tops)
+
+    def launches_for(self, M: int, K: int, N: int) -> tuple[ProductLaunch, ...]:
+        """The fused launches an M×K×N product may make."""
+        return launches_for(self.levels, self.options, self.top(top_modes(self, M, K, N)[0]), (M, K, N))
+
+    def product_specs(self) -> tuple[ProductStageSpec, ...]:
+        return tuple(launch.spec for launch in self.product_launches())
+
     def cuda_source(self) -> str:
+        """Every generated kernel: element-wise stages, then fused product stages (default tile configs)."""
         header = (
             f"// Generated by bilinear for {self.name}: {self.options.levels} level(s), "
             f"{self.options.leaf} leaves, {self.options.dtype}.\n"
             "// Element-wise stage kernels; product stages run as library GEMMs or fused product kernels.\n\n"
         )
-        return header + "\n".join(render_elementwise(k) for k in self.kernels())
-
-
-def _identifier(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_]", "_", text)
-
-
-def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options) -> Schedule:
-    """The schedule as it runs: single-target products for library leaves, fused element-wise stages.
-
-    Every transformed schedule is verified again; a failure here is a bug in a pass.
-    """
-    prepared = single_target(schedule) if options.leaf == "cublas" else schedule
-    if options.fuse:
-        prepared = fuse_elementwise(prepared)
-    check = verify_schedule(prepared, algorithm)
-    if not check.ok:
-        raise AssertionError(f"internal error: a scheduling pass broke {schedule.name}: {check.errors[0].message}")
-    return prepared
-
-
-class KernelNames:
-    """Hands out kernel names, unique by construction within one lowered program.
-
-    A kernel is named for its schedule and stage; two different kernels that would get one
-    name (a schedule named like a generated default one, ``strassen_cublas``, or two names
-    that differ only in characters CUDA identifiers cannot hold) get distinct suffixes, so
-    the ``.cu`` file never drops a kernel and no launch runs another kernel's body.
-    """
-
-    def __init__(self) -> None:
-        self.bodies: dict[str, ElementwiseKernel] = {}  # name -> the kernel with its name blanked
-
-    def unique(self, kernel: ElementwiseKernel) -> ElementwiseKernel:
-        body = replace(kernel, name="")
-        name, number = kernel.name, 1
-        while self.bodies.setdefault(name, body) != body:
-            number += 1
-            name = f"{kernel.name}_v{number}"
-        return kernel if name == kernel.name else replace(kernel, name=name)
-
-
-def _check_coefficients(schedule: Schedule, dtype: str) -> None:
-    """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
-    its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
-    info = np.finfo(dtype)
-    for stage in schedule.stages:
-        for statement in stage.statements:
-            forms = (statement.form,) if isinstance(statement, Update) else (statement.left, statement.right, statement.targets)
-            for form in forms:
-                for name, coef in form.terms:
-                    if not info.tiny <= abs(coef) <= info.max:
-                        what = "beyond" if abs(coef) > 1 else "below"
-                        raise BilinearError(
-                            Diagnostic(
-                                f"`{statement}` in schedule {schedule.name} multiplies {name} by a coefficient "
-                                f"{what} the {dtype} range ({info.tiny:.3g} to {info.max:.3g} in magnitude); "
-                                "it cannot be run in floating point",
-                                statement.span,
-                            )
-                        )
-
-
-def _level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames) -> LevelPlan:
-    prepared = prepare_schedule(schedule, algorithm, options)
-    _check_coefficients(prepared, options.dtype)
-    steps: list[Step] = []
-    for index, stage in enumerate(prepared.stages):
-        if stage.is_product_stage():
-            steps.append(stage)
-        else:
-            name = _identifier(f"{prepared.name}_{options.dtype}_s{index}")
-            steps.append(names.unique(lower_elementwise(stage, prepared, name, options.dtype)))
-    fallback = None
-    if schedule.overwrites_c:
-        # Products that accumulate into C cannot recurse into a schedule that overwrites C.
-        fallback = _level_plan(default_schedule(algorithm, options.leaf), algorithm, options, names)
-    return LevelPlan(algorithm, prepared, tuple(steps), fallback)
+        parts = [render_elementwise(k) for k in self.kernels()]
+        specs = self.product_specs()
+        if specs:
+            parts.append(render_product_stages([(spec, default_config(spec)) for spec in specs]))
+        return header + "\n".join(parts)
 
 
 def _refuse_destroying_below_top(resolved: list[tuple[Schedule | None, Algorithm]]) -> None:
@@ -209,17 +102,33 @@ def _resolve(definition: Algorithm | Schedule, program: Program) -> tuple[Schedu
     return None, definition
 
 
-def lower(program: Program, options: Options, per_level: tuple[str, ...] | None = None) -> Lowered:
-    """Lower the program's main definition (or one definition name per level) to a launch plan.
+@dataclass(frozen=True)
+class Verified:
+    """A program and the report that proves it: what :func:`lower` takes."""
+
+    program: Program
+    report: Report
+
+    def __post_init__(self) -> None:
+        if not self.report.ok:
+            raise BilinearError(*(d for entry in self.report.entries for d in entry.errors))
+
+
+def verified(program: Program) -> Verified:
+    """Verify ``program``; raises BilinearError with the diagnostics when it does not verify."""
+    return Verified(program, verify_program(program))
+
+
+def lower(program: Verified | Program, options: Options, per_level: tuple[str, ...] | None = None) -> Lowered:
+    """Lower a verified program's main definition (or one definition name per level) to a launch plan.
+
+    A plain :class:`Program` is verified first (a convenience; pass :class:`Verified` where the
+    report is at hand, so nothing is verified twice).
 
     Raises:
-        BilinearError: when a named definition does not exist or does not verify.
+        BilinearError: when a named definition does not exist or the program does not verify.
     """
-    from ..verify import verify_program
-
-    report = verify_program(program)
-    if not report.ok:
-        raise BilinearError(*(d for entry in report.entries for d in entry.errors))
+    program = (program if isinstance(program, Verified) else verified(program)).program
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
@@ -239,8 +148,9 @@ def lower(program: Program, options: Options, per_level: tuple[str, ...] | None 
             schedule, level_options = default_schedule(algorithm, leaf), replace(options, leaf=leaf)
         else:
             level_options = options
-        plans.append(_level_plan(schedule, algorithm, level_options, kernel_names))
-    return Lowered(program.main.name, options, tuple(plans))
+        plans.append(level_plan(schedule, algorithm, level_options, kernel_names))
+    plans = tuple(plans)
+    return Lowered(program.main.name, options, plans, problem_tree(plans, options))
 
 
 def _levels_carrying_sums(resolved: list[tuple[Schedule | None, Algorithm]]) -> int:
@@ -261,12 +171,6 @@ def _levels_carrying_sums(resolved: list[tuple[Schedule | None, Algorithm]]) -> 
 
 
 # --- what a run of a given size needs (shared by the executor and the manifest) ------------------
-
-
-def recurses(plan: LevelPlan, options: Options, M: int, K: int, N: int) -> bool:
-    """Whether a level splits an M×K×N problem (every block at least ``cutoff`` wide)."""
-    shape = plan.algorithm.shape
-    return min(M // shape.m, K // shape.k, N // shape.n) >= options.cutoff
 
 
 def level_dims(lowered: Lowered, M: int, K: int, N: int):

@@ -6,7 +6,6 @@ no arithmetic of their own.  Undefined names are errors, never blanks.
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 
 import jinja2
@@ -28,10 +27,3 @@ def environment() -> jinja2.Environment:
 def render(template: str, **context) -> str:
     """Render ``templates/<template>`` with ``context``."""
     return environment().get_template(template).render(**context)
-
-
-@cache
-def template_hash(template: str) -> str:
-    """A short hash of a template's text, part of every compiled-kernel cache key."""
-    text = (templates_dir() / template).read_bytes()
-    return hashlib.sha256(text).hexdigest()[:16]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..lower.plan import Lowered
-from ..model import Ceilings
+from ..model import Ceilings, choose_levels
 from .backend import Backend
 from .compiled import CompiledProduct
 
@@ -33,15 +33,13 @@ class AutoProduct:
     @property
     def ceilings(self) -> Ceilings:
         if self._ceilings is None:
-            from ..bench import measure_ceilings
+            from .ceilings import measure_ceilings
 
             self._ceilings = measure_ceilings(self.backend.xp, self.dtype)
         return self._ceilings
 
     def choose(self, M: int, K: int, N: int) -> tuple[int, str, float]:
         """(levels, leaf, predicted seconds) for an M×K×N product."""
-        from ..bench import choose_levels
-
         if (M, K, N) not in self.choices:
             self.choices[(M, K, N)] = choose_levels(
                 self._lowered_for, self.ceilings, M, K, N, leaves=self.leaves, max_levels=self.max_levels

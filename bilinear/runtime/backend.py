@@ -9,10 +9,10 @@ the only allocations are the workspace the executor asks for by name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..lower.elementwise import ElementwiseKernel
+from ..lower.leaves import ProductLaunch
 
 View = Any  # a 2-D numpy.ndarray or cupy.ndarray slice
 
@@ -29,24 +29,6 @@ def overlaps(x: View, y: View) -> bool:
     """Whether two views' byte ranges intersect (conservative: ranges, not elements)."""
     (x0, x1), (y0, y1) = memory_span(x), memory_span(y)
     return x0 < y1 and y0 < x1
-
-
-@dataclass(frozen=True)
-class Term:
-    """``coef · view``."""
-
-    coef: float
-    view: View
-
-
-@dataclass(frozen=True)
-class LeafProduct:
-    """For every target ``(w, C)``: ``C = w·(Σ a)(Σ b)`` if ``overwrite`` else ``C += w·(Σ a)(Σ b)``."""
-
-    a: tuple[Term, ...]
-    b: tuple[Term, ...]
-    targets: tuple[Term, ...]
-    overwrite: bool = False
 
 
 class Backend(ABC):
@@ -68,8 +50,10 @@ class Backend(ABC):
         """``c = alpha·a@b + beta·c``; with ``beta == 0`` c is not read."""
 
     @abstractmethod
-    def fused_products(self, products: Sequence[LeafProduct], dtype: str) -> None:
-        """All products of one leaf stage in one launch (the fused product kernel)."""
+    def fused(self, launch: ProductLaunch, views: tuple[list, list, list], dims: tuple[int, int, int], alpha: float) -> None:
+        """One fused product launch: for every product of ``launch.spec``,
+        ``C[t] += alpha·coef_t·(Σ u·A[slot])(Σ v·B[slot])``; ``views`` are the A, B and C views
+        by slot, ``dims`` is (M, N, K)."""
 
     @abstractmethod
     def scale(self, c: View, beta: float) -> None:

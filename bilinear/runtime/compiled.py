@@ -11,6 +11,9 @@ from .backend import Backend, overlaps
 from .executor import Executor
 
 
+BACKENDS = ("cupy", "numpy")
+
+
 def real_scalar(value: Any, name: str) -> float:
     """``value`` as a float when it is a real number (Python or NumPy, 0-d arrays too).
 
@@ -40,7 +43,7 @@ def make_backend(name: str | None) -> Backend:
         if not cupy_available():
             raise ValueError("the cupy backend needs CuPy and a CUDA GPU; use backend='numpy' on the CPU")
         return CupyBackend()
-    raise ValueError(f"backend must be 'cupy' or 'numpy', not {name!r}")
+    raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
 
 
 class CompiledProduct:

@@ -1,8 +1,8 @@
 """The CuPy backend: generated kernels through NVRTC, GEMMs through cuBLAS.
 
-Kernels are compiled once per process and cached by a key over the kernel
-source (which encodes the IR, the options and the template), the template's
-hash and the GPU architecture; CuPy also keeps the compiled binary on disk.
+Kernels are compiled once per process by the kernel service
+(:mod:`bilinear.runtime.cuda`), keyed by their rendered source, the options
+and the GPU architecture.
 Nothing here allocates device memory: views are passed as pointers with their
 leading dimensions, and cuBLAS is called directly on them (``cupy.matmul``
 would copy non-contiguous views).
@@ -10,15 +10,14 @@ would copy non-contiguous views).
 
 from __future__ import annotations
 
-import hashlib
 from functools import cached_property
 from typing import Sequence
 
 import numpy as np
 
 from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
-from ..lower.render import template_hash
-from .backend import Backend, LeafProduct, View
+from .backend import Backend, View
+from .cuda import compiled_function, device_info
 
 THREADS = 256
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
@@ -41,17 +40,8 @@ class CupyBackend(Backend):
         import cupy
 
         self.xp = cupy
-        self._functions: dict[str, object] = {}  # compiled kernels by a key over source, template and arch
         self._by_kernel: dict[ElementwiseKernel, object] = {}
-        self._fused: "FusedLaunches | None" = None
-
-    @cached_property
-    def _device(self):
-        device = self.xp.cuda.Device()
-        return {
-            "arch": device.compute_capability,
-            "sms": device.attributes["MultiProcessorCount"],
-        }
+        self._fused = None  # a fused.FusedLaunches, made on the first fused launch
 
     @cached_property
     def _cublas(self):
@@ -75,28 +65,14 @@ class CupyBackend(Backend):
         self.xp.cuda.get_current_stream().synchronize()
 
     # --- element-wise kernels ------------------------------------------------------------------
-    def _key(self, source: str) -> str:
-        return hashlib.sha256((source + template_hash("elementwise.cu.j2") + self._device["arch"]).encode()).hexdigest()
-
     def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
-        """Compile each kernel not yet compiled, one module per distinct source.
-
-        Keying by source (not by name) means two programs whose kernels share a
-        name but not a body can never get each other's code.
-        """
+        """Compile each kernel not yet compiled (the kernel service keys them by rendered source)."""
         for kernel in kernels:
-            if kernel in self._by_kernel:
-                continue
-            source = render_elementwise(kernel)
-            key = self._key(source)
-            if key not in self._functions:
-                module = self.xp.RawModule(code=source, options=("-std=c++17",))
-                self._functions[key] = module.get_function(kernel.name)
-            self._by_kernel[kernel] = self._functions[key]
+            self._function(kernel)
 
     def _function(self, kernel: ElementwiseKernel):
         if kernel not in self._by_kernel:
-            self.prepare([kernel])
+            self._by_kernel[kernel] = compiled_function(render_elementwise(kernel), kernel.name)
         return self._by_kernel[kernel]
 
     def elementwise(self, kernel: ElementwiseKernel, views: Sequence[View]) -> None:
@@ -113,7 +89,7 @@ class CupyBackend(Backend):
             largest = max(largest, rows * cols // (width if aligned else 1))
         if largest == 0:
             return
-        blocks = min(-(-largest // THREADS), self._device["sms"] * BLOCKS_PER_SM)
+        blocks = min(-(-largest // THREADS), device_info().sms * BLOCKS_PER_SM)
         self._function(kernel)((blocks, len(kernel.groups)), (THREADS,), tuple(args))
 
     # --- GEMM -----------------------------------------------------------------------------------
@@ -140,13 +116,13 @@ class CupyBackend(Backend):
         )
 
     # --- fused product stages ------------------------------------------------------------------
-    def fused_products(self, products: Sequence[LeafProduct], dtype: str) -> None:
+    def fused(self, launch, views, dims, alpha: float) -> None:
         if self._fused is None:
             from .fused import FusedLaunches
             from .product import ProductStage
 
             self._fused = FusedLaunches(ProductStage)
-        self._fused.run(products, dtype)
+        self._fused.run(launch, views, dims, alpha)
 
 
 def _ld(view: View) -> int:

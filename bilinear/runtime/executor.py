@@ -1,55 +1,58 @@
-"""Runs a lowered plan on real matrices: recursion, dynamic peeling, α and β, workspace.
+"""Runs a lowered plan on real matrices: it walks the problem tree lowering built and binds views.
 
-A problem is ``targets += (Σ a)(Σ b)`` (or ``=`` when it overwrites): its
-operands are sums of views (one view unless the fused default schedule
-carries operand sums down the recursion) and it may add into several targets
-(products of in-place schedules such as MSMES do).  At each level the largest
-part whose dimensions the algorithm's shape divides runs the level's
-schedule; the peeled rows and columns are fixed up with leaf products.
+A problem's views (:class:`Bound`) are listed in the order of its node's form,
+which holds their exact coefficients; everything about kernels (which launch,
+which slot a view binds, the coefficients) was decided by lowering
+(:mod:`bilinear.lower.leaves`).  What is left for run time depends on sizes:
+at each level the largest part whose dimensions the algorithm's shape divides
+runs the level's schedule, the peeled rows and columns are fixed up with leaf
+products, and recursion stops where blocks would be too small.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..ir import Form, Multiply, Stage, parse_block
+from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
-from ..lower.plan import LAUNCH_PRODUCTS, LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
-from .backend import Backend, LeafProduct, Term, View
+from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
+from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
+from .backend import Backend, View
 
 
 @dataclass(frozen=True)
-class Problem(LeafProduct):
-    """A leaf product that may still be split further."""
+class Bound:
+    """The views of a problem ``targets += (Σ a)(Σ b)``, in its form's order."""
+
+    a: tuple[View, ...]
+    b: tuple[View, ...]
+    c: tuple[View, ...]
 
     @property
     def dims(self) -> tuple[int, int, int]:
-        a, b = self.a[0].view, self.b[0].view
+        a, b = self.a[0], self.b[0]
         return a.shape[0], a.shape[1], b.shape[1]
 
-    def sub(self, rows: slice, inner: slice, cols: slice) -> "Problem":
-        return Problem(
-            tuple(Term(t.coef, t.view[rows, inner]) for t in self.a),
-            tuple(Term(t.coef, t.view[inner, cols]) for t in self.b),
-            tuple(Term(t.coef, t.view[rows, cols]) for t in self.targets),
-            self.overwrite,
+    def sub(self, rows: slice, inner: slice, cols: slice) -> Bound:
+        return Bound(
+            tuple(v[rows, inner] for v in self.a),
+            tuple(v[inner, cols] for v in self.b),
+            tuple(v[rows, cols] for v in self.c),
         )
 
-
-def normalized(problem: Problem) -> Problem:
-    """Fold the coefficient of a one-view operand into the targets, so library GEMMs see plain views."""
-    scale = 1.0
-    a, b = problem.a, problem.b
-    if len(a) == 1:
-        scale *= a[0].coef
-        a = (Term(1.0, a[0].view),)
-    if len(b) == 1:
-        scale *= b[0].coef
-        b = (Term(1.0, b[0].view),)
-    targets = tuple(Term(t.coef * scale, t.view) for t in problem.targets)
-    return Problem(a, b, targets, problem.overwrite)
+    def peeled(self, part: str, shape) -> Bound:
+        """A strip an odd size leaves: rows below the split part ("m"), columns right of it
+        ("n"), or the inner dimension beyond it ("k")."""
+        M, K, N = self.dims
+        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
+        if part == "m":
+            return self.sub(slice(Mm, M), slice(0, K), slice(0, N))
+        if part == "n":
+            return self.sub(slice(0, Mm), slice(0, K), slice(Nm, N))
+        if part == "k":
+            return self.sub(slice(0, Mm), slice(Km, K), slice(0, Nm))
+        return self.sub(slice(0, Mm), slice(0, Km), slice(0, Nm))
 
 
 def _block(view: View, size: tuple[int, int], row: int, col: int) -> View:
@@ -64,6 +67,7 @@ class Executor:
         self.lowered = lowered
         self.backend = backend
         self.options = lowered.options
+        self.alpha = 1.0
         self.workspace: dict[tuple[int, str], View] = {}
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
         self.observer: Callable[[int, str, str], None] | None = None
@@ -72,17 +76,16 @@ class Executor:
     def run(self, A: View, B: View, C: View, alpha: float = 1.0, beta: float = 0.0) -> None:
         """``C = alpha·A@B + beta·C``, in place on C."""
         overwrites, _ = top_modes(self.lowered, *_dims(A, B))
-        first = self.lowered.levels[0] if overwrites else None
         if overwrites and beta != 0:
             raise ValueError(
-                f"{first.schedule.name} computes C = A*B and overwrites C, so beta must be 0 (got {beta}); "
-                "use an accumulating schedule such as msmes for beta != 0"
+                f"{self.lowered.levels[0].schedule.name} computes C = A*B and overwrites C, so beta must be 0 "
+                f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
             )
         if not overwrites and beta != 1:
             self.backend.scale(C, beta)
+        self.alpha = alpha
         self.workspace = self._allocate_workspace(*_dims(A, B))
-        problem = Problem((Term(1.0, A),), (Term(1.0, B),), (Term(alpha, C),), overwrite=overwrites)
-        self.solve(problem, 0)
+        self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
         """Bytes of workspace a product of this size needs (0 for in-place schedules)."""
@@ -95,175 +98,152 @@ class Executor:
         }
 
     # --- recursion ------------------------------------------------------------------------
-    def _recurses(self, plan: LevelPlan, M: int, K: int, N: int) -> bool:
-        return recurses(plan, self.options, M, K, N)
+    def _recurses(self, level: int, dims: tuple[int, int, int]) -> bool:
+        levels = self.lowered.levels
+        return level < len(levels) and recurses(levels[level], self.options, *dims)
 
-    def solve(self, problem: Problem, level: int) -> None:
-        problem = normalized(problem)
-        if self._flattens(level, 1):
-            self._launch(self._flatten(problem, level))
+    def solve(self, node: ProblemNode, problem: Bound) -> None:
+        if node.flat:
+            self._flat([(problem, node.form.overwrite)], node.level, node.flat)
             return
-        plan = self.lowered.levels[level] if level < len(self.lowered.levels) else None
-        if plan is None or not self._recurses(plan, *problem.dims):
-            self.leaf([problem])
+        if node.plan is None or not self._recurses(node.level, problem.dims):
+            self._leaves(node.leaf, [(node.form, problem, node.form.overwrite)])
             return
-        if plan.schedule.overwrites_c and not problem.overwrite:
-            plan = plan.accumulate_fallback
-        if problem.overwrite and not plan.schedule.overwrites_c:
-            for target in problem.targets:
-                self.backend.scale(target.view, 0.0)
-            problem = replace(problem, overwrite=False)
-        M, K, N = problem.dims
-        shape = plan.algorithm.shape
-        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
+        if node.zero_targets:
+            for view in problem.c:
+                self.backend.scale(view, 0.0)
+        overwrite = node.form.overwrite and not node.zero_targets
+        shape = node.plan.algorithm.shape
         # Peeled rows and columns: before the schedule (it may leave A and B changed until it
         # restores them, or for good), except the K fix-up, which adds into the part the
         # schedule writes and reads only blocks the schedule never touches.
-        if Mm < M:
-            self.leaf([problem.sub(slice(Mm, M), slice(0, K), slice(0, N))])
-        if Nm < N:
-            self.leaf([problem.sub(slice(0, Mm), slice(0, K), slice(Nm, N))])
-        main = problem.sub(slice(0, Mm), slice(0, Km), slice(0, Nm))
-        self.run_schedule(plan, main, level)
-        if Km < K:
-            self.leaf([replace(problem.sub(slice(0, Mm), slice(Km, K), slice(0, Nm)), overwrite=False)])
+        for part in ("m", "n"):
+            self._leaves(node.leaf, [(node.form, problem.peeled(part, shape), overwrite)])
+        self.run_schedule(node, problem.peeled("main", shape))
+        self._leaves(node.leaf, [(node.form, problem.peeled("k", shape), False)])
 
-    def run_schedule(self, plan: LevelPlan, problem: Problem, level: int) -> None:
+    def run_schedule(self, node: ProblemNode, problem: Bound) -> None:
+        plan, level = node.plan, node.level
         buffers = self._buffers(plan, problem, level)
-        for step in plan.steps:
+        for step, lowered_step in zip(plan.steps, node.steps):
             if self.observer:
                 self.observer(level, step.name, "begin")
             if isinstance(step, ElementwiseKernel):
                 self.backend.elementwise(step, [self._single_view(buffers, name) for name in step.buffers])
             else:
-                self._products(step, buffers, level)
+                bound = [self._child(statement, buffers) for statement in step.statements]
+                overwrites = [statement.overwrite for statement in step.statements]
+                if lowered_step.flat:
+                    self._flat(list(zip(bound, overwrites)), level + 1, lowered_step.flat)
+                elif lowered_step.children and all(self._recurses(level + 1, b.dims) for b in bound):
+                    for child, sub in zip(lowered_step.children, bound):
+                        self.solve(child, sub)
+                else:
+                    self._leaves(lowered_step.launch, list(zip(lowered_step.forms, bound, overwrites)))
             if self.observer:
                 self.observer(level, step.name, "end")
 
-    def _buffers(self, plan: LevelPlan, problem: Problem, level: int) -> dict[str, tuple[Term, ...]]:
+    def _buffers(self, plan: LevelPlan, problem: Bound, level: int) -> dict[str, tuple[View, ...]]:
         shape = plan.algorithm.shape
         M, K, N = problem.dims
         size = {"A": (M // shape.m, K // shape.k), "B": (K // shape.k, N // shape.n), "C": (M // shape.m, N // shape.n)}
-        sources = {"A": problem.a, "B": problem.b, "C": problem.targets}
-        buffers: dict[str, tuple[Term, ...]] = {}
+        sources = {"A": problem.a, "B": problem.b, "C": problem.c}
+        buffers: dict[str, tuple[View, ...]] = {}
         for operand in ("A", "B", "C"):
             for name in shape.blocks(operand):
                 _, row, col = parse_block(name)
-                buffers[name] = tuple(
-                    Term(t.coef, _block(t.view, size[operand], row, col)) for t in sources[operand]
-                )
+                buffers[name] = tuple(_block(view, size[operand], row, col) for view in sources[operand])
         for temp in plan.schedule.temporaries:
             rows, cols = size[temp.like]
-            view = self.workspace[(level, f"{plan.schedule.name}.{temp.name}")][:rows, :cols]
-            buffers[temp.name] = (Term(1.0, view),)
+            buffers[temp.name] = (self.workspace[(level, f"{plan.schedule.name}.{temp.name}")][:rows, :cols],)
         return buffers
 
     @staticmethod
-    def _single_view(buffers: dict[str, tuple[Term, ...]], name: str) -> View:
+    def _single_view(buffers: dict[str, tuple[View, ...]], name: str) -> View:
         """The one view an element-wise statement acts on.
 
         C blocks may carry a coefficient: the products are scaled by it, and
         element-wise statements on C are linear, so they act on the raw view.
         """
-        terms = buffers[name]
-        if len(terms) != 1:
+        views = buffers[name]
+        if len(views) != 1:
             raise ValueError(
-                f"an element-wise statement touches {name}, which here is a sum of {len(terms)} views; "
+                f"an element-wise statement touches {name}, which here is a sum of {len(views)} views; "
                 "use this schedule with a single target (library leaves) or without in-place statements"
             )
-        return terms[0].view
-
-    def _products(self, stage: Stage, buffers: dict[str, tuple[Term, ...]], level: int) -> None:
-        problems = [self._subproblem(statement, buffers) for statement in stage.statements]
-        next_level = level + 1
-        if self._flattens(next_level, len(problems)):
-            self._launch([leaf for problem in problems for leaf in self._flatten(problem, next_level)])
-            return
-        nested = next_level < len(self.lowered.levels)
-        if nested and all(self._recurses(self.lowered.levels[next_level], *p.dims) for p in problems):
-            for problem in problems:
-                self.solve(problem, next_level)
-        else:
-            self.leaf(problems)
+        return views[0]
 
     @staticmethod
-    def _subproblem(statement: Multiply, buffers: dict[str, tuple[Term, ...]]) -> Problem:
-        def combine(form: Form) -> tuple[Term, ...]:
-            return tuple(Term(float(c) * t.coef, t.view) for name, c in form.terms for t in buffers[name])
+    def _child(statement: Multiply, buffers: dict[str, tuple[View, ...]]) -> Bound:
+        """A statement's sub-problem, its views in the order ``lower.leaves.sub_problem`` gives their form."""
 
-        targets = tuple(
-            Term(float(c) * t.coef, t.view) for name, c in statement.targets.terms for t in buffers[name]
-        )
-        return Problem(combine(statement.left), combine(statement.right), targets, statement.overwrite)
+        def views(form: Form) -> tuple[View, ...]:
+            return tuple(view for name, _ in form.terms for view in buffers[name])
 
-    # --- flattening pure-product levels (fused leaves) ------------------------------------------
-    def _flattens(self, level: int, problems: int) -> bool:
-        """Whether ``problems`` subtrees from ``level`` down go out flattened: every level only
-        accumulates products (the fused default schedule), and their leaf products fit one
-        launch.  Then they go out in as few launches as their sizes allow, with one kernel per
-        structure instead of one per recursion branch."""
-        levels = self.lowered.levels[level:]
-        if self.options.leaf != "fused" or not levels or not all(_only_accumulating_products(p) for p in levels):
-            return False
-        leaves = problems * math.prod(_product_count(plan) for plan in levels)
-        return leaves <= LAUNCH_PRODUCTS
+        return Bound(views(statement.left), views(statement.right), views(statement.targets))
 
-    def _flatten(self, problem: Problem, level: int) -> list[Problem]:
-        """The leaf products a pure-product subtree computes, peeled parts included."""
-        problem = normalized(problem)
-        if problem.overwrite:  # the products accumulate: start from zero
-            for target in problem.targets:
-                self.backend.scale(target.view, 0.0)
-            problem = replace(problem, overwrite=False)
-        if level >= len(self.lowered.levels) or not self._recurses(self.lowered.levels[level], *problem.dims):
-            return [problem]
-        plan = self.lowered.levels[level]
-        M, K, N = problem.dims
-        shape = plan.algorithm.shape
-        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
-        leaves = [
-            problem.sub(slice(Mm, M), slice(0, K), slice(0, N)),
-            problem.sub(slice(0, Mm), slice(0, K), slice(Nm, N)),
-            problem.sub(slice(0, Mm), slice(Km, K), slice(0, Nm)),
-        ]
-        buffers = self._buffers(plan, problem.sub(slice(0, Mm), slice(0, Km), slice(0, Nm)), level)
-        for stage in plan.steps:
-            for statement in stage.statements:
-                leaves += self._flatten(self._subproblem(statement, buffers), level + 1)
-        return [leaf for leaf in leaves if min(leaf.dims) > 0]
+    # --- flattened pure-product subtrees (fused leaves) ------------------------------------------
+    def _flat(self, roots: list[tuple[Bound, bool]], start: int, table: tuple[tuple[FlatGroup, ...], ...]) -> None:
+        """Every leaf product of the subtrees under ``roots``, one launch per lowered group."""
+        for problem, overwrite in roots:
+            if overwrite:  # the products accumulate: start from zero
+                for view in problem.c:
+                    self.backend.scale(view, 0.0)
+        dims, stop = roots[0][0].dims, start
+        while self._recurses(stop, dims):
+            shape = self.lowered.levels[stop].algorithm.shape
+            dims = (dims[0] // shape.m, dims[1] // shape.k, dims[2] // shape.n)
+            stop += 1
+        groups: dict[tuple[int, str], list[Bound]] = {}
 
-    def _launch(self, leaves: list[Problem]) -> None:
-        """One fused launch per leaf size, at most ``LAUNCH_PRODUCTS`` products each."""
-        groups: dict[tuple[int, int, int], list[Problem]] = {}
-        for leaf in leaves:
-            groups.setdefault(leaf.dims, []).append(leaf)
-        for group in groups.values():
-            for start in range(0, len(group), LAUNCH_PRODUCTS):
-                self.leaf(group[start : start + LAUNCH_PRODUCTS])
+        def walk(problem: Bound, depth: int) -> None:
+            if depth == stop:
+                groups.setdefault((depth, "main"), []).append(problem)
+                return
+            plan = self.lowered.levels[depth]
+            for part in PARTS:
+                groups.setdefault((depth, part), []).append(problem.peeled(part, plan.algorithm.shape))
+            buffers = self._buffers(plan, problem.peeled("main", plan.algorithm.shape), depth)
+            for stage in plan.steps:
+                for statement in stage.statements:
+                    walk(self._child(statement, buffers), depth + 1)
+
+        for problem, _ in roots:
+            walk(problem, start)
+        for group in table[stop - start]:
+            self._launch(group.launch, groups[(group.depth, group.part)])
 
     # --- leaves -----------------------------------------------------------------------------
-    def leaf(self, problems: Sequence[Problem]) -> None:
-        problems = [normalized(p) for p in problems]
+    def _leaves(self, launch: ProductLaunch | None, items: Sequence[tuple[ProblemForm, Bound, bool]]) -> None:
+        """Leaf products: one fused launch for all of them, or a library GEMM per target."""
+        M, K, N = items[0][1].dims
+        if M == 0 or N == 0 or (K == 0 and not any(overwrite for _, _, overwrite in items)):
+            return  # nothing to write
         if self.options.leaf == "fused":
-            self.backend.fused_products(problems, self.options.dtype)
+            for _, problem, overwrite in items:  # the kernel only accumulates
+                if overwrite:
+                    for view in problem.c:
+                        self.backend.scale(view, 0.0)
+            self._launch(launch, [problem for _, problem, _ in items])
             return
-        for problem in problems:
+        for form, problem, overwrite in items:
             if len(problem.a) != 1 or len(problem.b) != 1:
                 raise ValueError("library GEMM leaves multiply single views; operand sums need the fused leaf")
-            for target in problem.targets:
-                beta = 0.0 if problem.overwrite else 1.0
-                self.backend.gemm(problem.a[0].view, problem.b[0].view, target.view, target.coef, beta)
+            for coef, view in zip(form.targets, problem.c):
+                self.backend.gemm(problem.a[0], problem.b[0], view, self.alpha * float(coef), 0.0 if overwrite else 1.0)
 
-
-def _product_count(plan: LevelPlan) -> int:
-    return sum(len(step.statements) for step in plan.steps)
-
-
-def _only_accumulating_products(plan: LevelPlan) -> bool:
-    return all(
-        isinstance(step, Stage) and all(isinstance(s, Multiply) and not s.overwrite for s in step.statements)
-        for step in plan.steps
-    ) and not plan.schedule.temporaries
+    def _launch(self, launch: ProductLaunch, problems: Sequence[Bound]) -> None:
+        """Bind each problem's views to the launch's slots and launch it (nothing to add when α is 0)."""
+        M, K, N = problems[0].dims
+        if min(M, K, N) == 0 or self.alpha == 0:
+            return
+        spec = launch.spec
+        views: tuple[list, list, list] = ([None] * spec.n_a, [None] * spec.n_b, [None] * spec.n_c)
+        for slots, problem in zip(launch.slots, problems, strict=True):
+            for side, side_slots, side_views in zip(views, slots, (problem.a, problem.b, problem.c)):
+                for slot, view in zip(side_slots, side_views, strict=True):
+                    side[slot] = view
+        self.backend.fused(launch, views, (M, N, K), self.alpha * float(launch.scale))
 
 
 def _dims(A: View, B: View) -> tuple[int, int, int]:

@@ -1,30 +1,19 @@
-"""Leaf products to one launch of the fused product kernel, and the launches prepared so far.
+"""Fused product launches on one device, and the parameter structs already prepared for them.
 
-The executor hands over the leaf products of one stage: each is (Σ a)(Σ b)
-added into one or more targets.  Distinct views become slots; the kernel's
-structure (which slots, with which exact coefficients) is the spec, compiled
-once and reused for every recursion branch, while the pointers and α travel
-with each launch.  Targets two products share are updated with atomics by the
-kernel; the kernel only accumulates, so overwritten targets are zeroed first.
+Lowering decided each launch's spec and which slot every view binds
+(:mod:`bilinear.lower.leaves`); here a launch's views become pointers and
+leading dimensions in the kernel's by-value parameter struct.  The kernel of a
+spec is compiled once and reused for every recursion branch; the struct of a
+given set of views and α is built once and reused while it stays in the cache.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from ..lower.product import FusedProduct, ProductStageSpec, Term
-from .backend import LeafProduct
-
-_DENOMINATOR = 1 << 20  # coefficients are ratios of small integers; floats round-trip through this
-
-
-def exact(value: float) -> Fraction:
-    """The small rational a float coefficient came from (1/3 stays 1/3)."""
-    return Fraction(value).limit_denominator(_DENOMINATOR)
+from ..lower.leaves import ProductLaunch
+from ..lower.product import ProductStageSpec
 
 
 def _where(view: Any) -> tuple:
@@ -32,68 +21,14 @@ def _where(view: Any) -> tuple:
     return (view.data.ptr if hasattr(view.data, "ptr") else view.ctypes.data, view.strides, view.shape)
 
 
-class _Slots:
-    """Distinct views of one side, in order of first use."""
-
-    def __init__(self) -> None:
-        self.views: list[Any] = []
-        self._index: dict[tuple, int] = {}
-
-    def slot(self, view: Any) -> int:
-        key = _where(view)
-        if key not in self._index:
-            self._index[key] = len(self.views)
-            self.views.append(view)
-        return self._index[key]
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One fused launch: the spec (structure) and what varies per call."""
-
-    spec: ProductStageSpec
-    views: tuple[list, list, list]
-    dims: tuple[int, int, int]  # M, N, K as the kernel takes them
-    alpha: float
-
-
-def build_launch(products: Sequence[LeafProduct], dtype: str) -> Launch | None:
-    """The launch computing every product; ``None`` when α is 0 (nothing to add)."""
-    alpha = products[0].targets[0].coef
-    if alpha == 0:
-        return None
-    sides = (_Slots(), _Slots(), _Slots())
-    fused = []
-    for product in products:
-        left = tuple(Term(sides[0].slot(t.view), exact(t.coef)) for t in product.a)
-        right = tuple(Term(sides[1].slot(t.view), exact(t.coef)) for t in product.b)
-        targets = tuple(Term(sides[2].slot(t.view), exact(t.coef / alpha)) for t in product.targets)
-        fused.append(FusedProduct(left, right, targets))
-    structure = repr((dtype, fused, [len(s.views) for s in sides]))
-    name = f"fused_{dtype}_{hashlib.sha256(structure.encode()).hexdigest()[:12]}"
-    spec = ProductStageSpec(name, dtype, tuple(fused), *(len(s.views) for s in sides), batch=1)
-    a = products[0].a[0].view
-    b = products[0].b[0].view
-    return Launch(spec, tuple(s.views for s in sides), (a.shape[0], b.shape[1], a.shape[1]), alpha)
-
-
-def launch_key(products: Sequence[LeafProduct]) -> tuple:
-    """What fixes a launch: every term's coefficient and where its view lies."""
-
-    def side(terms) -> tuple:
-        return tuple((t.coef, _where(t.view)) for t in terms)
-
-    return tuple((side(p.a), side(p.b), side(p.targets)) for p in products)
-
-
 class FusedLaunches:
     """Fused product stages on one device, and the launches already prepared for them.
 
     A product called again on the same arrays (every repetition of a benchmark, every level
-    of a recursion on the same matrices) reuses its spec and its parameter structs instead
-    of rebuilding them: up to a few hundred µs of host time per stage, which products of a
-    few ms cannot hide.  Prepared launches hold pointers, never the arrays, so the cache
-    keeps no memory alive; it keeps the ``capacity`` most recent.
+    of a recursion on the same matrices) reuses its parameter structs instead of rebuilding
+    them: up to a few hundred µs of host time per stage, which products of a few ms cannot
+    hide.  Prepared launches hold pointers, never the arrays, so the cache keeps no memory
+    alive; it keeps the ``capacity`` most recent.
 
     Args:
         make_stage: spec -> stage with ``parameters(views, M, N, K, alpha)`` and
@@ -103,32 +38,27 @@ class FusedLaunches:
     def __init__(self, make_stage: Callable[[ProductStageSpec], Any], capacity: int = 512):
         self.make_stage = make_stage
         self.capacity = capacity
-        self.stages: dict[ProductStageSpec, Any] = {}
-        self._prepared: OrderedDict[tuple, tuple | None] = OrderedDict()
+        self.stages: dict[str, Any] = {}
+        self._prepared: OrderedDict[tuple, tuple] = OrderedDict()
 
-    def run(self, products: Sequence[LeafProduct], dtype: str) -> None:
-        for product in products:  # the kernel only accumulates
-            if product.overwrite:
-                for target in product.targets:
-                    target.view.fill(0)
-        key = (dtype, launch_key(products))
+    def run(self, launch: ProductLaunch, views: tuple[list, list, list], dims: tuple[int, int, int], alpha: float) -> None:
+        """Launch ``launch`` on ``views`` (A, B and C views by slot); ``dims`` is (M, N, K)."""
+        key = (launch.spec.name, alpha, dims, tuple(_where(v) for side in views for v in side))
         if key in self._prepared:
             self._prepared.move_to_end(key)
         else:
-            self._prepared[key] = self._prepare(products, dtype)
+            self._prepared[key] = self._prepare(launch.spec, views, dims, alpha)
             if len(self._prepared) > self.capacity:
                 self._prepared.popitem(last=False)
-        prepared = self._prepared[key]
-        if prepared is not None:
-            stage, parameters, (M, N) = prepared
-            stage.launch(parameters, M, N)
+        stage, parameters, (M, N) = self._prepared[key]
+        stage.launch(parameters, M, N)
 
-    def _prepare(self, products: Sequence[LeafProduct], dtype: str) -> tuple | None:
-        launch = build_launch(products, dtype)
-        if launch is None:
-            return None
-        stage = self.stages.get(launch.spec)
-        if stage is None:
-            stage = self.stages[launch.spec] = self.make_stage(launch.spec)
-        M, N, K = launch.dims
-        return stage, stage.parameters([launch.views], M, N, K, alpha=launch.alpha), (M, N)
+    def stage(self, spec: ProductStageSpec) -> Any:
+        if spec.name not in self.stages:
+            self.stages[spec.name] = self.make_stage(spec)
+        return self.stages[spec.name]
+
+    def _prepare(self, spec: ProductStageSpec, views, dims, alpha: float) -> tuple:
+        stage = self.stage(spec)
+        M, N, K = dims
+        return stage, stage.parameters([tuple(views)], M, N, K, alpha=alpha), (M, N)

@@ -11,11 +11,8 @@ from typing import Sequence
 import numpy as np
 
 from ..lower.elementwise import ElementwiseKernel
-from .backend import Backend, LeafProduct, View
-
-
-def _combine(terms) -> np.ndarray:
-    return sum(t.coef * t.view for t in terms)
+from ..lower.leaves import ProductLaunch
+from .backend import Backend, View
 
 
 class NumpyBackend(Backend):
@@ -41,14 +38,14 @@ class NumpyBackend(Backend):
         else:
             c[...] = product + beta * c
 
-    def fused_products(self, products: Sequence[LeafProduct], dtype: str) -> None:
-        for product in products:
-            value = _combine(product.a) @ _combine(product.b)
-            for target in product.targets:
-                if product.overwrite:
-                    target.view[...] = target.coef * value
-                else:
-                    target.view[...] += target.coef * value
+    def fused(self, launch: ProductLaunch, views: tuple[list, list, list], dims: tuple[int, int, int], alpha: float) -> None:
+        a_views, b_views, c_views = views
+        for product in launch.spec.products:
+            left = sum(float(t.coef) * a_views[t.slot] for t in product.left)
+            right = sum(float(t.coef) * b_views[t.slot] for t in product.right)
+            value = left @ right
+            for t in product.targets:
+                c_views[t.slot] += (alpha * float(t.coef)) * value
 
     def scale(self, c: View, beta: float) -> None:
         if beta == 0:

@@ -8,12 +8,12 @@ device memory at all.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from .cuda import compiled_function
 from ..lower.product import (
     DTYPES,
     ProductKernel,
@@ -23,35 +23,12 @@ from ..lower.product import (
     params_dtype,
     plan_kernel,
     render_product_stage,
-    source_hash,
 )
 
-NVRTC_OPTIONS = ("-std=c++17",)
-_DEFAULT_SHARED = 48 * 1024  # above this a kernel must opt in to dynamic shared memory
-
-_kernels: dict[str, object] = {}
-
-
-def kernel_key(spec: ProductStageSpec, config: TileConfig, arch: str) -> str:
-    """Compiled-kernel cache key: the stage (IR), the tile config, the templates, options and arch."""
-    text = repr((spec, config, source_hash(spec.dtype), NVRTC_OPTIONS, arch))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def compiled_kernel(spec: ProductStageSpec, config: TileConfig):
-    """The CuPy function for ``spec`` under ``config``, compiled on first use (CuPy also caches on disk)."""
-    import cupy
-
-    arch = cupy.cuda.Device().compute_capability
-    key = kernel_key(spec, config, arch)
-    if key not in _kernels:
-        plan = plan_kernel(spec, config)
-        module = cupy.RawModule(code=render_product_stage(spec, config), options=NVRTC_OPTIONS)
-        kernel = module.get_function(spec.name)
-        if plan.smem_bytes > _DEFAULT_SHARED:
-            kernel.max_dynamic_shared_size_bytes = plan.smem_bytes
-        _kernels[key] = kernel
-    return _kernels[key]
+    """The CuPy function for ``spec`` under ``config``, compiled on first use (:mod:`.cuda`)."""
+    plan = plan_kernel(spec, config)
+    return compiled_function(render_product_stage(spec, config), spec.name, shared_bytes=plan.smem_bytes)
 
 
 def _split_entry(entry, n_a: int, n_b: int, n_c: int) -> tuple[list, list, list]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -31,8 +30,8 @@ import numpy as np
 from ..lower import tsm2 as model
 from ..lower.tsm2 import Alignment, LSpec, Params, RSpec
 from .backend import overlaps
+from .cuda import LOCK, OPTIONS, compiled_function, device_info
 
-OPTIONS = ("-std=c++17",)
 _DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 
 
@@ -145,12 +144,11 @@ class Compiled:
     local_bytes: int  # spills (should be 0)
 
 
-_compiled: dict[tuple, Compiled] = {}
-_lock = threading.Lock()
+_compiled: dict[tuple, Compiled] = {}  # with the occupancy facts a launch needs
 
 
 def _arch(device_id: int) -> str:
-    return _cupy().cuda.Device(device_id).compute_capability
+    return device_info(device_id).arch
 
 
 def compile_spec(spec: RSpec | LSpec, device_id: int | None = None) -> Compiled:
@@ -160,22 +158,18 @@ def compile_spec(spec: RSpec | LSpec, device_id: int | None = None) -> Compiled:
     source = model.render_spec(spec)
     digest = hashlib.sha256(source.encode()).hexdigest()
     key = (digest, _arch(device_id), device_id)
-    with _lock:
+    with LOCK:
         hit = _compiled.get(key)
     if hit is not None:
         return hit
+    function = compiled_function(source, f"{spec.kind}_kernel", OPTIONS, spec.smem_bytes, device_id)
     with cupy.cuda.Device(device_id):
-        module = cupy.RawModule(code=source, options=OPTIONS)
-        function = module.get_function(f"{spec.kind}_kernel")
-        if spec.smem_bytes > 48 * 1024:  # beyond the default limit only on request
-            function.max_dynamic_shared_size_bytes = spec.smem_bytes
         blocks = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             function.kernel.ptr, spec.threads, spec.smem_bytes
         )
-        compiled = Compiled(function, spec, digest, blocks, function.num_regs, function.local_size_bytes)
-    with _lock:
-        _compiled.setdefault(key, compiled)
-    return compiled
+    compiled = Compiled(function, spec, digest, blocks, function.num_regs, function.local_size_bytes)
+    with LOCK:
+        return _compiled.setdefault(key, compiled)
 
 
 def precompile(specs: Iterable[RSpec | LSpec], workers: int = 8) -> list[Compiled]:
@@ -188,21 +182,23 @@ def precompile(specs: Iterable[RSpec | LSpec], workers: int = 8) -> list[Compile
 
 @cache
 def device_model(device_id: int = 0) -> model.Device:
-    """The model's view of a GPU, from its attributes (model constants keep their defaults)."""
-    cupy = _cupy()
-    attributes = cupy.cuda.Device(device_id).attributes
-    defaults = model.H100
-    clock_khz = attributes.get("ClockRate", 0)
+    """The model's view of a GPU, from :func:`~bilinear.runtime.cuda.device_info` (model
+    constants, and anything the device does not report, keep their defaults)."""
+    info, defaults = device_info(device_id), model.H100
+
+    def known(value, default):
+        return default if value is None else value
+
     return replace(
         defaults,
-        name=cupy.cuda.runtime.getDeviceProperties(device_id)["name"].decode(),
-        sms=attributes.get("MultiProcessorCount", defaults.sms),
-        clock_hz=clock_khz * 1e3 if clock_khz > 0 else defaults.clock_hz,
-        regs_per_sm=attributes.get("MaxRegistersPerMultiprocessor", defaults.regs_per_sm),
-        smem_per_sm=attributes.get("MaxSharedMemoryPerMultiprocessor", defaults.smem_per_sm),
-        smem_per_block=attributes.get("MaxSharedMemoryPerBlockOptin", defaults.smem_per_block),
-        max_threads_per_sm=attributes.get("MaxThreadsPerMultiProcessor", defaults.max_threads_per_sm),
-        max_blocks_per_sm=attributes.get("MaxBlocksPerMultiprocessor", defaults.max_blocks_per_sm),
+        name=info.name,
+        sms=info.sms,
+        clock_hz=known(info.clock_hz, defaults.clock_hz),
+        regs_per_sm=known(info.registers_per_sm, defaults.regs_per_sm),
+        smem_per_sm=known(info.shared_per_sm, defaults.smem_per_sm),
+        smem_per_block=known(info.shared_per_block, defaults.smem_per_block),
+        max_threads_per_sm=known(info.max_threads_per_sm, defaults.max_threads_per_sm),
+        max_blocks_per_sm=known(info.max_blocks_per_sm, defaults.max_blocks_per_sm),
     )
 
 

@@ -1,69 +1,28 @@
-"""Choosing the fused product kernel's tile configuration, in the spirit of the many-core
-paper's tuner: compile every candidate, read the compiler's resource report (registers,
-local memory, shared memory), prune by occupancy (:func:`bilinear.lower.product.prune`),
-time the survivors on the GPU, and keep the fastest on disk per GPU model, dtype and
-operand kind (single-view operands, or operand sums).
+"""The fused product kernel's tile configuration for this GPU: the tuner's winner
+(:mod:`bilinear.runtime.tune`) stored on disk per GPU model, dtype and operand kind
+(single-view operands, or operand sums), else :data:`~bilinear.lower.product.DEFAULTS`
+(measured on the lent H100, see ``benchmarks/PRODUCT_NOTES.md``).
 
-The cache is JSON at ``~/.cache/bilinear/tuning.json`` unless ``BILINEAR_TUNING_CACHE``
-names another file.  Without an entry, :data:`DEFAULTS` (measured on the lent H100, see
-``benchmarks/PRODUCT_NOTES.md``) is used.
+The cache is ``tuning.json`` in :func:`bilinear.paths.cache_dir` (``$BILINEAR_CACHE`` moves it).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import statistics
-import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
-from ..lower.product import (
-    Candidate,
-    DeviceLimits,
-    FusedProduct,
-    ProductStageSpec,
-    Resources,
-    Term,
-    TileConfig,
-    candidate_configs,
-    config_problems,
-    gemm_spec,
-    occupancy,
-    prune,
-)
-
-MIN_WARPS = 8  # resident warps per SM below which a candidate is not timed
-
-CACHE_ENV = "BILINEAR_TUNING_CACHE"
-
-#: Configurations used when nothing is cached for the GPU: the tuner's winners on the lent
-#: H100 (benchmarks/PRODUCT_NOTES.md).  The FP64 one: 128x128 C tile, 8 warps of 32x64,
-#: mma m16n8k4, double-buffered fragments; 244 registers, 112 KiB of shared memory.
-DEFAULTS: dict[tuple[str, str], TileConfig] = {
-    ("float64", "single"): TileConfig(128, 128, 16, 4, 2, 3, 4, 1, 2),
-    ("float64", "sum"): TileConfig(128, 64, 16, 4, 2, 3, 8, 1, 1),
-    ("float32", "single"): TileConfig(64, 128, 16, 2, 2, 3, 1, 1, 1),
-    ("float32", "sum"): TileConfig(128, 64, 16, 4, 2, 3, 1, 2, 1),
-}
+from ..lower.product import DEFAULTS, ProductStageSpec, TileConfig, variant
+from ..paths import cache_dir, write_atomic
 
 
 def cache_path() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "bilinear" / "tuning.json")
-
-
-def variant(spec: ProductStageSpec) -> str:
-    """``"sum"`` when some operand adds several views (register-staged loads), else ``"single"``."""
-    return "sum" if any(len(p.left) > 1 or len(p.right) > 1 for p in spec.products) else "single"
+    return cache_dir() / "tuning.json"
 
 
 def gpu_model() -> str:
-    import cupy
+    from .cuda import device_info
 
-    name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
-    return name.decode() if isinstance(name, bytes) else str(name)
+    return device_info().name
 
 
 def cache_key(gpu: str, dtype: str, kind: str) -> str:
@@ -85,10 +44,7 @@ def store(gpu: str, dtype: str, kind: str, config: TileConfig, details: dict, pa
     path = path or cache_path()
     cache = load_cache(path)
     cache[cache_key(gpu, dtype, kind)] = {"config": config.to_json(), **details}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    from ..output import write_atomic
-
-    write_atomic(path, json.dumps(cache, indent=2, sort_keys=True))  # a unique temporary: writers may race
+    write_atomic(path, json.dumps(cache, indent=2, sort_keys=True))
 
 
 def lookup(gpu: str, dtype: str, kind: str, path: Path | None = None) -> TileConfig | None:
@@ -109,141 +65,3 @@ def config_for(spec: ProductStageSpec) -> TileConfig:
     except (ImportError, RuntimeError):  # no CuPy, or no device to name: use the default
         cached = None
     return cached or DEFAULTS[(spec.dtype, kind)]
-
-
-# --- measuring ------------------------------------------------------------------
-
-
-def representative_spec(dtype: str, kind: str) -> ProductStageSpec:
-    """What a kind is tuned on: a plain GEMM, or Strassen's M1 = (A11 + A22)(B11 + B22) -> C11."""
-    if kind == "single":
-        return gemm_spec(dtype, f"tune_{dtype}_single")
-    one = Fraction(1)
-    product = FusedProduct((Term(0, one), Term(1, one)), (Term(0, one), Term(1, one)), (Term(0, one),))
-    return ProductStageSpec(f"tune_{dtype}_sum", dtype, (product,), 2, 2, 1, 1)
-
-
-def resources_of(kernel) -> Resources:
-    """CuPy's function attributes as a resource report (local memory counts as spilling)."""
-    return Resources(kernel.num_regs, kernel.local_size_bytes, kernel.shared_size_bytes)
-
-
-def _compile_worker(job: tuple[ProductStageSpec, TileConfig]) -> tuple[int, int, int]:
-    from .product import compiled_kernel
-
-    res = resources_of(compiled_kernel(*job))
-    return res.registers, res.spill_bytes, res.static_shared
-
-
-def compile_all(
-    spec: ProductStageSpec, configs: Sequence[TileConfig], jobs: int = 8
-) -> list[tuple[TileConfig, Resources]]:
-    """Compile every candidate (in ``jobs`` processes: NVRTC is single-threaded) and read its resources.
-
-    The workers fill CuPy's on-disk kernel cache, so compiling again here only loads the binaries.
-    """
-    from .product import compiled_kernel
-
-    if jobs > 1 and len(configs) > 1:
-        import concurrent.futures
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")
-        try:
-            with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-                list(pool.map(_compile_worker, [(spec, c) for c in configs]))
-        except (OSError, RuntimeError) as error:  # workers cannot start here: compile in this process
-            warnings.warn(f"parallel compilation failed ({error}); compiling one at a time")
-    return [(config, resources_of(compiled_kernel(spec, config))) for config in configs]
-
-
-def operands(spec: ProductStageSpec, M: int, N: int, K: int, seed: int = 0):
-    """Fresh normal random views for one batch entry of ``spec`` (tuning and benchmarks)."""
-    import cupy
-
-    rng = cupy.random.default_rng(seed)
-
-    def draw(rows: int, cols: int, count: int) -> list:
-        return [rng.standard_normal((rows, cols), dtype=spec.dtype) for _ in range(count)]
-
-    return [(draw(M, K, spec.n_a), draw(K, N, spec.n_b), draw(M, N, spec.n_c)) for _ in range(spec.batch)]
-
-
-def time_calls(calls: Sequence, repeats: int = 5, warmup: int = 2) -> list[float]:
-    """Median seconds of each zero-argument call, timed with CUDA events, interleaved round-robin."""
-    import cupy
-
-    for call in calls:
-        for _ in range(warmup):
-            call()
-    times: list[list[float]] = [[] for _ in calls]
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    for _ in range(repeats):
-        for index, call in enumerate(calls):
-            start.record()
-            call()
-            stop.record()
-            stop.synchronize()
-            times[index].append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-    return [statistics.median(t) for t in times]
-
-
-@dataclass(frozen=True)
-class TuneResult:
-    candidates: tuple[Candidate, ...]
-    seconds: dict  # TileConfig -> median seconds, for the timed survivors
-    best: TileConfig
-    tflops: float
-
-
-def tune(
-    dtype: str,
-    kind: str = "single",
-    n: int = 4096,
-    keep: int = 6,
-    repeats: int = 5,
-    jobs: int = 8,
-    configs: Sequence[TileConfig] | None = None,
-    save: bool = True,
-) -> TuneResult:
-    """Prune ``configs`` (default: :func:`candidate_configs`) by occupancy, time the best ``keep``
-    on an n×n×n problem, and (with ``save``) cache the fastest for this GPU."""
-    from .product import ProductStage
-
-    spec = representative_spec(dtype, kind)
-    limits = device_limits()
-    # Shared memory alone already rules some out: no need to compile those.
-    worth = [
-        c for c in (configs or candidate_configs(dtype)) if occupancy(c, dtype, Resources(0), limits).warps >= MIN_WARPS
-    ]
-    measured = compile_all(spec, worth, jobs)
-    judged = prune(measured, dtype, limits, min_warps=MIN_WARPS, keep=keep)
-    survivors = [c.config for c in judged if c.verdict == "keep"]
-    if not survivors:
-        raise RuntimeError(f"no {dtype} {kind} candidate survived pruning: " + "; ".join(c.verdict for c in judged))
-    views = operands(spec, n, n, n)
-    stages = [ProductStage(spec, config) for config in survivors]
-    seconds = time_calls([lambda s=s: s(views, n, n, n) for s in stages], repeats)
-    timed = dict(zip(survivors, seconds))
-    best = min(timed, key=timed.get)
-    tflops = 2 * n**3 / timed[best] / 1e12  # effective: the operand sums are not counted
-    if save:
-        store(gpu_model(), dtype, kind, best, {"n": n, "seconds": timed[best], "effective_tflops": tflops})
-    return TuneResult(tuple(judged), timed, best, tflops)
-
-
-def device_limits() -> DeviceLimits:
-    """The occupancy limits of the current device (H100 defaults where CuPy does not say)."""
-    import cupy
-
-    attributes = cupy.cuda.Device().attributes
-    defaults = DeviceLimits()
-    return DeviceLimits(
-        sms=attributes.get("MultiProcessorCount", defaults.sms),
-        max_warps=attributes.get("MaxThreadsPerMultiProcessor", 32 * defaults.max_warps) // 32,
-        max_blocks=attributes.get("MaxBlocksPerMultiprocessor", defaults.max_blocks),
-        registers=attributes.get("MaxRegistersPerMultiprocessor", defaults.registers),
-        shared=attributes.get("MaxSharedMemoryPerMultiprocessor", defaults.shared),
-        shared_per_block=attributes.get("MaxSharedMemoryPerBlockOptin", defaults.shared_per_block),
-        shared_reserved=attributes.get("ReservedSharedMemoryPerBlock", defaults.shared_reserved),
-    )

@@ -1,0 +1,79 @@
+"""What ``bilinear compile`` writes: a standalone CUDA library source, its header, the manifest
+and the report.
+
+``<name>.cu`` holds every generated kernel (element-wise stages and fused product stages) for
+the requested element type, and for the other one, which the host layer's second function
+needs, then the C++ host layer (:mod:`bilinear.lower.host`): ``<name>_dgemm`` and
+``<name>_sgemm``, declared in ``<name>.h``.  ``nvcc -shared`` builds a library from it that
+C and C++ programs link against (with cuBLAS).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from ..ir import Program
+from ..output import make_folder, write_atomic
+from ..report import to_json, to_markdown, to_text
+from .host import host_dtype, render_header, render_host
+from .manifest import manifest
+from .plan import DTYPES, Lowered, Options, Verified, lower
+
+
+def build_commands(name: str) -> list[str]:
+    """How to build and link the artifact (also in the header and the manifest)."""
+    return [
+        f"nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared {name}.cu -o lib{name}.so -lcublas",
+        f"g++ driver.cpp -I. -I$CUDA_HOME/include -L. -l{name} -L$CUDA_HOME/lib64 -lcudart -lcublas -o driver",
+    ]
+
+
+def library_source(lowered: Lowered, others: list[Lowered]) -> tuple[str, str]:
+    """(``<name>.cu``, ``<name>.h``): the kernels of every dtype, then the host layer."""
+    name = lowered.name
+    hosts = [host_dtype(each, name) for each in [lowered, *others]]
+    kernels = lowered.cuda_source() + "".join("\n" + other.cuda_source() for other in others)
+    return kernels + "\n" + render_host(name, hosts), render_header(name, hosts)
+
+
+def artifact_names(name: str) -> list[str]:
+    """The files :func:`write_artifacts` writes into its folder (checked before any work)."""
+    return [f"{name}.cu", f"{name}.h", "manifest.json", "report.txt", "report.md", "report.json"]
+
+
+def write_artifacts(
+    program: Program, report, options: Options, out: Path, source_file: str, n: int = 8192,
+    per_level: tuple[str, ...] | None = None,
+) -> dict:
+    """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``
+    (a folder the caller checked: nothing is written through a link, each file atomically)."""
+    proven = Verified(program, report)
+    lowered = lower(proven, options, per_level)
+    others = [lower(proven, replace(options, dtype=d), per_level) for d in DTYPES if d != options.dtype]
+    source, header = library_source(lowered, others)
+    make_folder(out)
+    paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}
+    host = {
+        "header": paths["header"].name,
+        "functions": {h.dtype: h.function for h in (host_dtype(each, lowered.name) for each in [lowered, *others])},
+        "layout": "column-major, like cublasDgemm with CUBLAS_OP_N",
+        "inputs_const": not any(_writes(each) for each in [lowered, *others]),
+        "other_kernels": {each.options.dtype: [k.name for k in each.kernels()] + [s.name for s in each.product_specs()]
+                          for each in others},
+        "build": build_commands(lowered.name),
+    }
+    write_atomic(paths["source"], source)
+    write_atomic(paths["header"], header)
+    write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
+    write_atomic(out / "report.txt", to_text(report, n=n, dtype=options.dtype) + "\n")
+    write_atomic(out / "report.md", to_markdown(report, n=n, dtype=options.dtype))
+    write_atomic(out / "report.json", to_json(report, n=n, dtype=options.dtype) + "\n")
+    return paths
+
+
+def _writes(lowered: Lowered) -> bool:
+    from .host import writes_inputs
+
+    return writes_inputs(lowered)

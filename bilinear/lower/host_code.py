@@ -1,0 +1,145 @@
+"""What the C++ host layer's template arranges (:mod:`bilinear.lower.host` computes it): plain
+dataclasses holding the C++ expression of every view, the slot arrays of fused launches, the
+element-wise launches, the problem-node and flattened-table functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FusedCall:
+    """A launch of one fused kernel: its views by slot, as C++ expressions, and α's factor."""
+
+    kernel: str
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    c: tuple[str, ...]
+    scale: str
+
+
+@dataclass(frozen=True)
+class GemmCall:
+    """``c = alpha·coef·a·b + beta·c`` on one target (library leaves)."""
+
+    a: str
+    b: str
+    c: str
+    coef: str
+    beta: str
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """Leaf products with their dimensions: zero the overwritten targets, then one fused call
+    or a GEMM per target."""
+
+    dims: tuple[str, str, str]
+    zero: tuple[str, ...]  # target views set to zero first (overwriting products, fused kernels)
+    fused: FusedCall | None
+    gemms: tuple[GemmCall, ...]
+
+
+@dataclass(frozen=True)
+class EwGroup:
+    rows: str
+    cols: str
+    slots: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class EwCall:
+    kernel: str
+    views: tuple[str, ...]
+    groups: tuple[EwGroup, ...]
+    width: int
+
+
+@dataclass(frozen=True)
+class ChildCall:
+    function: str
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    c: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ProductOp:
+    """A product stage of a node: flattened, recursing into children, or a leaf launch."""
+
+    flat: str | None  # the flat function, called with the concatenated views of the statements
+    flat_views: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+    children: tuple[ChildCall, ...]
+    recurse_check: str  # C++ condition (block dimensions bm, bk, bn) under which the children split
+    leaf: Leaf | None
+
+
+@dataclass(frozen=True)
+class NodeCode:
+    name: str
+    level: int
+    n_views: tuple[int, int, int]
+    flat: str | None  # the node flattens: call this flat function with its own views
+    recurse_check: str  # C++ condition under which the node splits
+    grid: tuple[int, int, int]
+    zero_targets: bool
+    peels: tuple[Leaf, ...]  # the "m" and "n" strips, before the schedule
+    buffers: tuple[tuple[str, str], ...]  # (variable, view expression)
+    ops: tuple[EwCall | ProductOp, ...]
+    peel_k: Leaf | None
+    leaf: Leaf  # when it does not split
+
+
+@dataclass(frozen=True)
+class FlatCase:
+    stop: int
+    launches: tuple[Leaf, ...]
+
+
+@dataclass(frozen=True)
+class FlatCode:
+    name: str
+    start: int
+    zero: tuple[str, ...]
+    cases: tuple[FlatCase, ...]
+
+
+@dataclass(frozen=True)
+class KernelCode:
+    """A fused kernel as the host launches it (constants live in its namespace)."""
+
+    name: str
+    n: tuple[int, int, int]
+    smem: int
+    vec: int
+    vec_sides: str
+
+
+@dataclass(frozen=True)
+class Temp:
+    level: int
+    rows: str  # in the level's block dimensions: "bm", "bk" or "bn"
+    cols: str
+
+
+@dataclass(frozen=True)
+class HostDtype:
+    """Everything one ``<name>_Xgemm`` needs."""
+
+    function: str
+    namespace: str
+    dtype: str
+    ctype: str
+    gemm: str
+    geam: str
+    width: int
+    levels: tuple[tuple[int, int, int], ...]  # each level's algorithm shape
+    cutoff: int
+    const_inputs: bool
+    top_overwrites: str | None  # node run when the first schedule overwrites C
+    top_accumulates: str
+    nodes: tuple[NodeCode, ...]
+    flats: tuple[FlatCode, ...]
+    kernels: tuple[KernelCode, ...]
+    temps: tuple[Temp, ...]

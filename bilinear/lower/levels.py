@@ -1,0 +1,147 @@
+"""One level of recursion: the options lowering takes, and the plan a level runs.
+
+Each level gets the schedule it runs (a shipped one, or the default schedule
+for an algorithm that has none), transformed for its leaf kind (single-target
+products for library GEMMs, fused element-wise stages) and re-verified; its
+element-wise stages become kernels, its product stages stay product
+statements for the executor to recurse into or hand to the leaf.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Callable, Union
+
+import numpy as np
+
+from ..diagnostics import BilinearError, Diagnostic
+from ..ir import Algorithm, Schedule, Stage, Update
+from ..schedule import default_schedule, fuse_elementwise, single_target
+from ..verify.schedule import verify_schedule
+from .elementwise import ElementwiseKernel, lower_elementwise
+from .options import DTYPES, LAUNCH_PRODUCTS, LAUNCH_SUM_SHAPES, LEAVES, MAX_LEVELS, Options
+
+__all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LAUNCH_SUM_SHAPES", "LEAVES", "MAX_LEVELS", "KernelNames", "LevelPlan",
+           "Options", "Step", "level_plan", "PASSES", "Pass", "prepare_schedule", "recurses"]
+
+Step = Union[ElementwiseKernel, Stage]
+
+
+@dataclass(frozen=True)
+class LevelPlan:
+    """What one level of recursion runs."""
+
+    algorithm: Algorithm
+    schedule: Schedule
+    steps: tuple[Step, ...]
+    accumulate_fallback: "LevelPlan | None" = field(default=None)
+
+    def kernels(self) -> tuple[ElementwiseKernel, ...]:
+        own = tuple(s for s in self.steps if isinstance(s, ElementwiseKernel))
+        return own + (self.accumulate_fallback.kernels() if self.accumulate_fallback else ())
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """A scheduling pass: ``run`` is a pure ``Schedule -> Schedule`` function, applied when
+    ``enabled(options)``."""
+
+    name: str
+    enabled: Callable[[Options], bool]
+    run: Callable[[Schedule], Schedule]
+
+
+#: The passes a level's schedule goes through, in order.
+PASSES = (
+    # a library GEMM adds into one buffer: change the basis of C so every product has one target
+    Pass("single target", lambda options: options.leaf == "cublas", single_target),
+    # consecutive element-wise stages become one kernel that reads and writes each block once
+    Pass("fuse element-wise stages", lambda options: options.fuse, fuse_elementwise),
+)
+
+
+def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options) -> Schedule:
+    """The schedule as it runs: every enabled pass of :data:`PASSES`, each result verified
+    again (a failure here is a bug in that pass)."""
+    prepared = schedule
+    for step in PASSES:
+        if not step.enabled(options):
+            continue
+        prepared = step.run(prepared)
+        check = verify_schedule(prepared, algorithm)
+        if not check.ok:
+            raise AssertionError(
+                f"internal error: the pass {step.name!r} broke {schedule.name}: {check.errors[0].message}"
+            )
+    return prepared
+
+
+class KernelNames:
+    """Hands out kernel names, unique by construction within one lowered program.
+
+    A kernel is named for its schedule and stage; two different kernels that would get one
+    name (a schedule named like a generated default one, ``strassen_cublas``, or two names
+    that differ only in characters CUDA identifiers cannot hold) get distinct suffixes, so
+    the ``.cu`` file never drops a kernel and no launch runs another kernel's body.
+    """
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, ElementwiseKernel] = {}  # name -> the kernel with its name blanked
+
+    def unique(self, kernel: ElementwiseKernel) -> ElementwiseKernel:
+        body = replace(kernel, name="")
+        name, number = kernel.name, 1
+        while self.bodies.setdefault(name, body) != body:
+            number += 1
+            name = f"{kernel.name}_v{number}"
+        return kernel if name == kernel.name else replace(kernel, name=name)
+
+
+def _check_coefficients(schedule: Schedule, dtype: str) -> None:
+    """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
+    its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
+    info = np.finfo(dtype)
+    for stage in schedule.stages:
+        for statement in stage.statements:
+            forms = (statement.form,) if isinstance(statement, Update) else (statement.left, statement.right, statement.targets)
+            for form in forms:
+                for name, coef in form.terms:
+                    if not info.tiny <= abs(coef) <= info.max:
+                        what = "beyond" if abs(coef) > 1 else "below"
+                        raise BilinearError(
+                            Diagnostic(
+                                f"`{statement}` in schedule {schedule.name} multiplies {name} by a coefficient "
+                                f"{what} the {dtype} range ({info.tiny:.3g} to {info.max:.3g} in magnitude); "
+                                "it cannot be run in floating point",
+                                statement.span,
+                            )
+                        )
+
+
+def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames | None = None) -> LevelPlan:
+    names = names if names is not None else KernelNames()
+    prepared = prepare_schedule(schedule, algorithm, options)
+    _check_coefficients(prepared, options.dtype)
+    steps: list[Step] = []
+    for index, stage in enumerate(prepared.stages):
+        if stage.is_product_stage():
+            steps.append(stage)
+        else:
+            name = _identifier(f"{prepared.name}_{options.dtype}_s{index}")
+            steps.append(names.unique(lower_elementwise(stage, prepared, name, options.dtype)))
+    fallback = None
+    if schedule.overwrites_c:
+        # Products that accumulate into C cannot recurse into a schedule that overwrites C.
+        fallback = level_plan(default_schedule(algorithm, options.leaf), algorithm, options, names)
+    return LevelPlan(algorithm, prepared, tuple(steps), fallback)
+
+
+def recurses(plan: LevelPlan, options: Options, M: int, K: int, N: int) -> bool:
+    """Whether a level splits an M×K×N problem (every block at least ``cutoff`` wide)."""
+    shape = plan.algorithm.shape
+    return min(M // shape.m, K // shape.k, N // shape.n) >= options.cutoff

@@ -1,0 +1,59 @@
+"""How to lower: the options, and the tables the command line takes its choices from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Leaf kinds and element types; `bilinear --help` lists exactly these.
+LEAVES = ("cublas", "fused")
+DTYPES = ("float32", "float64")
+
+# With fused leaves, an algorithm's default schedule carries its operand sums down to the
+# fused kernel, and over several such levels the leaf products multiply and so do their
+# sums' lengths.  NVRTC's time for one kernel grows faster than linearly with its distinct
+# (left terms, right terms) pairs (one pipeline each: nvcc takes 76 s on winograd's 14), so a
+# level carries sums down only while the products below fit one launch and their pairs stay
+# few; above, its sums are formed in temporaries, with single-target products, so every
+# branch below launches the same kernels.  (grey333 carried down three levels needed 28
+# kernels holding 1,901 pipelines, 95 in one; now 8 holding 48.  `benchmarks/host_costs.py`
+# prints both counts for every shipped configuration.)
+LAUNCH_PRODUCTS = 512
+LAUNCH_SUM_SHAPES = 12
+# Each level divides a dimension by at least 2, so no real matrix reaches 32 levels; a larger
+# count is a typo (and lowering 10^5 levels would take minutes).
+MAX_LEVELS = 32
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to lower: element type, levels of recursion, leaf kind, element-wise fusion."""
+
+    dtype: str = "float64"
+    levels: int = 1
+    leaf: str = "cublas"
+    fuse: bool = True
+    cutoff: int = 1  # stop recursing when a block would have a dimension below this
+
+    @classmethod
+    def from_args(cls, args) -> Options:
+        """The options a command line asked for (``--dtype``, ``--levels``, ``--leaf``, ``--no-fuse``,
+        ``--cutoff``); the one place a CLI namespace becomes Options."""
+        defaults = cls()
+        return cls(**{name: getattr(args, name, getattr(defaults, name)) for name in cls.__dataclass_fields__})
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be float32 or float64, not {self.dtype!r}")
+        if self.leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
+        if isinstance(self.levels, bool) or not isinstance(self.levels, int):
+            raise ValueError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
+        if not 0 <= self.levels <= MAX_LEVELS:
+            raise ValueError(
+                f"levels must be between 0 and {MAX_LEVELS}, not {self.levels}: each level at least halves a "
+                f"dimension, so {MAX_LEVELS} levels already need matrices of 2^{MAX_LEVELS} rows or columns"
+            )
+        if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
+            raise ValueError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
+        if self.cutoff < 1:
+            raise ValueError(f"cutoff must be >= 1, not {self.cutoff}")

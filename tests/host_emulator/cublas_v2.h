@@ -1,0 +1,62 @@
+// A CPU stand-in for the cuBLAS calls the generated host layer and the test driver make
+// (column-major GEMM and GEAM, handle state), computed in long double.  See cuda_runtime.h.
+#pragma once
+#include "cuda_runtime.h"
+
+typedef enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 } cublasStatus_t;
+typedef enum { CUBLAS_OP_N = 0 } cublasOperation_t;
+typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
+struct cublasContext {
+  cudaStream_t stream = nullptr;
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+};
+typedef cublasContext* cublasHandle_t;
+
+inline cublasStatus_t cublasCreate(cublasHandle_t* handle) { *handle = new cublasContext; return CUBLAS_STATUS_SUCCESS; }
+inline cublasStatus_t cublasDestroy(cublasHandle_t handle) { delete handle; return CUBLAS_STATUS_SUCCESS; }
+inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) { h->stream = s; return CUBLAS_STATUS_SUCCESS; }
+inline cublasStatus_t cublasGetStream(cublasHandle_t h, cudaStream_t* s) { *s = h->stream; return CUBLAS_STATUS_SUCCESS; }
+inline cublasStatus_t cublasSetPointerMode(cublasHandle_t h, cublasPointerMode_t m) { h->mode = m; return CUBLAS_STATUS_SUCCESS; }
+inline cublasStatus_t cublasGetPointerMode(cublasHandle_t h, cublasPointerMode_t* m) { *m = h->mode; return CUBLAS_STATUS_SUCCESS; }
+
+template <typename T>
+cublasStatus_t emulator_gemm(int m, int n, int k, const T* alpha, const T* A, int lda, const T* B, int ldb, const T* beta,
+                             T* C, int ldc) {
+  if (m < 0 || n < 0 || k < 0 || lda < (m > 1 ? m : 1) || ldb < (k > 1 ? k : 1) || ldc < (m > 1 ? m : 1))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      long double sum = 0;
+      for (int p = 0; p < k; ++p) sum += (long double)A[i + (long long)p * lda] * B[p + (long long)j * ldb];
+      T& c = C[i + (long long)j * ldc];
+      c = T(*alpha * sum + (*beta == T(0) ? 0.0L : (long double)*beta * c));
+    }
+  return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasDgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int m, int n, int k,
+                                  const double* alpha, const double* A, int lda, const double* B, int ldb,
+                                  const double* beta, double* C, int ldc) {
+  return emulator_gemm(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int m, int n, int k,
+                                  const float* alpha, const float* A, int lda, const float* B, int ldb,
+                                  const float* beta, float* C, int ldc) {
+  return emulator_gemm(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <typename T>
+cublasStatus_t emulator_geam(int m, int n, const T* alpha, const T* A, int lda, const T* beta, const T* B, int ldb, T* C, int ldc) {
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      const T b = *beta == T(0) ? T(0) : *beta * B[i + (long long)j * ldb];
+      C[i + (long long)j * ldc] = *alpha * A[i + (long long)j * lda] + b;
+    }
+  return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasDgeam(cublasHandle_t, cublasOperation_t, cublasOperation_t, int m, int n, const double* alpha,
+                                  const double* A, int lda, const double* beta, const double* B, int ldb, double* C, int ldc) {
+  return emulator_geam(m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}
+inline cublasStatus_t cublasSgeam(cublasHandle_t, cublasOperation_t, cublasOperation_t, int m, int n, const float* alpha,
+                                  const float* A, int lda, const float* beta, const float* B, int ldb, float* C, int ldc) {
+  return emulator_geam(m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+}

@@ -1,0 +1,163 @@
+"""The standalone artifact: `bilinear compile` writes <name>.h and a <name>.cu whose host layer
+runs the recursion, so `nvcc -shared` builds a library a C/C++ program links against.
+
+CPU: the header and host code say what they should.  Slow (nvcc and cuBLAS headers, from the
+``nvidia-cublas`` wheel of the test extra): the library builds and a C++ driver links against
+it.  GPU: the driver matches cuBLAS at odd sizes, levels 1-3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import bilinear
+from bilinear.cli import main
+from bilinear.lower.host import writes_inputs
+from bilinear.verify.stability import stability
+
+from conftest import ROOT, cublas_link_flags, cublas_paths
+
+NVCC = shutil.which("nvcc")
+DRIVER = ROOT / "tests" / "host_driver" / "driver.cpp"
+CUBLAS = cublas_paths()
+needs_toolchain = pytest.mark.skipif(
+    NVCC is None or CUBLAS is None, reason="needs nvcc and cuBLAS headers (pip install -e '.[test]' brings them)"
+)
+
+
+def _compile(tmp_path: Path, path: str, *options: str) -> Path:
+    out = tmp_path / "-".join([Path(path).stem, *[o.strip("-") for o in options]])
+    assert main(["compile", path, "-o", str(out), *options]) == 0
+    return out
+
+
+def test_header_declares_both_functions_and_is_honest_about_const(tmp_path):
+    msmes = _compile(tmp_path, "algorithms/msmes.bl", "--leaf", "fused")
+    header = (msmes / "msmes.h").read_text()
+    assert "int msmes_dgemm(cublasHandle_t handle, int m, int n, int k, double alpha, double* A, int lda," in header
+    assert "int msmes_sgemm(cublasHandle_t handle, int m, int n, int k, float alpha, float* A, int lda," in header
+    assert "NOT const" in header  # msmes overwrites A and B and restores them
+    strassen = _compile(tmp_path, "algorithms/strassen.bl")
+    assert "double alpha, const double* A, int lda," in (strassen / "strassen.h").read_text()
+    manifest = json.loads((msmes / "manifest.json").read_text())
+    assert manifest["host"]["functions"] == {"float64": "msmes_dgemm", "float32": "msmes_sgemm"}
+    assert manifest["host"]["inputs_const"] is False
+    source = (msmes / "msmes.cu").read_text()
+    # Both element types' kernels are in the library; the host layer launches the fused ones.
+    for kernel in manifest["host"]["other_kernels"]["float32"]:
+        assert kernel in source
+    for product in manifest["product_kernels"]:
+        assert f"launch_{product['kernel']}(x," in source
+
+
+def test_const_inputs_follow_the_schedules():
+    for name, writes in [("msmes", True), ("strassen", False), ("rsmm", False), ("winograd", False)]:
+        lowered = bilinear.api.lower_program(f"algorithms/{name}.bl", levels=2)
+        assert writes_inputs(lowered) == writes, name
+
+
+def _build(out: Path) -> tuple[Path, str]:
+    """nvcc -shared on the artifact; returns the library and the build's error output."""
+    include, lib = CUBLAS
+    name = out.name.split("-")[0]
+    library = out / f"lib{name}.so"
+    command = [NVCC, "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC", "-shared", str(out / f"{name}.cu"),
+               "-o", str(library), f"-I{include}", *cublas_link_flags(lib)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    return library, ("" if result.returncode == 0 else f"{out.name}: {result.stderr[-3000:]}")
+
+
+def _link_driver(out: Path) -> Path:
+    include, lib = CUBLAS
+    name = out.name.split("-")[0]
+    driver = out / "driver"
+    command = [NVCC, "-std=c++17", "-O2", str(DRIVER), "-o", str(driver), f"-DNAME={name}",
+               "-include", str(out / f"{name}.h"), f"-I{out}", f"-I{include}", f"-L{out}", f"-l{name}",
+               "-Xlinker", f"-rpath={out}", *cublas_link_flags(lib)]
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    return driver
+
+
+# Library leaves with temporaries and an overwriting schedule (rsmm), and fused leaves with an
+# in-place schedule (msmes): between them every kind of host code (element-wise launches, GEMM
+# leaves, fused launches, peeling, workspace, an overwriting top level).
+BUILDS = [("algorithms/rsmm.bl", "--levels", "2"), ("algorithms/msmes.bl", "--leaf", "fused")]
+
+
+@pytest.mark.slow
+@needs_toolchain
+def test_the_library_builds_and_a_cpp_driver_links_against_it(tmp_path):
+    outs = [_compile(tmp_path, *build) for build in BUILDS]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(_build, outs))
+    errors = [error for _, error in results if error]
+    assert not errors, "\n".join(errors)
+    for out in outs:
+        assert _link_driver(out).exists()
+
+
+EMULATOR = ROOT / "tests" / "host_emulator"
+SIZES = ["1,1,1", "37,50,21", "129,65,97", "200,151,99", "513,257,1025"]  # m,n,k (column-major)
+# Library-leaf artifacts (their kernels are plain CUDA C): in-place with restore at three levels,
+# temporaries with an overwriting top level, named sums, a rectangular shape, and no recursion.
+EMULATED = [("msmes", 3), ("rsmm", 2), ("winograd", 2), ("grey234", 2), ("strassen", 0)]
+
+
+def _driver_arguments(scheme: str, levels: int) -> list[str]:
+    """levels, the growth ratio ρ of the error bound, and β (0 where the top schedule overwrites C)."""
+    lowered = bilinear.api.lower_program(f"algorithms/{scheme}.bl", levels=max(levels, 1))
+    algorithm = lowered.levels[0].algorithm
+    growth = stability(algorithm).growth_factor / (algorithm.shape.m * algorithm.shape.k * algorithm.shape.n)  # as `bilinear run`
+    overwrites = levels > 0 and lowered.levels[0].schedule.overwrites_c
+    return [str(levels), repr(growth), "0" if overwrites else "0.5"]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("scheme, levels", EMULATED, ids=[f"{s}-L{n}" for s, n in EMULATED])
+def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, levels):
+    """The generated host layer and element-wise kernels, built with g++ against CPU stand-ins for
+    the CUDA runtime and cuBLAS (tests/host_emulator), run the driver's checks at odd sizes with
+    padded leading dimensions: the recursion, peeling, views, workspace and kernel arguments."""
+    out = _compile(tmp_path, f"algorithms/{scheme}.bl", "--levels", str(levels))
+    binary = out / "emulated"
+    build = subprocess.run(
+        ["g++", "-std=c++17", "-O1", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{scheme}.cu"),
+         "-x", "c++", str(DRIVER), f"-DNAME={scheme}", "-include", str(out / f"{scheme}.h"), "-o", str(binary)],
+        capture_output=True, text=True,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(binary), *_driver_arguments(scheme, levels), *SIZES[:4], "33,17,70"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count(" ok") == 10 and "0 failure(s)" in run.stdout
+
+
+# (scheme, options, levels): each configuration is built once and run at odd sizes.  Fused leaves with an
+# in-place schedule at levels 1 and 2, library leaves in place at 3, flattened pure-product levels (strassen
+# fused), temporaries with an overwriting top level (rsmm), named sums (winograd).
+GPU_CASES = [
+    ("msmes", ("--leaf", "fused"), 1), ("msmes", ("--leaf", "fused", "--levels", "2"), 2),
+    ("msmes", ("--levels", "3"), 3), ("strassen", ("--leaf", "fused", "--levels", "2"), 2),
+    ("rsmm", ("--levels", "2"), 2), ("winograd", ("--levels", "1"), 1),
+]
+
+
+@pytest.mark.gpu
+@needs_toolchain
+@pytest.mark.parametrize("scheme, options, levels", GPU_CASES, ids=[f"{s}-{'-'.join(o)}" for s, o, _ in GPU_CASES])
+def test_the_library_matches_cublas_at_odd_sizes(tmp_path, scheme, options, levels):
+    out = _compile(tmp_path, f"algorithms/{scheme}.bl", *options)
+    _, error = _build(out)
+    assert not error, error
+    driver = _link_driver(out)
+    run = subprocess.run([str(driver), *_driver_arguments(scheme, levels), *SIZES], capture_output=True, text=True)
+    print(run.stdout, run.stderr)
+    assert run.returncode == 0, run.stdout + run.stderr
+
