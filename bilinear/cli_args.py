@@ -24,7 +24,7 @@ def positive(text: str) -> int:
 
 def level_count(text: str) -> int:
     """An argparse type: levels of recursion, checked at once (a huge count would lower for minutes)."""
-    from .lower.plan import MAX_LEVELS
+    from .lower.options import MAX_LEVELS
 
     try:
         value = int(text)

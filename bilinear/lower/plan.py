@@ -4,9 +4,7 @@ product launch the plan can make, computed before anything runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Union
 
-import numpy as np
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
@@ -21,7 +19,6 @@ from .levels import (
     LAUNCH_PRODUCTS,
     LAUNCH_SUM_SHAPES,
     LEAVES,
-    MAX_LEVELS,
     KernelNames,
     LevelPlan,
     Options,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..lower.product import DEFAULTS, ProductStageSpec, TileConfig, variant
+from ..lower.product import DEFAULTS, ProductStageSpec, TileConfig, config_problems, variant
 from ..paths import cache_dir, write_atomic
 
 
