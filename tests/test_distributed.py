@@ -157,7 +157,7 @@ n = 8 if p.comm.rank == 0 else 9
 try:
     p(np.ones((n, n)), np.ones((n, n)))
 except dist.DistributedError as error:
-    print(f"rank {p.comm.rank} stopped: {error}", flush=True)  # one write: the ranks share the pipe
+    print(f"rank {{p.comm.rank}} stopped: {{error}}", flush=True)  # one write: the ranks share the pipe
 """
 
 LOST = """
@@ -168,7 +168,7 @@ if p.comm.rank == 1:
 try:
     p(np.ones((8, 8)), np.ones((8, 8)))
 except dist.DistributedError as error:
-    print(f"rank {p.comm.rank} stopped: {error}", flush=True)  # one write: the ranks share the pipe
+    print(f"rank {{p.comm.rank}} stopped: {{error}}", flush=True)  # one write: the ranks share the pipe
     p.comm.abort("ending the job")
 """
 
