@@ -58,7 +58,7 @@ def _add_lowering_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _scheme_path(text: str) -> Path:
-    from .paths import find_scheme
+    from .frontend.loader import find_scheme
 
     return find_scheme(text)
 

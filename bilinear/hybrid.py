@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from .diagnostics import BilinearError, Diagnostic
 from .ir import Program
-from .paths import find_scheme
+from .frontend.loader import find_scheme
 
 
 def merge(programs: list[Program]) -> Program:

@@ -35,29 +35,6 @@ def algorithms_dir() -> Path:
     return shipped("algorithms")
 
 
-def find_scheme(text: str) -> Path:
-    """A path as given, or the shipped scheme it names: ``strassen`` is ``algorithms/strassen.bl``,
-    and a name defined in a shipped file (``msmes``, ``strassen_t``) is that file.
-
-    A file that exists, or a path with a folder in it, is taken as it is.
-    """
-    path = Path(text)
-    if path.exists() or len(path.parts) != 1:
-        return path
-    for shipped_file in (algorithms_dir() / text, algorithms_dir() / f"{text}.bl"):
-        if shipped_file.is_file():
-            return shipped_file
-    if path.suffix:
-        return path
-    from .frontend.parser import parse_text
-
-    for candidate in sorted(algorithms_dir().glob("*.bl")):
-        _, definitions = parse_text(candidate.read_text(encoding="utf-8"), str(candidate))
-        if any(definition.name == text for definition in definitions):
-            return candidate
-    return path
-
-
 def cache_dir() -> Path:
     """The folder every cache of bilinear lives in: ``$BILINEAR_CACHE``, else the platform's user
     cache folder (``~/.cache/bilinear`` on Linux)."""

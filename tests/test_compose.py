@@ -19,7 +19,7 @@ from helpers import schemes as S
 import bilinear
 from bilinear.cli import main
 from bilinear.compose import PERMUTATIONS, kronecker, permute
-from bilinear.paths import find_scheme
+from bilinear.frontend.loader import find_scheme
 from bilinear.verify import report_algorithm
 
 SHIPPED = {a.name: a for path in ALGORITHMS for a in bilinear.load(path).algorithms}

@@ -27,7 +27,7 @@ from bilinear.ir import Stage, Update, block_name
 from bilinear.verify import verify_program
 from bilinear.verify.algorithm import brent_residual, single_coefficient_fixes
 from bilinear.verify.expand import Expansion
-from bilinear.verify.schedule import verify_schedule
+from bilinear.verify import verify_schedule
 
 SETTINGS = settings(max_examples=15, deadline=None)
 SCHEDULE_SETTINGS = settings(max_examples=40, deadline=None)  # a schedule check is cheap

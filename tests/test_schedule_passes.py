@@ -9,7 +9,7 @@ import pytest
 import bilinear
 from bilinear.ir import Algorithm, Multiply, Schedule
 from bilinear.schedule import default_schedule, fuse_elementwise, group_stages, single_target
-from bilinear.verify.schedule import verify_schedule
+from bilinear.verify import verify_schedule
 
 from conftest import ALGORITHMS
 

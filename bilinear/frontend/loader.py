@@ -164,3 +164,24 @@ def _assemble(path: str, raw_definitions: list, own: tuple[str, ...]) -> Program
     if not own:
         raise BilinearError(Diagnostic("the file defines no algorithm, table or schedule", Span(path, 1, 1, 1, 2)))
     return Program(path, tuple(algorithms.values()), tuple(schedules.values()), own)
+
+
+def find_scheme(text: str) -> Path:
+    """A path as given, or the shipped scheme it names: ``strassen`` is ``algorithms/strassen.bl``,
+    and a name defined in a shipped file (``msmes``, ``strassen_t``) is that file.
+
+    A file that exists, or a path with a folder in it, is taken as it is.
+    """
+    path = Path(text)
+    if path.exists() or len(path.parts) != 1:
+        return path
+    for shipped_file in (algorithms_dir() / text, algorithms_dir() / f"{text}.bl"):
+        if shipped_file.is_file():
+            return shipped_file
+    if path.suffix:
+        return path
+    for candidate in sorted(algorithms_dir().glob("*.bl")):
+        _, definitions = parse_text(candidate.read_text(encoding="utf-8"), str(candidate))
+        if any(definition.name == text for definition in definitions):
+            return candidate
+    return path

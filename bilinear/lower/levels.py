@@ -18,7 +18,7 @@ import numpy as np
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Schedule, Stage, Update
 from ..schedule import default_schedule, fuse_elementwise, single_target
-from ..verify.schedule import verify_schedule
+from ..verify.lazy import verify_schedule
 from .elementwise import ElementwiseKernel, lower_elementwise
 from .options import DTYPES, LAUNCH_PRODUCTS, LAUNCH_SUM_SHAPES, LEAVES, MAX_LEVELS, Options
 

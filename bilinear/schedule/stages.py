@@ -1,7 +1,7 @@
 """Dependency analysis: statements into stages that may run concurrently, and fusion.
 
 Every pass here is a pure function of the IR; each result is meant to go back
-through :func:`bilinear.verify.schedule.verify_schedule` (the tests do so).
+through :func:`bilinear.verify.verify_schedule` (the tests do so).
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from ..ir import Algorithm, Program, Schedule
 from .algorithm import verify_algorithm
 from .counts import AlgorithmCounts, ScheduleCounts, count_algorithm, count_schedule
 from .expand import Expansion
-from .schedule import ProductUse, ScheduleCheck, verify_schedule, workspace_blocks
+from .lazy import verify_schedule
+from .schedule import ProductUse, ScheduleCheck, workspace_blocks
 from .stability import Stability, stability
 
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..ir import Form
-from .schedule import _Simulation, kind_of, original_c
+from ..ir import Algorithm, Form, Schedule
+from .schedule import ScheduleCheck, _Simulation, kind_of, original_c
 from .tensor import residual_entries
 
 _PRODUCT, _VALUE = "*P", "*V"  # both contain "*", so kind_of reads them as C values
@@ -96,3 +96,19 @@ class LazySimulation(_Simulation):
         rights = [right for _, right in self.factors]
         if residual_entries(shape, lefts, rights, columns):
             self.error("the C blocks do not end as their classical sums", None)
+
+
+def verify_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleCheck:
+    """Simulate ``schedule`` and report everything that makes it not ``algorithm``.
+
+    A fast simulation with products kept as symbols decides first (the
+    LazySimulation above); only a schedule it rejects is simulated again in full, for
+    diagnostics that show every buffer's bilinear value.  Overwrite schedules
+    are simulated in full at once (they must never read C's original content).
+    """
+    if schedule.overwrites_c:
+        # C's original content is poison there (see _Simulation._poisoned); the lazy simulation hides
+        # what a C buffer holds behind a symbol, so it cannot see a read of it.
+        return _Simulation(schedule, algorithm).run()
+    check = LazySimulation(schedule, algorithm).run()
+    return check if check.ok else _Simulation(schedule, algorithm).run()

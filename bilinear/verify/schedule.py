@@ -343,24 +343,6 @@ def _conflict(first: Statement, second: Statement) -> tuple[str, Statement] | No
     return None
 
 
-def verify_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleCheck:
-    """Simulate ``schedule`` and report everything that makes it not ``algorithm``.
-
-    A fast simulation with products kept as symbols decides first (see
-    verify.lazy); only a schedule it rejects is simulated again in full, for
-    diagnostics that show every buffer's bilinear value.  Overwrite schedules
-    are simulated in full at once (they must never read C's original content).
-    """
-    from .lazy import LazySimulation
-
-    if schedule.overwrites_c:
-        # C's original content is poison there (see _Simulation._poisoned); the lazy simulation hides
-        # what a C buffer holds behind a symbol, so it cannot see a read of it.
-        return _Simulation(schedule, algorithm).run()
-    check = LazySimulation(schedule, algorithm).run()
-    return check if check.ok else _Simulation(schedule, algorithm).run()
-
-
 def workspace_blocks(schedule: Schedule) -> dict[str, int]:
     """Temporaries per level, counted by the operand whose block they are shaped like."""
     counts: dict[str, int] = {}

@@ -19,7 +19,7 @@ from bilinear.frontend.check import build_algorithm, build_schedule
 from bilinear.frontend.parser import _RawAlgorithm, _RawSchedule
 from bilinear.ir import Algorithm, Form, Schedule, Update, format_coefficient
 from bilinear.verify.algorithm import verify_algorithm
-from bilinear.verify.schedule import verify_schedule
+from bilinear.verify import verify_schedule
 
 
 def changes(current: Fraction) -> tuple[Fraction, ...]:
