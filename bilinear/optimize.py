@@ -38,6 +38,16 @@ def _target_pairs(target: Terms):
             yield a, b, target[b] / target[a]
 
 
+def _pairs_with(target: Terms, name: str, skip: str | None = None) -> list[tuple[str, str, Fraction]]:
+    """The keys of the target's pairs that hold ``name`` (but not ``skip``)."""
+    keys = []
+    for other in target:
+        if other != name and other != skip:
+            first, second = (name, other) if name < other else (other, name)
+            keys.append((first, second, target[second] / target[first]))
+    return keys
+
+
 def _pairs(targets: list[Terms]) -> dict[tuple[str, str, Fraction], int]:
     counts: dict[tuple[str, str, Fraction], int] = {}
     for target in targets:
@@ -51,8 +61,8 @@ def eliminate(
 ) -> tuple[list[tuple[str, Terms]], list[Terms]]:
     """Greedy pair elimination: (named sums in definition order, the targets rewritten over them).
 
-    Without ``rng`` the least (in sort order) most frequent pair is taken; with
-    it, a random pair among those at most ``slack`` short of the most frequent
+    Without ``rng`` the first-counted most frequent pair is taken (constant
+    time, for schemes of any size); with it, a random pair among those at most ``slack`` short of the most frequent
     (never one that occurs only once).  Pairs sit in buckets by count and only
     the changed targets' pairs move, so an iteration costs about the size of
     the top buckets, not a recount of every pair.
@@ -61,19 +71,23 @@ def eliminate(
     sums: list[tuple[str, Terms]] = []
     queue = _Buckets(_pairs(targets))
     while True:
-        pool = queue.top(slack)
-        if not pool:
+        if rng is None:
+            chosen = queue.first()
+        else:
+            pool = queue.top(slack)
+            chosen = rng.choice(sorted(pool)) if pool else None
+        if chosen is None:
             return sums, targets
-        a, b, ratio = rng.choice(sorted(pool)) if rng else min(pool)
+        a, b, ratio = chosen
         name = f"{prefix}{len(sums) + 1}"
         sums.append((name, {a: Fraction(1), b: ratio}))
         for target in targets:
             if a in target and b in target and target[b] == ratio * target[a]:
-                queue.change(_target_pairs(target), -1)
+                queue.change([*_pairs_with(target, a), *_pairs_with(target, b, skip=a)], -1)
                 coefficient = target.pop(a)
                 del target[b]
                 target[name] = coefficient
-                queue.change(_target_pairs(target), +1)
+                queue.change(_pairs_with(target, name), +1)  # pairs among the other terms are unchanged
 
 
 class _Buckets:
@@ -98,6 +112,12 @@ class _Buckets:
                 self.best = max(self.best, new)
             else:
                 del self.counts[key]
+
+    def first(self):
+        """The first-counted of the most frequent pairs (None when no pair occurs twice)."""
+        while self.best >= 2 and not self.buckets.get(self.best):
+            self.best -= 1
+        return next(iter(self.buckets[self.best])) if self.best >= 2 else None
 
     def top(self, slack: int) -> list:
         """Pairs at most ``slack`` short of the most frequent count (at least 2)."""
@@ -141,8 +161,14 @@ class Side:
         return scalings(self.forms) + scalings(t for _, t in self.sums)
 
 
+# Above this many distinct pairs, only the deterministic run is made (each seeded run sorts its pool).
+SEEDED_PAIRS = 20_000
+
+
 def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
     candidates = [Side(*eliminate(forms, prefix))]
+    if len(_pairs(forms)) > SEEDED_PAIRS:
+        seeds = 0
     candidates += [
         Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in range(seeds) for slack in (0, 1)
     ]
