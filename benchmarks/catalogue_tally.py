@@ -13,7 +13,7 @@ Every file goes through :func:`bilinear.frontend.importers.read_catalogue`
 with its format detected, as ``bilinear verify FILE`` would read it, and then:
 
 - an exact scheme (or one in an alternative basis) is checked with the
-  exact integer tensor check (:func:`bilinear.verify.tensor.wrong_over_q`) and,
+  exact integer tensor check (:func:`bilinear.verify.ring_tensor.wrong_over_q`) and,
   up to ``--full-max-rank`` products, also with ``report_algorithm`` (the
   verifier behind ``bilinear verify``), which must agree;
 - a modular, approximate or complex scheme is checked in its ring and counted
