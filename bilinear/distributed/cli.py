@@ -195,8 +195,10 @@ def _guarded(body) -> int:
             known = isinstance(error, (RuntimeError, ValueError))
             message = str(error) if known else f"{type(error).__name__}: {error}"
         print(f"bilinear: {message}", file=sys.stderr, flush=True)
-        from mpi4py import MPI
-
+        try:
+            from mpi4py import MPI
+        except ImportError:  # the failure was that there is no MPI: there is no job to end
+            return 1
         if MPI.COMM_WORLD.Get_size() > 1:
             MPI.COMM_WORLD.Abort(1)
         return 1
