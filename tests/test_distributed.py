@@ -278,3 +278,16 @@ def test_run_and_bench_with_gpus_under_mpiexec(tmp_path):
                  "--levels", "1", "--backend", "numpy", "--repeat", "1", "--json", str(report))
     assert bench.returncode == 0, bench.stdout + bench.stderr
     assert [r["dims"] for r in json.loads(report.read_text())] == [[33, 33, 33], [64, 64, 64]]
+
+
+def test_gpus_without_mpi4py_is_one_message():
+    """Without the dist extra, --gpus says what to install (and the handler does not trip over the missing MPI)."""
+    code = (
+        "import sys; sys.modules['mpi4py'] = None\n"
+        "from bilinear.cli import main\n"
+        f"sys.exit(main(['run', {str(ROOT / 'algorithms/strassen.bl')!r}, '-n', '16', '--gpus', '2', '--backend', 'numpy']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'" in done.stderr
+    assert "Traceback" not in done.stderr
