@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..measure import UNIT_ROUNDOFF, median, time_device
+from ..measure import error_bound as measure_bound
+from ..measure import median, time_device
 from .api import DistributedProduct
 from .layout import block_of
 
@@ -64,8 +65,8 @@ def same_inputs(xp: Any, M: int, K: int, N: int, dtype: str, seed: int) -> tuple
 
 
 def error_bound(product: DistributedProduct, dtype: str, K: int) -> float:
-    """8·u·√K times the growth of the global steps and of the local levels (as ``bilinear run``)."""
-    return 8 * UNIT_ROUNDOFF[dtype] * K**0.5 * product.decomposition.growth_ratio * product.local.growth
+    """``bilinear run``'s bound, 8·u·√K·ρ, with ρ the growth of the global steps times the local levels'."""
+    return measure_bound(dtype, K, product.decomposition.growth_ratio * product.local.growth, 1)
 
 
 def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = 4096) -> float:
