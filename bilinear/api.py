@@ -141,10 +141,14 @@ def lower_program(
     fuse: bool = True,
     cutoff: int = 1,
     per_level: tuple[str, ...] | None = None,
+    breadth: int = 0,
+    workspace_limit: int | None = None,
 ) -> Lowered:
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
     program = source if isinstance(source, Program) else load(source)
-    return lower(program, Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff), per_level)
+    options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
+                      workspace_limit=workspace_limit)
+    return lower(program, options, per_level)
 
 
 def compile(
@@ -157,6 +161,8 @@ def compile(
     fuse: bool = True,
     cutoff: int = 1,
     per_level: tuple[str, ...] | None = None,
+    breadth: int = 0,
+    workspace_limit: int | None = None,
 ):
     """Verify, lower and load a scheme; returns a callable ``f(A, B, out=None, alpha=1, beta=0)``.
 
@@ -175,6 +181,13 @@ def compile(
         cutoff: stop recursing where a block would be smaller than this.
         per_level: one definition name per level, outermost first, to use a
             different algorithm or schedule at each level.
+        breadth: how many of the innermost levels run breadth-first: each
+            operand is split into every product's operand sum in one pass, the
+            leaf GEMMs run from workspace, and one pass merges them into C.
+            A and B are never written.
+        workspace_limit: bytes of workspace a call may use; a call whose
+            breadth-first workspace would pass it runs fewer levels
+            breadth-first (the rest depth-first). None: no limit.
 
     Raises:
         BilinearError: the scheme does not verify.
@@ -198,7 +211,8 @@ def compile(
         return AutoProduct(lowered_for, chosen_backend, dtype, leaves)
     if not isinstance(levels, int) or isinstance(levels, bool):
         raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError
-    lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level)
+    lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level,
+                            breadth=breadth, workspace_limit=workspace_limit)
     return CompiledProduct(lowered, chosen_backend)
 
 

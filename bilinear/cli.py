@@ -11,7 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
-from .cli_args import bench_levels, check_name, level_count, positive, report_format
+from .cli_args import bench_levels, byte_count, check_name, level_count, positive, report_format
 from .diagnostics import BilinearError, render
 from .distributed.cli import add_distribution_options, add_plan_parser
 from .lower.options import DTYPES, LEAVES
@@ -51,6 +51,14 @@ def _add_lowering_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--leaf", choices=LEAVES, default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
     parser.add_argument("--cutoff", type=positive, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
+    parser.add_argument(
+        "--breadth", type=level_count, default=0, metavar="L",
+        help="run the innermost L of the levels breadth-first: one split per operand, the leaf GEMMs, one merge (default 0)",
+    )
+    parser.add_argument(
+        "--workspace-limit", type=byte_count, default=None, metavar="BYTES",
+        help="most workspace a call may use (e.g. 0, 512M, 24G); breadth-first levels that would pass it run depth-first",
+    )
     parser.add_argument(
         "--levels-schemes", default=None, metavar="A.bl,B.bl",
         help="a hybrid: level 1 runs A.bl's scheme, level 2 B.bl's, ... (sets --levels to their number)",

@@ -22,6 +22,23 @@ def positive(text: str) -> int:
     return value
 
 
+BYTE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def byte_count(text: str) -> int:
+    """An argparse type: bytes, with an optional binary unit (``512M``, ``24G``, ``0``)."""
+    cleaned = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = cleaned[-1:] if cleaned[-1:] in BYTE_UNITS else ""
+    number = cleaned[: len(cleaned) - len(unit)]
+    try:
+        value = float(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected bytes such as 0, 512M or 24G, not {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"bytes must be a finite number >= 0, not {text!r}")
+    return int(value * BYTE_UNITS[unit])
+
+
 def level_count(text: str) -> int:
     """An argparse type: levels of recursion, checked at once (a huge count would lower for minutes)."""
     from .lower.options import MAX_LEVELS

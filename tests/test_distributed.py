@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import bilinear
 from bilinear.distributed.api import decomposition_for, default_steps
 from bilinear.distributed.check import verify_plan
-from bilinear.distributed.decompose import GlobalProduct, breadth_first, tiles_2d
+from bilinear.lower.decompose import GlobalProduct, breadth_first, tiles_2d
 from bilinear.distributed.plan import Task, assign, default_bands, make_plan
 from bilinear.frontend import program_from_text
 

@@ -15,7 +15,7 @@ from . import chain as chain_module  # noqa: F401 - the module, beside the funct
 from .chain import ChainModel, ChainPlan, chain, plan_chain
 from .check import PlanCheck, verify_plan
 from .comm import DistributedError
-from .decompose import Decomposition, breadth_first, classical, tiles_2d
+from ..lower.decompose import Decomposition, breadth_first, classical, tiles_2d
 from .plan import Plan, make_plan
 
 __all__ = [

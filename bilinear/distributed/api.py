@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from ..ir import Program, Schedule
 from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm
-from .decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
+from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
 from .execute import Local, RankProgram, combine, workspace_bytes
 from .layout import block_of, block_shape, gather, global_shape, scatter_sum
 from .plan import Plan, make_plan

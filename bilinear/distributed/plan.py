@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from .decompose import Decomposition
+from ..lower.decompose import Decomposition
 
 INPUT_LAYOUTS = ("replicated", "root", "block2d")
 OUTPUT_LAYOUTS = ("replicated", "root", "block2d")

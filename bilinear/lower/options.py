@@ -33,6 +33,10 @@ class Options:
     leaf: str = "cublas"
     fuse: bool = True
     cutoff: int = 1  # stop recursing when a block would have a dimension below this
+    # The innermost ``breadth`` of the levels run breadth-first (bilinear.lower.breadth): one
+    # split per operand, the leaf GEMMs, one merge; the levels above recurse depth-first.
+    breadth: int = 0
+    workspace_limit: int | None = None  # bytes breadth-first levels may hold; fewer levels run beyond it
 
     @classmethod
     def from_args(cls, args) -> Options:
@@ -57,3 +61,21 @@ class Options:
             raise ValueError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
         if self.cutoff < 1:
             raise ValueError(f"cutoff must be >= 1, not {self.cutoff}")
+        self._check_breadth()
+
+    def _check_breadth(self) -> None:
+        if isinstance(self.breadth, bool) or not isinstance(self.breadth, int):
+            raise ValueError(f"breadth must be a whole number, not {self.breadth!r}")  # noqa: TRY004 - documented
+        if not 0 <= self.breadth <= self.levels:
+            raise ValueError(
+                f"breadth must be between 0 and the {self.levels} level(s) asked for, not {self.breadth}: it counts "
+                "the innermost levels that run breadth-first"
+            )
+        if self.breadth and self.leaf == "fused":
+            raise ValueError(
+                "breadth-first levels multiply their leaves with library GEMMs; use leaf='cublas' with breadth > 0"
+            )
+        if self.workspace_limit is not None and (
+            isinstance(self.workspace_limit, bool) or not isinstance(self.workspace_limit, int) or self.workspace_limit < 0
+        ):
+            raise ValueError(f"workspace_limit must be a number of bytes >= 0, not {self.workspace_limit!r}")

@@ -11,6 +11,7 @@ from ..ir import Algorithm, Program, Schedule, Stage
 from ..schedule import default_schedule
 from ..verify import Report, verify_program
 from ..verify.expand import expansion_of
+from .breadth import BreadthFirst, lower_breadth_first, render_breadth_first
 from .elementwise import ElementwiseKernel, render_elementwise
 from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_tree
 from .product import ProductStageSpec, default_config, render_product_stages
@@ -40,6 +41,10 @@ class Lowered:
     options: Options
     levels: tuple[LevelPlan, ...]
     tops: dict = field(default_factory=dict, compare=False)  # overwrites C? -> ProblemNode
+    breadth: BreadthFirst | None = None  # the innermost options.breadth levels, run breadth-first
+    # With a workspace limit: the same product with one breadth-first level fewer (it runs
+    # depth-first instead), for calls whose breadth-first workspace would pass the limit.
+    fewer_breadth: Lowered | None = None
 
     def top(self, overwrites: bool) -> ProblemNode:
         return self.tops[overwrites]
@@ -71,6 +76,8 @@ class Lowered:
             "// Element-wise stage kernels; product stages run as library GEMMs or fused product kernels.\n\n"
         )
         parts = [render_elementwise(k) for k in self.kernels()]
+        if self.breadth is not None:
+            parts.append(render_breadth_first(self.breadth))
         specs = self.product_specs()
         if specs:
             parts.append(render_product_stages([(spec, default_config(spec)) for spec in specs]))
@@ -125,7 +132,13 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
     Raises:
         BilinearError: when a named definition does not exist or the program does not verify.
     """
-    program = (program if isinstance(program, Verified) else verified(program)).program
+    return _lower((program if isinstance(program, Verified) else verified(program)).program, options, per_level)
+
+
+def _lower(program: Program, options: Options, per_level: tuple[str, ...] | None) -> Lowered:
+    fewer = None
+    if options.breadth and options.workspace_limit is not None:
+        fewer = _lower(program, replace(options, breadth=options.breadth - 1), per_level)
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
@@ -135,6 +148,12 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
         if definition is None:
             raise BilinearError(Diagnostic(f"{name} is not defined in {program.path}"))
         resolved.append(_resolve(definition, program))
+    depth_first = len(resolved) - options.breadth
+    # Breadth-first levels multiply by the algorithm itself (its Kronecker power); a schedule
+    # given for them orders depth-first work only, so only its algorithm is used.
+    innermost = tuple(algorithm for _, algorithm in resolved[depth_first:])
+    breadth = lower_breadth_first(innermost, options.dtype, _identifier(program.main.name)) if innermost else None
+    resolved = resolved[:depth_first]
     _refuse_destroying_below_top(resolved)
     kernel_names = KernelNames()
     carried = _levels_carrying_sums(resolved) if options.leaf == "fused" else 0
@@ -147,7 +166,13 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
             level_options = options
         plans.append(level_plan(schedule, algorithm, level_options, kernel_names))
     plans = tuple(plans)
-    return Lowered(program.main.name, options, plans, problem_tree(plans, options))
+    return Lowered(program.main.name, options, plans, problem_tree(plans, options), breadth, fewer)
+
+
+def _identifier(name: str) -> str:
+    """A CUDA identifier made of a definition's name."""
+    cleaned = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    return cleaned if cleaned[:1].isalpha() else f"k_{cleaned}"
 
 
 def _levels_carrying_sums(resolved: list[tuple[Schedule | None, Algorithm]]) -> int:
@@ -179,6 +204,14 @@ def level_dims(lowered: Lowered, M: int, K: int, N: int):
         shape = plan.algorithm.shape
         dims = (dims[0] // shape.m, dims[1] // shape.k, dims[2] // shape.n)
         yield level, plan, dims
+
+
+def leaf_dims(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, int, int]:
+    """The block dimensions of the leaf products depth-first levels leave (M, K, N with none)."""
+    dims = (M, K, N)
+    for _, _, dims in level_dims(lowered, M, K, N):
+        pass
+    return dims
 
 
 def top_modes(lowered: Lowered, M: int, K: int, N: int) -> tuple[bool, bool]:

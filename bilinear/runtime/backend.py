@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Sequence
 
+from ..lower.breadth import BreadthFirst, SplitKernel
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import ProductLaunch
 
@@ -58,6 +59,19 @@ class Backend(ABC):
     @abstractmethod
     def scale(self, c: View, beta: float) -> None:
         """``c *= beta`` (``beta == 0`` sets zeros, so NaNs in c do not survive)."""
+
+    @abstractmethod
+    def split(self, plan: BreadthFirst, kernel: SplitKernel, source: View, out: Any) -> None:
+        """``out[r] = Σ coef·block`` over the kernel's grid of ``source``; ``out`` is [products][rows][cols]."""
+
+    @abstractmethod
+    def merge(self, plan: BreadthFirst, products: Any, target: View, alpha: float, beta: float) -> None:
+        """Every block of ``target`` (the merge kernel's grid): ``alpha·Σ coef·products[r] + beta·block``."""
+
+    def gemm_batched(self, a: Any, b: Any, c: Any) -> None:
+        """``c[r] = a[r] @ b[r]`` for every r of three [batch][rows][cols] arrays."""
+        for r in range(a.shape[0]):
+            self.gemm(a[r], b[r], c[r], 1.0, 0.0)
 
     def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
         """Compile ahead of the first call (nothing to compile on the CPU)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..lower.plan import Lowered
+from ..lower.plan import Lowered, leaf_dims
 from .backend import Backend, overlaps
 from .executor import Executor
 
@@ -58,7 +58,30 @@ class CompiledProduct:
         self.lowered = lowered
         self.backend = backend
         self.executor = Executor(lowered, backend)
-        backend.prepare(lowered.kernels())
+        # With a workspace limit, the same product with fewer breadth-first levels, most first.
+        self.executors = [self.executor]
+        while self.executors[-1].lowered.fewer_breadth is not None:
+            self.executors.append(Executor(self.executors[-1].lowered.fewer_breadth, backend))
+        for executor in self.executors:
+            backend.prepare(executor.lowered.kernels())
+
+    def executor_for(self, M: int, K: int, N: int) -> Executor:
+        """The executor a call runs: the most breadth-first levels whose workspace fits the limit.
+
+        Raises:
+            ValueError: when even the depth-first product needs more workspace than the limit.
+        """
+        limit = self.lowered.options.workspace_limit
+        if limit is None:
+            return self.executor
+        for executor in self.executors:
+            if executor.workspace_bytes(M, K, N) <= limit:
+                return executor
+        needed = self.executors[-1].workspace_bytes(M, K, N)
+        raise ValueError(
+            f"a {M}x{K} @ {K}x{N} product with {self.lowered.name} needs {needed} bytes of workspace even depth-first, "
+            f"more than the limit of {limit}; raise the limit or use an in-place schedule such as msmes"
+        )
 
     @property
     def writes_inputs(self) -> bool:
@@ -75,7 +98,13 @@ class CompiledProduct:
         return f"<bilinear {self.lowered.name}: {o.levels} level(s), {o.leaf} leaves, {o.dtype}, {self.backend.name}>"
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
-        return self.executor.workspace_bytes(M, K, N)
+        return self.executor_for(M, K, N).workspace_bytes(M, K, N)
+
+    def breadth_levels(self, M: int, K: int, N: int) -> int:
+        """How many levels an M×K×N call runs breadth-first (fewer than asked where the limit says so)."""
+        executor = self.executor_for(M, K, N)
+        return executor.lowered.options.breadth if executor.breadth and executor.breadth.runs(
+            *leaf_dims(executor.lowered, M, K, N)) else 0
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
         """Multiply; returns ``out`` (allocated when not given).
@@ -101,7 +130,7 @@ class CompiledProduct:
                 f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
                 "same array or overlap; pass a copy of one of them"
             )
-        self.executor.run(A, B, out, alpha=alpha, beta=beta)
+        self.executor_for(A.shape[0], A.shape[1], B.shape[1]).run(A, B, out, alpha=alpha, beta=beta)
         return out
 
     def _as_array(self, array: Any, name: str) -> Any:

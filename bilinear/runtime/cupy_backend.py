@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..lower.breadth import BreadthFirst, SplitKernel, render_breadth_first
 from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
 from .backend import Backend, View
 from .cuda import compiled_function, device_info
@@ -114,6 +115,50 @@ class CupyBackend(Backend):
             scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
             scalars.ctypes.data + step, c.data.ptr, _ld(c),
         )
+
+    def gemm_batched(self, a, b, c) -> None:
+        batch, m, k = a.shape
+        n = b.shape[2]
+        if batch == 0 or m == 0 or n == 0 or k == 0:
+            super().gemm_batched(a, b, c)
+            return
+        cublas = self._cublas
+        handle = self.xp.cuda.device.get_cublas_handle()
+        cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        scalars = np.array([1.0, 0.0], dtype=a.dtype)
+        gemm = cublas.dgemmStridedBatched if a.dtype == np.float64 else cublas.sgemmStridedBatched
+        gemm(
+            handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k,
+            scalars.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k, m * k,
+            scalars.ctypes.data + scalars.itemsize, c.data.ptr, n, m * n, batch,
+        )
+
+    # --- breadth-first split and merge -----------------------------------------------------------
+    def _breadth_function(self, plan: BreadthFirst, name: str):
+        return compiled_function(render_breadth_first(plan), name)
+
+    def split(self, plan: BreadthFirst, kernel: SplitKernel, source: View, out) -> None:
+        rows, cols = out.shape[1], out.shape[2]
+        width = VECTOR[plan.dtype][1]
+        vec = cols % width == 0 and _aligned(source, width) and out.data.ptr % (width * out.itemsize) == 0
+        self._launch(self._breadth_function(plan, kernel.name), rows * cols // (width if vec else 1),
+                     (source, np.int64(_ld(source)), out, np.int32(rows), np.int32(cols), np.int32(vec)))
+
+    def merge(self, plan: BreadthFirst, products, target: View, alpha: float, beta: float) -> None:
+        rows, cols = products.shape[1], products.shape[2]
+        width = VECTOR[plan.dtype][1]
+        vec = cols % width == 0 and _aligned(target, width) and products.data.ptr % (width * products.itemsize) == 0
+        scalar = np.float64 if plan.dtype == "float64" else np.float32
+        self._launch(self._breadth_function(plan, plan.merge.name), rows * cols // (width if vec else 1),
+                     (products, target, np.int64(_ld(target)), np.int32(rows), np.int32(cols), scalar(alpha),
+                      scalar(beta), np.int32(vec)))
+
+    def _launch(self, function, work: int, args: tuple) -> None:
+        if work == 0:
+            return
+        blocks = min(-(-work // THREADS), device_info().sms * BLOCKS_PER_SM)
+        function((blocks,), (THREADS,), args)
 
     # --- fused product stages ------------------------------------------------------------------
     def fused(self, launch, views, dims, alpha: float) -> None:

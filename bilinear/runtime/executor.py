@@ -17,8 +17,9 @@ from typing import Callable, Sequence
 from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
-from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
+from ..lower.plan import LevelPlan, Lowered, leaf_dims, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
+from .breadth import BreadthFirstRunner
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,16 @@ class Executor:
         self.workspace: dict[tuple[int, str], View] = {}
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
         self.observer: Callable[[int, str, str], None] | None = None
+        # Library leaves: cuBLAS, or the innermost levels breadth-first with cuBLAS leaves under them.
+        self.breadth = BreadthFirstRunner(lowered.breadth, backend, self.options.cutoff) if lowered.breadth else None
+        self.gemm = self.breadth or backend.gemm
 
     # --- entry --------------------------------------------------------------------------
     def run(self, A: View, B: View, C: View, alpha: float = 1.0, beta: float = 0.0) -> None:
         """``C = alpha·A@B + beta·C``, in place on C."""
+        if not self.lowered.levels and self.options.leaf != "fused":
+            self.gemm(A, B, C, alpha, beta)  # no depth-first level: the leaf takes beta itself
+            return
         overwrites, _ = top_modes(self.lowered, *_dims(A, B))
         if overwrites and beta != 0:
             raise ValueError(
@@ -88,8 +95,12 @@ class Executor:
         self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
-        """Bytes of workspace a product of this size needs (0 for in-place schedules)."""
-        return workspace_bytes(self.lowered, M, K, N)
+        """Bytes of workspace a product of this size needs (0 for in-place schedules), breadth-first
+        levels included."""
+        total = workspace_bytes(self.lowered, M, K, N)
+        if self.breadth is not None:
+            total += self.breadth.workspace_bytes(*leaf_dims(self.lowered, M, K, N))
+        return total
 
     def _allocate_workspace(self, M: int, K: int, N: int) -> dict[tuple[int, str], View]:
         return {
@@ -230,7 +241,7 @@ class Executor:
             if len(problem.a) != 1 or len(problem.b) != 1:
                 raise ValueError("library GEMM leaves multiply single views; operand sums need the fused leaf")
             for coef, view in zip(form.targets, problem.c):
-                self.backend.gemm(problem.a[0], problem.b[0], view, self.alpha * float(coef), 0.0 if overwrite else 1.0)
+                self.gemm(problem.a[0], problem.b[0], view, self.alpha * float(coef), 0.0 if overwrite else 1.0)
 
     def _launch(self, launch: ProductLaunch, problems: Sequence[Bound]) -> None:
         """Bind each problem's views to the launch's slots and launch it (nothing to add when α is 0)."""

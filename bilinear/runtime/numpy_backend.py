@@ -10,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..lower.breadth import BreadthFirst, SplitKernel
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import ProductLaunch
 from .backend import Backend, View
@@ -47,8 +48,26 @@ class NumpyBackend(Backend):
             for t in product.targets:
                 c_views[t.slot] += (alpha * float(t.coef)) * value
 
+    def split(self, plan: BreadthFirst, kernel: SplitKernel, source: View, out) -> None:
+        blocks = _grid(source, kernel.grid_rows, kernel.grid_cols)
+        for r, terms in enumerate(kernel.outputs):
+            out[r] = sum(float(c) * blocks[i] for i, c in terms)
+
+    def merge(self, plan: BreadthFirst, products, target: View, alpha: float, beta: float) -> None:
+        merge = plan.merge
+        blocks = _grid(target, merge.grid_rows, merge.grid_cols)
+        for q, terms in enumerate(merge.outputs):
+            value = alpha * sum(float(c) * products[r] for r, c in terms)
+            blocks[q][...] = value if beta == 0 else value + beta * blocks[q]
+
     def scale(self, c: View, beta: float) -> None:
         if beta == 0:
             c[...] = 0
         else:
             c *= beta
+
+
+def _grid(view: View, rows: int, cols: int) -> list[View]:
+    """A view's blocks of a rows×cols grid, row-major."""
+    height, width = view.shape[0] // rows, view.shape[1] // cols
+    return [view[i * height : (i + 1) * height, j * width : (j + 1) * width] for i in range(rows) for j in range(cols)]

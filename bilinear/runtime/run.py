@@ -38,6 +38,7 @@ class RunResult:
     levels_run: int = 0  # levels of recursion this size reached (the bound's L)
     levels_requested: int = 0
     growth: float = 1.0  # the largest growth ratio ρ among the levels that ran
+    breadth_run: int = 0  # how many of levels_run ran breadth-first
 
     @property
     def within_bound(self) -> bool:
@@ -50,6 +51,7 @@ class RunResult:
             (
                 f"  levels run      {self.levels_run}"
                 + ("" if self.levels_run == self.levels_requested else f" of the {self.levels_requested} requested (the blocks got too small)")
+                + (f", the innermost {self.breadth_run} breadth-first" if self.breadth_run else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
             + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
@@ -104,16 +106,17 @@ def check_fits(backend, M: int, K: int, N: int, dtype: str) -> None:
 
 def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
     """The plans of the levels an M×K×N product actually recurses through."""
-    return [plan for _, plan, _ in level_dims(product.lowered, M, K, N)]
+    return [plan for _, plan, _ in level_dims(product.executor_for(M, K, N).lowered, M, K, N)]
 
 
-def _growth_ratio(plans: list) -> float:
-    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels that ran."""
+def _growth_ratio(plans: list, breadth_ratios: tuple[float, ...] = ()) -> float:
+    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels that ran
+    (depth-first plans, and the breadth-first levels' own ratios)."""
     ratios = [
         stability(plan.algorithm).growth_factor / (plan.algorithm.shape.m * plan.algorithm.shape.k * plan.algorithm.shape.n)
         for plan in plans
     ]
-    return max(ratios, default=1.0)
+    return max([*ratios, *breadth_ratios], default=1.0)
 
 
 def _reference(product: CompiledProduct, A, B, C, alpha: float, beta: float):
@@ -152,20 +155,23 @@ def run_once(
     ours = time_device(lambda: product(A, B, out=work, alpha=alpha, beta=beta), xp, repeat=repeat)
     theirs = time_device(reference_call, xp, repeat=repeat)
     ran = _levels_run(product, M, K, N)
-    growth = _growth_ratio(ran)
+    breadth = product.breadth_levels(M, K, N)
+    executor = product.executor_for(M, K, N)
+    growth = _growth_ratio(ran, executor.lowered.breadth.decomposition.growth_ratios if breadth else ())
     return RunResult(
         name=repr(product),
         dims=(M, K, N),
         backend=product.backend.name,
         error=error,
         reference_error=reference_error,
-        bound=error_bound(product.dtype, K, growth, len(ran)),
+        bound=error_bound(product.dtype, K, growth, len(ran) + breadth),
         seconds=median(ours),
         reference_seconds=median(theirs),
         extra_bytes=extra,
         restored_a=restored_a,
         restored_b=restored_b,
-        levels_run=len(ran),
+        levels_run=len(ran) + breadth,
+        breadth_run=breadth,
         levels_requested=product.lowered.options.levels,
         growth=growth,
     )

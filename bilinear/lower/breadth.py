@@ -1,0 +1,174 @@
+"""Breadth-first levels: the innermost levels of a product run as one Kronecker power.
+
+With ``b`` breadth-first levels of algorithms ⟨m_i,k_i,n_i;R_i⟩ the operands are
+cut into a grid of (Π m_i)×(Π k_i) A blocks and (Π k_i)×(Π n_i) B blocks, and
+the R = Π R_i products of the Kronecker power (:mod:`bilinear.lower.decompose`)
+run from workspace:
+
+1. ``split`` A: one kernel reads every A block once and writes all R left
+   operands ``S_r = Σ u_r·A_blk`` (the same for B: ``T_r``);
+2. the R leaf GEMMs ``P_r = S_r·T_r`` (one library call each, or one batched call);
+3. ``merge``: one kernel reads the R products once and writes every C block,
+   ``C_blk = α·Σ w_r·P_r + β·C_blk``.
+
+Depth-first recursion (OpenCL/K-G-I report, §"iterative") instead moves every
+level's sums through memory separately; here each matrix crosses memory once
+per pass however many levels the power spans, and the host issues four
+launches plus the leaf GEMMs.  The price is workspace, R·(m'k' + k'n' + m'n')
+elements for leaf blocks of m'×k'×n', which :func:`workspace_elements` states
+so the planner can keep it within a budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..ir import Algorithm
+from .decompose import Coefficients, Decomposition, breadth_first, compose, one_step
+from .elementwise import CTYPES, VECTOR, _literal
+from .render import render
+
+Terms = tuple[tuple[int, Fraction], ...]  # (flat input index, exact coefficient)
+
+# A vector path moves 2 doubles (4 floats) per load, so it holds twice the registers; past
+# this many live inputs (or products read per output) it would spill, and its code doubles
+# NVRTC's time, so only the scalar path is generated.
+VECTOR_INPUTS = 16
+
+
+@dataclass(frozen=True)
+class SplitKernel:
+    """``out[r] = Σ coef·block[i]`` for every output r: the blocks of a grid_rows×grid_cols grid."""
+
+    name: str
+    dtype: str
+    grid_rows: int
+    grid_cols: int
+    outputs: tuple[Terms, ...]
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        """The grid blocks some output reads (flat, row-major), each once."""
+        return tuple(sorted({index for terms in self.outputs for index, _ in terms}))
+
+
+@dataclass(frozen=True)
+class MergeKernel:
+    """``C[q] = α·Σ coef·P[r] + β·C[q]`` for every block q of a grid_rows×grid_cols grid of C."""
+
+    name: str
+    dtype: str
+    grid_rows: int
+    grid_cols: int
+    products: int
+    outputs: tuple[Terms, ...]  # per C block (flat, row-major): (product index, coefficient)
+
+
+@dataclass(frozen=True)
+class BreadthFirst:
+    """Everything breadth-first levels need: the power, and its three kernels."""
+
+    decomposition: Decomposition
+    dtype: str
+    split_a: SplitKernel
+    split_b: SplitKernel
+    merge: MergeKernel
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        d = self.decomposition
+        return d.rows, d.inner, d.cols
+
+    @property
+    def rank(self) -> int:
+        return self.decomposition.rank
+
+    def main_dims(self, M: int, K: int, N: int) -> tuple[int, int, int]:
+        """The largest part of an M×K×N product the grid divides."""
+        gm, gk, gn = self.grid
+        return M - M % gm, K - K % gk, N - N % gn
+
+    def leaf_dims(self, M: int, K: int, N: int) -> tuple[int, int, int]:
+        gm, gk, gn = self.grid
+        Mm, Km, Nm = self.main_dims(M, K, N)
+        return Mm // gm, Km // gk, Nm // gn
+
+    def workspace_elements(self, M: int, K: int, N: int) -> int:
+        """Workspace elements for an M×K×N product: every product's two operands and its result."""
+        m, k, n = self.leaf_dims(M, K, N)
+        return self.rank * (m * k + k * n + m * n)
+
+    def kernels(self) -> tuple[SplitKernel | MergeKernel, ...]:
+        return (self.split_a, self.split_b, self.merge)
+
+
+def _flat(coefficients: Coefficients, cols: int) -> Terms:
+    return tuple(sorted((row * cols + col, coef) for (row, col), coef in coefficients))
+
+
+def power(algorithms: tuple[Algorithm, ...]) -> Decomposition:
+    """The Kronecker power of verified algorithms, outermost first (one per breadth-first level)."""
+    if not algorithms:
+        raise ValueError("breadth-first levels need at least one algorithm")
+    if len(set(algorithms)) == 1:
+        return breadth_first(algorithms[0], len(algorithms))
+    total = one_step(algorithms[0])
+    for algorithm in algorithms[1:]:
+        total = compose(total, one_step(algorithm))
+    return total
+
+
+def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: str) -> BreadthFirst:
+    """The breadth-first plan of ``algorithms`` (the innermost levels, outermost first)."""
+    d = power(algorithms)
+    tag = f"{prefix}_bf{len(algorithms)}"
+    split_a = SplitKernel(f"{tag}_split_a", dtype, d.rows, d.inner, tuple(_flat(p.u, d.inner) for p in d.products))
+    split_b = SplitKernel(f"{tag}_split_b", dtype, d.inner, d.cols, tuple(_flat(p.v, d.cols) for p in d.products))
+    into: list[list[tuple[int, Fraction]]] = [[] for _ in range(d.rows * d.cols)]
+    for r, product in enumerate(d.products):
+        for index, coef in _flat(product.w, d.cols):
+            into[index].append((r, coef))
+    merge = MergeKernel(f"{tag}_merge", dtype, d.rows, d.cols, d.rank, tuple(tuple(terms) for terms in into))
+    return BreadthFirst(d, dtype, split_a, split_b, merge)
+
+
+# --- rendering ---------------------------------------------------------------------------
+
+
+def _signed(terms: Terms, dtype: str) -> list[dict]:
+    """Sign and magnitude of each term, so the template writes ``- x`` rather than ``+ -1.0 * x``."""
+    return [
+        {"index": i, "sign": "-" if c < 0 else "+", "scale": None if abs(c) == 1 else _literal(abs(c), dtype)}
+        for i, c in terms
+    ]
+
+
+def render_breadth_first(plan: BreadthFirst) -> str:
+    """CUDA source of the three kernels (compiles with nvcc and NVRTC)."""
+    vector, width, components = VECTOR[plan.dtype]
+    splits = [
+        {
+            "name": k.name,
+            "grid_cols": k.grid_cols,
+            "inputs": [{"index": i, "row": i // k.grid_cols, "col": i % k.grid_cols} for i in k.inputs],
+            "outputs": [_signed(terms, k.dtype) for terms in k.outputs],
+            "vector": len(k.inputs) <= VECTOR_INPUTS,
+        }
+        for k in (plan.split_a, plan.split_b)
+    ]
+    merge = plan.merge
+    merges = [
+        {"row": q // merge.grid_cols, "col": q % merge.grid_cols, "terms": _signed(terms, merge.dtype)}
+        for q, terms in enumerate(merge.outputs)
+    ]
+    return render(
+        "breadth.cu.j2",
+        ctype=CTYPES[plan.dtype],
+        vector=vector,
+        width=width,
+        components=components,
+        splits=splits,
+        merge={"name": merge.name, "outputs": merges,
+               "vector": max(len(terms) for terms in merge.outputs) * len(merge.outputs) <= VECTOR_INPUTS**2},
+    )

@@ -1,0 +1,69 @@
+"""Breadth-first levels at run time: split, the leaf GEMMs, merge (see :mod:`bilinear.lower.breadth`).
+
+A :class:`BreadthFirstRunner` has the signature of a library GEMM,
+``run(a, b, c, alpha, beta)``, so depth-first levels above hand it their leaf
+products exactly as they would hand them to cuBLAS.  Its workspace is kept
+per leaf size, so repeated calls (and captured graphs) see the same buffers.
+"""
+
+from __future__ import annotations
+
+from ..lower.breadth import BreadthFirst
+from .backend import Backend, View
+
+
+class BreadthFirstRunner:
+    """``c = alpha·a@b + beta·c`` through the breadth-first levels of ``plan``."""
+
+    def __init__(self, plan: BreadthFirst, backend: Backend, cutoff: int = 1, batched: bool = False):
+        self.plan = plan
+        self.backend = backend
+        self.cutoff = max(cutoff, 1)
+        self.batched = batched  # one strided-batched library call for the leaves, or one call each
+        self.workspace: dict[tuple[int, int, int], tuple[View, View, View]] = {}
+
+    def runs(self, M: int, K: int, N: int) -> bool:
+        """Whether an M×K×N product splits: its leaf blocks are at least ``cutoff`` each way."""
+        return min(self.plan.leaf_dims(M, K, N)) >= self.cutoff
+
+    def workspace_bytes(self, M: int, K: int, N: int) -> int:
+        itemsize = 8 if self.plan.dtype == "float64" else 4
+        return self.plan.workspace_elements(M, K, N) * itemsize if self.runs(M, K, N) else 0
+
+    def _buffers(self, m: int, k: int, n: int) -> tuple[View, View, View]:
+        if (m, k, n) not in self.workspace:
+            rank, dtype = self.plan.rank, self.plan.dtype
+            self.workspace[(m, k, n)] = tuple(
+                self.backend.empty(rank * rows, cols, dtype).reshape(rank, rows, cols)
+                for rows, cols in ((m, k), (k, n), (m, n))
+            )
+        return self.workspace[(m, k, n)]
+
+    def __call__(self, a: View, b: View, c: View, alpha: float, beta: float) -> None:
+        M, K, N = a.shape[0], a.shape[1], b.shape[1]
+        if not self.runs(M, K, N):
+            self.backend.gemm(a, b, c, alpha, beta)
+            return
+        Mm, Km, Nm = self.plan.main_dims(M, K, N)
+        gemm = self.backend.gemm
+        # The fringe an odd size leaves: rows below and columns right of the split part, then
+        # the inner dimension beyond it, added into the part the merge has written.
+        if Mm < M:
+            gemm(a[Mm:], b, c[Mm:], alpha, beta)
+        if Nm < N:
+            gemm(a[:Mm], b[:, Nm:], c[:Mm, Nm:], alpha, beta)
+        self._main(a[:Mm, :Km], b[:Km, :Nm], c[:Mm, :Nm], alpha, beta)
+        if Km < K:
+            gemm(a[:Mm, Km:], b[Km:, :Nm], c[:Mm, :Nm], alpha, 1.0)
+
+    def _main(self, a: View, b: View, c: View, alpha: float, beta: float) -> None:
+        plan, backend = self.plan, self.backend
+        left, right, products = self._buffers(*plan.leaf_dims(a.shape[0], a.shape[1], b.shape[1]))
+        backend.split(plan, plan.split_a, a, left)
+        backend.split(plan, plan.split_b, b, right)
+        if self.batched:
+            backend.gemm_batched(left, right, products)
+        else:
+            for r in range(plan.rank):
+                backend.gemm(left[r], right[r], products[r], 1.0, 0.0)
+        backend.merge(plan, products, c, alpha, beta)

@@ -1,0 +1,139 @@
+"""Breadth-first levels (bilinear.lower.breadth, bilinear.runtime.breadth): the Kronecker plan,
+its generated kernels, runs on the NumPy backend, the workspace limit, and the GPU."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from conftest import ALGORITHMS, ROOT, check_golden
+
+import bilinear
+from bilinear.api import lower_program
+from bilinear.cli import main
+from bilinear.lower.breadth import lower_breadth_first
+from bilinear.lower.options import Options
+from bilinear.frontend.loader import load_program
+
+NVCC = shutil.which("nvcc")
+SIZES = [(1, 1, 1), (2, 2, 2), (37, 29, 41), (64, 64, 64), (101, 67, 53)]
+
+
+def _integers(rng, rows, cols):
+    return rng.integers(-4, 5, size=(rows, cols)).astype(np.float64)
+
+
+@pytest.mark.parametrize("levels, breadth", [(1, 1), (2, 1), (2, 2)])
+def test_every_shipped_algorithm_multiplies_breadth_first(shipped, levels, breadth):
+    """Small-integer matrices: every coefficient of the shipped schemes is a dyadic rational
+    of small height, so the product is exact; A and B are never written."""
+    product = bilinear.compile(shipped, levels=levels, breadth=breadth, backend="numpy")
+    rng = np.random.default_rng(levels * 10 + breadth)
+    for M, K, N in SIZES:
+        A, B, C = _integers(rng, M, K), _integers(rng, K, N), _integers(rng, M, N)
+        A0, B0 = A.copy(), B.copy()
+        beta = 0.0 if product.lowered.levels and product.lowered.levels[0].schedule.overwrites_c else 2.0
+        out = product(A, B, out=C.copy(), alpha=3.0, beta=beta)
+        np.testing.assert_array_equal(out, 3.0 * (A0 @ B0) + beta * C, err_msg=f"{shipped.stem} {(M, K, N)}")
+        if not product.writes_inputs:
+            np.testing.assert_array_equal(A, A0)
+            np.testing.assert_array_equal(B, B0)
+
+
+def test_the_plan_is_the_kronecker_power():
+    program = load_program(ROOT / "algorithms/strassen.bl")
+    plan = lower_breadth_first((program.main,) * 2, "float64", "strassen")
+    assert plan.grid == (4, 4, 4) and plan.rank == 49
+    assert len(plan.split_a.outputs) == len(plan.split_b.outputs) == 49
+    # M1 = (A11 + A22)(B11 + B22) squared: the first product reads four A blocks of the 4x4 grid.
+    assert plan.split_a.outputs[0] == ((0, Fraction(1)), (5, Fraction(1)), (10, Fraction(1)), (15, Fraction(1)))
+    assert plan.workspace_elements(64, 64, 64) == 49 * 3 * 16 * 16
+    assert plan.main_dims(37, 29, 41) == (36, 28, 40)
+
+
+def test_breadth_first_source_matches_golden():
+    source = lower_program(ROOT / "algorithms/winograd.bl", levels=1, breadth=1).cuda_source()
+    check_golden("winograd-float64-breadth1.cu", source)
+
+
+@pytest.mark.skipif(NVCC is None, reason="needs nvcc")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_nvcc_compiles_the_breadth_first_kernels(tmp_path, dtype):
+    source = tmp_path / "breadth.cu"
+    source.write_text(lower_program(ROOT / "algorithms/winograd.bl", levels=2, breadth=2, dtype=dtype).cuda_source())
+    result = subprocess.run(
+        [NVCC, "-arch=sm_90", "-std=c++17", "-Xptxas", "-O0", "-c", str(source), "-o", str(tmp_path / "b.o")],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_workspace_limit_moves_levels_depth_first():
+    product = bilinear.compile(ROOT / "algorithms/msmes.bl", levels=2, breadth=1, workspace_limit=0, backend="numpy")
+    assert product.workspace_bytes(64, 64, 64) == 0 and product.breadth_levels(64, 64, 64) == 0
+    roomy = bilinear.compile(ROOT / "algorithms/msmes.bl", levels=2, breadth=1, workspace_limit=1 << 30, backend="numpy")
+    assert roomy.breadth_levels(64, 64, 64) == 1
+    assert roomy.workspace_bytes(64, 64, 64) == 7 * 3 * 16 * 16 * 8
+    rng = np.random.default_rng(3)
+    A, B = _integers(rng, 66, 65), _integers(rng, 65, 67)
+    np.testing.assert_array_equal(product(A, B), A @ B)
+
+
+def test_a_limit_nothing_fits_is_one_message():
+    product = bilinear.compile(ROOT / "algorithms/rsmm.bl", levels=1, breadth=1, workspace_limit=0, backend="numpy")
+    with pytest.raises(ValueError, match=r"needs 16384 bytes of workspace even depth-first, more than the limit of 0"):
+        product(np.ones((64, 64)), np.ones((64, 64)))
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"levels": 1, "breadth": 2}, "breadth must be between 0 and the 1 level(s) asked for, not 2"),
+        ({"levels": 1, "breadth": 1, "leaf": "fused"}, "use leaf='cublas' with breadth > 0"),
+        ({"levels": 1, "workspace_limit": -1}, "workspace_limit must be a number of bytes >= 0, not -1"),
+    ],
+)
+def test_bad_breadth_options_say_why(options, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Options(**options)
+
+
+def test_cli_takes_breadth_and_a_limit(capsys):
+    assert main(["run", "algorithms/winograd.bl", "-n", "70", "--levels", "2", "--breadth", "2",
+                 "--workspace-limit", "1M", "--backend", "numpy"]) == 0
+    out = capsys.readouterr().out
+    assert "breadth-first" in out
+
+
+def test_cli_refuses_a_bad_limit(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "algorithms/winograd.bl", "--workspace-limit", "lots"])
+    assert "expected bytes such as 0, 512M or 24G, not 'lots'" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path", ALGORITHMS, ids=[p.stem for p in ALGORITHMS])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_breadth_first_on_the_gpu(path, dtype):
+    import cupy
+
+    from bilinear.lower.decompose import growth_ratio
+    from bilinear.measure import error_bound, relative_error
+
+    breadth = 2 if "grey" not in path.stem else 1  # grey333²: 529 products, a long NVRTC compile
+    product = bilinear.compile(path, levels=2, breadth=breadth, dtype=dtype, backend="cupy")
+    growth = growth_ratio(load_program(path).algorithm(product.lowered.breadth.decomposition.name.split("^")[0]))
+    rng = cupy.random.default_rng(7)
+    for M, K, N in [(1, 1, 1), (517, 1000, 333), (1024, 1024, 1024), (1031, 777, 1029)]:
+        A = rng.standard_normal((M, K), dtype=dtype)
+        B = rng.standard_normal((K, N), dtype=dtype)
+        A0, B0 = A.copy(), B.copy()
+        out = product(A, B)
+        reference = A0.astype(cupy.float64) @ B0.astype(cupy.float64)
+        error = relative_error(out, reference, A0, B0)
+        assert error <= error_bound(dtype, K, growth, 2), (path.stem, M, K, N, error)
+        if not product.writes_inputs:
+            assert bool((A == A0).all()) and bool((B == B0).all())
