@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from .lower.breadth import BreadthFirst
 from .lower.elementwise import ElementwiseKernel
 from .lower.plan import LevelPlan, Lowered, recurses
 
@@ -73,6 +74,8 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
     options = lowered.options
     fused = options.leaf == "fused"
     if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
+        if _breadth_runs(lowered, M, K, N):
+            return predict_breadth(lowered.breadth, ceilings, M, K, N)
         flops = 2.0 * M * K * N
         return [StepPrediction("leaf", flops / ceilings.rate(M, K, N, fused), flops, 0.0)]
     plan = lowered.levels[level]
@@ -98,6 +101,31 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
     return steps
 
 
+def _breadth_runs(lowered: Lowered, M: int, K: int, N: int) -> bool:
+    return lowered.breadth is not None and min(lowered.breadth.leaf_dims(M, K, N)) >= max(lowered.options.cutoff, 1)
+
+
+def predict_breadth(plan: BreadthFirst, ceilings: Ceilings, M: int, K: int, N: int) -> list[StepPrediction]:
+    """Breadth-first levels: each split reads its operand once and writes every product's sum, the
+    leaves run at the library's rate for their size, the merge reads every product and writes C."""
+    Mm, Km, Nm = plan.main_dims(M, K, N)
+    m, k, n = plan.leaf_dims(M, K, N)
+    R, size = plan.rank, _ITEMSIZE[plan.dtype]
+    moved = {
+        "split A": (Mm * Km + R * m * k) * size,
+        "split B": (Km * Nm + R * k * n) * size,
+        "merge": (R * m * n + Mm * Nm) * size,
+    }
+    steps = [StepPrediction(name, moved[name] / ceilings.bandwidth, 0.0, float(moved[name])) for name in ("split A", "split B")]
+    flops = 2.0 * R * m * k * n
+    steps.append(StepPrediction("leaves", flops / ceilings.rate(m, k, n), flops, 0.0))
+    steps.append(StepPrediction("merge", moved["merge"] / ceilings.bandwidth, 0.0, float(moved["merge"])))
+    peeled = 2.0 * (M * N * K - Mm * Nm * Km)
+    if peeled:
+        steps.append(StepPrediction("peeling", peeled / ceilings.rate(M, K, N), peeled, 0.0))
+    return steps
+
+
 def _peeling_flops(plan: LevelPlan, M: int, K: int, N: int) -> float:
     shape = plan.algorithm.shape
     Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
@@ -108,7 +136,7 @@ def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0) -> 
     """Kernel launches (GEMMs and element-wise kernels) one product issues."""
     options = lowered.options
     if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
-        return 1
+        return 3 + lowered.breadth.rank if _breadth_runs(lowered, M, K, N) else 1
     plan = lowered.levels[level]
     _, (bm, bk, bn) = _block_elements(plan, M, K, N)
     total = 0

@@ -137,3 +137,30 @@ def test_breadth_first_on_the_gpu(path, dtype):
         assert error <= error_bound(dtype, K, growth, 2), (path.stem, M, K, N, error)
         if not product.writes_inputs:
             assert bool((A == A0).all()) and bool((B == B0).all())
+
+
+def test_graphs_need_the_gpu():
+    product = bilinear.compile(ROOT / "algorithms/winograd.bl", levels=1, backend="numpy")
+    A = np.ones((4, 4))
+    with pytest.raises(ValueError, match="graphs capture CUDA launches; compile with backend='cupy' to capture"):
+        product.capture(A, A.copy(), np.zeros((4, 4)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("path, levels, breadth", [("msmes", 2, 0), ("rsmm", 2, 1), ("winograd", 2, 2)])
+def test_a_captured_product_replays_it(path, levels, breadth):
+    import cupy
+
+    product = bilinear.compile(ROOT / f"algorithms/{path}.bl", levels=levels, breadth=breadth, backend="cupy")
+    rng = cupy.random.default_rng(1)
+    A, B = rng.standard_normal((1031, 1029)), rng.standard_normal((1029, 1027))
+    out = cupy.zeros((1031, 1027))
+    captured = product.capture(A, B, out)
+    assert float(cupy.abs(out).max()) == 0.0  # capturing runs nothing on the caller's arrays
+    captured()
+    captured.synchronize()
+    assert float(cupy.abs(out - A @ B).max()) < 1e-10
+    A += 1.0  # new values, same arrays: the replay reads them
+    captured()
+    captured.synchronize()
+    assert float(cupy.abs(out - A @ B).max()) < 1e-10

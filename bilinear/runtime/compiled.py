@@ -133,6 +133,18 @@ class CompiledProduct:
         self.executor_for(A.shape[0], A.shape[1], B.shape[1]).run(A, B, out, alpha=alpha, beta=beta)
         return out
 
+    def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
+        """This product on these arrays as a CUDA graph (:class:`~bilinear.runtime.graphs.CapturedProduct`):
+        call the result to replay every launch at once, with one graph launch of host time.
+
+        Raises:
+            ValueError: as a call with these arguments would, and on the NumPy backend.
+        """
+        from .graphs import CapturedProduct
+
+        A, B, out = self._as_array(A, "A"), self._as_array(B, "B"), self._as_array(out, "out")
+        return CapturedProduct(self, A, B, out, real_scalar(alpha, "alpha"), real_scalar(beta, "beta"))
+
     def _as_array(self, array: Any, name: str) -> Any:
         xp = self.backend.xp
         if not isinstance(array, xp.ndarray):

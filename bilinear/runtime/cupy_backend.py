@@ -17,6 +17,7 @@ import numpy as np
 
 from ..lower.breadth import BreadthFirst, SplitKernel, render_breadth_first
 from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
+from . import cublas_capture
 from .backend import Backend, View
 from .cuda import compiled_function, device_info
 
@@ -43,6 +44,7 @@ class CupyBackend(Backend):
         self.xp = cupy
         self._by_kernel: dict[ElementwiseKernel, object] = {}
         self._fused = None  # a fused.FusedLaunches, made on the first fused launch
+        self.capturing = False  # a stream is capturing a graph: GEMMs go through cublas_capture
 
     @cached_property
     def _cublas(self):
@@ -102,19 +104,21 @@ class CupyBackend(Backend):
         if k == 0:
             self.scale(c, beta)
             return
-        cublas = self._cublas
-        handle = self.xp.cuda.device.get_cublas_handle()
-        cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
-        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         scalars = np.array([alpha, beta], dtype=a.dtype)
         step = scalars.itemsize
-        gemm = cublas.dgemm if a.dtype == np.float64 else cublas.sgemm
+        handle = self.xp.cuda.device.get_cublas_handle()
         # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
-        gemm(
-            handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k,
-            scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
-            scalars.ctypes.data + step, c.data.ptr, _ld(c),
-        )
+        args = (n, m, k, scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
+                scalars.ctypes.data + step, c.data.ptr, _ld(c))
+        if self.capturing:
+            cublas_capture.prepare(handle, self.xp.cuda.get_current_stream().ptr)
+            cublas_capture.gemm(a.dtype == np.float64, handle, *args)
+            return
+        cublas = self._cublas
+        cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        gemm = cublas.dgemm if a.dtype == np.float64 else cublas.sgemm
+        gemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
 
     def gemm_batched(self, a, b, c) -> None:
         batch, m, k = a.shape
@@ -122,17 +126,19 @@ class CupyBackend(Backend):
         if batch == 0 or m == 0 or n == 0 or k == 0:
             super().gemm_batched(a, b, c)
             return
-        cublas = self._cublas
         handle = self.xp.cuda.device.get_cublas_handle()
+        scalars = np.array([1.0, 0.0], dtype=a.dtype)
+        args = (n, m, k, scalars.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k, m * k,
+                scalars.ctypes.data + scalars.itemsize, c.data.ptr, n, m * n, batch)
+        if self.capturing:
+            cublas_capture.prepare(handle, self.xp.cuda.get_current_stream().ptr)
+            cublas_capture.gemm_strided(a.dtype == np.float64, handle, *args)
+            return
+        cublas = self._cublas
         cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-        scalars = np.array([1.0, 0.0], dtype=a.dtype)
         gemm = cublas.dgemmStridedBatched if a.dtype == np.float64 else cublas.sgemmStridedBatched
-        gemm(
-            handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k,
-            scalars.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k, m * k,
-            scalars.ctypes.data + scalars.itemsize, c.data.ptr, n, m * n, batch,
-        )
+        gemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
 
     # --- breadth-first split and merge -----------------------------------------------------------
     def _breadth_function(self, plan: BreadthFirst, name: str):

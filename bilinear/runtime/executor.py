@@ -103,10 +103,12 @@ class Executor:
         return total
 
     def _allocate_workspace(self, M: int, K: int, N: int) -> dict[tuple[int, str], View]:
-        return {
-            key: self.backend.empty(rows, cols, self.options.dtype)
-            for key, (rows, cols) in workspace_shapes(self.lowered, M, K, N).items()
-        }
+        """The temporaries of this size: the last call's when they have the same shapes (so a
+        captured graph's workspace stays where the graph writes it), else new ones."""
+        shapes = workspace_shapes(self.lowered, M, K, N)
+        if {key: view.shape for key, view in self.workspace.items()} == shapes:
+            return self.workspace
+        return {key: self.backend.empty(rows, cols, self.options.dtype) for key, (rows, cols) in shapes.items()}
 
     # --- recursion ------------------------------------------------------------------------
     def _recurses(self, level: int, dims: tuple[int, int, int]) -> bool:

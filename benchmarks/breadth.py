@@ -1,0 +1,172 @@
+"""Issue 13's crossover table: depth-first, breadth-first and graph-replayed products against cuBLAS.
+
+For every size (2048–16384 in steps of 1024 by default) and configuration the
+script checks the product against cuBLAS's, then times it: CUDA events after
+warm-up, the median of --repeat runs, random normal data, cuBLAS measured in
+the same process and interleaved with every configuration; ratio = cuBLAS time
+/ ours.  The model's prediction (bilinear.model.predict, with ceilings measured
+on this GPU) is printed beside each measurement, and for the graph column the
+host time per call with and without the graph.
+
+    python3 benchmarks/breadth.py --dtype float64 --out results/
+    python3 benchmarks/breadth.py --dtype float32 --sizes 8192,16384 --out results/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import cupy
+
+import bilinear
+from bilinear.measure import error_bound, median, relative_error
+from bilinear.model import predict
+from bilinear.runtime.ceilings import measure_ceilings
+
+ROOT = Path(__file__).resolve().parent.parent
+# (label, scheme, levels, breadth): depth-first configurations as shipped, then breadth-first ones.
+CONFIGS = [
+    ("rsmm L1 dfs", "rsmm", 1, 0),
+    ("rsmm L2 dfs", "rsmm", 2, 0),
+    ("msmes L1 dfs (0 B)", "msmes", 1, 0),
+    ("winograd L1 bfs1", "winograd", 1, 1),
+    ("winograd L2 bfs2", "winograd", 2, 2),
+    ("msmes L2 dfs1+bfs1", "msmes", 2, 1),
+    ("winograd L3 dfs1+bfs2", "winograd", 3, 2),
+]
+GRAPHED = "winograd L2 bfs2"
+
+
+def _sizes(text: str) -> list[int]:
+    if ":" in text:
+        start, stop, step = (int(x) for x in text.split(":"))
+        return list(range(start, stop + 1, step))
+    return [int(x) for x in text.split(",")]
+
+
+def _event_ms(call) -> float:
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    call()
+    stop.record()
+    stop.synchronize()
+    return cupy.cuda.get_elapsed_time(start, stop)
+
+
+def _host_us(call, count: int = 50) -> float:
+    """Host microseconds per call: issue ``count`` calls without waiting, then wait."""
+    cupy.cuda.Device().synchronize()
+    begin = time.perf_counter()
+    for _ in range(count):
+        call()
+    host = (time.perf_counter() - begin) / count
+    cupy.cuda.Device().synchronize()
+    return host * 1e6
+
+
+def _free(products) -> None:
+    for product in products.values():
+        for executor in product.executors:
+            executor.workspace = {}
+            if executor.breadth is not None:
+                executor.breadth.workspace.clear()
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def run(args) -> dict:
+    dtype = args.dtype
+    ceilings = measure_ceilings(cupy, dtype)
+    configs = [c for c in CONFIGS if not args.configs or c[0] in args.configs]
+    products = {
+        label: bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, breadth=breadth, dtype=dtype)
+        for label, scheme, levels, breadth in configs
+    }
+    rows = []
+    for n in _sizes(args.sizes):
+        row = _one_size(n, dtype, products, ceilings, args.repeat)
+        rows.append(row)
+        _print_row(row)
+        _free(products)
+    return {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "dtype": dtype,
+            "repeat": args.repeat, "ceilings": {"bandwidth": ceilings.bandwidth, "gemm_rate": ceilings.gemm_rate},
+            "rows": rows}
+
+
+def _one_size(n: int, dtype: str, products: dict, ceilings, repeat: int) -> dict:
+    rng = cupy.random.default_rng(n)
+    A, B = rng.standard_normal((n, n), dtype=dtype), rng.standard_normal((n, n), dtype=dtype)
+    reference = cupy.matmul(A, B)
+    calls = {"cuBLAS": lambda: cupy.matmul(A, B, out=reference)}
+    outs, errors, bounds, model = {}, {}, {}, {}
+    for label, product in products.items():
+        out = cupy.zeros((n, n), dtype=dtype)
+        product(A, B, out=out)
+        errors[label] = relative_error(out, reference.astype(cupy.float64), A, B)
+        levels = product.lowered.options.levels
+        bounds[label] = error_bound(dtype, n, 2.3, levels)
+        model[label] = predict(product.executor_for(n, n, n).lowered, ceilings, n, n, n) * 1e3
+        outs[label] = out
+        calls[label] = (lambda p, o: lambda: p(A, B, out=o))(product, out)
+    captured = None
+    if GRAPHED in products:
+        captured = products[GRAPHED].capture(A, B, outs[GRAPHED])
+        calls[f"{GRAPHED} graph"] = captured
+    for call in calls.values():  # warm-up: clocks settle, kernels compiled, workspace sized
+        for _ in range(2):
+            call()
+    times = {label: [] for label in calls}
+    for _ in range(repeat):
+        for label, call in calls.items():
+            times[label].append(_event_ms(call))
+    cublas_ms = median(times["cuBLAS"])
+    row = {"n": n, "dtype": dtype, "cublas_ms": cublas_ms, "configs": {}}
+    for label in calls:
+        if label == "cuBLAS":
+            continue
+        ms = median(times[label])
+        base = label.removesuffix(" graph")
+        row["configs"][label] = {
+            "ms": ms, "ratio": cublas_ms / ms, "model_ms": model[base], "error": errors[base],
+            "bound": bounds[base], "correct": bool(errors[base] <= bounds[base]),
+            "workspace_bytes": products[base].workspace_bytes(n, n, n),
+        }
+    if captured is not None:
+        row["host_us"] = {
+            "graph": _host_us(captured),
+            "direct": _host_us(calls[GRAPHED]),
+            "cuBLAS": _host_us(calls["cuBLAS"]),
+        }
+    return row
+
+
+def _print_row(row: dict) -> None:
+    cells = [f"n={row['n']:>5} cuBLAS {row['cublas_ms']:8.2f} ms"]
+    for label, c in row["configs"].items():
+        flag = "" if c["correct"] else " WRONG"
+        cells.append(f"  {label:<24} {c['ms']:8.2f} ms ratio {c['ratio']:.3f} (model {c['model_ms']:7.2f} ms, "
+                     f"err {c['error']:.1e}, ws {c['workspace_bytes'] / 2**30:.2f} GiB){flag}")
+    if "host_us" in row:
+        h = row["host_us"]
+        cells.append(f"  host time per call: graph {h['graph']:.1f} us, direct {h['direct']:.1f} us, cuBLAS {h['cuBLAS']:.1f} us")
+    print("\n".join(cells), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    parser.add_argument("--sizes", default="2048:16384:1024", help="start:stop:step or a comma list")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--configs", nargs="*", default=None, help="labels to run (default all)")
+    parser.add_argument("--out", type=Path, default=None, help="folder for breadth_<dtype>.json")
+    args = parser.parse_args()
+    result = run(args)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"breadth_{args.dtype}.json").write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

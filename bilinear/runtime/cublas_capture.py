@@ -1,0 +1,62 @@
+"""cuBLAS GEMMs callable while a stream captures a CUDA graph.
+
+CuPy's cuBLAS wrappers raise during stream capture; cuBLAS itself (CUDA 12 and
+later) captures GEMMs.  This calls the very library CuPy loaded (found in the
+process's memory map, so the handle CuPy made is valid for it) through ctypes,
+with the argument order of the cuBLAS C API.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from functools import cache
+
+_P, _I, _L = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+
+
+@cache
+def library() -> ctypes.CDLL:
+    """The libcublas CuPy loaded.
+
+    Raises:
+        RuntimeError: when no cuBLAS library is mapped into the process.
+    """
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libcublas.so" in line and "Lt" not in line}
+    if not paths:
+        raise RuntimeError("cuBLAS is not loaded in this process (multiply once through CuPy first)")
+    lib = ctypes.CDLL(sorted(paths)[0])
+    gemm = [_P, _I, _I, _I, _I, _I, _P, _P, _I, _P, _I, _P, _P, _I]
+    strided = [_P, _I, _I, _I, _I, _I, _P, _P, _I, _L, _P, _I, _L, _P, _P, _I, _L, _I]
+    for name, types in (("cublasDgemm_v2", gemm), ("cublasSgemm_v2", gemm),
+                        ("cublasDgemmStridedBatched", strided), ("cublasSgemmStridedBatched", strided),
+                        ("cublasSetStream_v2", [_P, _P]), ("cublasSetPointerMode_v2", [_P, _I])):
+        getattr(lib, name).argtypes = types
+        getattr(lib, name).restype = _I
+    return lib
+
+
+def _check(status: int, call: str) -> None:
+    if status != 0:
+        raise RuntimeError(f"{call} failed with cuBLAS status {status}")
+
+
+def prepare(handle: int, stream: int) -> None:
+    lib = library()
+    _check(lib.cublasSetStream_v2(handle, stream), "cublasSetStream")
+    _check(lib.cublasSetPointerMode_v2(handle, 0), "cublasSetPointerMode")  # host scalars
+
+
+def gemm(double: bool, handle: int, m: int, n: int, k: int, alpha: int, a: int, lda: int, b: int, ldb: int,
+         beta: int, c: int, ldc: int) -> None:
+    """Column-major ``c = alpha·a·b + beta·c``, no transposes; scalars are host pointers."""
+    name = "cublasDgemm_v2" if double else "cublasSgemm_v2"
+    _check(getattr(library(), name)(handle, 0, 0, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), name)
+
+
+def gemm_strided(double: bool, handle: int, m: int, n: int, k: int, alpha: int, a: int, lda: int, stride_a: int,
+                 b: int, ldb: int, stride_b: int, beta: int, c: int, ldc: int, stride_c: int, batch: int) -> None:
+    name = "cublasDgemmStridedBatched" if double else "cublasSgemmStridedBatched"
+    status = getattr(library(), name)(handle, 0, 0, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                                      stride_c, batch)
+    _check(status, name)

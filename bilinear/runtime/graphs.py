@@ -1,0 +1,57 @@
+"""CUDA graphs: a compiled product's whole launch plan captured once per call signature, then replayed.
+
+A captured call pays Python's host time (the recursion, binding views, one
+library call per leaf) once; each replay is one ``cudaGraphLaunch``.  What is
+captured is fixed: the arrays (their addresses), alpha and beta.  A replay
+reads A, B and C as they are when it runs, so new values in the same arrays
+need no new capture.
+
+CuPy refuses its own cuBLAS wrappers while a stream captures (its check
+predates cuBLAS's support for capture), so during capture the library GEMMs go
+through :mod:`bilinear.runtime.cublas_capture`, which calls the same cuBLAS
+library CuPy loaded, with CuPy's handle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CapturedProduct:
+    """``out = alpha·A@B + beta·out`` as one CUDA graph of a compiled product; call it to replay.
+
+    Raises:
+        ValueError: on the NumPy backend (graphs are CUDA's).
+    """
+
+    def __init__(self, product: Any, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
+        if product.backend.name != "cupy":
+            raise ValueError("graphs capture CUDA launches; compile with backend='cupy' to capture")
+        import cupy
+
+        self.product = product
+        self.arrays = (A, B, out)  # the graph holds their addresses: keep them alive
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        backend = product.backend
+        with self.stream:
+            # A first run on copies compiles every kernel and sizes every workspace, so the
+            # capture allocates nothing new and the caller's C is written only by replays.
+            product(A.copy(), B.copy(), out=out.copy(), alpha=alpha, beta=beta)
+            self.stream.synchronize()
+            executor = product.executor_for(A.shape[0], A.shape[1], B.shape[1])
+            self.stream.begin_capture()
+            backend.capturing = True
+            try:
+                product(A, B, out=out, alpha=alpha, beta=beta)
+            finally:
+                backend.capturing = False
+                self.graph = self.stream.end_capture()
+            # Workspace the graph writes: held as long as the graph is.
+            self.workspace = (dict(executor.workspace), dict(executor.breadth.workspace) if executor.breadth else {})
+
+    def __call__(self) -> None:
+        """Replay the captured launches on the capture's stream (asynchronously)."""
+        self.graph.launch(self.stream)
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()
