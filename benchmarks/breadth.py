@@ -36,8 +36,9 @@ CONFIGS = [
     ("winograd L2 bfs2", "winograd", 2, 2),
     ("msmes L2 dfs1+bfs1", "msmes", 2, 1),
     ("winograd L3 dfs1+bfs2", "winograd", 3, 2),
+    ("msmes L3 dfs1+bfs2", "msmes", 3, 2),
 ]
-GRAPHED = "winograd L2 bfs2"
+HOST_TIMED = "winograd L2 bfs2"  # host time per call, with and without its graph
 
 
 def _sizes(text: str) -> list[int]:

@@ -45,6 +45,7 @@ class CupyBackend(Backend):
         self._by_kernel: dict[ElementwiseKernel, object] = {}
         self._fused = None  # a fused.FusedLaunches, made on the first fused launch
         self.capturing = False  # a stream is capturing a graph: GEMMs go through cublas_capture
+        self._breadth: dict[tuple[int, str], tuple[BreadthFirst, object]] = {}
 
     @cached_property
     def _cublas(self):
@@ -142,7 +143,12 @@ class CupyBackend(Backend):
 
     # --- breadth-first split and merge -----------------------------------------------------------
     def _breadth_function(self, plan: BreadthFirst, name: str):
-        return compiled_function(render_breadth_first(plan), name)
+        """The plan's kernel, rendered and compiled on first use.  Keyed by the plan's identity:
+        rendering (or even hashing) a plan of hundreds of products on every call cost milliseconds."""
+        key = (id(plan), name)
+        if key not in self._breadth:
+            self._breadth[key] = (plan, compiled_function(render_breadth_first(plan), name))  # the plan kept alive with its id
+        return self._breadth[key][1]
 
     def split(self, plan: BreadthFirst, kernel: SplitKernel, source: View, out) -> None:
         rows, cols = out.shape[1], out.shape[2]

@@ -30,6 +30,7 @@ class CapturedProduct:
         import cupy
 
         self.product = product
+        self._cupy = cupy
         self.arrays = (A, B, out)  # the graph holds their addresses: keep them alive
         self.stream = cupy.cuda.Stream(non_blocking=True)
         backend = product.backend
@@ -50,8 +51,8 @@ class CapturedProduct:
             self.workspace = (dict(executor.workspace), dict(executor.breadth.workspace) if executor.breadth else {})
 
     def __call__(self) -> None:
-        """Replay the captured launches on the capture's stream (asynchronously)."""
-        self.graph.launch(self.stream)
+        """Replay the captured launches on the current stream (asynchronously, in its order)."""
+        self.graph.launch(self._cupy.cuda.get_current_stream())
 
     def synchronize(self) -> None:
-        self.stream.synchronize()
+        self._cupy.cuda.get_current_stream().synchronize()
