@@ -233,9 +233,13 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
 
     A drop-in product: A and B are never changed, not even while it runs,
     unless ``inplace=True``.  On CuPy matrices, tall-and-skinny products go to
-    the TSM2R/TSM2L kernels and the rest to cuBLAS; the thresholds come from
+    the TSM2R/TSM2L kernels, large ones to the fast scheme (breadth-first
+    Winograd and the like, with workspace) that measured faster than cuBLAS at
+    the nearest measured shape, and the rest to cuBLAS; the choices come from
     ``bilinear/data/dispatch.json``, measured on the GPU by
-    ``python benchmarks/tsm2.py --table bilinear/data/dispatch.json``.  NumPy
+    ``python benchmarks/tsm2.py --table ...`` and
+    ``python benchmarks/dispatch_grid.py --table ...``.  A fast scheme whose
+    workspace is not free on the device gives way to cuBLAS.  NumPy
     matrices are multiplied on the CPU.
 
     Args:
@@ -275,11 +279,41 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     if choice.kernel == "recursive" and inplace:
         return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
+    if choice.kernel == "recursive" and _fits(choice.config, A, B, out):
+        return _fast_product(choice.config)(A, B, out=out, alpha=alpha, beta=beta)
     if beta == 0 and alpha == 1:
         return cupy.matmul(A, B, out=out)
     result = cupy.matmul(A, B)
     out[...] = alpha * result + beta * out if beta else alpha * result
     return out
+
+
+_FAST: dict[tuple[str, int, int, str], object] = {}
+
+
+def _fast_product(config):
+    """The non-perturbing fast scheme the dispatch table measured fastest, compiled once."""
+    key = (config.scheme, config.levels, config.breadth, config.dtype)
+    if key not in _FAST:
+        from .paths import algorithms_dir
+
+        _FAST[key] = compile(algorithms_dir() / f"{config.scheme}.bl", dtype=config.dtype, levels=config.levels,
+                             breadth=config.breadth, backend="cupy")
+    return _FAST[key]
+
+
+def _fits(config, A, B, out) -> bool:
+    """Whether the fast scheme can run here: row-major operands it takes, and its workspace free
+    on the device (otherwise cuBLAS, which needs none)."""
+    import cupy
+
+    if not all(x.flags.c_contiguous for x in (A, B, out)):
+        return False
+    product = _fast_product(config)
+    needed = product.workspace_bytes(A.shape[0], A.shape[1], B.shape[1])
+    pool = cupy.get_default_memory_pool()
+    free = cupy.cuda.Device().mem_info[0] + pool.free_bytes()
+    return needed <= free
 
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:

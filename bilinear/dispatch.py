@@ -14,8 +14,11 @@ family and dtype:
   half the smallest measured one are not extrapolated to and go to cuBLAS;
 - the row's winner decides; a TSM2 winner brings its measured parameters.
 
-Everything else, and every layout or dtype the TSM2 kernels do not take, goes to cuBLAS,
-unless the table gives a measured threshold for the recursive (Strassen-like) schemes.
+Other shapes are matched to the table's measured *recursive* rows (the fast schemes, each
+row the best non-perturbing configuration measured at one dtype and shape, by
+``python benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json``): the nearest row
+in log scale, if it is within a factor of about 1.4 overall, decides; its configuration runs
+where it measured at least ``min_speedup`` times cuBLAS.  Everything else goes to cuBLAS.
 """
 
 from __future__ import annotations
@@ -33,12 +36,28 @@ KERNELS = ("tsm2r", "tsm2l", "recursive", "cublas")
 
 
 @dataclass(frozen=True)
+class Recursive:
+    """A fast scheme's configuration measured at one shape: what ``matmul`` compiles to run it."""
+
+    dtype: str
+    m: int
+    k: int
+    n: int
+    scheme: str  # a shipped algorithm's name
+    levels: int
+    breadth: int
+    speedup: float  # cuBLAS time / this configuration's
+    workspace_bytes: int = 0
+
+
+@dataclass(frozen=True)
 class Choice:
-    """A dispatch decision: the kernel, its parameters (TSM2 only) and why."""
+    """A dispatch decision: the kernel, its parameters (TSM2 only) or configuration (recursive), and why."""
 
     kernel: str
     params: Params | None = None
     reason: str = ""
+    config: Recursive | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +84,8 @@ class Table:
     tsm2r_max_n: int = 32
     tsm2l_max_k: int = 32
     recursive_min_dim: int | None = None  # None: never measured, never chosen
+    recursive: tuple[Recursive, ...] = ()
+    min_speedup: float = 1.05  # a fast scheme runs only where it measured at least this much faster
 
 
 def parse_table(data: dict) -> Table:
@@ -85,11 +106,15 @@ def parse_table(data: dict) -> Table:
             )
         )
     limits = data.get("limits", {})
+    recursive = data.get("recursive", {})
     return Table(
         tuple(rows),
         int(limits.get("tsm2r_max_n", 32)),
         int(limits.get("tsm2l_max_k", 32)),
-        data.get("recursive", {}).get("min_dim"),
+        recursive.get("min_dim"),
+        tuple(Recursive(**{name: entry[name] for name in Recursive.__dataclass_fields__ if name in entry})
+              for entry in recursive.get("rows", ())),
+        float(recursive.get("min_speedup", 1.05)),
     )
 
 
@@ -142,7 +167,7 @@ def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, tabl
         return Choice("cublas", reason="TSM2 kernels take row-major float32/float64 only")
     family = family_of(m, k, n, table)
     if family is None:
-        return Choice("cublas", reason="not tall-and-skinny")
+        return _recursive_choice(m, k, n, dtype, table)
     small = n if family == "tsm2r" else max(k, n)
     rows = [r for r in table.rows if r.family == family and r.dtype == dtype and r.small >= small]
     if not rows:
@@ -155,3 +180,24 @@ def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, tabl
     if row.winner == family:
         return Choice(family, row.params, where)
     return Choice("cublas", reason=where)
+
+
+# Rows farther than this (Σ |log2 ratio| over m, k and n) from the call decide nothing.
+RECURSIVE_REACH = 0.5
+
+
+def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choice:
+    rows = [r for r in table.recursive if r.dtype == dtype]
+    if not rows:
+        return Choice("cublas", reason=f"not tall-and-skinny, no fast-scheme measurement for {dtype}")
+
+    def distance(row: Recursive) -> float:
+        return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
+
+    row = min(rows, key=distance)
+    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.scheme} L{row.levels} ({row.breadth} breadth-first) {row.speedup:.2f}× cuBLAS"
+    if distance(row) > RECURSIVE_REACH:
+        return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
+    if row.speedup < table.min_speedup:
+        return Choice("cublas", reason=where)
+    return Choice("recursive", reason=where, config=row)
