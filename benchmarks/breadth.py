@@ -57,15 +57,17 @@ def _event_ms(call) -> float:
     return cupy.cuda.get_elapsed_time(start, stop)
 
 
-def _host_us(call, count: int = 50) -> float:
-    """Host microseconds per call: issue ``count`` calls without waiting, then wait."""
-    cupy.cuda.Device().synchronize()
-    begin = time.perf_counter()
+def _host_us(call, count: int = 7) -> float:
+    """Host microseconds to issue one call on an idle GPU (median of ``count``): back-to-back
+    calls would measure the GPU instead, once the launch queue fills and the host waits."""
+    samples = []
     for _ in range(count):
+        cupy.cuda.Device().synchronize()
+        begin = time.perf_counter()
         call()
-    host = (time.perf_counter() - begin) / count
+        samples.append(time.perf_counter() - begin)
     cupy.cuda.Device().synchronize()
-    return host * 1e6
+    return median(samples) * 1e6
 
 
 def _free(products) -> None:
