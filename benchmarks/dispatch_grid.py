@@ -24,7 +24,7 @@ from pathlib import Path
 import cupy
 
 import bilinear
-from bilinear.dispatch import dispatch, family_of, load_table, parse_table
+from bilinear.dispatch import _committed_choice, dispatch, family_of, load_table, parse_table
 from bilinear.measure import median
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,6 +117,7 @@ def measure_table(path: Path, repeat: int) -> None:
 
 def check(repeat: int) -> list[dict]:
     load_table.cache_clear()
+    _committed_choice.cache_clear()
     results = []
     for dtype, m, k, n in GRID:
         A, B, C = _inputs(dtype, m, k, n)

@@ -158,7 +158,19 @@ def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, tabl
         row_major: whether A, B and C are all row-major (TSM2 kernels need it).
         table: measurements to decide by (default: the committed table).
     """
-    table = table or load_table()
+    if table is None:
+        return _committed_choice(m, k, n, dtype, row_major)
+    return _choose(m, k, n, dtype, row_major, table)
+
+
+@lru_cache(maxsize=4096)
+def _committed_choice(m: int, k: int, n: int, dtype: str, row_major: bool) -> Choice:
+    """Decisions by the committed table, remembered per call signature: a repeated small product
+    must not pay the table search on the host every time (it cost more than the product)."""
+    return _choose(m, k, n, dtype, row_major, load_table())
+
+
+def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table) -> Choice:
     if min(m, k, n) <= 0:
         return Choice("cublas", reason="empty product")
     if table.recursive_min_dim and min(m, k, n) >= table.recursive_min_dim:
