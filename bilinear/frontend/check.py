@@ -29,7 +29,7 @@ from ..ir import (
     operand_of,
     parse_block,
 )
-from .parser import RawDefinition, _RawAlgorithm, _RawSchedule, _RawTable
+from .raw import RawAlgorithm, RawDefinition, RawSchedule, RawTable
 
 _ONE_INDEX_BLOCK = re.compile(r"^[ABC]\d$|^[ABC]\d{3,}$")
 
@@ -78,7 +78,7 @@ def _check_block(name: str, shape: Shape, span: Span | None, findings: _Findings
 # --- algorithms ----------------------------------------------------------------
 
 
-def build_algorithm(raw: _RawAlgorithm) -> Algorithm:
+def build_algorithm(raw: RawAlgorithm) -> Algorithm:
     """Resolve and check an algorithm written as equations."""
     findings = _Findings()
     definitions: dict[str, Span | None] = {}
@@ -121,7 +121,7 @@ def _ordered(outputs: tuple[Output, ...], shape: Shape) -> tuple[Output, ...]:
     return tuple(sorted(outputs, key=lambda o: order[o.block]))
 
 
-def _infer_kinds(raw: _RawAlgorithm, findings: _Findings) -> dict[str, str]:
+def _infer_kinds(raw: RawAlgorithm, findings: _Findings) -> dict[str, str]:
     """Map each defined name to 'A', 'B', 'M' (products or sums of them), or '?' when broken."""
     forms = {s.name: s for s in raw.sums}
     kinds: dict[str, str] = {p.name: "M" for p in raw.products}
@@ -169,7 +169,7 @@ def _form_kind(form: Form, kinds: dict[str, str], shape: Shape) -> set[str]:
     return {operand_of(name) if parse_block(name) else kinds.get(name, "?") for name in form.names()}
 
 
-def _check_products(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Findings) -> None:
+def _check_products(raw: RawAlgorithm, kinds: dict[str, str], findings: _Findings) -> None:
     is_zero = _sum_expander(raw)
     for product in raw.products:
         got = {}
@@ -204,12 +204,12 @@ def _check_products(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Findin
                 findings.error(f"the {side} factor of {product.name} is zero: {form} = 0", product.span)
 
 
-def _names_zero_sum(form: Form, raw: _RawAlgorithm) -> bool:
+def _names_zero_sum(form: Form, raw: RawAlgorithm) -> bool:
     """True when the form names a sum written as zero (reported at the sum itself)."""
     return any(s.form.is_zero() for s in raw.sums if s.name in form.names())
 
 
-def _sum_expander(raw: _RawAlgorithm):
+def _sum_expander(raw: RawAlgorithm):
     """A test whether a form that names sums expands to zero (False past a cycle or for forms of blocks only)."""
     sums = {s.name: s.form for s in raw.sums}
     memo: dict[str, dict | None] = {}
@@ -236,7 +236,7 @@ def _sum_expander(raw: _RawAlgorithm):
     return is_zero
 
 
-def _check_outputs(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Findings) -> None:
+def _check_outputs(raw: RawAlgorithm, kinds: dict[str, str], findings: _Findings) -> None:
     sum_spans = {s.name: s.span for s in raw.sums}
     for output in raw.outputs:
         for name in output.form.names():
@@ -261,7 +261,7 @@ def _check_outputs(raw: _RawAlgorithm, kinds: dict[str, str], findings: _Finding
 # --- tables --------------------------------------------------------------------------
 
 
-def build_table(raw: _RawTable) -> Algorithm:
+def build_table(raw: RawTable) -> Algorithm:
     """An algorithm from its U, V, W coefficient tables (one column per product)."""
     findings = _Findings()
     sections: dict[str, tuple] = {}
@@ -317,7 +317,7 @@ def _columns(rows, blocks: tuple[str, ...]) -> list[Form]:
 # --- schedules ---------------------------------------------------------------------
 
 
-def build_schedule(raw: _RawSchedule, algorithms: dict[str, Algorithm]) -> Schedule:
+def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm]) -> Schedule:
     """Resolve a schedule against the algorithm it names."""
     findings = _Findings()
     algorithm = algorithms.get(raw.algorithm)
@@ -349,7 +349,7 @@ def build_schedule(raw: _RawSchedule, algorithms: dict[str, Algorithm]) -> Sched
     return Schedule(raw.name, raw.algorithm, frozenset(properties), raw.temporaries, raw.stages, raw.span)
 
 
-def _check_properties(raw: _RawSchedule, findings: _Findings) -> set[str]:
+def _check_properties(raw: RawSchedule, findings: _Findings) -> set[str]:
     properties: set[str] = set()
     for name, span in raw.properties:
         if name not in PROPERTIES:
@@ -366,7 +366,7 @@ def _check_properties(raw: _RawSchedule, findings: _Findings) -> set[str]:
     return properties & PROPERTIES.keys()
 
 
-def _check_temporaries(raw: _RawSchedule, findings: _Findings) -> dict[str, str]:
+def _check_temporaries(raw: RawSchedule, findings: _Findings) -> dict[str, str]:
     temporaries: dict[str, str] = {}
     for temp in raw.temporaries:
         if parse_block(temp.name) or _ONE_INDEX_BLOCK.match(temp.name):
@@ -413,9 +413,9 @@ def _name_span(statement, name: str) -> Span | None:
 
 def build(raw: RawDefinition, algorithms: dict[str, Algorithm]):
     """Dispatch on the kind of raw definition."""
-    if isinstance(raw, _RawAlgorithm):
+    if isinstance(raw, RawAlgorithm):
         return build_algorithm(raw)
-    if isinstance(raw, _RawTable):
+    if isinstance(raw, RawTable):
         return build_table(raw)
     return build_schedule(raw, algorithms)
 
