@@ -31,7 +31,6 @@ LAYERS = [
 
 # Modules still over the limit, each to be split; an entry goes when its module is.
 OVERSIZE_ALLOWED = {
-    "bilinear/frontend/check.py",  # 421 lines
     "bilinear/cli.py",  # 467 lines after four branches added commands; the parsers want a module per command
 }
 

@@ -76,4 +76,3 @@ def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     if expected:
         message += f"; expected {_expected(expected)}"
     return Diagnostic(message, span)
-

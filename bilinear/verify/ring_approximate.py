@@ -22,6 +22,7 @@ from .algorithm import describe_difference
 from .expand import classical
 from .ring_tensor import block_indices
 
+
 @dataclass(frozen=True)
 class ApproximateScheme:
     """U, V, W tables whose entries are Laurent polynomials (sympy) in ``parameter``.

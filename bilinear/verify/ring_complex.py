@@ -105,4 +105,3 @@ def check_complex(scheme: ComplexScheme) -> ComplexReport:
         text = ", ".join(terms) + (f" and {more} more wrong terms" if more else "")
         errors.append(Diagnostic(f"{block_name('C', i, j)} is wrong over Q(i): it has {text}", scheme.span))
     return ComplexReport(scheme, tuple(errors))
-

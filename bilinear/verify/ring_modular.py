@@ -17,6 +17,7 @@ from .algorithm import describe_difference
 from .expand import Expansion
 from .ring_tensor import SHOWN_TERMS, block_indices, brent_tensor, classical_tensor, scaled_tables
 
+
 @dataclass(frozen=True)
 class ModularScheme:
     """An algorithm whose Brent equations are claimed only modulo ``modulus`` (2 for GF(2)).
@@ -135,4 +136,3 @@ def _rational_difference(computed: np.ndarray, expected: np.ndarray, shape: Shap
     text = describe_difference(Form.of({n: got for n, got, _ in shown}), Form.of({n: want for n, _, want in shown}))
     hidden = len(pairs) - len(shown)
     return text + (f" (and {hidden} more wrong terms)" if hidden else "")
-
