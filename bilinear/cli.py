@@ -2,6 +2,12 @@
 
 Exit status: 0 when everything holds, 1 when verification fails or the input
 is wrong (with located diagnostics on stderr), 2 for a bad command line.
+
+This module builds the parser and runs ``verify`` and ``list``; each other group
+of commands has a module with its parsers and handlers: :mod:`bilinear.run_cli`
+(compile, run, bench), :mod:`bilinear.compose_cli` (import, transform, product,
+export, optimize) and :mod:`bilinear.distributed.cli` (plan); the options they
+share are in :mod:`bilinear.cli_args`.
 """
 
 from __future__ import annotations

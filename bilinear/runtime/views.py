@@ -7,11 +7,15 @@ layout is answered here: where its bytes are, whether two views share memory,
 its leading dimension (for cuBLAS, for the generated kernels, for TSM2), and
 whether its rows start on the boundaries a vectorised load needs.
 
-Two checks of a whole operand exist on purpose: :func:`is_row_major` is what
-a compiled product accepts (it slices blocks out of its operands, so each
-needs a real row stride), :func:`leading_dimension` what a single kernel
-accepts (where empty and single-row matrices may have any stride, as CuPy
-reports them).
+Three checks of a whole view exist on purpose, one per kind of caller, each
+with the message its users see: :func:`is_row_major` is what a compiled
+product accepts (it slices blocks out of its operands, so each needs a real
+row stride), :func:`leading_dimension` what a TSM2 call accepts (empty and
+single-row matrices may have any stride, as CuPy reports them), and
+:func:`kernel_leading_dimension` what a fused product launch accepts (a CuPy
+view of the stage's dtype and shape, a pitch that fits the kernel's int).
+The TSM2 model's ``access_bytes`` stays in ``bilinear.lower.tsm2_params``:
+lowering chooses kernel parameters with it and may not import the runtime.
 """
 
 from __future__ import annotations
