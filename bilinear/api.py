@@ -318,7 +318,7 @@ def _fits(config, A, B, out) -> bool:
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
     """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
-    from .runtime.backend import overlaps
+    from .runtime.views import check_out_apart
 
     for name, array in (("A", A), ("B", B)):
         if array.ndim != 2 or array.dtype not in (np.float32, np.float64):
@@ -331,8 +331,8 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
         out = np.zeros((A.shape[0], B.shape[1]), dtype=A.dtype)
     elif not isinstance(out, np.ndarray) or out.shape != (A.shape[0], B.shape[1]) or out.dtype != A.dtype:
         raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix")
-    elif overlaps(out, A) or overlaps(out, B):
-        raise ValueError("out must not overlap A or B")
+    else:
+        check_out_apart(out, A, B)
     if inplace:
         return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
     product = A @ B

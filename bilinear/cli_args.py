@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
 from .ir import parse_block
+from .lower.options import DTYPES, LEAVES
 
 REPORT_FORMATS = ("text", "md", "json")
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
@@ -74,3 +76,72 @@ def check_name(name: str) -> None:
             f"--name must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword or a block "
             f"name like A11), not {name!r}"
         )
+
+
+# --- option groups several commands share ------------------------------------------
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """-n and --dtype: the size and element type the report counts bytes for."""
+    parser.add_argument(
+        "-n", type=positive, default=8192, metavar="N",
+        help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
+    )
+    parser.add_argument("--dtype", choices=DTYPES, default="float64", help="element type for byte counts (default float64)")
+
+
+def add_lowering_options(parser: argparse.ArgumentParser) -> None:
+    """How a scheme is lowered: levels, leaf, fusion, cutoff, a hybrid per level."""
+    parser.add_argument("--levels", type=level_count, default=1, metavar="L", help="levels of recursion (default 1)")
+    parser.add_argument("--leaf", choices=LEAVES, default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
+    parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
+    parser.add_argument("--cutoff", type=positive, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
+    parser.add_argument(
+        "--breadth", type=level_count, default=0, metavar="L",
+        help="run the innermost L of the levels breadth-first: one split per operand, the leaf GEMMs, one merge (default 0)",
+    )
+    parser.add_argument(
+        "--workspace-limit", type=byte_count, default=None, metavar="BYTES",
+        help="most workspace a call may use (e.g. 0, 512M, 24G); breadth-first levels that would pass it run depth-first",
+    )
+    parser.add_argument(
+        "--levels-schemes", default=None, metavar="A.bl,B.bl",
+        help="a hybrid: level 1 runs A.bl's scheme, level 2 B.bl's, ... (sets --levels to their number)",
+    )
+
+
+def scheme_path(text: str) -> Path:
+    """An argparse type: a scheme file, or a shipped scheme's name."""
+    from .frontend.loader import find_scheme
+
+    return find_scheme(text)
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """FILE and how to read it (format, shape, key, pickles, modulus)."""
+    parser.add_argument(
+        "file", type=scheme_path, help="a .bl file, a scheme file in a catalogue format, or a shipped scheme's name (strassen)"
+    )
+    parser.add_argument(
+        "--from", dest="input_format", default=None,
+        help="input format: bl, or a catalogue format (fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, alphatensor); detected when omitted",
+    )
+    parser.add_argument("--shape", default=None, metavar="m,k,n", help="block shape of a catalogue scheme when it cannot be inferred")
+    parser.add_argument("--key", default=None, metavar="m,k,n", help="which scheme of an AlphaTensor .npz archive")
+    parser.add_argument(
+        "--allow-pickle", action="store_true",
+        help="let AlphaTensor's pickled (rectangular) entries load; this runs code stored in the file",
+    )
+    parser.add_argument(
+        "--mod", type=int, default=None, metavar="P",
+        help="the scheme is claimed modulo P (GF(P)), where its file name does not say so (e.g. a flip-graph vertex)",
+    )
+
+
+def load_input(args):
+    """The program the input options describe (a :class:`~bilinear.ir.Program`)."""
+    from .api import load
+
+    return load(
+        args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle, modulus=args.mod
+    )

@@ -1,11 +1,13 @@
-"""``bilinear transform`` and ``bilinear product``: derive a scheme, verify it, write it as .bl."""
+"""Commands that derive a scheme from another and write it: ``import``, ``transform``, ``product``,
+``export`` and ``optimize``; each verifies what it writes."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from .diagnostics import render
+from .cli_args import add_input_options, check_name, load_input, scheme_path
+from .diagnostics import BilinearError, render
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
@@ -118,3 +120,109 @@ def optimize(args) -> int:
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
     header = (*source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     return _write(result, header, args.output, "equations")
+
+
+def add_parsers(commands) -> None:
+    """``import``, ``transform``, ``product``, ``export`` and ``optimize``, in the order --help lists them."""
+    import_ = commands.add_parser(
+        "import",
+        help="convert a catalogue scheme (fast-matmul, plinopt, kauers, mathematica, perminov, alphatensor) to a .bl file",
+        description="Read a scheme in a catalogue format, verify it, and write it as .bl text (equations or a "
+        "U/V/W table) with a header saying where it came from. Approximate and modulo-p schemes are refused.",
+    )
+    add_input_options(import_)
+    import_.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+    import_.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
+    import_.add_argument("--style", choices=("equations", "table"), default="equations")
+    import_.add_argument("--name", default=None, help="name of the algorithm in the .bl file")
+    import_.set_defaults(handler=import_scheme)
+
+    transform_cmd = commands.add_parser(
+        "transform", help="permute a scheme's shape (transpose / cyclic symmetry), verify it, write .bl",
+        description="Write the scheme for a permutation of <m,k,n> derived from FILE's algorithm by transposition "
+        "and the cyclic symmetry: --to nkm gives <n,k,m> (transpose), knm and nmk the cyclic shifts, mnk and kmn "
+        "the rest. The result is verified before it is written.",
+    )
+    add_input_options(transform_cmd)
+    transform_cmd.add_argument("--to", required=True, choices=("mkn", "mnk", "kmn", "knm", "nmk", "nkm"), help="target order")
+    product_cmd = commands.add_parser(
+        "product", help="the Kronecker product of two schemes, verified, as .bl",
+        description="Write the <m1*m2,k1*k2,n1*n2;R1*R2> scheme that runs FILE's algorithm on blocks and SECOND's "
+        "inside them, verified before it is written.",
+    )
+    add_input_options(product_cmd)
+    product_cmd.add_argument("second", type=scheme_path, metavar="SECOND", help="the inner scheme (.bl or catalogue file)")
+    export_cmd = commands.add_parser(
+        "export", help="write a verified scheme as fast-matmul, PLinOpt .sms or AlphaTensor .npz",
+        description="Write FILE's algorithm (named sums multiplied out) in a catalogue format; the header comment "
+        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes MxKxN_R_OUT_L/_R/_P.sms.",
+    )
+    add_input_options(export_cmd)
+    export_cmd.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
+    export_cmd.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="file (plinopt: the stem)")
+    export_cmd.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
+    export_cmd.set_defaults(handler=export)
+    optimize_cmd = commands.add_parser(
+        "optimize", help="eliminate common subexpressions: named sums, fewer additions, verified",
+        description="Rewrite FILE's algorithm with shared named sums found by greedy pair elimination over U, V "
+        "and W (best of --seeds tie-breaking orders), print additions and scalings before and after per side, "
+        "verify the result and write it as .bl.",
+    )
+    add_input_options(optimize_cmd)
+    optimize_cmd.add_argument("--seeds", type=int, default=16, help="random tie-breaking orders tried (default 16)")
+    for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
+        command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+        command.add_argument("--style", choices=("equations", "table"), default="equations")
+        command.add_argument("--name", default=None, help="name of the new algorithm")
+        command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
+        command.set_defaults(handler=handler)
+
+
+def import_scheme(args) -> int:
+    """``bilinear import``: a catalogue scheme, verified, as .bl text."""
+    from dataclasses import replace
+
+    from .frontend.export import to_bl
+    from .ir import Algorithm
+    from .output import check_target, write_atomic
+    from .verify import verify_program
+
+    if args.name is not None:
+        check_name(args.name)
+    if args.output is not None:
+        check_target(args.output, args.force, protect=(args.file,))
+    program = load_input(args)
+    algorithm = program.main
+    if not isinstance(algorithm, Algorithm):
+        raise ValueError(  # noqa: TRY004 - a user mistake: reported as a message
+            f"import converts an algorithm, and the last definition of {args.file} is the schedule {algorithm.name}; "
+            "a .bl file needs no import"
+        )
+    if args.name:
+        algorithm = replace(algorithm, name=args.name)
+    report = verify_program(program)
+    if not report.ok:
+        for entry in report.entries:
+            for diagnostic in entry.errors:
+                print(render(diagnostic), file=sys.stderr)
+        print(f"bilinear import: {args.file} does not verify; nothing written", file=sys.stderr)
+        return 1
+    header = (*source_header(args.file), f"Imported by `bilinear import` from {args.file}.")
+    text = to_bl(algorithm, style=args.style, header=header)
+    _check_reads_back(text, args.output)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.output, text)
+        print(f"wrote {args.output} ({algorithm.name}, <{algorithm.shape.m},{algorithm.shape.k},{algorithm.shape.n};{algorithm.rank}>)")
+    return 0
+
+
+def _check_reads_back(text: str, output: Path | None) -> None:
+    """What import writes must load again; anything else is a bug, reported before writing."""
+    from .frontend.loader import program_from_text
+
+    try:
+        program_from_text(text, str(output or "<import>"))
+    except BilinearError as error:
+        raise ValueError(f"internal error: the imported text does not read back ({error}); nothing written") from None

@@ -105,9 +105,25 @@ def test_the_library_builds_and_a_cpp_driver_links_against_it(tmp_path):
 
 EMULATOR = ROOT / "tests" / "host_emulator"
 SIZES = ["1,1,1", "37,50,21", "129,65,97", "200,151,99", "513,257,1025"]  # m,n,k (column-major)
-# Library-leaf artifacts (their kernels are plain CUDA C): in-place with restore at three levels,
-# temporaries with an overwriting top level, named sums, a rectangular shape, and no recursion.
-EMULATED = [("msmes", 3), ("rsmm", 2), ("winograd", 2), ("grey234", 2), ("strassen", 0)]
+
+
+def _emulated(scheme: str, options: tuple[str, ...], levels: int, sizes: list[str], slow: bool = False):
+    marks = (pytest.mark.slow,) if slow else ()
+    return pytest.param(scheme, options, levels, sizes, marks=marks, id="-".join((scheme, *options)).replace("--", ""))
+
+
+# Library leaves: in-place with restore at three levels, temporaries with an overwriting top level,
+# named sums, a rectangular shape, and no recursion.  Fused leaves (the generated FP64 mma.sync and
+# FP32 FFMA product kernels run too): in place at one level, flattened pure products at two.
+EMULATED = [
+    _emulated("msmes", ("--levels", "3"), 3, SIZES[:4]),
+    _emulated("rsmm", ("--levels", "2"), 2, SIZES[:4]),
+    _emulated("winograd", ("--levels", "2"), 2, SIZES[:4]),
+    _emulated("grey234", ("--levels", "2"), 2, SIZES[:4]),
+    _emulated("strassen", ("--levels", "0"), 0, SIZES[:4]),
+    _emulated("msmes", ("--leaf", "fused", "--levels", "1"), 1, SIZES[:3], slow=True),
+    _emulated("strassen", ("--leaf", "fused", "--levels", "2"), 2, SIZES[:3], slow=True),
+]
 
 
 def _driver_arguments(scheme: str, levels: int) -> list[str]:
@@ -120,23 +136,24 @@ def _driver_arguments(scheme: str, levels: int) -> list[str]:
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
-@pytest.mark.parametrize("scheme, levels", EMULATED, ids=[f"{s}-L{n}" for s, n in EMULATED])
-def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, levels):
-    """The generated host layer and element-wise kernels, built with g++ against CPU stand-ins for
-    the CUDA runtime and cuBLAS (tests/host_emulator), run the driver's checks at odd sizes with
-    padded leading dimensions: the recursion, peeling, views, workspace and kernel arguments."""
-    out = _compile(tmp_path, f"algorithms/{scheme}.bl", "--levels", str(levels))
+@pytest.mark.parametrize("scheme, options, levels, sizes", EMULATED)
+def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, options, levels, sizes):
+    """The generated host layer and kernels (element-wise, and the fused product kernels where the
+    leaves are fused), built with g++ against CPU stand-ins for the CUDA runtime and cuBLAS
+    (tests/host_emulator), run the driver's checks at odd sizes with padded leading dimensions:
+    the recursion, peeling, views, workspace, kernel arguments and the kernels themselves."""
+    out = _compile(tmp_path, f"algorithms/{scheme}.bl", *options)
     binary = out / "emulated"
     build = subprocess.run(
-        ["g++", "-std=c++17", "-O1", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{scheme}.cu"),
+        ["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{scheme}.cu"),
          "-x", "c++", str(DRIVER), f"-DNAME={scheme}", "-include", str(out / f"{scheme}.h"), "-o", str(binary)],
         capture_output=True, text=True,
     )
     assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(binary), *_driver_arguments(scheme, levels), *SIZES[:4], "33,17,70"],
+    run = subprocess.run([str(binary), *_driver_arguments(scheme, levels), *sizes, "33,17,70"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.count(" ok") == 10 and "0 failure(s)" in run.stdout
+    assert run.stdout.count(" ok") == 2 * (len(sizes) + 1) and "0 failure(s)" in run.stdout
 
 
 # (scheme, options, levels): each configuration is built once and run at odd sizes.  Fused leaves with an

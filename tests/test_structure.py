@@ -26,17 +26,12 @@ LAYERS = [
     ("benchmarks", ("bilinear.bench",)),
     # the distributed product is built on the API (bilinear.compile on each rank), and the CLI offers it
     ("interfaces", ("bilinear.api", "bilinear.bench_cli", "bilinear.cli", "bilinear.cli_args", "bilinear.compose_cli",
-                    "bilinear.distributed")),
+                    "bilinear.distributed", "bilinear.run_cli")),
 ]
 
-# Modules still over the limit, each to be split; an entry goes when its module is.
-OVERSIZE_ALLOWED = {
-    "bilinear/frontend/parser.py",  # 434 lines; the Transformer, one method per rule
-    "bilinear/frontend/check.py",  # 421 lines
-    "bilinear/ir.py",  # 447 lines
-    "bilinear/cli.py",  # 467 lines after four branches added commands; the parsers want a module per command
-    "bilinear/verify/rings.py",  # 425 lines: Q(ε), GF(p) and Q(i) checks, to split per ring
-}
+# Modules still over the limit, each to be split; an entry goes when its module is.  None is left:
+# a module that grows past the limit is split, not listed here.
+OVERSIZE_ALLOWED: set[str] = set()
 
 
 def _module(path: Path) -> str:

@@ -437,10 +437,10 @@ def test_empty_matrices_have_a_usable_leading_dimension():
     """CuPy gives a 5×0 array the strides (0, 4); the GPU run of test_empty_dimensions failed on it."""
     from types import SimpleNamespace
 
-    from bilinear.runtime.tsm2 import _leading_dimension
+    from bilinear.runtime.views import leading_dimension
 
     empty = SimpleNamespace(shape=(5, 0), itemsize=4, strides=(0, 4))
-    assert _leading_dimension(empty, "A") == 1
-    assert _leading_dimension(SimpleNamespace(shape=(0, 3), itemsize=8, strides=(0, 8)), "B") == 3
+    assert leading_dimension(empty, "A") == 1
+    assert leading_dimension(SimpleNamespace(shape=(0, 3), itemsize=8, strides=(0, 8)), "B") == 3
     with pytest.raises(ValueError, match="unusable row stride"):
-        _leading_dimension(SimpleNamespace(shape=(5, 3), itemsize=4, strides=(0, 4)), "A")
+        leading_dimension(SimpleNamespace(shape=(5, 3), itemsize=4, strides=(0, 4)), "A")

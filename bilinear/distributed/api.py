@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..ir import Program, Schedule
+from ..runtime.views import is_contiguous
 from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
@@ -233,7 +234,7 @@ class DistributedProduct:
         M, K, N, dtype = self._agree(A, B, out, alpha, beta)
         A, B = self._inputs(A, B, M, K, N, dtype)
         out, C = self._output(out, M, N, dtype)
-        whole = out is not None and self.output != "block2d" and out.flags.c_contiguous
+        whole = out is not None and self.output != "block2d" and is_contiguous(out)
         partial = out if whole else self.comm.xp.empty((M, N), dtype=dtype)
         if partial is out:
             self._seed_in_place(partial, beta if C is not None else 0.0)

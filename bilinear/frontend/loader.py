@@ -16,7 +16,8 @@ from ..diagnostics import SOURCES, BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Span
 from ..paths import algorithms_dir
 from .check import build
-from .parser import Use, _RawAlgorithm, parse_text
+from .parser import parse_text
+from .raw import RawAlgorithm, Use
 
 # The largest source file read: far above any real scheme (a .bl file of 10^5 products is
 # a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
@@ -154,7 +155,7 @@ def _assemble(path: str, raw_definitions: list, own: tuple[str, ...]) -> Program
             errors.extend(error.diagnostics)
             continue
         except RecursionError:  # name resolution recurses once per level of named sums
-            kind = "algorithm" if isinstance(raw, _RawAlgorithm) else "definition"
+            kind = "algorithm" if isinstance(raw, RawAlgorithm) else "definition"
             message = f"{kind} {raw.name} nests its named sums too deeply to check (a chain of hundreds of sums)"
             errors.append(Diagnostic(message, raw.span))
             continue

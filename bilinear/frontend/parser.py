@@ -1,30 +1,29 @@
-"""Text to IR: the lark grammar and the one Transformer that builds the IR.
+"""Text to IR: the one Transformer that builds the IR from the lark tree.
 
 The transformer evaluates expressions into :class:`~bilinear.ir.Form` values
 (sums of named things), products of two forms, or plain numbers, and turns
-each rule into an IR node with its source span.  Name resolution and the
-checks that need a whole definition live in :mod:`bilinear.frontend.check`.
+each rule into an IR node with its source span.  The grammar is in
+:mod:`bilinear.frontend.grammar`, the raw definitions it builds in
+:mod:`bilinear.frontend.raw`, syntax errors in words in
+:mod:`bilinear.frontend.syntax_errors`.  Name resolution and the checks that
+need a whole definition live in :mod:`bilinear.frontend.check`.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
-from importlib import resources
 from typing import Union
 
-from lark import Lark, Token, Transformer_NonRecursive, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Token, Transformer_NonRecursive, v_args
+from lark.exceptions import UnexpectedInput, VisitError
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import (
-    Algorithm,
     Form,
     Multiply,
     Output,
     Product,
-    Schedule,
     Shape,
     Span,
     Stage,
@@ -35,26 +34,9 @@ from ..ir import (
     operand_of,
     shape_too_large,
 )
-
-_GRAMMAR = resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
-_LARK = Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=True)
-
-
-@dataclass(frozen=True)
-class Use:
-    """A ``use "file.bl"`` line."""
-
-    path: str
-    span: Span
-
-
-@dataclass(frozen=True)
-class ParsedFile:
-    """One file's uses and definitions, in source order, before name resolution."""
-
-    path: str
-    uses: tuple[Use, ...]
-    definitions: tuple[Union[Algorithm, Schedule], ...]
+from .grammar import LARK
+from .raw import RawAlgorithm, RawDefinition, RawSchedule, RawTable, Use
+from .syntax_errors import syntax_error
 
 
 @dataclass(frozen=True)
@@ -237,7 +219,7 @@ class _ToIR(Transformer_NonRecursive):
                     self._fail(str(error), span)
             else:
                 sums.append(Sum(target, value, span))
-        return _RawAlgorithm(str(name), shape, rank, tuple(sums), tuple(products), tuple(outputs), self._span(meta))
+        return RawAlgorithm(str(name), shape, rank, tuple(sums), tuple(products), tuple(outputs), self._span(meta))
 
     # --- tables -------------------------------------------------------------------
     def signed_number(self, meta, children):
@@ -261,7 +243,7 @@ class _ToIR(Transformer_NonRecursive):
 
     def table(self, meta, children):
         name, (shape, rank), *sections = children
-        return _RawTable(str(name), shape, rank, tuple(sections), self._span(meta))
+        return RawTable(str(name), shape, rank, tuple(sections), self._span(meta))
 
     # --- schedules ------------------------------------------------------------------
     def temp_decl(self, meta, children):
@@ -323,7 +305,7 @@ class _ToIR(Transformer_NonRecursive):
         properties = [t for t in rest if isinstance(t, Token)]
         temporaries = tuple(t for group in rest if isinstance(group, tuple) for t in group)
         stages = tuple(s for s in rest if isinstance(s, Stage))
-        return _RawSchedule(
+        return RawSchedule(
             str(name),
             str(algorithm),
             tuple((str(p), self._token_span(p)) for p in properties if p is not None),
@@ -342,109 +324,6 @@ class _ToIR(Transformer_NonRecursive):
         return uses, definitions
 
 
-@dataclass(frozen=True)
-class _RawAlgorithm:
-    """An algorithm as written, before names are resolved (see check.py)."""
-
-    name: str
-    shape: Shape
-    rank: int | None
-    sums: tuple[Sum, ...]
-    products: tuple[Product, ...]
-    outputs: tuple[Output, ...]
-    span: Span
-
-
-@dataclass(frozen=True)
-class _RawTable:
-    """U, V, W sections as written: (letter, rows, span); rows are (numbers, span)."""
-
-    name: str
-    shape: Shape
-    rank: int | None
-    sections: tuple[tuple[str, tuple, Span], ...]
-    span: Span
-
-
-@dataclass(frozen=True)
-class _RawSchedule:
-    name: str
-    algorithm: str
-    properties: tuple[tuple[str, Span], ...]
-    temporaries: tuple[Temporary, ...]
-    stages: tuple[Stage, ...]
-    span: Span
-
-
-RawDefinition = Union[_RawAlgorithm, _RawTable, _RawSchedule]
-
-_FRIENDLY = {
-    "NAME": "a name",
-    "INT": "a whole number",
-    "DECIMAL": "a number",
-    "STRING": 'a quoted file name ("file.bl")',
-    "_NL": "the end of the line",
-    "$END": "the end of the file",
-    "SECTION": "U:, V: or W:",
-}
-
-
-def _expected(names) -> str:
-    words = []
-    for name in sorted(set(names)):
-        if name in _FRIENDLY:
-            words.append(_FRIENDLY[name])
-            continue
-        try:
-            pattern = _LARK.get_terminal(name).pattern
-        except KeyError:
-            words.append(name.lower())
-            continue
-        words.append(f"'{pattern.value}'" if pattern.type == "str" else name.lower())
-    words = set(words)
-    if "a number" in words:
-        words.discard("a whole number")  # where any number may stand, do not list integers apart
-    words = sorted(words)
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def _found(error: UnexpectedInput, text: str) -> str:
-    if isinstance(error, UnexpectedToken):
-        token = error.token
-        if token.type == "$END":
-            return "end of file"
-        if token.type == "_NL":
-            return "end of line"
-        return f"'{token}'"
-    if isinstance(error, UnexpectedCharacters):
-        return _character(text[error.pos_in_stream])
-    return "end of file"
-
-
-def _character(char: str) -> str:
-    """``'x'``, or a code point and its name for a character one cannot see (U+00A0 NO-BREAK SPACE)."""
-    if char.isprintable() and not char.isspace():
-        return f"'{char}'"
-    name = unicodedata.name(char, "")
-    return f"character U+{ord(char):04X}" + (f" ({name})" if name else "")
-
-
-def _syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
-    line, column = max(error.line, 1), max(error.column, 1)
-    if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
-    expected = getattr(error, "expected", None) or getattr(error, "allowed", None) or ()
-    if isinstance(error, UnexpectedToken):
-        expected = error.accepts or error.expected
-    width = len(str(error.token)) if isinstance(error, UnexpectedToken) and error.token.type not in ("$END", "_NL") else 1
-    span = Span(path, line, column, line, column + width)
-    message = f"unexpected {_found(error, text)}"
-    if expected:
-        message += f"; expected {_expected(expected)}"
-    return Diagnostic(message, span)
-
-
 def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefinition, ...]]:
     """Parse one file's text into its uses and raw definitions.
 
@@ -452,9 +331,9 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
         BilinearError: on a syntax error or a malformed expression.
     """
     try:
-        tree = _LARK.parse(text if text.endswith("\n") else text + "\n")
+        tree = LARK.parse(text if text.endswith("\n") else text + "\n")
     except UnexpectedInput as error:
-        raise BilinearError(_syntax_error(error, text, path)) from None
+        raise BilinearError(syntax_error(error, text, path)) from None
     try:
         return _ToIR(path).transform(tree)
     except VisitError as error:

@@ -2,8 +2,9 @@
 
 A *view* is a 2-D array of the backend's array module (NumPy or CuPy):
 row-major with unit column stride and any row stride (a slice of a larger
-C-contiguous matrix).  Backends never allocate behind the executor's back:
-the only allocations are the workspace the executor asks for by name.
+C-contiguous matrix); its layout is :mod:`bilinear.runtime.views`' business.
+Backends never allocate behind the executor's back: the only allocations are
+the workspace the executor asks for by name.
 """
 
 from __future__ import annotations
@@ -14,22 +15,7 @@ from typing import Any, Sequence
 from ..lower.breadth import BreadthFirst, SplitKernel
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import ProductLaunch
-
-View = Any  # a 2-D numpy.ndarray or cupy.ndarray slice
-
-
-def memory_span(view: View) -> tuple[int, int]:
-    """The byte range a row-major matrix view touches (empty for an empty view)."""
-    start = view.data.ptr if hasattr(view.data, "ptr") else view.__array_interface__["data"][0]
-    if view.size == 0:
-        return start, start
-    return start, start + (view.shape[0] - 1) * view.strides[0] + view.shape[1] * view.itemsize
-
-
-def overlaps(x: View, y: View) -> bool:
-    """Whether two views' byte ranges intersect (conservative: ranges, not elements)."""
-    (x0, x1), (y0, y1) = memory_span(x), memory_span(y)
-    return x0 < y1 and y0 < x1
+from .views import View, memory_span, overlaps  # noqa: F401 - importable from here too, as before views.py
 
 
 class Backend(ABC):

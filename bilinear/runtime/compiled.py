@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 
 from ..lower.plan import Lowered, leaf_dims
-from .backend import Backend, overlaps
+from .backend import Backend
 from .executor import Executor
+from .views import check_out_apart, is_row_major, overlaps
 
 
 BACKENDS = ("cupy", "numpy")
@@ -123,8 +124,7 @@ class CompiledProduct:
             out = self._as_array(out, "out")
             if out.shape != (A.shape[0], B.shape[1]):
                 raise ValueError(f"out is {out.shape[0]}x{out.shape[1]} but A@B is {A.shape[0]}x{B.shape[1]}")
-            if overlaps(out, A) or overlaps(out, B):
-                raise ValueError("out must not overlap A or B")
+            check_out_apart(out, A, B)
         if self.writes_inputs and overlaps(A, B):
             raise ValueError(
                 f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
@@ -155,7 +155,7 @@ class CompiledProduct:
             raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
         if array.dtype != np.dtype(self.dtype):
             raise ValueError(f"{name} is {array.dtype} but this product was compiled for {self.dtype}")
-        if array.strides[1] != array.itemsize or array.strides[0] < array.shape[1] * array.itemsize:
+        if not is_row_major(array):
             raise ValueError(
                 f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row-slice of one); "
                 "use xp.ascontiguousarray for transposed or Fortran-ordered arrays"

@@ -20,6 +20,8 @@ from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
 from . import cublas_capture
 from .backend import Backend, View
 from .cuda import compiled_function, device_info
+from .views import blas_leading_dimension as _ld  # the name gemm calls it by
+from .views import row_stride, vector_aligned
 
 THREADS = 256
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
@@ -83,12 +85,12 @@ class CupyBackend(Backend):
         width = VECTOR[kernel.dtype][1]
         args: list = []
         for view in views:
-            args += [view, np.int64(view.strides[0] // view.itemsize)]
+            args += [view, np.int64(row_stride(view))]
         largest = 0
         for group in kernel.groups:
             rows, cols = views[group.writes[0]].shape
             slots = set(group.reads) | set(group.writes)
-            aligned = cols % width == 0 and all(_aligned(views[s], width) for s in slots)
+            aligned = cols % width == 0 and all(vector_aligned(views[s], width) for s in slots)
             args += [np.int32(rows), np.int32(cols), np.int32(aligned)]
             largest = max(largest, rows * cols // (width if aligned else 1))
         if largest == 0:
@@ -180,13 +182,3 @@ class CupyBackend(Backend):
 
             self._fused = FusedLaunches(ProductStage)
         self._fused.run(launch, views, dims, alpha)
-
-
-def _ld(view: View) -> int:
-    """The leading dimension cuBLAS wants: the row stride, at least the row length."""
-    return max(view.strides[0] // view.itemsize, view.shape[1], 1)
-
-
-def _aligned(view: View, width: int) -> bool:
-    itemsize = view.itemsize
-    return view.data.ptr % (width * itemsize) == 0 and (view.strides[0] // itemsize) % width == 0

@@ -14,11 +14,7 @@ from typing import Any, Callable
 
 from ..lower.leaves import ProductLaunch
 from ..lower.product import ProductStageSpec
-
-
-def _where(view: Any) -> tuple:
-    """A view's address, strides and shape: all a kernel reads of it (CuPy or NumPy)."""
-    return (view.data.ptr if hasattr(view.data, "ptr") else view.ctypes.data, view.strides, view.shape)
+from .views import fingerprint
 
 
 class FusedLaunches:
@@ -43,7 +39,7 @@ class FusedLaunches:
 
     def run(self, launch: ProductLaunch, views: tuple[list, list, list], dims: tuple[int, int, int], alpha: float) -> None:
         """Launch ``launch`` on ``views`` (A, B and C views by slot); ``dims`` is (M, N, K)."""
-        key = (launch.spec.name, alpha, dims, tuple(_where(v) for side in views for v in side))
+        key = (launch.spec.name, alpha, dims, tuple(fingerprint(v) for side in views for v in side))
         if key in self._prepared:
             self._prepared.move_to_end(key)
         else:

@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from .cuda import compiled_function
+from .views import kernel_leading_dimension, rows_aligned
 from ..lower.product import (
     DTYPES,
     ProductKernel,
@@ -43,30 +44,6 @@ def _split_entry(entry, n_a: int, n_b: int, n_c: int) -> tuple[list, list, list]
     if (len(a), len(b), len(c)) != (n_a, n_b, n_c):
         raise ValueError(f"a batch entry needs ({n_a}, {n_b}, {n_c}) views, got ({len(a)}, {len(b)}, {len(c)})")
     return a, b, c
-
-
-def leading_dimension(view, rows: int, cols: int, dtype: str, what: str) -> int:
-    """The row stride of a row-major view in elements; rejects anything the kernel cannot read."""
-    import cupy
-
-    if not isinstance(view, cupy.ndarray):
-        raise TypeError(f"{what} must be a CuPy array, not {type(view).__name__}")
-    if view.dtype != np.dtype(dtype):
-        raise ValueError(f"{what} is {view.dtype}, the stage was built for {dtype}")
-    if view.shape != (rows, cols):
-        raise ValueError(f"{what} has shape {view.shape}, expected {(rows, cols)}")
-    size = view.itemsize
-    if cols > 1 and view.strides[1] != size:
-        raise ValueError(f"{what} must have unit column stride (got {view.strides[1] // size} elements)")
-    ld = view.strides[0] // size if rows > 1 else max(cols, 1)
-    if view.strides[0] % size or ld < cols or ld >= 2**31:
-        raise ValueError(f"{what} has an unusable row stride of {view.strides[0]} bytes")
-    return ld
-
-
-def _aligned(pointer: int, ld: int, elements: int) -> bool:
-    """Every row of the view starts on 16 bytes: the kernel may copy it in 16-byte pieces."""
-    return pointer % 16 == 0 and ld % elements == 0
 
 
 class ProductStage:
@@ -132,11 +109,11 @@ class ProductStage:
                 ("c", c_views, M, N, "ldc"),
             ):
                 for slot, view in enumerate(views):
-                    ld = leading_dimension(view, rows, cols, dtype, f"entry {b} {side.upper()}[{slot}]")
+                    ld = kernel_leading_dimension(view, rows, cols, dtype, f"entry {b} {side.upper()}[{slot}]")
                     pointer = view.data.ptr
                     p[side][b, slot] = pointer
                     p[ld_name][b, slot] = ld
-                    ok = _aligned(pointer, ld, vec)
+                    ok = rows_aligned(pointer, ld, vec, size)
                     if side == "c":
                         vec_c &= ok
                     elif side in self.plan.vec_sides:

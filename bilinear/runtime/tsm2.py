@@ -29,8 +29,8 @@ import numpy as np
 
 from ..lower import tsm2 as model
 from ..lower.tsm2 import Alignment, LSpec, Params, RSpec
-from .backend import overlaps
 from .cuda import LOCK, OPTIONS, compiled_function, device_info
+from .views import address, check_out_apart, leading_dimension
 
 _DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 
@@ -63,30 +63,6 @@ def _device_matrix(x: Any, name: str):
     return x
 
 
-def _leading_dimension(x, name: str) -> int:
-    """Row pitch in elements of a row-major matrix; ValueError for any other layout."""
-    rows, cols = x.shape
-    item = x.itemsize
-    row_stride, col_stride = x.strides
-    if rows == 0 or cols == 0:  # nothing is read or written: CuPy reports zero strides for these
-        return max(cols, 1)
-    if cols > 1 and col_stride != item:
-        hint = (
-            " It is column-major (Fortran order): pass cupy.ascontiguousarray(...) or use cuBLAS."
-            if rows <= 1 or row_stride == item
-            else ""
-        )
-        raise ValueError(
-            f"{name} must be row-major with unit stride along its rows; got strides {x.strides} "
-            f"for shape {x.shape} and {item}-byte elements.{hint}"
-        )
-    if rows <= 1:
-        return max(cols, 1)
-    if row_stride <= 0 or row_stride % item or row_stride // item < cols:
-        raise ValueError(f"{name} has an unusable row stride {row_stride} bytes for shape {x.shape}")
-    return row_stride // item
-
-
 @dataclass(frozen=True)
 class Call:
     """A validated call: shapes, dtype, pitches and alignment (what picks and launches a kernel)."""
@@ -109,7 +85,7 @@ def validate(A, B, out=None, beta: float = 0.0):
     (m, k), (k_b, n) = A.shape, B.shape
     if k != k_b:
         raise ValueError(f"inner dimensions differ: A is {m}×{k}, B is {k_b}×{n}")
-    lda, ldb = _leading_dimension(A, "A"), _leading_dimension(B, "B")
+    lda, ldb = leading_dimension(A, "A"), leading_dimension(B, "B")
     if out is None:
         if beta != 0:
             raise ValueError("beta ≠ 0 needs out= (the C to accumulate into)")
@@ -118,12 +94,11 @@ def validate(A, B, out=None, beta: float = 0.0):
         out = _device_matrix(out, "out")
         if out.shape != (m, n) or out.dtype != A.dtype:
             raise ValueError(f"out must be a {m}×{n} {A.dtype} matrix; got {out.shape} {out.dtype}")
-        ldc = _leading_dimension(out, "out")
-        if overlaps(out, A) or overlaps(out, B):
-            raise ValueError("out must not overlap A or B")
-        c_align = model.access_bytes(out.data.ptr, ldc, A.itemsize)
+        ldc = leading_dimension(out, "out")
+        check_out_apart(out, A, B)
+        c_align = model.access_bytes(address(out), ldc, A.itemsize)
     es = A.itemsize
-    align = Alignment(model.access_bytes(A.data.ptr, lda, es), model.access_bytes(B.data.ptr, ldb, es), c_align)
+    align = Alignment(model.access_bytes(address(A), lda, es), model.access_bytes(address(B), ldb, es), c_align)
     return A, B, out, Call(m, k, n, _DTYPES[A.dtype], lda, ldb, ldc, align)
 
 

@@ -17,6 +17,8 @@ import numpy as np
 from ..ir import Algorithm, Shape, block_name
 from .expand import Expansion
 
+SHOWN_TERMS = 4  # how many wrong terms of one C block a diagnostic names
+
 
 def block_indices(shape: Shape) -> tuple[list, list, list]:
     """(row, col) of every A, B and C block, row-major, 1-based."""

@@ -59,7 +59,10 @@ __device__ __forceinline__ unsigned smem_u32(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// cp.async of one piece; src_bytes < piece bytes zero-fills the rest (tile edges).
+// cp.async of one piece; src_bytes < piece bytes zero-fills the rest (tile edges).  The host
+// emulator (tests/host_emulator, which defines BILINEAR_HOST_EMULATION) brings its own cp_async,
+// cp_commit and cp_wait: a synchronous copy with the same zero fill.
+#ifndef BILINEAR_HOST_EMULATION
 template <int BYTES> __device__ __forceinline__ void cp_async(unsigned dst, const void* src, int src_bytes);
 template <> __device__ __forceinline__ void cp_async<16>(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
@@ -72,6 +75,7 @@ template <> __device__ __forceinline__ void cp_async<4>(unsigned dst, const void
 }
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+#endif  // BILINEAR_HOST_EMULATION
 
 // Asynchronous copy of a single view's tile (rows x cols from g, row-major with stride ld) into
 // shared memory at s (row stride LDS; TRANSPOSE stores element (r, c) at c * LDS + r).  Pieces
@@ -201,13 +205,15 @@ __device__ __forceinline__ void zero(Acc& acc) {
 
 // D = A B + D on one 16x8 tile.  Fragments (g = lane / 4, t = lane % 4): a[2u] = A(g, t + 4u),
 // a[2u+1] = A(g + 8, t + 4u); b[u] = B(t + 4u, g); d = C(g, 2t), C(g, 2t+1), C(g+8, 2t), C(g+8, 2t+1).
-// (raw: the PTX operand lists would read as template tags)
+// (raw: the PTX operand lists would read as template tags.)  The host emulator brings its own mma.
+#ifndef BILINEAR_HOST_EMULATION
 
 __device__ __forceinline__ void mma(double (&d)[4], const double (&a)[2], const double (&b)[1]) {
   asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
       : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
       : "d"(a[0]), "d"(a[1]), "d"(b[0]));
 }
+#endif  // BILINEAR_HOST_EMULATION
 
 // One k-step's fragments; A is [BM][LDA_S] at the start of a ring slot, B is [BK][LDB_S] after it.
 struct Frag {

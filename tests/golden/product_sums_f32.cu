@@ -56,7 +56,10 @@ __device__ __forceinline__ unsigned smem_u32(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// cp.async of one piece; src_bytes < piece bytes zero-fills the rest (tile edges).
+// cp.async of one piece; src_bytes < piece bytes zero-fills the rest (tile edges).  The host
+// emulator (tests/host_emulator, which defines BILINEAR_HOST_EMULATION) brings its own cp_async,
+// cp_commit and cp_wait: a synchronous copy with the same zero fill.
+#ifndef BILINEAR_HOST_EMULATION
 template <int BYTES> __device__ __forceinline__ void cp_async(unsigned dst, const void* src, int src_bytes);
 template <> __device__ __forceinline__ void cp_async<16>(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
@@ -69,6 +72,7 @@ template <> __device__ __forceinline__ void cp_async<4>(unsigned dst, const void
 }
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+#endif  // BILINEAR_HOST_EMULATION
 
 // Asynchronous copy of a single view's tile (rows x cols from g, row-major with stride ld) into
 // shared memory at s (row stride LDS; TRANSPOSE stores element (r, c) at c * LDS + r).  Pieces

@@ -16,7 +16,7 @@ from functools import partial
 
 from bilinear.diagnostics import BilinearError, Diagnostic
 from bilinear.frontend.check import build_algorithm, build_schedule
-from bilinear.frontend.parser import _RawAlgorithm, _RawSchedule
+from bilinear.frontend.raw import RawAlgorithm, RawSchedule
 from bilinear.ir import Algorithm, Form, Schedule, Update, format_coefficient
 from bilinear.verify.algorithm import verify_algorithm
 from bilinear.verify import verify_schedule
@@ -121,7 +121,7 @@ def algorithm_mutations(algorithm: Algorithm) -> list[Mutation]:
 
 def judge_algorithm(algorithm: Algorithm) -> tuple[str | None, tuple[Diagnostic, ...]]:
     """How the algorithm is rejected ('static' or 'verify', ``None`` when accepted) and the diagnostics."""
-    raw = _RawAlgorithm(
+    raw = RawAlgorithm(
         algorithm.name, algorithm.shape, algorithm.declared_rank, algorithm.sums, algorithm.products,
         algorithm.outputs, algorithm.span,
     )
@@ -190,7 +190,7 @@ def schedule_mutations(schedule: Schedule, algorithm: Algorithm) -> list[Mutatio
 
 def judge_schedule(schedule: Schedule, algorithm: Algorithm) -> tuple[str | None, tuple[Diagnostic, ...]]:
     """How the schedule is rejected ('static' or 'verify', ``None`` when accepted) and the diagnostics."""
-    raw = _RawSchedule(
+    raw = RawSchedule(
         schedule.name, schedule.algorithm, tuple((p, schedule.span) for p in sorted(schedule.properties)),
         schedule.temporaries, schedule.stages, schedule.span,
     )

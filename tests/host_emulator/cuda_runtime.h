@@ -1,21 +1,17 @@
 // A CPU stand-in for the parts of the CUDA runtime the generated host layer and the test driver
 // use, so that g++ builds and runs them without a GPU: device memory is host memory, streams
 // are ignored (everything runs in order, at once), and kernels launched through
-// BILINEAR_LAUNCH run their blocks and threads one after another.  That suffices for the
-// element-wise stage kernels (grid-stride loops, no barriers); the fused product kernels
-// (inline PTX) are not emulated, so only library-leaf artifacts build here.
-// What it checks: the host layer's recursion, peeling, views, workspace and launch arguments.
+// BILINEAR_LAUNCH run on the CPU (device.h): kernels with dynamic shared memory (the fused
+// product kernels, which synchronise) with one thread per CUDA thread, the others (the
+// element-wise stage kernels: grid-stride loops, no barriers) one thread after another.
+// What it checks: the host layer's recursion, peeling, views, workspace and launch arguments,
+// and the generated kernels themselves.
 #pragma once
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __restrict__
-#define __launch_bounds__(...)
+#include "device.h"
 
 typedef int cudaError_t;
 const cudaError_t cudaSuccess = 0;
@@ -23,15 +19,6 @@ typedef void* cudaStream_t;
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
-
-struct dim3 {
-  unsigned x, y, z;
-  dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
-};
-inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
-
-struct double2 { double x, y; };
-struct float4 { float x, y, z, w; };
 
 inline int emulator_allocations = 0;  // live cudaMalloc/cudaMallocAsync blocks
 
@@ -65,15 +52,14 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 inline const char* cudaGetErrorString(cudaError_t) { return "emulated error"; }
 
-// kernel<<<grid, block, shared, stream>>>(args...), one block and one thread at a time.
+// kernel<<<grid, block, shared, stream>>>(args...): with threads and barriers where the kernel uses
+// shared memory, one thread after another where it does not.
 template <typename Kernel, typename... Args>
-void emulator_launch(Kernel kernel, dim3 grid, dim3 block, Args... args) {
-  gridDim = grid, blockDim = block;
-  for (unsigned by = 0; by < grid.y; ++by)
-    for (unsigned bx = 0; bx < grid.x; ++bx)
-      for (unsigned t = 0; t < block.x; ++t) {
-        blockIdx = dim3(bx, by, 0), threadIdx = dim3(t, 0, 0);
-        kernel(args...);
-      }
+void emulator_launch_any(Kernel kernel, dim3 grid, dim3 block, size_t shared, Args... args) {
+  if (shared)
+    emulator_launch_threads(kernel, grid, block, shared, args...);
+  else
+    emulator_launch(kernel, grid, block, args...);
 }
-#define BILINEAR_LAUNCH(kernel, grid, block, shared, stream, ...) emulator_launch(kernel, dim3(grid), dim3(block), __VA_ARGS__)
+#define BILINEAR_LAUNCH(kernel, grid, block, shared, stream, ...) \
+  emulator_launch_any(kernel, dim3(grid), dim3(block), size_t(shared), __VA_ARGS__)

@@ -1,0 +1,101 @@
+"""Schedules resolved against the algorithm they name: buffers, temporaries and properties checked."""
+
+from __future__ import annotations
+
+from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Shape, Span, operand_of, parse_block
+from .findings import ONE_INDEX_BLOCK, Findings, check_block, suggest
+from .raw import RawSchedule
+
+
+def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm]) -> Schedule:
+    """Resolve a schedule against the algorithm it names."""
+    findings = Findings()
+    algorithm = algorithms.get(raw.algorithm)
+    if algorithm is None:
+        findings.error(
+            f"schedule {raw.name} is for {raw.algorithm}, which is not defined",
+            raw.span,
+            *(suggest(raw.algorithm, algorithms) or ("define it in this file or `use` the file that does",)),
+        )
+        findings.raise_if_any()
+    properties = _check_properties(raw, findings)
+    temporaries = _check_temporaries(raw, findings)
+    stage_names: dict[str, Span] = {}
+    for stage in raw.stages:
+        if stage.name in stage_names:
+            findings.error(f"stage {stage.name} is defined twice", stage.span, f"first defined at {stage_names[stage.name]}")
+        stage_names[stage.name] = stage.span
+        for statement in stage.statements:
+            _check_statement(statement, algorithm.shape, temporaries, properties, raw.name, findings)
+    if "inplace" in properties and raw.temporaries:
+        findings.error(
+            f"schedule {raw.name} is declared inplace but declares temporaries ({', '.join(t.name for t in raw.temporaries)})",
+            raw.temporaries[0].span,
+            "inplace means no workspace: overwrite A and B blocks instead",
+        )
+    if not raw.stages:
+        findings.error(f"schedule {raw.name} has no stages", raw.span)
+    findings.raise_if_any()
+    return Schedule(raw.name, raw.algorithm, frozenset(properties), raw.temporaries, raw.stages, raw.span)
+
+
+def _check_properties(raw: RawSchedule, findings: Findings) -> set[str]:
+    properties: set[str] = set()
+    for name, span in raw.properties:
+        if name not in PROPERTIES:
+            findings.error(
+                f"unknown schedule property {name!r}",
+                span,
+                "known properties: " + ", ".join(f"{k} ({v})" for k, v in PROPERTIES.items()),
+            )
+        elif name in properties:
+            findings.error(f"property {name} is given twice", span)
+        properties.add(name)
+    if {"accumulate", "overwrite"} <= properties:
+        findings.error(f"schedule {raw.name} cannot both accumulate into C and overwrite it", raw.span)
+    return properties & PROPERTIES.keys()
+
+
+def _check_temporaries(raw: RawSchedule, findings: Findings) -> dict[str, str]:
+    temporaries: dict[str, str] = {}
+    for temp in raw.temporaries:
+        if parse_block(temp.name) or ONE_INDEX_BLOCK.match(temp.name):
+            findings.error(f"{temp.name} is a block name; choose another name for the temporary", temp.span)
+        elif temp.name in temporaries:
+            findings.error(f"temporary {temp.name} is declared twice", temp.span)
+        temporaries[temp.name] = temp.like
+    return temporaries
+
+
+def _check_statement(statement, shape: Shape, temporaries, properties, schedule: str, findings: Findings) -> None:
+    owner = f"the algorithm of {schedule}"
+    for name in sorted(statement.reads() | statement.writes()):
+        span = _name_span(statement, name)
+        if name in temporaries:
+            continue
+        if not check_block(name, shape, span, findings, owner):
+            findings.error(
+                f"{name} is neither a block nor a declared temporary",
+                span,
+                *(suggest(name, temporaries) or (f"declare it: temp {name}: A",)),
+            )
+    for name in statement.writes():
+        span = _name_span(statement, name)
+        operand = operand_of(name)
+        if operand in ("A", "B") and "inplace" not in properties:
+            findings.error(
+                f"the statement overwrites input block {name}, but schedule {schedule} is not declared inplace",
+                span,
+                "add `inplace` (and `restore`, if the inputs must come back) to the schedule's properties",
+            )
+        if isinstance(statement, Multiply) and operand in ("A", "B"):
+            findings.error(f"a product cannot be written into {name}: targets are C blocks or temporaries", span)
+
+
+def _name_span(statement, name: str) -> Span | None:
+    forms = [statement.form] if hasattr(statement, "form") else [statement.left, statement.right, statement.targets]
+    for form in forms:
+        span = form.span_of(name)
+        if span:
+            return span
+    return statement.span

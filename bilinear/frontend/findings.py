@@ -1,0 +1,54 @@
+"""What the checks of :mod:`bilinear.frontend.check` share: collected findings and block names in range."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from ..diagnostics import BilinearError, Diagnostic
+from ..ir import Shape, Span, block_name, parse_block
+
+ONE_INDEX_BLOCK = re.compile(r"^[ABC]\d$|^[ABC]\d{3,}$")
+
+
+class Findings:
+    """Every problem found in one definition, raised together."""
+
+    def __init__(self) -> None:
+        self.errors: list[Diagnostic] = []
+
+    def error(self, message: str, span: Span | None, *notes: str) -> None:
+        self.errors.append(Diagnostic(message, span, notes=notes))
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise BilinearError(*self.errors)
+
+
+def suggest(name: str, candidates) -> tuple[str, ...]:
+    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    return (f"did you mean {' or '.join(close)}?",) if close else ()
+
+
+def block_range(shape: Shape, operand: str) -> str:
+    rows, cols = shape.grid(operand)
+    return f"{block_name(operand, 1, 1)}..{block_name(operand, rows, cols)}"
+
+
+def check_block(name: str, shape: Shape, span: Span | None, findings: Findings, owner: str) -> bool:
+    """True if ``name`` is a block; reports blocks outside the shape."""
+    parsed = parse_block(name)
+    if parsed is None:
+        if ONE_INDEX_BLOCK.match(name):
+            findings.error(f"{name} is not a block name: blocks take a row and a column, e.g. {name[0]}12 or {name[0]}[1,2]", span)
+            return True
+        return False
+    if not shape.contains(name):
+        operand = parsed[0]
+        rows, cols = shape.grid(operand)
+        findings.error(
+            f"{name} is not a block of {operand}: {owner} {shape} splits {operand} into {rows}x{cols} blocks "
+            f"({block_range(shape, operand)})",
+            span,
+        )
+    return True

@@ -1,0 +1,78 @@
+"""Syntax errors in words: what was found, and what the grammar expected there."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..diagnostics import Diagnostic
+from ..ir import Span
+from .grammar import LARK
+
+
+_FRIENDLY = {
+    "NAME": "a name",
+    "INT": "a whole number",
+    "DECIMAL": "a number",
+    "STRING": 'a quoted file name ("file.bl")',
+    "_NL": "the end of the line",
+    "$END": "the end of the file",
+    "SECTION": "U:, V: or W:",
+}
+
+
+def _expected(names) -> str:
+    words = []
+    for name in sorted(set(names)):
+        if name in _FRIENDLY:
+            words.append(_FRIENDLY[name])
+            continue
+        try:
+            pattern = LARK.get_terminal(name).pattern
+        except KeyError:
+            words.append(name.lower())
+            continue
+        words.append(f"'{pattern.value}'" if pattern.type == "str" else name.lower())
+    words = set(words)
+    if "a number" in words:
+        words.discard("a whole number")  # where any number may stand, do not list integers apart
+    words = sorted(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _found(error: UnexpectedInput, text: str) -> str:
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        if token.type == "$END":
+            return "end of file"
+        if token.type == "_NL":
+            return "end of line"
+        return f"'{token}'"
+    if isinstance(error, UnexpectedCharacters):
+        return _character(text[error.pos_in_stream])
+    return "end of file"
+
+
+def _character(char: str) -> str:
+    """``'x'``, or a code point and its name for a character one cannot see (U+00A0 NO-BREAK SPACE)."""
+    if char.isprintable() and not char.isspace():
+        return f"'{char}'"
+    name = unicodedata.name(char, "")
+    return f"character U+{ord(char):04X}" + (f" ({name})" if name else "")
+
+
+def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
+    line, column = max(error.line, 1), max(error.column, 1)
+    if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
+        lines = text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+    expected = getattr(error, "expected", None) or getattr(error, "allowed", None) or ()
+    if isinstance(error, UnexpectedToken):
+        expected = error.accepts or error.expected
+    width = len(str(error.token)) if isinstance(error, UnexpectedToken) and error.token.type not in ("$END", "_NL") else 1
+    span = Span(path, line, column, line, column + width)
+    message = f"unexpected {_found(error, text)}"
+    if expected:
+        message += f"; expected {_expected(expected)}"
+    return Diagnostic(message, span)

@@ -1,0 +1,97 @@
+"""Names of blocks and shapes: source spans, ``A12``/``A[10,3]``, and ⟨m,k,n⟩."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+OPERANDS = ("A", "B", "C")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source file: 1-based line and column, end exclusive."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+_BLOCK_SHORT = re.compile(r"^([ABC])([1-9])([1-9])$")
+_BLOCK_LONG = re.compile(r"^([ABC])\[(\d+),(\d+)\]$")
+
+
+def block_name(operand: str, row: int, col: int) -> str:
+    """The canonical name of a block: ``A12``, or ``A[10,3]`` past 9."""
+    if row <= 9 and col <= 9:
+        return f"{operand}{row}{col}"
+    return f"{operand}[{row},{col}]"
+
+
+def parse_block(name: str) -> tuple[str, int, int] | None:
+    """``(operand, row, col)`` for a block name, ``None`` for any other name."""
+    match = _BLOCK_SHORT.match(name) or _BLOCK_LONG.match(name)
+    if not match:
+        return None
+    return match.group(1), int(match.group(2)), int(match.group(3))
+
+
+def operand_of(name: str) -> str | None:
+    """``'A'``, ``'B'`` or ``'C'`` for a block name, else ``None``."""
+    parsed = parse_block(name)
+    return parsed[0] if parsed else None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """⟨m,k,n⟩: A is split into m×k blocks, B into k×n, C into m×n."""
+
+    m: int
+    k: int
+    n: int
+
+    def __post_init__(self) -> None:
+        if min(self.m, self.k, self.n) < 1:
+            raise ValueError(f"shape ⟨{self.m},{self.k},{self.n}⟩ has a zero dimension")
+        if problem := shape_too_large(self.m, self.k, self.n):
+            raise ValueError(problem)
+
+    def grid(self, operand: str) -> tuple[int, int]:
+        """Rows and columns of blocks of one operand."""
+        return {"A": (self.m, self.k), "B": (self.k, self.n), "C": (self.m, self.n)}[operand]
+
+    def blocks(self, operand: str) -> tuple[str, ...]:
+        """The operand's block names in row-major order."""
+        rows, cols = self.grid(operand)
+        return tuple(block_name(operand, i, j) for i in range(1, rows + 1) for j in range(1, cols + 1))
+
+    def contains(self, name: str) -> bool:
+        parsed = parse_block(name)
+        if parsed is None:
+            return False
+        operand, row, col = parsed
+        rows, cols = self.grid(operand)
+        return 1 <= row <= rows and 1 <= col <= cols
+
+    def __str__(self) -> str:
+        return f"⟨{self.m},{self.k},{self.n}⟩"
+
+
+# The largest m·k·n (classical products) accepted: ⟨64,64,64⟩.  Every check is at least linear
+# in it, and a ⟨1000,1000,1000⟩ header of three lines would otherwise run for minutes.
+MAX_SHAPE_VOLUME = 1 << 18
+
+
+def shape_too_large(m: int, k: int, n: int) -> str | None:
+    """Why ⟨m,k,n⟩ is too large to check, or None."""
+    if m * k * n > MAX_SHAPE_VOLUME:
+        return (
+            f"shape ⟨{m},{k},{n}⟩ is too large: {m * k * n} classical products, and at most "
+            f"{MAX_SHAPE_VOLUME} (⟨64,64,64⟩) are supported"
+        )
+    return None

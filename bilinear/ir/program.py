@@ -1,0 +1,41 @@
+"""A file's definitions, resolved: the unit the verifier, lowering and the API take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from .algorithm import Algorithm
+from .schedule import Schedule
+
+Definition = Union[Algorithm, Schedule]
+
+
+@dataclass(frozen=True)
+class Program:
+    """Everything one file defines, with what it ``use``s, resolved and checked.
+
+    ``own`` names the definitions written in the file itself (in order).
+    """
+
+    path: str
+    algorithms: tuple[Algorithm, ...]
+    schedules: tuple[Schedule, ...]
+    own: tuple[str, ...]
+
+    def algorithm(self, name: str) -> Algorithm | None:
+        return next((a for a in self.algorithms if a.name == name), None)
+
+    def schedule(self, name: str) -> Schedule | None:
+        return next((s for s in self.schedules if s.name == name), None)
+
+    def definition(self, name: str) -> Definition | None:
+        return self.algorithm(name) or self.schedule(name)
+
+    def own_definitions(self) -> tuple[Definition, ...]:
+        return tuple(d for d in (self.definition(name) for name in self.own) if d is not None)
+
+    @property
+    def main(self) -> Definition:
+        """The last definition written in the file: what ``compile`` and ``run`` use."""
+        return self.own_definitions()[-1]

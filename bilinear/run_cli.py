@@ -1,0 +1,172 @@
+"""``bilinear compile``, ``run`` and ``bench``: lower a scheme, then write it out, run it or time it.
+
+The parsers are built here; what the commands do is imported when they run, so
+``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .cli_args import (
+    add_input_options,
+    add_lowering_options,
+    add_report_options,
+    bench_levels,
+    load_input,
+    positive,
+)
+from .distributed.cli import add_distribution_options
+from .lower.options import DTYPES, LEAVES
+from .runtime.compiled import BACKENDS
+
+
+def add_compile_and_run_parsers(commands) -> None:
+    """``compile`` and ``run``."""
+    compile_ = commands.add_parser(
+        "compile",
+        help="verify, then write a standalone CUDA library (kernels and C++ host layer), a manifest and the report",
+        description="Verify FILE, then write into DIR: <name>.cu (every generated kernel, element-wise and fused "
+        "product stages, for float64 and float32, and a C++ host layer running the recursion), <name>.h (declaring "
+        "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm; `nvcc -shared <name>.cu -lcublas` builds the "
+        "library), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
+        "verification report (report.txt, report.md, report.json). Works without a GPU.",
+    )
+    add_input_options(compile_)
+    compile_.add_argument("-o", "--output", type=Path, default=None, metavar="DIR", help="output folder (default build/<name>)")
+    compile_.add_argument("--force", action="store_true", help="replace files that already exist in DIR")
+    add_lowering_options(compile_)
+    add_report_options(compile_)
+    compile_.set_defaults(handler=_compile)
+
+    run = commands.add_parser(
+        "run",
+        help="run a scheme on random matrices and check it against the reference",
+        description="Multiply random normal matrices (M×K)·(K×N) with FILE's scheme, compare with the reference "
+        "(cuBLAS on the GPU, NumPy on the CPU; both against a float64 product), and print the relative error "
+        "‖C−C_ref‖/(‖A‖‖B‖), the time, the extra device bytes and, for in-place schedules, how well A and B "
+        "were restored. Exits 1 when the error exceeds the bound 8·u·√K·ρ^L (u: unit roundoff, ρ: the "
+        "algorithm's growth factor over the classical one's, L: levels).",
+    )
+    add_input_options(run)
+    run.add_argument("-n", type=positive, required=True, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
+    run.add_argument("-m", type=positive, default=None, metavar="M", help="rows of A and C")
+    run.add_argument("-k", type=positive, default=None, metavar="K", help="columns of A, rows of B")
+    add_lowering_options(run)
+    run.add_argument("--dtype", choices=DTYPES, default="float64", help="element type (default float64)")
+    run.add_argument("--backend", choices=BACKENDS, default=None, help="default: cupy when a GPU is present")
+    run.add_argument("--alpha", type=float, default=1.0)
+    run.add_argument("--beta", type=float, default=0.0)
+    run.add_argument("--repeat", type=positive, default=5, help="timed repetitions (median reported; default 5)")
+    run.add_argument("--seed", type=int, default=0)
+    add_distribution_options(run)
+    run.set_defaults(handler=_run)
+
+
+def add_bench_parser(commands) -> None:
+    """``bench``: our products against cuBLAS."""
+    bench = commands.add_parser(
+        "bench",
+        help="time schemes against cuBLAS side by side (table, JSON, plot)",
+        description="For every FILE, size, dtype, level count and leaf kind: time our product and cuBLAS in the "
+        "same process, interleaved, with CUDA events after a warm-up (median of --repeat), on random normal "
+        "data. Reports effective TFLOP/s (2mnk/time), the ratio cuBLAS-time/our-time, extra device bytes, the "
+        "relative error against a float64 product, the model's prediction and (with --breakdown) the time of "
+        "each level-1 stage beside the model. `--levels auto` lets the model choose levels and leaf.",
+    )
+    bench.add_argument("files", nargs="*", type=Path, default=[Path("algorithms/msmes.bl")], metavar="FILE",
+                       help="schemes to time (default algorithms/msmes.bl)")
+    bench.add_argument("-n", type=positive, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
+    bench.add_argument("--dtype", nargs="+", choices=DTYPES, default=["float64"])
+    bench.add_argument("--levels", type=bench_levels, nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")
+    bench.add_argument("--leaf", nargs="+", choices=LEAVES, default=["cublas"])
+    bench.add_argument("--repeat", type=positive, default=5, help="timed repetitions per configuration (median; default 5)")
+    bench.add_argument("--backend", choices=BACKENDS, default=None)
+    bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
+    bench.add_argument(
+        "--configs", type=Path, default=None, metavar="FILE",
+        help="bench exactly the configurations listed in FILE, one per line: 'scheme.bl n dtype levels leaf' "
+        "(# comments allowed), instead of every combination of the options above",
+    )
+    bench.add_argument("--json", type=Path, default=None, metavar="FILE", help="write every number to FILE")
+    bench.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="plot effective TFLOP/s against n")
+    add_distribution_options(bench)
+    bench.set_defaults(handler=_bench)
+
+
+def _options(args):
+    from .lower.options import Options
+
+    return Options.from_args(args)
+
+
+def _per_level(args, program):
+    """The program and one definition name per level for ``--levels-schemes`` (None without it)."""
+    if not getattr(args, "levels_schemes", None):
+        return program, None
+    from .api import load
+    from .hybrid import hybrid
+
+    program, per_level = hybrid(args.levels_schemes, load)
+    args.levels = len(per_level)
+    return program, per_level
+
+
+def _lowered(args, program):
+    from .lower.plan import lower
+
+    program, per_level = _per_level(args, program)
+    return lower(program, _options(args), per_level)
+
+
+def _compile(args) -> int:
+    import json
+
+    from .lower.artifact import artifact_names, write_artifacts
+    from .output import check_folder
+    from .report import to_text
+    from .verify import verify_program
+
+    program, per_level = _per_level(args, load_input(args))
+    out = args.output or Path("build") / program.main.name
+    check_folder(out, artifact_names(program.main.name), args.force)  # before any work: a refusal costs nothing
+    report = verify_program(program)
+    if not report.ok:
+        print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
+        print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
+        return 1
+    written = write_artifacts(program, report, _options(args), out, str(args.file), n=args.n, per_level=per_level)
+    print(to_text(report, n=args.n, dtype=args.dtype))
+    kernels = len(json.loads(written["manifest"].read_text())["kernels"])
+    print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json ({kernels} kernels)")
+    return 0
+
+
+def _run(args) -> int:
+    if args.gpus is not None:
+        from .distributed.cli import run_command
+
+        return run_command(args)
+    from .runtime.compiled import CompiledProduct, make_backend
+    from .runtime.run import check_fits, run_once
+
+    M = args.m or args.n
+    K = args.k or args.n
+    backend = make_backend(args.backend)
+    check_fits(backend, M, K, args.n, args.dtype)  # before loading and lowering: refuse at once
+    program = load_input(args)
+    product = CompiledProduct(_lowered(args, program), backend)
+    result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)
+    print(result.describe())
+    return 0 if result.within_bound else 1
+
+
+def _bench(args) -> int:
+    if args.gpus is not None:
+        from .distributed.cli import bench_command
+
+        return bench_command(args)
+    from .bench_cli import run_bench
+
+    return run_bench(args)

@@ -1,0 +1,151 @@
+"""Matrix views and their layout: the one place that knows what a kernel can read.
+
+A *view* is a 2-D NumPy or CuPy array, row-major with unit column stride and
+any row stride of at least one row (a C-contiguous matrix, or a block sliced
+out of one: ``big[i:j, k:l]``).  Everything the runtime asks of a view's
+layout is answered here: where its bytes are, whether two views share memory,
+its leading dimension (for cuBLAS, for the generated kernels, for TSM2), and
+whether its rows start on the boundaries a vectorised load needs.
+
+Three checks of a whole view exist on purpose, one per kind of caller, each
+with the message its users see: :func:`is_row_major` is what a compiled
+product accepts (it slices blocks out of its operands, so each needs a real
+row stride), :func:`leading_dimension` what a TSM2 call accepts (empty and
+single-row matrices may have any stride, as CuPy reports them), and
+:func:`kernel_leading_dimension` what a fused product launch accepts (a CuPy
+view of the stage's dtype and shape, a pitch that fits the kernel's int).
+The TSM2 model's ``access_bytes`` stays in ``bilinear.lower.tsm2_params``:
+lowering chooses kernel parameters with it and may not import the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+View = Any  # a 2-D numpy.ndarray or cupy.ndarray, possibly a slice of a larger one
+
+FORTRAN_HINT = " It is column-major (Fortran order): pass cupy.ascontiguousarray(...) or use cuBLAS."
+
+
+# --- where a view's bytes are -------------------------------------------------------------------
+
+
+def address(view: View) -> int:
+    """The address of a view's first element (device or host)."""
+    return view.data.ptr if hasattr(view.data, "ptr") else view.__array_interface__["data"][0]
+
+
+def memory_span(view: View) -> tuple[int, int]:
+    """The byte range a row-major matrix view touches (empty for an empty view)."""
+    start = address(view)
+    if view.size == 0:
+        return start, start
+    return start, start + (view.shape[0] - 1) * view.strides[0] + view.shape[1] * view.itemsize
+
+
+def overlaps(x: View, y: View) -> bool:
+    """Whether two views' byte ranges intersect (conservative: ranges, not elements)."""
+    (x0, x1), (y0, y1) = memory_span(x), memory_span(y)
+    return x0 < y1 and y0 < x1
+
+
+def check_out_apart(out: View, A: View, B: View) -> None:
+    """Refuse an ``out`` that shares memory with an operand (the product would read what it wrote)."""
+    if overlaps(out, A) or overlaps(out, B):
+        raise ValueError("out must not overlap A or B")
+
+
+def fingerprint(view: View) -> tuple:
+    """A view's address, strides and shape: all a kernel reads of it (a cache key for prepared launches)."""
+    return (address(view), view.strides, view.shape)
+
+
+# --- strides --------------------------------------------------------------------------------------
+
+
+def is_row_major(view: View) -> bool:
+    """Unit column stride and a row stride of at least one row: a C-contiguous matrix or a row-slice of one."""
+    return view.strides[1] == view.itemsize and view.strides[0] >= view.shape[1] * view.itemsize
+
+
+def is_contiguous(view: View) -> bool:
+    """One dense row-major block of memory (C order): what a collective sends as one buffer."""
+    return bool(view.flags.c_contiguous)
+
+
+def row_stride(view: View) -> int:
+    """The row stride in elements, as the view reports it."""
+    return view.strides[0] // view.itemsize
+
+
+def has_unit_column_stride(view: View) -> bool:
+    """Consecutive elements of a row are adjacent (trivially so for a single column)."""
+    return view.shape[1] <= 1 or view.strides[1] == view.itemsize
+
+
+def row_pitch(view: View) -> int | None:
+    """The row stride in elements where it is usable: a positive whole number of elements, at
+    least the row length; the row length (at least 1) for a view of at most one row, whose
+    row stride is never read; None for any other stride."""
+    rows, cols = view.shape
+    if rows <= 1:
+        return max(cols, 1)
+    stride, item = view.strides[0], view.itemsize
+    if stride <= 0 or stride % item or stride // item < cols:
+        return None
+    return stride // item
+
+
+def blas_leading_dimension(view: View) -> int:
+    """The leading dimension cuBLAS wants: the row stride, at least the row length."""
+    return max(row_stride(view), view.shape[1], 1)
+
+
+def leading_dimension(view: View, name: str) -> int:
+    """The row pitch in elements of a row-major matrix; ValueError for any other layout."""
+    rows, cols = view.shape
+    if rows == 0 or cols == 0:  # nothing is read or written: CuPy reports zero strides for these
+        return max(cols, 1)
+    if not has_unit_column_stride(view):
+        fortran = rows <= 1 or view.strides[0] == view.itemsize
+        raise ValueError(
+            f"{name} must be row-major with unit stride along its rows; got strides {view.strides} "
+            f"for shape {view.shape} and {view.itemsize}-byte elements.{FORTRAN_HINT if fortran else ''}"
+        )
+    pitch = row_pitch(view)
+    if pitch is None:
+        raise ValueError(f"{name} has an unusable row stride {view.strides[0]} bytes for shape {view.shape}")
+    return pitch
+
+
+def kernel_leading_dimension(view: View, rows: int, cols: int, dtype: str, what: str) -> int:
+    """The row stride in elements of a CuPy view a generated kernel reads as ``rows × cols`` of
+    ``dtype``; rejects anything the kernel cannot read (its pitch is a 32-bit int)."""
+    import cupy
+    import numpy as np
+
+    if not isinstance(view, cupy.ndarray):
+        raise TypeError(f"{what} must be a CuPy array, not {type(view).__name__}")
+    if view.dtype != np.dtype(dtype):
+        raise ValueError(f"{what} is {view.dtype}, the stage was built for {dtype}")
+    if view.shape != (rows, cols):
+        raise ValueError(f"{what} has shape {view.shape}, expected {(rows, cols)}")
+    if not has_unit_column_stride(view):
+        raise ValueError(f"{what} must have unit column stride (got {view.strides[1] // view.itemsize} elements)")
+    pitch = row_pitch(view)
+    if pitch is None or pitch >= 2**31:
+        raise ValueError(f"{what} has an unusable row stride of {view.strides[0]} bytes")
+    return pitch
+
+
+# --- alignment ------------------------------------------------------------------------------------
+
+
+def rows_aligned(pointer: int, ld: int, elements: int, itemsize: int) -> bool:
+    """Every row starts on a multiple of ``elements`` elements: a kernel may move it in pieces of that many."""
+    return pointer % (elements * itemsize) == 0 and ld % elements == 0
+
+
+def vector_aligned(view: View, elements: int) -> bool:
+    """:func:`rows_aligned` for a view, at its own address and row stride."""
+    return rows_aligned(address(view), row_stride(view), elements, view.itemsize)

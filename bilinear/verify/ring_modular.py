@@ -1,0 +1,138 @@
+"""Modular schemes: the Brent equations modulo p (GF(2) catalogues, PLinOpt's Q(√3) as p = 1013² − 3) and over Q.
+
+Rationals a/b count as a·b⁻¹ modulo p.  See :mod:`bilinear.verify.rings`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..diagnostics import Diagnostic
+from ..ir import Algorithm, Form, Shape, Span, block_name
+from .algorithm import describe_difference
+from .expand import Expansion
+from .ring_tensor import SHOWN_TERMS, block_indices, brent_tensor, classical_tensor, scaled_tables
+
+
+@dataclass(frozen=True)
+class ModularScheme:
+    """An algorithm whose Brent equations are claimed only modulo ``modulus`` (2 for GF(2)).
+
+    ``algorithm`` holds the scheme's integer coefficients read over Q.
+    """
+
+    algorithm: Algorithm
+    modulus: int
+    reason: str = ""  # why the modulus, where the file gives one (a number standing for √3)
+
+    def __post_init__(self) -> None:
+        if self.modulus < 2:
+            raise ValueError(f"a modulus is at least 2, not {self.modulus}")
+
+    @property
+    def name(self) -> str:
+        return self.algorithm.name
+
+    @property
+    def span(self) -> Span | None:
+        return self.algorithm.span
+
+    @property
+    def not_exact_because(self) -> str:
+        because = f" ({self.reason})" if self.reason else ""
+        return f"{self.name} is a scheme valid only modulo {self.modulus}{because}"
+
+
+@dataclass(frozen=True)
+class ModularReport:
+    """What holds of a modular scheme: errors modulo p, and errors over Q."""
+
+    scheme: ModularScheme
+    modular_errors: tuple[Diagnostic, ...]
+    rational_errors: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        """The Brent equations hold modulo p."""
+        return not self.modular_errors
+
+    @property
+    def ok(self) -> bool:
+        """The equations hold over Q too, so the scheme is an exact algorithm."""
+        return not self.modular_errors and not self.rational_errors
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return self.modular_errors + self.rational_errors
+
+
+def _residue(value: Fraction, modulus: int) -> int:
+    return value.numerator * pow(value.denominator, -1, modulus) % modulus
+
+
+def _block_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) -> str:
+    """The first few differing terms of one C block, in words."""
+    a_index, b_index, _ = block_indices(shape)
+    names = {
+        f"{block_name('A', *a_index[a])}*{block_name('B', *b_index[b])}": (computed[a, b], expected[a, b])
+        for a, b in zip(*np.nonzero(computed != expected))
+    }
+    shown = dict(list(names.items())[:SHOWN_TERMS])
+    actual = Form.of({name: Fraction(int(got)) for name, (got, _) in shown.items()})
+    wanted = Form.of({name: Fraction(int(want)) for name, (_, want) in shown.items()})
+    text = describe_difference(actual, wanted)
+    hidden = len(names) - len(shown)
+    return text + (f" (and {hidden} more wrong terms)" if hidden else "")
+
+
+def check_modular(scheme: ModularScheme) -> ModularReport:
+    """The Brent equations modulo p and over Q, on exact integer tensors.
+
+    Assumes: coefficients whose denominators are prime to p (integers, as the
+    catalogues write them, or PLinOpt's rationals).  Ensures: one error per C
+    block wrong modulo p and, separately, one per C block wrong over Q.
+    """
+    algorithm, p = scheme.algorithm, scheme.modulus
+    tables = Expansion(algorithm).tables()
+    singular = sorted({c for table in tables for row in table for c in row if math.gcd(c.denominator, p) != 1}, key=abs)
+    if singular:
+        message = f"the coefficient {singular[0]} has no value modulo {p}: its denominator is not invertible"
+        return ModularReport(scheme, (Diagnostic(message, algorithm.span),), ())
+    residues = [
+        np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
+    ]
+    reduced_all = brent_tensor(*residues) % p
+    (u, v, w), scale = scaled_tables(algorithm)
+    over_q = brent_tensor(u, v, w)
+    expected = classical_tensor(algorithm.shape)
+    spans = {o.block: o.span for o in algorithm.outputs}
+    modular, rational = [], []
+    for c, (i, j) in enumerate(block_indices(algorithm.shape)[2]):
+        block = block_name("C", i, j)
+        span = spans.get(block) or algorithm.span
+        reduced = reduced_all[:, :, c]
+        if (reduced != expected[:, :, c]).any():
+            difference = _block_difference(reduced, expected[:, :, c], algorithm.shape)
+            modular.append(Diagnostic(f"{block} is wrong modulo {p}: {difference}", span))
+        elif (over_q[:, :, c] != scale * expected[:, :, c]).any():
+            computed = np.vectorize(lambda x: Fraction(int(x), scale), otypes=[object])(over_q[:, :, c])
+            difference = _rational_difference(computed, expected[:, :, c], algorithm.shape)
+            rational.append(Diagnostic(f"{block} holds only modulo {p}: over Q it {difference}", span))
+    return ModularReport(scheme, tuple(modular), tuple(rational))
+
+
+def _rational_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) -> str:
+    a_index, b_index, _ = block_indices(shape)
+    pairs = [
+        (f"{block_name('A', *a_index[a])}*{block_name('B', *b_index[b])}", computed[a, b], Fraction(int(expected[a, b])))
+        for a, b in zip(*np.nonzero(computed != expected))
+    ]
+    shown = pairs[:SHOWN_TERMS]
+    text = describe_difference(Form.of({n: got for n, got, _ in shown}), Form.of({n: want for n, _, want in shown}))
+    hidden = len(pairs) - len(shown)
+    return text + (f" (and {hidden} more wrong terms)" if hidden else "")
