@@ -155,14 +155,14 @@ class CupyBackend(Backend):
     def split(self, plan: BreadthFirst, kernel: SplitKernel, source: View, out) -> None:
         rows, cols = out.shape[1], out.shape[2]
         width = VECTOR[plan.dtype][1]
-        vec = cols % width == 0 and _aligned(source, width) and out.data.ptr % (width * out.itemsize) == 0
+        vec = cols % width == 0 and vector_aligned(source, width) and out.data.ptr % (width * out.itemsize) == 0
         self._launch(self._breadth_function(plan, kernel.name), rows * cols // (width if vec else 1),
                      (source, np.int64(_ld(source)), out, np.int32(rows), np.int32(cols), np.int32(vec)))
 
     def merge(self, plan: BreadthFirst, products, target: View, alpha: float, beta: float) -> None:
         rows, cols = products.shape[1], products.shape[2]
         width = VECTOR[plan.dtype][1]
-        vec = cols % width == 0 and _aligned(target, width) and products.data.ptr % (width * products.itemsize) == 0
+        vec = cols % width == 0 and vector_aligned(target, width) and products.data.ptr % (width * products.itemsize) == 0
         scalar = np.float64 if plan.dtype == "float64" else np.float32
         self._launch(self._breadth_function(plan, plan.merge.name), rows * cols // (width if vec else 1),
                      (products, target, np.int64(_ld(target)), np.int32(rows), np.int32(cols), scalar(alpha),
