@@ -65,13 +65,15 @@ def like_of(buffer: str, schedule: Schedule) -> str:
 
 def net_effect(statements: tuple[Update, ...]) -> dict[str, Form]:
     """Each written buffer's final value over the buffers' values at the start."""
-    values: dict[str, Form] = {}
+    values: dict[str, dict[str, Fraction]] = {}
     for statement in statements:
-        total = Form()
+        total: dict[str, Fraction] = {}
         for name, coef in statement.form.terms:
-            total = total + values.get(name, Form.symbol(name)).scale(coef)
-        values[statement.target] = total
-    return values
+            coef = coef.numerator if coef.denominator == 1 else coef  # int arithmetic where it can
+            for inner, inner_coef in values.get(name, {name: 1}).items():
+                total[inner] = total.get(inner, 0) + coef * inner_coef
+        values[statement.target] = {name: coef for name, coef in total.items() if coef != 0}
+    return {target: Form.of(value) for target, value in values.items()}
 
 
 def lower_elementwise(stage: Stage, schedule: Schedule, name: str, dtype: str) -> ElementwiseKernel:
@@ -81,6 +83,29 @@ def lower_elementwise(stage: Stage, schedule: Schedule, name: str, dtype: str) -
     Ensures: one group per block shape; each group reads and writes only
     buffers of its shape, so groups are independent.
     """
+    buffers, groups = _body(stage, schedule)
+    return ElementwiseKernel(name, dtype, buffers, groups)
+
+
+# Lowering runs once per element type (``bilinear compile`` writes both); a stage's buffers and
+# groups do not depend on it, so they are kept per schedule object, each with its stage (held, so
+# the ids stay theirs).
+_BODIES: dict[int, tuple[Schedule, dict[int, tuple[Stage, tuple]]]] = {}
+
+
+def _body(stage: Stage, schedule: Schedule) -> tuple[tuple[str, ...], tuple[Group, ...]]:
+    entry = _BODIES.get(id(schedule))
+    if entry is None or entry[0] is not schedule:
+        if len(_BODIES) >= 4:
+            _BODIES.pop(next(iter(_BODIES)))
+        entry = _BODIES[id(schedule)] = (schedule, {})
+    hit = entry[1].get(id(stage))
+    if hit is None or hit[0] is not stage:
+        hit = entry[1][id(stage)] = (stage, _compute_body(stage, schedule))
+    return hit[1]
+
+
+def _compute_body(stage: Stage, schedule: Schedule) -> tuple[tuple[str, ...], tuple[Group, ...]]:
     effect = net_effect(stage.statements)
     effect = {target: form for target, form in effect.items() if form != Form.symbol(target)}
     buffers = tuple(sorted({target for target in effect} | {n for form in effect.values() for n in form.names()}))
@@ -94,7 +119,7 @@ def lower_elementwise(stage: Stage, schedule: Schedule, name: str, dtype: str) -
         assignments = tuple(Assignment(slot[t], tuple((slot[n], c) for n, c in effect[t].terms)) for t in targets)
         groups.append(Group(like, tuple(reads), tuple(slot[t] for t in targets), assignments))
     _check_independent(groups)
-    return ElementwiseKernel(name, dtype, buffers, tuple(groups))
+    return buffers, tuple(groups)
 
 
 def _check_independent(groups: list[Group]) -> None:

@@ -178,9 +178,13 @@ class _TreeBuilder:
 
     def flattens(self, level: int, problems: int) -> bool:
         """Whether ``problems`` subtrees from ``level`` down go out flattened: fused leaves,
-        every level from there only accumulates products, and their leaf products fit one launch."""
+        every level from there only accumulates products in one stage (a schedule split into
+        several stages keeps one launch per stage: see ``schedule.default.FUSED_STAGE_VIEWS``),
+        and their leaf products fit one launch."""
         below = self.levels[level:]
         if not self.fused or not below or not all(only_accumulating_products(p) for p in below):
+            return False
+        if any(sum(isinstance(step, Stage) for step in p.steps) > 1 for p in below):
             return False
         return problems * math.prod(product_count(p) for p in below) <= LAUNCH_PRODUCTS
 

@@ -65,19 +65,58 @@ PASSES = (
 )
 
 
+class _IdentityCache:
+    """A few results keyed by the *identity* of the objects they were computed from (hashing a
+    schedule of thousands of statements costs more than the lookup saves).  Each entry holds
+    its key objects, so their ids stay theirs while the entry lives.  ``bilinear compile``
+    lowers a program once per element type; the passes and their verification, which do not
+    depend on it, then run once."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self.entries: dict[tuple, tuple[tuple, object]] = {}
+
+    def get(self, objects: tuple, extra: tuple = ()):
+        hit = self.entries.get((*map(id, objects), *extra))
+        return hit[1] if hit is not None and all(a is b for a, b in zip(hit[0], objects)) else None
+
+    def put(self, objects: tuple, extra: tuple, value) -> None:
+        if len(self.entries) >= self.size:
+            self.entries.pop(next(iter(self.entries)))
+        self.entries[(*map(id, objects), *extra)] = (objects, value)
+
+
+_DEFAULTS = _IdentityCache()
+_PREPARED = _IdentityCache()
+
+
+def default_for(algorithm: Algorithm, leaf: str) -> Schedule:
+    """:func:`default_schedule`, the same object for the same algorithm object (so the
+    passes below run once for both element types)."""
+    found = _DEFAULTS.get((algorithm,), (leaf,))
+    if found is None:
+        found = default_schedule(algorithm, leaf)
+        _DEFAULTS.put((algorithm,), (leaf,), found)
+    return found
+
+
 def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options) -> Schedule:
     """The schedule as it runs: every enabled pass of :data:`PASSES`, each result verified
     again (a failure here is a bug in that pass)."""
+    steps = tuple(step for step in PASSES if step.enabled(options))
+    key = (schedule, algorithm, *(step.run for step in steps))
+    found = _PREPARED.get(key)
+    if found is not None:
+        return found
     prepared = schedule
-    for step in PASSES:
-        if not step.enabled(options):
-            continue
+    for step in steps:
         prepared = step.run(prepared)
         check = verify_schedule(prepared, algorithm)
         if not check.ok:
             raise AssertionError(
                 f"internal error: the pass {step.name!r} broke {schedule.name}: {check.errors[0].message}"
             )
+    _PREPARED.put(key, (), prepared)
     return prepared
 
 
@@ -102,25 +141,39 @@ class KernelNames:
         return kernel if name == kernel.name else replace(kernel, name=name)
 
 
-def _check_coefficients(schedule: Schedule, dtype: str) -> None:
-    """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
-    its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
-    info = np.finfo(dtype)
+_COEFFICIENTS = _IdentityCache()
+
+
+def _forms(schedule: Schedule):
     for stage in schedule.stages:
         for statement in stage.statements:
             forms = (statement.form,) if isinstance(statement, Update) else (statement.left, statement.right, statement.targets)
             for form in forms:
-                for name, coef in form.terms:
-                    if not info.tiny <= abs(coef) <= info.max:
-                        what = "beyond" if abs(coef) > 1 else "below"
-                        raise BilinearError(
-                            Diagnostic(
-                                f"`{statement}` in schedule {schedule.name} multiplies {name} by a coefficient "
-                                f"{what} the {dtype} range ({info.tiny:.3g} to {info.max:.3g} in magnitude); "
-                                "it cannot be run in floating point",
-                                statement.span,
-                            )
-                        )
+                yield stage, statement, form
+
+
+def _check_coefficients(schedule: Schedule, dtype: str) -> None:
+    """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
+    its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
+    info = np.finfo(dtype)
+    distinct = _COEFFICIENTS.get((schedule,))
+    if distinct is None:
+        distinct = {abs(coef) for _, _, form in _forms(schedule) for _, coef in form.terms}
+        _COEFFICIENTS.put((schedule,), (), distinct)
+    if all(info.tiny <= coef <= info.max for coef in distinct):
+        return
+    for _, statement, form in _forms(schedule):
+        for name, coef in form.terms:
+            if not info.tiny <= abs(coef) <= info.max:
+                what = "beyond" if abs(coef) > 1 else "below"
+                raise BilinearError(
+                    Diagnostic(
+                        f"`{statement}` in schedule {schedule.name} multiplies {name} by a coefficient "
+                        f"{what} the {dtype} range ({info.tiny:.3g} to {info.max:.3g} in magnitude); "
+                        "it cannot be run in floating point",
+                        statement.span,
+                    )
+                )
 
 
 def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames | None = None) -> LevelPlan:
@@ -137,7 +190,7 @@ def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names
     fallback = None
     if schedule.overwrites_c:
         # Products that accumulate into C cannot recurse into a schedule that overwrites C.
-        fallback = level_plan(default_schedule(algorithm, options.leaf), algorithm, options, names)
+        fallback = level_plan(default_for(algorithm, options.leaf), algorithm, options, names)
     return LevelPlan(algorithm, prepared, tuple(steps), fallback)
 
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
-from ..schedule import default_schedule
 from ..verify import Report, verify_program
 from ..verify.expand import expansion_of
 from .breadth import BreadthFirst, lower_breadth_first, render_breadth_first
@@ -23,6 +22,7 @@ from .levels import (
     KernelNames,
     LevelPlan,
     Options,
+    default_for,
     Step,
     level_plan,
     prepare_schedule,
@@ -161,7 +161,7 @@ def _lower(program: Program, options: Options, per_level: tuple[str, ...] | None
     for level, (schedule, algorithm) in enumerate(resolved):
         if schedule is None:
             leaf = "fused" if level >= len(resolved) - carried else "cublas"
-            schedule, level_options = default_schedule(algorithm, leaf), replace(options, leaf=leaf)
+            schedule, level_options = default_for(algorithm, leaf), replace(options, leaf=leaf)
         else:
             level_options = options
         plans.append(level_plan(schedule, algorithm, level_options, kernel_names))

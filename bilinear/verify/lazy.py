@@ -37,12 +37,14 @@ class LazySimulation(_Simulation):
 
     def read(self, form: Form, stage, statement) -> Form | None:
         """As the full simulation reads, summing in one dict (values here are short)."""
-        total: dict[str, Fraction] = {}
+        total: dict[str, Fraction | int] = {}
         for name, coef in form.terms:
             value = self.values.get(name)
             if value is None:
                 return super().read(form, stage, statement)  # reports the unwritten buffer
+            coef = coef.numerator if coef.denominator == 1 else coef  # int arithmetic where it can
             for inner, inner_coef in value.terms:
+                inner_coef = inner_coef.numerator if inner_coef.denominator == 1 else inner_coef
                 total[inner] = total.get(inner, 0) + coef * inner_coef
         value = Form.of(total)
         return super().read(form, stage, statement) if kind_of(value) == "?" else value
@@ -58,24 +60,31 @@ class LazySimulation(_Simulation):
         super().write(target, value, stage, statement)
 
     def final_weights(self) -> dict[str, dict[str, Fraction]]:
-        """C⁰ and product symbols -> their weight in each final C block."""
-        weights: dict[str, dict[str, Fraction]] = {}
+        """C⁰ and product symbols -> their weight in each final C block.
 
-        def add(name: str, block: str, coef: Fraction) -> None:
-            into = weights.setdefault(name, {})
-            into[block] = into.get(block, 0) + coef
+        The weights are summed in FLINT's exact rationals (``fmpq``, C arithmetic): a change
+        of basis gives definitions coefficients like 1/8, and Python's Fraction made this
+        loop most of the time a large scheme's lowering took."""
+        from flint import fmpq
 
+        weights: dict[str, dict[str, object]] = {}
         for block in self.algorithm.shape.blocks("C"):
             for name, coef in (self.values[block] or Form()).terms:
-                add(name, block, coef.numerator if coef.denominator == 1 else coef)
+                into = weights.setdefault(name, {})
+                into[block] = into.get(block, 0) + fmpq(coef.numerator, coef.denominator)
         for index in range(len(self.definitions) - 1, -1, -1):
             reached = weights.pop(f"{_VALUE}{index}", None)
-            for name, coef in self.definitions[index].terms if reached else ():
-                coef = coef.numerator if coef.denominator == 1 else coef  # int arithmetic where it can
-                for block, weight in reached.items():
-                    add(name, block, coef * weight)
+            if not reached:
+                continue
+            reached = list(reached.items())
+            for name, coef in self.definitions[index].terms:
+                coef = fmpq(coef.numerator, coef.denominator)
+                into = weights.setdefault(name, {})
+                for block, weight in reached:
+                    into[block] = into.get(block, 0) + coef * weight
         return {
-            name: {b: Fraction(c) for b, c in per_block.items() if c != 0} for name, per_block in weights.items()
+            name: {b: Fraction(int(c.p), int(c.q)) for b, c in per_block.items() if c != 0}
+            for name, per_block in weights.items()
         }
 
     def check_outputs(self) -> None:

@@ -107,6 +107,14 @@ def power(base: float, exponent: int) -> float:
 def _log_norm2(values) -> float | None:
     """log ‖values‖₂ (None for a zero vector), exact in range: coefficients such as 10^400 and
     10^-400 overflow or vanish as floats, but their logarithms and ratios do not."""
+    values = list(values)
+    if all(type(v) is int or v.denominator == 1 for v in values):  # integers: no Fraction arithmetic
+        integers = [int(v) for v in values]
+        top = max(map(abs, integers), default=0)
+        if top == 0:
+            return None
+        if top < 2**53:  # every entry, and its square's sum, exact enough in floats
+            return math.log(math.hypot(*integers))
     largest = max((abs(Fraction(v)) for v in values), default=Fraction(0))
     if largest == 0:
         return None

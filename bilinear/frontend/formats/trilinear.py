@@ -253,9 +253,62 @@ def _adjacent_operands(text: str, reader: _Line) -> None:
         fail(f"expected an entry or a number after '{text.rstrip()[-1]}', found the end of the line", span)
 
 
+# The form nearly every line of the catalogues has, ``(-a13 + 2*a14)*(3*(b11 - b21))*(c11 + c31)/3``:
+# three parenthesised sums of entries with whole-number factors, a sum perhaps scaled by a whole
+# number, the line perhaps divided by one.  A line of exactly this regular language is read by
+# two regular expressions (the whole line is matched first, so nothing is skipped); every other
+# line, and every error, goes through Python's parser below, which reads the same values.
+_TERM = r"\s*(?:\d+\s*\*?\s*)?[abc][1-9][1-9]\s*"  # 2*b21, 2b21, 2 b21
+_SUM = rf"\s*[+-]?{_TERM}(?:[+-]{_TERM})*"
+_FACTOR = rf"\(\s*(?:([+-]?)\s*(\d+)\s*\*\s*\(({_SUM})\)|({_SUM}))\s*\)"
+_PLAIN_LINE = re.compile(rf"{_FACTOR}\s*\*\s*{_FACTOR}\s*\*\s*{_FACTOR}\s*(?:/\s*(\d+)\s*)?")
+_PLAIN_TERM = re.compile(r"([+-]?)\s*(?:(\d+)\s*\*?\s*)?([abc])([1-9])([1-9])")
+
+
+def _plain_product(line: str, number: int, path: Path, whole: Span) -> TrilinearProduct | None:
+    """The product of a line of the plain form above, or None (then the full reader decides)."""
+    indent = len(line) - len(line.lstrip())
+    match = _PLAIN_LINE.fullmatch(line, indent)
+    if match is None:
+        return None
+    factors: dict[str, dict[tuple[int, int], Fraction | int]] = {}
+    spans: dict[tuple[str, int, int], Span] = {}
+    for first in (1, 5, 9):
+        sign, multiplier, _, _ = match.group(first, first + 1, first + 2, first + 3)
+        group = first + 2 if multiplier is not None else first + 3
+        scale = (-1 if sign == "-" else 1) * int(multiplier) if multiplier is not None else 1
+        terms: dict[tuple[int, int], Fraction | int] = {}
+        letters = set()
+        for term in _PLAIN_TERM.finditer(line, match.start(group), match.end(group)):
+            sign, digits, letter, i, j = term.groups()
+            letters.add(letter)
+            key = (int(i), int(j))
+            coef = int(digits) if digits else 1
+            terms[key] = terms.get(key, 0) + (-coef if sign == "-" else coef) * scale
+            start = term.start(3) + 1
+            spans.setdefault((letter, *key), Span(str(path), number, start, number, start + 3))
+        if len(letters) != 1 or next(iter(letters)) in factors or scale == 0:
+            return None  # a sum mixing letters, two sums of one letter, a zero: the full reader says why
+        factors[letters.pop()] = terms
+    divisor = int(match.group(13)) if match.group(13) is not None else 1
+    if divisor == 0:
+        return None
+    result = []
+    for letter in _LETTERS:
+        divide = divisor if letter == "c" else 1  # a number that scales the whole product scales c
+        terms = {key: Fraction(c, divide) for key, c in factors[letter].items() if c != 0}
+        if not terms:
+            return None  # a zero factor: the full reader reports it
+        result.append(terms)
+    return TrilinearProduct(tuple(result), spans, whole)
+
+
 def parse_product(line: str, number: int, path: Path) -> TrilinearProduct:
     """One product line; a located BilinearError when it is not (Σ a)·(Σ b)·(Σ c)."""
     whole = Span(str(path), number, 1, number, len(line) + 1)
+    plain = _plain_product(line, number, path, whole)
+    if plain is not None:
+        return plain
     text, inserted = _explicit(line.strip())
     reader = _Line(path, number, text, len(line) - len(line.lstrip()), inserted)
     try:
