@@ -17,8 +17,10 @@ from typing import Callable, Sequence
 from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
+from ..lower.options import LEAF_KINDS
 from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
+from .leaf_kinds import leaf_gemm, leaf_workspace_bytes
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Executor:
         self.lowered = lowered
         self.backend = backend
         self.options = lowered.options
+        self.gemm = leaf_gemm(self.options, backend)  # single-view leaves: the leaf kind's GEMM
         self.alpha = 1.0
         self.workspace: dict[tuple[int, str], View] = {}
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
@@ -88,8 +91,8 @@ class Executor:
         self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
-        """Bytes of workspace a product of this size needs (0 for in-place schedules)."""
-        return workspace_bytes(self.lowered, M, K, N)
+        """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves)."""
+        return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
 
     def _allocate_workspace(self, M: int, K: int, N: int) -> dict[tuple[int, str], View]:
         return {
@@ -219,7 +222,7 @@ class Executor:
         M, K, N = items[0][1].dims
         if M == 0 or N == 0 or (K == 0 and not any(overwrite for _, _, overwrite in items)):
             return  # nothing to write
-        if self.options.leaf == "fused":
+        if LEAF_KINDS[self.options.leaf].sums:
             for _, problem, overwrite in items:  # the kernel only accumulates
                 if overwrite:
                     for view in problem.c:
@@ -230,7 +233,7 @@ class Executor:
             if len(problem.a) != 1 or len(problem.b) != 1:
                 raise ValueError("library GEMM leaves multiply single views; operand sums need the fused leaf")
             for coef, view in zip(form.targets, problem.c):
-                self.backend.gemm(problem.a[0], problem.b[0], view, self.alpha * float(coef), 0.0 if overwrite else 1.0)
+                self.gemm(problem.a[0], problem.b[0], view, self.alpha * float(coef), 0.0 if overwrite else 1.0)
 
     def _launch(self, launch: ProductLaunch, problems: Sequence[Bound]) -> None:
         """Bind each problem's views to the launch's slots and launch it (nothing to add when α is 0)."""

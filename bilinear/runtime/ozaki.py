@@ -177,21 +177,46 @@ def _round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
 
-def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None) -> int:
-    """Device bytes beyond A, B and C one product needs on the GPU.
+def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = None) -> dict[str, int]:
+    """Byte offsets (256-byte aligned) of the parts of one product's GPU workspace, and its "total".
 
-    Per modulus in a group: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product
+    Per modulus of a group: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product
     (m×n), with m and n padded to 4 and k to 16 (cuBLAS's int8 tensor-core kernels want aligned
     leading dimensions); with more than one group, four float64 accumulators per element of C
-    carry the reconstruction from group to group; plus the largest magnitude of every row of A
+    carry the reconstruction from group to group; and the largest magnitude of every row of A
     and column of B (8 bytes each).  At m = k = n = 16384 and N = 16 in one group: 8 GiB of
-    residues + 16 GiB of products; A, B and C take 6 GiB.
+    residues and 16 GiB of products (A, B and C take 6 GiB).
     """
-    group = count if group is None else min(group, count)
+    group = count if group is None else max(1, min(group, count))
     m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(min(k, K_CHUNK), 16)
-    per_modulus = (m4 + n4) * kp + 4 * m4 * n4
-    accumulators = 0 if group >= count else 4 * 8 * m * n
-    return group * per_modulus + accumulators + 8 * (m + n)
+    parts = {"amax_a": 8 * m, "amax_b": 8 * n, "ra": group * m4 * kp, "rb": group * n4 * kp,
+             "products": 4 * group * m4 * n4, "acc": 0 if group >= count else 4 * 8 * m * n}
+    offsets, at = {}, 0
+    for name, size in parts.items():
+        offsets[name] = at
+        at += _round_up(size, 256)
+    offsets["total"] = at
+    return offsets
+
+
+def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None) -> int:
+    """Device bytes beyond A, B and C one product takes on the GPU (see :func:`workspace_layout`)."""
+    return workspace_layout(m, k, n, count, group)["total"]
+
+
+def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None) -> int:
+    """The most moduli per group whose workspace fits ``budget`` bytes (all of them without one).
+
+    Raises:
+        ValueError: when even one modulus at a time does not fit.
+    """
+    if budget is None or workspace_bytes(m, k, n, count) <= budget:
+        return count
+    for group in range(count - 1, 0, -1):
+        if workspace_bytes(m, k, n, count, group) <= budget:
+            return group
+    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(m, k, n, count, 1)} bytes of "
+                     f"workspace even one modulus at a time; the budget is {budget}")
 
 
 # --- the steps, for any array module ------------------------------------------------------------
@@ -289,3 +314,4 @@ def _gemm_chunk(xp: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, plan
     value = crt_finish(xp, acc, crt, -(ea[:, None] + eb[None, :]))
     value = xp.where(bad_a[:, None] | bad_b[None, :], xp.nan, value)
     C[...] = alpha * value if beta == 0 else alpha * value + beta * C
+
