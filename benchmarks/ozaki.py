@@ -68,10 +68,10 @@ def errors(C, rows, cols, exact, scale) -> dict:
             "rms_rel": float(np.sqrt(np.mean((difference / np.maximum(np.abs(exact), 1e-300)) ** 2)))}
 
 
-def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int) -> float | None:
+def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> float | None:
     """The strided-batched int8 GEMM of a plain (L = 0) product alone, on its live workspace."""
     runner = product.executor.gemm.cuda
-    at = ozaki.workspace_layout(n, n, n, count)
+    at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
 
@@ -81,11 +81,13 @@ def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int)
     return median(time_interleaved([call], cp, repeat=repeat)[0])
 
 
-def run_config(program, n, levels, count, A, B, C, Cd, dgemm, sample, repeat) -> dict:
+def run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
     options = Options(dtype="float64", levels=levels, leaf="ozaki", moduli=count)
     product = CompiledProduct(lower(program, options), CupyBackend())
+    product.executor.gemm.scaling = scaling  # the leaf's scaling and memory budget (not Options fields)
+    product.executor.gemm.budget = None if budget is None else int(budget * 2**30)
     leaf_k = n >> levels
-    row = {"n": n, "levels": levels, "moduli": count, "bits": ozaki.scale_bits(count, leaf_k)}
+    row = {"n": n, "levels": levels, "moduli": count, "scaling": scaling, "bits": ozaki.scale_bits(count, leaf_k, scaling)}
     ours_times, dgemm_times = time_interleaved([lambda: product(A, B, out=C), dgemm], cp, repeat=repeat, warmup=1)
     ours, library = median(ours_times), median(dgemm_times)
     row.update({"ours_ms": 1e3 * ours, "dgemm_ms": 1e3 * library, "ratio": library / ours,
@@ -94,8 +96,8 @@ def run_config(program, n, levels, count, A, B, C, Cd, dgemm, sample, repeat) ->
     product(A, B, out=C)
     row["error"] = errors(C, *sample)
     row["dgemm_error"] = errors(Cd, *sample)
-    if levels == 0:
-        gemm = int8_gemm_seconds(product, n, count, repeat)
+    if levels == 0 and budget is None:
+        gemm = int8_gemm_seconds(product, n, count, repeat, scaling)
         row["int8_gemm_ms"] = 1e3 * gemm
         row["int8_tops"] = count * 2.0 * n**3 / gemm / 1e12
     return row  # the product and its workspace go with this frame (the caller frees the pool)
@@ -103,10 +105,10 @@ def run_config(program, n, levels, count, A, B, C, Cd, dgemm, sample, repeat) ->
 
 def line(row: dict) -> str:
     if "exception" in row:
-        return f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d}  FAILED: {row['exception']}"
+        return f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s}  FAILED: {row['exception']}"
     e, d = row["error"], row["dgemm_error"]
     gemm = f"  int8 {row['int8_gemm_ms']:7.2f} ms ({row['int8_tops']:5.0f} TOPS)" if "int8_gemm_ms" in row else ""
-    return (f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} bits={row['bits'][0]}/{row['bits'][1]}  "
+    return (f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
             f"ours {row['ours_ms']:8.2f} ms {row['tflops']:6.1f} TF  dgemm {row['dgemm_ms']:8.2f} ms  "
             f"ratio {row['ratio']:5.3f}  err {e['max_rel_AB']:.2e}/{e['rms_rel']:.2e} vs dgemm "
             f"{d['max_rel_AB']:.2e}/{d['rms_rel']:.2e}  ws {row['workspace_bytes'] / 2**30:5.1f} GiB{gemm}")
@@ -116,11 +118,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="folder for ozaki.txt and ozaki.json")
     parser.add_argument("--quick", action="store_true", help="n = 2048 only, N = 14 and 16, levels 0 and 1")
+    parser.add_argument("--budget", type=float, default=None, metavar="GIB",
+                        help="workspace budget per leaf product in GiB (moduli then run in groups)")
     parser.add_argument("-n", type=int, nargs="+", default=None, help="sizes (default 4096 8192 16384)")
     parser.add_argument("--moduli", type=int, nargs="+", default=None, help="N at level 0 (default 13..18)")
     parser.add_argument("--level-moduli", type=int, nargs="+", default=None, help="N with levels (default 14 15 16)")
     parser.add_argument("--levels", type=int, nargs="+", default=None, help="Strassen levels (default 0 1 2)")
     parser.add_argument("--scheme", default="algorithms/strassen.bl")
+    parser.add_argument("--scalings", nargs="+", default=list(ozaki.SCALINGS), choices=ozaki.SCALINGS,
+                        help="how rows and columns are scaled to integers (default: both)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sizes = args.n or ([2048] if args.quick else [4096, 8192, 16384])
@@ -149,16 +155,19 @@ def main() -> int:
 
         for levels in level_counts:
             for count in plain if levels == 0 else with_levels:
-                try:
-                    row = run_config(program, n, levels, count, A, B, C, Cd, dgemm, sample, args.repeat)
-                except Exception as error:  # loud, and the rest still runs
-                    traceback.print_exc()
-                    row = {"n": n, "levels": levels, "moduli": count, "exception": repr(error)}
-                gc.collect()
-                cp.get_default_memory_pool().free_all_blocks()
-                rows.append(row)
-                print(line(row), f"[{time.time() - started:.0f} s]", flush=True)
-        del A, B, C, Cd
+                for scaling in args.scalings:
+                    try:
+                        row = run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, args.repeat,
+                                         args.budget)
+                    except Exception as error:  # loud, and the rest still runs
+                        traceback.print_exc()
+                        row = {"n": n, "levels": levels, "moduli": count, "scaling": scaling, "exception": repr(error)}
+                    gc.collect()
+                    cp.get_default_memory_pool().free_all_blocks()
+                    rows.append(row)
+                    print(line(row), f"[{time.time() - started:.0f} s]", flush=True)
+        del A, B, C, Cd, dgemm
+        gc.collect()
         cp.get_default_memory_pool().free_all_blocks()
     failures = [r for r in rows if "exception" in r]
     if args.quick:

@@ -37,10 +37,11 @@ def exact_product(A: np.ndarray, B: np.ndarray) -> list[list[Fraction]]:
 
 def scheme_bound(A: np.ndarray, B: np.ndarray, plan: ozaki.OzakiPlan) -> np.ndarray:
     """The scheme's error bound per element: rounding A'/B' moves each element by at most
-    2^-bA·max|A_i:| (2^-bB·max|B_:j|); the products of the two errors; two roundings of C."""
+    2^-bA·max|A_i:| (2^-bB·max|B_:j|), or 2^-bA·‖A_i:‖ with norm scaling; the products of the
+    two errors; two roundings of C."""
     absA, absB = np.abs(A), np.abs(B)
-    da = np.ldexp(absA.max(axis=1, initial=0), -plan.bits_a)[:, None]
-    db = np.ldexp(absB.max(axis=0, initial=0), -plan.bits_b)[None, :]
+    da = np.ldexp(ozaki.statistic(np, A, 1, plan.scaling), -plan.bits_a)[:, None]
+    db = np.ldexp(ozaki.statistic(np, B, 0, plan.scaling), -plan.bits_b)[None, :]
     k = A.shape[1]
     return (da * absB.sum(axis=0)[None, :] + absA.sum(axis=1)[:, None] * db + k * da * db) * (1 + 1e-12)
 
@@ -84,6 +85,18 @@ def test_scale_bits_formula(count, k):
     assert k * 2 ** (bits_a + bits_b) * 4 <= M
     if bits_b < ozaki.MAX_BITS:
         assert k * 2 ** (bits_a + bits_b + 1) * 4 > M
+
+
+@pytest.mark.parametrize("count", [6, 14, 15, 16, 20])
+def test_norm_scale_bits(count):
+    """Norm scaling: 2^(bA+bB) ≤ M/8, the largest such, each ≤ 61; about log2(k) - 1 bits more than max."""
+    M = ozaki.modulus_product(count)
+    bits_a, bits_b = ozaki.scale_bits(count, 16384, "norm")
+    assert 8 * 2 ** (bits_a + bits_b) <= M
+    assert bits_b == 61 or 8 * 2 ** (bits_a + bits_b + 1) > M
+    assert sum(ozaki.scale_bits(count, 16384, "norm")) >= min(122, sum(ozaki.scale_bits(count, 16384)) + 12)
+    with pytest.raises(ValueError, match="scaling"):
+        ozaki.scale_bits(count, 5, "sum")
 
 
 @pytest.mark.parametrize("bits", [20, 40, 50, 53, 60])
@@ -196,19 +209,19 @@ def problems(draw):
     chunk = draw(st.integers(1, k))  # k larger than the chunk exercises the k-splitting
     group = draw(st.sampled_from([None, 1, 3]))
     alpha, beta = draw(st.sampled_from([(1.0, 0.0), (-1.5, 1.0), (2.0, 0.25)]))
-    return A, B, count, chunk, group, alpha, beta
+    return A, B, count, chunk, group, alpha, beta, draw(st.sampled_from(ozaki.SCALINGS))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_gemm_property(problem):
-    A, B, count, chunk, group, alpha, beta = problem
+    A, B, count, chunk, group, alpha, beta, scaling = problem
     rng = np.random.default_rng(0)
     C0 = rng.standard_normal((A.shape[0], B.shape[1]))
     C = C0.copy()
-    ozaki.gemm(np, A, B, C, alpha, beta, count=count, k_chunk=chunk, group=group)
-    # chunks add up: each within its own bound (a looser plan for the shorter last chunk is no worse)
-    plans = [ozaki.make_plan(min(chunk, A.shape[1] - s), count) for s in range(0, A.shape[1], chunk)]
+    ozaki.gemm(np, A, B, C, alpha, beta, count=count, k_chunk=chunk, group=group, scaling=scaling)
+    # chunks add up: each within its own bound (a chunk's own row maxima and norms are no larger)
+    plans = [ozaki.make_plan(min(chunk, A.shape[1] - s), count, scaling=scaling) for s in range(0, A.shape[1], chunk)]
     weakest = min(plans, key=lambda p: p.bits_a + p.bits_b)
     check_against_exact(A, B, C0, alpha, beta, C, weakest, chunks=len(plans))
 
@@ -278,11 +291,12 @@ def test_cli_runs_ozaki_leaves():
 
 # --- the GPU path, emulated on the CPU ------------------------------------------------------------------
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("scaling", ozaki.SCALINGS)
 @pytest.mark.parametrize(("shape", "count", "group", "chunk"), [
     ((37, 53, 29), 16, None, ozaki.K_CHUNK), ((8, 16, 4), 5, None, ozaki.K_CHUNK), ((13, 70, 9), 12, 5, 33),
-    ((1, 1, 1), 20, 7, ozaki.K_CHUNK), ((5, 3, 6), 14, None, 2),
+    ((1, 1, 1), 20, 7, ozaki.K_CHUNK), ((5, 3, 6), 14, None, 2), ((9, 200, 7), 15, None, ozaki.K_CHUNK),
 ])
-def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, group, chunk):
+def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, group, chunk, scaling):
     from helpers.ozaki_emulation import emulated_runner
 
     runner = emulated_runner(monkeypatch)
@@ -296,10 +310,10 @@ def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, gro
     # views with leading dimensions larger than their rows, as Strassen blocks are
     A = np.pad(A, ((0, 0), (0, 3)))[:, :k]
     ours, reference = C0.copy(), C0.copy()
-    runner.gemm(A, B, ours, 0.7, 0.5, count=count, group=group, k_chunk=chunk)
-    ozaki.gemm(np, A, B, reference, 0.7, 0.5, count=count, group=group, k_chunk=chunk)
+    runner.gemm(A, B, ours, 0.7, 0.5, count=count, group=group, k_chunk=chunk, scaling=scaling)
+    ozaki.gemm(np, A, B, reference, 0.7, 0.5, count=count, group=group, k_chunk=chunk, scaling=scaling)
     assert np.array_equal(ours, reference, equal_nan=True)
-    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, group)
+    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, group, scaling)
 
 
 # --- on the GPU -------------------------------------------------------------------------------------------

@@ -20,6 +20,12 @@ A double-precision product C = alpha·A@B + beta·C becomes N exact int8 product
    accurate to about two roundings of the result.
 5. **Unscale**: C'·2^-(ea_i + eb_j), then alpha and beta.
 
+``scaling="norm"`` scales by the rows' and columns' 2-norms instead (the Cauchy–Schwarz bound
+|A'_i:·B'_:j| ≤ ‖A'_i:‖‖B'_:j‖ ≤ M/4 replaces k·max·max): bA + bB = ⌊log2(M/8)⌋ (one bit for
+the rounding's growth of the norms), precision 2^-bA relative to ‖A_i:‖ ≤ √k·max|A_i:|.  Never
+more than one bit worse than "max", and on random data about log2(√k·max/‖·‖) bits better per
+side (2 bits at k = 16384): the same accuracy with about half a modulus fewer.
+
 So the result's error is the rounding of step 1: |ΔC_ij| ≤ 2^-bA·max|A_i:|·Σ_h|B_hj| +
 2^-bB·Σ_h|A_ih|·max|B_:j| (plus two roundings of C_ij), against DGEMM's ≈ k·u·Σ_h|A_ih||B_hj|
 worst case; on random data both are random walks, ∝ √k·2^-b for this scheme and ∝ k·u for
@@ -51,6 +57,14 @@ MAX_BITS = 62
 #: largest element, as if A and B were stored in fixed point with a double's precision.
 DEFAULT_BITS = 53
 MAX_MODULI = 20
+#: How rows of A and columns of B are scaled to integers: by their largest magnitude, or their 2-norm.
+SCALINGS = ("max", "norm")
+#: "max" is the scheme as stated above (its error bound is the documented one); the leaf's default.
+DEFAULT_SCALING = "max"
+#: The computed 2-norm, times this, bounds the true one (its rounding is at most k·2^-53 ≤ 2^-36).
+NORM_SAFETY = 1.0 + 2.0**-30
+#: Rows of B one thread scans for its column's largest magnitude (and sum of squares) on the GPU.
+COLUMN_STRIP = 64
 #: The lowest limb of the CRT constants has this weight and two more limbs sit above it (see Crt).
 LIMBS = 3
 
@@ -75,17 +89,24 @@ def modulus_product(count: int) -> int:
     return math.prod(MODULI[:count])
 
 
-def scale_bits(count: int, k: int) -> tuple[int, int]:
+def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
     """(bA, bB): the most bits the scaled integers may have with ``count`` moduli and inner
-    dimension ``k`` so that k·2^(bA+bB) ≤ M/4, split evenly (bA takes the odd bit), each ≤ 62.
+    dimension ``k``, split evenly (bA takes the odd bit): with "max" scaling k·2^(bA+bB) ≤ M/4,
+    each ≤ 62; with "norm" scaling 2^(bA+bB) ≤ M/8 (norms grow by at most √k/2 ≪ 2^bA in the
+    rounding, which the factor 2 covers), each ≤ 61 (every element is below its row's norm).
 
     Raises:
         ValueError: when M is too small for even one bit each.
     """
-    total = (modulus_product(count) // (4 * k)).bit_length() - 1  # largest t with k·2^t ≤ M/4
-    if total < 2:
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}, not {scaling!r}")
+    M = modulus_product(count)
+    total = (M // (4 * k) if scaling == "max" else M // 8).bit_length() - 1  # largest t with k·2^t ≤ M/4 (2^t ≤ M/8)
+    # "norm": rounding adds at most √k/2 to a norm; with 2^bB ≥ 2√k each factor grows by ≤ 5/4, (5/4)² < 2
+    if total < 2 or (scaling == "norm" and 4**(total // 2) < 4 * k):
         raise ValueError(f"{count} moduli are too few for an inner dimension of {k}")
-    return min(MAX_BITS, total - total // 2), min(MAX_BITS, total // 2)
+    cap = MAX_BITS if scaling == "max" else MAX_BITS - 1
+    return min(cap, total - total // 2), min(cap, total // 2)
 
 
 def moduli_for(bits: int, k: int) -> int:
@@ -154,6 +175,7 @@ class OzakiPlan:
     count: int
     bits_a: int
     bits_b: int
+    scaling: str = "max"
 
     @property
     def crt(self) -> Crt:
@@ -164,33 +186,37 @@ class OzakiPlan:
         return MODULI[: self.count]
 
 
-def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS) -> OzakiPlan:
-    """The plan for inner dimension ``k``: ``count`` moduli, or the fewest that keep ``bits`` bits."""
+def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS, scaling: str = "max") -> OzakiPlan:
+    """The plan for inner dimension ``k``: ``count`` moduli, or the fewest that keep ``bits`` bits
+    (of the worst case, "max" scaling: "norm" is never more than a bit worse)."""
     if count is None:
         count = moduli_for(bits, k)
     if not 1 <= count <= MAX_MODULI:
         raise ValueError(f"the number of moduli must be between 1 and {MAX_MODULI}, not {count}")
-    return OzakiPlan(k, count, *scale_bits(count, k))
+    return OzakiPlan(k, count, *scale_bits(count, k, scaling), scaling)
 
 
 def _round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
 
-def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = None) -> dict[str, int]:
+def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = None,
+                     scaling: str = "max") -> dict[str, int]:
     """Byte offsets (256-byte aligned) of the parts of one product's GPU workspace, and its "total".
 
     Per modulus of a group: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product
     (m×n), with m and n padded to 4 and k to 16 (cuBLAS's int8 tensor-core kernels want aligned
     leading dimensions); with more than one group, four float64 accumulators per element of C
-    carry the reconstruction from group to group; and the largest magnitude of every row of A
-    and column of B (8 bytes each).  At m = k = n = 16384 and N = 16 in one group: 8 GiB of
+    carry the reconstruction from group to group; the largest magnitude (or norm bound) of every
+    row of A and column of B (8 bytes each); with "norm" scaling, B's columns' sums of squares per
+    strip of COLUMN_STRIP rows.  At m = k = n = 16384 and N = 16 in one group: 8 GiB of
     residues and 16 GiB of products (A, B and C take 6 GiB).
     """
     group = count if group is None else max(1, min(group, count))
     m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(min(k, K_CHUNK), 16)
     parts = {"amax_a": 8 * m, "amax_b": 8 * n, "ra": group * m4 * kp, "rb": group * n4 * kp,
-             "products": 4 * group * m4 * n4, "acc": 0 if group >= count else 4 * 8 * m * n}
+             "products": 4 * group * m4 * n4, "acc": 0 if group >= count else 4 * 8 * m * n,
+             "partial": 8 * n * -(-min(k, K_CHUNK) // COLUMN_STRIP) if scaling == "norm" else 0}
     offsets, at = {}, 0
     for name, size in parts.items():
         offsets[name] = at
@@ -199,30 +225,43 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     return offsets
 
 
-def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None) -> int:
+def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None, scaling: str = "max") -> int:
     """Device bytes beyond A, B and C one product takes on the GPU (see :func:`workspace_layout`)."""
-    return workspace_layout(m, k, n, count, group)["total"]
+    return workspace_layout(m, k, n, count, group, scaling)["total"]
 
 
-def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None) -> int:
+def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scaling: str = "max") -> int:
     """The most moduli per group whose workspace fits ``budget`` bytes (all of them without one).
 
     Raises:
         ValueError: when even one modulus at a time does not fit.
     """
-    if budget is None or workspace_bytes(m, k, n, count) <= budget:
+    if budget is None or workspace_bytes(m, k, n, count, None, scaling) <= budget:
         return count
     for group in range(count - 1, 0, -1):
-        if workspace_bytes(m, k, n, count, group) <= budget:
+        if workspace_bytes(m, k, n, count, group, scaling) <= budget:
             return group
-    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(m, k, n, count, 1)} bytes of "
+    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(m, k, n, count, 1, scaling)} bytes of "
                      f"workspace even one modulus at a time; the budget is {budget}")
 
 
 # --- the steps, for any array module ------------------------------------------------------------
+def statistic(xp: Any, x: Any, axis: int, scaling: str) -> Any:
+    """What a row (axis 1) or column (axis 0) is scaled by: its largest magnitude, or an upper
+    bound of its 2-norm, computed as amax·‖x/amax‖ (with amax rounded up to a power of two, so the
+    squares neither overflow nor underflow) times NORM_SAFETY.  Inf or NaN when the row has one."""
+    amax = xp.abs(x).max(axis=axis, initial=0.0)
+    if scaling == "max":
+        return amax
+    _, ex = xp.frexp(xp.where(xp.isfinite(amax), amax, 0.0))
+    ex = ex[:, None] if axis == 1 else ex[None, :]
+    norm = xp.ldexp(xp.sqrt((xp.ldexp(x, -ex) ** 2).sum(axis=axis)), ex.reshape(-1))
+    return xp.where(xp.isfinite(amax), norm * NORM_SAFETY, amax)
+
+
 def exponents(xp: Any, amax: Any, bits: int) -> tuple[Any, Any]:
-    """(e, bad): 2^e takes a row (column) whose largest magnitude is ``amax`` into
-    [2^(bits-1), 2^bits); ``bad`` marks rows with an Inf or NaN (their results are NaN)."""
+    """(e, bad): 2^e takes a row (column) whose statistic (largest magnitude or norm bound) is
+    ``amax`` into [2^(bits-1), 2^bits); ``bad`` marks rows with an Inf or NaN (their results are NaN)."""
     bad = ~xp.isfinite(amax)
     _, ex = xp.frexp(xp.where(bad, 0.0, amax))  # amax = f·2^ex with f in [0.5, 1)
     return xp.where(amax > 0, bits - ex, 0).astype(np.int32), bad
@@ -278,7 +317,7 @@ def crt_finish(xp: Any, acc: list, crt: Crt, shift: Any) -> Any:
 
 # --- the whole product ----------------------------------------------------------------------------
 def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
-         bits: int = DEFAULT_BITS, k_chunk: int = K_CHUNK, group: int | None = None) -> None:
+         bits: int = DEFAULT_BITS, k_chunk: int = K_CHUNK, group: int | None = None, scaling: str = "max") -> None:
     """``C = alpha·A@B + beta·C`` in place, by the scheme, with the steps above (the CPU path).
 
     Args:
@@ -286,6 +325,7 @@ def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0,
         k_chunk: longest inner dimension of one exact int8 product (tests make it small).
         group: moduli per round (bounds memory: residues and products of ``group`` moduli at a
             time, with float64 accumulators in between); None: all at once.
+        scaling: "max" or "norm" (see the module's docstring).
     """
     m, k = A.shape
     if k == 0 or m == 0 or B.shape[1] == 0:
@@ -295,14 +335,14 @@ def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0,
         raise ValueError(f"k_chunk must be between 1 and {K_CHUNK}, not {k_chunk}")
     for start in range(0, k, k_chunk):
         stop = min(k, start + k_chunk)
-        plan = make_plan(stop - start, count, bits)
+        plan = make_plan(stop - start, count, bits, scaling)
         _gemm_chunk(xp, A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan, group)
 
 
 def _gemm_chunk(xp: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, plan: OzakiPlan,
                 group: int | None) -> None:
-    ea, bad_a = exponents(xp, xp.abs(A).max(axis=1), plan.bits_a)
-    eb, bad_b = exponents(xp, xp.abs(B).max(axis=0), plan.bits_b)
+    ea, bad_a = exponents(xp, statistic(xp, A, 1, plan.scaling), plan.bits_a)
+    eb, bad_b = exponents(xp, statistic(xp, B, 0, plan.scaling), plan.bits_b)
     ia = scaled_integers(xp, A, ea, bad_a, axis=1)
     ibt = scaled_integers(xp, B, eb, bad_b, axis=0).T
     crt, acc = plan.crt, None

@@ -3,8 +3,9 @@
 Per product (one chunk of the inner dimension, one group of moduli; the steps and why they are
 exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.j2``):
 
-1. ``oz_amax_rows`` / ``oz_amax_cols``: the largest magnitude of every row of A and column of B
-   (one read of A and of B);
+1. ``oz_stat_rows`` / ``oz_amax_cols``: the largest magnitude of every row of A and column of B
+   (one read of A and of B; with "norm" scaling also their 2-norms: ``oz_stat_rows`` reads its
+   row again from L2, ``oz_sumsq_cols`` and ``oz_norm_cols`` read B once more);
 2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
    in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
@@ -33,8 +34,8 @@ from .cuda import compiled_function, device_info
 
 THREADS = 256
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
-AMAX_STRIP = 64  # rows of B one thread of oz_amax_cols scans
-KERNELS = ("oz_amax_rows", "oz_amax_cols", "oz_residues_a", "oz_residues_bt", "oz_reconstruct")
+KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
+           "oz_reconstruct")
 
 # cuBLAS constants (CUDA's library_types.h and cublas_api.h): int8 inputs, int32 output and
 # compute type, the default algorithm; CuPy's cublas.gemmStridedBatchedEx takes (handle, transa,
@@ -57,6 +58,7 @@ class KernelSource:
     m_limbs: tuple[str, ...]
     limb_scale: str
     shift: int
+    norm_safety: str
 
     @classmethod
     def of(cls, count: int) -> KernelSource:
@@ -66,7 +68,8 @@ class KernelSource:
              "q": tuple(repr(q) for q in limbs)}
             for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs)
         )
-        return cls(count, VALUES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift)
+        return cls(count, VALUES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
+                   repr(ozaki.NORM_SAFETY))
 
     def render(self) -> str:
         return render("ozaki.cu.j2", **{name: getattr(self, name) for name in self.__dataclass_fields__})
@@ -113,7 +116,8 @@ class CudaOzaki:
 
     # --- the product ---------------------------------------------------------------------------
     def gemm(self, A, B, C, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
-             bits: int = ozaki.DEFAULT_BITS, group: int | None = None, k_chunk: int = ozaki.K_CHUNK) -> None:
+             bits: int = ozaki.DEFAULT_BITS, group: int | None = None, k_chunk: int = ozaki.K_CHUNK,
+             scaling: str = "max") -> None:
         """``C = alpha·A@B + beta·C`` on row-major float64 views (unit column stride)."""
         m, k = A.shape
         n = B.shape[1]
@@ -124,7 +128,7 @@ class CudaOzaki:
             return
         for start in range(0, k, k_chunk):
             stop = min(k, start + k_chunk)
-            plan = ozaki.make_plan(stop - start, count, bits)
+            plan = ozaki.make_plan(stop - start, count, bits, scaling)
             self._chunk(A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan, group)
 
     def _chunk(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, group: int | None) -> None:
@@ -133,7 +137,7 @@ class CudaOzaki:
         group = plan.count if group is None else max(1, min(group, plan.count))
         m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(k, 16)
         kernels = self.kernels(plan.count)
-        at = ozaki.workspace_layout(m, k, n, plan.count, group)
+        at = ozaki.workspace_layout(m, k, n, plan.count, group, plan.scaling)
         buffer = self._buffer(at["total"])
         base = buffer.data.ptr
         ptr = {name: np.uint64(base + offset) for name, offset in at.items()}  # kernel pointer arguments
@@ -141,11 +145,16 @@ class CudaOzaki:
         lda, ldb, ldc = _ld(A), _ld(B), _ld(C)
         grid = device_info().sms * 8
 
-        kernels["oz_amax_rows"]((m,), (THREADS,), (A, np.int64(lda), np.int32(k), amax_a))
+        norm = plan.scaling == "norm"
+        kernels["oz_stat_rows"]((m,), (THREADS,), (A, np.int64(lda), np.int32(k), np.int32(norm), amax_a))
         buffer[at["amax_b"] : at["amax_b"] + 8 * n].fill(0)
-        strips = -(-k // AMAX_STRIP)
-        kernels["oz_amax_cols"](((n + THREADS - 1) // THREADS, strips), (THREADS,),
-                                (B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(AMAX_STRIP), amax_b))
+        strip, strips, columns = ozaki.COLUMN_STRIP, -(-k // ozaki.COLUMN_STRIP), (n + THREADS - 1) // THREADS
+        kernels["oz_amax_cols"]((columns, strips), (THREADS,),
+                                (B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(strip), amax_b))
+        if norm:
+            kernels["oz_sumsq_cols"]((columns, strips), (THREADS,),
+                                     (B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(strip), amax_b, ptr["partial"]))
+            kernels["oz_norm_cols"]((columns,), (THREADS,), (ptr["partial"], np.int32(strips), np.int32(n), amax_b))
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
         blocks_b = min(-(-n4 * (kp // VALUES) // THREADS), grid)
         blocks_c = min(-(-m * n // THREADS), grid)
@@ -192,8 +201,9 @@ class OzakiLeaf:
     """The ``ozaki`` leaf kind's GEMM (see :data:`bilinear.lower.options.LEAF_KINDS`): on the
     CuPy backend the CUDA passes with cuBLAS's int8 GEMM, on the NumPy backend :func:`bilinear.runtime.ozaki.gemm`."""
 
-    def __init__(self, backend: Any, count: int | None = None, bits: int = ozaki.DEFAULT_BITS, budget: int | None = None):
-        self.xp, self.count, self.bits, self.budget = backend.xp, count, bits, budget
+    def __init__(self, backend: Any, count: int | None = None, bits: int = ozaki.DEFAULT_BITS, budget: int | None = None,
+                 scaling: str = ozaki.DEFAULT_SCALING):
+        self.xp, self.count, self.bits, self.budget, self.scaling = backend.xp, count, bits, budget, scaling
         self.cuda = CudaOzaki() if backend.name == "cupy" else None
 
     def moduli(self, k: int) -> int:
@@ -203,17 +213,18 @@ class OzakiLeaf:
         m, k = a.shape
         n = b.shape[1]
         if self.cuda is None:
-            ozaki.gemm(self.xp, a, b, c, alpha, beta, count=self.count, bits=self.bits)
+            ozaki.gemm(self.xp, a, b, c, alpha, beta, count=self.count, bits=self.bits, scaling=self.scaling)
             return
-        group = ozaki.group_for_budget(m, k, n, self.moduli(k), self.budget) if k else None
-        self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group)
+        group = ozaki.group_for_budget(m, k, n, self.moduli(k), self.budget, self.scaling) if k else None
+        self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group, scaling=self.scaling)
 
     def workspace_bytes(self, m: int, k: int, n: int) -> int:
         """Device bytes for an m×k×n leaf (0 on the CPU: NumPy's temporaries are host memory)."""
         if self.cuda is None or k == 0:
             return 0
         count = self.moduli(k)
-        return ozaki.workspace_bytes(m, k, n, count, ozaki.group_for_budget(m, k, n, count, self.budget))
+        group = ozaki.group_for_budget(m, k, n, count, self.budget, self.scaling)
+        return ozaki.workspace_bytes(m, k, n, count, group, self.scaling)
 
 
 def leaf_gemm(backend: Any, options: Any) -> OzakiLeaf:

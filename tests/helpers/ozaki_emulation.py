@@ -3,8 +3,8 @@ against tests/ozaki_emulator/ozaki_shim.h and run thread by thread, cuBLAS's str
 int8 GEMM computed from its column-major definition, and device memory as host memory.  What it
 checks: the driver's layout, offsets, pointers, argument types (each checked against the
 kernel's parameter sizes) and the cuBLAS operands, transposes and leading dimensions; the
-kernels' index arithmetic and residue/CRT arithmetic.  ``oz_amax_rows`` (a block-wide
-reduction) is replaced by its definition.
+kernels' index arithmetic and residue/CRT arithmetic.  ``oz_stat_rows`` (a block-wide
+reduction) is replaced by its definition, :func:`bilinear.runtime.ozaki.statistic`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 
 SHIM = Path(__file__).resolve().parents[1] / "ozaki_emulator"
-EMULATED = ("oz_amax_cols", "oz_residues_a", "oz_residues_bt", "oz_reconstruct")
+EMULATED = ("oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt", "oz_reconstruct")
 _libraries: dict[str, ctypes.CDLL] = {}
 _folder = tempfile.TemporaryDirectory(prefix="ozaki-emulator-")
 
@@ -52,13 +52,15 @@ def _argument(value) -> ctypes._SimpleCData:
 class EmulatedKernel:
     def __init__(self, source: str, name: str):
         self.name = name
-        self.function = None if name == "oz_amax_rows" else getattr(_library(source), f"emulate_{name}")
+        self.function = None if name == "oz_stat_rows" else getattr(_library(source), f"emulate_{name}")
 
     def __call__(self, grid: tuple, block: tuple, args: tuple) -> None:
-        if self.function is None:  # oz_amax_rows(a, lda, cols, amax): its definition
-            a, _, _, amax = args
-            bits = np.abs(a).max(axis=1).view(np.uint64) if a.shape[1] else np.zeros(a.shape[0], np.uint64)
-            ctypes.memmove(int(amax), np.ascontiguousarray(bits).ctypes.data, 8 * len(bits))
+        if self.function is None:  # oz_stat_rows(a, lda, cols, norm, stat): its definition
+            from bilinear.runtime.ozaki import statistic
+
+            a, _, _, norm, stat = args
+            bits = np.ascontiguousarray(statistic(np, a, 1, "norm" if norm else "max")).view(np.uint64)
+            ctypes.memmove(int(stat), bits.ctypes.data, 8 * len(bits))
             return
         values = [_argument(v) for v in args]
         pointers = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
