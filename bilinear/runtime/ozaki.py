@@ -280,11 +280,11 @@ def residues(xp: Any, x: Any, moduli: tuple[int, ...]) -> Any:
 
 
 def modular_products(xp: Any, ra: Any, rbt: Any) -> Any:
-    """int32 products ra[j] @ rbt[j]ᵀ, exact.  The float64 product stands in for the int8 GEMM:
+    """int32 products ra[j] @ rbt[j]ᵀ, exact.  A float64 product stands in for the int8 GEMM:
     every partial sum is an integer of magnitude ≤ k·128² < 2^53, so any summation order is
-    exact; the chunking keeps it below 2^31, as on the GPU."""
-    product = xp.matmul(ra.astype(np.float64), rbt.astype(np.float64).transpose(0, 2, 1))
-    return product.astype(np.int32)
+    exact; the chunking keeps it below 2^31, as on the GPU.  One modulus at a time, so the
+    float64 copies take one modulus's worth of memory."""
+    return xp.stack([(x.astype(np.float64) @ y.astype(np.float64).T).astype(np.int32) for x, y in zip(ra, rbt)])
 
 
 def crt_accumulate(xp: Any, products: Any, crt: Crt, first: int, acc: list | None) -> list:
