@@ -68,17 +68,21 @@ def errors(C, rows, cols, exact, scale) -> dict:
             "rms_rel": float(np.sqrt(np.mean((difference / np.maximum(np.abs(exact), 1e-300)) ** 2)))}
 
 
-def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> float | None:
-    """The strided-batched int8 GEMM of a plain (L = 0) product alone, on its live workspace."""
+def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> tuple[float, float]:
+    """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace: as the one
+    strided-batched call the leaf makes, and as one call per modulus (to compare)."""
     runner = product.executor.gemm.cuda
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
 
-    def call():
+    def call(batched):
+        runner.batched = batched
         runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count)
+        runner.batched = True
 
-    return median(time_interleaved([call], cp, repeat=repeat)[0])
+    batched, looped = time_interleaved([lambda: call(True), lambda: call(False)], cp, repeat=repeat)
+    return median(batched), median(looped)
 
 
 def run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
@@ -97,8 +101,8 @@ def run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, r
     row["error"] = errors(C, *sample)
     row["dgemm_error"] = errors(Cd, *sample)
     if levels == 0 and budget is None:
-        gemm = int8_gemm_seconds(product, n, count, repeat, scaling)
-        row["int8_gemm_ms"] = 1e3 * gemm
+        gemm, looped = int8_gemm_seconds(product, n, count, repeat, scaling)
+        row["int8_gemm_ms"], row["int8_looped_ms"] = 1e3 * gemm, 1e3 * looped
         row["int8_tops"] = count * 2.0 * n**3 / gemm / 1e12
     return row  # the product and its workspace go with this frame (the caller frees the pool)
 
@@ -107,7 +111,8 @@ def line(row: dict) -> str:
     if "exception" in row:
         return f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s}  FAILED: {row['exception']}"
     e, d = row["error"], row["dgemm_error"]
-    gemm = f"  int8 {row['int8_gemm_ms']:7.2f} ms ({row['int8_tops']:5.0f} TOPS)" if "int8_gemm_ms" in row else ""
+    gemm = (f"  int8 {row['int8_gemm_ms']:7.2f} ms ({row['int8_tops']:5.0f} TOPS; per-modulus calls "
+            f"{row['int8_looped_ms']:7.2f} ms)" if "int8_gemm_ms" in row else "")
     return (f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
             f"ours {row['ours_ms']:8.2f} ms {row['tflops']:6.1f} TF  dgemm {row['dgemm_ms']:8.2f} ms  "
             f"ratio {row['ratio']:5.3f}  err {e['max_rel_AB']:.2e}/{e['rms_rel']:.2e} vs dgemm "

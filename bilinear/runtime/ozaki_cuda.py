@@ -87,6 +87,7 @@ class CudaOzaki:
 
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
+        self.batched = True  # one strided-batched int8 GEMM per group; False: one call per modulus (to compare)
         self._kernels: dict[int, dict[str, Any]] = {}
 
     @cached_property
@@ -183,13 +184,15 @@ class CudaOzaki:
         cublas.setStream(handle, self.cupy.cuda.get_current_stream().ptr)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
-        cublas.gemmStridedBatchedEx(
-            handle, CUBLAS_OP_T, CUBLAS_OP_N, n4, m4, kp,
-            one.ctypes.data, rb, CUDA_R_8I, kp, n4 * kp,
-            ra, CUDA_R_8I, kp, m4 * kp,
-            zero.ctypes.data, products, CUDA_R_32I, n4, m4 * n4,
-            batch, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
-        )
+        calls = [(0, batch)] if self.batched else [(j, 1) for j in range(batch)]
+        for j, count in calls:
+            cublas.gemmStridedBatchedEx(
+                handle, CUBLAS_OP_T, CUBLAS_OP_N, n4, m4, kp,
+                one.ctypes.data, rb + j * n4 * kp, CUDA_R_8I, kp, n4 * kp,
+                ra + j * m4 * kp, CUDA_R_8I, kp, m4 * kp,
+                zero.ctypes.data, products + 4 * j * m4 * n4, CUDA_R_32I, n4, m4 * n4,
+                count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
+            )
 
 
 def _ld(view) -> int:

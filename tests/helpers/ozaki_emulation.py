@@ -131,6 +131,7 @@ def emulated_runner(monkeypatch):
                              get_current_stream=lambda: SimpleNamespace(ptr=0)),
     )
     runner.workspace = None
+    runner.batched = True
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
     return runner
