@@ -297,6 +297,7 @@ def crt_accumulate(xp: Any, products: Any, crt: Crt, first: int, acc: list | Non
         p = crt.moduli[j]
         t = c.astype(np.float64) * crt.inverses[j]  # |t| < 2^39: exact
         w = t - p * xp.rint(t * (1.0 / p))  # c_j·y_j mod p_j in [-p/2, p/2], exactly
+        w = xp.where(w >= p - p // 2, w - p, w)  # canonical (p = 256: +128 is -128), whatever c_j's representative
         acc[0] += w * (1.0 / p)
         for limb in range(LIMBS):
             acc[1 + limb] += w * crt.q_limbs[j][limb]
