@@ -15,6 +15,7 @@ from .cli_args import bench_levels, positive
 from .frontend.loader import read_source
 from .model import choose_levels
 from .runtime.ceilings import measure_ceilings
+from .lower.options import DTYPES, LEAVES
 from .lower.plan import Options, lower
 from .runtime.compiled import CompiledProduct, make_backend
 from .runtime.run import check_fits
@@ -39,8 +40,8 @@ def _listed(path: Path):
         if not words:
             continue
         try:
-            if len(words) != 5 or words[2] not in ("float32", "float64") or words[4] not in ("cublas", "fused", "auto"):
-                raise ArgumentTypeError("expected 'scheme.bl n float32|float64 levels|auto cublas|fused'")
+            if len(words) != 5 or words[2] not in DTYPES or words[4] not in (*LEAVES, "auto"):
+                raise ArgumentTypeError(f"expected 'scheme.bl n {'|'.join(DTYPES)} levels|auto {'|'.join(LEAVES)}'")
             yield Path(words[0]), positive(words[1]), words[2], bench_levels(words[3]), words[4]
         except ArgumentTypeError as error:
             raise ValueError(f"{path}:{number}: {error}, got {line!r}") from None

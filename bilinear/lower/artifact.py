@@ -19,7 +19,8 @@ from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
 from .host import host_dtype, render_header, render_host
 from .manifest import manifest
-from .plan import DTYPES, Lowered, Options, Verified, lower
+from .options import LEAF_KINDS
+from .plan import Lowered, Options, Verified, lower
 
 
 def build_commands(name: str) -> list[str]:
@@ -51,7 +52,8 @@ def write_artifacts(
     (a folder the caller checked: nothing is written through a link, each file atomically)."""
     proven = Verified(program, report)
     lowered = lower(proven, options, per_level)
-    others = [lower(proven, replace(options, dtype=d), per_level) for d in DTYPES if d != options.dtype]
+    kind = LEAF_KINDS[options.leaf]
+    others = [lower(proven, replace(options, dtype=d), per_level) for d in kind.dtypes if d != options.dtype]
     source, header = library_source(lowered, others)
     make_folder(out)
     paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}
@@ -64,6 +66,9 @@ def write_artifacts(
                           for each in others},
         "build": build_commands(lowered.name),
     }
+    if kind.gemm is not None:  # a leaf GEMM of the Python runtime: the C++ host layer calls cuBLAS there
+        host["leaves"] = f"the C++ host layer runs cuBLAS GEMM leaves; {options.leaf} leaves ({kind.help}) run " \
+                         "through the Python runtime (bilinear.compile, bilinear run)"
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")

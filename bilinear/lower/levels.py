@@ -20,7 +20,7 @@ from ..ir import Algorithm, Schedule, Stage, Update
 from ..schedule import default_schedule, fuse_elementwise, single_target
 from ..verify.lazy import verify_schedule
 from .elementwise import ElementwiseKernel, lower_elementwise
-from .options import DTYPES, LAUNCH_PRODUCTS, LAUNCH_SUM_SHAPES, LEAVES, MAX_LEVELS, Options
+from .options import DTYPES, LAUNCH_PRODUCTS, LAUNCH_SUM_SHAPES, LEAF_KINDS, LEAVES, MAX_LEVELS, Options
 
 __all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LAUNCH_SUM_SHAPES", "LEAVES", "MAX_LEVELS", "KernelNames", "LevelPlan",
            "Options", "Step", "level_plan", "PASSES", "Pass", "prepare_schedule", "recurses"]
@@ -59,7 +59,7 @@ class Pass:
 #: The passes a level's schedule goes through, in order.
 PASSES = (
     # a library GEMM adds into one buffer: change the basis of C so every product has one target
-    Pass("single target", lambda options: options.leaf == "cublas", single_target),
+    Pass("single target", lambda options: not LEAF_KINDS[options.leaf].sums, single_target),
     # consecutive element-wise stages become one kernel that reads and writes each block once
     Pass("fuse element-wise stages", lambda options: options.fuse, fuse_elementwise),
 )

@@ -4,9 +4,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Leaf kinds and element types; `bilinear --help` lists exactly these.
-LEAVES = ("cublas", "fused")
 DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class LeafKind:
+    """How the products at the bottom of the recursion are computed.
+
+    ``sums``: the leaf forms operand sums and adds into several targets itself (the generated
+    product kernel); otherwise it multiplies single views into one target, as a library GEMM
+    does, and the "single target" pass rewrites schedules for it.  ``gemm``: for single-view
+    leaves, ``"module:factory"`` with ``factory(backend, options)`` returning the runtime's
+    ``gemm(a, b, c, alpha, beta)``; None is the backend's own GEMM (cuBLAS, or NumPy).
+    """
+
+    dtypes: tuple[str, ...]
+    sums: bool
+    gemm: str | None
+    help: str
+
+
+#: Leaf kinds by name: a new kind is one entry here plus the module its ``gemm`` names.
+#: ``bilinear --help`` lists exactly these, and DTYPES.
+LEAF_KINDS = {
+    "cublas": LeafKind(DTYPES, False, None, "cuBLAS GEMMs on block views"),
+    "fused": LeafKind(DTYPES, True, None, "the generated product kernel (forms operand sums, adds into several targets)"),
+    "ozaki": LeafKind(("float64",), False, "bilinear.runtime.ozaki_cuda:leaf_gemm",
+                      "FP64 on the int8 tensor cores by the Ozaki scheme II (cuBLAS int8 GEMMs, exact CRT)"),
+}
+LEAVES = tuple(LEAF_KINDS)
 
 # With fused leaves, an algorithm's default schedule carries its operand sums down to the
 # fused kernel, and over several such levels the leaf products multiply and so do their
@@ -33,6 +59,7 @@ class Options:
     leaf: str = "cublas"
     fuse: bool = True
     cutoff: int = 1  # stop recursing when a block would have a dimension below this
+    moduli: int | None = None  # ozaki leaves: number of moduli (None: enough for 53 bits, see runtime/ozaki.py)
     # The innermost ``breadth`` of the levels run breadth-first (bilinear.lower.breadth): one
     # split per operand, the leaf GEMMs, one merge; the levels above recurse depth-first.
     breadth: int = 0
@@ -50,6 +77,14 @@ class Options:
             raise ValueError(f"dtype must be float32 or float64, not {self.dtype!r}")
         if self.leaf not in LEAVES:
             raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
+        if self.dtype not in LEAF_KINDS[self.leaf].dtypes:
+            raise ValueError(
+                f"the {self.leaf} leaf computes {' and '.join(LEAF_KINDS[self.leaf].dtypes)} products, not "
+                f"{self.dtype} ({LEAF_KINDS[self.leaf].help}); use the cublas or fused leaf for {self.dtype}"
+            )
+        if self.moduli is not None and (isinstance(self.moduli, bool) or not isinstance(self.moduli, int)
+                                        or not 1 <= self.moduli <= 20):
+            raise ValueError(f"moduli must be a whole number from 1 to 20, not {self.moduli!r}")
         if isinstance(self.levels, bool) or not isinstance(self.levels, int):
             raise ValueError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
         if not 0 <= self.levels <= MAX_LEVELS:
@@ -71,9 +106,10 @@ class Options:
                 f"breadth must be between 0 and the {self.levels} level(s) asked for, not {self.breadth}: it counts "
                 "the innermost levels that run breadth-first"
             )
-        if self.breadth and self.leaf == "fused":
+        if self.breadth and LEAF_KINDS[self.leaf].sums:
             raise ValueError(
-                "breadth-first levels multiply their leaves with library GEMMs; use leaf='cublas' with breadth > 0"
+                f"breadth-first levels multiply single operands at their leaves, which the {self.leaf} leaf does not; "
+                "use leaf='cublas' (or another single-view leaf such as ozaki) with breadth > 0"
             )
         if self.workspace_limit is not None and (
             isinstance(self.workspace_limit, bool) or not isinstance(self.workspace_limit, int) or self.workspace_limit < 0

@@ -15,9 +15,10 @@ from .backend import Backend, View
 class BreadthFirstRunner:
     """``c = alpha·a@b + beta·c`` through the breadth-first levels of ``plan``."""
 
-    def __init__(self, plan: BreadthFirst, backend: Backend, cutoff: int = 1, batched: bool = False):
+    def __init__(self, plan: BreadthFirst, backend: Backend, cutoff: int = 1, gemm=None, batched: bool = False):
         self.plan = plan
         self.backend = backend
+        self.gemm = gemm or backend.gemm  # the leaf kind's GEMM (cuBLAS, or the Ozaki leaf)
         self.cutoff = max(cutoff, 1)
         self.batched = batched  # one strided-batched library call for the leaves, or one call each
         self.workspace: dict[tuple[int, int, int], tuple[View, View, View]] = {}
@@ -42,10 +43,10 @@ class BreadthFirstRunner:
     def __call__(self, a: View, b: View, c: View, alpha: float, beta: float) -> None:
         M, K, N = a.shape[0], a.shape[1], b.shape[1]
         if not self.runs(M, K, N):
-            self.backend.gemm(a, b, c, alpha, beta)
+            self.gemm(a, b, c, alpha, beta)
             return
         Mm, Km, Nm = self.plan.main_dims(M, K, N)
-        gemm = self.backend.gemm
+        gemm = self.gemm
         # The fringe an odd size leaves: rows below and columns right of the split part, then
         # the inner dimension beyond it, added into the part the merge has written.
         if Mm < M:
@@ -65,5 +66,5 @@ class BreadthFirstRunner:
             backend.gemm_batched(left, right, products)
         else:
             for r in range(plan.rank):
-                backend.gemm(left[r], right[r], products[r], 1.0, 0.0)
+                self.gemm(left[r], right[r], products[r], 1.0, 0.0)
         backend.merge(plan, products, c, alpha, beta)

@@ -17,9 +17,11 @@ from typing import Callable, Sequence
 from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
-from ..lower.plan import LevelPlan, Lowered, leaf_dims, recurses, top_modes, workspace_bytes, workspace_shapes
+from ..lower.options import LEAF_KINDS
+from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
+from .leaf_kinds import leaf_gemm, leaf_workspace_bytes
 
 
 @dataclass(frozen=True)
@@ -68,13 +70,14 @@ class Executor:
         self.lowered = lowered
         self.backend = backend
         self.options = lowered.options
+        leaf = leaf_gemm(self.options, backend)  # single-view leaves: the leaf kind's GEMM
         self.alpha = 1.0
         self.workspace: dict[tuple[int, str], View] = {}
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
         self.observer: Callable[[int, str, str], None] | None = None
-        # Library leaves: cuBLAS, or the innermost levels breadth-first with cuBLAS leaves under them.
-        self.breadth = BreadthFirstRunner(lowered.breadth, backend, self.options.cutoff) if lowered.breadth else None
-        self.gemm = self.breadth or backend.gemm
+        # Single-view leaves: the leaf kind's GEMM, or the innermost levels breadth-first with it under them.
+        self.breadth = BreadthFirstRunner(lowered.breadth, backend, self.options.cutoff, leaf) if lowered.breadth else None
+        self.gemm = self.breadth or leaf
 
     # --- entry --------------------------------------------------------------------------
     def run(self, A: View, B: View, C: View, alpha: float = 1.0, beta: float = 0.0) -> None:
@@ -95,12 +98,8 @@ class Executor:
         self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
-        """Bytes of workspace a product of this size needs (0 for in-place schedules), breadth-first
-        levels included."""
-        total = workspace_bytes(self.lowered, M, K, N)
-        if self.breadth is not None:
-            total += self.breadth.workspace_bytes(*leaf_dims(self.lowered, M, K, N))
-        return total
+        """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves)."""
+        return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
 
     def _allocate_workspace(self, M: int, K: int, N: int) -> dict[tuple[int, str], View]:
         """The temporaries of this size: the last call's when they have the same shapes (so a
@@ -232,7 +231,7 @@ class Executor:
         M, K, N = items[0][1].dims
         if M == 0 or N == 0 or (K == 0 and not any(overwrite for _, _, overwrite in items)):
             return  # nothing to write
-        if self.options.leaf == "fused":
+        if LEAF_KINDS[self.options.leaf].sums:
             for _, problem, overwrite in items:  # the kernel only accumulates
                 if overwrite:
                     for view in problem.c:

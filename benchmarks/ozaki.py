@@ -1,0 +1,193 @@
+"""FP64 products on the int8 tensor cores (the ozaki leaf) against cuBLAS DGEMM, on the GPU.
+
+For every size n, level count L (Strassen levels above ozaki leaves, through the compiled
+product) and number of moduli N: the median time of ours and of cuBLAS DGEMM, interleaved in
+one process (CUDA events after a warm-up, median of --repeat), ratio = DGEMM time / ours,
+effective TFLOP/s (2n³/time), the int8 GEMMs' share of the time (L = 0), the workspace; and the
+error on a 64×64 sample of C against an exact reference computed on the host (every product
+split into exact halves, summed by math.fsum), beside DGEMM's error on the same entries:
+max |C - C_exact| / (|A||B|) and the RMS of |C - C_exact| / |C_exact|.
+
+    python benchmarks/ozaki.py --quick --out results/ozaki-quick     # n = 2048, a minute
+    python benchmarks/ozaki.py --out results/ozaki                   # n = 4096, 8192, 16384
+
+Writes ozaki.txt (the table) and ozaki.json into --out.  Exits 1 when any configuration fails
+or, with --quick, when any error exceeds 4× DGEMM's (plus 2^-50 relative slack).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import cupy as cp
+import numpy as np
+
+from bilinear.api import load
+from bilinear.lower.options import Options
+from bilinear.lower.plan import lower
+from bilinear.measure import median, time_interleaved
+from bilinear.runtime import ozaki
+from bilinear.runtime.compiled import CompiledProduct
+from bilinear.runtime.cupy_backend import CupyBackend
+
+SAMPLE = 64
+
+
+def exact_sample(A, B, rows, cols) -> tuple[np.ndarray, np.ndarray]:
+    """(exact (A@B)[rows][:, cols] rounded once, (|A||B|) there), on the host: each a·b is
+    split into four exact products of 26-bit halves and math.fsum adds them exactly."""
+    a, b = cp.asnumpy(A[cp.asarray(rows)]), cp.asnumpy(B[:, cp.asarray(cols)])
+
+    def halves(x):
+        c = 134217729.0 * x  # Veltkamp's split: x = hi + lo, each with at most 26 significant bits
+        hi = c - (c - x)
+        return hi, x - hi
+
+    (ah, al), (bh, bl) = halves(a), halves(b)
+    exact = np.empty((len(rows), len(cols)))
+    for i in range(len(rows)):
+        terms = np.concatenate([ah[i, :, None] * bh, ah[i, :, None] * bl, al[i, :, None] * bh, al[i, :, None] * bl])
+        for j in range(len(cols)):
+            exact[i, j] = math.fsum(terms[:, j].tolist())
+    return exact, np.abs(a) @ np.abs(b)
+
+
+def errors(C, rows, cols, exact, scale) -> dict:
+    got = cp.asnumpy(C[cp.asarray(rows)][:, cp.asarray(cols)])
+    difference = np.abs(got - exact)
+    return {"max_rel_AB": float(np.max(difference / scale)),
+            "rms_rel": float(np.sqrt(np.mean((difference / np.maximum(np.abs(exact), 1e-300)) ** 2)))}
+
+
+def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> tuple[float, float]:
+    """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace: as the one
+    strided-batched call the leaf makes, and as one call per modulus (to compare)."""
+    runner = product.executor.gemm.cuda
+    at = ozaki.workspace_layout(n, n, n, count, None, scaling)
+    base = runner.workspace.data.ptr
+    n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
+
+    def call(batched):
+        runner.batched = batched
+        runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count)
+        runner.batched = True
+
+    batched, looped = time_interleaved([lambda: call(True), lambda: call(False)], cp, repeat=repeat)
+    return median(batched), median(looped)
+
+
+def run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
+    options = Options(dtype="float64", levels=levels, leaf="ozaki", moduli=count)
+    product = CompiledProduct(lower(program, options), CupyBackend())
+    product.executor.gemm.scaling = scaling  # the leaf's scaling and memory budget (not Options fields)
+    product.executor.gemm.budget = None if budget is None else int(budget * 2**30)
+    leaf_k = n >> levels
+    row = {"n": n, "levels": levels, "moduli": count, "scaling": scaling, "bits": ozaki.scale_bits(count, leaf_k, scaling)}
+    ours_times, dgemm_times = time_interleaved([lambda: product(A, B, out=C), dgemm], cp, repeat=repeat, warmup=1)
+    ours, library = median(ours_times), median(dgemm_times)
+    row.update({"ours_ms": 1e3 * ours, "dgemm_ms": 1e3 * library, "ratio": library / ours,
+                "tflops": 2.0 * n**3 / ours / 1e12, "dgemm_tflops": 2.0 * n**3 / library / 1e12,
+                "workspace_bytes": product.workspace_bytes(n, n, n)})
+    product(A, B, out=C)
+    row["error"] = errors(C, *sample)
+    row["dgemm_error"] = errors(Cd, *sample)
+    if levels == 0 and budget is None:
+        gemm, looped = int8_gemm_seconds(product, n, count, repeat, scaling)
+        row["int8_gemm_ms"], row["int8_looped_ms"] = 1e3 * gemm, 1e3 * looped
+        row["int8_tops"] = count * 2.0 * n**3 / gemm / 1e12
+    return row  # the product and its workspace go with this frame (the caller frees the pool)
+
+
+def line(row: dict) -> str:
+    if "exception" in row:
+        return f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s}  FAILED: {row['exception']}"
+    e, d = row["error"], row["dgemm_error"]
+    gemm = (f"  int8 {row['int8_gemm_ms']:7.2f} ms ({row['int8_tops']:5.0f} TOPS; per-modulus calls "
+            f"{row['int8_looped_ms']:7.2f} ms)" if "int8_gemm_ms" in row else "")
+    return (f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
+            f"ours {row['ours_ms']:8.2f} ms {row['tflops']:6.1f} TF  dgemm {row['dgemm_ms']:8.2f} ms  "
+            f"ratio {row['ratio']:5.3f}  err {e['max_rel_AB']:.2e}/{e['rms_rel']:.2e} vs dgemm "
+            f"{d['max_rel_AB']:.2e}/{d['rms_rel']:.2e}  ws {row['workspace_bytes'] / 2**30:5.1f} GiB{gemm}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="folder for ozaki.txt and ozaki.json")
+    parser.add_argument("--quick", action="store_true", help="n = 2048 only, N = 14 and 16, levels 0 and 1")
+    parser.add_argument("--budget", type=float, default=None, metavar="GIB",
+                        help="workspace budget per leaf product in GiB (moduli then run in groups)")
+    parser.add_argument("-n", type=int, nargs="+", default=None, help="sizes (default 4096 8192 16384)")
+    parser.add_argument("--moduli", type=int, nargs="+", default=None, help="N at level 0 (default 13..18)")
+    parser.add_argument("--level-moduli", type=int, nargs="+", default=None, help="N with levels (default 14 15 16)")
+    parser.add_argument("--levels", type=int, nargs="+", default=None, help="Strassen levels (default 0 1 2)")
+    parser.add_argument("--scheme", default="algorithms/strassen.bl")
+    parser.add_argument("--scalings", nargs="+", default=list(ozaki.SCALINGS), choices=ozaki.SCALINGS,
+                        help="how rows and columns are scaled to integers (default: both)")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    sizes = args.n or ([2048] if args.quick else [4096, 8192, 16384])
+    level_counts = args.levels or ([0, 1] if args.quick else [0, 1, 2])
+    plain = args.moduli or ([14, 16] if args.quick else [13, 14, 15, 16, 17, 18])
+    with_levels = args.level_moduli or ([14, 16] if args.quick else [14, 15, 16])
+    args.out.mkdir(parents=True, exist_ok=True)
+    program = load(args.scheme)
+    backend = CupyBackend()
+    rows, started = [], time.time()
+    print(f"ozaki bench on {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}: n {sizes}, levels "
+          f"{level_counts}, N {plain} (L0) / {with_levels} (L>0), scheme {args.scheme}", flush=True)
+    for n in sizes:
+        rng = cp.random.default_rng(n)
+        A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+        C, Cd = cp.empty((n, n)), cp.empty((n, n))
+        picker = np.random.default_rng(0)
+        rows_, cols_ = np.sort(picker.choice(n, SAMPLE, replace=False)), np.sort(picker.choice(n, SAMPLE, replace=False))
+        t0 = time.time()
+        exact, scale = exact_sample(A, B, rows_, cols_)
+        print(f"n={n}: exact reference of {SAMPLE}x{SAMPLE} entries in {time.time() - t0:.1f} s", flush=True)
+        sample = (rows_, cols_, exact, scale)
+
+        def dgemm(Cd=Cd, A=A, B=B):
+            backend.gemm(A, B, Cd, 1.0, 0.0)
+
+        for levels in level_counts:
+            for count in plain if levels == 0 else with_levels:
+                for scaling in args.scalings:
+                    try:
+                        row = run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, args.repeat,
+                                         args.budget)
+                    except Exception as error:  # loud, and the rest still runs
+                        traceback.print_exc()
+                        row = {"n": n, "levels": levels, "moduli": count, "scaling": scaling, "exception": repr(error)}
+                    gc.collect()
+                    cp.get_default_memory_pool().free_all_blocks()
+                    rows.append(row)
+                    print(line(row), f"[{time.time() - started:.0f} s]", flush=True)
+        del A, B, C, Cd, dgemm
+        gc.collect()
+        cp.get_default_memory_pool().free_all_blocks()
+    failures = [r for r in rows if "exception" in r]
+    if args.quick:
+        slack = 2.0**-50
+        failures += [r for r in rows if "exception" not in r and
+                     r["error"]["max_rel_AB"] > 4 * r["dgemm_error"]["max_rel_AB"] + slack]
+    text = "\n".join(line(r) for r in rows)
+    (args.out / "ozaki.txt").write_text(text + "\n")
+    (args.out / "ozaki.json").write_text(json.dumps({"rows": rows, "seconds": time.time() - started}, indent=1) + "\n")
+    print(f"wrote {args.out / 'ozaki.txt'} and ozaki.json in {time.time() - started:.0f} s")
+    if failures:
+        print(f"FAILED: {len(failures)} configuration(s):\n" + "\n".join(line(r) for r in failures), flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

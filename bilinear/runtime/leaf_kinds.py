@@ -1,0 +1,42 @@
+"""The runtime side of the leaf-kind table (:data:`bilinear.lower.options.LEAF_KINDS`): the GEMM a
+single-view leaf kind runs, and the workspace it needs beyond the schedule's."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from ..lower.options import LEAF_KINDS, Options
+from ..lower.plan import Lowered, recurses
+from .backend import Backend
+
+Gemm = Callable[..., None]  # gemm(a, b, c, alpha, beta): c = alpha·a@b + beta·c on views
+
+
+def leaf_gemm(options: Options, backend: Backend) -> Gemm:
+    """The GEMM the leaf kind of ``options`` runs on ``backend`` (the backend's own for cublas;
+    for fused leaves it serves only as a fallback nobody calls)."""
+    factory = LEAF_KINDS[options.leaf].gemm
+    if factory is None:
+        return backend.gemm
+    module, name = factory.split(":")
+    return getattr(importlib.import_module(module), name)(backend, options)
+
+
+def leaf_workspace_bytes(lowered: Lowered, gemm: Gemm, M: int, K: int, N: int) -> int:
+    """The most device bytes one leaf GEMM of an M×K×N product takes (a GEMM object reports
+    them through ``workspace_bytes(m, k, n)``; library GEMMs take none we allocate): the largest
+    over the peeled strips of every level and the leaves at the bottom."""
+    bytes_for = getattr(gemm, "workspace_bytes", None)
+    if bytes_for is None:
+        return 0
+    largest, level = 0, 0
+    while level < len(lowered.levels) and recurses(lowered.levels[level], lowered.options, M, K, N):
+        shape = lowered.levels[level].algorithm.shape
+        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
+        for dims in ((M - Mm, K, N), (Mm, K, N - Nm), (Mm, K - Km, Nm)):
+            if min(dims) > 0:
+                largest = max(largest, bytes_for(*dims))
+        M, K, N = M // shape.m, K // shape.k, N // shape.n
+        level += 1
+    return max(largest, bytes_for(M, K, N))

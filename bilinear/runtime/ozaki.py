@@ -1,0 +1,358 @@
+"""FP64 products on integer units: the Ozaki scheme II (Ozaki, Uchino, Imamura 2025).
+
+A double-precision product C = alpha·A@B + beta·C becomes N exact int8 products:
+
+1. **Scale to integers.**  Row i of A is multiplied by 2^ea_i, column j of B by 2^eb_j
+   (powers of two: exact), chosen so that its largest magnitude lands in [2^(bA-1), 2^bA),
+   and rounded to the nearest integer: A' = rint(diag(2^ea) A), B' = rint(B diag(2^eb)),
+   |A'| ≤ 2^bA, |B'| ≤ 2^bB.  Rounding is the only error of the scheme: each element moves by at
+   most half a unit, 2^-bA relative to its row's largest element (2^-bB for B's columns).
+2. **Residues.**  For pairwise coprime moduli p_1..p_N ≤ 256, the symmetric residues
+   A'_j = A' mod p_j and B'_j = B' mod p_j lie in [-128, 127]: int8.
+3. **N int8 products** C'_j = A'_j B'_j with int32 accumulation, exact while k·128² < 2^31
+   (:data:`K_CHUNK`; longer inner dimensions are split into chunks that add into C).
+4. **CRT.**  With M = Π p_j, A'B' ≡ C'_j (mod p_j) for every j determines A'B' mod M, and it *is*
+   A'B' when |A'B'| < M/2.  Every entry is bounded by k·2^(bA+bB), so the scheme is exact for
+   ``k·2^(bA+bB) ≤ M/4`` (a factor 2 of margin keeps the rounding in step 4 away from ties); with
+   N moduli, bA + bB = ⌊log2(M/(4k))⌋ (:func:`scale_bits`), and conversely the accuracy target
+   ``bits`` (bA, bB ≥ bits) needs the smallest N with log2 M ≥ 2·bits + log2 k + 2
+   (:func:`moduli_for`).  Reconstruction (:func:`crt_accumulate`, :func:`crt_finish`) is
+   accurate to about two roundings of the result.
+5. **Unscale**: C'·2^-(ea_i + eb_j), then alpha and beta.
+
+``scaling="norm"`` scales by the rows' and columns' 2-norms instead (the Cauchy–Schwarz bound
+|A'_i:·B'_:j| ≤ ‖A'_i:‖‖B'_:j‖ ≤ M/4 replaces k·max·max): bA + bB = ⌊log2(M/8)⌋ (one bit for
+the rounding's growth of the norms), precision 2^-bA relative to ‖A_i:‖ ≤ √k·max|A_i:|.  Never
+more than one bit worse than "max", and on random data about log2(√k·max/‖·‖) bits better per
+side (2 bits at k = 16384): the same accuracy with about half a modulus fewer.
+
+So the result's error is the rounding of step 1: |ΔC_ij| ≤ 2^-bA·max|A_i:|·Σ_h|B_hj| +
+2^-bB·Σ_h|A_ih|·max|B_:j| (plus two roundings of C_ij), against DGEMM's ≈ k·u·Σ_h|A_ih||B_hj|
+worst case; on random data both are random walks, ∝ √k·2^-b for this scheme and ∝ k·u for
+DGEMM's sequential accumulation.
+
+This module holds the pure steps, generic over the array module (``xp`` is numpy or cupy),
+and :func:`gemm`, the whole product with them: the CPU path, where an exact float64 product of
+the integer residues stands in for the int8 GEMM (every partial sum is an integer below 2^53),
+so CPU tests run the very algorithm the GPU runs.  :mod:`bilinear.runtime.ozaki_cuda` runs
+the same steps as fused CUDA passes with cuBLAS's int8 GEMM.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+#: Products of two int8 residues are at most 128·128 in magnitude, and int32 accumulators hold
+#: up to 2^31 - 1, so an int8 product with inner dimension up to this is exact.
+K_CHUNK = (2**31 - 1) // (128 * 128)
+#: Scaled integers stay below 2^62: they convert exactly to int64, and the CUDA residue step's
+#: error analysis (two reductions in double precision) holds up to there.
+MAX_BITS = 62
+#: The default accuracy target: every element kept to 53 bits relative to its row's (column's)
+#: largest element, as if A and B were stored in fixed point with a double's precision.
+DEFAULT_BITS = 53
+MAX_MODULI = 20
+#: How rows of A and columns of B are scaled to integers: by their largest magnitude, or their 2-norm.
+SCALINGS = ("max", "norm")
+#: "max" is the scheme as stated above (its error bound is the documented one); the leaf's default.
+DEFAULT_SCALING = "max"
+#: The computed 2-norm, times this, bounds the true one (its rounding is at most k·2^-53 ≤ 2^-36).
+NORM_SAFETY = 1.0 + 2.0**-30
+#: Rows of B one thread scans for its column's largest magnitude (and sum of squares) on the GPU.
+COLUMN_STRIP = 64
+#: The lowest limb of the CRT constants has this weight and two more limbs sit above it (see Crt).
+LIMBS = 3
+
+
+def _coprime_moduli(limit: int, count: int) -> tuple[int, ...]:
+    """The largest pairwise coprime integers ≤ limit, greedily from the top (256, 255, 253, ...):
+    large moduli give the most bits of M per int8 GEMM."""
+    chosen: list[int] = []
+    for p in range(limit, 1, -1):
+        if all(math.gcd(p, q) == 1 for q in chosen):
+            chosen.append(p)
+            if len(chosen) == count:
+                break
+    return tuple(chosen)
+
+
+MODULI = _coprime_moduli(256, MAX_MODULI)
+
+
+def modulus_product(count: int) -> int:
+    """M = p_1···p_N for the first ``count`` moduli."""
+    return math.prod(MODULI[:count])
+
+
+def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
+    """(bA, bB): the most bits the scaled integers may have with ``count`` moduli and inner
+    dimension ``k``, split evenly (bA takes the odd bit): with "max" scaling k·2^(bA+bB) ≤ M/4,
+    each ≤ 62; with "norm" scaling 2^(bA+bB) ≤ M/8 (norms grow by at most √k/2 ≪ 2^bA in the
+    rounding, which the factor 2 covers), each ≤ 61 (every element is below its row's norm).
+
+    Raises:
+        ValueError: when M is too small for even one bit each.
+    """
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}, not {scaling!r}")
+    M = modulus_product(count)
+    total = (M // (4 * k) if scaling == "max" else M // 8).bit_length() - 1  # largest t with k·2^t ≤ M/4 (2^t ≤ M/8)
+    # "norm": rounding adds at most √k/2 to a norm; with 2^bB ≥ 2√k each factor grows by ≤ 5/4, (5/4)² < 2
+    if total < 2 or (scaling == "norm" and 4**(total // 2) < 4 * k):
+        raise ValueError(f"{count} moduli are too few for an inner dimension of {k}")
+    cap = MAX_BITS if scaling == "max" else MAX_BITS - 1
+    return min(cap, total - total // 2), min(cap, total // 2)
+
+
+def moduli_for(bits: int, k: int) -> int:
+    """The fewest moduli that keep ``bits`` bits of every element (bA, bB ≥ bits) at inner
+    dimension ``k``: the smallest N with log2 M ≥ 2·bits + log2 k + 2.
+
+    Raises:
+        ValueError: for a target beyond 62 bits or one that needs more than MAX_MODULI moduli.
+    """
+    if not 1 <= bits <= MAX_BITS:
+        raise ValueError(f"the accuracy target must be between 1 and {MAX_BITS} bits, not {bits}")
+    for count in range(1, MAX_MODULI + 1):
+        if modulus_product(count) >= (4 * k) << (2 * bits):
+            return count
+    raise ValueError(f"{bits} bits at inner dimension {k} need more than {MAX_MODULI} moduli")
+
+
+@dataclass(frozen=True)
+class Crt:
+    """Constants of the CRT reconstruction for the first N moduli.
+
+    X = Σ_j w_j·Q_j − r·M with w_j = (c_j·y_j mod p_j), Q_j = M/p_j, y_j = Q_j^-1 mod p_j and
+    r = rint(Σ_j w_j/p_j) is the symmetric representative of A'B' mod M.  Q_j and M (up to ~160
+    bits) are cut into three limbs of ``limb_bits`` bits on one grid of powers of two (weights
+    2^(shift+2L), 2^(shift+L), 2^shift; bits below 2^shift are dropped, an error below
+    M·2^-100).  Per limb, T_t = Σ_j w_j·Q_jt − r·M_t is a sum of integers each below
+    2^(53 - log2(Σ p_j/2 + N/2 + 1)) in magnitude, so every partial sum is an integer below
+    2^53: exact in double precision, in any order.  The only roundings are then in
+    (T_0·2^L + T_1)·2^L + T_2: two, relative to the result.
+    """
+
+    moduli: tuple[int, ...]
+    inverses: tuple[int, ...]
+    limb_bits: int
+    shift: int
+    q_limbs: tuple[tuple[float, ...], ...]  # [modulus][limb], highest limb first
+    m_limbs: tuple[float, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.moduli)
+
+
+@lru_cache(maxsize=None)
+def crt_constants(count: int) -> Crt:
+    moduli = MODULI[:count]
+    M = math.prod(moduli)
+    inverses = tuple(pow(M // p, -1, p) for p in moduli)
+    # |w_j| ≤ p_j/2 and |r| ≤ N/2 + 1: the sum of magnitudes times a limb stays below 2^53.
+    weight = sum(p // 2 for p in moduli) + count // 2 + 1
+    limb_bits = 53 - weight.bit_length()
+    shift = max(0, M.bit_length() - LIMBS * limb_bits)
+
+    def limbs(x: int) -> tuple[float, ...]:
+        mask = (1 << limb_bits) - 1
+        return tuple(float((x >> (shift + t * limb_bits)) & mask) for t in reversed(range(LIMBS)))
+
+    return Crt(moduli, inverses, limb_bits, shift, tuple(limbs(M // p) for p in moduli), limbs(M))
+
+
+@dataclass(frozen=True)
+class OzakiPlan:
+    """What one product (one chunk of the inner dimension) runs with."""
+
+    k: int
+    count: int
+    bits_a: int
+    bits_b: int
+    scaling: str = "max"
+
+    @property
+    def crt(self) -> Crt:
+        return crt_constants(self.count)
+
+    @property
+    def moduli(self) -> tuple[int, ...]:
+        return MODULI[: self.count]
+
+
+def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS, scaling: str = "max") -> OzakiPlan:
+    """The plan for inner dimension ``k``: ``count`` moduli, or the fewest that keep ``bits`` bits
+    (of the worst case, "max" scaling: "norm" is never more than a bit worse)."""
+    if count is None:
+        count = moduli_for(bits, k)
+    if not 1 <= count <= MAX_MODULI:
+        raise ValueError(f"the number of moduli must be between 1 and {MAX_MODULI}, not {count}")
+    return OzakiPlan(k, count, *scale_bits(count, k, scaling), scaling)
+
+
+def _round_up(x: int, to: int) -> int:
+    return -(-x // to) * to
+
+
+def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = None,
+                     scaling: str = "max") -> dict[str, int]:
+    """Byte offsets (256-byte aligned) of the parts of one product's GPU workspace, and its "total".
+
+    Per modulus of a group: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product
+    (m×n), with m and n padded to 4 and k to 16 (cuBLAS's int8 tensor-core kernels want aligned
+    leading dimensions); with more than one group, four float64 accumulators per element of C
+    carry the reconstruction from group to group; the largest magnitude (or norm bound) of every
+    row of A and column of B (8 bytes each); with "norm" scaling, B's columns' sums of squares per
+    strip of COLUMN_STRIP rows.  At m = k = n = 16384 and N = 16 in one group: 8 GiB of
+    residues and 16 GiB of products (A, B and C take 6 GiB).
+    """
+    group = count if group is None else max(1, min(group, count))
+    m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(min(k, K_CHUNK), 16)
+    parts = {"amax_a": 8 * m, "amax_b": 8 * n, "ra": group * m4 * kp, "rb": group * n4 * kp,
+             "products": 4 * group * m4 * n4, "acc": 0 if group >= count else 4 * 8 * m * n,
+             "partial": 8 * n * -(-min(k, K_CHUNK) // COLUMN_STRIP) if scaling == "norm" else 0}
+    offsets, at = {}, 0
+    for name, size in parts.items():
+        offsets[name] = at
+        at += _round_up(size, 256)
+    offsets["total"] = at
+    return offsets
+
+
+def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None, scaling: str = "max") -> int:
+    """Device bytes beyond A, B and C one product takes on the GPU (see :func:`workspace_layout`)."""
+    return workspace_layout(m, k, n, count, group, scaling)["total"]
+
+
+def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scaling: str = "max") -> int:
+    """The most moduli per group whose workspace fits ``budget`` bytes (all of them without one).
+
+    Raises:
+        ValueError: when even one modulus at a time does not fit.
+    """
+    if budget is None or workspace_bytes(m, k, n, count, None, scaling) <= budget:
+        return count
+    for group in range(count - 1, 0, -1):
+        if workspace_bytes(m, k, n, count, group, scaling) <= budget:
+            return group
+    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(m, k, n, count, 1, scaling)} bytes of "
+                     f"workspace even one modulus at a time; the budget is {budget}")
+
+
+# --- the steps, for any array module ------------------------------------------------------------
+def statistic(xp: Any, x: Any, axis: int, scaling: str) -> Any:
+    """What a row (axis 1) or column (axis 0) is scaled by: its largest magnitude, or an upper
+    bound of its 2-norm, computed as amax·‖x/amax‖ (with amax rounded up to a power of two, so the
+    squares neither overflow nor underflow) times NORM_SAFETY.  Inf or NaN when the row has one."""
+    amax = xp.abs(x).max(axis=axis, initial=0.0)
+    if scaling == "max":
+        return amax
+    _, ex = xp.frexp(xp.where(xp.isfinite(amax), amax, 0.0))
+    ex = ex[:, None] if axis == 1 else ex[None, :]
+    norm = xp.ldexp(xp.sqrt((xp.ldexp(x, -ex) ** 2).sum(axis=axis)), ex.reshape(-1))
+    return xp.where(xp.isfinite(amax), norm * NORM_SAFETY, amax)
+
+
+def exponents(xp: Any, amax: Any, bits: int) -> tuple[Any, Any]:
+    """(e, bad): 2^e takes a row (column) whose statistic (largest magnitude or norm bound) is
+    ``amax`` into [2^(bits-1), 2^bits); ``bad`` marks rows with an Inf or NaN (their results are NaN)."""
+    bad = ~xp.isfinite(amax)
+    _, ex = xp.frexp(xp.where(bad, 0.0, amax))  # amax = f·2^ex with f in [0.5, 1)
+    return xp.where(amax > 0, bits - ex, 0).astype(np.int32), bad
+
+
+def scaled_integers(xp: Any, x: Any, e: Any, bad: Any, axis: int) -> Any:
+    """rint(x·2^e) along rows (axis 1: e per row) or columns (axis 0), as int64 (exact: the
+    results are integers below 2^62); rows with an Inf or NaN become zeros."""
+    e, bad = (e[:, None], bad[:, None]) if axis == 1 else (e[None, :], bad[None, :])
+    return xp.where(bad, 0.0, xp.rint(xp.ldexp(x, e))).astype(np.int64)
+
+
+def residues(xp: Any, x: Any, moduli: tuple[int, ...]) -> Any:
+    """Symmetric residues of int64 ``x`` modulo each p, stacked: int8 in [-⌊p/2⌋, ⌈p/2⌉ - 1]."""
+    return xp.stack([((x + p // 2) % p - p // 2).astype(np.int8) for p in moduli])
+
+
+def modular_products(xp: Any, ra: Any, rbt: Any) -> Any:
+    """int32 products ra[j] @ rbt[j]ᵀ, exact.  A float64 product stands in for the int8 GEMM:
+    every partial sum is an integer of magnitude ≤ k·128² < 2^53, so any summation order is
+    exact; the chunking keeps it below 2^31, as on the GPU.  One modulus at a time, so the
+    float64 copies take one modulus's worth of memory."""
+    return xp.stack([(x.astype(np.float64) @ y.astype(np.float64).T).astype(np.int32) for x, y in zip(ra, rbt)])
+
+
+def crt_accumulate(xp: Any, products: Any, crt: Crt, first: int, acc: list | None) -> list:
+    """Add the moduli ``first``, ``first + 1``, ... of ``products`` into the accumulators
+    [S, T_0, T_1, T_2] (see :class:`Crt`); ``acc`` None starts them at zero."""
+    if acc is None:
+        acc = [xp.zeros(products.shape[1:], dtype=np.float64) for _ in range(1 + LIMBS)]
+    for offset, c in enumerate(products):
+        j = first + offset
+        p = crt.moduli[j]
+        t = c.astype(np.float64) * crt.inverses[j]  # |t| < 2^39: exact
+        w = t - p * xp.rint(t * (1.0 / p))  # c_j·y_j mod p_j in [-p/2, p/2], exactly
+        w = xp.where(w >= p - p // 2, w - p, w)  # canonical (p = 256: +128 is -128), whatever c_j's representative
+        acc[0] += w * (1.0 / p)
+        for limb in range(LIMBS):
+            acc[1 + limb] += w * crt.q_limbs[j][limb]
+    return acc
+
+
+def crt_finish(xp: Any, acc: list, crt: Crt, shift: Any) -> Any:
+    """The products A'B' times 2^shift (an integer array broadcast against them; the unscaling)."""
+    s, *limbs = acc
+    r = xp.rint(s)  # the multiple of M to take off; |A'B'| ≤ M/4 keeps s - r in [-1/4, 1/4]
+    limbs = [t - r * m for t, m in zip(limbs, crt.m_limbs)]
+    scale = float(2**crt.limb_bits)
+    value = limbs[0]
+    for t in limbs[1:]:
+        value = value * scale + t  # the two roundings of the reconstruction
+    return xp.ldexp(value, shift + crt.shift)
+
+
+# --- the whole product ----------------------------------------------------------------------------
+def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
+         bits: int = DEFAULT_BITS, k_chunk: int = K_CHUNK, group: int | None = None, scaling: str = "max") -> None:
+    """``C = alpha·A@B + beta·C`` in place, by the scheme, with the steps above (the CPU path).
+
+    Args:
+        count: number of moduli; None chooses the fewest that keep ``bits`` bits.
+        k_chunk: longest inner dimension of one exact int8 product (tests make it small).
+        group: moduli per round (bounds memory: residues and products of ``group`` moduli at a
+            time, with float64 accumulators in between); None: all at once.
+        scaling: "max" or "norm" (see the module's docstring).
+    """
+    m, k = A.shape
+    if k == 0 or m == 0 or B.shape[1] == 0:
+        C[...] = 0.0 if beta == 0 else beta * C
+        return
+    if not 1 <= k_chunk <= K_CHUNK:
+        raise ValueError(f"k_chunk must be between 1 and {K_CHUNK}, not {k_chunk}")
+    for start in range(0, k, k_chunk):
+        stop = min(k, start + k_chunk)
+        plan = make_plan(stop - start, count, bits, scaling)
+        _gemm_chunk(xp, A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan, group)
+
+
+def _gemm_chunk(xp: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, plan: OzakiPlan,
+                group: int | None) -> None:
+    ea, bad_a = exponents(xp, statistic(xp, A, 1, plan.scaling), plan.bits_a)
+    eb, bad_b = exponents(xp, statistic(xp, B, 0, plan.scaling), plan.bits_b)
+    ia = scaled_integers(xp, A, ea, bad_a, axis=1)
+    ibt = scaled_integers(xp, B, eb, bad_b, axis=0).T
+    crt, acc = plan.crt, None
+    group = plan.count if group is None else max(1, min(group, plan.count))
+    for first in range(0, plan.count, group):
+        moduli = plan.moduli[first : first + group]
+        products = modular_products(xp, residues(xp, ia, moduli), residues(xp, ibt, moduli))
+        acc = crt_accumulate(xp, products, crt, first, acc)
+    value = crt_finish(xp, acc, crt, -(ea[:, None] + eb[None, :]))
+    value = xp.where(bad_a[:, None] | bad_b[None, :], xp.nan, value)
+    C[...] = alpha * value if beta == 0 else alpha * value + beta * C
+

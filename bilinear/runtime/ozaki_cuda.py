@@ -1,0 +1,235 @@
+"""The Ozaki scheme II on the GPU: fused CUDA passes around cuBLAS's int8 tensor-core GEMM.
+
+Per product (one chunk of the inner dimension, one group of moduli; the steps and why they are
+exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.j2``):
+
+1. ``oz_stat_rows`` / ``oz_amax_cols``: the largest magnitude of every row of A and column of B
+   (one read of A and of B; with "norm" scaling also their 2-norms: ``oz_stat_rows`` reads its
+   row again from L2, ``oz_sumsq_cols`` and ``oz_norm_cols`` read B once more);
+2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
+   in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
+   GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
+3. one strided-batched int8 GEMM over the group's moduli (int32 results, exact);
+4. ``oz_reconstruct``: CRT, unscaling, alpha and beta in one read of the int32 products and C.
+
+Memory is one workspace buffer, kept and grown to the largest product seen; its size is
+:func:`bilinear.runtime.ozaki.workspace_bytes` (N int8 copies of A and Bᵀ plus N int32 products;
+with moduli in groups, a group's worth and four float64 accumulators per element of C).
+Time, at n = 16384 with N moduli: N int8 GEMMs at the int8 tensor rate plus ≈ (8 + 8 + N·(2 + 8) +
+8) bytes per element of memory traffic (A and B read twice, residues written and read, products
+written and read, C written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..lower.render import render
+from . import ozaki
+from .cuda import compiled_function, device_info
+
+THREADS = 256
+VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
+KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
+           "oz_reconstruct")
+
+# cuBLAS constants (CUDA's library_types.h and cublas_api.h): int8 inputs, int32 output and
+# compute type, the default algorithm; CuPy's cublas.gemmStridedBatchedEx takes (handle, transa,
+# transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc,
+# strideC, batchCount, computeType, algo) (cupy_backends/cuda/libs/cublas.pyx).
+CUDA_R_8I = 3
+CUDA_R_32I = 10
+CUBLAS_COMPUTE_32I = 72
+CUBLAS_GEMM_DEFAULT = -1
+CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """What ``templates/ozaki.cu.j2`` needs for N moduli (literals exact: repr round-trips)."""
+
+    count: int
+    values: int
+    moduli: tuple[dict, ...]
+    m_limbs: tuple[str, ...]
+    limb_scale: str
+    shift: int
+    norm_safety: str
+
+    @classmethod
+    def of(cls, count: int) -> KernelSource:
+        crt = ozaki.crt_constants(count)
+        moduli = tuple(
+            {"p": repr(float(p)), "inv": repr(1.0 / p), "half": p // 2, "y": repr(float(y)),
+             "q": tuple(repr(q) for q in limbs)}
+            for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs)
+        )
+        return cls(count, VALUES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
+                   repr(ozaki.NORM_SAFETY))
+
+    def render(self) -> str:
+        return render("ozaki.cu.j2", **{name: getattr(self, name) for name in self.__dataclass_fields__})
+
+
+def _round_up(x: int, to: int) -> int:
+    return -(-x // to) * to
+
+
+class CudaOzaki:
+    """Ozaki-scheme GEMMs on the current CuPy device; keeps its workspace between calls."""
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.cupy = cupy
+        self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
+        self.batched = True  # one strided-batched int8 GEMM per group; False: one call per modulus (to compare)
+        self._kernels: dict[int, dict[str, Any]] = {}
+
+    @cached_property
+    def _cublas(self):
+        try:
+            from cupy_backends.cuda.libs import cublas
+        except ImportError:  # older CuPy layouts
+            from cupy.cuda import cublas
+        return cublas
+
+    def kernels(self, count: int) -> dict[str, Any]:
+        """The compiled passes for ``count`` moduli (rendered and looked up once per count)."""
+        if count not in self._kernels:
+            source = KernelSource.of(count).render()
+            self._kernels[count] = {name: compiled_function(source, name) for name in KERNELS}
+        return self._kernels[count]
+
+    @property
+    def workspace_bytes(self) -> int:
+        return 0 if self.workspace is None else self.workspace.nbytes
+
+    def _buffer(self, nbytes: int):
+        if self.workspace is None or self.workspace.nbytes < nbytes:
+            self.workspace = None  # free the old one first
+            self.workspace = self.cupy.empty(nbytes, dtype=np.uint8)
+        return self.workspace
+
+    # --- the product ---------------------------------------------------------------------------
+    def gemm(self, A, B, C, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
+             bits: int = ozaki.DEFAULT_BITS, group: int | None = None, k_chunk: int = ozaki.K_CHUNK,
+             scaling: str = "max") -> None:
+        """``C = alpha·A@B + beta·C`` on row-major float64 views (unit column stride)."""
+        m, k = A.shape
+        n = B.shape[1]
+        if m == 0 or n == 0:
+            return
+        if k == 0 or alpha == 0:
+            C[...] = 0.0 if beta == 0 else beta * C
+            return
+        for start in range(0, k, k_chunk):
+            stop = min(k, start + k_chunk)
+            plan = ozaki.make_plan(stop - start, count, bits, scaling)
+            self._chunk(A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan, group)
+
+    def _chunk(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, group: int | None) -> None:
+        m, k = A.shape
+        n = B.shape[1]
+        group = plan.count if group is None else max(1, min(group, plan.count))
+        m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(k, 16)
+        kernels = self.kernels(plan.count)
+        at = ozaki.workspace_layout(m, k, n, plan.count, group, plan.scaling)
+        buffer = self._buffer(at["total"])
+        base = buffer.data.ptr
+        ptr = {name: np.uint64(base + offset) for name, offset in at.items()}  # kernel pointer arguments
+        amax_a, amax_b = ptr["amax_a"], ptr["amax_b"]
+        lda, ldb, ldc = _ld(A), _ld(B), _ld(C)
+        grid = device_info().sms * 8
+
+        norm = plan.scaling == "norm"
+        kernels["oz_stat_rows"]((m,), (THREADS,), (A, np.int64(lda), np.int32(k), np.int32(norm), amax_a))
+        buffer[at["amax_b"] : at["amax_b"] + 8 * n].fill(0)
+        strip, strips, columns = ozaki.COLUMN_STRIP, -(-k // ozaki.COLUMN_STRIP), (n + THREADS - 1) // THREADS
+        kernels["oz_amax_cols"]((columns, strips), (THREADS,),
+                                (B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(strip), amax_b))
+        if norm:
+            kernels["oz_sumsq_cols"]((columns, strips), (THREADS,),
+                                     (B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(strip), amax_b, ptr["partial"]))
+            kernels["oz_norm_cols"]((columns,), (THREADS,), (ptr["partial"], np.int32(strips), np.int32(n), amax_b))
+        blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
+        blocks_b = min(-(-n4 * (kp // VALUES) // THREADS), grid)
+        blocks_c = min(-(-m * n // THREADS), grid)
+        for first in range(0, plan.count, group):
+            last = min(plan.count, first + group)
+            kernels["oz_residues_a"]((blocks_a,), (THREADS,), (
+                A, np.int64(lda), np.int32(m), np.int32(k), np.int32(m4), np.int32(kp), amax_a,
+                np.int32(plan.bits_a), np.int32(first), np.int32(last), ptr["ra"]))
+            kernels["oz_residues_bt"]((blocks_b,), (THREADS,), (
+                B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), amax_b,
+                np.int32(plan.bits_b), np.int32(first), np.int32(last), ptr["rb"]))
+            self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, last - first)
+            kernels["oz_reconstruct"]((blocks_c,), (THREADS,), (
+                ptr["products"], np.int32(m4), np.int32(n4), np.int32(m), np.int32(n), amax_a, amax_b,
+                np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(first), np.int32(last),
+                np.int32(first == 0), np.int32(last == plan.count), ptr["acc"],
+                C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
+
+    def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int) -> None:
+        """P_j = A'_j·B'_jᵀ for ``batch`` moduli in one strided-batched call.  cuBLAS is
+        column-major: row-major P_j (m4×n4) is column-major P_jᵀ (n4×m4) = op(X)·Y, where X is the
+        column-major kp×n4 matrix that B'_jᵀ's row-major n4×kp storage is (op = T) and Y the
+        column-major kp×m4 matrix that A'_j's storage is (op = N): "TN", both K-contiguous."""
+        cublas = self._cublas
+        handle = self.cupy.cuda.device.get_cublas_handle()
+        cublas.setStream(handle, self.cupy.cuda.get_current_stream().ptr)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
+        calls = [(0, batch)] if self.batched else [(j, 1) for j in range(batch)]
+        for j, count in calls:
+            cublas.gemmStridedBatchedEx(
+                handle, CUBLAS_OP_T, CUBLAS_OP_N, n4, m4, kp,
+                one.ctypes.data, rb + j * n4 * kp, CUDA_R_8I, kp, n4 * kp,
+                ra + j * m4 * kp, CUDA_R_8I, kp, m4 * kp,
+                zero.ctypes.data, products + 4 * j * m4 * n4, CUDA_R_32I, n4, m4 * n4,
+                count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
+            )
+
+
+def _ld(view) -> int:
+    return max(view.strides[0] // view.itemsize, view.shape[1], 1)
+
+
+# --- the leaf kind -------------------------------------------------------------------------------
+class OzakiLeaf:
+    """The ``ozaki`` leaf kind's GEMM (see :data:`bilinear.lower.options.LEAF_KINDS`): on the
+    CuPy backend the CUDA passes with cuBLAS's int8 GEMM, on the NumPy backend :func:`bilinear.runtime.ozaki.gemm`."""
+
+    def __init__(self, backend: Any, count: int | None = None, bits: int = ozaki.DEFAULT_BITS, budget: int | None = None,
+                 scaling: str = ozaki.DEFAULT_SCALING):
+        self.xp, self.count, self.bits, self.budget, self.scaling = backend.xp, count, bits, budget, scaling
+        self.cuda = CudaOzaki() if backend.name == "cupy" else None
+
+    def moduli(self, k: int) -> int:
+        return self.count if self.count is not None else ozaki.moduli_for(self.bits, min(k, ozaki.K_CHUNK))
+
+    def __call__(self, a: Any, b: Any, c: Any, alpha: float, beta: float) -> None:
+        m, k = a.shape
+        n = b.shape[1]
+        if self.cuda is None:
+            ozaki.gemm(self.xp, a, b, c, alpha, beta, count=self.count, bits=self.bits, scaling=self.scaling)
+            return
+        group = ozaki.group_for_budget(m, k, n, self.moduli(k), self.budget, self.scaling) if k else None
+        self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group, scaling=self.scaling)
+
+    def workspace_bytes(self, m: int, k: int, n: int) -> int:
+        """Device bytes for an m×k×n leaf (0 on the CPU: NumPy's temporaries are host memory)."""
+        if self.cuda is None or k == 0:
+            return 0
+        count = self.moduli(k)
+        group = ozaki.group_for_budget(m, k, n, count, self.budget, self.scaling)
+        return ozaki.workspace_bytes(m, k, n, count, group, self.scaling)
+
+
+def leaf_gemm(backend: Any, options: Any) -> OzakiLeaf:
+    """The leaf-kind table's factory: the ozaki GEMM for ``backend`` with ``options.moduli``."""
+    return OzakiLeaf(backend, count=options.moduli)

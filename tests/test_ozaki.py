@@ -1,0 +1,326 @@
+"""The ozaki leaf: FP64 products by the Ozaki scheme II (runtime/ozaki.py, runtime/ozaki_cuda.py).
+
+CPU tests run the NumPy path against exact rational references; the GPU path runs on the CPU
+too, through the emulator in tests/helpers/ozaki_emulation.py, and must agree bit for bit; the
+GPU tests are in test_ozaki_gpu.py.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bilinear
+from bilinear.lower.options import LEAF_KINDS, LEAVES, Options
+from bilinear.runtime import ozaki
+
+from conftest import ROOT
+
+U = 2.0**-53
+
+
+# --- references -----------------------------------------------------------------------------------
+def exact_product(A: np.ndarray, B: np.ndarray) -> list[list[Fraction]]:
+    """A@B in exact rationals (every double is a rational)."""
+    a = [[Fraction(x) for x in row] for row in A.tolist()]
+    b = [[Fraction(x) for x in col] for col in B.T.tolist()]
+    return [[sum((x * y for x, y in zip(row, col)), Fraction(0)) for col in b] for row in a]
+
+
+def scheme_bound(A: np.ndarray, B: np.ndarray, plan: ozaki.OzakiPlan) -> np.ndarray:
+    """The scheme's error bound per element: rounding A'/B' moves each element by at most
+    2^-bA·max|A_i:| (2^-bB·max|B_:j|), or 2^-bA·‖A_i:‖ with norm scaling; the products of the
+    two errors; two roundings of C."""
+    absA, absB = np.abs(A), np.abs(B)
+    da = np.ldexp(ozaki.statistic(np, A, 1, plan.scaling), -plan.bits_a)[:, None]
+    db = np.ldexp(ozaki.statistic(np, B, 0, plan.scaling), -plan.bits_b)[None, :]
+    k = A.shape[1]
+    return (da * absB.sum(axis=0)[None, :] + absA.sum(axis=1)[:, None] * db + k * da * db) * (1 + 1e-12)
+
+
+def check_against_exact(A, B, C0, alpha, beta, result, plan, chunks=1):
+    """Within the scheme's bound; with k in chunks, each chunk's sum added into C rounds once more."""
+    exact = exact_product(A, B)
+    bound = scheme_bound(A, B, plan) + 2 * (chunks - 1) * U * (np.abs(A) @ np.abs(B))
+    for i, row in enumerate(exact):
+        for j, value in enumerate(row):
+            reference = Fraction(alpha) * value + (Fraction(beta) * Fraction(C0[i, j]) if beta else 0)
+            error = abs(Fraction(result[i, j]) - reference)
+            # three roundings (alpha·AB, beta·C, their sum) relative to the terms, not their sum
+            terms = abs(Fraction(alpha) * value) + (abs(Fraction(beta) * Fraction(C0[i, j])) if beta else 0)
+            allowed = Fraction(abs(alpha) * bound[i, j]) + Fraction(3 * U) * terms + Fraction(2.0**-1074)
+            assert error <= allowed, f"C[{i},{j}]: error {float(error):.3e} > bound {float(allowed):.3e}"
+
+
+# --- moduli and the accuracy target -------------------------------------------------------------------
+def test_moduli_are_pairwise_coprime_and_fit_int8():
+    assert ozaki.MODULI[0] == 256 and len(ozaki.MODULI) == ozaki.MAX_MODULI
+    assert all(p <= 256 for p in ozaki.MODULI)
+    assert all(math.gcd(p, q) == 1 for i, p in enumerate(ozaki.MODULI) for q in ozaki.MODULI[:i])
+    for p in ozaki.MODULI:
+        r = ozaki.residues(np, np.arange(-1000, 1000, dtype=np.int64), (p,))[0]
+        assert r.min() >= -128 and r.max() <= 127
+        assert np.all((np.arange(-1000, 1000) - r.astype(np.int64)) % p == 0)
+
+
+@pytest.mark.parametrize("k", [1, 7, 1000, 16384, ozaki.K_CHUNK])
+@pytest.mark.parametrize("count", [4, 10, 14, 15, 16, 20])
+def test_scale_bits_formula(count, k):
+    """bA + bB is the largest t with k·2^t ≤ M/4 (unless capped at 62 each)."""
+    M = ozaki.modulus_product(count)
+    try:
+        bits_a, bits_b = ozaki.scale_bits(count, k)
+    except ValueError:
+        assert 4 * k << 2 > M
+        return
+    assert bits_a - bits_b in (0, 1) or (bits_a, bits_b) == (62, 62)
+    assert k * 2 ** (bits_a + bits_b) * 4 <= M
+    if bits_b < ozaki.MAX_BITS:
+        assert k * 2 ** (bits_a + bits_b + 1) * 4 > M
+
+
+@pytest.mark.parametrize("count", [6, 14, 15, 16, 20])
+def test_norm_scale_bits(count):
+    """Norm scaling: 2^(bA+bB) ≤ M/8, the largest such, each ≤ 61; about log2(k) - 1 bits more than max."""
+    M = ozaki.modulus_product(count)
+    bits_a, bits_b = ozaki.scale_bits(count, 16384, "norm")
+    assert 8 * 2 ** (bits_a + bits_b) <= M
+    assert bits_b == 61 or 8 * 2 ** (bits_a + bits_b + 1) > M
+    assert sum(ozaki.scale_bits(count, 16384, "norm")) >= min(122, sum(ozaki.scale_bits(count, 16384)) + 12)
+    with pytest.raises(ValueError, match="scaling"):
+        ozaki.scale_bits(count, 5, "sum")
+
+
+@pytest.mark.parametrize("bits", [20, 40, 50, 53, 60])
+@pytest.mark.parametrize("k", [5, 4096, 16384])
+def test_moduli_for_is_the_fewest(bits, k):
+    count = ozaki.moduli_for(bits, k)
+    assert min(ozaki.scale_bits(count, k)) >= bits
+    assert math.log2(ozaki.modulus_product(count)) >= 2 * bits + math.log2(k) + 2
+    if count > 1:
+        assert ozaki.modulus_product(count - 1) < (4 * k) << (2 * bits)
+    assert ozaki.moduli_for(53, 16384) == 16
+
+
+def test_moduli_for_refuses_impossible_targets():
+    with pytest.raises(ValueError, match="between 1 and 62"):
+        ozaki.moduli_for(63, 10)
+    with pytest.raises(ValueError, match="more than 20 moduli"):
+        ozaki.moduli_for(62, 2**40)
+
+
+@pytest.mark.parametrize("count", range(1, ozaki.MAX_MODULI + 1))
+def test_crt_limbs_are_exact_on_one_grid(count):
+    crt = ozaki.crt_constants(count)
+    M = ozaki.modulus_product(count)
+    weight = sum(p // 2 for p in crt.moduli) + count // 2 + 1
+    assert weight * 2**crt.limb_bits <= 2**53  # every partial sum of a limb is an exact integer
+
+    def join(limbs):
+        return sum(int(x) << (crt.shift + (ozaki.LIMBS - 1 - t) * crt.limb_bits) for t, x in enumerate(limbs))
+
+    assert join(crt.m_limbs) == M >> crt.shift << crt.shift
+    for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs):
+        assert join(limbs) == (M // p) >> crt.shift << crt.shift
+        assert (M // p) * y % p == 1
+    assert M.bit_length() - crt.shift <= ozaki.LIMBS * crt.limb_bits
+
+
+@pytest.mark.parametrize("count", [3, 9, 16, 20])
+def test_crt_reconstructs_extreme_integer_products(count):
+    """All entries at ±2^bA, ±2^bB: the largest |A'B'| the bound allows, reconstructed to two roundings."""
+    k = 9
+    plan = ozaki.make_plan(k, count)
+    rng = np.random.default_rng(count)
+    ia = rng.choice([-1, 1], (5, k)).astype(np.int64) << plan.bits_a
+    ib = rng.choice([-1, 1], (k, 4)).astype(np.int64) << plan.bits_b
+    ia[0] = 1 << plan.bits_a  # one row and column of equal signs: |A'B'| = k·2^(bA+bB)
+    ib[:, 0] = 1 << plan.bits_b
+    products = ozaki.modular_products(np, ozaki.residues(np, ia, plan.moduli), ozaki.residues(np, ib.T, plan.moduli))
+    value = ozaki.crt_finish(np, ozaki.crt_accumulate(np, products, plan.crt, 0, None), plan.crt, np.zeros((1, 1), int))
+    exact = [[sum(int(x) * int(y) for x, y in zip(row, col)) for col in ib.T.tolist()] for row in ia.tolist()]
+    assert exact[0][0] == k << (plan.bits_a + plan.bits_b)
+    for i, row in enumerate(exact):
+        for j, x in enumerate(row):
+            assert abs(Fraction(value[i, j]) - x) <= Fraction(2 * U) * abs(x)
+
+
+# --- the product on the CPU ---------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 13, 5), (37, 53, 29), (16, 64, 16)])
+def test_gemm_is_within_the_bound_and_like_dgemm(shape):
+    m, k, n = shape
+    rng = np.random.default_rng(m * k * n)
+    A, B = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    C = np.empty((m, n))
+    ozaki.gemm(np, A, B, C)  # the default: 53 bits
+    plan = ozaki.make_plan(k)
+    check_against_exact(A, B, C, 1.0, 0.0, C, plan)
+    # like a DGEMM: within k·u·|A||B| elementwise
+    exact = np.array([[float(x) for x in row] for row in exact_product(A, B)])
+    assert np.all(np.abs(C - exact) <= k * U * (np.abs(A) @ np.abs(B)) + 2 * U * np.abs(exact))
+
+
+def test_alpha_beta_and_nan_in_c():
+    rng = np.random.default_rng(5)
+    A, B, C0 = rng.standard_normal((9, 11)), rng.standard_normal((11, 6)), rng.standard_normal((9, 6))
+    for alpha, beta in ((1.0, 0.0), (-2.5, 1.0), (0.3, -0.7), (0.0, 2.0)):
+        C = C0.copy()
+        ozaki.gemm(np, A, B, C, alpha, beta, count=16)
+        check_against_exact(A, B, C0, alpha, beta, C, ozaki.make_plan(11, 16))
+    C = np.full((9, 6), np.nan)
+    ozaki.gemm(np, A, B, C, 1.0, 0.0)  # beta = 0: C is not read
+    assert np.all(np.isfinite(C))
+
+
+def test_rows_with_inf_or_nan_give_nan_rows():
+    A, B = np.ones((3, 4)), np.ones((4, 2))
+    A[1, 2] = np.inf
+    B[0, 1] = np.nan
+    C = np.zeros((3, 2))
+    ozaki.gemm(np, A, B, C)
+    assert np.isnan(C[1]).all() and np.isnan(C[:, 1]).all()
+    assert np.all(C[[0, 2], 0] == 4.0)
+
+
+def _matrix(draw, rows, cols, elements):
+    values = np.array(draw(st.lists(elements, min_size=rows * cols, max_size=rows * cols)), dtype=np.float64)
+    return values.reshape(rows, cols)
+
+
+@st.composite
+def problems(draw):
+    m, k, n = (draw(st.integers(1, 9)) for _ in range(3))
+    normal = st.floats(-4, 4, allow_nan=False, width=64)
+    A, B = _matrix(draw, m, k, normal), _matrix(draw, k, n, normal)
+    # rows and columns of very different magnitudes, zero rows, negatives
+    A = np.ldexp(A, np.array(draw(st.lists(st.integers(-300, 300), min_size=m, max_size=m)))[:, None])
+    B = np.ldexp(B, np.array(draw(st.lists(st.integers(-300, 300), min_size=n, max_size=n)))[None, :])
+    if draw(st.booleans()):
+        A[draw(st.integers(0, m - 1))] = 0.0
+    count = draw(st.sampled_from([None, 6, 11, 16, 20]))
+    chunk = draw(st.integers(1, k))  # k larger than the chunk exercises the k-splitting
+    group = draw(st.sampled_from([None, 1, 3]))
+    alpha, beta = draw(st.sampled_from([(1.0, 0.0), (-1.5, 1.0), (2.0, 0.25)]))
+    return A, B, count, chunk, group, alpha, beta, draw(st.sampled_from(ozaki.SCALINGS))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_gemm_property(problem):
+    A, B, count, chunk, group, alpha, beta, scaling = problem
+    rng = np.random.default_rng(0)
+    C0 = rng.standard_normal((A.shape[0], B.shape[1]))
+    C = C0.copy()
+    ozaki.gemm(np, A, B, C, alpha, beta, count=count, k_chunk=chunk, group=group, scaling=scaling)
+    # chunks add up: each within its own bound (a chunk's own row maxima and norms are no larger)
+    plans = [ozaki.make_plan(min(chunk, A.shape[1] - s), count, scaling=scaling) for s in range(0, A.shape[1], chunk)]
+    weakest = min(plans, key=lambda p: p.bits_a + p.bits_b)
+    check_against_exact(A, B, C0, alpha, beta, C, weakest, chunks=len(plans))
+
+
+def test_group_and_chunk_give_the_same_result_as_one_pass():
+    rng = np.random.default_rng(11)
+    A, B = rng.standard_normal((10, 40)), rng.standard_normal((40, 7))
+    one, grouped = np.empty((10, 7)), np.empty((10, 7))
+    ozaki.gemm(np, A, B, one, count=14)
+    ozaki.gemm(np, A, B, grouped, count=14, group=4)
+    assert np.array_equal(one, grouped)  # the accumulators are exact: grouping changes nothing
+
+
+def test_workspace_model():
+    n = 16384
+    layout = ozaki.workspace_layout(n, n, n, 16)
+    assert layout["products"] - layout["ra"] == 16 * 2 * n * n  # int8 residues of A and Bᵀ: 8 GiB
+    assert layout["total"] - layout["products"] == 16 * 4 * n * n  # int32 products: 16 GiB
+    assert ozaki.workspace_bytes(n, n, n, 16) < 25 * 2**30
+    budget = 10 * 2**30
+    group = ozaki.group_for_budget(n, n, n, 16, budget)
+    assert ozaki.workspace_bytes(n, n, n, 16, group) <= budget < ozaki.workspace_bytes(n, n, n, 16, group + 1)
+    with pytest.raises(ValueError, match="even one modulus"):
+        ozaki.group_for_budget(n, n, n, 16, 2**20)
+
+
+# --- the leaf kind ------------------------------------------------------------------------------------
+def test_leaf_kind_table_drives_the_choices():
+    assert "ozaki" in LEAVES and LEAF_KINDS["ozaki"].dtypes == ("float64",) and not LEAF_KINDS["ozaki"].sums
+    out = subprocess.run([sys.executable, "-m", "bilinear.cli", "run", "--help"], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    assert "ozaki" in out
+
+
+def test_float32_is_refused_clearly():
+    with pytest.raises(ValueError, match="ozaki leaf computes float64 products, not float32"):
+        Options(dtype="float32", leaf="ozaki")
+    with pytest.raises(ValueError, match="float64"):
+        bilinear.compile(ROOT / "algorithms" / "strassen.bl", dtype="float32", leaf="ozaki", backend="numpy")
+    run = subprocess.run([sys.executable, "-m", "bilinear.cli", "run", "algorithms/strassen.bl", "-n", "8",
+                          "--dtype", "float32", "--leaf", "ozaki", "--backend", "numpy"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode != 0 and "float64" in run.stderr and "Traceback" not in run.stderr
+    with pytest.raises(ValueError, match="moduli"):
+        Options(leaf="ozaki", moduli=21)
+
+
+@pytest.mark.parametrize("scheme", ["strassen", "winograd", "msmes"])
+@pytest.mark.parametrize("levels", [0, 1, 2])
+def test_strassen_levels_with_ozaki_leaves(scheme, levels):
+    product = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, leaf="ozaki", backend="numpy")
+    rng = np.random.default_rng(levels)
+    A, B, C = rng.standard_normal((37, 29)), rng.standard_normal((29, 23)), rng.standard_normal((37, 23))
+    beta = 1.0 if scheme == "msmes" else 0.0
+    out = product(A, B, out=C.copy(), alpha=0.5, beta=beta)
+    exact = np.array([[float(x) for x in row] for row in exact_product(A, B)])
+    reference = 0.5 * exact + beta * C
+    assert np.max(np.abs(out - reference)) <= 8 * 29 * U * (4 ** levels) * np.max(np.abs(A) @ np.abs(B))
+
+
+def test_cli_runs_ozaki_leaves():
+    run = subprocess.run([sys.executable, "-m", "bilinear.cli", "run", "algorithms/strassen.bl", "-n", "33",
+                          "--levels", "2", "--leaf", "ozaki", "--backend", "numpy"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+
+
+# --- the GPU path, emulated on the CPU ------------------------------------------------------------------
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("scaling", ozaki.SCALINGS)
+@pytest.mark.parametrize(("shape", "count", "group", "chunk"), [
+    ((37, 53, 29), 16, None, ozaki.K_CHUNK), ((8, 16, 4), 5, None, ozaki.K_CHUNK), ((13, 70, 9), 12, 5, 33),
+    ((1, 1, 1), 20, 7, ozaki.K_CHUNK), ((5, 3, 6), 14, None, 2), ((9, 200, 7), 15, None, ozaki.K_CHUNK),
+])
+def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, group, chunk, scaling):
+    from helpers.ozaki_emulation import emulated_runner
+
+    runner = emulated_runner(monkeypatch)
+    runner.batched = count % 2 == 0  # one strided-batched call per group, or one call per modulus
+    m, k, n = shape
+    rng = np.random.default_rng(m + k + n)
+    A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+    A[m // 2] *= 1e-200
+    B[:, n // 2] *= 1e150
+    if m > 2:
+        A[1, 0] = np.inf
+    # views with leading dimensions larger than their rows, as Strassen blocks are
+    A = np.pad(A, ((0, 0), (0, 3)))[:, :k]
+    ours, reference = C0.copy(), C0.copy()
+    runner.gemm(A, B, ours, 0.7, 0.5, count=count, group=group, k_chunk=chunk, scaling=scaling)
+    ozaki.gemm(np, A, B, reference, 0.7, 0.5, count=count, group=group, k_chunk=chunk, scaling=scaling)
+    assert np.array_equal(ours, reference, equal_nan=True)
+    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, group, scaling)
+
+
+def test_compile_writes_artifacts_for_ozaki_leaves(tmp_path):
+    """The C++ host layer has cuBLAS leaves only; the manifest says the ozaki leaves run in Python."""
+    run = subprocess.run([sys.executable, "-m", "bilinear.cli", "compile", "algorithms/strassen.bl", "-o",
+                          str(tmp_path / "out"), "--leaf", "ozaki"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    manifest = (tmp_path / "out" / "manifest.json").read_text()
+    assert '"leaf": "ozaki"' in manifest and "Python runtime" in manifest
