@@ -92,7 +92,7 @@ def test_a_limit_nothing_fits_is_one_message():
     "options, message",
     [
         ({"levels": 1, "breadth": 2}, "breadth must be between 0 and the 1 level(s) asked for, not 2"),
-        ({"levels": 1, "breadth": 1, "leaf": "fused"}, "use leaf='cublas' with breadth > 0"),
+        ({"levels": 1, "breadth": 1, "leaf": "fused"}, "use leaf='cublas' (or another single-view leaf such as ozaki) with breadth > 0"),
         ({"levels": 1, "workspace_limit": -1}, "workspace_limit must be a number of bytes >= 0, not -1"),
     ],
 )
