@@ -279,7 +279,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     if choice.kernel == "recursive" and inplace:
         return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
-    if choice.kernel == "recursive" and _fits(choice.config, A, B, out):
+    if choice.kernel == "recursive" and choice.config is not None and _fits(choice.config, A, B, out):
         return _fast_product(choice.config)(A, B, out=out, alpha=alpha, beta=beta)
     if beta == 0 and alpha == 1:
         return cupy.matmul(A, B, out=out)
