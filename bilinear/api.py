@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from .ir import Algorithm, Program, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
 from .verify import Report, verify_program
 from .verify.rings import check_inexact
+from .runtime.views import overlaps
 
 
 def _read(
@@ -254,6 +256,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         ValueError: for arrays of the wrong kind, dtype, shape or layout, and
             for alpha or beta that are not real numbers.
     """
+    plain = _plain_library_call(A, B, out, alpha, beta)
+    if plain is not None:
+        return plain
     from .runtime.compiled import real_scalar
 
     alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
@@ -289,6 +294,32 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
 
 
 _FAST: dict[tuple[str, int, int, str], object] = {}
+_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+
+
+def _plain_library_call(A, B, out, alpha, beta):
+    """``out = A@B`` by cuBLAS when nothing needs checking beyond a few attributes and the table
+    keeps cuBLAS for the shape; None otherwise (the full path then checks and decides).  A small
+    product takes microseconds on the GPU: the full path's checks cost more than that."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None or alpha != 1 or beta != 0 or type(alpha) not in (int, float) or type(beta) not in (int, float):
+        return None
+    ndarray = cupy.ndarray
+    if type(A) is not ndarray or type(B) is not ndarray or A.ndim != 2 or B.ndim != 2:
+        return None
+    if A.dtype != B.dtype or A.dtype not in _FLOATS or A.shape[1] != B.shape[0] or 0 in A.shape or 0 in B.shape:
+        return None
+    if not (A.flags.c_contiguous and B.flags.c_contiguous):
+        return None
+    if out is not None and (type(out) is not ndarray or out.dtype != A.dtype or out.shape != (A.shape[0], B.shape[1])
+                            or not out.flags.c_contiguous or overlaps(out, A) or overlaps(out, B)):
+        return None
+    from .dispatch import _committed_choice
+
+    if _committed_choice(A.shape[0], A.shape[1], B.shape[1], str(A.dtype), True).kernel != "cublas":
+        return None
+    return cupy.matmul(A, B, out=out)
+
 
 
 def _fast_product(config):
