@@ -27,16 +27,18 @@ from bilinear.model import predict
 from bilinear.runtime.ceilings import measure_ceilings
 
 ROOT = Path(__file__).resolve().parent.parent
-# (label, scheme, levels, breadth): depth-first configurations as shipped, then breadth-first ones.
+# (label, scheme, levels, breadth, launch): depth-first configurations as shipped, then breadth-first ones,
+# each launch mode of the leaves (serial, concurrent streams, one batched GEMM).
 CONFIGS = [
-    ("rsmm L1 dfs", "rsmm", 1, 0),
-    ("rsmm L2 dfs", "rsmm", 2, 0),
-    ("msmes L1 dfs (0 B)", "msmes", 1, 0),
-    ("winograd L1 bfs1", "winograd", 1, 1),
-    ("winograd L2 bfs2", "winograd", 2, 2),
-    ("msmes L2 dfs1+bfs1", "msmes", 2, 1),
-    ("winograd L3 dfs1+bfs2", "winograd", 3, 2),
-    ("msmes L3 dfs1+bfs2", "msmes", 3, 2),
+    ("rsmm L1 dfs", "rsmm", 1, 0, "serial"),
+    ("msmes L1 dfs (0 B)", "msmes", 1, 0, "serial"),
+    ("msmes L1 dfs streams (0 B)", "msmes", 1, 0, "streams"),
+    ("winograd L1 bfs1", "winograd", 1, 1, "serial"),
+    ("winograd L1 bfs1 streams", "winograd", 1, 1, "streams"),
+    ("winograd L2 bfs2", "winograd", 2, 2, "serial"),
+    ("winograd L2 bfs2 streams", "winograd", 2, 2, "streams"),
+    ("winograd L2 bfs2 batched", "winograd", 2, 2, "batched"),
+    ("msmes L3 dfs1+bfs2 streams", "msmes", 3, 2, "streams"),
 ]
 HOST_TIMED = "winograd L2 bfs2"  # host time per call, with and without its graph
 
@@ -84,8 +86,9 @@ def run(args) -> dict:
     ceilings = measure_ceilings(cupy, dtype)
     configs = [c for c in CONFIGS if not args.configs or c[0] in args.configs]
     products = {
-        label: bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, breadth=breadth, dtype=dtype)
-        for label, scheme, levels, breadth in configs
+        label: bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, breadth=breadth, dtype=dtype,
+                                launch=launch)
+        for label, scheme, levels, breadth, launch in configs
     }
     rows = []
     for n in _sizes(args.sizes):

@@ -145,11 +145,12 @@ def lower_program(
     per_level: tuple[str, ...] | None = None,
     breadth: int = 0,
     workspace_limit: int | None = None,
+    launch: str = "serial",
 ) -> Lowered:
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
     program = source if isinstance(source, Program) else load(source)
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
-                      workspace_limit=workspace_limit)
+                      workspace_limit=workspace_limit, launch=launch)
     return lower(program, options, per_level)
 
 
@@ -165,6 +166,7 @@ def compile(
     per_level: tuple[str, ...] | None = None,
     breadth: int = 0,
     workspace_limit: int | None = None,
+    launch: str = "serial",
 ):
     """Verify, lower and load a scheme; returns a callable ``f(A, B, out=None, alpha=1, beta=0)``.
 
@@ -190,6 +192,10 @@ def compile(
         workspace_limit: bytes of workspace a call may use; a call whose
             breadth-first workspace would pass it runs fewer levels
             breadth-first (the rest depth-first). None: no limit.
+        launch: how leaf products are issued: ``"serial"``, ``"streams"``
+            (a stage's independent GEMMs, or all breadth-first leaves, on
+            concurrent streams) or ``"batched"`` (breadth-first leaves as one
+            strided-batched GEMM).
 
     Raises:
         BilinearError: the scheme does not verify.
@@ -214,7 +220,7 @@ def compile(
     if not isinstance(levels, int) or isinstance(levels, bool):
         raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError
     lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level,
-                            breadth=breadth, workspace_limit=workspace_limit)
+                            breadth=breadth, workspace_limit=workspace_limit, launch=launch)
     return CompiledProduct(lowered, chosen_backend)
 
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from .ir import parse_block
-from .lower.options import DTYPES, LEAVES
+from .lower.options import DTYPES, LAUNCHES, LEAVES
 
 REPORT_FORMATS = ("text", "md", "json")
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
@@ -99,6 +99,11 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--breadth", type=level_count, default=0, metavar="L",
         help="run the innermost L of the levels breadth-first: one split per operand, the leaf GEMMs, one merge (default 0)",
+    )
+    parser.add_argument(
+        "--launch", choices=LAUNCHES, default="serial",
+        help="leaf products: serial on one stream, the independent ones of a stage on concurrent streams, or "
+             "breadth-first leaves as one batched GEMM (default serial)",
     )
     parser.add_argument(
         "--workspace-limit", type=byte_count, default=None, metavar="BYTES",

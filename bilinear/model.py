@@ -75,7 +75,7 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
     fused = options.leaf == "fused"
     if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
         if _breadth_runs(lowered, M, K, N):
-            return predict_breadth(lowered.breadth, ceilings, M, K, N)
+            return predict_breadth(lowered.breadth, ceilings, M, K, N, options.launch)
         flops = 2.0 * M * K * N
         return [StepPrediction("leaf", flops / ceilings.rate(M, K, N, fused), flops, 0.0)]
     plan = lowered.levels[level]
@@ -88,7 +88,8 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
             continue
         inner = predict_steps(lowered, ceilings, bm, bk, bn, level + 1)
         count = len(step.statements)
-        if fused and inner[0].name == "leaf":  # one launch for the whole stage: as one product of its volume
+        concurrent = fused or options.launch != "serial"  # one launch, or GEMMs on concurrent streams
+        if concurrent and inner[0].name == "leaf":  # the whole stage: as one product of its volume
             flops = count * inner[0].flops
             seconds = flops / ceilings.rate(bm * count, bk, bn, fused)
         else:
@@ -105,7 +106,8 @@ def _breadth_runs(lowered: Lowered, M: int, K: int, N: int) -> bool:
     return lowered.breadth is not None and min(lowered.breadth.leaf_dims(M, K, N)) >= max(lowered.options.cutoff, 1)
 
 
-def predict_breadth(plan: BreadthFirst, ceilings: Ceilings, M: int, K: int, N: int) -> list[StepPrediction]:
+def predict_breadth(plan: BreadthFirst, ceilings: Ceilings, M: int, K: int, N: int,
+                    launch: str = "serial") -> list[StepPrediction]:
     """Breadth-first levels: each split reads its operand once and writes every product's sum, the
     leaves run at the library's rate for their size, the merge reads every product and writes C."""
     Mm, Km, Nm = plan.main_dims(M, K, N)
@@ -118,7 +120,9 @@ def predict_breadth(plan: BreadthFirst, ceilings: Ceilings, M: int, K: int, N: i
     }
     steps = [StepPrediction(name, moved[name] / ceilings.bandwidth, 0.0, float(moved[name])) for name in ("split A", "split B")]
     flops = 2.0 * R * m * k * n
-    steps.append(StepPrediction("leaves", flops / ceilings.rate(m, k, n), flops, 0.0))
+    # Leaves issued together (streams, or one batched call) run as one product of their volume.
+    rate = ceilings.rate(m, k, n) if launch == "serial" else ceilings.rate(m * R, k, n)
+    steps.append(StepPrediction("leaves", flops / rate, flops, 0.0))
     steps.append(StepPrediction("merge", moved["merge"] / ceilings.bandwidth, 0.0, float(moved["merge"])))
     peeled = 2.0 * (M * N * K - Mm * Nm * Km)
     if peeled:

@@ -164,3 +164,46 @@ def test_a_captured_product_replays_it(path, levels, breadth):
     captured()
     captured.synchronize()
     assert float(cupy.abs(out - A @ B).max()) < 1e-10
+
+
+@pytest.mark.parametrize("launch", ["streams", "batched"])
+def test_launch_modes_compute_the_same_product(launch):
+    rng = np.random.default_rng(5)
+    A, B = _integers(rng, 67, 70), _integers(rng, 70, 69)
+    for path, levels, breadth in (("msmes", 2, 0), ("rsmm", 2, 1), ("winograd", 2, 2)):
+        product = bilinear.compile(ROOT / f"algorithms/{path}.bl", levels=levels, breadth=breadth, launch=launch,
+                                   backend="numpy")
+        np.testing.assert_array_equal(product(A.copy(), B.copy()), A @ B)
+
+
+def test_the_model_prices_concurrent_leaves_as_one_product():
+    from bilinear.model import Ceilings, predict
+
+    ceilings = Ceilings("test", "float64", 3e12, ((512, 10e12), (1024, 40e12), (4096, 60e12)))
+    serial = lower_program(ROOT / "algorithms/winograd.bl", levels=2, breadth=2)
+    streams = lower_program(ROOT / "algorithms/winograd.bl", levels=2, breadth=2, launch="streams")
+    assert predict(streams, ceilings, 4096, 4096, 4096) < predict(serial, ceilings, 4096, 4096, 4096)
+
+
+def test_an_unknown_launch_mode_says_which_exist():
+    with pytest.raises(ValueError, match="launch must be one of serial, streams, batched, not 'parallel'"):
+        Options(launch="parallel")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("launch", ["streams", "batched"])
+def test_launch_modes_on_the_gpu(launch):
+    import cupy
+
+    rng = cupy.random.default_rng(2)
+    A, B = rng.standard_normal((2051, 1029)), rng.standard_normal((1029, 2047))
+    reference = A @ B
+    for path, levels, breadth in (("msmes", 1, 0), ("strassen", 2, 0), ("winograd", 2, 2)):
+        product = bilinear.compile(ROOT / f"algorithms/{path}.bl", levels=levels, breadth=breadth, launch=launch)
+        out = product(A, B)
+        assert float(cupy.abs(out - reference).max()) < 1e-10, path
+        captured_out = cupy.zeros_like(out)
+        captured = product.capture(A, B, captured_out)
+        captured()
+        captured.synchronize()
+        assert float(cupy.abs(captured_out - reference).max()) < 1e-10, path

@@ -33,6 +33,13 @@ LEAF_KINDS = {
                       "FP64 on the int8 tensor cores by the Ozaki scheme II (cuBLAS int8 GEMMs, exact CRT)"),
 }
 LEAVES = tuple(LEAF_KINDS)
+# How a stage's leaf products are issued (the OpenCL K-G-I report's launch classes):
+# "serial" one GEMM after another on one stream; "streams" the independent GEMMs of a stage
+# (all of them for breadth-first leaves) spread over concurrent streams; "batched" the
+# breadth-first leaves as one strided-batched GEMM (one kernel, homogeneous work), depth-first
+# stages as with "streams".  Element-wise stages are always one kernel with a work group per
+# block shape (heterogeneous groups); they already run at the copy bandwidth.
+LAUNCHES = ("serial", "streams", "batched")
 
 # With fused leaves, an algorithm's default schedule carries its operand sums down to the
 # fused kernel, and over several such levels the leaf products multiply and so do their
@@ -64,6 +71,7 @@ class Options:
     # split per operand, the leaf GEMMs, one merge; the levels above recurse depth-first.
     breadth: int = 0
     workspace_limit: int | None = None  # bytes breadth-first levels may hold; fewer levels run beyond it
+    launch: str = "serial"  # how leaf products are issued: one of LAUNCHES
 
     @classmethod
     def from_args(cls, args) -> Options:
@@ -99,6 +107,8 @@ class Options:
         self._check_breadth()
 
     def _check_breadth(self) -> None:
+        if self.launch not in LAUNCHES:
+            raise ValueError(f"launch must be one of {', '.join(LAUNCHES)}, not {self.launch!r}")
         if isinstance(self.breadth, bool) or not isinstance(self.breadth, int):
             raise ValueError(f"breadth must be a whole number, not {self.breadth!r}")  # noqa: TRY004 - documented
         if not 0 <= self.breadth <= self.levels:

@@ -59,6 +59,12 @@ class Backend(ABC):
         for r in range(a.shape[0]):
             self.gemm(a[r], b[r], c[r], 1.0, 0.0)
 
+    def concurrently(self, calls: Sequence[Any]) -> None:
+        """Run independent calls (each launches work writing memory no other call touches), on
+        concurrent streams where the backend has them; in order on the CPU."""
+        for call in calls:
+            call()
+
     def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
         """Compile ahead of the first call (nothing to compile on the CPU)."""
 

@@ -15,12 +15,15 @@ from .backend import Backend, View
 class BreadthFirstRunner:
     """``c = alpha·a@b + beta·c`` through the breadth-first levels of ``plan``."""
 
-    def __init__(self, plan: BreadthFirst, backend: Backend, cutoff: int = 1, gemm=None, batched: bool = False):
+    def __init__(self, plan: BreadthFirst, backend: Backend, cutoff: int = 1, gemm=None, launch: str = "serial"):
         self.plan = plan
         self.backend = backend
         self.gemm = gemm or backend.gemm  # the leaf kind's GEMM (cuBLAS, or the Ozaki leaf)
         self.cutoff = max(cutoff, 1)
-        self.batched = batched  # one strided-batched library call for the leaves, or one call each
+        # "serial": one leaf GEMM after another; "streams": spread over concurrent streams;
+        # "batched": one strided-batched library call.  Library leaves only: another leaf kind
+        # (Ozaki) reuses its workspace from call to call, so its leaves run one after another.
+        self.launch = launch if self.gemm == backend.gemm else "serial"
         self.workspace: dict[tuple[int, int, int], tuple[View, View, View]] = {}
 
     def runs(self, M: int, K: int, N: int) -> bool:
@@ -62,8 +65,13 @@ class BreadthFirstRunner:
         left, right, products = self._buffers(*plan.leaf_dims(a.shape[0], a.shape[1], b.shape[1]))
         backend.split(plan, plan.split_a, a, left)
         backend.split(plan, plan.split_b, b, right)
-        if self.batched:
+        if self.launch == "batched":
             backend.gemm_batched(left, right, products)
+        elif self.launch == "streams":
+            gemm = self.gemm
+            backend.concurrently([
+                (lambda r: lambda: gemm(left[r], right[r], products[r], 1.0, 0.0))(r) for r in range(plan.rank)
+            ])
         else:
             for r in range(plan.rank):
                 self.gemm(left[r], right[r], products[r], 1.0, 0.0)

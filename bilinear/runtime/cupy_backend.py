@@ -24,6 +24,7 @@ from .views import blas_leading_dimension as _ld  # the name gemm calls it by
 from .views import row_stride, vector_aligned
 
 THREADS = 256
+CONCURRENT_STREAMS = 4  # enough to fill the GPU with leaves too small to fill it alone
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
 
 
@@ -48,6 +49,8 @@ class CupyBackend(Backend):
         self._fused = None  # a fused.FusedLaunches, made on the first fused launch
         self.capturing = False  # a stream is capturing a graph: GEMMs go through cublas_capture
         self._breadth: dict[tuple[int, str], tuple[BreadthFirst, object]] = {}
+        self._streams: list = []  # concurrent streams for independent leaf products, made on first use
+        self._handles: dict[int, int] = {}  # stream pointer -> its own cuBLAS handle (a handle's workspace is per stream)
 
     @cached_property
     def _cublas(self):
@@ -109,7 +112,7 @@ class CupyBackend(Backend):
             return
         scalars = np.array([alpha, beta], dtype=a.dtype)
         step = scalars.itemsize
-        handle = self.xp.cuda.device.get_cublas_handle()
+        handle = self._handle()
         # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
         args = (n, m, k, scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
                 scalars.ctypes.data + step, c.data.ptr, _ld(c))
@@ -129,7 +132,7 @@ class CupyBackend(Backend):
         if batch == 0 or m == 0 or n == 0 or k == 0:
             super().gemm_batched(a, b, c)
             return
-        handle = self.xp.cuda.device.get_cublas_handle()
+        handle = self._handle()
         scalars = np.array([1.0, 0.0], dtype=a.dtype)
         args = (n, m, k, scalars.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k, m * k,
                 scalars.ctypes.data + scalars.itemsize, c.data.ptr, n, m * n, batch)
@@ -142,6 +145,39 @@ class CupyBackend(Backend):
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         gemm = cublas.dgemmStridedBatched if a.dtype == np.float64 else cublas.sgemmStridedBatched
         gemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
+
+    # --- concurrent leaf products -------------------------------------------------------------------
+    def _handle(self) -> int:
+        """CuPy's cuBLAS handle on its streams; a handle of its own on each of ours."""
+        stream = self.xp.cuda.get_current_stream().ptr
+        if stream not in self._handles:
+            return self.xp.cuda.device.get_cublas_handle()
+        if self._handles[stream] == 0:
+            self._handles[stream] = self._cublas.create()
+        return self._handles[stream]
+
+    def concurrently(self, calls) -> None:
+        """Fork the calls over CONCURRENT_STREAMS streams after the current stream's work, and
+        join them back into it (events both ways, so graph capture follows the fork too)."""
+        calls = list(calls)
+        if len(calls) < 2:
+            for call in calls:
+                call()
+            return
+        cuda = self.xp.cuda
+        if not self._streams:
+            self._streams = [cuda.Stream(non_blocking=True) for _ in range(CONCURRENT_STREAMS)]
+            self._handles.update({stream.ptr: 0 for stream in self._streams})
+        origin = cuda.get_current_stream()
+        start = origin.record()
+        used = self._streams[: len(calls)]
+        for stream in used:
+            stream.wait_event(start)
+        for index, call in enumerate(calls):
+            with used[index % len(used)]:
+                call()
+        for stream in used:
+            origin.wait_event(stream.record())
 
     # --- breadth-first split and merge -----------------------------------------------------------
     def _breadth_function(self, plan: BreadthFirst, name: str):

@@ -21,6 +21,7 @@ from ..lower.options import LEAF_KINDS
 from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
+from .views import overlaps
 from .leaf_kinds import leaf_gemm, leaf_workspace_bytes
 
 
@@ -76,7 +77,10 @@ class Executor:
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
         self.observer: Callable[[int, str, str], None] | None = None
         # Single-view leaves: the leaf kind's GEMM, or the innermost levels breadth-first with it under them.
-        self.breadth = BreadthFirstRunner(lowered.breadth, backend, self.options.cutoff, leaf) if lowered.breadth else None
+        self.breadth = (
+            BreadthFirstRunner(lowered.breadth, backend, self.options.cutoff, leaf, self.options.launch)
+            if lowered.breadth else None
+        )
         self.gemm = self.breadth or leaf
 
     # --- entry --------------------------------------------------------------------------
@@ -238,11 +242,29 @@ class Executor:
                         self.backend.scale(view, 0.0)
             self._launch(launch, [problem for _, problem, _ in items])
             return
+        calls = []
         for form, problem, overwrite in items:
             if len(problem.a) != 1 or len(problem.b) != 1:
                 raise ValueError("library GEMM leaves multiply single views; operand sums need the fused leaf")
-            for coef, view in zip(form.targets, problem.c):
-                self.gemm(problem.a[0], problem.b[0], view, self.alpha * float(coef), 0.0 if overwrite else 1.0)
+            calls.append(self._statement(form, problem, overwrite))
+        # Concurrent only with the backend's own GEMM: a breadth-first runner or an Ozaki leaf
+        # reuses one workspace from call to call.
+        library = self.gemm == self.backend.gemm
+        if self.options.launch != "serial" and library and _apart([view for _, problem, _ in items for view in problem.c]):
+            self.backend.concurrently(calls)
+        else:
+            for call in calls:
+                call()
+
+    def _statement(self, form: ProblemForm, problem: Bound, overwrite: bool) -> Callable[[], None]:
+        """One leaf statement's GEMMs (one per target), as a call to issue now or on a stream."""
+        scales = [self.alpha * float(coef) for coef in form.targets]
+
+        def call() -> None:
+            for scale, view in zip(scales, problem.c):
+                self.gemm(problem.a[0], problem.b[0], view, scale, 0.0 if overwrite else 1.0)
+
+        return call
 
     def _launch(self, launch: ProductLaunch, problems: Sequence[Bound]) -> None:
         """Bind each problem's views to the launch's slots and launch it (nothing to add when α is 0)."""
@@ -256,6 +278,11 @@ class Executor:
                 for slot, view in zip(side_slots, side_views, strict=True):
                     side[slot] = view
         self.backend.fused(launch, views, (M, N, K), self.alpha * float(launch.scale))
+
+
+def _apart(views: Sequence[View]) -> bool:
+    """Whether no two target views share memory, so their statements may run concurrently."""
+    return not any(overlaps(x, y) for i, x in enumerate(views) for y in views[i + 1 :])
 
 
 def _dims(A: View, B: View) -> tuple[int, int, int]:

@@ -1,0 +1,45 @@
+"""The kernels issue 13 added, run small under compute-sanitizer (memcheck, racecheck):
+breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, odd sizes),
+leaves on concurrent streams, and the Ozaki leaf's passes.
+
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cupy
+
+import bilinear
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    rng = cupy.random.default_rng(0)
+    cases = [("winograd", 2, 2, "serial", "float64"), ("winograd", 2, 2, "streams", "float32"),
+             ("grey234", 1, 1, "batched", "float64"), ("strassen", 2, 1, "streams", "float64")]
+    for scheme, levels, breadth, launch, dtype in cases:
+        product = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, breadth=breadth, launch=launch,
+                                   dtype=dtype)
+        for M, K, N in ((256, 256, 256), (261, 259, 263), (96, 200, 48)):
+            A = rng.standard_normal((M, K), dtype=dtype)
+            B = rng.standard_normal((K, N), dtype=dtype)
+            C = rng.standard_normal((M, N), dtype=dtype)
+            out = C.copy()
+            product(A, B, out=out, alpha=0.5, beta=2.0 if scheme != "rsmm" else 0.0)
+            expected = 0.5 * (A.astype("float64") @ B.astype("float64")) + 2.0 * C
+            error = float(cupy.abs(out - expected).max())
+            tolerance = 1e-9 if dtype == "float64" else 1e-2
+            assert error < tolerance, (scheme, launch, dtype, M, K, N, error)
+            print(f"{scheme} L{levels} bfs{breadth} {launch} {dtype} {M}x{K}x{N}: max error {error:.1e}", flush=True)
+    ozaki = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=1, leaf="ozaki")
+    A, B = rng.standard_normal((130, 97)), rng.standard_normal((97, 129))
+    error = float(cupy.abs(ozaki(A, B) - A @ B).max())
+    assert error < 1e-10, error
+    print(f"ozaki leaf 130x97x129: max error {error:.1e}")
+
+
+if __name__ == "__main__":
+    main()
