@@ -262,7 +262,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         ValueError: for arrays of the wrong kind, dtype, shape or layout, and
             for alpha or beta that are not real numbers.
     """
-    plain = _plain_library_call(A, B, out, alpha, beta)
+    plain = None if inplace else _plain_library_call(A, B, out, alpha, beta)
     if plain is not None:
         return plain
     from .runtime.compiled import real_scalar
@@ -320,9 +320,9 @@ def _plain_library_call(A, B, out, alpha, beta):
     if out is not None and (type(out) is not ndarray or out.dtype != A.dtype or out.shape != (A.shape[0], B.shape[1])
                             or not out.flags.c_contiguous or overlaps(out, A) or overlaps(out, B)):
         return None
-    from .dispatch import _committed_choice
+    from . import dispatch
 
-    if _committed_choice(A.shape[0], A.shape[1], B.shape[1], str(A.dtype), True).kernel != "cublas":
+    if dispatch.dispatch(A.shape[0], A.shape[1], B.shape[1], str(A.dtype)).kernel != "cublas":
         return None
     return cupy.matmul(A, B, out=out)
 
