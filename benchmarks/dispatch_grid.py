@@ -42,9 +42,9 @@ GRID = [
     ("float64", 1000000, 8, 8), ("float64", 65536, 1024, 64),
     ("float32", 16384, 16384, 2), ("float32", 1000000, 4, 4), ("float32", 32768, 16384, 16), ("float32", 4096, 4096, 64),
 ]
-# Non-perturbing candidates (scheme, levels, breadth): A and B are read only.
-CANDIDATES = [("winograd", 1, 1), ("winograd", 2, 2), ("winograd", 2, 1), ("rsmm", 1, 0), ("rsmm", 2, 1),
-              ("winograd", 3, 2)]
+# Non-perturbing candidates (scheme, levels, breadth, launch): A and B are read only.
+CANDIDATES = [("winograd", 1, 1, "streams"), ("winograd", 2, 2, "streams"), ("winograd", 2, 2, "batched"),
+              ("rsmm", 1, 0, "serial"), ("rsmm", 2, 1, "streams"), ("winograd", 3, 2, "streams")]
 
 
 def _timed(call, target_ms: float = 20.0) -> callable:
@@ -94,16 +94,20 @@ def measure_table(path: Path, repeat: int) -> None:
         calls = {"cuBLAS": lambda: cupy.matmul(A, B, out=C)}
         products = {}
         out = cupy.zeros_like(C)  # every candidate overwrites it (beta = 0): one output for all
-        for scheme, levels, breadth in CANDIDATES:
-            product = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", dtype=dtype, levels=levels, breadth=breadth)
-            products[(scheme, levels, breadth)] = product
-            calls[(scheme, levels, breadth)] = (lambda p: lambda: p(A, B, out=out))(product)
+        for candidate in CANDIDATES:
+            scheme, levels, breadth, launch = candidate
+            product = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", dtype=dtype, levels=levels, breadth=breadth,
+                                       launch=launch)
+            products[candidate] = product
+            calls[candidate] = (lambda p: lambda: p(A, B, out=out))(product)
         ms = _interleaved(calls, repeat)
         best = min(products, key=lambda key: ms[key])
         speedup = ms["cuBLAS"] / ms[best]
         rows.append({"dtype": dtype, "m": m, "k": k, "n": n, "scheme": best[0], "levels": best[1], "breadth": best[2],
-                     "speedup": round(speedup, 4), "workspace_bytes": products[best].workspace_bytes(m, k, n),
-                     "candidates": {f"{s} L{lv} b{b}": round(ms["cuBLAS"] / ms[(s, lv, b)], 4) for s, lv, b in products}})
+                     "launch": best[3], "speedup": round(speedup, 4),
+                     "workspace_bytes": products[best].workspace_bytes(m, k, n),
+                     "candidates": {f"{s} L{lv} b{b} {la}": round(ms["cuBLAS"] / ms[(s, lv, b, la)], 4)
+                                    for s, lv, b, la in products}})
         print(f"{dtype} {m}x{k}x{n}: best {best} {speedup:.3f}x  {rows[-1]['candidates']}", flush=True)
         A = B = C = out = calls = products = None  # the next shape's arrays need the room
         cupy.get_default_memory_pool().free_all_blocks()

@@ -299,7 +299,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     return out
 
 
-_FAST: dict[tuple[str, int, int, str], object] = {}
+_FAST: dict[tuple[str, int, int, str, str], object] = {}
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
 
 
@@ -330,12 +330,12 @@ def _plain_library_call(A, B, out, alpha, beta):
 
 def _fast_product(config):
     """The non-perturbing fast scheme the dispatch table measured fastest, compiled once."""
-    key = (config.scheme, config.levels, config.breadth, config.dtype)
+    key = (config.scheme, config.levels, config.breadth, config.dtype, config.launch)
     if key not in _FAST:
         from .paths import algorithms_dir
 
         _FAST[key] = compile(algorithms_dir() / f"{config.scheme}.bl", dtype=config.dtype, levels=config.levels,
-                             breadth=config.breadth, backend="cupy")
+                             breadth=config.breadth, launch=config.launch, backend="cupy")
     return _FAST[key]
 
 

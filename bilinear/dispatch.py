@@ -48,6 +48,7 @@ class Recursive:
     breadth: int
     speedup: float  # cuBLAS time / this configuration's
     workspace_bytes: int = 0
+    launch: str = "serial"
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,8 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
         return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
 
     row = min(rows, key=distance)
-    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.scheme} L{row.levels} ({row.breadth} breadth-first) {row.speedup:.2f}× cuBLAS"
+    where = (f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.scheme} L{row.levels} ({row.breadth} breadth-first, "
+             f"{row.launch} leaves) {row.speedup:.2f}× cuBLAS")
     if distance(row) > RECURSIVE_REACH:
         return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
     if row.speedup < table.min_speedup:
