@@ -59,15 +59,17 @@ def _event_ms(call) -> float:
     return cupy.cuda.get_elapsed_time(start, stop)
 
 
-def _host_us(call, count: int = 7) -> float:
-    """Host microseconds to issue one call on an idle GPU (median of ``count``): back-to-back
-    calls would measure the GPU instead, once the launch queue fills and the host waits."""
+def _host_us(call, count: int = 5, repeat: int = 7) -> float:
+    """Host microseconds per call issued back to back: ``count`` calls after the GPU went idle,
+    few enough that the launch queue never fills (a full queue makes the host wait for the GPU
+    and measures the GPU instead); the median of ``repeat`` such timings."""
     samples = []
-    for _ in range(count):
+    for _ in range(repeat):
         cupy.cuda.Device().synchronize()
         begin = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - begin)
+        for _ in range(count):
+            call()
+        samples.append((time.perf_counter() - begin) / count)
     cupy.cuda.Device().synchronize()
     return median(samples) * 1e6
 
