@@ -311,10 +311,10 @@ def test_nvcc_compiles_for_hopper_without_spills(name, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# The generated kernels, run on the CPU (tests/tsm2_host): one std::thread per CUDA thread
+# The generated kernels, run on the CPU (tests/host_emulator): one std::thread per CUDA thread
 # ---------------------------------------------------------------------------------------------
 
-HOST = Path(__file__).resolve().parent / "tsm2_host"
+HOST = Path(__file__).resolve().parent / "host_emulator"
 UNIT = {"float32": 2.0**-24, "float64": 2.0**-53}
 
 # (kind, params or None for the model's choice, dtype, m, k, n, pitch padding, offset, alpha, beta)
@@ -401,7 +401,7 @@ def _emulate(tmp_path, kind, params, dtype, m, k, n, pad, offset, alpha, beta):
             f"-I{HOST}",
             f'-DKERNEL_FILE="{kernel}"',
             "-DKIND_R" if kind == "tsm2r" else "-DKIND_L",
-            str(HOST / "harness.cpp"),
+            str(HOST / "tsm2_harness.cpp"),
             "-o",
             str(binary),
         ],

@@ -16,7 +16,7 @@ struct alignas(N * sizeof(scalar_t)) vec_t {
     scalar_t v[N];
 };
 
-// tests/tsm2_emulator.h runs this source on the CPU and brings its own versions of these.
+// tests/host_emulator/device.h runs this source on the CPU and brings its own versions of these.
 #ifndef TSM2_HOST_EMULATION
 __device__ __forceinline__ float madd(float a, float b, float c) { return fmaf(a, b, c); }
 __device__ __forceinline__ double madd(double a, double b, double c) { return fma(a, b, c); }

@@ -1,5 +1,5 @@
-// The device side of the CPU emulator: what generated kernels need to compile and run as C++ on the
-// host.  Two ways to launch a kernel:
+// The device side of the CPU emulator: what generated kernels (element-wise, fused product, TSM2)
+// need to compile and run as C++ on the host.  Two ways to launch a kernel:
 //  - emulator_launch: blocks and threads one after another.  Enough for kernels without barriers
 //    (the element-wise stage kernels: grid-stride loops).
 //  - emulator_launch_threads: one std::thread per CUDA thread of a block, a std::barrier for
@@ -68,6 +68,19 @@ inline void cp_async(unsigned dst, const void* src, int src_bytes) {
 }
 inline void cp_commit() {}
 template <int N> inline void cp_wait() {}
+
+// The TSM2 kernels' spelling of the same (templates/tsm2_common.cuh.j2, under TSM2_HOST_EMULATION):
+// cp_async takes the shared-memory pointer itself; madd is their fused multiply-add.
+#define TSM2_HOST_EMULATION 1
+template <int BYTES>
+inline void cp_async(void* dst, const void* src, int src_bytes) {
+  cp_async<BYTES>(static_cast<unsigned>(__cvta_generic_to_shared(dst)), src, src_bytes);
+}
+inline void cp_async_commit() {}
+template <int PENDING> inline void cp_async_wait() {}
+inline float madd(float a, float b, float c) { return std::fma(a, b, c); }
+inline double madd(double a, double b, double c) { return std::fma(a, b, c); }
+template <typename T> inline T __ldg(const T* p) { return *p; }
 
 inline std::barrier<>* emulator_block_barrier = nullptr;
 inline void __syncthreads() {

@@ -1,13 +1,13 @@
-// Host harness: random operands with row pitches and offsets, one emulated launch, a long-double
-// reference.  Prints "error <normwise relative error> unwritten <NaNs in C> outside <changed
-// elements outside C>".  Built by tests/test_tsm2.py with -DKERNEL_FILE and -DKIND_R or -DKIND_L.
-#include "emulator.h"
+// Runs one generated TSM2 kernel on the CPU through device.h: random operands with row pitches and
+// offsets, one emulated launch, a long-double reference.  Prints "error <normwise relative error>
+// unwritten <NaNs in C> outside <changed elements outside C>".  Built by tests/test_tsm2.py with
+// -DKERNEL_FILE and -DKIND_R or -DKIND_L.
+#include "device.h"
 #include KERNEL_FILE
 
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <thread>
 #include <vector>
 
 int main(int argc, char** argv)
@@ -30,27 +30,13 @@ int main(int argc, char** argv)
     const std::vector<scalar_t> C0b = Cb;
     const scalar_t* C0 = C0b.data() + offset;
 
-    gridDim = {gx, gy, 1};
-    for (unsigned by = 0; by < gy; ++by) {
-        for (unsigned bx = 0; bx < gx; ++bx) {
-            std::barrier<> barrier(threads);
-            block_barrier = &barrier;
-            std::memset(smem_raw, 0xff, sizeof smem_raw);  // stale shared memory must not leak in
-            std::vector<std::thread> pool;
-            for (unsigned t = 0; t < threads; ++t) {
-                pool.emplace_back([&, t] {
-                    threadIdx = {t, 0, 0};
-                    blockIdx = {bx, by, 0};
 #ifdef KIND_R
-                    tsm2r_kernel(A, B, C, m, k, lda, ldb, ldc, alpha, beta);
+    emulator_launch_threads(tsm2r_kernel, dim3(gx, gy), dim3(threads), EMULATOR_SHARED_BYTES, A, B, C, m, k, lda, ldb,
+                            ldc, alpha, beta);
 #else
-                    tsm2l_kernel(A, B, C, m, lda, ldb, ldc, alpha, beta);
+    emulator_launch_threads(tsm2l_kernel, dim3(gx, gy), dim3(threads), EMULATOR_SHARED_BYTES, A, B, C, m, lda, ldb,
+                            ldc, alpha, beta);
 #endif
-                });
-            }
-            for (auto& th : pool) th.join();
-        }
-    }
 
     long double diff = 0, norm = 0;
     long long unwritten = 0, outside = 0;
