@@ -1,7 +1,9 @@
 """FP64 products on the int8 tensor cores (the ozaki leaf) against cuBLAS DGEMM, on the GPU.
 
-For every size n, level count L (Strassen levels above ozaki leaves, through the compiled
-product) and number of moduli N: the median time of ours and of cuBLAS DGEMM, interleaved in
+For every size n, level count L (FP64 Strassen levels above ozaki leaves, through the compiled
+product), number of moduli N, scaling (max, norm) and residue levels R (0, or 1: a Strassen
+level on the int8 residues inside each leaf, exact, shown as "+R"): the median time of ours and
+of cuBLAS DGEMM, interleaved in
 one process (CUDA events after a warm-up, median of --repeat), ratio = DGEMM time / ours,
 effective TFLOP/s (2n³/time), the int8 GEMMs' share of the time (L = 0), the workspace; and the
 error on a 64×64 sample of C against an exact reference computed on the host (every product
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import math
 import sys
@@ -85,13 +88,15 @@ def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int,
     return median(batched), median(looped)
 
 
-def run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
+def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
     options = Options(dtype="float64", levels=levels, leaf="ozaki", moduli=count)
     product = CompiledProduct(lower(program, options), CupyBackend())
-    product.executor.gemm.scaling = scaling  # the leaf's scaling and memory budget (not Options fields)
-    product.executor.gemm.budget = None if budget is None else int(budget * 2**30)
+    leaf = product.executor.gemm  # the leaf's scaling, residue Strassen and memory budget (not Options fields)
+    leaf.scaling, leaf.residue_levels = scaling, residue
+    leaf.budget = None if budget is None else int(budget * 2**30)
     leaf_k = n >> levels
-    row = {"n": n, "levels": levels, "moduli": count, "scaling": scaling, "bits": ozaki.scale_bits(count, leaf_k, scaling)}
+    row = {"n": n, "levels": levels, "residue_levels": residue, "moduli": count, "scaling": scaling,
+           "bits": ozaki.scale_bits(count, leaf_k, scaling)}
     ours_times, dgemm_times = time_interleaved([lambda: product(A, B, out=C), dgemm], cp, repeat=repeat, warmup=1)
     ours, library = median(ours_times), median(dgemm_times)
     row.update({"ours_ms": 1e3 * ours, "dgemm_ms": 1e3 * library, "ratio": library / ours,
@@ -100,7 +105,7 @@ def run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, r
     product(A, B, out=C)
     row["error"] = errors(C, *sample)
     row["dgemm_error"] = errors(Cd, *sample)
-    if levels == 0 and budget is None:
+    if levels == 0 and budget is None and not residue:
         gemm, looped = int8_gemm_seconds(product, n, count, repeat, scaling)
         row["int8_gemm_ms"], row["int8_looped_ms"] = 1e3 * gemm, 1e3 * looped
         row["int8_tops"] = count * 2.0 * n**3 / gemm / 1e12
@@ -109,11 +114,13 @@ def run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, r
 
 def line(row: dict) -> str:
     if "exception" in row:
-        return f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s}  FAILED: {row['exception']}"
+        return (f"{row['n']:6d} L{row['levels']}{'+R' if row['residue_levels'] else '  '} N={row['moduli']:2d} "
+                f"{row['scaling']:4s}  FAILED: {row['exception']}")
     e, d = row["error"], row["dgemm_error"]
     gemm = (f"  int8 {row['int8_gemm_ms']:7.2f} ms ({row['int8_tops']:5.0f} TOPS; per-modulus calls "
             f"{row['int8_looped_ms']:7.2f} ms)" if "int8_gemm_ms" in row else "")
-    return (f"{row['n']:6d} L{row['levels']} N={row['moduli']:2d} {row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
+    return (f"{row['n']:6d} L{row['levels']}{'+R' if row['residue_levels'] else '  '} N={row['moduli']:2d} "
+            f"{row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
             f"ours {row['ours_ms']:8.2f} ms {row['tflops']:6.1f} TF  dgemm {row['dgemm_ms']:8.2f} ms  "
             f"ratio {row['ratio']:5.3f}  err {e['max_rel_AB']:.2e}/{e['rms_rel']:.2e} vs dgemm "
             f"{d['max_rel_AB']:.2e}/{d['rms_rel']:.2e}  ws {row['workspace_bytes'] / 2**30:5.1f} GiB{gemm}")
@@ -127,17 +134,19 @@ def main() -> int:
                         help="workspace budget per leaf product in GiB (moduli then run in groups)")
     parser.add_argument("-n", type=int, nargs="+", default=None, help="sizes (default 4096 8192 16384)")
     parser.add_argument("--moduli", type=int, nargs="+", default=None, help="N at level 0 (default 13..18)")
-    parser.add_argument("--level-moduli", type=int, nargs="+", default=None, help="N with levels (default 14 15 16)")
+    parser.add_argument("--level-moduli", type=int, nargs="+", default=None, help="N with levels (default 14 15)")
     parser.add_argument("--levels", type=int, nargs="+", default=None, help="Strassen levels (default 0 1 2)")
     parser.add_argument("--scheme", default="algorithms/strassen.bl")
     parser.add_argument("--scalings", nargs="+", default=list(ozaki.SCALINGS), choices=ozaki.SCALINGS,
                         help="how rows and columns are scaled to integers (default: both)")
+    parser.add_argument("--residue-levels", type=int, nargs="+", default=[0, 1], choices=[0, 1],
+                        help="Strassen levels on the int8 residues inside each leaf (exact; default 0 and 1)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sizes = args.n or ([2048] if args.quick else [4096, 8192, 16384])
     level_counts = args.levels or ([0, 1] if args.quick else [0, 1, 2])
     plain = args.moduli or ([14, 16] if args.quick else [13, 14, 15, 16, 17, 18])
-    with_levels = args.level_moduli or ([14, 16] if args.quick else [14, 15, 16])
+    with_levels = args.level_moduli or ([14, 16] if args.quick else [14, 15])
     args.out.mkdir(parents=True, exist_ok=True)
     program = load(args.scheme)
     backend = CupyBackend()
@@ -159,18 +168,19 @@ def main() -> int:
             backend.gemm(A, B, Cd, 1.0, 0.0)
 
         for levels in level_counts:
-            for count in plain if levels == 0 else with_levels:
-                for scaling in args.scalings:
-                    try:
-                        row = run_config(program, n, levels, count, scaling, A, B, C, Cd, dgemm, sample, args.repeat,
-                                         args.budget)
-                    except Exception as error:  # loud, and the rest still runs
-                        traceback.print_exc()
-                        row = {"n": n, "levels": levels, "moduli": count, "scaling": scaling, "exception": repr(error)}
-                    gc.collect()
-                    cp.get_default_memory_pool().free_all_blocks()
-                    rows.append(row)
-                    print(line(row), f"[{time.time() - started:.0f} s]", flush=True)
+            for count, scaling, residue in itertools.product(plain if levels == 0 else with_levels, args.scalings,
+                                                             args.residue_levels):
+                try:
+                    row = run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample,
+                                     args.repeat, args.budget)
+                except Exception as error:  # loud, and the rest still runs
+                    traceback.print_exc()
+                    row = {"n": n, "levels": levels, "residue_levels": residue, "moduli": count, "scaling": scaling,
+                           "exception": repr(error)}
+                gc.collect()
+                cp.get_default_memory_pool().free_all_blocks()
+                rows.append(row)
+                print(line(row), f"[{time.time() - started:.0f} s]", flush=True)
         del A, B, C, Cd, dgemm
         gc.collect()
         cp.get_default_memory_pool().free_all_blocks()
