@@ -41,6 +41,7 @@ from bilinear.measure import median, time_interleaved
 from bilinear.runtime import ozaki
 from bilinear.runtime.compiled import CompiledProduct
 from bilinear.runtime.cupy_backend import CupyBackend
+from bilinear.runtime.ozaki_cuda import TILE
 
 SAMPLE = 64
 
@@ -71,21 +72,23 @@ def errors(C, rows, cols, exact, scale) -> dict:
             "rms_rel": float(np.sqrt(np.mean((difference / np.maximum(np.abs(exact), 1e-300)) ** 2)))}
 
 
-def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> tuple[float, float]:
-    """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace: as the one
-    strided-batched call the leaf makes, and as one call per modulus (to compare)."""
+def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> dict:
+    """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace, in ms: as the leaf
+    runs them (one strided-batched call per tile of at most ozaki_cuda.TILE), whole (one call),
+    and one call per modulus (tiled)."""
     runner = product.executor.gemm.cuda
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
+    variants = {"tiled": (True, TILE), "whole": (True, 0), "per_modulus": (False, TILE)}
 
-    def call(batched):
-        runner.batched = batched
+    def call(batched, tile):
+        runner.batched, runner.tile = batched, tile
         runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count)
-        runner.batched = True
+        runner.batched, runner.tile = True, TILE
 
-    batched, looped = time_interleaved([lambda: call(True), lambda: call(False)], cp, repeat=repeat)
-    return median(batched), median(looped)
+    times = time_interleaved([lambda v=v: call(*v) for v in variants.values()], cp, repeat=repeat)
+    return {name: 1e3 * median(t) for name, t in zip(variants, times)}
 
 
 def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
@@ -106,9 +109,8 @@ def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, 
     row["error"] = errors(C, *sample)
     row["dgemm_error"] = errors(Cd, *sample)
     if levels == 0 and budget is None and not residue:
-        gemm, looped = int8_gemm_seconds(product, n, count, repeat, scaling)
-        row["int8_gemm_ms"], row["int8_looped_ms"] = 1e3 * gemm, 1e3 * looped
-        row["int8_tops"] = count * 2.0 * n**3 / gemm / 1e12
+        row["int8_ms"] = int8_gemm_seconds(product, n, count, repeat, scaling)
+        row["int8_tops"] = {name: count * 2.0 * n**3 / ms / 1e9 for name, ms in row["int8_ms"].items()}
     return row  # the product and its workspace go with this frame (the caller frees the pool)
 
 
@@ -117,8 +119,8 @@ def line(row: dict) -> str:
         return (f"{row['n']:6d} L{row['levels']}{'+R' if row['residue_levels'] else '  '} N={row['moduli']:2d} "
                 f"{row['scaling']:4s}  FAILED: {row['exception']}")
     e, d = row["error"], row["dgemm_error"]
-    gemm = (f"  int8 {row['int8_gemm_ms']:7.2f} ms ({row['int8_tops']:5.0f} TOPS; per-modulus calls "
-            f"{row['int8_looped_ms']:7.2f} ms)" if "int8_gemm_ms" in row else "")
+    gemm = ("  int8 " + ", ".join(f"{name} {ms:.2f} ms ({row['int8_tops'][name]:.0f} TOPS)"
+                                  for name, ms in row["int8_ms"].items()) if "int8_ms" in row else "")
     return (f"{row['n']:6d} L{row['levels']}{'+R' if row['residue_levels'] else '  '} N={row['moduli']:2d} "
             f"{row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
             f"ours {row['ours_ms']:8.2f} ms {row['tflops']:6.1f} TF  dgemm {row['dgemm_ms']:8.2f} ms  "

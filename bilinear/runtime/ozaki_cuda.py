@@ -22,6 +22,7 @@ written and read, C written).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -33,6 +34,7 @@ from . import ozaki
 from .cuda import compiled_function, device_info
 
 THREADS = 256
+TILE = 8192
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
@@ -88,6 +90,9 @@ class CudaOzaki:
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
         self.batched = True  # one strided-batched int8 GEMM per group; False: one call per modulus (to compare)
+        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole): cuBLAS ran 16384³
+        # int8 at 0.76 POPS and 8192³ at 1.27 on the H100 (benchmarks/results/issue13/probe_batched_int8_h100.txt)
+        self.tile = TILE
         self._kernels: dict[int, dict[str, Any]] = {}
 
     @cached_property
@@ -224,8 +229,8 @@ class CudaOzaki:
 
     def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
                     strides: tuple[int, int, int] | None = None) -> None:
-        """P_j = A'_j·B'_jᵀ for ``batch`` moduli in one strided-batched call (``strides``: of
-        A'_j, B'_jᵀ and P_j in elements; by default they lie back to back).  cuBLAS is
+        """P_j = A'_j·B'_jᵀ for ``batch`` moduli in one strided-batched call per tile (``strides``:
+        of A'_j, B'_jᵀ and P_j in elements; by default they lie back to back).  cuBLAS is
         column-major: row-major P_j (m4×n4) is column-major P_jᵀ (n4×m4) = op(X)·Y, where X is the
         column-major kp×n4 matrix that B'_jᵀ's row-major n4×kp storage is (op = T) and Y the
         column-major kp×m4 matrix that A'_j's storage is (op = N): "TN", both K-contiguous."""
@@ -236,14 +241,18 @@ class CudaOzaki:
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
         calls = [(0, batch)] if self.batched else [(j, 1) for j in range(batch)]
+        tile = self.tile or max(m4, n4, kp)
         for j, count in calls:
-            cublas.gemmStridedBatchedEx(
-                handle, CUBLAS_OP_T, CUBLAS_OP_N, n4, m4, kp,
-                one.ctypes.data, rb + j * stride_b, CUDA_R_8I, kp, stride_b,
-                ra + j * stride_a, CUDA_R_8I, kp, stride_a,
-                zero.ctypes.data, products + 4 * j * stride_c, CUDA_R_32I, n4, stride_c,
-                count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
-            )
+            for i0, j0, k0 in itertools.product(range(0, m4, tile), range(0, n4, tile), range(0, kp, tile)):
+                # a tile of P_j: rows i0.. of A'_j, rows j0.. of B'_jᵀ; later k tiles add (int32, exact)
+                rows, cols, depth = min(tile, m4 - i0), min(tile, n4 - j0), min(tile, kp - k0)
+                cublas.gemmStridedBatchedEx(
+                    handle, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, depth,
+                    one.ctypes.data, rb + j * stride_b + j0 * kp + k0, CUDA_R_8I, kp, stride_b,
+                    ra + j * stride_a + i0 * kp + k0, CUDA_R_8I, kp, stride_a,
+                    (zero if k0 == 0 else one).ctypes.data, products + 4 * (j * stride_c + i0 * n4 + j0), CUDA_R_32I,
+                    n4, stride_c, count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
+                )
 
 
 def _ld(view) -> int:

@@ -133,6 +133,7 @@ def emulated_runner(monkeypatch):
     )
     runner.workspace = None
     runner.batched = True
+    runner.tile = 0
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
     return runner
