@@ -72,11 +72,17 @@ def errors(C, rows, cols, exact, scale) -> dict:
             "rms_rel": float(np.sqrt(np.mean((difference / np.maximum(np.abs(exact), 1e-300)) ** 2)))}
 
 
+def leaf_of(product: CompiledProduct):
+    """The product's OzakiLeaf (the executor's GEMM, or the leaf under its breadth-first levels)."""
+    gemm = product.executor.gemm
+    return gemm if hasattr(gemm, "residue_levels") else gemm.gemm
+
+
 def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> dict:
     """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace, in ms: as the leaf
     runs them (one strided-batched call per tile of at most ozaki_cuda.TILE), whole (one call),
     and one call per modulus (tiled)."""
-    runner = product.executor.gemm.cuda
+    runner = leaf_of(product).cuda
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
@@ -94,7 +100,7 @@ def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int,
 def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
     options = Options(dtype="float64", levels=levels, leaf="ozaki", moduli=count)
     product = CompiledProduct(lower(program, options), CupyBackend())
-    leaf = product.executor.gemm  # the leaf's scaling, residue Strassen and memory budget (not Options fields)
+    leaf = leaf_of(product)  # its scaling, residue Strassen and memory budget (not Options fields)
     leaf.scaling, leaf.residue_levels = scaling, residue
     leaf.budget = None if budget is None else int(budget * 2**30)
     leaf_k = n >> levels
