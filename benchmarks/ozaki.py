@@ -14,7 +14,7 @@ max |C - C_exact| / (|A||B|) and the RMS of |C - C_exact| / |C_exact|.
     python benchmarks/ozaki.py --out results/ozaki                   # n = 4096, 8192, 16384
 
 Writes ozaki.txt (the table) and ozaki.json into --out.  Exits 1 when any configuration fails
-or, with --quick, when any error exceeds 4× DGEMM's (plus 2^-50 relative slack).
+or, with --quick, when any error exceeds 16× DGEMM's plus 2^-46 (a wrong result is off by O(1)).
 """
 
 from __future__ import annotations
@@ -193,10 +193,9 @@ def main() -> int:
         gc.collect()
         cp.get_default_memory_pool().free_all_blocks()
     failures = [r for r in rows if "exception" in r]
-    if args.quick:
-        slack = 2.0**-50
+    if args.quick:  # a wrong result is off by O(1); FP64 Strassen levels may add a few times DGEMM's error
         failures += [r for r in rows if "exception" not in r and
-                     r["error"]["max_rel_AB"] > 4 * r["dgemm_error"]["max_rel_AB"] + slack]
+                     r["error"]["max_rel_AB"] > 16 * r["dgemm_error"]["max_rel_AB"] + 2.0**-46]
     text = "\n".join(line(r) for r in rows)
     (args.out / "ozaki.txt").write_text(text + "\n")
     (args.out / "ozaki.json").write_text(json.dumps({"rows": rows, "seconds": time.time() - started}, indent=1) + "\n")
