@@ -301,6 +301,7 @@ def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, gro
 
     runner = emulated_runner(monkeypatch)
     runner.batched = count % 2 == 0  # one strided-batched call per group, or one call per modulus
+    runner.tile = 16 if count in (12, 15, 16) else 0  # int8 GEMMs in tiles (k tiles accumulate), or whole
     m, k, n = shape
     rng = np.random.default_rng(m + k + n)
     A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
@@ -315,6 +316,34 @@ def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, gro
     ozaki.gemm(np, A, B, reference, 0.7, 0.5, count=count, group=group, k_chunk=chunk, scaling=scaling)
     assert np.array_equal(ours, reference, equal_nan=True)
     assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, group, scaling)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("scaling", ozaki.SCALINGS)
+@pytest.mark.parametrize(("shape", "count", "chunk"), [
+    ((37, 53, 29), 16, ozaki.K_CHUNK), ((8, 16, 4), 5, ozaki.K_CHUNK), ((13, 70, 9), 12, 33), ((1, 1, 1), 20, ozaki.K_CHUNK),
+    ((5, 3, 6), 14, 2), ((9, 200, 7), 15, ozaki.K_CHUNK), ((16, 64, 24), 13, ozaki.K_CHUNK),
+])
+def test_strassen_on_residues_emulated_is_the_plain_scheme_bitwise(monkeypatch, shape, count, chunk, scaling):
+    """One Strassen level on the int8 residues is exact modulo every p: the same bits as without."""
+    from helpers.ozaki_emulation import emulated_runner
+
+    runner = emulated_runner(monkeypatch)
+    runner.tile = 16  # the half-size GEMMs in tiles too
+    m, k, n = shape
+    rng = np.random.default_rng(m * k + n)
+    A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+    A[m // 2] *= 1e-150
+    B[:, n // 2] *= 1e100
+    if n > 2:
+        B[0, 1] = np.nan
+    ours, reference = C0.copy(), C0.copy()
+    runner.gemm(A, B, ours, -1.25, 0.5, count=count, k_chunk=chunk, scaling=scaling, residue_levels=1)
+    ozaki.gemm(np, A, B, reference, -1.25, 0.5, count=count, k_chunk=chunk, scaling=scaling)
+    assert np.array_equal(ours, reference, equal_nan=True)
+    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, None, scaling, residue_levels=1)
+    with pytest.raises(ValueError, match="one group"):
+        runner.gemm(A, B, ours, count=count, group=2, residue_levels=1)
 
 
 def test_compile_writes_artifacts_for_ozaki_leaves(tmp_path):

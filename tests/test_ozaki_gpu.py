@@ -79,3 +79,22 @@ def test_gpu_groups_chunks_and_strassen_levels():
             got = cupy.asnumpy(product(cupy.asarray(A), cupy.asarray(B)))
             assert np.max(np.abs(got - A @ B)) <= 1e-12 * np.max(np.abs(A) @ np.abs(B))
             assert product.workspace_bytes(300, 700, 211) > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scaling", ozaki.SCALINGS)
+@pytest.mark.parametrize("shape", [(517, 1000, 333), (64, 4096, 48), (1, 7, 3), (2048, 2048, 2048)])
+def test_gpu_strassen_on_residues_is_the_plain_scheme(shape, scaling):
+    """One Strassen level on the int8 residues (exact modulo p): the NumPy plain scheme's bits."""
+    import cupy
+
+    from bilinear.runtime.ozaki_cuda import CudaOzaki
+
+    m, k, n = shape
+    rng = np.random.default_rng(3)
+    A, B = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    reference = np.empty((m, n))
+    ozaki.gemm(np, A, B, reference, count=15, scaling=scaling)
+    ours = cupy.empty((m, n))
+    CudaOzaki().gemm(cupy.asarray(A), cupy.asarray(B), ours, count=15, scaling=scaling, residue_levels=1)
+    assert np.array_equal(cupy.asnumpy(ours), reference)

@@ -201,7 +201,7 @@ def _round_up(x: int, to: int) -> int:
 
 
 def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = None,
-                     scaling: str = "max") -> dict[str, int]:
+                     scaling: str = "max", residue_levels: int = 0) -> dict[str, int]:
     """Byte offsets (256-byte aligned) of the parts of one product's GPU workspace, and its "total".
 
     Per modulus of a group: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product
@@ -209,13 +209,21 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     leading dimensions); with more than one group, four float64 accumulators per element of C
     carry the reconstruction from group to group; the largest magnitude (or norm bound) of every
     row of A and column of B (8 bytes each); with "norm" scaling, B's columns' sums of squares per
-    strip of COLUMN_STRIP rows.  At m = k = n = 16384 and N = 16 in one group: 8 GiB of
+    strip of COLUMN_STRIP rows.  With a Strassen level on the residues (``residue_levels=1``, all
+    moduli in one group): 7 operands of half size for A and Bᵀ and 7 half-size products per
+    modulus (m, n padded to 8, k to 32): 7/4 of the residues and products of the plain scheme.  At m = k = n = 16384 and N = 16 in one group: 8 GiB of
     residues and 16 GiB of products (A, B and C take 6 GiB).
     """
     group = count if group is None else max(1, min(group, count))
     m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(min(k, K_CHUNK), 16)
-    parts = {"amax_a": 8 * m, "amax_b": 8 * n, "ra": group * m4 * kp, "rb": group * n4 * kp,
-             "products": 4 * group * m4 * n4, "acc": 0 if group >= count else 4 * 8 * m * n,
+    if residue_levels:
+        group = count
+        mh, nh, kh = _round_up(m, 8) // 2, _round_up(n, 8) // 2, _round_up(min(k, K_CHUNK), 32) // 2
+        ra, rb, products = 7 * count * mh * kh, 7 * count * nh * kh, 4 * 7 * count * mh * nh
+    else:
+        ra, rb, products = group * m4 * kp, group * n4 * kp, 4 * group * m4 * n4
+    parts = {"amax_a": 8 * m, "amax_b": 8 * n, "ra": ra, "rb": rb,
+             "products": products, "acc": 0 if group >= count else 4 * 8 * m * n,
              "partial": 8 * n * -(-min(k, K_CHUNK) // COLUMN_STRIP) if scaling == "norm" else 0}
     offsets, at = {}, 0
     for name, size in parts.items():
@@ -225,9 +233,10 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     return offsets
 
 
-def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None, scaling: str = "max") -> int:
+def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None, scaling: str = "max",
+                    residue_levels: int = 0) -> int:
     """Device bytes beyond A, B and C one product takes on the GPU (see :func:`workspace_layout`)."""
-    return workspace_layout(m, k, n, count, group, scaling)["total"]
+    return workspace_layout(m, k, n, count, group, scaling, residue_levels)["total"]
 
 
 def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scaling: str = "max") -> int:

@@ -9,19 +9,27 @@ exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.
 2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
    in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
-3. one strided-batched int8 GEMM over the group's moduli (int32 results, exact);
+3. int8 GEMMs over the group's moduli, one strided-batched cuBLAS call per tile of at most
+   TILE rows, columns and k (int32 results, exact; k tiles accumulate);
 4. ``oz_reconstruct``: CRT, unscaling, alpha and beta in one read of the int32 products and C.
 
+With ``residue_levels=1`` steps 2-4 become ``oz_residues_a_s1`` / ``oz_residues_bt_s1`` (the 7
+Strassen operands of each side, residues of the quarters combined modulo p_j), 7 half-size int8
+GEMMs per modulus, and ``oz_reconstruct_s1`` (the four quarters of C from the 7 products): 7/8
+of the int8 work for 7/4 of the residue and product traffic, and the same result bit for bit.
+
 Memory is one workspace buffer, kept and grown to the largest product seen; its size is
-:func:`bilinear.runtime.ozaki.workspace_bytes` (N int8 copies of A and Bᵀ plus N int32 products;
-with moduli in groups, a group's worth and four float64 accumulators per element of C).
-Time, at n = 16384 with N moduli: N int8 GEMMs at the int8 tensor rate plus ≈ (8 + 8 + N·(2 + 8) +
-8) bytes per element of memory traffic (A and B read twice, residues written and read, products
-written and read, C written).
+:func:`bilinear.runtime.ozaki.workspace_bytes`: N int8 copies of A and Bᵀ plus N int32 products
+(24 GiB at n = 16384, N = 16; 7/4 of that with a residue level); with moduli in groups, a group's
+worth and four float64 accumulators per element of C.  Time, with N moduli: N·2mnk int8
+operations at cuBLAS's int8 rate, plus ≈ (8 + 8 + N·(2 + 8) + 8) bytes of memory traffic per
+element of a square product (A and B read twice, residues written and read, products written and
+read, C written): at n = 16384, N = 15 and 1.27 int8 POPS, ≈ 104 + 12 ms against DGEMM's 161.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -33,9 +41,10 @@ from . import ozaki
 from .cuda import compiled_function, device_info
 
 THREADS = 256
+TILE = 8192
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
-           "oz_reconstruct")
+           "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
 
 # cuBLAS constants (CUDA's library_types.h and cublas_api.h): int8 inputs, int32 output and
 # compute type, the default algorithm; CuPy's cublas.gemmStridedBatchedEx takes (handle, transa,
@@ -88,6 +97,9 @@ class CudaOzaki:
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
         self.batched = True  # one strided-batched int8 GEMM per group; False: one call per modulus (to compare)
+        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole): cuBLAS ran 16384³
+        # int8 at 0.76 POPS and 8192³ at 1.27 on the H100 (benchmarks/results/issue13/probe_batched_int8_h100.txt)
+        self.tile = TILE
         self._kernels: dict[int, dict[str, Any]] = {}
 
     @cached_property
@@ -118,10 +130,16 @@ class CudaOzaki:
     # --- the product ---------------------------------------------------------------------------
     def gemm(self, A, B, C, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
              bits: int = ozaki.DEFAULT_BITS, group: int | None = None, k_chunk: int = ozaki.K_CHUNK,
-             scaling: str = "max") -> None:
-        """``C = alpha·A@B + beta·C`` on row-major float64 views (unit column stride)."""
+             scaling: str = "max", residue_levels: int = 0) -> None:
+        """``C = alpha·A@B + beta·C`` on row-major float64 views (unit column stride).
+
+        ``residue_levels=1`` runs one Strassen level on the int8 residues (7 int8 GEMMs of half
+        size per modulus instead of 8, exact modulo p_j: the same result bit for bit), with all
+        moduli in one group."""
         m, k = A.shape
         n = B.shape[1]
+        if residue_levels not in (0, 1):
+            raise ValueError(f"residue_levels must be 0 or 1, not {residue_levels!r}")
         if m == 0 or n == 0:
             return
         if k == 0 or alpha == 0:
@@ -130,9 +148,32 @@ class CudaOzaki:
         for start in range(0, k, k_chunk):
             stop = min(k, start + k_chunk)
             plan = ozaki.make_plan(stop - start, count, bits, scaling)
-            self._chunk(A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan, group)
+            chunk = (A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan)
+            if residue_levels:
+                if group is not None and group < plan.count:
+                    raise ValueError("a Strassen level on the residues runs all moduli in one group (no budget)")
+                self._strassen(*chunk)
+            else:
+                self._plain(*chunk, group)
 
-    def _chunk(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, group: int | None) -> None:
+    def _statistics(self, A, B, plan: ozaki.OzakiPlan, buffer, at: dict[str, int]) -> None:
+        """The scale statistic (largest magnitude or norm bound) of A's rows and B's columns."""
+        m, k = A.shape
+        n = B.shape[1]
+        kernels, base = self.kernels(plan.count), buffer.data.ptr
+        stat_a, stat_b, partial = (np.uint64(base + at[name]) for name in ("amax_a", "amax_b", "partial"))
+        lda, ldb = np.int64(_ld(A)), np.int64(_ld(B))
+        norm = plan.scaling == "norm"
+        kernels["oz_stat_rows"]((m,), (THREADS,), (A, lda, np.int32(k), np.int32(norm), stat_a))
+        buffer[at["amax_b"] : at["amax_b"] + 8 * n].fill(0)
+        strip, strips, columns = ozaki.COLUMN_STRIP, -(-k // ozaki.COLUMN_STRIP), (n + THREADS - 1) // THREADS
+        kernels["oz_amax_cols"]((columns, strips), (THREADS,), (B, ldb, np.int32(k), np.int32(n), np.int32(strip), stat_b))
+        if norm:
+            kernels["oz_sumsq_cols"]((columns, strips), (THREADS,),
+                                     (B, ldb, np.int32(k), np.int32(n), np.int32(strip), stat_b, partial))
+            kernels["oz_norm_cols"]((columns,), (THREADS,), (partial, np.int32(strips), np.int32(n), stat_b))
+
+    def _plain(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, group: int | None) -> None:
         m, k = A.shape
         n = B.shape[1]
         group = plan.count if group is None else max(1, min(group, plan.count))
@@ -145,17 +186,7 @@ class CudaOzaki:
         amax_a, amax_b = ptr["amax_a"], ptr["amax_b"]
         lda, ldb, ldc = _ld(A), _ld(B), _ld(C)
         grid = device_info().sms * 8
-
-        norm = plan.scaling == "norm"
-        kernels["oz_stat_rows"]((m,), (THREADS,), (A, np.int64(lda), np.int32(k), np.int32(norm), amax_a))
-        buffer[at["amax_b"] : at["amax_b"] + 8 * n].fill(0)
-        strip, strips, columns = ozaki.COLUMN_STRIP, -(-k // ozaki.COLUMN_STRIP), (n + THREADS - 1) // THREADS
-        kernels["oz_amax_cols"]((columns, strips), (THREADS,),
-                                (B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(strip), amax_b))
-        if norm:
-            kernels["oz_sumsq_cols"]((columns, strips), (THREADS,),
-                                     (B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(strip), amax_b, ptr["partial"]))
-            kernels["oz_norm_cols"]((columns,), (THREADS,), (ptr["partial"], np.int32(strips), np.int32(n), amax_b))
+        self._statistics(A, B, plan, buffer, at)
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
         blocks_b = min(-(-n4 * (kp // VALUES) // THREADS), grid)
         blocks_c = min(-(-m * n // THREADS), grid)
@@ -174,25 +205,61 @@ class CudaOzaki:
                 np.int32(first == 0), np.int32(last == plan.count), ptr["acc"],
                 C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
 
-    def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int) -> None:
-        """P_j = A'_j·B'_jᵀ for ``batch`` moduli in one strided-batched call.  cuBLAS is
+    def _strassen(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan) -> None:
+        """One Strassen level on the residues: 7 operands of A and of Bᵀ per modulus (half the
+        padded sizes), 7 strided-batched int8 GEMMs over the moduli, the quarters' CRT."""
+        m, k = A.shape
+        n = B.shape[1]
+        mh, nh, kh = _round_up(m, 8) // 2, _round_up(n, 8) // 2, _round_up(k, 32) // 2
+        kernels = self.kernels(plan.count)
+        at = ozaki.workspace_layout(m, k, n, plan.count, None, plan.scaling, residue_levels=1)
+        buffer = self._buffer(at["total"])
+        base = buffer.data.ptr
+        ptr = {name: np.uint64(base + offset) for name, offset in at.items()}
+        grid = device_info().sms * 8
+        self._statistics(A, B, plan, buffer, at)
+        count = np.int32(plan.count)
+        kernels["oz_residues_a_s1"]((min(-(-mh * kh // 4 // THREADS), grid),), (THREADS,), (
+            A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(mh), np.int32(kh), ptr["amax_a"],
+            np.int32(plan.bits_a), np.int32(0), count, ptr["ra"]))
+        kernels["oz_residues_bt_s1"]((min(-(-nh * kh // 4 // THREADS), grid),), (THREADS,), (
+            B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(nh), np.int32(kh), ptr["amax_b"],
+            np.int32(plan.bits_b), np.int32(0), count, ptr["rb"]))
+        for o in range(7):  # product o of every modulus: operands 7 planes apart
+            self._int8_gemms(base + at["ra"] + o * mh * kh, base + at["rb"] + o * nh * kh,
+                             base + at["products"] + 4 * o * mh * nh, mh, nh, kh, plan.count,
+                             strides=(7 * mh * kh, 7 * nh * kh, 7 * mh * nh))
+        kernels["oz_reconstruct_s1"]((min(-(-mh * nh // THREADS), grid),), (THREADS,), (
+            ptr["products"], np.int32(mh), np.int32(nh), np.int32(m), np.int32(n), ptr["amax_a"], ptr["amax_b"],
+            np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(0), count,
+            C, np.int64(_ld(C)), np.float64(alpha), np.float64(beta)))
+
+    def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
+                    strides: tuple[int, int, int] | None = None) -> None:
+        """P_j = A'_j·B'_jᵀ for ``batch`` moduli in one strided-batched call per tile (``strides``:
+        of A'_j, B'_jᵀ and P_j in elements; by default they lie back to back).  cuBLAS is
         column-major: row-major P_j (m4×n4) is column-major P_jᵀ (n4×m4) = op(X)·Y, where X is the
         column-major kp×n4 matrix that B'_jᵀ's row-major n4×kp storage is (op = T) and Y the
         column-major kp×m4 matrix that A'_j's storage is (op = N): "TN", both K-contiguous."""
+        stride_a, stride_b, stride_c = strides or (m4 * kp, n4 * kp, m4 * n4)
         cublas = self._cublas
         handle = self.cupy.cuda.device.get_cublas_handle()
         cublas.setStream(handle, self.cupy.cuda.get_current_stream().ptr)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
         calls = [(0, batch)] if self.batched else [(j, 1) for j in range(batch)]
+        tile = self.tile or max(m4, n4, kp)
         for j, count in calls:
-            cublas.gemmStridedBatchedEx(
-                handle, CUBLAS_OP_T, CUBLAS_OP_N, n4, m4, kp,
-                one.ctypes.data, rb + j * n4 * kp, CUDA_R_8I, kp, n4 * kp,
-                ra + j * m4 * kp, CUDA_R_8I, kp, m4 * kp,
-                zero.ctypes.data, products + 4 * j * m4 * n4, CUDA_R_32I, n4, m4 * n4,
-                count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
-            )
+            for i0, j0, k0 in itertools.product(range(0, m4, tile), range(0, n4, tile), range(0, kp, tile)):
+                # a tile of P_j: rows i0.. of A'_j, rows j0.. of B'_jᵀ; later k tiles add (int32, exact)
+                rows, cols, depth = min(tile, m4 - i0), min(tile, n4 - j0), min(tile, kp - k0)
+                cublas.gemmStridedBatchedEx(
+                    handle, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, depth,
+                    one.ctypes.data, rb + j * stride_b + j0 * kp + k0, CUDA_R_8I, kp, stride_b,
+                    ra + j * stride_a + i0 * kp + k0, CUDA_R_8I, kp, stride_a,
+                    (zero if k0 == 0 else one).ctypes.data, products + 4 * (j * stride_c + i0 * n4 + j0), CUDA_R_32I,
+                    n4, stride_c, count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
+                )
 
 
 def _ld(view) -> int:
@@ -202,15 +269,26 @@ def _ld(view) -> int:
 # --- the leaf kind -------------------------------------------------------------------------------
 class OzakiLeaf:
     """The ``ozaki`` leaf kind's GEMM (see :data:`bilinear.lower.options.LEAF_KINDS`): on the
-    CuPy backend the CUDA passes with cuBLAS's int8 GEMM, on the NumPy backend :func:`bilinear.runtime.ozaki.gemm`."""
+    CuPy backend the CUDA passes with cuBLAS's int8 GEMM, on the NumPy backend
+    :func:`bilinear.runtime.ozaki.gemm`.  ``residue_levels=1`` adds a Strassen level on the
+    int8 residues (GPU; the same result) where the workspace fits the budget."""
 
     def __init__(self, backend: Any, count: int | None = None, bits: int = ozaki.DEFAULT_BITS, budget: int | None = None,
-                 scaling: str = ozaki.DEFAULT_SCALING):
+                 scaling: str = ozaki.DEFAULT_SCALING, residue_levels: int = 0):
         self.xp, self.count, self.bits, self.budget, self.scaling = backend.xp, count, bits, budget, scaling
+        self.residue_levels = residue_levels
         self.cuda = CudaOzaki() if backend.name == "cupy" else None
 
     def moduli(self, k: int) -> int:
         return self.count if self.count is not None else ozaki.moduli_for(self.bits, min(k, ozaki.K_CHUNK))
+
+    def _setup(self, m: int, k: int, n: int) -> tuple[int | None, int]:
+        """(group, residue levels) for an m×k×n leaf: residue Strassen where its workspace fits."""
+        count = self.moduli(k)
+        if self.residue_levels and (self.budget is None or self.budget >= ozaki.workspace_bytes(
+                m, k, n, count, None, self.scaling, self.residue_levels)):
+            return None, self.residue_levels
+        return ozaki.group_for_budget(m, k, n, count, self.budget, self.scaling), 0
 
     def __call__(self, a: Any, b: Any, c: Any, alpha: float, beta: float) -> None:
         m, k = a.shape
@@ -218,16 +296,16 @@ class OzakiLeaf:
         if self.cuda is None:
             ozaki.gemm(self.xp, a, b, c, alpha, beta, count=self.count, bits=self.bits, scaling=self.scaling)
             return
-        group = ozaki.group_for_budget(m, k, n, self.moduli(k), self.budget, self.scaling) if k else None
-        self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group, scaling=self.scaling)
+        group, levels = self._setup(m, k, n) if k else (None, 0)
+        self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group, scaling=self.scaling,
+                       residue_levels=levels)
 
     def workspace_bytes(self, m: int, k: int, n: int) -> int:
         """Device bytes for an m×k×n leaf (0 on the CPU: NumPy's temporaries are host memory)."""
         if self.cuda is None or k == 0:
             return 0
-        count = self.moduli(k)
-        group = ozaki.group_for_budget(m, k, n, count, self.budget, self.scaling)
-        return ozaki.workspace_bytes(m, k, n, count, group, self.scaling)
+        group, levels = self._setup(m, k, n)
+        return ozaki.workspace_bytes(m, k, n, self.moduli(k), group, self.scaling, levels)
 
 
 def leaf_gemm(backend: Any, options: Any) -> OzakiLeaf:

@@ -19,7 +19,8 @@ from types import SimpleNamespace
 import numpy as np
 
 SHIM = Path(__file__).resolve().parents[1] / "ozaki_emulator"
-EMULATED = ("oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt", "oz_reconstruct")
+EMULATED = ("oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt", "oz_reconstruct",
+            "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
 _libraries: dict[str, ctypes.CDLL] = {}
 _folder = tempfile.TemporaryDirectory(prefix="ozaki-emulator-")
 
@@ -132,6 +133,7 @@ def emulated_runner(monkeypatch):
     )
     runner.workspace = None
     runner.batched = True
+    runner.tile = 0
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
     return runner
