@@ -39,7 +39,13 @@ CONFIGS = [
     ("winograd L2 bfs2 streams", "winograd", 2, 2, "streams"),
     ("winograd L2 bfs2 batched", "winograd", 2, 2, "batched"),
     ("msmes L3 dfs1+bfs2 streams", "msmes", 3, 2, "streams"),
+    # run by label (--configs): more in-place levels, and deeper hybrids
+    ("msmes L2 dfs streams (0 B)", "msmes", 2, 0, "streams"),
+    ("msmes L2 dfs (0 B)", "msmes", 2, 0, "serial"),
+    ("rsmm L3 dfs1+bfs2 streams", "rsmm", 3, 2, "streams"),
+    ("winograd L3 dfs1+bfs2 batched", "winograd", 3, 2, "batched"),
 ]
+DEFAULT = 9  # the first nine run unless --configs names others
 HOST_TIMED = "winograd L2 bfs2"  # host time per call, with and without its graph
 
 
@@ -96,7 +102,7 @@ def _share_workspace(products: dict, configs: list) -> None:
 def run(args) -> dict:
     dtype = args.dtype
     ceilings = measure_ceilings(cupy, dtype)
-    configs = [c for c in CONFIGS if not args.configs or c[0] in args.configs]
+    configs = [c for c in CONFIGS if c[0] in args.configs] if args.configs else CONFIGS[:DEFAULT]
     products = {
         label: bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, breadth=breadth, dtype=dtype,
                                 launch=launch)
