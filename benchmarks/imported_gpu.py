@@ -8,8 +8,9 @@ kernel cache (issue 10's GPU acceptance).
 
 Every scheme of :data:`SCHEMES` is read from ``gpu_schemes/`` (none is shipped in algorithms/),
 verified exactly, then for each configuration (cuBLAS leaves at 1 and 2 levels, fused leaves at
-1 and, where sensible, 2 levels) compiled through the Python API with every kernel built ahead
-(``runtime.prepare.compile_ahead``, in parallel), and run by ``runtime.run.run_once``: random
+1 and 2 levels) lowered through the Python API (``bilinear.api.lower_program``, what
+``bilinear.compile`` does) with every kernel built ahead (``runtime.prepare.compile_ahead``, in
+parallel), loaded as ``bilinear.compile`` loads it, and run by ``runtime.run.run_once``: random
 normal inputs, the relative error ‖C−C_ref‖/(‖A‖‖B‖) against a float64 product beside
 cupy.matmul's own, the bound 8·u·√K·ρ^L, and the median time beside cupy.matmul's.
 
@@ -166,15 +167,20 @@ def cold_child(path: str, backend_name: str, dtype: str, dims: tuple[int, int, i
 
 
 def run_case(program, scheme: Scheme, leaf: str, levels: int, dtype: str, backend_name: str, dims, repeat: int) -> dict:
-    from bilinear.api import compile as compile_scheme
+    from bilinear.api import lower_program
+    from bilinear.runtime.compiled import CompiledProduct, make_backend
     from bilinear.runtime.prepare import compile_ahead
     from bilinear.runtime.run import run_once
 
     started = time.perf_counter()
-    product = compile_scheme(program, dtype=dtype, levels=levels, leaf=leaf, backend=backend_name)
+    # bilinear.compile(program, dtype=, levels=, leaf=, backend=) in its steps: lower, then every
+    # kernel built in parallel (the product's own first call would build them one by one), then load.
+    lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf)
+    backend = make_backend(backend_name)
     built = time.perf_counter()
-    if product.backend.name == "cupy":
-        compile_ahead([(product.lowered, dims)], product.backend)
+    if backend.name == "cupy":
+        compile_ahead([(lowered, dims)], backend)
+    product = CompiledProduct(lowered, backend)
     compiled = time.perf_counter()
     result = run_once(product, *dims, repeat=repeat)
     return {

@@ -148,6 +148,17 @@ def _terms(assignment: Assignment, dtype: str) -> list[dict]:
     ]
 
 
+def _assignment(assignment: Assignment, dtype: str, components: tuple[str, ...]) -> dict:
+    """The right-hand sides, ``- 0.5 * v3 + v4`` per vector component and for one element (the
+    template pastes them: building them here costs a fraction of a template loop per term)."""
+    terms = [(t["sign"], f"{t['scale']} * " if t["scale"] else "", t["slot"]) for t in _terms(assignment, dtype)]
+    return {
+        "target": assignment.target,
+        "scalar": "".join(f" {sign} {scale}v{slot}" for sign, scale, slot in terms),
+        "vector": {c: "".join(f" {sign} {scale}v{slot}.{c}" for sign, scale, slot in terms) for c in components},
+    }
+
+
 def render_elementwise(kernel: ElementwiseKernel) -> str:
     """CUDA source for one element-wise kernel (compiles with nvcc and NVRTC)."""
     vector, width, components = VECTOR[kernel.dtype]
@@ -156,7 +167,7 @@ def render_elementwise(kernel: ElementwiseKernel) -> str:
             "like": g.like,
             "reads": g.reads,
             "writes": g.writes,
-            "assignments": [{"target": a.target, "terms": _terms(a, kernel.dtype)} for a in g.assignments],
+            "assignments": [_assignment(a, kernel.dtype, components) for a in g.assignments],
         }
         for g in kernel.groups
     ]

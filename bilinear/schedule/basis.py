@@ -61,7 +61,7 @@ def rank(matrix: Matrix) -> int:
 
 
 def _is_identity(matrix: Matrix) -> bool:
-    return all(x == (i == j) for i, row in enumerate(matrix) for j, x in enumerate(row))
+    return all(row[i] == 1 and not any(x for j, x in enumerate(row) if j != i) for i, row in enumerate(matrix))
 
 
 def _matmul(left: Matrix, right: Matrix) -> Matrix:
@@ -262,11 +262,11 @@ def _embed(matrix: Matrix, blocks: list[str], universe: list[str]) -> Matrix:
 
 def _transform_stage(name: str, matrix: Matrix, universe: list[str]) -> Stage | None:
     """An ordered stage applying ``matrix`` to the blocks of ``universe`` (None for the identity)."""
-    size = len(universe)
-    changed = [i for i in range(size) if any(matrix[i][j] != (i == j) for j in range(size))]
+    nonzero = [[j for j, x in enumerate(row) if x] for row in matrix]  # truth tests: much cheaper than Fraction ==
+    changed = [i for i, columns in enumerate(nonzero) if columns != [i] or matrix[i][i] != 1]
     if not changed:
         return None
-    involved = sorted(set(changed) | {j for i in changed for j in range(size) if matrix[i][j] != 0})
+    involved = sorted(set(changed) | {j for i in changed for j in nonzero[i]})
     sub = [[matrix[r][c] for c in involved] for r in involved]
     return Stage(name, row_operations(tuple(universe[i] for i in involved), sub), ordered=True)
 
