@@ -3,7 +3,8 @@
 A :class:`BreadthFirstRunner` has the signature of a library GEMM,
 ``run(a, b, c, alpha, beta)``, so depth-first levels above hand it their leaf
 products exactly as they would hand them to cuBLAS.  Its workspace is kept
-per leaf size, so repeated calls (and captured graphs) see the same buffers.
+for the last leaf size, so repeated calls see the same buffers (a captured graph holds its own
+references to the buffers it writes).
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ class BreadthFirstRunner:
         return self.plan.workspace_elements(M, K, N) * itemsize if self.runs(M, K, N) else 0
 
     def _buffers(self, m: int, k: int, n: int) -> tuple[View, View, View]:
+        """The workspace for leaves of this size: the last call's when the size repeats, else new
+        (the old released first, so one product called at many sizes holds one workspace)."""
         if (m, k, n) not in self.workspace:
             rank, dtype = self.plan.rank, self.plan.dtype
+            self.workspace.clear()
             self.workspace[(m, k, n)] = tuple(
                 self.backend.empty(rank * rows, cols, dtype).reshape(rank, rows, cols)
                 for rows, cols in ((m, k), (k, n), (m, n))
