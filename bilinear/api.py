@@ -280,12 +280,12 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     import cupy
 
     from .dispatch import dispatch
-    from .runtime.tsm2 import tsm2_matmul, validate
+    from .runtime.tsm2 import run_validated, validate
 
     A, B, out, call = validate(A, B, out, beta)
     choice = dispatch(call.m, call.k, call.n, str(A.dtype))
     if choice.kernel in ("tsm2r", "tsm2l"):
-        return tsm2_matmul(A, B, out=out, alpha=alpha, beta=beta, kernel=choice.kernel, params=choice.params)
+        return run_validated(A, B, out, call, alpha, beta, choice.kernel, choice.params)
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     if choice.kernel == "recursive" and inplace:

@@ -253,8 +253,14 @@ def tsm2_matmul(
         ValueError: bad shapes, dtypes or layouts (column-major inputs included), or
             out overlapping an input.
     """
-    cupy = _cupy()
     A, B, out, call = validate(A, B, out, beta)
+    return run_validated(A, B, out, call, alpha, beta, kernel, params)
+
+
+def run_validated(A, B, out, call: Call, alpha: float, beta: float, kernel: str | None = None,
+                  params: Params | None = None):
+    """:func:`tsm2_matmul` on operands :func:`validate` already checked (``matmul`` validates once)."""
+    cupy = _cupy()
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     if call.m == 0 or call.n == 0:
