@@ -146,11 +146,12 @@ def lower_program(
     breadth: int = 0,
     workspace_limit: int | None = None,
     launch: str = "serial",
+    moduli: int | None = None,
 ) -> Lowered:
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
     program = source if isinstance(source, Program) else load(source)
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
-                      workspace_limit=workspace_limit, launch=launch)
+                      workspace_limit=workspace_limit, launch=launch, moduli=moduli)
     return lower(program, options, per_level)
 
 
@@ -167,6 +168,7 @@ def compile(
     breadth: int = 0,
     workspace_limit: int | None = None,
     launch: str = "serial",
+    moduli: int | None = None,
 ):
     """Verify, lower and load a scheme; returns a callable ``f(A, B, out=None, alpha=1, beta=0)``.
 
@@ -196,6 +198,8 @@ def compile(
             (a stage's independent GEMMs, or all breadth-first leaves, on
             concurrent streams) or ``"batched"`` (breadth-first leaves as one
             strided-batched GEMM).
+        moduli: with ``leaf="ozaki"``, the number of moduli of the INT8
+            emulation (None: enough for FP64's 53 bits).
 
     Raises:
         BilinearError: the scheme does not verify.
@@ -207,7 +211,7 @@ def compile(
     if dtype not in DTYPES:  # checked here too: levels="auto" lowers only when first called
         raise ValueError(f"dtype must be float32 or float64, not {dtype!r}")
     if leaf not in (*LEAVES, "auto"):
-        raise ValueError(f"leaf must be cublas, fused or auto, not {leaf!r}")
+        raise ValueError(f"leaf must be one of {', '.join(LEAVES)} or auto, not {leaf!r}")
     program = source if isinstance(source, Program) else load(source)
     chosen_backend = make_backend(backend)
     if levels == "auto":
@@ -220,7 +224,7 @@ def compile(
     if not isinstance(levels, int) or isinstance(levels, bool):
         raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError
     lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level,
-                            breadth=breadth, workspace_limit=workspace_limit, launch=launch)
+                            breadth=breadth, workspace_limit=workspace_limit, launch=launch, moduli=moduli)
     return CompiledProduct(lowered, chosen_backend)
 
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from .ir import parse_block
-from .lower.options import DTYPES, LAUNCHES, LEAVES
+from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES
 
 REPORT_FORMATS = ("text", "md", "json")
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
@@ -93,12 +93,19 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
 def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     """How a scheme is lowered: levels, leaf, fusion, cutoff, a hybrid per level."""
     parser.add_argument("--levels", type=level_count, default=1, metavar="L", help="levels of recursion (default 1)")
-    parser.add_argument("--leaf", choices=LEAVES, default="cublas", help="leaf products: cuBLAS GEMMs or the fused product kernel")
+    parser.add_argument(
+        "--leaf", choices=LEAVES, default="cublas",
+        help="leaf products: " + "; ".join(f"{name}, {kind.help}" for name, kind in LEAF_KINDS.items()),
+    )
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
     parser.add_argument("--cutoff", type=positive, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
     parser.add_argument(
         "--breadth", type=level_count, default=0, metavar="L",
         help="run the innermost L of the levels breadth-first: one split per operand, the leaf GEMMs, one merge (default 0)",
+    )
+    parser.add_argument(
+        "--moduli", type=positive, default=None, metavar="N",
+        help="ozaki leaves: moduli of the INT8 emulation (default: enough for FP64's 53 bits)",
     )
     parser.add_argument(
         "--launch", choices=LAUNCHES, default="serial",
