@@ -207,3 +207,15 @@ def test_launch_modes_on_the_gpu(launch):
         captured()
         captured.synchronize()
         assert float(cupy.abs(captured_out - reference).max()) < 1e-10, path
+
+
+def test_compile_writes_the_breadth_first_kernels_and_says_where_they_run(tmp_path):
+    import json
+
+    assert main(["compile", "algorithms/winograd.bl", "-o", str(tmp_path), "--levels", "2", "--breadth", "1"]) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    breadth = manifest["host"]["breadth_first"]
+    assert breadth["levels"] == 1 and len(breadth["kernels"]) == 3
+    source = (tmp_path / "winograd.cu").read_text()
+    for kernel in breadth["kernels"]:
+        assert f"__global__ void {kernel}(" in source

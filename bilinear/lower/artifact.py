@@ -69,6 +69,13 @@ def write_artifacts(
     if kind.gemm is not None:  # a leaf GEMM of the Python runtime: the C++ host layer calls cuBLAS there
         host["leaves"] = f"the C++ host layer runs cuBLAS GEMM leaves; {options.leaf} leaves ({kind.help}) run " \
                          "through the Python runtime (bilinear.compile, bilinear run)"
+    if lowered.breadth is not None:  # the split and merge kernels are in the .cu; the recursion is not
+        host["breadth_first"] = {
+            "levels": options.breadth,
+            "kernels": [k.name for k in lowered.breadth.kernels()],
+            "note": "the C++ host layer runs the depth-first levels only, with cuBLAS GEMMs where the breadth-first "
+                    "levels would start; the breadth-first levels run through the Python runtime",
+        }
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
