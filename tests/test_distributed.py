@@ -151,13 +151,13 @@ def test_every_shipped_scheme_runs_under_mpiexec_with_numpy_buffers(ranks):
 
 
 MISMATCH = """
-import numpy as np, bilinear.distributed as dist
+import os, numpy as np, bilinear.distributed as dist
 p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy")
 n = 8 if p.comm.rank == 0 else 9
 try:
     p(np.ones((n, n)), np.ones((n, n)))
 except dist.DistributedError as error:
-    print(f"rank {{p.comm.rank}} stopped: {{error}}", flush=True)  # one write: the ranks share the pipe
+    os.write(1, f"rank {{p.comm.rank}} stopped: {{error}}\\n".encode())  # one write(2) under PIPE_BUF: atomic on the shared pipe
 """
 
 LOST = """
@@ -168,7 +168,7 @@ if p.comm.rank == 1:
 try:
     p(np.ones((8, 8)), np.ones((8, 8)))
 except dist.DistributedError as error:
-    print(f"rank {{p.comm.rank}} stopped: {{error}}", flush=True)  # one write: the ranks share the pipe
+    os.write(1, f"rank {{p.comm.rank}} stopped: {{error}}\\n".encode())  # one write(2) under PIPE_BUF: atomic on the shared pipe
     p.comm.abort("ending the job")
 """
 
