@@ -111,20 +111,9 @@ class CupyBackend(Backend):
             self.scale(c, beta)
             return
         scalars = np.array([alpha, beta], dtype=a.dtype)
-        step = scalars.itemsize
-        handle = self._handle()
         # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
-        args = (n, m, k, scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
-                scalars.ctypes.data + step, c.data.ptr, _ld(c))
-        if self.capturing:
-            cublas_capture.prepare(handle, self.xp.cuda.get_current_stream().ptr)
-            cublas_capture.gemm(a.dtype == np.float64, handle, *args)
-            return
-        cublas = self._cublas
-        cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
-        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-        gemm = cublas.dgemm if a.dtype == np.float64 else cublas.sgemm
-        gemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
+        self._cublas_call("gemm", a.dtype, (n, m, k, scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
+                                             scalars.ctypes.data + scalars.itemsize, c.data.ptr, _ld(c)), scalars)
 
     def gemm_batched(self, a, b, c) -> None:
         batch, m, k = a.shape
@@ -132,19 +121,26 @@ class CupyBackend(Backend):
         if batch == 0 or m == 0 or n == 0 or k == 0:
             super().gemm_batched(a, b, c)
             return
-        handle = self._handle()
         scalars = np.array([1.0, 0.0], dtype=a.dtype)
-        args = (n, m, k, scalars.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k, m * k,
-                scalars.ctypes.data + scalars.itemsize, c.data.ptr, n, m * n, batch)
+        self._cublas_call("gemm_strided", a.dtype, (n, m, k, scalars.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k,
+                                                     m * k, scalars.ctypes.data + scalars.itemsize, c.data.ptr, n,
+                                                     m * n, batch), scalars)
+
+    def _cublas_call(self, kind: str, dtype, args: tuple, scalars) -> None:
+        """A cuBLAS GEMM (``kind`` "gemm" or "gemm_strided") without transposes on the current stream,
+        through CuPy, or through :mod:`cublas_capture` while a graph is being captured.  ``scalars``
+        holds alpha and beta on the host (host pointer mode): kept alive until the call returns."""
+        handle, stream = self._handle(), self.xp.cuda.get_current_stream().ptr
+        double = dtype == np.float64
         if self.capturing:
-            cublas_capture.prepare(handle, self.xp.cuda.get_current_stream().ptr)
-            cublas_capture.gemm_strided(a.dtype == np.float64, handle, *args)
+            cublas_capture.prepare(handle, stream)
+            getattr(cublas_capture, kind)(double, handle, *args)
             return
         cublas = self._cublas
-        cublas.setStream(handle, self.xp.cuda.get_current_stream().ptr)
+        cublas.setStream(handle, stream)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-        gemm = cublas.dgemmStridedBatched if a.dtype == np.float64 else cublas.sgemmStridedBatched
-        gemm(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
+        name = {"gemm": "gemm", "gemm_strided": "gemmStridedBatched"}[kind]
+        getattr(cublas, ("d" if double else "s") + name)(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
 
     # --- concurrent leaf products -------------------------------------------------------------------
     def _handle(self) -> int:
