@@ -1,0 +1,58 @@
+"""matmul's choice of a fast scheme: the measured recursive rows of the dispatch table."""
+
+from __future__ import annotations
+
+import pytest
+
+from bilinear.dispatch import Recursive, Table, dispatch, load_table, parse_table
+from bilinear.runtime import cublas_capture
+
+ROW = Recursive("float64", 16384, 16384, 16384, "winograd", 2, 2, 1.19, 19 << 30, "streams")
+SLOW = Recursive("float64", 4096, 4096, 4096, "winograd", 1, 1, 0.95, 1 << 30, "streams")
+TABLE = Table((), recursive=(ROW, SLOW))
+
+
+def test_a_shape_near_a_faster_measurement_runs_its_configuration():
+    choice = dispatch(15000, 16384, 17000, "float64", table=TABLE)
+    assert choice.kernel == "recursive" and choice.config == ROW
+    assert "winograd L2 (2 breadth-first, streams leaves) 1.19× cuBLAS" in choice.reason
+
+
+def test_a_slower_measurement_keeps_cublas_and_says_why():
+    choice = dispatch(4096, 4096, 4096, "float64", table=TABLE)
+    assert choice.kernel == "cublas" and "0.95× cuBLAS" in choice.reason
+
+
+@pytest.mark.parametrize("shape, dtype", [((8192, 8192, 8192), "float64"), ((16384, 16384, 16384), "float32")])
+def test_nothing_measured_nearby_keeps_cublas(shape, dtype):
+    assert dispatch(*shape, dtype, table=TABLE).kernel == "cublas"
+
+
+def test_the_table_round_trips_its_recursive_rows():
+    data = {"rows": [], "recursive": {"min_speedup": 1.1, "rows": [
+        {"dtype": "float64", "m": 8192, "k": 8192, "n": 8192, "scheme": "rsmm", "levels": 1, "breadth": 0,
+         "speedup": 1.08, "workspace_bytes": 0, "launch": "serial", "candidates": {"ignored": 1.0}}]}}
+    table = parse_table(data)
+    assert table.min_speedup == 1.1
+    assert table.recursive == (Recursive("float64", 8192, 8192, 8192, "rsmm", 1, 0, 1.08, 0, "serial"),)
+    assert dispatch(8192, 8192, 8192, "float64", table=table).kernel == "cublas"  # 1.08 < 1.1
+
+
+def test_the_committed_table_only_runs_configurations_that_exist():
+    from bilinear.lower.options import Options
+    from bilinear.paths import algorithms_dir
+
+    for row in load_table().recursive:
+        assert (algorithms_dir() / f"{row.scheme}.bl").exists()
+        Options(dtype=row.dtype, levels=row.levels, breadth=row.breadth, launch=row.launch)  # valid options
+
+
+def test_capture_without_cublas_loaded_says_so(monkeypatch, tmp_path):
+    maps = tmp_path / "maps"
+    maps.write_text("00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/python3\n")
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(maps if path == "/proc/self/maps" else path, *a, **k))
+    cublas_capture.library.cache_clear()
+    with pytest.raises(RuntimeError, match=r"cuBLAS is not loaded in this process \(multiply once through CuPy first\)"):
+        cublas_capture.library()
+    cublas_capture.library.cache_clear()
