@@ -80,13 +80,13 @@ def leaf_of(product: CompiledProduct):
 
 def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> dict:
     """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace, in ms: as the leaf
-    runs them (one strided-batched call per tile of at most ozaki_cuda.TILE), whole (one call),
-    and one call per modulus (tiled)."""
+    runs them (one strided-batched call, whole: ozaki_cuda.TILE = 0), in tiles of 8192 (the
+    previous default), and one call per modulus (whole)."""
     runner = leaf_of(product).cuda
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
-    variants = {"tiled": (True, TILE), "whole": (True, 0), "per_modulus": (False, TILE)}
+    variants = {"whole": (True, TILE), "tiled8192": (True, 8192), "per_modulus": (False, TILE)}
 
     def call(batched, tile):
         runner.batched, runner.tile = batched, tile

@@ -9,8 +9,9 @@ exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.
 2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
    in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
-3. int8 GEMMs over the group's moduli, one strided-batched cuBLAS call per tile of at most
-   TILE rows, columns and k (int32 results, exact; k tiles accumulate);
+3. int8 GEMMs over the group's moduli in one strided-batched cuBLAS call (int32 results, exact;
+   ``tile`` > 0 splits it into tiles of at most that many rows, columns and k, k tiles adding up:
+   slower on the H100, kept to compare);
 4. ``oz_reconstruct``: CRT, unscaling, alpha and beta in one read of the int32 products and C.
 
 With ``residue_levels=1`` steps 2-4 become ``oz_residues_a_s1`` / ``oz_residues_bt_s1`` (the 7
@@ -41,7 +42,7 @@ from . import ozaki
 from .cuda import compiled_function, device_info
 
 THREADS = 256
-TILE = 8192
+TILE = 0  # int8 GEMMs whole: one call over all moduli (tiles of 8192 ran 122.6 ms against 107.4 at 16384, N = 14)
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
@@ -97,8 +98,10 @@ class CudaOzaki:
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
         self.batched = True  # one strided-batched int8 GEMM per group; False: one call per modulus (to compare)
-        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole): cuBLAS ran 16384³
-        # int8 at 0.76 POPS and 8192³ at 1.27 on the H100 (benchmarks/results/issue13/probe_batched_int8_h100.txt)
+        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole).  A single 16384³
+        # probe ran 0.76 POPS against 1.27 at 8192³ (results/issue13/probe_batched_int8_h100.txt), but
+        # the strided batch over 14 moduli ran whole at 1146 TOPS and in 8192-tiles at 1005
+        # (results/issue13/ozaki_run2): whole it is.  k beyond K_CHUNK is still split (exactness).
         self.tile = TILE
         self._kernels: dict[int, dict[str, Any]] = {}
 
