@@ -346,6 +346,86 @@ def test_strassen_on_residues_emulated_is_the_plain_scheme_bitwise(monkeypatch, 
         runner.gemm(A, B, ours, count=count, group=2, residue_levels=1)
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("residue_levels", [0, 1])
+def test_cuda_path_emulated_at_the_ends_of_the_exponent_range(monkeypatch, residue_levels):
+    """Rows and columns of subnormals, of values near 1e-300 (2^e beyond the doubles: two scale
+    factors) and near 1e308 with tiny elements (scaled to subnormals, rounded to ±0), bit for bit."""
+    from helpers.ozaki_emulation import emulated_runner
+
+    runner = emulated_runner(monkeypatch)
+    rng = np.random.default_rng(21)
+    m, k, n = 11, 37, 9
+    A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+    A[0] *= 1e-310  # subnormal
+    A[1] *= 1e-300
+    A[2] *= 1e300
+    A[2, ::3] = 1e-300
+    A[3, 5] = 5e-324
+    B[:, 0] *= 1e-305
+    B[:, 1] *= 1e305
+    B[::4, 1] = -1e-290
+    for scaling in ozaki.SCALINGS:
+        ours, reference = C0.copy(), C0.copy()
+        runner.gemm(A, B, ours, 1.0, 0.5, count=16, scaling=scaling, residue_levels=residue_levels)
+        with np.errstate(over="ignore"):  # row 2 times column 1 overflows: Inf, on both paths
+            ozaki.gemm(np, A, B, reference, 1.0, 0.5, count=16, scaling=scaling)
+        assert np.array_equal(ours, reference, equal_nan=True)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_residue_kernels_emulated_at_62_bits():
+    """oz_residues_a / oz_residues_bt on integers up to 2^62 (e = 0), ties of rint (x.5), a tiny row
+    and a huge one: the residues ozaki.residues gives, zero padding, every modulus."""
+    from helpers.ozaki_emulation import EmulatedKernel
+
+    from bilinear.runtime.ozaki_cuda import KernelSource
+
+    count, bits, rows, cols = 20, 62, 5, 40
+    rows_pad, kp = 8, 48
+    rng = np.random.default_rng(62)
+    A = rng.standard_normal((rows, cols))
+    A[0] = np.ldexp(rng.uniform(-1, 1, cols), 62)  # integers (multiples of 2^9 and up)
+    A[0, 0] = 2.0**62 - 2.0**10  # the row's largest: e = 0
+    A[1] = rng.integers(-2**20, 2**20, cols) + 0.5  # ties to even
+    A[1, 0] = 2.0**61
+    A[2] *= 1e-305
+    A[3] *= 1e300
+    A[3, 1::2] = 3e-300
+    A[4, :] = 0.0
+    source = KernelSource.of(count).render()
+    for name, x, axis in (("oz_residues_a", A, 1), ("oz_residues_bt", A.T.copy(), 0)):
+        stat = ozaki.statistic(np, x, axis, "max")
+        e, bad = ozaki.exponents(np, stat, bits)
+        expected = ozaki.residues(np, ozaki.scaled_integers(np, x, e, bad, axis), ozaki.MODULI[:count])
+        if axis == 0:
+            expected = expected.transpose(0, 2, 1)
+        out = np.full((count, rows_pad, kp), 0x5A, dtype=np.int8)
+        lengths = (rows, cols) if axis == 1 else (cols, rows)
+        EmulatedKernel(source, name)((1,), (32,), (
+            x, np.int64(x.shape[1]), np.int32(lengths[0]), np.int32(lengths[1]), np.int32(rows_pad), np.int32(kp),
+            np.ascontiguousarray(stat).view(np.uint64), np.int32(bits), np.int32(0), np.int32(count), out))
+        assert np.array_equal(out[:, :rows, :cols], expected), name
+        assert not out[:, rows:].any() and not out[:, :, cols:].any()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_pass_marks_for_the_breakdown(monkeypatch):
+    """With a timing list the runner marks every pass (benchmarks/ozaki.py --breakdown)."""
+    from helpers.ozaki_emulation import emulated_runner
+
+    runner = emulated_runner(monkeypatch)
+    rng = np.random.default_rng(1)
+    A, B, C = rng.standard_normal((6, 9)), rng.standard_normal((9, 5)), np.empty((6, 5))
+    runner.timing = []
+    runner.gemm(A, B, C, count=14, group=7)
+    passes = ["residues A", "residues B", "int8 GEMMs", "reconstruct"]
+    assert [name for name, _ in runner.timing] == ["start", "stats A", "stats B"] + passes * 2
+    runner.timing = []
+    runner.gemm(A, B, C, count=14, residue_levels=1)
+    assert [name for name, _ in runner.timing] == ["start", "stats A", "stats B"] + passes
+
+
 def test_compile_writes_artifacts_for_ozaki_leaves(tmp_path):
     """The C++ host layer has cuBLAS leaves only; the manifest says the ozaki leaves run in Python."""
     run = subprocess.run([sys.executable, "-m", "bilinear.cli", "compile", "algorithms/strassen.bl", "-o",

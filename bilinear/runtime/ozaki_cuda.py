@@ -73,9 +73,10 @@ class KernelSource:
     @classmethod
     def of(cls, count: int) -> KernelSource:
         crt = ozaki.crt_constants(count)
+        assert crt.moduli[0] == 256 and all(p % 2 for p in crt.moduli[1:])  # the kernels test j == 0 for p = 256
         moduli = tuple(
             {"p": repr(float(p)), "inv": repr(1.0 / p), "half": p // 2, "y": repr(float(y)),
-             "q": tuple(repr(q) for q in limbs)}
+             "c31": repr(float(_symmetric(2**31 % p, p))), "q": tuple(repr(q) for q in limbs)}
             for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs)
         )
         return cls(count, VALUES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
@@ -89,8 +90,18 @@ def _round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
 
+def _symmetric(r: int, p: int) -> int:
+    """r mod p in [-⌊p/2⌋, ⌈p/2⌉ - 1]."""
+    return (r + p // 2) % p - p // 2
+
+
 class CudaOzaki:
     """Ozaki-scheme GEMMs on the current CuPy device; keeps its workspace between calls."""
+
+    #: A list: every pass appends (name, a CUDA event recorded after it) and every chunk starts with
+    #: ("start", event), so the time of a pass is the time between its event and the one before
+    #: (benchmarks/ozaki.py --breakdown).  None: no events.
+    timing: list | None = None
 
     def __init__(self) -> None:
         import cupy
@@ -159,6 +170,12 @@ class CudaOzaki:
             else:
                 self._plain(*chunk, group)
 
+    def _mark(self, name: str) -> None:
+        if self.timing is not None:
+            event = self.cupy.cuda.Event()
+            event.record()
+            self.timing.append((name, event))
+
     def _statistics(self, A, B, plan: ozaki.OzakiPlan, buffer, at: dict[str, int]) -> None:
         """The scale statistic (largest magnitude or norm bound) of A's rows and B's columns."""
         m, k = A.shape
@@ -167,7 +184,9 @@ class CudaOzaki:
         stat_a, stat_b, partial = (np.uint64(base + at[name]) for name in ("amax_a", "amax_b", "partial"))
         lda, ldb = np.int64(_ld(A)), np.int64(_ld(B))
         norm = plan.scaling == "norm"
+        self._mark("start")
         kernels["oz_stat_rows"]((m,), (THREADS,), (A, lda, np.int32(k), np.int32(norm), stat_a))
+        self._mark("stats A")
         buffer[at["amax_b"] : at["amax_b"] + 8 * n].fill(0)
         strip, strips, columns = ozaki.COLUMN_STRIP, -(-k // ozaki.COLUMN_STRIP), (n + THREADS - 1) // THREADS
         kernels["oz_amax_cols"]((columns, strips), (THREADS,), (B, ldb, np.int32(k), np.int32(n), np.int32(strip), stat_b))
@@ -175,6 +194,7 @@ class CudaOzaki:
             kernels["oz_sumsq_cols"]((columns, strips), (THREADS,),
                                      (B, ldb, np.int32(k), np.int32(n), np.int32(strip), stat_b, partial))
             kernels["oz_norm_cols"]((columns,), (THREADS,), (partial, np.int32(strips), np.int32(n), stat_b))
+        self._mark("stats B")
 
     def _plain(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, group: int | None) -> None:
         m, k = A.shape
@@ -192,21 +212,25 @@ class CudaOzaki:
         self._statistics(A, B, plan, buffer, at)
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
         blocks_b = min(-(-n4 * (kp // VALUES) // THREADS), grid)
-        blocks_c = min(-(-m * n // THREADS), grid)
+        blocks_c = min(-(-m * (n4 // 4) // THREADS), grid)  # a thread per 4 columns of a row
         for first in range(0, plan.count, group):
             last = min(plan.count, first + group)
             kernels["oz_residues_a"]((blocks_a,), (THREADS,), (
                 A, np.int64(lda), np.int32(m), np.int32(k), np.int32(m4), np.int32(kp), amax_a,
                 np.int32(plan.bits_a), np.int32(first), np.int32(last), ptr["ra"]))
+            self._mark("residues A")
             kernels["oz_residues_bt"]((blocks_b,), (THREADS,), (
                 B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), amax_b,
                 np.int32(plan.bits_b), np.int32(first), np.int32(last), ptr["rb"]))
+            self._mark("residues B")
             self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, last - first)
+            self._mark("int8 GEMMs")
             kernels["oz_reconstruct"]((blocks_c,), (THREADS,), (
                 ptr["products"], np.int32(m4), np.int32(n4), np.int32(m), np.int32(n), amax_a, amax_b,
                 np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(first), np.int32(last),
                 np.int32(first == 0), np.int32(last == plan.count), ptr["acc"],
                 C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
+            self._mark("reconstruct")
 
     def _strassen(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan) -> None:
         """One Strassen level on the residues: 7 operands of A and of Bᵀ per modulus (half the
@@ -225,17 +249,21 @@ class CudaOzaki:
         kernels["oz_residues_a_s1"]((min(-(-mh * kh // 4 // THREADS), grid),), (THREADS,), (
             A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(mh), np.int32(kh), ptr["amax_a"],
             np.int32(plan.bits_a), np.int32(0), count, ptr["ra"]))
+        self._mark("residues A")
         kernels["oz_residues_bt_s1"]((min(-(-nh * kh // 4 // THREADS), grid),), (THREADS,), (
             B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(nh), np.int32(kh), ptr["amax_b"],
             np.int32(plan.bits_b), np.int32(0), count, ptr["rb"]))
+        self._mark("residues B")
         for o in range(7):  # product o of every modulus: operands 7 planes apart
             self._int8_gemms(base + at["ra"] + o * mh * kh, base + at["rb"] + o * nh * kh,
                              base + at["products"] + 4 * o * mh * nh, mh, nh, kh, plan.count,
                              strides=(7 * mh * kh, 7 * nh * kh, 7 * mh * nh))
+        self._mark("int8 GEMMs")
         kernels["oz_reconstruct_s1"]((min(-(-mh * nh // THREADS), grid),), (THREADS,), (
             ptr["products"], np.int32(mh), np.int32(nh), np.int32(m), np.int32(n), ptr["amax_a"], ptr["amax_b"],
             np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(0), count,
             C, np.int64(_ld(C)), np.float64(alpha), np.float64(beta)))
+        self._mark("reconstruct")
 
     def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
                     strides: tuple[int, int, int] | None = None) -> None:
