@@ -74,27 +74,33 @@ def test_moduli_are_pairwise_coprime_and_fit_int8():
 @pytest.mark.parametrize("k", [1, 7, 1000, 16384, ozaki.K_CHUNK])
 @pytest.mark.parametrize("count", [4, 10, 14, 15, 16, 20])
 def test_scale_bits_formula(count, k):
-    """bA + bB is the largest t with k·2^t ≤ M/4 (unless capped at 62 each)."""
+    """bA + bB is the largest t with k·2^t ≤ usable(M) ≈ M/2 (unless capped at 62 each)."""
     M = ozaki.modulus_product(count)
+    bound = ozaki.usable(M)
+    assert Fraction(bound, M) <= Fraction(1, 2) - Fraction(1, 2**40) and M // 2 - bound <= (M >> 40) + 1
     try:
         bits_a, bits_b = ozaki.scale_bits(count, k)
     except ValueError:
-        assert 4 * k << 2 > M
+        assert 4 * k > bound
         return
     assert bits_a - bits_b in (0, 1) or (bits_a, bits_b) == (62, 62)
-    assert k * 2 ** (bits_a + bits_b) * 4 <= M
+    assert k * 2 ** (bits_a + bits_b) <= bound
     if bits_b < ozaki.MAX_BITS:
-        assert k * 2 ** (bits_a + bits_b + 1) * 4 > M
+        assert k * 2 ** (bits_a + bits_b + 1) > bound
 
 
 @pytest.mark.parametrize("count", [6, 14, 15, 16, 20])
 def test_norm_scale_bits(count):
-    """Norm scaling: 2^(bA+bB) ≤ M/8, the largest such, each ≤ 61; about log2(k) - 1 bits more than max."""
-    M = ozaki.modulus_product(count)
-    bits_a, bits_b = ozaki.scale_bits(count, 16384, "norm")
-    assert 8 * 2 ** (bits_a + bits_b) <= M
-    assert bits_b == 61 or 8 * 2 ** (bits_a + bits_b + 1) > M
-    assert sum(ozaki.scale_bits(count, 16384, "norm")) >= min(122, sum(ozaki.scale_bits(count, 16384)) + 12)
+    """Norm scaling: (2^bA + √k/2)(2^bB + √k/2) ≤ usable(M), the largest such, each ≤ 61; about
+    log2(k) bits more than max."""
+    k = 16384
+    bound = ozaki.usable(ozaki.modulus_product(count))
+    bits_a, bits_b = ozaki.scale_bits(count, k, "norm")
+    assert (2**bits_a + 64) * (2**bits_b + 64) <= bound
+    total = bits_a + bits_b + 1
+    assert bits_b == 61 or (2 ** (total - total // 2) + 64) * (2 ** (total // 2) + 64) > bound
+    assert sum(ozaki.scale_bits(count, k, "norm")) >= min(122, sum(ozaki.scale_bits(count, k)) + 13)
+    assert ozaki.scale_bits(14, k, "norm") == (55, 54)  # two bits more than the old rule, 2^(bA+bB) ≤ M/8
     with pytest.raises(ValueError, match="scaling"):
         ozaki.scale_bits(count, 5, "sum")
 
@@ -104,9 +110,9 @@ def test_norm_scale_bits(count):
 def test_moduli_for_is_the_fewest(bits, k):
     count = ozaki.moduli_for(bits, k)
     assert min(ozaki.scale_bits(count, k)) >= bits
-    assert math.log2(ozaki.modulus_product(count)) >= 2 * bits + math.log2(k) + 2
+    assert math.log2(ozaki.modulus_product(count)) > 2 * bits + math.log2(k) + 1
     if count > 1:
-        assert ozaki.modulus_product(count - 1) < (4 * k) << (2 * bits)
+        assert min(ozaki.scale_bits(count - 1, k)) < bits
     assert ozaki.moduli_for(53, 16384) == 16
 
 
