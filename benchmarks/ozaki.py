@@ -89,18 +89,19 @@ def leaf_of(product: CompiledProduct):
 
 def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> dict:
     """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace, in ms: as the leaf
-    runs them (one strided-batched call, whole: ozaki_cuda.TILE = 0), in tiles of 8192 (the
-    previous default), and one call per modulus (whole)."""
+    runs them by default (batched above ozaki_cuda.PER_MODULUS_UPTO, else per modulus; whole),
+    one strided-batched call whole and in tiles of 8192, one call per modulus whole and in tiles."""
     runner = leaf_of(product).cuda
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
-    variants = {"whole": (True, TILE), "tiled8192": (True, 8192), "per_modulus": (False, TILE)}
+    variants = {"default": (None, TILE), "batched": (True, 0), "batched_t8192": (True, 8192),
+                "per_modulus": (False, 0), "per_modulus_t8192": (False, 8192)}
 
     def call(batched, tile):
         runner.batched, runner.tile = batched, tile
         runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count)
-        runner.batched, runner.tile = True, TILE
+        runner.batched, runner.tile = None, TILE
 
     times = time_interleaved([lambda v=v: call(*v) for v in variants.values()], cp, repeat=repeat)
     return {name: 1e3 * median(t) for name, t in zip(variants, times)}

@@ -432,6 +432,28 @@ def test_pass_marks_for_the_breakdown(monkeypatch):
     assert [name for name, _ in runner.timing] == ["start", "stats A", "stats B"] + passes
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_int8_calls_by_size(monkeypatch):
+    """By default one call per modulus up to PER_MODULUS_UPTO, one strided-batched call above."""
+    from helpers.ozaki_emulation import EmulatedCublas, emulated_runner
+
+    from bilinear.runtime import ozaki_cuda
+
+    runner = emulated_runner(monkeypatch)
+    runner.batched = None
+    rng = np.random.default_rng(2)
+    A, B = rng.standard_normal((6, 9)), rng.standard_normal((9, 5))
+    reference = np.empty((6, 5))
+    ozaki.gemm(np, A, B, reference, count=5)
+    for limit, batches in ((8192, [1] * 5), (8, [5])):
+        monkeypatch.setattr(ozaki_cuda, "PER_MODULUS_UPTO", limit)
+        EmulatedCublas.calls.clear()
+        C = np.empty((6, 5))
+        runner.gemm(A, B, C, count=5)
+        assert [call[-1] for call in EmulatedCublas.calls] == batches
+        assert np.array_equal(C, reference)
+
+
 def test_compile_writes_artifacts_for_ozaki_leaves(tmp_path):
     """The C++ host layer has cuBLAS leaves only; the manifest says the ozaki leaves run in Python."""
     run = subprocess.run([sys.executable, "-m", "bilinear.cli", "compile", "algorithms/strassen.bl", "-o",

@@ -9,9 +9,10 @@ exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.
 2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
    in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
-3. int8 GEMMs over the group's moduli in one strided-batched cuBLAS call (int32 results, exact;
-   ``tile`` > 0 splits it into tiles of at most that many rows, columns and k, k tiles adding up:
-   slower on the H100, kept to compare);
+3. int8 GEMMs over the group's moduli (int32 results, exact): one strided-batched cuBLAS call
+   when a product is larger than PER_MODULUS_UPTO in some dimension, else one call per modulus
+   (``batched`` overrides); ``tile`` > 0 splits the calls into tiles of at most that many rows,
+   columns and k, k tiles adding up (slower on the H100, kept to compare);
 4. ``oz_reconstruct``: CRT, unscaling, alpha and beta in one read of the int32 products and C.
 
 With ``residue_levels=1`` steps 2-4 become ``oz_residues_a_s1`` / ``oz_residues_bt_s1`` (the 7
@@ -25,7 +26,13 @@ Memory is one workspace buffer, kept and grown to the largest product seen; its 
 worth and four float64 accumulators per element of C.  Time, with N moduli: N·2mnk int8
 operations at cuBLAS's int8 rate, plus ≈ (8 + 8 + N·(2 + 8) + 8) bytes of memory traffic per
 element of a square product (A and B read twice, residues written and read, products written and
-read, C written): at n = 16384, N = 15 and 1.27 int8 POPS, ≈ 104 + 12 ms against DGEMM's 161.
+read, C written): at n = 16384, N = 15 and the 1.12 int8 POPS the whole strided batch ran at on
+the H100, ≈ 118 + 12 ms against DGEMM's 161 (benchmarks/OZAKI_NOTES.md has the passes).
+
+The passes issue no conversion instructions in their per-modulus work (F2I, I2F and FRND run at
+a quarter of the FP64 rate): integers are rounded and extracted with the 1.5·2^52 addition, the
+moduli loops are unrolled (per-modulus constants become immediates, every plane's load issues
+together), and the reconstruction takes 4 columns per thread with 16-byte loads.
 """
 
 from __future__ import annotations
@@ -42,6 +49,10 @@ from . import ozaki
 from .cuda import compiled_function, device_info
 
 THREADS = 256
+#: Per-modulus int8 GEMMs up to this size: at 8192³ and N = 14 on the H100, 14 calls took 11.84 ms
+#: and one strided-batched call 14.77 (results/issue13/ozaki_16384); at 16384³ the batched call
+#: took 107.4 ms and whole per-modulus calls 158 (per-modulus calls in 8192-tiles 107.7).
+PER_MODULUS_UPTO = 8192
 TILE = 0  # int8 GEMMs whole: one call over all moduli (tiles of 8192 ran 122.6 ms against 107.4 at 16384, N = 14)
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
@@ -108,7 +119,8 @@ class CudaOzaki:
 
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
-        self.batched = True  # one strided-batched int8 GEMM per group; False: one call per modulus (to compare)
+        # True: one strided-batched int8 GEMM per group; False: one call per modulus; None: by size
+        self.batched: bool | None = None
         # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole).  A single 16384³
         # probe ran 0.76 POPS against 1.27 at 8192³ (results/issue13/probe_batched_int8_h100.txt), but
         # the strided batch over 14 moduli ran whole at 1146 TOPS and in 8192-tiles at 1005
@@ -278,7 +290,8 @@ class CudaOzaki:
         cublas.setStream(handle, self.cupy.cuda.get_current_stream().ptr)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
-        calls = [(0, batch)] if self.batched else [(j, 1) for j in range(batch)]
+        batched = max(m4, n4, kp) > PER_MODULUS_UPTO if self.batched is None else self.batched
+        calls = [(0, batch)] if batched else [(j, 1) for j in range(batch)]
         tile = self.tile or max(m4, n4, kp)
         for j, count in calls:
             for i0, j0, k0 in itertools.product(range(0, m4, tile), range(0, n4, tile), range(0, kp, tile)):

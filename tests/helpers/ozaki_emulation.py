@@ -139,7 +139,7 @@ def emulated_runner(monkeypatch):
                              get_current_stream=lambda: SimpleNamespace(ptr=0), Event=_Event),
     )
     runner.workspace = None
-    runner.batched = True
+    runner.batched = True  # the tests set it; the runner chooses by size when None
     runner.tile = 0
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
