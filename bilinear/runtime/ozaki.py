@@ -50,8 +50,8 @@ import numpy as np
 #: Products of two int8 residues are at most 128·128 in magnitude, and int32 accumulators hold
 #: up to 2^31 - 1, so an int8 product with inner dimension up to this is exact.
 K_CHUNK = (2**31 - 1) // (128 * 128)
-#: Scaled integers stay below 2^62: they convert exactly to int64, and the CUDA residue step's
-#: error analysis (two reductions in double precision) holds up to there.
+#: Scaled integers stay at most 2^62: they convert exactly to int64, and the CUDA residue step
+#: (x = h·2^31 + l, then h·(2^31 mod p) + l reduced once in double precision) holds below 2^63.
 MAX_BITS = 62
 #: The default accuracy target: every element kept to 53 bits relative to its row's (column's)
 #: largest element, as if A and B were stored in fixed point with a double's precision.
