@@ -13,6 +13,15 @@ max |C - C_exact| / (|A||B|) and the RMS of |C - C_exact| / |C_exact|.
     python benchmarks/ozaki.py --quick --out results/ozaki-quick     # n = 2048, a minute
     python benchmarks/ozaki.py --out results/ozaki                   # n = 4096, 8192, 16384
 
+With --breakdown, one more call of every configuration records a CUDA event after each pass
+of each leaf (statistics of A and B, residues of A and B, int8 GEMMs, reconstruction with the
+unscaling and alpha/beta) and prints the summed times per pass beside a memory-traffic model
+(bytes / the measured copy bandwidth of an n×n float64 copy), "other" being the rest of the call
+(FP64 Strassen additions above the leaves, gaps):
+
+    python benchmarks/ozaki.py -n 16384 --moduli 14 15 --levels 0 --scalings max norm \
+        --residue-levels 0 --breakdown --out results/ozaki-breakdown   # about 2 minutes
+
 Writes ozaki.txt (the table) and ozaki.json into --out.  Exits 1 when any configuration fails
 or, with --quick, when any error exceeds 16× DGEMM's plus 2^-46 (a wrong result is off by O(1)).
 """
@@ -80,24 +89,70 @@ def leaf_of(product: CompiledProduct):
 
 def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> dict:
     """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace, in ms: as the leaf
-    runs them (one strided-batched call per tile of at most ozaki_cuda.TILE), whole (one call),
-    and one call per modulus (tiled)."""
+    runs them by default (batched above ozaki_cuda.PER_MODULUS_UPTO, else per modulus; whole),
+    one strided-batched call whole and in tiles of 8192, one call per modulus whole and in tiles."""
     runner = leaf_of(product).cuda
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
-    variants = {"tiled": (True, TILE), "whole": (True, 0), "per_modulus": (False, TILE)}
+    variants = {"default": (None, TILE), "batched": (True, 0), "batched_t8192": (True, 8192),
+                "per_modulus": (False, 0), "per_modulus_t8192": (False, 8192)}
 
     def call(batched, tile):
         runner.batched, runner.tile = batched, tile
         runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count)
-        runner.batched, runner.tile = True, TILE
+        runner.batched, runner.tile = None, TILE
 
     times = time_interleaved([lambda v=v: call(*v) for v in variants.values()], cp, repeat=repeat)
     return {name: 1e3 * median(t) for name, t in zip(variants, times)}
 
 
-def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample, repeat, budget) -> dict:
+def copy_bandwidth(A, C) -> float:
+    """Bytes per second of cp.copyto(C, A) (read and write counted), the best of 3."""
+    times = []
+    for _ in range(4):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        cp.copyto(C, A)
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+    return 2 * A.nbytes / min(times[1:])
+
+
+def traffic_model(n: int, levels: int, count: int, scaling: str) -> dict:
+    """Bytes each pass moves in all leaves (7^levels leaves of size n/2^levels, beta = 0): A and B
+    read once per statistic (norm: B twice), residues written, products read, C written."""
+    s, leaves = n >> levels, 7**levels
+    kp = -(-s // 16) * 16
+    model = {"stats A": 8 * s * s, "stats B": 8 * s * s * (2 if scaling == "norm" else 1),
+             "residues A": 8 * s * s + count * s * kp, "residues B": 8 * s * s + count * s * kp,
+             "reconstruct": 4 * count * s * s + 8 * s * s}
+    return {name: leaves * size for name, size in model.items()}
+
+
+def breakdown(product: CompiledProduct, A, B, C) -> dict:
+    """Milliseconds per pass of one call, summed over its leaves (and chunks, groups), "other"
+    the rest of the call, "leaves" how many leaf products it ran."""
+    runner = leaf_of(product).cuda
+    runner.timing = []
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    product(A, B, out=C)
+    end.record()
+    end.synchronize()
+    marks, runner.timing = runner.timing, None
+    passes: dict = {}
+    for (_, before), (name, after) in zip(marks, marks[1:]):
+        if name != "start":
+            passes[name] = passes.get(name, 0.0) + cp.cuda.get_elapsed_time(before, after)
+    total = cp.cuda.get_elapsed_time(start, end)
+    passes["other"] = total - sum(passes.values())
+    return {"ms": passes, "total_ms": total, "leaves": sum(name == "start" for name, _ in marks)}
+
+
+def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample, repeat, budget,
+               bandwidth=None) -> dict:
     options = Options(dtype="float64", levels=levels, leaf="ozaki", moduli=count)
     product = CompiledProduct(lower(program, options), CupyBackend())
     leaf = leaf_of(product)  # its scaling, residue Strassen and memory budget (not Options fields)
@@ -114,6 +169,11 @@ def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, 
     product(A, B, out=C)
     row["error"] = errors(C, *sample)
     row["dgemm_error"] = errors(Cd, *sample)
+    if bandwidth is not None:
+        row["breakdown"] = breakdown(product, A, B, C)
+        row["breakdown"]["model_ms"] = {name: 1e3 * size / bandwidth
+                                        for name, size in traffic_model(n, levels, count, scaling).items()}
+        row["breakdown"]["copy_GBps"] = bandwidth / 1e9
     if levels == 0 and budget is None and not residue:
         row["int8_ms"] = int8_gemm_seconds(product, n, count, repeat, scaling)
         row["int8_tops"] = {name: count * 2.0 * n**3 / ms / 1e9 for name, ms in row["int8_ms"].items()}
@@ -134,6 +194,20 @@ def line(row: dict) -> str:
             f"{d['max_rel_AB']:.2e}/{d['rms_rel']:.2e}  ws {row['workspace_bytes'] / 2**30:5.1f} GiB{gemm}")
 
 
+def breakdown_line(row: dict) -> str:
+    """The passes of one call: measured ms (the traffic model's ms at the copy bandwidth)."""
+    b = row["breakdown"]
+    model = {} if row["residue_levels"] else b["model_ms"]  # the model is the plain scheme's
+    ops = 7**row["levels"] * row["moduli"] * 2.0 * (row["n"] >> row["levels"]) ** 3
+    parts = []
+    for name, ms in b["ms"].items():
+        extra = (f" ({model[name]:.2f})" if name in model else
+                 f" ({ops / ms / 1e9:.0f} TOPS)" if name == "int8 GEMMs" and not row["residue_levels"] else "")
+        parts.append(f"{name} {ms:.2f}{extra}")
+    return (f"       passes in ms (model at {b['copy_GBps']:.0f} GB/s), {b['leaves']} leaf call(s), "
+            f"total {b['total_ms']:.2f}: " + " | ".join(parts))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="folder for ozaki.txt and ozaki.json")
@@ -150,6 +224,8 @@ def main() -> int:
     parser.add_argument("--residue-levels", type=int, nargs="+", default=[0, 1], choices=[0, 1],
                         help="Strassen levels on the int8 residues inside each leaf (exact; default 0 and 1)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="time every pass of one more call of each configuration (CUDA events)")
     args = parser.parse_args()
     sizes = args.n or ([2048] if args.quick else [4096, 8192, 16384])
     level_counts = args.levels or ([0, 1] if args.quick else [0, 1, 2])
@@ -171,6 +247,9 @@ def main() -> int:
         exact, scale = exact_sample(A, B, rows_, cols_)
         print(f"n={n}: exact reference of {SAMPLE}x{SAMPLE} entries in {time.time() - t0:.1f} s", flush=True)
         sample = (rows_, cols_, exact, scale)
+        bandwidth = copy_bandwidth(A, C) if args.breakdown else None
+        if bandwidth:
+            print(f"n={n}: copy bandwidth {bandwidth / 1e9:.0f} GB/s (read + write of an {n}x{n} float64 copy)")
 
         def dgemm(Cd=Cd, A=A, B=B):
             backend.gemm(A, B, Cd, 1.0, 0.0)
@@ -180,7 +259,7 @@ def main() -> int:
                                                              args.residue_levels):
                 try:
                     row = run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample,
-                                     args.repeat, args.budget)
+                                     args.repeat, args.budget, bandwidth)
                 except Exception as error:  # loud, and the rest still runs
                     traceback.print_exc()
                     row = {"n": n, "levels": levels, "residue_levels": residue, "moduli": count, "scaling": scaling,
@@ -189,6 +268,8 @@ def main() -> int:
                 cp.get_default_memory_pool().free_all_blocks()
                 rows.append(row)
                 print(line(row), f"[{time.time() - started:.0f} s]", flush=True)
+                if "breakdown" in row:
+                    print(breakdown_line(row), flush=True)
         del A, B, C, Cd, dgemm
         gc.collect()
         cp.get_default_memory_pool().free_all_blocks()
@@ -196,7 +277,7 @@ def main() -> int:
     if args.quick:  # a wrong result is off by O(1); FP64 Strassen levels may add a few times DGEMM's error
         failures += [r for r in rows if "exception" not in r and
                      r["error"]["max_rel_AB"] > 16 * r["dgemm_error"]["max_rel_AB"] + 2.0**-46]
-    text = "\n".join(line(r) for r in rows)
+    text = "\n".join(line(r) + ("\n" + breakdown_line(r) if "breakdown" in r else "") for r in rows)
     (args.out / "ozaki.txt").write_text(text + "\n")
     (args.out / "ozaki.json").write_text(json.dumps({"rows": rows, "seconds": time.time() - started}, indent=1) + "\n")
     print(f"wrote {args.out / 'ozaki.txt'} and ozaki.json in {time.time() - started:.0f} s")

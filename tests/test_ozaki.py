@@ -74,27 +74,33 @@ def test_moduli_are_pairwise_coprime_and_fit_int8():
 @pytest.mark.parametrize("k", [1, 7, 1000, 16384, ozaki.K_CHUNK])
 @pytest.mark.parametrize("count", [4, 10, 14, 15, 16, 20])
 def test_scale_bits_formula(count, k):
-    """bA + bB is the largest t with k·2^t ≤ M/4 (unless capped at 62 each)."""
+    """bA + bB is the largest t with k·2^t ≤ usable(M) ≈ M/2 (unless capped at 62 each)."""
     M = ozaki.modulus_product(count)
+    bound = ozaki.usable(M)
+    assert Fraction(bound, M) <= Fraction(1, 2) - Fraction(1, 2**40) and M // 2 - bound <= (M >> 40) + 1
     try:
         bits_a, bits_b = ozaki.scale_bits(count, k)
     except ValueError:
-        assert 4 * k << 2 > M
+        assert 4 * k > bound
         return
     assert bits_a - bits_b in (0, 1) or (bits_a, bits_b) == (62, 62)
-    assert k * 2 ** (bits_a + bits_b) * 4 <= M
+    assert k * 2 ** (bits_a + bits_b) <= bound
     if bits_b < ozaki.MAX_BITS:
-        assert k * 2 ** (bits_a + bits_b + 1) * 4 > M
+        assert k * 2 ** (bits_a + bits_b + 1) > bound
 
 
 @pytest.mark.parametrize("count", [6, 14, 15, 16, 20])
 def test_norm_scale_bits(count):
-    """Norm scaling: 2^(bA+bB) ≤ M/8, the largest such, each ≤ 61; about log2(k) - 1 bits more than max."""
-    M = ozaki.modulus_product(count)
-    bits_a, bits_b = ozaki.scale_bits(count, 16384, "norm")
-    assert 8 * 2 ** (bits_a + bits_b) <= M
-    assert bits_b == 61 or 8 * 2 ** (bits_a + bits_b + 1) > M
-    assert sum(ozaki.scale_bits(count, 16384, "norm")) >= min(122, sum(ozaki.scale_bits(count, 16384)) + 12)
+    """Norm scaling: (2^bA + √k/2)(2^bB + √k/2) ≤ usable(M), the largest such, each ≤ 61; about
+    log2(k) bits more than max."""
+    k = 16384
+    bound = ozaki.usable(ozaki.modulus_product(count))
+    bits_a, bits_b = ozaki.scale_bits(count, k, "norm")
+    assert (2**bits_a + 64) * (2**bits_b + 64) <= bound
+    total = bits_a + bits_b + 1
+    assert bits_b == 61 or (2 ** (total - total // 2) + 64) * (2 ** (total // 2) + 64) > bound
+    assert sum(ozaki.scale_bits(count, k, "norm")) >= min(122, sum(ozaki.scale_bits(count, k)) + 13)
+    assert ozaki.scale_bits(14, k, "norm") == (55, 54)  # two bits more than the old rule, 2^(bA+bB) ≤ M/8
     with pytest.raises(ValueError, match="scaling"):
         ozaki.scale_bits(count, 5, "sum")
 
@@ -104,9 +110,9 @@ def test_norm_scale_bits(count):
 def test_moduli_for_is_the_fewest(bits, k):
     count = ozaki.moduli_for(bits, k)
     assert min(ozaki.scale_bits(count, k)) >= bits
-    assert math.log2(ozaki.modulus_product(count)) >= 2 * bits + math.log2(k) + 2
+    assert math.log2(ozaki.modulus_product(count)) > 2 * bits + math.log2(k) + 1
     if count > 1:
-        assert ozaki.modulus_product(count - 1) < (4 * k) << (2 * bits)
+        assert min(ozaki.scale_bits(count - 1, k)) < bits
     assert ozaki.moduli_for(53, 16384) == 16
 
 
@@ -330,6 +336,7 @@ def test_strassen_on_residues_emulated_is_the_plain_scheme_bitwise(monkeypatch, 
 
     runner = emulated_runner(monkeypatch)
     runner.tile = 16  # the half-size GEMMs in tiles too
+    runner.batched = None if count % 2 else True  # by size (here: one call per modulus), or batched
     m, k, n = shape
     rng = np.random.default_rng(m * k + n)
     A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
@@ -344,6 +351,108 @@ def test_strassen_on_residues_emulated_is_the_plain_scheme_bitwise(monkeypatch, 
     assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, None, scaling, residue_levels=1)
     with pytest.raises(ValueError, match="one group"):
         runner.gemm(A, B, ours, count=count, group=2, residue_levels=1)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("residue_levels", [0, 1])
+def test_cuda_path_emulated_at_the_ends_of_the_exponent_range(monkeypatch, residue_levels):
+    """Rows and columns of subnormals, of values near 1e-300 (2^e beyond the doubles: two scale
+    factors) and near 1e308 with tiny elements (scaled to subnormals, rounded to ±0), bit for bit."""
+    from helpers.ozaki_emulation import emulated_runner
+
+    runner = emulated_runner(monkeypatch)
+    rng = np.random.default_rng(21)
+    m, k, n = 11, 37, 9
+    A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+    A[0] *= 1e-310  # subnormal
+    A[1] *= 1e-300
+    A[2] *= 1e300
+    A[2, ::3] = 1e-300
+    A[3, 5] = 5e-324
+    B[:, 0] *= 1e-305
+    B[:, 1] *= 1e305
+    B[::4, 1] = -1e-290
+    for scaling in ozaki.SCALINGS:
+        ours, reference = C0.copy(), C0.copy()
+        runner.gemm(A, B, ours, 1.0, 0.5, count=16, scaling=scaling, residue_levels=residue_levels)
+        with np.errstate(over="ignore"):  # row 2 times column 1 overflows: Inf, on both paths
+            ozaki.gemm(np, A, B, reference, 1.0, 0.5, count=16, scaling=scaling)
+        assert np.array_equal(ours, reference, equal_nan=True)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_residue_kernels_emulated_at_62_bits():
+    """oz_residues_a / oz_residues_bt on integers up to 2^62 (e = 0), ties of rint (x.5), a tiny row
+    and a huge one: the residues ozaki.residues gives, zero padding, every modulus."""
+    from helpers.ozaki_emulation import EmulatedKernel
+
+    from bilinear.runtime.ozaki_cuda import KernelSource
+
+    count, bits, rows, cols = 20, 62, 5, 40
+    rows_pad, kp = 8, 48
+    rng = np.random.default_rng(62)
+    A = rng.standard_normal((rows, cols))
+    A[0] = np.ldexp(rng.uniform(-1, 1, cols), 62)  # integers (multiples of 2^9 and up)
+    A[0, 0] = 2.0**62 - 2.0**10  # the row's largest: e = 0
+    A[1] = rng.integers(-2**20, 2**20, cols) + 0.5  # ties to even
+    A[1, 0] = 2.0**61
+    A[2] *= 1e-305
+    A[3] *= 1e300
+    A[3, 1::2] = 3e-300
+    A[4, :] = 0.0
+    source = KernelSource.of(count).render()
+    for name, x, axis in (("oz_residues_a", A, 1), ("oz_residues_bt", A.T.copy(), 0)):
+        stat = ozaki.statistic(np, x, axis, "max")
+        e, bad = ozaki.exponents(np, stat, bits)
+        expected = ozaki.residues(np, ozaki.scaled_integers(np, x, e, bad, axis), ozaki.MODULI[:count])
+        if axis == 0:
+            expected = expected.transpose(0, 2, 1)
+        out = np.full((count, rows_pad, kp), 0x5A, dtype=np.int8)
+        lengths = (rows, cols) if axis == 1 else (cols, rows)
+        EmulatedKernel(source, name)((1,), (32,), (
+            x, np.int64(x.shape[1]), np.int32(lengths[0]), np.int32(lengths[1]), np.int32(rows_pad), np.int32(kp),
+            np.ascontiguousarray(stat).view(np.uint64), np.int32(bits), np.int32(0), np.int32(count), out))
+        assert np.array_equal(out[:, :rows, :cols], expected), name
+        assert not out[:, rows:].any() and not out[:, :, cols:].any()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_pass_marks_for_the_breakdown(monkeypatch):
+    """With a timing list the runner marks every pass (benchmarks/ozaki.py --breakdown)."""
+    from helpers.ozaki_emulation import emulated_runner
+
+    runner = emulated_runner(monkeypatch)
+    rng = np.random.default_rng(1)
+    A, B, C = rng.standard_normal((6, 9)), rng.standard_normal((9, 5)), np.empty((6, 5))
+    runner.timing = []
+    runner.gemm(A, B, C, count=14, group=7)
+    passes = ["residues A", "residues B", "int8 GEMMs", "reconstruct"]
+    assert [name for name, _ in runner.timing] == ["start", "stats A", "stats B"] + passes * 2
+    runner.timing = []
+    runner.gemm(A, B, C, count=14, residue_levels=1)
+    assert [name for name, _ in runner.timing] == ["start", "stats A", "stats B"] + passes
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_int8_calls_by_size(monkeypatch):
+    """By default one call per modulus up to PER_MODULUS_UPTO, one strided-batched call above."""
+    from helpers.ozaki_emulation import EmulatedCublas, emulated_runner
+
+    from bilinear.runtime import ozaki_cuda
+
+    runner = emulated_runner(monkeypatch)
+    runner.batched = None
+    rng = np.random.default_rng(2)
+    A, B = rng.standard_normal((6, 9)), rng.standard_normal((9, 5))
+    reference = np.empty((6, 5))
+    ozaki.gemm(np, A, B, reference, count=5)
+    for limit, batches in ((8192, [1] * 5), (8, [5])):
+        monkeypatch.setattr(ozaki_cuda, "PER_MODULUS_UPTO", limit)
+        EmulatedCublas.calls.clear()
+        C = np.empty((6, 5))
+        runner.gemm(A, B, C, count=5)
+        assert [call[-1] for call in EmulatedCublas.calls] == batches
+        assert np.array_equal(C, reference)
 
 
 def test_compile_writes_artifacts_for_ozaki_leaves(tmp_path):

@@ -13,16 +13,16 @@ A double-precision product C = alpha·A@B + beta·C becomes N exact int8 product
    (:data:`K_CHUNK`; longer inner dimensions are split into chunks that add into C).
 4. **CRT.**  With M = Π p_j, A'B' ≡ C'_j (mod p_j) for every j determines A'B' mod M, and it *is*
    A'B' when |A'B'| < M/2.  Every entry is bounded by k·2^(bA+bB), so the scheme is exact for
-   ``k·2^(bA+bB) ≤ M/4`` (a factor 2 of margin keeps the rounding in step 4 away from ties); with
-   N moduli, bA + bB = ⌊log2(M/(4k))⌋ (:func:`scale_bits`), and conversely the accuracy target
-   ``bits`` (bA, bB ≥ bits) needs the smallest N with log2 M ≥ 2·bits + log2 k + 2
+   ``k·2^(bA+bB) ≤ M/2 - M·2^-40`` (:func:`usable`: the margin keeps the rounding in step 4 away
+   from ties); with N moduli, bA + bB ≈ ⌊log2(M/(2k))⌋ (:func:`scale_bits`), and conversely the
+   accuracy target ``bits`` (bA, bB ≥ bits) needs about log2 M ≥ 2·bits + log2 k + 1
    (:func:`moduli_for`).  Reconstruction (:func:`crt_accumulate`, :func:`crt_finish`) is
    accurate to about two roundings of the result.
 5. **Unscale**: C'·2^-(ea_i + eb_j), then alpha and beta.
 
 ``scaling="norm"`` scales by the rows' and columns' 2-norms instead (the Cauchy–Schwarz bound
-|A'_i:·B'_:j| ≤ ‖A'_i:‖‖B'_:j‖ ≤ M/4 replaces k·max·max): bA + bB = ⌊log2(M/8)⌋ (one bit for
-the rounding's growth of the norms), precision 2^-bA relative to ‖A_i:‖ ≤ √k·max|A_i:|.  Never
+|A'_i:·B'_:j| ≤ ‖A'_i:‖‖B'_:j‖ ≤ (2^bA + √k/2)(2^bB + √k/2) ≤ M/2 - M·2^-40 replaces
+k·max·max): bA + bB ≈ ⌊log2(M/2)⌋, precision 2^-bA relative to ‖A_i:‖ ≤ √k·max|A_i:|.  Never
 more than one bit worse than "max", and on random data about log2(√k·max/‖·‖) bits better per
 side (2 bits at k = 16384): the same accuracy with about half a modulus fewer.
 
@@ -50,8 +50,8 @@ import numpy as np
 #: Products of two int8 residues are at most 128·128 in magnitude, and int32 accumulators hold
 #: up to 2^31 - 1, so an int8 product with inner dimension up to this is exact.
 K_CHUNK = (2**31 - 1) // (128 * 128)
-#: Scaled integers stay below 2^62: they convert exactly to int64, and the CUDA residue step's
-#: error analysis (two reductions in double precision) holds up to there.
+#: Scaled integers stay at most 2^62: they convert exactly to int64, and the CUDA residue step
+#: (x = h·2^31 + l, then h·(2^31 mod p) + l reduced once in double precision) holds below 2^63.
 MAX_BITS = 62
 #: The default accuracy target: every element kept to 53 bits relative to its row's (column's)
 #: largest element, as if A and B were stored in fixed point with a double's precision.
@@ -89,21 +89,33 @@ def modulus_product(count: int) -> int:
     return math.prod(MODULI[:count])
 
 
+def usable(M: int) -> int:
+    """The largest |A'B'| the reconstruction takes: M/2 less a margin of M·2^-40 (and 1), so that
+    |X/M| ≤ 1/2 - 2^-40.  The computed S of :func:`crt_finish` is within 2^-44 of X/M plus an
+    integer (at most 20 terms w_j·fl(1/p_j), |w_j| ≤ 128, each off by ≤ 2^-52 with its own rounding,
+    and as many roundings of partial sums below 11, each ≤ 2^-50), so rint(S) is that integer."""
+    return M // 2 - (M >> 40) - 1
+
+
 def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
     """(bA, bB): the most bits the scaled integers may have with ``count`` moduli and inner
-    dimension ``k``, split evenly (bA takes the odd bit): with "max" scaling k·2^(bA+bB) ≤ M/4,
-    each ≤ 62; with "norm" scaling 2^(bA+bB) ≤ M/8 (norms grow by at most √k/2 ≪ 2^bA in the
-    rounding, which the factor 2 covers), each ≤ 61 (every element is below its row's norm).
+    dimension ``k``, split evenly (bA takes the odd bit), with U = :func:`usable` (≈ M/2): with
+    "max" scaling k·2^(bA+bB) ≤ U, each ≤ 62; with "norm" scaling (2^bA + √k/2)(2^bB + √k/2) ≤ U
+    (rounding adds at most √k/2 to a norm below 2^bA), each ≤ 61 (every element is below its
+    row's norm).
 
     Raises:
         ValueError: when M is too small for even one bit each.
     """
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}, not {scaling!r}")
-    M = modulus_product(count)
-    total = (M // (4 * k) if scaling == "max" else M // 8).bit_length() - 1  # largest t with k·2^t ≤ M/4 (2^t ≤ M/8)
-    # "norm": rounding adds at most √k/2 to a norm; with 2^bB ≥ 2√k each factor grows by ≤ 5/4, (5/4)² < 2
-    if total < 2 or (scaling == "norm" and 4**(total // 2) < 4 * k):
+    bound = usable(modulus_product(count))
+    total = (bound // k if scaling == "max" else bound).bit_length() - 1  # largest t with k·2^t ≤ U (2^t ≤ U)
+    if scaling == "norm":
+        root = math.isqrt(k - 1) + 1  # ⌈√k⌉
+        while total >= 2 and (2 ** (total - total // 2 + 1) + root) * (2 ** (total // 2 + 1) + root) > 4 * bound:
+            total -= 1
+    if total < 2:
         raise ValueError(f"{count} moduli are too few for an inner dimension of {k}")
     cap = MAX_BITS if scaling == "max" else MAX_BITS - 1
     return min(cap, total - total // 2), min(cap, total // 2)
@@ -111,7 +123,7 @@ def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
 
 def moduli_for(bits: int, k: int) -> int:
     """The fewest moduli that keep ``bits`` bits of every element (bA, bB ≥ bits) at inner
-    dimension ``k``: the smallest N with log2 M ≥ 2·bits + log2 k + 2.
+    dimension ``k`` with "max" scaling (so with "norm" too): about log2 M ≥ 2·bits + log2 k + 1.
 
     Raises:
         ValueError: for a target beyond 62 bits or one that needs more than MAX_MODULI moduli.
@@ -119,7 +131,7 @@ def moduli_for(bits: int, k: int) -> int:
     if not 1 <= bits <= MAX_BITS:
         raise ValueError(f"the accuracy target must be between 1 and {MAX_BITS} bits, not {bits}")
     for count in range(1, MAX_MODULI + 1):
-        if modulus_product(count) >= (4 * k) << (2 * bits):
+        if usable(modulus_product(count)) >= k << (2 * bits):
             return count
     raise ValueError(f"{bits} bits at inner dimension {k} need more than {MAX_MODULI} moduli")
 
@@ -316,7 +328,7 @@ def crt_accumulate(xp: Any, products: Any, crt: Crt, first: int, acc: list | Non
 def crt_finish(xp: Any, acc: list, crt: Crt, shift: Any) -> Any:
     """The products A'B' times 2^shift (an integer array broadcast against them; the unscaling)."""
     s, *limbs = acc
-    r = xp.rint(s)  # the multiple of M to take off; |A'B'| ≤ M/4 keeps s - r in [-1/4, 1/4]
+    r = xp.rint(s)  # the multiple of M to take off; |A'B'| ≤ usable(M) keeps s - r within 1/2 - 2^-41
     limbs = [t - r * m for t, m in zip(limbs, crt.m_limbs)]
     scale = float(2**crt.limb_bits)
     value = limbs[0]

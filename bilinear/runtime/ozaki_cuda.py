@@ -9,8 +9,10 @@ exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.
 2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
    in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
-3. int8 GEMMs over the group's moduli, one strided-batched cuBLAS call per tile of at most
-   TILE rows, columns and k (int32 results, exact; k tiles accumulate);
+3. int8 GEMMs over the group's moduli (int32 results, exact): one strided-batched cuBLAS call
+   when a product is larger than PER_MODULUS_UPTO in some dimension, else one call per modulus
+   (``batched`` overrides); ``tile`` > 0 splits the calls into tiles of at most that many rows,
+   columns and k, k tiles adding up (slower on the H100, kept to compare);
 4. ``oz_reconstruct``: CRT, unscaling, alpha and beta in one read of the int32 products and C.
 
 With ``residue_levels=1`` steps 2-4 become ``oz_residues_a_s1`` / ``oz_residues_bt_s1`` (the 7
@@ -24,7 +26,13 @@ Memory is one workspace buffer, kept and grown to the largest product seen; its 
 worth and four float64 accumulators per element of C.  Time, with N moduli: N·2mnk int8
 operations at cuBLAS's int8 rate, plus ≈ (8 + 8 + N·(2 + 8) + 8) bytes of memory traffic per
 element of a square product (A and B read twice, residues written and read, products written and
-read, C written): at n = 16384, N = 15 and 1.27 int8 POPS, ≈ 104 + 12 ms against DGEMM's 161.
+read, C written): at n = 16384, N = 15 and the 1.12 int8 POPS the whole strided batch ran at on
+the H100, ≈ 118 + 12 ms against DGEMM's 161 (benchmarks/OZAKI_NOTES.md has the passes).
+
+The passes issue no conversion instructions in their per-modulus work (F2I, I2F and FRND run at
+a quarter of the FP64 rate): integers are rounded and extracted with the 1.5·2^52 addition, the
+moduli loops are unrolled (per-modulus constants become immediates, every plane's load issues
+together), and the reconstruction takes 4 columns per thread with 16-byte loads.
 """
 
 from __future__ import annotations
@@ -41,7 +49,11 @@ from . import ozaki
 from .cuda import compiled_function, device_info
 
 THREADS = 256
-TILE = 8192
+#: Per-modulus int8 GEMMs up to this size: at 8192³ and N = 14 on the H100, 14 calls took 11.84 ms
+#: and one strided-batched call 14.77 (results/issue13/ozaki_16384); at 16384³ the batched call
+#: took 107.4 ms and whole per-modulus calls 158 (per-modulus calls in 8192-tiles 107.7).
+PER_MODULUS_UPTO = 8192
+TILE = 0  # int8 GEMMs whole: one call over all moduli (tiles of 8192 ran 122.6 ms against 107.4 at 16384, N = 14)
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
@@ -72,9 +84,10 @@ class KernelSource:
     @classmethod
     def of(cls, count: int) -> KernelSource:
         crt = ozaki.crt_constants(count)
+        assert crt.moduli[0] == 256 and all(p % 2 for p in crt.moduli[1:])  # the kernels test j == 0 for p = 256
         moduli = tuple(
             {"p": repr(float(p)), "inv": repr(1.0 / p), "half": p // 2, "y": repr(float(y)),
-             "q": tuple(repr(q) for q in limbs)}
+             "c31": repr(float(_symmetric(2**31 % p, p))), "q": tuple(repr(q) for q in limbs)}
             for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs)
         )
         return cls(count, VALUES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
@@ -88,17 +101,30 @@ def _round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
 
+def _symmetric(r: int, p: int) -> int:
+    """r mod p in [-⌊p/2⌋, ⌈p/2⌉ - 1]."""
+    return (r + p // 2) % p - p // 2
+
+
 class CudaOzaki:
     """Ozaki-scheme GEMMs on the current CuPy device; keeps its workspace between calls."""
+
+    #: A list: every pass appends (name, a CUDA event recorded after it) and every chunk starts with
+    #: ("start", event), so the time of a pass is the time between its event and the one before
+    #: (benchmarks/ozaki.py --breakdown).  None: no events.
+    timing: list | None = None
 
     def __init__(self) -> None:
         import cupy
 
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
-        self.batched = True  # one strided-batched int8 GEMM per group; False: one call per modulus (to compare)
-        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole): cuBLAS ran 16384³
-        # int8 at 0.76 POPS and 8192³ at 1.27 on the H100 (benchmarks/results/issue13/probe_batched_int8_h100.txt)
+        # True: one strided-batched int8 GEMM per group; False: one call per modulus; None: by size
+        self.batched: bool | None = None
+        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole).  A single 16384³
+        # probe ran 0.76 POPS against 1.27 at 8192³ (results/issue13/probe_batched_int8_h100.txt), but
+        # the strided batch over 14 moduli ran whole at 1146 TOPS and in 8192-tiles at 1005
+        # (results/issue13/ozaki_run2): whole it is.  k beyond K_CHUNK is still split (exactness).
         self.tile = TILE
         self._kernels: dict[int, dict[str, Any]] = {}
 
@@ -156,6 +182,12 @@ class CudaOzaki:
             else:
                 self._plain(*chunk, group)
 
+    def _mark(self, name: str) -> None:
+        if self.timing is not None:
+            event = self.cupy.cuda.Event()
+            event.record()
+            self.timing.append((name, event))
+
     def _statistics(self, A, B, plan: ozaki.OzakiPlan, buffer, at: dict[str, int]) -> None:
         """The scale statistic (largest magnitude or norm bound) of A's rows and B's columns."""
         m, k = A.shape
@@ -164,7 +196,9 @@ class CudaOzaki:
         stat_a, stat_b, partial = (np.uint64(base + at[name]) for name in ("amax_a", "amax_b", "partial"))
         lda, ldb = np.int64(_ld(A)), np.int64(_ld(B))
         norm = plan.scaling == "norm"
+        self._mark("start")
         kernels["oz_stat_rows"]((m,), (THREADS,), (A, lda, np.int32(k), np.int32(norm), stat_a))
+        self._mark("stats A")
         buffer[at["amax_b"] : at["amax_b"] + 8 * n].fill(0)
         strip, strips, columns = ozaki.COLUMN_STRIP, -(-k // ozaki.COLUMN_STRIP), (n + THREADS - 1) // THREADS
         kernels["oz_amax_cols"]((columns, strips), (THREADS,), (B, ldb, np.int32(k), np.int32(n), np.int32(strip), stat_b))
@@ -172,6 +206,7 @@ class CudaOzaki:
             kernels["oz_sumsq_cols"]((columns, strips), (THREADS,),
                                      (B, ldb, np.int32(k), np.int32(n), np.int32(strip), stat_b, partial))
             kernels["oz_norm_cols"]((columns,), (THREADS,), (partial, np.int32(strips), np.int32(n), stat_b))
+        self._mark("stats B")
 
     def _plain(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, group: int | None) -> None:
         m, k = A.shape
@@ -189,21 +224,25 @@ class CudaOzaki:
         self._statistics(A, B, plan, buffer, at)
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
         blocks_b = min(-(-n4 * (kp // VALUES) // THREADS), grid)
-        blocks_c = min(-(-m * n // THREADS), grid)
+        blocks_c = min(-(-m * (n4 // 4) // THREADS), grid)  # a thread per 4 columns of a row
         for first in range(0, plan.count, group):
             last = min(plan.count, first + group)
             kernels["oz_residues_a"]((blocks_a,), (THREADS,), (
                 A, np.int64(lda), np.int32(m), np.int32(k), np.int32(m4), np.int32(kp), amax_a,
                 np.int32(plan.bits_a), np.int32(first), np.int32(last), ptr["ra"]))
+            self._mark("residues A")
             kernels["oz_residues_bt"]((blocks_b,), (THREADS,), (
                 B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), amax_b,
                 np.int32(plan.bits_b), np.int32(first), np.int32(last), ptr["rb"]))
+            self._mark("residues B")
             self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, last - first)
+            self._mark("int8 GEMMs")
             kernels["oz_reconstruct"]((blocks_c,), (THREADS,), (
                 ptr["products"], np.int32(m4), np.int32(n4), np.int32(m), np.int32(n), amax_a, amax_b,
                 np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(first), np.int32(last),
                 np.int32(first == 0), np.int32(last == plan.count), ptr["acc"],
                 C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
+            self._mark("reconstruct")
 
     def _strassen(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan) -> None:
         """One Strassen level on the residues: 7 operands of A and of Bᵀ per modulus (half the
@@ -222,17 +261,21 @@ class CudaOzaki:
         kernels["oz_residues_a_s1"]((min(-(-mh * kh // 4 // THREADS), grid),), (THREADS,), (
             A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(mh), np.int32(kh), ptr["amax_a"],
             np.int32(plan.bits_a), np.int32(0), count, ptr["ra"]))
+        self._mark("residues A")
         kernels["oz_residues_bt_s1"]((min(-(-nh * kh // 4 // THREADS), grid),), (THREADS,), (
             B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(nh), np.int32(kh), ptr["amax_b"],
             np.int32(plan.bits_b), np.int32(0), count, ptr["rb"]))
+        self._mark("residues B")
         for o in range(7):  # product o of every modulus: operands 7 planes apart
             self._int8_gemms(base + at["ra"] + o * mh * kh, base + at["rb"] + o * nh * kh,
                              base + at["products"] + 4 * o * mh * nh, mh, nh, kh, plan.count,
                              strides=(7 * mh * kh, 7 * nh * kh, 7 * mh * nh))
+        self._mark("int8 GEMMs")
         kernels["oz_reconstruct_s1"]((min(-(-mh * nh // THREADS), grid),), (THREADS,), (
             ptr["products"], np.int32(mh), np.int32(nh), np.int32(m), np.int32(n), ptr["amax_a"], ptr["amax_b"],
             np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(0), count,
             C, np.int64(_ld(C)), np.float64(alpha), np.float64(beta)))
+        self._mark("reconstruct")
 
     def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
                     strides: tuple[int, int, int] | None = None) -> None:
@@ -247,7 +290,8 @@ class CudaOzaki:
         cublas.setStream(handle, self.cupy.cuda.get_current_stream().ptr)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
-        calls = [(0, batch)] if self.batched else [(j, 1) for j in range(batch)]
+        batched = max(m4, n4, kp) > PER_MODULUS_UPTO if self.batched is None else self.batched
+        calls = [(0, batch)] if batched else [(j, 1) for j in range(batch)]
         tile = self.tile or max(m4, n4, kp)
         for j, count in calls:
             for i0, j0, k0 in itertools.product(range(0, m4, tile), range(0, n4, tile), range(0, kp, tile)):

@@ -119,6 +119,13 @@ class _Buffer:
         return self.array[key]
 
 
+class _Event:
+    """A CUDA event that records nothing (the runner's pass marks)."""
+
+    def record(self) -> None:
+        pass
+
+
 def emulated_runner(monkeypatch):
     """A CudaOzaki whose kernels, cuBLAS and memory are the CPU stand-ins above."""
     from bilinear.runtime import ozaki_cuda
@@ -129,10 +136,10 @@ def emulated_runner(monkeypatch):
     runner.cupy = SimpleNamespace(
         empty=lambda nbytes, dtype: _Buffer(nbytes),
         cuda=SimpleNamespace(device=SimpleNamespace(get_cublas_handle=lambda: 0),
-                             get_current_stream=lambda: SimpleNamespace(ptr=0)),
+                             get_current_stream=lambda: SimpleNamespace(ptr=0), Event=_Event),
     )
     runner.workspace = None
-    runner.batched = True
+    runner.batched = True  # the tests set it; the runner chooses by size when None
     runner.tile = 0
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas

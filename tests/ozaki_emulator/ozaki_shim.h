@@ -15,16 +15,29 @@
 #define __constant__ static
 #define __restrict__
 #define __shared__ static
+#define __launch_bounds__(...)
 
 struct oz_dim3 { unsigned x, y, z; };
 static oz_dim3 blockIdx, threadIdx, blockDim, gridDim;
 
-struct int4 { int x, y, z, w; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
 inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
 using std::fabs; using std::fma; using std::frexp; using std::ldexp; using std::min; using std::rint;
 
 inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
 inline long long __double_as_longlong(double d) { long long v; std::memcpy(&v, &d, 8); return v; }
+inline double __hiloint2double(int hi, int lo) {
+  return __longlong_as_double((long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo));
+}
+inline int __double2loint(double d) { return (int)(unsigned)(unsigned long long)__double_as_longlong(d); }
+// Byte n of the result is byte (s >> 4n) & 7 of the 8 bytes y:x (x lowest); the sign mode is not used.
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long both = ((unsigned long long)y << 32) | x;
+  unsigned result = 0;
+  for (int n = 0; n < 4; ++n) result |= (unsigned)((both >> (8 * ((s >> (4 * n)) & 7))) & 0xff) << (8 * n);
+  return result;
+}
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
