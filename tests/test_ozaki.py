@@ -434,20 +434,17 @@ def test_pass_marks_for_the_breakdown(monkeypatch):
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
-def test_int8_calls_by_size(monkeypatch):
-    """By default one call per modulus up to PER_MODULUS_UPTO, one strided-batched call above."""
+def test_int8_calls_per_modulus_by_default_and_batched_on_request(monkeypatch):
+    """By default one call per modulus (per tile), the fastest measured; ``batched`` one call for all."""
     from helpers.ozaki_emulation import EmulatedCublas, emulated_runner
 
-    from bilinear.runtime import ozaki_cuda
-
     runner = emulated_runner(monkeypatch)
-    runner.batched = None
     rng = np.random.default_rng(2)
     A, B = rng.standard_normal((6, 9)), rng.standard_normal((9, 5))
     reference = np.empty((6, 5))
     ozaki.gemm(np, A, B, reference, count=5)
-    for limit, batches in ((8192, [1] * 5), (8, [5])):
-        monkeypatch.setattr(ozaki_cuda, "PER_MODULUS_UPTO", limit)
+    for batched, batches in ((None, [1] * 5), (True, [5])):
+        runner.batched = batched
         EmulatedCublas.calls.clear()
         C = np.empty((6, 5))
         runner.gemm(A, B, C, count=5)

@@ -9,10 +9,10 @@ exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.
 2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
    in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
-3. int8 GEMMs over the group's moduli (int32 results, exact): one strided-batched cuBLAS call
-   when a product is larger than PER_MODULUS_UPTO in some dimension, else one call per modulus
-   (``batched`` overrides); ``tile`` > 0 splits the calls into tiles of at most that many rows,
-   columns and k, k tiles adding up (slower on the H100, kept to compare);
+3. int8 GEMMs over the group's moduli (int32 results, exact): one cuBLAS call per modulus in
+   tiles of at most TILE rows, columns and k, k tiles adding up (the fastest of the variants
+   measured on the H100; ``batched`` = True makes one strided-batched call over the moduli,
+   ``tile`` = 0 whole calls);
 4. ``oz_reconstruct``: CRT, unscaling, alpha and beta in one read of the int32 products and C.
 
 With ``residue_levels=1`` steps 2-4 become ``oz_residues_a_s1`` / ``oz_residues_bt_s1`` (the 7
@@ -52,8 +52,10 @@ THREADS = 256
 #: Per-modulus int8 GEMMs up to this size: at 8192³ and N = 14 on the H100, 14 calls took 11.84 ms
 #: and one strided-batched call 14.77 (results/issue13/ozaki_16384); at 16384³ the batched call
 #: took 107.4 ms and whole per-modulus calls 158 (per-modulus calls in 8192-tiles 107.7).
-PER_MODULUS_UPTO = 8192
-TILE = 0  # int8 GEMMs whole: one call over all moduli (tiles of 8192 ran 122.6 ms against 107.4 at 16384, N = 14)
+# int8 GEMMs: one call per modulus, in tiles of at most 8192 each way.  Measured at 16384, N = 14
+# (benchmarks/results/issue13/ozaki_run3): per modulus in 8192-tiles 106.9 ms, one batched call
+# over all moduli 110-112, batched in tiles 120, per modulus whole 154.
+TILE = 8192
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
@@ -223,7 +225,7 @@ class CudaOzaki:
         grid = device_info().sms * 8
         self._statistics(A, B, plan, buffer, at)
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
-        blocks_b = min(-(-n4 * (kp // VALUES) // THREADS), grid)
+        blocks_b = min(-(-n4 * 4 * (-(-(kp // VALUES) // 4)) // THREADS), grid)  # four k groups per column
         blocks_c = min(-(-m * (n4 // 4) // THREADS), grid)  # a thread per 4 columns of a row
         for first in range(0, plan.count, group):
             last = min(plan.count, first + group)
@@ -290,7 +292,7 @@ class CudaOzaki:
         cublas.setStream(handle, self.cupy.cuda.get_current_stream().ptr)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
-        batched = max(m4, n4, kp) > PER_MODULUS_UPTO if self.batched is None else self.batched
+        batched = False if self.batched is None else self.batched
         calls = [(0, batch)] if batched else [(j, 1) for j in range(batch)]
         tile = self.tile or max(m4, n4, kp)
         for j, count in calls:
