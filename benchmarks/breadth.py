@@ -82,10 +82,7 @@ def _host_us(call, count: int = 5, repeat: int = 7) -> float:
 
 def _free(products) -> None:
     for product in products.values():
-        for executor in product.executors:
-            executor.workspace = {}
-            if executor.breadth is not None:
-                executor.breadth.workspace.clear()
+        product.release_workspace()
     cupy.get_default_memory_pool().free_all_blocks()
 
 

@@ -219,3 +219,28 @@ def test_compile_writes_the_breadth_first_kernels_and_says_where_they_run(tmp_pa
     source = (tmp_path / "winograd.cu").read_text()
     for kernel in breadth["kernels"]:
         assert f"__global__ void {kernel}(" in source
+
+
+def test_release_workspace_drops_what_the_last_call_kept():
+    product = bilinear.compile(ROOT / "algorithms/rsmm.bl", levels=2, breadth=1, backend="numpy")
+    rng = np.random.default_rng(4)
+    A, B = _integers(rng, 64, 64), _integers(rng, 64, 64)
+    product(A, B)
+    assert product.executor.workspace and product.executor.breadth.workspace
+    product.release_workspace()
+    assert not product.executor.workspace and not product.executor.breadth.workspace
+    np.testing.assert_array_equal(product(A, B), A @ B)
+
+
+@pytest.mark.gpu
+def test_run_and_bench_report_the_workspace_a_product_holds():
+    """Workspace is kept from call to call; the reported extra bytes are still what a call needs."""
+    from bilinear.bench import bench_one
+    from bilinear.runtime.run import run_once
+
+    product = bilinear.compile(ROOT / "algorithms/rsmm.bl", levels=1, breadth=1)
+    expected = product.workspace_bytes(1024, 1024, 1024)
+    assert expected > 0
+    for _ in range(2):  # a second run finds the workspace of the first and must not report 0
+        assert run_once(product, 1024, 1024, 1024, repeat=1).extra_bytes == expected
+        assert bench_one(product, "rsmm", 1024, 1024, 1024, None, repeat=1, breakdown=False).extra_bytes == expected

@@ -101,6 +101,14 @@ class CompiledProduct:
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
         return self.executor_for(M, K, N).workspace_bytes(M, K, N)
 
+    def release_workspace(self) -> None:
+        """Drop the workspace kept from the last call (the next call allocates it again); a
+        captured graph keeps its own."""
+        for executor in self.executors:
+            executor.workspace = {}
+            if executor.breadth is not None:
+                executor.breadth.workspace.clear()
+
     def breadth_levels(self, M: int, K: int, N: int) -> int:
         """How many levels an M×K×N call runs breadth-first (fewer than asked where the limit says so)."""
         executor = self.executor_for(M, K, N)
