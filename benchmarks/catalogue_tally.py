@@ -1,6 +1,6 @@
 """Tally every file of the public scheme catalogues: loaded, verified, correctly refused, failed.
 
-    python benchmarks/catalogue_tally.py ROOT [--only kauers flips ...] [--jobs 2] [--timeout 120] [--json F]
+    python benchmarks/catalogue_tally.py ROOT [--only kauers flips ...] [--files LIST] [--jobs 2] [--timeout 120] [--json F]
 
 ROOT holds the fetched repositories, one folder per repository named
 ``owner+name`` (mkauers+matrix-multiplication, jakobmoosbauer+flips,
@@ -243,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
         help="only print the summary of --log files (a later line for the same scheme replaces an earlier one)",
     )
     parser.add_argument("--suffixes", nargs="*", default=None, help="only files with these suffixes (e.g. .json .txt)")
+    parser.add_argument(
+        "--files", type=Path, default=None, metavar="LIST",
+        help="only the catalogue files named in LIST (one a line, absolute or relative to ROOT)",
+    )
     parser.add_argument("--alphaevolve", type=Path, default=None, metavar="NOTEBOOK", help="first write ROOT/alphaevolve/ from it")
     args = parser.parse_args(argv)
     if args.alphaevolve:
@@ -261,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     units = _units(args.root, names)
     if args.suffixes:
         units = [u for u in units if Path(u[1]).suffix in args.suffixes]
+    if args.files:
+        wanted = {str((args.root / line.strip()).resolve()) for line in args.files.read_text().splitlines() if line.strip()}
+        units = [u for u in units if str(Path(u[1]).resolve()) in wanted]
     units.sort(key=lambda u: Path(u[1]).stat().st_size)  # smallest first: a cut-short run covers the most schemes
     started = time.perf_counter()
     results = _run(units, args.jobs, args.timeout, args.full_max_rank, args.log)

@@ -195,14 +195,6 @@ def _basis_changes(paths: dict[str, Path], left: Sparse, right: Sparse, post: Sp
     return cob
 
 
-def _row_form(matrix: Sparse, i: int, names: list[str]) -> Form:
-    return Form.of({names[j]: c for (row, j), c in matrix.entries.items() if row == i and c})
-
-
-def _column_form(matrix: Sparse, j: int, names: list[str]) -> Form:
-    return Form.of({names[i]: c for (i, col), c in matrix.entries.items() if col == j and c})
-
-
 def _by_row(matrix: Sparse) -> dict[int, dict[int, Fraction]]:
     rows: dict[int, dict[int, Fraction]] = {}
     for (i, j), c in matrix.entries.items():

@@ -13,9 +13,11 @@ matrix costs nothing.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 
 from ...ir import Span
@@ -41,7 +43,16 @@ class Sparse:
         return table
 
     def row_span(self, i: int) -> Span:
-        return min((s for (row, _), s in self.spans.items() if row == i), key=lambda s: s.line, default=self.header)
+        return self._first_spans.get(i, self.header)
+
+    @cached_property
+    def _first_spans(self) -> dict[int, Span]:
+        """Each row's earliest-written entry's span, found in one pass (a row at a time would be quadratic)."""
+        first: dict[int, Span] = {}
+        for (row, _), span in self.spans.items():
+            if row not in first or span.line < first[row].line:
+                first[row] = span
+        return first
 
 
 def _placeholder_symbol(token: str) -> bool:
@@ -131,20 +142,29 @@ _SLACK = 1024  # empty rows or columns tolerated before the header is called a l
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
+_Linear = tuple  # (numerators: dict[input, int], denominator: int): a linear form with one denominator, in lowest terms
+
+
 class _Program:
-    """Linear forms over the inputs, one per variable, as the program assigns them."""
+    """Linear forms over the inputs, one per variable, as the program assigns them.
+
+    A form is kept as integer numerators over one denominator (:data:`_Linear`),
+    not as Fractions: a program of 50,000 lines (PLinOpt's ⟨32,32,32;15096⟩)
+    adds forms of hundreds of terms, and integer arithmetic is what makes
+    that seconds rather than minutes.
+    """
 
     def __init__(self, path: Path):
         self.path = path
-        self.values: dict[str, dict[int, Fraction]] = {}
-        self.outputs: dict[int, tuple[dict[int, Fraction], Span]] = {}
+        self.values: dict[str, _Linear] = {}
+        self.outputs: dict[int, tuple[_Linear, Span]] = {}
         self.inputs = 0
 
     def span(self, number: int, node: ast.AST, offset: int) -> Span:
         return Span(str(self.path), number, offset + node.col_offset + 1, number, offset + (node.end_col_offset or node.col_offset) + 1)
 
-    def form(self, node: ast.AST, number: int, offset: int) -> dict[int, Fraction] | Fraction:
-        """A linear form (dict) or a number (Fraction)."""
+    def form(self, node: ast.AST, number: int, offset: int) -> _Linear | Fraction:
+        """A linear form (numerators, denominator) or a number (Fraction)."""
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return Fraction(node.value)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -158,7 +178,7 @@ class _Program:
                 if isinstance(left, Fraction) and isinstance(right, Fraction):
                     return left + right if isinstance(node.op, ast.Add) else left - right
                 fail("a straight-line program for a linear map adds no constants", self.span(number, node, offset))
-            return _plus(left, _times(right, Fraction(1 if isinstance(node.op, ast.Add) else -1)))
+            return _plus(left, right, 1 if isinstance(node.op, ast.Add) else -1)
         if isinstance(node, ast.BinOp) and type(node.op) in (ast.Mult, ast.Div):
             left, right = self.form(node.left, number, offset), self.form(node.right, number, offset)
             if isinstance(node.op, ast.Div):
@@ -172,26 +192,44 @@ class _Program:
             return _times(right, left) if isinstance(left, Fraction) else _times(left, right)
         fail("expected a linear expression of variables and numbers with + - * /", self.span(number, node, offset))
 
-    def variable(self, node: ast.Name, number: int, offset: int) -> dict[int, Fraction]:
+    def variable(self, node: ast.Name, number: int, offset: int) -> _Linear:
         name = node.id
         if name in self.values:
             return self.values[name]
         if name[0] == "i" and name[1:].isdigit():
             index = int(name[1:])
             self.inputs = max(self.inputs, index + 1)
-            return {index: Fraction(1)}
+            return {index: 1}, 1
         fail(f"{name} is used before it is assigned", self.span(number, node, offset))
 
 
 def _times(value, by: Fraction):
-    return value * by if isinstance(value, Fraction) else {k: c * by for k, c in value.items()}
+    if isinstance(value, Fraction):
+        return value * by
+    numerators, denominator = value
+    if by == 1:
+        return value
+    if by == 0:
+        return {}, 1
+    return _lowest({k: c * by.numerator for k, c in numerators.items()}, denominator * by.denominator)
 
 
-def _plus(left: dict, right: dict) -> dict:
-    total = dict(left)
-    for key, c in right.items():
-        total[key] = total.get(key, Fraction(0)) + c
-    return {k: c for k, c in total.items() if c != 0}
+def _plus(left: _Linear, right: _Linear, sign: int) -> _Linear:
+    """left + sign·right."""
+    (lefts, left_den), (rights, right_den) = left, right
+    common = math.lcm(left_den, right_den)
+    by_left, by_right = common // left_den, sign * (common // right_den)
+    total = {k: c * by_left for k, c in lefts.items()} if by_left != 1 else dict(lefts)
+    for key, c in rights.items():
+        total[key] = total.get(key, 0) + c * by_right
+    return _lowest({k: c for k, c in total.items() if c}, common)
+
+
+def _lowest(numerators: dict[int, int], denominator: int) -> _Linear:
+    divisor = math.gcd(denominator, *numerators.values())  # denominators stay positive: Fractions' are
+    if divisor != 1:
+        numerators = {k: c // divisor for k, c in numerators.items()}
+    return numerators, denominator // divisor
 
 
 def read_slp(path: Path) -> Sparse:
@@ -230,8 +268,12 @@ def read_slp(path: Path) -> Sparse:
     if missing:
         fail(f"{path.name} never assigns o{missing[0]}, although it assigns o{rows - 1}", whole_file(path))
     entries, spans = {}, {}
-    for row, (value, span) in program.outputs.items():
-        for col, c in value.items():
-            entries[(row, col)] = c
+    fractions: dict[tuple[int, int], Fraction] = {}  # a scheme has few distinct coefficients: make each once
+    for row, ((numerators, denominator), span) in program.outputs.items():
+        for col, c in numerators.items():
+            value = fractions.get((c, denominator))
+            if value is None:
+                value = fractions[(c, denominator)] = Fraction(c, denominator)
+            entries[(row, col)] = value
             spans[(row, col)] = span
     return Sparse(rows, program.inputs, entries, spans, whole_file(path), tuple(comments))

@@ -1,0 +1,90 @@
+"""The catalogue checks that scale: straight-line programs read with integer arithmetic, the tensor
+check one A block at a time (float64, int64 or Python integers, by a bound), the tally's --files."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from fractions import Fraction
+
+import pytest
+from conftest import ROOT, scheme_file
+
+from bilinear.frontend.importers import read_catalogue
+from bilinear.ir import Form
+from bilinear.verify import report_algorithm
+from bilinear.verify.ring_tensor import wrong_over_q
+
+
+def test_a_program_with_fractions_signs_and_cancellation_reads_exactly(tmp_path):
+    from bilinear.frontend.formats.sparse import read_slp
+
+    program = tmp_path / "x_L.slp"
+    program.write_text(
+        "t1:=i0*18/17+i1*2;\n"  # (18/17, 2)
+        "t2:=t1*17/-6-i2/4;\n"  # (-3, -17/3, -1/4)
+        "t3:=t2+i0*3;\n"  # i0 cancels
+        "o0:=-t3/2;\n"
+        "o1:=t1-t1+i1*0;\n"  # an empty row
+        "o2:=(t1+t1)*17/36;\n"
+    )
+    matrix = read_slp(program)
+    assert (matrix.rows, matrix.cols) == (3, 3)
+    assert matrix.entries == {(0, 1): Fraction(17, 6), (0, 2): Fraction(1, 8), (2, 0): Fraction(1), (2, 1): Fraction(17, 9)}
+
+
+def _strassen():
+    return read_catalogue(scheme_file("fast-matmul/strassen"))
+
+
+def _rescaled(algorithm, power: int):
+    """Strassen with its first product's A factor times 2^power and its weights divided by it: still exact."""
+    first = algorithm.products[0]
+    products = (dataclasses.replace(first, left=first.left.scale(2**power)), *algorithm.products[1:])
+    outputs = tuple(
+        dataclasses.replace(o, form=Form.of({n: c / 2**power if n == first.name else c for n, c in o.form.terms}))
+        for o in algorithm.outputs
+    )
+    return dataclasses.replace(algorithm, products=products, outputs=outputs)
+
+
+@pytest.mark.parametrize("power", [0, 55, 80], ids=["float64", "int64", "python-integers"])
+def test_the_sliced_tensor_check_is_exact_in_every_number_type(power):
+    scheme = _rescaled(_strassen(), power)
+    assert wrong_over_q(scheme) == () and report_algorithm(scheme).ok
+    for index in (0, 3):
+        output = scheme.outputs[index]
+        name, coef = output.form.terms[0]
+        nudged = output.form + Form.of({name: coef / 3})  # the scale (×3) keeps each mutant in its number type
+        outputs = list(scheme.outputs)
+        outputs[index] = dataclasses.replace(output, form=nudged)
+        mutant = dataclasses.replace(scheme, outputs=tuple(outputs))
+        assert wrong_over_q(mutant) == (output.block,)
+        assert not report_algorithm(mutant).ok
+
+
+def test_an_a_block_that_no_product_reads_is_wrong():
+    scheme = _strassen()
+    bare = [p for p in scheme.products if "A21" not in p.left.names()]
+    dropped = {p.name for p in scheme.products} - {p.name for p in bare}
+    outputs = tuple(
+        dataclasses.replace(o, form=Form.of({n: c for n, c in o.form.terms if n not in dropped})) for o in scheme.outputs
+    )
+    mutant = dataclasses.replace(scheme, products=tuple(bare), outputs=outputs, declared_rank=len(bare))
+    assert wrong_over_q(mutant) == ("C21", "C22")  # A21 reaches C21 and C22 only
+
+
+def test_the_tally_runs_only_the_files_a_list_names(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # its worker processes import it by name
+    tally = importlib.import_module("catalogue_tally")
+    folder = tmp_path / "arbenson+fast-matmul" / "codegen" / "algorithms"
+    folder.mkdir(parents=True)
+    for name in ("strassen", "classical222-8-24"):
+        (folder / name).write_bytes(scheme_file(f"fast-matmul/{name}").read_bytes())
+    listed = tmp_path / "list.txt"
+    listed.write_text("arbenson+fast-matmul/codegen/algorithms/strassen\n")
+    out = tmp_path / "out.json"
+    assert tally.main([str(tmp_path), "--only", "fast-matmul", "--files", str(listed), "--jobs", "1", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())
+    assert [(r["path"].rsplit("/", 1)[1], r["outcome"]) for r in results] == [("strassen", "verified")]
