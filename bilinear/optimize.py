@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .ir import Algorithm, Form, Output, Product, Sum
+from .optimize_scale import rescale
 from .verify.expand import expansion_of
 
 Terms = dict[str, Fraction]
@@ -172,7 +173,12 @@ def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
     candidates += [
         Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in range(seeds) for slack in (0, 1)
     ]
-    return min(candidates, key=_cost)
+    return min((_rescaled(side) for side in candidates), key=_cost)
+
+
+def _rescaled(side: Side) -> Side:
+    """The side with its named sums rescaled where that saves scalings (:mod:`bilinear.optimize_scale`)."""
+    return Side(*rescale(side.sums, side.forms, scalings))
 
 
 def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ...], prefix: str, seeds: int) -> Side:
@@ -196,7 +202,7 @@ def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ..
         for term, coef in terms.items():
             into = collected.setdefault(term, {})
             into[renamed[name]] = into.get(renamed[name], 0) + coef
-    return Side(sums, [collected.get(block, {}) for block in blocks])
+    return _rescaled(Side(sums, [collected.get(block, {}) for block in blocks]))
 
 
 def _cost(side: Side) -> tuple[int, int]:

@@ -132,3 +132,15 @@ def test_optimize_command_prints_counts_and_writes_a_verified_file(tmp_path, cap
     assert bilinear.verify(out).ok
     left, right, outputs = sides(SHIPPED["winograd"])
     assert len(left) == len(right) == 7 and len(outputs) == 4
+
+
+PLINOPT_48 = [root / "4x4x4_48_rational_L.sms" for root in (SHARED / "plinopt", Path("/work/catalogues/jgdumas+plinopt/data"))]
+
+
+@pytest.mark.skipif(not any(p.exists() for p in PLINOPT_48), reason="PLinOpt's rational <4,4,4;48> is absent")
+def test_plinopt_rational_444_48_counts_are_pinned():
+    """PLinOpt's published .slp programs: 104/75/110 additions, 4/1/21 scalings (L/R/P)."""
+    source = bilinear.load(next(p for p in PLINOPT_48 if p.exists())).main
+    result, counts = optimize(source, seeds=16)
+    assert report_algorithm(result).ok
+    assert [counts[side]["after"] for side in "ABC"] == [(105, 12), (87, 0), (144, 66)]
