@@ -264,7 +264,8 @@ class CudaOzaki:
             A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(mh), np.int32(kh), ptr["amax_a"],
             np.int32(plan.bits_a), np.int32(0), count, ptr["ra"]))
         self._mark("residues A")
-        kernels["oz_residues_bt_s1"]((min(-(-nh * kh // 4 // THREADS), grid),), (THREADS,), (
+        slots = _round_up(kh // 4, 8)  # eight threads per column take consecutive 4-groups of k
+        kernels["oz_residues_bt_s1"]((min(-(-nh * slots // THREADS), grid),), (THREADS,), (
             B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(nh), np.int32(kh), ptr["amax_b"],
             np.int32(plan.bits_b), np.int32(0), count, ptr["rb"]))
         self._mark("residues B")
