@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from .ir import Algorithm, Program, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
 from .verify import Report, verify_program
 from .verify.rings import check_inexact
-from .runtime.views import overlaps
+from .runtime import prepared_calls
 
 
 def _read(
@@ -266,9 +265,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         ValueError: for arrays of the wrong kind, dtype, shape or layout, and
             for alpha or beta that are not real numbers.
     """
-    plain = None if inplace else _plain_library_call(A, B, out, alpha, beta)
-    if plain is not None:
-        return plain
+    done = None if inplace else prepared_calls.issue(A, B, out, alpha, beta)
+    if done is not None:
+        return done
     from .runtime.compiled import real_scalar
 
     alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
@@ -284,52 +283,42 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     import cupy
 
     from .dispatch import dispatch
-    from .runtime.tsm2 import run_validated, validate
+    from .runtime import tsm2
 
-    A, B, out, call = validate(A, B, out, beta)
+    prepared_calls.array_types.add(cupy.ndarray)
+    given = out
+    A, B, out, call = tsm2.validate(A, B, out, beta)
     choice = dispatch(call.m, call.k, call.n, str(A.dtype))
     if choice.kernel in ("tsm2r", "tsm2l"):
-        return run_validated(A, B, out, call, alpha, beta, choice.kernel, choice.params)
+        result = tsm2.run_validated(A, B, out, call, alpha, beta, choice.kernel, choice.params)
+        if call.k and not inplace:
+            launch = tsm2.plan(call, choice.kernel, choice.params, cupy.cuda.Device().id)
+            prepared_calls.remember(A, B, given, lambda A, B, C, alpha, beta: launch(A, B, C, call, alpha, beta),
+                                    lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
+        return result
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     if choice.kernel == "recursive" and inplace:
         return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
     if choice.kernel == "recursive" and choice.config is not None and _fits(choice.config, A, B, out):
         return _fast_product(choice.config)(A, B, out=out, alpha=alpha, beta=beta)
-    if beta == 0 and alpha == 1:
-        return cupy.matmul(A, B, out=out)
-    result = cupy.matmul(A, B)
-    out[...] = alpha * result + beta * out if beta else alpha * result
+    gpu = _gpu_backend()
+    gpu.gemm(A, B, out, alpha, beta)  # row-major views: validate checked them
+    if choice.kernel == "cublas" and call.k and not inplace:
+        prepared_calls.remember(A, B, given, gpu.gemm, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
     return out
 
 
 _FAST: dict[tuple[str, int, int, str, str], object] = {}
-_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+_GPU: list = []  # the CuPy backend matmul issues cuBLAS calls through, made on first use
 
 
-def _plain_library_call(A, B, out, alpha, beta):
-    """``out = A@B`` by cuBLAS when nothing needs checking beyond a few attributes and the table
-    keeps cuBLAS for the shape; None otherwise (the full path then checks and decides).  A small
-    product takes microseconds on the GPU: the full path's checks cost more than that."""
-    cupy = sys.modules.get("cupy")
-    if cupy is None or alpha != 1 or beta != 0 or type(alpha) not in (int, float) or type(beta) not in (int, float):
-        return None
-    ndarray = cupy.ndarray
-    if type(A) is not ndarray or type(B) is not ndarray or A.ndim != 2 or B.ndim != 2:
-        return None
-    if A.dtype != B.dtype or A.dtype not in _FLOATS or A.shape[1] != B.shape[0] or 0 in A.shape or 0 in B.shape:
-        return None
-    if not (A.flags.c_contiguous and B.flags.c_contiguous):
-        return None
-    if out is not None and (type(out) is not ndarray or out.dtype != A.dtype or out.shape != (A.shape[0], B.shape[1])
-                            or not out.flags.c_contiguous or overlaps(out, A) or overlaps(out, B)):
-        return None
-    from . import dispatch
+def _gpu_backend():
+    if not _GPU:
+        from .runtime.compiled import make_backend
 
-    if dispatch.dispatch(A.shape[0], A.shape[1], B.shape[1], str(A.dtype)).kernel != "cublas":
-        return None
-    return cupy.matmul(A, B, out=out)
-
+        _GPU.append(make_backend("cupy"))
+    return _GPU[0]
 
 
 def _fast_product(config):

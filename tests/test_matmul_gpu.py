@@ -10,6 +10,7 @@ import pytest
 import bilinear
 from bilinear.dispatch import Choice
 from bilinear.measure import error_bound, float64_reference, random_inputs, relative_error
+from bilinear.runtime import prepared_calls
 
 pytestmark = pytest.mark.gpu
 
@@ -19,6 +20,14 @@ def cp():
     import cupy
 
     return cupy
+
+
+@pytest.fixture(autouse=True)
+def fresh_prepared_calls():
+    """Tests that change the dispatch decision must not meet a call prepared by another test."""
+    prepared_calls.forget()
+    yield
+    prepared_calls.forget()
 
 
 SHAPES = [(16384, 4096, 2), (100003, 4, 4), (1000, 1000, 1000), (2048, 2048, 2048), (777, 65, 129)]
@@ -49,3 +58,35 @@ def test_matmul_inplace_restores_and_refuses_aliases(cp, monkeypatch):
     assert float(cp.abs(B - B0).max()) <= 1e-12 * float(cp.abs(B0).max())
     with pytest.raises(ValueError, match="overlap"):
         bilinear.matmul(A, A, inplace=True)
+
+
+@pytest.mark.parametrize(("shape", "dtype", "kernel"), [
+    ((500003, 4, 4), "float32", "tsm2l"), ((16384, 8192, 4), "float32", "tsm2r"), ((777, 65, 129), "float64", "cublas"),
+])
+def test_repeated_calls_are_prepared_and_right(cp, shape, dtype, kernel):
+    """The second call of a signature is a prepared call: new data, new scalars, the same errors."""
+    from bilinear.dispatch import dispatch
+
+    M, K, N = shape
+    assert dispatch(M, K, N, dtype).kernel == kernel
+    for seed, (alpha, beta) in enumerate([(1.0, 0.0), (-0.5, 2.0), (1.5, 0.0)]):
+        A, B, C = random_inputs(cp, M, K, N, dtype, seed=seed)
+        exact = float64_reference(A, B, C, alpha, beta)
+        prepared = prepared_calls.signature(A, B, C) in prepared_calls._prepared
+        assert prepared == (seed > 0)
+        assert bilinear.matmul(A, B, out=C, alpha=alpha, beta=beta) is C
+        assert relative_error(C, exact, A, B) <= error_bound(dtype, K, 2.0, 0)
+    fresh = bilinear.matmul(A, B)  # out=None is a signature of its own
+    again = bilinear.matmul(A, B)
+    assert again is not fresh and bool((again == fresh).all())
+    with pytest.raises(ValueError, match="beta"):
+        bilinear.matmul(A, B, beta=1.0)
+    # out beside A in one buffer: a signature that is prepared with a buffer of its own, refused when shared
+    shared, apart = cp.zeros((M, K + N), dtype), cp.zeros((M, K + N), dtype)
+    A = shared[:, :K]
+    A[...] = random_inputs(cp, M, K, N, dtype, seed=5)[0]
+    for _ in range(2):
+        bilinear.matmul(A, B, out=apart[:, K:])
+    assert prepared_calls.signature(A, B, shared[:, K:]) in prepared_calls._prepared
+    with pytest.raises(ValueError, match="overlap"):
+        bilinear.matmul(A, B, out=shared[:, K:])

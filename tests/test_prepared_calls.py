@@ -1,0 +1,98 @@
+"""Prepared calls (bilinear.runtime.prepared_calls): a signature the checked path validated is
+issued again with only what the signature does not fix checked.  NumPy arrays stand in for CuPy's
+here; tests/test_matmul_gpu.py runs bilinear.matmul's prepared calls on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bilinear.runtime import prepared_calls
+from bilinear.runtime.numpy_backend import NumpyBackend
+
+
+@pytest.fixture(autouse=True)
+def numpy_signatures(monkeypatch):
+    monkeypatch.setattr(prepared_calls, "array_types", {np.ndarray})
+    prepared_calls.forget()
+    yield
+    prepared_calls.forget()
+
+
+def _operands(m=6, k=4, n=3, dtype="float64", seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype), np.zeros((m, n), dtype)
+
+
+def _remember(A, B, out, calls: list):
+    gemm = NumpyBackend().gemm
+
+    def run(A, B, C, alpha, beta):
+        calls.append((alpha, beta))
+        gemm(A, B, C, alpha, beta)
+
+    prepared_calls.remember(A, B, out, run, lambda: np.empty((A.shape[0], B.shape[1]), A.dtype))
+
+
+def test_a_remembered_signature_is_issued_with_new_arrays_and_scalars():
+    calls: list = []
+    A, B, C = _operands()
+    _remember(A, B, C, calls)
+    A2, B2, C2 = _operands(seed=1)
+    C2[...] = 1.0
+    assert prepared_calls.issue(A2, B2, C2, 2, 0.5) is C2
+    assert calls == [(2, 0.5)]
+    np.testing.assert_allclose(C2, 2 * A2 @ B2 + 0.5, rtol=1e-14)
+
+
+@pytest.mark.parametrize("change", ["dtype", "shape", "strides", "alignment", "out given"])
+def test_any_other_signature_is_not_prepared(change):
+    calls: list = []
+    A, B, C = _operands()
+    _remember(A, B, C, calls)
+    if change == "dtype":
+        A, B, C = _operands(dtype="float32")
+    elif change == "shape":
+        A, B, C = _operands(m=7)
+    elif change == "strides":
+        A = np.zeros((6, 8))[:, :4]
+    elif change == "alignment":
+        A = np.zeros(6 * 4 + 1)[1:].reshape(6, 4)
+    else:
+        C = None
+    assert prepared_calls.issue(A, B, C, 1.0, 0.0) is None
+    assert calls == []
+
+
+def test_calls_the_signature_cannot_vouch_for_take_the_checked_path():
+    calls: list = []
+    A, B, C = _operands(m=4, k=4, n=4)
+    _remember(A, B, C, calls)
+    assert prepared_calls.issue(A, B, A, 1.0, 0.0) is None  # out is A: the checked path refuses it
+    assert prepared_calls.issue(A, B, C, np.float64(1.0), 0.0) is None  # not a plain Python scalar
+    assert prepared_calls.issue(A, B, C, 1.0, 1j) is None
+    _remember(A, B, None, calls)
+    assert prepared_calls.issue(A, B, None, 1.0, 0.5) is None  # beta without out
+    assert calls == []
+    C = prepared_calls.issue(A, B, None, 1.0, 0)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-14)
+    assert calls == [(1.0, 0)]
+
+
+def test_empty_products_are_not_prepared_and_the_cache_is_bounded(monkeypatch):
+    calls: list = []
+    _remember(*_operands(k=0), calls)
+    assert prepared_calls.issue(*_operands(k=0), 1.0, 0.0) is None
+    monkeypatch.setattr(prepared_calls, "LIMIT", 2)
+    for m in (1, 2, 3):
+        _remember(*_operands(m=m), calls)
+    assert prepared_calls.issue(*_operands(m=1), 1.0, 0.0) is None  # the oldest went
+    assert prepared_calls.issue(*_operands(m=3), 1.0, 0.0) is not None
+
+
+def test_other_array_types_are_never_prepared():
+    calls: list = []
+    A, B, C = _operands()
+    _remember(A.tolist(), B, C, calls)
+    assert prepared_calls.signature(A.tolist(), B, C) is None
+    assert prepared_calls.issue(A.tolist(), B, C, 1.0, 0.0) is None
