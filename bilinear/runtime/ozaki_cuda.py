@@ -57,6 +57,10 @@ THREADS = 256
 # over all moduli 110-112, batched in tiles 120, per modulus whole 154.
 TILE = 8192
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
+# Threads per column of B in the transposed residue passes: 8·16 and 32·4 bytes, a whole 128-byte
+# line of the transposed row per store instruction (narrower runs measured 2x and 4x the copy model).
+BT_LANES = 8
+BT_S1_LANES = 32
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
 
@@ -77,6 +81,8 @@ class KernelSource:
 
     count: int
     values: int
+    bt_lanes: int
+    bt_s1_lanes: int
     moduli: tuple[dict, ...]
     m_limbs: tuple[str, ...]
     limb_scale: str
@@ -92,7 +98,7 @@ class KernelSource:
              "c31": repr(float(_symmetric(2**31 % p, p))), "q": tuple(repr(q) for q in limbs)}
             for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs)
         )
-        return cls(count, VALUES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
+        return cls(count, VALUES, BT_LANES, BT_S1_LANES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
                    repr(ozaki.NORM_SAFETY))
 
     def render(self) -> str:
@@ -225,7 +231,7 @@ class CudaOzaki:
         grid = device_info().sms * 8
         self._statistics(A, B, plan, buffer, at)
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
-        blocks_b = min(-(-n4 * 4 * (-(-(kp // VALUES) // 4)) // THREADS), grid)  # four k groups per column
+        blocks_b = min(-(-n4 * _round_up(kp // VALUES, BT_LANES) // THREADS), grid)  # BT_LANES k groups per column
         blocks_c = min(-(-m * (n4 // 4) // THREADS), grid)  # a thread per 4 columns of a row
         for first in range(0, plan.count, group):
             last = min(plan.count, first + group)
@@ -264,7 +270,7 @@ class CudaOzaki:
             A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(mh), np.int32(kh), ptr["amax_a"],
             np.int32(plan.bits_a), np.int32(0), count, ptr["ra"]))
         self._mark("residues A")
-        slots = _round_up(kh // 4, 8)  # eight threads per column take consecutive 4-groups of k
+        slots = _round_up(kh // 4, BT_S1_LANES)  # BT_S1_LANES threads per column take consecutive 4-groups of k
         kernels["oz_residues_bt_s1"]((min(-(-nh * slots // THREADS), grid),), (THREADS,), (
             B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(nh), np.int32(kh), ptr["amax_b"],
             np.int32(plan.bits_b), np.int32(0), count, ptr["rb"]))
