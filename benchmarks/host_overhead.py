@@ -38,10 +38,41 @@ def per_call(call, calls: int) -> tuple[float, float]:
     return 1e6 * host / calls, 1e3 * cp.cuda.get_elapsed_time(start, stop) / calls
 
 
+def pieces(A, B, C, calls: int) -> None:
+    """Host µs per call of what a prepared cuBLAS call does, piece by piece."""
+    import numpy as np
+
+    from bilinear.api import _gpu_backend
+    from bilinear.runtime import prepared_calls
+
+    gpu = _gpu_backend()
+    cublas = gpu._cublas
+    handle = cp.cuda.device.get_cublas_handle()
+    m, k = A.shape
+    n = B.shape[1]
+    scalars = np.array([1.0, 0.0], dtype=A.dtype)
+    raw = cublas.dgemm if A.dtype == np.float64 else cublas.sgemm
+    steps = {
+        "signature": lambda: prepared_calls.signature(A, B, C),
+        "current stream": lambda: cp.cuda.get_current_stream().ptr,
+        "cublas handle": lambda: cp.cuda.device.get_cublas_handle(),
+        "setStream+mode": lambda: (cublas.setStream(handle, 0), cublas.setPointerMode(handle, 0)),
+        "raw gemm call": lambda: raw(handle, 0, 0, n, m, k, scalars.ctypes.data, B.data.ptr, n, A.data.ptr, k,
+                                     scalars.ctypes.data + scalars.itemsize, C.data.ptr, n),
+        "backend.gemm": lambda: gpu.gemm(A, B, C, 1.0, 0.0),
+        "bilinear.matmul": lambda: bilinear.matmul(A, B, out=C),
+    }
+    for label, step in steps.items():
+        step()
+        host = min(per_call(step, calls)[0] for _ in range(3))
+        print(f"    {label:<16} {host:7.2f} µs/call", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--pieces", action="store_true", help="also time the pieces of a prepared cuBLAS call")
     args = parser.parse_args()
     for dtype, m, k, n in SHAPES:
         rng = cp.random.default_rng(0)
@@ -53,6 +84,8 @@ def main() -> None:
         for label, call in calls.items():
             host, total = min(per_call(call, args.calls) for _ in range(5))
             print(f"{dtype} {m}x{k}x{n}  {label:<16} host {host:7.1f} µs/call   with GPU {total:7.1f} µs/call", flush=True)
+        if args.pieces:
+            pieces(A, B, C2, args.calls)
         if args.profile:
             profile = cProfile.Profile()
             profile.enable()

@@ -285,7 +285,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     from .dispatch import dispatch
     from .runtime import tsm2
 
-    prepared_calls.array_types.add(cupy.ndarray)
+    prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
     given = out
     A, B, out, call = tsm2.validate(A, B, out, beta)
     choice = dispatch(call.m, call.k, call.n, str(A.dtype))
@@ -293,8 +293,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         result = tsm2.run_validated(A, B, out, call, alpha, beta, choice.kernel, choice.params)
         if call.k and not inplace:
             launch = tsm2.plan(call, choice.kernel, choice.params, cupy.cuda.Device().id)
-            prepared_calls.remember(A, B, given, lambda A, B, C, alpha, beta: launch(A, B, C, call, alpha, beta),
-                                    lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
+            prepared_calls.remember(A, B, given, launch.bound(call), lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
         return result
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
@@ -305,8 +304,16 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     gpu = _gpu_backend()
     gpu.gemm(A, B, out, alpha, beta)  # row-major views: validate checked them
     if choice.kernel == "cublas" and call.k and not inplace:
-        prepared_calls.remember(A, B, given, gpu.gemm, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
+        from .runtime.views import blas_leading_dimension as ld
+
+        run = gpu.bound_gemm(call.m, call.k, call.n, ld(A), ld(B), ld(out), A.dtype)  # as gemm just called it
+        prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
     return out
+
+
+def _locate_gpu_array(x) -> tuple[int, int]:
+    memory = x.data
+    return memory.device_id, memory.ptr
 
 
 _FAST: dict[tuple[str, int, int, str, str], object] = {}

@@ -13,7 +13,7 @@ from bilinear.runtime.numpy_backend import NumpyBackend
 
 @pytest.fixture(autouse=True)
 def numpy_signatures(monkeypatch):
-    monkeypatch.setattr(prepared_calls, "array_types", {np.ndarray})
+    monkeypatch.setattr(prepared_calls, "array_types", {np.ndarray: lambda x: (-1, x.ctypes.data)})
     prepared_calls.forget()
     yield
     prepared_calls.forget()

@@ -110,10 +110,21 @@ class CupyBackend(Backend):
         if k == 0:
             self.scale(c, beta)
             return
-        scalars = np.array([alpha, beta], dtype=a.dtype)
-        # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
-        self._cublas_call("gemm", a.dtype, (n, m, k, scalars.ctypes.data, b.data.ptr, _ld(b), a.data.ptr, _ld(a),
-                                             scalars.ctypes.data + scalars.itemsize, c.data.ptr, _ld(c)), scalars)
+        self.bound_gemm(m, k, n, _ld(a), _ld(b), _ld(c), a.dtype)(a, b, c, alpha, beta)
+
+    def bound_gemm(self, m: int, k: int, n: int, lda: int, ldb: int, ldc: int, dtype):
+        """:meth:`gemm` with its sizes and leading dimensions fixed (k > 0): ``run(a, b, c, alpha,
+        beta)`` (matmul's prepared calls keep it: a repeated small product pays only the call)."""
+        scalars = np.empty(2, dtype=dtype)  # alpha and beta on the host, read by cuBLAS during the call
+        alpha_at, beta_at = scalars.ctypes.data, scalars.ctypes.data + scalars.itemsize
+
+        def run(a: View, b: View, c: View, alpha: float, beta: float) -> None:
+            scalars[0], scalars[1] = alpha, beta
+            # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
+            self._cublas_call("gemm", dtype, (n, m, k, alpha_at, b.data.ptr, ldb, a.data.ptr, lda, beta_at, c.data.ptr,
+                                              ldc), scalars)
+
+        return run
 
     def gemm_batched(self, a, b, c) -> None:
         batch, m, k = a.shape

@@ -16,28 +16,26 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .views import address, memory_span
+from .views import memory_span
 
 #: Signatures kept; past this the oldest go (a program of ever-new shapes stays bounded).
 LIMIT = 1024
 _prepared: dict[tuple, Callable] = {}
-#: The array types a signature is taken of (CuPy's ndarray, once matmul has seen one).
-array_types: set[type] = set()
+#: The array types a signature is taken of, each with how to find an array's (device, address)
+#: (CuPy's ndarray, once matmul has seen one: kernels and cuBLAS handles are per device).
+array_types: dict[type, Callable[[Any], tuple[int, int]]] = {}
 
 
 def signature(A: Any, B: Any, out: Any) -> tuple | None:
     """What decides a call's kernel and validity apart from addresses; None for anything but
     arrays of a known type (those always take the checked path)."""
     kind = type(A)
-    if kind not in array_types or type(B) is not kind or (out is not None and type(out) is not kind):
+    locate = array_types.get(kind)
+    if locate is None or type(B) is not kind or (out is not None and type(out) is not kind):
         return None
-    key = (_device(A), A.shape, A.strides, A.dtype, address(A) % 16, B.shape, B.strides, B.dtype, address(B) % 16)
-    return key if out is None else key + (out.shape, out.strides, out.dtype, address(out) % 16)
-
-
-def _device(view: Any) -> int:
-    """The GPU a CuPy array lives on (kernels and cuBLAS handles are per device); -1 on the host."""
-    return getattr(view.data, "device_id", -1)
+    device, a = locate(A)
+    key = (device, A.shape, A.strides, A.dtype, a % 16, B.shape, B.strides, B.dtype, locate(B)[1] % 16)
+    return key if out is None else key + (out.shape, out.strides, out.dtype, locate(out)[1] % 16)
 
 
 def issue(A: Any, B: Any, out: Any, alpha: Any, beta: Any):
@@ -60,6 +58,7 @@ def remember(A: Any, B: Any, out: Any, run: Callable[[Any, Any, Any, float, floa
         del _prepared[next(iter(_prepared))]
     a_extent, b_extent = _extent(A), _extent(B)
     out_extent = None if out is None else _extent(out)
+    locate = array_types[type(A)]
 
     def call(A, B, out, alpha, beta):
         if out is None:
@@ -67,7 +66,7 @@ def remember(A: Any, B: Any, out: Any, run: Callable[[Any, Any, Any, float, floa
                 return None  # the checked path says why out is needed
             out = empty()
         else:  # the signature fixes every extent; only the addresses are new
-            o, a, b = address(out), address(A), address(B)
+            o, a, b = locate(out)[1], locate(A)[1], locate(B)[1]
             if (o < a + a_extent and a < o + out_extent) or (o < b + b_extent and b < o + out_extent):
                 return None
         run(A, B, out, alpha, beta)

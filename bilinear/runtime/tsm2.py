@@ -193,14 +193,19 @@ class Launch:
     params: Params
 
     def __call__(self, A, B, C, call: Call, alpha: float, beta: float) -> None:
-        spec = self.compiled.spec
+        self.bound(call)(A, B, C, alpha, beta)
+
+    def bound(self, call: Call):
+        """The launch with ``call``'s sizes and pitches fixed: ``run(A, B, C, alpha, beta)``
+        (matmul's prepared calls keep it, so a repeated call converts only its scalars)."""
+        spec, function, grid, block, scalar = self.compiled.spec, self.compiled.function, self.grid, self.block, self.scalar
         m, lda, ldb, ldc = (np.int64(v) for v in (call.m, call.lda, call.ldb, call.ldc))
-        scalars = (self.scalar(alpha), self.scalar(beta))
-        if spec.kind == "tsm2r":
-            args = (A, B, C, m, np.int64(call.k), lda, ldb, ldc, *scalars)
-        else:
-            args = (A, B, C, m, lda, ldb, ldc, *scalars)
-        self.compiled.function(self.grid, self.block, args, shared_mem=spec.smem_bytes)
+        sizes = (m, np.int64(call.k), lda, ldb, ldc) if spec.kind == "tsm2r" else (m, lda, ldb, ldc)
+
+        def run(A, B, C, alpha: float, beta: float) -> None:
+            function(grid, block, (A, B, C, *sizes, scalar(alpha), scalar(beta)), shared_mem=spec.smem_bytes)
+
+        return run
 
 
 def choose_kind(m: int, k: int, n: int) -> str:
