@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import cupy
 
+from bilinear.dispatch import merge_tsm2_rows
 from bilinear.lower import tsm2 as model
 from bilinear.lower.tsm2 import Params
 from bilinear.runtime import tsm2 as runtime
@@ -291,7 +292,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=7, help="timed batches per contender (median)")
     parser.add_argument("--candidates", type=int, default=7, help="kernels tried per (family, dtype, n)")
     parser.add_argument("--quick", action="store_true", help="the issue's grid only")
-    parser.add_argument("--only", help="family:dtype:small, e.g. tsm2r:float32:2")
+    parser.add_argument("--only", help="family[:dtype[:small]], e.g. tsm2l or tsm2r:float32:2 (the table keeps other rows)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     logfile = open(args.out / "tsm2_log.txt", "w")
@@ -309,8 +310,8 @@ def main(argv=None) -> int:
 
     groups = list(shapes(args.quick))
     if args.only:
-        fam, dt, small = args.only.split(":")
-        groups = [g for g in groups if g[0] == fam and g[1] == dt and g[2] == int(small)]
+        wanted = args.only.split(":")
+        groups = [g for g in groups if [str(x) for x in g[:len(wanted)]] == wanted]
     plans = []
     for family, dtype, s, group in groups:
         ms = [m for m, _, _ in group]
@@ -348,13 +349,9 @@ def main(argv=None) -> int:
     }
     (args.out / "tsm2_results.json").write_text(json.dumps({**meta, "rows": raw}, indent=1))
     if args.table:
-        table = {
-            **meta,
-            "limits": {"tsm2r_max_n": max(SMALL), "tsm2l_max_k": max(SMALL)},
-            "recursive": {"min_dim": None, "note": "no measurement of the recursive schemes yet"},
-            "rows": rows,
-        }
         args.table.parent.mkdir(parents=True, exist_ok=True)
+        old = json.loads(args.table.read_text()) if args.table.exists() else {}
+        table = merge_tsm2_rows(old, {**meta, "limits": {"tsm2r_max_n": max(SMALL), "tsm2l_max_k": max(SMALL)}}, rows)
         args.table.write_text(json.dumps(table, indent=1) + "\n")
     print_table(rows, copy / 1e9, log)
     return 0

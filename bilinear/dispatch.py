@@ -119,6 +119,19 @@ def parse_table(data: dict) -> Table:
     )
 
 
+def merge_tsm2_rows(old: dict, header: dict, rows: list[dict]) -> dict:
+    """A table's JSON with newly measured TSM2 rows: a shape measured now replaces its old row,
+    rows of shapes not measured now stay, and so does the recursive section (measured apart, by
+    benchmarks/dispatch_grid.py); ``header`` (device, date, limits, ...) replaces the old one."""
+    def shape(row: dict) -> tuple:
+        return row["family"], row["dtype"], row["m"], row["k"], row["n"]
+
+    measured = {shape(row) for row in rows}
+    kept = [row for row in old.get("rows", ()) if shape(row) not in measured]
+    return {**header, "recursive": old.get("recursive", {"min_dim": None}),
+            "rows": sorted(kept + rows, key=lambda row: (row["family"], row["dtype"], row["n"], row["m"], row["k"]))}
+
+
 @lru_cache(maxsize=4)
 def load_table(path: str | None = None) -> Table:
     """The committed table (an empty one, so everything goes to cuBLAS, if it is missing)."""

@@ -56,3 +56,24 @@ def test_capture_without_cublas_loaded_says_so(monkeypatch, tmp_path):
     with pytest.raises(RuntimeError, match=r"cuBLAS is not loaded in this process \(multiply once through CuPy first\)"):
         cublas_capture.library()
     cublas_capture.library.cache_clear()
+
+
+def test_measured_tsm2_rows_merge_into_the_table_and_keep_the_recursive_ones():
+    """benchmarks/tsm2.py --only measures some shapes: the table keeps every other row and the
+    fast-scheme rows dispatch_grid.py measured (it once wrote a placeholder over them)."""
+    from bilinear.dispatch import merge_tsm2_rows
+
+    def row(m, k, winner, speedup):
+        return {"family": "tsm2l", "dtype": "float64", "m": m, "k": k, "n": k, "winner": winner, "speedup": speedup}
+
+    committed = load_table()
+    assert committed.recursive  # the committed table has measured fast-scheme rows
+    old = {"device": "old", "rows": [row(10**6, 16, "tsm2l", 1.2), row(10**7, 16, "tsm2l", 1.3)],
+           "recursive": {"min_dim": None, "rows": [{"dtype": "float64", "m": 8192, "k": 8192, "n": 8192,
+                                                    "scheme": "winograd", "levels": 2, "breadth": 2, "speedup": 1.1}]}}
+    merged = merge_tsm2_rows(old, {"device": "new"}, [row(10**5, 16, "tsm2l", 1.5), row(10**6, 16, "cublas", 0.9)])
+    assert merged["device"] == "new" and merged["recursive"] == old["recursive"]
+    assert [(r["m"], r["winner"]) for r in merged["rows"]] == [(10**5, "tsm2l"), (10**6, "cublas"), (10**7, "tsm2l")]
+    table = parse_table(merged)
+    assert dispatch(100000, 16, 16, "float64", table=table).kernel == "tsm2l"
+    assert dispatch(8192, 8192, 8192, "float64", table=table).kernel == "recursive"
