@@ -255,6 +255,31 @@ def test_workspace_model():
 
 
 # --- the leaf kind ------------------------------------------------------------------------------------
+def test_a_strassen_level_on_the_residues_by_default_on_large_leaves_where_memory_allows():
+    """Measured faster from 16384 on (the same bits either way), so on by default there, never
+    past the budget or, without one, the device's free memory (it takes 7/4 of the residues)."""
+    from types import SimpleNamespace
+
+    from bilinear.runtime.ozaki_cuda import RESIDUE_STRASSEN_FROM, OzakiLeaf
+
+    n, gib = RESIDUE_STRASSEN_FROM, 2**30
+    leaf = OzakiLeaf.__new__(OzakiLeaf)
+    leaf.count, leaf.bits, leaf.budget, leaf.scaling, leaf.residue_levels = 14, 53, None, "norm", None
+    leaf.cuda = SimpleNamespace(free_bytes=lambda: 40 * gib)
+    needed = ozaki.workspace_bytes(n, n, n, 14, None, "norm", 1)
+    assert 30 * gib < needed < 40 * gib  # 36.8 GiB against the plain scheme's 21
+    assert leaf._setup(n, n, n) == (None, 1)
+    assert leaf._setup(n, n // 2, n) == (14, 0)  # any smaller dimension: the plain scheme
+    leaf.cuda = SimpleNamespace(free_bytes=lambda: 30 * gib)
+    assert leaf._setup(n, n, n) == (14, 0)
+    leaf.budget = needed
+    assert leaf._setup(n, n, n) == (None, 1)
+    leaf.residue_levels = 0
+    assert leaf._setup(n, n, n) == (14, 0)
+    leaf.residue_levels, leaf.budget = 1, None
+    assert leaf._setup(64, 64, 64) == (None, 1)  # asked for: at any size that fits
+
+
 def test_leaf_kind_table_drives_the_choices():
     assert "ozaki" in LEAVES and LEAF_KINDS["ozaki"].dtypes == ("float64",) and not LEAF_KINDS["ozaki"].sums
     out = subprocess.run([sys.executable, "-m", "bilinear.cli", "run", "--help"], capture_output=True, text=True,

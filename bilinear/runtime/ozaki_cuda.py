@@ -56,6 +56,10 @@ THREADS = 256
 # (benchmarks/results/issue13/ozaki_run3): per modulus in 8192-tiles 106.9 ms, one batched call
 # over all moduli 110-112, batched in tiles 120, per modulus whole 154.
 TILE = 8192
+#: A Strassen level on the residues by default from this size (every dimension): measured on the
+#: H100 at N = 14 (benchmarks/results/issue13/session19), 107.9 against 122.0 ms at 16384 (1.587
+#: against 1.346x DGEMM) but 15.9 against 15.2 ms at 8192 and 4.2 against 2.4 at 4096.
+RESIDUE_STRASSEN_FROM = 16384
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 # Threads per column of B in the transposed residue passes: 8·16 and 32·4 bytes, a whole 128-byte
 # line of the transposed row per store instruction (narrower runs measured 2x and 4x the copy model).
@@ -154,6 +158,12 @@ class CudaOzaki:
     @property
     def workspace_bytes(self) -> int:
         return 0 if self.workspace is None else self.workspace.nbytes
+
+    def free_bytes(self) -> int:
+        """Device bytes a new workspace may take: free memory, the pool's free blocks and the
+        workspace held now (it is freed before a larger one is made)."""
+        free = self.cupy.cuda.runtime.memGetInfo()[0]
+        return free + self.cupy.get_default_memory_pool().free_bytes() + self.workspace_bytes
 
     def _buffer(self, nbytes: int):
         if self.workspace is None or self.workspace.nbytes < nbytes:
@@ -323,24 +333,31 @@ def _ld(view) -> int:
 class OzakiLeaf:
     """The ``ozaki`` leaf kind's GEMM (see :data:`bilinear.lower.options.LEAF_KINDS`): on the
     CuPy backend the CUDA passes with cuBLAS's int8 GEMM, on the NumPy backend
-    :func:`bilinear.runtime.ozaki.gemm`.  ``residue_levels=1`` adds a Strassen level on the
-    int8 residues (GPU; the same result) where the workspace fits the budget."""
+    :func:`bilinear.runtime.ozaki.gemm`.  A Strassen level on the int8 residues (GPU; the same
+    result bit for bit) runs where ``residue_levels`` asks for it, or by default where every
+    dimension is at least RESIDUE_STRASSEN_FROM, and its workspace fits the budget (without one:
+    the device's free memory)."""
 
     def __init__(self, backend: Any, count: int | None = None, bits: int = ozaki.DEFAULT_BITS, budget: int | None = None,
-                 scaling: str = ozaki.DEFAULT_SCALING, residue_levels: int = 0):
+                 scaling: str = ozaki.DEFAULT_SCALING, residue_levels: int | None = None):
         self.xp, self.count, self.bits, self.budget, self.scaling = backend.xp, count, bits, budget, scaling
-        self.residue_levels = residue_levels
+        self.residue_levels = residue_levels  # None: by size
         self.cuda = CudaOzaki() if backend.name == "cupy" else None
 
     def moduli(self, k: int) -> int:
         return self.count if self.count is not None else ozaki.moduli_for(self.bits, min(k, ozaki.K_CHUNK))
 
     def _setup(self, m: int, k: int, n: int) -> tuple[int | None, int]:
-        """(group, residue levels) for an m×k×n leaf: residue Strassen where its workspace fits."""
+        """(group, residue levels) for an m×k×n leaf: residue Strassen where asked (or large) and
+        its workspace fits, else moduli in groups that fit the budget."""
         count = self.moduli(k)
-        if self.residue_levels and (self.budget is None or self.budget >= ozaki.workspace_bytes(
-                m, k, n, count, None, self.scaling, self.residue_levels)):
-            return None, self.residue_levels
+        levels = self.residue_levels
+        if levels is None:
+            levels = int(min(m, k, n) >= RESIDUE_STRASSEN_FROM)
+        if levels:
+            room = self.budget if self.budget is not None else self.cuda.free_bytes()
+            if ozaki.workspace_bytes(m, k, n, count, None, self.scaling, levels) <= room:
+                return None, levels
         return ozaki.group_for_budget(m, k, n, count, self.budget, self.scaling), 0
 
     def __call__(self, a: Any, b: Any, c: Any, alpha: float, beta: float) -> None:
