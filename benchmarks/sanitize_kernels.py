@@ -1,6 +1,7 @@
 """The kernels issue 13 added, run small under compute-sanitizer (memcheck, racecheck):
 breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, odd sizes),
-leaves on concurrent streams, and the Ozaki leaf's passes.
+leaves on concurrent streams, and the Ozaki leaf's passes: plain and with a Strassen level on the
+residues, max and norm scaling, moduli in groups, odd and padded sizes.
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py
 """
@@ -41,6 +42,18 @@ def main() -> None:
     error = float(cupy.abs(ozaki(A, B) - A @ B).max())
     assert error < 1e-10, error
     print(f"ozaki leaf 130x97x129: max error {error:.1e}")
+    from bilinear.runtime.ozaki_cuda import CudaOzaki
+
+    runner = CudaOzaki()
+    for (M, K, N), scaling, residue_levels, group in [((130, 97, 129), "max", 1, None), ((67, 300, 45), "norm", 1, None),
+                                                      ((256, 256, 256), "norm", 1, None), ((67, 300, 45), "norm", 0, 5),
+                                                      ((261, 64, 263), "max", 0, None)]:
+        A, B, C = (rng.standard_normal(shape) for shape in ((M, K), (K, N), (M, N)))
+        out = C.copy()
+        runner.gemm(A, B, out, 0.5, 2.0, count=14, scaling=scaling, residue_levels=residue_levels, group=group)
+        error = float(cupy.abs(out - (0.5 * A @ B + 2.0 * C)).max())
+        assert error < 1e-10, (M, K, N, scaling, residue_levels, error)
+        print(f"ozaki {M}x{K}x{N} {scaling} residue levels {residue_levels} group {group}: max error {error:.1e}", flush=True)
 
 
 if __name__ == "__main__":
