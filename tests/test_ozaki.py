@@ -287,6 +287,27 @@ def test_leaf_kind_table_drives_the_choices():
     assert "ozaki" in out
 
 
+def test_scaling_is_an_option_of_compile_and_the_command_line():
+    """The measured configuration (14 moduli, norm scaling) is reachable without the internals."""
+    rng = np.random.default_rng(7)
+    A, B = rng.standard_normal((40, 36)), rng.standard_normal((36, 44))
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=0, leaf="ozaki", moduli=14, scaling="norm",
+                               backend="numpy")
+    assert product.lowered.options.scaling == "norm"
+    expected = np.zeros((40, 44))
+    ozaki.gemm(np, A, B, expected, count=14, scaling="norm")
+    assert np.array_equal(product(A, B), expected)
+    with pytest.raises(ValueError, match="scaling must be one of max, norm, not 'l2'"):
+        Options(leaf="ozaki", scaling="l2")
+    run = subprocess.run([sys.executable, "-m", "bilinear.cli", "run", "algorithms/strassen.bl", "-n", "33", "--leaf",
+                          "ozaki", "--moduli", "14", "--scaling", "norm", "--backend", "numpy"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    bad = subprocess.run([sys.executable, "-m", "bilinear.cli", "run", "algorithms/strassen.bl", "-n", "8", "--leaf",
+                          "ozaki", "--scaling", "l2", "--backend", "numpy"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "invalid choice: 'l2'" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_float32_is_refused_clearly():
     with pytest.raises(ValueError, match="ozaki leaf computes float64 products, not float32"):
         Options(dtype="float32", leaf="ozaki")

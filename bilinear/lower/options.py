@@ -33,6 +33,10 @@ LEAF_KINDS = {
                       "FP64 on the int8 tensor cores by the Ozaki scheme II (cuBLAS int8 GEMMs, exact CRT)"),
 }
 LEAVES = tuple(LEAF_KINDS)
+#: How ozaki leaves scale rows of A and columns of B to integers: by their largest magnitude (the
+#: scheme's documented error bound) or their 2-norm (about two bits more at k = 16384 on random data
+#: with the same moduli; bilinear/runtime/ozaki.py says why).
+OZAKI_SCALINGS = ("max", "norm")
 # How a stage's leaf products are issued (the OpenCL K-G-I report's launch classes):
 # "serial" one GEMM after another on one stream; "streams" the independent GEMMs of a stage
 # (all of them for breadth-first leaves) spread over concurrent streams; "batched" the
@@ -67,6 +71,7 @@ class Options:
     fuse: bool = True
     cutoff: int = 1  # stop recursing when a block would have a dimension below this
     moduli: int | None = None  # ozaki leaves: number of moduli (None: enough for 53 bits, see runtime/ozaki.py)
+    scaling: str = "max"  # ozaki leaves: one of OZAKI_SCALINGS
     # The innermost ``breadth`` of the levels run breadth-first (bilinear.lower.breadth): one
     # split per operand, the leaf GEMMs, one merge; the levels above recurse depth-first.
     breadth: int = 0
@@ -93,6 +98,8 @@ class Options:
         if self.moduli is not None and (isinstance(self.moduli, bool) or not isinstance(self.moduli, int)
                                         or not 1 <= self.moduli <= 20):
             raise ValueError(f"moduli must be a whole number from 1 to 20, not {self.moduli!r}")
+        if self.scaling not in OZAKI_SCALINGS:
+            raise ValueError(f"scaling must be one of {', '.join(OZAKI_SCALINGS)}, not {self.scaling!r}")
         if isinstance(self.levels, bool) or not isinstance(self.levels, int):
             raise ValueError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
         if not 0 <= self.levels <= MAX_LEVELS:

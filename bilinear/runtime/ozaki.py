@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from ..lower.options import OZAKI_SCALINGS
+
 #: Products of two int8 residues are at most 128·128 in magnitude, and int32 accumulators hold
 #: up to 2^31 - 1, so an int8 product with inner dimension up to this is exact.
 K_CHUNK = (2**31 - 1) // (128 * 128)
@@ -58,7 +60,7 @@ MAX_BITS = 62
 DEFAULT_BITS = 53
 MAX_MODULI = 20
 #: How rows of A and columns of B are scaled to integers: by their largest magnitude, or their 2-norm.
-SCALINGS = ("max", "norm")
+SCALINGS = OZAKI_SCALINGS
 #: "max" is the scheme as stated above (its error bound is the documented one); the leaf's default.
 DEFAULT_SCALING = "max"
 #: The computed 2-norm, times this, bounds the true one (its rounding is at most k·2^-53 ≤ 2^-36).

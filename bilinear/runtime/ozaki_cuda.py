@@ -379,5 +379,5 @@ class OzakiLeaf:
 
 
 def leaf_gemm(backend: Any, options: Any) -> OzakiLeaf:
-    """The leaf-kind table's factory: the ozaki GEMM for ``backend`` with ``options.moduli``."""
-    return OzakiLeaf(backend, count=options.moduli)
+    """The leaf-kind table's factory: the ozaki GEMM for ``backend`` with ``options.moduli`` and ``options.scaling``."""
+    return OzakiLeaf(backend, count=options.moduli, scaling=options.scaling)
