@@ -1,7 +1,8 @@
 """The one exact Brent check (verify.tensor) and its two strategies.
 
-- term by term and one A block at a time give the same residual, so the same
-  diagnostics, on every single-coefficient mutation of strassen and winograd;
+- term by term and one A block at a time (alone, or several in one call) give
+  the same residual, so the same diagnostics, on every single-coefficient
+  mutation of strassen and winograd;
 - the term count picks the strategy: a Kronecker power of shipped schemes past
   TERMS_LIMIT verifies one A block at a time in bounded memory, and a
   single-coefficient mutation of it is still reported in exactly its wrong
@@ -54,9 +55,11 @@ def _rendered(verdict) -> tuple:
 def test_both_strategies_report_every_mutation_alike(stem, monkeypatch):
     mutants = [m.mutant for m in algorithm_mutations(_shipped(stem)) if m.mutant is not None]
     by_terms = [_rendered(judge_algorithm(mutant)) for mutant in mutants]
-    monkeypatch.setattr(tensor, "TERMS_LIMIT", -1)  # every check goes by blocks
+    monkeypatch.setattr(tensor, "TERMS_LIMIT", -1)  # every check goes by blocks: all of them in one call ...
     by_blocks = [_rendered(judge_algorithm(mutant)) for mutant in mutants]
-    assert by_blocks == by_terms
+    monkeypatch.setattr(tensor, "CALL_WORK", 0)  # ... and one call per A block
+    by_single_blocks = [_rendered(judge_algorithm(mutant)) for mutant in mutants]
+    assert by_blocks == by_terms and by_single_blocks == by_terms
     assert sum(kind == "verify" for kind, _ in by_blocks) > 100  # the Brent check really ran on many
 
 
@@ -67,20 +70,28 @@ def power():
     return kronecker(kronecker(winograd, winograd), kronecker(strassen, strassen), name="power")
 
 
+def _traced_peak(run) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_the_term_count_sends_a_large_scheme_by_blocks_in_bounded_memory(power):
     terms = _terms(power)
     assert terms == 56**2 * 32**2 and tensor.choose_strategy(terms) == "blocks"
-    fresh = dataclasses.replace(power)  # no cached residual
-    tracemalloc.start()
-    try:
-        errors = verify_algorithm(fresh)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert errors == ()
-    # Term by term, one int64 array of the terms alone is 8 bytes a term (26 MB here; all of them ~75 bytes a
-    # term); by blocks, memory is V and W dense (2401 × 256 each) and one 256 × 256 slice.
-    assert peak < 8 * terms, f"{peak / 2**20:.0f} MB traced"
+    assert verify_algorithm(power) == ()
+    expansion = Expansion(power)
+    left, right = zip(*expansion.factors)
+    peaks = {
+        strategy: _traced_peak(lambda: tensor.residual_entries(power.shape, left, right, expansion.weights, strategy))
+        for strategy in tensor.STRATEGIES
+    }
+    # By blocks: V and W dense (2401 × 256 each), a run of 256 × 256 slices and their products (~26 MB);
+    # term by term: ~75 bytes a term (~230 MB here), growing with the terms.
+    assert peaks["blocks"] < min(peaks["terms"] / 4, 64 * 2**20), peaks
 
 
 def _with_output_coefficient(algorithm, index: int, product: str, value: Fraction):

@@ -8,10 +8,10 @@ residual (computed tensor − classical tensor) is found:
 - ``"terms"`` (T up to :data:`TERMS_LIMIT`): every term enumerated with NumPy
   and summed by key; time near-linear in T, memory about 75 bytes a term.
 - ``"blocks"`` (beyond): one A block a at a time, its slice of the tensor is
-  V·diag(u_a)·Wᵀ over the products that read a — one matrix product —
-  compared with the classical slice and dropped; memory is the dense V and W
-  (products × blocks) and one (B blocks × C blocks) slice, whatever T
-  (PLinOpt's ⟨32,32,32;15096⟩ has 7.7·10¹⁰ terms).
+  V·diag(u_a)·Wᵀ over the products that read a — one matrix product, or one
+  for a run of small slices — compared with the classical slice and dropped;
+  memory is the dense V and W (products × blocks) and the slices of one call,
+  whatever T (PLinOpt's ⟨32,32,32;15096⟩ has 7.7·10¹⁰ terms).
 
 Both are exact.  Each column is scaled to integers by the least common
 multiple of its denominators and every product by a common denominator L,
@@ -194,44 +194,87 @@ def _sum_by_key(keys, values) -> list[tuple[int, object]]:
 
 # --- one A block at a time -------------------------------------------------------------------
 
+# Multiply-adds below which one BLAS call takes several A blocks: on a busy machine each call can
+# wait ~10 ms for its threads, which made 121 small slices (⟨11,11,11;896⟩) take 1.7 s instead of 0.05.
+CALL_WORK = 1 << 27
+
 
 def _by_blocks(shape: Shape, u: _Side, v: _Side, w: _Side, factors: list[int], common: int) -> Iterator[tuple]:
     """(A, B, C block index, scaled value) of every nonzero residual entry, one A block's slice at a time.
 
     The slice of A block a is Σ_r u'_ar·v_r·w_rᵀ with u'_ar = u_ar times the
     product's factor to L: (rows of Vᵀ the block's products pick, each times
-    u'_ar)ᵀ @ (the same rows of Wᵀ).  Its number type is chosen per slice by
-    the bound in the module docstring.
+    u'_ar)ᵀ @ (the same rows of Wᵀ).  Small slices share a call (stacked over
+    the union of their products); each call's number type is the one the
+    bound in the module docstring allows for all of its slices.
+    """
+    vt, wt = v.dense(), w.dense()  # rows are products: a slice picks rows
+    per_block = _block_products(u, factors, [pv * pw for pv, pw in zip(v.peaks, w.peaks)], common)
+    for group in _groups(per_block, v.size * w.size):
+        yield from _group_residual(shape, group, per_block, vt, wt, common)
+
+
+def _block_products(u: _Side, factors: list[int], peaks: list[int], common: int) -> list[tuple[list, list, int]]:
+    """Per A block: the products that read it, its u'_ar in each, and the bound on its slice's partial sums.
+
+    A product whose v_r or w_r is zero adds nothing and is left out, so every
+    value a slice meets is within its bound.
     """
     import numpy as np
-    vt, wt = v.dense(), w.dense()  # rows are products: a slice picks rows
-    peaks = [pv * pw for pv, pw in zip(v.peaks, w.peaks)]
-    order = np.argsort(u.rows, kind="stable")  # u's entries grouped by A block
+    order = np.argsort(u.rows, kind="stable").tolist()  # u's entries grouped by A block
+    edges = np.searchsorted(u.rows[order], np.arange(u.size + 1)).tolist()
     product = u.products.tolist()
-    edges = np.searchsorted(u.rows[order], np.arange(u.size + 1))
-    n = shape.n
-    columns = np.arange(n)
+    per_block = []
     for a in range(u.size):
-        # A product whose v_r or w_r is zero adds nothing: left out, so every value met is within the bound.
-        kept = [e for e in order[edges[a] : edges[a + 1]].tolist() if peaks[product[e]]]
+        kept = [e for e in order[edges[a] : edges[a + 1]] if peaks[product[e]]]
         used = [product[e] for e in kept]
         scaled = [u.numerators[e] * factors[r] for e, r in zip(kept, used)]
-        bound = sum(abs(x) * peaks[r] for x, r in zip(scaled, used)) + common
-        dtype = np.float64 if bound < _FLOAT_EXACT else np.int64 if bound < _INT64_SAFE else object
-        got = _slice(vt[used], wt[used], scaled, dtype)
-        i, l = divmod(a, shape.k)
-        got[l * n + columns, i * n + columns] -= common  # the classical slice: A[i,l]·B[l,j] in C[i,j]
-        for b, c in zip(*np.nonzero(got)):
-            yield a, int(b), int(c), int(got[b, c])
+        per_block.append((used, scaled, sum(abs(x) * peaks[r] for x, r in zip(scaled, used)) + common))
+    return per_block
 
 
-def _slice(v_rows, w_rows, scaled: list[int], dtype):
-    """(v_rows each times its u'_ar)ᵀ @ w_rows, in ``dtype`` (float64 only where the caller proved it exact)."""
+def _groups(per_block: list[tuple[list, list, int]], slice_size: int) -> Iterator[list[int]]:
+    """Runs of consecutive A blocks whose stacked product stays within CALL_WORK (one block at least)."""
+    group: list[int] = []
+    union: set[int] = set()
+    for a, (used, _, _) in enumerate(per_block):
+        merged = union | set(used)
+        if group and (len(group) + 1) * len(merged) * slice_size > CALL_WORK:
+            yield group
+            group, merged = [], set(used)
+        group.append(a)
+        union = merged
+    if group:
+        yield group
+
+
+def _group_residual(shape: Shape, group: list[int], per_block, vt, wt, common: int) -> Iterator[tuple]:
+    """The nonzero residual entries of a run of A blocks, from one matrix product."""
     import numpy as np
-    # Every entry here is an integer no larger than the slice's bound, so each conversion below is exact:
-    # float64 and int64 storage to Python integers through int64, int64 or object to float64 below 2⁵².
-    convert = {object: lambda t: t if t.dtype == object else t.astype(np.int64).astype(object)}.get(
-        dtype, lambda t: t.astype(dtype, copy=False)
-    )
-    v_rows, w_rows = convert(v_rows), convert(w_rows)
-    return (v_rows * np.asarray(scaled, dtype=dtype)[:, None]).T @ w_rows
+    products = sorted(set().union(*(per_block[a][0] for a in group)))
+    bound = max(per_block[a][2] for a in group)
+    dtype = np.float64 if bound < _FLOAT_EXACT else np.int64 if bound < _INT64_SAFE else object
+    column = {r: j for j, r in enumerate(products)}
+    weights = np.zeros((len(group), len(products)), dtype=dtype)  # u'_ar of each block of the run
+    for g, a in enumerate(group):
+        used, scaled, _ = per_block[a]
+        weights[g, [column[r] for r in used]] = np.asarray(scaled, dtype=dtype)
+    v_rows, w_rows = _exactly(vt[products], dtype), _exactly(wt[products], dtype)
+    nb, nc = vt.shape[1], wt.shape[1]
+    left = (weights[:, :, None] * v_rows[None, :, :]).transpose(0, 2, 1).reshape(len(group) * nb, len(products))
+    got = (left @ w_rows).reshape(len(group), nb, nc)
+    n, columns = shape.n, np.arange(shape.n)
+    for g, a in enumerate(group):
+        i, l = divmod(a, shape.k)
+        got[g, l * n + columns, i * n + columns] -= common  # the classical slice: A[i,l]·B[l,j] in C[i,j]
+        for b, c in zip(*np.nonzero(got[g])):
+            yield a, int(b), int(c), int(got[g, b, c])
+
+
+def _exactly(table, dtype):
+    """``table`` in ``dtype``: exact, as every entry is an integer within the bound (float64 only below 2⁵²);
+    float64 and int64 storage reach Python integers through int64."""
+    import numpy as np
+    if dtype is object:
+        return table if table.dtype == object else table.astype(np.int64).astype(object)
+    return table.astype(dtype, copy=False)
