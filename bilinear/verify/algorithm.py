@@ -47,8 +47,8 @@ def _signed(coef: Fraction, name: str) -> str:
 def brent_residual(expansion: Expansion) -> dict[str, Form]:
     """Per C block, what the algorithm computes minus the classical sum (only nonzero ones).
 
-    Computed over sparse integer arrays (verify.tensor), in time near-linear
-    in the tensor's nonzeros; the blocks come in row-major order.
+    Computed exactly by verify.tensor, term by term or one A block at a time
+    as the term count decides; the blocks come in row-major order.
     """
     cached = getattr(expansion, "_brent_residual", None)  # compile verifies, then lowering verifies again
     if cached is not None:
@@ -62,6 +62,12 @@ def brent_residual(expansion: Expansion) -> dict[str, Form]:
     residual = {block: Form.of(per_block[block]) for block in shape.blocks("C") if block in per_block}
     expansion._brent_residual = residual
     return dict(residual)
+
+
+def wrong_blocks(algorithm: Algorithm) -> tuple[str, ...]:
+    """The C blocks whose Brent equations fail over Q, row-major: what :func:`verify_algorithm` reports on,
+    without its diagnostics (the catalogue tally's question)."""
+    return tuple(brent_residual(expansion_of(algorithm)))
 
 
 def verify_algorithm(algorithm: Algorithm) -> tuple[Diagnostic, ...]:

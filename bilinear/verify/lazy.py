@@ -10,7 +10,8 @@ the weight of every symbol in every final C block is propagated backwards
 through those definitions, so each costs its length times the few C blocks
 it reaches.  A C block is right exactly when its C⁰ part is what the
 schedule declares, and Σ_k weight_k · left_k ⊗ right_k is the classical
-tensor, which verify.tensor checks in time near-linear in its nonzeros.
+tensor, which verify.tensor checks exactly (term by term, or one A block
+at a time for a large term count).
 
 Assumes: what verify.schedule assumes.  Ensures: ``ok`` only when the full
 simulation's is (it may reject more, e.g. a C value that cancels to zero

@@ -12,10 +12,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..diagnostics import Diagnostic
-from ..ir import Algorithm, Form, Shape, Span, block_name
-from .algorithm import describe_difference
-from .expand import Expansion
-from .ring_tensor import SHOWN_TERMS, block_indices, brent_tensor, classical_tensor, scaled_tables
+from ..ir import Algorithm, Form, Shape, Span, block_name, parse_block
+from .algorithm import brent_residual, describe_difference
+from .expand import classical, expansion_of
+from .ring_tensor import SHOWN_TERMS, block_indices, brent_tensor, classical_tensor
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
     block wrong modulo p and, separately, one per C block wrong over Q.
     """
     algorithm, p = scheme.algorithm, scheme.modulus
-    tables = Expansion(algorithm).tables()
+    tables = expansion_of(algorithm).tables()
     singular = sorted({c for table in tables for row in table for c in row if math.gcd(c.denominator, p) != 1}, key=abs)
     if singular:
         message = f"the coefficient {singular[0]} has no value modulo {p}: its denominator is not invertible"
@@ -107,9 +107,8 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
         np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
     ]
     reduced_all = brent_tensor(*residues) % p
-    (u, v, w), scale = scaled_tables(algorithm)
-    over_q = brent_tensor(u, v, w)
     expected = classical_tensor(algorithm.shape)
+    over_q = brent_residual(expansion_of(algorithm))  # the one exact check over Q (verify.tensor)
     spans = {o.block: o.span for o in algorithm.outputs}
     modular, rational = [], []
     for c, (i, j) in enumerate(block_indices(algorithm.shape)[2]):
@@ -119,19 +118,21 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
         if (reduced != expected[:, :, c]).any():
             difference = _block_difference(reduced, expected[:, :, c], algorithm.shape)
             modular.append(Diagnostic(f"{block} is wrong modulo {p}: {difference}", span))
-        elif (over_q[:, :, c] != scale * expected[:, :, c]).any():
-            computed = np.vectorize(lambda x: Fraction(int(x), scale), otypes=[object])(over_q[:, :, c])
-            difference = _rational_difference(computed, expected[:, :, c], algorithm.shape)
+        elif block in over_q:
+            difference = _rational_difference(block, over_q[block], algorithm.shape)
             rational.append(Diagnostic(f"{block} holds only modulo {p}: over Q it {difference}", span))
     return ModularReport(scheme, tuple(modular), tuple(rational))
 
 
-def _rational_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) -> str:
+def _rational_difference(block: str, residual: Form, shape: Shape) -> str:
+    """The first few wrong terms of a C block over Q, in A block then B block order, in words."""
     a_index, b_index, _ = block_indices(shape)
-    pairs = [
-        (f"{block_name('A', *a_index[a])}*{block_name('B', *b_index[b])}", computed[a, b], Fraction(int(expected[a, b])))
-        for a, b in zip(*np.nonzero(computed != expected))
-    ]
+    names = (f"{block_name('A', *a)}*{block_name('B', *b)}" for a in a_index for b in b_index)
+    order = {name: n for n, name in enumerate(names)}
+    _, i, j = parse_block(block)
+    expected = classical(i, j, shape.k)
+    pairs = [(name, expected.coefficient(name) + coef, expected.coefficient(name)) for name, coef in residual.terms]
+    pairs.sort(key=lambda pair: order[pair[0]])
     shown = pairs[:SHOWN_TERMS]
     text = describe_difference(Form.of({n: got for n, got, _ in shown}), Form.of({n: want for n, _, want in shown}))
     hidden = len(pairs) - len(shown)
