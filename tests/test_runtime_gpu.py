@@ -88,3 +88,16 @@ def test_matmul_dispatches_and_is_correct(cp, shape, dtype):
     exact = float64_reference(A, B, C, 2.0, 0.5)
     bilinear.matmul(A, B, out=C, alpha=2.0, beta=0.5)
     assert relative_error(C, exact, A, B) <= error_bound(dtype, K, 1.0, 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_device_inputs_are_standard_normal_of_the_dtype_and_reproducible(cp, dtype):
+    first = random_inputs(cp, 300, 200, 100, dtype, seed=3)
+    again = random_inputs(cp, 300, 200, 100, dtype, seed=3)
+    other = random_inputs(cp, 300, 200, 100, dtype, seed=4)
+    assert [x.shape for x in first] == [(300, 200), (200, 100), (300, 100)]
+    assert all(isinstance(x, cp.ndarray) and x.dtype == dtype for x in first)
+    assert all(bool(cp.array_equal(x, y)) for x, y in zip(first, again))
+    assert not bool(cp.array_equal(first[0], other[0]))
+    values = first[0].astype(cp.float64)
+    assert abs(float(values.mean())) < 0.02 and abs(float(values.std()) - 1) < 0.02
