@@ -41,22 +41,42 @@ def _xp(array: Any):
     return np if isinstance(array, np.ndarray) else __import__("cupy")
 
 
+#: Rows of a matrix the error and restoration checks take at a time, in elements: their float64
+#: temporaries stay at 128 MiB where a whole 32768² matrix is 8 GiB.
+BLOCK_ELEMENTS = 1 << 24
+
+
+def _row_blocks(matrix: Any):
+    """Slices of whole rows of about BLOCK_ELEMENTS elements, covering the matrix."""
+    rows = matrix.shape[0]
+    step = max(1, BLOCK_ELEMENTS // max(1, matrix.size // max(1, rows)))
+    return (slice(start, start + step) for start in range(0, rows, step))
+
+
+def _norm(matrix: Any, minus: Any = None) -> float:
+    """‖matrix − minus‖_F in float64 (‖matrix‖_F without ``minus``), a block of rows at a time."""
+    xp = _xp(matrix)
+    squares = 0.0
+    for rows in _row_blocks(matrix):
+        part = matrix[rows].astype(xp.float64, copy=False)
+        squares += float(xp.linalg.norm(part if minus is None else part - minus[rows])) ** 2
+    return math.sqrt(squares)
+
+
 def error_scale(A: Any, B: Any) -> float:
     """‖A‖_F ‖B‖_F in float64: the denominator of :func:`relative_error`."""
-    xp = _xp(A)
-    return float(xp.linalg.norm(A.astype(xp.float64, copy=False))) * float(xp.linalg.norm(B.astype(xp.float64, copy=False)))
+    return _norm(A) * _norm(B)
 
 
 def relative_error(C: Any, reference: Any, A: Any, B: Any, scale: float | None = None) -> float:
     """‖C − C_ref‖_F / (‖A‖_F ‖B‖_F) in float64, on whichever device the arrays live.
 
     ``scale`` is ``error_scale(A, B)`` taken earlier, for a caller whose in-place product has
-    since perturbed A and B (within rounding) and who keeps no copies of them.  The difference
-    is the one temporary: at n = 32768 in float64 every matrix is 8 GiB.
+    since perturbed A and B (within rounding) and who keeps no copies of them.  At n = 32768 in
+    float64 every matrix is 8 GiB, so the difference is formed a block of rows at a time.
     """
-    xp = _xp(C)
     scale = error_scale(A, B) if scale is None else scale
-    difference = float(xp.linalg.norm(C.astype(xp.float64, copy=False) - reference))
+    difference = _norm(C, reference)
     return difference / scale if scale else difference
 
 
@@ -106,17 +126,26 @@ def _ulp(xp: Any, values: Any) -> Any:
 
 
 def restoration(after: Any, before: Any) -> Restoration:
-    """How far an overwritten-and-restored input is from its original (same device)."""
+    """How far an overwritten-and-restored input is from its original (same device), a block of
+    rows at a time (its float64 temporaries would be five whole matrices)."""
     xp = _xp(after)
     if after.size == 0:
         return Restoration(0.0, 0.0)
-    difference = xp.abs(after.astype(xp.float64) - before.astype(xp.float64))
-    ulp = _ulp(xp, before)
-    magnitude = xp.maximum(xp.abs(before.astype(xp.float64)), float(np.finfo(before.dtype).tiny))
-    largest = float(magnitude.max())
-    return Restoration(
-        float((difference / ulp).max()), float((difference / magnitude).max()), float(difference.max()) / largest
-    )
+    ulps = relative = difference_max = largest = 0.0
+    for rows in _row_blocks(before):
+        original = before[rows]
+        difference = xp.abs(after[rows].astype(xp.float64) - original.astype(xp.float64))
+        magnitude = xp.maximum(xp.abs(original.astype(xp.float64)), float(np.finfo(before.dtype).tiny))
+        ulps = _worst(ulps, float((difference / _ulp(xp, original)).max()))
+        relative = _worst(relative, float((difference / magnitude).max()))
+        difference_max = _worst(difference_max, float(difference.max()))
+        largest = _worst(largest, float(magnitude.max()))
+    return Restoration(ulps, relative, difference_max / largest)
+
+
+def _worst(so_far: float, block: float) -> float:
+    """The larger, NaN winning (as an array's max would: a NaN anywhere is the answer)."""
+    return block if math.isnan(block) or block > so_far else so_far
 
 
 class AllocationCounter:

@@ -136,3 +136,45 @@ def test_float64_reference_is_alpha_ab_plus_beta_c_without_casting_float64_input
     assert np.allclose(float64_reference(A, B, C, -2.0, 0.5), -2.0 * (A @ B) + 0.5 * C, rtol=0, atol=1e-14)
     single = [x.astype(np.float32) for x in (A, B, C)]
     assert float64_reference(*single, 1.0, 1.0).dtype == np.float64
+
+
+def test_run_once_holds_seven_matrices_besides_what_the_product_itself_takes(monkeypatch):
+    """`bilinear run` at n = 32768 in float64: A, B, C, the originals of A and B (for the
+    restoration check), the exact product and our output; cuBLAS's output and the timing reuse
+    them, the second exact product is not formed, and the error and restoration checks work by
+    row blocks.  It held ten matrices at its peak (80 GB at that size)."""
+    import tracemalloc
+
+    from bilinear.runtime.run import run_once
+
+    from bilinear import measure
+
+    n = 256
+    matrix = n * n * 8
+    monkeypatch.setattr(measure, "BLOCK_ELEMENTS", 16 * n, raising=False)  # row blocks as small beside n as at n = 32768
+    product = bilinear.compile("algorithms/msmes.bl", levels=1, backend="numpy")
+    run_once(product, n, n, n, repeat=1)
+    A, B, C = random_inputs(np, n, n, n, "float64")
+    tracemalloc.start()
+    product(A, B, out=C)
+    own = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    result = run_once(product, n, n, n, repeat=1)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert result.within_bound and result.restored_a.normwise < 1e-15
+    assert peak < 7 * matrix + max(0.5 * matrix, own) + 0.1 * matrix, f"peak {peak / matrix:.2f} matrices, product {own / matrix:.2f}"
+
+
+def test_relative_error_and_restoration_by_row_blocks_match_the_whole_arrays(monkeypatch):
+    from bilinear import measure
+
+    rng = np.random.default_rng(7)
+    A, B = rng.standard_normal((37, 11)), rng.standard_normal((11, 23))
+    exact = A @ B
+    C = exact + 1e-9 * rng.standard_normal(exact.shape)
+    after = A * (1 + 1e-16 * rng.standard_normal(A.shape))
+    whole = measure.relative_error(C, exact, A, B), measure.restoration(after, A)
+    monkeypatch.setattr(measure, "BLOCK_ELEMENTS", 50)  # blocks of 4 and 2 rows
+    blocks = measure.relative_error(C, exact, A, B), measure.restoration(after, A)
+    assert blocks[0] == pytest.approx(whole[0], rel=1e-12) and blocks[1] == whole[1]
