@@ -90,3 +90,27 @@ def test_repeated_calls_are_prepared_and_right(cp, shape, dtype, kernel):
     assert prepared_calls.signature(A, B, shared[:, K:]) in prepared_calls._prepared
     with pytest.raises(ValueError, match="overlap"):
         bilinear.matmul(A, B, out=shared[:, K:])
+
+
+@pytest.mark.parametrize("launch", ["batched", "streams"])
+def test_repeated_fast_scheme_calls_replay_a_graph_and_stay_right(cp, launch, monkeypatch):
+    """A fast scheme's third call on the same arrays replays a CUDA graph: new values in those
+    arrays are read, new scalars are new graphs, out=None works, and the results stay right."""
+    from bilinear.dispatch import Recursive
+    from bilinear.runtime import graph_cache
+
+    M, K, N = 1031, 1029, 1027
+    config = Recursive("float64", M, K, N, "winograd", 2, 2, 1.1, 0, launch)
+    monkeypatch.setattr("bilinear.dispatch.dispatch", lambda *args, **kwargs: Choice("recursive", reason="test", config=config))
+    graph_cache.forget()
+    A, B, C = random_inputs(cp, M, K, N, "float64", seed=11)
+    for call, (alpha, beta) in enumerate([(1.0, 0.0)] * 4 + [(-0.5, 2.0)] * 4):
+        A += 0.25  # new values in the same arrays
+        exact = float64_reference(A, B, C, alpha, beta)
+        assert bilinear.matmul(A, B, out=C, alpha=alpha, beta=beta) is C
+        assert relative_error(C, exact, A, B) <= error_bound("float64", K, 2.0, 2), call
+        assert len(graph_cache._graphs) == (0 if call < 2 else 1 if call < 6 else 2), call
+    results = [bilinear.matmul(A, B) for _ in range(4)]
+    exact = float64_reference(A, B, C, 1.0, 0.0)
+    assert all(relative_error(r, exact, A, B) <= error_bound("float64", K, 2.0, 2) for r in results)
+    graph_cache.forget()

@@ -24,22 +24,28 @@ class CapturedProduct:
         ValueError: on the NumPy backend (graphs are CUDA's).
     """
 
-    def __init__(self, product: Any, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
+    def __init__(self, product: Any, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0, *,
+                 warm: bool = True):
+        """``warm=False``: a call of this product at this shape has just run, so kernels are
+        compiled and workspace sized; no warm-up run, and the arrays are not held (the caller
+        replays only for arrays at these addresses: :mod:`bilinear.runtime.graph_cache`)."""
         if product.backend.name != "cupy":
             raise ValueError("graphs capture CUDA launches; compile with backend='cupy' to capture")
         import cupy
 
         self.product = product
         self._cupy = cupy
-        self.arrays = (A, B, out)  # the graph holds their addresses: keep them alive
+        self.arrays = (A, B, out) if warm else ()  # the graph holds their addresses: keep them alive
         self.stream = cupy.cuda.Stream(non_blocking=True)
         backend = product.backend
         with self.stream:
-            # A first run on copies compiles every kernel and sizes every workspace, so the
-            # capture allocates nothing new and the caller's C is written only by replays.
-            product(A.copy(), B.copy(), out=out.copy(), alpha=alpha, beta=beta)
-            self.stream.synchronize()
+            if warm:
+                # A first run on copies compiles every kernel and sizes every workspace, so the
+                # capture allocates nothing new and the caller's C is written only by replays.
+                product(A.copy(), B.copy(), out=out.copy(), alpha=alpha, beta=beta)
+                self.stream.synchronize()
             executor = product.executor_for(A.shape[0], A.shape[1], B.shape[1])
+            self.executor = executor
             self.stream.begin_capture()
             backend.capturing = True
             try:
@@ -49,6 +55,14 @@ class CapturedProduct:
                 self.graph = self.stream.end_capture()
             # Workspace the graph writes: held as long as the graph is.
             self.workspace = (dict(executor.workspace), dict(executor.breadth.workspace) if executor.breadth else {})
+
+    def holds_current_workspace(self) -> bool:
+        """Whether the workspace this graph writes is still its executor's (not replaced by a call
+        at another shape since): a graph that holds stale workspace holds memory of its own."""
+        executor = self.executor
+        now = (executor.workspace, executor.breadth.workspace if executor.breadth else {})
+        return all(then.keys() == current.keys() and all(then[k] is current[k] for k in then)
+                   for then, current in zip(self.workspace, now))
 
     def __call__(self) -> None:
         """Replay the captured launches on the current stream (asynchronously, in its order)."""
