@@ -3,14 +3,24 @@
 Every product's left factor is a linear form over A blocks, its right factor
 one over B blocks, and every C block one over products.  Forming them one by
 one costs (terms − 1) additions each; a named sum used by several saves the
-difference.  :func:`eliminate` is the greedy pair elimination of
-fast-matmul's ``codegen`` (Benson and Ballard, PPoPP 2015) in PLinOpt's
-form (Dumas, Pernet and Sedoglavic): repeatedly take the pair of terms
-``a + λ·b`` that the most forms contain (with the same ratio λ), name it,
-and substitute it; a form that holds c·a + cλ·b then holds c·S.  Ties (and,
-in half the tries, pairs one occurrence short of the best) are chosen by a
-seeded random order, and :func:`optimize` keeps the cheapest of several
-seeds, so the result is reproducible.
+difference.  Each side is tried several ways, and the cheapest program
+(additions + multiplications by constants, then additions) is kept:
+
+- greedy pair elimination (:mod:`bilinear.optimize_pairs`), deterministic
+  and with seeded tie-breaking;
+- on small sides (⟨4,4,4;48⟩'s 48 × 16, not AlphaTensor's 896 × 121), the
+  kernel split (:mod:`bilinear.optimize_kernel`): a basis of the targets
+  from the inputs, the other targets from the basis;
+- on small sides, every candidate then goes through the shortcut pass
+  (:mod:`bilinear.optimize_reuse`): a target that is one addition of two
+  vectors already computed (other targets included) is written so, and the
+  sums only it used go;
+- named sums are rescaled where that saves scalings
+  (:mod:`bilinear.optimize_scale`).
+
+The outputs are also tried by the transposition principle (over the
+products' weights, then backwards).  Every random choice is seeded, so the
+result is reproducible.
 
 Assumes: a checked algorithm.  Ensures: an algorithm with the same products
 (as expanded coefficients) and outputs, whose factors and outputs are
@@ -67,12 +77,16 @@ def _candidates(forms: list[Terms], prefix: str, seeds: int) -> list[Side]:
     candidates += [
         Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in range(seeds) for slack in (0, 1)
     ]
-    if len(forms) * len({name for form in forms for name in form}) <= REUSE_CELLS:
+    if _small(forms):
         candidates += [Side(*kernel_split(forms, prefix, random.Random(seed))) for seed in range(seeds)]
         candidates = [
             Side(*shortcut(side.sums, side.forms, random.Random(seed))) for seed, side in enumerate(candidates)
         ]
     return [_rescaled(side) for side in candidates]
+
+
+def _small(forms: list[Terms]) -> bool:
+    return len(forms) * len({name for form in forms for name in form}) <= REUSE_CELLS
 
 
 def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
@@ -102,7 +116,10 @@ def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ..
     its collected value Z_S to a and λ·Z_S to b; each C block ends as what it
     collected.  Every sum becomes a named sum Z_S over products and other Z's.
     """
-    return min((_backwards(inner, products, blocks, prefix) for inner in _candidates(weights, "_t", seeds)), key=_cost)
+    inners = _candidates(weights, "_t", seeds)
+    if not _small(weights):  # transposing every candidate costs as much again; take the cheapest's transpose
+        inners = [min(inners, key=_cost)]
+    return min((_backwards(inner, products, blocks, prefix) for inner in inners), key=_cost)
 
 
 def _backwards(inner: Side, products: list[str], blocks: tuple[str, ...], prefix: str) -> Side:

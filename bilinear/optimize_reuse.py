@@ -48,7 +48,7 @@ def _residue(value: Fraction) -> int:
     return value.numerator * pow(value.denominator, -1, PRIME) % PRIME
 
 
-class _Vectors:
+class Vectors:
     """Every name's expansion over the inputs, its coefficients modulo PRIME (and their inverses),
     and its two hashes."""
 
@@ -82,6 +82,11 @@ class _Vectors:
             self.hashed[name] = self.hashes(residues)
         return self.full[name]
 
+    def measure(self, vector: Terms) -> tuple[dict[str, int], tuple[int, int]]:
+        """(the vector's coefficients modulo PRIME, its two hashes), for :func:`through`."""
+        residues = {leaf: _residue(coef) for leaf, coef in vector.items()}
+        return residues, self.hashes(residues)
+
     def hashes(self, residues: dict[str, int]) -> tuple[int, int]:
         h1 = h2 = 0
         for leaf, residue in residues.items():
@@ -92,7 +97,7 @@ class _Vectors:
         return h1, h2
 
 
-def _key(h1: int, h2: int) -> int | None:
+def key(h1: int, h2: int) -> int | None:
     return h1 * pow(h2, -1, PRIME) % PRIME if h2 else None
 
 
@@ -144,39 +149,44 @@ def _dependents(target: str, users: dict[str, set]) -> set[str]:
     return seen
 
 
-def _options(target: str, vectors: _Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
-    """Every ``{a: x}`` or ``{a: x, b: y}`` equal to the target's vector, a and b outside ``forbidden``.
-
-    ``names``: every leaf and sum there was; ``vectors.alive``: those still defined.  Ratios are
-    taken modulo PRIME (a Fraction only for a hit), since this loop is the pass's whole cost.
-    """
+def _options(target: str, vectors: Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
+    """Every ``{a: x}`` or ``{a: x, b: y}`` equal to the target's vector, a and b outside ``forbidden``
+    (``names``: every leaf and sum there was; ``vectors.alive``: those still defined)."""
     wanted = vectors.of(target)
-    wanted_residues = vectors.residues[target]
-    t1, t2 = vectors.hashed[target]
+    measured = vectors.measure(wanted)
     for first in names:
-        if first in forbidden or first not in vectors.alive:
+        if first not in forbidden and first in vectors.alive:
+            yield from through(wanted, measured, first, vectors, index, forbidden)
+
+
+def through(wanted: Terms, measured, first: str, vectors: Vectors, index: dict[int, list[str]], forbidden=frozenset()):
+    """Every ``{first: x}`` or ``{first: x, b: y}`` equal to ``wanted``, b in ``index`` and alive.
+
+    x is a quotient wanted[k]/first[k] (x·first cancels a term); ratios are taken modulo PRIME,
+    and a Fraction only for a hit, since this loop is the pass's whole cost.
+    """
+    residues, (t1, t2) = measured
+    vector = vectors.of(first)
+    a1, a2 = vectors.hashed[first]
+    ratios = {residues[k] * inverse % PRIME: k for k, inverse in vectors.inverses[first].items() if k in wanted}
+    for r, leaf in ratios.items():
+        h1, h2 = (t1 - r * a1) % PRIME, (t2 - r * a2) % PRIME
+        if not h1 and not h2:
+            ratio = wanted[leaf] / vector[leaf]
+            if wanted == {k: ratio * c for k, c in vector.items()}:
+                yield {first: ratio}
             continue
-        vector = vectors.of(first)
-        a1, a2 = vectors.hashed[first]
-        ratios = {wanted_residues[k] * inverse % PRIME: k for k, inverse in vectors.inverses[first].items() if k in wanted}
-        for r, leaf in ratios.items():
-            h1, h2 = (t1 - r * a1) % PRIME, (t2 - r * a2) % PRIME
-            if not h1 and not h2:
-                ratio = wanted[leaf] / vector[leaf]
-                if wanted == {k: ratio * c for k, c in vector.items()}:
-                    yield {first: ratio}
+        seconds = index.get(key(h1, h2), ())
+        ratio = wanted[leaf] / vector[leaf] if seconds else None
+        for second in seconds:
+            if second == first or second in forbidden or second not in vectors.alive:
                 continue
-            seconds = index.get(_key(h1, h2), ())
-            ratio = wanted[leaf] / vector[leaf] if seconds else None
-            for second in seconds:
-                if second == first or second in forbidden or second not in vectors.alive:
-                    continue
-                other = vectors.of(second)
-                leaf = next(iter(other))
-                scale = (wanted.get(leaf, 0) - ratio * vector.get(leaf, 0)) / other[leaf]
-                rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) - scale * other.get(k, 0) for k in {*wanted, *vector, *other}}
-                if scale and not any(rest.values()):
-                    yield {first: ratio, second: scale}
+            other = vectors.of(second)
+            some = next(iter(other))
+            scale = (wanted.get(some, 0) - ratio * vector.get(some, 0)) / other[some]
+            rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) - scale * other.get(k, 0) for k in {*wanted, *vector, *other}}
+            if scale and not any(rest.values()):
+                yield {first: ratio, second: scale}
 
 
 def shortcut(
@@ -193,14 +203,14 @@ def shortcut(
             name = f"{prefix}{index + 1}"
             definitions[name], forms[index] = form, {name: Fraction(1)}
             targets.append(name)
-    vectors = _Vectors(definitions, rng)
+    vectors = Vectors(definitions, rng)
     leaves = sorted({term for terms in [*definitions.values(), *forms] for term in terms if term not in definitions})
     names = [*leaves, *definitions]
     vectors.alive |= set(leaves)
     index: dict[int, list[str]] = {}
     for name in names:
         vectors.of(name)
-        index.setdefault(_key(*vectors.hashed[name]), []).append(name)
+        index.setdefault(key(*vectors.hashed[name]), []).append(name)
     improved = True
     while improved:
         improved = False
