@@ -77,8 +77,9 @@ def _candidates(forms: list[Terms], prefix: str, seeds: int) -> list[Side]:
     candidates += [
         Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in range(seeds) for slack in (0, 1)
     ]
-    if _small(forms):
+    if _small(forms) and _overfull(forms):
         candidates += [Side(*kernel_split(forms, prefix, random.Random(seed))) for seed in range(seeds)]
+    if _small(forms):
         candidates = [
             Side(*shortcut(side.sums, side.forms, random.Random(seed))) for seed, side in enumerate(candidates)
         ]
@@ -89,8 +90,26 @@ def _small(forms: list[Terms]) -> bool:
     return len(forms) * len({name for form in forms for name in form}) <= REUSE_CELLS
 
 
+def _overfull(forms: list[Terms]) -> bool:
+    """More targets than inputs, so some are combinations of others: what the kernel split and the
+    deeper shortcut look for (a scheme's outputs over its products rarely are)."""
+    return len(forms) > len({name for form in forms for name in form})
+
+
+# The cheapest few candidates per side also get the shortcut over three vectors (a search over pairs).
+DEEPENED = 3
+
+
 def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
-    return _renumbered(min(_candidates(forms, prefix, seeds), key=_cost), prefix)
+    candidates = sorted(_candidates(forms, prefix, seeds), key=_cost)
+    if _small(forms) and _overfull(forms):
+        candidates += [_deepened(side) for side in candidates[:DEEPENED]]
+    return _renumbered(min(candidates, key=_cost), prefix)
+
+
+def _deepened(side: Side) -> Side:
+    """The side through the shortcut pass again, now also over three computed vectors."""
+    return _rescaled(Side(*shortcut(side.sums, side.forms, random.Random(0), deeper=True)))
 
 
 def _renumbered(side: Side, prefix: str) -> Side:
@@ -118,8 +137,10 @@ def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ..
     """
     inners = _candidates(weights, "_t", seeds)
     if not _small(weights):  # transposing every candidate costs as much again; take the cheapest's transpose
-        inners = [min(inners, key=_cost)]
-    return min((_backwards(inner, products, blocks, prefix) for inner in inners), key=_cost)
+        return _backwards(min(inners, key=_cost), products, blocks, prefix)
+    ranked = sorted(((_backwards(inner, products, blocks, prefix), inner) for inner in inners), key=lambda pair: _cost(pair[0]))
+    deepened = [_backwards(_deepened(inner), products, blocks, prefix) for _, inner in ranked[:DEEPENED]]
+    return min([ranked[0][0], *deepened], key=_cost)
 
 
 def _backwards(inner: Side, products: list[str], blocks: tuple[str, ...], prefix: str) -> Side:

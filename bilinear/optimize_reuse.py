@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from itertools import chain
 from fractions import Fraction
 
 from .optimize_pairs import Terms, additions, scalings
@@ -159,6 +160,25 @@ def _options(target: str, vectors: Vectors, index: dict[int, list[str]], names: 
             yield from through(wanted, measured, first, vectors, index, forbidden)
 
 
+def _options_of_three(target: str, vectors: Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
+    """Every ``{a: x, b: y, c: z}`` equal to the target's vector: t − x·a found by :func:`through`."""
+    wanted = vectors.of(target)
+    alive = [n for n in names if n not in forbidden and n in vectors.alive]
+    for first in alive:
+        vector = vectors.of(first)
+        for ratio in {wanted[k] / c for k, c in vector.items() if k in wanted}:
+            rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) for k in {*wanted, *vector}}
+            rest = {k: v for k, v in rest.items() if v}
+            if len(rest) < 2:
+                continue
+            measured = vectors.measure(rest)
+            for second in alive:
+                if second != first and not rest.keys().isdisjoint(vectors.of(second)):
+                    for option in through(rest, measured, second, vectors, index, forbidden | {first}):
+                        if len(option) == 2:
+                            yield {first: ratio, **option}
+
+
 def through(wanted: Terms, measured, first: str, vectors: Vectors, index: dict[int, list[str]], forbidden=frozenset()):
     """Every ``{first: x}`` or ``{first: x, b: y}`` equal to ``wanted``, b in ``index`` and alive.
 
@@ -191,10 +211,12 @@ def through(wanted: Terms, measured, first: str, vectors: Vectors, index: dict[i
 
 def shortcut(
     sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random,
-    weigh: Callable[[list[Terms]], tuple[int, int]] = operations_first, prefix: str = "_T",
+    weigh: Callable[[list[Terms]], tuple[int, int]] = operations_first, prefix: str = "_T", deeper: bool = False,
 ) -> tuple[list[tuple[str, Terms]], list[Terms]]:
     """(sums, forms) with targets rewritten over other computed vectors wherever ``weigh`` says
-    that costs less than their form and the sums only they use."""
+    that costs less than their form and the sums only they use; ``deeper``: over three vectors too
+    (two additions, for a target that costs three or more: a search over pairs, so the caller
+    keeps it for the one program it returns)."""
     definitions = {name: dict(terms) for name, terms in sums}
     forms = [dict(form) for form in forms]
     targets = []
@@ -222,7 +244,10 @@ def shortcut(
                 continue  # one addition, no scaling: nothing to gain
             forbidden = _dependents(target, users)
             best = None
-            for option in _options(target, vectors, index, names, forbidden):
+            options = _options(target, vectors, index, names, forbidden)
+            if deeper and best_cost[0] > 2:
+                options = chain(options, _options_of_three(target, vectors, index, names, forbidden))
+            for option in options:
                 after = weigh([option, *(definitions[n] for n in _closure(option, definitions) & owned)])
                 if after < best_cost:
                     best, best_cost = option, after
