@@ -14,7 +14,6 @@ rewritten form expands, through the named sums, to the form it replaced.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from fractions import Fraction
 
 Terms = dict[str, Fraction]
@@ -122,13 +121,9 @@ def additions(forms) -> int:
 
 
 def scalings(forms) -> int:
-    """Multiplications by constants when each form factors out its commonest magnitude:
-    ``(x + y)/2 - 3*z`` costs two (the /2 and the 3*), as PLinOpt's programs write it."""
-    total = 0
-    for form in forms:
-        magnitudes = Counter(abs(coef) for coef in form.values())
-        if not magnitudes:
-            continue
-        common, count = max(magnitudes.items(), key=lambda item: (item[1], item[0] == 1))
-        total += (len(form) - count) + (common != 1)
-    return total
+    """Multiplications by constants when each form adds up its terms of each magnitude and multiplies
+    that sum once, and terms of magnitude 1 need none: one per magnitude other than 1.  As PLinOpt's
+    programs write them: ``(x + y)/2 - 3*z`` costs two, ``(o36 + o38)*2 - o34`` one, and
+    ``z20/2 + (i35 - z38)/4 - z12`` two.  (Counting every term outside the commonest magnitude, as
+    this did before, charged those last two 2 and 3.)"""
+    return sum(len({abs(coef) for coef in form.values()} - {1}) for form in forms)

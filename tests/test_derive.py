@@ -145,7 +145,7 @@ def test_plinopt_rational_444_48_counts_are_pinned():
     source = bilinear.load(next(p for p in PLINOPT_48 if p.exists())).main
     result, counts = optimize(source, seeds=16)
     assert report_algorithm(result).ok
-    assert [counts[side]["after"] for side in "ABC"] == [(104, 9), (76, 8), (131, 36)]
+    assert [counts[side]["after"] for side in "ABC"] == [(104, 9), (76, 4), (129, 35)]
 
 
 def _fractions(form):
@@ -219,3 +219,13 @@ def test_deeper_shortcut_computes_a_target_from_three_others_in_two_additions():
     deeper_sums, deeper_forms = shortcut(sums, forms, random.Random(0), deeper=True)
     assert total(deeper_sums, deeper_forms) == 8
     assert [_expand(f, dict(deeper_sums)) for f in deeper_forms] == targets
+
+
+def test_scalings_count_one_multiplication_per_magnitude_other_than_one():
+    """As PLinOpt's programs write them: (x+y)/2 - 3z two, (x+y)*2 - z one, x/2 + (y-z)/4 - w two."""
+    from bilinear.optimize import scalings
+
+    cases = [({"x": Fraction(1, 2), "y": Fraction(1, 2), "z": -3}, 2), ({"x": 2, "y": 2, "z": -1}, 1),
+             ({"x": Fraction(1, 2), "y": Fraction(1, 4), "z": Fraction(-1, 4), "w": -1}, 2), ({"x": 1, "y": -1}, 0)]
+    for form, count in cases:
+        assert scalings([_fractions(form)]) == count
