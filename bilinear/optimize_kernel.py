@@ -6,9 +6,10 @@ Sedoglavic) picks r independent targets, computes them from the inputs, and
 computes the others from those r: a dependent target is a combination of
 basis targets (a vector of the kernel of the target matrix says which), often
 of two or three where it has a dozen input terms.  :func:`kernel_split` does
-that, and keeps for each dependent target the cheaper of its two ways
-(additions + scalings of the form): from the inputs, with the basis, or from
-the basis targets.  Both groups then go through pair elimination.
+that, and takes each dependent target the shorter of its two ways: from the
+inputs, with the basis, or from the basis targets (fewer terms; a seeded
+nudge of one term either way now and then, since pair elimination may
+share the longer form).  Both groups then go through pair elimination.
 
 The basis is found by elimination over Q along a seeded order of the targets
 (in half the tries the sparsest first, as PLinOpt does without random ties),
@@ -23,13 +24,9 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from .optimize_pairs import Terms, additions, eliminate, scalings
+from .optimize_pairs import Terms, eliminate
 
 Row = dict[str, Fraction]
-
-
-def _cost(form: Terms) -> int:
-    return additions([form]) + scalings([form])
 
 
 def _reduce(rows: list[tuple[str, Row, Row]], vector: Row) -> tuple[Row, Row]:

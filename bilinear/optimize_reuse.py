@@ -9,7 +9,10 @@ target, for such a pair (or a single vector t is a multiple of), and takes
 it when that costs fewer operations (additions + scalings) than the target's
 own form plus the named sums that only it uses, which then go.  This is the
 distance-one step of Boyar and Peralta's heuristic (SEA 2010), applied after
-the fact, over Q.
+the fact, over Q.  With ``deeper``, a target that costs three or more may
+also become x·a + y·b + z·c (two additions): for each a and x, the pair for
+t − x·a is looked up the same way, so this costs a pass over pairs of
+vectors, and the caller runs it on few programs.
 
 A pair is found by a hash, not a search over pairs: with two random linear
 functionals h₁, h₂ modulo a prime, h₁(v)/h₂(v) is the same for every
