@@ -165,11 +165,12 @@ def add_parsers(commands) -> None:
     optimize_cmd = commands.add_parser(
         "optimize", help="eliminate common subexpressions: named sums, fewer additions, verified",
         description="Rewrite FILE's algorithm with shared named sums found by greedy pair elimination over U, V "
-        "and W (best of --seeds tie-breaking orders), print additions and scalings before and after per side, "
-        "verify the result and write it as .bl.",
+        "and W (best of --seeds tie-breaking orders; on small sides also the kernel split, and targets rewritten "
+        "over other targets), print additions and scalings before and after per side, verify the result and "
+        "write it as .bl.",
     )
     add_input_options(optimize_cmd)
-    optimize_cmd.add_argument("--seeds", type=int, default=16, help="random tie-breaking orders tried (default 16)")
+    optimize_cmd.add_argument("--seeds", type=int, default=16, help="random orders tried per method (default 16)")
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
         command.add_argument("--style", choices=("equations", "table"), default="equations")

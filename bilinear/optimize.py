@@ -3,14 +3,24 @@
 Every product's left factor is a linear form over A blocks, its right factor
 one over B blocks, and every C block one over products.  Forming them one by
 one costs (terms − 1) additions each; a named sum used by several saves the
-difference.  :func:`eliminate` is the greedy pair elimination of
-fast-matmul's ``codegen`` (Benson and Ballard, PPoPP 2015) in PLinOpt's
-form (Dumas, Pernet and Sedoglavic): repeatedly take the pair of terms
-``a + λ·b`` that the most forms contain (with the same ratio λ), name it,
-and substitute it; a form that holds c·a + cλ·b then holds c·S.  Ties (and,
-in half the tries, pairs one occurrence short of the best) are chosen by a
-seeded random order, and :func:`optimize` keeps the cheapest of several
-seeds, so the result is reproducible.
+difference.  Each side is tried several ways, and the cheapest program
+(additions + multiplications by constants, then additions) is kept:
+
+- greedy pair elimination (:mod:`bilinear.optimize_pairs`), deterministic
+  and with seeded tie-breaking;
+- on small sides (⟨4,4,4;48⟩'s 48 × 16, not AlphaTensor's 896 × 121), the
+  kernel split (:mod:`bilinear.optimize_kernel`): a basis of the targets
+  from the inputs, the other targets from the basis;
+- on small sides, every candidate then goes through the shortcut pass
+  (:mod:`bilinear.optimize_reuse`): a target that is one addition of two
+  vectors already computed (other targets included) is written so, and the
+  sums only it used go;
+- named sums are rescaled where that saves scalings
+  (:mod:`bilinear.optimize_scale`).
+
+The outputs are also tried by the transposition principle (over the
+products' weights, then backwards).  Every random choice is seeded, so the
+result is reproducible.
 
 Assumes: a checked algorithm.  Ensures: an algorithm with the same products
 (as expanded coefficients) and outputs, whose factors and outputs are
@@ -21,129 +31,17 @@ writing it).
 from __future__ import annotations
 
 import random
-from collections import Counter
 from dataclasses import dataclass
-from fractions import Fraction
 
 from .ir import Algorithm, Form, Output, Product, Sum
+from .optimize_kernel import kernel_split
+from .optimize_pairs import Terms, additions, eliminate, scalings
+from .optimize_pairs import pairs as _pairs
+from .optimize_reuse import shortcut
 from .optimize_scale import rescale
 from .verify.expand import expansion_of
 
-Terms = dict[str, Fraction]
-
-
-def _target_pairs(target: Terms):
-    names = sorted(target)
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            yield a, b, target[b] / target[a]
-
-
-def _pairs_with(target: Terms, name: str, skip: str | None = None) -> list[tuple[str, str, Fraction]]:
-    """The keys of the target's pairs that hold ``name`` (but not ``skip``)."""
-    keys = []
-    for other in target:
-        if other != name and other != skip:
-            first, second = (name, other) if name < other else (other, name)
-            keys.append((first, second, target[second] / target[first]))
-    return keys
-
-
-def _pairs(targets: list[Terms]) -> dict[tuple[str, str, Fraction], int]:
-    counts: dict[tuple[str, str, Fraction], int] = {}
-    for target in targets:
-        for key in _target_pairs(target):
-            counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
-def eliminate(
-    targets: list[Terms], prefix: str, rng: random.Random | None = None, slack: int = 0
-) -> tuple[list[tuple[str, Terms]], list[Terms]]:
-    """Greedy pair elimination: (named sums in definition order, the targets rewritten over them).
-
-    Without ``rng`` the first-counted most frequent pair is taken (constant
-    time, for schemes of any size); with it, a random pair among those at most ``slack`` short of the most frequent
-    (never one that occurs only once).  Pairs sit in buckets by count and only
-    the changed targets' pairs move, so an iteration costs about the size of
-    the top buckets, not a recount of every pair.
-    """
-    targets = [dict(t) for t in targets]
-    sums: list[tuple[str, Terms]] = []
-    queue = _Buckets(_pairs(targets))
-    while True:
-        if rng is None:
-            chosen = queue.first()
-        else:
-            pool = queue.top(slack)
-            chosen = rng.choice(sorted(pool)) if pool else None
-        if chosen is None:
-            return sums, targets
-        a, b, ratio = chosen
-        name = f"{prefix}{len(sums) + 1}"
-        sums.append((name, {a: Fraction(1), b: ratio}))
-        for target in targets:
-            if a in target and b in target and target[b] == ratio * target[a]:
-                queue.change([*_pairs_with(target, a), *_pairs_with(target, b, skip=a)], -1)
-                coefficient = target.pop(a)
-                del target[b]
-                target[name] = coefficient
-                queue.change(_pairs_with(target, name), +1)  # pairs among the other terms are unchanged
-
-
-class _Buckets:
-    """Pair counts, and the pairs of each count (dicts as ordered sets: deterministic, unlike a set)."""
-
-    def __init__(self, counts: dict) -> None:
-        self.counts = counts
-        self.buckets: dict[int, dict] = {}
-        for key, count in counts.items():
-            self.buckets.setdefault(count, {})[key] = None
-        self.best = max(self.buckets, default=0)
-
-    def change(self, keys, delta: int) -> None:
-        for key in keys:
-            old = self.counts.get(key, 0)
-            new = old + delta
-            if old:
-                del self.buckets[old][key]
-            if new:
-                self.counts[key] = new
-                self.buckets.setdefault(new, {})[key] = None
-                self.best = max(self.best, new)
-            else:
-                del self.counts[key]
-
-    def first(self):
-        """The first-counted of the most frequent pairs (None when no pair occurs twice)."""
-        while self.best >= 2 and not self.buckets.get(self.best):
-            self.best -= 1
-        return next(iter(self.buckets[self.best])) if self.best >= 2 else None
-
-    def top(self, slack: int) -> list:
-        """Pairs at most ``slack`` short of the most frequent count (at least 2)."""
-        while self.best >= 2 and not self.buckets.get(self.best):
-            self.best -= 1
-        if self.best < 2:
-            return []
-        return [key for count in range(self.best, max(2, self.best - slack) - 1, -1) for key in self.buckets.get(count, ())]
-
-
-def additions(forms) -> int:
-    return sum(max(len(form) - 1, 0) for form in forms)
-
-
-def scalings(forms) -> int:
-    """Multiplications by constants when each form factors out its commonest magnitude:
-    ``(x + y)/2 - 3*z`` costs two (the /2 and the 3*), as PLinOpt's programs write it."""
-    total = 0
-    for form in forms:
-        magnitudes = Counter(abs(coef) for coef in form.values())
-        if not magnitudes:
-            continue
-        common, count = max(magnitudes.items(), key=lambda item: (item[1], item[0] == 1))
-        total += (len(form) - count) + (common != 1)
-    return total
+__all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "sides"]
 
 
 @dataclass(frozen=True)
@@ -164,16 +62,64 @@ class Side:
 
 # Above this many distinct pairs, only the deterministic run is made (each seeded run sorts its pool).
 SEEDED_PAIRS = 20_000
+# Up to this many coefficients (targets × inputs), the kernel split and the shortcut pass run too:
+# ⟨4,4,4;48⟩ has 48 × 16; AlphaTensor's ⟨11,11,11;896⟩ (896 × 121) stays on pair elimination alone.
+REUSE_CELLS = 4_096
 
 
-def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
+def _candidates(forms: list[Terms], prefix: str, seeds: int) -> list[Side]:
+    """Programs for the forms, each rescaled: pair elimination (deterministic and seeded), and for
+    small sides the kernel split (:mod:`bilinear.optimize_kernel`), all through the shortcut pass
+    (:mod:`bilinear.optimize_reuse`)."""
     candidates = [Side(*eliminate(forms, prefix))]
     if len(_pairs(forms)) > SEEDED_PAIRS:
         seeds = 0
     candidates += [
         Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in range(seeds) for slack in (0, 1)
     ]
-    return min((_rescaled(side) for side in candidates), key=_cost)
+    if _small(forms) and _overfull(forms):
+        candidates += [Side(*kernel_split(forms, prefix, random.Random(seed))) for seed in range(seeds)]
+    if _small(forms):
+        candidates = [
+            Side(*shortcut(side.sums, side.forms, random.Random(seed))) for seed, side in enumerate(candidates)
+        ]
+    return [_rescaled(side) for side in candidates]
+
+
+def _small(forms: list[Terms]) -> bool:
+    return len(forms) * len({name for form in forms for name in form}) <= REUSE_CELLS
+
+
+def _overfull(forms: list[Terms]) -> bool:
+    """More targets than inputs, so some are combinations of others: what the kernel split and the
+    deeper shortcut look for (a scheme's outputs over its products rarely are)."""
+    return len(forms) > len({name for form in forms for name in form})
+
+
+# The cheapest few candidates per side also get the shortcut over three vectors (a search over pairs).
+DEEPENED = 3
+
+
+def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
+    candidates = sorted(_candidates(forms, prefix, seeds), key=_cost)
+    if _small(forms) and _overfull(forms):
+        candidates += [_deepened(side) for side in candidates[:DEEPENED]]
+    return _renumbered(min(candidates, key=_cost), prefix)
+
+
+def _deepened(side: Side) -> Side:
+    """The side through the shortcut pass again, now also over three computed vectors."""
+    return _rescaled(Side(*shortcut(side.sums, side.forms, random.Random(0), deeper=True)))
+
+
+def _renumbered(side: Side, prefix: str) -> Side:
+    """The sums named prefix1, prefix2, … in definition order (the passes name theirs as they go)."""
+    names = {name: f"{prefix}{index}" for index, (name, _) in enumerate(side.sums, start=1)}
+
+    def renamed(terms: Terms) -> Terms:
+        return {names.get(name, name): coef for name, coef in terms.items()}
+
+    return Side([(names[name], renamed(terms)) for name, terms in side.sums], [renamed(form) for form in side.forms])
 
 
 def _rescaled(side: Side) -> Side:
@@ -189,7 +135,15 @@ def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ..
     its collected value Z_S to a and λ·Z_S to b; each C block ends as what it
     collected.  Every sum becomes a named sum Z_S over products and other Z's.
     """
-    inner = _best_side(weights, "_t", seeds)
+    inners = _candidates(weights, "_t", seeds)
+    if not _small(weights):  # transposing every candidate costs as much again; take the cheapest's transpose
+        return _backwards(min(inners, key=_cost), products, blocks, prefix)
+    ranked = sorted(((_backwards(inner, products, blocks, prefix), inner) for inner in inners), key=lambda pair: _cost(pair[0]))
+    deepened = [_backwards(_deepened(inner), products, blocks, prefix) for _, inner in ranked[:DEEPENED]]
+    return min([ranked[0][0], *deepened], key=_cost)
+
+
+def _backwards(inner: Side, products: list[str], blocks: tuple[str, ...], prefix: str) -> Side:
     collected: dict[str, Terms] = {}
     for product, target in zip(products, inner.forms):
         for name, coef in target.items():

@@ -1,12 +1,12 @@
 """Fewer scalings at the same additions: rescale named sums so that their uses read ±1.
 
 A named sum S used as ``c·S`` in several forms costs a multiplication by c
-in each (when c is not the form's commonest magnitude).  Naming ``S' = c·S``
+in each (when no other term of the form has magnitude |c|).  Naming ``S' = c·S``
 instead moves that one multiplication into S's definition, where it is
 often free: ``(a - b)/2`` costs one scaling however many forms then use
 ``S'`` with coefficient ±1.  :func:`rescale` tries, for each named sum, the
 magnitudes it is used with (and the inverses of its definition's), keeps a
-factor whenever the side's scaling count (:func:`bilinear.optimize.scalings`)
+factor whenever the side's scaling count (:func:`bilinear.optimize_pairs.scalings`)
 drops, and repeats until no factor helps.  Additions are unchanged: only
 coefficients move.
 

@@ -21,7 +21,9 @@ import bilinear
 from bilinear.cli import main
 from bilinear.compose import permute
 from bilinear.frontend.writers import FORMATS, write
-from bilinear.optimize import _transposed, eliminate, optimize, sides
+from bilinear.optimize import _transposed, additions, eliminate, optimize, sides
+from bilinear.optimize_kernel import basis_and_combinations, kernel_split
+from bilinear.optimize_reuse import shortcut
 from bilinear.verify import report_algorithm
 from bilinear.verify.expand import Expansion
 
@@ -143,4 +145,87 @@ def test_plinopt_rational_444_48_counts_are_pinned():
     source = bilinear.load(next(p for p in PLINOPT_48 if p.exists())).main
     result, counts = optimize(source, seeds=16)
     assert report_algorithm(result).ok
-    assert [counts[side]["after"] for side in "ABC"] == [(105, 12), (87, 0), (144, 66)]
+    assert [counts[side]["after"] for side in "ABC"] == [(104, 9), (76, 4), (129, 35)]
+
+
+def _fractions(form):
+    return {k: Fraction(v) for k, v in form.items()}
+
+
+def test_shortcut_computes_a_target_from_two_others_in_one_addition():
+    """a+b+c and a-b+d share no pair with 2a+c+d (pair elimination: 2+2+2 additions), but the
+    third is the sum of the other two (or the first the third minus the second): one addition."""
+    targets = [_fractions(t) for t in ({"a": 1, "b": 1, "c": 1}, {"a": 1, "b": -1, "d": 1}, {"a": 2, "c": 1, "d": 1})]
+    sums, forms = eliminate(targets, "S")
+    assert additions(forms) + additions(t for _, t in sums) == 6
+    sums, forms = shortcut(sums, forms, random.Random(0))
+    assert additions(forms) + additions(t for _, t in sums) == 5
+    assert [_expand(f, dict(sums)) for f in forms] == targets
+    written = [dict(sums).get(next(iter(f)), f) if len(f) == 1 else f for f in forms]
+    assert sorted(len(w) for w in written) == [2, 3, 3]  # one of them, over the other two
+
+
+def test_shortcut_drops_the_sums_only_the_rewritten_target_used():
+    """x = a+b+c+d costs three additions through sums of its own; it is also y + z (y = a+b, z = c+d,
+    themselves targets): one addition, and its own sums go."""
+    targets = [_fractions(t) for t in ({"a": 1, "b": 1}, {"c": 1, "d": 1}, {"a": 1, "b": 1, "c": 1, "d": 1})]
+    sums = [("S1", _fractions({"a": 1, "c": 1})), ("S2", _fractions({"S1": 1, "b": 1}))]
+    forms = [targets[0], targets[1], _fractions({"S2": 1, "d": 1})]
+    sums, forms = shortcut(sums, forms, random.Random(0))
+    assert additions(forms) + additions(t for _, t in sums) == 3
+    assert [_expand(f, dict(sums)) for f in forms] == targets
+
+
+def test_kernel_split_takes_dependent_targets_from_the_basis():
+    """a+b+c+d+e+f is the sum of the basis targets a+b+c, d+e+f: one addition, not five."""
+    targets = [_fractions(t) for t in ({"a": 1, "b": 1, "c": 1}, {"d": 1, "e": 1, "f": 1},
+                                       {"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1})]
+    basis, combinations = basis_and_combinations(targets, [0, 1, 2])
+    assert basis == [0, 1] and combinations == {2: {0: 1, 1: 1}}
+    costs = set()
+    for seed in range(8):
+        sums, forms = kernel_split(targets, "K", random.Random(seed))
+        assert [_expand(f, dict(sums)) for f in forms] == targets
+        costs.add(additions(forms) + additions(t for _, t in sums))
+    assert min(costs) == 5  # 2 + 2 + 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(forms, st.integers(0, 5))
+def test_kernel_split_and_shortcut_preserve_every_form(targets, seed):
+    targets = [{k: Fraction(v) for k, v in t.items()} for t in targets]
+    sums, rewritten = kernel_split(targets, "K", random.Random(seed))
+    assert [_expand(t, dict(sums)) for t in rewritten] == targets
+    sums, rewritten = shortcut(sums, rewritten, random.Random(seed))
+    assert [_expand(t, dict(sums)) for t in rewritten] == targets
+    defined = set()
+    for name, terms in sums:  # each sum defined before it is used
+        assert all(term in defined or not term.startswith(("K", "_T")) for term in terms)
+        defined.add(name)
+
+
+def test_deeper_shortcut_computes_a_target_from_three_others_in_two_additions():
+    """2a+c+d+3(e+f+g) shares only e+f+g with the others (three additions over them, 9 in all); it is
+    (a+b+c) + (a-b+d) + 3·(e+f+g), three targets: two additions, and the first pass cannot see it."""
+    targets = [_fractions(t) for t in ({"a": 1, "b": 1, "c": 1}, {"a": 1, "b": -1, "d": 1}, {"e": 1, "f": 1, "g": 1},
+                                       {"a": 2, "c": 1, "d": 1, "e": 3, "f": 3, "g": 3})]
+    sums, forms = eliminate(targets, "S")
+
+    def total(sums, forms):
+        return additions(forms) + additions(t for _, t in sums)
+
+    assert total(sums, forms) == 9
+    assert total(*shortcut(sums, forms, random.Random(0))) == 9
+    deeper_sums, deeper_forms = shortcut(sums, forms, random.Random(0), deeper=True)
+    assert total(deeper_sums, deeper_forms) == 8
+    assert [_expand(f, dict(deeper_sums)) for f in deeper_forms] == targets
+
+
+def test_scalings_count_one_multiplication_per_magnitude_other_than_one():
+    """As PLinOpt's programs write them: (x+y)/2 - 3z two, (x+y)*2 - z one, x/2 + (y-z)/4 - w two."""
+    from bilinear.optimize import scalings
+
+    cases = [({"x": Fraction(1, 2), "y": Fraction(1, 2), "z": -3}, 2), ({"x": 2, "y": 2, "z": -1}, 1),
+             ({"x": Fraction(1, 2), "y": Fraction(1, 4), "z": Fraction(-1, 4), "w": -1}, 2), ({"x": 1, "y": -1}, 0)]
+    for form, count in cases:
+        assert scalings([_fractions(form)]) == count

@@ -1,0 +1,286 @@
+"""Targets from targets: rewrite a form as one addition of two vectors already computed.
+
+Pair elimination only ever combines terms that a form holds.  Once a side's
+program exists, though, a target t may be x·a + y·b for two vectors a and b
+the program computes anyway — named sums, inputs, or *other targets* — in
+another basis than its own terms: U is 48×16 of rank 16, so most of its
+rows are combinations of a few others.  :func:`shortcut` looks, for each
+target, for such a pair (or a single vector t is a multiple of), and takes
+it when that costs fewer operations (additions + scalings) than the target's
+own form plus the named sums that only it uses, which then go.  This is the
+distance-one step of Boyar and Peralta's heuristic (SEA 2010), applied after
+the fact, over Q.  With ``deeper``, a target that costs three or more may
+also become x·a + y·b + z·c (two additions): for each a and x, the pair for
+t − x·a is looked up the same way, so this costs a pass over pairs of
+vectors, and the caller runs it on few programs.
+
+A pair is found by a hash, not a search over pairs: with two random linear
+functionals h₁, h₂ modulo a prime, h₁(v)/h₂(v) is the same for every
+multiple of v, so for each candidate a and ratio x (a quotient t[k]/a[k], so
+that x·a cancels a term of t) one look-up says which b, if any, is parallel
+to t − x·a.  Every hit is checked exactly before it is used.
+
+Assumes: named sums over inputs and earlier sums, forms over inputs and
+sums.  Ensures: the same vectors for every form, written over sums listed
+in an order where each is defined before use; sums no form needs are gone.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from itertools import chain
+from fractions import Fraction
+
+from .optimize_pairs import Terms, additions, scalings
+
+PRIME = (1 << 61) - 1
+
+
+def operations_first(forms: list[Terms]) -> tuple[int, int]:
+    """Additions + scalings, then additions: what :func:`bilinear.optimize.optimize` minimises."""
+    adds = additions(forms)
+    return adds + scalings(forms), adds
+
+
+def additions_first(forms: list[Terms]) -> tuple[int, int]:
+    """Additions, then scalings: bolder, since rescaling named sums afterwards removes many scalings."""
+    return additions(forms), scalings(forms)
+
+
+def _residue(value: Fraction) -> int:
+    return value.numerator * pow(value.denominator, -1, PRIME) % PRIME
+
+
+class Vectors:
+    """Every name's expansion over the inputs, its coefficients modulo PRIME (and their inverses),
+    and its two hashes."""
+
+    def __init__(self, definitions: dict[str, Terms], rng: random.Random) -> None:
+        self.definitions = definitions
+        self.full: dict[str, Terms] = {}
+        self.residues: dict[str, dict[str, int]] = {}
+        self.inverses: dict[str, dict[str, int]] = {}
+        self.hashed: dict[str, tuple[int, int]] = {}
+        self.weights: dict[str, tuple[int, int]] = {}
+        self.rng = rng
+        self.alive: set[str] = set(definitions)
+
+    def of(self, name: str) -> Terms:
+        if name not in self.full:
+            if name in self.definitions:
+                total: Terms = {}
+                for term, coef in self.definitions[name].items():
+                    for leaf, inner in self.of(term).items():
+                        value = total.get(leaf, 0) + coef * inner
+                        if value:
+                            total[leaf] = value
+                        else:
+                            total.pop(leaf, None)
+                self.full[name] = total
+            else:
+                self.full[name] = {name: Fraction(1)}
+            residues = {leaf: _residue(coef) for leaf, coef in self.full[name].items()}
+            self.residues[name] = residues
+            self.inverses[name] = {leaf: pow(r, -1, PRIME) for leaf, r in residues.items()}
+            self.hashed[name] = self.hashes(residues)
+        return self.full[name]
+
+    def measure(self, vector: Terms) -> tuple[dict[str, int], tuple[int, int]]:
+        """(the vector's coefficients modulo PRIME, its two hashes), for :func:`through`."""
+        residues = {leaf: _residue(coef) for leaf, coef in vector.items()}
+        return residues, self.hashes(residues)
+
+    def hashes(self, residues: dict[str, int]) -> tuple[int, int]:
+        h1 = h2 = 0
+        for leaf, residue in residues.items():
+            if leaf not in self.weights:
+                self.weights[leaf] = (self.rng.randrange(1, PRIME), self.rng.randrange(1, PRIME))
+            w1, w2 = self.weights[leaf]
+            h1, h2 = (h1 + w1 * residue) % PRIME, (h2 + w2 * residue) % PRIME
+        return h1, h2
+
+
+def key(h1: int, h2: int) -> int | None:
+    return h1 * pow(h2, -1, PRIME) % PRIME if h2 else None
+
+
+def _users(definitions: dict[str, Terms], forms: list[Terms]) -> dict[str, set]:
+    users: dict[str, set] = {}
+    for name, terms in definitions.items():
+        for term in terms:
+            users.setdefault(term, set()).add(name)
+    for index, form in enumerate(forms):
+        for term in form:
+            users.setdefault(term, set()).add(index)
+    return users
+
+
+def _closure(names, definitions: dict[str, Terms]) -> set[str]:
+    """The named sums that ``names`` use, directly or not (themselves included)."""
+    seen: set[str] = set()
+    stack = [n for n in names if n in definitions]
+    while stack:
+        name = stack.pop()
+        if name not in seen:
+            seen.add(name)
+            stack.extend(t for t in definitions[name] if t in definitions)
+    return seen
+
+
+def _exclusive(target: str, definitions: dict[str, Terms], users: dict[str, set]) -> set[str]:
+    """The sums only ``target`` needs: they go if its definition changes to terms outside them."""
+    owned = {target}
+    below = _closure(definitions[target], definitions)
+    changed = True
+    while changed:
+        changed = False
+        for name in below - owned:
+            if users.get(name, set()) <= owned:
+                owned.add(name)
+                changed = True
+    return owned - {target}
+
+
+def _dependents(target: str, users: dict[str, set]) -> set[str]:
+    """The sums whose value uses ``target``: they cannot be its terms."""
+    seen, stack = {target}, [target]
+    while stack:
+        for user in users.get(stack.pop(), ()):
+            if isinstance(user, str) and user not in seen:
+                seen.add(user)
+                stack.append(user)
+    return seen
+
+
+def _options(target: str, vectors: Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
+    """Every ``{a: x}`` or ``{a: x, b: y}`` equal to the target's vector, a and b outside ``forbidden``
+    (``names``: every leaf and sum there was; ``vectors.alive``: those still defined)."""
+    wanted = vectors.of(target)
+    measured = vectors.measure(wanted)
+    for first in names:
+        if first not in forbidden and first in vectors.alive:
+            yield from through(wanted, measured, first, vectors, index, forbidden)
+
+
+def _options_of_three(target: str, vectors: Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
+    """Every ``{a: x, b: y, c: z}`` equal to the target's vector: t − x·a found by :func:`through`."""
+    wanted = vectors.of(target)
+    alive = [n for n in names if n not in forbidden and n in vectors.alive]
+    for first in alive:
+        vector = vectors.of(first)
+        for ratio in {wanted[k] / c for k, c in vector.items() if k in wanted}:
+            rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) for k in {*wanted, *vector}}
+            rest = {k: v for k, v in rest.items() if v}
+            if len(rest) < 2:
+                continue
+            measured = vectors.measure(rest)
+            for second in alive:
+                if second != first and not rest.keys().isdisjoint(vectors.of(second)):
+                    for option in through(rest, measured, second, vectors, index, forbidden | {first}):
+                        if len(option) == 2:
+                            yield {first: ratio, **option}
+
+
+def through(wanted: Terms, measured, first: str, vectors: Vectors, index: dict[int, list[str]], forbidden=frozenset()):
+    """Every ``{first: x}`` or ``{first: x, b: y}`` equal to ``wanted``, b in ``index`` and alive.
+
+    x is a quotient wanted[k]/first[k] (x·first cancels a term); ratios are taken modulo PRIME,
+    and a Fraction only for a hit, since this loop is the pass's whole cost.
+    """
+    residues, (t1, t2) = measured
+    vector = vectors.of(first)
+    a1, a2 = vectors.hashed[first]
+    ratios = {residues[k] * inverse % PRIME: k for k, inverse in vectors.inverses[first].items() if k in wanted}
+    for r, leaf in ratios.items():
+        h1, h2 = (t1 - r * a1) % PRIME, (t2 - r * a2) % PRIME
+        if not h1 and not h2:
+            ratio = wanted[leaf] / vector[leaf]
+            if wanted == {k: ratio * c for k, c in vector.items()}:
+                yield {first: ratio}
+            continue
+        seconds = index.get(key(h1, h2), ())
+        ratio = wanted[leaf] / vector[leaf] if seconds else None
+        for second in seconds:
+            if second == first or second in forbidden or second not in vectors.alive:
+                continue
+            other = vectors.of(second)
+            some = next(iter(other))
+            scale = (wanted.get(some, 0) - ratio * vector.get(some, 0)) / other[some]
+            rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) - scale * other.get(k, 0) for k in {*wanted, *vector, *other}}
+            if scale and not any(rest.values()):
+                yield {first: ratio, second: scale}
+
+
+def shortcut(
+    sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random,
+    weigh: Callable[[list[Terms]], tuple[int, int]] = operations_first, prefix: str = "_T", deeper: bool = False,
+) -> tuple[list[tuple[str, Terms]], list[Terms]]:
+    """(sums, forms) with targets rewritten over other computed vectors wherever ``weigh`` says
+    that costs less than their form and the sums only they use; ``deeper``: over three vectors too
+    (two additions, for a target that costs three or more: a search over pairs, so the caller
+    keeps it for the one program it returns)."""
+    definitions = {name: dict(terms) for name, terms in sums}
+    forms = [dict(form) for form in forms]
+    targets = []
+    for index, form in enumerate(forms):
+        if len(form) > 1:  # named, so that other targets can use it
+            name = f"{prefix}{index + 1}"
+            definitions[name], forms[index] = form, {name: Fraction(1)}
+            targets.append(name)
+    vectors = Vectors(definitions, rng)
+    leaves = sorted({term for terms in [*definitions.values(), *forms] for term in terms if term not in definitions})
+    names = [*leaves, *definitions]
+    vectors.alive |= set(leaves)
+    index: dict[int, list[str]] = {}
+    for name in names:
+        vectors.of(name)
+        index.setdefault(key(*vectors.hashed[name]), []).append(name)
+    improved = True
+    while improved:
+        improved = False
+        for target in rng.sample(targets, len(targets)):
+            users = _users(definitions, forms)
+            owned = _exclusive(target, definitions, users)
+            best_cost = weigh([definitions[target], *(definitions[n] for n in owned)])
+            if best_cost <= weigh([{"a": Fraction(1), "b": Fraction(1)}]):
+                continue  # one addition, no scaling: nothing to gain
+            forbidden = _dependents(target, users)
+            best = None
+            options = _options(target, vectors, index, names, forbidden)
+            if deeper and best_cost[0] > 2:
+                options = chain(options, _options_of_three(target, vectors, index, names, forbidden))
+            for option in options:
+                after = weigh([option, *(definitions[n] for n in _closure(option, definitions) & owned)])
+                if after < best_cost:
+                    best, best_cost = option, after
+            if best is not None:
+                definitions[target] = best
+                for name in owned - _closure(best, definitions):
+                    del definitions[name]
+                    vectors.alive.discard(name)
+                improved = True
+    return _inlined(definitions, forms, set(targets))
+
+
+def _inlined(definitions: dict[str, Terms], forms: list[Terms], targets: set[str]):
+    """Targets' own names folded back where no other vector uses them; sums in definition order."""
+    users = _users(definitions, forms)
+    for index, form in enumerate(forms):
+        (name,) = form if len(form) == 1 else (None,)
+        if name in targets and users[name] == {index}:
+            forms[index] = definitions.pop(name)
+    ordered: list[tuple[str, Terms]] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in definitions and name not in seen:
+            seen.add(name)
+            for term in definitions[name]:
+                visit(term)
+            ordered.append((name, definitions[name]))
+
+    for form in forms:
+        for term in form:
+            visit(term)
+    return ordered, forms
