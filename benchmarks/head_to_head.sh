@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # Issue 13's best configurations and bilinear.matmul, each against cuBLAS alone (head_to_head.py), on
 # the lent GPU from the repository root with .whl/ carried.  Results in $OUT/head_to_head_*.{txt,json}.
-set -uo pipefail
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-nvidia-smi -L || exit 2
+. "$(dirname "$0")/device_env.sh"
 h2h() { local name=$1; shift; python3 benchmarks/head_to_head.py --graphs --json "$OUT/head_to_head_$name.json" "$@" \
   2>&1 | tee "$OUT/head_to_head_$name.txt"; }
 h2h f64_16384 --dtype float64 -n 16384 --configs "winograd L2 bfs2 streams" "winograd L2 bfs2 batched" \

@@ -7,12 +7,7 @@
 #
 # Results land in $OUT: msmes_large.txt and msmes_large.json (one `bilinear bench` run, levels 1-3,
 # cuBLAS leaves, float64, median of 5, interleaved with cuBLAS, per-stage breakdown at level 1).
-set -uo pipefail
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-nvidia-smi -L || exit 2
+. "$(dirname "$0")/device_env.sh"
 sizes=("${@:-32768 24576 16384}")
 python3 -c 'import sys; from bilinear.cli import main; sys.exit(main())' bench algorithms/msmes.bl \
   -n ${sizes[@]} --dtype float64 --levels 1 2 3 --leaf cublas --repeat 5 --breakdown \
