@@ -69,6 +69,7 @@ def run(dtype: str, n: int, labels: list[str], repeat: int, graphs: bool) -> lis
         out.fill(0)
         call(A, B, out)
         error = relative_error(out, reference, A, B)
+        # matmul's levels are its table's choice: 3, the deepest configuration it has, bounds them
         bound = error_bound(dtype, n, 2.3, product.lowered.options.levels if product else 3)
         variants = [(label, lambda: call(A, B, out))]
         if graphs and product is not None:
@@ -81,7 +82,7 @@ def run(dtype: str, n: int, labels: list[str], repeat: int, graphs: bool) -> lis
                   f"ratio {library_ms / ours_ms:.3f}  err {error:.1e}{'' if error <= bound else ' WRONG'}", flush=True)
         if product is not None:
             product.release_workspace()
-        variants = None
+        variants = None  # the graph holds the product's workspace: let it go before the next one
         cupy.get_default_memory_pool().free_all_blocks()
     return rows
 

@@ -23,7 +23,7 @@ import numpy as np
 UNIT_ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24}
 
 
-def random_inputs(xp: Any, M: int, K: int, N: int, dtype: str, seed: int = 0, fill: float | None = None):
+def random_inputs(xp: Any, M: int, K: int, N: int, dtype: str, seed: int = 0):
     """A (M×K), B (K×N) and C (M×N), standard normal, reproducible from ``seed``.
 
     NumPy arrays come from NumPy's generator; device arrays from the device's own (CuPy's
@@ -48,8 +48,8 @@ BLOCK_ELEMENTS = 1 << 24
 
 def _row_blocks(matrix: Any):
     """Slices of whole rows of about BLOCK_ELEMENTS elements, covering the matrix."""
-    rows = matrix.shape[0]
-    step = max(1, BLOCK_ELEMENTS // max(1, matrix.size // max(1, rows)))
+    rows, columns = matrix.shape
+    step = max(1, BLOCK_ELEMENTS // max(1, columns))
     return (slice(start, start + step) for start in range(0, rows, step))
 
 
