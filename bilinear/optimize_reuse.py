@@ -28,7 +28,6 @@ in an order where each is defined before use; sums no form needs are gone.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from itertools import chain
 from fractions import Fraction
 
@@ -41,11 +40,6 @@ def operations_first(forms: list[Terms]) -> tuple[int, int]:
     """Additions + scalings, then additions: what :func:`bilinear.optimize.optimize` minimises."""
     adds = additions(forms)
     return adds + scalings(forms), adds
-
-
-def additions_first(forms: list[Terms]) -> tuple[int, int]:
-    """Additions, then scalings: bolder, since rescaling named sums afterwards removes many scalings."""
-    return additions(forms), scalings(forms)
 
 
 def _residue(value: Fraction) -> int:
@@ -213,12 +207,11 @@ def through(wanted: Terms, measured, first: str, vectors: Vectors, index: dict[i
 
 
 def shortcut(
-    sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random,
-    weigh: Callable[[list[Terms]], tuple[int, int]] = operations_first, prefix: str = "_T", deeper: bool = False,
+    sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random, prefix: str = "_T", deeper: bool = False,
 ) -> tuple[list[tuple[str, Terms]], list[Terms]]:
-    """(sums, forms) with targets rewritten over other computed vectors wherever ``weigh`` says
-    that costs less than their form and the sums only they use; ``deeper``: over three vectors too
-    (two additions, for a target that costs three or more: a search over pairs, so the caller
+    """(sums, forms) with targets rewritten over other computed vectors wherever that costs fewer
+    operations (:func:`operations_first`) than their form and the sums only they use; ``deeper``:
+    over three vectors too (two additions, for a target that costs three or more: a search over pairs, so the caller
     keeps it for the one program it returns)."""
     definitions = {name: dict(terms) for name, terms in sums}
     forms = [dict(form) for form in forms]
@@ -242,8 +235,8 @@ def shortcut(
         for target in rng.sample(targets, len(targets)):
             users = _users(definitions, forms)
             owned = _exclusive(target, definitions, users)
-            best_cost = weigh([definitions[target], *(definitions[n] for n in owned)])
-            if best_cost <= weigh([{"a": Fraction(1), "b": Fraction(1)}]):
+            best_cost = operations_first([definitions[target], *(definitions[n] for n in owned)])
+            if best_cost <= operations_first([{"a": Fraction(1), "b": Fraction(1)}]):
                 continue  # one addition, no scaling: nothing to gain
             forbidden = _dependents(target, users)
             best = None
@@ -251,7 +244,7 @@ def shortcut(
             if deeper and best_cost[0] > 2:
                 options = chain(options, _options_of_three(target, vectors, index, names, forbidden))
             for option in options:
-                after = weigh([option, *(definitions[n] for n in _closure(option, definitions) & owned)])
+                after = operations_first([option, *(definitions[n] for n in _closure(option, definitions) & owned)])
                 if after < best_cost:
                     best, best_cost = option, after
             if best is not None:
