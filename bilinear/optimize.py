@@ -16,7 +16,11 @@ difference.  Each side is tried several ways, and the cheapest program
   vectors already computed (other targets included) is written so, and the
   sums only it used go;
 - named sums are rescaled where that saves scalings
-  (:mod:`bilinear.optimize_scale`).
+  (:mod:`bilinear.optimize_scale`);
+- on small sides, the cheapest program then goes through a local search
+  (:mod:`bilinear.optimize_search`, after PLinOpt's ``mirabelle.sh``): the
+  window around each named sum is optimized again, a few seeded tries
+  directly and through its transpose, and kept when it costs less.
 
 The outputs are also tried by the transposition principle (over the
 products' weights, then backwards).  Every random choice is seeded, so the
@@ -39,6 +43,7 @@ from .optimize_pairs import Terms, additions, eliminate, scalings
 from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import shortcut
 from .optimize_scale import rescale
+from .optimize_search import search
 from .verify.expand import expansion_of
 
 __all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "sides"]
@@ -67,18 +72,17 @@ SEEDED_PAIRS = 20_000
 REUSE_CELLS = 4_096
 
 
-def _candidates(forms: list[Terms], prefix: str, seeds: int) -> list[Side]:
-    """Programs for the forms, each rescaled: pair elimination (deterministic and seeded), and for
-    small sides the kernel split (:mod:`bilinear.optimize_kernel`), all through the shortcut pass
-    (:mod:`bilinear.optimize_reuse`)."""
+def _candidates(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> list[Side]:
+    """Programs for the forms, each rescaled: pair elimination (deterministic and seeded with
+    first, first + 1, …), and for small sides the kernel split (:mod:`bilinear.optimize_kernel`),
+    all through the shortcut pass (:mod:`bilinear.optimize_reuse`)."""
     candidates = [Side(*eliminate(forms, prefix))]
     if len(_pairs(forms)) > SEEDED_PAIRS:
         seeds = 0
-    candidates += [
-        Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in range(seeds) for slack in (0, 1)
-    ]
+    seeded = range(first, first + seeds)
+    candidates += [Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in seeded for slack in (0, 1)]
     if _small(forms) and _overfull(forms):
-        candidates += [Side(*kernel_split(forms, prefix, random.Random(seed))) for seed in range(seeds)]
+        candidates += [Side(*kernel_split(forms, prefix, random.Random(seed))) for seed in seeded]
     if _small(forms):
         candidates = [
             Side(*shortcut(side.sums, side.forms, random.Random(seed))) for seed, side in enumerate(candidates)
@@ -104,7 +108,7 @@ def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
     candidates = sorted(_candidates(forms, prefix, seeds), key=_cost)
     if _small(forms) and _overfull(forms):
         candidates += [_deepened(side) for side in candidates[:DEEPENED]]
-    return _renumbered(min(candidates, key=_cost), prefix)
+    return min(candidates, key=_cost)
 
 
 def _deepened(side: Side) -> Side:
@@ -127,7 +131,9 @@ def _rescaled(side: Side) -> Side:
     return Side(*rescale(side.sums, side.forms, scalings))
 
 
-def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ...], prefix: str, seeds: int) -> Side:
+def _transposed(
+    weights: list[Terms], products: list[str], blocks: tuple[str, ...], prefix: str, seeds: int, first: int = 0
+) -> Side:
     """The outputs by the transposition principle (Tellegen): eliminate over the products'
     weights w_r (forms over C blocks), then run that program backwards.
 
@@ -135,7 +141,7 @@ def _transposed(weights: list[Terms], products: list[str], blocks: tuple[str, ..
     its collected value Z_S to a and λ·Z_S to b; each C block ends as what it
     collected.  Every sum becomes a named sum Z_S over products and other Z's.
     """
-    inners = _candidates(weights, "_t", seeds)
+    inners = _candidates(weights, "_t", seeds, first)
     if not _small(weights):  # transposing every candidate costs as much again; take the cheapest's transpose
         return _backwards(min(inners, key=_cost), products, blocks, prefix)
     ranked = sorted(((_backwards(inner, products, blocks, prefix), inner) for inner in inners), key=lambda pair: _cost(pair[0]))
@@ -157,6 +163,30 @@ def _backwards(inner: Side, products: list[str], blocks: tuple[str, ...], prefix
             into = collected.setdefault(term, {})
             into[renamed[name]] = into.get(renamed[name], 0) + coef
     return _rescaled(Side(sums, [collected.get(block, {}) for block in blocks]))
+
+
+# Each window of the local search gets this many seeded tries, directly and through its transpose.
+WINDOW_SEEDS = 2
+# Passes of the local search over a side's sums (it stops early when one gains nothing).
+SEARCH_ROUNDS = 2
+
+
+def _searched(side: Side) -> Side:
+    """The side through the local search (:mod:`bilinear.optimize_search`), each window optimized
+    again by :func:`_window_program`."""
+    return _rescaled(Side(*search(side.sums, side.forms, _window_program, random.Random(0), SEARCH_ROUNDS)))
+
+
+def _window_program(forms: list[Terms], rng: random.Random) -> tuple[list[tuple[str, Terms]], list[Terms]]:
+    """The cheapest program for a window's forms: a few seeded candidates, directly and through
+    the transpose (as PLinOpt's mirabelle.sh tries both)."""
+    first = rng.randrange(1 << 30)
+    direct = min(_candidates(forms, "_w", WINDOW_SEEDS, first), key=_cost)
+    inputs = sorted({name for form in forms for name in form})
+    outputs = tuple(f"@o{index}" for index in range(len(forms)))
+    columns = [{out: form[name] for out, form in zip(outputs, forms) if name in form} for name in inputs]
+    best = min((direct, _transposed(columns, inputs, outputs, "_v", WINDOW_SEEDS, first)), key=_cost)
+    return best.sums, best.forms
 
 
 def _cost(side: Side) -> tuple[int, int]:
@@ -182,6 +212,10 @@ def optimize(algorithm: Algorithm, seeds: int = 32, name: str | None = None) -> 
     products_names = [p.name for p in algorithm.products]
     backwards = _transposed(weights, products_names, algorithm.shape.blocks("C"), prefixes[2], seeds)
     c_side = min((c_side, backwards), key=_cost)
+    a_side, b_side, c_side = (
+        _renumbered(_searched(side) if _small(forms) else side, prefix)
+        for side, forms, prefix in zip((a_side, b_side, c_side), (left, right, outputs), prefixes)
+    )
     products = tuple(
         Product(p.name, Form.of(u), Form.of(v)) for p, u, v in zip(algorithm.products, a_side.forms, b_side.forms)
     )

@@ -213,14 +213,7 @@ def shortcut(
     operations (:func:`operations_first`) than their form and the sums only they use; ``deeper``:
     over three vectors too (two additions, for a target that costs three or more: a search over pairs, so the caller
     keeps it for the one program it returns)."""
-    definitions = {name: dict(terms) for name, terms in sums}
-    forms = [dict(form) for form in forms]
-    targets = []
-    for index, form in enumerate(forms):
-        if len(form) > 1:  # named, so that other targets can use it
-            name = f"{prefix}{index + 1}"
-            definitions[name], forms[index] = form, {name: Fraction(1)}
-            targets.append(name)
+    definitions, forms, targets = named_targets(sums, forms, prefix)
     vectors = Vectors(definitions, rng)
     leaves = sorted({term for terms in [*definitions.values(), *forms] for term in terms if term not in definitions})
     names = [*leaves, *definitions]
@@ -253,10 +246,26 @@ def shortcut(
                     del definitions[name]
                     vectors.alive.discard(name)
                 improved = True
-    return _inlined(definitions, forms, set(targets))
+    return inlined(definitions, forms, set(targets))
 
 
-def _inlined(definitions: dict[str, Terms], forms: list[Terms], targets: set[str]):
+def named_targets(
+    sums: list[tuple[str, Terms]], forms: list[Terms], prefix: str
+) -> tuple[dict[str, Terms], list[Terms], list[str]]:
+    """(definitions, forms, target names): every form of two terms or more named prefix<index + 1>,
+    its form now that name alone, so that other vectors can use it as a term."""
+    definitions = {name: dict(terms) for name, terms in sums}
+    forms = [dict(form) for form in forms]
+    targets = []
+    for index, form in enumerate(forms):
+        if len(form) > 1:
+            name = f"{prefix}{index + 1}"
+            definitions[name], forms[index] = form, {name: Fraction(1)}
+            targets.append(name)
+    return definitions, forms, targets
+
+
+def inlined(definitions: dict[str, Terms], forms: list[Terms], targets: set[str]):
     """Targets' own names folded back where no other vector uses them; sums in definition order."""
     users = _users(definitions, forms)
     for index, form in enumerate(forms):

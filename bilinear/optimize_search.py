@@ -1,0 +1,132 @@
+"""Local search: optimize a window of a side's program again, around one named sum.
+
+PLinOpt's published programs were polished after the fact by its local-search
+scripts (``mirabelle.sh``, run over every temporary and pair of temporaries
+by ``prune.sh``; Dumas, Pernet and Sedoglavic): take a temporary, cut out the
+statements that use it or share one of its operands, read the small linear
+map that window computes from the values flowing into it, optimize that map
+again from scratch with random tries (directly and through its transpose),
+and keep the new window when it costs fewer operations.  A greedy pass
+commits to its early choices everywhere at once; a window redone alone can
+undo them where they were poor.
+
+:func:`search` does this over a side's program, with every form of two terms
+or more named (as in the shortcut pass) so that windows hold targets too.
+The window's outputs are its statements that something outside it uses (the
+sum chosen goes when nothing outside does); a window whose inputs depend on
+one of its own statements is skipped, since its new program could then
+loop.  The sums are visited in a seeded order, round after round, until a
+round gains nothing.  Optimizing a window is the caller's
+(:func:`bilinear.optimize.optimize` passes its own candidates, seeded from
+``rng``): this module only cuts, compares and splices.
+
+Assumes: named sums over inputs and earlier sums, forms over inputs and sums;
+``optimizer`` returns named sums and forms that expand to the forms it is
+given.  Ensures: the same vectors for every form, sums in an order where each
+is defined before use, and never more operations (additions + scalings, then
+additions) than before.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from fractions import Fraction
+from itertools import count
+
+from .optimize_pairs import Terms
+from .optimize_reuse import _closure, _users, inlined, named_targets, operations_first
+
+Program = tuple[list[tuple[str, Terms]], list[Terms]]
+Optimizer = Callable[[list[Terms], random.Random], Program]
+
+# Windows past this many statements are skipped: optimizing one costs about its size squared,
+# and a sum whose operand half the side uses says little about that sum.
+MAX_WINDOW = 24
+
+
+def search(sums: list[tuple[str, Terms]], forms: list[Terms], optimizer: Optimizer, rng: random.Random,
+           rounds: int = 2, prefix: str = "_L") -> Program:
+    """(sums, forms) with windows around each named sum optimized again wherever that costs fewer
+    operations (:func:`operations_first`); at most ``rounds`` passes over the sums."""
+    definitions, forms, targets = named_targets(sums, forms, "_O")
+    taken = {name for terms in [*definitions.values(), *forms] for name in terms} | set(definitions)
+    while any(name.startswith(prefix) for name in taken):
+        prefix += "_"
+    fresh = count(1)
+    for _ in range(rounds):
+        improved = False
+        for chosen in rng.sample(sorted(definitions), len(definitions)):
+            if chosen not in definitions:
+                continue  # gone with an earlier window
+            users = _users(definitions, forms)
+            window = _window(chosen, definitions, users)
+            if len(window) > MAX_WINDOW:
+                continue
+            redone = _redone(window, definitions, users, set(targets), optimizer, rng, prefix, fresh)
+            if redone is None:
+                continue
+            for name in window:
+                del definitions[name]
+            definitions.update(redone)
+            improved = True
+        if not improved:
+            break
+    return inlined(definitions, forms, set(targets))
+
+
+def _window(chosen: str, definitions: dict[str, Terms], users: dict[str, set]) -> set[str]:
+    """The chosen sum, the statements that use it, and those that use one of its operands; then the
+    sums that only the window uses (they would stay computed for it alone)."""
+    around = {chosen, *users.get(chosen, ())}
+    for term in definitions[chosen]:
+        around |= users.get(term, set())
+    window = {name for name in around if isinstance(name, str)}
+    while len(window) <= MAX_WINDOW:
+        owned = {term for name in window for term in definitions[name] if term in definitions and users[term] <= window}
+        if owned <= window:
+            break
+        window |= owned
+    return window
+
+
+def _redone(window: set[str], definitions: dict[str, Terms], users: dict[str, set], targets: set[str],
+            optimizer: Optimizer, rng: random.Random, prefix: str, fresh: count) -> dict[str, Terms] | None:
+    """The window's new statements (its outputs under their names, new sums as prefix<n>: names the
+    program has not used), or None when they would cost no fewer operations or could loop."""
+    outputs = sorted(name for name in window if name in targets or not users.get(name, set()) <= window)
+    inputs = sorted({term for name in window for term in definitions[name]} - window)
+    if _closure(inputs, definitions) & window:
+        return None  # an input computed from the window: the new window could use it and loop
+    expanded: dict[str, Terms] = {}
+    wanted = [_expanded(name, window, definitions, expanded) for name in outputs]
+    if not all(wanted):
+        return None
+    # Placeholders for the inputs, so that no name the optimizer makes can clash with one.
+    placeholders = {name: f"@{index}" for index, name in enumerate(inputs)}
+    sums, forms = optimizer([{placeholders[k]: v for k, v in form.items()} for form in wanted], rng)
+    before = operations_first([definitions[name] for name in window])
+    after = operations_first([*(terms for _, terms in sums), *forms])
+    if after >= before:
+        return None
+    # One renaming for both, so that no optimizer's name is read as an input's.
+    names = {placeholder: name for name, placeholder in placeholders.items()}
+    names.update((name, f"{prefix}{next(fresh)}") for name, _ in sums)
+
+    def renamed(terms: Terms) -> Terms:
+        return {names[k]: v for k, v in terms.items()}
+
+    return {**{names[name]: renamed(terms) for name, terms in sums}, **{out: renamed(form) for out, form in zip(outputs, forms)}}
+
+
+def _expanded(name: str, window: set[str], definitions: dict[str, Terms], memo: dict[str, Terms]) -> Terms:
+    """The name's value over the window's inputs (a name outside the window is an input)."""
+    if name not in window:
+        return {name: Fraction(1)}
+    if name not in memo:
+        total: Terms = {}
+        for term, coef in definitions[name].items():
+            for leaf, inner in _expanded(term, window, definitions, memo).items():
+                total[leaf] = total.get(leaf, 0) + coef * inner
+        memo[name] = {k: v for k, v in total.items() if v}
+    return memo[name]

@@ -1,0 +1,83 @@
+"""The local search over a side's program (bilinear.optimize_search).
+
+A window around a named sum is optimized again and kept only when it costs
+fewer operations: every rewritten program must still compute every form
+exactly, define each sum before its use, and never cost more.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bilinear.optimize import _window_program, eliminate
+from bilinear.optimize_reuse import operations_first
+from bilinear.optimize_search import search
+
+
+def _fractions(form):
+    return {k: Fraction(v) for k, v in form.items()}
+
+
+def _expand(form, definitions):
+    total = {}
+    for name, coef in form.items():
+        inner_form = _expand(definitions[name], definitions) if name in definitions else {name: 1}
+        for inner, inner_coef in inner_form.items():
+            total[inner] = total.get(inner, 0) + coef * inner_coef
+    return {k: v for k, v in total.items() if v}
+
+
+def _cost(sums, forms):
+    return operations_first([*(t for _, t in sums), *forms])
+
+
+def _defined_before_use(sums, inputs):
+    defined = set(inputs)
+    for name, terms in sums:
+        if not all(term in defined for term in terms):
+            return False
+        defined.add(name)
+    return True
+
+
+def test_search_redoes_a_window_that_greedy_choices_left_poor():
+    """a+b+c and a+b+d written over S1 = a+c and S2 = b+d cost four additions, and no single target
+    can shortcut through the other; the window around S1 takes in S2 (only the window uses it) and
+    its new program shares a+b: three."""
+    targets = [_fractions({"a": 1, "b": 1, "c": 1}), _fractions({"a": 1, "b": 1, "d": 1})]
+    sums = [("S1", _fractions({"a": 1, "c": 1})), ("S2", _fractions({"b": 1, "d": 1}))]
+    forms = [_fractions({"S1": 1, "b": 1}), _fractions({"S2": 1, "a": 1})]
+    assert _cost(sums, forms) == (4, 4)
+    sums, forms = search(sums, forms, _window_program, random.Random(0))
+    assert _cost(sums, forms) == (3, 3)
+    assert [_expand(f, dict(sums)) for f in forms] == targets
+    assert _defined_before_use(sums, "abcd")
+
+
+def test_search_keeps_a_program_no_window_improves():
+    """(a+b)/2 and (a+b)/2 + c: one sum, scaled once, and one more addition is already the least."""
+    sums = [("S", _fractions({"a": Fraction(1, 2), "b": Fraction(1, 2)}))]
+    forms = [_fractions({"S": 1}), _fractions({"S": 1, "c": 1})]
+    new_sums, new_forms = search(sums, forms, _window_program, random.Random(0))
+    assert _cost(new_sums, new_forms) == _cost(sums, forms) == (3, 2)
+
+
+forms = st.lists(
+    st.dictionaries(st.sampled_from("abcdef"), st.sampled_from([1, -1, 2, -2, Fraction(1, 2)]), min_size=1, max_size=5),
+    min_size=1, max_size=8,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(forms, st.integers(0, 5))
+def test_search_preserves_every_form_and_never_costs_more(targets, seed):
+    targets = [_fractions(t) for t in targets]
+    sums, rewritten = eliminate(targets, "S", random.Random(seed), 1)
+    searched_sums, searched = search(sums, rewritten, _window_program, random.Random(seed))
+    assert [_expand(t, dict(searched_sums)) for t in searched] == targets
+    assert _defined_before_use(searched_sums, "abcdef")
+    assert _cost(searched_sums, searched) <= _cost(sums, rewritten)
