@@ -42,7 +42,7 @@ from .optimize_kernel import kernel_split
 from .optimize_pairs import Terms, additions, eliminate, scalings
 from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import shortcut
-from .optimize_scale import rescale
+from .optimize_scale import rescale, scaled_copies
 from .optimize_search import search
 from .verify.expand import expansion_of
 
@@ -126,6 +126,14 @@ def _renumbered(side: Side, prefix: str) -> Side:
     return Side([(names[name], renamed(terms)) for name, terms in side.sums], [renamed(form) for form in side.forms])
 
 
+def _copied(side: Side) -> Side:
+    """The side with scaled copies of vectors that several statements scale alike
+    (:func:`bilinear.optimize_scale.scaled_copies`)."""
+    taken = {name for name, terms in side.sums for name in (name, *terms)} | {name for form in side.forms for name in form}
+    prefix = next(p for p in ("_c", "_c_", "_c__", "_c___") if not any(name.startswith(p) for name in taken))
+    return Side(*scaled_copies(side.sums, side.forms, prefix))
+
+
 def _rescaled(side: Side) -> Side:
     """The side with its named sums rescaled where that saves scalings (:mod:`bilinear.optimize_scale`)."""
     return Side(*rescale(side.sums, side.forms, scalings))
@@ -167,14 +175,17 @@ def _backwards(inner: Side, products: list[str], blocks: tuple[str, ...], prefix
 
 # Each window of the local search gets this many seeded tries, directly and through its transpose.
 WINDOW_SEEDS = 2
-# Passes of the local search over a side's sums (it stops early when one gains nothing).
-SEARCH_ROUNDS = 2
+# Passes of the local search over a side's sums (it stops early when one changes nothing), and how
+# often it takes a window that costs the same: on the rational ⟨4,4,4;48⟩'s C side, 2 strict rounds
+# reach 149 operations, 8 rounds that always take ties 145 (about 4 s a side more).
+SEARCH_ROUNDS = 8
+SEARCH_PLATEAU = 1.0
 
 
 def _searched(side: Side) -> Side:
     """The side through the local search (:mod:`bilinear.optimize_search`), each window optimized
     again by :func:`_window_program`."""
-    return _rescaled(Side(*search(side.sums, side.forms, _window_program, random.Random(0), SEARCH_ROUNDS)))
+    return _rescaled(Side(*search(side.sums, side.forms, _window_program, random.Random(0), SEARCH_ROUNDS, SEARCH_PLATEAU)))
 
 
 def _window_program(forms: list[Terms], rng: random.Random) -> tuple[list[tuple[str, Terms]], list[Terms]]:
@@ -213,7 +224,7 @@ def optimize(algorithm: Algorithm, seeds: int = 32, name: str | None = None) -> 
     backwards = _transposed(weights, products_names, algorithm.shape.blocks("C"), prefixes[2], seeds)
     c_side = min((c_side, backwards), key=_cost)
     a_side, b_side, c_side = (
-        _renumbered(_searched(side) if _small(forms) else side, prefix)
+        _renumbered(_copied(_searched(side)) if _small(forms) else side, prefix)
         for side, forms, prefix in zip((a_side, b_side, c_side), (left, right, outputs), prefixes)
     )
     products = tuple(

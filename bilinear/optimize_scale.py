@@ -54,3 +54,42 @@ def rescale(sums: list[tuple[str, Terms]], forms: list[Terms], scalings) -> tupl
                     container[name] /= best_factor
                 improved = True
     return [(name, definitions[name]) for name, _ in sums], forms
+
+
+def scaled_copies(sums: list[tuple[str, Terms]], forms: list[Terms], prefix: str) -> tuple[list[tuple[str, Terms]], list[Terms]]:
+    """(sums, forms) with a named copy c·x of a vector x wherever x is, with magnitude c ≠ 1, the only
+    term of that magnitude in two statements or more: each of them then saves its scaling, and the copy
+    costs one (PLinOpt's programs do the same: ``r := i5/4`` once, ``± r`` where it is needed).
+    The copy of x is defined right after x (first, for an input); repeats while one saves."""
+    definitions = {name: dict(terms) for name, terms in sums}
+    forms = [dict(form) for form in forms]
+    containers = [*definitions.values(), *forms]
+    copies: dict[str, list[tuple[str, Terms]]] = {}  # vector -> its copies, in the order made
+    made = 0
+    while True:
+        lone: dict[tuple[str, Fraction], int] = {}
+        for container in containers:
+            for name, magnitude in _lone_terms(container):
+                lone[(name, magnitude)] = lone.get((name, magnitude), 0) + 1
+        best = max(sorted(lone), key=lambda key: lone[key], default=None)
+        if best is None or lone[best] < 2:
+            break
+        name, magnitude = best
+        made += 1
+        copy = f"{prefix}{made}"
+        copies.setdefault(name, []).append((copy, {name: magnitude}))
+        for container in containers:
+            if (name, magnitude) in _lone_terms(container):
+                container[copy] = container.pop(name) / magnitude
+    ordered = [copy for name in copies if name not in definitions for copy in copies[name]]
+    for name, _ in sums:
+        ordered += [(name, definitions[name]), *copies.get(name, ())]
+    return ordered, forms
+
+
+def _lone_terms(container: Terms) -> list[tuple[str, Fraction]]:
+    """(name, magnitude) of the terms whose magnitude, other than 1, no other term has."""
+    magnitudes: dict[Fraction, list[str]] = {}
+    for name, coef in container.items():
+        magnitudes.setdefault(abs(coef), []).append(name)
+    return [(names[0], magnitude) for magnitude, names in magnitudes.items() if len(names) == 1 and magnitude != 1]

@@ -16,7 +16,8 @@ The window's outputs are its statements that something outside it uses (the
 sum chosen goes when nothing outside does); a window whose inputs depend on
 one of its own statements is skipped, since its new program could then
 loop.  The sums are visited in a seeded order, round after round, until a
-round gains nothing.  Optimizing a window is the caller's
+round changes nothing; a window that costs the same may be taken too (a
+move along a plateau), so that later windows see another shape.  Optimizing a window is the caller's
 (:func:`bilinear.optimize.optimize` passes its own candidates, seeded from
 ``rng``): this module only cuts, compares and splices.
 
@@ -46,9 +47,11 @@ MAX_WINDOW = 24
 
 
 def search(sums: list[tuple[str, Terms]], forms: list[Terms], optimizer: Optimizer, rng: random.Random,
-           rounds: int = 2, prefix: str = "_L") -> Program:
+           rounds: int = 2, plateau: float = 0.0, prefix: str = "_L") -> Program:
     """(sums, forms) with windows around each named sum optimized again wherever that costs fewer
-    operations (:func:`operations_first`); at most ``rounds`` passes over the sums."""
+    operations (:func:`operations_first`); at most ``rounds`` passes over the sums.  A new window that
+    costs the same is taken with probability ``plateau``: moving along a plateau lets later windows
+    find what the first program's shape hid."""
     definitions, forms, targets = named_targets(sums, forms, "_O")
     taken = {name for terms in [*definitions.values(), *forms] for name in terms} | set(definitions)
     while any(name.startswith(prefix) for name in taken):
@@ -63,7 +66,7 @@ def search(sums: list[tuple[str, Terms]], forms: list[Terms], optimizer: Optimiz
             window = _window(chosen, definitions, users)
             if len(window) > MAX_WINDOW:
                 continue
-            redone = _redone(window, definitions, users, set(targets), optimizer, rng, prefix, fresh)
+            redone = _redone(window, definitions, users, set(targets), optimizer, rng, plateau, prefix, fresh)
             if redone is None:
                 continue
             for name in window:
@@ -91,9 +94,10 @@ def _window(chosen: str, definitions: dict[str, Terms], users: dict[str, set]) -
 
 
 def _redone(window: set[str], definitions: dict[str, Terms], users: dict[str, set], targets: set[str],
-            optimizer: Optimizer, rng: random.Random, prefix: str, fresh: count) -> dict[str, Terms] | None:
+            optimizer: Optimizer, rng: random.Random, plateau: float, prefix: str, fresh: count) -> dict[str, Terms] | None:
     """The window's new statements (its outputs under their names, new sums as prefix<n>: names the
-    program has not used), or None when they would cost no fewer operations or could loop."""
+    program has not used), or None when they would cost more (or as much, unless the plateau draw
+    takes them) or could loop."""
     outputs = sorted(name for name in window if name in targets or not users.get(name, set()) <= window)
     inputs = sorted({term for name in window for term in definitions[name]} - window)
     if _closure(inputs, definitions) & window:
@@ -107,7 +111,7 @@ def _redone(window: set[str], definitions: dict[str, Terms], users: dict[str, se
     sums, forms = optimizer([{placeholders[k]: v for k, v in form.items()} for form in wanted], rng)
     before = operations_first([definitions[name] for name in window])
     after = operations_first([*(terms for _, terms in sums), *forms])
-    if after >= before:
+    if after > before or (after == before and rng.random() >= plateau):
         return None
     # One renaming for both, so that no optimizer's name is read as an input's.
     names = {placeholder: name for name, placeholder in placeholders.items()}

@@ -81,3 +81,30 @@ def test_search_preserves_every_form_and_never_costs_more(targets, seed):
     assert [_expand(t, dict(searched_sums)) for t in searched] == targets
     assert _defined_before_use(searched_sums, "abcdef")
     assert _cost(searched_sums, searched) <= _cost(sums, rewritten)
+
+
+def test_scaled_copy_shares_one_scaling_among_the_statements_that_scale_alike():
+    """a + b/2 and c - b/2 and d + b/2 + e/2: b/2 is the only term of its magnitude in the first two
+    (a scaling each) but not in the third; one copy h = b/2 serves the first two: 3 scalings -> 2."""
+    from bilinear.optimize_pairs import scalings
+    from bilinear.optimize_scale import scaled_copies
+
+    half = Fraction(1, 2)
+    forms = [_fractions({"a": 1, "b": half}), _fractions({"c": 1, "b": -half}), _fractions({"d": 1, "b": half, "e": half})]
+    sums, rewritten = scaled_copies([], forms, "H")
+    assert sums == [("H1", {"b": half})]
+    assert scalings([*(t for _, t in sums), *rewritten]) == 2 < scalings(forms) == 3
+    assert [_expand(f, dict(sums)) for f in rewritten] == forms
+
+
+@settings(max_examples=40, deadline=None)
+@given(forms, st.integers(0, 5))
+def test_scaled_copies_preserve_every_form_and_never_cost_more(targets, seed):
+    from bilinear.optimize_scale import scaled_copies
+
+    targets = [_fractions(t) for t in targets]
+    sums, rewritten = eliminate(targets, "S", random.Random(seed), 1)
+    copied_sums, copied = scaled_copies(sums, rewritten, "H")
+    assert [_expand(t, dict(copied_sums)) for t in copied] == targets
+    assert _defined_before_use(copied_sums, "abcdef")
+    assert _cost(copied_sums, copied) <= _cost(sums, rewritten)
