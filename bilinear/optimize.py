@@ -20,7 +20,9 @@ difference.  Each side is tried several ways, and the cheapest program
 - on small sides, the cheapest program then goes through a local search
   (:mod:`bilinear.optimize_search`, after PLinOpt's ``mirabelle.sh``): the
   window around each named sum is optimized again, a few seeded tries
-  directly and through its transpose, and kept when it costs less.
+  directly and through its transpose, and kept when it costs less (or the
+  same); then a vector that several statements scale alike gets a scaled
+  copy (:func:`bilinear.optimize_scale.scaled_copies`).
 
 The outputs are also tried by the transposition principle (over the
 products' weights, then backwards).  Every random choice is seeded, so the
@@ -177,7 +179,7 @@ def _backwards(inner: Side, products: list[str], blocks: tuple[str, ...], prefix
 WINDOW_SEEDS = 2
 # Passes of the local search over a side's sums (it stops early when one changes nothing), and how
 # often it takes a window that costs the same: on the rational ⟨4,4,4;48⟩'s C side, 2 strict rounds
-# reach 149 operations, 8 rounds that always take ties 145 (about 4 s a side more).
+# reach 149 operations, 8 rounds that always take ties 144-147 by seed (about 10 s more in all).
 SEARCH_ROUNDS = 8
 SEARCH_PLATEAU = 1.0
 

@@ -12,14 +12,16 @@ undo them where they were poor.
 
 :func:`search` does this over a side's program, with every form of two terms
 or more named (as in the shortcut pass) so that windows hold targets too.
-The window's outputs are its statements that something outside it uses (the
-sum chosen goes when nothing outside does); a window whose inputs depend on
-one of its own statements is skipped, since its new program could then
-loop.  The sums are visited in a seeded order, round after round, until a
-round changes nothing; a window that costs the same may be taken too (a
-move along a plateau), so that later windows see another shape.  Optimizing a window is the caller's
-(:func:`bilinear.optimize.optimize` passes its own candidates, seeded from
-``rng``): this module only cuts, compares and splices.
+The window also takes in the sums that only it uses (they would otherwise
+stay computed for it alone).  Its outputs are its statements that something
+outside it uses (the sum chosen goes when nothing outside does); a window
+whose inputs depend on one of its own statements is skipped, since its new
+program could then loop.  The sums are visited in a seeded order, round
+after round, until a round changes nothing; a window that costs the same may
+be taken too (a move along a plateau), so that later windows see another
+shape.  Optimizing a window is the caller's (:func:`bilinear.optimize.optimize`
+passes its own candidates, seeded from ``rng``): this module only cuts,
+compares and splices.
 
 Assumes: named sums over inputs and earlier sums, forms over inputs and sums;
 ``optimizer`` returns named sums and forms that expand to the forms it is

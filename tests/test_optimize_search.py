@@ -1,4 +1,4 @@
-"""The local search over a side's program (bilinear.optimize_search).
+"""The local search over a side's program (bilinear.optimize_search), and scaled copies.
 
 A window around a named sum is optimized again and kept only when it costs
 fewer operations: every rewritten program must still compute every form
@@ -14,7 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bilinear.optimize import _window_program, eliminate
+from bilinear.optimize_pairs import scalings
 from bilinear.optimize_reuse import operations_first
+from bilinear.optimize_scale import scaled_copies
 from bilinear.optimize_search import search
 
 
@@ -86,9 +88,6 @@ def test_search_preserves_every_form_and_never_costs_more(targets, seed):
 def test_scaled_copy_shares_one_scaling_among_the_statements_that_scale_alike():
     """a + b/2 and c - b/2 and d + b/2 + e/2: b/2 is the only term of its magnitude in the first two
     (a scaling each) but not in the third; one copy h = b/2 serves the first two: 3 scalings -> 2."""
-    from bilinear.optimize_pairs import scalings
-    from bilinear.optimize_scale import scaled_copies
-
     half = Fraction(1, 2)
     forms = [_fractions({"a": 1, "b": half}), _fractions({"c": 1, "b": -half}), _fractions({"d": 1, "b": half, "e": half})]
     sums, rewritten = scaled_copies([], forms, "H")
@@ -100,8 +99,6 @@ def test_scaled_copy_shares_one_scaling_among_the_statements_that_scale_alike():
 @settings(max_examples=40, deadline=None)
 @given(forms, st.integers(0, 5))
 def test_scaled_copies_preserve_every_form_and_never_cost_more(targets, seed):
-    from bilinear.optimize_scale import scaled_copies
-
     targets = [_fractions(t) for t in targets]
     sums, rewritten = eliminate(targets, "S", random.Random(seed), 1)
     copied_sums, copied = scaled_copies(sums, rewritten, "H")
