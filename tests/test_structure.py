@@ -22,7 +22,7 @@ LAYERS = [
     ("schedule and scheme transforms", ("bilinear.schedule", "bilinear.compose", "bilinear.optimize",
                                         "bilinear.optimize_scale", "bilinear.optimize_pairs",
                                         "bilinear.optimize_kernel", "bilinear.optimize_reuse",
-                                        "bilinear.optimize_search")),
+                                        "bilinear.optimize_search", "bilinear.optimize_butterfly")),
     ("lower", ("bilinear.lower",)),
     ("model and measurement", ("bilinear.model", "bilinear.measure", "bilinear.dispatch")),
     ("runtime", ("bilinear.runtime",)),
