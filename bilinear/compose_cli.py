@@ -165,8 +165,8 @@ def add_parsers(commands) -> None:
     optimize_cmd = commands.add_parser(
         "optimize", help="eliminate common subexpressions: named sums, fewer additions, verified",
         description="Rewrite FILE's algorithm with shared named sums found by greedy pair elimination over U, V "
-        "and W (best of --seeds tie-breaking orders; on small sides also the kernel split, and targets rewritten "
-        "over other targets), print additions and scalings before and after per side, verify the result and "
+        "and W (best of --seeds tie-breaking orders; on small sides also the kernel split, targets rewritten "
+        "over other targets, butterflies of pairs of targets, and a local search), print additions and scalings before and after per side, verify the result and "
         "write it as .bl.",
     )
     add_input_options(optimize_cmd)

@@ -29,7 +29,7 @@ difference.  Each side is tried several ways, and the cheapest program
   targets optimized as above (the outputs also through the transpose), f
   and g recovered in two additions; that program goes through the local
   search too when it starts cheaper, and the cheaper result is kept (on the
-  rational ⟨4,4,4;48⟩'s C side: 143 operations rather than 145).
+  rational ⟨4,4,4;48⟩'s C side: 140 operations rather than 145).
 
 The outputs are also tried by the transposition principle (over the
 products' weights, then backwards).  Every random choice is seeded, so the
