@@ -67,12 +67,21 @@ def butterflies(forms: list[Terms]) -> list[Butterfly]:
 LEAST_SAVING = 4
 
 
-def pairing(forms: list[Terms], rng: random.Random | None = None, least: int = LEAST_SAVING) -> list[Butterfly]:
+def pairing(
+    forms: list[Terms], rng: random.Random | None = None, least: int = LEAST_SAVING, among: frozenset[int] | set[int] | None = None,
+    most: int | None = None,
+) -> list[Butterfly]:
     """Pairs with no target in common, greedily by saving: only those that save at least ``least``
     terms.  Ties (often many: a scheme's symmetries make whole families of pairs save alike) go by
     index, or with ``rng`` in a random order; which of them are taken matters (on the rational
-    ⟨4,4,4;48⟩'s C side, blocks two rows apart pair far better than neighbouring rows)."""
-    found = butterflies(forms)
+    ⟨4,4,4;48⟩'s C side, blocks two rows apart pair far better than neighbouring rows).  With
+    ``among``, only pairs of those targets; with ``most``, only pairs that save at most that many
+    (the pairs that save most may be of targets better computed from others, as on an overfull side
+    where the densest rows are combinations of sparser ones)."""
+    found = [
+        b for b in butterflies(forms)
+        if (among is None or {b.first, b.second} <= among) and (most is None or b.saving <= most)
+    ]
     order = {b: (rng.random() if rng else 0.0) for b in found}
     chosen: list[Butterfly] = []
     used: set[int] = set()
@@ -83,29 +92,39 @@ def pairing(forms: list[Terms], rng: random.Random | None = None, least: int = L
     return chosen
 
 
-def _combined(f: Terms, g: Terms, ratio: Fraction) -> Terms:
-    """(f + ratio·g)/2, without its cancelled terms."""
-    total = {k: HALF * v for k, v in f.items()}
+def scaled(forms: list[Terms]) -> set[int]:
+    """The targets with a coefficient of magnitude other than 1: where a butterfly may also fold a
+    scaling (PLinOpt's A side of the rational ⟨4,4,4;48⟩ pays 4 halvings for 12 such rows)."""
+    return {index for index, form in enumerate(forms) if any(abs(coef) != 1 for coef in form.values())}
+
+
+def _combined(f: Terms, g: Terms, ratio: Fraction, scale: Fraction) -> Terms:
+    """scale·(f + ratio·g), without its cancelled terms."""
+    total = {k: scale * v for k, v in f.items()}
     for k, v in g.items():
-        total[k] = total.get(k, 0) + HALF * ratio * v
+        total[k] = total.get(k, 0) + scale * ratio * v
     return {k: v for k, v in total.items() if v}
 
 
-def transformed(forms: list[Terms], chosen: list[Butterfly]) -> list[Terms]:
-    """The targets with each chosen pair's f replaced by its half-sum s and g by its half-difference d."""
+def transformed(forms: list[Terms], chosen: list[Butterfly], halved: bool = True) -> list[Terms]:
+    """The targets with each chosen pair's f replaced by its half-sum s and g by its half-difference
+    d; unless ``halved``, by 2s = f + λ·g and 2d = f − λ·g."""
+    scale = HALF if halved else Fraction(1)
     targets = [dict(form) for form in forms]
     for b in chosen:
         f, g = forms[b.first], forms[b.second]
-        targets[b.first], targets[b.second] = _combined(f, g, b.ratio), _combined(f, g, -b.ratio)
+        targets[b.first], targets[b.second] = _combined(f, g, b.ratio, scale), _combined(f, g, -b.ratio, scale)
     return targets
 
 
 def recovered(
-    sums: list[tuple[str, Terms]], forms: list[Terms], chosen: list[Butterfly], prefix: str
+    sums: list[tuple[str, Terms]], forms: list[Terms], chosen: list[Butterfly], prefix: str, halved: bool = True
 ) -> tuple[list[tuple[str, Terms]], list[Terms]]:
-    """A program for the transformed targets (sums, forms), extended to the original targets: each
-    pair's s and d named prefix<n> (unless one term already says what it is), then f = s + d and
-    g = (s − d)/ratio."""
+    """A program for the transformed targets (sums, forms; ``halved`` as they were transformed),
+    extended to the original targets: each pair's two new targets named prefix<n> (unless one term
+    already says what it is), then f = s + d and g = (s − d)/ratio; unless ``halved``, f = (2s + 2d)/2,
+    named too, and g = (f − 2d)/ratio.  That is PLinOpt's ``o36 := (x52 + x48)/2; o38 := o36 - x52``:
+    the halving paid once, in f, where computing s and d would pay it twice."""
     sums = list(sums)
     forms = [dict(form) for form in forms]
     made = 0
@@ -119,9 +138,14 @@ def recovered(
         return {f"{prefix}{made}": Fraction(1)}
 
     for b in chosen:
-        half_sum, half_difference = named(forms[b.first]), named(forms[b.second])
-        forms[b.first] = _sum(half_sum, half_difference, Fraction(1))
-        forms[b.second] = _sum({k: v / b.ratio for k, v in half_sum.items()}, half_difference, -1 / b.ratio)
+        new_sum, new_difference = named(forms[b.first]), named(forms[b.second])
+        if halved:
+            forms[b.first] = _sum(new_sum, new_difference, Fraction(1))
+            forms[b.second] = _sum({k: v / b.ratio for k, v in new_sum.items()}, new_difference, -1 / b.ratio)
+        else:
+            first = named(_sum({k: HALF * v for k, v in new_sum.items()}, new_difference, HALF))
+            forms[b.first] = first
+            forms[b.second] = _sum({k: v / b.ratio for k, v in first.items()}, new_difference, -1 / b.ratio)
     return sums, forms
 
 

@@ -13,8 +13,8 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bilinear.optimize import _best_side, _butterflied, _cost, eliminate
-from bilinear.optimize_butterfly import pairing, recovered, transformed
+from bilinear.optimize import Side, _best_side, _butterflied, _cost, _rescaled, eliminate
+from bilinear.optimize_butterfly import pairing, recovered, scaled, transformed
 
 
 def _fractions(form):
@@ -68,6 +68,22 @@ def test_butterflies_save_where_pair_elimination_cannot():
     assert _defined_before_use(side.sums, "abcd")
 
 
+def test_unhalved_butterfly_pays_the_halving_once():
+    """f = (a + b + c − d)/2 and g = (a + b − c + d)/2: halved, s = (a + b)/2 and d = (c − d)/2 cost a
+    halving each; unhalved (PLinOpt's ``o36 := (x52 + x48)/2; o38 := o36 - x52``), 2s = a + b and
+    2d = c − d cost none, f = (2s + 2d)/2 one, g = f − 2d none: 5 operations against 6."""
+    targets = [_fractions({"a": Fraction(1, 2), "b": Fraction(1, 2), "c": Fraction(1, 2), "d": Fraction(-1, 2)}),
+               _fractions({"a": Fraction(1, 2), "b": Fraction(1, 2), "c": Fraction(-1, 2), "d": Fraction(1, 2)})]
+    chosen = pairing(targets)
+    assert transformed(targets, chosen, halved=False) == [_fractions({"a": 1, "b": 1}), _fractions({"c": 1, "d": -1})]
+    costs = {}
+    for halved in (True, False):
+        side = _rescaled(Side(*recovered([], transformed(targets, chosen, halved), chosen, "H", halved)))
+        assert [_expand(f, dict(side.sums)) for f in side.forms] == targets
+        costs[halved] = _cost(side)
+    assert costs == {True: (6, 4), False: (5, 4)}
+
+
 forms = st.lists(
     st.dictionaries(st.sampled_from("abcdef"), st.sampled_from([1, -1, 2, -2, Fraction(1, 2)]), min_size=0, max_size=5),
     min_size=1, max_size=8,
@@ -75,14 +91,15 @@ forms = st.lists(
 
 
 @settings(max_examples=60, deadline=None)
-@given(forms, st.integers(0, 5), st.integers(0, 4))
-def test_butterflies_preserve_every_target(targets, seed, least):
-    """Any pairing (any threshold, any tie-break), any program for the transformed targets: the
-    recovered program computes every target, with each sum defined before its use."""
+@given(forms, st.integers(0, 5), st.integers(0, 4), st.booleans(), st.booleans())
+def test_butterflies_preserve_every_target(targets, seed, least, only_scaled, halved):
+    """Any pairing (any threshold, any tie-break, among all targets or the scaled ones), halved or
+    not, any program for the transformed targets: the recovered program computes every target, with
+    each sum defined before its use."""
     targets = [_fractions(t) for t in targets]
-    chosen = pairing(targets, random.Random(seed), least=least)
-    sums, rewritten = eliminate(transformed(targets, chosen), "S", random.Random(seed))
-    sums, rewritten = recovered(sums, rewritten, chosen, "H")
+    chosen = pairing(targets, random.Random(seed), least=least, among=scaled(targets) if only_scaled else None)
+    sums, rewritten = eliminate(transformed(targets, chosen, halved), "S", random.Random(seed))
+    sums, rewritten = recovered(sums, rewritten, chosen, "H", halved)
     assert [_expand(f, dict(sums)) for f in rewritten] == targets
     assert _defined_before_use(sums, "abcdef")
 
