@@ -99,7 +99,8 @@ def key(h1: int, h2: int) -> int | None:
     return h1 * pow(h2, -1, PRIME) % PRIME if h2 else None
 
 
-def _users(definitions: dict[str, Terms], forms: list[Terms]) -> dict[str, set]:
+def users_of(definitions: dict[str, Terms], forms: list[Terms]) -> dict[str, set]:
+    """Who reads each vector: the names of the sums, and the indices of the forms."""
     users: dict[str, set] = {}
     for name, terms in definitions.items():
         for term in terms:
@@ -110,7 +111,7 @@ def _users(definitions: dict[str, Terms], forms: list[Terms]) -> dict[str, set]:
     return users
 
 
-def _closure(names, definitions: dict[str, Terms]) -> set[str]:
+def closure(names, definitions: dict[str, Terms]) -> set[str]:
     """The named sums that ``names`` use, directly or not (themselves included)."""
     seen: set[str] = set()
     stack = [n for n in names if n in definitions]
@@ -125,7 +126,7 @@ def _closure(names, definitions: dict[str, Terms]) -> set[str]:
 def _exclusive(target: str, definitions: dict[str, Terms], users: dict[str, set]) -> set[str]:
     """The sums only ``target`` needs: they go if its definition changes to terms outside them."""
     owned = {target}
-    below = _closure(definitions[target], definitions)
+    below = closure(definitions[target], definitions)
     changed = True
     while changed:
         changed = False
@@ -226,7 +227,7 @@ def shortcut(
     while improved:
         improved = False
         for target in rng.sample(targets, len(targets)):
-            users = _users(definitions, forms)
+            users = users_of(definitions, forms)
             owned = _exclusive(target, definitions, users)
             best_cost = operations_first([definitions[target], *(definitions[n] for n in owned)])
             if best_cost <= operations_first([{"a": Fraction(1), "b": Fraction(1)}]):
@@ -237,12 +238,12 @@ def shortcut(
             if deeper and best_cost[0] > 2:
                 options = chain(options, _options_of_three(target, vectors, index, names, forbidden))
             for option in options:
-                after = operations_first([option, *(definitions[n] for n in _closure(option, definitions) & owned)])
+                after = operations_first([option, *(definitions[n] for n in closure(option, definitions) & owned)])
                 if after < best_cost:
                     best, best_cost = option, after
             if best is not None:
                 definitions[target] = best
-                for name in owned - _closure(best, definitions):
+                for name in owned - closure(best, definitions):
                     del definitions[name]
                     vectors.alive.discard(name)
                 improved = True
@@ -267,7 +268,7 @@ def named_targets(
 
 def inlined(definitions: dict[str, Terms], forms: list[Terms], targets: set[str]):
     """Targets' own names folded back where no other vector uses them; sums in definition order."""
-    users = _users(definitions, forms)
+    users = users_of(definitions, forms)
     for index, form in enumerate(forms):
         (name,) = form if len(form) == 1 else (None,)
         if name in targets and users[name] == {index}:

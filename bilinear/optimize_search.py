@@ -38,7 +38,7 @@ from fractions import Fraction
 from itertools import count
 
 from .optimize_pairs import Terms
-from .optimize_reuse import _closure, _users, inlined, named_targets, operations_first
+from .optimize_reuse import closure, inlined, named_targets, operations_first, users_of
 
 Program = tuple[list[tuple[str, Terms]], list[Terms]]
 Optimizer = Callable[[list[Terms], random.Random], Program]
@@ -64,7 +64,7 @@ def search(sums: list[tuple[str, Terms]], forms: list[Terms], optimizer: Optimiz
         for chosen in rng.sample(sorted(definitions), len(definitions)):
             if chosen not in definitions:
                 continue  # gone with an earlier window
-            users = _users(definitions, forms)
+            users = users_of(definitions, forms)
             window = _window(chosen, definitions, users)
             if len(window) > MAX_WINDOW:
                 continue
@@ -102,7 +102,7 @@ def _redone(window: set[str], definitions: dict[str, Terms], users: dict[str, se
     takes them) or could loop."""
     outputs = sorted(name for name in window if name in targets or not users.get(name, set()) <= window)
     inputs = sorted({term for name in window for term in definitions[name]} - window)
-    if _closure(inputs, definitions) & window:
+    if closure(inputs, definitions) & window:
         return None  # an input computed from the window: the new window could use it and loop
     expanded: dict[str, Terms] = {}
     wanted = [_expanded(name, window, definitions, expanded) for name in outputs]

@@ -26,6 +26,7 @@ from bilinear.optimize_kernel import basis_and_combinations, kernel_split
 from bilinear.optimize_reuse import shortcut
 from bilinear.verify import report_algorithm
 from bilinear.verify.expand import Expansion
+from helpers.programs import expand, fractions_of
 
 SHIPPED = {a.name: a for path in ALGORITHMS for a in bilinear.load(path).algorithms}
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "schemes"
@@ -97,21 +98,12 @@ forms = st.lists(
 )
 
 
-def _expand(form, definitions):
-    total = {}
-    for name, coef in form.items():
-        inner_form = _expand(definitions[name], definitions) if name in definitions else {name: 1}
-        for inner, inner_coef in inner_form.items():
-            total[inner] = total.get(inner, 0) + coef * inner_coef
-    return {k: v for k, v in total.items() if v}
-
-
 @settings(max_examples=100, deadline=None)
 @given(forms, st.integers(0, 3), st.integers(0, 1))
 def test_elimination_preserves_every_form(targets, seed, slack):
     targets = [{k: Fraction(v) for k, v in t.items()} for t in targets]
     sums, rewritten = eliminate(targets, "S", random.Random(seed) if seed else None, slack)
-    assert [_expand(t, dict(sums)) for t in rewritten] == targets
+    assert [expand(t, dict(sums)) for t in rewritten] == targets
 
 
 @settings(max_examples=60, deadline=None)
@@ -123,7 +115,7 @@ def test_transposed_program_computes_the_transpose(columns):
     blocks = tuple("abcdef")
     side = _transposed(columns, products, blocks, "Z", seeds=2)
     want = [{p: w[b] for p, w in zip(products, columns) if b in w} for b in blocks]
-    assert [_expand(form, dict(side.sums)) for form in side.forms] == want
+    assert [expand(form, dict(side.sums)) for form in side.forms] == want
 
 
 def test_optimize_command_prints_counts_and_writes_a_verified_file(tmp_path, capsys):
@@ -148,19 +140,15 @@ def test_plinopt_rational_444_48_counts_are_pinned():
     assert [counts[side]["after"] for side in "ABC"] == [(91, 19), (74, 5), (114, 26)]
 
 
-def _fractions(form):
-    return {k: Fraction(v) for k, v in form.items()}
-
-
 def test_shortcut_computes_a_target_from_two_others_in_one_addition():
     """a+b+c and a-b+d share no pair with 2a+c+d (pair elimination: 2+2+2 additions), but the
     third is the sum of the other two (or the first the third minus the second): one addition."""
-    targets = [_fractions(t) for t in ({"a": 1, "b": 1, "c": 1}, {"a": 1, "b": -1, "d": 1}, {"a": 2, "c": 1, "d": 1})]
+    targets = [fractions_of(t) for t in ({"a": 1, "b": 1, "c": 1}, {"a": 1, "b": -1, "d": 1}, {"a": 2, "c": 1, "d": 1})]
     sums, forms = eliminate(targets, "S")
     assert additions(forms) + additions(t for _, t in sums) == 6
     sums, forms = shortcut(sums, forms, random.Random(0))
     assert additions(forms) + additions(t for _, t in sums) == 5
-    assert [_expand(f, dict(sums)) for f in forms] == targets
+    assert [expand(f, dict(sums)) for f in forms] == targets
     written = [dict(sums).get(next(iter(f)), f) if len(f) == 1 else f for f in forms]
     assert sorted(len(w) for w in written) == [2, 3, 3]  # one of them, over the other two
 
@@ -168,24 +156,24 @@ def test_shortcut_computes_a_target_from_two_others_in_one_addition():
 def test_shortcut_drops_the_sums_only_the_rewritten_target_used():
     """x = a+b+c+d costs three additions through sums of its own; it is also y + z (y = a+b, z = c+d,
     themselves targets): one addition, and its own sums go."""
-    targets = [_fractions(t) for t in ({"a": 1, "b": 1}, {"c": 1, "d": 1}, {"a": 1, "b": 1, "c": 1, "d": 1})]
-    sums = [("S1", _fractions({"a": 1, "c": 1})), ("S2", _fractions({"S1": 1, "b": 1}))]
-    forms = [targets[0], targets[1], _fractions({"S2": 1, "d": 1})]
+    targets = [fractions_of(t) for t in ({"a": 1, "b": 1}, {"c": 1, "d": 1}, {"a": 1, "b": 1, "c": 1, "d": 1})]
+    sums = [("S1", fractions_of({"a": 1, "c": 1})), ("S2", fractions_of({"S1": 1, "b": 1}))]
+    forms = [targets[0], targets[1], fractions_of({"S2": 1, "d": 1})]
     sums, forms = shortcut(sums, forms, random.Random(0))
     assert additions(forms) + additions(t for _, t in sums) == 3
-    assert [_expand(f, dict(sums)) for f in forms] == targets
+    assert [expand(f, dict(sums)) for f in forms] == targets
 
 
 def test_kernel_split_takes_dependent_targets_from_the_basis():
     """a+b+c+d+e+f is the sum of the basis targets a+b+c, d+e+f: one addition, not five."""
-    targets = [_fractions(t) for t in ({"a": 1, "b": 1, "c": 1}, {"d": 1, "e": 1, "f": 1},
+    targets = [fractions_of(t) for t in ({"a": 1, "b": 1, "c": 1}, {"d": 1, "e": 1, "f": 1},
                                        {"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1})]
     basis, combinations = basis_and_combinations(targets, [0, 1, 2])
     assert basis == [0, 1] and combinations == {2: {0: 1, 1: 1}}
     costs = set()
     for seed in range(8):
         sums, forms = kernel_split(targets, "K", random.Random(seed))
-        assert [_expand(f, dict(sums)) for f in forms] == targets
+        assert [expand(f, dict(sums)) for f in forms] == targets
         costs.add(additions(forms) + additions(t for _, t in sums))
     assert min(costs) == 5  # 2 + 2 + 1
 
@@ -195,9 +183,9 @@ def test_kernel_split_takes_dependent_targets_from_the_basis():
 def test_kernel_split_and_shortcut_preserve_every_form(targets, seed):
     targets = [{k: Fraction(v) for k, v in t.items()} for t in targets]
     sums, rewritten = kernel_split(targets, "K", random.Random(seed))
-    assert [_expand(t, dict(sums)) for t in rewritten] == targets
+    assert [expand(t, dict(sums)) for t in rewritten] == targets
     sums, rewritten = shortcut(sums, rewritten, random.Random(seed))
-    assert [_expand(t, dict(sums)) for t in rewritten] == targets
+    assert [expand(t, dict(sums)) for t in rewritten] == targets
     defined = set()
     for name, terms in sums:  # each sum defined before it is used
         assert all(term in defined or not term.startswith(("K", "_T")) for term in terms)
@@ -207,7 +195,7 @@ def test_kernel_split_and_shortcut_preserve_every_form(targets, seed):
 def test_deeper_shortcut_computes_a_target_from_three_others_in_two_additions():
     """2a+c+d+3(e+f+g) shares only e+f+g with the others (three additions over them, 9 in all); it is
     (a+b+c) + (a-b+d) + 3·(e+f+g), three targets: two additions, and the first pass cannot see it."""
-    targets = [_fractions(t) for t in ({"a": 1, "b": 1, "c": 1}, {"a": 1, "b": -1, "d": 1}, {"e": 1, "f": 1, "g": 1},
+    targets = [fractions_of(t) for t in ({"a": 1, "b": 1, "c": 1}, {"a": 1, "b": -1, "d": 1}, {"e": 1, "f": 1, "g": 1},
                                        {"a": 2, "c": 1, "d": 1, "e": 3, "f": 3, "g": 3})]
     sums, forms = eliminate(targets, "S")
 
@@ -218,7 +206,7 @@ def test_deeper_shortcut_computes_a_target_from_three_others_in_two_additions():
     assert total(*shortcut(sums, forms, random.Random(0))) == 9
     deeper_sums, deeper_forms = shortcut(sums, forms, random.Random(0), deeper=True)
     assert total(deeper_sums, deeper_forms) == 8
-    assert [_expand(f, dict(deeper_sums)) for f in deeper_forms] == targets
+    assert [expand(f, dict(deeper_sums)) for f in deeper_forms] == targets
 
 
 def test_scalings_count_one_multiplication_per_magnitude_other_than_one():
@@ -228,4 +216,4 @@ def test_scalings_count_one_multiplication_per_magnitude_other_than_one():
     cases = [({"x": Fraction(1, 2), "y": Fraction(1, 2), "z": -3}, 2), ({"x": 2, "y": 2, "z": -1}, 1),
              ({"x": Fraction(1, 2), "y": Fraction(1, 4), "z": Fraction(-1, 4), "w": -1}, 2), ({"x": 1, "y": -1}, 0)]
     for form, count in cases:
-        assert scalings([_fractions(form)]) == count
+        assert scalings([fractions_of(form)]) == count

@@ -15,32 +15,11 @@ from hypothesis import strategies as st
 
 from bilinear.optimize import Side, _best_side, _butterflied, _cost, _rescaled, eliminate
 from bilinear.optimize_butterfly import pairing, recovered, scaled, transformed
-
-
-def _fractions(form):
-    return {k: Fraction(v) for k, v in form.items()}
-
-
-def _expand(form, definitions):
-    total = {}
-    for name, coef in form.items():
-        inner_form = _expand(definitions[name], definitions) if name in definitions else {name: 1}
-        for inner, inner_coef in inner_form.items():
-            total[inner] = total.get(inner, 0) + coef * inner_coef
-    return {k: v for k, v in total.items() if v}
-
-
-def _defined_before_use(sums, inputs):
-    defined = set(inputs)
-    for name, terms in sums:
-        if not all(term in defined for term in terms):
-            return False
-        defined.add(name)
-    return True
+from helpers.programs import defined_before_use, expand, fractions_of
 
 
 # f1 = (a + d) + (b + 2c), f3 = (a + d) − (b + 2c); f2 = b + (a − d), f4 = b − (a − d).
-HAND = [_fractions(t) for t in (
+HAND = [fractions_of(t) for t in (
     {"a": 1, "b": 1, "c": 2, "d": 1}, {"a": 1, "b": 1, "d": -1}, {"a": 1, "b": -1, "c": -2, "d": 1}, {"a": -1, "b": 1, "d": 1},
 )]
 
@@ -52,8 +31,8 @@ def test_pairing_finds_the_butterfly_of_the_hand_example():
     chosen = pairing(HAND)
     assert [(b.first, b.second, b.ratio, b.saving) for b in chosen] == [(0, 2, 1, 4)]
     assert pairing(HAND, least=3)[1].saving == 3
-    assert transformed(HAND, chosen)[0] == _fractions({"a": 1, "d": 1})
-    assert transformed(HAND, chosen)[2] == _fractions({"b": 1, "c": 2})
+    assert transformed(HAND, chosen)[0] == fractions_of({"a": 1, "d": 1})
+    assert transformed(HAND, chosen)[2] == fractions_of({"b": 1, "c": 2})
 
 
 def test_butterflies_save_where_pair_elimination_cannot():
@@ -64,22 +43,22 @@ def test_butterflies_save_where_pair_elimination_cannot():
     assert _cost(plain) == (10, 8)
     side = _butterflied(HAND, "X", 4, both_ways=False)
     assert _cost(side) == (8, 7)
-    assert [_expand(f, dict(side.sums)) for f in side.forms] == HAND
-    assert _defined_before_use(side.sums, "abcd")
+    assert [expand(f, dict(side.sums)) for f in side.forms] == HAND
+    assert defined_before_use(side.sums, "abcd")
 
 
 def test_unhalved_butterfly_pays_the_halving_once():
     """f = (a + b + c − d)/2 and g = (a + b − c + d)/2: halved, s = (a + b)/2 and d = (c − d)/2 cost a
     halving each; unhalved (PLinOpt's ``o36 := (x52 + x48)/2; o38 := o36 - x52``), 2s = a + b and
     2d = c − d cost none, f = (2s + 2d)/2 one, g = f − 2d none: 5 operations against 6."""
-    targets = [_fractions({"a": Fraction(1, 2), "b": Fraction(1, 2), "c": Fraction(1, 2), "d": Fraction(-1, 2)}),
-               _fractions({"a": Fraction(1, 2), "b": Fraction(1, 2), "c": Fraction(-1, 2), "d": Fraction(1, 2)})]
+    targets = [fractions_of({"a": Fraction(1, 2), "b": Fraction(1, 2), "c": Fraction(1, 2), "d": Fraction(-1, 2)}),
+               fractions_of({"a": Fraction(1, 2), "b": Fraction(1, 2), "c": Fraction(-1, 2), "d": Fraction(1, 2)})]
     chosen = pairing(targets)
-    assert transformed(targets, chosen, halved=False) == [_fractions({"a": 1, "b": 1}), _fractions({"c": 1, "d": -1})]
+    assert transformed(targets, chosen, halved=False) == [fractions_of({"a": 1, "b": 1}), fractions_of({"c": 1, "d": -1})]
     costs = {}
     for halved in (True, False):
         side = _rescaled(Side(*recovered([], transformed(targets, chosen, halved), chosen, "H", halved)))
-        assert [_expand(f, dict(side.sums)) for f in side.forms] == targets
+        assert [expand(f, dict(side.sums)) for f in side.forms] == targets
         costs[halved] = _cost(side)
     assert costs == {True: (6, 4), False: (5, 4)}
 
@@ -96,20 +75,20 @@ def test_butterflies_preserve_every_target(targets, seed, least, only_scaled, ha
     """Any pairing (any threshold, any tie-break, among all targets or the scaled ones), halved or
     not, any program for the transformed targets: the recovered program computes every target, with
     each sum defined before its use."""
-    targets = [_fractions(t) for t in targets]
+    targets = [fractions_of(t) for t in targets]
     chosen = pairing(targets, random.Random(seed), least=least, among=scaled(targets) if only_scaled else None)
     sums, rewritten = eliminate(transformed(targets, chosen, halved), "S", random.Random(seed))
     sums, rewritten = recovered(sums, rewritten, chosen, "H", halved)
-    assert [_expand(f, dict(sums)) for f in rewritten] == targets
-    assert _defined_before_use(sums, "abcdef")
+    assert [expand(f, dict(sums)) for f in rewritten] == targets
+    assert defined_before_use(sums, "abcdef")
 
 
 @settings(max_examples=20, deadline=None)
 @given(forms, st.booleans())
 def test_butterflied_side_preserves_every_target(targets, both_ways):
     """The driver's butterfly route, directly and through the transpose."""
-    targets = [_fractions(t) for t in targets]
+    targets = [fractions_of(t) for t in targets]
     side = _butterflied(targets, "X", 2, both_ways)
     if side is not None:
-        assert [_expand(f, dict(side.sums)) for f in side.forms] == targets
-        assert _defined_before_use(side.sums, "abcdef")
+        assert [expand(f, dict(side.sums)) for f in side.forms] == targets
+        assert defined_before_use(side.sums, "abcdef")

@@ -18,52 +18,31 @@ from bilinear.optimize_pairs import scalings
 from bilinear.optimize_reuse import operations_first
 from bilinear.optimize_scale import scaled_copies
 from bilinear.optimize_search import search
-
-
-def _fractions(form):
-    return {k: Fraction(v) for k, v in form.items()}
-
-
-def _expand(form, definitions):
-    total = {}
-    for name, coef in form.items():
-        inner_form = _expand(definitions[name], definitions) if name in definitions else {name: 1}
-        for inner, inner_coef in inner_form.items():
-            total[inner] = total.get(inner, 0) + coef * inner_coef
-    return {k: v for k, v in total.items() if v}
+from helpers.programs import defined_before_use, expand, fractions_of
 
 
 def _cost(sums, forms):
     return operations_first([*(t for _, t in sums), *forms])
 
 
-def _defined_before_use(sums, inputs):
-    defined = set(inputs)
-    for name, terms in sums:
-        if not all(term in defined for term in terms):
-            return False
-        defined.add(name)
-    return True
-
-
 def test_search_redoes_a_window_that_greedy_choices_left_poor():
     """a+b+c and a+b+d written over S1 = a+c and S2 = b+d cost four additions, and no single target
     can shortcut through the other; the window around S1 takes in S2 (only the window uses it) and
     its new program shares a+b: three."""
-    targets = [_fractions({"a": 1, "b": 1, "c": 1}), _fractions({"a": 1, "b": 1, "d": 1})]
-    sums = [("S1", _fractions({"a": 1, "c": 1})), ("S2", _fractions({"b": 1, "d": 1}))]
-    forms = [_fractions({"S1": 1, "b": 1}), _fractions({"S2": 1, "a": 1})]
+    targets = [fractions_of({"a": 1, "b": 1, "c": 1}), fractions_of({"a": 1, "b": 1, "d": 1})]
+    sums = [("S1", fractions_of({"a": 1, "c": 1})), ("S2", fractions_of({"b": 1, "d": 1}))]
+    forms = [fractions_of({"S1": 1, "b": 1}), fractions_of({"S2": 1, "a": 1})]
     assert _cost(sums, forms) == (4, 4)
     sums, forms = search(sums, forms, _window_program, random.Random(0))
     assert _cost(sums, forms) == (3, 3)
-    assert [_expand(f, dict(sums)) for f in forms] == targets
-    assert _defined_before_use(sums, "abcd")
+    assert [expand(f, dict(sums)) for f in forms] == targets
+    assert defined_before_use(sums, "abcd")
 
 
 def test_search_keeps_a_program_no_window_improves():
     """(a+b)/2 and (a+b)/2 + c: one sum, scaled once, and one more addition is already the least."""
-    sums = [("S", _fractions({"a": Fraction(1, 2), "b": Fraction(1, 2)}))]
-    forms = [_fractions({"S": 1}), _fractions({"S": 1, "c": 1})]
+    sums = [("S", fractions_of({"a": Fraction(1, 2), "b": Fraction(1, 2)}))]
+    forms = [fractions_of({"S": 1}), fractions_of({"S": 1, "c": 1})]
     new_sums, new_forms = search(sums, forms, _window_program, random.Random(0))
     assert _cost(new_sums, new_forms) == _cost(sums, forms) == (3, 2)
 
@@ -77,11 +56,11 @@ forms = st.lists(
 @settings(max_examples=40, deadline=None)
 @given(forms, st.integers(0, 5))
 def test_search_preserves_every_form_and_never_costs_more(targets, seed):
-    targets = [_fractions(t) for t in targets]
+    targets = [fractions_of(t) for t in targets]
     sums, rewritten = eliminate(targets, "S", random.Random(seed), 1)
     searched_sums, searched = search(sums, rewritten, _window_program, random.Random(seed))
-    assert [_expand(t, dict(searched_sums)) for t in searched] == targets
-    assert _defined_before_use(searched_sums, "abcdef")
+    assert [expand(t, dict(searched_sums)) for t in searched] == targets
+    assert defined_before_use(searched_sums, "abcdef")
     assert _cost(searched_sums, searched) <= _cost(sums, rewritten)
 
 
@@ -89,19 +68,19 @@ def test_scaled_copy_shares_one_scaling_among_the_statements_that_scale_alike():
     """a + b/2 and c - b/2 and d + b/2 + e/2: b/2 is the only term of its magnitude in the first two
     (a scaling each) but not in the third; one copy h = b/2 serves the first two: 3 scalings -> 2."""
     half = Fraction(1, 2)
-    forms = [_fractions({"a": 1, "b": half}), _fractions({"c": 1, "b": -half}), _fractions({"d": 1, "b": half, "e": half})]
+    forms = [fractions_of({"a": 1, "b": half}), fractions_of({"c": 1, "b": -half}), fractions_of({"d": 1, "b": half, "e": half})]
     sums, rewritten = scaled_copies([], forms, "H")
     assert sums == [("H1", {"b": half})]
     assert scalings([*(t for _, t in sums), *rewritten]) == 2 < scalings(forms) == 3
-    assert [_expand(f, dict(sums)) for f in rewritten] == forms
+    assert [expand(f, dict(sums)) for f in rewritten] == forms
 
 
 @settings(max_examples=40, deadline=None)
 @given(forms, st.integers(0, 5))
 def test_scaled_copies_preserve_every_form_and_never_cost_more(targets, seed):
-    targets = [_fractions(t) for t in targets]
+    targets = [fractions_of(t) for t in targets]
     sums, rewritten = eliminate(targets, "S", random.Random(seed), 1)
     copied_sums, copied = scaled_copies(sums, rewritten, "H")
-    assert [_expand(t, dict(copied_sums)) for t in copied] == targets
-    assert _defined_before_use(copied_sums, "abcdef")
+    assert [expand(t, dict(copied_sums)) for t in copied] == targets
+    assert defined_before_use(copied_sums, "abcdef")
     assert _cost(copied_sums, copied) <= _cost(sums, rewritten)

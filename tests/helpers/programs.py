@@ -1,0 +1,32 @@
+"""Straight-line programs as the optimizer's passes write them: named sums (name, terms) in order,
+and forms over inputs and sums.  What the tests check of every pass: each form's value, and every
+sum defined before it is used."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+
+def fractions_of(form: dict) -> dict:
+    """The form with Fraction coefficients (hypothesis draws ints)."""
+    return {k: Fraction(v) for k, v in form.items()}
+
+
+def expand(form: dict, definitions: dict) -> dict:
+    """The form's value over the inputs, through the named sums in ``definitions``."""
+    total = {}
+    for name, coef in form.items():
+        inner_form = expand(definitions[name], definitions) if name in definitions else {name: 1}
+        for inner, inner_coef in inner_form.items():
+            total[inner] = total.get(inner, 0) + coef * inner_coef
+    return {k: v for k, v in total.items() if v}
+
+
+def defined_before_use(sums: list, inputs) -> bool:
+    """Whether every sum reads only inputs and sums defined before it."""
+    defined = set(inputs)
+    for name, terms in sums:
+        if not all(term in defined for term in terms):
+            return False
+        defined.add(name)
+    return True
