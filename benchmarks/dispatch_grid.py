@@ -11,11 +11,11 @@ benchmarks/tsm2.py measured.  Candidates are timed as the CUDA graphs
 bilinear.matmul replays from a product's third call on the same arrays
 (bilinear.runtime.graph_cache), since that is what a user's repeated call runs;
 a row is used where its speedup reaches --min-speedup.  --check (run it in a
-fresh process, after the table is written) times ``bilinear.matmul`` against ``cupy.matmul`` at every
-shape, interleaved: CUDA events around back-to-back calls after warm-up
-(enough calls for ≥ 20 ms per timing, so host time hides behind the GPU's as it
-does in any pipeline), median of --repeat, random normal data; ratio = cuBLAS
-time / matmul's.  Both modes first run every call for a second (FP64 GEMMs reach
+fresh process, after the table is written) times ``bilinear.matmul`` against
+``cupy.matmul`` at every shape, interleaved: CUDA events around back-to-back
+calls after warm-up (enough calls for ≥ 20 ms per timing, so host time hides
+behind the GPU's as it does in any pipeline), median of --repeat, random normal
+data; ratio = cuBLAS time / matmul's.  Both modes first run every call for a second (FP64 GEMMs reach
 the 700 W cap's clocks within half of it) and alternate the order of the calls
 from round to round, so no call always runs on another's heat.
 """
