@@ -206,8 +206,11 @@ def test_a_rank_that_stops_answering_ends_the_job_with_one_message_within_the_ti
 @needs_mpi
 def test_a_rank_that_dies_ends_the_job():
     """mpiexec ends every rank when one exits without finalising MPI; nothing waits for the timeout."""
-    done = _mpi(2, "-c", LOST.format(root=ROOT, fate="os._exit(3)"), timeout=60, env={"BILINEAR_DIST_TIMEOUT": "20"})
-    assert _seconds_since_the_call(done) < 15  # not the 20 s timeout
+    start = time.monotonic()
+    done = _mpi(2, "-c", LOST.format(root=ROOT, fate="os._exit(3)"), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    # Timed from the launch: mpiexec may end rank 0 before it says it is calling.  Not the 60 s
+    # timeout, with room for the ranks' imports and compiles on a loaded machine (up to 30 s).
+    assert time.monotonic() - start < 45
     assert done.returncode != 0
 
 

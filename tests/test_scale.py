@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import replace
 from fractions import Fraction
@@ -165,14 +166,21 @@ def _classical(m: int, k: int, n: int) -> Algorithm:
     return Algorithm("classical", Shape(m, k, n), (), tuple(products), tuple(Output(c, Form.of(w)) for c, w in outputs.items()))
 
 
-def _seconds(algorithm: Algorithm) -> float:
-    start = time.perf_counter()
-    assert report_algorithm(algorithm).ok
-    return time.perf_counter() - start
+def _seconds(algorithm: Algorithm, repeat: int = 3) -> float:
+    """The fastest of ``repeat`` verifications, each after a collection: one run alone swings 2-3×
+    with the garbage collector and the machine's load (a CI run measured 0.07 s and 1.48 s, 20.6×)."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        assert report_algorithm(algorithm).ok
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def test_verification_is_near_linear_in_products():
-    """Issue 12: 10⁴ products took 8 s and 3·10⁴ 69 s; 8× the products must cost well under 8²× the time."""
+    """Issue 12: 10⁴ products took 8 s and 3·10⁴ 69 s; 8× the products must cost well under 8²× the time
+    (the fastest runs here: 5-6×)."""
     small, large = _classical(10, 10, 10), _classical(20, 20, 20)
     small_time, large_time = _seconds(small), _seconds(large)
     assert large_time < 20 * max(small_time, 0.05), (small_time, large_time)
