@@ -136,12 +136,16 @@ def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: in
         raise RuntimeError(f"no candidate's product is within the error bound at {dtype} {m}x{k}x{n}: {errors}")
     second = {candidate: _speedup(products[candidate], A, B, C, out, repeat)[0] for candidate in finalists}
     best = max(second, key=second.get)
-    label = lambda candidate: "{} L{} b{} {}".format(*candidate)  # noqa: E731
     return {"dtype": dtype, "m": m, "k": k, "n": n, "scheme": best[0], "levels": best[1], "breadth": best[2],
             "launch": best[3], "speedup": round(second[best], 4),
             "workspace_bytes": products[best].workspace_bytes(m, k, n), "relative_error": errors[best],
-            "candidates": {label(c): round(x, 4) for c, x in first.items()},
-            "confirmed": {label(c): round(x, 4) for c, x in second.items()}}
+            "candidates": {_label(c): round(x, 4) for c, x in first.items()},
+            "confirmed": {_label(c): round(x, 4) for c, x in second.items()}}
+
+
+def _label(candidate: tuple) -> str:
+    """A candidate as the table's rows name it: "winograd L2 b2 batched"."""
+    return "{} L{} b{} {}".format(*candidate)
 
 
 def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]) -> None:

@@ -98,14 +98,6 @@ def scaled(forms: list[Terms]) -> set[int]:
     return {index for index, form in enumerate(forms) if any(abs(coef) != 1 for coef in form.values())}
 
 
-def _combined(f: Terms, g: Terms, ratio: Fraction, scale: Fraction) -> Terms:
-    """scale·(f + ratio·g), without its cancelled terms."""
-    total = {k: scale * v for k, v in f.items()}
-    for k, v in g.items():
-        total[k] = total.get(k, 0) + scale * ratio * v
-    return {k: v for k, v in total.items() if v}
-
-
 def transformed(forms: list[Terms], chosen: list[Butterfly], halved: bool = True) -> list[Terms]:
     """The targets with each chosen pair's f replaced by its half-sum s and g by its half-difference
     d; unless ``halved``, by 2s = f + λ·g and 2d = f − λ·g."""
@@ -113,7 +105,8 @@ def transformed(forms: list[Terms], chosen: list[Butterfly], halved: bool = True
     targets = [dict(form) for form in forms]
     for b in chosen:
         f, g = forms[b.first], forms[b.second]
-        targets[b.first], targets[b.second] = _combined(f, g, b.ratio, scale), _combined(f, g, -b.ratio, scale)
+        scaled_f = {k: scale * v for k, v in f.items()}
+        targets[b.first], targets[b.second] = _sum(scaled_f, g, scale * b.ratio), _sum(scaled_f, g, -scale * b.ratio)
     return targets
 
 
