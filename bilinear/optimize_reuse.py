@@ -267,7 +267,9 @@ def named_targets(
 
 
 def inlined(definitions: dict[str, Terms], forms: list[Terms], targets: set[str]):
-    """Targets' own names folded back where no other vector uses them; sums in definition order."""
+    """Copies read through (:func:`copies_read_through`), then targets' own names folded back
+    where no other vector uses them; sums in definition order."""
+    copies_read_through(definitions, forms)
     users = users_of(definitions, forms)
     for index, form in enumerate(forms):
         (name,) = form if len(form) == 1 else (None,)
@@ -287,3 +289,32 @@ def inlined(definitions: dict[str, Terms], forms: list[Terms], targets: set[str]
         for term in form:
             visit(term)
     return ordered, forms
+
+
+def copies_read_through(definitions: dict[str, Terms], forms: list[Terms]) -> None:
+    """Every sum that is ±1 times one other vector dropped, its users reading that vector instead
+    (in place).  A window or a shortcut leaves such a copy where a target turns out to equal a
+    vector already computed; it costs no operation, but lowered it would be a buffer and a pass.
+    Reading through never costs more: a user that held both merges two terms into one (one
+    addition fewer, at most one magnitude more)."""
+    while copies := {name: terms for name, terms in definitions.items() if _is_copy(terms)}:
+        for name in copies:
+            del definitions[name]
+        for container in [*definitions.values(), *forms]:
+            read = _read_through(container, copies)
+            container.clear()
+            container.update(read)
+
+
+def _is_copy(terms: Terms) -> bool:
+    return len(terms) == 1 and abs(next(iter(terms.values()))) == 1
+
+
+def _read_through(container: Terms, copies: dict[str, Terms]) -> Terms:
+    total: Terms = {}
+    for name, coef in container.items():
+        while name in copies:  # a chain: X5 = X4, X4 = X1
+            ((name, sign),) = copies[name].items()
+            coef *= sign
+        total[name] = total.get(name, 0) + coef
+    return {name: coef for name, coef in total.items() if coef}

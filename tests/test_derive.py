@@ -82,6 +82,16 @@ def test_optimized_schemes_verify_keep_their_products_and_add_less(name):
         assert counts[side]["after"][0] <= counts[side]["before"][0]
 
 
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_optimized_schemes_name_no_copy_of_another_vector(name):
+    """A named sum that is ±1 times one other vector (``X3 = X2``) computes nothing: its users
+    read that vector instead.  The local search left such copies behind (winograd: X3 = X2,
+    X4 = X1, X5 = X4), and each would be a buffer and a pass over it when lowered."""
+    result, _ = optimize(SHIPPED[name], seeds=4)
+    copies = [s.name for s in result.sums if len(terms := s.form.as_dict()) == 1 and abs(next(iter(terms.values()))) == 1]
+    assert copies == []
+
+
 def test_grey333_beats_fast_matmul_eliminated_file():
     """fast-matmul's eliminated grey333 (file name: 125 nonzeros) writes 70 additions."""
     result, _ = optimize(SHIPPED["grey333"], seeds=8)

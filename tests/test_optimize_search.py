@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from bilinear.optimize import _window_program, eliminate
 from bilinear.optimize_pairs import scalings
-from bilinear.optimize_reuse import operations_first
+from bilinear.optimize_reuse import copies_read_through, operations_first
 from bilinear.optimize_scale import scaled_copies
 from bilinear.optimize_search import search
 from helpers.programs import defined_before_use, expand, fractions_of
@@ -62,6 +62,18 @@ def test_search_preserves_every_form_and_never_costs_more(targets, seed):
     assert [expand(t, dict(searched_sums)) for t in searched] == targets
     assert defined_before_use(searched_sums, "abcdef")
     assert _cost(searched_sums, searched) <= _cost(sums, rewritten)
+
+
+def test_copies_are_read_through_to_the_vector_they_copy():
+    """X2 = X1 and X3 = -X2 copy X1: their users read X1 (through the chain, with its sign); a user
+    that held X1 too merges the two terms, one addition fewer; a scaled copy (x/2) stays."""
+    F = Fraction
+    definitions = {"X1": {"a": F(1), "b": F(1)}, "X2": {"X1": F(1)}, "X3": {"X2": F(-1)}, "H": {"a": F(1, 2)},
+                   "S": {"X3": F(1), "X1": F(2), "c": F(1)}}
+    forms = [{"X3": F(1)}, {"X2": F(1), "H": F(1)}, {"S": F(1)}]
+    copies_read_through(definitions, forms)
+    assert definitions == {"X1": {"a": 1, "b": 1}, "H": {"a": F(1, 2)}, "S": {"X1": 1, "c": 1}}
+    assert forms == [{"X1": -1}, {"X1": 1, "H": 1}, {"S": 1}]
 
 
 def test_scaled_copy_shares_one_scaling_among_the_statements_that_scale_alike():
