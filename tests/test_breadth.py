@@ -227,9 +227,45 @@ def test_release_workspace_drops_what_the_last_call_kept():
     A, B = _integers(rng, 64, 64), _integers(rng, 64, 64)
     product(A, B)
     assert product.executor.workspace and product.executor.breadth.workspace
+    # what matmul counts as its own when it asks whether a call's workspace fits
+    kept = [*product.executor.workspace.values(), *(v for vs in product.executor.breadth.workspace.values() for v in vs)]
+    assert product.held_workspace_bytes() == sum(view.nbytes for view in kept) > 0
     product.release_workspace()
     assert not product.executor.workspace and not product.executor.breadth.workspace
+    assert product.held_workspace_bytes() == 0
     np.testing.assert_array_equal(product(A, B), A @ B)
+
+
+@pytest.mark.parametrize(("levels", "breadth"), [(0, 0), (1, 0), (2, 1)])
+def test_a_leaf_lets_its_buffer_go_when_the_product_runs_at_a_new_shape(monkeypatch, levels, breadth):
+    """The ozaki leaf keeps one buffer, grown to its largest leaf; its product at a new shape has it
+    let go first, so a product that once ran at 16384 does not keep 21 GiB for calls at 4096 (the
+    schedule's own workspace is made anew per shape already).  Never within a call: its leaves of
+    several sizes share the buffer, and a graph capture must allocate nothing."""
+    from bilinear.runtime import executor as executor_module
+
+    released = []
+
+    class Leaf:  # the backend's GEMM, with the buffer protocol of OzakiLeaf
+        def __init__(self, options, backend):
+            self.gemm = backend.gemm
+
+        def __call__(self, *args):
+            self.gemm(*args)
+
+        def release(self):
+            released.append(True)
+
+    monkeypatch.setattr(executor_module, "leaf_gemm", Leaf)
+    product = bilinear.compile(ROOT / "algorithms/winograd.bl", levels=levels, breadth=breadth, backend="numpy")
+    rng = np.random.default_rng(6)
+    shapes = [(64, 64, 64), (64, 64, 64), (32, 48, 40), (32, 48, 40), (64, 64, 64)]
+    counts = []
+    for m, k, n in shapes:
+        A, B = _integers(rng, m, k), _integers(rng, k, n)
+        np.testing.assert_array_equal(product(A, B), A @ B)
+        counts.append(len(released))
+    assert counts == [1, 1, 2, 2, 3]
 
 
 @pytest.mark.gpu

@@ -480,6 +480,26 @@ def test_pass_marks_for_the_breakdown(monkeypatch):
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("residue_levels", [0, 1])
+def test_int8_gemms_go_through_cublas_capture_while_a_graph_is_captured(monkeypatch, residue_levels):
+    """CuPy's cuBLAS wrappers raise on a capturing stream, so then the int8 GEMMs take
+    cublas_capture's ctypes call, with the same arguments: the same bits."""
+    from helpers.ozaki_emulation import EmulatedCublas, emulated_runner
+
+    rng = np.random.default_rng(4)
+    A, B = rng.standard_normal((16, 24)), rng.standard_normal((24, 8))
+    results = []
+    for capturing in (False, True):
+        runner = emulated_runner(monkeypatch, capturing=capturing)
+        EmulatedCublas.calls.clear()
+        C = np.empty((16, 8))
+        runner.gemm(A, B, C, count=6, residue_levels=residue_levels)
+        assert EmulatedCublas.calls
+        results.append(C)
+    assert np.array_equal(*results)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_int8_calls_per_modulus_by_default_and_batched_on_request(monkeypatch):
     """By default one call per modulus (per tile), the fastest measured; ``batched`` one call for all."""
     from helpers.ozaki_emulation import EmulatedCublas, emulated_runner

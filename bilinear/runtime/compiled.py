@@ -108,6 +108,17 @@ class CompiledProduct:
             executor.workspace = {}
             if executor.breadth is not None:
                 executor.breadth.workspace.clear()
+            getattr(executor.leaf, "release", lambda: None)()
+
+    def held_workspace_bytes(self) -> int:
+        """Device bytes of workspace kept from the last calls (what :meth:`release_workspace` frees)."""
+        total = 0
+        for executor in self.executors:
+            views = list(executor.workspace.values())
+            if executor.breadth is not None:
+                views += [view for views_of_size in executor.breadth.workspace.values() for view in views_of_size]
+            total += sum(view.nbytes for view in views) + sum(buffer.nbytes for buffer in executor.leaf_buffers())
+        return total
 
     def breadth_levels(self, M: int, K: int, N: int) -> int:
         """How many levels an M×K×N call runs breadth-first (fewer than asked where the limit says so)."""

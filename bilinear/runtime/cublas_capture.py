@@ -28,8 +28,12 @@ def library() -> ctypes.CDLL:
     lib = ctypes.CDLL(sorted(paths)[0])
     gemm = [_P, _I, _I, _I, _I, _I, _P, _P, _I, _P, _I, _P, _P, _I]
     strided = [_P, _I, _I, _I, _I, _I, _P, _P, _I, _L, _P, _I, _L, _P, _P, _I, _L, _I]
+    # transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype,
+    # ldc, strideC, batchCount, computeType, algo
+    strided_ex = [_P, _I, _I, _I, _I, _I, _P, _P, _I, _I, _L, _P, _I, _I, _L, _P, _P, _I, _I, _L, _I, _I, _I]
     for name, types in (("cublasDgemm_v2", gemm), ("cublasSgemm_v2", gemm),
                         ("cublasDgemmStridedBatched", strided), ("cublasSgemmStridedBatched", strided),
+                        ("cublasGemmStridedBatchedEx", strided_ex),
                         ("cublasSetStream_v2", [_P, _P]), ("cublasSetPointerMode_v2", [_P, _I])):
         getattr(lib, name).argtypes = types
         getattr(lib, name).restype = _I
@@ -60,3 +64,11 @@ def gemm_strided(double: bool, handle: int, m: int, n: int, k: int, alpha: int, 
     status = getattr(library(), name)(handle, 0, 0, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
                                       stride_c, batch)
     _check(status, name)
+
+
+def gemm_strided_ex(handle: int, *args) -> None:
+    """``cublasGemmStridedBatchedEx`` with the C API's arguments after the handle (transa, transb,
+    m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC,
+    batchCount, computeType, algo), as CuPy's ``gemmStridedBatchedEx`` takes them: the Ozaki leaf's
+    int8 GEMMs while a graph is captured."""
+    _check(library().cublasGemmStridedBatchedEx(handle, *args), "cublasGemmStridedBatchedEx")

@@ -71,9 +71,10 @@ class Executor:
         self.lowered = lowered
         self.backend = backend
         self.options = lowered.options
-        leaf = leaf_gemm(self.options, backend)  # single-view leaves: the leaf kind's GEMM
+        self.leaf = leaf = leaf_gemm(self.options, backend)  # single-view leaves: the leaf kind's GEMM
         self.alpha = 1.0
         self.workspace: dict[tuple[int, str], View] = {}
+        self._last_dims: tuple[int, int, int] | None = None  # the last call's M, K, N
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
         self.observer: Callable[[int, str, str], None] | None = None
         # Single-view leaves: the leaf kind's GEMM, or the innermost levels breadth-first with it under them.
@@ -86,6 +87,11 @@ class Executor:
     # --- entry --------------------------------------------------------------------------
     def run(self, A: View, B: View, C: View, alpha: float = 1.0, beta: float = 0.0) -> None:
         """``C = alpha·A@B + beta·C``, in place on C."""
+        if _dims(A, B) != self._last_dims:
+            # A new shape: the leaf's kept buffer (the Ozaki leaf's) goes, as the schedule's own
+            # workspace does, so the leaves of this shape size it anew.  Never within a call.
+            getattr(self.leaf, "release", lambda: None)()
+            self._last_dims = _dims(A, B)
         if not self.lowered.levels and self.options.leaf != "fused":
             self.gemm(A, B, C, alpha, beta)  # no depth-first level: the leaf takes beta itself
             return
@@ -104,6 +110,11 @@ class Executor:
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
         """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves)."""
         return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
+
+    def leaf_buffers(self) -> tuple:
+        """Device buffers the leaf GEMM keeps between calls (the Ozaki leaf's workspace), which a
+        captured graph writes and so holds."""
+        return getattr(self.leaf, "buffers", tuple)()
 
     def _allocate_workspace(self, M: int, K: int, N: int) -> dict[tuple[int, str], View]:
         """The temporaries of this size: the last call's when they have the same shapes (so a

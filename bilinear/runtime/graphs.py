@@ -53,16 +53,20 @@ class CapturedProduct:
             finally:
                 backend.capturing = False
                 self.graph = self.stream.end_capture()
-            # Workspace the graph writes: held as long as the graph is.
+            # Workspace the graph writes (the schedule's, the breadth-first runner's, the leaf's): held
+            # as long as the graph is.
             self.workspace = (dict(executor.workspace), dict(executor.breadth.workspace) if executor.breadth else {})
+            self.leaf_buffers = executor.leaf_buffers()
 
     def holds_current_workspace(self) -> bool:
         """Whether the workspace this graph writes is still its executor's (not replaced by a call
         at another shape since): a graph that holds stale workspace holds memory of its own."""
         executor = self.executor
         now = (executor.workspace, executor.breadth.workspace if executor.breadth else {})
+        leaf_now = executor.leaf_buffers()
         return all(then.keys() == current.keys() and all(then[k] is current[k] for k in then)
-                   for then, current in zip(self.workspace, now))
+                   for then, current in zip(self.workspace, now)) and (
+            len(leaf_now) == len(self.leaf_buffers) and all(a is b for a, b in zip(self.leaf_buffers, leaf_now)))
 
     def __call__(self) -> None:
         """Replay the captured launches on the current stream (asynchronously, in its order)."""

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..lower.render import render
-from . import ozaki
+from . import cublas_capture, ozaki
 from .cuda import compiled_function, device_info
 
 THREADS = 256
@@ -69,7 +69,8 @@ KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
 
 # cuBLAS constants (CUDA's library_types.h and cublas_api.h): int8 inputs, int32 output and
-# compute type, the default algorithm; CuPy's cublas.gemmStridedBatchedEx takes (handle, transa,
+# compute type, the default algorithm; CuPy's cublas.gemmStridedBatchedEx (and, while a graph is
+# captured, cublas_capture.gemm_strided_ex) takes (handle, transa,
 # transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc,
 # strideC, batchCount, computeType, algo) (cupy_backends/cuda/libs/cublas.pyx).
 CUDA_R_8I = 3
@@ -130,7 +131,7 @@ class CudaOzaki:
         import cupy
 
         self.cupy = cupy
-        self.workspace = None  # a cupy uint8 buffer, grown to the largest product seen
+        self.workspace = None  # a cupy uint8 buffer, grown to the largest leaf since the last release
         # True: one strided-batched int8 GEMM per group; False: one call per modulus; None: by size
         self.batched: bool | None = None
         # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole).  A single 16384³
@@ -166,6 +167,10 @@ class CudaOzaki:
         return free + self.cupy.get_default_memory_pool().free_bytes() + self.workspace_bytes
 
     def _buffer(self, nbytes: int):
+        """The workspace, grown where it is too small.  It never shrinks here: one product's leaves
+        of several sizes (peeled strips beside the blocks) share it, and a buffer freed while a
+        graph is captured would be memory the graph writes.  The executor lets it go when a
+        product runs at a new shape (:meth:`OzakiLeaf.release`)."""
         if self.workspace is None or self.workspace.nbytes < nbytes:
             self.workspace = None  # free the old one first
             self.workspace = self.cupy.empty(nbytes, dtype=np.uint8)
@@ -304,10 +309,16 @@ class CudaOzaki:
         column-major kp×n4 matrix that B'_jᵀ's row-major n4×kp storage is (op = T) and Y the
         column-major kp×m4 matrix that A'_j's storage is (op = N): "TN", both K-contiguous."""
         stride_a, stride_b, stride_c = strides or (m4 * kp, n4 * kp, m4 * n4)
-        cublas = self._cublas
         handle = self.cupy.cuda.device.get_cublas_handle()
-        cublas.setStream(handle, self.cupy.cuda.get_current_stream().ptr)
-        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        stream = self.cupy.cuda.get_current_stream()
+        if stream.is_capturing():  # CuPy's wrappers refuse a capturing stream; cuBLAS itself captures
+            cublas_capture.prepare(handle, stream.ptr)
+            gemm = cublas_capture.gemm_strided_ex
+        else:
+            cublas = self._cublas
+            cublas.setStream(handle, stream.ptr)
+            cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+            gemm = cublas.gemmStridedBatchedEx
         one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
         batched = False if self.batched is None else self.batched
         calls = [(0, batch)] if batched else [(j, 1) for j in range(batch)]
@@ -316,7 +327,7 @@ class CudaOzaki:
             for i0, j0, k0 in itertools.product(range(0, m4, tile), range(0, n4, tile), range(0, kp, tile)):
                 # a tile of P_j: rows i0.. of A'_j, rows j0.. of B'_jᵀ; later k tiles add (int32, exact)
                 rows, cols, depth = min(tile, m4 - i0), min(tile, n4 - j0), min(tile, kp - k0)
-                cublas.gemmStridedBatchedEx(
+                gemm(
                     handle, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, depth,
                     one.ctypes.data, rb + j * stride_b + j0 * kp + k0, CUDA_R_8I, kp, stride_b,
                     ra + j * stride_a + i0 * kp + k0, CUDA_R_8I, kp, stride_a,
@@ -369,6 +380,16 @@ class OzakiLeaf:
         group, levels = self._setup(m, k, n) if k else (None, 0)
         self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group, scaling=self.scaling,
                        residue_levels=levels)
+
+    def buffers(self) -> tuple:
+        """The device buffer its calls write (a captured graph holds it: a later call at a larger
+        shape replaces it)."""
+        return () if self.cuda is None or self.cuda.workspace is None else (self.cuda.workspace,)
+
+    def release(self) -> None:
+        """Drop the workspace kept from the last call (the next call allocates it again)."""
+        if self.cuda is not None:
+            self.cuda.workspace = None
 
     def workspace_bytes(self, m: int, k: int, n: int) -> int:
         """Device bytes for an m×k×n leaf (0 on the CPU: NumPy's temporaries are host memory)."""

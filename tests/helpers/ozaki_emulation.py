@@ -126,8 +126,9 @@ class _Event:
         pass
 
 
-def emulated_runner(monkeypatch):
-    """A CudaOzaki whose kernels, cuBLAS and memory are the CPU stand-ins above."""
+def emulated_runner(monkeypatch, capturing: bool = False):
+    """A CudaOzaki whose kernels, cuBLAS and memory are the CPU stand-ins above; with ``capturing``,
+    its stream says it captures a graph, so the int8 GEMMs go through cublas_capture (emulated too)."""
     from bilinear.runtime import ozaki_cuda
 
     monkeypatch.setattr(ozaki_cuda, "compiled_function", EmulatedKernel)
@@ -136,11 +137,16 @@ def emulated_runner(monkeypatch):
     runner.cupy = SimpleNamespace(
         empty=lambda nbytes, dtype: _Buffer(nbytes),
         cuda=SimpleNamespace(device=SimpleNamespace(get_cublas_handle=lambda: 0),
-                             get_current_stream=lambda: SimpleNamespace(ptr=0), Event=_Event),
+                             get_current_stream=lambda: SimpleNamespace(ptr=0, is_capturing=lambda: capturing),
+                             Event=_Event),
     )
     runner.workspace = None
     runner.batched = True  # the tests set it; the runner chooses by size when None
     runner.tile = 0
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
+    if capturing:  # the C API's order after the handle is CuPy's wrapper's
+        monkeypatch.setattr(ozaki_cuda.cublas_capture, "prepare", lambda handle, stream: None)
+        monkeypatch.setattr(ozaki_cuda.cublas_capture, "gemm_strided_ex", EmulatedCublas.gemmStridedBatchedEx)
+        monkeypatch.setattr(runner, "_cublas", None, raising=False)  # CuPy's wrappers refuse a capturing stream
     return runner
