@@ -49,10 +49,16 @@ GRID = [
     ("float64", 1000000, 8, 8), ("float64", 65536, 1024, 64),
     ("float32", 16384, 16384, 2), ("float32", 1000000, 4, 4), ("float32", 32768, 16384, 16), ("float32", 4096, 4096, 64),
 ]
-# Non-perturbing candidates (scheme, levels, breadth, launch): A and B are read only.
-CANDIDATES = [("winograd", 1, 1, "streams"), ("winograd", 1, 1, "batched"), ("winograd", 2, 2, "streams"),
-              ("winograd", 2, 2, "batched"), ("rsmm", 1, 0, "serial"), ("rsmm", 2, 1, "streams"),
-              ("winograd", 3, 2, "streams"), ("winograd", 3, 2, "batched"), ("rsmm", 3, 2, "streams")]
+# Non-perturbing candidates (scheme, levels, breadth, launch, leaf): A and B are read only.
+CANDIDATES = [("winograd", 1, 1, "streams", "cublas"), ("winograd", 1, 1, "batched", "cublas"),
+              ("winograd", 2, 2, "streams", "cublas"), ("winograd", 2, 2, "batched", "cublas"),
+              ("rsmm", 1, 0, "serial", "cublas"), ("rsmm", 2, 1, "streams", "cublas"),
+              ("winograd", 3, 2, "streams", "cublas"), ("winograd", 3, 2, "batched", "cublas"),
+              ("rsmm", 3, 2, "streams", "cublas")]
+# float64 also: the ozaki leaf alone (FP64 products on the int8 tensor cores, at its default accuracy
+# target of 53 bits per element relative to its row's or column's largest: 16 moduli; from 16384 on
+# with a Strassen level on the residues).  Strassen levels above it lost to it alone in session 19.
+FLOAT64_CANDIDATES = [("winograd", 0, 0, "serial", "ozaki")]
 SUSTAIN_SECONDS = 1.0
 CONFIRMED = 3  # candidates timed a second time, the first round's fastest
 WINOGRAD_GROWTH = 2.3  # the error bound's growth per level (bilinear.measure.error_bound), rsmm's too
@@ -101,9 +107,10 @@ def _interleaved(calls: dict, repeat: int) -> dict[str, float]:
 
 def _compiled(dtype: str) -> dict:
     """Every candidate for ``dtype``, compiled once: a product runs at any shape."""
+    candidates = CANDIDATES + (FLOAT64_CANDIDATES if dtype == "float64" else [])
     return {candidate: bilinear.compile(ROOT / "algorithms" / f"{candidate[0]}.bl", dtype=dtype, levels=candidate[1],
-                                        breadth=candidate[2], launch=candidate[3])
-            for candidate in CANDIDATES}
+                                        breadth=candidate[2], launch=candidate[3], leaf=candidate[4])
+            for candidate in candidates}
 
 
 def _speedup(product, A, B, C, out, repeat: int) -> tuple[float, float]:
@@ -137,35 +144,49 @@ def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: in
     second = {candidate: _speedup(products[candidate], A, B, C, out, repeat)[0] for candidate in finalists}
     best = max(second, key=second.get)
     return {"dtype": dtype, "m": m, "k": k, "n": n, "scheme": best[0], "levels": best[1], "breadth": best[2],
-            "launch": best[3], "speedup": round(second[best], 4),
+            "launch": best[3], "leaf": best[4], "speedup": round(second[best], 4),
             "workspace_bytes": products[best].workspace_bytes(m, k, n), "relative_error": errors[best],
             "candidates": {_label(c): round(x, 4) for c, x in first.items()},
             "confirmed": {_label(c): round(x, 4) for c, x in second.items()}}
 
 
 def _label(candidate: tuple) -> str:
-    """A candidate as the table's rows name it: "winograd L2 b2 batched"."""
-    return "{} L{} b{} {}".format(*candidate)
+    """A candidate as the table's rows name it: "winograd L2 b2 batched", "winograd L0 b0 serial ozaki"."""
+    scheme, levels, breadth, launch, leaf = candidate
+    return f"{scheme} L{levels} b{breadth} {launch}" + ("" if leaf == "cublas" else f" {leaf}")
 
 
-def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]) -> None:
-    """The rows of ``dtypes`` measured anew into the table at ``path``; other dtypes' rows stay."""
+def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str], only: set | None = None) -> None:
+    """The rows of ``dtypes`` (of the shapes ``only`` names: m, k, n) measured anew into the table
+    at ``path``; other rows stay."""
     data = json.loads(path.read_text())
     table = parse_table(data)
-    rows = [row for row in data.get("recursive", {}).get("rows", []) if row["dtype"] not in dtypes]
+
+    def measured(dtype: str, m: int, k: int, n: int) -> bool:
+        return dtype in dtypes and (only is None or (m, k, n) in only)
+
+    rows = [row for row in data.get("recursive", {}).get("rows", [])
+            if not measured(row["dtype"], row["m"], row["k"], row["n"])]
     compiled = {}
     for dtype, m, k, n in GRID:
-        if dtype not in dtypes or family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
+        if not measured(dtype, m, k, n) or family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
             continue
         if dtype not in compiled:
             compiled[dtype] = _compiled(dtype)
         rows.append(_measured_row(dtype, m, k, n, compiled[dtype], repeat))
         best = rows[-1]
-        print(f"{dtype} {m}x{k}x{n}: best {best['scheme']} L{best['levels']} b{best['breadth']} {best['launch']} "
+        print(f"{dtype} {m}x{k}x{n}: best {_label(tuple(best[f] for f in ('scheme', 'levels', 'breadth', 'launch', 'leaf')))} "
               f"{best['speedup']:.3f}x  {best['candidates']}", flush=True)
+    order = {shape: index for index, shape in enumerate(GRID)}
+    rows.sort(key=lambda row: order.get((row["dtype"], row["m"], row["k"], row["n"]), len(order)))
+    command = f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup}"
+    if only is not None:
+        command += " --only " + " ".join(f"{m}x{k}x{n}" for m, k, n in sorted(only))
+    previous = data.get("recursive", {}).get("generated_by")
     data["recursive"] = {
         "min_dim": None, "min_speedup": min_speedup, "rows": rows, "timed_as": "graph replays",
-        "generated_by": f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup}",
+        # a run with --only keeps the other rows, so the commands that measured them stay named
+        "generated_by": f"{previous}; then {command}" if only and previous else command,
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -199,6 +220,14 @@ def check(repeat: int, dtypes: list[str]) -> list[dict]:
     return results
 
 
+def _shape(text: str) -> tuple[int, int, int]:
+    try:
+        m, k, n = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not MxKxN (e.g. 8192x8192x8192)") from None
+    return m, k, n
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--table", type=Path, help="measure the fast-scheme rows into this dispatch table")
@@ -208,10 +237,12 @@ def main() -> None:
                         help="measure (--table) only these dtypes' rows, keeping the others'; check only these")
     parser.add_argument("--min-speedup", type=float, default=1.05,
                         help="the speedup over cuBLAS a fast scheme must have measured to be used (default 1.05)")
+    parser.add_argument("--only", nargs="+", type=_shape, metavar="MxKxN",
+                        help="measure (--table) only these grid shapes' rows, keeping the others'")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.table:
-        measure_table(args.table, args.repeat, args.min_speedup, args.dtype)
+        measure_table(args.table, args.repeat, args.min_speedup, args.dtype, set(args.only) if args.only else None)
     if args.check:
         results = check(args.repeat, args.dtype)
         if args.out:

@@ -256,11 +256,16 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     the nearest measured shape, and the rest to cuBLAS; the choices come from
     ``bilinear/data/dispatch.json``, measured on the GPU by
     ``python benchmarks/tsm2.py --table ...`` and
-    ``python benchmarks/dispatch_grid.py --table ...``.  A fast scheme whose
+    ``python benchmarks/dispatch_grid.py --table ...``.  In float64 the fast
+    choice may be the ozaki leaf: FP64 products on the int8 tensor cores
+    (Ozaki scheme II, :mod:`bilinear.runtime.ozaki`), every element of A and B
+    kept to 53 bits relative to its row's (column's) largest, so its error is
+    bounded relative to those, not to each element as DGEMM's is.  A fast scheme whose
     workspace is not free on the device gives way to cuBLAS; from the third
     call on the same arrays (and alpha, beta) it replays as one CUDA graph
-    (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.  NumPy
-    matrices are multiplied on the CPU.
+    (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.
+    Only the fast scheme run last keeps its workspace (and graphs) between
+    calls; running another lets them go.  NumPy matrices are multiplied on the CPU.
 
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
@@ -308,13 +313,11 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     if choice.kernel == "recursive" and inplace:
         return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
-    if choice.kernel == "recursive" and choice.config is not None and _fits(choice.config, A, B, out):
-        from .runtime import graph_cache
-
-        product = _fast_product(choice.config)
-        graph_cache.run(product, A, B, out, alpha, beta)
+    product = _fast_product(choice.config) if choice.kernel == "recursive" and choice.config is not None else None
+    if product is not None and _fits(product, A, B, out):
+        _run_fast(product, A, B, out, alpha, beta)
         if call.k:  # the checked path validated this signature: later calls go straight to the graphs
-            run = lambda A, B, out, alpha, beta: graph_cache.run(product, A, B, out, alpha, beta)  # noqa: E731
+            run = lambda A, B, out, alpha, beta: _run_fast(product, A, B, out, alpha, beta)  # noqa: E731
             prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
         return out
     gpu = _gpu_backend()
@@ -332,7 +335,8 @@ def _locate_gpu_array(x) -> tuple[int, int]:
     return memory.device_id, memory.ptr
 
 
-_FAST: dict[tuple[str, int, int, str, str], object] = {}
+_FAST: dict[tuple[str, int, int, str, str, str], object] = {}
+_LAST_FAST: list = [None]  # the fast product matmul ran last: the one whose workspace it keeps
 _GPU: list = []  # the CuPy backend matmul issues cuBLAS calls through, made on first use
 
 
@@ -346,26 +350,49 @@ def _gpu_backend():
 
 def _fast_product(config):
     """The non-perturbing fast scheme the dispatch table measured fastest, compiled once."""
-    key = (config.scheme, config.levels, config.breadth, config.dtype, config.launch)
+    key = (config.scheme, config.levels, config.breadth, config.dtype, config.launch, config.leaf)
     if key not in _FAST:
         from .paths import algorithms_dir
 
         _FAST[key] = compile(algorithms_dir() / f"{config.scheme}.bl", dtype=config.dtype, levels=config.levels,
-                             breadth=config.breadth, launch=config.launch, backend="cupy")
+                             breadth=config.breadth, launch=config.launch, leaf=config.leaf, backend="cupy")
     return _FAST[key]
 
 
-def _fits(config, A, B, out) -> bool:
+def _run_fast(product, A, B, out, alpha: float, beta: float) -> None:
+    """The fast product, directly or as a replay (:mod:`bilinear.runtime.graph_cache`)."""
+    from .runtime import graph_cache
+
+    _keep_workspace_of(product)
+    graph_cache.run(product, A, B, out, alpha, beta)
+
+
+def _keep_workspace_of(product) -> None:
+    """The other fast products let their workspace go (and their graphs, which hold it): matmul
+    keeps one scheme's memory, the one it runs now, not every scheme's it ever ran (before, the
+    H100's grid check held 75 GB after twenty shapes, and its next allocation failed)."""
+    from .runtime import graph_cache
+
+    if _LAST_FAST[0] is product:
+        return
+    for other in _FAST.values():
+        if other is not product:
+            graph_cache.drop(other)
+            other.release_workspace()
+    _LAST_FAST[0] = product
+
+
+def _fits(product, A, B, out) -> bool:
     """Whether the fast scheme can run here: row-major operands it takes, and its workspace free
-    on the device (otherwise cuBLAS, which needs none)."""
+    on the device once the other fast schemes let theirs go (otherwise cuBLAS, which needs none)."""
     import cupy
 
     if not all(x.flags.c_contiguous for x in (A, B, out)):
         return False
-    product = _fast_product(config)
+    _keep_workspace_of(product)
     needed = product.workspace_bytes(A.shape[0], A.shape[1], B.shape[1])
     pool = cupy.get_default_memory_pool()
-    free = cupy.cuda.Device().mem_info[0] + pool.free_bytes()
+    free = cupy.cuda.Device().mem_info[0] + pool.free_bytes() + product.held_workspace_bytes()  # its own, reused
     return needed <= free
 
 

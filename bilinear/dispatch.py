@@ -49,6 +49,15 @@ class Recursive:
     speedup: float  # cuBLAS time / this configuration's
     workspace_bytes: int = 0
     launch: str = "serial"
+    leaf: str = "cublas"  # or "ozaki" (float64: products on the int8 tensor cores, 53-bit accuracy target)
+
+    @property
+    def described(self) -> str:
+        """What runs, as the dispatch reason says it: "winograd L2 (2 breadth-first, batched leaves)"."""
+        if self.levels == 0:
+            return f"the {self.leaf} leaf alone" + (" (FP64 on the int8 tensor cores)" if self.leaf == "ozaki" else "")
+        leaves = "leaves" if self.leaf == "cublas" else f"{self.leaf} leaves"
+        return f"{self.scheme} L{self.levels} ({self.breadth} breadth-first, {self.launch} {leaves})"
 
 
 @dataclass(frozen=True)
@@ -221,8 +230,7 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
         return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
 
     row = min(rows, key=distance)
-    where = (f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.scheme} L{row.levels} ({row.breadth} breadth-first, "
-             f"{row.launch} leaves) {row.speedup:.2f}× cuBLAS")
+    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {row.speedup:.2f}× cuBLAS"
     if distance(row) > RECURSIVE_REACH:
         return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
     if row.speedup < table.min_speedup:

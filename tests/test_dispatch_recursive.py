@@ -38,13 +38,29 @@ def test_the_table_round_trips_its_recursive_rows():
     assert dispatch(8192, 8192, 8192, "float64", table=table).kernel == "cublas"  # 1.08 < 1.1
 
 
+def test_an_ozaki_row_runs_the_ozaki_leaf_and_says_so():
+    data = {"rows": [], "recursive": {"rows": [
+        {"dtype": "float64", "m": 8192, "k": 8192, "n": 8192, "scheme": "winograd", "levels": 0, "breadth": 0,
+         "speedup": 1.2, "workspace_bytes": 5 << 30, "launch": "serial", "leaf": "ozaki"},
+        {"dtype": "float64", "m": 16384, "k": 16384, "n": 16384, "scheme": "winograd", "levels": 1, "breadth": 0,
+         "speedup": 1.3, "workspace_bytes": 5 << 30, "launch": "serial", "leaf": "ozaki"}]}}
+    table = parse_table(data)
+    choice = dispatch(8192, 8192, 8192, "float64", table=table)
+    assert choice.kernel == "recursive" and choice.config.leaf == "ozaki"
+    assert choice.reason == ("measured 8192×8192×8192 float64: the ozaki leaf alone (FP64 on the int8 tensor cores) "
+                             "1.20× cuBLAS")
+    deeper = dispatch(16384, 16384, 16384, "float64", table=table)
+    assert "winograd L1 (0 breadth-first, serial ozaki leaves) 1.30× cuBLAS" in deeper.reason
+    assert ROW.leaf == "cublas"  # rows written before leaves were recorded
+
+
 def test_the_committed_table_only_runs_configurations_that_exist():
     from bilinear.lower.options import Options
     from bilinear.paths import algorithms_dir
 
     for row in load_table().recursive:
         assert (algorithms_dir() / f"{row.scheme}.bl").exists()
-        Options(dtype=row.dtype, levels=row.levels, breadth=row.breadth, launch=row.launch)  # valid options
+        Options(dtype=row.dtype, levels=row.levels, breadth=row.breadth, launch=row.launch, leaf=row.leaf)  # valid
 
 
 def test_capture_without_cublas_loaded_says_so(monkeypatch, tmp_path):

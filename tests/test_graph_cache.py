@@ -95,3 +95,29 @@ def test_the_cache_keeps_at_most_limit_graphs(captured, monkeypatch):
         for _ in range(2):
             graph_cache.run(product, *arrays, 1.0, 0.0, capture=capture)
     assert len(graphs) == 5 and list(graph_cache._graphs.values()) == graphs[2:]
+
+
+def test_stale_graphs_go_as_soon_as_their_product_runs_directly(captured):
+    """A graph that holds workspace its product no longer uses goes at the product's next direct
+    call, not only at the next capture: a user who moved on to another shape gets it back."""
+    graphs, capture = captured
+    product = _Product()
+    first, second = (_array(1000), _array(2000), _array(3000)), (_array(5000), _array(6000), _array(7000))
+    for arrays in (first, first):
+        graph_cache.run(product, *arrays, 1.0, 0.0, capture=capture)
+    graphs[0].current = False  # the direct call below runs at another shape and allocates anew
+    graph_cache.run(product, *second, 1.0, 0.0, capture=capture)
+    assert graph_cache._graphs == {} and len(graphs) == 1
+
+
+def test_dropping_a_product_forgets_its_graphs_and_keys_only(captured):
+    graphs, capture = captured
+    mine, other = _Product(), _Product()
+    arrays = (_array(1000), _array(2000), _array(3000))
+    for product in (mine, mine, other, other, mine):
+        graph_cache.run(product, *arrays, 1.0, 0.0, capture=capture)
+    graph_cache.run(other, *(_array(8), _array(16), _array(24)), 1.0, 0.0, capture=capture)  # seen once
+    graph_cache.drop(other)
+    assert list(graph_cache._graphs.values()) == [graphs[0]] and graph_cache._seen == {}
+    graph_cache.run(mine, *arrays, 1.0, 0.0, capture=capture)
+    assert graphs[0].replays == 2

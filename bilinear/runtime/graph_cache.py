@@ -10,8 +10,9 @@ captures it; later calls replay the graph.  A key is the product, the three arra
 addresses, shapes, strides and dtypes, alpha and beta.  A replay reads whatever those addresses
 hold when it runs, which is the arrays of the call that matched the key, so no caller's array is
 held.  A graph holds the workspace it writes; graphs whose workspace is no longer their product's
-(it ran at another shape since, and allocated anew) are dropped before each capture, so graphs
-keep no memory beyond what the products themselves hold.
+(it ran at another shape since, and allocated anew) are dropped after each direct call, so graphs
+keep no memory beyond what the products themselves hold; :func:`drop` forgets a product's graphs
+(``bilinear.matmul`` does, when it lets that product's workspace go).
 """
 
 from __future__ import annotations
@@ -47,12 +48,13 @@ def run(product: Any, A: Any, B: Any, out: Any, alpha: float, beta: float,
         graph()
         return
     product(A, B, out=out, alpha=alpha, beta=beta)
+    # A direct call at another shape may have replaced workspace that graphs still hold: let it go now.
+    for stale in [k for k, g in _graphs.items() if not g.holds_current_workspace()]:
+        del _graphs[stale]
     if graph is None and key not in _seen:
         _remember(_seen, key, None)
         return
     _seen.pop(key, None)
-    for stale in [k for k, g in _graphs.items() if not g.holds_current_workspace()]:
-        del _graphs[stale]
     _remember(_graphs, key, capture(product, A, B, out, alpha, beta))
 
 
@@ -61,6 +63,13 @@ def _remember(cache: OrderedDict, key: tuple, value: Any) -> None:
     cache.move_to_end(key)
     while len(cache) > LIMIT:
         cache.popitem(last=False)
+
+
+def drop(product: Any) -> None:
+    """Forget the product's graphs (and the workspace they hold) and the keys seen for it."""
+    for cache in (_graphs, _seen):
+        for key in [key for key in cache if key[0] == id(product)]:
+            del cache[key]
 
 
 def forget() -> None:
