@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 __all__ = ["BilinearError", "__version__", "compile", "load", "matmul", "verify"]
 
-_LAZY = ("compile", "load", "matmul")
+_LAZY = {"compile": "api", "load": "api", "matmul": "matmul_api"}  # name -> the module that defines it
 
 
 def verify(*args, **options):
@@ -25,9 +25,9 @@ def verify(*args, **options):
 
 def __getattr__(name: str):
     if name in _LAZY:
-        from . import api
+        import importlib
 
-        return getattr(api, name)
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     import importlib  # subpackages (bilinear.api, bilinear.lower, ...) as attributes, as an eager import gave them
 
     try:

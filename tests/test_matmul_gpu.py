@@ -146,7 +146,7 @@ def test_matmul_keeps_the_workspace_of_the_scheme_it_runs_only(cp, monkeypatch):
     """Each fast scheme matmul ran kept its workspace (and its graphs theirs): on the H100 the grid
     check held 75 GB after twenty shapes and its next allocation failed.  Now running one scheme
     lets the others' workspace and graphs go."""
-    from bilinear import api
+    from bilinear import matmul_api as api
     from bilinear.dispatch import Recursive
     from bilinear.runtime import graph_cache
 

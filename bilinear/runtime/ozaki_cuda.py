@@ -20,7 +20,9 @@ Strassen operands of each side, residues of the quarters combined modulo p_j), 7
 GEMMs per modulus, and ``oz_reconstruct_s1`` (the four quarters of C from the 7 products): 7/8
 of the int8 work for 7/4 of the residue and product traffic, and the same result bit for bit.
 
-Memory is one workspace buffer, kept and grown to the largest product seen; its size is
+Memory is one workspace buffer, grown to the largest product since its product last ran at
+another shape (:class:`OzakiLeaf` lets it go then; a captured graph holds the one it writes, and
+the int8 GEMMs go through :mod:`bilinear.runtime.cublas_capture` while a stream captures); its size is
 :func:`bilinear.runtime.ozaki.workspace_bytes`: N int8 copies of A and Bᵀ plus N int32 products
 (24 GiB at n = 16384, N = 16; 7/4 of that with a residue level); with moduli in groups, a group's
 worth and four float64 accumulators per element of C.  Time, with N moduli: N·2mnk int8
@@ -134,10 +136,9 @@ class CudaOzaki:
         self.workspace = None  # a cupy uint8 buffer, grown to the largest leaf since the last release
         # True: one strided-batched int8 GEMM per group; False: one call per modulus; None: by size
         self.batched: bool | None = None
-        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole).  A single 16384³
-        # probe ran 0.76 POPS against 1.27 at 8192³ (results/issue13/probe_batched_int8_h100.txt), but
-        # the strided batch over 14 moduli ran whole at 1146 TOPS and in 8192-tiles at 1005
-        # (results/issue13/ozaki_run2): whole it is.  k beyond K_CHUNK is still split (exactness).
+        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole): 14 moduli ran whole
+        # at 1146 TOPS and in 8192-tiles at 1005 at 16384³ (results/issue13/ozaki_run2).  k beyond
+        # K_CHUNK is still split (exactness).
         self.tile = TILE
         self._kernels: dict[int, dict[str, Any]] = {}
 
@@ -167,10 +168,8 @@ class CudaOzaki:
         return free + self.cupy.get_default_memory_pool().free_bytes() + self.workspace_bytes
 
     def _buffer(self, nbytes: int):
-        """The workspace, grown where it is too small.  It never shrinks here: one product's leaves
-        of several sizes (peeled strips beside the blocks) share it, and a buffer freed while a
-        graph is captured would be memory the graph writes.  The executor lets it go when a
-        product runs at a new shape (:meth:`OzakiLeaf.release`)."""
+        """The workspace, grown where too small; never shrunk within a product's call (its leaves of
+        several sizes share it, and a graph's capture must free nothing it writes)."""
         if self.workspace is None or self.workspace.nbytes < nbytes:
             self.workspace = None  # free the old one first
             self.workspace = self.cupy.empty(nbytes, dtype=np.uint8)
@@ -361,10 +360,8 @@ class OzakiLeaf:
     def _setup(self, m: int, k: int, n: int) -> tuple[int | None, int]:
         """(group, residue levels) for an m×k×n leaf: residue Strassen where asked (or large) and
         its workspace fits, else moduli in groups that fit the budget."""
-        count = self.moduli(k)
-        levels = self.residue_levels
-        if levels is None:
-            levels = int(min(m, k, n) >= RESIDUE_STRASSEN_FROM)
+        count, levels = self.moduli(k), self.residue_levels
+        levels = int(min(m, k, n) >= RESIDUE_STRASSEN_FROM) if levels is None else levels
         if levels:
             room = self.budget if self.budget is not None else self.cuda.free_bytes()
             if ozaki.workspace_bytes(m, k, n, count, None, self.scaling, levels) <= room:
@@ -382,12 +379,11 @@ class OzakiLeaf:
                        residue_levels=levels)
 
     def buffers(self) -> tuple:
-        """The device buffer its calls write (a captured graph holds it: a later call at a larger
-        shape replaces it)."""
+        """The device buffer its calls write (a captured graph holds it)."""
         return () if self.cuda is None or self.cuda.workspace is None else (self.cuda.workspace,)
 
     def release(self) -> None:
-        """Drop the workspace kept from the last call (the next call allocates it again)."""
+        """Drop the workspace kept from the last call (the next call allocates it anew)."""
         if self.cuda is not None:
             self.cuda.workspace = None
 

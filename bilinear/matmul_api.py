@@ -1,0 +1,200 @@
+"""``bilinear.matmul``: the product by the kernel that measured fastest for the shape.
+
+TSM2R/TSM2L for tall-and-skinny products, a fast scheme compiled through
+:func:`bilinear.api.compile` (replayed as CUDA graphs, :mod:`bilinear.runtime.graph_cache`)
+where the dispatch table (:mod:`bilinear.dispatch`) measured one faster, cuBLAS elsewhere;
+NumPy matrices on the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .api import compile
+from .runtime import prepared_calls
+
+
+_RECURSIVE: dict[tuple[str, str], object] = {}
+
+
+def _in_place_product(dtype: str, backend: str):
+    """MSMES at one level (no workspace; overwrites A and B and restores them), compiled once."""
+    if (dtype, backend) not in _RECURSIVE:
+        from .paths import algorithms_dir
+
+        _RECURSIVE[(dtype, backend)] = compile(algorithms_dir() / "msmes.bl", dtype=dtype, levels=1, backend=backend)
+    return _RECURSIVE[(dtype, backend)]
+
+
+def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bool = False):
+    """``out = alpha·A@B + beta·out``, by the kernel that measured fastest for the shape.
+
+    A drop-in product: A and B are never changed, not even while it runs,
+    unless ``inplace=True``.  On CuPy matrices, tall-and-skinny products go to
+    the TSM2R/TSM2L kernels, large ones to the fast scheme (breadth-first
+    Winograd and the like, with workspace) that measured faster than cuBLAS at
+    the nearest measured shape, and the rest to cuBLAS; the choices come from
+    ``bilinear/data/dispatch.json``, measured on the GPU by
+    ``python benchmarks/tsm2.py --table ...`` and
+    ``python benchmarks/dispatch_grid.py --table ...``.  In float64 the fast
+    choice may be the ozaki leaf: FP64 products on the int8 tensor cores
+    (Ozaki scheme II, :mod:`bilinear.runtime.ozaki`), every element of A and B
+    kept to 53 bits relative to its row's (column's) largest, so its error is
+    bounded relative to those, not to each element as DGEMM's is.  A fast scheme whose
+    workspace is not free on the device gives way to cuBLAS; from the third
+    call on the same arrays (and alpha, beta) it replays as one CUDA graph
+    (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.
+    Only the fast scheme run last keeps its workspace (and graphs) between
+    calls; running another lets them go.  NumPy matrices are multiplied on the CPU.
+
+    Args:
+        inplace: allow the in-place MSMES schedule (no extra memory) where the
+            table says the recursive scheme wins (with NumPy matrices: always).
+            It overwrites A and B while it runs and restores them only up to
+            rounding, since (a+b)-b need not equal a: measured on the H100 at
+            levels 1-3, to ≤ 1.4e-15 (float64) and ≤ 7.5e-7 (float32) normwise.
+            A and B must then not overlap.
+
+    Raises:
+        ValueError: for arrays of the wrong kind, dtype, shape or layout, and
+            for alpha or beta that are not real numbers.
+    """
+    done = None if inplace else prepared_calls.issue(A, B, out, alpha, beta)
+    if done is not None:
+        return done
+    from .runtime.compiled import real_scalar
+
+    alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
+    if isinstance(A, np.ndarray) and isinstance(B, np.ndarray):
+        return _host_matmul(A, B, out, alpha, beta, inplace)
+    from .runtime.cupy_backend import cupy_available
+
+    if not cupy_available():
+        raise ValueError(
+            f"A and B are {type(A).__name__} and {type(B).__name__}: bilinear.matmul takes CuPy matrices (with CuPy "
+            "and a GPU) or NumPy matrices (on the CPU)"
+        )
+    import cupy
+
+    from .dispatch import dispatch
+    from .runtime import tsm2
+
+    prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
+    given = out
+    A, B, out, call = tsm2.validate(A, B, out, beta)
+    choice = dispatch(call.m, call.k, call.n, str(A.dtype))
+    if choice.kernel in ("tsm2r", "tsm2l"):
+        result = tsm2.run_validated(A, B, out, call, alpha, beta, choice.kernel, choice.params)
+        if call.k and not inplace:
+            launch = tsm2.plan(call, choice.kernel, choice.params, cupy.cuda.Device().id)
+            prepared_calls.remember(A, B, given, launch.bound(call), lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
+        return result
+    if out is None:
+        out = cupy.empty((call.m, call.n), dtype=A.dtype)
+    if choice.kernel == "recursive" and inplace:
+        return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
+    product = _fast_product(choice.config) if choice.kernel == "recursive" and choice.config is not None else None
+    if product is not None and _fits(product, A, B, out):
+        _run_fast(product, A, B, out, alpha, beta)
+        if call.k:  # the checked path validated this signature: later calls go straight to the graphs
+            run = lambda A, B, out, alpha, beta: _run_fast(product, A, B, out, alpha, beta)  # noqa: E731
+            prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
+        return out
+    gpu = _gpu_backend()
+    gpu.gemm(A, B, out, alpha, beta)  # row-major views: validate checked them
+    if choice.kernel == "cublas" and call.k and not inplace:
+        from .runtime.views import blas_leading_dimension as ld
+
+        run = gpu.bound_gemm(call.m, call.k, call.n, ld(A), ld(B), ld(out), A.dtype)  # as gemm just called it
+        prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
+    return out
+
+
+def _locate_gpu_array(x) -> tuple[int, int]:
+    memory = x.data
+    return memory.device_id, memory.ptr
+
+
+_FAST: dict[tuple[str, int, int, str, str, str], object] = {}
+_LAST_FAST: list = [None]  # the fast product matmul ran last: the one whose workspace it keeps
+_GPU: list = []  # the CuPy backend matmul issues cuBLAS calls through, made on first use
+
+
+def _gpu_backend():
+    if not _GPU:
+        from .runtime.compiled import make_backend
+
+        _GPU.append(make_backend("cupy"))
+    return _GPU[0]
+
+
+def _fast_product(config):
+    """The non-perturbing fast scheme the dispatch table measured fastest, compiled once."""
+    key = (config.scheme, config.levels, config.breadth, config.dtype, config.launch, config.leaf)
+    if key not in _FAST:
+        from .paths import algorithms_dir
+
+        _FAST[key] = compile(algorithms_dir() / f"{config.scheme}.bl", dtype=config.dtype, levels=config.levels,
+                             breadth=config.breadth, launch=config.launch, leaf=config.leaf, backend="cupy")
+    return _FAST[key]
+
+
+def _run_fast(product, A, B, out, alpha: float, beta: float) -> None:
+    """The fast product, directly or as a replay (:mod:`bilinear.runtime.graph_cache`)."""
+    from .runtime import graph_cache
+
+    _keep_workspace_of(product)
+    graph_cache.run(product, A, B, out, alpha, beta)
+
+
+def _keep_workspace_of(product) -> None:
+    """The other fast products let their workspace go (and their graphs, which hold it): matmul
+    keeps one scheme's memory, the one it runs now, not every scheme's it ever ran (before, the
+    H100's grid check held 75 GB after twenty shapes, and its next allocation failed)."""
+    from .runtime import graph_cache
+
+    if _LAST_FAST[0] is product:
+        return
+    for other in _FAST.values():
+        if other is not product:
+            graph_cache.drop(other)
+            other.release_workspace()
+    _LAST_FAST[0] = product
+
+
+def _fits(product, A, B, out) -> bool:
+    """Whether the fast scheme can run here: row-major operands it takes, and its workspace free
+    on the device once the other fast schemes let theirs go (otherwise cuBLAS, which needs none)."""
+    import cupy
+
+    if not all(x.flags.c_contiguous for x in (A, B, out)):
+        return False
+    _keep_workspace_of(product)
+    needed = product.workspace_bytes(A.shape[0], A.shape[1], B.shape[1])
+    pool = cupy.get_default_memory_pool()
+    free = cupy.cuda.Device().mem_info[0] + pool.free_bytes() + product.held_workspace_bytes()  # its own, reused
+    return needed <= free
+
+
+def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
+    """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
+    from .runtime.views import check_out_apart
+
+    for name, array in (("A", A), ("B", B)):
+        if array.ndim != 2 or array.dtype not in (np.float32, np.float64):
+            raise ValueError(f"{name} must be a float32 or float64 matrix, not {array.ndim}-D {array.dtype}")
+    if A.dtype != B.dtype or A.shape[1] != B.shape[0]:
+        raise ValueError(f"A is {A.shape} {A.dtype} and B is {B.shape} {B.dtype}: dtypes or inner dimensions differ")
+    if out is None:
+        if beta != 0:
+            raise ValueError("beta ≠ 0 needs out= (the C to accumulate into)")
+        out = np.zeros((A.shape[0], B.shape[1]), dtype=A.dtype)
+    elif not isinstance(out, np.ndarray) or out.shape != (A.shape[0], B.shape[1]) or out.dtype != A.dtype:
+        raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix")
+    else:
+        check_out_apart(out, A, B)
+    if inplace:
+        return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
+    product = A @ B
+    out[...] = alpha * product + beta * out if beta else alpha * product
+    return out
