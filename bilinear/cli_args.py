@@ -105,7 +105,7 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--moduli", type=positive, default=None, metavar="N",
-        help="ozaki leaves: moduli of the INT8 emulation (default: enough for FP64's 53 bits)",
+        help="ozaki leaves: moduli of the INT8 emulation (default: enough for 53 bits, 24 with --dtype float32)",
     )
     parser.add_argument(
         "--scaling", choices=OZAKI_SCALINGS, default="max",

@@ -49,13 +49,14 @@ class Recursive:
     speedup: float  # cuBLAS time / this configuration's
     workspace_bytes: int = 0
     launch: str = "serial"
-    leaf: str = "cublas"  # or "ozaki" (float64: products on the int8 tensor cores, 53-bit accuracy target)
+    leaf: str = "cublas"  # or "ozaki": products on the int8 tensor cores (53-bit accuracy target, 24 in float32)
 
     @property
     def described(self) -> str:
         """What runs, as the dispatch reason says it: "winograd L2 (2 breadth-first, batched leaves)"."""
         if self.levels == 0:
-            return f"the {self.leaf} leaf alone" + (" (FP64 on the int8 tensor cores)" if self.leaf == "ozaki" else "")
+            emulated = f" ({'FP32' if self.dtype == 'float32' else 'FP64'} on the int8 tensor cores)"
+            return f"the {self.leaf} leaf alone" + (emulated if self.leaf == "ozaki" else "")
         leaves = "leaves" if self.leaf == "cublas" else f"{self.leaf} leaves"
         return f"{self.scheme} L{self.levels} ({self.breadth} breadth-first, {self.launch} {leaves})"
 

@@ -36,11 +36,11 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     the nearest measured shape, and the rest to cuBLAS; the choices come from
     ``bilinear/data/dispatch.json``, measured on the GPU by
     ``python benchmarks/tsm2.py --table ...`` and
-    ``python benchmarks/dispatch_grid.py --table ...``.  In float64 the fast
-    choice may be the ozaki leaf: FP64 products on the int8 tensor cores
-    (Ozaki scheme II, :mod:`bilinear.runtime.ozaki`), every element of A and B
-    kept to 53 bits relative to its row's (column's) largest, so its error is
-    bounded relative to those, not to each element as DGEMM's is.  A fast scheme whose
+    ``python benchmarks/dispatch_grid.py --table ...``.  The fast choice may be
+    the ozaki leaf: the product on the int8 tensor cores (Ozaki scheme II,
+    :mod:`bilinear.runtime.ozaki`), every element of A and B kept to 53 bits
+    (float64) or 24 (float32) relative to its row's (column's) largest, so its
+    error is bounded relative to those, not to each element as cuBLAS's is.  A fast scheme whose
     workspace is not free on the device gives way to cuBLAS; from the third
     call on the same arrays (and alpha, beta) it replays as one CUDA graph
     (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.

@@ -52,6 +52,8 @@ def test_an_ozaki_row_runs_the_ozaki_leaf_and_says_so():
     deeper = dispatch(16384, 16384, 16384, "float64", table=table)
     assert "winograd L1 (0 breadth-first, serial ozaki leaves) 1.30× cuBLAS" in deeper.reason
     assert ROW.leaf == "cublas"  # rows written before leaves were recorded
+    single = Recursive("float32", 4096, 4096, 4096, "winograd", 0, 0, 2.2, 0, "serial", "ozaki")
+    assert single.described == "the ozaki leaf alone (FP32 on the int8 tensor cores)"
 
 
 def test_the_committed_table_only_runs_configurations_that_exist():

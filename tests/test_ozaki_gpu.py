@@ -98,3 +98,32 @@ def test_gpu_strassen_on_residues_is_the_plain_scheme(shape, scaling):
     ours = cupy.empty((m, n))
     CudaOzaki().gemm(cupy.asarray(A), cupy.asarray(B), ours, count=15, scaling=scaling, residue_levels=1)
     assert np.array_equal(cupy.asnumpy(ours), reference)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("residue_levels", [0, 1])
+@pytest.mark.parametrize("shape", [(517, 1000, 333), (64, 4096, 48), (1, 7, 3)])
+def test_gpu_float32_matches_numpy_and_is_as_accurate_as_sgemm(shape, residue_levels):
+    """float32 products (24 bits: 8 moduli at these k): the CuPy passes give NumPy's float32 path
+    bit for bit, and the error against the exact product is about cuBLAS SGEMM's."""
+    import cupy
+
+    from bilinear.runtime.ozaki_cuda import CudaOzaki
+
+    m, k, n = shape
+    rng = np.random.default_rng(11)
+    A, B = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    C0 = rng.standard_normal((m, n), dtype=np.float32)
+    reference = C0.copy()
+    ozaki.gemm(np, A, B, reference, 1.5, 0.5)
+    ours = cupy.asarray(C0)
+    runner = CudaOzaki()
+    runner.gemm(cupy.asarray(A), cupy.asarray(B), ours, 1.5, 0.5, residue_levels=residue_levels)
+    assert ours.dtype == cupy.float32 and np.array_equal(cupy.asnumpy(ours), reference)
+    plain = cupy.empty((m, n), dtype=cupy.float32)
+    runner.gemm(cupy.asarray(A), cupy.asarray(B), plain, residue_levels=residue_levels)
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    sgemm = cupy.asnumpy(cupy.asarray(A) @ cupy.asarray(B))
+    scale = np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64)
+    ours_error = np.max(np.abs(cupy.asnumpy(plain) - exact) / scale)
+    assert ours_error <= max(2.0**-23, 4 * np.max(np.abs(sgemm - exact) / scale)), ours_error

@@ -29,8 +29,8 @@ class LeafKind:
 LEAF_KINDS = {
     "cublas": LeafKind(DTYPES, False, None, "cuBLAS GEMMs on block views"),
     "fused": LeafKind(DTYPES, True, None, "the generated product kernel (forms operand sums, adds into several targets)"),
-    "ozaki": LeafKind(("float64",), False, "bilinear.runtime.ozaki_cuda:leaf_gemm",
-                      "FP64 on the int8 tensor cores by the Ozaki scheme II (cuBLAS int8 GEMMs, exact CRT)"),
+    "ozaki": LeafKind(DTYPES, False, "bilinear.runtime.ozaki_cuda:leaf_gemm",
+                      "FP64 (or FP32) on the int8 tensor cores by the Ozaki scheme II (cuBLAS int8 GEMMs, exact CRT)"),
 }
 LEAVES = tuple(LEAF_KINDS)
 #: How ozaki leaves scale rows of A and columns of B to integers: by their largest magnitude (the
@@ -70,7 +70,7 @@ class Options:
     leaf: str = "cublas"
     fuse: bool = True
     cutoff: int = 1  # stop recursing when a block would have a dimension below this
-    moduli: int | None = None  # ozaki leaves: number of moduli (None: enough for 53 bits, see runtime/ozaki.py)
+    moduli: int | None = None  # ozaki leaves: number of moduli (None: enough for 53 bits, 24 in float32; runtime/ozaki.py)
     scaling: str = "max"  # ozaki leaves: one of OZAKI_SCALINGS
     # The innermost ``breadth`` of the levels run breadth-first (bilinear.lower.breadth): one
     # split per operand, the leaf GEMMs, one merge; the levels above recurse depth-first.

@@ -58,6 +58,14 @@ MAX_BITS = 62
 #: The default accuracy target: every element kept to 53 bits relative to its row's (column's)
 #: largest element, as if A and B were stored in fixed point with a double's precision.
 DEFAULT_BITS = 53
+#: The same for float32 products (A, B and C float32; every step as for float64, C rounded once
+#: at the end): a float's 24 bits.
+FLOAT32_BITS = 24
+
+
+def default_bits(dtype: Any) -> int:
+    """The accuracy target for products of ``dtype``: a float64's 53 bits or a float32's 24."""
+    return FLOAT32_BITS if np.dtype(dtype) == np.float32 else DEFAULT_BITS
 MAX_MODULI = 20
 #: How rows of A and columns of B are scaled to integers: by their largest magnitude, or their 2-norm.
 SCALINGS = OZAKI_SCALINGS
@@ -210,7 +218,7 @@ def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS, scalin
     return OzakiPlan(k, count, *scale_bits(count, k, scaling), scaling)
 
 
-def _round_up(x: int, to: int) -> int:
+def round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
 
@@ -229,10 +237,10 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     residues and 16 GiB of products (A, B and C take 6 GiB).
     """
     group = count if group is None else max(1, min(group, count))
-    m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(min(k, K_CHUNK), 16)
+    m4, n4, kp = round_up(m, 4), round_up(n, 4), round_up(min(k, K_CHUNK), 16)
     if residue_levels:
         group = count
-        mh, nh, kh = _round_up(m, 8) // 2, _round_up(n, 8) // 2, _round_up(min(k, K_CHUNK), 32) // 2
+        mh, nh, kh = round_up(m, 8) // 2, round_up(n, 8) // 2, round_up(min(k, K_CHUNK), 32) // 2
         ra, rb, products = 7 * count * mh * kh, 7 * count * nh * kh, 4 * 7 * count * mh * nh
     else:
         ra, rb, products = group * m4 * kp, group * n4 * kp, 4 * group * m4 * n4
@@ -242,7 +250,7 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     offsets, at = {}, 0
     for name, size in parts.items():
         offsets[name] = at
-        at += _round_up(size, 256)
+        at += round_up(size, 256)
     offsets["total"] = at
     return offsets
 
@@ -341,11 +349,14 @@ def crt_finish(xp: Any, acc: list, crt: Crt, shift: Any) -> Any:
 
 # --- the whole product ----------------------------------------------------------------------------
 def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
-         bits: int = DEFAULT_BITS, k_chunk: int = K_CHUNK, group: int | None = None, scaling: str = "max") -> None:
+         bits: int | None = None, k_chunk: int = K_CHUNK, group: int | None = None, scaling: str = "max") -> None:
     """``C = alpha·A@B + beta·C`` in place, by the scheme, with the steps above (the CPU path).
+    float32 matrices go through the same steps in float64 (their elements convert exactly), and C
+    is rounded to float32 once, after alpha and beta: as the GPU passes do.
 
     Args:
-        count: number of moduli; None chooses the fewest that keep ``bits`` bits.
+        count: number of moduli; None chooses the fewest that keep ``bits`` bits (None: the
+            target for C's dtype, :func:`default_bits`).
         k_chunk: longest inner dimension of one exact int8 product (tests make it small).
         group: moduli per round (bounds memory: residues and products of ``group`` moduli at a
             time, with float64 accumulators in between); None: all at once.
@@ -357,6 +368,8 @@ def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0,
         return
     if not 1 <= k_chunk <= K_CHUNK:
         raise ValueError(f"k_chunk must be between 1 and {K_CHUNK}, not {k_chunk}")
+    bits = default_bits(C.dtype) if bits is None else bits
+    A, B = A.astype(np.float64, copy=False), B.astype(np.float64, copy=False)
     for start in range(0, k, k_chunk):
         stop = min(k, start + k_chunk)
         plan = make_plan(stop - start, count, bits, scaling)
@@ -377,5 +390,5 @@ def _gemm_chunk(xp: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, plan
         acc = crt_accumulate(xp, products, crt, first, acc)
     value = crt_finish(xp, acc, crt, -(ea[:, None] + eb[None, :]))
     value = xp.where(bad_a[:, None] | bad_b[None, :], xp.nan, value)
-    C[...] = alpha * value if beta == 0 else alpha * value + beta * C
+    C[...] = alpha * value if beta == 0 else alpha * value + beta * C.astype(np.float64)
 

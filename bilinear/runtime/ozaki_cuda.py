@@ -26,15 +26,15 @@ the int8 GEMMs go through :mod:`bilinear.runtime.cublas_capture` while a stream 
 :func:`bilinear.runtime.ozaki.workspace_bytes`: N int8 copies of A and Bᵀ plus N int32 products
 (24 GiB at n = 16384, N = 16; 7/4 of that with a residue level); with moduli in groups, a group's
 worth and four float64 accumulators per element of C.  Time, with N moduli: N·2mnk int8
-operations at cuBLAS's int8 rate, plus ≈ (8 + 8 + N·(2 + 8) + 8) bytes of memory traffic per
-element of a square product (A and B read twice, residues written and read, products written and
-read, C written): at n = 16384, N = 15 and the 1.12 int8 POPS the whole strided batch ran at on
-the H100, ≈ 118 + 12 ms against DGEMM's 161 (benchmarks/OZAKI_NOTES.md has the passes).
+operations at cuBLAS's int8 rate, plus ≈ (8 + 8 + N·(2 + 8) + 8) bytes of traffic per element of a
+square float64 product (A and B read twice, residues and products written and read, C written):
+at n = 16384, N = 15, ≈ 118 + 12 ms against DGEMM's 161 (benchmarks/OZAKI_NOTES.md).
 
 The passes issue no conversion instructions in their per-modulus work (F2I, I2F and FRND run at
 a quarter of the FP64 rate): integers are rounded and extracted with the 1.5·2^52 addition, the
 moduli loops are unrolled (per-modulus constants become immediates, every plane's load issues
-together), and the reconstruction takes 4 columns per thread with 16-byte loads.
+together), and the reconstruction takes 4 columns per thread with 16-byte loads.  float32
+products read and write floats and compute in double, with 24 bits as the default target.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ import numpy as np
 
 from ..lower.render import render
 from . import cublas_capture, ozaki
+from .ozaki import round_up
 from .cuda import compiled_function, device_info
 
 THREADS = 256
@@ -95,9 +96,10 @@ class KernelSource:
     limb_scale: str
     shift: int
     norm_safety: str
+    io: str = "double"  # A, B and C's element type: "double", or "float" for float32 products
 
     @classmethod
-    def of(cls, count: int) -> KernelSource:
+    def of(cls, count: int, io: str = "double") -> KernelSource:
         crt = ozaki.crt_constants(count)
         assert crt.moduli[0] == 256 and all(p % 2 for p in crt.moduli[1:])  # the kernels test j == 0 for p = 256
         moduli = tuple(
@@ -106,14 +108,10 @@ class KernelSource:
             for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs)
         )
         return cls(count, VALUES, BT_LANES, BT_S1_LANES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
-                   repr(ozaki.NORM_SAFETY))
+                   repr(ozaki.NORM_SAFETY), io)
 
     def render(self) -> str:
         return render("ozaki.cu.j2", **{name: getattr(self, name) for name in self.__dataclass_fields__})
-
-
-def _round_up(x: int, to: int) -> int:
-    return -(-x // to) * to
 
 
 def _symmetric(r: int, p: int) -> int:
@@ -140,7 +138,7 @@ class CudaOzaki:
         # at 1146 TOPS and in 8192-tiles at 1005 at 16384³ (results/issue13/ozaki_run2).  k beyond
         # K_CHUNK is still split (exactness).
         self.tile = TILE
-        self._kernels: dict[int, dict[str, Any]] = {}
+        self._kernels: dict[tuple[int, str], dict[str, Any]] = {}
 
     @cached_property
     def _cublas(self):
@@ -150,12 +148,13 @@ class CudaOzaki:
             from cupy.cuda import cublas
         return cublas
 
-    def kernels(self, count: int) -> dict[str, Any]:
-        """The compiled passes for ``count`` moduli (rendered and looked up once per count)."""
-        if count not in self._kernels:
-            source = KernelSource.of(count).render()
-            self._kernels[count] = {name: compiled_function(source, name) for name in KERNELS}
-        return self._kernels[count]
+    def kernels(self, count: int, dtype: Any = np.float64) -> dict[str, Any]:
+        """The compiled passes for ``count`` moduli and A, B, C of ``dtype`` (rendered once each)."""
+        key = (count, np.dtype(dtype).name)
+        if key not in self._kernels:
+            source = KernelSource.of(count, "float" if key[1] == "float32" else "double").render()
+            self._kernels[key] = {name: compiled_function(source, name) for name in KERNELS}
+        return self._kernels[key]
 
     @property
     def workspace_bytes(self) -> int:
@@ -177,9 +176,9 @@ class CudaOzaki:
 
     # --- the product ---------------------------------------------------------------------------
     def gemm(self, A, B, C, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
-             bits: int = ozaki.DEFAULT_BITS, group: int | None = None, k_chunk: int = ozaki.K_CHUNK,
+             bits: int | None = None, group: int | None = None, k_chunk: int = ozaki.K_CHUNK,
              scaling: str = "max", residue_levels: int = 0) -> None:
-        """``C = alpha·A@B + beta·C`` on row-major float64 views (unit column stride).
+        """``C = alpha·A@B + beta·C`` on row-major float64 (or float32) views (unit column stride).
 
         ``residue_levels=1`` runs one Strassen level on the int8 residues (7 int8 GEMMs of half
         size per modulus instead of 8, exact modulo p_j: the same result bit for bit), with all
@@ -193,6 +192,7 @@ class CudaOzaki:
         if k == 0 or alpha == 0:
             C[...] = 0.0 if beta == 0 else beta * C
             return
+        bits = ozaki.default_bits(C.dtype) if bits is None else bits
         for start in range(0, k, k_chunk):
             stop = min(k, start + k_chunk)
             plan = ozaki.make_plan(stop - start, count, bits, scaling)
@@ -214,7 +214,7 @@ class CudaOzaki:
         """The scale statistic (largest magnitude or norm bound) of A's rows and B's columns."""
         m, k = A.shape
         n = B.shape[1]
-        kernels, base = self.kernels(plan.count), buffer.data.ptr
+        kernels, base = self.kernels(plan.count, A.dtype), buffer.data.ptr
         stat_a, stat_b, partial = (np.uint64(base + at[name]) for name in ("amax_a", "amax_b", "partial"))
         lda, ldb = np.int64(_ld(A)), np.int64(_ld(B))
         norm = plan.scaling == "norm"
@@ -234,8 +234,8 @@ class CudaOzaki:
         m, k = A.shape
         n = B.shape[1]
         group = plan.count if group is None else max(1, min(group, plan.count))
-        m4, n4, kp = _round_up(m, 4), _round_up(n, 4), _round_up(k, 16)
-        kernels = self.kernels(plan.count)
+        m4, n4, kp = round_up(m, 4), round_up(n, 4), round_up(k, 16)
+        kernels = self.kernels(plan.count, A.dtype)
         at = ozaki.workspace_layout(m, k, n, plan.count, group, plan.scaling)
         buffer = self._buffer(at["total"])
         base = buffer.data.ptr
@@ -245,7 +245,7 @@ class CudaOzaki:
         grid = device_info().sms * 8
         self._statistics(A, B, plan, buffer, at)
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
-        blocks_b = min(-(-n4 * _round_up(kp // VALUES, BT_LANES) // THREADS), grid)  # BT_LANES k groups per column
+        blocks_b = min(-(-n4 * round_up(kp // VALUES, BT_LANES) // THREADS), grid)  # BT_LANES k groups per column
         blocks_c = min(-(-m * (n4 // 4) // THREADS), grid)  # a thread per 4 columns of a row
         for first in range(0, plan.count, group):
             last = min(plan.count, first + group)
@@ -271,8 +271,8 @@ class CudaOzaki:
         padded sizes), 7 strided-batched int8 GEMMs over the moduli, the quarters' CRT."""
         m, k = A.shape
         n = B.shape[1]
-        mh, nh, kh = _round_up(m, 8) // 2, _round_up(n, 8) // 2, _round_up(k, 32) // 2
-        kernels = self.kernels(plan.count)
+        mh, nh, kh = round_up(m, 8) // 2, round_up(n, 8) // 2, round_up(k, 32) // 2
+        kernels = self.kernels(plan.count, A.dtype)
         at = ozaki.workspace_layout(m, k, n, plan.count, None, plan.scaling, residue_levels=1)
         buffer = self._buffer(at["total"])
         base = buffer.data.ptr
@@ -284,7 +284,7 @@ class CudaOzaki:
             A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(mh), np.int32(kh), ptr["amax_a"],
             np.int32(plan.bits_a), np.int32(0), count, ptr["ra"]))
         self._mark("residues A")
-        slots = _round_up(kh // 4, BT_S1_LANES)  # BT_S1_LANES threads per column take consecutive 4-groups of k
+        slots = round_up(kh // 4, BT_S1_LANES)  # BT_S1_LANES threads per column take consecutive 4-groups of k
         kernels["oz_residues_bt_s1"]((min(-(-nh * slots // THREADS), grid),), (THREADS,), (
             B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(nh), np.int32(kh), ptr["amax_b"],
             np.int32(plan.bits_b), np.int32(0), count, ptr["rb"]))
@@ -397,4 +397,4 @@ class OzakiLeaf:
 
 def leaf_gemm(backend: Any, options: Any) -> OzakiLeaf:
     """The leaf-kind table's factory: the ozaki GEMM for ``backend`` with ``options.moduli`` and ``options.scaling``."""
-    return OzakiLeaf(backend, count=options.moduli, scaling=options.scaling)
+    return OzakiLeaf(backend, count=options.moduli, bits=ozaki.default_bits(options.dtype), scaling=options.scaling)

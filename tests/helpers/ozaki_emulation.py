@@ -60,7 +60,8 @@ class EmulatedKernel:
             from bilinear.runtime.ozaki import statistic
 
             a, _, _, norm, stat = args
-            bits = np.ascontiguousarray(statistic(np, a, 1, "norm" if norm else "max")).view(np.uint64)
+            wide = a.astype(np.float64)  # the kernel reads float32 rows as doubles
+            bits = np.ascontiguousarray(statistic(np, wide, 1, "norm" if norm else "max")).view(np.uint64)
             ctypes.memmove(int(stat), bits.ctypes.data, 8 * len(bits))
             return
         values = [_argument(v) for v in args]

@@ -16,6 +16,7 @@
 #define __restrict__
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __align__(n) alignas(n)
 
 struct oz_dim3 { unsigned x, y, z; };
 static oz_dim3 blockIdx, threadIdx, blockDim, gridDim;
