@@ -566,3 +566,17 @@ def test_compile_writes_artifacts_for_ozaki_leaves(tmp_path):
     assert run.returncode == 0, run.stderr
     manifest = (tmp_path / "out" / "manifest.json").read_text()
     assert '"leaf": "ozaki"' in manifest and "Python runtime" in manifest
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+@pytest.mark.parametrize(("count", "io"), [(16, "double"), (8, "float"), (20, "double")])
+def test_nvcc_compiles_the_ozaki_passes(tmp_path, count, io):
+    """The template's passes as NVRTC gets them (float64 and float32 products), compiled for sm_90:
+    CI has nvcc but no GPU, so a template that breaks fails here, not on the device."""
+    from bilinear.runtime.ozaki_cuda import KernelSource
+
+    source = tmp_path / "ozaki.cu"
+    source.write_text(KernelSource.of(count, io).render())
+    result = subprocess.run([shutil.which("nvcc"), "-arch=sm_90", "-std=c++17", "-Xptxas", "-O0", "-c", str(source),
+                             "-o", str(tmp_path / "ozaki.o")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
