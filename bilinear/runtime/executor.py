@@ -87,11 +87,12 @@ class Executor:
     # --- entry --------------------------------------------------------------------------
     def run(self, A: View, B: View, C: View, alpha: float = 1.0, beta: float = 0.0) -> None:
         """``C = alpha·A@B + beta·C``, in place on C."""
-        if _dims(A, B) != self._last_dims:
+        dims = _dims(A, B)
+        if dims != self._last_dims:
             # A new shape: the leaf's kept buffer (the Ozaki leaf's) goes, as the schedule's own
             # workspace does, so the leaves of this shape size it anew.  Never within a call.
             getattr(self.leaf, "release", lambda: None)()
-            self._last_dims = _dims(A, B)
+            self._last_dims = dims
         if not self.lowered.levels and self.options.leaf != "fused":
             self.gemm(A, B, C, alpha, beta)  # no depth-first level: the leaf takes beta itself
             return

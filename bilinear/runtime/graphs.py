@@ -63,10 +63,11 @@ class CapturedProduct:
         at another shape since): a graph that holds stale workspace holds memory of its own."""
         executor = self.executor
         now = (executor.workspace, executor.breadth.workspace if executor.breadth else {})
+        schedule_current = all(then.keys() == current.keys() and all(then[k] is current[k] for k in then)
+                               for then, current in zip(self.workspace, now))
         leaf_now = executor.leaf_buffers()
-        return all(then.keys() == current.keys() and all(then[k] is current[k] for k in then)
-                   for then, current in zip(self.workspace, now)) and (
-            len(leaf_now) == len(self.leaf_buffers) and all(a is b for a, b in zip(self.leaf_buffers, leaf_now)))
+        leaf_current = len(leaf_now) == len(self.leaf_buffers) and all(a is b for a, b in zip(self.leaf_buffers, leaf_now))
+        return schedule_current and leaf_current
 
     def __call__(self) -> None:
         """Replay the captured launches on the current stream (asynchronously, in its order)."""
