@@ -1,36 +1,46 @@
-"""The ozaki leaf alone (default accuracy: 16 moduli, "max" scaling) as matmul would replay it, against
-cuBLAS, beside the committed table's fast scheme at each shape: is it a candidate worth measuring?
+"""The ozaki leaf alone (its default accuracy target) as matmul would replay it, against cuBLAS,
+beside the committed table's choice at each shape: is it a candidate worth measuring?  With
+``--k-align`` and ``--mn-align``, once per padding of the int8 GEMMs' dimensions
+(bilinear.runtime.ozaki.K_ALIGN, MN_ALIGN).
 
-    python3 benchmarks/ozaki_probe.py 6144x6144x6144 10000x9000x11000
+    python3 benchmarks/ozaki_probe.py 6144x6144x6144 10000x9000x11000 [--dtype float32] [--k-align 16 128]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 
 import cupy
 
 import bilinear
 from bilinear.dispatch import dispatch
 from bilinear.measure import error_bound
+from bilinear.runtime import ozaki
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent))
 from dispatch_grid import ROOT, _inputs, _shape, _speedup  # noqa: E402
 
 
 def main() -> None:
-    ozaki = bilinear.compile(ROOT / "algorithms" / "winograd.bl", levels=0, leaf="ozaki")
-    for text in sys.argv[1:]:
-        m, k, n = _shape(text)
-        A, B, C = _inputs("float64", m, k, n)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shapes", nargs="+", type=_shape, metavar="MxKxN")
+    parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    parser.add_argument("--k-align", nargs="+", type=int, default=[ozaki.K_ALIGN])
+    parser.add_argument("--mn-align", nargs="+", type=int, default=[ozaki.MN_ALIGN])
+    args = parser.parse_args()
+    for m, k, n in args.shapes:
+        A, B, C = _inputs(args.dtype, m, k, n)
         out = cupy.zeros_like(C)
-        ratio, error = _speedup(ozaki, A, B, C, out, 7)
-        table = dispatch(m, k, n, "float64")
-        fast = table.config and bilinear.compile(ROOT / "algorithms" / f"{table.config.scheme}.bl", levels=table.config.levels,
-                                                 breadth=table.config.breadth, launch=table.config.launch)
-        fast_ratio = _speedup(fast, A, B, C, out, 7)[0] if fast else float("nan")
-        print(f"{text}: ozaki L0 {ratio:.3f}x (error {error:.2e}, bound {error_bound('float64', k, 2.3, 0):.2e}); "
-              f"table's choice {table.kernel} {fast_ratio:.3f}x ({table.reason})", flush=True)
+        table = dispatch(m, k, n, args.dtype)
+        print(f"{m}x{k}x{n} {args.dtype}: table's choice {table.kernel} ({table.reason})", flush=True)
+        for ozaki.K_ALIGN in args.k_align:
+            for ozaki.MN_ALIGN in args.mn_align:
+                leaf = bilinear.compile(ROOT / "algorithms" / "winograd.bl", levels=0, leaf="ozaki", dtype=args.dtype)
+                ratio, error = _speedup(leaf, A, B, C, out, 7)
+                print(f"  ozaki L0, k padded to {ozaki.K_ALIGN}, m and n to {ozaki.MN_ALIGN}: {ratio:.3f}x cuBLAS "
+                      f"(error against cuBLAS {error:.2e}, bound {error_bound(args.dtype, k, 2.3, 0):.2e})", flush=True)
         A = B = C = out = None
         cupy.get_default_memory_pool().free_all_blocks()
 

@@ -218,6 +218,15 @@ def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS, scalin
     return OzakiPlan(k, count, *scale_bits(count, k, scaling), scaling)
 
 
+#: The int8 GEMMs' inner dimension is padded (with zero residues) to a multiple of K_ALIGN, and
+#: their m and n to one of MN_ALIGN.  At 10000×9000×11000 the leaf ran 0.788× DGEMM with k padded
+#: to 16, 1.037 to 64, 1.062 to 128, 1.052 to 256; at 6144, 1.18-1.22 for all four
+#: (benchmarks/results/issue13/session22/ozaki_k_align.txt).  m and n padded to 64 or 128 measured
+#: within the noise of 4 there (1.025-1.071, ozaki_mn_align.txt), so they take no more memory.
+K_ALIGN = 128
+MN_ALIGN = 4
+
+
 def round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
@@ -227,8 +236,8 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     """Byte offsets (256-byte aligned) of the parts of one product's GPU workspace, and its "total".
 
     Per modulus of a group: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product
-    (m×n), with m and n padded to 4 and k to 16 (cuBLAS's int8 tensor-core kernels want aligned
-    leading dimensions); with more than one group, four float64 accumulators per element of C
+    (m×n), with m and n padded to MN_ALIGN and k to K_ALIGN (cuBLAS's int8 tensor-core kernels want
+    aligned dimensions); with more than one group, four float64 accumulators per element of C
     carry the reconstruction from group to group; the largest magnitude (or norm bound) of every
     row of A and column of B (8 bytes each); with "norm" scaling, B's columns' sums of squares per
     strip of COLUMN_STRIP rows.  With a Strassen level on the residues (``residue_levels=1``, all
@@ -237,7 +246,7 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     residues and 16 GiB of products (A, B and C take 6 GiB).
     """
     group = count if group is None else max(1, min(group, count))
-    m4, n4, kp = round_up(m, 4), round_up(n, 4), round_up(min(k, K_CHUNK), 16)
+    m4, n4, kp = round_up(m, MN_ALIGN), round_up(n, MN_ALIGN), round_up(min(k, K_CHUNK), K_ALIGN)
     if residue_levels:
         group = count
         mh, nh, kh = round_up(m, 8) // 2, round_up(n, 8) // 2, round_up(min(k, K_CHUNK), 32) // 2

@@ -234,7 +234,7 @@ class CudaOzaki:
         m, k = A.shape
         n = B.shape[1]
         group = plan.count if group is None else max(1, min(group, plan.count))
-        m4, n4, kp = round_up(m, 4), round_up(n, 4), round_up(k, 16)
+        m4, n4, kp = round_up(m, ozaki.MN_ALIGN), round_up(n, ozaki.MN_ALIGN), round_up(k, ozaki.K_ALIGN)
         kernels = self.kernels(plan.count, A.dtype)
         at = ozaki.workspace_layout(m, k, n, plan.count, group, plan.scaling)
         buffer = self._buffer(at["total"])
