@@ -49,6 +49,9 @@ GRID = [
     ("float64", 1000000, 8, 8), ("float64", 65536, 1024, 64),
     ("float32", 16384, 16384, 2), ("float32", 1000000, 4, 4), ("float32", 32768, 16384, 16), ("float32", 4096, 4096, 64),
 ]
+# Measured into the table (--table) but not in the 30-shape check: where no grid shape is near
+# enough (bilinear.dispatch.RECURSIVE_REACH) and a candidate may still win.
+TABLE_ONLY = [("float32", 2048, 2048, 2048), ("float32", 3072, 3072, 3072)]
 # Non-perturbing candidates (scheme, levels, breadth, launch, leaf): A and B are read only.
 CANDIDATES = [("winograd", 1, 1, "streams", "cublas"), ("winograd", 1, 1, "batched", "cublas"),
               ("winograd", 2, 2, "streams", "cublas"), ("winograd", 2, 2, "batched", "cublas"),
@@ -179,7 +182,7 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
     rows = [row for row in data.get("recursive", {}).get("rows", [])
             if not measured(row["dtype"], row["m"], row["k"], row["n"])]
     compiled = {}
-    for dtype, m, k, n in GRID:
+    for dtype, m, k, n in GRID + TABLE_ONLY:
         if not measured(dtype, m, k, n) or family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
             continue
         if dtype not in compiled:
@@ -188,7 +191,7 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
         best = rows[-1]
         print(f"{dtype} {m}x{k}x{n}: best {_label(tuple(best[f] for f in ('scheme', 'levels', 'breadth', 'launch', 'leaf')))} "
               f"{best['speedup']:.3f}x  {best['candidates']}", flush=True)
-    order = {shape: index for index, shape in enumerate(GRID)}
+    order = {shape: index for index, shape in enumerate(GRID + TABLE_ONLY)}
     rows.sort(key=lambda row: order.get((row["dtype"], row["m"], row["k"], row["n"]), len(order)))
     command = f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup}"
     if only is not None:
