@@ -1,6 +1,8 @@
 """FP64 products on integer units: the Ozaki scheme II (Ozaki, Uchino, Imamura 2025).
 
-A double-precision product C = alpha·A@B + beta·C becomes N exact int8 products:
+A double-precision product C = alpha·A@B + beta·C becomes N exact int8 products (a float32
+product too: its elements convert to doubles exactly, every step below runs as for float64 with
+a 24-bit target, :func:`default_bits`, and C is rounded to float32 once, at the end):
 
 1. **Scale to integers.**  Row i of A is multiplied by 2^ea_i, column j of B by 2^eb_j
    (powers of two: exact), chosen so that its largest magnitude lands in [2^(bA-1), 2^bA),
@@ -61,11 +63,6 @@ DEFAULT_BITS = 53
 #: The same for float32 products (A, B and C float32; every step as for float64, C rounded once
 #: at the end): a float's 24 bits.
 FLOAT32_BITS = 24
-
-
-def default_bits(dtype: Any) -> int:
-    """The accuracy target for products of ``dtype``: a float64's 53 bits or a float32's 24."""
-    return FLOAT32_BITS if np.dtype(dtype) == np.float32 else DEFAULT_BITS
 MAX_MODULI = 20
 #: How rows of A and columns of B are scaled to integers: by their largest magnitude, or their 2-norm.
 SCALINGS = OZAKI_SCALINGS
@@ -77,6 +74,11 @@ NORM_SAFETY = 1.0 + 2.0**-30
 COLUMN_STRIP = 64
 #: The lowest limb of the CRT constants has this weight and two more limbs sit above it (see Crt).
 LIMBS = 3
+
+
+def default_bits(dtype: Any) -> int:
+    """The accuracy target for products of ``dtype``: a float64's 53 bits or a float32's 24."""
+    return FLOAT32_BITS if np.dtype(dtype) == np.float32 else DEFAULT_BITS
 
 
 def _coprime_moduli(limit: int, count: int) -> tuple[int, ...]:
