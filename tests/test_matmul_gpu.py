@@ -158,7 +158,7 @@ def test_matmul_keeps_the_workspace_of_the_scheme_it_runs_only(cp, monkeypatch):
     graph_cache.forget()
     products = []
     for config in configs:
-        monkeypatch.setattr("bilinear.dispatch.dispatch", lambda *a, config=config, **k: Choice("recursive", "test", config=config))
+        monkeypatch.setattr("bilinear.dispatch.dispatch", lambda *a, config=config, **k: Choice("recursive", reason="test", config=config))
         prepared_calls.forget()
         for _ in range(3):  # direct, direct and captured, replayed
             bilinear.matmul(A, B, out=C)
