@@ -1,8 +1,7 @@
 """FP64 products on integer units: the Ozaki scheme II (Ozaki, Uchino, Imamura 2025).
 
-A double-precision product C = alpha·A@B + beta·C becomes N exact int8 products (a float32
-product too: its elements convert to doubles exactly, every step below runs as for float64 with
-a 24-bit target, :func:`default_bits`, and C is rounded to float32 once, at the end):
+A double-precision product C = alpha·A@B + beta·C becomes N exact int8 products (float32 too:
+the same steps with a 24-bit target, :func:`default_bits`, C rounded to float32 once at the end):
 
 1. **Scale to integers.**  Row i of A is multiplied by 2^ea_i, column j of B by 2^eb_j
    (powers of two: exact), chosen so that its largest magnitude lands in [2^(bA-1), 2^bA),
@@ -30,8 +29,7 @@ side (2 bits at k = 16384): the same accuracy with about half a modulus fewer.
 
 So the result's error is the rounding of step 1: |ΔC_ij| ≤ 2^-bA·max|A_i:|·Σ_h|B_hj| +
 2^-bB·Σ_h|A_ih|·max|B_:j| (plus two roundings of C_ij), against DGEMM's ≈ k·u·Σ_h|A_ih||B_hj|
-worst case; on random data both are random walks, ∝ √k·2^-b for this scheme and ∝ k·u for
-DGEMM's sequential accumulation.
+worst case; on random data both are random walks (∝ √k·2^-b here, ∝ k·u for DGEMM's sums).
 
 This module holds the pure steps, generic over the array module (``xp`` is numpy or cupy),
 and :func:`gemm`, the whole product with them: the CPU path, where an exact float64 product of
@@ -220,13 +218,10 @@ def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS, scalin
     return OzakiPlan(k, count, *scale_bits(count, k, scaling), scaling)
 
 
-#: The int8 GEMMs' inner dimension is padded (with zero residues) to a multiple of K_ALIGN, and
-#: their m and n to one of MN_ALIGN.  At 10000×9000×11000 the leaf ran 0.788× DGEMM with k padded
-#: to 16, 1.037 to 64, 1.062 to 128, 1.052 to 256; at 6144, 1.18-1.22 for all four
-#: (benchmarks/results/issue13/session22/ozaki_k_align.txt).  m and n padded to 64 or 128 measured
-#: within the noise of 4 there (1.025-1.071, ozaki_mn_align.txt), so they take no more memory.
-K_ALIGN = 128
-MN_ALIGN = 4
+#: The int8 GEMMs' k is padded (zero residues) to a multiple of K_ALIGN, m and n to MN_ALIGN: at
+#: 10000×9000×11000, k to 16 ran 0.788× DGEMM, to 128 1.062; m, n to 128 within noise of 4
+#: (benchmarks/results/issue13/session22/ozaki_{k,mn}_align.txt).
+K_ALIGN, MN_ALIGN = 128, 4
 
 
 def round_up(x: int, to: int) -> int:
@@ -244,8 +239,8 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     row of A and column of B (8 bytes each); with "norm" scaling, B's columns' sums of squares per
     strip of COLUMN_STRIP rows.  With a Strassen level on the residues (``residue_levels=1``, all
     moduli in one group): 7 operands of half size for A and Bᵀ and 7 half-size products per
-    modulus (m, n padded to 8, k to 32): 7/4 of the residues and products of the plain scheme.  At m = k = n = 16384 and N = 16 in one group: 8 GiB of
-    residues and 16 GiB of products (A, B and C take 6 GiB).
+    modulus (m, n padded to 8, k to 32): 7/4 of the residues and products of the plain scheme.  At
+    m = k = n = 16384 and N = 16 in one group: 8 GiB of residues and 16 GiB of products.
     """
     group = count if group is None else max(1, min(group, count))
     m4, n4, kp = round_up(m, MN_ALIGN), round_up(n, MN_ALIGN), round_up(min(k, K_CHUNK), K_ALIGN)
