@@ -29,18 +29,23 @@ def main() -> None:
     parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     parser.add_argument("--k-align", nargs="+", type=int, default=[ozaki.K_ALIGN])
     parser.add_argument("--mn-align", nargs="+", type=int, default=[ozaki.MN_ALIGN])
+    parser.add_argument("--levels", nargs="+", type=int, default=[0],
+                        help="Winograd levels above the leaf (depth-first, leaves one after another)")
     args = parser.parse_args()
     for m, k, n in args.shapes:
         A, B, C = _inputs(args.dtype, m, k, n)
         out = cupy.zeros_like(C)
         table = dispatch(m, k, n, args.dtype)
         print(f"{m}x{k}x{n} {args.dtype}: table's choice {table.kernel} ({table.reason})", flush=True)
-        for ozaki.K_ALIGN in args.k_align:
-            for ozaki.MN_ALIGN in args.mn_align:
-                leaf = bilinear.compile(ROOT / "algorithms" / "winograd.bl", levels=0, leaf="ozaki", dtype=args.dtype)
-                ratio, error = _speedup(leaf, A, B, C, out, 7)
-                print(f"  ozaki L0, k padded to {ozaki.K_ALIGN}, m and n to {ozaki.MN_ALIGN}: {ratio:.3f}x cuBLAS "
-                      f"(error against cuBLAS {error:.2e}, bound {error_bound(args.dtype, k, 2.3, 0):.2e})", flush=True)
+        for levels in args.levels:
+            for ozaki.K_ALIGN in args.k_align:
+                for ozaki.MN_ALIGN in args.mn_align:
+                    product = bilinear.compile(ROOT / "algorithms" / "winograd.bl", levels=levels, leaf="ozaki",
+                                               dtype=args.dtype)
+                    ratio, error = _speedup(product, A, B, C, out, 7)
+                    print(f"  winograd L{levels} over ozaki leaves, k padded to {ozaki.K_ALIGN}, m and n to "
+                          f"{ozaki.MN_ALIGN}: {ratio:.3f}x cuBLAS (error against cuBLAS {error:.2e}, "
+                          f"bound {error_bound(args.dtype, k, 2.3, levels):.2e})", flush=True)
         A = B = C = out = None
         cupy.get_default_memory_pool().free_all_blocks()
 
