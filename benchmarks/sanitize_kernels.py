@@ -1,7 +1,7 @@
 """The kernels issue 13 added, run small under compute-sanitizer (memcheck, racecheck):
 breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, odd sizes),
 leaves on concurrent streams, and the Ozaki leaf's passes: plain and with a Strassen level on the
-residues, max and norm scaling, moduli in groups, odd and padded sizes.
+residues, max and norm scaling, moduli in groups, odd and padded sizes, float64 and float32.
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py
 """
@@ -54,6 +54,21 @@ def main() -> None:
         error = float(cupy.abs(out - (0.5 * A @ B + 2.0 * C)).max())
         assert error < 1e-10, (M, K, N, scaling, residue_levels, error)
         print(f"ozaki {M}x{K}x{N} {scaling} residue levels {residue_levels} group {group}: max error {error:.1e}", flush=True)
+    # float32 (session 22): float loads (four to a 16-byte load where a row is aligned; a column
+    # offset leaves rows unaligned), C rounded once; k padded to K_ALIGN
+    for (M, K, N), offset, scaling, residue_levels, group in [((130, 97, 129), 0, "max", 0, None),
+                                                              ((67, 300, 45), 1, "norm", 1, None),
+                                                              ((256, 256, 256), 0, "max", 1, None),
+                                                              ((61, 200, 33), 3, "max", 0, 3)]:
+        A = rng.standard_normal((M, K + offset), dtype="float32")[:, offset:]
+        B, C = rng.standard_normal((K, N), dtype="float32"), rng.standard_normal((M, N), dtype="float32")
+        out = C.copy()
+        runner.gemm(A, B, out, 0.5, 2.0, scaling=scaling, residue_levels=residue_levels, group=group)
+        expected = 0.5 * (A.astype("float64") @ B.astype("float64")) + 2.0 * C.astype("float64")
+        error = float(cupy.abs(out - expected).max())
+        assert error < 1e-4, (M, K, N, offset, scaling, residue_levels, error)
+        print(f"ozaki float32 {M}x{K}x{N} offset {offset} {scaling} residue levels {residue_levels} group {group}: "
+              f"max error {error:.1e}", flush=True)
 
 
 if __name__ == "__main__":
