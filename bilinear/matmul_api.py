@@ -40,7 +40,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     the ozaki leaf: the product on the int8 tensor cores (Ozaki scheme II,
     :mod:`bilinear.runtime.ozaki`), every element of A and B kept to 53 bits
     (float64) or 24 (float32) relative to its row's (column's) largest, so its
-    error is bounded relative to those, not to each element as cuBLAS's is.  A fast scheme whose
+    error is bounded relative to those, not to each element as cuBLAS's is; a
+    row of A (column of B) that holds an Inf or NaN gives NaN in its whole row
+    (column) of the result, where cuBLAS may give ±Inf.  A fast scheme whose
     workspace is not free on the device gives way to cuBLAS; from the third
     call on the same arrays (and alpha, beta) it replays as one CUDA graph
     (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.
