@@ -95,7 +95,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     if choice.kernel == "recursive" and inplace:
         return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
-    product = _fast_product(choice.config) if choice.kernel == "recursive" and choice.config is not None else None
+    # The fast scheme takes row-major operands only (compiled only when they are).
+    fast = choice.kernel == "recursive" and choice.config is not None and all(x.flags.c_contiguous for x in (A, B, out))
+    product = _fast_product(choice.config) if fast else None
     if product is not None and _fits(product, A, B, out):
         _run_fast(product, A, B, out, alpha, beta)
         if call.k:  # the checked path validated this signature: later calls go straight to the graphs
@@ -165,12 +167,10 @@ def _keep_workspace_of(product) -> None:
 
 
 def _fits(product, A, B, out) -> bool:
-    """Whether the fast scheme can run here: row-major operands it takes, and its workspace free
-    on the device once the other fast schemes let theirs go (otherwise cuBLAS, which needs none)."""
+    """Whether the fast scheme's workspace is free on the device once the other fast schemes let
+    theirs go (otherwise cuBLAS, which needs none)."""
     import cupy
 
-    if not all(x.flags.c_contiguous for x in (A, B, out)):
-        return False
     _keep_workspace_of(product)
     needed = product.workspace_bytes(A.shape[0], A.shape[1], B.shape[1])
     pool = cupy.get_default_memory_pool()

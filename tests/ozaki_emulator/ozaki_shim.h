@@ -22,7 +22,6 @@ struct oz_dim3 { unsigned x, y, z; };
 static oz_dim3 blockIdx, threadIdx, blockDim, gridDim;
 
 struct alignas(16) int4 { int x, y, z, w; };
-struct alignas(16) double2 { double x, y; };
 inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
 using std::fabs; using std::fma; using std::frexp; using std::ldexp; using std::min; using std::rint;
 
