@@ -47,7 +47,8 @@ def scheme_bound(A: np.ndarray, B: np.ndarray, plan: ozaki.OzakiPlan) -> np.ndar
 
 
 def check_against_exact(A, B, C0, alpha, beta, result, plan, chunks=1):
-    """Within the scheme's bound; with k in chunks, each chunk's sum added into C rounds once more."""
+    """Within the scheme's bound; with k in chunks, each chunk's sum added into C rounds once more,
+    relative to the running value (alpha·A@B's partial sum and beta·C0)."""
     exact = exact_product(A, B)
     bound = scheme_bound(A, B, plan) + 2 * (chunks - 1) * U * (np.abs(A) @ np.abs(B))
     for i, row in enumerate(exact):
@@ -56,7 +57,8 @@ def check_against_exact(A, B, C0, alpha, beta, result, plan, chunks=1):
             error = abs(Fraction(result[i, j]) - reference)
             # three roundings (alpha·AB, beta·C, their sum) relative to the terms, not their sum
             terms = abs(Fraction(alpha) * value) + (abs(Fraction(beta) * Fraction(C0[i, j])) if beta else 0)
-            allowed = Fraction(abs(alpha) * bound[i, j]) + Fraction(3 * U) * terms + Fraction(2.0**-1074)
+            running = Fraction((chunks - 1) * U) * (abs(Fraction(beta) * Fraction(C0[i, j])) if beta else 0)
+            allowed = Fraction(abs(alpha) * bound[i, j]) + Fraction(3 * U) * terms + running + Fraction(2.0**-1074)
             assert error <= allowed, f"C[{i},{j}]: error {float(error):.3e} > bound {float(allowed):.3e}"
 
 
@@ -230,6 +232,20 @@ def test_gemm_property(problem):
     plans = [ozaki.make_plan(min(chunk, A.shape[1] - s), count, scaling=scaling) for s in range(0, A.shape[1], chunk)]
     weakest = min(plans, key=lambda p: p.bits_a + p.bits_b)
     check_against_exact(A, B, C0, alpha, beta, C, weakest, chunks=len(plans))
+
+
+def test_chunk_sums_round_against_beta_c_too():
+    """Found by test_gemm_property: with k in chunks, every chunk's sum added into C rounds
+    relative to the running value, beta·C0 included (here 8 chunks of k = 1 add 2.5e-8 to -0.032:
+    1.6 ulp off, beyond the 3 roundings a single pass makes)."""
+    a = [float.fromhex(x) for x in ("0x1.5fc6413a94c18p-283", "0x0p+0", "0x0p+0", "0x0p+0", "0x1.d8dce8432a018p-284",
+                                    "0x1.6b963fb37c9fcp-283", "0x0p+0", "0x1.88a778003cc30p-285")]
+    b = [float.fromhex(x) for x in ("0x1.56p+254", "0x0p+0", "0x0p+0", "0x0p+0", "-0x1p+255", "0x1p+256", "0x0p+0",
+                                    "0x1.87p+255")]
+    A, B, C0 = np.array([a]), np.array(b)[:, None], np.array([[float.fromhex("-0x1.073d2e6df9e08p-3")]])
+    C = C0.copy()
+    ozaki.gemm(np, A, B, C, 2.0, 0.25, k_chunk=1)
+    check_against_exact(A, B, C0, 2.0, 0.25, C, ozaki.make_plan(1), chunks=8)
 
 
 def test_group_and_chunk_give_the_same_result_as_one_pass():
