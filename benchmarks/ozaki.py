@@ -50,7 +50,7 @@ from bilinear.measure import median, time_interleaved
 from bilinear.runtime import ozaki
 from bilinear.runtime.compiled import CompiledProduct
 from bilinear.runtime.cupy_backend import CupyBackend
-from bilinear.runtime.ozaki_cuda import TILE
+from bilinear.runtime.int8_gemm import TILE
 
 SAMPLE = 64
 

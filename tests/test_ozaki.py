@@ -378,6 +378,29 @@ def test_cli_runs_ozaki_leaves():
     assert run.returncode == 0, run.stderr
 
 
+@given(st.integers(1, 10**6), st.sampled_from([256, 4096, 8192]), st.sampled_from([16, 128, 256]))
+def test_tile_spans_cover_the_extent_in_near_equal_aligned_pieces(extent, tile, align):
+    from bilinear.runtime.int8_gemm import tile_spans
+
+    spans = tile_spans(extent, tile, align)
+    ends = [start + size for start, size in spans]
+    assert spans[0][0] == 0 and [start for start, _ in spans[1:]] == ends[:-1] and ends[-1] == extent
+    assert len(spans) <= -(-extent // tile)
+    step = min(align, tile)
+    assert all(start % step == 0 and size % step == 0 for start, size in spans[:-1])
+    assert max(size for _, size in spans) < tile + step  # about the tile: never a thin remainder beside full tiles
+    assert spans[-1][1] > spans[0][1] - len(spans) * step
+
+
+def test_tile_spans_split_10000_rows_evenly():
+    from bilinear.runtime.int8_gemm import tile_spans
+
+    assert tile_spans(10000, 8192, 256) == [(0, 5120), (5120, 4880)]
+    assert tile_spans(16384, 8192, 256) == [(0, 8192), (8192, 8192)]
+    assert tile_spans(9088, 8192, 128) == [(0, 4608), (4608, 4480)]
+    assert tile_spans(4, 8192, 256) == [(0, 4)]
+
+
 # --- the GPU path, emulated on the CPU ------------------------------------------------------------------
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 @pytest.mark.parametrize("scaling", ozaki.SCALINGS)
@@ -391,6 +414,7 @@ def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, gro
     runner = emulated_runner(monkeypatch)
     runner.batched = count % 2 == 0  # one strided-batched call per group, or one call per modulus
     runner.tile = 16 if count in (12, 15, 16) else 0  # int8 GEMMs in tiles (k tiles accumulate), or whole
+    runner.k_tile = 0 if count == 15 else None  # k whole under tiles of rows and columns, or tiled too
     m, k, n = shape
     rng = np.random.default_rng(m + k + n)
     A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))

@@ -9,10 +9,10 @@ exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.
 2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
    in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
-3. int8 GEMMs over the group's moduli (int32 results, exact): one cuBLAS call per modulus in
-   tiles of at most TILE rows, columns and k, k tiles adding up (the fastest of the variants
-   measured on the H100; ``batched`` = True makes one strided-batched call over the moduli,
-   ``tile`` = 0 whole calls);
+3. int8 GEMMs over the group's moduli (int32 results, exact; :mod:`bilinear.runtime.int8_gemm`):
+   one cuBLAS call per modulus in near-equal tiles of rows and columns, k whole (the fastest of
+   the variants measured on the H100; ``batched`` = True makes one strided-batched call over the
+   moduli, ``tile`` = 0 whole calls, ``k_tile`` tiles of k that add up);
 4. ``oz_reconstruct``: CRT, unscaling, alpha and beta in one read of the int32 products and C.
 
 With ``residue_levels=1`` steps 2-4 become ``oz_residues_a_s1`` / ``oz_residues_bt_s1`` (the 7
@@ -39,7 +39,6 @@ products read and write floats and compute in double, with 24 bits as the defaul
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -47,18 +46,11 @@ from typing import Any
 import numpy as np
 
 from ..lower.render import render
-from . import cublas_capture, ozaki
+from . import cublas_capture, int8_gemm, ozaki
 from .ozaki import round_up
 from .cuda import compiled_function, device_info
 
 THREADS = 256
-#: Per-modulus int8 GEMMs up to this size: at 8192³ and N = 14 on the H100, 14 calls took 11.84 ms
-#: and one strided-batched call 14.77 (results/issue13/ozaki_16384); at 16384³ the batched call
-#: took 107.4 ms and whole per-modulus calls 158 (per-modulus calls in 8192-tiles 107.7).
-# int8 GEMMs: one call per modulus, in tiles of at most 8192 each way.  Measured at 16384, N = 14
-# (benchmarks/results/issue13/ozaki_run3): per modulus in 8192-tiles 106.9 ms, one batched call
-# over all moduli 110-112, batched in tiles 120, per modulus whole 154.
-TILE = 8192
 #: A Strassen level on the residues by default from this size (every dimension): measured on the
 #: H100 at N = 14 (benchmarks/results/issue13/session19), 107.9 against 122.0 ms at 16384 (1.587
 #: against 1.346x DGEMM) but 15.9 against 15.2 ms at 8192 and 4.2 against 2.4 at 4096.
@@ -71,16 +63,6 @@ BT_S1_LANES = 32
 KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
 
-# cuBLAS constants (CUDA's library_types.h and cublas_api.h): int8 inputs, int32 output and
-# compute type, the default algorithm; CuPy's cublas.gemmStridedBatchedEx (and, while a graph is
-# captured, cublas_capture.gemm_strided_ex) takes (handle, transa,
-# transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc,
-# strideC, batchCount, computeType, algo) (cupy_backends/cuda/libs/cublas.pyx).
-CUDA_R_8I = 3
-CUDA_R_32I = 10
-CUBLAS_COMPUTE_32I = 72
-CUBLAS_GEMM_DEFAULT = -1
-CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 
 
 @dataclass(frozen=True)
@@ -134,10 +116,10 @@ class CudaOzaki:
         self.workspace = None  # a cupy uint8 buffer, grown to the largest leaf since the last release
         # True: one strided-batched int8 GEMM per group; False: one call per modulus; None: by size
         self.batched: bool | None = None
-        # int8 GEMMs in tiles of at most this many rows, columns and k (0: whole): 14 moduli ran whole
-        # at 1146 TOPS and in 8192-tiles at 1005 at 16384³ (results/issue13/ozaki_run2).  k beyond
-        # K_CHUNK is still split (exactness).
-        self.tile = TILE
+        # int8 GEMMs in tiles of at most this many rows and columns (0: whole; k beyond K_CHUNK is
+        # still split, for exactness)
+        self.tile = int8_gemm.TILE
+        self.k_tile: int | None = int8_gemm.K_TILE  # tiles of k at most this long (None: ``tile``; 0: whole)
         self._kernels: dict[tuple[int, str], dict[str, Any]] = {}
 
     @cached_property
@@ -302,12 +284,8 @@ class CudaOzaki:
 
     def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
                     strides: tuple[int, int, int] | None = None) -> None:
-        """P_j = A'_j·B'_jᵀ for ``batch`` moduli in one strided-batched call per tile (``strides``:
-        of A'_j, B'_jᵀ and P_j in elements; by default they lie back to back).  cuBLAS is
-        column-major: row-major P_j (m4×n4) is column-major P_jᵀ (n4×m4) = op(X)·Y, where X is the
-        column-major kp×n4 matrix that B'_jᵀ's row-major n4×kp storage is (op = T) and Y the
-        column-major kp×m4 matrix that A'_j's storage is (op = N): "TN", both K-contiguous."""
-        stride_a, stride_b, stride_c = strides or (m4 * kp, n4 * kp, m4 * n4)
+        """P_j = A'_j·B'_jᵀ for ``batch`` moduli (:func:`bilinear.runtime.int8_gemm.issue`), through
+        CuPy's cuBLAS wrapper, or the C API while the stream captures a graph."""
         handle = self.cupy.cuda.device.get_cublas_handle()
         stream = self.cupy.cuda.get_current_stream()
         if stream.is_capturing():  # CuPy's wrappers refuse a capturing stream; cuBLAS itself captures
@@ -318,21 +296,8 @@ class CudaOzaki:
             cublas.setStream(handle, stream.ptr)
             cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
             gemm = cublas.gemmStridedBatchedEx
-        one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
-        batched = False if self.batched is None else self.batched
-        calls = [(0, batch)] if batched else [(j, 1) for j in range(batch)]
-        tile = self.tile or max(m4, n4, kp)
-        for j, count in calls:
-            for i0, j0, k0 in itertools.product(range(0, m4, tile), range(0, n4, tile), range(0, kp, tile)):
-                # a tile of P_j: rows i0.. of A'_j, rows j0.. of B'_jᵀ; later k tiles add (int32, exact)
-                rows, cols, depth = min(tile, m4 - i0), min(tile, n4 - j0), min(tile, kp - k0)
-                gemm(
-                    handle, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, depth,
-                    one.ctypes.data, rb + j * stride_b + j0 * kp + k0, CUDA_R_8I, kp, stride_b,
-                    ra + j * stride_a + i0 * kp + k0, CUDA_R_8I, kp, stride_a,
-                    (zero if k0 == 0 else one).ctypes.data, products + 4 * (j * stride_c + i0 * n4 + j0), CUDA_R_32I,
-                    n4, stride_c, count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
-                )
+        int8_gemm.issue(gemm, handle, ra, rb, products, m4, n4, kp, batch, strides or (m4 * kp, n4 * kp, m4 * n4),
+                        batched=bool(self.batched), tile=self.tile, k_tile=self.k_tile)
 
 
 def _ld(view) -> int:
