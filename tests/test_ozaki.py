@@ -271,17 +271,21 @@ def test_workspace_model():
 
 
 # --- the leaf kind ------------------------------------------------------------------------------------
-def test_a_strassen_level_on_the_residues_by_default_on_large_leaves_where_memory_allows():
-    """Measured faster from 16384 on (the same bits either way), so on by default there, never
-    past the budget or, without one, the device's free memory (it takes 7/4 of the residues)."""
+def test_a_strassen_level_on_the_residues_where_asked_or_large_and_memory_allows(monkeypatch):
+    """Off by default (the plain leaf measured faster at 16384 once k ran whole); with a size
+    threshold, on from there, never past the budget or, without one, the device's free memory
+    (it takes 7/4 of the residues)."""
     from types import SimpleNamespace
 
-    from bilinear.runtime.ozaki_cuda import RESIDUE_STRASSEN_FROM, OzakiLeaf
+    from bilinear.runtime import ozaki_cuda
+    from bilinear.runtime.ozaki_cuda import OzakiLeaf
 
-    n, gib = RESIDUE_STRASSEN_FROM, 2**30
+    n, gib = 16384, 2**30
     leaf = OzakiLeaf.__new__(OzakiLeaf)
     leaf.count, leaf.bits, leaf.budget, leaf.scaling, leaf.residue_levels = 14, 53, None, "norm", None
     leaf.cuda = SimpleNamespace(free_bytes=lambda: 40 * gib)
+    assert ozaki_cuda.RESIDUE_STRASSEN_FROM is None and leaf._setup(n, n, n) == (14, 0)
+    monkeypatch.setattr(ozaki_cuda, "RESIDUE_STRASSEN_FROM", n)
     needed = ozaki.workspace_bytes(n, n, n, 14, None, "norm", 1)
     assert 30 * gib < needed < 40 * gib  # 36.8 GiB against the plain scheme's 21
     assert leaf._setup(n, n, n) == (None, 1)

@@ -51,10 +51,11 @@ from .ozaki import round_up
 from .cuda import compiled_function, device_info
 
 THREADS = 256
-#: A Strassen level on the residues by default from this size (every dimension): measured on the
-#: H100 at N = 14 (benchmarks/results/issue13/session19), 107.9 against 122.0 ms at 16384 (1.587
-#: against 1.346x DGEMM) but 15.9 against 15.2 ms at 8192 and 4.2 against 2.4 at 4096.
-RESIDUE_STRASSEN_FROM = 16384
+#: A Strassen level on the residues by default from this size (every dimension; None: only where
+#: asked).  It won at 16384 while k was cut in 8192-tiles (session 19, N = 14: 107.9 against 122.0
+#: ms) and lost at 8192 and 4096; with k whole the plain leaf won at 16384 too (N = 16: 116.6
+#: against 122.3 ms, in 24 GiB against 42; results/issue13/session23/ozaki16384).
+RESIDUE_STRASSEN_FROM: int | None = None
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 # Threads per column of B in the transposed residue passes: 8·16 and 32·4 bytes, a whole 128-byte
 # line of the transposed row per store instruction (narrower runs measured 2x and 4x the copy model).
@@ -309,8 +310,8 @@ class OzakiLeaf:
     """The ``ozaki`` leaf kind's GEMM (see :data:`bilinear.lower.options.LEAF_KINDS`): on the
     CuPy backend the CUDA passes with cuBLAS's int8 GEMM, on the NumPy backend
     :func:`bilinear.runtime.ozaki.gemm`.  A Strassen level on the int8 residues (GPU; the same
-    result bit for bit) runs where ``residue_levels`` asks for it, or by default where every
-    dimension is at least RESIDUE_STRASSEN_FROM, and its workspace fits the budget (without one:
+    result bit for bit) runs where ``residue_levels`` asks for it (or, with RESIDUE_STRASSEN_FROM
+    set, where every dimension is at least that), and its workspace fits the budget (without one:
     the device's free memory)."""
 
     def __init__(self, backend: Any, count: int | None = None, bits: int = ozaki.DEFAULT_BITS, budget: int | None = None,
@@ -326,7 +327,8 @@ class OzakiLeaf:
         """(group, residue levels) for an m×k×n leaf: residue Strassen where asked (or large) and
         its workspace fits, else moduli in groups that fit the budget."""
         count, levels = self.moduli(k), self.residue_levels
-        levels = int(min(m, k, n) >= RESIDUE_STRASSEN_FROM) if levels is None else levels
+        if levels is None:
+            levels = int(RESIDUE_STRASSEN_FROM is not None and min(m, k, n) >= RESIDUE_STRASSEN_FROM)
         if levels:
             room = self.budget if self.budget is not None else self.cuda.free_bytes()
             if ozaki.workspace_bytes(m, k, n, count, None, self.scaling, levels) <= room:
