@@ -96,7 +96,7 @@ class Table:
     tsm2l_max_k: int = 32
     recursive_min_dim: int | None = None  # None: never measured, never chosen
     recursive: tuple[Recursive, ...] = ()
-    min_speedup: float = 1.05  # a fast scheme runs only where it measured at least this much faster
+    min_speedup: float = 1.1  # a fast scheme runs only where it measured at least this much faster
 
 
 def parse_table(data: dict) -> Table:
@@ -125,7 +125,7 @@ def parse_table(data: dict) -> Table:
         recursive.get("min_dim"),
         tuple(Recursive(**{name: entry[name] for name in Recursive.__dataclass_fields__ if name in entry})
               for entry in recursive.get("rows", ())),
-        float(recursive.get("min_speedup", 1.05)),
+        float(recursive.get("min_speedup", 1.1)),
     )
 
 
