@@ -54,6 +54,16 @@ def main() -> None:
         error = float(cupy.abs(out - (0.5 * A @ B + 2.0 * C)).max())
         assert error < 1e-10, (M, K, N, scaling, residue_levels, error)
         print(f"ozaki {M}x{K}x{N} {scaling} residue levels {residue_levels} group {group}: max error {error:.1e}", flush=True)
+    # int8 GEMMs in several row, column and k spans (session 23; small tiles stand in for 8192 ones)
+    for tile, k_tile in [(256, 0), (384, 128)]:
+        runner.tile, runner.k_tile = tile, k_tile
+        A, B, C = rng.standard_normal((1000, 700)), rng.standard_normal((700, 900)), rng.standard_normal((1000, 900))
+        out = C.copy()
+        runner.gemm(A, B, out, 0.5, 2.0, count=14)
+        error = float(cupy.abs(out - (0.5 * A @ B + 2.0 * C)).max())
+        assert error < 1e-10, (tile, k_tile, error)
+        print(f"ozaki 1000x700x900 int8 tiles {tile}, k tiles {k_tile or 'whole'}: max error {error:.1e}", flush=True)
+    runner.tile, runner.k_tile = CudaOzaki().tile, CudaOzaki().k_tile
     # float32 (session 22): float loads (four to a 16-byte load where a row is aligned; a column
     # offset leaves rows unaligned), C rounded once; k padded to K_ALIGN
     for (M, K, N), offset, scaling, residue_levels, group in [((130, 97, 129), 0, "max", 0, None),

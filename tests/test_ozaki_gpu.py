@@ -82,6 +82,26 @@ def test_gpu_groups_chunks_and_strassen_levels():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize(("tile", "k_tile", "batched"), [(256, 0, False), (256, None, False), (384, 128, True)])
+def test_gpu_int8_gemms_in_tiles_are_exact(tile, k_tile, batched):
+    """Several row, column and k spans on the device (small tiles stand in for 8192 ones): the
+    NumPy scheme's bits, whole k or k tiles adding up."""
+    import cupy
+
+    from bilinear.runtime.ozaki_cuda import CudaOzaki
+
+    rng = np.random.default_rng(5)
+    A, B, C0 = rng.standard_normal((1000, 700)), rng.standard_normal((700, 900)), rng.standard_normal((1000, 900))
+    reference = C0.copy()
+    ozaki.gemm(np, A, B, reference, -0.5, 2.0, count=14)
+    runner = CudaOzaki()
+    runner.tile, runner.k_tile, runner.batched = tile, k_tile, batched
+    ours = cupy.asarray(C0)
+    runner.gemm(cupy.asarray(A), cupy.asarray(B), ours, -0.5, 2.0, count=14)
+    assert np.array_equal(cupy.asnumpy(ours), reference)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("scaling", ozaki.SCALINGS)
 @pytest.mark.parametrize("shape", [(517, 1000, 333), (64, 4096, 48), (1, 7, 3), (2048, 2048, 2048)])
 def test_gpu_strassen_on_residues_is_the_plain_scheme(shape, scaling):
