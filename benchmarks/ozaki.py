@@ -89,8 +89,9 @@ def leaf_of(product: CompiledProduct):
 
 def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> dict:
     """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace, in ms: as the leaf
-    runs them by default (per modulus, in tiles of ozaki_cuda.TILE),
-    one strided-batched call whole and in tiles of 8192, one call per modulus whole and in tiles."""
+    runs them by default (per modulus, in tiles of int8_gemm.TILE rows and columns, k whole),
+    one strided-batched call whole and in tiles of 8192, one call per modulus whole and in tiles
+    (k whole throughout: the runner's k_tile)."""
     runner = leaf_of(product).cuda
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr

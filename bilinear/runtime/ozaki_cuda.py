@@ -65,7 +65,6 @@ KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_
            "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
 
 
-
 @dataclass(frozen=True)
 class KernelSource:
     """What ``templates/ozaki.cu.j2`` needs for N moduli (literals exact: repr round-trips)."""
@@ -115,7 +114,7 @@ class CudaOzaki:
 
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest leaf since the last release
-        # True: one strided-batched int8 GEMM per group; False: one call per modulus; None: by size
+        # True: one strided-batched int8 GEMM per group; False or None: one call per modulus
         self.batched: bool | None = None
         # int8 GEMMs in tiles of at most this many rows and columns (0: whole; k beyond K_CHUNK is
         # still split, for exactness)
