@@ -101,9 +101,7 @@ def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int,
 
     def call(batched, tile):
         runner.batched, runner.tile = batched, tile
-        plane, row = runner._product_layout(n4, n4, count)
-        runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count,
-                           (n4 * kp, n4 * kp, plane), row)
+        runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count)
         runner.batched, runner.tile = None, TILE
 
     times = time_interleaved([lambda v=v: call(*v) for v in variants.values()], cp, repeat=repeat)

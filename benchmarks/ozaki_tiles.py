@@ -11,7 +11,6 @@ the leaf did before balanced spans.
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from pathlib import Path
 
@@ -48,24 +47,21 @@ def main() -> None:
     parser.add_argument("shapes", nargs="+", type=_shape, metavar="MxKxN")
     parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
-    parser.add_argument("--layouts", nargs="+", default=["rows"], choices=["rows", "planes"],
-                        help="the int32 products' rows interleaved (ozaki_cuda.INTERLEAVE) or one plane after another")
     args = parser.parse_args()
     for m, k, n in args.shapes:
         A, B, C = _inputs(args.dtype, m, k, n)
         out = cupy.zeros_like(C)
         print(f"{m}x{k}x{n} {args.dtype}", flush=True)
-        for name, layout in itertools.product(args.policies, args.layouts):
+        for name in args.policies:
             int8_gemm.tile_spans, tile, k_tile, batched = POLICIES[name]
             product = bilinear.compile(ROOT / "algorithms" / "winograd.bl", levels=0, leaf="ozaki", dtype=args.dtype)
             runner = leaf_of(product).cuda
             runner.tile, runner.k_tile, runner.batched = tile, k_tile, batched
-            runner.interleave = layout == "rows"
             ratio, error = _speedup(product, A, B, C, out, 7)
             passes = breakdown(product, A, B, out)
             product.release_workspace()
             ms = passes["ms"]
-            print(f"  {name:32s} {layout:6s} {ratio:.3f}x cuBLAS  (one direct call {passes['total_ms']:7.2f} ms: int8 GEMMs "
+            print(f"  {name:32s} {ratio:.3f}x cuBLAS  (one direct call {passes['total_ms']:7.2f} ms: int8 GEMMs "
                   f"{ms.get('int8 GEMMs', 0):7.2f}, residues {ms.get('residues A', 0) + ms.get('residues B', 0):6.2f}, "
                   f"reconstruct {ms.get('reconstruct', 0):6.2f}; error against cuBLAS {error:.2e})", flush=True)
         int8_gemm.tile_spans = BALANCED

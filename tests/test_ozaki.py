@@ -412,12 +412,10 @@ def test_tile_spans_split_10000_rows_evenly():
     ((37, 53, 29), 16, None, ozaki.K_CHUNK), ((8, 16, 4), 5, None, ozaki.K_CHUNK), ((13, 70, 9), 12, 5, 33),
     ((1, 1, 1), 20, 7, ozaki.K_CHUNK), ((5, 3, 6), 14, None, 2), ((9, 200, 7), 15, None, ozaki.K_CHUNK),
 ])
-@pytest.mark.parametrize("interleave", [True, False])
-def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, group, chunk, scaling, interleave):
+def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, group, chunk, scaling):
     from helpers.ozaki_emulation import emulated_runner
 
     runner = emulated_runner(monkeypatch)
-    runner.interleave = interleave  # the products' rows interleaved, or one plane after another
     runner.batched = count % 2 == 0  # one strided-batched call per group, or one call per modulus
     runner.tile = 16 if count in (12, 15, 16) else 0  # int8 GEMMs in tiles (k tiles accumulate), or whole
     runner.k_tile = 0 if count == 15 else None  # k whole under tiles of rows and columns, or tiled too

@@ -46,11 +46,11 @@ def tile_spans(extent: int, tile: int, align: int) -> list[tuple[int, int]]:
 
 
 def issue(gemm: Callable, handle: int, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
-          strides: tuple[int, int, int], ldc: int, *, batched: bool, tile: int, k_tile: int | None) -> None:
-    """P_j for ``batch`` moduli (device pointers; ``strides`` of A'_j, B'_jᵀ and P_j in elements,
-    ``ldc`` between rows of a P_j): one strided-batched ``gemm`` call per tile over all of them
-    (``batched``) or a call per modulus; tiles of at most ``tile`` rows and columns (0: whole)
-    and ``k_tile`` k (None: as ``tile``; 0: whole)."""
+          strides: tuple[int, int, int], *, batched: bool, tile: int, k_tile: int | None) -> None:
+    """P_j for ``batch`` moduli (device pointers; ``strides`` of A'_j, B'_jᵀ and P_j in elements):
+    one strided-batched ``gemm`` call per tile over all of them (``batched``) or a call per
+    modulus; tiles of at most ``tile`` rows and columns (0: whole) and ``k_tile`` k (None: as
+    ``tile``; 0: whole)."""
     stride_a, stride_b, stride_c = strides
     one, zero = np.array(1, dtype=np.int32), np.array(0, dtype=np.int32)  # host int32 alpha, beta
     calls = [(0, batch)] if batched else [(j, 1) for j in range(batch)]
@@ -65,6 +65,6 @@ def issue(gemm: Callable, handle: int, ra: int, rb: int, products: int, m4: int,
                 handle, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, depth,
                 one.ctypes.data, rb + j * stride_b + j0 * kp + k0, CUDA_R_8I, kp, stride_b,
                 ra + j * stride_a + i0 * kp + k0, CUDA_R_8I, kp, stride_a,
-                (zero if k0 == 0 else one).ctypes.data, products + 4 * (j * stride_c + i0 * ldc + j0), CUDA_R_32I,
-                ldc, stride_c, count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
+                (zero if k0 == 0 else one).ctypes.data, products + 4 * (j * stride_c + i0 * n4 + j0), CUDA_R_32I,
+                n4, stride_c, count, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT,
             )

@@ -56,10 +56,6 @@ THREADS = 256
 #: ms) and lost at 8192 and 4096; with k whole the plain leaf won at 16384 too (N = 16: 116.6
 #: against 122.3 ms, in 24 GiB against 42; results/issue13/session23/ozaki16384).
 RESIDUE_STRASSEN_FROM: int | None = None
-#: The int32 products P_j of a group written with their rows interleaved (row i of every P_j one
-#: after another, cuBLAS's ldc = group·n4), so the reconstruction's 16 loads per element fall in one
-#: stretch of memory rather than in 16 planes far apart; False: one plane after another.
-INTERLEAVE = True
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 # Threads per column of B in the transposed residue passes: 8·16 and 32·4 bytes, a whole 128-byte
 # line of the transposed row per store instruction (narrower runs measured 2x and 4x the copy model).
@@ -124,7 +120,6 @@ class CudaOzaki:
         # still split, for exactness)
         self.tile = int8_gemm.TILE
         self.k_tile: int | None = int8_gemm.K_TILE  # tiles of k at most this long (None: ``tile``; 0: whole)
-        self.interleave = INTERLEAVE  # the int32 products' rows interleaved (see _product_layout)
         self._kernels: dict[tuple[int, str], dict[str, Any]] = {}
 
     @cached_property
@@ -244,12 +239,10 @@ class CudaOzaki:
                 B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), amax_b,
                 np.int32(plan.bits_b), np.int32(first), np.int32(last), ptr["rb"]))
             self._mark("residues B")
-            plane, row = self._product_layout(m4, n4, last - first)
-            self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, last - first,
-                             (m4 * kp, n4 * kp, plane), row)
+            self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, last - first)
             self._mark("int8 GEMMs")
             kernels["oz_reconstruct"]((blocks_c,), (THREADS,), (
-                ptr["products"], np.int64(plane), np.int64(row), np.int32(n4), np.int32(m), np.int32(n), amax_a, amax_b,
+                ptr["products"], np.int32(m4), np.int32(n4), np.int32(m), np.int32(n), amax_a, amax_b,
                 np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(first), np.int32(last),
                 np.int32(first == 0), np.int32(last == plan.count), ptr["acc"],
                 C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
@@ -281,7 +274,7 @@ class CudaOzaki:
         for o in range(7):  # product o of every modulus: operands 7 planes apart
             self._int8_gemms(base + at["ra"] + o * mh * kh, base + at["rb"] + o * nh * kh,
                              base + at["products"] + 4 * o * mh * nh, mh, nh, kh, plan.count,
-                             (7 * mh * kh, 7 * nh * kh, 7 * mh * nh), nh)
+                             strides=(7 * mh * kh, 7 * nh * kh, 7 * mh * nh))
         self._mark("int8 GEMMs")
         kernels["oz_reconstruct_s1"]((min(-(-mh * nh // THREADS), grid),), (THREADS,), (
             ptr["products"], np.int32(mh), np.int32(nh), np.int32(m), np.int32(n), ptr["amax_a"], ptr["amax_b"],
@@ -289,13 +282,8 @@ class CudaOzaki:
             C, np.int64(_ld(C)), np.float64(alpha), np.float64(beta)))
         self._mark("reconstruct")
 
-    def _product_layout(self, m4: int, n4: int, batch: int) -> tuple[int, int]:
-        """(elements between P_j and P_j+1, between rows of one P_j) for ``batch`` m4×n4 products:
-        rows interleaved (row i of every P_j, one after another) or one plane after another."""
-        return (n4, batch * n4) if self.interleave else (m4 * n4, n4)
-
     def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
-                    strides: tuple[int, int, int], ldc: int) -> None:
+                    strides: tuple[int, int, int] | None = None) -> None:
         """P_j = A'_j·B'_jᵀ for ``batch`` moduli (:func:`bilinear.runtime.int8_gemm.issue`), through
         CuPy's cuBLAS wrapper, or the C API while the stream captures a graph."""
         handle = self.cupy.cuda.device.get_cublas_handle()
@@ -308,7 +296,7 @@ class CudaOzaki:
             cublas.setStream(handle, stream.ptr)
             cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
             gemm = cublas.gemmStridedBatchedEx
-        int8_gemm.issue(gemm, handle, ra, rb, products, m4, n4, kp, batch, strides, ldc,
+        int8_gemm.issue(gemm, handle, ra, rb, products, m4, n4, kp, batch, strides or (m4 * kp, n4 * kp, m4 * n4),
                         batched=bool(self.batched), tile=self.tile, k_tile=self.k_tile)
 
 

@@ -143,7 +143,7 @@ def emulated_runner(monkeypatch, capturing: bool = False):
     )
     runner.workspace = None
     runner.batched = True  # the tests set it; the runner chooses by size when None
-    runner.tile, runner.k_tile, runner.interleave = 0, None, ozaki_cuda.INTERLEAVE
+    runner.tile, runner.k_tile = 0, None
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
     if capturing:  # the C API's order after the handle is CuPy's wrapper's
