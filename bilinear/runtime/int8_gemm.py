@@ -38,9 +38,9 @@ SPAN_ALIGN = 256  # rows and columns of a tile but the last: whole 256-wide thre
 
 
 def tile_spans(extent: int, tile: int, align: int) -> list[tuple[int, int]]:
-    """(start, size) of ⌈extent/tile⌉ spans (or fewer) of at most about ``tile`` covering 0..extent, near-equal
-    and multiples of ``align`` (at most ``tile``) but the last: 10000 rows are 5120 + 4880, not
-    8192 + 1808, whose thin second call ran far below cuBLAS's int8 rate."""
+    """(start, size) of ⌈extent/tile⌉ spans (or fewer) covering 0..extent, near-equal, each at
+    most about ``tile`` and a multiple of ``align`` (at most ``tile``) but the last: 10000 rows
+    are 5120 + 4880, not 8192 + 1808, whose thin second call ran far below cuBLAS's int8 rate."""
     step = round_up(-(-extent // -(-extent // tile)), min(align, tile))
     return [(start, min(step, extent - start)) for start in range(0, extent, step)]
 
