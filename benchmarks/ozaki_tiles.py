@@ -11,14 +11,13 @@ the leaf did before balanced spans.
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from pathlib import Path
 
 import cupy
 
 import bilinear
-from bilinear.runtime import int8_gemm, ozaki_cuda
+from bilinear.runtime import int8_gemm
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dispatch_grid import ROOT, _inputs, _shape, _speedup  # noqa: E402
@@ -48,14 +47,12 @@ def main() -> None:
     parser.add_argument("shapes", nargs="+", type=_shape, metavar="MxKxN")
     parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
-    parser.add_argument("--pipeline-from", nargs="+", type=int, default=[ozaki_cuda.PIPELINE_FROM],
-                        help="ozaki_cuda.PIPELINE_FROM values to time (a value above the shape: no row blocks)")
     args = parser.parse_args()
     for m, k, n in args.shapes:
         A, B, C = _inputs(args.dtype, m, k, n)
         out = cupy.zeros_like(C)
         print(f"{m}x{k}x{n} {args.dtype}", flush=True)
-        for name, ozaki_cuda.PIPELINE_FROM in itertools.product(args.policies, args.pipeline_from):
+        for name in args.policies:
             int8_gemm.tile_spans, tile, k_tile, batched = POLICIES[name]
             product = bilinear.compile(ROOT / "algorithms" / "winograd.bl", levels=0, leaf="ozaki", dtype=args.dtype)
             runner = leaf_of(product).cuda
@@ -64,7 +61,7 @@ def main() -> None:
             passes = breakdown(product, A, B, out)
             product.release_workspace()
             ms = passes["ms"]
-            print(f"  {name:32s} pipelined from {ozaki_cuda.PIPELINE_FROM:<8d} {ratio:.3f}x cuBLAS  (one direct call {passes['total_ms']:7.2f} ms: int8 GEMMs "
+            print(f"  {name:32s} {ratio:.3f}x cuBLAS  (one direct call {passes['total_ms']:7.2f} ms: int8 GEMMs "
                   f"{ms.get('int8 GEMMs', 0):7.2f}, residues {ms.get('residues A', 0) + ms.get('residues B', 0):6.2f}, "
                   f"reconstruct {ms.get('reconstruct', 0):6.2f}; error against cuBLAS {error:.2e})", flush=True)
         int8_gemm.tile_spans = BALANCED

@@ -102,33 +102,6 @@ def test_gpu_int8_gemms_in_tiles_are_exact(tile, k_tile, batched):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("blocks", [2, 3])
-def test_gpu_pipelined_reconstruction_is_exact_directly_and_as_a_graph(monkeypatch, blocks):
-    """Rows in blocks, each block's reconstruction on a second stream beside the next block's int8
-    GEMMs: the NumPy scheme's bits, called directly and replayed from a graph that forks and joins."""
-    import cupy
-
-    from bilinear.runtime import ozaki_cuda
-
-    monkeypatch.setattr(ozaki_cuda, "PIPELINE_FROM", 256)
-    monkeypatch.setattr(ozaki_cuda, "PIPELINE_BLOCKS", blocks)
-    rng = np.random.default_rng(blocks)
-    A, B = rng.standard_normal((1000, 700)), rng.standard_normal((700, 900))
-    reference = np.empty((1000, 900))
-    ozaki.gemm(np, A, B, reference)
-    direct = cupy.empty((1000, 900))
-    ozaki_cuda.CudaOzaki().gemm(cupy.asarray(A), cupy.asarray(B), direct)
-    assert np.array_equal(cupy.asnumpy(direct), reference)
-    product = bilinear.compile(ROOT / "algorithms" / "winograd.bl", levels=0, leaf="ozaki", backend="cupy")
-    a, b, out = cupy.asarray(A), cupy.asarray(B), cupy.zeros((1000, 900))
-    graph = product.capture(a, b, out)
-    out.fill(0)
-    graph()
-    cupy.cuda.get_current_stream().synchronize()
-    assert np.array_equal(cupy.asnumpy(out), reference)
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("scaling", ozaki.SCALINGS)
 @pytest.mark.parametrize("shape", [(517, 1000, 333), (64, 4096, 48), (1, 7, 3), (2048, 2048, 2048)])
 def test_gpu_strassen_on_residues_is_the_plain_scheme(shape, scaling):

@@ -56,10 +56,6 @@ THREADS = 256
 #: ms) and lost at 8192 and 4096; with k whole the plain leaf won at 16384 too (N = 16: 116.6
 #: against 122.3 ms, in 24 GiB against 42; results/issue13/session23/ozaki16384).
 RESIDUE_STRASSEN_FROM: int | None = None
-#: From this many rows and columns (all moduli in one group) the rows go in two blocks, block 1's
-#: reconstruction on a second stream beside block 2's int8 GEMMs: as graphs on the H100 7.18 against
-#: 7.59 ms at 6144, 16.2 against 16.8 at 8192, 2.67 against 2.47 at 4096 (session23/ozaki_overlap.txt).
-PIPELINE_FROM, PIPELINE_BLOCKS = 6144, 2
 VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
 # Threads per column of B in the transposed residue passes: 8·16 and 32·4 bytes, a whole 128-byte
 # line of the transposed row per store instruction (narrower runs measured 2x and 4x the copy model).
@@ -125,7 +121,6 @@ class CudaOzaki:
         self.tile = int8_gemm.TILE
         self.k_tile: int | None = int8_gemm.K_TILE  # tiles of k at most this long (None: ``tile``; 0: whole)
         self._kernels: dict[tuple[int, str], dict[str, Any]] = {}
-        self._side = None  # the second stream of the pipelined reconstruction, made on first use
 
     @cached_property
     def _cublas(self):
@@ -244,9 +239,6 @@ class CudaOzaki:
                 B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), amax_b,
                 np.int32(plan.bits_b), np.int32(first), np.int32(last), ptr["rb"]))
             self._mark("residues B")
-            if group == plan.count and min(m, n) >= PIPELINE_FROM:
-                self._pipelined(C, alpha, beta, plan, at, base, m4, n4, kp)
-                continue
             self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, last - first)
             self._mark("int8 GEMMs")
             kernels["oz_reconstruct"]((blocks_c,), (THREADS,), (
@@ -255,32 +247,6 @@ class CudaOzaki:
                 np.int32(first == 0), np.int32(last == plan.count), ptr["acc"],
                 C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
             self._mark("reconstruct")
-
-    def _pipelined(self, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, at: dict[str, int], base: int,
-                   m4: int, n4: int, kp: int) -> None:
-        """All moduli's int8 GEMMs and reconstruction in PIPELINE_BLOCKS blocks of rows, block b's
-        (memory-bound) reconstruction on a second stream beside block b + 1's GEMMs; the current
-        stream then waits for the second, so the call is ordered as before (a graph forks, joins)."""
-        m, n = C.shape
-        kernels, grid = self.kernels(plan.count, C.dtype), device_info().sms * 8
-        main = self.cupy.cuda.get_current_stream()
-        side = self._side = self._side or self.cupy.cuda.Stream(non_blocking=True)
-        for i0, rows in int8_gemm.tile_spans(m4, -(-m4 // PIPELINE_BLOCKS), int8_gemm.SPAN_ALIGN):
-            self._int8_gemms(base + at["ra"] + i0 * kp, base + at["rb"], base + at["products"] + 4 * i0 * n4, rows, n4,
-                             kp, plan.count, (m4 * kp, n4 * kp, m4 * n4))
-            real = min(rows, m - i0)  # rows of C in the block (none in a block of padding rows)
-            if real <= 0:
-                continue
-            side.wait_event(main.record())
-            with side:
-                kernels["oz_reconstruct"]((min(-(-real * (n4 // 4) // THREADS), grid),), (THREADS,), (
-                    np.uint64(base + at["products"] + 4 * i0 * n4), np.int32(m4), np.int32(n4), np.int32(real),
-                    np.int32(n), np.uint64(base + at["amax_a"] + 8 * i0), np.uint64(base + at["amax_b"]),
-                    np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(0), np.int32(plan.count), np.int32(1),
-                    np.int32(1), np.uint64(base + at["acc"]), C[i0:], np.int64(_ld(C)), np.float64(alpha),
-                    np.float64(beta)))
-        main.wait_event(side.record())
-        self._mark("int8 GEMMs and reconstruct")
 
     def _strassen(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan) -> None:
         """One Strassen level on the residues: 7 operands of A and of Bᵀ per modulus (half the

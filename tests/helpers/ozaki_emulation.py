@@ -127,28 +127,6 @@ class _Event:
         pass
 
 
-class _Stream:
-    """A stream: the emulated kernels run at once, in call order, so waits and contexts order nothing."""
-
-    def __init__(self, capturing: bool = False):
-        self.ptr, self.capturing = 0, capturing
-
-    def is_capturing(self) -> bool:
-        return self.capturing
-
-    def record(self) -> _Event:
-        return _Event()
-
-    def wait_event(self, event: _Event) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-
 def emulated_runner(monkeypatch, capturing: bool = False):
     """A CudaOzaki whose kernels, cuBLAS and memory are the CPU stand-ins above; with ``capturing``,
     its stream says it captures a graph, so the int8 GEMMs go through cublas_capture (emulated too)."""
@@ -160,13 +138,13 @@ def emulated_runner(monkeypatch, capturing: bool = False):
     runner.cupy = SimpleNamespace(
         empty=lambda nbytes, dtype: _Buffer(nbytes),
         cuda=SimpleNamespace(device=SimpleNamespace(get_cublas_handle=lambda: 0),
-                             get_current_stream=lambda: _Stream(capturing), Stream=lambda non_blocking: _Stream(),
+                             get_current_stream=lambda: SimpleNamespace(ptr=0, is_capturing=lambda: capturing),
                              Event=_Event),
     )
     runner.workspace = None
     runner.batched = True  # the tests set it (None, the runner's default: one call per modulus)
     runner.tile, runner.k_tile = 0, None
-    runner._kernels, runner._side = {}, None
+    runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
     if capturing:  # the C API's order after the handle is CuPy's wrapper's
         monkeypatch.setattr(ozaki_cuda.cublas_capture, "prepare", lambda handle, stream: None)
