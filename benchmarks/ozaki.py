@@ -96,13 +96,13 @@ def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int,
     at = ozaki.workspace_layout(n, n, n, count, None, scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
-    variants = {"default": (None, TILE), "batched": (True, 0), "batched_t8192": (True, 8192),
+    variants = {"default": (False, TILE), "batched": (True, 0), "batched_t8192": (True, 8192),
                 "per_modulus": (False, 0), "per_modulus_t8192": (False, 8192)}
 
     def call(batched, tile):
         runner.batched, runner.tile = batched, tile
         runner._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], n4, n4, kp, count)
-        runner.batched, runner.tile = None, TILE
+        runner.batched, runner.tile = False, TILE
 
     times = time_interleaved([lambda v=v: call(*v) for v in variants.values()], cp, repeat=repeat)
     return {name: 1e3 * median(t) for name, t in zip(variants, times)}

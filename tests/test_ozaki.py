@@ -447,7 +447,7 @@ def test_strassen_on_residues_emulated_is_the_plain_scheme_bitwise(monkeypatch, 
 
     runner = emulated_runner(monkeypatch)
     runner.tile = 16  # the half-size GEMMs in tiles too
-    runner.batched = None if count % 2 else True  # by size (here: one call per modulus), or batched
+    runner.batched = not count % 2  # one call per modulus, or one batched call
     m, k, n = shape
     rng = np.random.default_rng(m * k + n)
     A, B, C0 = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))

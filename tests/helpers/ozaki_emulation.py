@@ -142,7 +142,7 @@ def emulated_runner(monkeypatch, capturing: bool = False):
                              Event=_Event),
     )
     runner.workspace = None
-    runner.batched = True  # the tests set it (None, the runner's default: one call per modulus)
+    runner.batched = True  # the tests set it (the runner's default: False, one call per modulus)
     runner.tile, runner.k_tile = 0, None
     runner._kernels = {}
     runner.__dict__["_cublas"] = EmulatedCublas
