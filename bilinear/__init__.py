@@ -24,12 +24,11 @@ def verify(*args, **options):
 
 
 def __getattr__(name: str):
+    import importlib
+
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    import importlib  # subpackages (bilinear.api, bilinear.lower, ...) as attributes, as an eager import gave them
-
+    # subpackages (bilinear.api, bilinear.lower, ...) as attributes, as an eager import gave them
     try:
         return importlib.import_module(f"{__name__}.{name}")
     except ModuleNotFoundError as missing:

@@ -108,7 +108,7 @@ class CompiledProduct:
             executor.workspace = {}
             if executor.breadth is not None:
                 executor.breadth.workspace.clear()
-            getattr(executor.leaf, "release", lambda: None)()
+            executor.release_leaf()
 
     def held_workspace_bytes(self) -> int:
         """Device bytes of workspace kept from the last calls (what :meth:`release_workspace` frees)."""

@@ -91,7 +91,7 @@ class Executor:
         if dims != self._last_dims:
             # A new shape: the leaf's kept buffer (the Ozaki leaf's) goes, as the schedule's own
             # workspace does, so the leaves of this shape size it anew.  Never within a call.
-            getattr(self.leaf, "release", lambda: None)()
+            self.release_leaf()
             self._last_dims = dims
         if not self.lowered.levels and self.options.leaf != "fused":
             self.gemm(A, B, C, alpha, beta)  # no depth-first level: the leaf takes beta itself
@@ -111,6 +111,10 @@ class Executor:
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
         """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves)."""
         return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
+
+    def release_leaf(self) -> None:
+        """Let the leaf GEMM's kept buffer go (the Ozaki leaf's workspace; other leaves keep none)."""
+        getattr(self.leaf, "release", lambda: None)()
 
     def leaf_buffers(self) -> tuple:
         """Device buffers the leaf GEMM keeps between calls (the Ozaki leaf's workspace), which a
