@@ -60,10 +60,11 @@ CANDIDATES = [("winograd", 1, 1, "streams", "cublas"), ("winograd", 1, 1, "batch
               ("rsmm", 3, 2, "streams", "cublas")]
 # Also the ozaki leaf alone: products on the int8 tensor cores at its default accuracy target, every
 # element kept to 53 bits (float64: 16 moduli) or 24 (float32: 8) relative to its row's or column's
-# largest (plain: a Strassen level on the residues lost at 16384 once k ran whole).  A Winograd level above it lost to
-# it alone at every shape probed (results/issue13/session22/ozaki_levels_*.txt).  In float32 it must also be no less accurate than cuBLAS against the float64
-# product (cheap there; in float64 the exact reference costs too much, and benchmarks/ozaki.py
-# measured the leaf 58 times more accurate than DGEMM at 8192).
+# largest (plain: a Strassen level on the residues lost at 16384 once k ran whole).  A Winograd
+# level above it lost to it alone at every shape probed (results/issue13/session22/ozaki_levels_*.txt).
+# In float32 it must also be no less accurate than cuBLAS against the float64 product (cheap there;
+# in float64 the exact reference costs too much, and benchmarks/ozaki.py measured the leaf 58 times
+# more accurate than DGEMM at 8192).
 EMULATED = [("winograd", 0, 0, "serial", "ozaki")]
 SUSTAIN_SECONDS = 1.0
 CONFIRMED = 3  # candidates timed a second time, the first round's fastest
