@@ -13,15 +13,20 @@ REPORT_FORMATS = ("text", "md", "json")
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
 
 
-def positive(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
+def positive(text: str, least: int = 1) -> int:
+    """An argparse type: a whole number of at least 1 (``least``)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
     return value
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return positive(text, least=0)
 
 
 BYTE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

@@ -32,6 +32,11 @@ difference.  Each side is tried several ways, and the cheapest program
   cheaper, and the cheaper result is kept (on the rational ⟨4,4,4;48⟩: A
   110 operations rather than 112, C 140 rather than 145).
 
+- with ``polish`` tries, small sides then go through an iterated local
+  search (:func:`bilinear.optimize_search.perturbed`): one to four named
+  sums folded back into their users, the local search run again, the
+  program kept when it costs no more (scaled copies counted).
+
 The outputs are also tried by the transposition principle (over the
 products' weights, then backwards).  Every random choice is seeded, so the
 result is reproducible.
@@ -54,7 +59,7 @@ from .optimize_pairs import Terms, additions, eliminate, scalings
 from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import shortcut
 from .optimize_scale import rescale, scaled_copies
-from .optimize_search import search
+from .optimize_search import perturbed, search
 from .verify.expand import expansion_of
 
 __all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "sides"]
@@ -199,6 +204,19 @@ def _searched(side: Side) -> Side:
     return _rescaled(Side(*search(side.sums, side.forms, _window_program, random.Random(0), SEARCH_ROUNDS, SEARCH_PLATEAU)))
 
 
+def _polished(side: Side, tries: int) -> Side:
+    """The side through the iterated local search (:func:`bilinear.optimize_search.perturbed`): a
+    few sums folded back, the local search again, kept when no dearer; ``tries`` times."""
+
+    def improve(program, rng: random.Random):
+        searched = _rescaled(Side(*search(*program, _window_program, rng, SEARCH_ROUNDS, SEARCH_PLATEAU)))
+        return searched.sums, searched.forms
+
+    # Rated with its scaled copies, as the caller writes it: then polishing never makes it dearer.
+    sums, forms = perturbed(side.sums, side.forms, improve, lambda program: _cost(_copied(Side(*program))), random.Random(0), tries)
+    return Side(sums, forms)
+
+
 def _window_program(forms: list[Terms], rng: random.Random) -> tuple[list[tuple[str, Terms]], list[Terms]]:
     """The cheapest program for a window's forms: a few seeded candidates, directly and through
     the transpose (as PLinOpt's mirabelle.sh tries both)."""
@@ -291,8 +309,10 @@ def sides(algorithm: Algorithm) -> tuple[list[Terms], list[Terms], list[Terms]]:
     return left, right, outputs
 
 
-def optimize(algorithm: Algorithm, seeds: int = 32, name: str | None = None) -> tuple[Algorithm, dict]:
-    """The algorithm rewritten with shared sums, and the counts before and after per side."""
+def optimize(algorithm: Algorithm, seeds: int = 32, name: str | None = None, polish: int = 0) -> tuple[Algorithm, dict]:
+    """The algorithm rewritten with shared sums, and the counts before and after per side; ``polish``:
+    tries of the iterated local search per small side (:func:`_polished`), a few seconds each on
+    ⟨4,4,4;48⟩."""
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
     prefixes = [next(p for p in (letter, f"{letter}_", f"{letter}__") if not any(t.startswith(p) for t in taken)) for letter in "XYZ"]
@@ -302,7 +322,7 @@ def optimize(algorithm: Algorithm, seeds: int = 32, name: str | None = None) -> 
     backwards = _transposed(weights, products_names, algorithm.shape.blocks("C"), prefixes[2], seeds)
     c_side = min((c_side, backwards), key=_cost)
     a_side, b_side, c_side = (
-        _renumbered(_copied(_finished(side, forms, prefix, seeds, both_ways)) if _small(forms) else side, prefix)
+        _renumbered(_copied(_polished(_finished(side, forms, prefix, seeds, both_ways), polish)) if _small(forms) else side, prefix)
         for side, forms, prefix, both_ways in zip((a_side, b_side, c_side), (left, right, outputs), prefixes, (False, False, True))
     )
     products = tuple(

@@ -92,6 +92,25 @@ def test_optimized_schemes_name_no_copy_of_another_vector(name):
     assert copies == []
 
 
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_polished_schemes_verify_keep_their_products_and_cost_no_more(name):
+    """The iterated local search (--polish) starts from the program optimize returns without it."""
+    algorithm = SHIPPED[name]
+    plain, plain_counts = optimize(algorithm, seeds=2)
+    result, counts = optimize(algorithm, seeds=2, polish=3)
+    assert report_algorithm(result).ok
+    assert Expansion(result).factors == Expansion(algorithm).factors
+    for side in "ABC":
+        assert sum(counts[side]["after"]) <= sum(plain_counts[side]["after"])
+
+
+def test_optimize_command_refuses_a_negative_count(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["optimize", "winograd", "--polish", "-1"])
+    assert exit_info.value.code == 2
+    assert "argument --polish: must be at least 0, not -1" in capsys.readouterr().err
+
+
 def test_grey333_beats_fast_matmul_eliminated_file():
     """fast-matmul's eliminated grey333 (file name: 125 nonzeros) writes 70 additions."""
     result, _ = optimize(SHIPPED["grey333"], seeds=8)

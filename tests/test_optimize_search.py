@@ -1,8 +1,9 @@
 """The local search over a side's program (bilinear.optimize_search), and scaled copies.
 
 A window around a named sum is optimized again and kept only when it costs
-fewer operations: every rewritten program must still compute every form
-exactly, define each sum before its use, and never cost more.
+fewer operations, and the iterated search folds a few sums back and searches
+again: every rewritten program must still compute every form exactly, define
+each sum before its use, and never cost more.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bilinear.optimize import _window_program, eliminate
+from bilinear.optimize import Side, _polished, _searched, _window_program, eliminate
+from bilinear.optimize import _cost as _side_cost
 from bilinear.optimize_pairs import scalings
 from bilinear.optimize_reuse import copies_read_through, operations_first
 from bilinear.optimize_scale import scaled_copies
-from bilinear.optimize_search import search
+from bilinear.optimize_search import folded, search
 from helpers.programs import defined_before_use, expand, fractions_of
 
 
@@ -96,3 +98,43 @@ def test_scaled_copies_preserve_every_form_and_never_cost_more(targets, seed):
     assert [expand(t, dict(copied_sums)) for t in copied] == targets
     assert defined_before_use(copied_sums, "abcdef")
     assert _cost(copied_sums, copied) <= _cost(sums, rewritten)
+
+
+def test_perturbed_search_leaves_a_point_the_local_search_cannot():
+    """Six ±1 targets over six inputs (found by a random sweep): the searched program costs 13
+    operations and no window alone does better; folding a few sums back and searching again, six
+    tries, reaches 11 additions and no scalings."""
+    targets = [fractions_of(t) for t in (
+        {"a": 1, "b": -1, "c": -1, "d": 1, "e": 1, "f": -1}, {"a": 1, "b": -1, "e": 1, "f": 1},
+        {"a": 1, "b": -1, "c": 1, "d": 1, "e": 1, "f": 1}, {"a": -1, "b": -1, "c": 1, "d": -1, "e": 1, "f": -1},
+        {"c": 1, "d": 1}, {"a": 1, "b": 1, "c": -1, "d": 1, "e": -1, "f": -1},
+    )]
+    searched = _searched(Side(*eliminate(targets, "S")))
+    assert _side_cost(searched) == (13, 11)
+    polished = _polished(searched, 6)
+    assert _side_cost(polished) == (11, 11)
+    assert [expand(f, dict(polished.sums)) for f in polished.forms] == targets
+    assert defined_before_use(polished.sums, "abcdef")
+
+
+@settings(max_examples=40, deadline=None)
+@given(forms, st.integers(0, 5), st.data())
+def test_folding_sums_back_keeps_every_form(targets, seed, data):
+    targets = [fractions_of(t) for t in targets]
+    sums, rewritten = eliminate(targets, "S", random.Random(seed), 1)
+    victims = data.draw(st.sets(st.sampled_from([name for name, _ in sums]))) if sums else set()
+    folded_sums, folded_forms = folded(sums, rewritten, victims)
+    assert [name for name, _ in folded_sums] == [name for name, _ in sums if name not in victims]
+    assert not victims & {term for terms in [*(t for _, t in folded_sums), *folded_forms] for term in terms}
+    assert [expand(t, dict(folded_sums)) for t in folded_forms] == targets
+
+
+@settings(max_examples=25, deadline=None)
+@given(forms, st.integers(0, 5))
+def test_perturbed_search_preserves_every_form_and_never_costs_more(targets, seed):
+    targets = [fractions_of(t) for t in targets]
+    side = Side(*eliminate(targets, "S", random.Random(seed), 1))
+    polished = _polished(side, 3)
+    assert [expand(t, dict(polished.sums)) for t in polished.forms] == targets
+    assert defined_before_use(polished.sums, "abcdef")
+    assert _side_cost(polished) <= _side_cost(side)
