@@ -138,7 +138,8 @@ def _expanded(name: str, window: set[str], definitions: dict[str, Terms], memo: 
     return memo[name]
 
 
-# Sums folded back per try of :func:`perturbed`: one to this many (more rarely paid on ⟨4,4,4;48⟩).
+# Sums folded back per try of :func:`perturbed`: one to this many (probes folding up to 6 or 10 on
+# ⟨4,4,4;48⟩'s outputs, from a program this one had polished, gained 1 operation more in 88 tries).
 PERTURBED = 4
 
 
@@ -148,7 +149,8 @@ def perturbed(sums: list[tuple[str, Terms]], forms: list[Terms], improve: Callab
     program back into their users (:func:`folded`), ``improve`` that, and keep it when it costs no
     more than the best.  The local search stops where every window alone is as cheap as it gets;
     undoing a few sums at once moves the program off that point, and ``improve`` (the search again)
-    often lands lower: on the rational ⟨4,4,4;48⟩'s outputs 140 → 137 operations in 100 tries."""
+    often lands lower: on the rational ⟨4,4,4;48⟩, 100 tries take A from 110 operations to 107 and C
+    from 140 to 138."""
     best = (sums, forms)
     for _ in range(tries):
         names = [name for name, _ in best[0]]
