@@ -123,20 +123,6 @@ def closure(names, definitions: dict[str, Terms]) -> set[str]:
     return seen
 
 
-def _exclusive(target: str, definitions: dict[str, Terms], users: dict[str, set]) -> set[str]:
-    """The sums only ``target`` needs: they go if its definition changes to terms outside them."""
-    owned = {target}
-    below = closure(definitions[target], definitions)
-    changed = True
-    while changed:
-        changed = False
-        for name in below - owned:
-            if users.get(name, set()) <= owned:
-                owned.add(name)
-                changed = True
-    return owned - {target}
-
-
 def _dependents(target: str, users: dict[str, set]) -> set[str]:
     """The sums whose value uses ``target``: they cannot be its terms."""
     seen, stack = {target}, [target]
@@ -151,7 +137,11 @@ def _dependents(target: str, users: dict[str, set]) -> set[str]:
 def _options(target: str, vectors: Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
     """Every ``{a: x}`` or ``{a: x, b: y}`` equal to the target's vector, a and b outside ``forbidden``
     (``names``: every leaf and sum there was; ``vectors.alive``: those still defined)."""
-    wanted = vectors.of(target)
+    return _options_for(vectors.of(target), vectors, index, names, forbidden)
+
+
+def _options_for(wanted: Terms, vectors: Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
+    """:func:`_options` for any vector over the leaves."""
     measured = vectors.measure(wanted)
     for first in names:
         if first not in forbidden and first in vectors.alive:
@@ -228,7 +218,7 @@ def shortcut(
         improved = False
         for target in rng.sample(targets, len(targets)):
             users = users_of(definitions, forms)
-            owned = _exclusive(target, definitions, users)
+            owned = _exclusive_to({target}, definitions, users)
             best_cost = operations_first([definitions[target], *(definitions[n] for n in owned)])
             if best_cost <= operations_first([{"a": Fraction(1), "b": Fraction(1)}]):
                 continue  # one addition, no scaling: nothing to gain
@@ -289,6 +279,90 @@ def inlined(definitions: dict[str, Terms], forms: list[Terms], targets: set[str]
         for term in form:
             visit(term)
     return ordered, forms
+
+
+def paired(sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random, prefix: str = "_T") -> tuple[list[tuple[str, Terms]], list[Terms]]:
+    """(sums, forms) with pairs of targets f, g computed as H + D and H − D, wherever their half-sum
+    H and half-difference D are each one addition (or a multiple) of vectors already computed and
+    that costs fewer operations than f, g and the sums only they use.  Two dense targets sharing
+    half their terms (±1 rows of 16 terms, 8 alike) come from two 8-term vectors in four
+    additions: PLinOpt's ``o11 := y14 - y13; o18 := y14 + y13``, which neither a target alone
+    nor the butterfly pass (it optimizes H and D from the inputs) finds."""
+    definitions, forms, targets = named_targets(sums, forms, prefix)
+    vectors = Vectors(definitions, rng)
+    leaves = sorted({term for terms in [*definitions.values(), *forms] for term in terms if term not in definitions})
+    names = [*leaves, *definitions]
+    vectors.alive |= set(leaves)
+    index: dict[int, list[str]] = {}
+    for name in names:
+        vectors.of(name)
+        index.setdefault(key(*vectors.hashed[name]), []).append(name)
+    fresh = prefix + "p"
+    while any(name.startswith(fresh) for name in names):
+        fresh += "_"
+    made = 0
+    order = rng.sample(targets, len(targets))
+    for position, f in enumerate(order):
+        for g in order[position + 1:]:
+            users = users_of(definitions, forms)
+            owned = _exclusive_to({f, g}, definitions, users)
+            before = operations_first([definitions[f], definitions[g], *(definitions[n] for n in owned)])
+            half_sum, half_difference = (_combined(vectors.of(f), vectors.of(g), sign) for sign in (1, -1))
+            if before[0] <= 4 or len(half_sum) < 2 or len(half_difference) < 2:
+                continue  # four additions is what the pair costs through H and D at best
+            forbidden = _dependents(f, users) | _dependents(g, users)
+            halves = [_cheapest(_options_for(wanted, vectors, index, names, forbidden), definitions, owned)
+                      for wanted in (half_sum, half_difference)]
+            if None in halves:
+                continue
+            (h, h_kept), (d, d_kept) = halves
+            one = Fraction(1)
+            made += 1
+            h_name, d_name = f"{fresh}{made}h", f"{fresh}{made}d"
+            recovered = [{h_name: one, d_name: one}, {h_name: one, d_name: -one}]
+            if operations_first([h, d, *recovered, *(definitions[n] for n in h_kept | d_kept)]) >= before:
+                continue
+            definitions[h_name], definitions[d_name] = h, d
+            definitions[f], definitions[g] = recovered
+            for name in (h_name, d_name):
+                names.append(name)
+                vectors.alive.add(name)
+                vectors.of(name)
+                index.setdefault(key(*vectors.hashed[name]), []).append(name)
+            for name in owned - closure([f, g], definitions):
+                del definitions[name]
+                vectors.alive.discard(name)
+    return inlined(definitions, forms, set(targets))
+
+
+def _combined(f: Terms, g: Terms, sign: int) -> Terms:
+    """(f + sign·g)/2."""
+    total = {k: (f.get(k, 0) + sign * g.get(k, 0)) / 2 for k in {*f, *g}}
+    return {k: v for k, v in total.items() if v}
+
+
+def _exclusive_to(group: set[str], definitions: dict[str, Terms], users: dict[str, set]) -> set[str]:
+    """The sums only the group's members need."""
+    owned = set(group)
+    below = closure(group, definitions)
+    changed = True
+    while changed:
+        changed = False
+        for name in below - owned:
+            if users.get(name, set()) <= owned:
+                owned.add(name)
+                changed = True
+    return owned - group
+
+
+def _cheapest(options, definitions: dict[str, Terms], owned: set[str]):
+    """(the option of at most two terms that costs least with the owned sums it keeps, those sums), or None."""
+    priced = [(operations_first([option, *(definitions[n] for n in closure(option, definitions) & owned)]), index, option)
+              for index, option in enumerate(options) if len(option) <= 2]
+    if not priced:
+        return None
+    _, _, option = min(priced, key=lambda item: item[:2])
+    return option, closure(option, definitions) & owned
 
 
 def copies_read_through(definitions: dict[str, Terms], forms: list[Terms]) -> None:
