@@ -32,6 +32,9 @@ difference.  Each side is tried several ways, and the cheapest program
   cheaper, and the cheaper result is kept (on the rational ⟨4,4,4;48⟩: A
   110 operations rather than 112, C 140 rather than 145).
 
+- then pairs of targets whose half-sum and half-difference are each one
+  addition of vectors already computed become H ± D
+  (:func:`bilinear.optimize_reuse.paired`), searched again (B: 74+5 → 76+0);
 - with ``polish`` tries, small sides then go through an iterated local
   search (:func:`bilinear.optimize_search.perturbed`): one to four named
   sums folded back into their users, the local search run again, the
