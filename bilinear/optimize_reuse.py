@@ -197,6 +197,25 @@ def through(wanted: Terms, measured, first: str, vectors: Vectors, index: dict[i
                 yield {first: ratio, second: scale}
 
 
+def _indexed(definitions: dict[str, Terms], forms: list[Terms], rng: random.Random):
+    """(the vectors of the program, every leaf and sum name, those names by the key of their hashes):
+    what :func:`through` looks pairs up in."""
+    vectors = Vectors(definitions, rng)
+    leaves = sorted({term for terms in [*definitions.values(), *forms] for term in terms if term not in definitions})
+    vectors.alive |= set(leaves)
+    names: list[str] = []
+    index: dict[int, list[str]] = {}
+    for name in [*leaves, *definitions]:
+        _register(name, vectors, names, index)
+    return vectors, names, index
+
+
+def _register(name: str, vectors: Vectors, names: list[str], index: dict[int, list[str]]) -> None:
+    names.append(name)
+    vectors.of(name)
+    index.setdefault(key(*vectors.hashed[name]), []).append(name)
+
+
 def shortcut(
     sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random, prefix: str = "_T", deeper: bool = False,
 ) -> tuple[list[tuple[str, Terms]], list[Terms]]:
@@ -205,14 +224,7 @@ def shortcut(
     over three vectors too (two additions, for a target that costs three or more: a search over pairs, so the caller
     keeps it for the one program it returns)."""
     definitions, forms, targets = named_targets(sums, forms, prefix)
-    vectors = Vectors(definitions, rng)
-    leaves = sorted({term for terms in [*definitions.values(), *forms] for term in terms if term not in definitions})
-    names = [*leaves, *definitions]
-    vectors.alive |= set(leaves)
-    index: dict[int, list[str]] = {}
-    for name in names:
-        vectors.of(name)
-        index.setdefault(key(*vectors.hashed[name]), []).append(name)
+    vectors, names, index = _indexed(definitions, forms, rng)
     improved = True
     while improved:
         improved = False
@@ -289,14 +301,7 @@ def paired(sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random
     additions: PLinOpt's ``o11 := y14 - y13; o18 := y14 + y13``, which neither a target alone
     nor the butterfly pass (it optimizes H and D from the inputs) finds."""
     definitions, forms, targets = named_targets(sums, forms, prefix)
-    vectors = Vectors(definitions, rng)
-    leaves = sorted({term for terms in [*definitions.values(), *forms] for term in terms if term not in definitions})
-    names = [*leaves, *definitions]
-    vectors.alive |= set(leaves)
-    index: dict[int, list[str]] = {}
-    for name in names:
-        vectors.of(name)
-        index.setdefault(key(*vectors.hashed[name]), []).append(name)
+    vectors, names, index = _indexed(definitions, forms, rng)
     fresh = prefix + "p"
     while any(name.startswith(fresh) for name in names):
         fresh += "_"
@@ -325,10 +330,8 @@ def paired(sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random
             definitions[h_name], definitions[d_name] = h, d
             definitions[f], definitions[g] = recovered
             for name in (h_name, d_name):
-                names.append(name)
                 vectors.alive.add(name)
-                vectors.of(name)
-                index.setdefault(key(*vectors.hashed[name]), []).append(name)
+                _register(name, vectors, names, index)
             for name in owned - closure([f, g], definitions):
                 del definitions[name]
                 vectors.alive.discard(name)
