@@ -31,6 +31,7 @@ import random
 from itertools import chain
 from fractions import Fraction
 
+from .optimize_butterfly import Butterfly, transformed
 from .optimize_pairs import Terms, additions, scalings
 
 PRIME = (1 << 61) - 1
@@ -312,7 +313,7 @@ def paired(sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random
             users = users_of(definitions, forms)
             owned = _exclusive_to({f, g}, definitions, users)
             before = operations_first([definitions[f], definitions[g], *(definitions[n] for n in owned)])
-            half_sum, half_difference = (_combined(vectors.of(f), vectors.of(g), sign) for sign in (1, -1))
+            half_sum, half_difference = transformed([vectors.of(f), vectors.of(g)], [Butterfly(0, 1, Fraction(1), 0)])
             if before[0] <= 4 or len(half_sum) < 2 or len(half_difference) < 2:
                 continue  # four additions is what the pair costs through H and D at best
             forbidden = _dependents(f, users) | _dependents(g, users)
@@ -322,11 +323,11 @@ def paired(sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random
                 continue
             (h, h_kept), (d, d_kept) = halves
             one = Fraction(1)
-            made += 1
-            h_name, d_name = f"{fresh}{made}h", f"{fresh}{made}d"
+            h_name, d_name = f"{fresh}{made + 1}h", f"{fresh}{made + 1}d"
             recovered = [{h_name: one, d_name: one}, {h_name: one, d_name: -one}]
             if operations_first([h, d, *recovered, *(definitions[n] for n in h_kept | d_kept)]) >= before:
                 continue
+            made += 1
             definitions[h_name], definitions[d_name] = h, d
             definitions[f], definitions[g] = recovered
             for name in (h_name, d_name):
@@ -336,12 +337,6 @@ def paired(sums: list[tuple[str, Terms]], forms: list[Terms], rng: random.Random
                 del definitions[name]
                 vectors.alive.discard(name)
     return inlined(definitions, forms, set(targets))
-
-
-def _combined(f: Terms, g: Terms, sign: int) -> Terms:
-    """(f + sign·g)/2."""
-    total = {k: (f.get(k, 0) + sign * g.get(k, 0)) / 2 for k in {*f, *g}}
-    return {k: v for k, v in total.items() if v}
 
 
 def _exclusive_to(group: set[str], definitions: dict[str, Terms], users: dict[str, set]) -> set[str]:
