@@ -130,12 +130,17 @@ def _expanded(name: str, window: set[str], definitions: dict[str, Terms], memo: 
     if name not in window:
         return {name: Fraction(1)}
     if name not in memo:
-        total: Terms = {}
-        for term, coef in definitions[name].items():
-            for leaf, inner in _expanded(term, window, definitions, memo).items():
-                total[leaf] = total.get(leaf, 0) + coef * inner
-        memo[name] = {k: v for k, v in total.items() if v}
+        memo[name] = _combination(definitions[name], window, definitions, memo)
     return memo[name]
+
+
+def _combination(terms: Terms, window: set[str], definitions: dict[str, Terms], memo: dict[str, Terms]) -> Terms:
+    """Σ coef·(the term's value over the window's inputs), without cancelled terms."""
+    total: Terms = {}
+    for term, coef in terms.items():
+        for leaf, inner in _expanded(term, window, definitions, memo).items():
+            total[leaf] = total.get(leaf, 0) + coef * inner
+    return {k: v for k, v in total.items() if v}
 
 
 # Sums folded back per try of :func:`perturbed`: one to this many (probes folding up to 6 or 10 on
@@ -165,20 +170,11 @@ def perturbed(sums: list[tuple[str, Terms]], forms: list[Terms], improve: Callab
 
 def folded(sums: list[tuple[str, Terms]], forms: list[Terms], victims: set[str]) -> Program:
     """(sums, forms) without the named sums in ``victims``: every use reads the victim's definition
-    (itself folded), coefficients multiplied through and terms that cancel dropped."""
+    (itself folded: the victims are a window, :func:`_expanded`), terms that cancel dropped."""
     definitions = dict(sums)
     memo: dict[str, Terms] = {}
 
     def through(terms: Terms) -> Terms:
-        total: Terms = {}
-        for term, coef in terms.items():
-            for leaf, inner in (value_of(term).items() if term in victims else ((term, Fraction(1)),)):
-                total[leaf] = total.get(leaf, 0) + coef * inner
-        return {k: v for k, v in total.items() if v}
-
-    def value_of(name: str) -> Terms:
-        if name not in memo:
-            memo[name] = through(definitions[name])
-        return memo[name]
+        return _combination(terms, victims, definitions, memo)
 
     return [(name, through(terms)) for name, terms in sums if name not in victims], [through(form) for form in forms]
