@@ -125,7 +125,7 @@ def parse_table(data: dict) -> Table:
         recursive.get("min_dim"),
         tuple(Recursive(**{name: entry[name] for name in Recursive.__dataclass_fields__ if name in entry})
               for entry in recursive.get("rows", ())),
-        float(recursive.get("min_speedup", 1.1)),
+        float(recursive.get("min_speedup", Table.min_speedup)),
     )
 
 
