@@ -16,13 +16,14 @@ MAX_LINES = 400
 
 # Lowest first: a module may import its own layer and those below, never one above.
 LAYERS = [
-    ("core", ("bilinear.ir", "bilinear.diagnostics", "bilinear.paths", "bilinear.output")),
+    ("core", ("bilinear.ir", "bilinear.diagnostics", "bilinear.paths", "bilinear.output", "bilinear.processes")),
     ("verify", ("bilinear.verify",)),
     ("frontend and report", ("bilinear.frontend", "bilinear.report", "bilinear.hybrid")),
     ("schedule and scheme transforms", ("bilinear.schedule", "bilinear.compose", "bilinear.optimize",
                                         "bilinear.optimize_scale", "bilinear.optimize_pairs",
                                         "bilinear.optimize_kernel", "bilinear.optimize_reuse",
-                                        "bilinear.optimize_search", "bilinear.optimize_butterfly")),
+                                        "bilinear.optimize_search", "bilinear.optimize_butterfly",
+                                        "bilinear.optimize_sides")),
     ("lower", ("bilinear.lower",)),
     ("model and measurement", ("bilinear.model", "bilinear.measure", "bilinear.dispatch")),
     ("runtime", ("bilinear.runtime",)),

@@ -6,7 +6,6 @@ time the survivors on the GPU and store the fastest (:mod:`bilinear.runtime.tuni
 from __future__ import annotations
 
 import statistics
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,6 +24,7 @@ from ..lower.product import (
     prune,
 )
 from ..measure import time_interleaved
+from ..processes import mapped
 from .cuda import device_info
 from .product import ProductStage, compiled_kernel
 from .tuning import gpu_model, store
@@ -58,16 +58,8 @@ def compile_all(
 
     The workers fill CuPy's on-disk kernel cache, so compiling again here only loads the binaries.
     """
-    if jobs > 1 and len(configs) > 1:
-        import concurrent.futures
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")
-        try:
-            with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-                list(pool.map(_compile_worker, [(spec, c) for c in configs]))
-        except (OSError, RuntimeError) as error:  # workers cannot start here: compile in this process
-            warnings.warn(f"parallel compilation failed ({error}); compiling one at a time")
+    if jobs > 1 and len(configs) > 1:  # spawned: a forked child would share the parent's CUDA context
+        mapped(_compile_worker, [(spec, c) for c in configs], jobs, "spawn")
     return [(config, resources_of(compiled_kernel(spec, config))) for config in configs]
 
 

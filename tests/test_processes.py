@@ -1,0 +1,30 @@
+"""Work spread over processes (bilinear.processes): in order, and in this process when workers
+cannot start."""
+
+from __future__ import annotations
+
+import pytest
+
+from bilinear import processes
+
+
+def _square(value: int) -> int:
+    return value * value
+
+
+def test_mapped_keeps_the_order_of_the_jobs():
+    assert processes.mapped(_square, list(range(7)), workers=3) == [value * value for value in range(7)]
+
+
+def test_mapped_runs_here_with_a_warning_when_workers_cannot_start(monkeypatch):
+    def refused(*args, **kwargs):
+        raise OSError("no /dev/shm")
+
+    monkeypatch.setattr(processes, "ProcessPoolExecutor", refused)
+    with pytest.warns(UserWarning, match=r"parallel work failed \(no /dev/shm\); running it in one process"):
+        assert processes.mapped(_square, [2, 3], workers=2) == [4, 9]
+
+
+def test_mapped_starts_no_process_for_one_job(monkeypatch):
+    monkeypatch.setattr(processes, "ProcessPoolExecutor", None)  # calling it would fail
+    assert processes.mapped(_square, [5]) == [25]
