@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import reprlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def _as_path(value: object) -> Path:
         path = Path(value)
         if str(path) not in ("", "."):
             return path
-    raise ValueError(f"expected a path to a .bl or catalogue file, not {type(value).__name__} {value!r}")
+    # reprlib: a large object (a loaded Algorithm) is named, not printed whole
+    raise ValueError(f"expected a path to a .bl or catalogue file, not {type(value).__name__} {reprlib.repr(value)}")
 
 
 def _program(path: Path, algorithm: Algorithm) -> Program:
@@ -98,7 +100,7 @@ def load(
 
 
 def verify(
-    path_or_program: str | Path | Program,
+    path_or_program: str | Path | Program | Algorithm,
     format: str | None = None,
     shape: str | None = None,
     *,
@@ -106,7 +108,7 @@ def verify(
     allow_pickle: bool = False,
     modulus: int | None = None,
 ) -> Report:
-    """Verify every definition of a file (or loaded program); see :class:`Report`.
+    """Verify every definition of a file (or a loaded program, or one algorithm); see :class:`Report`.
 
     Catalogue schemes that are exact only in a limit or modulo p get an
     :class:`~bilinear.verify.rings.ApproximateReport` or
@@ -116,6 +118,8 @@ def verify(
     """
     if isinstance(path_or_program, Program):
         return verify_program(path_or_program)
+    if isinstance(path_or_program, Algorithm):  # one definition, e.g. load(...).main or optimize's result
+        return verify_program(_program(Path(path_or_program.span.path if path_or_program.span else "<algorithm>"), path_or_program))
     path = _as_path(path_or_program)
     loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):

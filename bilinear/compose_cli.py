@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .cli_args import add_input_options, check_name, count, load_input, scheme_path
+from .cli_args import add_input_options, check_name, count, load_input, positive, scheme_path
 from .diagnostics import BilinearError, render
 
 
@@ -114,7 +114,7 @@ def optimize(args) -> int:
     from .optimize import optimize as eliminate_common_sums
 
     source = _algorithm(_load(args, args.file), args.algorithm)
-    result, counts = eliminate_common_sums(source, seeds=args.seeds, name=args.name, polish=args.polish)
+    result, counts = eliminate_common_sums(source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains)
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
@@ -174,8 +174,13 @@ def add_parsers(commands) -> None:
     optimize_cmd.add_argument(
         "--polish", type=count, default=0, metavar="TRIES",
         help="then, per side of at most 4096 coefficients, TRIES rounds of an iterated local search: a few named sums "
-        "folded back and the local search run again, kept when no dearer (default 0; about 5 s a round per side "
-        "on PLinOpt's rational <4,4,4;48>, where 100 take its 326 operations to 321 in 25 minutes)",
+        "folded back and the local search run again around them, kept when no dearer (default 0; about 4 s a round "
+        "per side on PLinOpt's rational <4,4,4;48>)",
+    )
+    optimize_cmd.add_argument(
+        "--chains", type=positive, default=1, metavar="K",
+        help="with --polish, K independent searches per side from seeds 0..K-1, the cheapest kept; they run in "
+        "parallel, one per core (default 1)",
     )
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")

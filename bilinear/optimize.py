@@ -37,8 +37,14 @@ difference.  Each side is tried several ways, and the cheapest program
   (:func:`bilinear.optimize_reuse.paired`), searched again (B: 74+5 → 76+0);
 - with ``polish`` tries, small sides then go through an iterated local
   search (:func:`bilinear.optimize_search.perturbed`): one to four named
-  sums folded back into their users, the local search run again, the
-  program kept when it costs no more (scaled copies counted).
+  sums folded back into their users, the local search run again around
+  what changed, the program kept when it costs no more (scaled copies
+  counted); ``chains`` such searches from different seeds, the cheapest
+  kept.
+
+The three sides share nothing, and neither do the chains: they run in
+parallel processes (:func:`bilinear.processes.mapped`), with the same result
+however many run.
 
 The outputs are also tried by the transposition principle (over the
 products' weights, then backwards).  Every random choice is seeded, so the
@@ -53,7 +59,6 @@ writing it).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 from .ir import Algorithm, Form, Output, Product, Sum
 from .optimize_butterfly import Butterfly, pairing, recovered, scaled, transformed
@@ -63,25 +68,11 @@ from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
 from .optimize_search import perturbed, search
+from .optimize_sides import Side, sides, written
+from .processes import mapped
 from .verify.expand import expansion_of
 
 __all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "sides"]
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side's sums and rewritten forms, and what they cost."""
-
-    sums: list[tuple[str, Terms]]
-    forms: list[Terms]
-
-    @property
-    def additions(self) -> int:
-        return additions(self.forms) + additions(t for _, t in self.sums)
-
-    @property
-    def scalings(self) -> int:
-        return scalings(self.forms) + scalings(t for _, t in self.sums)
 
 
 # Above this many distinct pairs, only the deterministic run is made (each seeded run sorts its pool).
@@ -207,17 +198,33 @@ def _searched(side: Side) -> Side:
     return _rescaled(Side(*search(side.sums, side.forms, _window_program, random.Random(0), SEARCH_ROUNDS, SEARCH_PLATEAU)))
 
 
-def _polished(side: Side, tries: int) -> Side:
+def _polished(side: Side, tries: int, seed: int = 0) -> Side:
     """The side through the iterated local search (:func:`bilinear.optimize_search.perturbed`): a
-    few sums folded back, the local search again, kept when no dearer; ``tries`` times."""
+    few sums folded back, the local search again around what changed, kept when no dearer; ``tries``
+    times, its draws seeded by ``seed``."""
 
-    def improve(program, rng: random.Random):
-        searched = _rescaled(Side(*search(*program, _window_program, rng, SEARCH_ROUNDS, SEARCH_PLATEAU)))
+    def improve(program, rng: random.Random, changed: set[str]):
+        searched = _rescaled(Side(*search(*program, _window_program, rng, SEARCH_ROUNDS, SEARCH_PLATEAU, focus=changed)))
         return searched.sums, searched.forms
 
     # Rated with its scaled copies, as the caller writes it: then polishing never makes it dearer.
-    sums, forms = perturbed(side.sums, side.forms, improve, lambda program: _cost(_copied(Side(*program))), random.Random(0), tries)
+    sums, forms = perturbed(side.sums, side.forms, improve, lambda program: _copied_cost(Side(*program)), random.Random(seed), tries)
     return Side(sums, forms)
+
+
+def _chain(job: tuple[Side, int, int]) -> Side:
+    return _polished(*job)
+
+
+def _polished_sides(sides: list[Side], tries: int, chains: int) -> list[Side]:
+    """Each side through ``chains`` independent iterated local searches (seeds 0, 1, …), the cheapest
+    kept, the first of equals: where a search ends depends much on its draws, and the result does
+    not depend on how many processes ran the chains."""
+    if not tries:
+        return sides
+    jobs = [(side, tries, seed) for side in sides for seed in range(chains)]
+    ends = mapped(_chain, jobs)
+    return [min(ends[index * chains:(index + 1) * chains], key=_copied_cost) for index in range(len(sides))]
 
 
 def _window_program(forms: list[Terms], rng: random.Random) -> tuple[list[tuple[str, Terms]], list[Terms]]:
@@ -310,43 +317,51 @@ def _paired(side: Side) -> Side:
     return min(result, _searched(result), key=_cost)
 
 
+def _side_program(job: tuple[list[Terms], str, int, tuple | None]) -> Side:
+    """One side's program before polishing: the cheapest candidate (with ``backwards``, the outputs'
+    weights, products and blocks, also by the transposition principle), finished on small sides."""
+    forms, prefix, seeds, backwards = job
+    side = _best_side(forms, prefix, seeds)
+    if backwards is not None:
+        side = min((side, _transposed(*backwards, prefix, seeds)), key=_cost)
+    return _finished(side, forms, prefix, seeds, backwards is not None) if _small(forms) else side
+
+
 def _cost(side: Side) -> tuple[int, int]:
     return side.additions + side.scalings, side.additions
 
 
-def sides(algorithm: Algorithm) -> tuple[list[Terms], list[Terms], list[Terms]]:
-    """The expanded forms: left factors, right factors, outputs (over products)."""
-    expansion = expansion_of(algorithm)
-    left = [u.as_dict() for u, _ in expansion.factors]
-    right = [v.as_dict() for _, v in expansion.factors]
-    outputs = [expansion.outputs.get(block, Form()).as_dict() for block in algorithm.shape.blocks("C")]
-    return left, right, outputs
+def _copied_cost(side: Side) -> tuple[int, int]:
+    """What the side costs as it is written: with its scaled copies (:func:`_copied`)."""
+    return _cost(_copied(side))
 
 
-def optimize(algorithm: Algorithm, seeds: int = 32, name: str | None = None, polish: int = 0) -> tuple[Algorithm, dict]:
+def optimize(algorithm: Algorithm, seeds: int = 16, name: str | None = None, polish: int = 0, chains: int = 1) -> tuple[Algorithm, dict]:
     """The algorithm rewritten with shared sums, and the counts before and after per side; ``polish``:
     tries of the iterated local search per small side (:func:`_polished`), a few seconds each on
-    ⟨4,4,4;48⟩."""
+    ⟨4,4,4;48⟩, in ``chains`` independent chains (the cheapest kept).  The three sides, and then the
+    chains, run in parallel processes."""
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
     prefixes = [next(p for p in (letter, f"{letter}_", f"{letter}__") if not any(t.startswith(p) for t in taken)) for letter in "XYZ"]
-    a_side, b_side, c_side = (_best_side(forms, prefix, seeds) for forms, prefix in zip((left, right, outputs), prefixes))
     weights = [w.as_dict() for w in expansion_of(algorithm).weights]
-    products_names = [p.name for p in algorithm.products]
-    backwards = _transposed(weights, products_names, algorithm.shape.blocks("C"), prefixes[2], seeds)
-    c_side = min((c_side, backwards), key=_cost)
-    a_side, b_side, c_side = (
-        _renumbered(_copied(_polished(_finished(side, forms, prefix, seeds, both_ways), polish)) if _small(forms) else side, prefix)
-        for side, forms, prefix, both_ways in zip((a_side, b_side, c_side), (left, right, outputs), prefixes, (False, False, True))
-    )
+    backwards = (weights, [p.name for p in algorithm.products], algorithm.shape.blocks("C"))
+    jobs = [(left, prefixes[0], seeds, None), (right, prefixes[1], seeds, None), (outputs, prefixes[2], seeds, backwards)]
+    # The scheme's own program too, where it costs less (then polished from there).
+    programs = [min(found, given, key=_copied_cost) for found, given in zip(mapped(_side_program, jobs), written(algorithm))]
+    small = [index for index, forms in enumerate((left, right, outputs)) if _small(forms)]
+    for index, side in zip(small, _polished_sides([programs[index] for index in small], polish, chains)):
+        programs[index] = _copied(side)
+    a_side, b_side, c_side = (_renumbered(side, prefix) for side, prefix in zip(programs, prefixes))
     products = tuple(
         Product(p.name, Form.of(u), Form.of(v)) for p, u, v in zip(algorithm.products, a_side.forms, b_side.forms)
     )
-    written = tuple(
+    outputs_written = tuple(
         Output(block, Form.of(w)) for block, w in zip(algorithm.shape.blocks("C"), c_side.forms) if w
     )
     sums = tuple(Sum(n, Form.of(t)) for side in (a_side, b_side, c_side) for n, t in side.sums)
-    result = Algorithm(name or f"{algorithm.name}_cse", algorithm.shape, sums, products, written, declared_rank=algorithm.rank)
+    name = name or (algorithm.name if algorithm.name.endswith("_cse") else f"{algorithm.name}_cse")  # again: not _cse_cse
+    result = Algorithm(name, algorithm.shape, sums, products, outputs_written, declared_rank=algorithm.rank)
     before = [Side([], left), Side([], right), Side([], outputs)]
     counts = {
         side: {"before": (b.additions, b.scalings), "after": (a.additions, a.scalings)}

@@ -24,6 +24,7 @@ from bilinear.frontend.writers import FORMATS, write
 from bilinear.optimize import _transposed, additions, eliminate, optimize, sides
 from bilinear.optimize_kernel import basis_and_combinations, kernel_split
 from bilinear.optimize_reuse import operations_first, paired, shortcut
+from bilinear.optimize_sides import written
 from bilinear.verify import report_algorithm
 from bilinear.verify.expand import Expansion
 from helpers.programs import defined_before_use, expand, fractions_of
@@ -109,6 +110,33 @@ def test_optimize_command_refuses_a_negative_count(capsys):
         main(["optimize", "winograd", "--polish", "-1"])
     assert exit_info.value.code == 2
     assert "argument --polish: must be at least 0, not -1" in capsys.readouterr().err
+
+
+def test_written_sides_are_the_schemes_own_program():
+    """Winograd's sums go with the operand their values are over: S1..S4 (A), T1..T4 (B), U2..U4 (C)."""
+    a_side, b_side, c_side = written(SHIPPED["winograd"])
+    assert [[name for name, _ in side.sums] for side in (a_side, b_side, c_side)] == [
+        ["S1", "S2", "S3", "S4"], ["T1", "T2", "T3", "T4"], ["U2", "U3", "U4"]]
+    assert [(side.additions, side.scalings) for side in (a_side, b_side, c_side)] == [(4, 0), (4, 0), (7, 0)]
+    assert c_side.forms[0] == {"P1": 1, "P2": 1}
+
+
+def test_optimizing_an_optimized_scheme_keeps_its_program():
+    """grey333 at 16 seeds has 16 additions on B, one seed finds 17 from the expanded scheme: from
+    the optimized file, one seed keeps the file's 16."""
+    optimized, counts = optimize(SHIPPED["grey333"], seeds=16)
+    _, from_scratch = optimize(SHIPPED["grey333"], seeds=1)
+    again_optimized, again = optimize(optimized, seeds=1)
+    assert (optimized.name, again_optimized.name) == ("grey333_cse", "grey333_cse")
+    assert counts["B"]["after"] == (16, 0) and from_scratch["B"]["after"] == (17, 0)
+    assert [again[side]["after"] for side in "ABC"] == [counts[side]["after"] for side in "ABC"]
+
+
+def test_optimize_command_refuses_no_chains(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["optimize", "winograd", "--polish", "2", "--chains", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --chains: must be at least 1, not 0" in capsys.readouterr().err
 
 
 def test_grey333_beats_fast_matmul_eliminated_file():

@@ -11,10 +11,11 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bilinear.optimize import Side, _polished, _searched, _window_program, eliminate
+from bilinear.optimize import Side, _copied, _polished, _polished_sides, _searched, _window_program, eliminate
 from bilinear.optimize import _cost as _side_cost
 from bilinear.optimize_pairs import scalings
 from bilinear.optimize_reuse import copies_read_through, operations_first
@@ -100,15 +101,53 @@ def test_scaled_copies_preserve_every_form_and_never_cost_more(targets, seed):
     assert _cost(copied_sums, copied) <= _cost(sums, rewritten)
 
 
+def _two_poor_parts():
+    """a+b+c, a+b−c over a+c and a−c, and the same over d, e, f: 4 additions each where 3 do (share a+b)."""
+    sums, forms = [], []
+    for x, y, z in ("abc", "def"):
+        sums += [(f"S{x}", fractions_of({x: 1, z: 1})), (f"D{x}", fractions_of({x: 1, z: -1}))]
+        forms += [fractions_of({f"S{x}": 1, y: 1}), fractions_of({f"D{x}": 1, y: 1})]
+    return sums, forms
+
+
+@pytest.mark.parametrize("focus, cost", [(None, (6, 6)), ({"b"}, (7, 7)), (set(), (8, 8))])
+def test_focused_search_visits_only_statements_near_what_changed(focus, cost):
+    """The full search redoes both parts; focused on b, only the part whose targets read b (the window
+    around a+b+c takes in the other target and the sums only they use); the part over d, e, f is not
+    near b and keeps its 4 additions; focused on nothing, nothing is redone."""
+    sums, forms = _two_poor_parts()
+    targets = [expand(form, dict(sums)) for form in forms]
+    assert _cost(sums, forms) == (8, 8)
+    sums, forms = search(sums, forms, _window_program, random.Random(0), focus=focus)
+    assert _cost(sums, forms) == cost
+    assert [expand(f, dict(sums)) for f in forms] == targets
+
+
+def test_chains_keep_the_cheapest_and_do_not_depend_on_the_processes(monkeypatch):
+    """Three chains end where the cheapest of three single chains (seeds 0, 1, 2: 11, 12 and 11
+    operations) ends, the first of equals, whether the chains ran in three processes or in this one."""
+    side = Side(*eliminate(FOLDABLE, "S"))
+    singles = [_polished(side, 2, seed) for seed in range(3)]
+    assert [_side_cost(_copied(end)) for end in singles] == [(11, 11), (12, 10), (11, 11)]
+    cheapest = singles[0]
+    pooled = _polished_sides([side], 2, 3)
+    monkeypatch.setattr("bilinear.processes.os.cpu_count", lambda: 1)
+    inline = _polished_sides([side], 2, 3)
+    assert pooled == inline == [cheapest]
+
+
+FOLDABLE = [fractions_of(t) for t in (
+    {"a": 1, "b": -1, "c": -1, "d": 1, "e": 1, "f": -1}, {"a": 1, "b": -1, "e": 1, "f": 1},
+    {"a": 1, "b": -1, "c": 1, "d": 1, "e": 1, "f": 1}, {"a": -1, "b": -1, "c": 1, "d": -1, "e": 1, "f": -1},
+    {"c": 1, "d": 1}, {"a": 1, "b": 1, "c": -1, "d": 1, "e": -1, "f": -1},
+)]
+
+
 def test_perturbed_search_leaves_a_point_the_local_search_cannot():
     """Six ±1 targets over six inputs (found by a random sweep): the searched program costs 13
     operations and no window alone does better; folding a few sums back and searching again, six
     tries, reaches 11 additions and no scalings."""
-    targets = [fractions_of(t) for t in (
-        {"a": 1, "b": -1, "c": -1, "d": 1, "e": 1, "f": -1}, {"a": 1, "b": -1, "e": 1, "f": 1},
-        {"a": 1, "b": -1, "c": 1, "d": 1, "e": 1, "f": 1}, {"a": -1, "b": -1, "c": 1, "d": -1, "e": 1, "f": -1},
-        {"c": 1, "d": 1}, {"a": 1, "b": 1, "c": -1, "d": 1, "e": -1, "f": -1},
-    )]
+    targets = FOLDABLE
     searched = _searched(Side(*eliminate(targets, "S")))
     assert _side_cost(searched) == (13, 11)
     polished = _polished(searched, 6)

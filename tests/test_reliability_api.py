@@ -63,6 +63,17 @@ def test_load_and_verify_of_a_non_path_is_a_value_error(bad):
         bilinear.verify(bad)
 
 
+def test_verify_takes_one_algorithm_and_names_a_large_non_path_briefly():
+    """load(...).main is an Algorithm: verify checks it; load refuses it with a message that names
+    it rather than printing all of it (an algorithm's repr runs to thousands of characters)."""
+    algorithm = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
+    report = bilinear.verify(algorithm)
+    assert report.ok and [entry.algorithm.name for entry in report.entries] == ["strassen"]
+    with pytest.raises(ValueError, match=r"^expected a path to a \.bl or catalogue file, not Algorithm ") as error:
+        bilinear.load(algorithm)
+    assert len(str(error.value)) < 120
+
+
 @pytest.mark.parametrize(
     "options",
     [{"levels": -1}, {"levels": 10**5}, {"levels": 2.5}, {"levels": True}, {"dtype": "float16"}, {"leaf": "x"},

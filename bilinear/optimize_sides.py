@@ -1,0 +1,54 @@
+"""A scheme's three sides for the optimizer: what each computes (left factors over A blocks, right
+factors over B blocks, outputs over products), expanded, and how the scheme writes it (its own named
+sums), so that a program given in the file is a candidate too: optimizing an optimized scheme never
+returns a dearer one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ir import Algorithm, Form, operand_of
+from .optimize_pairs import Terms, additions, scalings
+from .verify.expand import expansion_of
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's sums and rewritten forms, and what they cost."""
+
+    sums: list[tuple[str, Terms]]
+    forms: list[Terms]
+
+    @property
+    def additions(self) -> int:
+        return additions(self.forms) + additions(t for _, t in self.sums)
+
+    @property
+    def scalings(self) -> int:
+        return scalings(self.forms) + scalings(t for _, t in self.sums)
+
+
+def sides(algorithm: Algorithm) -> tuple[list[Terms], list[Terms], list[Terms]]:
+    """The expanded forms: left factors, right factors, outputs (over products)."""
+    expansion = expansion_of(algorithm)
+    left = [u.as_dict() for u, _ in expansion.factors]
+    right = [v.as_dict() for _, v in expansion.factors]
+    outputs = [expansion.outputs.get(block, Form()).as_dict() for block in algorithm.shape.blocks("C")]
+    return left, right, outputs
+
+
+def written(algorithm: Algorithm) -> tuple[Side, Side, Side]:
+    """The sides as the scheme writes them: each named sum goes with the operand its value is over
+    (over products: the outputs' side), the forms as written."""
+    expansion = expansion_of(algorithm)
+    operand = {}
+    for entry in algorithm.sums:
+        names = expansion.of(entry.name).names()
+        operand[entry.name] = (operand_of(names[0]) if names else None) or "C"
+    by_side = {side: [(entry.name, entry.form.as_dict()) for entry in algorithm.sums if operand[entry.name] == side] for side in "ABC"}
+    outputs = {output.block: output.form.as_dict() for output in algorithm.outputs}
+    return (
+        Side(by_side["A"], [product.left.as_dict() for product in algorithm.products]),
+        Side(by_side["B"], [product.right.as_dict() for product in algorithm.products]),
+        Side(by_side["C"], [outputs.get(block, {}) for block in algorithm.shape.blocks("C")]),
+    )
