@@ -347,9 +347,13 @@ def optimize(algorithm: Algorithm, seeds: int = 16, name: str | None = None, pol
     weights = [w.as_dict() for w in expansion_of(algorithm).weights]
     backwards = (weights, [p.name for p in algorithm.products], algorithm.shape.blocks("C"))
     jobs = [(left, prefixes[0], seeds, None), (right, prefixes[1], seeds, None), (outputs, prefixes[2], seeds, backwards)]
-    # The scheme's own program too, where it costs less (then polished from there).
-    programs = [min(found, given, key=_copied_cost) for found, given in zip(mapped(_side_program, jobs), written(algorithm))]
+    # The scheme's own program too, where it costs less (then polished from there); large sides are
+    # written without scaled copies, so they are rated without them.
     small = [index for index, forms in enumerate((left, right, outputs)) if _small(forms)]
+    programs = [
+        min(found, given, key=_copied_cost if index in small else _cost)
+        for index, (found, given) in enumerate(zip(mapped(_side_program, jobs), written(algorithm)))
+    ]
     for index, side in zip(small, _polished_sides([programs[index] for index in small], polish, chains)):
         programs[index] = _copied(side)
     a_side, b_side, c_side = (_renumbered(side, prefix) for side, prefix in zip(programs, prefixes))

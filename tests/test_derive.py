@@ -121,6 +121,11 @@ def test_written_sides_are_the_schemes_own_program():
     assert c_side.forms[0] == {"P1": 1, "P2": 1}
 
 
+def test_expansion_names_the_operand_a_sum_is_over():
+    expansion = Expansion(SHIPPED["winograd"])
+    assert [expansion.operand(name) for name in ("S2", "T4", "U3")] == ["A", "B", None]
+
+
 def test_optimizing_an_optimized_scheme_keeps_its_program():
     """grey333 at 16 seeds has 16 additions on B, one seed finds 17 from the expanded scheme: from
     the optimized file, one seed keeps the file's 16."""

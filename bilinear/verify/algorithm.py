@@ -191,9 +191,7 @@ def _sum_sites(expansion: Expansion, wrong_blocks: set[str], usage: dict, kinds:
 
 def _sum_kind(expansion: Expansion, name: str) -> str:
     """'A' or 'B' for a sum of blocks, 'M' for a sum of products."""
-    first = expansion.of(name).names()[0] if expansion.of(name).terms else ""
-    parsed = parse_block(first)
-    return parsed[0] if parsed else "M"
+    return expansion.operand(name) or "M"
 
 
 def _addable_sums(algorithm: Algorithm, kinds: dict[str, str], kind: str, into: str | None = None) -> list[str]:

@@ -35,8 +35,7 @@ def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
     side = {"A": 0, "B": 0, "C": 0}
     kinds = {}
     for entry in algorithm.sums:
-        first = expansion.of(entry.name).names()[0] if expansion.of(entry.name).terms else ""
-        kinds[entry.name] = operand_of(first) or "C"
+        kinds[entry.name] = expansion.operand(entry.name) or "C"
         side[kinds[entry.name]] += _adds(entry.form)
     for product in algorithm.products:
         side["A"] += _adds(product.left)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import cached_property
 
-from ..ir import Algorithm, Form, block_name
+from ..ir import Algorithm, Form, block_name, operand_of
 
 
 def bilinear(left: Form, right: Form) -> Form:
@@ -53,6 +53,11 @@ class Expansion:
         if name not in self._memo:
             self._memo[name] = self.form(self._sums[name])
         return self._memo[name]
+
+    def operand(self, name: str) -> str | None:
+        """'A' or 'B' for a named sum of blocks; None for a sum of products (or one that is zero)."""
+        names = self.of(name).names()
+        return operand_of(names[0]) if names else None
 
     def form(self, form: Form) -> Form:
         """A form with every named sum in it expanded (one pass over its terms' expansions)."""
