@@ -33,10 +33,8 @@ def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
     expansion = expansion_of(algorithm)
     shape = algorithm.shape
     side = {"A": 0, "B": 0, "C": 0}
-    kinds = {}
     for entry in algorithm.sums:
-        kinds[entry.name] = expansion.operand(entry.name) or "C"
-        side[kinds[entry.name]] += _adds(entry.form)
+        side[expansion.operand(entry.name) or "C"] += _adds(entry.form)
     for product in algorithm.products:
         side["A"] += _adds(product.left)
         side["B"] += _adds(product.right)
