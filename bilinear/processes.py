@@ -7,18 +7,33 @@ import multiprocessing
 import os
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 
 def mapped(function, jobs: list, workers: int | None = None, context: str | None = None) -> list:
     """``function`` over ``jobs``, in order, in up to ``workers`` processes (default: one per core)
     started by the ``context`` method (default: the platform's); in this process when one would do,
-    or, with a warning, when workers cannot start here.  ``function`` must be a module's top-level
-    function and the jobs picklable."""
+    or, with a warning, when workers cannot start here.  An error a job raises is raised here as it
+    is.  ``function`` must be a module's top-level function and the jobs picklable."""
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1:
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(context)) as pool:
-                return list(pool.map(function, jobs))
-        except (OSError, RuntimeError) as error:  # no /dev/shm, a sandbox without fork, a killed worker
+                outcomes = list(pool.map(_outcome, [function] * len(jobs), jobs))
+        except (OSError, BrokenProcessPool) as error:  # no /dev/shm, a sandbox without fork, a killed worker
             warnings.warn(f"parallel work failed ({error}); running it in one process", stacklevel=2)
+        else:
+            for failed, value in outcomes:
+                if failed:
+                    raise value
+            return [value for _, value in outcomes]
     return [function(job) for job in jobs]
+
+
+def _outcome(function, job) -> tuple[bool, object]:
+    """(False, the job's result) or (True, the error it raised): a job's own error comes back as a
+    value, so that only the pool's failures reach the handler above."""
+    try:
+        return False, function(job)
+    except Exception as error:  # noqa: BLE001 — handed back to the caller, who raises it
+        return True, error

@@ -3,6 +3,8 @@ cannot start."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from bilinear import processes
@@ -28,3 +30,18 @@ def test_mapped_runs_here_with_a_warning_when_workers_cannot_start(monkeypatch):
 def test_mapped_starts_no_process_for_one_job(monkeypatch):
     monkeypatch.setattr(processes, "ProcessPoolExecutor", None)  # calling it would fail
     assert processes.mapped(_square, [5]) == [25]
+
+
+def _refuse_three(value: int) -> int:
+    if value == 3:
+        raise OSError(f"job {value} failed")
+    return value
+
+
+def test_an_error_in_a_job_is_raised_as_it_is_not_taken_for_workers_that_cannot_start():
+    """An OSError raised by a job is the job's: it reaches the caller once, with no warning that the
+    workers failed and no second run of every job in this process."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(OSError, match="job 3 failed"):
+            processes.mapped(_refuse_three, [1, 2, 3, 4], workers=2)
