@@ -26,7 +26,7 @@ from test_properties import transformed
 
 import bilinear
 from bilinear.diagnostics import BilinearError
-from bilinear.ir import Algorithm, Form, Output, Product, Shape, Update, block_name
+from bilinear.ir import Algorithm, Form, Output, Product, Shape, Sum, Update, block_name
 from bilinear.schedule import default_schedule, fuse_elementwise, single_target
 from bilinear.schedule.stages import depends, group_stages
 from bilinear.verify import report_algorithm
@@ -195,3 +195,23 @@ def test_alphatensor_11x11x11_verifies_in_under_5_seconds():
     elapsed = time.perf_counter() - start
     assert report.ok and program.algorithms[0].rank == 896
     assert elapsed < 5, elapsed
+
+
+def test_a_chain_of_twenty_thousand_sums_expands_and_verifies():
+    """A straight-line program's sums read the one before (PLinOpt's ⟨32,32,32;15096⟩ has 50,000):
+    expanding them must not recurse once per link.  S0 = A11, S_i = 2·S_(i-1) − A11 = A11."""
+    chain = [Sum("S0", Form.of({"A11": 1}))]
+    chain += [Sum(f"S{i}", Form.of({f"S{i - 1}": 2, "A11": -1})) for i in range(1, 20_000)]
+    product = Product("M1", Form.of({"S19999": 1}), Form.of({"B11": 1}))
+    algorithm = Algorithm("chain", Shape(1, 1, 1), tuple(chain), (product,), (Output("C11", Form.of({"M1": 1})),))
+    assert Expansion(algorithm).of("S19999") == Form.of({"A11": 1})
+    assert report_algorithm(algorithm).ok
+
+
+def test_expansion_keeps_exact_fractions_and_refuses_a_sum_that_reads_itself():
+    sums = (Sum("H", Form.of({"A11": Fraction(1, 3), "A12": Fraction(-2, 9)})), Sum("G", Form.of({"H": Fraction(3, 2), "A12": Fraction(1, 3)})))
+    expansion = Expansion(Algorithm("x", Shape(1, 2, 1), sums, (), ()))
+    assert expansion.of("G") == Form.of({"A11": Fraction(1, 2)})
+    looped = (Sum("P", Form.of({"Q": 1, "A11": 1})), Sum("Q", Form.of({"P": 2})))
+    with pytest.raises(ValueError, match="depends on itself"):
+        Expansion(Algorithm("loop", Shape(1, 1, 1), looped, (), ())).of("Q")
