@@ -24,6 +24,7 @@ from bilinear.frontend.importers import READERS, AlternativeBasis, detect_format
 from bilinear.ir import Algorithm, Shape, Span
 from bilinear.report import report_data, to_text
 from bilinear.verify import report_algorithm
+from bilinear.verify.counts import count_algorithm
 from bilinear.verify.rings import (
     ApproximateScheme,
     ComplexReport,
@@ -186,6 +187,36 @@ def test_a_program_that_disagrees_with_its_matrix_is_named(tmp_path):
     program = tmp_path / "2x2x2_7_Winograd_L.slp"
     program.write_text(program.read_text().replace("o0:=i2-i0;", "o0:=i2+i0;"))
     assert _error(program) == "2x2x2_7_Winograd_L.slp computes 1 for entry (1,1); 2x2x2_7_Winograd_L.sms has -1"
+
+
+def test_a_plinopt_program_is_read_as_written():
+    """Winograd's three programs: 4 + 4 + 7 = 15 additions as published (their matrices: 24); an
+    output that another assignment reads is a named sum, and the row reads it."""
+    algorithm = read_catalogue(scheme_file("plinopt/2x2x2_7_Winograd_L.slp"))
+    assert [(s.name, str(s.form)) for s in algorithm.sums] == [
+        ("L_o0", "-A11 + A21"), ("L_o1", "A22 + L_o0"), ("R_o5", "-B11 + B12"), ("R_o1", "-B22 + R_o5"),
+        ("P_t5", "-M2 + M3"), ("P_t4", "M1 + P_t5"),
+    ]
+    assert [(str(p.left), str(p.right)) for p in algorithm.products[:2]] == [("L_o0", "B12 - B22"), ("L_o1", "R_o1")]
+    assert str(algorithm.outputs[1].form) == "-M5 + M6 + P_t5"
+    counts = count_algorithm(algorithm)
+    assert (counts.additions_by_side, counts.additions_unshared) == ((4, 4, 7), 24)
+    assert report_algorithm(algorithm).ok
+
+
+def test_a_reassigned_variable_is_a_new_sum_and_what_no_output_needs_is_left_out(tmp_path):
+    """PLinOpt's ALT programs assign a variable twice (``o54:=i54;`` then ``o54:=o0-o22;``)."""
+    programs = {
+        "L": "t:=i0*2;\nt:=t/2-i0/4;\nunused:=i0+t;\no0:=t;\no1:=i0;\n",
+        "R": "o0:=i0;\no1:=i1;\n",
+        "P": "o0:=i0*4/3;\no1:=i1;\n",
+    }
+    for part, text in programs.items():
+        _write(tmp_path, f"1x1x2_2_twice_{part}.slp", text)
+    algorithm = read_catalogue(tmp_path / "1x1x2_2_twice_L.slp")
+    assert [(s.name, str(s.form)) for s in algorithm.sums] == [("L_t", "2*A11"), ("L2_t", "-1/4*A11 + 1/2*L_t")]
+    assert [str(p.left) for p in algorithm.products] == ["L2_t", "A11"]
+    assert report_algorithm(algorithm).ok
 
 
 @pytest.mark.parametrize(

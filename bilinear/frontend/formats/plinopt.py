@@ -6,6 +6,14 @@ other two, in the same form (three ``.sms`` matrices, or three ``.slp``
 programs; a program is checked against its ``.sms`` matrix when both are
 there).  The shape is in the name (``4x4x4_48_…``) or inferred.
 
+**Programs** are read as written: their assignments become named sums
+(``L_z33`` over A blocks, ``R_…`` over B blocks, ``P_…`` over products;
+``L2_o54`` for a variable's second assignment), the products' factors and the
+outputs read them, and assignments no output needs are left out.  So what is
+counted, optimized and compiled is the published program, not its expansion
+(``bilinear optimize`` starts from it, and never returns a dearer side).
+Alternative-basis programs are read as their matrices.
+
 **Alternative basis** (``NAME-ALT_*`` with ``NAME-CoB_*``): the ALT matrices
 act on changed bases, and the CoB matrices are the basis changes: the A side
 is ALT_L·CoB_L, the B side ALT_R·CoB_R and the output map CoB_P·ALT_P.  The
@@ -25,14 +33,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
 from .common import check_side, fail, identifier, infer_shape, shape_mismatch, whole_file
-from .sparse import Sparse, read_slp, read_sms
+from .sparse import Sparse, Steps, read_slp, read_sms
 
 _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
 _NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>sms|slp)$")
@@ -163,6 +171,8 @@ def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | Alternat
     name = identifier(stem, "plinopt")
     if changes is None:
         algorithm = _algorithm(name, shape, left, right, post, paths)
+        if left.steps and right.steps and post.steps:
+            algorithm = _as_programs(algorithm, (left.steps, right.steps, post.steps))
     else:
         algorithm = _alternative(name, shape, (left, right, post), changes, paths)
     modulus, reason = _modulus([left, right, post, *(changes or ())])
@@ -252,3 +262,44 @@ def _alternative(name: str, shape: Shape, alt: tuple[Sparse, ...], cob: tuple[Sp
 def _forms(matrix: Sparse, names: list[str]) -> list[tuple[int, Form]]:
     rows = _by_row(matrix)
     return [(i, Form.of({names[j]: c for j, c in rows[i].items()})) for i in range(matrix.rows) if i in rows]
+
+
+def _as_programs(algorithm: Algorithm, steps: tuple[Steps, Steps, Steps]) -> Algorithm:
+    """The scheme as its three straight-line programs compute it (checked, as matrices, by the caller)."""
+    inputs = (list(algorithm.shape.blocks("A")), list(algorithm.shape.blocks("B")), [p.name for p in algorithm.products])
+    (a_sums, lefts), (b_sums, rights), (m_sums, posts) = (
+        _program(program, part, names) for program, part, names in zip(steps, "LRP", inputs)
+    )
+    products = tuple(replace(p, left=left, right=right) for p, left, right in zip(algorithm.products, lefts, rights))
+    outputs = tuple(replace(output, form=form) for output, form in zip(algorithm.outputs, posts))
+    return replace(algorithm, sums=tuple(a_sums + b_sums + m_sums), products=products, outputs=outputs, tabular=False)
+
+
+def _program(steps: Steps, part: str, inputs: list[str]) -> tuple[list[Sum], list[Form]]:
+    """The assignments the outputs need, as named sums, and the outputs as forms; an output that
+    other assignments read is a named sum too, and its row reads it."""
+
+    def named(key) -> str:
+        if isinstance(key, int):
+            return inputs[key]
+        variable, version = key
+        return f"{part}{version if version > 1 else ''}_{variable}"
+
+    def form(terms: dict) -> Form:
+        return Form.of({named(key): c for key, c in terms.items()})
+
+    reads = {assigned: terms for assigned, terms, _ in steps.assignments}
+    needed, pending = set(), list(steps.outputs)
+    while pending:
+        assigned = pending.pop()
+        if assigned not in needed:
+            needed.add(assigned)
+            pending += [key for key in reads[assigned] if not isinstance(key, int)]
+    read = {key for assigned in needed for key in reads[assigned]}
+    rows = set(steps.outputs)
+    sums = [
+        Sum(named(assigned), form(terms), span)
+        for assigned, terms, span in steps.assignments
+        if assigned in needed and (assigned not in rows or assigned in read)
+    ]
+    return sums, [Form.of({named(row): 1}) if row in read else form(reads[row]) for row in steps.outputs]

@@ -25,9 +25,22 @@ from ..loader import read_source
 from .common import fail, line_span, rational, token_span, whole_file
 
 
+Assigned = tuple[str, int]  # a program's variable and which assignment of it (1, 2, …): each is a value of its own
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A straight-line program as written: each assignment over what it reads (input indices, and
+    earlier assignments), and the assignment that is each output row's final value."""
+
+    assignments: tuple[tuple[Assigned, dict[int | Assigned, Fraction], Span], ...]
+    outputs: tuple[Assigned, ...]
+
+
 @dataclass(frozen=True)
 class Sparse:
-    """A matrix: 0-based entries, where each was written, and the header (or the file) for diagnostics."""
+    """A matrix: 0-based entries, where each was written, and the header (or the file) for diagnostics;
+    read from a straight-line program, also that program's steps."""
 
     rows: int
     cols: int
@@ -35,6 +48,7 @@ class Sparse:
     spans: dict[tuple[int, int], Span]
     header: Span
     comments: tuple[str, ...] = ()
+    steps: Steps | None = None
 
     def dense(self) -> list[list[Fraction]]:
         table = [[Fraction(0)] * self.cols for _ in range(self.rows)]
@@ -233,8 +247,11 @@ def _lowest(numerators: dict[int, int], denominator: int) -> _Linear:
 
 
 def read_slp(path: Path) -> Sparse:
-    """The matrix a straight-line program computes: row o is output ``o<row>``, column i is input ``i<col>``."""
-    program = _Program(path)
+    """The matrix a straight-line program computes: row o is output ``o<row>``, column i is input
+    ``i<col>``; and its steps, each assignment over the variables it reads (read by the same
+    :class:`_Program`, each assigned variable standing for itself)."""
+    program, steps = _Program(path), _Program(path)
+    assignments, versions, finals = [], {}, {}
     comments = []
     for number, line in enumerate(read_source(path).splitlines(), start=1):
         statement = line.split(";", 1)[0]
@@ -259,8 +276,13 @@ def read_slp(path: Path) -> Sparse:
         if isinstance(value, Fraction):
             fail("a straight-line program for a linear map assigns no constants", span)
         program.values[target] = value
+        assigned = (target, versions.get(target, 0) + 1)
+        assignments.append((assigned, _fractions(steps.form(tree, number, offset)), span))
+        versions[target] = assigned[1]
+        steps.values[target] = ({assigned: 1}, 1)
         if target[0] == "o" and target[1:].isdigit():
             program.outputs[int(target[1:])] = (value, span)
+            finals[int(target[1:])] = assigned
     if not program.outputs:
         fail(f"{path.name} assigns no outputs o0, o1, ...", whole_file(path))
     rows = max(program.outputs) + 1
@@ -276,4 +298,10 @@ def read_slp(path: Path) -> Sparse:
                 value = fractions[(c, denominator)] = Fraction(c, denominator)
             entries[(row, col)] = value
             spans[(row, col)] = span
-    return Sparse(rows, program.inputs, entries, spans, whole_file(path), tuple(comments))
+    outputs = tuple(finals[row] for row in range(rows))
+    return Sparse(rows, program.inputs, entries, spans, whole_file(path), tuple(comments), Steps(tuple(assignments), outputs))
+
+
+def _fractions(value: _Linear) -> dict:
+    numerators, denominator = value
+    return {key: Fraction(c, denominator) for key, c in numerators.items()}
