@@ -114,12 +114,36 @@ def optimize(args) -> int:
     from .optimize import optimize as eliminate_common_sums
 
     source = _algorithm(_load(args, args.file), args.algorithm)
-    result, counts = eliminate_common_sums(source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains)
+    others = _other_programs(source, args.also or ())
+    result, counts = eliminate_common_sums(
+        source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others
+    )
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
     header = (*source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     return _write(result, header, args.output, "equations")
+
+
+def _other_programs(source, paths: list[Path]) -> list:
+    """The ``--also`` files' algorithms, each saying which of its sides are candidates; a file that
+    computes none of ``source``'s sides is refused (it is another scheme, or its products are in
+    another order)."""
+    from .api import load
+    from .optimize_sides import borrowed
+
+    others = []
+    for path in paths:
+        other = _algorithm(load(path), None)
+        used = [side for side, program in zip("ABC", borrowed(source, other)) if program is not None]
+        if not used:
+            raise ValueError(
+                f"--also {path}: {other.name} computes none of {source.name}'s sides (left factors, right factors, "
+                "outputs, its products taken in order); give a program of the same scheme"
+            )
+        print(f"--also {path}: side{'s' if len(used) > 1 else ''} {', '.join(used)} of {other.name} tried too", file=sys.stderr)
+        others.append(other)
+    return others
 
 
 def add_parsers(commands) -> None:
@@ -176,6 +200,11 @@ def add_parsers(commands) -> None:
         help="then, per side of at most 4096 coefficients, TRIES rounds of an iterated local search: a few named sums "
         "folded back and the local search run again around them, kept when no dearer (default 0; about 4 s a round "
         "per side on PLinOpt's rational <4,4,4;48>)",
+    )
+    optimize_cmd.add_argument(
+        "--also", type=scheme_path, action="append", metavar="PROGRAM",
+        help="another program of the same scheme (an optimized .bl, PLinOpt's .slp, ...): each of its sides that "
+        "computes the same forms, its products taken in order, is a starting program too, the cheapest kept; repeatable",
     )
     optimize_cmd.add_argument(
         "--chains", type=positive, default=1, metavar="K",

@@ -59,6 +59,7 @@ writing it).
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from .ir import Algorithm, Form, Output, Product, Sum
 from .optimize_butterfly import Butterfly, pairing, recovered, scaled, transformed
@@ -68,7 +69,7 @@ from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
 from .optimize_search import perturbed, search
-from .optimize_sides import Side, sides, written
+from .optimize_sides import Side, borrowed, sides, written
 from .processes import mapped
 from .verify.expand import expansion_of
 
@@ -336,11 +337,14 @@ def _copied_cost(side: Side) -> tuple[int, int]:
     return _cost(_copied(side))
 
 
-def optimize(algorithm: Algorithm, seeds: int = 16, name: str | None = None, polish: int = 0, chains: int = 1) -> tuple[Algorithm, dict]:
+def optimize(
+    algorithm: Algorithm, seeds: int = 16, name: str | None = None, polish: int = 0, chains: int = 1, also: Sequence[Algorithm] = ()
+) -> tuple[Algorithm, dict]:
     """The algorithm rewritten with shared sums, and the counts before and after per side; ``polish``:
     tries of the iterated local search per small side (:func:`_polished`), a few seconds each on
     ⟨4,4,4;48⟩, in ``chains`` independent chains (the cheapest kept).  The three sides, and then the
-    chains, run in parallel processes."""
+    chains, run in parallel processes.  ``also``: other programs of the same scheme, whose sides
+    that compute the same forms (:func:`bilinear.optimize_sides.borrowed`) are candidates too."""
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
     prefixes = [next(p for p in (letter, f"{letter}_", f"{letter}__") if not any(t.startswith(p) for t in taken)) for letter in "XYZ"]
@@ -350,9 +354,10 @@ def optimize(algorithm: Algorithm, seeds: int = 16, name: str | None = None, pol
     # The scheme's own program too, where it costs less (then polished from there); large sides are
     # written without scaled copies, so they are rated without them.
     small = [index for index, forms in enumerate((left, right, outputs)) if _small(forms)]
+    given = zip(written(algorithm), *(borrowed(algorithm, other) for other in also))
     programs = [
-        min(found, given, key=_copied_cost if index in small else _cost)
-        for index, (found, given) in enumerate(zip(mapped(_side_program, jobs), written(algorithm)))
+        min((found, *(side for side in candidates if side is not None)), key=_copied_cost if index in small else _cost)
+        for index, (found, candidates) in enumerate(zip(mapped(_side_program, jobs), given))
     ]
     for index, side in zip(small, _polished_sides([programs[index] for index in small], polish, chains)):
         programs[index] = _copied(side)

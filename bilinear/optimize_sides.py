@@ -49,3 +49,25 @@ def written(algorithm: Algorithm) -> tuple[Side, Side, Side]:
         Side(by_side["B"], [product.right.as_dict() for product in algorithm.products]),
         Side(by_side["C"], [outputs.get(block, {}) for block in algorithm.shape.blocks("C")]),
     )
+
+
+def borrowed(algorithm: Algorithm, other: Algorithm) -> tuple[Side | None, Side | None, Side | None]:
+    """Another program's sides where they compute what ``algorithm``'s do (its products taken in
+    order and renamed as ``algorithm`` names them), None where a side computes something else: a
+    scheme's programs from several sources (an optimized file, PLinOpt's ``.slp``) can then each
+    give the side they do best."""
+    if other.shape != algorithm.shape or other.rank != algorithm.rank:
+        return None, None, None
+    renamed = {theirs.name: mine.name for theirs, mine in zip(other.products, algorithm.products)}
+    clash = {entry.name for entry in other.sums} & (set(renamed.values()) | set(renamed))
+    if clash:  # a sum of one named as a product of the other: renaming would confuse them
+        return None, None, None
+
+    def products_renamed(terms: Terms) -> Terms:
+        return {renamed.get(name, name): coef for name, coef in terms.items()}
+
+    mine, theirs = sides(algorithm), sides(other)
+    theirs = (theirs[0], theirs[1], [products_renamed(form) for form in theirs[2]])
+    left, right, outputs = written(other)
+    outputs = Side([(name, products_renamed(terms)) for name, terms in outputs.sums], [products_renamed(f) for f in outputs.forms])
+    return tuple(side if same == given else None for side, same, given in zip((left, right, outputs), mine, theirs))

@@ -24,7 +24,9 @@ from bilinear.frontend.writers import FORMATS, write
 from bilinear.optimize import _transposed, additions, eliminate, optimize, sides
 from bilinear.optimize_kernel import basis_and_combinations, kernel_split
 from bilinear.optimize_reuse import operations_first, paired, shortcut
-from bilinear.optimize_sides import written
+from bilinear.frontend.export import to_bl
+from bilinear.optimize_sides import borrowed, written
+from bilinear.verify.counts import count_algorithm
 from bilinear.verify import report_algorithm
 from bilinear.verify.expand import Expansion
 from helpers.programs import defined_before_use, expand, fractions_of
@@ -142,6 +144,38 @@ def test_optimize_command_refuses_no_chains(capsys):
         main(["optimize", "winograd", "--polish", "2", "--chains", "0"])
     assert exit_info.value.code == 2
     assert "argument --chains: must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_another_program_of_the_same_scheme_gives_the_sides_it_does_best(tmp_path, capsys):
+    """grey333 at one seed has 17 additions on B, the file optimized at 16 seeds 16: with that file
+    --also, one seed keeps its 16 (and no side ends dearer than either start)."""
+    optimized, counts = optimize(SHIPPED["grey333"], seeds=16)
+    _, alone = optimize(SHIPPED["grey333"], seeds=1)
+    _, together = optimize(SHIPPED["grey333"], seeds=1, also=[optimized])
+    assert counts["B"]["after"] == (16, 0) and alone["B"]["after"] == (17, 0) and together["B"]["after"] == (16, 0)
+    assert all(sum(together[side]["after"]) <= min(sum(alone[side]["after"]), sum(counts[side]["after"])) for side in "ABC")
+    program = tmp_path / "grey333_cse.bl"
+    program.write_text(to_bl(optimized))
+    out = tmp_path / "out.bl"
+    assert main(["optimize", "grey333", "--seeds", "1", "--also", str(program), "-o", str(out)]) == 0
+    assert f"--also {program}: sides A, B, C of grey333_cse tried too" in capsys.readouterr().err
+    assert count_algorithm(bilinear.load(out).main).additions_by_side[1] == 16
+
+
+def test_a_program_of_another_scheme_or_order_gives_no_side(tmp_path, capsys):
+    winograd = SHIPPED["winograd"]
+    reversed_products = replace(winograd, products=winograd.products[::-1])
+    assert borrowed(winograd, SHIPPED["strassen"]) == (None, None, None)
+    assert borrowed(winograd, reversed_products) == (None, None, None)  # every side reads the products in order
+    strassen = tmp_path / "strassen.bl"
+    strassen.write_text(to_bl(SHIPPED["strassen"]))
+    out = tmp_path / "out.bl"
+    assert main(["optimize", "winograd", "--also", str(strassen), "-o", str(out)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"bilinear optimize: --also {strassen}: strassen computes none of winograd's sides (left factors, right factors, "
+        "outputs, its products taken in order); give a program of the same scheme"
+    )
+    assert not out.exists()
 
 
 def test_grey333_beats_fast_matmul_eliminated_file():
