@@ -58,6 +58,7 @@ SCHEMES = (
     Scheme("flips", "445-62-mod0.m", note="<4,4,5;62>: rectangular, 62 products"),
     Scheme("fast-matmul", "smirnov336-40-960", note="<3,3,6;40>: rectangular"),
     Scheme("PLinOpt", "4x4x4_48_rational_L.sms", note="<4,4,4;48> rational (with _R and _P)"),
+    Scheme("PLinOpt", "4x4x4_48_rational_L.slp", note="<4,4,4;48> rational, PLinOpt's programs as named sums"),
     Scheme("AlphaTensor", "factorizations_r.npz", key="4,4,4", note="<4,4,4;49>"),
     Scheme("Perminov", "2x4x5_m33_ZT.json", note="<2,4,5;33>"),
 )

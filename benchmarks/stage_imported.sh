@@ -12,6 +12,7 @@
 #   flips       445-62-mod0.m              <4,4,5;62>  rectangular, 62 products (Mathematica form)
 #   fast-matmul smirnov336-40-960          <3,3,6;40>  rectangular
 #   PLinOpt     4x4x4_48_rational_{L,R,P}.sms <4,4,4;48> the rational scheme (CSE anchor)
+#               and its .slp programs (read as named sums: PLinOpt's 104/75/110 additions)
 #   AlphaTensor factorizations_r.npz key 4,4,4 <4,4,4;49> (a square key: no pickle)
 #   Perminov    2x4x5_m33_ZT.json          <2,4,5;33>
 set -euo pipefail
@@ -29,6 +30,9 @@ files=(
   "$PLINOPT/4x4x4_48_rational_L.sms"
   "$PLINOPT/4x4x4_48_rational_R.sms"
   "$PLINOPT/4x4x4_48_rational_P.sms"
+  "$PLINOPT/4x4x4_48_rational_L.slp"
+  "$PLINOPT/4x4x4_48_rational_R.slp"
+  "$PLINOPT/4x4x4_48_rational_P.slp"
   "$SHARED/alphatensor/factorizations_r.npz"
   "$PERMINOV/2x4x5_m33_ZT.json"
 )

@@ -236,6 +236,19 @@ def test_plinopt_rational_444_48_counts_are_pinned():
     assert [counts[side]["after"] for side in "ABC"] == [(91, 19), (76, 0), (114, 26)]
 
 
+PLINOPT_48_PROGRAMS = [path.with_suffix(".slp") for path in PLINOPT_48]
+
+
+@pytest.mark.skipif(not any(p.exists() for p in PLINOPT_48_PROGRAMS), reason="PLinOpt's rational <4,4,4;48> programs are absent")
+def test_plinopt_programs_read_as_written_are_never_made_dearer():
+    """Read from its .slp, the scheme's own programs are PLinOpt's: at one seed none of ours is cheaper,
+    and optimize keeps theirs, 104+4 / 75+1 / 110+21 (315 operations)."""
+    source = bilinear.load(next(p for p in PLINOPT_48_PROGRAMS if p.exists())).main
+    result, counts = optimize(source, seeds=1)
+    assert report_algorithm(result).ok
+    assert [counts[side]["after"] for side in "ABC"] == [(104, 4), (75, 1), (110, 21)]
+
+
 def test_shortcut_computes_a_target_from_two_others_in_one_addition():
     """a+b+c and a-b+d share no pair with 2a+c+d (pair elimination: 2+2+2 additions), but the
     third is the sum of the other two (or the first the third minus the second): one addition."""
