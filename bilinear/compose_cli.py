@@ -114,7 +114,8 @@ def optimize(args) -> int:
     from .optimize import optimize as eliminate_common_sums
 
     source = _algorithm(_load(args, args.file), args.algorithm)
-    others = _other_programs(source, args.also or ())
+    also = args.also or []
+    others = _other_programs(source, also)
     result, counts = eliminate_common_sums(
         source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others
     )
@@ -122,6 +123,8 @@ def optimize(args) -> int:
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
     header = (*source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
+    for path, other in zip(also, others):  # a side may be this program's: say where it came from
+        header += (f"Also tried (--also): {other.name} from {path.name}.", *_licence(path))
     return _write(result, header, args.output, "equations")
 
 

@@ -160,6 +160,7 @@ def test_another_program_of_the_same_scheme_gives_the_sides_it_does_best(tmp_pat
     assert main(["optimize", "grey333", "--seeds", "1", "--also", str(program), "-o", str(out)]) == 0
     assert f"--also {program}: sides A, B, C of grey333_cse tried too" in capsys.readouterr().err
     assert count_algorithm(bilinear.load(out).main).additions_by_side[1] == 16
+    assert "# Also tried (--also): grey333_cse from grey333_cse.bl." in out.read_text()
 
 
 def test_a_program_of_another_scheme_or_order_gives_no_side(tmp_path, capsys):
