@@ -128,11 +128,17 @@ def test_expansion_names_the_operand_a_sum_is_over():
     assert [expansion.operand(name) for name in ("S2", "T4", "U3")] == ["A", "B", None]
 
 
-def test_optimizing_an_optimized_scheme_keeps_its_program():
+@pytest.fixture(scope="module")
+def grey333_runs():
+    """grey333 optimized at 16 seeds (the program and its counts) and the counts at one seed."""
+    optimized, counts = optimize(SHIPPED["grey333"], seeds=16)
+    return optimized, counts, optimize(SHIPPED["grey333"], seeds=1)[1]
+
+
+def test_optimizing_an_optimized_scheme_keeps_its_program(grey333_runs):
     """grey333 at 16 seeds has 16 additions on B, one seed finds 17 from the expanded scheme: from
     the optimized file, one seed keeps the file's 16."""
-    optimized, counts = optimize(SHIPPED["grey333"], seeds=16)
-    _, from_scratch = optimize(SHIPPED["grey333"], seeds=1)
+    optimized, counts, from_scratch = grey333_runs
     again_optimized, again = optimize(optimized, seeds=1)
     assert (optimized.name, again_optimized.name) == ("grey333_cse", "grey333_cse")
     assert counts["B"]["after"] == (16, 0) and from_scratch["B"]["after"] == (17, 0)
@@ -146,11 +152,10 @@ def test_optimize_command_refuses_no_chains(capsys):
     assert "argument --chains: must be at least 1, not 0" in capsys.readouterr().err
 
 
-def test_another_program_of_the_same_scheme_gives_the_sides_it_does_best(tmp_path, capsys):
+def test_another_program_of_the_same_scheme_gives_the_sides_it_does_best(grey333_runs, tmp_path, capsys):
     """grey333 at one seed has 17 additions on B, the file optimized at 16 seeds 16: with that file
     --also, one seed keeps its 16 (and no side ends dearer than either start)."""
-    optimized, counts = optimize(SHIPPED["grey333"], seeds=16)
-    _, alone = optimize(SHIPPED["grey333"], seeds=1)
+    optimized, counts, alone = grey333_runs
     _, together = optimize(SHIPPED["grey333"], seeds=1, also=[optimized])
     assert counts["B"]["after"] == (16, 0) and alone["B"]["after"] == (17, 0) and together["B"]["after"] == (16, 0)
     assert all(sum(together[side]["after"]) <= min(sum(alone[side]["after"]), sum(counts[side]["after"])) for side in "ABC")
