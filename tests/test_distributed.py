@@ -193,13 +193,14 @@ def _seconds_since_the_call(done: subprocess.CompletedProcess) -> float:
 
 
 @needs_mpi
-def test_a_rank_that_stops_answering_ends_the_job_with_one_message_within_the_timeout():
+@pytest.mark.parametrize("attempt", range(3))  # MPI_Abort lost the message in 2 of 12 jobs: one job rarely shows it
+def test_a_rank_that_stops_answering_ends_the_job_with_one_message_within_the_timeout(attempt):
     done = _mpi(2, "-c", LOST.format(root=ROOT, fate="time.sleep(60)"), timeout=60, env={"BILINEAR_DIST_TIMEOUT": "3"})
     assert _seconds_since_the_call(done) < 20  # not the 60 s rank 1 sleeps
     assert done.returncode != 0
     assert (
         "rank 0 stopped: rank 0: agreeing on the call did not complete within 3 s: another rank died or stopped "
-        "answering (BILINEAR_DIST_TIMEOUT sets the limit)" in done.stdout
+        "answering (BILINEAR_DIST_TIMEOUT sets the limit)\nending the job\n" in done.stdout
     )
 
 
@@ -212,6 +213,16 @@ def test_a_rank_that_dies_ends_the_job():
     # timeout, with room for the ranks' imports and compiles on a loaded machine (up to 30 s).
     assert time.monotonic() - start < 45
     assert done.returncode != 0
+
+
+@needs_mpi
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_cli_failure_under_mpiexec_is_said_before_the_job_ends(attempt):
+    """Each rank says why and ends the job; the first to end it ends the others, so one line at least arrives."""
+    done = _mpi(2, "-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "3",
+                "--backend", "numpy", timeout=60)
+    assert done.returncode == 1
+    assert "bilinear: --gpus 3 but this job has 2 rank(s): start it with `mpiexec -n 3 bilinear ...`" in done.stderr
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

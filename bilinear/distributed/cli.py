@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..ir import block_name, format_coefficient
+from .comm import end_job
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
 
 
@@ -194,14 +195,18 @@ def _guarded(body) -> int:
         else:
             known = isinstance(error, (RuntimeError, ValueError))
             message = str(error) if known else f"{type(error).__name__}: {error}"
+        if _ranks() > 1:
+            end_job(f"bilinear: {message}", sys.stderr)
         print(f"bilinear: {message}", file=sys.stderr, flush=True)
-        try:
-            from mpi4py import MPI
-        except ImportError:  # the failure was that there is no MPI: there is no job to end
-            return 1
-        if MPI.COMM_WORLD.Get_size() > 1:
-            MPI.COMM_WORLD.Abort(1)
         return 1
+
+
+def _ranks() -> int:
+    try:
+        from mpi4py import MPI
+    except ImportError:  # the failure was that there is no MPI: there is no job to end
+        return 1
+    return MPI.COMM_WORLD.Get_size()
 
 
 def run_command(args) -> int:
