@@ -30,7 +30,7 @@ from bilinear.ir import Algorithm, Form, Output, Product, Shape, Sum, Update, bl
 from bilinear.schedule import default_schedule, fuse_elementwise, single_target
 from bilinear.schedule.stages import depends, group_stages
 from bilinear.verify import report_algorithm
-from bilinear.verify.algorithm import brent_residual
+from bilinear.verify.algorithm import brent_residual, verify_algorithm
 from bilinear.verify.expand import Expansion, classical
 from bilinear.verify.lazy import LazySimulation
 from bilinear.verify.schedule import _Simulation
@@ -206,6 +206,40 @@ def test_a_chain_of_twenty_thousand_sums_expands_and_verifies():
     algorithm = Algorithm("chain", Shape(1, 1, 1), tuple(chain), (product,), (Output("C11", Form.of({"M1": 1})),))
     assert Expansion(algorithm).of("S19999") == Form.of({"A11": 1})
     assert report_algorithm(algorithm).ok
+
+
+def _chain(links: int, output_weight: int) -> Algorithm:
+    """S0 = A11, S_i = 2·S_(i-1) − A11 (= A11), M1 = S_last·B11, C11 = output_weight·M1."""
+    chain = [Sum("S0", Form.of({"A11": 1}))]
+    chain += [Sum(f"S{i}", Form.of({f"S{i - 1}": 2, "A11": -1})) for i in range(1, links)]
+    product = Product("M1", Form.of({f"S{links - 1}": 1}), Form.of({"B11": 1}))
+    return Algorithm("chain", Shape(1, 1, 1), tuple(chain), (product,), (Output("C11", Form.of({"M1": output_weight})),))
+
+
+def test_a_wrong_program_with_a_long_chain_of_sums_is_reported_without_recursing():
+    """The fix search's derivatives walked the chain recursively (a RecursionError at 20,000 sums);
+    past FIX_SEARCH_SUMS it is not run, and the report says so."""
+    report = report_algorithm(_chain(20_000, 2))
+    assert not report.ok
+    (error,) = report.errors
+    assert error.message.startswith("C11 is wrong: it computes 2*A11*B11 but must be A11*B11")
+    assert error.notes == (
+        "no single-coefficient fix was searched for: the program has 20000 named sums (the search covers up to 400)",
+    )
+
+
+def test_the_fix_search_walks_a_chain_longer_than_the_recursion_limit():
+    """400 links under a recursion limit of 300 (a chain past Python's default 1,000 takes the
+    quadratic search 15 s): a walk that recurses once per link fails."""
+    import sys
+
+    links, limit = 400, sys.getrecursionlimit()
+    sys.setrecursionlimit(300)
+    try:
+        errors = verify_algorithm(_chain(links, 2), fix_search_sums=links)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert errors[0].notes[0] == "changing the coefficient of M1 in C11 from 2 to 1 would make every equation hold"
 
 
 def test_expansion_keeps_exact_fractions_and_refuses_a_sum_that_reads_itself():

@@ -57,6 +57,7 @@ class Expansion:
         self._sums = {s.name: s.form for s in algorithm.sums}
         self._memo: dict[str, Form] = {}
         self._integrals: dict[str, Integral] = {}
+        self._derivatives: dict[str, dict[str, Fraction]] = {}  # name -> ∂S/∂name per named sum S (partial)
         self._fractions: dict[tuple[int, int], Fraction] = {}
 
     def of(self, name: str) -> Form:
@@ -120,13 +121,31 @@ class Expansion:
 
     def partial(self, form: Form, name: str) -> Fraction:
         """∂form/∂name, with every other named sum expanded."""
-        total = Fraction(0)
-        for term, coef in form.terms:
-            if term == name:
-                total += coef
-            elif term in self._sums:
-                total += coef * self.partial(self._sums[term], name)
-        return total
+        through = self._partials(name, [term for term, _ in form.terms])
+        return sum((coef * (1 if term == name else through.get(term, 0)) for term, coef in form.terms), Fraction(0))
+
+    def _partials(self, name: str, start: list[str]) -> dict[str, Fraction]:
+        """∂S/∂name for the named sums S that ``start`` reads, and the sums they read: the walk of
+        :meth:`_integral_of` (an explicit stack, chains of any length), kept per name."""
+        known = self._derivatives.setdefault(name, {})
+        stack, entered = [(term, False) for term in start if term in self._sums and term != name], set()
+        while stack:
+            top, leaving = stack.pop()
+            if top in known:
+                continue
+            terms = self._sums[top].terms
+            if leaving:
+                known[top] = sum((c * (1 if t == name else known.get(t, 0)) for t, c in terms), Fraction(0))
+                entered.discard(top)
+                continue
+            entered.add(top)
+            stack.append((top, True))
+            for term, _ in terms:
+                if term in entered:
+                    raise ValueError(f"named sum {top} depends on itself")
+                if term in self._sums and term != name and term not in known:
+                    stack.append((term, False))
+        return known
 
     @cached_property
     def factors(self) -> tuple[tuple[Form, Form], ...]:
