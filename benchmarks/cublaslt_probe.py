@@ -1,0 +1,152 @@
+"""Probe (issue 13): does an algorithm cuBLASLt's heuristic offers beat ``cupy.matmul`` (cublasDgemm /
+cublasSgemm) at the shapes where ``bilinear.matmul`` keeps cuBLAS?
+
+Every algorithm the heuristic offers (up to 32, 64 MiB of workspace allowed) is checked against
+``cupy.matmul``'s product and timed beside it: 20 ms batches of back-to-back calls, a 1 s sustained
+warm-up, 11 rounds whose order reverses each time (as ``dispatch_grid.py`` times).  ``--fixed-order``
+times one call per timing, 15 rounds in one order with ``cupy.matmul`` first, as a first probe
+did: ``cupy.matmul``'s host time (20-30 µs) and the order at the 700 W cap then make cuBLASLt look
+1.05-1.6x faster, where timed fairly its best algorithm is 0.6-4.9 % faster than ``cupy.matmul``
+(``benchmarks/results/issue13/session27/``).
+
+    python3 benchmarks/cublaslt_probe.py [--large] [--fixed-order]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import time
+from statistics import median
+
+import cupy as cp
+
+from bilinear.runtime.cublas_capture import library as cublas_library
+
+SHAPES = [("float64", 2048, 2048, 2048), ("float64", 3072, 3072, 3072), ("float64", 4096, 4096, 4096),
+          ("float64", 16384, 16384, 4), ("float64", 32768, 32768, 8), ("float64", 65536, 1024, 64),
+          ("float32", 4096, 4096, 64)]  # m, k, n: the grid's shapes where matmul keeps cuBLAS
+LARGE = [("float64", 8192, 8192, 8192), ("float64", 16384, 16384, 16384), ("float64", 8192, 4096, 8192),
+         ("float32", 8192, 8192, 8192), ("float32", 16384, 16384, 16384)]
+WORKSPACE = 64 << 20
+
+
+class Heuristic(ctypes.Structure):
+    _fields_ = [("algo", ctypes.c_uint64 * 8), ("workspace", ctypes.c_size_t), ("state", ctypes.c_int),
+                ("waves", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
+
+
+def _ok(status: int, call: str) -> None:
+    if status != 0:
+        raise RuntimeError(f"{call}: cuBLAS status {status}")
+
+
+class Lt:
+    """cuBLASLt beside the libcublas CuPy loaded; row-major C = A·B as column-major Cᵀ = Bᵀ·Aᵀ."""
+
+    def __init__(self) -> None:
+        cp.cuda.device.get_cublas_handle()  # loads libcublas
+        folder = os.path.dirname(cublas_library()._name)
+        self.lib = ctypes.CDLL(os.path.join(folder, next(f for f in os.listdir(folder) if f.startswith("libcublasLt.so"))))
+        self.handle = ctypes.c_void_p()
+        _ok(self.lib.cublasLtCreate(ctypes.byref(self.handle)), "cublasLtCreate")
+        self.workspace = cp.empty(WORKSPACE, dtype=cp.uint8)
+
+    def algorithms(self, dtype: str, m: int, k: int, n: int) -> tuple:
+        kind, compute = {"float64": (1, 70), "float32": (0, 68)}[dtype]  # CUDA_R_*, CUBLAS_COMPUTE_* (no TF32)
+        desc = ctypes.c_void_p()
+        _ok(self.lib.cublasLtMatmulDescCreate(ctypes.byref(desc), compute, kind), "cublasLtMatmulDescCreate")
+        layouts = []
+        for rows, cols in ((n, k), (k, m), (n, m)):
+            layout = ctypes.c_void_p()
+            _ok(self.lib.cublasLtMatrixLayoutCreate(ctypes.byref(layout), kind, ctypes.c_uint64(rows),
+                                                    ctypes.c_uint64(cols), ctypes.c_int64(rows)), "layout")
+            layouts.append(layout)
+        preference = ctypes.c_void_p()
+        _ok(self.lib.cublasLtMatmulPreferenceCreate(ctypes.byref(preference)), "preference")
+        size = ctypes.c_size_t(WORKSPACE)
+        _ok(self.lib.cublasLtMatmulPreferenceSetAttribute(preference, 1, ctypes.byref(size), ctypes.sizeof(size)), "max workspace")
+        found, count = (Heuristic * 32)(), ctypes.c_int()
+        _ok(self.lib.cublasLtMatmulAlgoGetHeuristic(self.handle, desc, *layouts, layouts[2], preference, 32, found,
+                                                    ctypes.byref(count)), "heuristic")
+        return desc, layouts, [found[i] for i in range(count.value) if found[i].state == 0]
+
+    def call(self, desc, layouts, found: Heuristic, A, B, C) -> None:
+        scalar = ctypes.c_double if A.dtype == cp.float64 else ctypes.c_float
+        one, zero = scalar(1), scalar(0)
+        _ok(self.lib.cublasLtMatmul(self.handle, desc, ctypes.byref(one), ctypes.c_void_p(B.data.ptr), layouts[0],
+                                    ctypes.c_void_p(A.data.ptr), layouts[1], ctypes.byref(zero), ctypes.c_void_p(C.data.ptr),
+                                    layouts[2], ctypes.c_void_p(C.data.ptr), layouts[2], ctypes.byref(found.algo),
+                                    ctypes.c_void_p(self.workspace.data.ptr), ctypes.c_size_t(WORKSPACE),
+                                    ctypes.c_void_p(cp.cuda.get_current_stream().ptr)), "cublasLtMatmul")
+
+
+def _timed(call, count: int) -> float:
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(count):
+        call()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / count
+
+
+def _samples(calls: dict, fixed_order: bool) -> dict[str, list[float]]:
+    if fixed_order:
+        count = 1
+        for call in calls.values():
+            for _ in range(3):
+                _timed(call, count)
+        rounds, order = 15, list(calls)
+    else:
+        counts = {name: max(1, min(200, int(20.0 / max(_timed(call, 1), 1e-3)))) for name, call in calls.items()}
+        end = time.perf_counter() + 1.0
+        while time.perf_counter() < end:
+            for name, call in calls.items():
+                _timed(call, counts[name])
+        rounds, order = 11, list(calls)
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name in order:
+            samples[name].append(_timed(calls[name], 1 if fixed_order else counts[name]))
+        if not fixed_order:
+            order.reverse()
+    return samples
+
+
+def probe(lt: Lt, dtype: str, m: int, k: int, n: int, fixed_order: bool) -> None:
+    rng = cp.random.default_rng(1)
+    A, B = rng.standard_normal((m, k), dtype=dtype), rng.standard_normal((k, n), dtype=dtype)
+    C, reference = cp.empty((m, n), dtype=dtype), A @ B
+    desc, layouts, found = lt.algorithms(dtype, m, k, n)
+    calls = {"cupy.matmul": lambda: cp.matmul(A, B, out=C)}
+    for index, choice in enumerate(found):
+        def call(choice: Heuristic = choice) -> None:
+            lt.call(desc, layouts, choice, A, B, C)
+
+        call()
+        error = float(cp.abs(C - reference).max() / cp.abs(reference).max())
+        if error < (1e-12 if dtype == "float64" else 1e-5):
+            calls[f"cuBLASLt #{index} (workspace {choice.workspace >> 10} KiB, waves {choice.waves:.2f})"] = call
+        else:
+            print(f"  cuBLASLt #{index} differs from cupy.matmul by {error:.1e}: left out")
+    samples = _samples(calls, fixed_order)
+    base = median(samples["cupy.matmul"])
+    print(f"{dtype} {m}x{k}x{n}: cupy.matmul {base:.4f} ms, {len(calls) - 1} cuBLASLt algorithms")
+    for name, values in sorted(samples.items(), key=lambda kv: median(kv[1])):
+        print(f"   {median(values):9.4f} ms  cupy.matmul / this {base / median(values):.4f}  {name}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--large", action="store_true", help="large square and leaf shapes instead of the grid's")
+    parser.add_argument("--fixed-order", action="store_true", help="time as the biased first probe did")
+    args = parser.parse_args()
+    lt = Lt()
+    for shape in LARGE if args.large else SHAPES:
+        probe(lt, *shape, args.fixed_order)
+
+
+if __name__ == "__main__":
+    main()
