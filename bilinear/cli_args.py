@@ -29,6 +29,21 @@ def count(text: str) -> int:
     return positive(text, least=0)
 
 
+def side_counts(text: str) -> int | dict[str, int]:
+    """An argparse type: a whole number of at least 1 for every side (``21``), or one per side
+    named (``A=5,B=21``: the others 1)."""
+    if "=" not in text:
+        return positive(text)
+    counts: dict[str, int] = {}
+    for part in text.split(","):
+        side, _, number = part.partition("=")
+        side = side.strip().upper()
+        if side not in ("A", "B", "C") or side in counts:
+            raise argparse.ArgumentTypeError(f"expected N or SIDE=N,... with sides A, B, C each at most once, not {text!r}")
+        counts[side] = positive(number.strip())
+    return counts
+
+
 BYTE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .cli_args import add_input_options, check_name, count, load_input, positive, scheme_path
+from .cli_args import add_input_options, check_name, count, load_input, positive, scheme_path, side_counts
 from .diagnostics import BilinearError, render
 
 
@@ -117,7 +117,7 @@ def optimize(args) -> int:
     also = args.also or []
     others = _other_programs(source, also)
     result, counts = eliminate_common_sums(
-        source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others
+        source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others, starts=args.starts
     )
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
@@ -213,6 +213,12 @@ def add_parsers(commands) -> None:
         "--chains", type=positive, default=1, metavar="K",
         help="with --polish, K independent searches per side from seeds 0..K-1, the cheapest kept; they run in "
         "parallel, one per core (default 1)",
+    )
+    optimize_cmd.add_argument(
+        "--starts", type=side_counts, default=1, metavar="N|SIDE=N,...",
+        help="per side of at most 4096 coefficients, N starting programs (start k from seeds k*SEEDS..), each "
+        "finished and, with --polish, polished alone (start k's chains from seeds k*K..), the cheapest kept; "
+        "A=5,B=21 names sides, the others 1 (default 1). Each start costs about a default run of its side.",
     )
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")

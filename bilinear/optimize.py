@@ -40,7 +40,8 @@ difference.  Each side is tried several ways, and the cheapest program
   sums folded back into their users, the local search run again around
   what changed, the program kept when it costs no more (scaled copies
   counted); ``chains`` such searches from different seeds, the cheapest
-  kept.
+  kept; with ``starts``, from several starting programs, start k from its
+  own seeds (on the rational ⟨4,4,4;48⟩, starts end at A 104-110, B 74-80).
 
 The three sides share nothing, and neither do the chains: they run in
 parallel processes (:func:`bilinear.processes.mapped`), with the same result
@@ -59,7 +60,7 @@ writing it).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .ir import Algorithm, Form, Output, Product, Sum
 from .optimize_butterfly import Butterfly, pairing, recovered, scaled, transformed
@@ -115,8 +116,8 @@ def _overfull(forms: list[Terms]) -> bool:
 DEEPENED = 3
 
 
-def _best_side(forms: list[Terms], prefix: str, seeds: int) -> Side:
-    candidates = sorted(_candidates(forms, prefix, seeds), key=_cost)
+def _best_side(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> Side:
+    candidates = sorted(_candidates(forms, prefix, seeds, first), key=_cost)
     if _small(forms) and _overfull(forms):
         candidates += [_deepened(side) for side in candidates[:DEEPENED]]
     return min(candidates, key=_cost)
@@ -217,15 +218,21 @@ def _chain(job: tuple[Side, int, int]) -> Side:
     return _polished(*job)
 
 
-def _polished_sides(sides: list[Side], tries: int, chains: int) -> list[Side]:
-    """Each side through ``chains`` independent iterated local searches (seeds 0, 1, …), the cheapest
-    kept, the first of equals: where a search ends depends much on its draws, and the result does
-    not depend on how many processes ran the chains."""
+def _polished_sides(sides: list[Side | list[Side]], tries: int, chains: int) -> list[Side]:
+    """Each side (or each of a side's starting programs: start k's chains are seeded k·chains,
+    k·chains + 1, …) through ``chains`` independent iterated local searches, the cheapest kept, the
+    first of equals: where a search ends depends much on its draws, and the result does not depend
+    on how many processes ran the chains."""
+    starts = [side if isinstance(side, list) else [side] for side in sides]
     if not tries:
-        return sides
-    jobs = [(side, tries, seed) for side in sides for seed in range(chains)]
-    ends = mapped(_chain, jobs)
-    return [min(ends[index * chains:(index + 1) * chains], key=_copied_cost) for index in range(len(sides))]
+        return [min(programs, key=_copied_cost) for programs in starts]
+    jobs = [(side, tries, k * chains + c) for programs in starts for k, side in enumerate(programs) for c in range(chains)]
+    ends, first = mapped(_chain, jobs), 0
+    kept = []
+    for programs in starts:
+        kept.append(min(ends[first:first + len(programs) * chains], key=_copied_cost))
+        first += len(programs) * chains
+    return kept
 
 
 def _window_program(forms: list[Terms], rng: random.Random) -> tuple[list[tuple[str, Terms]], list[Terms]]:
@@ -318,13 +325,14 @@ def _paired(side: Side) -> Side:
     return min(result, _searched(result), key=_cost)
 
 
-def _side_program(job: tuple[list[Terms], str, int, tuple | None]) -> Side:
-    """One side's program before polishing: the cheapest candidate (with ``backwards``, the outputs'
-    weights, products and blocks, also by the transposition principle), finished on small sides."""
-    forms, prefix, seeds, backwards = job
-    side = _best_side(forms, prefix, seeds)
+def _side_program(job: tuple[list[Terms], str, int, tuple | None, int]) -> Side:
+    """One side's program before polishing: the cheapest candidate of start ``start``'s seeds
+    (start·seeds, …, start·seeds + seeds − 1; with ``backwards``, the outputs' weights, products and
+    blocks, also by the transposition principle), finished on small sides."""
+    forms, prefix, seeds, backwards, start = job
+    side = _best_side(forms, prefix, seeds, start * seeds)
     if backwards is not None:
-        side = min((side, _transposed(*backwards, prefix, seeds)), key=_cost)
+        side = min((side, _transposed(*backwards, prefix, seeds, start * seeds)), key=_cost)
     return _finished(side, forms, prefix, seeds, backwards is not None) if _small(forms) else side
 
 
@@ -338,28 +346,37 @@ def _copied_cost(side: Side) -> tuple[int, int]:
 
 
 def optimize(
-    algorithm: Algorithm, seeds: int = 16, name: str | None = None, polish: int = 0, chains: int = 1, also: Sequence[Algorithm] = ()
+    algorithm: Algorithm, seeds: int = 16, name: str | None = None, polish: int = 0, chains: int = 1,
+    also: Sequence[Algorithm] = (), starts: int | Mapping[str, int] = 1,
 ) -> tuple[Algorithm, dict]:
     """The algorithm rewritten with shared sums, and the counts before and after per side; ``polish``:
     tries of the iterated local search per small side (:func:`_polished`), a few seconds each on
-    ⟨4,4,4;48⟩, in ``chains`` independent chains (the cheapest kept).  The three sides, and then the
-    chains, run in parallel processes.  ``also``: other programs of the same scheme, whose sides
-    that compute the same forms (:func:`bilinear.optimize_sides.borrowed`) are candidates too."""
+    ⟨4,4,4;48⟩, in ``chains`` independent chains (the cheapest kept).  ``starts`` (one count, or one
+    per side "A", "B", "C"): small sides are optimized from that many starting programs, start k
+    from seeds k·seeds, …, each finished and polished alone (multi-start: where the search ends
+    depends most on where it starts), the cheapest kept.  The sides' starts, and then the chains,
+    run in parallel processes.  ``also``: other programs of the same scheme, whose sides that
+    compute the same forms (:func:`bilinear.optimize_sides.borrowed`) are candidates too."""
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
     prefixes = [next(p for p in (letter, f"{letter}_", f"{letter}__") if not any(t.startswith(p) for t in taken)) for letter in "XYZ"]
     weights = [w.as_dict() for w in expansion_of(algorithm).weights]
     backwards = (weights, [p.name for p in algorithm.products], algorithm.shape.blocks("C"))
-    jobs = [(left, prefixes[0], seeds, None), (right, prefixes[1], seeds, None), (outputs, prefixes[2], seeds, backwards)]
-    # The scheme's own program too, where it costs less (then polished from there); large sides are
-    # written without scaled copies, so they are rated without them.
     small = [index for index, forms in enumerate((left, right, outputs)) if _small(forms)]
+    counts = [(starts.get(side, 1) if isinstance(starts, Mapping) else starts) if index in small else 1
+              for index, side in enumerate("ABC")]
+    jobs = [(forms, prefix, seeds, back, k) for forms, prefix, back, count in
+            zip((left, right, outputs), prefixes, (None, None, backwards), counts) for k in range(count)]
+    found = mapped(_side_program, jobs)
+    found = [found[sum(counts[:index]):sum(counts[:index + 1])] for index in range(3)]  # each side's starts
+    # The scheme's own program too, where it costs less than start 0 (then polished from there); large
+    # sides are written without scaled copies, so they are rated without them.
     given = zip(written(algorithm), *(borrowed(algorithm, other) for other in also))
-    programs = [
-        min((found, *(side for side in candidates if side is not None)), key=_copied_cost if index in small else _cost)
-        for index, (found, candidates) in enumerate(zip(mapped(_side_program, jobs), given))
-    ]
-    for index, side in zip(small, _polished_sides([programs[index] for index in small], polish, chains)):
+    for index, candidates in enumerate(given):
+        rated = _copied_cost if index in small else _cost
+        found[index][0] = min((found[index][0], *(side for side in candidates if side is not None)), key=rated)
+    programs = [starting[0] for starting in found]
+    for index, side in zip(small, _polished_sides([found[index] for index in small], polish, chains)):
         programs[index] = _copied(side)
     a_side, b_side, c_side = (_renumbered(side, prefix) for side, prefix in zip(programs, prefixes))
     products = tuple(

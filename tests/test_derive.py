@@ -168,6 +168,31 @@ def test_another_program_of_the_same_scheme_gives_the_sides_it_does_best(grey333
     assert "# Also tried (--also): grey333_cse from grey333_cse.bl." in out.read_text()
 
 
+def test_more_starts_find_what_one_start_misses(grey333_runs, tmp_path, capsys):
+    """grey333 at one seed: B 17 from start 0 alone, 16 from the best of starts 0..3 (seeds 0, 1, 2,
+    3, each finished alone); A and C keep their one start, so they are as at one seed."""
+    _, _, alone = grey333_runs
+    _, started = optimize(SHIPPED["grey333"], seeds=1, starts={"B": 4})
+    assert alone["B"]["after"] == (17, 0) and started["B"]["after"] == (16, 0)
+    assert [started[side]["after"] for side in "AC"] == [alone[side]["after"] for side in "AC"]
+    out = tmp_path / "out.bl"
+    assert main(["optimize", "grey333", "--seeds", "1", "--starts", "b=4", "-o", str(out)]) == 0
+    assert count_algorithm(bilinear.load(out).main).additions_by_side[1] == 16
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0", "must be at least 1, not 0"),
+    ("A=2,D=3", "expected N or SIDE=N,... with sides A, B, C each at most once, not 'A=2,D=3'"),
+    ("A=2,a=3", "expected N or SIDE=N,... with sides A, B, C each at most once, not 'A=2,a=3'"),
+    ("B=x", "expected a whole number, not 'x'"),
+])
+def test_optimize_command_refuses_bad_starts(capsys, text, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["optimize", "winograd", "--starts", text])
+    assert exit_info.value.code == 2
+    assert f"argument --starts: {message}" in capsys.readouterr().err
+
+
 def test_a_program_of_another_scheme_or_order_gives_no_side(tmp_path, capsys):
     winograd = SHIPPED["winograd"]
     reversed_products = replace(winograd, products=winograd.products[::-1])

@@ -136,6 +136,20 @@ def test_chains_keep_the_cheapest_and_do_not_depend_on_the_processes(monkeypatch
     assert pooled == inline == [cheapest]
 
 
+def test_each_start_is_polished_from_its_own_seeds(monkeypatch):
+    """Two starting programs, two chains each: start 0's chains are seeded 0 and 1, start 1's 2 and
+    3, and the cheapest of the four ends (the first of equals) is kept."""
+    starts = [Side(*eliminate(FOLDABLE, "S")), Side(*eliminate(FOLDABLE, "S", random.Random(5), 1))]
+    ends = [_polished(side, 2, seed) for side, seed in ((starts[0], 0), (starts[0], 1), (starts[1], 2), (starts[1], 3))]
+    assert _polished_sides([starts], 2, 2) == [min(ends, key=lambda end: _side_cost(_copied(end)))]
+    assert _polished_sides([starts], 0, 2) == [min(starts, key=lambda side: _side_cost(_copied(side)))]
+    chains = []
+    monkeypatch.setattr("bilinear.processes.os.cpu_count", lambda: 1)  # the chains in this process, recorded
+    monkeypatch.setattr("bilinear.optimize._chain", lambda job: chains.append(([job[0] is s for s in starts].index(True), job[2])) or job[0])
+    _polished_sides([starts], 2, 2)
+    assert chains == [(0, 0), (0, 1), (1, 2), (1, 3)]
+
+
 FOLDABLE = [fractions_of(t) for t in (
     {"a": 1, "b": -1, "c": -1, "d": 1, "e": 1, "f": -1}, {"a": 1, "b": -1, "e": 1, "f": 1},
     {"a": 1, "b": -1, "c": 1, "d": 1, "e": 1, "f": 1}, {"a": -1, "b": -1, "c": 1, "d": -1, "e": 1, "f": -1},
