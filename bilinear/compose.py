@@ -72,6 +72,7 @@ def permute(algorithm: Algorithm, order: str, name: str | None = None) -> Algori
 def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> Algorithm:
     """The ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩ product scheme: ``first`` on the outer blocks, ``second`` inside."""
     outer, inner = first.shape, second.shape
+    shape = Shape(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n)  # refused here when too large, before any work
     grids = {"A": (inner.m, inner.k), "B": (inner.k, inner.n), "C": (inner.m, inner.n)}
 
     def combine(a: dict, b: dict, operand: str) -> dict:
@@ -85,5 +86,4 @@ def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> A
         for u1, v1, w1 in _coefficients(first)
         for u2, v2, w2 in _coefficients(second)
     ]
-    shape = Shape(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n)
     return _build(name or f"{first.name}_x_{second.name}", shape, products)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .cli_args import add_input_options, check_name, count, load_input, positive, scheme_path, side_counts
 from .diagnostics import BilinearError, render
+from .output import check_target, write_atomic
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
@@ -27,9 +28,18 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
         sys.stdout.write(text)
         print(summary, file=sys.stderr)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_atomic(output, text)
         print(f"wrote {output} ({summary})")
     return 0
+
+
+def _check_output(args, *inputs: Path) -> None:
+    """``--name`` and ``-o`` checked before any work (optimizing can take minutes): a name the .bl
+    grammar reads, and an output that is no input, link or existing file unless ``--force``."""
+    if args.name is not None:
+        check_name(args.name)
+    if args.output is not None:
+        check_target(args.output, args.force, protect=inputs)
 
 
 def _algorithm(program, name: str | None):
@@ -53,6 +63,7 @@ def _load(args, path: Path):
 def transform(args) -> int:
     from .compose import permute
 
+    _check_output(args, args.file)
     source = _algorithm(_load(args, args.file), args.algorithm)
     result = permute(source, args.to, name=args.name)
     shape = source.shape
@@ -64,6 +75,7 @@ def product(args) -> int:
     from .api import load
     from .compose import kronecker
 
+    _check_output(args, args.file, args.second)
     first = _algorithm(_load(args, args.file), None)
     second = _algorithm(load(args.second), None)
     result = kronecker(first, second, name=args.name)
@@ -97,7 +109,7 @@ def _licence(path: Path) -> list[str]:
 
 
 def export(args) -> int:
-    from .frontend.writers import write
+    from .frontend.writers import rendered
     from .verify import report_algorithm
 
     algorithm = _algorithm(_load(args, args.file), args.algorithm)
@@ -105,7 +117,11 @@ def export(args) -> int:
         print(f"bilinear export: {algorithm.name} does not verify; nothing written", file=sys.stderr)
         return 1
     header = (*source_header(args.file), f"Exported by bilinear from {args.file.name}.")
-    for path in write(algorithm, args.to, args.output, header):
+    files = rendered(algorithm, args.to, args.output, header)
+    for path in files:  # every target checked before any is written: a refusal leaves nothing behind
+        check_target(path, args.force, protect=(args.file,))
+    for path, data in files.items():
+        write_atomic(path, data)
         print(f"wrote {path}")
     return 0
 
@@ -113,8 +129,9 @@ def export(args) -> int:
 def optimize(args) -> int:
     from .optimize import optimize as eliminate_common_sums
 
-    source = _algorithm(_load(args, args.file), args.algorithm)
     also = args.also or []
+    _check_output(args, args.file, *also)
+    source = _algorithm(_load(args, args.file), args.algorithm)
     others = _other_programs(source, also)
     result, counts = eliminate_common_sums(
         source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others, starts=args.starts
@@ -188,6 +205,7 @@ def add_parsers(commands) -> None:
     export_cmd.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
     export_cmd.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="file (plinopt: the stem)")
     export_cmd.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
+    export_cmd.add_argument("--force", action="store_true", help="replace files that exist")
     export_cmd.set_defaults(handler=export)
     optimize_cmd = commands.add_parser(
         "optimize", help="eliminate common subexpressions: named sums, fewer additions, verified",
@@ -222,6 +240,7 @@ def add_parsers(commands) -> None:
     )
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+        command.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
         command.add_argument("--style", choices=("equations", "table"), default="equations")
         command.add_argument("--name", default=None, help="name of the new algorithm")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
@@ -234,7 +253,6 @@ def import_scheme(args) -> int:
 
     from .frontend.export import to_bl
     from .ir import Algorithm
-    from .output import check_target, write_atomic
     from .verify import verify_program
 
     if args.name is not None:

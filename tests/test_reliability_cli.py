@@ -94,6 +94,66 @@ def test_import_name_must_be_a_bl_name(tmp_path, capsys, name):
     assert code == 1 and "--name" in err and not target.exists()
 
 
+# --- transform, product, optimize -o and export: the same protection, checked before any work ------------
+
+DERIVED = [("transform", STRASSEN, "--to", "nkm"), ("product", STRASSEN, STRASSEN), ("optimize", STRASSEN, "--seeds", "1")]
+
+
+@pytest.mark.parametrize("argv", DERIVED, ids=lambda argv: argv[0])
+def test_derived_schemes_overwrite_nothing_and_never_write_through_a_link(tmp_path, capsys, argv):
+    existing, outside, link = tmp_path / "x.bl", tmp_path / "precious.txt", tmp_path / "link.bl"
+    existing.write_text("mine", encoding="utf-8")
+    outside.write_text("keep me", encoding="utf-8")
+    link.symlink_to(outside)
+    assert _run(capsys, *argv, "-o", str(existing))[2] == f"error: {existing} exists; refusing to overwrite it\n  note: pass --force to replace it\n"
+    assert _run(capsys, *argv, "-o", str(link))[2].startswith(f"error: {link} is a symbolic link; refusing to write through it")
+    assert existing.read_text(encoding="utf-8") == "mine" and outside.read_text(encoding="utf-8") == "keep me"
+    assert _run(capsys, *argv, "-o", str(existing), "--force")[0] == 0
+    assert "algorithm " in existing.read_text(encoding="utf-8")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_optimize_refuses_to_overwrite_its_own_input_before_optimizing(tmp_path, capsys):
+    source = tmp_path / "w.bl"
+    text = (ROOT / "algorithms" / "winograd.bl").read_text(encoding="utf-8")
+    source.write_text(text, encoding="utf-8")
+    code, _, err = _run(capsys, "optimize", str(source), "-o", str(source))
+    assert code == 1 and err.startswith(f"error: {source} is the input file {source}; refusing to overwrite it")
+    assert source.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("argv", DERIVED, ids=lambda argv: argv[0])
+def test_derived_scheme_names_must_be_bl_names(tmp_path, capsys, argv):
+    """A name the grammar cannot read was written, then reported "verified", and the file did not load."""
+    target = tmp_path / "x.bl"
+    code, _, err = _run(capsys, *argv, "--name", "x y", "-o", str(target))
+    assert code == 1 and "--name must be an identifier in .bl" in err and not target.exists()
+
+
+def test_export_checks_every_file_before_writing_any(tmp_path, capsys):
+    (tmp_path / "2x2x2_7_y_P.sms").mkdir()
+    code, _, err = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(tmp_path / "y"))
+    assert code == 1 and "2x2x2_7_y_P.sms exists and is not a regular file" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["2x2x2_7_y_P.sms"]  # L and R were written before
+    target = tmp_path / "s.fm"
+    target.write_text("mine", encoding="utf-8")
+    assert _run(capsys, "export", STRASSEN, "--to", "fast-matmul", "-o", str(target))[0] == 1
+    assert target.read_text(encoding="utf-8") == "mine"
+    assert _run(capsys, "export", STRASSEN, "--to", "fast-matmul", "-o", str(target), "--force")[0] == 0
+    assert target.read_text(encoding="utf-8") != "mine"
+
+
+def test_a_product_too_large_is_refused_before_it_is_built(tmp_path, capsys):
+    """grey333 squared, squared again, is ⟨81,81,81⟩: refused from the two shapes, where it took 63 s
+    and 3 GB to build first."""
+    square = tmp_path / "g2.bl"
+    assert _run(capsys, "product", "grey333", "grey333", "-o", str(square))[0] == 0
+    start = time.perf_counter()
+    code, _, err = _run(capsys, "product", str(square), str(square))
+    assert code == 1 and "shape ⟨81,81,81⟩ is too large: 531441 classical products" in err
+    assert time.perf_counter() - start < 10
+
+
 # --- refused early --------------------------------------------------------------------------------------
 
 

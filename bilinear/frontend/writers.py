@@ -107,27 +107,35 @@ def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
     return key, stacked
 
 
-def write(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> list[Path]:
-    """Write ``algorithm`` in ``format`` at ``path`` (PLinOpt: three files named from ``path``); the files written."""
+def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> dict[Path, str | bytes]:
+    """What :func:`write` writes: each file's path and contents (PLinOpt: three files named from
+    ``path``), so that a caller can check every target before writing any."""
     if format == "fast-matmul":
-        path.write_text(to_fast_matmul(algorithm, header), encoding="utf-8")
-        return [path]
+        return {path: to_fast_matmul(algorithm, header)}
     if format == "plinopt":
         stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
         shape = algorithm.shape
         if not re.match(r"^\d+x\d+x\d+_\d+_", stem):  # PLinOpt's data names its schemes MxKxN_R_text
             stem = f"{shape.m}x{shape.k}x{shape.n}_{algorithm.rank}_{stem}"
-        written = []
-        for part, text in to_plinopt(algorithm, header).items():
-            target = path.with_name(f"{stem}_{part}.sms")
-            target.write_text(text, encoding="utf-8")
-            written.append(target)
-        return written
+        return {path.with_name(f"{stem}_{part}.sms"): text for part, text in to_plinopt(algorithm, header).items()}
     if format == "alphatensor":
+        import io
+
         import numpy as np
 
         key, array = to_alphatensor(algorithm)
-        with path.open("wb") as stream:
-            np.savez(stream, **{key: array})
-        return [path]
+        buffer = io.BytesIO()
+        np.savez(buffer, **{key: array})
+        return {path: buffer.getvalue()}
     raise ValueError(f"export format must be one of {', '.join(FORMATS)}, not {format!r}")
+
+
+def write(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> list[Path]:
+    """Write ``algorithm`` in ``format`` at ``path`` (PLinOpt: three files named from ``path``); the files written."""
+    files = rendered(algorithm, format, path, header)
+    for target, data in files.items():
+        if isinstance(data, bytes):
+            target.write_bytes(data)
+        else:
+            target.write_text(data, encoding="utf-8")
+    return list(files)
