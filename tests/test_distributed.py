@@ -243,6 +243,23 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
     assert lines[-1] == "proof: C = A·B holds exactly (1 band class(es), 18 tensor terms compared)"
 
 
+@pytest.mark.parametrize("args, message", [
+    (("--gpus", "2", "--steps", "5"), "bilinear plan: 5 breadth-first steps of winograd make 7^5 = 16807 global products; "
+     "at most 4096 are planned (fewer --steps, or fewer --gpus)"),
+    (("--gpus", "4096"), "bilinear plan: 5 breadth-first steps of winograd make 7^5 = 16807 global products; "
+     "at most 4096 are planned (fewer --steps, or fewer --gpus)"),
+    (("--gpus", "100000"), "argument --gpus: at most 4096 ranks are planned, not 100000"),
+    (("--gpus", "0"), "argument --gpus: must be at least 1, not 0"),
+    (("--gpus", "2", "--steps", "0"), "argument --steps: must be at least 1, not 0"),
+])
+def test_plans_out_of_reach_are_refused_at_once(args, message):
+    """--steps 5 ran past 21 GB before it was refused; --gpus 0 planned 2 ranks and --steps 0 the default."""
+    started = time.monotonic()
+    done = _cli("plan", str(ROOT / "algorithms/winograd.bl"), "-n", "64", *args)
+    assert done.returncode in (1, 2) and message in done.stderr
+    assert time.monotonic() - started < 30
+
+
 def test_run_with_gpus_outside_mpiexec_says_how_to_start_it():
     done = _cli("run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
     assert done.returncode == 1

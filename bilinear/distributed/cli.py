@@ -7,16 +7,28 @@ import json
 import sys
 from pathlib import Path
 
+from ..cli_args import positive
 from ..ir import block_name, format_coefficient
 from .comm import end_job
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
+
+
+MAX_RANKS = 4096  # a plan lists every rank's work; past this it is no longer something to read or prove
+
+
+def _rank_count(text: str) -> int:
+    """An argparse type: a number of ranks, 1 to MAX_RANKS."""
+    ranks = positive(text)
+    if ranks > MAX_RANKS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_RANKS} ranks are planned, not {ranks}")
+    return ranks
 
 
 def add_distribution_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``plan``, ``run --gpus`` and ``bench --gpus``."""
     parser.add_argument(
         "--gpus",
-        type=int,
+        type=_rank_count,
         default=None,
         metavar="P",
         help="ranks (one GPU each) to spread the product over; run under `mpiexec -n P`",
@@ -29,7 +41,7 @@ def add_distribution_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--steps",
-        type=int,
+        type=positive,
         default=None,
         metavar="S",
         help="breadth-first steps (default: the fewest that give every rank a product)",
@@ -39,7 +51,7 @@ def add_distribution_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="what each rank multiplies its products with (default FILE), at --levels levels",
+        help="what each rank multiplies its products with (default FILE; run and bench: at --levels levels)",
     )
     parser.add_argument(
         "--inputs", choices=INPUT_LAYOUTS, default="replicated", help="where A and B are (default replicated)"
@@ -195,13 +207,13 @@ def _guarded(body) -> int:
         else:
             known = isinstance(error, (RuntimeError, ValueError))
             message = str(error) if known else f"{type(error).__name__}: {error}"
-        if _ranks() > 1:
+        if _world_size() > 1:
             end_job(f"bilinear: {message}", sys.stderr)
         print(f"bilinear: {message}", file=sys.stderr, flush=True)
         return 1
 
 
-def _ranks() -> int:
+def _world_size() -> int:
     try:
         from mpi4py import MPI
     except ImportError:  # the failure was that there is no MPI: there is no job to end
