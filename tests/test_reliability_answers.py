@@ -62,6 +62,17 @@ def test_non_restoring_in_place_schedule_verifies_at_one_level(tmp_path):
     assert np.allclose(product(A, B), expected)
 
 
+def test_run_of_a_non_restoring_schedule_times_the_library_on_the_original_operands(tmp_path):
+    """The library's product was computed from A and B as the schedule left them (its error read
+    1.8e-01), and the report gave "A restored to 7.7e18 ulp" with a note about rounding."""
+    product = bilinear.compile(_write(tmp_path, "destroys.bl", MSMES_NO_RESTORE), levels=1, backend="numpy")
+    result = run_once(product, 64, 64, 64, repeat=1)
+    assert result.within_bound and result.reference_error < 1e-15
+    lines = result.describe().splitlines()
+    assert lines[-1] == "  A and B        left as the schedule leaves them (it declares no restore)"
+    assert not any("restored" in line or "rounding" in line for line in lines)
+
+
 @pytest.mark.parametrize("levels", [2, 3])
 def test_non_restoring_in_place_schedule_is_refused_below_the_top_level(tmp_path, levels):
     path = _write(tmp_path, "destroys.bl", MSMES_NO_RESTORE)

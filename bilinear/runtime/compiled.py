@@ -91,6 +91,13 @@ class CompiledProduct:
         return any(plan.schedule.inplace for plan in plans)
 
     @property
+    def restores_inputs(self) -> bool:
+        """Whether every in-place schedule it runs restores A and B (one that declares no `restore`
+        runs at the top level only, and leaves them changed)."""
+        plans = [p for level in self.lowered.levels for p in (level, level.accumulate_fallback) if p is not None]
+        return all(plan.schedule.restores for plan in plans if plan.schedule.inplace)
+
+    @property
     def dtype(self) -> str:
         return self.lowered.options.dtype
 

@@ -40,6 +40,7 @@ class RunResult:
     levels_requested: int = 0
     growth: float = 1.0  # the largest growth ratio ρ among the levels that ran
     breadth_run: int = 0  # how many of levels_run ran breadth-first
+    inputs_restored: bool = True  # False for an in-place schedule that declares no restore
 
     @property
     def within_bound(self) -> bool:
@@ -61,12 +62,15 @@ class RunResult:
                 f"ratio {self.reference_seconds / self.seconds:.3f})"
             ),
             "  extra device bytes " + ("n/a on the CPU" if self.extra_bytes is None else str(self.extra_bytes)),
-            (
-                f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
-                f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
-                f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})"
-            ),
         ]
+        if not self.inputs_restored:
+            lines.append("  A and B        left as the schedule leaves them (it declares no restore)")
+            return "\n".join(lines)
+        lines.append(
+            f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
+            f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
+            f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})"
+        )
         if not (self.restored_a.exact and self.restored_b.exact):
             lines.append("  (in-place schedules restore A and B up to rounding: (a+b)-b need not equal a)")
         return "\n".join(lines)
@@ -152,6 +156,8 @@ def run_once(
     extra = extra_bytes(lambda: product(A, B, out=out, alpha=alpha, beta=beta), xp)
     error = relative_error(out, exact, A, B, scale)
     restored_a, restored_b = restoration(A, originalA), restoration(B, originalB)
+    if not product.restores_inputs:  # the schedule left them changed: the library multiplies the originals
+        A[...], B[...] = originalA, originalB
     del originalA, originalB
 
     reference = C.copy()
@@ -182,4 +188,5 @@ def run_once(
         breadth_run=breadth,
         levels_requested=product.lowered.options.levels,
         growth=growth,
+        inputs_restored=product.restores_inputs,
     )
