@@ -29,6 +29,17 @@ def count(text: str) -> int:
     return positive(text, least=0)
 
 
+def finite(text: str) -> float:
+    """An argparse type: a finite number (``nan`` and ``inf`` would make every product exceed its bound)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
+    return value
+
+
 def side_counts(text: str) -> int | dict[str, int]:
     """An argparse type: a whole number of at least 1 for every side (``21``), or one per side
     named (``A=5,B=21``: the others 1)."""

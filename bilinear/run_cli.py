@@ -14,10 +14,14 @@ from .cli_args import (
     add_lowering_options,
     add_report_options,
     bench_levels,
+    count,
+    finite,
     load_input,
     positive,
+    scheme_path,
 )
 from .distributed.cli import add_distribution_options
+from .paths import algorithms_dir
 from .lower.options import DTYPES, LEAVES
 from .runtime.compiled import BACKENDS
 
@@ -56,10 +60,10 @@ def add_compile_and_run_parsers(commands) -> None:
     add_lowering_options(run)
     run.add_argument("--dtype", choices=DTYPES, default="float64", help="element type (default float64)")
     run.add_argument("--backend", choices=BACKENDS, default=None, help="default: cupy when a GPU is present")
-    run.add_argument("--alpha", type=float, default=1.0)
-    run.add_argument("--beta", type=float, default=0.0)
+    run.add_argument("--alpha", type=finite, default=1.0)
+    run.add_argument("--beta", type=finite, default=0.0)
     run.add_argument("--repeat", type=positive, default=5, help="timed repetitions (median reported; default 5)")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=count, default=0, help="of the random matrices (default 0)")
     add_distribution_options(run)
     run.set_defaults(handler=_run)
 
@@ -75,8 +79,8 @@ def add_bench_parser(commands) -> None:
         "relative error against a float64 product, the model's prediction and (with --breakdown) the time of "
         "each level-1 stage beside the model. `--levels auto` lets the model choose levels and leaf.",
     )
-    bench.add_argument("files", nargs="*", type=Path, default=[Path("algorithms/msmes.bl")], metavar="FILE",
-                       help="schemes to time (default algorithms/msmes.bl)")
+    bench.add_argument("files", nargs="*", type=scheme_path, default=[algorithms_dir() / "msmes.bl"], metavar="FILE",
+                       help="schemes to time: files or shipped schemes' names (default msmes)")
     bench.add_argument("-n", type=positive, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
     bench.add_argument("--dtype", nargs="+", choices=DTYPES, default=["float64"])
     bench.add_argument("--levels", type=bench_levels, nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")

@@ -180,6 +180,25 @@ def test_absurd_sizes_and_counts_are_refused_at_once(capsys, argv, words):
     assert time.perf_counter() - start < 10
 
 
+@pytest.mark.parametrize("argv, message", [
+    (("run", STRASSEN, "-n", "8", "--backend", "numpy", "--alpha", "nan"), "argument --alpha: must be a finite number, not 'nan'"),
+    (("run", STRASSEN, "-n", "8", "--backend", "numpy", "--beta=-inf"), "argument --beta: must be a finite number, not '-inf'"),
+    (("run", STRASSEN, "-n", "8", "--backend", "numpy", "--seed", "-1"), "argument --seed: must be at least 0, not -1"),
+])
+def test_run_refuses_values_that_would_only_fail_later(capsys, argv, message):
+    """nan and inf ran and were reported as "EXCEEDS THE BOUND"; a negative seed gave NumPy's message."""
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and message in err
+
+
+def test_plan_and_bench_take_shipped_names_and_bench_runs_outside_the_repository(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # bench's default scheme was the relative path algorithms/msmes.bl
+    assert _run(capsys, "plan", "winograd", "--gpus", "2", "-n", "64")[0] == 0
+    code, out, _ = _run(capsys, "bench", "-n", "16", "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "msmes" in out
+    assert _run(capsys, "bench", "strassen", "-n", "16", "--backend", "numpy", "--repeat", "1")[0] == 0
+
+
 def test_bench_checks_output_paths_before_measuring(tmp_path, capsys, monkeypatch):
     import bilinear.bench_cli
 

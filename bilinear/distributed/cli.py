@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli_args import positive
+from ..cli_args import positive, scheme_path
 from ..ir import block_name, format_coefficient
 from .comm import end_job
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
@@ -70,7 +70,7 @@ def add_plan_parser(commands) -> None:
         "operand sums, multiplies which products and adds into which C blocks, and prove C = A·B for the plan "
         "symbolically. Exits 1 if the proof fails. Needs no GPU and no MPI.",
     )
-    plan.add_argument("file", type=Path, help="a .bl file")
+    plan.add_argument("file", type=scheme_path, help="a .bl file, or a shipped scheme's name (winograd)")
     plan.add_argument("-n", type=int, default=32768, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
     plan.add_argument("-m", type=int, default=None, metavar="M")
     plan.add_argument("-k", type=int, default=None, metavar="K")

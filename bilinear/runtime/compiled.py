@@ -42,7 +42,7 @@ def make_backend(name: str | None) -> Backend:
         return NumpyBackend()
     if name == "cupy":
         if not cupy_available():
-            raise ValueError("the cupy backend needs CuPy and a CUDA GPU; use backend='numpy' on the CPU")
+            raise ValueError("the cupy backend needs CuPy and a CUDA GPU; on the CPU use the numpy backend (--backend numpy, backend='numpy')")
         return CupyBackend()
     raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
 
