@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 import bilinear
 from bilinear.cli import main
@@ -291,3 +291,18 @@ def test_a_wrong_table_entry_is_suggested_at_its_own_row():
     report = verify_program(program_from_text(wrong, "table.bl"))
     notes = [note for entry in report.entries for error in entry.errors for note in error.notes]
     assert "changing the coefficient of A21 in the left factor of M6 from -1 to 1 (line 4) would make every equation hold" in notes
+
+
+@pytest.mark.parametrize("line, row, entry", [(4, "0 1 0 0 0 -1 0", "A21 in the left factor of M6"),
+                                             (9, "0 0 0 -1 0 0 1", "B21 in the right factor of M4")])
+def test_a_wrong_fast_matmul_entry_is_suggested_at_its_own_line(tmp_path, line, row, entry):
+    """U and V entries were all placed on the table's first line (line 2)."""
+    from bilinear.frontend.writers import to_fast_matmul
+
+    lines = to_fast_matmul(bilinear.load(ROOT / "algorithms" / "strassen.bl").main, ("Strassen",)).splitlines()
+    lines[line - 1] = row
+    path = tmp_path / "wrong.fm"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = bilinear.verify(path)
+    notes = [note for item in report.entries for error in item.errors for note in error.notes]
+    assert f"changing the coefficient of {entry} from -1 to 1 (line {line}) would make every equation hold" in notes

@@ -249,7 +249,9 @@ def _exact(main: list[Section], subs: list[Section], shape: Shape, extra: tuple[
 
 
 def _column(rows: tuple[Row, ...], names: list[str], r: int) -> Form:
-    return Form.of({name: row.entries[r] for name, row in zip(names, rows) if row.entries[r]})
+    """Column r of U or V as a factor; each term remembers its row's line (a fix names that line)."""
+    used = [(name, row) for name, row in zip(names, rows) if row.entries[r]]
+    return Form.of({name: row.entries[r] for name, row in used}, [(name, row.span) for name, row in used])
 
 
 def looks_like_fast_matmul(text: str) -> bool:
