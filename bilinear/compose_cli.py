@@ -54,6 +54,19 @@ def _algorithm(program, name: str | None):
     return found
 
 
+def _verified(algorithm, path: Path):
+    """``algorithm`` (from ``path``) when it verifies; otherwise its own errors, located in its file,
+    before anything is derived from it (a derived scheme's errors name blocks and products the
+    user never wrote)."""
+    from .diagnostics import Diagnostic
+    from .verify.algorithm import verify_algorithm
+
+    errors = verify_algorithm(algorithm)
+    if errors:
+        raise BilinearError(*errors, Diagnostic(f"{algorithm.name} in {path} does not verify; nothing was derived from it"))
+    return algorithm
+
+
 def _load(args, path: Path):
     from .api import load
 
@@ -64,7 +77,7 @@ def transform(args) -> int:
     from .compose import permute
 
     _check_output(args, args.file)
-    source = _algorithm(_load(args, args.file), args.algorithm)
+    source = _verified(_algorithm(_load(args, args.file), args.algorithm), args.file)
     result = permute(source, args.to, name=args.name)
     shape = source.shape
     header = (f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file}.",)
@@ -76,8 +89,8 @@ def product(args) -> int:
     from .compose import kronecker
 
     _check_output(args, args.file, args.second)
-    first = _algorithm(_load(args, args.file), None)
-    second = _algorithm(load(args.second), None)
+    first = _verified(_algorithm(_load(args, args.file), None), args.file)
+    second = _verified(_algorithm(load(args.second), None), args.second)
     result = kronecker(first, second, name=args.name)
     header = (f"{result.name}: the Kronecker product of {first.name} ({args.file}) and {second.name} ({args.second}).",)
     return _write(result, header, args.output, args.style)
@@ -131,7 +144,7 @@ def optimize(args) -> int:
 
     also = args.also or []
     _check_output(args, args.file, *also)
-    source = _algorithm(_load(args, args.file), args.algorithm)
+    source = _verified(_algorithm(_load(args, args.file), args.algorithm), args.file)
     others = _other_programs(source, also)
     result, counts = eliminate_common_sums(
         source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others, starts=args.starts

@@ -130,6 +130,22 @@ def test_derived_scheme_names_must_be_bl_names(tmp_path, capsys, argv):
     assert code == 1 and "--name must be an identifier in .bl" in err and not target.exists()
 
 
+@pytest.mark.parametrize("argv", [("transform", "{wrong}", "--to", "nkm"), ("product", STRASSEN, "{wrong}"), ("optimize", "{wrong}")],
+                         ids=lambda argv: argv[0])
+def test_a_wrong_input_is_reported_in_its_own_file_before_anything_is_derived(tmp_path, capsys, argv):
+    """The derived scheme's errors were reported instead (blocks of the 4x4 product, a coefficient of
+    B21 in M5 that the file never wrote), after the whole optimization had run."""
+    wrong = tmp_path / "off1.bl"
+    wrong.write_text((ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8").replace(
+        "M5 = (A11 + A12) * B22", "M5 = (A11 - A12) * B22"), encoding="utf-8")
+    out = tmp_path / "out.bl"
+    code, _, err = _run(capsys, *(part.format(wrong=wrong) for part in argv), "-o", str(out))
+    assert code == 1 and not out.exists()
+    assert f"{wrong}:13:3: error: C11 is wrong" in err
+    assert "changing the coefficient of A12 in the left factor of M5 from -1 to 1 (line 9) would make every equation hold" in err
+    assert err.rstrip().endswith(f"error: strassen in {wrong} does not verify; nothing was derived from it")
+
+
 def test_export_checks_every_file_before_writing_any(tmp_path, capsys):
     (tmp_path / "2x2x2_7_y_P.sms").mkdir()
     code, _, err = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(tmp_path / "y"))
