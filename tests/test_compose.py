@@ -57,12 +57,14 @@ def test_kronecker_product_verifies_and_matches_the_independent_product():
     assert _same(S.from_algorithm(result), S.kron(S.from_algorithm(first), S.from_algorithm(second)))
 
 
-def test_a_wrong_input_gives_a_wrong_product_and_nothing_is_written(tmp_path, capsys):
+def test_a_wrong_input_is_refused_and_nothing_is_written(tmp_path, capsys):
     wrong = tmp_path / "wrong.bl"
     wrong.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("C22 = M1 - M2", "C22 = M1 + M2"))
     out = tmp_path / "out.bl"
     assert main(["product", str(wrong), "strassen", "-o", str(out)]) == 1
-    assert "does not verify; nothing written" in capsys.readouterr().err and not out.exists()
+    err = capsys.readouterr().err
+    assert f"{wrong}:16:3: error: C22 is wrong" in err and not out.exists()
+    assert err.rstrip().endswith(f"strassen in {wrong} does not verify; nothing was derived from it")
 
 
 def test_transform_and_product_commands_write_verified_files(tmp_path, capsys):
