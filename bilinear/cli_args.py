@@ -182,7 +182,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mod", type=int, default=None, metavar="P",
-        help="the scheme is claimed modulo P (GF(P)), where its file name does not say so (e.g. a flip-graph vertex)",
+        help="the scheme is claimed modulo P (the integers modulo P: GF(P) when P is prime), where its file name does not say so (e.g. a flip-graph vertex)",
     )
 
 
