@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
-import time
-from statistics import median
 
 import cupy as cp
+from dispatch_grid import _interleaved  # the grid's timing: 20 ms batches, 1 s sustained warm-up, alternating rounds
 
+from bilinear.measure import median, time_interleaved
 from bilinear.runtime.cublas_capture import library as cublas_library
 
 SHAPES = [("float64", 2048, 2048, 2048), ("float64", 3072, 3072, 3072), ("float64", 4096, 4096, 4096),
@@ -82,37 +82,11 @@ class Lt:
                                     ctypes.c_void_p(cp.cuda.get_current_stream().ptr)), "cublasLtMatmul")
 
 
-def _timed(call, count: int) -> float:
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    for _ in range(count):
-        call()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / count
-
-
-def _samples(calls: dict, fixed_order: bool) -> dict[str, list[float]]:
-    if fixed_order:
-        count = 1
-        for call in calls.values():
-            for _ in range(3):
-                _timed(call, count)
-        rounds, order = 15, list(calls)
-    else:
-        counts = {name: max(1, min(200, int(20.0 / max(_timed(call, 1), 1e-3)))) for name, call in calls.items()}
-        end = time.perf_counter() + 1.0
-        while time.perf_counter() < end:
-            for name, call in calls.items():
-                _timed(call, counts[name])
-        rounds, order = 11, list(calls)
-    samples: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name in order:
-            samples[name].append(_timed(calls[name], 1 if fixed_order else counts[name]))
-        if not fixed_order:
-            order.reverse()
-    return samples
+def _fixed_order(calls: dict) -> dict[str, float]:
+    """The biased timing: one call per timing (host time inside it), three warm-ups each, then 15
+    rounds in one order (bilinear's plain timer); the median per call, in ms."""
+    rounds = time_interleaved(list(calls.values()), cp, repeat=15, warmup=3)
+    return {name: median(seconds) * 1e3 for name, seconds in zip(calls, rounds)}
 
 
 def probe(lt: Lt, dtype: str, m: int, k: int, n: int, fixed_order: bool) -> None:
@@ -131,11 +105,11 @@ def probe(lt: Lt, dtype: str, m: int, k: int, n: int, fixed_order: bool) -> None
             calls[f"cuBLASLt #{index} (workspace {choice.workspace >> 10} KiB, waves {choice.waves:.2f})"] = call
         else:
             print(f"  cuBLASLt #{index} differs from cupy.matmul by {error:.1e}: left out")
-    samples = _samples(calls, fixed_order)
-    base = median(samples["cupy.matmul"])
+    times = _fixed_order(calls) if fixed_order else _interleaved(calls, 11)
+    base = times["cupy.matmul"]
     print(f"{dtype} {m}x{k}x{n}: cupy.matmul {base:.4f} ms, {len(calls) - 1} cuBLASLt algorithms")
-    for name, values in sorted(samples.items(), key=lambda kv: median(kv[1])):
-        print(f"   {median(values):9.4f} ms  cupy.matmul / this {base / median(values):.4f}  {name}", flush=True)
+    for name, ms in sorted(times.items(), key=lambda kv: kv[1]):
+        print(f"   {ms:9.4f} ms  cupy.matmul / this {base / ms:.4f}  {name}", flush=True)
 
 
 def main() -> None:
