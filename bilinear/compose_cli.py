@@ -123,12 +123,8 @@ def _licence(path: Path) -> list[str]:
 
 def export(args) -> int:
     from .frontend.writers import rendered
-    from .verify import report_algorithm
 
-    algorithm = _algorithm(_load(args, args.file), args.algorithm)
-    if not report_algorithm(algorithm).ok:
-        print(f"bilinear export: {algorithm.name} does not verify; nothing written", file=sys.stderr)
-        return 1
+    algorithm = _verified(_algorithm(_load(args, args.file), args.algorithm), args.file)
     header = (*source_header(args.file), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind

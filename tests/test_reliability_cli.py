@@ -130,8 +130,8 @@ def test_derived_scheme_names_must_be_bl_names(tmp_path, capsys, argv):
     assert code == 1 and "--name must be an identifier in .bl" in err and not target.exists()
 
 
-@pytest.mark.parametrize("argv", [("transform", "{wrong}", "--to", "nkm"), ("product", STRASSEN, "{wrong}"), ("optimize", "{wrong}")],
-                         ids=lambda argv: argv[0])
+@pytest.mark.parametrize("argv", [("transform", "{wrong}", "--to", "nkm"), ("product", STRASSEN, "{wrong}"), ("optimize", "{wrong}"),
+                                  ("export", "{wrong}", "--to", "fast-matmul")], ids=lambda argv: argv[0])
 def test_a_wrong_input_is_reported_in_its_own_file_before_anything_is_derived(tmp_path, capsys, argv):
     """The derived scheme's errors were reported instead (blocks of the 4x4 product, a coefficient of
     B21 in M5 that the file never wrote), after the whole optimization had run."""
