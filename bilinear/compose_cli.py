@@ -148,6 +148,11 @@ def optimize(args) -> int:
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
+    if source.sums:  # "before" is each form on its own; a file with named sums already shares some
+        from .optimize_sides import written
+
+        as_written = ", ".join(f"{side} {s.additions}+{s.scalings}" for side, s in zip("ABC", written(source)))
+        print(f"(before: each form on its own; {source.name} as written: {as_written}, additions+scalings)", file=sys.stderr)
     header = (*source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     for path, other in zip(also, others):  # a side may be this program's: say where it came from
         header += (f"Also tried (--also): {other.name} from {path.name}.", *_licence(path))

@@ -250,6 +250,8 @@ def test_optimize_command_prints_counts_and_writes_a_verified_file(tmp_path, cap
     assert main(["optimize", "winograd", "-o", str(out)]) == 0
     err = capsys.readouterr().err
     assert "C side (outputs)" in err and "->" in err
+    # Winograd's "before" (7 -> 4 on A) is each form on its own; its file already shares as much
+    assert "(before: each form on its own; winograd as written: A 4+0, B 4+0, C 7+0, additions+scalings)" in err
     assert bilinear.verify(out).ok
     left, right, outputs = sides(SHIPPED["winograd"])
     assert len(left) == len(right) == 7 and len(outputs) == 4
