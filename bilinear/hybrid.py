@@ -42,8 +42,8 @@ def hybrid(specification: str, load) -> tuple[Program, tuple[str, ...]]:
     ``specification`` is a comma-separated list of files (or shipped names, as
     ``verify`` accepts them); ``load`` reads one into a Program.
     """
-    files = [part.strip() for part in specification.split(",") if part.strip()]
-    if not files:
-        raise ValueError("--levels-schemes needs at least one file")
+    files = [part.strip() for part in specification.split(",")]
+    if not all(files):
+        raise ValueError(f"--levels-schemes takes one file or shipped name per level, comma-separated, not {specification!r}")
     programs = [load(find_scheme(file)) for file in files]
     return merge(programs), tuple(program.main.name for program in programs)

@@ -107,14 +107,26 @@ def _options(args):
 
 def _per_level(args, program):
     """The program and one definition name per level for ``--levels-schemes`` (None without it)."""
-    if not getattr(args, "levels_schemes", None):
+    if getattr(args, "levels_schemes", None) is None:
         return program, None
     from .api import load
     from .hybrid import hybrid
 
-    program, per_level = hybrid(args.levels_schemes, load)
+    program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(load(path), path))
     args.levels = len(per_level)
     return program, per_level
+
+
+def _verified_level(program, path: Path):
+    """One ``--levels-schemes`` file, verified on its own: its errors located in it (the merged
+    program's are not, and the failure was blamed on FILE)."""
+    from .diagnostics import BilinearError, Diagnostic
+    from .verify import verify_program
+
+    errors = [error for entry in verify_program(program).entries for error in entry.errors]
+    if errors:
+        raise BilinearError(*errors, Diagnostic(f"{path} (--levels-schemes) does not verify; nothing was built from it"))
+    return program
 
 
 def _lowered(args, program):

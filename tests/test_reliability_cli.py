@@ -146,6 +146,26 @@ def test_a_wrong_input_is_reported_in_its_own_file_before_anything_is_derived(tm
     assert err.rstrip().endswith(f"error: strassen in {wrong} does not verify; nothing was derived from it")
 
 
+def test_a_wrong_levels_schemes_file_is_blamed_itself(tmp_path, capsys):
+    """The merged program's errors had no file, and the failure was blamed on FILE (strassen)."""
+    wrong = tmp_path / "off1.bl"
+    wrong.write_text((ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8").replace(
+        "M5 = (A11 + A12) * B22", "M5 = (A11 - A12) * B22"), encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", f"winograd,{wrong}", "-o", str(out))
+    assert code == 1 and not out.exists()
+    assert f"{wrong}:13:3: error: C11 is wrong" in err
+    assert err.rstrip().endswith(f"error: {wrong} (--levels-schemes) does not verify; nothing was built from it")
+
+
+@pytest.mark.parametrize("spec", ["msmes,,grey333", "", "msmes,"])
+def test_levels_schemes_with_an_empty_entry_is_refused(tmp_path, capsys, spec):
+    """An empty entry was dropped (one level fewer than written), and "" ignored the option."""
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", spec, "-o", str(tmp_path / "out"))
+    assert code == 1
+    assert f"--levels-schemes takes one file or shipped name per level, comma-separated, not {spec!r}" in err
+
+
 def test_export_checks_every_file_before_writing_any(tmp_path, capsys):
     (tmp_path / "2x2x2_7_y_P.sms").mkdir()
     code, _, err = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(tmp_path / "y"))
