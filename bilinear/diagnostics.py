@@ -83,6 +83,19 @@ class SourceCache:
 SOURCES = SourceCache()
 
 
+QUOTED = 160  # characters of a long line quoted around the error (a 200,000-character line was printed whole, twice)
+
+
+def _window(line: str, column: int) -> tuple[str, int]:
+    """The part of ``line`` to quote, and where ``column`` (0-based) falls in it: the whole line,
+    or QUOTED characters from a little before the column, with … where it was cut."""
+    if len(line) <= QUOTED:
+        return line, column
+    first = max(0, min(column - QUOTED // 4, len(line) - QUOTED))
+    prefix, suffix = ("…" if first else ""), ("…" if first + QUOTED < len(line) else "")
+    return prefix + line[first:first + QUOTED] + suffix, column - first + len(prefix)
+
+
 def render(diagnostic: Diagnostic, sources: SourceCache = SOURCES) -> str:
     """The diagnostic as a compiler prints it, with the offending line and a caret."""
     span = diagnostic.span
@@ -90,11 +103,13 @@ def render(diagnostic: Diagnostic, sources: SourceCache = SOURCES) -> str:
     out = [f"{where}{diagnostic.severity}: {diagnostic.message}"]
     line = sources.line(span.path, span.line) if span and span.line > 0 else None
     if line is not None:
+        line = line.rstrip("\n")
         gutter = f"{span.line:>5} | "
-        out.append(gutter + line.rstrip("\n"))
         width = span.end_column - span.column if span.end_line == span.line else len(line) - span.column + 1
-        caret = "^" + "~" * max(0, width - 1)
-        indent = "".join(c if c == "\t" else " " for c in line[: span.column - 1])  # tabs keep the caret aligned
+        quoted, column = _window(line, span.column - 1)
+        out.append(gutter + quoted)
+        caret = "^" + "~" * max(0, min(width, len(quoted) - column) - 1)
+        indent = "".join(c if c == "\t" else " " for c in quoted[:column])  # tabs keep the caret aligned
         out.append(" " * (len(gutter) - 2) + "| " + indent + caret)
     out.extend(f"  note: {note}" for note in diagnostic.notes)
     return "\n".join(out)

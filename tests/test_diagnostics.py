@@ -306,3 +306,25 @@ def test_a_wrong_fast_matmul_entry_is_suggested_at_its_own_line(tmp_path, line, 
     report = bilinear.verify(path)
     notes = [note for item in report.entries for error in item.errors for note in error.notes]
     assert f"changing the coefficient of {entry} from -1 to 1 (line {line}) would make every equation hold" in notes
+
+
+def test_a_long_line_is_quoted_around_the_error_with_the_caret_under_it():
+    """A 200,000-character line was quoted whole, and its caret line as long."""
+    text = (ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8").replace(
+        "C11 = M1 + M4 - M5 + M7", "C11 = M1 + M4 - M5 + M7" + " + 0*M1" * 30000 + " + Q9")
+    with pytest.raises(BilinearError) as raised:
+        program_from_text(text, "long.bl")
+    rendered = render(raised.value.diagnostics[0]).splitlines()
+    assert rendered[0] == "long.bl:13:210029: error: Q9 is not defined"
+    assert all(len(line) <= 200 for line in rendered)
+    quoted, caret = rendered[1], rendered[2]
+    assert quoted.startswith("   13 | …") and quoted[caret.index("^"):].startswith("Q9")
+
+
+def test_a_number_too_long_to_read_is_one_message():
+    """Python's own message (naming sys.set_int_max_str_digits) was shown."""
+    text = (ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8").replace(
+        "C11 = M1 + M4", "C11 = " + "9" * 5000 + "*M1 + M4")
+    with pytest.raises(BilinearError) as raised:
+        program_from_text(text, "big.bl")
+    assert raised.value.diagnostics[0].message == "a number of more than 4300 digits cannot be read"

@@ -166,6 +166,16 @@ def test_levels_schemes_with_an_empty_entry_is_refused(tmp_path, capsys, spec):
     assert f"--levels-schemes takes one file or shipped name per level, comma-separated, not {spec!r}" in err
 
 
+def test_a_bl_file_with_a_catalogue_suffix_asks_for_from(tmp_path, capsys):
+    """It was read as Perminov's text format: "'algorithm' is not a rational coefficient" at 4:1."""
+    source = tmp_path / "s.txt"
+    source.write_text((ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8"), encoding="utf-8")
+    code, _, err = _run(capsys, "verify", str(source))
+    assert code == 1 and err.startswith(
+        "error: s.txt could be bl or perminov-text (its suffix says perminov-text, its text reads as .bl); give the format with --from")
+    assert _run(capsys, "verify", str(source), "--from", "bl")[0] == 0
+
+
 def test_export_checks_every_file_before_writing_any(tmp_path, capsys):
     (tmp_path / "2x2x2_7_y_P.sms").mkdir()
     code, _, err = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(tmp_path / "y"))

@@ -78,6 +78,15 @@ def _looks_like_bl(text: str) -> bool:
     return False
 
 
+def _beginning(path: Path) -> str:
+    """The first 64 KiB of a text file (enough to see its first statement), or "" when unreadable."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as stream:
+            return stream.read(1 << 16)
+    except OSError:
+        return ""  # the reader reports why the file cannot be read
+
+
 def detect_format(path: Path) -> str:
     """``'bl'`` or the catalogue format a file is in: by its suffix, else by what its text looks like.
 
@@ -88,6 +97,10 @@ def detect_format(path: Path) -> str:
     if suffix == ".bl":
         return "bl"
     owners = [reader.name for reader in READERS if suffix in reader.suffixes]
+    if owners and owners[0] != "alphatensor" and _looks_like_bl(_beginning(path)):  # a .bl file saved as .txt
+        raise BilinearError(Diagnostic(
+            f"{path.name} could be bl or {owners[0]} (its suffix says {owners[0]}, its text reads as .bl); "
+            f"give the format with --from (bl, {', '.join(FORMATS)})", None))
     if owners:
         return owners[0]
     try:

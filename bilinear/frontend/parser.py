@@ -11,6 +11,8 @@ need a whole definition live in :mod:`bilinear.frontend.check`.
 
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Union
@@ -342,5 +344,8 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
         if isinstance(error.orig_exc, ValueError):  # an IR node refused what was written
             meta = getattr(error.obj, "meta", None)
             span = Span(path, meta.line, meta.column, meta.end_line, meta.end_column) if meta and not meta.empty else None
-            raise BilinearError(Diagnostic(str(error.orig_exc), span)) from None
+            message = str(error.orig_exc)
+            if "integer string conversion" in message:  # Python's own limit, whose message names its internals
+                message = f"a number of more than {sys.get_int_max_str_digits()} digits cannot be read"
+            raise BilinearError(Diagnostic(message, span)) from None
         raise
