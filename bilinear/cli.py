@@ -18,6 +18,7 @@ import sys
 
 from .cli_args import add_input_options, add_report_options, report_format
 from .compose_cli import add_parsers as add_compose_parsers
+from . import __version__
 from .diagnostics import BilinearError, render
 from .distributed.cli import add_plan_parser
 from .run_cli import add_bench_parser, add_compile_and_run_parsers
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bilinear", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"bilinear {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 

@@ -290,3 +290,11 @@ def test_symlink_loop_is_one_message(tmp_path, capsys):
     os.symlink(loop, loop)
     code, _, err = _run(capsys, "verify", str(loop))
     assert code == 1 and "loop.bl" in err
+
+
+def test_version_is_one_line(capsys):
+    """`bilinear --version` answered "the following arguments are required: COMMAND"."""
+    from importlib.metadata import version
+
+    code, out, _ = _run(capsys, "--version")
+    assert code == 0 and out == f"bilinear {version('bilinear')}\n"
