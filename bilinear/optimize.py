@@ -218,12 +218,11 @@ def _chain(job: tuple[Side, int, int]) -> Side:
     return _polished(*job)
 
 
-def _polished_sides(sides: list[Side | list[Side]], tries: int, chains: int) -> list[Side]:
-    """Each side (or each of a side's starting programs: start k's chains are seeded k·chains,
-    k·chains + 1, …) through ``chains`` independent iterated local searches, the cheapest kept, the
-    first of equals: where a search ends depends much on its draws, and the result does not depend
-    on how many processes ran the chains."""
-    starts = [side if isinstance(side, list) else [side] for side in sides]
+def _polished_sides(starts: list[list[Side]], tries: int, chains: int) -> list[Side]:
+    """Per side, each of its starting programs (start k's chains seeded k·chains, k·chains + 1, …)
+    through ``chains`` independent iterated local searches, the cheapest kept, the first of equals:
+    where a search ends depends much on its draws, and the result does not depend on how many
+    processes ran the chains."""
     if not tries:
         return [min(programs, key=_copied_cost) for programs in starts]
     jobs = [(side, tries, k * chains + c) for programs in starts for k, side in enumerate(programs) for c in range(chains)]

@@ -130,9 +130,9 @@ def test_chains_keep_the_cheapest_and_do_not_depend_on_the_processes(monkeypatch
     singles = [_polished(side, 2, seed) for seed in range(3)]
     assert [_side_cost(_copied(end)) for end in singles] == [(11, 11), (12, 10), (11, 11)]
     cheapest = singles[0]
-    pooled = _polished_sides([side], 2, 3)
+    pooled = _polished_sides([[side]], 2, 3)
     monkeypatch.setattr("bilinear.processes.os.cpu_count", lambda: 1)
-    inline = _polished_sides([side], 2, 3)
+    inline = _polished_sides([[side]], 2, 3)
     assert pooled == inline == [cheapest]
 
 
