@@ -95,3 +95,41 @@ def test_measured_tsm2_rows_merge_into_the_table_and_keep_the_recursive_ones():
     table = parse_table(merged)
     assert dispatch(100000, 16, 16, "float64", table=table).kernel == "tsm2l"
     assert dispatch(8192, 8192, 8192, "float64", table=table).kernel == "recursive"
+
+
+TUNED = {"min_speedup": 1.0, "rows": [
+    {"dtype": "float64", "m": 4096, "k": 4096, "n": 4096, "algorithm": "ab" * 64, "library_version": 130100,
+     "speedup": 1.012, "workspace_bytes": 0, "label": "cuBLASLt #1", "candidates": {"ignored": 1.0}},
+    {"dtype": "float64", "m": 2048, "k": 2048, "n": 2048, "algorithm": "cd" * 64, "library_version": 130100,
+     "speedup": 0.996},
+    {"dtype": "float64", "m": 16384, "k": 16384, "n": 16384, "algorithm": "ef" * 64, "library_version": 130100,
+     "speedup": 1.05}]}
+
+
+def test_a_tuned_cublaslt_row_runs_at_exactly_its_shape_where_cublas_is_kept():
+    from bilinear.dispatch import Tuned
+
+    table = parse_table({"rows": [], "recursive": {"rows": [
+        {"dtype": "float64", "m": 4096, "k": 4096, "n": 4096, "scheme": "winograd", "levels": 1, "breadth": 1,
+         "speedup": 0.95, "launch": "streams"},
+        {"dtype": "float64", "m": 16384, "k": 16384, "n": 16384, "scheme": "winograd", "levels": 2, "breadth": 2,
+         "speedup": 1.19, "launch": "streams"}]}, "cublaslt": TUNED})
+    assert table.tuned[0] == Tuned("float64", 4096, 4096, 4096, "ab" * 64, 130100, 1.012, 0)
+    choice = dispatch(4096, 4096, 4096, "float64", table=table)
+    assert choice.kernel == "cublaslt" and choice.tuned == table.tuned[0]
+    assert choice.reason == ("measured 4096×4096×4096 float64: winograd L1 (1 breadth-first, streams leaves) 0.95× "
+                             "cuBLAS; at this shape cuBLASLt's algorithm measured 1.012× cuBLAS's own")
+    # an algorithm is tuned to its shape: a near shape keeps cuBLAS's own choice
+    assert dispatch(4096, 4096, 4000, "float64", table=table).kernel == "cublas"
+    assert dispatch(4096, 4096, 4096, "float32", table=table).kernel == "cublas"
+    assert dispatch(4096, 4096, 4096, "float64", row_major=False, table=table).kernel == "cublas"
+    assert dispatch(2048, 2048, 2048, "float64", table=table).kernel == "cublas"  # 0.996 < 1.0
+    assert dispatch(16384, 16384, 16384, "float64", table=table).kernel == "recursive"  # a fast scheme first
+
+
+def test_tsm2_measurements_keep_the_tuned_rows():
+    from bilinear.dispatch import merge_tsm2_rows
+
+    merged = merge_tsm2_rows({"rows": [], "cublaslt": TUNED}, {"device": "new"}, [])
+    assert merged["cublaslt"] == TUNED
+    assert Table(()).tuned == () and parse_table({"rows": []}).tuned_min_speedup == 1.0
