@@ -1,7 +1,6 @@
 """The fast-scheme rows of bilinear/data/dispatch.json, and bilinear.matmul against cuBLAS on a 30-shape grid.
 
     python3 benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json   # measure, write the rows
-    python3 benchmarks/dispatch_grid.py --tune --table bilinear/data/dispatch.json   # cuBLASLt rows
     python3 benchmarks/dispatch_grid.py --check --out results/                # matmul vs cuBLAS
 
 --table times every non-perturbing candidate configuration (A and B are never
@@ -11,12 +10,7 @@ again, and the second round decides); tall-and-skinny shapes keep the TSM2 rows
 benchmarks/tsm2.py measured.  Candidates are timed as the CUDA graphs
 bilinear.matmul replays from a product's third call on the same arrays
 (bilinear.runtime.graph_cache), since that is what a user's repeated call runs;
-a row is used where its speedup reaches --min-speedup.  --tune measures only the
-cuBLASLt rows instead: at each grid shape where the table keeps cuBLAS, every
-algorithm cuBLASLt's heuristic offers (bilinear.runtime.cublaslt) against
-cupy.matmul, the first round's three fastest again, and the second round's best
-stored with its speedup and the library's version; matmul runs it at exactly
-that shape where it measured at least as fast as cuBLAS.  --check (run it in a
+a row is used where its speedup reaches --min-speedup.  --check (run it in a
 fresh process, after the table is written) times ``bilinear.matmul`` against
 ``cupy.matmul`` at every shape, interleaved: CUDA events around back-to-back
 calls after warm-up (enough calls for ≥ 20 ms per timing, so host time hides
@@ -29,7 +23,6 @@ from round to round, so no call always runs on another's heat.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -38,9 +31,8 @@ import cupy
 
 import bilinear
 from bilinear.dispatch import _committed_choice, dispatch, family_of, load_table, parse_table
-from bilinear.matmul_api import _gpu_backend
 from bilinear.measure import error_bound, median, relative_error
-from bilinear.runtime import cublaslt, prepared_calls
+from bilinear.runtime import prepared_calls
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = [
@@ -215,69 +207,6 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
     path.write_text(json.dumps(data, indent=1) + "\n")
 
 
-def _tuned_row(dtype: str, m: int, k: int, n: int, repeat: int) -> dict | None:
-    """cuBLASLt's offered algorithms against cupy.matmul at one shape, each checked against its
-    product first; the first round's fastest timed again and the second round's best kept (None
-    when cuBLASLt offers none that is right)."""
-    A, B, C = _inputs(dtype, m, k, n)
-    out, reference, device = cupy.zeros_like(C), cupy.matmul(A, B), cupy.cuda.Device().id
-    layout = cublaslt.Layout.contiguous(dtype, m, k, n)
-    offered, calls = {}, {}
-    for index, algorithm in enumerate(cublaslt.algorithms(layout, device)):
-        run = cublaslt.bound(layout, algorithm.data, device)
-        if run is None:
-            continue
-        run(A, B, out, 1.0, 0.0)
-        if relative_error(out, reference, A, B) <= error_bound(dtype, k, WINOGRAD_GROWTH, 0):
-            label = f"cuBLASLt #{index} (workspace {algorithm.workspace_bytes >> 10} KiB)"
-            offered[label], calls[label] = algorithm, (lambda run=run: run(A, B, out, 1.0, 0.0))
-    if not calls:
-        return None
-    # against what matmul runs without the row: the backend's cuBLAS call, bound as its prepared
-    # calls bind it (cupy.matmul measured 1-2 % slower than that at some shapes, a gain that is not
-    # cuBLASLt's)
-    own = _gpu_backend().bound_gemm(m, k, n, k, n, n, A.dtype)
-    cublas = {"cuBLAS": lambda: own(A, B, C, 1.0, 0.0)}
-    first = _interleaved({**cublas, **calls}, repeat)
-    finalists = sorted(calls, key=first.get)[:CONFIRMED]
-    second = _interleaved({**cublas, **{label: calls[label] for label in finalists}}, repeat)
-    best = min(finalists, key=second.get)
-    return {"dtype": dtype, "m": m, "k": k, "n": n, "algorithm": offered[best].data,
-            "library_version": cublaslt.version(), "speedup": round(second["cuBLAS"] / second[best], 4),
-            "workspace_bytes": offered[best].workspace_bytes, "label": best,
-            "candidates": {label: round(first["cuBLAS"] / first[label], 4) for label in calls},
-            "confirmed": {label: round(second["cuBLAS"] / second[label], 4) for label in finalists}}
-
-
-def tune_table(path: Path, repeat: int, dtypes: list[str], only: set | None = None) -> None:
-    """The cuBLASLt rows of the grid shapes (of ``dtypes``, of the shapes ``only`` names) where the
-    table at ``path`` keeps cuBLAS, measured anew into it; other rows stay."""
-    data = json.loads(path.read_text())
-    table = dataclasses.replace(parse_table(data), tuned=())
-
-    def measured(dtype: str, m: int, k: int, n: int) -> bool:
-        return (dtype in dtypes and (only is None or (m, k, n) in only)
-                and dispatch(m, k, n, dtype, table=table).kernel == "cublas")
-
-    old = data.get("cublaslt", {})
-    rows = [row for row in old.get("rows", []) if not measured(row["dtype"], row["m"], row["k"], row["n"])]
-    for dtype, m, k, n in GRID + TABLE_ONLY:
-        if measured(dtype, m, k, n):
-            row = _tuned_row(dtype, m, k, n, repeat)
-            if row is not None:
-                rows.append(row)
-                print(f"{dtype} {m}x{k}x{n}: {row['label']} {row['speedup']:.3f}x cuBLAS  {row['confirmed']}", flush=True)
-            cupy.get_default_memory_pool().free_all_blocks()
-    command = f"python benchmarks/dispatch_grid.py --tune --table {path} --dtype {' '.join(dtypes)}"
-    if only is not None:
-        command += " --only " + " ".join(f"{m}x{k}x{n}" for m, k, n in sorted(only))
-    previous = old.get("generated_by")
-    data["cublaslt"] = {"min_speedup": 1.0, "rows": rows, "timed_as": "20 ms batches against cupy.matmul",
-                        "generated_by": f"{previous}; then {command}" if only and previous else command,
-                        "date": time.strftime("%Y-%m-%d %H:%M:%S")}
-    path.write_text(json.dumps(data, indent=1) + "\n")
-
-
 def check(repeat: int, dtypes: list[str]) -> list[dict]:
     load_table.cache_clear()
     _committed_choice.cache_clear()
@@ -301,10 +230,8 @@ def check(repeat: int, dtypes: list[str]) -> list[dict]:
         A = B = C = C2 = None
         cupy.get_default_memory_pool().free_all_blocks()
     worst = min(r["ratio"] for r in results)
-    chosen = [r["ratio"] for r in results if r["choice"] not in ("cublas", "cublaslt")]
-    tuned = [r["ratio"] for r in results if r["choice"] == "cublaslt"]
-    print(f"worst ratio {worst:.3f}; where a faster kernel was chosen: min {min(chosen, default=0):.3f} over {len(chosen)} "
-          f"shapes; where cuBLASLt's tuned algorithm runs: min {min(tuned, default=0):.3f} over {len(tuned)} shapes")
+    chosen = [r["ratio"] for r in results if r["choice"] != "cublas"]
+    print(f"worst ratio {worst:.3f}; where a faster kernel was chosen: min {min(chosen, default=0):.3f} over {len(chosen)} shapes")
     return results
 
 
@@ -319,8 +246,6 @@ def _shape(text: str) -> tuple[int, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--table", type=Path, help="measure the fast-scheme rows into this dispatch table")
-    parser.add_argument("--tune", action="store_true",
-                        help="with --table: measure only the cuBLASLt rows (where the table keeps cuBLAS)")
     parser.add_argument("--check", action="store_true", help="time bilinear.matmul against cuBLAS on the grid")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--dtype", nargs="+", default=["float64", "float32"], choices=["float64", "float32"],
@@ -332,13 +257,8 @@ def main() -> None:
                         help="measure (--table) only these grid shapes' rows, keeping the others'")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    only = set(args.only) if args.only else None
-    if args.tune and not args.table:
-        parser.error("--tune needs --table (the table to write the cuBLASLt rows into)")
-    if args.table and args.tune:
-        tune_table(args.table, args.repeat, args.dtype, only)
-    elif args.table:
-        measure_table(args.table, args.repeat, args.min_speedup, args.dtype, only)
+    if args.table:
+        measure_table(args.table, args.repeat, args.min_speedup, args.dtype, set(args.only) if args.only else None)
     if args.check:
         results = check(args.repeat, args.dtype)
         if args.out:

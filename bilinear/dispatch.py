@@ -18,10 +18,7 @@ Other shapes are matched to the table's measured *recursive* rows (the fast sche
 row the best non-perturbing configuration measured at one dtype and shape, by
 ``python benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json``): the nearest row
 in log scale, if it is within a factor of about 1.4 overall, decides; its configuration runs
-where it measured at least ``min_speedup`` times cuBLAS.  Everything else goes to cuBLAS: to
-the cuBLASLt algorithm the table's *tuned* rows measured fastest at exactly that shape (``python
-benchmarks/dispatch_grid.py --tune --table ...``; :mod:`bilinear.runtime.cublaslt`) where there
-is one, and to cuBLAS's own choice otherwise.
+where it measured at least ``min_speedup`` times cuBLAS.  Everything else goes to cuBLAS.
 """
 
 from __future__ import annotations
@@ -35,7 +32,7 @@ from pathlib import Path
 from .lower.tsm2 import Params
 
 TABLE = Path(__file__).resolve().parent / "data" / "dispatch.json"
-KERNELS = ("tsm2r", "tsm2l", "recursive", "cublaslt", "cublas")
+KERNELS = ("tsm2r", "tsm2l", "recursive", "cublas")
 
 
 @dataclass(frozen=True)
@@ -65,30 +62,13 @@ class Recursive:
 
 
 @dataclass(frozen=True)
-class Tuned:
-    """The cuBLASLt algorithm that measured fastest at one shape, against cuBLAS's own choice
-    (``cupy.matmul``): its serialized bytes, valid for the cuBLASLt ``library_version`` only."""
-
-    dtype: str
-    m: int
-    k: int
-    n: int
-    algorithm: str  # hex of cublasLtMatmulAlgo_t's 64 bytes
-    library_version: int
-    speedup: float  # cupy.matmul's time / this algorithm's
-    workspace_bytes: int = 0
-
-
-@dataclass(frozen=True)
 class Choice:
-    """A dispatch decision: the kernel, its parameters (TSM2 only), configuration (recursive) or
-    algorithm (cublaslt), and why."""
+    """A dispatch decision: the kernel, its parameters (TSM2 only) or configuration (recursive), and why."""
 
     kernel: str
     params: Params | None = None
     reason: str = ""
     config: Recursive | None = None
-    tuned: Tuned | None = None
 
 
 @dataclass(frozen=True)
@@ -117,8 +97,6 @@ class Table:
     recursive_min_dim: int | None = None  # None: never measured, never chosen
     recursive: tuple[Recursive, ...] = ()
     min_speedup: float = 1.1  # a fast scheme runs only where it measured at least this much faster
-    tuned: tuple[Tuned, ...] = ()
-    tuned_min_speedup: float = 1.0  # a tuned algorithm runs where it measured at least this, twice
 
 
 def parse_table(data: dict) -> Table:
@@ -139,7 +117,7 @@ def parse_table(data: dict) -> Table:
             )
         )
     limits = data.get("limits", {})
-    recursive, tuned = data.get("recursive", {}), data.get("cublaslt", {})
+    recursive = data.get("recursive", {})
     return Table(
         tuple(rows),
         int(limits.get("tsm2r_max_n", 32)),
@@ -148,9 +126,6 @@ def parse_table(data: dict) -> Table:
         tuple(Recursive(**{name: entry[name] for name in Recursive.__dataclass_fields__ if name in entry})
               for entry in recursive.get("rows", ())),
         float(recursive.get("min_speedup", Table.min_speedup)),
-        tuple(Tuned(**{name: entry[name] for name in Tuned.__dataclass_fields__ if name in entry})
-              for entry in tuned.get("rows", ())),
-        float(tuned.get("min_speedup", Table.tuned_min_speedup)),
     )
 
 
@@ -163,7 +138,7 @@ def merge_tsm2_rows(old: dict, header: dict, rows: list[dict]) -> dict:
 
     measured = {shape(row) for row in rows}
     kept = [row for row in old.get("rows", ()) if shape(row) not in measured]
-    return {**header, "recursive": old.get("recursive", {"min_dim": None}), "cublaslt": old.get("cublaslt", {}),
+    return {**header, "recursive": old.get("recursive", {"min_dim": None}),
             "rows": sorted(kept + rows, key=lambda row: (row["family"], row["dtype"], row["n"], row["m"], row["k"]))}
 
 
@@ -220,17 +195,6 @@ def _committed_choice(m: int, k: int, n: int, dtype: str, row_major: bool) -> Ch
 
 
 def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table) -> Choice:
-    choice = _measured_choice(m, k, n, dtype, row_major, table)
-    if choice.kernel != "cublas" or not row_major:
-        return choice
-    tuned = next((row for row in table.tuned if (row.dtype, row.m, row.k, row.n) == (dtype, m, k, n)), None)
-    if tuned is None or tuned.speedup < table.tuned_min_speedup:
-        return choice
-    return Choice("cublaslt", reason=f"{choice.reason}; at this shape cuBLASLt's algorithm measured "
-                                     f"{tuned.speedup:.3f}× cuBLAS's own", tuned=tuned)
-
-
-def _measured_choice(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table) -> Choice:
     if min(m, k, n) <= 0:
         return Choice("cublas", reason="empty product")
     if table.recursive_min_dim and min(m, k, n) >= table.recursive_min_dim:

@@ -2,9 +2,8 @@
 
 TSM2R/TSM2L for tall-and-skinny products, a fast scheme compiled through
 :func:`bilinear.api.compile` (replayed as CUDA graphs, :mod:`bilinear.runtime.graph_cache`)
-where the dispatch table (:mod:`bilinear.dispatch`) measured one faster, cuBLAS elsewhere
-(cuBLASLt's algorithm that measured fastest at exactly that shape, where the table has one:
-:mod:`bilinear.runtime.cublaslt`); NumPy matrices on the CPU.
+where the dispatch table (:mod:`bilinear.dispatch`) measured one faster, cuBLAS elsewhere;
+NumPy matrices on the CPU.
 """
 
 from __future__ import annotations
@@ -34,12 +33,10 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     unless ``inplace=True``.  On CuPy matrices, tall-and-skinny products go to
     the TSM2R/TSM2L kernels, large ones to the fast scheme (breadth-first
     Winograd and the like, with workspace) that measured faster than cuBLAS at
-    the nearest measured shape, and the rest to cuBLAS (by the cuBLASLt
-    algorithm that measured fastest at exactly that shape, where one was
-    measured and the operands are contiguous and 256-byte aligned); the
-    choices come from ``bilinear/data/dispatch.json``, measured on the GPU by
+    the nearest measured shape, and the rest to cuBLAS; the choices come from
+    ``bilinear/data/dispatch.json``, measured on the GPU by
     ``python benchmarks/tsm2.py --table ...`` and
-    ``python benchmarks/dispatch_grid.py --table ... [--tune]``.  The fast choice may be
+    ``python benchmarks/dispatch_grid.py --table ...``.  The fast choice may be
     the ozaki leaf: the product on the int8 tensor cores (Ozaki scheme II,
     :mod:`bilinear.runtime.ozaki`), every element of A and B kept to 53 bits
     (float64) or 24 (float32) relative to its row's (column's) largest, so its
@@ -108,50 +105,13 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
             prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
         return out
     gpu = _gpu_backend()
-    if call.m and call.k and call.n and choice.kernel in ("cublas", "cublaslt"):
+    gpu.gemm(A, B, out, alpha, beta)  # row-major views: validate checked them
+    if choice.kernel == "cublas" and call.k and not inplace:
         from .runtime.views import blas_leading_dimension as ld
 
-        run = gpu.bound_gemm(call.m, call.k, call.n, ld(A), ld(B), ld(out), A.dtype)  # as gemm would call it
-        if choice.kernel == "cublaslt":
-            run = _tuned_gemm(choice.tuned, (A, B, out), run)
-        run(A, B, out, alpha, beta)
-        if not inplace:
-            prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
-        return out
-    gpu.gemm(A, B, out, alpha, beta)  # row-major views: validate checked them
+        run = gpu.bound_gemm(call.m, call.k, call.n, ld(A), ld(B), ld(out), A.dtype)  # as gemm just called it
+        prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
     return out
-
-
-# cuBLASLt's heuristic offers algorithms for 256-byte aligned matrices unless told otherwise
-# (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES), so a tuned one runs only on such addresses.
-LT_ALIGNMENT = 256
-_TUNED: dict[tuple, object] = {}  # (row, device): the bound cuBLASLt call, or None where it does not apply
-
-
-def _tuned_gemm(tuned, operands, own):
-    """``run(A, B, out, alpha, beta)`` by the cuBLASLt algorithm the table measured fastest at this
-    shape, with cuBLAS's own call ``own`` where it does not apply: operands not contiguous (it was
-    measured on contiguous ones) or not aligned, another cuBLASLt version, or the algorithm refused."""
-    import cupy
-
-    from .runtime import cublaslt
-
-    if not all(x.flags.c_contiguous for x in operands):
-        return own
-    key = (tuned, cupy.cuda.Device().id)
-    if key not in _TUNED:
-        layout = cublaslt.Layout.contiguous(tuned.dtype, tuned.m, tuned.k, tuned.n)
-        same = tuned.library_version == cublaslt.version()
-        _TUNED[key] = cublaslt.bound(layout, tuned.algorithm, key[1]) if same else None
-    lt = _TUNED[key]
-    if lt is None:
-        return own
-
-    def run(A, B, out, alpha: float, beta: float) -> None:
-        aligned = not (A.data.ptr | B.data.ptr | out.data.ptr) % LT_ALIGNMENT
-        (lt if aligned else own)(A, B, out, alpha, beta)
-
-    return run
 
 
 def _locate_gpu_array(x) -> tuple[int, int]:
