@@ -112,8 +112,12 @@ def _per_level(args, program):
     from .api import load
     from .hybrid import hybrid
 
+    given = program.main.name
     program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(load(path), path))
     args.levels = len(per_level)
+    if given not in per_level:  # FILE is read (and must load) but multiplies nothing: say so
+        print(f"bilinear {args.command}: note: --levels-schemes names every level's scheme; {args.file}'s {given} "
+              "is not one of them and is not used", file=sys.stderr)
     return program, per_level
 
 
@@ -140,13 +144,15 @@ def _compile(args) -> int:
     import json
 
     from .lower.artifact import artifact_names, write_artifacts
+    from .lower.plan import library_name
     from .output import check_folder
     from .report import to_text
     from .verify import verify_program
 
     program, per_level = _per_level(args, load_input(args))
-    out = args.output or Path("build") / program.main.name
-    check_folder(out, artifact_names(program.main.name), args.force)  # before any work: a refusal costs nothing
+    name = library_name(program, per_level)
+    out = args.output or Path("build") / name
+    check_folder(out, artifact_names(name), args.force)  # before any work: a refusal costs nothing
     report = verify_program(program)
     if not report.ok:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)

@@ -87,10 +87,17 @@ def test_shipped_schemes_are_found_by_name(capsys):
 
 def test_levels_schemes_makes_a_hybrid(tmp_path, capsys):
     out = tmp_path / "hybrid"
-    assert main(["compile", "strassen", "--levels-schemes", "msmes,grey333.bl", "-o", str(out)]) == 0
-    levels = json.loads((out / "manifest.json").read_text())["levels"]
-    assert [level["algorithm"] for level in levels] == ["strassen", "grey333"]
-    capsys.readouterr()
+    assert main(["compile", "msmes", "--levels-schemes", "msmes,grey333.bl", "-o", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [level["algorithm"] for level in manifest["levels"]] == ["strassen", "grey333"]
+    # named after the hybrid, not after its innermost level's scheme alone (grey333.cu, grey333_dgemm)
+    assert sorted(path.name for path in out.glob("*.[ch]*")) == ["msmes_grey333.cu", "msmes_grey333.h"]
+    assert manifest["host"]["functions"] == {"float64": "msmes_grey333_dgemm", "float32": "msmes_grey333_sgemm"}
+    assert "note" not in capsys.readouterr().err
+    assert main(["compile", "strassen", "--levels-schemes", "msmes,grey333.bl", "-o", str(tmp_path / "other")]) == 0
+    assert capsys.readouterr().err.endswith(
+        f"bilinear compile: note: --levels-schemes names every level's scheme; {find_scheme('strassen')}'s strassen "
+        "is not one of them and is not used\n")
     code = main(["run", "strassen", "--levels-schemes", "grey234,strassen", "-n", "29", "-m", "35", "-k", "22",
                  "--backend", "numpy", "--repeat", "1"])
     assert code == 0, capsys.readouterr()

@@ -135,6 +135,13 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
     return _lower((program if isinstance(program, Verified) else verified(program)).program, options, per_level)
 
 
+def library_name(program: Program, per_level: tuple[str, ...] | None) -> str:
+    """What a lowered product, its library and files are named: the file's main definition, or a
+    hybrid's definitions in level order, each once ("msmes_grey333"; it had been named after the
+    merged program's last definition, the innermost level's alone)."""
+    return "_".join(dict.fromkeys(per_level)) if per_level else program.main.name
+
+
 def _lower(program: Program, options: Options, per_level: tuple[str, ...] | None) -> Lowered:
     fewer = None
     if options.breadth and options.workspace_limit is not None:
@@ -152,7 +159,8 @@ def _lower(program: Program, options: Options, per_level: tuple[str, ...] | None
     # Breadth-first levels multiply by the algorithm itself (its Kronecker power); a schedule
     # given for them orders depth-first work only, so only its algorithm is used.
     innermost = tuple(algorithm for _, algorithm in resolved[depth_first:])
-    breadth = lower_breadth_first(innermost, options.dtype, _identifier(program.main.name)) if innermost else None
+    name = library_name(program, per_level)
+    breadth = lower_breadth_first(innermost, options.dtype, _identifier(name)) if innermost else None
     resolved = resolved[:depth_first]
     _refuse_destroying_below_top(resolved)
     kernel_names = KernelNames()
@@ -166,7 +174,7 @@ def _lower(program: Program, options: Options, per_level: tuple[str, ...] | None
             level_options = options
         plans.append(level_plan(schedule, algorithm, level_options, kernel_names))
     plans = tuple(plans)
-    return Lowered(program.main.name, options, plans, problem_tree(plans, options), breadth, fewer)
+    return Lowered(name, options, plans, problem_tree(plans, options), breadth, fewer)
 
 
 def _identifier(name: str) -> str:
