@@ -12,6 +12,7 @@ from .frontend import load_program
 from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue
 from .ir import Algorithm, Program, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
+from .lower.options import check_ozaki_options
 from .verify import Report, verify_program
 from .verify.rings import check_inexact
 
@@ -23,8 +24,10 @@ def _read(
     _check_shape_option(shape)
     format = format or detect_format(path)
     if format == "bl":
-        if modulus is not None:
-            raise BilinearError(Diagnostic("--mod applies to catalogue schemes, not to .bl files"))
+        given = [option for option, value in (("--mod", modulus), ("--shape", shape), ("--key", key)) if value is not None]
+        if given:  # --shape and --key had been ignored without a word
+            raise BilinearError(Diagnostic(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
+                                           "catalogue schemes, not to .bl files"))
         return load_program(path)
     return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle, modulus=modulus)
 
@@ -150,6 +153,7 @@ def lower_program(
     scaling: str = "max",
 ) -> Lowered:
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
+    check_ozaki_options(leaf, moduli, scaling)
     program = source if isinstance(source, Program) else load(source)
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
                       workspace_limit=workspace_limit, launch=launch, moduli=moduli, scaling=scaling)

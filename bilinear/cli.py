@@ -84,7 +84,7 @@ def _verify(args) -> int:
     import json
 
     from .api import verify
-    from .report import RENDERERS
+    from .report import REPORT_SCHEMA_VERSION, RENDERERS
 
     try:
         report = verify(
@@ -96,7 +96,9 @@ def _verify(args) -> int:
             raise
         # A JSON reader gets JSON whatever happened: the file did not load, so no entries.
         errors = [d.to_json() for d in error.diagnostics]
-        print(json.dumps({"file": str(args.file), "ok": False, "entries": [], "errors": errors}, indent=2, ensure_ascii=False))
+        document = {"schema_version": REPORT_SCHEMA_VERSION, "file": str(args.file), "ok": False, "entries": [],
+                    "errors": errors}
+        print(json.dumps(document, indent=2, ensure_ascii=False))
         for diagnostic in error.diagnostics:
             print(render(diagnostic), file=sys.stderr)
         return 1

@@ -138,6 +138,9 @@ def export(args) -> int:
 def optimize(args) -> int:
     from .optimize import optimize as eliminate_common_sums
 
+    if args.style == "table":  # it had been ignored: the result was written as equations anyway
+        raise ValueError("optimize writes named sums, which --style table (one row of U, V and W per product) cannot "
+                         "hold; leave --style out")
     also = args.also or []
     _check_output(args, args.file, *also)
     source = _verified(_algorithm(_load(args, args.file), args.algorithm), args.file)

@@ -276,6 +276,8 @@ def test_verify_json_prints_a_json_error_when_loading_fails(tmp_path, capsys):
     assert code == 1
     document = json.loads(out)
     assert document["ok"] is False and document["errors"] and "missing.bl" in document["errors"][0]["message"]
+    # the same schema as a loaded file's report, versioned like it (a reader had to guess)
+    assert list(document)[:4] == ["schema_version", "file", "ok", "entries"] and document["schema_version"] == 1
 
 
 def test_verify_json_of_a_bad_file_is_json_with_located_errors(tmp_path, capsys):
@@ -298,3 +300,47 @@ def test_version_is_one_line(capsys):
 
     code, out, _ = _run(capsys, "--version")
     assert code == 0 and out == f"bilinear {version('bilinear')}\n"
+
+
+@pytest.mark.parametrize(("options", "unused"), [
+    (["--moduli", "5"], "moduli"), (["--scaling", "norm"], "scaling"),
+    (["--moduli", "5", "--scaling", "norm"], "moduli and scaling"),
+])
+@pytest.mark.parametrize("command", ["run", "compile"])
+def test_ozaki_options_without_the_ozaki_leaf_are_refused(tmp_path, capsys, command, options, unused):
+    """They had been ignored without a word: a cuBLAS-leaf run "with 5 moduli" was a plain run."""
+    where = ["--backend", "numpy", "-n", "32"] if command == "run" else ["-o", str(tmp_path / "out")]
+    code, out, err = _run(capsys, command, STRASSEN, *options, *where)
+    them = "them" if " and " in unused else "it"
+    assert (code, out) == (1, "")
+    assert err == (f"bilinear {command}: {unused} set the ozaki leaf's emulation, and the cublas leaf has none: ask for "
+                   f"the ozaki leaf (--leaf ozaki, leaf='ozaki') or leave {them} out\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_api_refuses_moduli_without_the_ozaki_leaf():
+    import bilinear
+
+    with pytest.raises(ValueError, match="^moduli set the ozaki leaf's emulation, and the fused leaf has none"):
+        bilinear.compile(STRASSEN, leaf="fused", moduli=3, backend="numpy")
+    assert bilinear.compile(STRASSEN, leaf="ozaki", moduli=3, backend="numpy") is not None
+
+
+def test_optimize_refuses_the_table_style_it_cannot_write(tmp_path, capsys):
+    """--style table had been ignored: the named sums came out as equations."""
+    out = tmp_path / "o.bl"
+    code, stdout, err = _run(capsys, "optimize", STRASSEN, "--style", "table", "-o", str(out))
+    assert (code, stdout, out.exists()) == (1, "", False)
+    assert err == ("bilinear optimize: optimize writes named sums, which --style table (one row of U, V and W per "
+                   "product) cannot hold; leave --style out\n")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--shape", "2,2,2"], "--shape applies"), (["--key", "2,2,2"], "--key applies"),
+    (["--shape", "2,2,2", "--key", "3,3,3"], "--shape and --key apply"),
+])
+def test_catalogue_options_on_a_bl_file_are_refused(capsys, options, message):
+    """They had been ignored without a word, as --mod was refused."""
+    code, out, err = _run(capsys, "verify", STRASSEN, *options)
+    assert (code, out) == (1, "")
+    assert f"{message} to catalogue schemes, not to .bl files" in err.splitlines()[0]

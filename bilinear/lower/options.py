@@ -83,7 +83,9 @@ class Options:
         """The options a command line asked for (``--dtype``, ``--levels``, ``--leaf``, ``--no-fuse``,
         ``--cutoff``); the one place a CLI namespace becomes Options."""
         defaults = cls()
-        return cls(**{name: getattr(args, name, getattr(defaults, name)) for name in cls.__dataclass_fields__})
+        asked = {name: getattr(args, name, getattr(defaults, name)) for name in cls.__dataclass_fields__}
+        check_ozaki_options(asked["leaf"], asked["moduli"], asked["scaling"])
+        return cls(**asked)
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
@@ -132,3 +134,13 @@ class Options:
             isinstance(self.workspace_limit, bool) or not isinstance(self.workspace_limit, int) or self.workspace_limit < 0
         ):
             raise ValueError(f"workspace_limit must be a number of bytes >= 0, not {self.workspace_limit!r}")
+
+
+def check_ozaki_options(leaf: str, moduli: int | None, scaling: str) -> None:
+    """Refuse moduli or scaling asked for with a leaf they do not apply to (they had been ignored
+    without a word).  Not in :class:`Options` itself: lowering gives its levels other leaves."""
+    asked = [name for name, given in (("moduli", moduli is not None), ("scaling", scaling != "max")) if given]
+    if asked and leaf != "ozaki":
+        them = "them" if len(asked) > 1 else "it"
+        raise ValueError(f"{' and '.join(asked)} set the ozaki leaf's emulation, and the {leaf} leaf has none: ask for "
+                         f"the ozaki leaf (--leaf ozaki, leaf='ozaki') or leave {them} out")
