@@ -21,6 +21,8 @@ from fractions import Fraction
 
 import pytest
 from conftest import ALGORITHMS, ROOT, scheme_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bilinear
 from bilinear.frontend.importers import read_catalogue
@@ -87,3 +89,27 @@ def test_the_report_shows_e_max_q_and_the_growth_per_level():
     assert (entry["e_max"], entry["q"]) == (12, 8)
     assert entry["error_growth"][1] == {"levels": 2, "growth_factor": 219.8823, "e_max": 144, "q": 16}
     assert "| strassen | <2,2,2;7> | verified | 7 | 18 / 18 | 14.8284 | 12 | 8 |" in to_markdown(report)
+
+
+_RATIONALS = st.builds(
+    lambda n, d, e: Fraction(n, d) * Fraction(10) ** e,
+    st.integers(-10**6, 10**6), st.integers(1, 10**6), st.integers(-400, 400))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_RATIONALS, max_size=12))
+def test_the_fast_norms_agree_with_their_definitions(values):
+    """The float path of log‖v‖₂ (taken when every value is a normal float) and the
+    common-denominator 1-norm against the definitions in exact arithmetic."""
+    import math
+
+    from bilinear.verify.stability import _log_norm2, _norm1
+
+    assert _norm1(values) == sum((abs(v) for v in values), Fraction(0))
+    square = sum((v * v for v in values), Fraction(0))
+    log = _log_norm2(values)
+    if square == 0:
+        assert log is None
+    else:  # log √(p/q) = (log p - log q) / 2, computed on the integers' logarithms
+        exact = (math.log(square.numerator) - math.log(square.denominator)) / 2
+        assert log == pytest.approx(exact, rel=1e-12, abs=1e-12)

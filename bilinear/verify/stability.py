@@ -115,11 +115,30 @@ def _log_norm2(values) -> float | None:
             return None
         if top < 2**53:  # every entry, and its square's sum, exact enough in floats
             return math.log(math.hypot(*integers))
+    elif (log := _log_hypot_in_range(values)) is not None:
+        return log
     largest = max((abs(Fraction(v)) for v in values), default=Fraction(0))
     if largest == 0:
         return None
     scaled = math.hypot(*(float(Fraction(v) / largest) for v in values))  # each in [-1, 1]
     return math.log(largest.numerator) - math.log(largest.denominator) + math.log(scaled)
+
+
+def _log_hypot_in_range(values: list) -> float | None:
+    """log ‖values‖₂ through floats where every nonzero rational is a normal float (each rounded
+    once, as the integers' path is), None otherwise: the Fraction arithmetic below took 65 of the
+    110 s of the stability of PLinOpt's rational ⟨32,32,32;15096⟩."""
+    try:
+        floats = [v.numerator / v.denominator for v in values]  # ints and Fractions: correctly rounded
+    except OverflowError:
+        return None
+    if any(abs(f) < _SMALLEST_NORMAL and f != 0 or (f == 0) != (v == 0) for f, v in zip(floats, values)):
+        return None
+    norm = math.hypot(*floats)
+    return math.log(norm) if 0 < norm < math.inf else None
+
+
+_SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
 def _growth_term(*log_norms: float | None) -> float:
@@ -133,10 +152,11 @@ def _growth_term(*log_norms: float | None) -> float:
 
 
 def _norm1(values) -> Fraction:
-    values = [Fraction(v) for v in values]
-    if all(v.denominator == 1 for v in values):  # integers add much faster than Fractions
-        return Fraction(sum(abs(v.numerator) for v in values))
-    return sum((abs(v) for v in values), Fraction(0))
+    """Σ|v| exactly, as integers over the denominators' common multiple (Fraction sums reduce at
+    every step: 25 s of the same scheme's stability)."""
+    values = list(values)  # ints and Fractions
+    common = math.lcm(*{v.denominator for v in values})
+    return Fraction(sum(abs(v.numerator) * (common // v.denominator) for v in values), common)
 
 
 def _nonzeros(values) -> int:
@@ -155,15 +175,19 @@ def stability(algorithm: Algorithm) -> Stability:
     growth = sum(_growth_term(_log_norm2(u), _log_norm2(v), _log_norm2(w.values())) for u, v, w in columns)
     weight = [_norm1(u) * _norm1(v) for u, v, _ in columns]
     path = [_nonzeros(u) + _nonzeros(v) for u, v, _ in columns]
-    e_rows: dict[str, Fraction] = {}
+    # e sums |w_r|·‖u_r‖₁‖v_r‖₁ per C block: as integers over one common denominator (Fraction
+    # sums reduce at every step)
+    common = math.lcm(*{x.denominator for x in weight}) * math.lcm(*{c.denominator for *_, w in columns for c in w.values()})
+    scaled = [x.numerator * (common // x.denominator) for x in weight]
+    e_rows: dict[str, int] = {}
     path_rows: dict[str, int] = {}
     count_rows: dict[str, int] = {}
     for r, (_, _, w) in enumerate(columns):
         for block, coef in w.items():
-            e_rows[block] = e_rows.get(block, Fraction(0)) + abs(coef) * weight[r]
+            e_rows[block] = e_rows.get(block, 0) + abs(coef.numerator) * scaled[r] // coef.denominator
             path_rows[block] = max(path_rows.get(block, 0), path[r])
             count_rows[block] = count_rows.get(block, 0) + 1
     blocks = algorithm.shape.blocks("C")
-    e_vector = tuple(e_rows.get(block, Fraction(0)) for block in blocks)
+    e_vector = tuple(Fraction(e_rows.get(block, 0), common) for block in blocks)
     q_vector = tuple(count_rows.get(block, 0) + path_rows.get(block, 0) for block in blocks)
     return Stability(growth_factor=growth, e_vector=e_vector, q_vector=q_vector)
