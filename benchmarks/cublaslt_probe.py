@@ -10,6 +10,10 @@ did: ``cupy.matmul``'s host time (20-30 µs) and the order at the 700 W cap then
 (``benchmarks/results/issue13/session27/``).
 
     python3 benchmarks/cublaslt_probe.py [--large] [--fixed-order]
+    python3 benchmarks/cublaslt_probe.py --leaf 16384    # MSMES's level-1 leaf against cublasDgemm
+
+At the leaf (8192³ views of 16384² matrices, beta = 1) every offered algorithm was 2.1-3.8 %
+slower than ``cublasDgemm`` (``benchmarks/results/issue13/session28/``).
 """
 
 from __future__ import annotations
@@ -53,15 +57,17 @@ class Lt:
         _ok(self.lib.cublasLtCreate(ctypes.byref(self.handle)), "cublasLtCreate")
         self.workspace = cp.empty(WORKSPACE, dtype=cp.uint8)
 
-    def algorithms(self, dtype: str, m: int, k: int, n: int) -> tuple:
+    def algorithms(self, dtype: str, m: int, k: int, n: int, lda: int = 0, ldb: int = 0, ldc: int = 0) -> tuple:
+        """The heuristic's algorithms for row-major A (m×k), B (k×n), C (m×n) with these row strides
+        (0: contiguous)."""
         kind, compute = {"float64": (1, 70), "float32": (0, 68)}[dtype]  # CUDA_R_*, CUBLAS_COMPUTE_* (no TF32)
         desc = ctypes.c_void_p()
         _ok(self.lib.cublasLtMatmulDescCreate(ctypes.byref(desc), compute, kind), "cublasLtMatmulDescCreate")
         layouts = []
-        for rows, cols in ((n, k), (k, m), (n, m)):
+        for rows, cols, ld in ((n, k, ldb or n), (k, m, lda or k), (n, m, ldc or n)):
             layout = ctypes.c_void_p()
             _ok(self.lib.cublasLtMatrixLayoutCreate(ctypes.byref(layout), kind, ctypes.c_uint64(rows),
-                                                    ctypes.c_uint64(cols), ctypes.c_int64(rows)), "layout")
+                                                    ctypes.c_uint64(cols), ctypes.c_int64(ld)), "layout")
             layouts.append(layout)
         preference = ctypes.c_void_p()
         _ok(self.lib.cublasLtMatmulPreferenceCreate(ctypes.byref(preference)), "preference")
@@ -72,9 +78,9 @@ class Lt:
                                                     ctypes.byref(count)), "heuristic")
         return desc, layouts, [found[i] for i in range(count.value) if found[i].state == 0]
 
-    def call(self, desc, layouts, found: Heuristic, A, B, C) -> None:
+    def call(self, desc, layouts, found: Heuristic, A, B, C, beta: float = 0.0) -> None:
         scalar = ctypes.c_double if A.dtype == cp.float64 else ctypes.c_float
-        one, zero = scalar(1), scalar(0)
+        one, zero = scalar(1), scalar(beta)
         _ok(self.lib.cublasLtMatmul(self.handle, desc, ctypes.byref(one), ctypes.c_void_p(B.data.ptr), layouts[0],
                                     ctypes.c_void_p(A.data.ptr), layouts[1], ctypes.byref(zero), ctypes.c_void_p(C.data.ptr),
                                     layouts[2], ctypes.c_void_p(C.data.ptr), layouts[2], ctypes.byref(found.algo),
@@ -112,12 +118,36 @@ def probe(lt: Lt, dtype: str, m: int, k: int, n: int, fixed_order: bool) -> None
         print(f"   {ms:9.4f} ms  cupy.matmul / this {base / ms:.4f}  {name}", flush=True)
 
 
+def probe_leaf(lt: Lt, dtype: str, n: int) -> None:
+    """MSMES's level-1 leaf at n: C21 += A21·B11 on n/2 views of n×n matrices (row stride n, beta 1),
+    through the backend's cublasDgemm against each cuBLASLt algorithm."""
+    from bilinear.runtime.compiled import make_backend
+
+    gpu, h, rng = make_backend("cupy"), n // 2, cp.random.default_rng(1)
+    A, B, C = (rng.standard_normal((n, n), dtype=dtype) for _ in range(3))
+    a, b, c = A[h:, :h], B[:h, :h], C[h:, :h]
+    desc, layouts, found = lt.algorithms(dtype, h, h, h, n, n, n)
+    calls = {"cublasDgemm (backend)": lambda: gpu.gemm(a, b, c, 1.0, 1.0)}
+    for index, choice in enumerate(found):
+        calls[f"cuBLASLt #{index} (workspace {choice.workspace >> 10} KiB, waves {choice.waves:.2f})"] = (
+            lambda choice=choice: lt.call(desc, layouts, choice, a, b, c, 1.0))
+    times = _interleaved(calls, 11)
+    base = times["cublasDgemm (backend)"]
+    print(f"{dtype} leaf {h}x{h}x{h} in {n}x{n} (beta 1): cublasDgemm {base:.4f} ms, {len(calls) - 1} cuBLASLt algorithms")
+    for name, ms in sorted(times.items(), key=lambda kv: kv[1]):
+        print(f"   {ms:9.4f} ms  cublasDgemm / this {base / ms:.4f}  {name}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--large", action="store_true", help="large square and leaf shapes instead of the grid's")
     parser.add_argument("--fixed-order", action="store_true", help="time as the biased first probe did")
+    parser.add_argument("--leaf", type=int, metavar="N", help="MSMES's level-1 leaf at N (float64) instead")
     args = parser.parse_args()
     lt = Lt()
+    if args.leaf:
+        probe_leaf(lt, "float64", args.leaf)
+        return
     for shape in LARGE if args.large else SHAPES:
         probe(lt, *shape, args.fixed_order)
 
