@@ -219,6 +219,15 @@ def test_a_reassigned_variable_is_a_new_sum_and_what_no_output_needs_is_left_out
     assert report_algorithm(algorithm).ok
 
 
+def test_a_straight_line_program_with_a_zero_factor_is_refused(tmp_path):
+    """A product whose program row computes zero: refused as a .sms row is (the programs' scheme is
+    built without the matrices' products since session 28; the check stays)."""
+    programs = {"L": "t:=i0-i0;\no0:=i0;\no1:=t;\n", "R": "o0:=i0;\no1:=i1;\n", "P": "o0:=i0;\no1:=i1;\n"}
+    for part, text in programs.items():
+        _write(tmp_path, f"1x1x2_2_zero_{part}.slp", text)
+    assert _error(tmp_path / "1x1x2_2_zero_L.slp") == "product 2 has a zero factor: row 2 of 1x1x2_2_zero_L.slp is empty"
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
