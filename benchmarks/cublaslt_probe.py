@@ -80,9 +80,9 @@ class Lt:
 
     def call(self, desc, layouts, found: Heuristic, A, B, C, beta: float = 0.0) -> None:
         scalar = ctypes.c_double if A.dtype == cp.float64 else ctypes.c_float
-        one, zero = scalar(1), scalar(beta)
+        one, scaled = scalar(1), scalar(beta)
         _ok(self.lib.cublasLtMatmul(self.handle, desc, ctypes.byref(one), ctypes.c_void_p(B.data.ptr), layouts[0],
-                                    ctypes.c_void_p(A.data.ptr), layouts[1], ctypes.byref(zero), ctypes.c_void_p(C.data.ptr),
+                                    ctypes.c_void_p(A.data.ptr), layouts[1], ctypes.byref(scaled), ctypes.c_void_p(C.data.ptr),
                                     layouts[2], ctypes.c_void_p(C.data.ptr), layouts[2], ctypes.byref(found.algo),
                                     ctypes.c_void_p(self.workspace.data.ptr), ctypes.c_size_t(WORKSPACE),
                                     ctypes.c_void_p(cp.cuda.get_current_stream().ptr)), "cublasLtMatmul")

@@ -2,7 +2,7 @@
 same product called directly and replayed from its own capture, against ``cupy.matmul``.
 
 The table's FP64 6144³ row (the ozaki leaf) measured 1.19× as a graph when the table was made;
-``dispatch_grid.py --check`` measured matmul there at 1.086 and 1.089 in session 28.  This times
+``dispatch_grid.py --check`` measured matmul there at 1.086, 1.089 and 1.148 in session 28.  This times
 the four calls interleaved (as ``dispatch_grid.py``: 20 ms batches, 1 s sustained warm-up,
 alternating rounds), twice:
 
