@@ -87,3 +87,29 @@ def test_bad_compile_options_are_value_errors(options):
 def test_missing_file_is_a_bilinear_error():
     with pytest.raises(BilinearError):
         bilinear.load(ROOT / "no-such-file.bl")
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+@pytest.mark.parametrize("name", ["strassen", "winograd", "rsmm", "grey333", "grey234", "naive2x2"])
+def test_read_only_inputs_multiply_where_the_schedule_only_reads_them(name):
+    product = bilinear.compile(ROOT / "algorithms" / f"{name}.bl", backend="numpy", levels=2)
+    A, B, _ = random_inputs(np, 37, 29, 41, "float64", seed=3)
+    C = product(_read_only(A), _read_only(B))
+    assert np.allclose(C, A @ B, rtol=1e-12, atol=1e-12)
+    assert np.allclose(bilinear.matmul(_read_only(A), _read_only(B)), A @ B, rtol=1e-12, atol=1e-12)
+
+
+def test_read_only_inputs_of_an_in_place_schedule_and_a_read_only_out_are_refused():
+    product = bilinear.compile(MSMES, backend="numpy")
+    A, B, C = random_inputs(np, 8, 8, 8, "float64", seed=3)
+    with pytest.raises(ValueError, match=r"^A is read-only; msmes is in place \(it overwrites A and B while it runs\)"):
+        product(_read_only(A), B)
+    with pytest.raises(ValueError, match=r"^out is read-only; bilinear writes the product into it$"):
+        bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")(A, B, out=_read_only(C))
+    with pytest.raises(ValueError, match="read-only"):
+        bilinear.matmul(_read_only(A), B, inplace=True)

@@ -186,6 +186,7 @@ class CompiledProduct:
                 f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row-slice of one); "
                 "use xp.ascontiguousarray for transposed or Fortran-ordered arrays"
             )
-        if isinstance(array, np.ndarray) and not array.flags.writeable:
-            raise ValueError(f"{name} is read-only; bilinear writes C (and in-place schedules write A and B)")
+        if isinstance(array, np.ndarray) and not array.flags.writeable and (name == "out" or self.writes_inputs):
+            raise ValueError(f"{name} is read-only; " + ("bilinear writes the product into it" if name == "out" else
+                             f"{self.lowered.name} is in place (it overwrites A and B while it runs)"))
         return array
