@@ -19,7 +19,7 @@ import sys
 from .cli_args import add_input_options, add_report_options, report_format
 from .compose_cli import add_parsers as add_compose_parsers
 from . import __version__
-from .diagnostics import BilinearError, render
+from .diagnostics import BilinearError, Diagnostic, render
 from .distributed.cli import add_plan_parser
 from .run_cli import add_bench_parser, add_compile_and_run_parsers
 
@@ -91,15 +91,17 @@ def _verify(args) -> int:
             args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle,
             modulus=args.mod,
         )
-    except BilinearError as error:
+    except (BilinearError, ValueError) as error:
         if args.format != "json":
             raise
-        # A JSON reader gets JSON whatever happened: the file did not load, so no entries.
-        errors = [d.to_json() for d in error.diagnostics]
+        # A JSON reader gets JSON whatever happened: the file did not load, so no entries.  A
+        # ValueError is a request refused before reading (a shape too large), with no location.
+        diagnostics = error.diagnostics if isinstance(error, BilinearError) else (Diagnostic(str(error)),)
+        errors = [d.to_json() for d in diagnostics]
         document = {"schema_version": REPORT_SCHEMA_VERSION, "file": str(args.file), "ok": False, "entries": [],
                     "errors": errors}
         print(json.dumps(document, indent=2, ensure_ascii=False))
-        for diagnostic in error.diagnostics:
+        for diagnostic in diagnostics:
             print(render(diagnostic), file=sys.stderr)
         return 1
     print(RENDERERS[args.format](report, n=args.n, dtype=args.dtype))

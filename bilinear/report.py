@@ -59,7 +59,7 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
         "warnings": _diagnostics(entry.warnings),
         "products": counts.products,
         "classical_products": counts.classical_products,
-        "speedup_per_level": round(counts.speedup_per_level, 4),
+        "speedup_per_level": None if counts.speedup_per_level is None else round(counts.speedup_per_level, 4),
         "additions": counts.additions,
         "additions_by_side": dict(zip(("A", "B", "C"), counts.additions_by_side)),
         "additions_unshared": counts.additions_unshared,
@@ -202,8 +202,8 @@ def _algorithm_text(data: dict) -> list[str]:
     sides = data["additions_by_side"]
     lines += [
         (
-            f"  products: {data['products']} (classical {data['classical_products']}; "
-            f"{data['speedup_per_level']}x fewer multiplications per level)"
+            f"  products: {data['products']} (classical {data['classical_products']}"
+            + (f"; {data['speedup_per_level']}x fewer multiplications per level)" if data["speedup_per_level"] else ")")
         ),
         (
             f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, "

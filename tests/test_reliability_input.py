@@ -154,3 +154,71 @@ def test_verification_time_grows_about_linearly_with_the_products():
     # 4 times the products: about 4 times the time; a quadratic step (adding Forms pairwise along
     # a long sum, a dense W table) makes it 16 and took minutes at 10^4 products
     assert large < 8 * small + 0.5, (small, large)
+
+
+STRASSEN_JSON = {  # Perminov's JSON layout: rows of u, v, w over the row-major blocks, one per product
+    "n": [2, 2, 2], "m": 7, "z2": False,
+    "u": [[1, 0, 0, 1], [0, 0, 1, 1], [1, 0, 0, 0], [0, 0, 0, 1], [1, 1, 0, 0], [-1, 0, 1, 0], [0, 1, 0, -1]],
+    "v": [[1, 0, 0, 1], [1, 0, 0, 0], [0, 1, 0, -1], [-1, 0, 1, 0], [0, 0, 0, 1], [1, 1, 0, 0], [0, 0, 1, 1]],
+    "w": [[1, 0, 0, 1], [0, 1, 0, -1], [0, 0, 1, 1], [1, 1, 0, 0], [-1, 0, 1, 0], [0, 0, 0, 1], [1, 0, 0, 0]],
+}
+
+
+@pytest.mark.parametrize("coefficient", ["1e1000000000", "-2.5E+999999999", "1e5000", "3e-5000", "1" * 5000])
+def test_coefficient_strings_past_the_digit_limit_are_refused_before_they_are_computed(tmp_path, capsys, coefficient):
+    """Fraction("1e1000000000") computes 10**1e9: the reader hung.  Refused at once, located."""
+    import json
+
+    scheme = dict(STRASSEN_JSON, u=[[coefficient, 0, 0, 1]] + STRASSEN_JSON["u"][1:])
+    (tmp_path / "s.json").write_text(json.dumps(scheme), encoding="utf-8")
+    text = "2 2 2 7\n" + " ".join([coefficient] + ["0"] * 27) + "\n" + "\n".join([" ".join(["0"] * 28)] * 2) + "\n"
+    (tmp_path / "s.txt").write_text(text, encoding="utf-8")
+    for name in ("s.json", "s.txt"):
+        start = time.perf_counter()
+        assert main(["verify", str(tmp_path / name)]) == 1
+        err = capsys.readouterr().err
+        assert time.perf_counter() - start < 5
+        assert f"{name}:" in err and "more than 4300 digits" in err and len(err) < 1000
+
+
+def test_a_json_integer_past_the_digit_limit_is_a_located_refusal_in_json_too(tmp_path, capsys):
+    import json
+
+    (tmp_path / "s.json").write_text(json.dumps(STRASSEN_JSON).replace("[1, 0, 0, 1]", "[1" + "0" * 5000 + ", 0, 0, 1]", 1))
+    assert main(["verify", str(tmp_path / "s.json"), "--format", "json"]) == 1
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert document["ok"] is False and "s.json" in err and "4300 digits" in document["errors"][0]["message"]
+
+
+def test_verify_json_is_json_for_a_shape_refused_before_loading(tmp_path, capsys):
+    import json
+
+    (tmp_path / "s.json").write_text(json.dumps(dict(STRASSEN_JSON, n=[1000, 1000, 1000])), encoding="utf-8")
+    assert main(["verify", str(tmp_path / "s.json"), "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] is False and "too large" in document["errors"][0]["message"]
+
+
+def test_a_scheme_of_rank_zero_is_reported_not_a_traceback(tmp_path, capsys):
+    """An AlphaTensor entry with no products: every C block is wrong; the report divided by the rank."""
+    import json
+
+    np.savez(tmp_path / "zero.npz", **{"2,2,2": np.zeros((3, 4, 0), dtype=np.int64)})
+    for fmt in ("text", "md", "json"):
+        assert main(["verify", str(tmp_path / "zero.npz"), "--format", fmt]) == 1
+        out = capsys.readouterr().out
+        assert "C11" in out
+    assert json.loads(out)["ok"] is False
+
+
+@pytest.mark.parametrize("line", [
+    "(" + "9" * 5000 + "*a11)*(b11)*(c11)",  # the plain form, read by a regular expression
+    "(a11)*(b11)*((" + "9" * 5000 + ")*c11)",  # the full reader: Python's parser
+])
+def test_a_product_line_with_a_number_past_the_digit_limit_is_located(tmp_path, capsys, line):
+    (tmp_path / "big-111.exp").write_text(line + "\n", encoding="utf-8")
+    assert main(["verify", str(tmp_path / "big-111.exp")]) == 1
+    err = capsys.readouterr().err
+    assert "big-111.exp:1:" in err and "a number of more than 4300 digits cannot be read" in err
+    assert "sys.set_int_max_str_digits" not in err

@@ -21,8 +21,9 @@ class AlgorithmCounts:
     classical_products: int
 
     @property
-    def speedup_per_level(self) -> float:
-        return self.classical_products / self.products
+    def speedup_per_level(self) -> float | None:
+        """Classical products over this scheme's; None for a scheme with none (it computes nothing)."""
+        return self.classical_products / self.products if self.products else None
 
 
 def _adds(form) -> int:

@@ -8,6 +8,7 @@ located at file:line:col; these helpers build those errors and the exact
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -40,10 +41,44 @@ def line_span(path: Path, line_number: int, line: str) -> Span:
     return Span(str(path), line_number, 1, line_number, len(line) + 1)
 
 
+# Python reads and writes integers of at most this many digits as text; a coefficient past it
+# is refused before it is computed (``Fraction("1e1000000000")`` computes 10**1000000000).
+MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9][0-9_]*)\s*$")
+
+
+class TooManyDigits(ValueError):
+    """A number past :data:`MAX_DIGITS`, refused before it was computed."""
+
+
+def brief(text: str, width: int = 40) -> str:
+    """``text`` itself, or its ends around an ellipsis where it is longer than ``width``."""
+    return text if len(text) <= width else f"{text[:width - 12]}…{text[-10:]}"
+
+
+def exact_fraction(text: str) -> Fraction:
+    """``Fraction(text)``, its digits and exponent bounded by :data:`MAX_DIGITS` first.
+
+    Raises:
+        TooManyDigits: the value would have more than MAX_DIGITS digits.
+        ValueError, ZeroDivisionError: as ``Fraction`` does for malformed text.
+    """
+    exponent = _EXPONENT.search(text)
+    digits = sum(c.isdigit() for c in (text[: exponent.start()] if exponent else text))
+    if exponent:
+        power = exponent.group(1).replace("_", "")
+        digits += abs(int(power)) if len(power) <= 12 else MAX_DIGITS + 1
+    if digits > MAX_DIGITS:
+        raise TooManyDigits(f"{brief(text)!r} has more than {MAX_DIGITS} digits; such a number cannot be read")
+    return Fraction(text)
+
+
 def rational(token: str, span: Span) -> Fraction:
     """``3``, ``-1/2``, ``0.25`` as an exact Fraction, or a located error."""
     try:
-        return Fraction(token)
+        return exact_fraction(token)
+    except TooManyDigits as error:
+        raise BilinearError(Diagnostic(str(error), span)) from None
     except (ValueError, ZeroDivisionError):
         raise BilinearError(Diagnostic(f"{token!r} is not a rational coefficient", span)) from None
 

@@ -24,8 +24,12 @@ from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
 from ..loader import read_source
 from .common import (
+    MAX_DIGITS,
+    TooManyDigits,
     algorithm_from_tables,
+    brief,
     check_side,
+    exact_fraction,
     fail,
     identifier,
     rational,
@@ -39,9 +43,11 @@ def _number(value, where: str, path: Path) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         fail(f"{where}: {value!r} is not a coefficient (an integer or a fraction string such as \"-1/2\")", whole_file(path))
     try:
-        return Fraction(value)
+        return Fraction(value) if isinstance(value, int) else exact_fraction(value)
+    except TooManyDigits as error:
+        fail(f"{where}: {error}", whole_file(path))
     except (ValueError, ZeroDivisionError):
-        fail(f"{where}: {value!r} is not a rational coefficient", whole_file(path))
+        fail(f"{where}: {brief(value)!r} is not a rational coefficient", whole_file(path))
 
 
 def _table(data: dict, letter: str, rank: int, width: int, path: Path) -> list[list[Fraction]]:
@@ -120,6 +126,8 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
         from ...ir import Span
 
         fail(f"{path.name} is not JSON: {getattr(error, 'msg', 'nested too deeply')}", Span(str(path), line, column, line, column + 1))
+    except ValueError:  # an integer past Python's digit limit (JSONDecodeError, a ValueError too, is caught above)
+        fail(f"{path.name} holds a number of more than {MAX_DIGITS} digits; such a number cannot be read", whole_file(path))
     if not isinstance(data, dict) or "u" not in data or "n" not in data:
         fail(
             f"{path.name} is not a scheme: a Perminov scheme is a JSON object with \"n\" (the shape), \"m\" (the rank) "
