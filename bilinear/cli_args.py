@@ -165,23 +165,37 @@ def scheme_path(text: str) -> Path:
     return find_scheme(text)
 
 
+# bl and the readers of bilinear.frontend.importers.FORMATS (a test keeps them equal; importing the
+# readers here would cost every command their start-up time).
+INPUT_FORMATS = ("bl", "fast-matmul", "plinopt", "kauers", "mathematica", "perminov", "perminov-text", "alphatensor")
+
+
+def shape_text(text: str) -> str:
+    """An argparse type: ``m,k,n``, three whole numbers of at least 1 (kept as text for the readers)."""
+    parts = text.split(",")
+    if len(parts) != 3 or not all(part.strip().isdigit() and int(part) >= 1 for part in parts):
+        raise argparse.ArgumentTypeError(f"expected m,k,n (three whole numbers of at least 1), not {text!r}")
+    return text
+
+
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     """FILE and how to read it (format, shape, key, pickles, modulus)."""
     parser.add_argument(
         "file", type=scheme_path, help="a .bl file, a scheme file in a catalogue format, or a shipped scheme's name (strassen)"
     )
     parser.add_argument(
-        "--from", dest="input_format", default=None,
-        help="input format: bl, or a catalogue format (fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, alphatensor); detected when omitted",
+        "--from", dest="input_format", default=None, choices=INPUT_FORMATS, metavar="FORMAT",
+        help=f"input format: {', '.join(INPUT_FORMATS)}; detected when omitted",
     )
-    parser.add_argument("--shape", default=None, metavar="m,k,n", help="block shape of a catalogue scheme when it cannot be inferred")
-    parser.add_argument("--key", default=None, metavar="m,k,n", help="which scheme of an AlphaTensor .npz archive")
+    parser.add_argument("--shape", type=shape_text, default=None, metavar="m,k,n",
+                        help="block shape of a catalogue scheme when it cannot be inferred")
+    parser.add_argument("--key", type=shape_text, default=None, metavar="m,k,n", help="which scheme of an AlphaTensor .npz archive")
     parser.add_argument(
         "--allow-pickle", action="store_true",
         help="let AlphaTensor's pickled (rectangular) entries load; this runs code stored in the file",
     )
     parser.add_argument(
-        "--mod", type=int, default=None, metavar="P",
+        "--mod", type=lambda text: positive(text, least=2), default=None, metavar="P",
         help="the scheme is claimed modulo P (the integers modulo P: GF(P) when P is prime), where its file name does not say so (e.g. a flip-graph vertex)",
     )
 

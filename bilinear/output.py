@@ -36,6 +36,9 @@ def check_target(path: Path, force: bool, protect: tuple[Path, ...] = ()) -> Non
     if not parent.is_dir():
         what = "does not exist" if not parent.exists() else "is not a folder"
         raise _refuse(f"cannot write {path}: {parent} {what}")
+    problem = _cannot_create_in(parent)
+    if problem:
+        raise _refuse(f"cannot write {path}: {problem}")
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -57,6 +60,18 @@ def check_target(path: Path, force: bool, protect: tuple[Path, ...] = ()) -> Non
         raise _refuse(f"{path} {what}; refusing to overwrite it", "pass --force to replace it")
 
 
+def _cannot_create_in(folder: Path) -> str | None:
+    """Why no file can be created in ``folder`` (None when one can): found by creating and removing
+    one, since permission bits do not tell for root, read-only mounts or /proc."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".bilinear-probe.")
+    except OSError as error:
+        return f"{folder} cannot be written ({error.strerror or error})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -74,6 +89,9 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise _refuse(f"cannot create the output folder {folder}: {ancestor} is not a folder")
+    problem = _cannot_create_in(ancestor)
+    if problem:
+        raise _refuse(f"cannot write {folder}: {problem}")
     targets = [folder / name for name in names]
     if not folder.is_dir():
         return targets
@@ -107,7 +125,10 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     Raises:
         BilinearError: when the file cannot be written (the disk is full, permissions).
     """
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:  # the folder changed since it was checked
+        raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data.encode("utf-8") if isinstance(data, str) else data)

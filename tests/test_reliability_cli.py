@@ -344,3 +344,50 @@ def test_catalogue_options_on_a_bl_file_are_refused(capsys, options, message):
     code, out, err = _run(capsys, "verify", STRASSEN, *options)
     assert (code, out) == (1, "")
     assert f"{message} to catalogue schemes, not to .bl files" in err.splitlines()[0]
+
+
+UNWRITABLE = "/proc/bilinear-test"  # a folder where even root cannot create a file
+
+
+@pytest.mark.parametrize("argv, suffix", [(("import", "{catalogue}"), ".bl"), *((argv, ".bl") for argv in DERIVED),
+                                          (("export", STRASSEN, "--to", "fast-matmul"), ""),
+                                          (("export", STRASSEN, "--to", "alphatensor"), ".npz"),
+                                          (("compile", STRASSEN), "")], ids=lambda x: x[0] if isinstance(x, tuple) else "")
+def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys, argv, suffix):
+    """optimize ran (and printed its counts) before the write failed, naming a hidden temporary file."""
+    catalogue = tmp_path / "strassen-fm"
+    _run(capsys, "export", STRASSEN, "--to", "fast-matmul", "-o", str(catalogue))
+    argv = tuple(str(catalogue) if a == "{catalogue}" else a for a in argv)
+    target = f"/proc/x{suffix}" if argv[0] != "compile" else "/proc/bilinear-out"
+    code, out, err = _run(capsys, *argv, "-o", target)
+    assert code == 1 and out == "" and f"cannot write {target}" in err and ".tmp" not in err
+
+
+def test_export_to_plinopt_into_a_folder_writes_inside_it(tmp_path, capsys):
+    """-o DIR/ wrote 2x2x2_7_DIR_{L,R,P}.sms beside DIR, in its parent."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    code, out, _ = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(folder) + "/")
+    assert code == 0 and sorted(p.name for p in folder.iterdir()) == [f"2x2x2_7_strassen_{s}.sms" for s in "LPR"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert _run(capsys, "verify", str(folder / "2x2x2_7_strassen_L.sms"))[0] == 0
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--from", "bogus", "argument --from: invalid choice: 'bogus'"),
+    ("--shape", "2,2", "argument --shape: expected m,k,n (three whole numbers of at least 1), not '2,2'"),
+    ("--shape", "2,0,2", "argument --shape: expected m,k,n (three whole numbers of at least 1), not '2,0,2'"),
+    ("--key", "x", "argument --key: expected m,k,n (three whole numbers of at least 1), not 'x'"),
+    ("--mod", "0", "argument --mod: must be at least 2, not 0"),
+])
+def test_malformed_input_options_are_usage_errors(capsys, option, value, message):
+    """They exited 1 (a refused request) instead of 2 (a malformed command line), as -n 0 does."""
+    code, _, err = _run(capsys, "verify", STRASSEN, option, value)
+    assert code == 2 and message in err
+
+
+def test_the_from_choices_are_the_readers():
+    from bilinear.cli_args import INPUT_FORMATS
+    from bilinear.frontend.importers import FORMATS
+
+    assert INPUT_FORMATS == ("bl", *FORMATS)

@@ -113,6 +113,8 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
     if format == "fast-matmul":
         return {path: to_fast_matmul(algorithm, header)}
     if format == "plinopt":
+        if path.is_dir():  # a folder: the three files go inside it, named after the scheme
+            path = path / algorithm.name
         stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
         shape = algorithm.shape
         if not re.match(r"^\d+x\d+x\d+_\d+_", stem):  # PLinOpt's data names its schemes MxKxN_R_text
