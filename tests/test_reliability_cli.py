@@ -391,3 +391,12 @@ def test_the_from_choices_are_the_readers():
     from bilinear.frontend.importers import FORMATS
 
     assert INPUT_FORMATS == ("bl", *FORMATS)
+
+
+@pytest.mark.parametrize("command", ["run", "bench"])
+def test_distributed_sizes_that_cannot_fit_are_refused_before_lowering(capsys, command):
+    """`--gpus` skipped the memory check: the job loaded, lowered, then died in allocation (or was killed)."""
+    start = time.perf_counter()
+    code, _, err = _run(capsys, command, STRASSEN, "-n", "10000000", "--levels", "1", "--gpus", "1", "--backend", "numpy")
+    assert code == 1 and "needs about" in err and "GiB of host memory; choose a smaller -n" in err
+    assert time.perf_counter() - start < 5

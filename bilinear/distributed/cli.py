@@ -187,6 +187,17 @@ def _product(args, file: Path, levels: int, leaf: str, dtype: str):
     )
 
 
+def _check_fits(args, sizes: list[tuple[int, int, int]], dtype: str) -> None:
+    """Refuse sizes whose arrays cannot fit, before anything is lowered or allocated (the ranks of
+    a CPU job share the host's memory; a GPU rank has its device's)."""
+    from ..runtime.compiled import make_backend
+    from ..runtime.run import check_fits
+
+    backend = make_backend(args.backend)
+    for M, K, N in sizes:
+        check_fits(backend, M, K, N, dtype, ranks=_world_size() if backend.name == "numpy" else 1)
+
+
 def _check_world(args, product) -> None:
     if product.comm.size != args.gpus:
         raise ValueError(
@@ -226,6 +237,7 @@ def run_command(args) -> int:
     from .measure import measure
 
     def body() -> int:
+        _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
         product = _product(args, args.file, args.levels, args.leaf, args.dtype)
         _check_world(args, product)
         result = measure(
@@ -249,6 +261,7 @@ def bench_command(args) -> int:
             )
         if not args.levels[0].isdigit():
             raise ValueError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
+        _check_fits(args, [(n, n, n) for n in args.n], args.dtype[0])
         product = _product(args, args.files[0], int(args.levels[0]), args.leaf[0], args.dtype[0])
         _check_world(args, product)
         results = []

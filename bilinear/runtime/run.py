@@ -94,17 +94,19 @@ def _memory_available(backend) -> int:
         return 64 << 30
 
 
-def check_fits(backend, M: int, K: int, N: int, dtype: str) -> None:
-    """Refuse a run that cannot fit the backend's memory, before anything is allocated.
+def check_fits(backend, M: int, K: int, N: int, dtype: str, ranks: int = 1) -> None:
+    """Refuse a run that cannot fit the backend's memory, before anything is allocated; ``ranks``
+    processes that share it (distributed ranks on one host's CPU) each hold a run's arrays.
 
     Raises:
         ValueError: with the sizes and the memory they need.
     """
-    needed, available = memory_needed(M, K, N, dtype), _memory_available(backend)
+    needed, available = ranks * memory_needed(M, K, N, dtype), _memory_available(backend)
     if needed > available:
         where = "device" if backend.name == "cupy" else "host"
+        shared = f" ({ranks} ranks, each with its own copies)" if ranks > 1 else ""
         raise ValueError(
-            f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB, more than the "
+            f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB{shared}, more than the "
             f"{available / 2**30:.1f} GiB of {where} memory; choose a smaller -n"
         )
 
