@@ -143,7 +143,7 @@ def _lowered(args, program):
 def _compile(args) -> int:
     import json
 
-    from .lower.artifact import artifact_names, write_artifacts
+    from .lower.artifact import artifact_names, host_notes, write_artifacts
     from .lower.plan import library_name
     from .output import check_folder
     from .report import to_text
@@ -160,7 +160,10 @@ def _compile(args) -> int:
         return 1
     written = write_artifacts(program, report, _options(args), out, str(args.file), n=args.n, per_level=per_level)
     print(to_text(report, n=args.n, dtype=args.dtype))
-    kernels = len(json.loads(written["manifest"].read_text())["kernels"])
+    manifest = json.loads(written["manifest"].read_text())
+    for note in host_notes(manifest["host"]):  # options the library leaves to the Python runtime: said, not dropped
+        print(f"note: {note}", file=sys.stderr)
+    kernels = len(manifest["kernels"])
     print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json ({kernels} kernels)")
     return 0
 

@@ -400,3 +400,21 @@ def test_distributed_sizes_that_cannot_fit_are_refused_before_lowering(capsys, c
     code, _, err = _run(capsys, command, STRASSEN, "-n", "10000000", "--levels", "1", "--gpus", "1", "--backend", "numpy")
     assert code == 1 and "needs about" in err and "GiB of host memory; choose a smaller -n" in err
     assert time.perf_counter() - start < 5
+
+
+def test_compile_says_which_options_the_cpp_library_does_not_run(tmp_path, capsys):
+    """--breadth, --launch, --workspace-limit and --leaf ozaki were recorded in the manifest only."""
+    winograd = str(ROOT / "algorithms" / "winograd.bl")
+    code, _, err = _run(capsys, "compile", winograd, "--levels", "2", "--breadth", "2", "--launch", "batched",
+                        "--workspace-limit", "24G", "-o", str(tmp_path / "a"))
+    assert code == 0
+    assert "note: the C++ host layer runs the depth-first levels only" in err
+    assert "note: the C++ host layer issues leaf products one at a time; --launch batched runs through the Python runtime" in err
+    assert "note: the C++ host layer allocates the workspace its depth-first levels need" in err
+    assert "--workspace-limit applies to the Python runtime" in err
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "-o", str(tmp_path / "b"))
+    assert code == 0 and "note: the C++ host layer runs cuBLAS GEMM leaves; ozaki leaves" in err
+    host = json.loads((tmp_path / "a" / "manifest.json").read_text())["host"]
+    assert {"breadth_first", "launch", "workspace_limit"} <= set(host)
+    code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(tmp_path / "c"))
+    assert code == 0 and "note:" not in err

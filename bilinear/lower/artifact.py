@@ -76,6 +76,13 @@ def write_artifacts(
             "note": "the C++ host layer runs the depth-first levels only, with cuBLAS GEMMs where the breadth-first "
                     "levels would start; the breadth-first levels run through the Python runtime",
         }
+    if options.launch != "serial":
+        host["launch"] = f"the C++ host layer issues leaf products one at a time; --launch {options.launch} runs " \
+                         "through the Python runtime"
+    if options.workspace_limit is not None:
+        host["workspace_limit"] = "the C++ host layer allocates the workspace its depth-first levels need " \
+                                  f"({host_dtype(lowered, lowered.name).function}_workspace_bytes says how much); " \
+                                  "--workspace-limit applies to the Python runtime"
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
@@ -83,6 +90,12 @@ def write_artifacts(
     write_atomic(out / "report.md", to_markdown(report, n=n, dtype=options.dtype))
     write_atomic(out / "report.json", to_json(report, n=n, dtype=options.dtype) + "\n")
     return paths
+
+
+def host_notes(host: dict) -> list[str]:
+    """What the manifest's host section says the C++ library does not run, as notes for the user."""
+    notes = [host.get("leaves"), host.get("breadth_first", {}).get("note"), host.get("launch"), host.get("workspace_limit")]
+    return [note for note in notes if note]
 
 
 def _writes(lowered: Lowered) -> bool:
