@@ -56,9 +56,13 @@ def _check_before_measuring(args, configurations, backend) -> None:
             check_target(path, force=True)  # bench replaces its own results, never through a link
     if args.plot is not None:
         try:
-            import matplotlib  # noqa: F401 - only whether it is there
+            from matplotlib.backend_bases import FigureCanvasBase
         except ImportError:
             raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        suffix = args.plot.suffix[1:].lower()
+        if suffix and suffix not in kinds:  # no suffix: matplotlib writes PNG
+            raise ValueError(f"--plot: matplotlib cannot write .{suffix} files; use one of {', '.join(sorted(kinds))}")
     for _, n, dtype, _, _ in configurations:
         check_fits(backend, n, n, n, dtype)
 

@@ -418,3 +418,13 @@ def test_compile_says_which_options_the_cpp_library_does_not_run(tmp_path, capsy
     assert {"breadth_first", "launch", "workspace_limit"} <= set(host)
     code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(tmp_path / "c"))
     assert code == 0 and "note:" not in err
+
+
+def test_bench_checks_the_plot_format_before_measuring(tmp_path, capsys, monkeypatch):
+    """--plot x.xyz measured every configuration, then failed in matplotlib."""
+    import bilinear.bench_cli
+
+    pytest.importorskip("matplotlib")
+    monkeypatch.setattr(bilinear.bench_cli, "bench_one", lambda *a, **k: pytest.fail("measured before checking --plot"))
+    code, _, err = _run(capsys, "bench", STRASSEN, "-n", "8", "--backend", "numpy", "--plot", str(tmp_path / "plot.xyz"))
+    assert code == 1 and "--plot: matplotlib cannot write .xyz files; use one of" in err and "png" in err
