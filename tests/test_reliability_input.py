@@ -222,3 +222,44 @@ def test_a_product_line_with_a_number_past_the_digit_limit_is_located(tmp_path, 
     err = capsys.readouterr().err
     assert "big-111.exp:1:" in err and "a number of more than 4300 digits cannot be read" in err
     assert "sys.set_int_max_str_digits" not in err
+
+
+_STRASSEN_TABLE = """table strassen <2,2,2;7>:
+  U:
+     1  0  1  0  1 -1  0
+     0  0  0  0  1  0  1
+     0  1  0  0  0  1  0
+     1  1  0  1  0  0 -1
+  V:
+     1  1  0 -1  0  1  0
+     0  0  1  0  0  1  0
+     0  0  0  1  0  0  1
+     1  0 -1  0  1  0  1
+  W:
+     1  0  0  1 -1  0  1
+     0  0  1  0  1  0  0
+     0  1  0  1  0  0  0
+     1 -1  1  0  0  1  0
+"""
+
+
+@pytest.mark.parametrize("old, new, message, line", [
+    ("1  0  1  0  1 -1  0\n", "1  0  1  0  1 -1\n", "this row has 6 entries; table strassen declares rank 7", 3),
+    ("0  0  0  1  0  0  1\n", "0  0  0  1  0  0  1  1\n", "this row has 8 entries; table strassen declares rank 7", 10),
+    ("<2,2,2;7>", "<2,2,2>", "this row has 6 entries; the other rows have 7", 3),
+])
+def test_a_table_row_of_the_wrong_length_is_the_one_blamed(old, new, message, line):
+    """The first row of U set the width: when it was the short one, every correct row was blamed."""
+    text = _STRASSEN_TABLE.replace(old, new, 1)
+    if new == "<2,2,2>":
+        text = text.replace("1  0  1  0  1 -1  0\n", "1  0  1  0  1 -1\n", 1)
+    with pytest.raises(BilinearError) as caught:
+        program_from_text(text, "t.bl")
+    assert [(d.message, d.span.line) for d in caught.value.diagnostics] == [(message, line)]
+
+
+def test_a_table_whose_rows_all_disagree_with_its_rank_is_one_error():
+    text = "\n".join(line.rsplit(" ", 1)[0] if line.startswith("     ") else line for line in _STRASSEN_TABLE.splitlines())
+    with pytest.raises(BilinearError) as caught:
+        program_from_text(text + "\n", "t.bl")
+    assert [d.message for d in caught.value.diagnostics] == ["table strassen declares rank 7 but has 6 columns"]

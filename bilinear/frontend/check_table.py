@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..ir import Algorithm, Form, Output, Product
 from .findings import Findings, block_range
 from .raw import RawTable
@@ -19,7 +21,14 @@ def build_table(raw: RawTable) -> Algorithm:
         if letter not in sections:
             findings.error(f"table {raw.name} has no {letter} section", raw.span)
     findings.raise_if_any()
-    rank = len(sections["U"][0][0][0])
+    widths = Counter(len(numbers) for letter in "UVW" for numbers, _ in sections[letter][0])
+    if len(widths) == 1 and raw.rank is not None and raw.rank not in widths:  # every row agrees: the rank is wrong
+        findings.error(f"table {raw.name} declares rank {raw.rank} but has {next(iter(widths))} columns", raw.span)
+        findings.raise_if_any()
+    # The rows are measured against the declared rank, or else what most rows have (not the first
+    # row: when that one is short, it alone is wrong).
+    rank = raw.rank if raw.rank is not None else widths.most_common(1)[0][0]
+    expected = f"table {raw.name} declares rank {rank}" if raw.rank is not None else f"the other rows have {rank}"
     for letter, operand in zip("UVW", ("A", "B", "C")):
         rows, span = sections[letter]
         want = len(raw.shape.blocks(operand))
@@ -31,9 +40,7 @@ def build_table(raw: RawTable) -> Algorithm:
             )
         for numbers, row_span in rows:
             if len(numbers) != rank:
-                findings.error(f"this row has {len(numbers)} entries; the first row of U has {rank}", row_span)
-    if raw.rank is not None and raw.rank != rank:
-        findings.error(f"table {raw.name} declares rank {raw.rank} but has {rank} columns", raw.span)
+                findings.error(f"this row has {len(numbers)} entries; {expected}", row_span)
     findings.raise_if_any()
     columns = {letter: _columns(sections[letter][0], raw.shape.blocks(op)) for letter, op in zip("UVW", "ABC")}
     products = []
