@@ -6,6 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
+from .diagnostics import brief
 from .ir import parse_block
 from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, OZAKI_SCALINGS
 
@@ -13,15 +14,33 @@ REPORT_FORMATS = ("text", "md", "json")
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
 
 
-def positive(text: str, least: int = 1) -> int:
-    """An argparse type: a whole number of at least 1 (``least``)."""
+# Search counts (seeds, starts, rounds) past this are typing mistakes: each costs at least milliseconds.
+MOST_TRIES = 10**6
+# Parallel searches start one process each.
+MOST_CHAINS = 4096
+
+
+def positive(text: str, least: int = 1, most: int | None = None) -> int:
+    """An argparse type: a whole number of at least 1 (``least``) and at most ``most``."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
     if value < least:
         raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
+    if most is not None and value > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most}, not {brief(text)}")
     return value
+
+
+def tries(text: str) -> int:
+    """An argparse type: a search count, 0 to :data:`MOST_TRIES`."""
+    return positive(text, least=0, most=MOST_TRIES)
+
+
+def chains(text: str) -> int:
+    """An argparse type: parallel searches, 1 to :data:`MOST_CHAINS`."""
+    return positive(text, most=MOST_CHAINS)
 
 
 def count(text: str) -> int:
@@ -44,14 +63,14 @@ def side_counts(text: str) -> int | dict[str, int]:
     """An argparse type: a whole number of at least 1 for every side (``21``), or one per side
     named (``A=5,B=21``: the others 1)."""
     if "=" not in text:
-        return positive(text)
+        return positive(text, most=MOST_TRIES)
     counts: dict[str, int] = {}
     for part in text.split(","):
         side, _, number = part.partition("=")
         side = side.strip().upper()
         if side not in ("A", "B", "C") or side in counts:
             raise argparse.ArgumentTypeError(f"expected N or SIDE=N,... with sides A, B, C each at most once, not {text!r}")
-        counts[side] = positive(number.strip())
+        counts[side] = positive(number.strip(), most=MOST_TRIES)
     return counts
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .cli_args import add_input_options, check_name, count, load_input, positive, scheme_path, side_counts
+from .cli_args import add_input_options, chains, check_name, load_input, scheme_path, side_counts, tries
 from .diagnostics import BilinearError, render
 from .output import check_target, write_atomic
 
@@ -232,9 +232,9 @@ def add_parsers(commands) -> None:
         "write it as .bl.",
     )
     add_input_options(optimize_cmd)
-    optimize_cmd.add_argument("--seeds", type=count, default=16, help="random orders tried per method (default 16)")
+    optimize_cmd.add_argument("--seeds", type=tries, default=16, help="random orders tried per method (default 16)")
     optimize_cmd.add_argument(
-        "--polish", type=count, default=0, metavar="TRIES",
+        "--polish", type=tries, default=0, metavar="TRIES",
         help="then, per side of at most 4096 coefficients, TRIES rounds of an iterated local search: a few named sums "
         "folded back and the local search run again around them, kept when no dearer (default 0; about 4 s a round "
         "per side on PLinOpt's rational <4,4,4;48>)",
@@ -245,7 +245,7 @@ def add_parsers(commands) -> None:
         "computes the same forms, its products taken in order, is a starting program too, the cheapest kept; repeatable",
     )
     optimize_cmd.add_argument(
-        "--chains", type=positive, default=1, metavar="K",
+        "--chains", type=chains, default=1, metavar="K",
         help="with --polish, K independent searches per side from seeds 0..K-1, the cheapest kept; they run in "
         "parallel, one per core (default 1)",
     )

@@ -113,3 +113,9 @@ def render(diagnostic: Diagnostic, sources: SourceCache = SOURCES) -> str:
         out.append(" " * (len(gutter) - 2) + "| " + indent + caret)
     out.extend(f"  note: {note}" for note in diagnostic.notes)
     return "\n".join(out)
+
+
+def brief(text: str, width: int = 40) -> str:
+    """``text`` itself, or its ends around an ellipsis where it is longer than ``width`` (a number
+    of thousands of digits, quoted in a message)."""
+    return text if len(text) <= width else f"{text[:width - 12]}…{text[-10:]}"

@@ -428,3 +428,11 @@ def test_bench_checks_the_plot_format_before_measuring(tmp_path, capsys, monkeyp
     monkeypatch.setattr(bilinear.bench_cli, "bench_one", lambda *a, **k: pytest.fail("measured before checking --plot"))
     code, _, err = _run(capsys, "bench", STRASSEN, "-n", "8", "--backend", "numpy", "--plot", str(tmp_path / "plot.xyz"))
     assert code == 1 and "--plot: matplotlib cannot write .xyz files; use one of" in err and "png" in err
+
+
+@pytest.mark.parametrize("option, value", [("--seeds", "99999999999999999999"), ("--starts", "99999999999999999999"),
+                                           ("--polish", "10000001"), ("--chains", "100000"), ("--starts", "A=10000001")])
+def test_optimize_counts_past_any_real_use_are_usage_errors(capsys, option, value):
+    """They were accepted, and the search ran for ever."""
+    code, _, err = _run(capsys, "optimize", STRASSEN, option, value)
+    assert code == 2 and f"argument {option}: must be at most" in err

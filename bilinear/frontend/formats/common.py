@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
-from ...diagnostics import BilinearError, Diagnostic
+from ...diagnostics import BilinearError, Diagnostic, brief
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, parse_block
 
 # Words the .bl grammar reserves; a scheme named after one could not be written back.
@@ -49,11 +49,6 @@ _EXPONENT = re.compile(r"[eE]([+-]?[0-9][0-9_]*)\s*$")
 
 class TooManyDigits(ValueError):
     """A number past :data:`MAX_DIGITS`, refused before it was computed."""
-
-
-def brief(text: str, width: int = 40) -> str:
-    """``text`` itself, or its ends around an ellipsis where it is longer than ``width``."""
-    return text if len(text) <= width else f"{text[:width - 12]}…{text[-10:]}"
 
 
 def exact_fraction(text: str) -> Fraction:
