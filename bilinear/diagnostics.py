@@ -112,7 +112,12 @@ def render(diagnostic: Diagnostic, sources: SourceCache = SOURCES) -> str:
         indent = "".join(c if c == "\t" else " " for c in quoted[:column])  # tabs keep the caret aligned
         out.append(" " * (len(gutter) - 2) + "| " + indent + caret)
     out.extend(f"  note: {note}" for note in diagnostic.notes)
-    return "\n".join(out)
+    return "\n".join(out).translate(_CONTROLS)
+
+
+# Control characters quoted from a file (an escape sequence can retitle or reprogram a terminal)
+# print as U+FFFD, one column like most of them, so the caret stays aligned; tabs and newlines stay.
+_CONTROLS = {c: "\ufffd" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\t\n"}
 
 
 def brief(text: str, width: int = 40) -> str:

@@ -263,3 +263,13 @@ def test_a_table_whose_rows_all_disagree_with_its_rank_is_one_error():
     with pytest.raises(BilinearError) as caught:
         program_from_text(text + "\n", "t.bl")
     assert [d.message for d in caught.value.diagnostics] == ["table strassen declares rank 7 but has 6 columns"]
+
+
+def test_control_characters_from_a_file_never_reach_the_terminal(tmp_path, capsys):
+    """An escape sequence in a scheme file was echoed raw (it can retitle or reprogram a terminal)."""
+    (tmp_path / "esc-111.exp").write_text("(a11)*(b11)*(c11) \x1b]0;PWN\x07\n", encoding="utf-8")
+    (tmp_path / "esc.bl").write_text("algorithm e\x1b[31m <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n", encoding="utf-8")
+    for name in ("esc-111.exp", "esc.bl"):
+        assert main(["verify", str(tmp_path / name)]) == 1
+        err = capsys.readouterr().err
+        assert "\x1b" not in err and "\x07" not in err and "\ufffd" in err
