@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .cli_args import add_input_options, chains, check_name, load_input, scheme_path, side_counts, tries
@@ -84,13 +85,22 @@ def transform(args) -> int:
     return _write(result, header, args.output, args.style)
 
 
+SECOND_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
+               "`bilinear import` it to a .bl file first")
+
+
 def product(args) -> int:
     from .api import load
     from .compose import kronecker
 
     _check_output(args, args.file, args.second)
     first = _verified(_algorithm(_load(args, args.file), None), args.file)
-    second = _verified(_algorithm(load(args.second), None), args.second)
+    try:
+        loaded = load(args.second)
+    except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
+        first_error, *rest = error.diagnostics
+        raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
+    second = _verified(_algorithm(loaded, None), args.second)
     result = kronecker(first, second, name=args.name)
     header = (f"{result.name}: the Kronecker product of {first.name} ({args.file}) and {second.name} ({args.second}).",)
     return _write(result, header, args.output, args.style)
@@ -212,7 +222,7 @@ def add_parsers(commands) -> None:
         "inside them, verified before it is written.",
     )
     add_input_options(product_cmd)
-    product_cmd.add_argument("second", type=scheme_path, metavar="SECOND", help="the inner scheme (.bl or catalogue file)")
+    product_cmd.add_argument("second", type=scheme_path, metavar="SECOND", help="the inner scheme: a .bl file, a shipped name, or a catalogue file read as detected (" + SECOND_NOTE + ")")
     export_cmd = commands.add_parser(
         "export", help="write a verified scheme as fast-matmul, PLinOpt .sms or AlphaTensor .npz",
         description="Write FILE's algorithm (named sums multiplied out) in a catalogue format; the header comment "

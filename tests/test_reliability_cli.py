@@ -436,3 +436,14 @@ def test_optimize_counts_past_any_real_use_are_usage_errors(capsys, option, valu
     """They were accepted, and the search ran for ever."""
     code, _, err = _run(capsys, "optimize", STRASSEN, option, value)
     assert code == 2 and f"argument {option}: must be at most" in err
+
+
+def test_product_says_that_the_reading_options_are_first_files(tmp_path, capsys):
+    """A many-scheme archive as SECOND asked for --key, which then applied to FILE only."""
+    import numpy as np
+
+    np.savez(tmp_path / "two.npz", **{"1,1,1": np.ones((3, 1, 1), dtype=np.int64), "2,1,1": np.ones((3, 2, 2), dtype=np.int64)})
+    code, _, err = _run(capsys, "product", STRASSEN, str(tmp_path / "two.npz"), "-o", str(tmp_path / "p.bl"))
+    assert code == 1 and "choose one with --key" in err
+    assert ("note: --from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
+            "`bilinear import` it to a .bl file first") in err
