@@ -142,6 +142,10 @@ def export(args) -> int:
     for path, data in files.items():
         write_atomic(path, data)
         print(f"wrote {path}")
+    shape = algorithm.shape
+    if args.to == "alphatensor" and not shape.m == shape.k == shape.n:
+        print("note: a rectangular scheme is stored as AlphaTensor stores its own, an object array (pickled); "
+              "reading it back needs --allow-pickle", file=sys.stderr)
     return 0
 
 

@@ -447,3 +447,13 @@ def test_product_says_that_the_reading_options_are_first_files(tmp_path, capsys)
     assert code == 1 and "choose one with --key" in err
     assert ("note: --from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
             "`bilinear import` it to a .bl file first") in err
+
+
+def test_a_rectangular_alphatensor_export_says_how_to_read_it_back(tmp_path, capsys):
+    grey234 = str(ROOT / "algorithms" / "grey234.bl")
+    code, _, err = _run(capsys, "export", grey234, "--to", "alphatensor", "-o", str(tmp_path / "g.npz"))
+    assert code == 0 and "note: a rectangular scheme is stored as AlphaTensor stores its own, an object array" in err
+    assert "--allow-pickle" in err
+    assert _run(capsys, "verify", str(tmp_path / "g.npz"), "--allow-pickle")[0] == 0
+    code, _, err = _run(capsys, "export", STRASSEN, "--to", "alphatensor", "-o", str(tmp_path / "s.npz"))
+    assert code == 0 and "note:" not in err
