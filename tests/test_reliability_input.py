@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 import bilinear
 from bilinear.cli import main
@@ -224,44 +226,32 @@ def test_a_product_line_with_a_number_past_the_digit_limit_is_located(tmp_path, 
     assert "sys.set_int_max_str_digits" not in err
 
 
-_STRASSEN_TABLE = """table strassen <2,2,2;7>:
-  U:
-     1  0  1  0  1 -1  0
-     0  0  0  0  1  0  1
-     0  1  0  0  0  1  0
-     1  1  0  1  0  0 -1
-  V:
-     1  1  0 -1  0  1  0
-     0  0  1  0  0  1  0
-     0  0  0  1  0  0  1
-     1  0 -1  0  1  0  1
-  W:
-     1  0  0  1 -1  0  1
-     0  0  1  0  1  0  0
-     0  1  0  1  0  0  0
-     1 -1  1  0  0  1  0
-"""
+def _strassen_table() -> str:
+    """Strassen as `bilinear import --style table` writes it: a comment, a blank line, the table from line 3."""
+    from bilinear.frontend.export import to_bl
+
+    return to_bl(bilinear.load(ROOT / "algorithms" / "strassen.bl").main, style="table")
 
 
 @pytest.mark.parametrize("old, new, message, line", [
-    ("1  0  1  0  1 -1  0\n", "1  0  1  0  1 -1\n", "this row has 6 entries; table strassen declares rank 7", 3),
-    ("0  0  0  1  0  0  1\n", "0  0  0  1  0  0  1  1\n", "this row has 8 entries; table strassen declares rank 7", 10),
-    ("<2,2,2;7>", "<2,2,2>", "this row has 6 entries; the other rows have 7", 3),
+    ("1  0  1  0  1 -1  0  # A11", "1  0  1  0  1 -1  # A11", "this row has 6 entries; table strassen declares rank 7", 5),
+    ("0  0  0  1  0  0  1  # B21", "0  0  0  1  0  0  1  1  # B21", "this row has 8 entries; table strassen declares rank 7", 12),
+    ("<2,2,2;7>", "<2,2,2>", "this row has 6 entries; the other rows have 7", 5),
 ])
 def test_a_table_row_of_the_wrong_length_is_the_one_blamed(old, new, message, line):
     """The first row of U set the width: when it was the short one, every correct row was blamed."""
-    text = _STRASSEN_TABLE.replace(old, new, 1)
+    text = _strassen_table().replace(old, new, 1)
     if new == "<2,2,2>":
-        text = text.replace("1  0  1  0  1 -1  0\n", "1  0  1  0  1 -1\n", 1)
+        text = text.replace("1  0  1  0  1 -1  0  # A11", "1  0  1  0  1 -1  # A11", 1)
     with pytest.raises(BilinearError) as caught:
         program_from_text(text, "t.bl")
     assert [(d.message, d.span.line) for d in caught.value.diagnostics] == [(message, line)]
 
 
 def test_a_table_whose_rows_all_disagree_with_its_rank_is_one_error():
-    text = "\n".join(line.rsplit(" ", 1)[0] if line.startswith("     ") else line for line in _STRASSEN_TABLE.splitlines())
+    text = re.sub(r" +-?\d+  #", "  #", _strassen_table())  # every row loses its last entry
     with pytest.raises(BilinearError) as caught:
-        program_from_text(text + "\n", "t.bl")
+        program_from_text(text, "t.bl")
     assert [d.message for d in caught.value.diagnostics] == ["table strassen declares rank 7 but has 6 columns"]
 
 
