@@ -263,3 +263,28 @@ def test_control_characters_from_a_file_never_reach_the_terminal(tmp_path, capsy
         assert main(["verify", str(tmp_path / name)]) == 1
         err = capsys.readouterr().err
         assert "\x1b" not in err and "\x07" not in err and "\ufffd" in err
+
+
+def test_a_schedule_may_come_before_its_algorithm():
+    """It was refused: "naive is not defined; define it in this file", though the file defined it."""
+    program = program_from_text(
+        "schedule s for naive\n  stage p: A11 * B11 -> +C11\n\nalgorithm naive <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n",
+        "order.bl")
+    assert [s.name for s in program.schedules] == ["s"] and program.main.name == "naive"
+    assert bilinear.verify(program).ok
+
+
+def test_a_schedule_for_a_schedule_is_told_so():
+    text = ("algorithm naive <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+            "schedule s for naive\n  stage p: A11 * B11 -> +C11\nschedule t for s\n  stage p: A11 * B11 -> +C11\n")
+    with pytest.raises(BilinearError) as caught:
+        program_from_text(text, "s.bl")
+    assert [d.message for d in caught.value.diagnostics] == [
+        "schedule t is for s, which is a schedule (for naive); a schedule is for an algorithm: write `schedule t for naive`"]
+
+
+def test_a_temporary_of_an_unknown_shape_is_named_plainly():
+    with pytest.raises(BilinearError) as caught:
+        program_from_text("algorithm n <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\nschedule s for n: overwrite\n"
+                          "  temp X: D\n  stage p: C11 = A11 * B11\n", "t.bl")
+    assert caught.value.diagnostics[0].message == "a temporary is shaped like an A, B or C block, not 'D'"

@@ -204,10 +204,10 @@ def _check_outputs(raw: RawAlgorithm, kinds: dict[str, str], findings: Findings)
                 )
 
 
-def build(raw: RawDefinition, algorithms: dict[str, Algorithm]):
-    """Dispatch on the kind of raw definition."""
+def build(raw: RawDefinition, algorithms: dict[str, Algorithm], schedules_for: dict[str, str] | None = None):
+    """Dispatch on the kind of raw definition (``schedules_for``: each schedule's algorithm, by name)."""
     if isinstance(raw, RawAlgorithm):
         return build_algorithm(raw)
     if isinstance(raw, RawTable):
         return build_table(raw)
-    return build_schedule(raw, algorithms)
+    return build_schedule(raw, algorithms, schedules_for or {})

@@ -7,17 +7,25 @@ from .findings import ONE_INDEX_BLOCK, Findings, check_block, suggest
 from .raw import RawSchedule
 
 
-def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm]) -> Schedule:
-    """Resolve a schedule against the algorithm it names."""
+def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules_for: dict[str, str] | None = None) -> Schedule:
+    """Resolve a schedule against the algorithm it names (``schedules_for``: the other schedules'
+    algorithms, by name, to tell a schedule named by mistake)."""
     findings = Findings()
     algorithm = algorithms.get(raw.algorithm)
-    if algorithm is None:
+    inner = (schedules_for or {}).get(raw.algorithm)
+    if algorithm is None and inner is not None:
+        findings.error(
+            f"schedule {raw.name} is for {raw.algorithm}, which is a schedule (for {inner}); a schedule is for an "
+            f"algorithm: write `schedule {raw.name} for {inner}`",
+            raw.span,
+        )
+    elif algorithm is None:
         findings.error(
             f"schedule {raw.name} is for {raw.algorithm}, which is not defined",
             raw.span,
             *(suggest(raw.algorithm, algorithms) or ("define it in this file or `use` the file that does",)),
         )
-        findings.raise_if_any()
+    findings.raise_if_any()
     properties = _check_properties(raw, findings)
     temporaries = _check_temporaries(raw, findings)
     stage_names: dict[str, Span] = {}

@@ -17,7 +17,7 @@ from ..ir import Algorithm, Program, Schedule, Span
 from ..paths import algorithms_dir
 from .check import build
 from .parser import parse_text
-from .raw import RawAlgorithm, Use
+from .raw import RawAlgorithm, RawSchedule, Use
 
 # The largest source file read: far above any real scheme (a .bl file of 10^5 products is
 # a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
@@ -144,13 +144,18 @@ def _assemble(path: str, raw_definitions: list, own: tuple[str, ...]) -> Program
     schedules: dict[str, Schedule] = {}
     spans: dict[str, Span] = {}
     errors: list[Diagnostic] = []
+    unique = []
     for raw in raw_definitions:
         if raw.name in spans:
             errors.append(Diagnostic(f"{raw.name} is defined twice", raw.span, notes=(f"first defined at {spans[raw.name]}",)))
             continue
         spans[raw.name] = raw.span
+        unique.append(raw)
+    # Algorithms first, so a schedule may come before the algorithm it is for.
+    schedules_for = {raw.name: raw.algorithm for raw in unique if isinstance(raw, RawSchedule)}
+    for raw in sorted(unique, key=lambda raw: isinstance(raw, RawSchedule)):
         try:
-            built = build(raw, algorithms)
+            built = build(raw, algorithms, schedules_for)
         except BilinearError as error:
             errors.extend(error.diagnostics)
             continue

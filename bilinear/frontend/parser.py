@@ -251,7 +251,7 @@ class _ToIR(Transformer_NonRecursive):
     def temp_decl(self, meta, children):
         *names, like = children
         if str(like) not in ("A", "B", "C"):
-            self._fail(f"a temporary is shaped like an A, B or C block, not {like!r}", self._token_span(like))
+            self._fail(f"a temporary is shaped like an A, B or C block, not {str(like)!r}", self._token_span(like))
         return tuple(Temporary(str(n), str(like), self._token_span(n)) for n in names)
 
     def assign(self, meta, children):
