@@ -152,6 +152,9 @@ def _assignment(assignment: Assignment, dtype: str, components: tuple[str, ...])
     """The right-hand sides, ``- 0.5 * v3 + v4`` per vector component and for one element (the
     template pastes them: building them here costs a fraction of a template loop per term)."""
     terms = [(t["sign"], f"{t['scale']} * " if t["scale"] else "", t["slot"]) for t in _terms(assignment, dtype)]
+    if not terms:  # a sum that cancels (C11 = C11 - C11): the block is cleared
+        zero = f" {_literal(Fraction(0), dtype)}"
+        return {"target": assignment.target, "scalar": zero, "vector": {c: zero for c in components}}
     return {
         "target": assignment.target,
         "scalar": "".join(f" {sign} {scale}v{slot}" for sign, scale, slot in terms),
