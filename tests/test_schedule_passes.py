@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 import bilinear
@@ -11,7 +12,7 @@ from bilinear.ir import Algorithm, Multiply, Schedule
 from bilinear.schedule import default_schedule, fuse_elementwise, group_stages, single_target
 from bilinear.verify import verify_schedule
 
-from conftest import ALGORITHMS
+from conftest import ALGORITHMS, ROOT
 
 
 def _definitions():
@@ -113,3 +114,30 @@ def test_passes_are_a_declared_list_and_each_result_is_verified_again(monkeypatc
     program = bilinear.load("algorithms/msmes.bl")
     with pytest.raises(AssertionError, match="drop the last stage"):
         bilinear.lower.plan.lower(program, Options(levels=1))
+
+
+CROSSING = """use "naive2x2.bl"
+schedule crossing for naive2x2: overwrite
+  temp T: A
+  stage p1: C11 = A11 * B11;  T = A12 * B21
+  stage s1: T = T + C11
+  stage s2: C11 = T
+  stage p2: C12 = A11 * B12;  C21 = A21 * B11;  C22 = A21 * B12
+  stage p3: C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22
+"""
+
+
+def test_fusion_keeps_apart_stages_whose_block_shapes_would_read_each_other(tmp_path):
+    """s1 writes an A-shaped T from C11 and s2 copies it back: fused, one kernel would write T in its
+    A-shaped part while its C-shaped part reads it, and run and compile refused: "split the stage"."""
+    from bilinear.measure import random_inputs
+
+    for name in ("naive2x2.bl", "crossing.bl"):
+        text = CROSSING if name == "crossing.bl" else (ROOT / "algorithms" / name).read_text(encoding="utf-8")
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    program = bilinear.load(tmp_path / "crossing.bl")
+    fused = fuse_elementwise(program.schedules[0])
+    assert [s.name for s in fused.stages] == ["p1", "s1", "s2", "p2", "p3"]
+    product = bilinear.compile(program, backend="numpy", levels=2)
+    A, B, _ = random_inputs(np, 40, 40, 40, "float64", seed=2)
+    assert np.allclose(product(A, B), A @ B, rtol=1e-12, atol=1e-12)

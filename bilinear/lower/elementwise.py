@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..ir import Form, Schedule, Stage, Update, operand_of
+from ..ir import Form, Schedule, Stage
+from ..schedule.effect import like_of, net_effect
 from .render import render
 
 CTYPES = {"float64": "double", "float32": "float"}
@@ -55,25 +56,6 @@ class ElementwiseKernel:
     @property
     def slots(self) -> int:
         return len(self.buffers)
-
-
-def like_of(buffer: str, schedule: Schedule) -> str:
-    """The operand whose block shape a buffer has."""
-    temp = schedule.temporary(buffer)
-    return temp.like if temp is not None else operand_of(buffer)
-
-
-def net_effect(statements: tuple[Update, ...]) -> dict[str, Form]:
-    """Each written buffer's final value over the buffers' values at the start."""
-    values: dict[str, dict[str, Fraction]] = {}
-    for statement in statements:
-        total: dict[str, Fraction] = {}
-        for name, coef in statement.form.terms:
-            coef = coef.numerator if coef.denominator == 1 else coef  # int arithmetic where it can
-            for inner, inner_coef in values.get(name, {name: 1}).items():
-                total[inner] = total.get(inner, 0) + coef * inner_coef
-        values[statement.target] = {name: coef for name, coef in total.items() if coef != 0}
-    return {target: Form.of(value) for target, value in values.items()}
 
 
 def lower_elementwise(stage: Stage, schedule: Schedule, name: str, dtype: str) -> ElementwiseKernel:

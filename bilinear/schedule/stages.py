@@ -10,6 +10,7 @@ from bisect import bisect_left
 from dataclasses import replace
 
 from ..ir import Multiply, Schedule, Stage, Statement
+from .effect import shapes_read_each_other
 
 
 def depends(later: Statement, earlier: Statement) -> bool:
@@ -108,7 +109,8 @@ def fuse_elementwise(schedule: Schedule) -> Schedule:
     fused: list[Stage] = []
     for stage in schedule.stages:
         previous = fused[-1] if fused else None
-        if previous is not None and not previous.is_product_stage() and not stage.is_product_stage():
+        if (previous is not None and not previous.is_product_stage() and not stage.is_product_stage()
+                and not shapes_read_each_other(previous.statements + stage.statements, schedule)):
             fused[-1] = Stage(
                 f"{previous.name}+{stage.name}", previous.statements + stage.statements, previous.span, ordered=True
             )
