@@ -288,3 +288,14 @@ def test_a_temporary_of_an_unknown_shape_is_named_plainly():
         program_from_text("algorithm n <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\nschedule s for n: overwrite\n"
                           "  temp X: D\n  stage p: C11 = A11 * B11\n", "t.bl")
     assert caught.value.diagnostics[0].message == "a temporary is shaped like an A, B or C block, not 'D'"
+
+
+def test_decimal_coefficients_are_exact_rationals():
+    """The grammar had a DECIMAL rule that the lexer never chose: 0.5*A11 was `unexpected '.'`."""
+    from fractions import Fraction
+
+    program = program_from_text(
+        "algorithm h <2,1,1;2>:\n  M1 = (0.5*A11) * (2*B11)\n  M2 = A21 * B11\n  C11 = M1\n  C21 = 0.1*M2 + 0.9*M2\n", "h.bl")
+    assert program.main.products[0].left.as_dict() == {"A11": Fraction(1, 2)}
+    assert program.main.outputs[1].form.as_dict() == {"M2": Fraction(1)}  # 1/10 + 9/10, exactly
+    assert bilinear.verify(program).ok
