@@ -63,9 +63,12 @@ def _norm(matrix: Any, minus: Any = None) -> float:
     return math.sqrt(squares)
 
 
-def error_scale(A: Any, B: Any) -> float:
-    """‖A‖_F ‖B‖_F in float64: the denominator of :func:`relative_error`."""
-    return _norm(A) * _norm(B)
+def error_scale(A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, C: Any = None) -> float:
+    """|α|·‖A‖_F ‖B‖_F + |β|·‖C‖_F in float64 (C as it was before the call): the denominator of
+    :func:`relative_error`, the size of what ``α·A@B + β·C`` sums, so the error is relative to it
+    whatever α and β scale."""
+    scale = abs(alpha) * _norm(A) * _norm(B)
+    return scale + abs(beta) * _norm(C) if beta and C is not None else scale
 
 
 def relative_error(C: Any, reference: Any, A: Any, B: Any, scale: float | None = None) -> float:

@@ -457,3 +457,11 @@ def test_a_rectangular_alphatensor_export_says_how_to_read_it_back(tmp_path, cap
     assert _run(capsys, "verify", str(tmp_path / "g.npz"), "--allow-pickle")[0] == 0
     code, _, err = _run(capsys, "export", STRASSEN, "--to", "alphatensor", "-o", str(tmp_path / "s.npz"))
     assert code == 0 and "note:" not in err
+
+
+@pytest.mark.parametrize("scalars", [("--alpha", "1000"), ("--beta=100000",), ("--alpha", "0.00001")])
+def test_run_judges_the_error_relative_to_what_alpha_and_beta_scale(capsys, scalars):
+    """‖C − C_ref‖ was divided by ‖A‖‖B‖ alone: alpha = 1000 "exceeded the bound", alpha = 1e-5 could not."""
+    code, out, _ = _run(capsys, "run", STRASSEN, "-n", "37", "--backend", "numpy", *scalars)
+    error = float(out.split("relative error")[1].split()[0])
+    assert code == 0 and 1e-18 < error < 1e-15

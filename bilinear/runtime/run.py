@@ -150,7 +150,7 @@ def run_once(
     xp = product.backend.xp
     A, B, C = random_inputs(xp, M, K, N, product.dtype, seed)
     originalA, originalB = A.copy(), B.copy()
-    scale = error_scale(A, B)
+    scale = error_scale(A, B, alpha, beta, C)
     exact = float64_reference(A, B, C, alpha, beta)
 
     out = C.copy()
