@@ -113,3 +113,17 @@ def test_read_only_inputs_of_an_in_place_schedule_and_a_read_only_out_are_refuse
         bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")(A, B, out=_read_only(C))
     with pytest.raises(ValueError, match="read-only"):
         bilinear.matmul(_read_only(A), B, inplace=True)
+
+
+@pytest.mark.parametrize("levels", [1, "auto"])
+@pytest.mark.parametrize("shape", [(5, 0, 5), (0, 5, 5), (5, 5, 0)])
+def test_compiled_products_of_empty_matrices(shape, levels):
+    """NumPy gives empty arrays strides (0, 0): they were refused as not row-major, and levels="auto"
+    divided by zero."""
+    M, K, N = shape
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels=levels)
+    C = product(np.zeros((M, K)), np.zeros((K, N)))
+    assert C.shape == (M, N) and not C.any()
+    out = np.full((M, N), 2.0)
+    assert np.array_equal(product(np.zeros((M, K)), np.zeros((K, N)), out=out, beta=0.5), np.full((M, N), 1.0))
+    assert bilinear.matmul(np.zeros((M, K)), np.zeros((K, N)), inplace=True).shape == (M, N)

@@ -40,6 +40,8 @@ class AutoProduct:
 
     def choose(self, M: int, K: int, N: int) -> tuple[int, str, float]:
         """(levels, leaf, predicted seconds) for an M×K×N product."""
+        if 0 in (M, K, N):  # nothing to multiply: the library alone (the product only scales out)
+            return 0, "cublas", 0.0
         if (M, K, N) not in self.choices:
             self.choices[(M, K, N)] = choose_levels(
                 self._lowered_for, self.ceilings, M, K, N, leaves=self.leaves, max_levels=self.max_levels

@@ -156,6 +156,9 @@ class CompiledProduct:
                 f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
                 "same array or overlap; pass a copy of one of them"
             )
+        if 0 in (A.shape[0], A.shape[1], B.shape[1]):  # alpha·A@B is an empty sum: out = beta·out
+            out[...] = beta * out if beta else 0
+            return out
         self.executor_for(A.shape[0], A.shape[1], B.shape[1]).run(A, B, out, alpha=alpha, beta=beta)
         return out
 

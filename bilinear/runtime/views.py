@@ -64,7 +64,10 @@ def fingerprint(view: View) -> tuple:
 
 
 def is_row_major(view: View) -> bool:
-    """Unit column stride and a row stride of at least one row: a C-contiguous matrix or a row-slice of one."""
+    """Unit column stride and a row stride of at least one row: a C-contiguous matrix or a row-slice of
+    one (an empty matrix is, whatever strides NumPy gives it)."""
+    if view.size == 0:
+        return True
     return view.strides[1] == view.itemsize and view.strides[0] >= view.shape[1] * view.itemsize
 
 
