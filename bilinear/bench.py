@@ -11,6 +11,7 @@ beside the performance model's prediction.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -128,16 +129,30 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
 def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:
     from .output import write_atomic
 
-    write_atomic(path, json.dumps({
-        "ceilings": {k: asdict(c) for k, c in ceilings.items()},
-        "results": [r.row() for r in results],
-    }, indent=1))
+    document = {"ceilings": {k: asdict(c) for k, c in ceilings.items()}, "results": [r.row() for r in results]}
+    write_atomic(path, json.dumps(_no_nan(document), indent=1))
+
+
+def _no_nan(value):
+    """``value`` with every NaN as None (JSON's null): a bare NaN is not JSON, and only Python reads it."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_no_nan(v) for v in value]
+    return value
 
 
 def read_json(path: Path) -> list[BenchResult]:
     """The results a ``--json`` file holds (to plot or compare them again)."""
     rows = json.loads(Path(path).read_text())["results"]
-    return [BenchResult(**{**row, "stages": tuple(StageTime(**s) for s in row["stages"])}) for row in rows]
+
+    def floats(fields: dict, kind) -> dict:  # null was NaN (write_json)
+        return {k: math.nan if v is None and kind.__dataclass_fields__[k].type == "float" else v for k, v in fields.items()}
+
+    return [BenchResult(**{**floats(row, BenchResult), "stages": tuple(StageTime(**floats(s, StageTime)) for s in row["stages"])})
+            for row in rows]
 
 
 _MARKERS = {0: "D", 1: "o", 2: "s", 3: "^"}  # by level count

@@ -127,3 +127,26 @@ def test_compiled_products_of_empty_matrices(shape, levels):
     out = np.full((M, N), 2.0)
     assert np.array_equal(product(np.zeros((M, K)), np.zeros((K, N)), out=out, beta=0.5), np.full((M, N), 1.0))
     assert bilinear.matmul(np.zeros((M, K)), np.zeros((K, N)), inplace=True).shape == (M, N)
+
+
+def test_beta_without_out_is_refused_as_matmul_refuses_it():
+    """The compiled product set beta to 0 without a word; bilinear.matmul refused the same call."""
+    A, B, _ = random_inputs(np, 8, 8, 8, "float64", seed=1)
+    with pytest.raises(ValueError, match=r"^beta ≠ 0 needs out= \(the C to accumulate into\)$"):
+        bilinear.compile(MSMES, backend="numpy")(A, B, beta=0.5)
+    with pytest.raises(ValueError, match=r"^beta ≠ 0 needs out="):
+        bilinear.matmul(A, B, beta=0.5)
+
+
+def test_bench_json_holds_no_bare_nan(tmp_path):
+    """predicted_ms was NaN on the CPU, which JSON parsers other than Python's refuse."""
+    import json
+
+    from bilinear.cli import main
+
+    assert main(["bench", str(MSMES), "-n", "8", "--levels", "1", "--backend", "numpy", "--json", str(tmp_path / "b.json")]) == 0
+    json.loads((tmp_path / "b.json").read_text(), parse_constant=lambda name: pytest.fail(f"bare {name} in the JSON"))
+    from bilinear.bench import read_json
+
+    (result,) = read_json(tmp_path / "b.json")
+    assert result.predicted_ms != result.predicted_ms  # NaN again, as measured

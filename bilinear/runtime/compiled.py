@@ -144,8 +144,9 @@ class CompiledProduct:
         if A.shape[1] != B.shape[0]:
             raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
         if out is None:
+            if beta != 0:  # there is no C to accumulate into (bilinear.matmul refuses it alike)
+                raise ValueError("beta ≠ 0 needs out= (the C to accumulate into)")
             out = self.backend.xp.zeros((A.shape[0], B.shape[1]), dtype=self.dtype)
-            beta = 0.0
         else:
             out = self._as_array(out, "out")
             if out.shape != (A.shape[0], B.shape[1]):
