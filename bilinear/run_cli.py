@@ -169,10 +169,11 @@ def _compile(args) -> int:
 
 
 def _run(args) -> int:
-    if args.gpus is not None:
-        from .distributed.cli import run_command
+    from .distributed.cli import check_single_device, run_command
 
+    if args.gpus is not None:
         return run_command(args)
+    check_single_device(args)
     from .runtime.compiled import CompiledProduct, make_backend
     from .runtime.run import check_fits, run_once
 
@@ -188,10 +189,11 @@ def _run(args) -> int:
 
 
 def _bench(args) -> int:
-    if args.gpus is not None:
-        from .distributed.cli import bench_command
+    from .distributed.cli import bench_command, check_single_device
 
+    if args.gpus is not None:
         return bench_command(args)
+    check_single_device(args)
     from .bench_cli import run_bench
 
     return run_bench(args)

@@ -465,3 +465,18 @@ def test_run_judges_the_error_relative_to_what_alpha_and_beta_scale(capsys, scal
     code, out, _ = _run(capsys, "run", STRASSEN, "-n", "37", "--backend", "numpy", *scalars)
     error = float(out.split("relative error")[1].split()[0])
     assert code == 0 and 1e-18 < error < 1e-15
+
+
+@pytest.mark.parametrize("options, named", [(("--local", "msmes"), "--local"), (("--steps", "2"), "--steps"),
+                                            (("--decomposition", "2d"), "--decomposition"),
+                                            (("--inputs", "block2d", "--output", "root"), "--inputs, --output")])
+def test_distribution_options_without_gpus_are_refused(capsys, options, named):
+    """run and bench without --gpus ran on one device and ignored them."""
+    for command in ("run", "bench"):
+        code, _, err = _run(capsys, command, STRASSEN, "-n", "8", "--levels", "1", "--backend", "numpy", *options)
+        assert code == 1 and f"{named} apply only with --gpus P" in err
+
+
+def test_plan_refuses_local_which_it_does_not_use(capsys):
+    code, _, err = _run(capsys, "plan", STRASSEN, "--gpus", "2", "-n", "64", "--local", "msmes")
+    assert code == 1 and "plan lays out the products over the ranks; --local" in err

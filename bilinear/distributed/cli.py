@@ -61,6 +61,17 @@ def add_distribution_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_single_device(args) -> None:
+    """Refuse the distribution options on a one-device run (``run``/``bench`` without --gpus), which
+    would not use them."""
+    given = [option for option, value, default in (
+        ("--decomposition", args.decomposition, "bfs"), ("--steps", args.steps, None), ("--local", args.local, None),
+        ("--inputs", args.inputs, "replicated"), ("--output", args.output, "replicated")) if value != default]
+    if given:
+        raise ValueError(f"{', '.join(given)} apply only with --gpus P (a distributed run under mpiexec); "
+                         "without --gpus the product runs on one device")
+
+
 def add_plan_parser(commands) -> None:
     plan = commands.add_parser(
         "plan",
@@ -154,6 +165,9 @@ def plan_command(args) -> int:
     from .check import verify_plan
     from .plan import make_plan
 
+    if args.local is not None:
+        raise ValueError("plan lays out the products over the ranks; --local (what each rank multiplies its products "
+                         "with) applies to run and bench")
     ranks = args.gpus or 2
     if ranks < 1:
         raise ValueError(f"--gpus must be at least 1, not {ranks}")
