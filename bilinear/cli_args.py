@@ -38,6 +38,11 @@ def tries(text: str) -> int:
     return positive(text, least=0, most=MOST_TRIES)
 
 
+def modulus(text: str) -> int:
+    """An argparse type: a modulus, a whole number of at least 2."""
+    return positive(text, least=2)
+
+
 def chains(text: str) -> int:
     """An argparse type: parallel searches, 1 to :data:`MOST_CHAINS`."""
     return positive(text, most=MOST_CHAINS)
@@ -191,8 +196,8 @@ INPUT_FORMATS = ("bl", "fast-matmul", "plinopt", "kauers", "mathematica", "permi
 
 def shape_text(text: str) -> str:
     """An argparse type: ``m,k,n``, three whole numbers of at least 1 (kept as text for the readers)."""
-    parts = text.split(",")
-    if len(parts) != 3 or not all(part.strip().isdigit() and int(part) >= 1 for part in parts):
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 3 or not all(part.isdigit() and len(part) <= 9 and int(part) >= 1 for part in parts):
         raise argparse.ArgumentTypeError(f"expected m,k,n (three whole numbers of at least 1), not {text!r}")
     return text
 
@@ -214,7 +219,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         help="let AlphaTensor's pickled (rectangular) entries load; this runs code stored in the file",
     )
     parser.add_argument(
-        "--mod", type=lambda text: positive(text, least=2), default=None, metavar="P",
+        "--mod", type=modulus, default=None, metavar="P",
         help="the scheme is claimed modulo P (the integers modulo P: GF(P) when P is prime), where its file name does not say so (e.g. a flip-graph vertex)",
     )
 
