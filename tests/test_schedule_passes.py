@@ -141,3 +141,18 @@ def test_fusion_keeps_apart_stages_whose_block_shapes_would_read_each_other(tmp_
     product = bilinear.compile(program, backend="numpy", levels=2)
     A, B, _ = random_inputs(np, 40, 40, 40, "float64", seed=2)
     assert np.allclose(product(A, B), A @ B, rtol=1e-12, atol=1e-12)
+
+
+def test_the_lowering_refuses_a_stage_whose_shapes_read_each_other(tmp_path):
+    """The rule the fusion pass keeps (schedule.effect.crossing_shapes) is the one the lowering checks."""
+    from bilinear.ir import Stage
+    from bilinear.lower.elementwise import lower_elementwise
+
+    for name in ("naive2x2.bl", "crossing.bl"):
+        text = CROSSING if name == "crossing.bl" else (ROOT / "algorithms" / name).read_text(encoding="utf-8")
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    schedule = bilinear.load(tmp_path / "crossing.bl").schedules[0]
+    s1, s2 = (next(s for s in schedule.stages if s.name == n) for n in ("s1", "s2"))
+    merged = Stage("s1+s2", s1.statements + s2.statements, s1.span, ordered=True)
+    with pytest.raises(ValueError, match="^a stage writes a C-shaped buffer that a A-shaped statement reads in the same stage"):
+        lower_elementwise(merged, schedule, "k", "float64")

@@ -11,7 +11,6 @@ need a whole definition live in :mod:`bilinear.frontend.check`.
 
 from __future__ import annotations
 
-import sys
 
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +35,7 @@ from ..ir import (
     operand_of,
     shape_too_large,
 )
+from .formats.common import TOO_MANY_DIGITS
 from .grammar import LARK
 from .raw import RawAlgorithm, RawDefinition, RawSchedule, RawTable, Use
 from .syntax_errors import syntax_error
@@ -346,6 +346,6 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
             span = Span(path, meta.line, meta.column, meta.end_line, meta.end_column) if meta and not meta.empty else None
             message = str(error.orig_exc)
             if "integer string conversion" in message:  # Python's own limit, whose message names its internals
-                message = f"a number of more than {sys.get_int_max_str_digits()} digits cannot be read"
+                message = TOO_MANY_DIGITS
             raise BilinearError(Diagnostic(message, span)) from None
         raise

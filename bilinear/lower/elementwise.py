@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..ir import Form, Schedule, Stage
-from ..schedule.effect import like_of, net_effect
+from ..schedule.effect import crossing_shapes, like_of, net_effect
 from .render import render
 
 CTYPES = {"float64": "double", "float32": "float"}
@@ -100,18 +100,11 @@ def _compute_body(stage: Stage, schedule: Schedule) -> tuple[tuple[str, ...], tu
         reads = sorted({slot[n] for t in targets for n in effect[t].names()})
         assignments = tuple(Assignment(slot[t], tuple((slot[n], c) for n, c in effect[t].terms)) for t in targets)
         groups.append(Group(like, tuple(reads), tuple(slot[t] for t in targets), assignments))
-    _check_independent(groups)
+    crossing = crossing_shapes(effect, schedule)
+    if crossing is not None:
+        raise ValueError(f"a stage writes a {crossing[0]}-shaped buffer that a {crossing[1]}-shaped statement reads in "
+                         "the same stage; split the stage")
     return buffers, tuple(groups)
-
-
-def _check_independent(groups: list[Group]) -> None:
-    for group in groups:
-        for other in groups:
-            if other is not group and set(group.writes) & set(other.reads):
-                raise ValueError(
-                    f"a stage writes a {group.like}-shaped buffer that a {other.like}-shaped statement reads in the "
-                    "same stage; split the stage"
-                )
 
 
 # --- rendering ---------------------------------------------------------------------------

@@ -27,15 +27,13 @@ def net_effect(statements: tuple[Update, ...]) -> dict[str, Form]:
     return {target: Form.of(value) for target, value in values.items()}
 
 
-def shapes_read_each_other(statements: tuple[Update, ...], schedule: Schedule) -> bool:
-    """Whether one kernel could not run these statements: a buffer of one block shape is written
-    from (or written and then read by) a buffer of another shape.  A kernel runs each shape's part
-    over that shape's blocks, so neither part may read what the other writes."""
-    effect = net_effect(statements)
+def crossing_shapes(effect: dict[str, Form], schedule: Schedule) -> tuple[str, str] | None:
+    """(the shape written, the shape that reads it) where one kernel could not run ``effect``
+    (:func:`net_effect`'s result), else None.  A kernel runs each block shape's part over that
+    shape's blocks, so no part may read a buffer another part writes."""
     written = {target: like_of(target, schedule) for target, form in effect.items() if form != Form.symbol(target)}
-    return any(
-        name in written and written[name] != like
-        for target, form in effect.items() if target in written
-        for like in (written[target],)
-        for name in form.names() if name != target
-    )
+    for target, like in written.items():
+        for name in effect[target].names():
+            if name in written and written[name] != like:
+                return written[name], like
+    return None

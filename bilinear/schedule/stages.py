@@ -10,7 +10,7 @@ from bisect import bisect_left
 from dataclasses import replace
 
 from ..ir import Multiply, Schedule, Stage, Statement
-from .effect import shapes_read_each_other
+from .effect import crossing_shapes, net_effect
 
 
 def depends(later: Statement, earlier: Statement) -> bool:
@@ -110,7 +110,7 @@ def fuse_elementwise(schedule: Schedule) -> Schedule:
     for stage in schedule.stages:
         previous = fused[-1] if fused else None
         if (previous is not None and not previous.is_product_stage() and not stage.is_product_stage()
-                and not shapes_read_each_other(previous.statements + stage.statements, schedule)):
+                and crossing_shapes(net_effect(previous.statements + stage.statements), schedule) is None):
             fused[-1] = Stage(
                 f"{previous.name}+{stage.name}", previous.statements + stage.statements, previous.span, ordered=True
             )

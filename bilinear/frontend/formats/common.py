@@ -44,6 +44,7 @@ def line_span(path: Path, line_number: int, line: str) -> Span:
 # Python reads and writes integers of at most this many digits as text; a coefficient past it
 # is refused before it is computed (``Fraction("1e1000000000")`` computes 10**1000000000).
 MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+TOO_MANY_DIGITS = f"a number of more than {MAX_DIGITS} digits cannot be read"
 _EXPONENT = re.compile(r"[eE]([+-]?[0-9][0-9_]*)\s*$")
 
 
@@ -64,7 +65,7 @@ def exact_fraction(text: str) -> Fraction:
         power = exponent.group(1).replace("_", "")
         digits += abs(int(power)) if len(power) <= 12 else MAX_DIGITS + 1
     if digits > MAX_DIGITS:
-        raise TooManyDigits(f"{brief(text)!r} has more than {MAX_DIGITS} digits; such a number cannot be read")
+        raise TooManyDigits(f"{brief(text)!r}: {TOO_MANY_DIGITS}")
     return Fraction(text)
 
 

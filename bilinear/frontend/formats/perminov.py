@@ -24,7 +24,7 @@ from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
 from ..loader import read_source
 from .common import (
-    MAX_DIGITS,
+    TOO_MANY_DIGITS,
     TooManyDigits,
     algorithm_from_tables,
     brief,
@@ -127,7 +127,7 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
 
         fail(f"{path.name} is not JSON: {getattr(error, 'msg', 'nested too deeply')}", Span(str(path), line, column, line, column + 1))
     except ValueError:  # an integer past Python's digit limit (JSONDecodeError, a ValueError too, is caught above)
-        fail(f"{path.name} holds a number of more than {MAX_DIGITS} digits; such a number cannot be read", whole_file(path))
+        fail(f"{path.name}: {TOO_MANY_DIGITS}", whole_file(path))
     if not isinstance(data, dict) or "u" not in data or "n" not in data:
         fail(
             f"{path.name} is not a scheme: a Perminov scheme is a JSON object with \"n\" (the shape), \"m\" (the rank) "

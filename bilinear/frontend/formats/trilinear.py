@@ -26,7 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ...ir import Span
-from .common import MAX_DIGITS, fail
+from .common import TOO_MANY_DIGITS, fail
 
 _LETTERS = "abc"
 _ENTRY = re.compile(r"([abc])([1-9])([1-9])")
@@ -215,9 +215,6 @@ def _starts_entry(line: str, position: int) -> bool:
     return before < 0 or not (line[before].isalpha() or line[before] == "_")
 
 
-_TOO_MANY_DIGITS = f"a number of more than {MAX_DIGITS} digits cannot be read"
-
-
 def _tree(text: str, reader: _Line) -> ast.AST:
     try:
         return ast.parse(text, mode="eval").body
@@ -230,7 +227,7 @@ def _tree(text: str, reader: _Line) -> ast.AST:
         reason = (error.msg or "").split(".")[0]
         span = Span(str(reader.path), reader.number, column, reader.number, column + 1)
         if "integer string conversion" in reason:  # Python's digit limit, in words that name its internals
-            fail(_TOO_MANY_DIGITS, Span(str(reader.path), reader.number, 1, reader.number, 2))
+            fail(TOO_MANY_DIGITS, Span(str(reader.path), reader.number, 1, reader.number, 2))
         if "never closed" in reason:
             fail(f"{what} is never closed: {WHOLE_PRODUCT}", span)
         fail(f"unexpected {what} in a product ({reason}): {WHOLE_PRODUCT}", span)
@@ -314,7 +311,7 @@ def parse_product(line: str, number: int, path: Path) -> TrilinearProduct:
     try:
         plain = _plain_product(line, number, path, whole)
     except ValueError:  # int() of a number past Python's digit limit
-        fail(_TOO_MANY_DIGITS, whole)
+        fail(TOO_MANY_DIGITS, whole)
     if plain is not None:
         return plain
     text, inserted = _explicit(line.strip())
