@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
+from .frontend.loader import find_scheme
 from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue
 from .ir import Algorithm, Program, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
@@ -43,11 +44,12 @@ def _check_shape_option(shape: str | None) -> None:
 
 
 def _as_path(value: object) -> Path:
-    """A file name as a Path; ValueError for anything else (None, numbers, bytes, lists)."""
+    """A file name as a Path, or the shipped scheme a bare name names (as the CLI reads FILE);
+    ValueError for anything else (None, numbers, bytes, lists)."""
     if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
         path = Path(value)
         if str(path) not in ("", "."):
-            return path
+            return find_scheme(str(path))
     # reprlib: a large object (a loaded Algorithm) is named, not printed whole
     raise ValueError(f"expected a path to a .bl or catalogue file, not {type(value).__name__} {reprlib.repr(value)}")
 
@@ -68,7 +70,8 @@ def load(
     """Load a .bl file (with what it uses) or an exact catalogue scheme.
 
     Args:
-        path: the file.
+        path: the file, or a shipped scheme's name (``"strassen"``, ``"msmes"``)
+            where no file of that name is in the working folder.
         format: ``"bl"`` or a catalogue format such as ``"fast-matmul"``;
             detected from the file when omitted.
         shape: ``"m,k,n"`` for catalogue files whose shape cannot be inferred.
@@ -179,7 +182,8 @@ def compile(
     """Verify, lower and load a scheme; returns a callable ``f(A, B, out=None, alpha=1, beta=0)``.
 
     Args:
-        source: a .bl path or a loaded :class:`~bilinear.ir.Program`; its last
+        source: a .bl path, a shipped scheme's name (``"msmes"``) or a loaded
+            :class:`~bilinear.ir.Program`; its last
             definition (an algorithm or a schedule) is compiled.
         dtype: ``"float32"`` or ``"float64"``.
         levels: levels of recursion (0 runs the leaf alone), or ``"auto"``: the

@@ -150,3 +150,20 @@ def test_bench_json_holds_no_bare_nan(tmp_path):
 
     (result,) = read_json(tmp_path / "b.json")
     assert result.predicted_ms != result.predicted_ms  # NaN again, as measured
+
+
+@pytest.mark.parametrize("name", ["strassen", "msmes", "rsmm.bl"])
+def test_load_verify_and_compile_take_a_shipped_name_as_the_cli_does(name, tmp_path, monkeypatch):
+    """`bilinear verify strassen` works; bilinear.load("strassen") said "No such file"."""
+    monkeypatch.chdir(tmp_path)  # no file of that name here
+    program = bilinear.load(name)
+    assert program.path == str(ROOT / "algorithms" / (name if name.endswith(".bl") else f"{name}.bl"))
+    assert bilinear.verify(name).ok
+    A, B, _ = random_inputs(np, 8, 8, 8, "float64", seed=2)
+    assert np.allclose(bilinear.compile(name, backend="numpy")(A, B), A @ B, rtol=1e-12, atol=1e-12)
+
+
+def test_a_file_in_the_working_folder_wins_over_a_shipped_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "strassen").write_text((ROOT / "algorithms" / "naive2x2.bl").read_text())
+    assert bilinear.load("strassen").main.name == "naive2x2"
