@@ -53,6 +53,9 @@ CASES = {
     "unknown_property.bl": (3, 35, "unknown schedule property 'fast'"),
     "missing_use.bl": (1, 1, "cannot find 'no_such_file.bl': looked in {folder} and in the shipped algorithms"),
     "empty.bl": (1, 1, "the file defines no algorithm, table or schedule"),
+    # an empty stage was a syntax error at the next stage's name ("unexpected 'b'; expected '*', ...")
+    "empty_stage.bl": (4, 3, "stage a has no statements"),
+    "empty_last_stage.bl": (5, 3, "stage b has no statements"),
 }
 
 

@@ -33,6 +33,8 @@ def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules
         if stage.name in stage_names:
             findings.error(f"stage {stage.name} is defined twice", stage.span, f"first defined at {stage_names[stage.name]}")
         stage_names[stage.name] = stage.span
+        if not stage.statements:
+            findings.error(f"stage {stage.name} has no statements", stage.span)
         for statement in stage.statements:
             _check_statement(statement, algorithm.shape, temporaries, properties, raw.name, findings)
     if "inplace" in properties and raw.temporaries:
