@@ -16,7 +16,7 @@ import argparse
 import signal
 import sys
 
-from .cli_args import add_input_options, add_report_options, report_format
+from .cli_args import add_input_options, add_report_options, joined_scalars, report_format
 from .compose_cli import add_parsers as add_compose_parsers
 from . import __version__
 from .diagnostics import BilinearError, Diagnostic, render
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(joined_scalars(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.handler(args)
     except BilinearError as error:

@@ -231,3 +231,32 @@ def load_input(args):
     return load(
         args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle, modulus=args.mod
     )
+
+
+SCALAR_OPTIONS = ("--alpha", "--beta")
+
+
+def joined_scalars(argv: list[str]) -> list[str]:
+    """``--alpha -1e5`` as ``--alpha=-1e5``: argparse before Python 3.13 takes a negative number in
+    scientific notation (or ``-inf``) for an option and says "expected one argument"."""
+    joined, index = [], 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":  # the rest are positional, as they are to argparse
+            return joined + argv[index:]
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if word in SCALAR_OPTIONS and following.startswith("-") and _is_number(following):
+            joined.append(f"{word}={following}")
+            index += 2
+        else:
+            joined.append(word)
+            index += 1
+    return joined
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -480,3 +480,15 @@ def test_distribution_options_without_gpus_are_refused(capsys, options, named):
 def test_plan_refuses_local_which_it_does_not_use(capsys):
     code, _, err = _run(capsys, "plan", STRASSEN, "--gpus", "2", "-n", "64", "--local", "msmes")
     assert code == 1 and "plan lays out the products over the ranks; --local" in err
+
+
+@pytest.mark.parametrize("scalars", [("--alpha", "-1e5"), ("--beta", "-2.5E-3"), ("--alpha", "-1e5", "--beta", "-.5e1")])
+def test_negative_scalars_in_scientific_notation_are_values_not_options(capsys, scalars):
+    """argparse before Python 3.13 took `-1e5` for an option: "argument --alpha: expected one argument"."""
+    code, out, _ = _run(capsys, "run", STRASSEN, "-n", "16", "--backend", "numpy", *scalars)
+    assert code == 0 and "relative error" in out
+
+
+def test_a_negative_infinite_scalar_is_judged_as_a_number(capsys):
+    code, _, err = _run(capsys, "run", STRASSEN, "-n", "8", "--backend", "numpy", "--alpha", "-inf")
+    assert code == 2 and "argument --alpha: must be a finite number, not '-inf'" in err
