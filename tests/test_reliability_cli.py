@@ -492,3 +492,13 @@ def test_negative_scalars_in_scientific_notation_are_values_not_options(capsys, 
 def test_a_negative_infinite_scalar_is_judged_as_a_number(capsys):
     code, _, err = _run(capsys, "run", STRASSEN, "-n", "8", "--backend", "numpy", "--alpha", "-inf")
     assert code == 2 and "argument --alpha: must be a finite number, not '-inf'" in err
+
+
+def test_too_few_moduli_that_miss_the_bound_are_named(capsys):
+    """--moduli 8 failed the bound with no word on why; the default at the leaves' k is 15."""
+    code, out, err = _run(capsys, "run", STRASSEN, "-n", "64", "--backend", "numpy", "--leaf", "ozaki", "--moduli", "8")
+    assert code == 1 and "EXCEEDS THE BOUND" in out
+    assert ("note: 8 moduli keep 29 and 28 bits of A's and B's elements at the leaves' k = 32; float64's 53 bits "
+            "need 15, the number chosen when --moduli is left out") in err
+    code, _, err = _run(capsys, "run", STRASSEN, "-n", "64", "--backend", "numpy", "--leaf", "ozaki")
+    assert code == 0 and "note:" not in err
