@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 from .lower.breadth import BreadthFirst
 from .lower.elementwise import ElementwiseKernel
-from .lower.plan import LevelPlan, Lowered, recurses
+from .lower.plan import LevelPlan, Lowered, broken_condition, recurses
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
 
@@ -162,11 +162,15 @@ def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int) -> flo
 
 def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings, M: int, K: int, N: int,
                   leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
-    """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library alone."""
+    """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library
+    alone.  Levels stop where a schedule's shape condition breaks (more levels would break it too)."""
     best = (0, "cublas", 2.0 * M * K * N / ceilings.rate(M, K, N))
     for leaf in leaves:
         for levels in range(1, max_levels + 1):
-            seconds = predict(lowered_for(levels, leaf), ceilings, M, K, N)
+            lowered = lowered_for(levels, leaf)
+            if broken_condition(lowered, M, K, N):  # its blocks break a shape condition: it cannot run
+                break
+            seconds = predict(lowered, ceilings, M, K, N)
             if seconds < best[2]:
                 best = (levels, leaf, seconds)
     return best

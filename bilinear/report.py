@@ -102,7 +102,7 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
         "workspace_blocks_per_level": entry.workspace,
         "workspace_bytes_one_level": per_level,
         "elementwise_bytes_one_level": elementwise_bytes,
-        "shape_conditions": list(entry.shape_conditions),
+        "shape_conditions": [str(condition) for condition in entry.shape_conditions],
         "restores": schedule.restores,
         "n": n,
         "dtype": dtype,

@@ -18,6 +18,7 @@ from ..ir import Multiply, Stage, Update, operand_of, parse_block
 from .elementwise import VECTOR, ElementwiseKernel
 from .host_code import (
     ChildCall,
+    Condition,
     EwCall,
     EwGroup,
     FlatCase,
@@ -297,6 +298,8 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
         flats=tuple(host.flats),
         kernels=tuple(host.kernels.values()),
         temps=tuple(host.temp_list),
+        conditions=tuple(Condition(level, f"b{c.have.lower()} == b{c.need.lower()}", str(c))
+                         for level, plan in enumerate(lowered.levels) for c in plan.shape_conditions),
     )
 
 

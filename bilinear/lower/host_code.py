@@ -117,6 +117,15 @@ class KernelCode:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """A shape condition of the schedule at ``level`` (0-based) as C++ over its block dimensions."""
+
+    level: int
+    check: str  # e.g. "bk == bn"
+    text: str  # as the report states it
+
+
+@dataclass(frozen=True)
 class Temp:
     level: int
     rows: str  # in the level's block dimensions: "bm", "bk" or "bn"
@@ -143,3 +152,4 @@ class HostDtype:
     flats: tuple[FlatCode, ...]
     kernels: tuple[KernelCode, ...]
     temps: tuple[Temp, ...]
+    conditions: tuple[Condition, ...] = ()  # checked before anything runs (status 3000 + level)

@@ -19,6 +19,7 @@ from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Schedule, Stage, Update
 from ..schedule import default_schedule, fuse_elementwise, single_target
 from ..verify.lazy import verify_schedule
+from ..verify.schedule import ShapeCondition
 from .elementwise import ElementwiseKernel, lower_elementwise
 from .options import DTYPES, LAUNCH_PRODUCTS, LAUNCH_SUM_SHAPES, LEAF_KINDS, LEAVES, MAX_LEVELS, Options
 
@@ -36,6 +37,9 @@ class LevelPlan:
     schedule: Schedule
     steps: tuple[Step, ...]
     accumulate_fallback: "LevelPlan | None" = field(default=None)
+    # Block dimensions the schedule needs equal (a temporary holds another operand's blocks):
+    # checked before a call runs (bilinear.lower.plan.broken_condition)
+    shape_conditions: tuple[ShapeCondition, ...] = ()
 
     def kernels(self) -> tuple[ElementwiseKernel, ...]:
         own = tuple(s for s in self.steps if isinstance(s, ElementwiseKernel))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
-from ..verify import Report, verify_program
+from ..verify import Report, ScheduleReport, ShapeCondition, verify_program
 from ..verify.expand import expansion_of
 from .breadth import BreadthFirst, lower_breadth_first, render_breadth_first
 from .elementwise import ElementwiseKernel, render_elementwise
@@ -117,6 +117,11 @@ class Verified:
         if not self.report.ok:
             raise BilinearError(*(d for entry in self.report.entries for d in entry.errors))
 
+    def shape_conditions(self, schedule: str) -> tuple[ShapeCondition, ...]:
+        """What the block shapes must meet for schedule ``schedule`` (the report's "requires")."""
+        return next((entry.shape_conditions for entry in self.report.entries
+                     if isinstance(entry, ScheduleReport) and entry.schedule.name == schedule), ())
+
 
 def verified(program: Program) -> Verified:
     """Verify ``program``; raises BilinearError with the diagnostics when it does not verify."""
@@ -132,7 +137,7 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
     Raises:
         BilinearError: when a named definition does not exist or the program does not verify.
     """
-    return _lower((program if isinstance(program, Verified) else verified(program)).program, options, per_level)
+    return _lower(program if isinstance(program, Verified) else verified(program), options, per_level)
 
 
 def library_name(program: Program, per_level: tuple[str, ...] | None) -> str:
@@ -142,10 +147,11 @@ def library_name(program: Program, per_level: tuple[str, ...] | None) -> str:
     return "_".join(dict.fromkeys(per_level)) if per_level else program.main.name
 
 
-def _lower(program: Program, options: Options, per_level: tuple[str, ...] | None) -> Lowered:
+def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | None) -> Lowered:
+    program = checked.program
     fewer = None
     if options.breadth and options.workspace_limit is not None:
-        fewer = _lower(program, replace(options, breadth=options.breadth - 1), per_level)
+        fewer = _lower(checked, replace(options, breadth=options.breadth - 1), per_level)
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
@@ -170,9 +176,10 @@ def _lower(program: Program, options: Options, per_level: tuple[str, ...] | None
         if schedule is None:
             leaf = "fused" if level >= len(resolved) - carried else "cublas"
             schedule, level_options = default_for(algorithm, leaf), replace(options, leaf=leaf)
+            conditions = ()  # a default schedule's temporaries hold their own operand's sums
         else:
-            level_options = options
-        plans.append(level_plan(schedule, algorithm, level_options, kernel_names))
+            level_options, conditions = options, checked.shape_conditions(schedule.name)
+        plans.append(replace(level_plan(schedule, algorithm, level_options, kernel_names), shape_conditions=conditions))
     plans = tuple(plans)
     return Lowered(name, options, plans, problem_tree(plans, options), breadth, fewer)
 
@@ -212,6 +219,18 @@ def level_dims(lowered: Lowered, M: int, K: int, N: int):
         shape = plan.algorithm.shape
         dims = (dims[0] // shape.m, dims[1] // shape.k, dims[2] // shape.n)
         yield level, plan, dims
+
+
+def broken_condition(lowered: Lowered, M: int, K: int, N: int) -> str | None:
+    """Why an M×K×N product cannot run: a level it reaches splits it into blocks that break a
+    shape condition of that level's schedule; None when every level's blocks meet them."""
+    for level, plan, (bm, bk, bn) in level_dims(lowered, M, K, N):
+        for condition in plan.shape_conditions:
+            if not condition.holds((bm, bk, bn)):
+                return (f"schedule {plan.schedule.name} requires {condition}: at level {level + 1} of this {M}x{K} @ "
+                        f"{K}x{N} product its blocks are {bm}x{bk} @ {bk}x{bn}; choose sizes whose blocks meet it, "
+                        "or fewer levels")
+    return None
 
 
 def leaf_dims(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, int, int]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..lower.plan import Lowered, leaf_dims
+from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
 from .executor import Executor
 from .views import check_out_apart, is_row_major, overlaps
@@ -137,7 +137,8 @@ class CompiledProduct:
         """Multiply; returns ``out`` (allocated when not given).
 
         Raises:
-            ValueError: for arrays of the wrong kind, dtype, shape or layout.
+            ValueError: for arrays of the wrong kind, dtype, shape or layout, and for sizes whose
+                blocks break a shape condition of the schedule (the report's "requires").
         """
         alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
         A, B = self._as_array(A, "A"), self._as_array(B, "B")
@@ -160,6 +161,8 @@ class CompiledProduct:
         if 0 in (A.shape[0], A.shape[1], B.shape[1]):  # alpha·A@B is an empty sum: out = beta·out
             out[...] = beta * out if beta else 0
             return out
+        if why := broken_condition(self.lowered, A.shape[0], A.shape[1], B.shape[1]):
+            raise ValueError(why)
         self.executor_for(A.shape[0], A.shape[1], B.shape[1]).run(A, B, out, alpha=alpha, beta=beta)
         return out
 

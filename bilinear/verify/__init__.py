@@ -15,7 +15,7 @@ from .algorithm import verify_algorithm
 from .counts import AlgorithmCounts, ScheduleCounts, count_algorithm, count_schedule
 from .expand import Expansion
 from .lazy import verify_schedule
-from .schedule import ProductUse, ScheduleCheck, workspace_blocks
+from .schedule import ProductUse, ScheduleCheck, ShapeCondition, workspace_blocks
 from .stability import Stability, stability
 
 
@@ -41,7 +41,7 @@ class ScheduleReport:
     counts: ScheduleCounts
     workspace: dict[str, int]  # temporaries per level, by the operand they are shaped like
     product_uses: tuple[ProductUse, ...]
-    shape_conditions: tuple[str, ...]
+    shape_conditions: tuple[ShapeCondition, ...]  # the block shapes it needs (the report's "requires")
     algorithm_ok: bool = True
 
     @property
@@ -134,6 +134,7 @@ __all__ = [
     "Expansion",
     "Report",
     "ScheduleReport",
+    "ShapeCondition",
     "report_algorithm",
     "report_schedule",
     "verify_program",

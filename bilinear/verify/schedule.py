@@ -23,8 +23,29 @@ from .algorithm import describe_difference
 from .expand import Expansion, bilinear, classical, expansion_of
 
 _KIND_WORDS = {"A": "an A-side value", "B": "a B-side value", "C": "a C value (products)"}
-# The dimensions of one block of each operand, as fractions of the problem.
-_DIMS = {"A": ("M/m", "K/k"), "B": ("K/k", "N/n"), "C": ("M/m", "N/n")}
+# The dimensions of one block of each operand: A's are (M/m)×(K/k), and so on.
+_DIMS = {"A": ("M", "K"), "B": ("K", "N"), "C": ("M", "N")}
+
+
+@dataclass(frozen=True)
+class ShapeCondition:
+    """Two block dimensions that must be equal (``have`` = ``need``, each one of M, K, N divided
+    by the algorithm's m, k, n) because temporary ``temp``, shaped like ``like`` blocks, holds a
+    value of ``kind``: the report's "requires" line, which the runtimes check before a call."""
+
+    have: str
+    need: str
+    temp: str
+    like: str
+    kind: str
+
+    def __str__(self) -> str:
+        return (f"{self.have}/{self.have.lower()} = {self.need}/{self.need.lower()} (temporary {self.temp}, "
+                f"shaped like {self.like}, holds {_KIND_WORDS[self.kind]})")
+
+    def holds(self, blocks: tuple[int, int, int]) -> bool:
+        """Whether blocks of ``blocks`` = (M/m, K/k, N/n) rows and columns meet it."""
+        return blocks["MKN".index(self.have)] == blocks["MKN".index(self.need)]
 
 
 def original_c(block: str) -> str:
@@ -61,7 +82,7 @@ class ScheduleCheck:
     errors: tuple[Diagnostic, ...]
     product_uses: tuple[ProductUse, ...]
     final: dict = field(compare=False)
-    shape_conditions: tuple[str, ...] = ()
+    shape_conditions: tuple[ShapeCondition, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -80,7 +101,7 @@ class _Simulation:
         self.expansion = expansion_of(algorithm)
         self.errors: list[Diagnostic] = []
         self.uses: list[ProductUse] = []
-        self.conditions: set[str] = set()
+        self.conditions: set[ShapeCondition] = set()
         self.writers: dict[str, list[tuple[Stage, Statement]]] = {}
         shape = algorithm.shape
         self.values: dict[str, Form | None] = {b: Form.symbol(b) for b in (*shape.blocks("A"), *shape.blocks("B"))}
@@ -157,7 +178,7 @@ class _Simulation:
     def _note_shape_condition(self, temp: str, kind: str) -> None:
         for have, need in zip(_DIMS[self.like[temp]], _DIMS[kind]):
             if have != need:
-                self.conditions.add(f"{have} = {need} (temporary {temp}, shaped like {self.like[temp]}, holds {_KIND_WORDS[kind]})")
+                self.conditions.add(ShapeCondition(have, need, temp, self.like[temp], kind))
 
     # --- statements -------------------------------------------------------------------------
     def run_update(self, stage: Stage, statement: Update) -> None:
@@ -233,7 +254,7 @@ class _Simulation:
         self.check_products()
         self.check_outputs()
         self.check_restored()
-        return ScheduleCheck(tuple(self.errors), tuple(self.uses), dict(self.values), tuple(sorted(self.conditions)))
+        return ScheduleCheck(tuple(self.errors), tuple(self.uses), dict(self.values), tuple(sorted(self.conditions, key=str)))
 
     def check_kinds(self, stage: Stage) -> None:
         """A stage is launched either as products or as element-wise kernels, never both."""

@@ -1,0 +1,114 @@
+"""A schedule whose temporary holds another operand's blocks verifies with conditions on the block
+shape ("requires K/k = N/n"); every runtime checks them before anything runs.
+
+rsmm with ``temp Y: A`` holds B blocks in an A-shaped temporary: right where blocks are square,
+out of its bounds elsewhere.  Before, a NumPy call failed with "could not broadcast", and the C++
+library ran its kernels over the mismatched views (cuBLAS said status 2007).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import bilinear
+from bilinear.cli import main
+from bilinear.measure import random_inputs
+
+CONDITIONS = ["M/m = K/k (temporary Y, shaped like A, holds a B-side value)",
+              "K/k = N/n (temporary Y, shaped like A, holds a B-side value)"]
+
+
+@pytest.fixture
+def y_like_a(tmp_path):
+    """rsmm with Y declared like A (it holds T1..T4, B sums) in ``tmp_path``."""
+    text = (ROOT / "algorithms" / "rsmm.bl").read_text(encoding="utf-8")
+    text = text.replace("temp Y: B", "temp Y: A").replace("schedule rsmm ", "schedule rsmm_ya ")
+    path = tmp_path / "rsmm_ya.bl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_report_states_the_conditions(y_like_a, capsys):
+    (entry,) = [e for e in bilinear.verify(y_like_a).entries if hasattr(e, "shape_conditions")]
+    assert [str(condition) for condition in entry.shape_conditions] == sorted(CONDITIONS)
+    assert main(["verify", str(y_like_a), "--format", "json"]) == 0
+    (schedule,) = [d for d in json.loads(capsys.readouterr().out)["entries"] if d["kind"] == "schedule"]
+    assert schedule["shape_conditions"] == sorted(CONDITIONS)
+
+
+def test_a_call_whose_blocks_break_a_condition_is_refused_before_it_runs(y_like_a):
+    product = bilinear.compile(y_like_a, backend="numpy", levels=2)
+    A, B, C = random_inputs(np, 64, 32, 64, "float64", seed=3)
+    before = C.copy()
+    message = ("schedule rsmm_ya requires K/k = N/n (temporary Y, shaped like A, holds a B-side value): at level 1 of "
+               "this 64x32 @ 32x64 product its blocks are 32x16 @ 16x32; choose sizes whose blocks meet it, "
+               "or fewer levels")
+    with pytest.raises(ValueError, match=f"^{message}$".replace("(", r"\(").replace(")", r"\)")):
+        product(A, B, out=C)
+    assert np.array_equal(C, before)  # nothing ran
+
+
+@pytest.mark.parametrize("dims", [(64, 64, 64), (37, 37, 37), (65, 64, 64), (1, 1, 1), (1, 5, 7)])
+def test_sizes_that_meet_the_conditions_multiply(y_like_a, dims):
+    """Peeled sizes count by their whole blocks (65 rows: 32-row blocks and one peeled row); a size
+    too small to split runs no level, so no condition applies."""
+    A, B, _ = random_inputs(np, *dims, "float64", seed=4)
+    assert np.allclose(bilinear.compile(y_like_a, backend="numpy", levels=2)(A, B), A @ B, rtol=1e-12, atol=1e-12)
+
+
+def test_run_says_so_and_exits_1(y_like_a, capsys):
+    assert main(["run", str(y_like_a), "-n", "64", "-k", "32", "--backend", "numpy"]) == 1
+    err = capsys.readouterr().err
+    assert "bilinear run: schedule rsmm_ya requires K/k = N/n" in err and "Traceback" not in err
+
+
+def test_automatic_levels_stop_above_a_level_whose_blocks_break_a_condition(y_like_a):
+    """With a flat GEMM rate and free element-wise passes the model wants every level it can get:
+    64x64x64 gets levels; 64x32x64, whose first level breaks the conditions, gets none."""
+    from bilinear.model import Ceilings
+
+    product = bilinear.compile(y_like_a, backend="numpy", levels="auto")
+    product._ceilings = Ceilings("test", "float64", 1e30, ((1, 1e9), (1 << 20, 1e9)))
+    assert product.choose(64, 64, 64)[0] >= 1
+    assert product.choose(64, 32, 64)[0] == 0
+    A, B, _ = random_inputs(np, 64, 32, 64, "float64", seed=5)
+    assert np.allclose(product(A, B), A @ B, rtol=1e-12, atol=1e-12)
+
+
+EMULATOR = ROOT / "tests" / "host_emulator"
+STATUS = r"""
+#include <cstdio>
+int main() {
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  double *A, *B, *C;
+  cudaMalloc(&A, 64 * 64 * sizeof(double)), cudaMalloc(&B, 64 * 64 * sizeof(double)), cudaMalloc(&C, 64 * 64 * sizeof(double));
+  // column-major m, n, k: the row-major problem is n x k @ k x m
+  std::printf("%d %d %d\n", rsmm_ya_dgemm(handle, 64, 64, 32, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr),
+              rsmm_ya_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr),
+              rsmm_ya_dgemm(handle, 7, 1, 5, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr));
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_the_cpp_library_returns_a_status_for_blocks_that_break_a_condition(y_like_a, tmp_path):
+    out = tmp_path / "lib"
+    assert main(["compile", str(y_like_a), "-o", str(out), "--levels", "2"]) == 0
+    header = (out / "rsmm_ya.h").read_text()
+    assert "3000 + L when the blocks at level L break a shape condition the schedule requires" in header
+    (tmp_path / "status.cpp").write_text(STATUS)
+    binary = tmp_path / "status"
+    build = subprocess.run(
+        ["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / "rsmm_ya.cu"),
+         "-x", "c++", str(tmp_path / "status.cpp"), "-include", str(out / "rsmm_ya.h"), "-o", str(binary)],
+        capture_output=True, text=True,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert subprocess.run([str(binary)], capture_output=True, text=True, timeout=120).stdout.split() == ["3001", "0", "0"]
