@@ -212,12 +212,19 @@ def _check_fits(args, sizes: list[tuple[int, int, int]], dtype: str) -> None:
         check_fits(backend, M, K, N, dtype, ranks=_world_size() if backend.name == "numpy" else 1)
 
 
-def _check_world(args, product) -> None:
-    if product.comm.size != args.gpus:
-        raise ValueError(
-            f"--gpus {args.gpus} but this job has {product.comm.size} rank(s): "
-            f"start it with `mpiexec -n {args.gpus} bilinear ...`"
-        )
+class SameOnEveryRank(ValueError):
+    """A refusal every rank reaches alike (from the arguments and the job's size alone): each rank
+    returns 1 and rank 0 says why, so no rank need end the others (MPICH then killed them, and
+    mpiexec exited 9 or 1 by which rank ended first)."""
+
+
+def _check_world(args) -> None:
+    from .comm import mpi_module
+
+    mpi_module()  # without mpi4py, say what to install rather than how to start the job
+    if (size := _world_size()) != args.gpus:
+        raise SameOnEveryRank(f"--gpus {args.gpus} but this job has {size} rank(s): "
+                              f"start it with `mpiexec -n {args.gpus} bilinear ...`")
 
 
 def _guarded(body) -> int:
@@ -226,6 +233,10 @@ def _guarded(body) -> int:
 
     try:
         return body()
+    except SameOnEveryRank as error:
+        if _world_rank() == 0:
+            print(f"bilinear: {error}", file=sys.stderr, flush=True)
+        return 1
     except Exception as error:  # noqa: BLE001 - any failure must end the job, or the other ranks wait for this one
         if isinstance(error, BilinearError):
             message = "\n".join(render(d) for d in error.diagnostics)
@@ -246,14 +257,22 @@ def _world_size() -> int:
     return MPI.COMM_WORLD.Get_size()
 
 
+def _world_rank() -> int:
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return 0
+    return MPI.COMM_WORLD.Get_rank()
+
+
 def run_command(args) -> int:
     """``bilinear run FILE -n N --gpus P``: one checked, timed product over every rank."""
     from .measure import measure
 
     def body() -> int:
+        _check_world(args)
         _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
         product = _product(args, args.file, args.levels, args.leaf, args.dtype)
-        _check_world(args, product)
         result = measure(
             product, args.m or args.n, args.k or args.n, args.n, args.dtype, repeat=args.repeat, seed=args.seed
         )
@@ -270,14 +289,14 @@ def bench_command(args) -> int:
 
     def body() -> int:
         if len(args.files) != 1 or len(args.levels) != 1 or len(args.leaf) != 1 or len(args.dtype) != 1:
-            raise ValueError(
+            raise SameOnEveryRank(
                 "bench --gpus times one scheme, level count, leaf and dtype at a time (several -n are fine)"
             )
         if not args.levels[0].isdigit():
-            raise ValueError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
+            raise SameOnEveryRank(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
+        _check_world(args)
         _check_fits(args, [(n, n, n) for n in args.n], args.dtype[0])
         product = _product(args, args.files[0], int(args.levels[0]), args.leaf[0], args.dtype[0])
-        _check_world(args, product)
         results = []
         for n in args.n:
             result = measure(product, n, n, n, args.dtype[0], repeat=args.repeat)

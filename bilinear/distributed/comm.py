@@ -27,7 +27,8 @@ class DistributedError(RuntimeError):
     """A distributed product could not run: the same message on every rank that can still say it."""
 
 
-def _mpi():
+def mpi_module():
+    """mpi4py's MPI, or DistributedError saying what to install."""
     try:
         from mpi4py import MPI
     except ImportError as error:  # pragma: no cover - depends on the install
@@ -129,7 +130,7 @@ class MPIComm(Comm):
     def __init__(self, mpi_comm: Any = None, timeout: float = DEFAULT_TIMEOUT):
         import numpy
 
-        MPI = _mpi()
+        MPI = mpi_module()
         super().__init__(mpi_comm or MPI.COMM_WORLD, timeout)
         self.xp = numpy
         self._sum = MPI.SUM
@@ -156,7 +157,7 @@ class NCCLComm(Comm):
         import cupy
         from cupy.cuda import nccl
 
-        MPI = _mpi()
+        MPI = mpi_module()
         super().__init__(mpi_comm or MPI.COMM_WORLD, timeout)
         if not nccl.available:
             raise DistributedError("CuPy was built without NCCL support; install nvidia-nccl-cu13")
