@@ -224,6 +224,8 @@ def level_dims(lowered: Lowered, M: int, K: int, N: int):
 def broken_condition(lowered: Lowered, M: int, K: int, N: int) -> str | None:
     """Why an M×K×N product cannot run: a level it reaches splits it into blocks that break a
     shape condition of that level's schedule; None when every level's blocks meet them."""
+    if not any(plan.shape_conditions for plan in lowered.levels):  # most schedules: nothing to walk per call
+        return None
     for level, plan, (bm, bk, bn) in level_dims(lowered, M, K, N):
         for condition in plan.shape_conditions:
             if not condition.holds((bm, bk, bn)):
