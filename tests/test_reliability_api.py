@@ -167,3 +167,28 @@ def test_a_file_in_the_working_folder_wins_over_a_shipped_name(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     (tmp_path / "strassen").write_text((ROOT / "algorithms" / "naive2x2.bl").read_text())
     assert bilinear.load("strassen").main.name == "naive2x2"
+
+
+@pytest.mark.parametrize("make", [lambda v: v[None, :], lambda v: np.atleast_2d(v), lambda v: v[:, None],
+                                  lambda v: v[:, None].T, lambda v: np.ascontiguousarray(v[None, :])])
+def test_single_row_and_column_views_multiply(make):
+    """NumPy gives v[None, :] a row stride of 0 and v[:, None] a column stride of 0, and its
+    ascontiguousarray keeps them: they were refused as not row-major, with advice that did nothing."""
+    v = np.arange(1.0, 9.0)
+    x = make(v)
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels=1)
+    if x.shape[0] == 1:
+        other = np.arange(64.0).reshape(8, 8)
+        assert np.allclose(product(x, other), x @ other, rtol=1e-12, atol=1e-12)
+        assert np.allclose(bilinear.matmul(x, other.copy(), inplace=True), x @ other, rtol=1e-12, atol=1e-12)
+    else:
+        other = np.arange(8.0).reshape(1, 8)
+        out = np.zeros((8, 8))
+        assert np.allclose(product(x, other, out=out), x @ other, rtol=1e-12, atol=1e-12)
+        assert np.allclose(out, x @ other, rtol=1e-12, atol=1e-12)  # written in place, through the view
+
+
+def test_a_view_with_a_stride_along_its_length_is_still_refused():
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")
+    with pytest.raises(ValueError, match="row-major"):
+        product(np.arange(16.0)[None, ::2], np.eye(8))

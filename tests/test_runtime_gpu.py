@@ -101,3 +101,13 @@ def test_device_inputs_are_standard_normal_of_the_dtype_and_reproducible(cp, dty
     assert not bool(cp.array_equal(first[0], other[0]))
     values = first[0].astype(cp.float64)
     assert abs(float(values.mean())) < 0.02 and abs(float(values.std()) - 1) < 0.02
+
+
+@pytest.mark.parametrize("leaf", ["cublas", "fused"])
+def test_single_row_and_column_views_multiply_on_the_gpu(cp, leaf):
+    """v[None, :] (row stride 0) and v[:, None] (column stride 0) re-viewed with line strides."""
+    product = bilinear.compile(ALGORITHMS[0].parent / "msmes.bl", backend="cupy", leaf=leaf)
+    v = cp.arange(1.0, 65.0)
+    square = cp.arange(64.0 * 64).reshape(64, 64) / 4096
+    assert cp.allclose(product(v[None, :], square.copy()), v[None, :] @ square, rtol=1e-12, atol=1e-12)
+    assert cp.allclose(product(v[:, None], v[None, :].copy()), cp.outer(v, v), rtol=1e-12, atol=1e-12)

@@ -9,7 +9,7 @@ import numpy as np
 from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
 from .executor import Executor
-from .views import check_out_apart, is_row_major, overlaps
+from .views import check_out_apart, is_row_major, overlaps, with_line_strides
 
 
 BACKENDS = ("cupy", "numpy")
@@ -186,6 +186,7 @@ class CompiledProduct:
             array = xp.from_dlpack(array)
         if array.ndim != 2:
             raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
+        array = with_line_strides(array, xp)
         if array.dtype != np.dtype(self.dtype):
             raise ValueError(f"{name} is {array.dtype} but this product was compiled for {self.dtype}")
         if not is_row_major(array):

@@ -63,6 +63,18 @@ def fingerprint(view: View) -> tuple:
 # --- strides --------------------------------------------------------------------------------------
 
 
+def with_line_strides(view: View, xp: Any) -> View:
+    """A one-row or one-column matrix as a view of the same memory with a C-contiguous matrix's
+    stride along its axis of length 1: NumPy and CuPy give ``v[None, :]`` a row stride of 0 and
+    ``v[:, None]`` a column stride of 0 (``ascontiguousarray`` keeps them), which
+    :func:`is_row_major` would refuse and a kernel would read as the leading dimension."""
+    rows, cols = view.shape
+    if view.size == 0 or (rows != 1 and cols != 1):
+        return view
+    strides = (view.strides[0] if rows > 1 else cols * view.itemsize, view.strides[1] if cols > 1 else view.itemsize)
+    return view if strides == view.strides else xp.lib.stride_tricks.as_strided(view, strides=strides)
+
+
 def is_row_major(view: View) -> bool:
     """Unit column stride and a row stride of at least one row: a C-contiguous matrix or a row-slice of
     one (an empty matrix is, whatever strides NumPy gives it)."""
