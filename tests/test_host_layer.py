@@ -178,3 +178,20 @@ def test_the_library_matches_cublas_at_odd_sizes(tmp_path, scheme, options, leve
     print(run.stdout, run.stderr)
     assert run.returncode == 0, run.stdout + run.stderr
 
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_the_library_refuses_beta_at_every_size_for_an_overwriting_schedule_and_reads_nothing_at_alpha_zero(tmp_path):
+    """rsmm's library returned -10 for beta != 0 only where the size ran a level (as Python did).
+    With alpha = 0 it ran the whole schedule; now C = beta*C and A, B are not read (NaN stays out)."""
+    from helpers.emulated import statuses
+
+    out = _compile(tmp_path, "algorithms/rsmm.bl", "--levels", "2")
+    assert "beta must be 0 at every size (-10 otherwise)" in (out / "rsmm.h").read_text()
+    calls = ["rsmm_dgemm(handle, 1, 1, 1, 1.0, A, 64, B, 64, 1.0, C, 64, nullptr)",
+             "rsmm_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.5, C, 64, nullptr)",
+             "rsmm_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr)",
+             # alpha = 0 and beta = 0 with a NaN in A: C becomes exactly 0 (the emulator's device memory is host memory)
+             "(A[0] = NAN, C[0] = 2.0, C[5] = 1.0, "
+             "rsmm_dgemm(handle, 64, 64, 64, 0.0, A, 64, B, 64, 0.0, C, 64, nullptr) * 10 + (C[5] == 0.0 && C[0] == 0.0))"]
+    assert statuses(out, "rsmm", calls) == [-10, -10, 0, 1]

@@ -192,3 +192,27 @@ def test_a_view_with_a_stride_along_its_length_is_still_refused():
     product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")
     with pytest.raises(ValueError, match="row-major"):
         product(np.arange(16.0)[None, ::2], np.eye(8))
+
+
+@pytest.mark.parametrize("options", [{"levels": 0}, {"levels": 1}, {"levels": 2, "breadth": 2}, {"leaf": "fused"},
+                                     {"leaf": "ozaki", "levels": 0}])
+def test_alpha_zero_reads_neither_a_nor_b_whatever_the_leaf(options):
+    """As BLAS: with alpha = 0, out = beta·out.  A NaN in A reached 4, 6 or 9 entries of out with
+    library leaves and none with fused ones."""
+    A, B, C = random_inputs(np, 8, 8, 8, "float64", seed=6)
+    A[0, 0] = np.nan
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", **options)
+    out = C.copy()
+    product(A, B, out=out, alpha=0.0, beta=0.5)
+    assert np.array_equal(out, 0.5 * C)
+    assert np.array_equal(product(A, B, alpha=0.0), np.zeros((8, 8)))
+
+
+@pytest.mark.parametrize("dims", [(1, 1, 1), (1, 8, 8), (64, 64, 64)])
+def test_an_overwriting_schedule_refuses_beta_at_every_size(dims):
+    """rsmm took beta = 1 where the size ran no level (1x1) and refused it from 2x2 up: a small test
+    passed and the same call failed at production sizes."""
+    A, B, C = random_inputs(np, *dims, "float64", seed=7)
+    product = bilinear.compile(ROOT / "algorithms" / "rsmm.bl", backend="numpy", levels=2)
+    with pytest.raises(ValueError, match=r"^rsmm computes C = A\*B and overwrites C, so beta must be 0 \(got 1\.0\)"):
+        product(A, B, out=C, beta=1.0)

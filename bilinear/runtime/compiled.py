@@ -85,6 +85,11 @@ class CompiledProduct:
         )
 
     @property
+    def overwrites_c(self) -> bool:
+        """Whether the top level's schedule computes C = A*B over C (so beta must be 0)."""
+        return bool(self.lowered.levels) and self.lowered.levels[0].schedule.overwrites_c
+
+    @property
     def writes_inputs(self) -> bool:
         """Whether some level runs an in-place schedule, which overwrites blocks of A and B."""
         plans = [p for level in self.lowered.levels for p in (level, level.accumulate_fallback) if p is not None]
@@ -153,12 +158,19 @@ class CompiledProduct:
             if out.shape != (A.shape[0], B.shape[1]):
                 raise ValueError(f"out is {out.shape[0]}x{out.shape[1]} but A@B is {A.shape[0]}x{B.shape[1]}")
             check_out_apart(out, A, B)
+        if beta != 0 and self.overwrites_c:  # at every size, not only those that run a level
+            raise ValueError(
+                f"{self.lowered.levels[0].schedule.name} computes C = A*B and overwrites C, so beta must be 0 "
+                f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
+            )
         if self.writes_inputs and overlaps(A, B):
             raise ValueError(
                 f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
                 "same array or overlap; pass a copy of one of them"
             )
-        if 0 in (A.shape[0], A.shape[1], B.shape[1]):  # alpha·A@B is an empty sum: out = beta·out
+        # alpha·A@B is an empty sum, or (as BLAS has it) not computed at all: out = beta·out, and a
+        # NaN or Inf in A or B reaches nothing
+        if alpha == 0 or 0 in (A.shape[0], A.shape[1], B.shape[1]):
             out[...] = beta * out if beta else 0
             return out
         if why := broken_condition(self.lowered, A.shape[0], A.shape[1], B.shape[1]):

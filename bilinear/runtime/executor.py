@@ -96,12 +96,7 @@ class Executor:
         if not self.lowered.levels and self.options.leaf != "fused":
             self.gemm(A, B, C, alpha, beta)  # no depth-first level: the leaf takes beta itself
             return
-        overwrites, _ = top_modes(self.lowered, *_dims(A, B))
-        if overwrites and beta != 0:
-            raise ValueError(
-                f"{self.lowered.levels[0].schedule.name} computes C = A*B and overwrites C, so beta must be 0 "
-                f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
-            )
+        overwrites, _ = top_modes(self.lowered, *_dims(A, B))  # beta is 0 where it does (CompiledProduct)
         if not overwrites and beta != 1:
             self.backend.scale(C, beta)
         self.alpha = alpha
