@@ -59,10 +59,13 @@ def _nvcc_all(sources: list[Path], objects: Path, include: Path) -> list[str]:
 @pytest.mark.skipif(NVCC is None or CUBLAS is None, reason="needs nvcc and cuBLAS headers (the test extra brings them)")
 def test_nvcc_compiles_the_generated_source_of_every_shipped_scheme(tmp_path):
     """`bilinear compile` for each shipped file at two levels (each .cu holds the kernels of both
-    element types and the host layer), then nvcc -arch=sm_90 -c on every .cu file it wrote.
+    element types and the host layer), and winograd with breadth-first levels, then nvcc -arch=sm_90 -c
+    on every .cu file it wrote.
     (Fused product kernels in an artifact: tests/test_host_layer.py builds msmes with them.)"""
     for path in ALGORITHMS:
         assert main(["compile", str(path), "-o", str(tmp_path / path.stem), "--levels", "2"]) == 0
+    # breadth-first kernels of both element types in one file: they had one extern "C" name each
+    assert main(["compile", "winograd", "-o", str(tmp_path / "winograd-breadth"), "--levels", "2", "--breadth", "2"]) == 0
     objects = tmp_path / "objects"
     objects.mkdir()
     errors = _nvcc_all(sorted(tmp_path.glob("*/*.cu")), objects, CUBLAS[0])

@@ -122,7 +122,7 @@ def power(algorithms: tuple[Algorithm, ...]) -> Decomposition:
 def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: str) -> BreadthFirst:
     """The breadth-first plan of ``algorithms`` (the innermost levels, outermost first)."""
     d = power(algorithms)
-    tag = f"{prefix}_bf{len(algorithms)}"
+    tag = f"{prefix}_{dtype}_bf{len(algorithms)}"  # a .cu holds both element types: one extern "C" name each
     split_a = SplitKernel(f"{tag}_split_a", dtype, d.rows, d.inner, tuple(_flat(p.u, d.inner) for p in d.products))
     split_b = SplitKernel(f"{tag}_split_b", dtype, d.inner, d.cols, tuple(_flat(p.v, d.cols) for p in d.products))
     into: list[list[tuple[int, Fraction]]] = [[] for _ in range(d.rows * d.cols)]
