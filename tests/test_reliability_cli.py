@@ -502,3 +502,11 @@ def test_too_few_moduli_that_miss_the_bound_are_named(capsys):
             "need 15, the number chosen when --moduli is left out") in err
     code, _, err = _run(capsys, "run", STRASSEN, "-n", "64", "--backend", "numpy", "--leaf", "ozaki")
     assert code == 0 and "note:" not in err
+
+
+def test_a_folder_named_like_a_shipped_scheme_does_not_hide_it(capsys, tmp_path, monkeypatch):
+    """`bilinear compile strassen -o strassen` and then `bilinear verify strassen`: "strassen is a directory"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "strassen").mkdir()
+    code, out, _ = _run(capsys, "verify", "strassen")
+    assert code == 0 and "algorithm strassen <2,2,2;7>: verified" in out

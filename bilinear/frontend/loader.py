@@ -176,10 +176,11 @@ def find_scheme(text: str) -> Path:
     """A path as given, or the shipped scheme it names: ``strassen`` is ``algorithms/strassen.bl``,
     and a name defined in a shipped file (``msmes``, ``strassen_t``) is that file.
 
-    A file that exists, or a path with a folder in it, is taken as it is.
+    A file that exists, or a path with a folder in it, is taken as it is (a folder named like a
+    shipped scheme, as ``compile strassen -o strassen`` makes, is not).
     """
     path = Path(text)
-    if path.exists() or len(path.parts) != 1:
+    if path.is_file() or len(path.parts) != 1:
         return path
     for shipped_file in (algorithms_dir() / text, algorithms_dir() / f"{text}.bl"):
         if shipped_file.is_file():
