@@ -95,7 +95,9 @@ class _Host:
         if key not in self.temps:
             self.temps[key] = len(self.temp_list)
             rows, cols = {"A": ("bm", "bk"), "B": ("bk", "bn"), "C": ("bm", "bn")}[like]
-            self.temp_list.append(Temp(level, rows, cols))
+            first = self.lowered.levels[0].schedule
+            top = (schedule == first.name and first.overwrites_c) if level == 0 else None
+            self.temp_list.append(Temp(level, rows, cols, top))
         return f"x.temps[{self.temps[key]}]"
 
     # --- leaves --------------------------------------------------------------------------------

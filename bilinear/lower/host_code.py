@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: Every temporary of the library's workspace starts on a multiple of this many elements (vector
+#: loads need 16-byte rows; a 256-byte start for float64).  The manifest counts the same.
+TEMP_ALIGN = 32
+
 
 @dataclass(frozen=True)
 class FusedCall:
@@ -130,6 +134,9 @@ class Temp:
     level: int
     rows: str  # in the level's block dimensions: "bm", "bk" or "bn"
     cols: str
+    # At the first level, whether it is the overwriting schedule's (True) or the accumulating one's
+    # (False): only one of them runs there in a call.  None below.
+    top: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -153,3 +160,4 @@ class HostDtype:
     kernels: tuple[KernelCode, ...]
     temps: tuple[Temp, ...]
     conditions: tuple[Condition, ...] = ()  # checked before anything runs (status 3000 + level)
+    temp_align: int = TEMP_ALIGN  # elements each temporary's start is rounded to

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from ..ir import Stage
 from .elementwise import ElementwiseKernel
 from .leaves import ProductLaunch
+from .host_code import TEMP_ALIGN
 from .plan import LevelPlan, Lowered, workspace_bytes
 from .product import default_config, describe
 
@@ -71,7 +72,8 @@ def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> di
         "kernels": [k.name for k in lowered.kernels()] + [launch.spec.name for launch in launches],
         "product_kernels": [_product_kernel(launch) for launch in launches],
         "levels": [_level(plan) for plan in lowered.levels],
-        "workspace_bytes": {str(n): workspace_bytes(lowered, n, n, n) for n in _SIZES},
+        # what the library's <name>_dgemm_workspace_bytes(n, n, n) returns
+        "workspace_bytes": {str(n): workspace_bytes(lowered, n, n, n, TEMP_ALIGN) for n in _SIZES},
     }
     if host is not None:
         data["host"] = host

@@ -278,6 +278,8 @@ def workspace_shapes(lowered: Lowered, M: int, K: int, N: int) -> dict[tuple[int
     return shapes
 
 
-def workspace_bytes(lowered: Lowered, M: int, K: int, N: int) -> int:
+def workspace_bytes(lowered: Lowered, M: int, K: int, N: int, align: int = 1) -> int:
+    """Bytes of every temporary an M×K×N call holds, each rounded up to ``align`` elements (the
+    C++ library's :data:`~bilinear.lower.host_code.TEMP_ALIGN`; the Python runtime's are not)."""
     itemsize = 8 if lowered.options.dtype == "float64" else 4
-    return sum(rows * cols * itemsize for rows, cols in workspace_shapes(lowered, M, K, N).values())
+    return sum(-(-rows * cols // align) * align * itemsize for rows, cols in workspace_shapes(lowered, M, K, N).values())
