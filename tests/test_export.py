@@ -172,3 +172,34 @@ def test_coefficients_survive_as_exact_fractions():
     text = to_bl(algorithm)
     assert "  M1 = (-3/7*A11) * (7/3*B11)" in text and "  C11 = -M1" in text
     assert _round_trips(algorithm, "equations") and bilinear.verify(program_from_text(text, "<frac>")).ok
+
+
+def _strassen_with_cancelling(coefficient: str) -> Algorithm:
+    """Strassen and two products that cancel, c·A11·B11 − c·A11·B11: c must survive the export."""
+    text = (ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8").replace("<2,2,2;7>", "<2,2,2;9>")
+    text = text.replace("  C11 = M1 + M4 - M5 + M7", f"  M8 = {coefficient}*A11 * B11\n  M9 = {coefficient}*A11 * B11\n"
+                        "  C11 = M1 + M4 - M5 + M7 + M8 - M9")
+    return program_from_text(text, "cancel.bl").main
+
+
+@pytest.mark.parametrize("coefficient, why", [
+    ("9007199254740993/2", "which a binary floating-point .npz cannot hold exactly"),  # dyadic, 54 bits
+    ("9007199254740993/2048", "which a binary floating-point .npz cannot hold exactly"),
+    ("9223372036854775808", "which a 64-bit integer .npz cannot hold"),  # 2^63
+])
+def test_alphatensor_export_refuses_a_coefficient_it_would_round(coefficient, why):
+    """(2^53+1)/2 was written as a float64 rounded to 2^52: the file said `wrote` and read back wrong;
+    2^63 ended in numpy's OverflowError traceback."""
+    from bilinear.frontend.writers import to_alphatensor
+
+    algorithm = _strassen_with_cancelling(coefficient)
+    assert bilinear.verify(program_from_text(to_bl(algorithm), "cancel.bl")).ok
+    with pytest.raises(ValueError, match=f"has the coefficient {coefficient}, {why}"):
+        to_alphatensor(algorithm)
+
+
+def test_alphatensor_export_keeps_integers_up_to_int64_exactly():
+    from bilinear.frontend.writers import to_alphatensor
+
+    _, factors = to_alphatensor(_strassen_with_cancelling("9223372036854775807"))  # 2^63 - 1
+    assert factors.dtype == "int64" and int(factors[0].max()) == 2**63 - 1

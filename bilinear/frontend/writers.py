@@ -81,9 +81,21 @@ def to_plinopt(algorithm: Algorithm, header: tuple[str, ...] = ()) -> dict[str, 
 
 
 def _float(value: Fraction, where: str) -> float:
-    if value.denominator & (value.denominator - 1):
+    """``value`` as a float64 that holds it exactly (a power-of-two denominator is not enough: the
+    numerator must fit in 53 bits)."""
+    try:
+        exact = Fraction(float(value)) == value
+    except OverflowError:
+        exact = False
+    if not exact:
         raise ValueError(f"{where} has the coefficient {value}, which a binary floating-point .npz cannot hold exactly")
     return float(value)
+
+
+def _int64(value: Fraction, where: str) -> int:
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"{where} has the coefficient {value}, which a 64-bit integer .npz cannot hold")
+    return int(value)
 
 
 def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
@@ -96,7 +108,8 @@ def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
     w = [by_block[block_name("C", i + 1, j + 1)] for j in range(shape.n) for i in range(shape.m)]
     integral = all(c.denominator == 1 for table in (u, v, w) for row in table for c in row)
     arrays = [
-        np.array([[int(c) if integral else _float(c, algorithm.name) for c in row] for row in table], dtype=np.int64 if integral else np.float64)
+        np.array([[_int64(c, algorithm.name) if integral else _float(c, algorithm.name) for c in row] for row in table],
+                 dtype=np.int64 if integral else np.float64)
         for table in (u, v, w)
     ]
     key = f"{shape.m},{shape.k},{shape.n}"
