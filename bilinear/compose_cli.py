@@ -68,17 +68,11 @@ def _verified(algorithm, path: Path):
     return algorithm
 
 
-def _load(args, path: Path):
-    from .api import load
-
-    return load(path, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle)
-
-
 def transform(args) -> int:
     from .compose import permute
 
     _check_output(args, args.file)
-    source = _verified(_algorithm(_load(args, args.file), args.algorithm), args.file)
+    source = _verified(_algorithm(load_input(args), args.algorithm), args.file)
     result = permute(source, args.to, name=args.name)
     shape = source.shape
     header = (f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file}.",)
@@ -94,7 +88,7 @@ def product(args) -> int:
     from .compose import kronecker
 
     _check_output(args, args.file, args.second)
-    first = _verified(_algorithm(_load(args, args.file), None), args.file)
+    first = _verified(_algorithm(load_input(args), args.algorithm), args.file)
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
@@ -134,7 +128,7 @@ def _licence(path: Path) -> list[str]:
 def export(args) -> int:
     from .frontend.writers import rendered
 
-    algorithm = _verified(_algorithm(_load(args, args.file), args.algorithm), args.file)
+    algorithm = _verified(_algorithm(load_input(args), args.algorithm), args.file)
     header = (*source_header(args.file), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind
@@ -157,7 +151,7 @@ def optimize(args) -> int:
                          "hold; leave --style out")
     also = args.also or []
     _check_output(args, args.file, *also)
-    source = _verified(_algorithm(_load(args, args.file), args.algorithm), args.file)
+    source = _verified(_algorithm(load_input(args), args.algorithm), args.file)
     others = _other_programs(source, also)
     result, counts = eliminate_common_sums(
         source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others, starts=args.starts

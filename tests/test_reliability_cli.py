@@ -510,3 +510,33 @@ def test_a_folder_named_like_a_shipped_scheme_does_not_hide_it(capsys, tmp_path,
     (tmp_path / "strassen").mkdir()
     code, out, _ = _run(capsys, "verify", "strassen")
     assert code == 0 and "algorithm strassen <2,2,2;7>: verified" in out
+
+
+def test_product_takes_algorithm_as_transform_does(capsys, tmp_path):
+    """`product two.bl strassen --algorithm nosuch` multiplied two.bl's last algorithm without a word."""
+    two = tmp_path / "two.bl"
+    two.write_text((ROOT / "algorithms" / "naive2x2.bl").read_text() + "\n" + (ROOT / "algorithms" / "strassen.bl").read_text())
+    code, _, err = _run(capsys, "product", str(two), "strassen", "--algorithm", "nosuch")
+    assert code == 1 and "no algorithm named 'nosuch'; the file defines naive2x2, strassen" in err
+    code, out, _ = _run(capsys, "product", str(two), "strassen", "--algorithm", "naive2x2")
+    assert code == 0 and "algorithm naive2x2_x_strassen <4,4,4;56>:" in out
+
+
+@pytest.mark.parametrize("command", [("transform", "--to", "nkm"), ("optimize",), ("export", "--to", "fast-matmul"),
+                                     ("product", "strassen")])
+def test_mod_is_refused_on_a_bl_file_by_every_command_that_reads_one(capsys, command, tmp_path):
+    """verify and import refused it; transform, optimize, export and product ignored it."""
+    name, *rest = command
+    code, _, err = _run(capsys, name, STRASSEN, *rest, "--mod", "3", "-o", str(tmp_path / "x"))
+    assert code == 1 and "--mod applies to catalogue schemes, not to .bl files" in err
+
+
+def test_mod_reads_a_catalogue_file_modulo_p_in_transform(capsys, tmp_path):
+    """A mod-2 scheme named without `mod2` was read over Q with --mod 2, and its 20 wrong blocks printed."""
+    from conftest import scheme_file
+
+    source = scheme_file("kauers/378-ffdb2d875f.mod2.exp")
+    renamed = tmp_path / "v378.exp"
+    renamed.write_bytes(source.read_bytes())
+    code, _, err = _run(capsys, "transform", str(renamed), "--shape", "3,7,8", "--mod", "2", "--to", "nkm")
+    assert code == 1 and "is a scheme valid only modulo 2" in err and "is wrong" not in err
