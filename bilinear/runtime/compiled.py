@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,9 @@ class CompiledProduct:
     def __init__(self, lowered: Lowered, backend: Backend):
         self.lowered = lowered
         self.backend = backend
+        # Calls run one at a time: an executor keeps alpha and its workspace between the stages of a
+        # call, so two threads' calls would mix them.
+        self._calling = threading.RLock()
         self.executor = Executor(lowered, backend)
         # With a workspace limit, the same product with fewer breadth-first levels, most first.
         self.executors = [self.executor]
@@ -116,11 +120,12 @@ class CompiledProduct:
     def release_workspace(self) -> None:
         """Drop the workspace kept from the last call (the next call allocates it again); a
         captured graph keeps its own."""
-        for executor in self.executors:
-            executor.workspace = {}
-            if executor.breadth is not None:
-                executor.breadth.workspace.clear()
-            executor.release_leaf()
+        with self._calling:  # not under another thread's call
+            for executor in self.executors:
+                executor.workspace = {}
+                if executor.breadth is not None:
+                    executor.breadth.workspace.clear()
+                executor.release_leaf()
 
     def held_workspace_bytes(self) -> int:
         """Device bytes of workspace kept from the last calls (what :meth:`release_workspace` frees)."""
@@ -175,7 +180,8 @@ class CompiledProduct:
             return out
         if why := broken_condition(self.lowered, A.shape[0], A.shape[1], B.shape[1]):
             raise ValueError(why)
-        self.executor_for(A.shape[0], A.shape[1], B.shape[1]).run(A, B, out, alpha=alpha, beta=beta)
+        with self._calling:
+            self.executor_for(A.shape[0], A.shape[1], B.shape[1]).run(A, B, out, alpha=alpha, beta=beta)
         return out
 
     def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
