@@ -163,6 +163,19 @@ def lower_program(
     return lower(program, options, per_level)
 
 
+def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int | None, launch: str,
+                     moduli: int | None, scaling: str) -> None:
+    """Refuse, for levels="auto", the options that fix how many levels run (breadth, per_level,
+    workspace_limit, which it would drop) and bad values of the ones it keeps, before any call."""
+    given = [name for name, value, default in (("breadth", breadth, 0), ("per_level", per_level, None),
+                                                ("workspace_limit", workspace_limit, None)) if value != default]
+    if given:
+        raise ValueError(f"levels='auto' chooses the levels per shape, so {' and '.join(given)} cannot be given; "
+                         "give a number of levels to use them")
+    check_ozaki_options("ozaki" if leaf == "auto" else leaf, moduli, scaling)
+    Options(levels=1, leaf="cublas" if leaf == "auto" else leaf, launch=launch, moduli=moduli, scaling=scaling)
+
+
 def compile(
     source: str | Path | Program,
     *,
@@ -188,10 +201,12 @@ def compile(
         dtype: ``"float32"`` or ``"float64"``.
         levels: levels of recursion (0 runs the leaf alone), or ``"auto"``: the
             performance model picks levels (and the leaf, with ``leaf="auto"``)
-            for each shape from ceilings measured on this device.
+            for each shape from ceilings measured on this device; ``breadth``,
+            ``per_level`` and ``workspace_limit`` fix levels, so "auto" refuses them.
         leaf: ``"cublas"`` (library GEMMs on block views), ``"fused"`` (the
             generated product kernel, which forms operand sums and adds into
-            several targets), or ``"auto"`` with ``levels="auto"``.
+            several targets), ``"ozaki"`` (FP64 products on the INT8 tensor
+            cores, see ``moduli``), or ``"auto"`` with ``levels="auto"``.
         backend: ``"cupy"``, ``"numpy"``, or None for CuPy when a GPU is there.
         fuse: fuse consecutive element-wise stages into one kernel.
         cutoff: stop recursing where a block would be smaller than this.
@@ -229,10 +244,13 @@ def compile(
     program = source if isinstance(source, Program) else load(source)
     chosen_backend = make_backend(backend)
     if levels == "auto":
+        _check_automatic(leaf, breadth=breadth, per_level=per_level, workspace_limit=workspace_limit, launch=launch,
+                         moduli=moduli, scaling=scaling)
         leaves = ("cublas", "fused") if leaf == "auto" else (leaf,)
 
         def lowered_for(level_count: int, leaf_kind: str) -> Lowered:
-            return lower_program(program, dtype=dtype, levels=level_count, leaf=leaf_kind, fuse=fuse, cutoff=cutoff)
+            return lower_program(program, dtype=dtype, levels=level_count, leaf=leaf_kind, fuse=fuse, cutoff=cutoff,
+                                 launch=launch, moduli=moduli, scaling=scaling)
 
         return AutoProduct(lowered_for, chosen_backend, dtype, leaves)
     if not isinstance(levels, int) or isinstance(levels, bool):

@@ -164,7 +164,8 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
                   leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
     """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library
     alone.  Levels stop where a schedule's shape condition breaks (more levels would break it too)."""
-    best = (0, "cublas", 2.0 * M * K * N / ceilings.rate(M, K, N))
+    leaves = tuple(leaves)
+    best = (0, leaves[0], 2.0 * M * K * N / ceilings.rate(M, K, N))  # the (first) leaf alone: the ozaki leaf's own
     for leaf in leaves:
         for levels in range(1, max_levels + 1):
             lowered = lowered_for(levels, leaf)

@@ -230,3 +230,26 @@ def test_one_product_called_from_several_threads_gives_every_caller_its_product(
         results = list(pool.map(lambda job: product(job[0], job[1], alpha=job[2]), jobs))
     for (A, B, alpha), C in zip(jobs, results):
         assert np.allclose(C, alpha * (A @ B), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"breadth": 1}, "levels='auto' chooses the levels per shape, so breadth cannot be given"),
+    ({"per_level": ("strassen",)}, "levels='auto' chooses the levels per shape, so per_level cannot be given"),
+    ({"workspace_limit": 0}, "levels='auto' chooses the levels per shape, so workspace_limit cannot be given"),
+    ({"launch": "bogus"}, "launch must be one of"),
+    ({"leaf": "cublas", "moduli": 3}, "moduli"),
+])
+def test_automatic_levels_refuse_options_they_would_drop(options, message):
+    """levels="auto" built its products with dtype, levels, leaf, fuse and cutoff alone: breadth,
+    per_level, workspace_limit, launch, moduli and scaling were dropped, bad values accepted."""
+    with pytest.raises(ValueError, match=message):
+        bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels="auto", **options)
+
+
+def test_automatic_levels_keep_the_ozaki_options():
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels="auto", leaf="ozaki",
+                               moduli=7, scaling="norm")
+    A, B, _ = random_inputs(np, 8, 8, 8, "float64", seed=8)
+    product(A, B)
+    (chosen,) = product._products.values()
+    assert (chosen.lowered.options.moduli, chosen.lowered.options.scaling) == (7, "norm")
