@@ -190,9 +190,8 @@ def _run(args) -> int:
         return 0
     if args.leaf == "ozaki" and args.moduli is not None:
         from .lower.plan import leaf_dims
-        from .runtime.ozaki import too_few_moduli
 
-        if why := too_few_moduli(args.moduli, leaf_dims(lowered, M, K, args.n)[1], args.dtype):
+        if why := _too_few_moduli(args.moduli, leaf_dims(lowered, M, K, args.n)[1], args.dtype):
             print(f"bilinear run: note: {why}", file=sys.stderr)
     return 1
 
@@ -206,3 +205,19 @@ def _bench(args) -> int:
     from .bench_cli import run_bench
 
     return run_bench(args)
+
+
+def _too_few_moduli(count: int, k: int, dtype: str) -> str | None:
+    """Why ``count`` moduli at inner dimension ``k`` may miss ``dtype``'s accuracy, or None when
+    they are no fewer than the default target needs (said where a run fails its bound)."""
+    import numpy as np
+
+    from .runtime.ozaki import K_CHUNK, default_bits, moduli_for, scale_bits
+
+    bits, k = default_bits(dtype), min(k, K_CHUNK)
+    needed = moduli_for(bits, k)
+    if count >= needed:
+        return None
+    bits_a, bits_b = scale_bits(count, k)
+    return (f"{count} moduli keep {bits_a} and {bits_b} bits of A's and B's elements at the leaves' k = {k}; "
+            f"{np.dtype(dtype).name}'s {bits} bits need {needed}, the number chosen when --moduli is left out")

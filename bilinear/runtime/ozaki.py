@@ -218,18 +218,6 @@ def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS, scalin
     return OzakiPlan(k, count, *scale_bits(count, k, scaling), scaling)
 
 
-def too_few_moduli(count: int, k: int, dtype: Any) -> str | None:
-    """Why ``count`` moduli at inner dimension ``k`` may miss ``dtype``'s accuracy, or None when
-    they are no fewer than the default target needs (said where a run fails its bound)."""
-    bits, k = default_bits(dtype), min(k, K_CHUNK)
-    needed = moduli_for(bits, k)
-    if count >= needed:
-        return None
-    bits_a, bits_b = scale_bits(count, k)
-    return (f"{count} moduli keep {bits_a} and {bits_b} bits of A's and B's elements at the leaves' k = {k}; "
-            f"{np.dtype(dtype).name}'s {bits} bits need {needed}, the number chosen when --moduli is left out")
-
-
 #: The int8 GEMMs' k is padded (zero residues) to a multiple of K_ALIGN, m and n to MN_ALIGN: at
 #: 10000×9000×11000, k to 16 ran 0.788× DGEMM, to 128 1.062; m, n to 128 within noise of 4
 #: (benchmarks/results/issue13/session22/ozaki_{k,mn}_align.txt).
