@@ -7,6 +7,8 @@ import reprlib
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
 from .frontend.loader import find_scheme
@@ -156,11 +158,28 @@ def lower_program(
     scaling: str = "max",
 ) -> Lowered:
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
+    dtype, levels, per_level = _plain_options(dtype, levels, per_level)
     check_ozaki_options(leaf, moduli, scaling)
     program = source if isinstance(source, Program) else load(source)
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
                       workspace_limit=workspace_limit, launch=launch, moduli=moduli, scaling=scaling)
     return lower(program, options, per_level)
+
+
+def _plain_options(dtype, levels, per_level) -> tuple:
+    """A NumPy dtype (``np.float64``) as its name, a NumPy integer as an int, per_level as a tuple:
+    the values Options holds.  Anything else is left for Options to refuse."""
+    if dtype is not None and not isinstance(dtype, str):
+        try:
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            pass
+    if isinstance(levels, np.integer):
+        levels = int(levels)
+    if isinstance(per_level, str):
+        raise ValueError(f"per_level takes one definition name per level, such as ('msmes', 'strassen'), not the "
+                         f"string {per_level!r}")
+    return dtype, levels, (tuple(per_level) if per_level is not None else None)
 
 
 def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int | None, launch: str,
@@ -237,6 +256,7 @@ def compile(
     from .runtime.auto import AutoProduct
     from .runtime.compiled import CompiledProduct, make_backend
 
+    dtype, levels, per_level = _plain_options(dtype, levels, per_level)
     if dtype not in DTYPES:  # checked here too: levels="auto" lowers only when first called
         raise ValueError(f"dtype must be float32 or float64, not {dtype!r}")
     if leaf not in (*LEAVES, "auto"):

@@ -253,3 +253,31 @@ def test_automatic_levels_keep_the_ozaki_options():
     product(A, B)
     (chosen,) = product._products.values()
     assert (chosen.lowered.options.moduli, chosen.lowered.options.scaling) == (7, "norm")
+
+
+def test_a_report_is_true_only_when_everything_verified(tmp_path):
+    """bool(report) was True for a failed verification: `if bilinear.verify(path):` passed."""
+    wrong = tmp_path / "wrong.bl"
+    wrong.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("C12 = M3 + M5", "C12 = M3 - M5"))
+    assert not bilinear.verify(wrong) and not bilinear.verify(wrong).ok
+    assert bilinear.verify(ROOT / "algorithms" / "strassen.bl")
+
+
+def test_numpy_and_fraction_arguments_are_taken_as_their_values():
+    """dtype=np.float64 was "not <class 'numpy.float64'>", levels=np.int64(2) "not a whole number",
+    alpha=Fraction(1, 2) "not a real number"."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", dtype=np.float64, levels=np.int64(2))
+    assert (product.dtype, product.lowered.options.levels) == ("float64", 2)
+    assert bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", dtype=np.dtype("float32")).dtype == "float32"
+    A, B, _ = random_inputs(np, 8, 8, 8, "float64", seed=9)
+    for alpha in (Fraction(1, 2), Decimal("0.5")):
+        assert np.allclose(product(A, B, alpha=alpha), 0.5 * (A @ B), rtol=1e-12, atol=1e-12)
+
+
+def test_per_level_given_as_one_string_is_a_value_error():
+    """per_level="strassen" was read letter by letter: "s is not defined"."""
+    with pytest.raises(ValueError, match=r"^per_level takes one definition name per level, such as \('msmes', 'strassen'\)"):
+        bilinear.compile(ROOT / "algorithms" / "msmes.bl", backend="numpy", levels=1, per_level="msmes")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+import numbers
 import threading
 from typing import Any
 
@@ -17,12 +19,12 @@ BACKENDS = ("cupy", "numpy")
 
 
 def real_scalar(value: Any, name: str) -> float:
-    """``value`` as a float when it is a real number (Python or NumPy, 0-d arrays too).
+    """``value`` as a float when it is a real number (Python, NumPy, Fraction or Decimal; 0-d arrays too).
 
     Raises:
         ValueError: for complex numbers, None, strings, arrays with elements and the like.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating, np.ndarray)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal, np.ndarray)):
         raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")  # noqa: TRY004 - documented
     if isinstance(value, np.ndarray) and (value.ndim != 0 or value.dtype.kind not in "iuf"):
         raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")

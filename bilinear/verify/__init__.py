@@ -61,6 +61,10 @@ class Report:
     def ok(self) -> bool:
         return all(entry.ok for entry in self.entries)
 
+    def __bool__(self) -> bool:
+        """``if bilinear.verify(path):`` means "if it verified" (a dataclass is otherwise always true)."""
+        return self.ok
+
 
 def unused_warnings(algorithm: Algorithm) -> tuple[Diagnostic, ...]:
     """Products and sums that no output depends on."""
