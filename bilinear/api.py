@@ -13,7 +13,7 @@ from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
 from .frontend.loader import find_scheme
 from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue
-from .ir import Algorithm, Program, shape_too_large
+from .ir import Algorithm, Program, Schedule, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
 from .lower.options import check_ozaki_options
 from .verify import Report, verify_program
@@ -58,6 +58,24 @@ def _as_path(value: object) -> Path:
 
 def _program(path: Path, algorithm: Algorithm) -> Program:
     return Program(str(path), (algorithm,), (), (algorithm.name,))
+
+
+def _loaded(source: Program | Algorithm | Schedule) -> Program:
+    """A loaded program, or one algorithm (``load(...).main`` of a scheme, optimize's result) as a
+    program of its own; a schedule alone is refused: it needs its algorithm."""
+    if isinstance(source, Schedule):
+        raise ValueError(f"schedule {source.name} needs its algorithm: pass the program it came from "
+                         "(bilinear.load(path)), not its .main")
+    if isinstance(source, Algorithm):
+        return _program(Path(source.span.path if source.span else "<algorithm>"), source)
+    return source
+
+
+def _no_reading_options(source: object, **options) -> None:
+    """Refuse options for reading a file given with something already read (they were ignored)."""
+    given = [name for name, value in options.items() if value not in (None, False)]
+    if given:
+        raise ValueError(f"{' and '.join(given)} apply to reading a file; a loaded {type(source).__name__} is read already")
 
 
 def load(
@@ -124,10 +142,10 @@ def verify(
     holds and is never ``ok`` unless the scheme is exact over Q.  The
     options are those of :func:`load`.
     """
-    if isinstance(path_or_program, Program):
-        return verify_program(path_or_program)
-    if isinstance(path_or_program, Algorithm):  # one definition, e.g. load(...).main or optimize's result
-        return verify_program(_program(Path(path_or_program.span.path if path_or_program.span else "<algorithm>"), path_or_program))
+    if isinstance(path_or_program, (Program, Algorithm, Schedule)):
+        _no_reading_options(path_or_program, format=format, shape=shape, key=key, allow_pickle=allow_pickle,
+                            modulus=modulus)
+        return verify_program(_loaded(path_or_program))
     path = _as_path(path_or_program)
     loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):
@@ -196,7 +214,7 @@ def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int
 
 
 def compile(
-    source: str | Path | Program,
+    source: str | Path | Program | Algorithm,
     *,
     dtype: str = "float64",
     levels: int | str = 1,
@@ -214,8 +232,8 @@ def compile(
     """Verify, lower and load a scheme; returns a callable ``f(A, B, out=None, alpha=1, beta=0)``.
 
     Args:
-        source: a .bl path, a shipped scheme's name (``"msmes"``) or a loaded
-            :class:`~bilinear.ir.Program`; its last
+        source: a .bl path, a shipped scheme's name (``"msmes"``), a loaded
+            :class:`~bilinear.ir.Program` or one Algorithm (optimize's result); its last
             definition (an algorithm or a schedule) is compiled.
         dtype: ``"float32"`` or ``"float64"``.
         levels: levels of recursion (0 runs the leaf alone), or ``"auto"``: the
@@ -261,7 +279,7 @@ def compile(
         raise ValueError(f"dtype must be float32 or float64, not {dtype!r}")
     if leaf not in (*LEAVES, "auto"):
         raise ValueError(f"leaf must be one of {', '.join(LEAVES)} or auto, not {leaf!r}")
-    program = source if isinstance(source, Program) else load(source)
+    program = _loaded(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)
     chosen_backend = make_backend(backend)
     if levels == "auto":
         _check_automatic(leaf, breadth=breadth, per_level=per_level, workspace_limit=workspace_limit, launch=launch,

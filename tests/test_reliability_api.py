@@ -281,3 +281,24 @@ def test_per_level_given_as_one_string_is_a_value_error():
     """per_level="strassen" was read letter by letter: "s is not defined"."""
     with pytest.raises(ValueError, match=r"^per_level takes one definition name per level, such as \('msmes', 'strassen'\)"):
         bilinear.compile(ROOT / "algorithms" / "msmes.bl", backend="numpy", levels=1, per_level="msmes")
+
+
+def test_compile_takes_one_algorithm_as_verify_does():
+    """optimize returns an Algorithm: verify took it and compile said "expected a path"."""
+    algorithm = bilinear.load(ROOT / "algorithms" / "winograd.bl").main
+    A, B, _ = random_inputs(np, 16, 16, 16, "float64", seed=10)
+    assert np.allclose(bilinear.compile(algorithm, backend="numpy", levels=2)(A, B), A @ B, rtol=1e-12, atol=1e-12)
+
+
+def test_a_schedule_alone_is_refused_with_what_to_pass_instead():
+    schedule = bilinear.load(ROOT / "algorithms" / "msmes.bl").main
+    for call in (bilinear.verify, bilinear.compile):
+        with pytest.raises(ValueError, match=r"^schedule msmes needs its algorithm: pass the program it came from"):
+            call(schedule)
+
+
+def test_reading_options_with_a_loaded_program_are_refused():
+    """verify(program, format="garbage", shape="9,9,9") ignored both."""
+    program = bilinear.load(ROOT / "algorithms" / "strassen.bl")
+    with pytest.raises(ValueError, match=r"^format and shape apply to reading a file; a loaded Program is read already"):
+        bilinear.verify(program, format="garbage", shape="9,9,9")
