@@ -256,18 +256,41 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
 @pytest.mark.parametrize("args, message", [
     (("--gpus", "2", "--steps", "5"), "bilinear plan: 5 breadth-first steps of winograd make 7^5 = 16807 global products; "
      "at most 4096 are planned (fewer --steps, or fewer --gpus)"),
-    (("--gpus", "4096"), "bilinear plan: 5 breadth-first steps of winograd make 7^5 = 16807 global products; "
-     "at most 4096 are planned (fewer --steps, or fewer --gpus)"),
+    (("-n", "-5"), "argument -n: must be at least 1, not -5"),
+    (("-m", "0"), "argument -m: must be at least 1, not 0"),  # it had become N
+    (("-k", "1" + "0" * 330), "argument -k: must be at most 1099511627776"),  # a traceback from the flop count
+    (("--decomposition", "2d", "--steps", "2"), "bilinear plan: --steps sets the breadth-first (bfs) decomposition's "
+     "steps; the 2d decomposition has none"),
     (("--gpus", "100000"), "argument --gpus: at most 4096 ranks are planned, not 100000"),
     (("--gpus", "0"), "argument --gpus: must be at least 1, not 0"),
     (("--gpus", "2", "--steps", "0"), "argument --steps: must be at least 1, not 0"),
 ])
 def test_plans_out_of_reach_are_refused_at_once(args, message):
-    """--steps 5 ran past 21 GB before it was refused; --gpus 0 planned 2 ranks and --steps 0 the default."""
+    """--steps 5 ran past 21 GB before it was refused; --gpus 0 planned 2 ranks and --steps 0 the default;
+    -n -5 exited 1, -m 0 was N, a huge -k a traceback, --steps with 2d tiles was ignored."""
     started = time.monotonic()
     done = _cli("plan", str(ROOT / "algorithms/winograd.bl"), "-n", "64", *args)
     assert done.returncode in (1, 2) and message in done.stderr
     assert time.monotonic() - started < 30
+
+
+def test_more_ranks_than_the_steps_within_reach_give_products_cut_into_bands():
+    """--gpus 2402..4096 needed 7^5 products by default (refused); --steps 4 planned them: now the default."""
+    done = _cli("plan", str(ROOT / "algorithms/winograd.bl"), "-n", "64", "--gpus", "2402")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("winograd^4: 2401 products over a 16x16x16 block grid, 2402 ranks,")
+
+
+@pytest.mark.parametrize("inputs, output, line", [
+    ("replicated", "replicated", "data: every rank holds A and B; all-reduce of the partial C"),
+    ("root", "root", "data: A and B broadcast from rank 0; reduction of the partial C to rank 0"),
+    ("block2d", "block2d", "data: each rank holds its 2D block of A and B, gathered by every rank; the partial C "
+     "summed into each rank's 2D block"),
+])
+def test_plan_says_where_the_data_goes_for_each_layout(inputs, output, line):
+    """block2d was described as the root layout: "A and B broadcast from rank 0; reduction ... to rank 0"."""
+    done = _cli("plan", "winograd", "-n", "64", "--gpus", "4", "--inputs", inputs, "--output", output)
+    assert done.returncode == 0 and line in done.stdout.splitlines()
 
 
 def test_run_with_gpus_outside_mpiexec_says_how_to_start_it():

@@ -23,9 +23,11 @@ MAX_GLOBAL_PRODUCTS = 4096
 
 
 def default_steps(rank: int, ranks: int) -> int:
-    """The fewest breadth-first steps that give every rank at least one product."""
+    """The fewest breadth-first steps that give every rank at least one product, or, where those
+    would make more than MAX_GLOBAL_PRODUCTS, the most steps within it (products are then cut
+    into row bands among the ranks)."""
     steps, products = 1, rank
-    while products < ranks:
+    while products < ranks and products * rank <= MAX_GLOBAL_PRODUCTS:
         steps, products = steps + 1, products * rank
     return steps
 
@@ -39,6 +41,8 @@ def _algorithm_of(program: Program):
 def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: int | None = None) -> Decomposition:
     """``'bfs'``: breadth-first steps of the program's algorithm; ``'2d'``: classical 2D tiles."""
     if kind == "2d":
+        if steps is not None:  # it had been ignored
+            raise ValueError("--steps sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none")
         return tiles_2d(ranks)
     if kind != "bfs":
         raise ValueError(f"decomposition must be 'bfs' or '2d', not {kind!r}")

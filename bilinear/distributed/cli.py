@@ -16,6 +16,14 @@ from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
 MAX_RANKS = 4096  # a plan lists every rank's work; past this it is no longer something to read or prove
 
 
+MAX_PLANNED_DIMENSION = 2**40  # a plan's sizes: past this its flop counts leave what a float holds honestly
+
+
+def _dimension(text: str) -> int:
+    """An argparse type: a matrix dimension to plan, 1 to MAX_PLANNED_DIMENSION."""
+    return positive(text, most=MAX_PLANNED_DIMENSION)
+
+
 def _rank_count(text: str) -> int:
     """An argparse type: a number of ranks, 1 to MAX_RANKS."""
     ranks = positive(text)
@@ -79,12 +87,13 @@ def add_plan_parser(commands) -> None:
         description="Decompose an M×K by K×N product over P ranks with FILE's algorithm (breadth-first steps, "
         "products that do not divide evenly cut into row bands, odd sizes peeled), print which rank forms which "
         "operand sums, multiplies which products and adds into which C blocks, and prove C = A·B for the plan "
-        "symbolically. Exits 1 if the proof fails. Needs no GPU and no MPI.",
+        "symbolically (P is --gpus, 2 unless given). Exits 1 if the proof fails. Needs no GPU and no MPI.",
     )
     plan.add_argument("file", type=scheme_path, help="a .bl file, or a shipped scheme's name (winograd)")
-    plan.add_argument("-n", type=int, default=32768, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
-    plan.add_argument("-m", type=int, default=None, metavar="M")
-    plan.add_argument("-k", type=int, default=None, metavar="K")
+    plan.add_argument("-n", type=_dimension, default=32768, metavar="N",
+                      help="matrix size (M = K = N unless -m/-k are given; default 32768)")
+    plan.add_argument("-m", type=_dimension, default=None, metavar="M", help="rows of A and C")
+    plan.add_argument("-k", type=_dimension, default=None, metavar="K", help="columns of A, rows of B")
     plan.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="for byte counts")
     plan.add_argument("--format", choices=("text", "json"), default="text")
     add_distribution_options(plan)
@@ -130,8 +139,10 @@ def describe_plan(plan: Plan, itemsize: int) -> list[str]:
             lines.append(
                 f"  fringe {fringe.kind}: classical {'x'.join(map(str, dims))}" + (" (empty)" if 0 in dims else "")
             )
-    reduce = "all-reduce of the partial C" if plan.output == "replicated" else "reduction of the partial C to rank 0"
-    source = "every rank holds A and B" if plan.inputs == "replicated" else "A and B broadcast from rank 0"
+    source = {"replicated": "every rank holds A and B", "root": "A and B broadcast from rank 0",
+              "block2d": "each rank holds its 2D block of A and B, gathered by every rank"}[plan.inputs]
+    reduce = {"replicated": "all-reduce of the partial C", "root": "reduction of the partial C to rank 0",
+              "block2d": "the partial C summed into each rank's 2D block"}[plan.output]
     lines.append(f"data: {source}; {reduce}")
     return lines
 
