@@ -293,6 +293,27 @@ def test_plan_says_where_the_data_goes_for_each_layout(inputs, output, line):
     assert done.returncode == 0 and line in done.stdout.splitlines()
 
 
+def test_plan_reads_catalogue_files_with_the_reading_options():
+    """plan had no --key: an AlphaTensor archive said "choose one with --key" and --key was refused."""
+    from conftest import scheme_file
+
+    archive = scheme_file("alphatensor/factorizations_r.npz")
+    done = _cli("plan", str(archive), "--key", "2,2,2", "-n", "64", "--gpus", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("proof: C = A·B holds exactly")
+
+
+@needs_mpi
+def test_run_with_gpus_reads_a_catalogue_file_with_its_key():
+    """run --gpus handed the distributed product FILE's path alone, so --key was dropped."""
+    from conftest import scheme_file
+
+    archive = scheme_file("alphatensor/factorizations_r.npz")
+    done = _mpi(2, "-m", "bilinear.cli", "run", str(archive), "--key", "2,2,2", "-n", "32", "--gpus", "2",
+                "--backend", "numpy", "--levels", "0", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_run_with_gpus_outside_mpiexec_says_how_to_start_it():
     done = _cli("run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
     assert done.returncode == 1

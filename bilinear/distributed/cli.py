@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli_args import positive, scheme_path
+from ..cli_args import add_input_options, load_input, positive
 from ..ir import block_name, format_coefficient
 from .comm import end_job
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
@@ -89,7 +89,7 @@ def add_plan_parser(commands) -> None:
         "operand sums, multiplies which products and adds into which C blocks, and prove C = A·B for the plan "
         "symbolically (P is --gpus, 2 unless given). Exits 1 if the proof fails. Needs no GPU and no MPI.",
     )
-    plan.add_argument("file", type=scheme_path, help="a .bl file, or a shipped scheme's name (winograd)")
+    add_input_options(plan)
     plan.add_argument("-n", type=_dimension, default=32768, metavar="N",
                       help="matrix size (M = K = N unless -m/-k are given; default 32768)")
     plan.add_argument("-m", type=_dimension, default=None, metavar="M", help="rows of A and C")
@@ -171,7 +171,6 @@ def _plan_as_data(plan: Plan) -> dict:
 
 
 def plan_command(args) -> int:
-    from ..api import load
     from .api import decomposition_for
     from .check import verify_plan
     from .plan import make_plan
@@ -182,7 +181,7 @@ def plan_command(args) -> int:
     ranks = args.gpus or 2
     if ranks < 1:
         raise ValueError(f"--gpus must be at least 1, not {ranks}")
-    decomposition = decomposition_for(load(args.file), ranks, args.decomposition, args.steps)
+    decomposition = decomposition_for(load_input(args), ranks, args.decomposition, args.steps)
     shape = (args.m or args.n, args.k or args.n, args.n)
     plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
     check = verify_plan(plan)
@@ -195,11 +194,12 @@ def plan_command(args) -> int:
     return 0 if check.ok else 1
 
 
-def _product(args, file: Path, levels: int, leaf: str, dtype: str):
+def _product(args, source, levels: int, leaf: str, dtype: str):
+    """The distributed product of ``source`` (a file, or a Program read with the input options)."""
     from .api import compile
 
     return compile(
-        file,
+        source,
         decomposition=args.decomposition,
         steps=args.steps,
         local=args.local,
@@ -283,7 +283,7 @@ def run_command(args) -> int:
     def body() -> int:
         _check_world(args)
         _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
-        product = _product(args, args.file, args.levels, args.leaf, args.dtype)
+        product = _product(args, load_input(args), args.levels, args.leaf, args.dtype)
         result = measure(
             product, args.m or args.n, args.k or args.n, args.n, args.dtype, repeat=args.repeat, seed=args.seed
         )
