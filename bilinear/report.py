@@ -367,7 +367,9 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     problems = [d for e in data["entries"] for d in (*e["errors"], *e["warnings"])]
     if problems:
         out += ["## Findings", ""]
-        out += [f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {d['message']}" for d in problems]
+        for d in problems:
+            out.append(f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {d['message']}")
+            out += [f"  - note: {note}" for note in d.get("notes", ())]
         out.append("")
     return "\n".join(out)
 

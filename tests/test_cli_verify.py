@@ -102,6 +102,8 @@ def test_markdown_report_is_well_formed(capsys, wrong_strassen, target):
         assert rows and all(len(row) == len(header) for row in rows), (header, rows)
     if target == "wrong":
         assert "## Findings" in out and f"- `{path}:14` error: C12 is wrong" in out
+        # the suggested fix, which text and JSON give, was left out
+        assert "  - note: changing the coefficient of M5 in C12 from -1 to 1 (line 14) would make every equation hold" in out
 
 
 def _subcommands() -> list[str]:

@@ -311,6 +311,41 @@ def test_a_wrong_fast_matmul_entry_is_suggested_at_its_own_line(tmp_path, line, 
     assert f"changing the coefficient of {entry} from -1 to 1 (line {line}) would make every equation hold" in notes
 
 
+def _notes(path) -> list[str]:
+    return [note for item in bilinear.verify(path).entries for error in item.errors for note in error.notes]
+
+
+def test_a_wrong_output_coefficient_of_an_exp_file_is_suggested_at_its_own_line(tmp_path):
+    """An .exp file writes C's coefficients on each product's line; the note named the line where
+    the block first appears (line 3 for a sign flipped on line 8)."""
+    from conftest import scheme_file
+
+    lines = scheme_file("flips/223-11-mod0.exp").read_text(encoding="utf-8").splitlines()
+    assert lines[7] == "(a12-a22)*(b12+b22)*(c12-c22+c32)"
+    lines[7] = "(a12-a22)*(b12+b22)*(c12+c22+c32)"
+    path = tmp_path / "wrong.exp"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert "changing the coefficient of M8 in C22 from 1 to -1 (line 8) would make every equation hold" in _notes(path)
+
+
+@pytest.mark.parametrize("edited, line, entry", [("P", 5, "M4 in C11 from 1 to -1"),
+                                                 ("R", 5, "B21 in the right factor of M2 from 2 to 1")])
+def test_a_fix_in_another_file_of_a_plinopt_scheme_names_that_file(tmp_path, edited, line, entry):
+    """PLinOpt's three .sms files: the note said "(line 5)" under an error located in _P.sms."""
+    from conftest import scheme_file
+
+    for part in "LPR":
+        text = scheme_file(f"plinopt/2x2x2_7_Strassen_{part}.sms").read_text(encoding="utf-8")
+        if part == edited:
+            rows = text.splitlines()
+            rows[4] = {"P": "1 4 1", "R": "2 3 2"}[part]
+            text = "\n".join(rows) + "\n"
+        (tmp_path / f"2x2x2_7_Strassen_{part}.sms").write_text(text, encoding="utf-8")
+    where = f"line {line}" if edited == "P" else f"line {line} of 2x2x2_7_Strassen_R.sms"
+    assert f"changing the coefficient of {entry} ({where}) would make every equation hold" in _notes(
+        tmp_path / "2x2x2_7_Strassen_L.sms")
+
+
 def test_a_long_line_is_quoted_around_the_error_with_the_caret_under_it():
     """A 200,000-character line was quoted whole, and its caret line as long."""
     text = (ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8").replace(

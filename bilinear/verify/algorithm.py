@@ -10,8 +10,9 @@ change as a note.
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Span
 from ..ir import Algorithm, Form, format_coefficient, parse_block
 from .expand import Expansion, bilinear, classical, expansion_of
 from .tensor import residual_entries
@@ -84,13 +85,14 @@ def verify_algorithm(algorithm: Algorithm, fix_search_sums: int = FIX_SEARCH_SUM
     residual = brent_residual(expansion)
     if not residual:
         return ()
+    spans = {o.block: o.span for o in algorithm.outputs}
+    located = spans.get(next(iter(residual))) or algorithm.span  # where the first error, with the notes, points
     if len(algorithm.sums) <= fix_search_sums:
-        fixes = tuple(single_coefficient_fixes(expansion, residual))
+        fixes = tuple(single_coefficient_fixes(expansion, residual, located.path if located else None))
         notes = tuple(f"changing {fix} would make every equation hold" for fix in fixes[:3])
     else:
         notes = (f"no single-coefficient fix was searched for: the program has {len(algorithm.sums)} named sums "
                  f"(the search covers up to {fix_search_sums})",)
-    spans = {o.block: o.span for o in algorithm.outputs}
     errors = []
     for block, difference in residual.items():
         expected = classical(*_indices(block), algorithm.shape.k)
@@ -111,8 +113,9 @@ def _indices(block: str) -> tuple[int, int]:
 # --- single-coefficient fixes ------------------------------------------------------------
 
 
-def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form]) -> list[str]:
-    """Written coefficients whose change alone zeroes the residual, as readable edits.
+def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form], home: str | None = None) -> list[str]:
+    """Written coefficients whose change alone zeroes the residual, as readable edits, each with
+    its line (and its file, where that is not ``home``, the file the error points into).
 
     The residual tensor E is affine in any single written coefficient c, so
     changing c by δ fixes everything exactly when E + δ·∂T/∂c = 0.  Changes to
@@ -126,10 +129,16 @@ def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form]) ->
         if delta is not None:
             found.append((site, span, current, current + delta))
     found.sort(key=lambda fix: fix[3].denominator != 1)
-    return [
-        f"{site} from {format_coefficient(current)} to {format_coefficient(new)}" + (f" (line {span.line})" if span else "")
-        for site, span, current, new in found
-    ]
+    return [f"{site} from {format_coefficient(current)} to {format_coefficient(new)}{_where(span, home)}"
+            for site, span, current, new in found]
+
+
+def _where(span: Span | None, home: str | None) -> str:
+    """" (line 5)", " (line 5 of NAME)" in another file of the scheme, or nothing where a file has no
+    lines to name (an AlphaTensor .npz)."""
+    if span is None or span.path.endswith(".npz"):
+        return ""
+    return f" (line {span.line})" if span.path == home else f" (line {span.line} of {Path(span.path).name})"
 
 
 def _flatten(per_block: dict[str, Form]) -> dict[tuple[str, str], Fraction]:
@@ -171,7 +180,8 @@ def _sites(expansion: Expansion, wrong_blocks: set[str]):
             continue
         for name in _candidates(output.form, [*(p.name for p in algorithm.products), *_addable_sums(algorithm, kinds, "M")], algorithm):
             direction = {(output.block, t): x for t, x in _product_value(expansion, name).terms}
-            yield f"the coefficient of {name} in {output.block}", output.span, output.form.coefficient(name), direction
+            span = output.form.span_of(name) or output.span  # a catalogue line holds one product's C terms
+            yield f"the coefficient of {name} in {output.block}", span, output.form.coefficient(name), direction
     yield from _sum_sites(expansion, wrong_blocks, usage, kinds)
 
 
@@ -198,7 +208,8 @@ def _sum_sites(expansion: Expansion, wrong_blocks: set[str], usage: dict, kinds:
                 direction = {(c, f"{a}*{b}"): x * y for b, x in change.terms for (c, a), y in meets.items()}
             else:
                 direction = {(c, t): x * y for t, x in _product_value(expansion, name).terms for (c, _), y in meets.items()}
-            yield f"the coefficient of {name} in {entry.name}", entry.span, entry.form.coefficient(name), direction
+            span = entry.form.span_of(name) or entry.span
+            yield f"the coefficient of {name} in {entry.name}", span, entry.form.coefficient(name), direction
 
 
 def _sum_kind(expansion: Expansion, name: str) -> str:

@@ -86,6 +86,7 @@ def _check_integers(products: list[TrilinearProduct], modulus: int) -> None:
 def _algorithm(products: list[TrilinearProduct], shape: Shape, path: Path) -> Algorithm:
     outputs: dict[str, dict[str, Fraction]] = {block: {} for block in shape.blocks("C")}
     first_use: dict[str, Span] = {}  # a C block's diagnostics point at its first c-entry
+    term_spans: dict[str, list[tuple[str, Span]]] = {block: [] for block in shape.blocks("C")}  # and a fix at its own
     built = []
     for r, product in enumerate(products):
         a, b, c = product.factors
@@ -96,12 +97,13 @@ def _algorithm(products: list[TrilinearProduct], shape: Shape, path: Path) -> Al
         for (k, i), value in c.items():  # trace convention: c_ki is C_ik
             outputs[block_name("C", i, k)][name] = value
             first_use.setdefault(block_name("C", i, k), product.entry_spans[("c", k, i)])
+            term_spans[block_name("C", i, k)].append((name, product.entry_spans[("c", k, i)]))
     return Algorithm(
         identifier(path.name.removesuffix(".exp"), "kauers"),
         shape,
         (),
         tuple(built),
-        tuple(Output(block, Form.of(terms), first_use.get(block)) for block, terms in outputs.items()),
+        tuple(Output(block, Form.of(terms, term_spans[block]), first_use.get(block)) for block, terms in outputs.items()),
         len(built),
         whole_file(path),
         tabular=True,

@@ -216,9 +216,15 @@ def _by_row(matrix: Sparse) -> dict[int, dict[int, Fraction]]:
 def _products(left: Sparse, right: Sparse, a_names: list[str], b_names: list[str], paths: dict[str, Path]) -> list[Product]:
     lefts, rights = _by_row(left), _by_row(right)
     _refuse_zero_factors(left, right, lefts, rights, paths)
-    return [Product(f"M{r + 1}", Form.of({a_names[j]: c for j, c in lefts.get(r, {}).items()}),
-                    Form.of({b_names[j]: c for j, c in rights.get(r, {}).items()}), left.row_span(r))
+    return [Product(f"M{r + 1}", _row_form(left, lefts, r, a_names), _row_form(right, rights, r, b_names), left.row_span(r))
             for r in range(left.rows)]
+
+
+def _row_form(matrix: Sparse, rows: dict[int, dict[int, Fraction]], i: int, names: list[str]) -> Form:
+    """Row ``i`` of ``matrix`` as a form over ``names``, each term located where its file wrote it."""
+    entries = rows.get(i, {})
+    return Form.of({names[j]: c for j, c in entries.items()}, ((names[j], matrix.spans[(i, j)]) for j in entries
+                                                              if (i, j) in matrix.spans))
 
 
 def _refuse_zero_factors(left: Sparse, right: Sparse, lefts: dict, rights: dict, paths: dict[str, Path]) -> None:
@@ -231,8 +237,7 @@ def _refuse_zero_factors(left: Sparse, right: Sparse, lefts: dict, rights: dict,
 def _outputs(post: Sparse, shape: Shape, names: list[str]) -> tuple[Output, ...]:
     rows = _by_row(post)
     return tuple(
-        Output(block, Form.of({names[j]: c for j, c in rows.get(i, {}).items()}), post.row_span(i))
-        for i, block in enumerate(shape.blocks("C"))
+        Output(block, _row_form(post, rows, i, names), post.row_span(i)) for i, block in enumerate(shape.blocks("C"))
     )
 
 
