@@ -163,7 +163,8 @@ def _compile(args) -> int:
     manifest = json.loads(written["manifest"].read_text())
     for note in host_notes(manifest["host"]):  # options the library leaves to the Python runtime: said, not dropped
         print(f"note: {note}", file=sys.stderr)
-    kernels = len(manifest["kernels"])
+    # every kernel of the .cu: the manifest's element type's, and the other's
+    kernels = len(manifest["kernels"]) + sum(len(names) for names in manifest["host"]["other_kernels"].values())
     print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json ({kernels} kernels)")
     return 0
 

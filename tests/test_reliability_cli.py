@@ -540,3 +540,17 @@ def test_mod_reads_a_catalogue_file_modulo_p_in_transform(capsys, tmp_path):
     renamed.write_bytes(source.read_bytes())
     code, _, err = _run(capsys, "transform", str(renamed), "--shape", "3,7,8", "--mod", "2", "--to", "nkm")
     assert code == 1 and "is a scheme valid only modulo 2" in err and "is wrong" not in err
+
+
+@pytest.mark.parametrize("options", [("strassen",), ("winograd", "--levels", "2", "--breadth", "2"),
+                                     ("msmes", "--leaf", "fused")])
+def test_compile_counts_and_lists_every_kernel_of_the_cu(capsys, tmp_path, options):
+    """It said "(5 kernels)" for strassen's 10 (one element type's) and "(0 kernels)" for 6 breadth-first ones."""
+    name, *rest = options
+    code, out, _ = _run(capsys, "compile", name, "-o", str(tmp_path), *rest)
+    assert code == 0
+    in_source = (tmp_path / f"{name}.cu").read_text().count("__global__")
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    listed = manifest["kernels"] + [k for names in manifest["host"]["other_kernels"].values() for k in names]
+    assert len(listed) == len(set(listed)) == in_source
+    assert f"({in_source} kernels" in out.splitlines()[-1]

@@ -62,8 +62,7 @@ def write_artifacts(
         "functions": {h.dtype: h.function for h in (host_dtype(each, lowered.name) for each in [lowered, *others])},
         "layout": "column-major, like cublasDgemm with CUBLAS_OP_N",
         "inputs_const": not any(_writes(each) for each in [lowered, *others]),
-        "other_kernels": {each.options.dtype: [k.name for k in each.kernels()] + [s.name for s in each.product_specs()]
-                          for each in others},
+        "other_kernels": {each.options.dtype: each.kernel_names() for each in others},
         "build": build_commands(lowered.name),
     }
     if kind.gemm is not None:  # a leaf GEMM of the Python runtime: the C++ host layer calls cuBLAS there

@@ -69,7 +69,7 @@ def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> di
         "name": lowered.name,
         "source": source_file,
         "options": asdict(lowered.options),
-        "kernels": [k.name for k in lowered.kernels()] + [launch.spec.name for launch in launches],
+        "kernels": lowered.kernel_names(),
         "product_kernels": [_product_kernel(launch) for launch in launches],
         "levels": [_level(plan) for plan in lowered.levels],
         # what the library's <name>_dgemm_workspace_bytes(n, n, n) returns

@@ -65,6 +65,12 @@ class Lowered:
         """The fused launches an M×K×N product may make."""
         return launches_for(self.levels, self.options, self.top(top_modes(self, M, K, N)[0]), (M, K, N))
 
+    def kernel_names(self) -> list[str]:
+        """Every kernel :meth:`cuda_source` defines, in its order: element-wise stages,
+        breadth-first split and merge, fused product stages."""
+        breadth = [k.name for k in self.breadth.kernels()] if self.breadth is not None else []
+        return [k.name for k in self.kernels()] + breadth + [spec.name for spec in self.product_specs()]
+
     def product_specs(self) -> tuple[ProductStageSpec, ...]:
         return tuple(launch.spec for launch in self.product_launches())
 
