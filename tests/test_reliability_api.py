@@ -302,3 +302,19 @@ def test_reading_options_with_a_loaded_program_are_refused():
     program = bilinear.load(ROOT / "algorithms" / "strassen.bl")
     with pytest.raises(ValueError, match=r"^format and shape apply to reading a file; a loaded Program is read already"):
         bilinear.verify(program, format="garbage", shape="9,9,9")
+
+
+def test_fused_leaves_that_would_need_too_many_kernels_are_refused_at_once():
+    """msmes with fused leaves doubles its kernels per level: 765 at eight levels (a 215 MB .cu),
+    and at 32 the lowering ran out of memory.  Five levels (93 kernels) still lower."""
+    import time
+
+    from bilinear.lower.options import MAX_FUSED_KERNELS, MAX_PRODUCT_TARGETS
+
+    assert len(bilinear.api.lower_program(ROOT / "algorithms" / "msmes.bl", levels=5, leaf="fused").product_specs()) == 93
+    for levels, why in ((6, f"need more than {MAX_FUSED_KERNELS} distinct product kernels"),
+                        (32, f"add one product into more than {MAX_PRODUCT_TARGETS} C views after 9 levels")):
+        started = time.monotonic()
+        with pytest.raises(ValueError, match=rf"^fused leaves at {levels} levels of msmes {why}"):
+            bilinear.api.lower_program(ROOT / "algorithms" / "msmes.bl", levels=levels, leaf="fused")
+        assert time.monotonic() - started < 20

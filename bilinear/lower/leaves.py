@@ -28,6 +28,7 @@ from typing import Sequence
 
 from ..ir import Form, Multiply, Stage, operand_of
 from .levels import LAUNCH_PRODUCTS, LevelPlan, Options, recurses
+from .options import MAX_FUSED_KERNELS, MAX_PRODUCT_TARGETS
 from .product import FusedProduct, ProductStageSpec, SpecTerm
 
 ONE = Fraction(1)
@@ -175,6 +176,7 @@ class _TreeBuilder:
         self.fused = options.leaf == "fused"
         self._nodes: dict[tuple[int, ProblemForm], ProblemNode] = {}
         self._launches: dict[tuple, ProductLaunch] = {}
+        self._kernels: set[str] = set()
 
     def flattens(self, level: int, problems: int) -> bool:
         """Whether ``problems`` subtrees from ``level`` down go out flattened: fused leaves,
@@ -191,8 +193,18 @@ class _TreeBuilder:
     def launch(self, items: Sequence[tuple[ProblemForm, Keys]], depth: int) -> ProductLaunch:
         key = (tuple(items), depth)
         if key not in self._launches:
-            self._launches[key] = product_launch(items, self.options.dtype, depth)
+            if max(len(form.targets) for form, _ in items) > MAX_PRODUCT_TARGETS:
+                self._refuse(f"add one product into more than {MAX_PRODUCT_TARGETS} C views after {depth} levels")
+            self._launches[key] = launch = product_launch(items, self.options.dtype, depth)
+            self._kernels.add(launch.spec.name)
+            if len(self._kernels) > MAX_FUSED_KERNELS:  # refused as soon as it is known, not after the whole tree
+                self._refuse(f"need more than {MAX_FUSED_KERNELS} distinct product kernels (each compiled on first use)")
         return self._launches[key]
+
+    def _refuse(self, why: str) -> None:
+        raise ValueError(f"fused leaves at {len(self.levels)} levels of {self.levels[0].schedule.name} {why}; use fewer "
+                         "levels or cublas leaves (with fused leaves, a schedule that adds each product into several C "
+                         "blocks multiplies them at every level)")
 
     def node(self, level: int, form: ProblemForm) -> ProblemNode:
         key = (level, form)

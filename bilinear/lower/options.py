@@ -56,6 +56,15 @@ LAUNCHES = ("serial", "streams", "batched")
 # prints both counts for every shipped configuration.)
 LAUNCH_PRODUCTS = 512
 LAUNCH_SUM_SHAPES = 12
+# Distinct fused product kernels one lowering may generate.  An in-place schedule's leaves add
+# into more C blocks at every level, so its kernels about double per level: msmes has 21 at
+# three levels (nvcc: 220 s on two cores), 93 at five, 765 at eight (a 215 MB .cu), and at 32
+# levels the lowering ran out of memory.  Past this count it is refused, naming the way out.
+MAX_FUSED_KERNELS = 128
+# ... and the C views one fused product adds into, which double per level as well (msmes: 64 at five
+# levels; no shipped scheme needs more than 64): checked as the tree is built, so a deep tree
+# stops where its products outgrow this rather than after the whole tree.
+MAX_PRODUCT_TARGETS = 256
 # Each level divides a dimension by at least 2, so no real matrix reaches 32 levels; a larger
 # count is a typo (and lowering 10^5 levels would take minutes).
 MAX_LEVELS = 32
