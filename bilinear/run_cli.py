@@ -114,6 +114,9 @@ def _per_level(args, program):
 
     given = program.main.name
     program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(load(path), path))
+    if args.levels not in (1, len(per_level)):  # 1 is the default: a count given beside the schemes had been dropped
+        raise ValueError(f"--levels {args.levels} contradicts --levels-schemes, which names {len(per_level)} levels; "
+                         "leave --levels out")
     args.levels = len(per_level)
     if given not in per_level:  # FILE is read (and must load) but multiplies nothing: say so
         print(f"bilinear {args.command}: note: --levels-schemes names every level's scheme; {args.file}'s {given} "

@@ -554,3 +554,11 @@ def test_compile_counts_and_lists_every_kernel_of_the_cu(capsys, tmp_path, optio
     listed = manifest["kernels"] + [k for names in manifest["host"]["other_kernels"].values() for k in names]
     assert len(listed) == len(set(listed)) == in_source
     assert f"({in_source} kernels" in out.splitlines()[-1]
+
+
+def test_levels_that_contradict_levels_schemes_are_refused(capsys, tmp_path):
+    """`--levels-schemes strassen,grey333 --levels 5` built 2 levels without a word."""
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", "strassen,grey333", "--levels", "5",
+                        "-o", str(tmp_path / "x"))
+    assert code == 1 and "--levels 5 contradicts --levels-schemes, which names 2 levels; leave --levels out" in err
+    assert not (tmp_path / "x").exists()
