@@ -182,6 +182,13 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def output_path(text: str) -> Path:
+    """An argparse type: the file or folder -o names (an empty name had meant the working folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file or folder name, not {text!r}")
+    return Path(text)
+
+
 def scheme_path(text: str) -> Path:
     """An argparse type: a scheme file, or a shipped scheme's name."""
     from .frontend.loader import find_scheme

@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import add_input_options, chains, check_name, load_input, scheme_path, side_counts, tries
+from .cli_args import add_input_options, chains, check_name, load_input, output_path, scheme_path, side_counts, tries
 from .diagnostics import BilinearError, render
 from .output import check_target, write_atomic
 
@@ -200,7 +200,7 @@ def add_parsers(commands) -> None:
         "U/V/W table) with a header saying where it came from. Approximate and modulo-p schemes are refused.",
     )
     add_input_options(import_)
-    import_.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+    import_.add_argument("-o", "--output", type=output_path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
     import_.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
     import_.add_argument("--style", choices=("equations", "table"), default="equations")
     import_.add_argument("--name", default=None, help="name of the algorithm in the .bl file")
@@ -228,7 +228,7 @@ def add_parsers(commands) -> None:
     )
     add_input_options(export_cmd)
     export_cmd.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
-    export_cmd.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="file (plinopt: the stem of the three .sms files, or a folder to write them in)")
+    export_cmd.add_argument("-o", "--output", type=output_path, required=True, metavar="OUT", help="file (plinopt: the stem of the three .sms files, or a folder to write them in)")
     export_cmd.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
     export_cmd.add_argument("--force", action="store_true", help="replace files that exist")
     export_cmd.set_defaults(handler=export)
@@ -264,7 +264,7 @@ def add_parsers(commands) -> None:
         "A=5,B=21 names sides, the others 1 (default 1). Each start costs about a default run of its side.",
     )
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
-        command.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+        command.add_argument("-o", "--output", type=output_path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
         command.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
         command.add_argument("--style", choices=("equations", "table"), default="equations")
         command.add_argument("--name", default=None, help="name of the new algorithm")

@@ -17,6 +17,7 @@ from .cli_args import (
     count,
     finite,
     load_input,
+    output_path,
     positive,
     scheme_path,
 )
@@ -38,7 +39,7 @@ def add_compile_and_run_parsers(commands) -> None:
         "verification report (report.txt, report.md, report.json). Works without a GPU.",
     )
     add_input_options(compile_)
-    compile_.add_argument("-o", "--output", type=Path, default=None, metavar="DIR", help="output folder (default build/<name>)")
+    compile_.add_argument("-o", "--output", type=output_path, default=None, metavar="DIR", help="output folder (default build/<name>)")
     compile_.add_argument("--force", action="store_true", help="replace files that already exist in DIR")
     add_lowering_options(compile_)
     add_report_options(compile_)
@@ -146,7 +147,7 @@ def _lowered(args, program):
 def _compile(args) -> int:
     import json
 
-    from .lower.artifact import artifact_names, host_notes, write_artifacts
+    from .lower.artifact import artifact_names, earlier_library, host_notes, write_artifacts
     from .lower.plan import library_name
     from .output import check_folder
     from .report import to_text
@@ -161,7 +162,12 @@ def _compile(args) -> int:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
+    earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
     written = write_artifacts(program, report, _options(args), out, str(args.file), n=args.n, per_level=per_level)
+    for path in earlier:
+        path.unlink(missing_ok=True)
+    if earlier:
+        print(f"note: removed {' and '.join(p.name for p in earlier)}, the earlier library in this folder", file=sys.stderr)
     print(to_text(report, n=args.n, dtype=args.dtype))
     manifest = json.loads(written["manifest"].read_text())
     for note in host_notes(manifest["host"]):  # options the library leaves to the Python runtime: said, not dropped

@@ -562,3 +562,21 @@ def test_levels_that_contradict_levels_schemes_are_refused(capsys, tmp_path):
                         "-o", str(tmp_path / "x"))
     assert code == 1 and "--levels 5 contradicts --levels-schemes, which names 2 levels; leave --levels out" in err
     assert not (tmp_path / "x").exists()
+
+
+def test_recompiling_another_scheme_into_a_folder_removes_the_earlier_library(capsys, tmp_path):
+    """compile strassen -o D, then compile winograd -o D --force left strassen.cu and .h beside winograd's manifest."""
+    assert _run(capsys, "compile", "strassen", "-o", str(tmp_path))[0] == 0
+    (tmp_path / "notes.txt").write_text("mine")
+    code, _, err = _run(capsys, "compile", "winograd", "-o", str(tmp_path), "--force")
+    assert code == 0 and "note: removed strassen.cu and strassen.h, the earlier library in this folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "notes.txt", "report.json", "report.md",
+                                                          "report.txt", "winograd.cu", "winograd.h"]
+
+
+@pytest.mark.parametrize("command", [("compile", "strassen"), ("import", "strassen"), ("export", "strassen", "--to", "fast-matmul"),
+                                     ("transform", "strassen", "--to", "nkm")])
+def test_an_empty_output_name_is_a_usage_error(capsys, command):
+    """compile -o "" wrote its six files into the working folder."""
+    code, _, err = _run(capsys, *command, "-o", "")
+    assert code == 2 and "argument -o/--output: expected a file or folder name, not ''" in err

@@ -44,6 +44,18 @@ def artifact_names(name: str) -> list[str]:
     return [f"{name}.cu", f"{name}.h", "manifest.json", "report.txt", "report.md", "report.json"]
 
 
+def earlier_library(folder: Path, name: str) -> list[Path]:
+    """The ``.cu`` and ``.h`` of another library that ``folder``'s manifest says a compile wrote
+    there (writing ``name``'s replaces that manifest and would leave them stale)."""
+    try:
+        earlier = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(earlier, str) or earlier == name or Path(earlier).name != earlier:
+        return []
+    return [path for path in (folder / f"{earlier}.cu", folder / f"{earlier}.h") if path.is_file()]
+
+
 def write_artifacts(
     program: Program, report, options: Options, out: Path, source_file: str, n: int = 8192,
     per_level: tuple[str, ...] | None = None,
