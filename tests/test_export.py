@@ -203,3 +203,26 @@ def test_alphatensor_export_keeps_integers_up_to_int64_exactly():
 
     _, factors = to_alphatensor(_strassen_with_cancelling("9223372036854775807"))  # 2^63 - 1
     assert factors.dtype == "int64" and int(factors[0].max()) == 2**63 - 1
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x0c", "\x85"])
+def test_a_plinopt_export_reads_back_whatever_line_separators_its_header_holds(tmp_path, separator):
+    """A header with U+2028 (or a form feed, or NEL) was written into the .sms comment line as it
+    was; the readers split lines at it and met a comment's second half where the header should be."""
+    from bilinear.frontend.writers import write
+
+    strassen = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
+    written = write(strassen, "plinopt", tmp_path / "s", (f"Strassen{separator} second part",))
+    left = next(path for path in written if path.name.endswith("_L.sms"))
+    assert bilinear.verify(left).ok
+
+
+def test_a_plinopt_name_whose_shape_prefix_contradicts_the_scheme_is_refused(tmp_path):
+    """-o 2x3x3_15_foo for a ⟨3,2,3;15⟩ scheme wrote files PLinOpt's readers take for ⟨2,3,3⟩ (they did not read back)."""
+    from bilinear.frontend.writers import rendered
+
+    grey = bilinear.load(ROOT / "algorithms" / "grey234.bl").main  # ⟨2,3,4;20⟩
+    with pytest.raises(ValueError, match=r"^the name 3x2x4_20_foo says ⟨3,2,4⟩ with 20 products, but grey234 is "
+                                         r"⟨2,3,4;20⟩: PLinOpt's readers take the shape from the name"):
+        rendered(grey, "plinopt", tmp_path / "3x2x4_20_foo")
+    assert [p.name for p in rendered(grey, "plinopt", tmp_path / "2x3x4_20_foo")][0] == "2x3x4_20_foo_L.sms"

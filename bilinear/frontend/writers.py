@@ -61,6 +61,7 @@ def to_fast_matmul(algorithm: Algorithm, header: tuple[str, ...] = ()) -> str:
 
 
 def _sms(rows: list[list[Fraction]], comment: str) -> str:
+    comment = " ".join(comment.splitlines())  # one line as every reader splits lines (U+2028 and form feed too)
     lines = [f"# {comment}".rstrip(), f"{len(rows)} {len(rows[0]) if rows else 0} R"]
     lines += [f"{i + 1} {j + 1} {format_coefficient(c)}" for i, row in enumerate(rows) for j, c in enumerate(row) if c]
     return "\n".join(lines + ["0 0 0"]) + "\n"
@@ -130,8 +131,15 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             path = path / algorithm.name
         stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
         shape = algorithm.shape
-        if not re.match(r"^\d+x\d+x\d+_\d+_", stem):  # PLinOpt's data names its schemes MxKxN_R_text
-            stem = f"{shape.m}x{shape.k}x{shape.n}_{algorithm.rank}_{stem}"
+        prefix = f"{shape.m}x{shape.k}x{shape.n}_{algorithm.rank}_"
+        named = re.match(r"^(\d+)x(\d+)x(\d+)_(\d+)_", stem)  # PLinOpt's data names its schemes MxKxN_R_text
+        if named is None:
+            stem = prefix + stem
+        elif named.group(0) != prefix:
+            m, k, n, rank = named.groups()
+            raise ValueError(f"the name {stem} says ⟨{m},{k},{n}⟩ with {rank} products, but {algorithm.name} is "
+                             f"⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: PLinOpt's readers take the shape from "
+                             f"the name; name it {prefix}... or leave the prefix out")
         return {path.with_name(f"{stem}_{part}.sms"): text for part, text in to_plinopt(algorithm, header).items()}
     if format == "alphatensor":
         import io
