@@ -13,7 +13,8 @@ from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
 from .execute import Local, RankProgram, combine, workspace_bytes
-from .layout import block_of, block_shape, gather, global_shape, scatter_sum
+from .agree import facts, judge
+from .layout import block_of, block_shape, gather, scatter_sum
 from .plan import Plan, make_plan
 
 
@@ -152,39 +153,13 @@ class DistributedProduct:
         return itemsize * own + self.workspace_bytes(M, K, N, itemsize)
 
     def _agree(self, A: Any, B: Any, out: Any, alpha: float, beta: float) -> tuple[int, int, int, str]:
-        """The global shape and dtype, the same on every rank, or one error on every rank."""
-
-        def shape(x):
-            return None if x is None else tuple(x.shape)
-
-        mine = (shape(A), shape(B), None if A is None else str(A.dtype), shape(out), float(alpha), float(beta))
-        everyone = self.comm.agree(mine)
-        problem = self._disagreement(everyone)
-        if problem:
-            listing = "; ".join(
-                f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, alpha {v[4]}, beta {v[5]}" for r, v in enumerate(everyone)
-            )
-            raise DistributedError(f"{problem}: {listing}")
-        if self.inputs == "block2d":
-            (M, K), (K2, N) = (
-                global_shape([v[0] for v in everyone], self.comm.size),
-                global_shape([v[1] for v in everyone], self.comm.size),
-            )
-        else:
-            (M, K), (K2, N) = everyone[0][0], everyone[0][1]
-        if K != K2:
-            raise DistributedError(f"A is {M}x{K} and B is {K2}x{N}: inner dimensions differ")
-        return M, K, N, everyone[0][2]
-
-    def _disagreement(self, everyone: list) -> str | None:
-        holders = everyone if self.inputs != "root" else everyone[:1]
-        if any(v[0] is None or v[1] is None for v in holders):
-            return "a rank that must hold A and B was given None"
-        if any(v[2:3] + v[4:] != holders[0][2:3] + holders[0][4:] for v in holders):
-            return "the ranks were called with different arguments"
-        if self.inputs != "block2d" and any(v[:2] != holders[0][:2] for v in holders):
-            return "the ranks were called with different arguments"
-        return None
+        """The global shape and dtype, the same on every rank, or one error on every rank
+        (:mod:`.agree`), before anything is written."""
+        d = self.decomposition
+        options = (d.name, d.rank, self.inputs, self.output, self.balance, self.bands,
+                   tuple(float(w) for w in self.weights) if self.weights else None)
+        everyone = self.comm.agree(facts(A, B, out, alpha, beta, options))
+        return judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
 
     def _inputs(self, A: Any, B: Any, M: int, K: int, N: int, dtype: str) -> tuple[Any, Any]:
         if self.inputs == "replicated":

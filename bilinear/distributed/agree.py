@@ -1,0 +1,114 @@
+"""What the ranks agree on before a distributed call touches anything.
+
+Each rank's facts (shapes, dtypes, layouts, scalars, the options its product was compiled
+with, whether its ``out`` overlaps its A or B) are gathered on every rank in one exchange, and
+every rank judges all of them alike.  So a mistake on one rank is one error on every rank, and
+never a rank that raised while the others wait for it at the next collective, nor a call that
+runs with one rank's alpha, weights or steps and another's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..runtime.views import is_row_major, overlaps
+from .comm import DistributedError
+from .layout import block_shape, global_shape
+
+
+def _scalar(value: Any) -> str:
+    """A scalar as exact text every rank can compare (NaN equals NaN here); its repr if not a number."""
+    try:
+        return float(value).hex()
+    except (TypeError, ValueError, OverflowError):
+        return f"not a number: {value!r}"[:60]
+
+
+def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: tuple) -> tuple:
+    """This rank's side of the call, small enough to gather on every rank."""
+
+    def shape(x):
+        return None if x is None else tuple(x.shape)
+
+    def dtype(x):
+        return None if x is None else str(x.dtype)
+
+    views = [x for x in (A, B, out) if x is not None]
+    row_major = all(len(x.shape) == 2 and is_row_major(x) for x in views)
+    apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
+    return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta), options,
+            row_major, apart)
+
+
+def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | None) -> tuple[int, int, int, str]:
+    """The global M, K, N and dtype, or the first problem with any rank's facts (raised on every rank)."""
+    problem = _problem(everyone, inputs, compiled_for)
+    if problem is None:
+        M, K, N, dtype = _dims(everyone, inputs)
+        problem = _out_problem(everyone, output, M, N, dtype)
+        if problem is None:
+            return M, K, N, dtype
+    listing = "; ".join(f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, out {v[4]}, alpha {_shown(v[6])}, beta {_shown(v[7])}"
+                        for r, v in enumerate(everyone))
+    raise DistributedError(f"{problem}: {listing}")
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float.fromhex(text)
+    except ValueError:
+        return None
+
+
+def _shown(text: str) -> str:
+    number = _number(text)
+    return text if number is None else repr(number)
+
+
+def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> str | None:
+    holders = everyone if inputs != "root" else everyone[:1]
+    if any(_number(text) is None for v in everyone for text in v[6:8]):
+        return "alpha and beta must be real numbers"
+    if any(v[0] is None or v[1] is None for v in holders):
+        return "a rank that must hold A and B was given None"
+    if any(v[6:9] != everyone[0][6:9] for v in everyone):
+        return "the ranks were called with different alphas or betas, or hold products compiled differently"
+    if inputs != "block2d" and any(v[:2] != holders[0][:2] for v in holders):
+        return "the ranks were called with different arguments"
+    if any(not v[9] for v in everyone):
+        return "A, B and out must be row-major matrices (C-contiguous, or row slices of one) on every rank"
+    if any(not v[10] for v in everyone):
+        return "out must not overlap A or B"
+    dtypes = {v[2] for v in holders} | {v[3] for v in holders}
+    if len(dtypes) != 1:
+        return f"A and B must have one dtype on every rank that holds them, not {', '.join(sorted(dtypes))}"
+    if compiled_for is not None and dtypes != {compiled_for}:
+        return f"A and B are {dtypes.pop()} but this product was compiled for {compiled_for}"
+    return None
+
+
+def _dims(everyone: list[tuple], inputs: str) -> tuple[int, int, int, str]:
+    if inputs == "block2d":
+        (M, K), (K2, N) = (global_shape([v[0] for v in everyone], len(everyone)),
+                           global_shape([v[1] for v in everyone], len(everyone)))
+    else:
+        (M, K), (K2, N) = everyone[0][0], everyone[0][1]
+    if K != K2:
+        raise DistributedError(f"A is {M}x{K} and B is {K2}x{N}: inner dimensions differ")
+    return M, K, N, everyone[0][2]
+
+
+def _out_problem(everyone: list[tuple], output: str, M: int, N: int, dtype: str) -> str | None:
+    """Every rank's out against what the layout gives it; with beta ≠ 0, every rank that gets C
+    must pass the C to accumulate into (one that did not had its β·C dropped)."""
+    ranks = len(everyone)
+    for rank, v in enumerate(everyone):
+        shape = {"replicated": (M, N), "root": (M, N) if rank == 0 else None,
+                 "block2d": block_shape(rank, ranks, M, N)}[output]
+        if shape is None:
+            continue
+        if v[4] is not None and (v[4] != shape or v[5] != dtype):
+            return f"rank {rank}: out is {v[5]} {v[4]}, not {dtype} {shape}"
+        if v[4] is None and _number(v[7]) != 0:
+            return f"rank {rank}: beta ≠ 0 needs out (the C to accumulate into) on every rank that gets C"
+    return None

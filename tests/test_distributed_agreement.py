@@ -1,0 +1,105 @@
+"""A distributed call's arguments are agreed on before anything is written: a mistake on one rank
+is one error on every rank, never a silently wrong C, a clobbered out, or a rank left waiting.
+
+One mpiexec job of two ranks runs every case (each job costs seconds of start-up on CI's two
+cores); rank 0 prints what each case did.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+CASES = r"""
+import time, numpy as np, bilinear.distributed as dist
+from bilinear.distributed.comm import DistributedError
+
+ALG = "{root}/algorithms/"
+rank = dist.compile(ALG + "winograd.bl", backend="numpy").comm.rank
+rng = np.random.default_rng(0)
+A0, B0, C0 = rng.standard_normal((16, 12)), rng.standard_normal((12, 10)), rng.standard_normal((16, 10))
+
+
+def case(name, call, out=None):
+    before = None if out is None else out.copy()
+    started = time.monotonic()
+    try:
+        call()
+        outcome = "ran"
+    except DistributedError as error:
+        outcome = "refused: " + str(error).split(": rank 0")[0]
+    kept = "" if before is None else (" out kept" if np.array_equal(out, before) else " out changed")
+    if rank == 0:
+        print(f"{{name}} -> {{outcome}}{{kept}} ({{time.monotonic() - started:.0f}} s)", flush=True)
+
+
+root = dist.compile(ALG + "winograd.bl", backend="numpy", inputs="root", output="root")
+mine = (A0.copy(), B0.copy()) if rank == 0 else (None, None)
+case("alpha differs under root inputs", lambda: root(*mine, alpha=2.0 if rank else 1.0))
+
+whole = dist.compile(ALG + "winograd.bl", backend="numpy")
+A = A0.copy()
+case("out is A", lambda: whole(A, B0, out=A[:, :10]), out=A)
+
+weighted = dist.compile(ALG + "winograd.bl", backend="numpy", weights=[1, 2] if rank == 0 else [1, 2.1])
+case("weights differ", lambda: weighted(A0, B0))
+
+stepped = dist.compile(ALG + "winograd.bl", backend="numpy", steps=1 if rank == 0 else 2)
+case("steps differ", lambda: stepped(A0, B0))
+
+C = C0.copy()
+bad = C if rank == 0 else np.zeros((17, 10))
+case("out of the wrong shape on rank 1", lambda: whole(A0, B0, out=bad, beta=2.0), out=C)
+
+mixed = (A0.copy(), B0.astype(np.float32)) if rank == 0 else (None, None)
+case("B float32 under root inputs", lambda: root(*mixed))
+
+C = C0.copy()
+given = C if rank == 1 else None
+case("beta with out on rank 1 only", lambda: whole(A0, B0, out=given, beta=1.0))
+
+case("alpha NaN", lambda: whole(A0, B0, alpha=float("nan")))
+
+C = C0.copy()
+case("Fortran-ordered A", lambda: whole(np.asfortranarray(A0), B0, out=C, beta=2.0), out=C)
+print(f"rank {{rank}} finished", flush=True)
+"""
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
+def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
+    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", CASES.format(root=ROOT)], capture_output=True,
+                          text=True, timeout=240, env=os.environ | {"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = dict(line.split(" -> ") for line in done.stdout.splitlines() if " -> " in line)
+    outcomes = {name: text.rsplit(" (", 1)[0] for name, text in said.items()}
+    assert outcomes == {
+        # rank 1's alpha had been applied to its products alone: C off by 13
+        "alpha differs under root inputs": "refused: the ranks were called with different alphas or betas, or hold "
+                                           "products compiled differently",
+        "out is A": "refused: out must not overlap A or B out kept",  # it was written and read back wrong
+        "weights differ": "refused: the ranks were called with different alphas or betas, or hold products compiled "
+                          "differently",  # each rank ran its own plan: C off by 12 to 138
+        "steps differ": "refused: the ranks were called with different alphas or betas, or hold products compiled "
+                        "differently",
+        # rank 1 raised at once and rank 0 waited for the timeout
+        "out of the wrong shape on rank 1": "refused: rank 1: out is float64 (17, 10), not float64 (16, 10) out kept",
+        "B float32 under root inputs": "refused: A and B must have one dtype on every rank that holds them, not "
+                                       "float32, float64",  # a raw MPI error on one rank, a wait on the other
+        "beta with out on rank 1 only": "refused: rank 0: beta ≠ 0 needs out (the C to accumulate into) on every "
+                                        "rank that gets C",  # β·C was dropped
+        "alpha NaN": "ran",  # "malformed node or string" on every rank
+        # C was scaled by beta before the local product refused the layout
+        "Fortran-ordered A": "refused: A, B and out must be row-major matrices (C-contiguous, or row slices of one) "
+                             "on every rank out kept",
+    }
+    assert all(int(text.rsplit("(", 1)[1].split()[0]) < 30 for text in said.values())  # no one waited for a timeout
+    assert "rank 1 finished" in done.stdout and "rank 0 finished" in done.stdout
