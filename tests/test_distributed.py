@@ -384,3 +384,23 @@ def test_gpus_without_mpi4py_is_one_message():
     assert done.returncode == 1
     assert "needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("options, named", [(("--alpha", "2"), "--alpha"), (("--cutoff", "4"), "--cutoff"),
+                                            (("--breadth", "1", "--levels", "2"), "--breadth"),
+                                            (("--no-fuse", "--launch", "streams"), "--no-fuse, --launch"),
+                                            (("--levels-schemes", "strassen,strassen"), "--levels-schemes")])
+def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, named):
+    """run --gpus ran with them dropped and exited 0 without a word."""
+    done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy", *options)
+    assert done.returncode == 1
+    assert f"bilinear: {named} apply only to a one-device run; the distributed product takes --levels, --leaf, " \
+           "--dtype and --local for what each rank multiplies" in done.stderr
+
+
+@needs_mpi
+def test_bench_with_gpus_checks_its_json_path_before_timing(tmp_path):
+    """It ran every timing, then failed with a raw FileNotFoundError."""
+    done = _mpi(2, "-m", "bilinear.cli", "bench", "winograd", "-n", "16", "--gpus", "2", "--levels", "1",
+                "--backend", "numpy", "--json", str(tmp_path / "missing" / "r.json"), timeout=60)
+    assert done.returncode != 0 and "cannot write" in done.stderr and "speed-up" not in done.stdout

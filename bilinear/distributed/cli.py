@@ -229,6 +229,21 @@ class SameOnEveryRank(ValueError):
     mpiexec exited 9 or 1 by which rank ended first)."""
 
 
+#: Options of a one-device product that the distributed one does not take (option, attribute, default).
+ONE_DEVICE_OPTIONS = (("--alpha", "alpha", 1.0), ("--beta", "beta", 0.0), ("--cutoff", "cutoff", 1),
+                      ("--breadth", "breadth", 0), ("--no-fuse", "fuse", True), ("--launch", "launch", "serial"),
+                      ("--workspace-limit", "workspace_limit", None), ("--levels-schemes", "levels_schemes", None),
+                      ("--moduli", "moduli", None), ("--scaling", "scaling", "max"))
+
+
+def _check_options(args) -> None:
+    """Refuse what a distributed run would drop (it had run without them and exited 0)."""
+    given = [option for option, name, default in ONE_DEVICE_OPTIONS if getattr(args, name, default) != default]
+    if given:
+        raise SameOnEveryRank(f"{', '.join(given)} apply only to a one-device run; the distributed product takes "
+                              "--levels, --leaf, --dtype and --local for what each rank multiplies")
+
+
 def _check_world(args) -> None:
     from .comm import mpi_module
 
@@ -281,6 +296,7 @@ def run_command(args) -> int:
     from .measure import measure
 
     def body() -> int:
+        _check_options(args)
         _check_world(args)
         _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
         product = _product(args, load_input(args), args.levels, args.leaf, args.dtype)
@@ -305,7 +321,12 @@ def bench_command(args) -> int:
             )
         if not args.levels[0].isdigit():
             raise SameOnEveryRank(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
+        _check_options(args)
         _check_world(args)
+        if args.json is not None and _world_rank() == 0:  # rank 0 writes it: refuse before the timings, not after
+            from ..output import check_target
+
+            check_target(args.json, force=True)
         _check_fits(args, [(n, n, n) for n in args.n], args.dtype[0])
         product = _product(args, args.files[0], int(args.levels[0]), args.leaf[0], args.dtype[0])
         results = []
