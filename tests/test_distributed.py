@@ -404,3 +404,42 @@ def test_bench_with_gpus_checks_its_json_path_before_timing(tmp_path):
     done = _mpi(2, "-m", "bilinear.cli", "bench", "winograd", "-n", "16", "--gpus", "2", "--levels", "1",
                 "--backend", "numpy", "--json", str(tmp_path / "missing" / "r.json"), timeout=60)
     assert done.returncode != 0 and "cannot write" in done.stderr and "speed-up" not in done.stdout
+
+
+IDLED = """
+import time, numpy as np, bilinear.distributed as dist
+p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy", levels=0, balance="dynamic")
+fast, calls = p.local.product, []
+def slow_once(*args, **kwargs):  # rank 1's first product is slow, as a first call's compile can be
+    calls.append(1)
+    if p.comm.rank == 1 and len(calls) == 1:
+        time.sleep(1)
+    return fast(*args, **kwargs)
+p.local.product = slow_once
+A = np.random.default_rng(0).standard_normal((64, 64))
+for _ in range(4):
+    assert np.allclose(p(A, A), A @ A)
+if p.comm.rank == 0:
+    print("rank 1 flops", p.plan(64, 64, 64).flops_of(1))
+"""
+
+
+@needs_mpi
+def test_dynamic_balance_gives_an_idled_rank_work_again():
+    """One slow call gave rank 1 no products; with no work it measured a rate of 0, and rebalancing
+    stopped for good, leaving it idle on every later call."""
+    done = _mpi(2, "-c", IDLED.format(root=ROOT), timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert float(done.stdout.split("rank 1 flops")[1]) > 0
+
+
+@needs_mpi
+def test_distributed_matmul_takes_dtype_as_a_keyword():
+    """dtype= with arrays was "compile() got multiple values for keyword argument 'dtype'"."""
+    script = ("import numpy as np, bilinear.distributed as dist\n"
+              "A = np.random.default_rng(1).standard_normal((24, 24)).astype(np.float32)\n"
+              "C = dist.matmul(A, A, dtype='float32', backend='numpy')\n"
+              "assert C.dtype == np.float32 and np.allclose(C, A @ A, rtol=1e-4, atol=1e-4)\n")
+    done = _mpi(1, "-c", script, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+

@@ -250,8 +250,12 @@ class DistributedProduct:
         only when some rank's share would move by more than 5 %."""
         rate = plan.flops_of(self.comm.rank) / max(seconds, 1e-9)
         rates = [float(r) for r in self.comm.agree(rate)]
-        if min(rates) <= 0:
+        measured = [r for r in rates if r > 0]
+        if not measured:
             return
+        # A rank given no work this call measured nothing: it gets the slowest measured rate back,
+        # so it is measured again (one slow call had idled it for good)
+        rates = [r if r > 0 else min(measured) for r in rates]
         old = list(self.weights) if self.weights else [1.0] * self.comm.size
         new_share, old_share = [r / sum(rates) for r in rates], [w / sum(old) for w in old]
         if max(abs(a - b) for a, b in zip(new_share, old_share)) > 0.05:
@@ -332,13 +336,16 @@ def matmul(
 
     The default decomposes with Strassen-Winograd and multiplies locally
     with Winograd at one level and cuBLAS leaves (inputs never written).
+    ``dtype=`` names the element type where a rank passes no A (root inputs);
+    otherwise A's is used.
     """
     from ..paths import algorithms_dir
 
     scheme = Path(scheme)
     if not scheme.exists() and (algorithms_dir() / scheme).exists():
         scheme = algorithms_dir() / scheme
-    dtype = str(getattr(A, "dtype", None) or options.pop("dtype", "float64"))
+    # dtype= where given (ranks that pass no A under root or block2d inputs need it), else A's
+    dtype = str(options.pop("dtype", None) or getattr(A, "dtype", None) or "float64")
     key = (str(scheme), str(local), levels, dtype, tuple(sorted((k, repr(v)) for k, v in options.items())))
     if key not in _PRODUCTS:
         _PRODUCTS[key] = compile(scheme, local=local, levels=levels, dtype=dtype, **options)
