@@ -443,3 +443,38 @@ def test_distributed_matmul_takes_dtype_as_a_keyword():
     done = _mpi(1, "-c", script, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
 
+
+BAD_OPTIONS = """
+import bilinear.distributed as dist
+for options in ({{"output": "Root"}}, {{"weights": [1, "x"]}}, {{"steps": 0}}):
+    try:
+        dist.compile("{root}/algorithms/winograd.bl", backend="numpy", **options)
+        print("accepted", options)
+    except ValueError as error:
+        print("refused:", error)
+"""
+
+
+@needs_mpi
+def test_distributed_compile_checks_its_options():
+    """output="Root" was a bare KeyError at the first call, a non-numeric weight a TypeError, steps=0 the default."""
+    done = subprocess.run([sys.executable, "-c", BAD_OPTIONS.format(root=ROOT)], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines() == [
+        "refused: output must be one of replicated, root, block2d, not 'Root'",
+        "refused: weights must be 1 positive numbers, one per rank, not [1, 'x']",
+        "refused: steps must be a whole number of at least 1 (or None: the fewest that serve every rank), not 0",
+    ], done.stderr
+
+
+def test_a_bad_timeout_in_the_environment_fails_only_what_communicates(monkeypatch):
+    """BILINEAR_DIST_TIMEOUT=abc was a traceback at import, for `bilinear plan` too."""
+    environment = os.environ | {"BILINEAR_DIST_TIMEOUT": "abc"}
+    done = subprocess.run([sys.executable, "-m", "bilinear.cli", "plan", "winograd", "-n", "64"], capture_output=True,
+                          text=True, timeout=120, env=environment)
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    from bilinear.distributed.comm import DistributedError, default_timeout
+
+    monkeypatch.setenv("BILINEAR_DIST_TIMEOUT", "-1")
+    with pytest.raises(DistributedError, match="BILINEAR_DIST_TIMEOUT must be a number of seconds above 0, not '-1'"):
+        default_timeout()
+

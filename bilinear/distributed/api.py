@@ -15,7 +15,7 @@ from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_
 from .execute import Local, RankProgram, combine, workspace_bytes
 from .agree import facts, judge
 from .layout import block_of, block_shape, gather, scatter_sum
-from .plan import Plan, make_plan
+from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan
 
 
 # The most global products a plan is built with: the plan and its exact proof grow with them
@@ -47,6 +47,9 @@ def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: in
         return tiles_2d(ranks)
     if kind != "bfs":
         raise ValueError(f"decomposition must be 'bfs' or '2d', not {kind!r}")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"steps must be a whole number of at least 1 (or None: the fewest that serve every rank), "
+                         f"not {steps!r}")  # 0 had meant the default
     algorithm = _algorithm_of(program)
     steps = steps or default_steps(algorithm.rank, ranks)
     if algorithm.rank ** steps > MAX_GLOBAL_PRODUCTS:
@@ -102,6 +105,12 @@ class DistributedProduct:
     ):
         if balance not in BALANCES:
             raise ValueError(f"balance must be one of {BALANCES}, not {balance!r}")
+        for name, value, allowed in (("inputs", inputs, INPUT_LAYOUTS), ("output", output, OUTPUT_LAYOUTS)):
+            if value not in allowed:  # a bare KeyError at the first call before
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+        if weights is not None and (len(weights) != comm.size or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf for w in weights)):
+            raise ValueError(f"weights must be {comm.size} positive numbers, one per rank, not {weights!r}")
         self.decomposition, self.local, self.comm = decomposition, local, comm
         self.inputs, self.output, self.weights, self.bands = inputs, output, weights, bands
         self.balance = balance

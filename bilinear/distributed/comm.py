@@ -20,7 +20,22 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, Callable, NoReturn, TextIO
 
-DEFAULT_TIMEOUT = float(os.environ.get("BILINEAR_DIST_TIMEOUT", "300"))
+DEFAULT_TIMEOUT = 300.0  # seconds a collective waits for the other ranks; BILINEAR_DIST_TIMEOUT sets it
+
+
+def default_timeout() -> float:
+    """BILINEAR_DIST_TIMEOUT, read when a communicator is made (a bad value had failed every
+    import of the package, ``bilinear plan`` too)."""
+    text = os.environ.get("BILINEAR_DIST_TIMEOUT")
+    if text is None:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise DistributedError(f"BILINEAR_DIST_TIMEOUT must be a number of seconds above 0, not {text!r}")
+    return seconds
 
 
 class DistributedError(RuntimeError):
@@ -70,11 +85,11 @@ class Comm(ABC):
 
     xp: Any
 
-    def __init__(self, mpi_comm: Any, timeout: float):
+    def __init__(self, mpi_comm: Any, timeout: float | None):
         self.mpi = mpi_comm
         self.rank = mpi_comm.Get_rank()
         self.size = mpi_comm.Get_size()
-        self.timeout = timeout
+        self.timeout = default_timeout() if timeout is None else timeout
 
     def agree(self, value: Any) -> list:
         """Every rank's small host ``value`` (shapes, options), gathered on every rank."""
@@ -127,7 +142,7 @@ def _decode(data: bytes) -> Any:
 class MPIComm(Comm):
     """NumPy buffers through MPI (the CPU backend; what CI runs under ``mpiexec``)."""
 
-    def __init__(self, mpi_comm: Any = None, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, mpi_comm: Any = None, timeout: float | None = None):
         import numpy
 
         MPI = mpi_module()
@@ -153,7 +168,7 @@ class MPIComm(Comm):
 class NCCLComm(Comm):
     """CuPy buffers through NCCL, one GPU per rank (within a node, the node-local rank's GPU)."""
 
-    def __init__(self, mpi_comm: Any = None, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, mpi_comm: Any = None, timeout: float | None = None):
         import cupy
         from cupy.cuda import nccl
 
@@ -205,7 +220,7 @@ class NCCLComm(Comm):
         self._finish("an all-reduce")
 
 
-def make_comm(backend: str, timeout: float = DEFAULT_TIMEOUT) -> Comm:
+def make_comm(backend: str, timeout: float | None = None) -> Comm:
     """``'numpy'`` (MPI transport) or ``'cupy'`` (NCCL) over ``MPI.COMM_WORLD``."""
     if backend == "numpy":
         return MPIComm(timeout=timeout)
