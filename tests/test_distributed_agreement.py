@@ -103,3 +103,33 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
     }
     assert all(int(text.rsplit("(", 1)[1].split()[0]) < 30 for text in said.values())  # no one waited for a timeout
     assert "rank 1 finished" in done.stdout and "rank 0 finished" in done.stdout
+
+
+CHAIN = r"""
+import numpy as np, bilinear.distributed as dist
+from bilinear.distributed.chain import chain
+rng = np.random.default_rng(2)
+shapes = [(40, 24), (24, 56), (56, 8), (8, 48), (48, 32)]
+matrices = [rng.standard_normal(shape) for shape in shapes]
+product = dist.compile("{root}/algorithms/winograd.bl", backend="numpy")
+result, plan = chain(matrices, product)
+assert np.allclose(result, np.linalg.multi_dot(matrices), rtol=1e-10, atol=1e-10)
+blocked = dist.compile("{root}/algorithms/winograd.bl", backend="numpy", inputs="block2d", output="block2d")
+try:
+    chain(matrices, blocked)
+    print("rank", product.comm.rank, "ran the block2d chain")
+except ValueError as error:
+    print("rank", product.comm.rank, "refused:", error)
+"""
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
+def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_replicated():
+    """A block2d product took the chain's whole matrices as blocks: 64 times the product on 4 ranks."""
+    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", CHAIN.format(root=ROOT)], capture_output=True,
+                          text=True, timeout=240, env=os.environ | {"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    refusals = [line for line in done.stdout.splitlines() if "refused: chain needs a product with replicated inputs "
+                "and output, not inputs='block2d' and output='block2d'" in line]
+    assert len(refusals) == 2
+

@@ -166,6 +166,15 @@ def run_chain(plan: ChainPlan, matrices: Sequence[Any], product: Any) -> Any:
 
 
 def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None) -> tuple[Any, ChainPlan]:
-    """The product of a chain of matrices (every one on every rank), and the plan that computed it."""
+    """The product of a chain of matrices (every one on every rank), and the plan that computed it.
+
+    Raises:
+        ValueError: for a product whose inputs or output are not replicated: the chain hands it
+            whole matrices on every rank and takes a whole result back (a block2d product had
+            returned 64 times the chain's product on 4 ranks).
+    """
+    if (product.inputs, product.output) != ("replicated", "replicated"):
+        raise ValueError(f"chain needs a product with replicated inputs and output, not inputs={product.inputs!r} "
+                         f"and output={product.output!r}: every rank holds every matrix of the chain")
     plan = plan_chain([tuple(m.shape) for m in matrices], product.comm.size, model or ChainModel())
     return run_chain(plan, matrices, product), plan
