@@ -114,6 +114,8 @@ def load(
         return loaded
     if isinstance(loaded, AlternativeBasis):
         loaded = loaded.algorithm
+    if not isinstance(loaded, Algorithm) and modulus is not None and check_inexact(loaded).ok:
+        loaded = loaded.algorithm  # claimed modulo p with --mod, but it holds over Q: an exact algorithm
     if not isinstance(loaded, Algorithm):
         raise BilinearError(
             Diagnostic(

@@ -580,3 +580,13 @@ def test_an_empty_output_name_is_a_usage_error(capsys, command):
     """compile -o "" wrote its six files into the working folder."""
     code, _, err = _run(capsys, *command, "-o", "")
     assert code == 2 and "argument -o/--output: expected a file or folder name, not ''" in err
+
+
+def test_mod_on_a_scheme_that_holds_over_q_reads_it_as_exact(capsys, tmp_path):
+    """`import --mod 3` of a scheme exact over Q said it was "valid only modulo 3" (verify: "verified over Q")."""
+    from conftest import scheme_file
+
+    renamed = tmp_path / "v333.exp"
+    renamed.write_bytes(scheme_file("kauers/k000000011c4745e-333-23-mod0.exp").read_bytes())
+    code, out, err = _run(capsys, "import", str(renamed), "--shape", "3,3,3", "--mod", "3")
+    assert code == 0 and "algorithm " in out and "<3,3,3;23>" in out, err
