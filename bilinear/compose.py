@@ -53,11 +53,13 @@ def _build(name: str, shape: Shape, products: list[tuple[dict, dict, dict]]) -> 
 
 
 def permute(algorithm: Algorithm, order: str, name: str | None = None) -> Algorithm:
-    """The algorithm for the permuted shape ``order`` (one of PERMUTATIONS, e.g. ``"nkm"``)."""
+    """The algorithm for the permuted shape ``order`` (one of PERMUTATIONS, e.g. ``"nkm"``), without
+    the products no output uses (:func:`unused_products`)."""
     if order not in PERMUTATIONS:
         raise ValueError(f"the target order must be one of {', '.join(PERMUTATIONS)}, not {order!r}")
     shape = (algorithm.shape.m, algorithm.shape.k, algorithm.shape.n)
-    products = _coefficients(algorithm)
+    # a product no output uses has a zero W column, which a permutation makes a zero factor: dropped
+    products = [(u, v, w) for u, v, w in _coefficients(algorithm) if w]
     for step in PERMUTATIONS[order]:
         m, k, n = shape
         if step == "T":
@@ -67,6 +69,11 @@ def permute(algorithm: Algorithm, order: str, name: str | None = None) -> Algori
             shape = (k, n, m)
             products = [(v, _transposed(w), _transposed(u)) for u, v, w in products]
     return _build(name or f"{algorithm.name}_{order}", Shape(*shape), products)
+
+
+def unused_products(algorithm: Algorithm) -> list[str]:
+    """The products whose W column is zero: no C block uses them."""
+    return [product.name for product, (_, _, w) in zip(algorithm.products, _coefficients(algorithm)) if not w]
 
 
 def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> Algorithm:

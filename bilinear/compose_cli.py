@@ -69,11 +69,14 @@ def _verified(algorithm, path: Path):
 
 
 def transform(args) -> int:
-    from .compose import permute
+    from .compose import permute, unused_products
 
     _check_output(args, args.file)
     source = _verified(_algorithm(load_input(args), args.algorithm), args.file)
     result = permute(source, args.to, name=args.name)
+    if dropped := unused_products(source):
+        print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
+              "W column into a zero factor)", file=sys.stderr)
     shape = source.shape
     header = (f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file}.",)
     return _write(result, header, args.output, args.style)

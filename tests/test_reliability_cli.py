@@ -590,3 +590,14 @@ def test_mod_on_a_scheme_that_holds_over_q_reads_it_as_exact(capsys, tmp_path):
     renamed.write_bytes(scheme_file("kauers/k000000011c4745e-333-23-mod0.exp").read_bytes())
     code, out, err = _run(capsys, "import", str(renamed), "--shape", "3,3,3", "--mod", "3")
     assert code == 0 and "algorithm " in out and "<3,3,3;23>" in out, err
+
+
+def test_transform_drops_a_product_no_output_uses(capsys, tmp_path):
+    """Strassen with an unused M8 = A11*B11: `--to knm` failed with "product M8 has a zero factor", a
+    product the permuted scheme would have had, not one the user wrote."""
+    source = tmp_path / "unused.bl"
+    source.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("<2,2,2;7>", "<2,2,2;8>").replace(
+        "  C11 = M1 + M4 - M5 + M7", "  M8 = A11 * B11\n  C11 = M1 + M4 - M5 + M7"))
+    code, out, err = _run(capsys, "transform", str(source), "--to", "knm")
+    assert code == 0 and "<2,2,2;7>" in out
+    assert "note: dropped M8, which no output uses (a permutation would turn its zero W column into a zero factor)" in err
