@@ -70,6 +70,8 @@ case("alpha NaN", lambda: whole(A0, B0, alpha=float("nan")))
 
 C = C0.copy()
 case("Fortran-ordered A", lambda: whole(np.asfortranarray(A0), B0, out=C, beta=2.0), out=C)
+listed = (A0.tolist(), B0.copy()) if rank == 0 else (None, None)
+case("a list for A on rank 0", lambda: root(*listed))
 print(f"rank {{rank}} finished", flush=True)
 """
 
@@ -100,6 +102,8 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         # C was scaled by beta before the local product refused the layout
         "Fortran-ordered A": "refused: A, B and out must be row-major matrices (C-contiguous, or row slices of one) "
                              "on every rank out kept",
+        # rank 0 raised an AttributeError and rank 1 waited for the timeout
+        "a list for A on rank 0": "refused: A, B and out must be 2-D arrays on every rank that passes them",
     }
     assert all(int(text.rsplit("(", 1)[1].split()[0]) < 30 for text in said.values())  # no one waited for a timeout
     assert "rank 1 finished" in done.stdout and "rank 0 finished" in done.stdout

@@ -27,14 +27,20 @@ def _scalar(value: Any) -> str:
 def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: tuple) -> tuple:
     """This rank's side of the call, small enough to gather on every rank."""
 
+    def matrix(x) -> bool:  # an array of this rank's array module (a list or 1-D array is not)
+        return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "strides") and len(x.shape) == 2
+
     def shape(x):
-        return None if x is None else tuple(x.shape)
+        return None if x is None else tuple(x.shape) if matrix(x) else f"not a matrix: {type(x).__name__}"
 
     def dtype(x):
-        return None if x is None else str(x.dtype)
+        return None if x is None or not matrix(x) else str(x.dtype)
 
     views = [x for x in (A, B, out) if x is not None]
-    row_major = all(len(x.shape) == 2 and is_row_major(x) for x in views)
+    if not all(matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
+        return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta),
+                options, False, True)
+    row_major = all(is_row_major(x) for x in views)
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta), options,
             row_major, apart)
@@ -75,6 +81,8 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
         return "the ranks were called with different alphas or betas, or hold products compiled differently"
     if inputs != "block2d" and any(v[:2] != holders[0][:2] for v in holders):
         return "the ranks were called with different arguments"
+    if any(isinstance(shape, str) for v in everyone for shape in (v[0], v[1], v[4])):
+        return "A, B and out must be 2-D arrays on every rank that passes them"
     if any(not v[9] for v in everyone):
         return "A, B and out must be row-major matrices (C-contiguous, or row slices of one) on every rank"
     if any(not v[10] for v in everyone):
