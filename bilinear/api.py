@@ -211,8 +211,9 @@ def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int
     if given:
         raise ValueError(f"levels='auto' chooses the levels per shape, so {' and '.join(given)} cannot be given; "
                          "give a number of levels to use them")
-    check_ozaki_options("ozaki" if leaf == "auto" else leaf, moduli, scaling)
-    Options(levels=1, leaf="cublas" if leaf == "auto" else leaf, launch=launch, moduli=moduli, scaling=scaling)
+    kept = "cublas" if leaf == "auto" else leaf  # "auto" chooses between cublas and fused leaves
+    check_ozaki_options(kept, moduli, scaling)
+    Options(levels=1, leaf=kept, launch=launch, moduli=moduli, scaling=scaling)
 
 
 def compile(

@@ -238,6 +238,7 @@ def test_one_product_called_from_several_threads_gives_every_caller_its_product(
     ({"workspace_limit": 0}, "levels='auto' chooses the levels per shape, so workspace_limit cannot be given"),
     ({"launch": "bogus"}, "launch must be one of"),
     ({"leaf": "cublas", "moduli": 3}, "moduli"),
+    ({"leaf": "auto", "moduli": 3}, "moduli"),  # auto chooses cublas or fused leaves
 ])
 def test_automatic_levels_refuse_options_they_would_drop(options, message):
     """levels="auto" built its products with dtype, levels, leaf, fuse and cutoff alone: breadth,
