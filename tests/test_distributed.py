@@ -478,3 +478,13 @@ def test_a_bad_timeout_in_the_environment_fails_only_what_communicates(monkeypat
     with pytest.raises(DistributedError, match="BILINEAR_DIST_TIMEOUT must be a number of seconds above 0, not '-1'"):
         default_timeout()
 
+
+def test_plan_json_gives_each_ranks_flops_and_workspace_at_the_dtype():
+    """The JSON was identical for --dtype float32 and float64 and had no per-rank figures."""
+    data = {dtype: json.loads(_cli("plan", "winograd", "--gpus", "2", "-n", "64", "--format", "json", "--dtype", dtype).stdout)
+            for dtype in ("float32", "float64")}
+    assert [r["flops"] for r in data["float32"]["per_rank"]] == [r["flops"] for r in data["float64"]["per_rank"]]
+    assert all(r["flops"] > 0 for r in data["float64"]["per_rank"])
+    assert [2 * r["workspace_bytes"] for r in data["float32"]["per_rank"]] == [
+        r["workspace_bytes"] for r in data["float64"]["per_rank"]]
+

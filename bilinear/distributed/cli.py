@@ -147,9 +147,16 @@ def describe_plan(plan: Plan, itemsize: int) -> list[str]:
     return lines
 
 
-def _plan_as_data(plan: Plan) -> dict:
+def _plan_as_data(plan: Plan, itemsize: int) -> dict:
+    """The plan as JSON data, with what the text form says per rank: flops and workspace bytes at
+    ``itemsize`` (--dtype's; the JSON had been the same for float32 and float64)."""
+    from .execute import workspace_bytes
+
     d = plan.decomposition
     return {
+        "dtype_bytes": itemsize,
+        "per_rank": [{"rank": rank, "flops": plan.flops_of(rank),
+                      "workspace_bytes": workspace_bytes(plan, rank, itemsize, False)} for rank in range(plan.ranks)],
         "decomposition": d.name,
         "grid": [d.rows, d.inner, d.cols],
         "shape": list(plan.shape),
@@ -185,10 +192,12 @@ def plan_command(args) -> int:
     shape = (args.m or args.n, args.k or args.n, args.n)
     plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
     check = verify_plan(plan)
+    itemsize = 8 if args.dtype == "float64" else 4
     if args.format == "json":
-        print(json.dumps(_plan_as_data(plan) | {"verified": check.ok, "problems": list(check.problems)}, indent=1))
+        print(json.dumps(_plan_as_data(plan, itemsize) | {"verified": check.ok, "problems": list(check.problems)},
+                         indent=1))
     else:
-        print("\n".join(describe_plan(plan, 8 if args.dtype == "float64" else 4)))
+        print("\n".join(describe_plan(plan, itemsize)))
         verdict = "C = A·B holds exactly" if check.ok else "FAILS: " + "; ".join(check.problems)
         print(f"proof: {verdict} ({check.band_classes} band class(es), {check.terms} tensor terms compared)")
     return 0 if check.ok else 1
