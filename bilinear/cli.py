@@ -20,6 +20,7 @@ from .cli_args import add_input_options, add_report_options, joined_scalars, rep
 from .compose_cli import add_parsers as add_compose_parsers
 from . import __version__
 from .diagnostics import BilinearError, Diagnostic, render
+from .lower.options import OptionError
 from .distributed.cli import add_plan_parser
 from .run_cli import add_bench_parser, add_compile_and_run_parsers
 
@@ -135,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(joined_scalars(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.handler(args)
+    except OptionError as error:  # contradictory or out-of-range options: a usage error, as argparse's are
+        (commands,) = [action for action in parser._actions if action.dest == "command"]
+        commands.choices[args.command].error(str(error))
     except BilinearError as error:
         for diagnostic in error.diagnostics:
             print(render(diagnostic), file=sys.stderr)

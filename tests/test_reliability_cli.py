@@ -312,9 +312,10 @@ def test_ozaki_options_without_the_ozaki_leaf_are_refused(tmp_path, capsys, comm
     where = ["--backend", "numpy", "-n", "32"] if command == "run" else ["-o", str(tmp_path / "out")]
     code, out, err = _run(capsys, command, STRASSEN, *options, *where)
     them = "them" if " and " in unused else "it"
-    assert (code, out) == (1, "")
-    assert err == (f"bilinear {command}: {unused} set the ozaki leaf's emulation, and the cublas leaf has none: ask for "
-                   f"the ozaki leaf (--leaf ozaki, leaf='ozaki') or leave {them} out\n")
+    assert (code, out) == (2, "")  # a usage error, with the usage line
+    assert err.startswith(f"usage: bilinear {command}")
+    assert err.endswith(f"bilinear {command}: error: {unused} set the ozaki leaf's emulation, and the cublas leaf has "
+                        f"none: ask for the ozaki leaf (--leaf ozaki, leaf='ozaki') or leave {them} out\n")
     assert not (tmp_path / "out").exists()
 
 
@@ -601,3 +602,15 @@ def test_transform_drops_a_product_no_output_uses(capsys, tmp_path):
     code, out, err = _run(capsys, "transform", str(source), "--to", "knm")
     assert code == 0 and "<2,2,2;7>" in out
     assert "note: dropped M8, which no output uses (a permutation would turn its zero W column into a zero factor)" in err
+
+
+@pytest.mark.parametrize("options, message", [
+    (("--levels", "1", "--breadth", "2"), "breadth must be between 0 and the 1 level(s) asked for, not 2"),
+    (("--leaf", "ozaki", "--moduli", "25"), "moduli must be a whole number from 1 to 20, not 25"),
+    (("--moduli", "3"), "moduli set the ozaki leaf's emulation, and the cublas leaf has none"),
+    (("--leaf", "fused", "--levels", "2", "--breadth", "1"), "breadth-first levels multiply single operands"),
+])
+def test_contradictory_lowering_options_are_usage_errors(capsys, tmp_path, options, message):
+    """They exited 1 without a usage line, where an out-of-range --levels exits 2 with one."""
+    code, _, err = _run(capsys, "compile", "strassen", "-o", str(tmp_path / "x"), *options)
+    assert code == 2 and err.startswith("usage: bilinear compile") and f"bilinear compile: error: {message}" in err

@@ -70,6 +70,11 @@ MAX_PRODUCT_TARGETS = 256
 MAX_LEVELS = 32
 
 
+class OptionError(ValueError):
+    """A lowering option out of range or contradicting another: a ValueError to the API, a usage
+    error (status 2, with the usage line) on the command line."""
+
+
 @dataclass(frozen=True)
 class Options:
     """How to lower: element type, levels of recursion, leaf kind, element-wise fusion."""
@@ -98,51 +103,51 @@ class Options:
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
-            raise ValueError(f"dtype must be float32 or float64, not {self.dtype!r}")
+            raise OptionError(f"dtype must be float32 or float64, not {self.dtype!r}")
         if self.leaf not in LEAVES:
-            raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
+            raise OptionError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
         if self.dtype not in LEAF_KINDS[self.leaf].dtypes:
-            raise ValueError(
+            raise OptionError(
                 f"the {self.leaf} leaf computes {' and '.join(LEAF_KINDS[self.leaf].dtypes)} products, not "
                 f"{self.dtype} ({LEAF_KINDS[self.leaf].help}); use the cublas or fused leaf for {self.dtype}"
             )
         if self.moduli is not None and (isinstance(self.moduli, bool) or not isinstance(self.moduli, int)
                                         or not 1 <= self.moduli <= 20):
-            raise ValueError(f"moduli must be a whole number from 1 to 20, not {self.moduli!r}")
+            raise OptionError(f"moduli must be a whole number from 1 to 20, not {self.moduli!r}")
         if self.scaling not in OZAKI_SCALINGS:
-            raise ValueError(f"scaling must be one of {', '.join(OZAKI_SCALINGS)}, not {self.scaling!r}")
+            raise OptionError(f"scaling must be one of {', '.join(OZAKI_SCALINGS)}, not {self.scaling!r}")
         if isinstance(self.levels, bool) or not isinstance(self.levels, int):
-            raise ValueError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
+            raise OptionError(f"levels must be a whole number, not {self.levels!r}")  # noqa: TRY004 - documented
         if not 0 <= self.levels <= MAX_LEVELS:
-            raise ValueError(
+            raise OptionError(
                 f"levels must be between 0 and {MAX_LEVELS}, not {self.levels}: each level at least halves a "
                 f"dimension, so {MAX_LEVELS} levels already need matrices of 2^{MAX_LEVELS} rows or columns"
             )
         if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
-            raise ValueError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
+            raise OptionError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
         if self.cutoff < 1:
-            raise ValueError(f"cutoff must be >= 1, not {self.cutoff}")
+            raise OptionError(f"cutoff must be >= 1, not {self.cutoff}")
         self._check_breadth()
 
     def _check_breadth(self) -> None:
         if self.launch not in LAUNCHES:
-            raise ValueError(f"launch must be one of {', '.join(LAUNCHES)}, not {self.launch!r}")
+            raise OptionError(f"launch must be one of {', '.join(LAUNCHES)}, not {self.launch!r}")
         if isinstance(self.breadth, bool) or not isinstance(self.breadth, int):
-            raise ValueError(f"breadth must be a whole number, not {self.breadth!r}")  # noqa: TRY004 - documented
+            raise OptionError(f"breadth must be a whole number, not {self.breadth!r}")  # noqa: TRY004 - documented
         if not 0 <= self.breadth <= self.levels:
-            raise ValueError(
+            raise OptionError(
                 f"breadth must be between 0 and the {self.levels} level(s) asked for, not {self.breadth}: it counts "
                 "the innermost levels that run breadth-first"
             )
         if self.breadth and LEAF_KINDS[self.leaf].sums:
-            raise ValueError(
+            raise OptionError(
                 f"breadth-first levels multiply single operands at their leaves, which the {self.leaf} leaf does not; "
                 "use leaf='cublas' (or another single-view leaf such as ozaki) with breadth > 0"
             )
         if self.workspace_limit is not None and (
             isinstance(self.workspace_limit, bool) or not isinstance(self.workspace_limit, int) or self.workspace_limit < 0
         ):
-            raise ValueError(f"workspace_limit must be a number of bytes >= 0, not {self.workspace_limit!r}")
+            raise OptionError(f"workspace_limit must be a number of bytes >= 0, not {self.workspace_limit!r}")
 
 
 def check_ozaki_options(leaf: str, moduli: int | None, scaling: str) -> None:
@@ -151,5 +156,5 @@ def check_ozaki_options(leaf: str, moduli: int | None, scaling: str) -> None:
     asked = [name for name, given in (("moduli", moduli is not None), ("scaling", scaling != "max")) if given]
     if asked and leaf != "ozaki":
         them = "them" if len(asked) > 1 else "it"
-        raise ValueError(f"{' and '.join(asked)} set the ozaki leaf's emulation, and the {leaf} leaf has none: ask for "
+        raise OptionError(f"{' and '.join(asked)} set the ozaki leaf's emulation, and the {leaf} leaf has none: ask for "
                          f"the ozaki leaf (--leaf ozaki, leaf='ozaki') or leave {them} out")
