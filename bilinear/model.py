@@ -165,7 +165,10 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
     """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library
     alone.  Levels stop where a schedule's shape condition breaks (more levels would break it too)."""
     leaves = tuple(leaves)
-    best = (0, leaves[0], 2.0 * M * K * N / ceilings.rate(M, K, N))  # the (first) leaf alone: the ozaki leaf's own
+    # levels 0: the library's GEMM (its rate is what the ceilings hold), or the ozaki leaf alone, which
+    # takes the moduli and scaling asked for (a cuBLAS product would refuse them)
+    alone = "ozaki" if leaves == ("ozaki",) else "cublas"
+    best = (0, alone, 2.0 * M * K * N / ceilings.rate(M, K, N))
     for leaf in leaves:
         for levels in range(1, max_levels + 1):
             lowered = lowered_for(levels, leaf)
