@@ -319,3 +319,15 @@ def test_fused_leaves_that_would_need_too_many_kernels_are_refused_at_once():
         with pytest.raises(ValueError, match=rf"^fused leaves at {levels} levels of msmes {why}"):
             bilinear.api.lower_program(ROOT / "algorithms" / "msmes.bl", levels=levels, leaf="fused")
         assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("leaf, alone", [("fused", "cublas"), ("ozaki", "ozaki"), ("cublas", "cublas")])
+def test_automatic_levels_run_the_library_or_the_ozaki_leaf_alone_at_level_0(leaf, alone):
+    """Level 0 is predicted at the library's rate: it runs cuBLAS, except for the ozaki leaf, whose
+    moduli and scaling a cuBLAS product would refuse."""
+    from bilinear.model import Ceilings
+
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels="auto", leaf=leaf)
+    # GEMMs below 64³ run a million times slower than at 64³, fused kernels slower still: no level pays
+    product._ceilings = Ceilings("test", "float64", 1e30, ((32, 1e6), (64, 1e12)), ((32, 1e3), (64, 1e3)))
+    assert product.choose(64, 64, 64)[:2] == (0, alone)
