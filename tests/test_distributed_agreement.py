@@ -18,7 +18,11 @@ from conftest import ROOT
 
 MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
-CASES = r"""
+# One write per line, its newline included: print's separate writes of text and newline let the
+# two ranks' lines run into each other.
+SAY = "import sys\ndef say(line):\n    sys.stdout.write(line + '\\n')\n    sys.stdout.flush()\n"
+
+CASES = SAY + r"""
 import time, numpy as np, bilinear.distributed as dist
 from bilinear.distributed.comm import DistributedError
 
@@ -38,7 +42,7 @@ def case(name, call, out=None):
         outcome = "refused: " + str(error).split(": rank 0")[0]
     kept = "" if before is None else (" out kept" if np.array_equal(out, before) else " out changed")
     if rank == 0:
-        print(f"{{name}} -> {{outcome}}{{kept}} ({{time.monotonic() - started:.0f}} s)", flush=True)
+        say(f"{{name}} -> {{outcome}}{{kept}} ({{time.monotonic() - started:.0f}} s)")
 
 
 root = dist.compile(ALG + "winograd.bl", backend="numpy", inputs="root", output="root")
@@ -72,7 +76,7 @@ C = C0.copy()
 case("Fortran-ordered A", lambda: whole(np.asfortranarray(A0), B0, out=C, beta=2.0), out=C)
 listed = (A0.tolist(), B0.copy()) if rank == 0 else (None, None)
 case("a list for A on rank 0", lambda: root(*listed))
-print(f"rank {{rank}} finished", flush=True)
+say(f"rank {{rank}} finished")
 """
 
 
@@ -109,7 +113,7 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
     assert "rank 1 finished" in done.stdout and "rank 0 finished" in done.stdout
 
 
-CHAIN = r"""
+CHAIN = SAY + r"""
 import numpy as np, bilinear.distributed as dist
 from bilinear.distributed.chain import chain
 rng = np.random.default_rng(2)
@@ -121,9 +125,9 @@ assert np.allclose(result, np.linalg.multi_dot(matrices), rtol=1e-10, atol=1e-10
 blocked = dist.compile("{root}/algorithms/winograd.bl", backend="numpy", inputs="block2d", output="block2d")
 try:
     chain(matrices, blocked)
-    print("rank", product.comm.rank, "ran the block2d chain")
+    say(f"rank {{product.comm.rank}} ran the block2d chain")
 except ValueError as error:
-    print("rank", product.comm.rank, "refused:", error)
+    say(f"rank {{product.comm.rank}} refused: {{error}}")
 """
 
 
@@ -137,3 +141,18 @@ def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_repl
                 "and output, not inputs='block2d' and output='block2d'" in line]
     assert len(refusals) == 2
 
+
+
+def test_a_ranks_facts_fit_the_exchange_whatever_the_rank_count():
+    """The options went whole into the 512-byte exchange: one weight per rank overflowed it past a
+    dozen ranks (dynamic balance sets them), and every call would have failed."""
+    import numpy as np
+
+    from bilinear.distributed.agree import facts
+    from bilinear.distributed.comm import _encode
+
+    A = np.zeros((8, 8))
+    options = ("winograd^5", 16807, "replicated", "replicated", "dynamic", None, tuple(1.0 / (r + 3) for r in range(4096)))
+    _encode(facts(A, A.copy(), None, 1.0, 0.0, options))  # raised "a value to agree on is too long"
+    changed = options[:-1] + (options[-1][:-1] + (0.5,),)
+    assert facts(A, A, None, 1.0, 0.0, options)[8] != facts(A, A, None, 1.0, 0.0, changed)[8]

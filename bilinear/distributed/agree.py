@@ -9,6 +9,7 @@ runs with one rank's alpha, weights or steps and another's.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from ..runtime.views import is_row_major, overlaps
@@ -25,7 +26,9 @@ def _scalar(value: Any) -> str:
 
 
 def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: tuple) -> tuple:
-    """This rank's side of the call, small enough to gather on every rank."""
+    """This rank's side of the call, small enough to gather on every rank (``options`` as a digest:
+    one weight per rank would not fit the exchange's 512 bytes past a dozen ranks)."""
+    options = hashlib.sha256(repr(options).encode()).hexdigest()[:16]
 
     def matrix(x) -> bool:  # an array of this rank's array module (a list or 1-D array is not)
         return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "strides") and len(x.shape) == 2
