@@ -6,11 +6,9 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from conftest import ALGORITHMS, ROOT
@@ -24,8 +22,7 @@ from bilinear.lower.decompose import GlobalProduct, breadth_first, tiles_2d
 from bilinear.distributed.plan import Task, assign, default_bands, make_plan
 from bilinear.frontend import program_from_text
 
-MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
+from helpers.mpi import needs_mpi, run_ranks as _mpi
 CHECK = ROOT / "tests" / "helpers" / "distributed_check.py"
 ODD = (101, 67, 53)
 
@@ -131,16 +128,6 @@ def test_uneven_weights_give_the_slow_rank_less():
     plan = make_plan(_winograd_plan().decomposition, (4096, 4096, 4096), 2, weights=[1.0, 3.0])
     assert verify_plan(plan).ok
     assert plan.flops_of(0) < 0.4 * plan.flops_of(1)
-
-
-def _mpi(ranks: int, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [MPIEXEC, "-n", str(ranks), sys.executable, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=os.environ | (env or {}),
-    )
 
 
 @needs_mpi

@@ -7,16 +7,8 @@ cores); rank 0 prints what each case did.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
 from conftest import ROOT
-
-MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+from helpers.mpi import needs_mpi, run_ranks
 
 # One write per line, its newline included: print's separate writes of text and newline let the
 # two ranks' lines run into each other.
@@ -80,10 +72,9 @@ say(f"rank {{rank}} finished")
 """
 
 
-@pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
+@needs_mpi
 def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
-    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", CASES.format(root=ROOT)], capture_output=True,
-                          text=True, timeout=240, env=os.environ | {"BILINEAR_DIST_TIMEOUT": "60"})
+    done = run_ranks(2, "-c", CASES.format(root=ROOT), timeout=240, env={"BILINEAR_DIST_TIMEOUT": "60"})
     assert done.returncode == 0, done.stdout + done.stderr
     said = dict(line.split(" -> ") for line in done.stdout.splitlines() if " -> " in line)
     outcomes = {name: text.rsplit(" (", 1)[0] for name, text in said.items()}
@@ -131,11 +122,10 @@ except ValueError as error:
 """
 
 
-@pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
+@needs_mpi
 def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_replicated():
     """A block2d product took the chain's whole matrices as blocks: 64 times the product on 4 ranks."""
-    done = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", CHAIN.format(root=ROOT)], capture_output=True,
-                          text=True, timeout=240, env=os.environ | {"BILINEAR_DIST_TIMEOUT": "60"})
+    done = run_ranks(2, "-c", CHAIN.format(root=ROOT), timeout=240, env={"BILINEAR_DIST_TIMEOUT": "60"})
     assert done.returncode == 0, done.stdout + done.stderr
     refusals = [line for line in done.stdout.splitlines() if "refused: chain needs a product with replicated inputs "
                 "and output, not inputs='block2d' and output='block2d'" in line]
