@@ -229,7 +229,7 @@ def _check_fits(args, sizes: list[tuple[int, int, int]], dtype: str) -> None:
 
     backend = make_backend(args.backend)
     for M, K, N in sizes:
-        check_fits(backend, M, K, N, dtype, ranks=_world_size() if backend.name == "numpy" else 1)
+        check_fits(backend, M, K, N, dtype, ranks=_world()[1] if backend.name == "numpy" else 1)
 
 
 class SameOnEveryRank(ValueError):
@@ -257,7 +257,7 @@ def _check_world(args) -> None:
     from .comm import mpi_module
 
     mpi_module()  # without mpi4py, say what to install rather than how to start the job
-    if (size := _world_size()) != args.gpus:
+    if (size := _world()[1]) != args.gpus:
         raise SameOnEveryRank(f"--gpus {args.gpus} but this job has {size} rank(s): "
                               f"start it with `mpiexec -n {args.gpus} bilinear ...`")
 
@@ -269,7 +269,7 @@ def _guarded(body) -> int:
     try:
         return body()
     except SameOnEveryRank as error:
-        if _world_rank() == 0:
+        if _world()[0] == 0:
             print(f"bilinear: {error}", file=sys.stderr, flush=True)
         return 1
     except Exception as error:  # noqa: BLE001 - any failure must end the job, or the other ranks wait for this one
@@ -278,26 +278,19 @@ def _guarded(body) -> int:
         else:
             known = isinstance(error, (RuntimeError, ValueError))
             message = str(error) if known else f"{type(error).__name__}: {error}"
-        if _world_size() > 1:
+        if _world()[1] > 1:
             end_job(f"bilinear: {message}", sys.stderr)
         print(f"bilinear: {message}", file=sys.stderr, flush=True)
         return 1
 
 
-def _world_size() -> int:
-    try:
-        from mpi4py import MPI
-    except ImportError:  # the failure was that there is no MPI: there is no job to end
-        return 1
-    return MPI.COMM_WORLD.Get_size()
-
-
-def _world_rank() -> int:
+def _world() -> tuple[int, int]:
+    """(this rank, the job's ranks) of MPI.COMM_WORLD; (0, 1) without mpi4py: there is no job to end."""
     try:
         from mpi4py import MPI
     except ImportError:
-        return 0
-    return MPI.COMM_WORLD.Get_rank()
+        return 0, 1
+    return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
 
 
 def run_command(args) -> int:
@@ -332,7 +325,7 @@ def bench_command(args) -> int:
             raise SameOnEveryRank(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
         _check_options(args)
         _check_world(args)
-        if args.json is not None and _world_rank() == 0:  # rank 0 writes it: refuse before the timings, not after
+        if args.json is not None and _world()[0] == 0:  # rank 0 writes it: refuse before the timings, not after
             from ..output import check_target
 
             check_target(args.json, force=True)
