@@ -1,7 +1,8 @@
 """Measuring a product honestly: inputs, errors, restoration, timing and allocations.
 
 - inputs are random normal (never zeros, which hide unwritten outputs);
-- the error is ‖C − C_ref‖ / (‖A‖‖B‖), against a float64 reference;
+- the error is ‖C − C_ref‖ / (‖A‖‖B‖), against a float64 reference that is exact before its
+  last roundings for float64 inputs (so the library's own float64 error shows);
 - restoration of in-place inputs is measured (max ulps and relative error),
   not claimed: (a+b)−b need not equal a in floating point;
 - device time comes from CUDA events after a warm-up, median of repeats;
@@ -54,13 +55,29 @@ def _row_blocks(matrix: Any):
 
 
 def _norm(matrix: Any, minus: Any = None) -> float:
-    """‖matrix − minus‖_F in float64 (‖matrix‖_F without ``minus``), a block of rows at a time."""
+    """‖matrix − minus‖_F in float64 (‖matrix‖_F without ``minus``), a block of rows at a time.
+
+    Each block is scaled by its largest magnitude before squaring (as LAPACK's dnrm2 does): the
+    squares of an α = 1e-200 or 1e200 product's entries would underflow to 0 or overflow."""
     xp = _xp(matrix)
-    squares = 0.0
+    largest, scaled_squares = 0.0, 0.0  # ‖·‖² = largest² · scaled_squares
     for rows in _row_blocks(matrix):
         part = matrix[rows].astype(xp.float64, copy=False)
-        squares += float(xp.linalg.norm(part if minus is None else part - minus[rows])) ** 2
-    return math.sqrt(squares)
+        part = part if minus is None else part - minus[rows]
+        if part.size == 0:
+            continue
+        block_largest = float(xp.abs(part).max())
+        if not math.isfinite(block_largest):
+            return block_largest if math.isnan(block_largest) or not xp.isnan(part).any() else math.nan
+        if block_largest == 0:
+            continue
+        block_squares = float(xp.sum(xp.square(part / block_largest)))
+        if block_largest > largest:
+            scaled_squares = scaled_squares * (largest / block_largest) ** 2 + block_squares
+            largest = block_largest
+        else:
+            scaled_squares += block_squares * (block_largest / largest) ** 2
+    return largest * math.sqrt(scaled_squares)
 
 
 def error_scale(A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, C: Any = None) -> float:
@@ -84,14 +101,71 @@ def relative_error(C: Any, reference: Any, A: Any, B: Any, scale: float | None =
 
 
 def float64_reference(A: Any, B: Any, C: Any, alpha: float, beta: float) -> Any:
-    """``alpha·A@B + beta·C`` computed in float64 on the arrays' device (no copies of float64 inputs)."""
+    """``alpha·A@B + beta·C`` in float64 on the arrays' device, the product A@B exact before one
+    rounding per term summed (:func:`exact_product`) where A and B are float64, so the library's own
+    float64 error is measured too; narrower inputs are multiplied in float64, whose error is far
+    below theirs."""
     xp = _xp(A)
-    exact = A.astype(xp.float64, copy=False) @ B.astype(xp.float64, copy=False)
+    if A.dtype == xp.float64 and B.dtype == xp.float64:
+        exact = exact_product(A, B)
+    else:
+        exact = A.astype(xp.float64) @ B.astype(xp.float64)
     if alpha != 1:
         exact *= alpha
     if beta != 0:
         exact += beta * C.astype(xp.float64, copy=False)
     return exact
+
+
+#: Most slices a float64 operand is cut into; a remainder past them joins the last (its products are
+#: then rounded, but they are 2^-57 of the leading ones).
+MOST_SLICES = 4
+
+
+def _slices(X: Any, axis: int, K: int) -> list:
+    """X as a sum of slices (Ozaki, Ogita, Oishi and Rump's error-free splitting): each slice keeps the
+    top 54 − β bits below its row's (axis=1) or column's (axis=0) largest remaining magnitude, with
+    2β ≥ 55 + log2 K, so any slice of A times any slice of B sums its K products exactly in float64."""
+    xp = _xp(X)
+    beta = math.ceil((55 + math.ceil(math.log2(max(K, 2)))) / 2)
+    slices, rest = [], X
+    while len(slices) < MOST_SLICES - 1:
+        largest = xp.abs(rest).max(axis=axis, keepdims=True)
+        _, exponent = xp.frexp(largest)  # 2^exponent > largest
+        sigma = xp.where(largest > 0, xp.ldexp(xp.ones_like(largest), exponent + beta), 0.0)
+        top = (rest + sigma) - sigma
+        slices.append(top)
+        rest = rest - top
+        if not rest.any():
+            return slices
+    return [*slices, rest]
+
+
+def exact_product(A: Any, B: Any) -> Any:
+    """A@B for float64 A and B: every product of slices (:func:`_slices`) is exact, and their sum is
+    rounded about once per entry (smallest first), where a float64 GEMM's error grows with √K times
+    ‖A‖‖B‖.  It takes the slice pairs' GEMMs (9 for normal data), over tiles of about BLOCK_ELEMENTS
+    rows and columns so the slices' memory stays bounded beside matrices of 8 GiB.  Inputs past
+    2^900 in magnitude or not finite are multiplied plainly (the splitting would overflow)."""
+    xp = _xp(A)
+    (M, K), N = A.shape, B.shape[1]
+    out = xp.zeros((M, N), dtype=xp.float64)
+    if not (M and N and K):
+        return out
+    largest = max(float(A.max()), -float(A.min()), float(B.max()), -float(B.min()))  # NaN if any is
+    if not largest <= 2.0**900:
+        return xp.matmul(A, B, out=out)
+    rows = max(1, min(M, BLOCK_ELEMENTS // K, -(-M // 8)))
+    columns = max(1, min(N, BLOCK_ELEMENTS // K, -(-N // 8)))
+    for c in range(0, N, columns):
+        b_slices = _slices(B[:, c : c + columns], 0, K)
+        for r in range(0, M, rows):
+            a_slices = _slices(A[r : r + rows], 1, K)
+            pairs = sorted(((i, j) for i in range(len(a_slices)) for j in range(len(b_slices))), key=sum, reverse=True)
+            tile = out[r : r + rows, c : c + columns]
+            for i, j in pairs:  # the smallest terms first, so the sum rounds about once
+                tile += a_slices[i] @ b_slices[j]
+    return out
 
 
 def error_bound(dtype: str, K: int, growth_ratio: float, levels: int) -> float:

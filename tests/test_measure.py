@@ -1,0 +1,93 @@
+"""The measuring harness's own accuracy: the reference product, the norms and what `run` compares."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import bilinear
+from bilinear import measure
+from bilinear.runtime.run import run_once
+
+U64 = 2.0**-53
+
+
+def _exact(A, B):
+    """A@B in exact rationals (small matrices only)."""
+    a = [[Fraction(float(x)) for x in row] for row in A]
+    b = [[Fraction(float(x)) for x in row] for row in B]
+    return [[sum(a[i][t] * b[t][j] for t in range(len(b))) for j in range(len(b[0]))] for i in range(len(a))]
+
+
+def _wide_range(rng, shape):
+    """Normal entries spread over 2^±40, so a dot product cancels far below its terms."""
+    return rng.standard_normal(shape) * np.exp2(rng.integers(-40, 41, size=shape))
+
+
+def test_the_float64_reference_is_the_exact_product_rounded_about_once():
+    rng = np.random.default_rng(3)
+    A, B = _wide_range(rng, (6, 61)), _wide_range(rng, (61, 5))
+    exact = _exact(A, B)
+    reference = measure.float64_reference(A, B, None, 1.0, 0.0)
+    for i in range(6):
+        for j in range(5):
+            assert abs(Fraction(float(reference[i, j])) - exact[i][j]) <= 4 * U64 * abs(exact[i][j]), (i, j)
+
+
+def test_the_float64_reference_is_exact_where_plain_float64_loses_everything():
+    A = np.array([[1e16, 1.0, -1e16, 3.0]])
+    B = np.array([[1.0], [1.0], [1.0], [1.0]])
+    assert (A @ B)[0, 0] != 4.0  # the plain product's rounding
+    assert measure.float64_reference(A, B, None, 1.0, 0.0)[0, 0] == 4.0
+
+
+def test_the_float64_reference_takes_alpha_beta_tiles_zeros_and_float32(monkeypatch):
+    rng = np.random.default_rng(5)
+    A, B, C = rng.standard_normal((37, 29)), rng.standard_normal((29, 23)), rng.standard_normal((37, 23))
+    whole = measure.float64_reference(A, B, C, -2.0, 0.5)
+    assert np.allclose(whole, -2.0 * (A @ B) + 0.5 * C, rtol=0, atol=1e-13)
+    monkeypatch.setattr(measure, "BLOCK_ELEMENTS", 60)  # tiles of 2 rows and 2 columns
+    assert np.array_equal(measure.float64_reference(A, B, C, -2.0, 0.5), whole)
+    A[3], B[:, 4] = 0.0, 0.0
+    assert not measure.float64_reference(A, B, None, 1.0, 0.0)[3].any()
+    single = [x.astype(np.float32) for x in (A, B, C)]
+    assert measure.float64_reference(*single, 1.0, 1.0).dtype == np.float64
+
+
+@pytest.mark.parametrize("factor", [1e-200, 1e-160, 1e160, 1e200])
+def test_norms_and_errors_do_not_underflow_or_overflow(factor):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 30))
+    assert measure._norm(factor * X) == pytest.approx(factor * np.linalg.norm(X), rel=1e-14)
+    Y = X + 1e-3 * rng.standard_normal(X.shape)
+    assert measure._norm(factor * X, factor * Y) == pytest.approx(factor * np.linalg.norm(X - Y), rel=1e-12)
+
+
+def test_norms_of_non_finite_and_empty_matrices():
+    assert np.isnan(measure._norm(np.array([[1.0, np.nan]])))
+    assert measure._norm(np.array([[1.0, np.inf]])) == np.inf
+    assert measure._norm(np.zeros((3, 0))) == 0.0 and measure._norm(np.zeros((2, 2))) == 0.0
+
+
+@pytest.mark.parametrize("alpha", [1e-200, 1.0, 1e200])
+def test_run_judges_a_wrong_product_wrong_whatever_alpha_scales(alpha):
+    """One modulus of the ozaki leaf is far too few: the error must not vanish (or blow up) with α."""
+    product = bilinear.compile("strassen", levels=1, leaf="ozaki", moduli=1, backend="numpy")
+    result = run_once(product, 32, 32, 32, alpha=alpha, repeat=1)
+    assert 1e-3 < result.error < 1 and not result.within_bound
+
+
+def test_run_measures_the_float64_library_against_a_more_accurate_reference():
+    """The float64 reference was the library's own product, so its error printed as 0."""
+    product = bilinear.compile("strassen", levels=1, backend="numpy")
+    result = run_once(product, 64, 64, 64, repeat=1)
+    assert 1e-18 < result.reference_error < 1e-15
+
+
+def test_run_measures_the_library_on_the_original_inputs_of_an_in_place_schedule():
+    """msmes restores A and B only up to rounding: the library's error is taken on the originals."""
+    product = bilinear.compile("msmes", levels=1, dtype="float32", backend="numpy")
+    result = run_once(product, 54, 54, 54, repeat=1)
+    A, B, _ = measure.random_inputs(np, 54, 54, 54, "float32")
+    expected = measure.relative_error(A @ B, measure.float64_reference(A, B, None, 1.0, 0.0), A, B)
+    assert result.reference_error == pytest.approx(expected, rel=1e-12)
