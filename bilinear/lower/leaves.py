@@ -111,24 +111,40 @@ def sub_problem(statement: Multiply, form: ProblemForm, keys: Keys, plan: LevelP
 
     An A, B or C block is the matching block of every view of the parent's operand; a
     temporary is one view.  The order is the executor's (``Executor._child``).
+
+    Element-wise statements act on the raw views, so a temporary holds its value in the raw
+    scale of the operand it is shaped like: a product into a C-shaped one is scaled as a
+    product into C is (the parent's ``+1/2*C22``), and an A- or B-shaped one as a factor
+    is scaled as that operand's blocks are.
     """
     side_of = {"A": 0, "B": 1, "C": 2}
+    parent = (form.a, form.b, form.targets)
 
-    def expand(expression: Form) -> tuple[tuple[Fraction, ...], tuple]:
+    def raw_scale(like: str) -> Fraction:
+        """ρ with raw = ρ · value for buffers shaped like ``like``: C's views receive the parent's
+        coefficient times the product, A's and B's are multiplied by theirs.  An operand of several
+        views takes no element-wise statement, so its temporaries' scale is free: 1."""
+        views = parent[side_of[like]]
+        if len(views) != 1 or not views[0]:
+            return ONE
+        return views[0] if like == "C" else 1 / views[0]
+
+    def expand(expression: Form, target: bool = False) -> tuple[tuple[Fraction, ...], tuple]:
         coefs, names = [], []
         for name, coef in expression.terms:
-            if plan.schedule.temporary(name) is not None:
-                coefs.append(coef)
+            temporary = plan.schedule.temporary(name)
+            if temporary is not None:
+                scale = raw_scale(temporary.like)
+                coefs.append(coef * scale if target else coef / scale)
                 names.append((("temp", plan.schedule.name), name))
                 continue
             side = side_of[operand_of(name)]
-            parent = (form.a, form.b, form.targets)[side]
-            for parent_coef, parent_key in zip(parent, keys[side]):
+            for parent_coef, parent_key in zip(parent[side], keys[side]):
                 coefs.append(coef * parent_coef)
                 names.append((parent_key, name))
         return tuple(coefs), tuple(names)
 
-    (a, ka), (b, kb), (t, kt) = expand(statement.left), expand(statement.right), expand(statement.targets)
+    (a, ka), (b, kb), (t, kt) = expand(statement.left), expand(statement.right), expand(statement.targets, target=True)
     return ProblemForm(a, b, t, statement.overwrite).normalized(), (ka, kb, kt)
 
 
