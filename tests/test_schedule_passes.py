@@ -156,3 +156,39 @@ def test_the_lowering_refuses_a_stage_whose_shapes_read_each_other(tmp_path):
     merged = Stage("s1+s2", s1.statements + s2.statements, s1.span, ordered=True)
     with pytest.raises(ValueError, match="^a stage writes a C-shaped buffer that a A-shaped statement reads in the same stage"):
         lower_elementwise(merged, schedule, "k", "float64")
+
+
+HALVES = """# the classical 1x2x1 product with A11*B11 split into two proportional halves
+algorithm halves <1,2,1;3>:
+  M1 = A11 * B11
+  M2 = A12 * B21
+  M3 = A11 * B11
+  C11 = M1/2 + M2 + M3/2
+
+algorithm thirds <1,1,1;2>:
+  M1 = A11 * B11
+  M2 = 2*A11 * B11
+  C11 = 3*M1 - M2
+
+schedule once_each for thirds:
+  stage p: A11 * B11 -> +3*C11
+  stage q: (2*A11) * B11 -> -C11
+"""
+
+
+def test_proportional_products_are_each_computed_once(tmp_path):
+    """Two products with proportional factors are two products: the schedule check took every
+    statement computing either for the first, so the default schedule of `halves` "computed M1
+    again" (a traceback in run and compile) and `once_each` "never computed M2"."""
+    path = tmp_path / "halves.bl"
+    path.write_text(HALVES)
+    report = bilinear.verify(str(path))
+    assert report.ok, report
+    product = bilinear.compile(str(path), levels=2, backend="numpy")
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((9, 10)), rng.standard_normal((10, 7))
+    assert np.allclose(product(A, B), A @ B, rtol=0, atol=1e-12)
+    for name, algorithm in (("halves", "halves"), ("thirds", "thirds")):
+        check = verify_schedule(default_schedule(bilinear.load(str(path)).algorithm(algorithm), "cublas"),
+                                bilinear.load(str(path)).algorithm(algorithm))
+        assert not check.errors, (name, check.errors)

@@ -110,13 +110,14 @@ class _Simulation:
         self.like = {t.name: t.like for t in schedule.temporaries}
         self.catalogue = self._catalogue()
 
-    def _catalogue(self) -> dict[tuple[Form, Form], tuple[str, Fraction]]:
-        """Products keyed by their factors scaled so the first coefficient is 1."""
-        catalogue = {}
+    def _catalogue(self) -> dict[tuple[Form, Form], list[tuple[str, Fraction]]]:
+        """Products keyed by their factors scaled so the first coefficient is 1, in the algorithm's
+        order: proportional products (``M3 = 2*A11 * B11`` beside ``M1 = A11 * B11``) share a key."""
+        catalogue: dict[tuple[Form, Form], list[tuple[str, Fraction]]] = {}
         for product, (u, v) in zip(self.algorithm.products, self.expansion.factors):
             nu, nv = _normalized(u), _normalized(v)
             scale = u.terms[0][1] * v.terms[0][1]
-            catalogue.setdefault((nu, nv), (product.name, scale))
+            catalogue.setdefault((nu, nv), []).append((product.name, scale))
         return catalogue
 
     def error(self, message: str, statement: Statement | None, *notes: str) -> None:
@@ -217,10 +218,12 @@ class _Simulation:
         return bilinear(left, right)
 
     def identify(self, stage: Stage, statement: Multiply, left: Form, right: Form) -> ProductUse:
-        """Which algorithm product ``left * right`` is, reporting it when it is none."""
-        match = self.catalogue.get((_normalized(left), _normalized(right)))
-        if match is not None:
-            name, scale = match
+        """Which algorithm product ``left * right`` is, reporting it when it is none: of proportional
+        products, the first not computed yet (so each is computed once, in any order)."""
+        matches = self.catalogue.get((_normalized(left), _normalized(right)))
+        if matches:
+            computed = {use.product for use in self.uses}
+            name, scale = next((match for match in matches if match[0] not in computed), matches[0])
             return ProductUse(stage.name, statement, name, left.terms[0][1] * right.terms[0][1] / scale)
         self.error(
             f"`{statement}` multiplies ({left}) * ({right}), which is not a product of {self.algorithm.name}",
