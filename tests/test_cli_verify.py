@@ -180,3 +180,15 @@ def test_verify_of_the_largest_scheme_takes_under_ten_seconds(capsys, which):
     with capsys.disabled():
         print(f"\n[timing] bilinear verify {path.name}: {seconds:.2f} s")
     assert seconds < 10
+
+
+def test_no_fix_note_leaves_a_factor_empty(capsys, tmp_path):
+    """An extra product M8 = A11 * B11 in C11: dropping it from C11 is the fix; setting A11's or
+    B11's coefficient in M8 to 0 would leave a zero factor, which the reader refuses."""
+    text = (ROOT / "algorithms" / "strassen.bl").read_text()
+    text = text.replace("<2,2,2;7>", "<2,2,2;8>").replace("  C11 = M1 + M4 - M5 + M7", "  M8 = A11 * B11\n  C11 = M1 + M4 - M5 + M7 + M8")
+    path = tmp_path / "extra.bl"
+    path.write_text(text)
+    code, out, _ = _run(capsys, "verify", str(path))
+    assert code == 1 and "note: changing the coefficient of M8 in C11 from 1 to 0" in out, out
+    assert "in the left factor of M8" not in out and "in the right factor of M8" not in out, out

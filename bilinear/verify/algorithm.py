@@ -124,9 +124,9 @@ def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form], ho
     """
     target = _flatten(residual)
     found = []
-    for site, span, current, direction in _sites(expansion, set(residual)):
+    for site, span, current, direction, sole in _sites(expansion, set(residual)):
         delta = _ratio(target, direction)
-        if delta is not None:
+        if delta is not None and not (sole and current + delta == 0):  # no empty factor or sum
             found.append((site, span, current, current + delta))
     found.sort(key=lambda fix: fix[3].denominator != 1)
     return [f"{site} from {format_coefficient(current)} to {format_coefficient(new)}{_where(span, home)}"
@@ -155,7 +155,8 @@ def _ratio(target: dict, direction: dict) -> Fraction | None:
 
 
 def _sites(expansion: Expansion, wrong_blocks: set[str]):
-    """(description, span, current coefficient, ∂T/∂c) for every written coefficient that could matter."""
+    """(description, span, current coefficient, ∂T/∂c, whether it is its factor's or sum's only term)
+    for every written coefficient that could matter."""
     algorithm = expansion.algorithm
     shape = algorithm.shape
     usage = expansion.uses
@@ -174,6 +175,7 @@ def _sites(expansion: Expansion, wrong_blocks: set[str]):
                     form.span_of(name) or product.span,  # a table's entry is on its block's row
                     form.coefficient(name),
                     direction,
+                    form.names() == (name,),
                 )
     for output in algorithm.outputs:
         if {output.block} != wrong_blocks:
@@ -181,7 +183,7 @@ def _sites(expansion: Expansion, wrong_blocks: set[str]):
         for name in _candidates(output.form, [*(p.name for p in algorithm.products), *_addable_sums(algorithm, kinds, "M")], algorithm):
             direction = {(output.block, t): x for t, x in _product_value(expansion, name).terms}
             span = output.form.span_of(name) or output.span  # a catalogue line holds one product's C terms
-            yield f"the coefficient of {name} in {output.block}", span, output.form.coefficient(name), direction
+            yield f"the coefficient of {name} in {output.block}", span, output.form.coefficient(name), direction, False
     yield from _sum_sites(expansion, wrong_blocks, usage, kinds)
 
 
@@ -209,7 +211,7 @@ def _sum_sites(expansion: Expansion, wrong_blocks: set[str], usage: dict, kinds:
             else:
                 direction = {(c, t): x * y for t, x in _product_value(expansion, name).terms for (c, _), y in meets.items()}
             span = entry.form.span_of(name) or entry.span
-            yield f"the coefficient of {name} in {entry.name}", span, entry.form.coefficient(name), direction
+            yield f"the coefficient of {name} in {entry.name}", span, entry.form.coefficient(name), direction, entry.form.names() == (name,)
 
 
 def _sum_kind(expansion: Expansion, name: str) -> str:
