@@ -17,6 +17,7 @@ from .ir import Algorithm, Program, Schedule, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
 from .lower.options import check_ozaki_options
 from .verify import Report, verify_program
+from .verify.ring_modular import ModularScheme
 from .verify.rings import check_inexact
 
 
@@ -114,8 +115,8 @@ def load(
         return loaded
     if isinstance(loaded, AlternativeBasis):
         loaded = loaded.algorithm
-    if not isinstance(loaded, Algorithm) and modulus is not None and check_inexact(loaded).ok:
-        loaded = loaded.algorithm  # claimed modulo p with --mod, but it holds over Q: an exact algorithm
+    if isinstance(loaded, ModularScheme) and check_inexact(loaded).ok:
+        loaded = loaded.algorithm  # claimed modulo p (by --mod or its name), but it holds over Q: exact
     if not isinstance(loaded, Algorithm):
         raise BilinearError(
             Diagnostic(

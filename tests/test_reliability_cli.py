@@ -614,3 +614,16 @@ def test_contradictory_lowering_options_are_usage_errors(capsys, tmp_path, optio
     """They exited 1 without a usage line, where an out-of-range --levels exits 2 with one."""
     code, _, err = _run(capsys, "compile", "strassen", "-o", str(tmp_path / "x"), *options)
     assert code == 2 and err.startswith("usage: bilinear compile") and f"bilinear compile: error: {message}" in err
+
+
+def test_a_scheme_named_modulo_p_that_holds_over_q_compiles(capsys, tmp_path):
+    """Strassen in Kauers's form under a ``mod2`` name: verify said "verified over Q (and so modulo 2)",
+    compile and run that it was "valid only modulo 2"."""
+    from conftest import scheme_file
+
+    renamed = tmp_path / "v333-mod2.exp"
+    renamed.write_bytes(scheme_file("kauers/k000000011c4745e-333-23-mod0.exp").read_bytes())
+    code, out, err = _run(capsys, "verify", str(renamed), "--shape", "3,3,3")
+    assert code == 0 and "verified over Q (and so modulo 2)" in out, out + err
+    code, out, err = _run(capsys, "run", str(renamed), "--shape", "3,3,3", "-n", "30", "--backend", "numpy")
+    assert code == 0 and "relative error" in out, out + err
