@@ -192,3 +192,24 @@ def test_no_fix_note_leaves_a_factor_empty(capsys, tmp_path):
     code, out, _ = _run(capsys, "verify", str(path))
     assert code == 1 and "note: changing the coefficient of M8 in C11 from 1 to 0" in out, out
     assert "in the left factor of M8" not in out and "in the right factor of M8" not in out, out
+
+
+def test_an_in_place_schedule_without_restore_is_told_whether_it_restores(capsys, tmp_path):
+    """msmes declared `inplace` only gives A and B back: the warning said it "leaves A and B modified"."""
+    text = (ROOT / "algorithms" / "msmes.bl").read_text().replace("inplace, restore", "inplace")
+    path = tmp_path / "m2.bl"
+    path.write_text(text)
+    code, out, _ = _run(capsys, "verify", str(path))
+    assert code == 0 and "modified" not in out, out
+    assert "warning: schedule msmes gives A and B back as they were but does not declare `restore`" in out, out
+    wrong = tmp_path / "m3.bl"
+    wrong.write_text(_without_last_restoring_update(text))
+    code, out, _ = _run(capsys, "verify", str(wrong))
+    assert "warning: schedule msmes leaves A and B modified (no `restore`)" in out, out
+
+
+def _without_last_restoring_update(text: str) -> str:
+    """msmes with its last stage gone: whatever that stage gave back stays changed."""
+    lines = text.rstrip("\n").split("\n")
+    last = max(i for i, line in enumerate(lines) if line.strip().startswith("stage "))
+    return "\n".join(lines[:last]) + "\n"

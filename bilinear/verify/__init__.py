@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ..diagnostics import Diagnostic, limited
-from ..ir import Algorithm, Program, Schedule
+from ..ir import Algorithm, Form, Program, Schedule
 from .algorithm import verify_algorithm
 from .counts import AlgorithmCounts, ScheduleCounts, count_algorithm, count_schedule
 from .expand import Expansion
@@ -94,11 +94,20 @@ def report_algorithm(algorithm: Algorithm) -> AlgorithmReport:
     )
 
 
+def _unrestored(schedule: Schedule, algorithm: Algorithm, check: ScheduleCheck) -> str:
+    """What an in-place schedule without `restore` does to A and B, as the simulation ended them."""
+    blocks = (*algorithm.shape.blocks("A"), *algorithm.shape.blocks("B"))
+    if not check.errors and all(check.final.get(block) == Form.symbol(block) for block in blocks):
+        return (f"schedule {schedule.name} gives A and B back as they were but does not declare `restore`; "
+                "declare it, so callers may rely on it")
+    return f"schedule {schedule.name} leaves A and B modified (no `restore`)"
+
+
 def report_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleReport:
     check: ScheduleCheck = verify_schedule(schedule, algorithm)
     warnings = ()
     if schedule.inplace and not schedule.restores:
-        warnings = (Diagnostic(f"schedule {schedule.name} leaves A and B modified (no `restore`)", schedule.span, "warning"),)
+        warnings = (Diagnostic(_unrestored(schedule, algorithm, check), schedule.span, "warning"),)
     return ScheduleReport(
         schedule=schedule,
         algorithm=algorithm,
