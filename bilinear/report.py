@@ -251,7 +251,11 @@ NOT_COMPILED = "not an exact algorithm over Q, so it is never compiled"
 
 def _approximate_status(data: dict) -> str:
     x = data["parameter"]
-    return f"holds in the limit {x} → 0 only" if data["holds_in_the_limit"] else f"FAILED in the limit {x} → 0"
+    if not data["holds_in_the_limit"]:
+        return f"FAILED in the limit {x} → 0"
+    if data["error_order"] is None:
+        return f"holds for every {x} (not only in the limit {x} → 0)"
+    return f"holds in the limit {x} → 0 only"
 
 
 def _approximate_text(data: dict) -> list[str]:

@@ -595,3 +595,17 @@ def test_the_fuzzed_sources_are_well_formed(name, tmp_path):
     for part in "RP":
         _write(tmp_path, f"2x2x2_7_S_{part}.sms", SMS[part])
     assert isinstance(read_catalogue(_write(tmp_path, name, FUZZ_SOURCES[name])), Algorithm)
+
+
+def test_an_approximate_scheme_that_holds_for_every_x_says_so_in_its_headline(tmp_path):
+    """Strassen with M1's A side scaled by x and its C side by 1/x: the headline said "holds in the
+    limit x → 0 only", the next line (rightly) that it holds for every x."""
+    path = tmp_path / "strx-approx"
+    path.write_text(
+        "x 0 1 0 1 -1 0\n0 0 0 0 1 0 1\n0 1 0 0 0 1 0\nx 1 0 1 0 0 -1\n#\n"
+        "1 1 0 -1 0 1 0\n0 0 1 0 0 1 0\n0 0 0 1 0 0 1\n1 0 -1 0 1 0 1\n#\n"
+        "xi 0 0 1 -1 0 1\n0 0 1 0 1 0 0\n0 1 0 1 0 0 0\nxi -1 1 0 0 1 0\n"
+    )
+    text = to_text(bilinear.verify(str(path)))
+    assert "approximate scheme strx_approx <2,2,2;7>: holds for every x (not only in the limit x → 0)" in text, text
+    assert "only" not in text.split("\n")[1], text
