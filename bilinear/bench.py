@@ -21,10 +21,14 @@ from .measure import error_scale, extra_bytes, float64_reference, median, random
 from .model import Ceilings, choose_levels, predict, predict_steps
 from .runtime.ceilings import measure_ceilings
 from .runtime.compiled import CompiledProduct
+from .runtime.run import levels_run
 
 __all__ = ["BenchResult", "bench_one", "choose_levels", "measure_ceilings", "plot", "read_json", "write_json"]
 
 # --- one configuration ----------------------------------------------------------------------
+
+#: What each backend's own product is called in tables, lines and plots.
+LIBRARY_NAMES = {"cupy": "cuBLAS", "numpy": "NumPy"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,12 @@ class BenchResult:
     library_error: float
     predicted_ms: float
     stages: tuple[StageTime, ...] = field(default=())
+    levels_requested: int | None = None  # where fewer levels ran than asked for (None in older files)
+    backend: str = "cupy"  # the library timed beside: cuBLAS ("cupy") or NumPy ("numpy"); older files ran on GPUs
+
+    @property
+    def library(self) -> str:
+        return LIBRARY_NAMES.get(self.backend, self.backend)
 
     def row(self) -> dict:
         data = asdict(self)
@@ -85,8 +95,9 @@ def _stage_times(product: CompiledProduct, A, B, C, xp) -> dict[str, float]:
 
 
 def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, ceilings: Ceilings | None,
-              repeat: int = 5, seed: int = 0, breakdown: bool = True) -> BenchResult:
-    """Time one configuration against the library, interleaved, and check it."""
+              repeat: int = 5, seed: int = 0, breakdown: bool = True, name: str | None = None) -> BenchResult:
+    """Time one configuration against the library, interleaved, and check it (``name``: what to call
+    it, the scheme's own name by default)."""
     xp = product.backend.xp
     A, B, C = random_inputs(xp, M, K, N, product.dtype, seed)
     # A, B, C, the exact product and the library's output: five matrices and no copies, so
@@ -119,7 +130,8 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
     flops = 2.0 * M * K * N
     options = product.lowered.options
     return BenchResult(
-        name=product.lowered.name, source=source, levels=options.levels, leaf=options.leaf, dtype=options.dtype,
+        name=name or product.lowered.name, source=source, levels=levels_run(product, M, K, N),
+        levels_requested=options.levels, leaf=options.leaf, dtype=options.dtype, backend=product.backend.name,
         M=M, K=K, N=N, ours_ms=ours_s * 1e3, library_ms=theirs_s * 1e3, ratio=theirs_s / ours_s,
         ours_tflops=flops / ours_s / 1e12, library_tflops=flops / theirs_s / 1e12, extra_bytes=extra,
         error=error, library_error=library_error, predicted_ms=predicted, stages=stages,
@@ -127,21 +139,10 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
 
 
 def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:
-    from .output import write_atomic
+    from .output import json_ready, write_atomic
 
     document = {"ceilings": {k: asdict(c) for k, c in ceilings.items()}, "results": [r.row() for r in results]}
-    write_atomic(path, json.dumps(_no_nan(document), indent=1))
-
-
-def _no_nan(value):
-    """``value`` with every NaN as None (JSON's null): a bare NaN is not JSON, and only Python reads it."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _no_nan(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_no_nan(v) for v in value]
-    return value
+    write_atomic(path, json.dumps(json_ready(document), indent=1))
 
 
 def read_json(path: Path) -> list[BenchResult]:
@@ -181,7 +182,7 @@ def plot(results: list[BenchResult], path: Path) -> None:
             library.setdefault(r.N, []).append(r.library_tflops)
         sizes = sorted(library)
         axis.plot(sizes, [median(library[n]) for n in sizes], color="black", linestyle="--", linewidth=2.5,
-                  marker="*", markersize=9, label="cuBLAS")
+                  marker="*", markersize=9, label=results[0].library)
         axis.set_title(dtype)
         axis.set_xscale("log", base=2)
         axis.set_xticks(sizes, [str(n) for n in sizes])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from argparse import ArgumentTypeError
 from pathlib import Path
 
@@ -9,13 +10,12 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from .api import load
 from .bench import BenchResult, bench_one, plot, write_json
-from .cli_args import bench_levels, positive
+from .cli_args import bench_levels, load_input, positive
 from .frontend.loader import read_source
 from .model import choose_levels
 from .runtime.ceilings import measure_ceilings
-from .lower.options import DTYPES, LEAVES
+from .lower.options import DTYPES, LEAVES, OptionError
 from .lower.plan import Options, lower
 from .runtime.compiled import CompiledProduct, make_backend
 from .runtime.run import check_fits
@@ -34,49 +34,84 @@ def _configurations(args):
 
 
 def _listed(path: Path):
-    """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line."""
+    """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line (a leaf of ``auto``
+    with levels ``auto`` lets the model choose both)."""
+    listed = 0
     for number, line in enumerate(read_source(path).splitlines(), start=1):
         words = line.split("#")[0].split()
         if not words:
             continue
         try:
             if len(words) != 5 or words[2] not in DTYPES or words[4] not in (*LEAVES, "auto"):
-                raise ArgumentTypeError(f"expected 'scheme.bl n {'|'.join(DTYPES)} levels|auto {'|'.join(LEAVES)}'")
-            yield Path(words[0]), positive(words[1]), words[2], bench_levels(words[3]), words[4]
+                raise ArgumentTypeError(f"expected 'scheme.bl n {'|'.join(DTYPES)} levels|auto {'|'.join(LEAVES)}|auto'")
+            levels = bench_levels(words[3])
+            if words[4] == "auto" and levels != "auto":
+                raise ArgumentTypeError("a leaf of auto needs levels auto")
+            listed += 1
+            yield Path(words[0]), positive(words[1]), words[2], levels, words[4]
         except ArgumentTypeError as error:
-            raise ValueError(f"{path}:{number}: {error}, got {line!r}") from None
+            raise OptionError(f"{path}:{number}: {error}, got {line!r}") from None
+    if not listed:
+        raise OptionError(f"{path} lists no configurations (one per line: 'scheme.bl n dtype levels leaf')")
 
 
 def _check_before_measuring(args, configurations, backend) -> None:
-    """Everything that would fail after the timing ran, checked first: output paths, sizes."""
-    from .output import check_target
+    """Everything that would fail after the timing ran, checked first: options, output paths, sizes."""
+    from .output import check_target, input_among
 
-    for path in (args.json, args.plot):
+    if args.breakdown and backend.name != "cupy":
+        raise OptionError("--breakdown times each stage with CUDA events; it needs the cupy backend (a GPU)")
+    if args.plot is not None:
+        args.plot = _plot_file(args.plot)
+    if args.json is not None and args.plot is not None and args.json.absolute() == args.plot.absolute():
+        raise ValueError(f"--json and --plot name one file, {args.json}; the plot would replace the numbers")
+    inputs = [*(path for path, *_ in configurations), *([args.configs] if args.configs else [])]
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:
             check_target(path, force=True)  # bench replaces its own results, never through a link
-    if args.plot is not None:
-        try:
-            from matplotlib.backend_bases import FigureCanvasBase
-        except ImportError:
-            raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
-        kinds = FigureCanvasBase.get_supported_filetypes()
-        suffix = args.plot.suffix[1:].lower()
-        if suffix and suffix not in kinds:  # no suffix: matplotlib writes PNG
-            raise ValueError(f"--plot: matplotlib cannot write .{suffix} files; use one of {', '.join(sorted(kinds))}")
+            clash = input_among(path, inputs)
+            if clash is not None:
+                raise ValueError(f"{option} {path} is the input file {clash}; choose another name")
     for _, n, dtype, _, _ in configurations:
         check_fits(backend, n, n, n, dtype)
 
 
+def _plot_file(path: Path) -> Path:
+    """The file matplotlib will write for ``--plot PATH`` (PNG where PATH has no suffix), checked
+    to be a kind it writes."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
+    if not path.suffix:
+        return path.with_name(path.name + ".png")
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix[1:].lower() not in kinds:
+        raise ValueError(f"--plot: matplotlib cannot write {path.suffix} files; use one of {', '.join(sorted(kinds))}")
+    return path
+
+
+def _names(programs: dict) -> dict:
+    """What each input is called in the results: its scheme's name, and its path beside it where
+    two inputs name one scheme alike (their rows, and their lines in the plot, were one)."""
+    names = {path: program.main.name for path, program in programs.items()}
+    shared = {name for name in names.values() if list(names.values()).count(name) > 1}
+    return {path: f"{name} ({path})" if name in shared else name for path, name in names.items()}
+
+
 def run_bench(args) -> int:
-    console = Console(width=None if Console().is_terminal else 200)
+    # A pipe or file gets wide lines unless COLUMNS says otherwise
+    console = Console(width=None if Console().is_terminal or "COLUMNS" in os.environ else 200)
     backend = make_backend(args.backend)
-    programs = {path: load(path) for path in args.files}
-    ceilings = {}
-    results: list[BenchResult] = []
     configurations = list(_configurations(args))
     _check_before_measuring(args, configurations, backend)
-    programs.update({path: load(path) for path, *_ in configurations if path not in programs})
-    _compile_ahead(configurations, programs, backend, console)
+    programs = {path: load_input(args, path) for path, *_ in configurations}
+    names = _names(programs)
+    _lower_ahead(configurations, programs, backend, console)
+    if backend.name != "cupy":
+        console.print("no GPU backend: timing on the CPU against NumPy's product")
+    ceilings = {}
+    results: list[BenchResult] = []
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("benchmarking", total=len(configurations))
         for path, n, dtype, levels, leaf in configurations:
@@ -88,13 +123,15 @@ def run_bench(args) -> int:
             def lowered(level_count: int, leaf_kind: str, program=program, dtype=dtype):
                 return lower(program, Options(dtype=dtype, levels=level_count, leaf=leaf_kind))
 
-            if levels == "auto":
-                level_count, leaf, _ = choose_levels(lowered, ceilings[dtype], n, n, n, leaves=args.leaf)
+            if levels == "auto":  # a --configs line's own leaf, or --leaf's choices
+                leaves = args.leaf if leaf == "auto" else [leaf]
+                level_count, leaf, _ = choose_levels(lowered, ceilings[dtype], n, n, n, leaves=leaves)
             else:
                 level_count = int(levels)
             progress.update(task, description=f"{path.name} n={n} {dtype} L{level_count} {leaf}")
             product = CompiledProduct(lowered(level_count, leaf), backend)
-            result = bench_one(product, str(path), n, n, n, ceilings.get(dtype), args.repeat, breakdown=args.breakdown)
+            result = bench_one(product, str(path), n, n, n, ceilings.get(dtype), args.repeat, breakdown=args.breakdown,
+                               name=names[path])
             results.append(result)
             # Each result as soon as it exists, so a run cut short still leaves its numbers.
             progress.console.print(_line(result))
@@ -115,37 +152,45 @@ def run_bench(args) -> int:
     return 0
 
 
-def _compile_ahead(configurations, programs, backend, console) -> None:
-    """Compile every kernel the fixed-level configurations launch, in parallel, before timing."""
+def _lower_ahead(configurations, programs, backend, console) -> None:
+    """Lower (so verify) every configuration before timing any, and on the GPU compile every kernel
+    the fixed-level ones launch, in parallel: a wrong scheme or option is refused before any work.
+    A levels-auto configuration is checked at one level (the model chooses later)."""
+    jobs = [
+        (lower(programs[path], Options(dtype=dtype, levels=1 if levels == "auto" else int(levels),
+                                       leaf="cublas" if leaf == "auto" else leaf)), (n, n, n), levels != "auto")
+        for path, n, dtype, levels, leaf in configurations
+    ]
     if backend.name != "cupy":
         return
     from .runtime.prepare import compile_ahead
 
-    jobs = [
-        (lower(programs[path], Options(dtype=dtype, levels=int(levels), leaf=leaf)), (n, n, n))
-        for path, n, dtype, levels, leaf in configurations
-        if levels != "auto"
-    ]
-    count = compile_ahead(jobs, backend)
+    count = compile_ahead([(lowered, dims) for lowered, dims, fixed in jobs if fixed], backend)
     console.print(f"compiled {count} kernels ahead of timing")
+
+
+def _levels(r: BenchResult) -> str:
+    asked = r.levels_requested
+    return f"L{r.levels}" + (f" ({asked} requested)" if asked is not None and asked != r.levels else "")
 
 
 def _line(r: BenchResult) -> str:
     extra = "-" if r.extra_bytes is None else str(r.extra_bytes)
     return (
-        f"{r.name} n={r.N} {r.dtype} L{r.levels} {r.leaf}: ours {r.ours_ms:.2f} ms, cuBLAS {r.library_ms:.2f} ms, "
+        f"{r.name} n={r.N} {r.dtype} {_levels(r)} {r.leaf}: ours {r.ours_ms:.2f} ms, {r.library} {r.library_ms:.2f} ms, "
         f"ratio {r.ratio:.3f}, extra bytes {extra}, error {r.error:.1e}, model {r.predicted_ms:.2f} ms"
     )
 
 
 def _table(results: list[BenchResult]) -> Table:
-    table = Table(title="bilinear vs cuBLAS (ratio = cuBLAS time / our time, same process, interleaved)")
-    for column in ("scheme", "n", "dtype", "L", "leaf", "ours ms", "cuBLAS ms", "ratio", "ours TF", "cuBLAS TF",
-                   "extra bytes", "rel. error", "cuBLAS error", "model ms"):
-        table.add_column(column, justify="right")
+    library = results[0].library if results else "cuBLAS"
+    table = Table(title=f"bilinear vs {library} (ratio = {library} time / our time, same process, interleaved)")
+    for column in ("scheme", "n", "dtype", "L", "leaf", "ours ms", f"{library} ms", "ratio", "ours TF", f"{library} TF",
+                   "extra bytes", "rel. error", f"{library} error", "model ms"):
+        table.add_column(column, justify="right", overflow="fold")  # a narrow terminal wraps, never cuts, a number
     for r in results:
         table.add_row(
-            r.name, str(r.N), r.dtype, str(r.levels), r.leaf, f"{r.ours_ms:.2f}", f"{r.library_ms:.2f}",
+            r.name, str(r.N), r.dtype, _levels(r)[1:], r.leaf, f"{r.ours_ms:.2f}", f"{r.library_ms:.2f}",
             f"{r.ratio:.3f}", f"{r.ours_tflops:.1f}", f"{r.library_tflops:.1f}",
             "-" if r.extra_bytes is None else str(r.extra_bytes), f"{r.error:.1e}", f"{r.library_error:.1e}",
             f"{r.predicted_ms:.2f}",

@@ -214,6 +214,11 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file", type=scheme_path, help="a .bl file, a scheme file in a catalogue format, or a shipped scheme's name (strassen)"
     )
+    add_reading_options(parser)
+
+
+def add_reading_options(parser: argparse.ArgumentParser) -> None:
+    """How to read the input files (format, shape, key, pickles, modulus)."""
     parser.add_argument(
         "--from", dest="input_format", default=None, choices=INPUT_FORMATS, metavar="FORMAT",
         help=f"input format: {', '.join(INPUT_FORMATS)}; detected when omitted",
@@ -231,12 +236,14 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_input(args):
-    """The program the input options describe (a :class:`~bilinear.ir.Program`)."""
+def load_input(args, path=None):
+    """The program the input options describe (a :class:`~bilinear.ir.Program`): FILE's, or ``path``'s
+    read with the same options."""
     from .api import load
 
     return load(
-        args.file, format=args.input_format, shape=args.shape, key=args.key, allow_pickle=args.allow_pickle, modulus=args.mod
+        args.file if path is None else path, format=args.input_format, shape=args.shape, key=args.key,
+        allow_pickle=args.allow_pickle, modulus=args.mod,
     )
 
 

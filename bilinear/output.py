@@ -14,6 +14,7 @@ path they will write *before* doing any work, so a mistake costs nothing:
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import tempfile
@@ -137,3 +138,20 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def input_among(path: Path, inputs) -> Path | None:
+    """The input (one of ``inputs``) that ``path`` is, if any: an output there would destroy it."""
+    return next((Path(given) for given in inputs if _same_file(Path(given), path)), None)
+
+
+def json_ready(value):
+    """``value`` with every non-finite float as None (JSON's null): NaN and Infinity are not JSON, and
+    strict readers (JavaScript, serde, Python's ``parse_constant``) refuse them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return value

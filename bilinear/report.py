@@ -11,6 +11,7 @@ from fractions import Fraction
 
 from .diagnostics import Diagnostic, render
 from .ir import Algorithm, Shape
+from .output import json_ready
 from .verify import AlgorithmReport, Report, ScheduleReport
 from .verify.counts import algorithm_flops
 from .verify.rings import ApproximateReport, ComplexReport, ModularReport
@@ -178,7 +179,9 @@ def report_data(report: Report, n: int = 8192, dtype: str = "float64") -> dict:
 
 
 def to_json(report: Report, n: int = 8192, dtype: str = "float64") -> str:
-    return json.dumps(report_data(report, n, dtype), indent=2, ensure_ascii=False)
+    """The report as strict JSON: a quantity past a float's range (a 400-digit coefficient's growth
+    factor) is null."""
+    return json.dumps(json_ready(report_data(report, n, dtype)), indent=2, ensure_ascii=False)
 
 
 # --- text ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .cli_args import (
     add_input_options,
+    add_reading_options,
     add_lowering_options,
     add_report_options,
     bench_levels,
@@ -23,7 +24,7 @@ from .cli_args import (
 )
 from .distributed.cli import add_distribution_options
 from .paths import algorithms_dir
-from .lower.options import DTYPES, LEAVES
+from .lower.options import DTYPES, LEAVES, OptionError
 from .runtime.compiled import BACKENDS
 
 
@@ -80,12 +81,15 @@ def add_bench_parser(commands) -> None:
         "relative error against a float64 product, the model's prediction and (with --breakdown) the time of "
         "each level-1 stage beside the model. `--levels auto` lets the model choose levels and leaf.",
     )
-    bench.add_argument("files", nargs="*", type=scheme_path, default=[algorithms_dir() / "msmes.bl"], metavar="FILE",
+    # The configuration options default to None, so that beside --configs a given one is refused
+    # (it was dropped); bench_defaults fills them in.
+    bench.add_argument("files", nargs="*", type=scheme_path, default=None, metavar="FILE",
                        help="schemes to time: files or shipped schemes' names (default msmes)")
-    bench.add_argument("-n", type=positive, nargs="+", default=[4096, 8192], metavar="N", help="square sizes (default 4096 8192)")
-    bench.add_argument("--dtype", nargs="+", choices=DTYPES, default=["float64"])
-    bench.add_argument("--levels", type=bench_levels, nargs="+", default=["1", "2"], metavar="L", help="level counts, or auto (default 1 2)")
-    bench.add_argument("--leaf", nargs="+", choices=LEAVES, default=["cublas"])
+    add_reading_options(bench)
+    bench.add_argument("-n", type=positive, nargs="+", default=None, metavar="N", help="square sizes (default 4096 8192)")
+    bench.add_argument("--dtype", nargs="+", choices=DTYPES, default=None, help="element types (default float64)")
+    bench.add_argument("--levels", type=bench_levels, nargs="+", default=None, metavar="L", help="level counts, or auto (default 1 2)")
+    bench.add_argument("--leaf", nargs="+", choices=LEAVES, default=None, help="leaf kinds (default cublas)")
     bench.add_argument("--repeat", type=positive, default=5, help="timed repetitions per configuration (median; default 5)")
     bench.add_argument("--backend", choices=BACKENDS, default=None)
     bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
@@ -206,9 +210,25 @@ def _run(args) -> int:
     return 1
 
 
+BENCH_DEFAULTS = {"files": [algorithms_dir() / "msmes.bl"], "n": [4096, 8192], "dtype": ["float64"], "levels": ["1", "2"],
+                  "leaf": ["cublas"]}
+
+
+def bench_defaults(args) -> None:
+    """Fill in the configuration options left out; beside --configs, refuse any that were given."""
+    given = [name for name in BENCH_DEFAULTS if getattr(args, name)]
+    if args.configs is not None and given:
+        flags = {"files": "FILE", "n": "-n", "dtype": "--dtype", "levels": "--levels", "leaf": "--leaf"}
+        raise OptionError(f"--configs lists every configuration; leave out {', '.join(flags[name] for name in given)}")
+    for name, default in BENCH_DEFAULTS.items():
+        if not getattr(args, name):
+            setattr(args, name, list(default))
+
+
 def _bench(args) -> int:
     from .distributed.cli import bench_command, check_single_device
 
+    bench_defaults(args)
     if args.gpus is not None:
         return bench_command(args)
     check_single_device(args)

@@ -213,3 +213,20 @@ def _without_last_restoring_update(text: str) -> str:
     lines = text.rstrip("\n").split("\n")
     last = max(i for i, line in enumerate(lines) if line.strip().startswith("stage "))
     return "\n".join(lines[:last]) + "\n"
+
+
+def test_json_stays_strict_json_when_a_quantity_overflows(capsys, tmp_path):
+    """A 400-digit coefficient's growth factor is past a float's range: it was printed as Infinity."""
+    import json
+
+    big = "1" * 400
+    path = tmp_path / "big.bl"
+    path.write_text(f"algorithm big <1,1,1;2>:\n  M1 = ({big}*A11) * B11\n  M2 = ({big}*A11 + A11) * B11\n  C11 = M2 - M1\n")
+    code, out, err = _run(capsys, "verify", str(path), "--format", "json")
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} is not JSON")
+
+    document = json.loads(out, parse_constant=refuse)
+    assert code == 0 and document["ok"], err
+    assert document["entries"][0]["growth_factor"] is None

@@ -112,8 +112,14 @@ def check_fits(backend, M: int, K: int, N: int, dtype: str, ranks: int = 1) -> N
 
 
 def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
-    """The plans of the levels an M×K×N product actually recurses through."""
+    """The plans of the depth-first levels an M×K×N product actually recurses through."""
     return [plan for _, plan, _ in level_dims(product.executor_for(M, K, N).lowered, M, K, N)]
+
+
+def levels_run(product: CompiledProduct, M: int, K: int, N: int) -> int:
+    """How many levels an M×K×N product recurses through (depth- and breadth-first): fewer than
+    asked for where the blocks got too small."""
+    return len(_levels_run(product, M, K, N)) + product.breadth_levels(M, K, N)
 
 
 def _growth_ratio(plans: list, breadth_ratios: tuple[float, ...] = ()) -> float:
@@ -186,7 +192,7 @@ def run_once(
         extra_bytes=extra,
         restored_a=restored_a,
         restored_b=restored_b,
-        levels_run=len(ran) + breadth,
+        levels_run=levels_run(product, M, K, N),
         breadth_run=breadth,
         levels_requested=product.lowered.options.levels,
         growth=growth,

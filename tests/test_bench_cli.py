@@ -1,0 +1,120 @@
+"""`bilinear bench` on the CPU: what it refuses before timing, how it names things, what it writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bilinear.cli import main
+
+from conftest import ROOT
+
+STRASSEN = str(ROOT / "algorithms" / "strassen.bl")
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(["bench", *argv])
+    except SystemExit as exit_:  # argparse's usage errors
+        code = exit_.code
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out, captured.err
+
+
+def test_json_onto_an_input_is_refused_before_timing(capsys, tmp_path):
+    scheme = tmp_path / "my.bl"
+    scheme.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    code, out, err = _run(capsys, str(scheme), "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(scheme))
+    assert code == 1 and f"--json {scheme} is the input file {scheme}; choose another name" in err, err
+    assert scheme.read_text().startswith("#") and "ours" not in out
+    configs = tmp_path / "cfg.txt"
+    configs.write_text(f"{STRASSEN} 16 float64 1 cublas\n")
+    code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy", "--json", str(configs))
+    assert code == 1 and "is the input file" in err and configs.read_text().startswith(STRASSEN)
+
+
+def test_json_and_plot_on_one_file_are_refused(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "r.png"
+    code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy",
+                        "--json", str(target), "--plot", str(target))
+    assert code == 1 and "--json and --plot name one file" in err and not target.exists(), err
+
+
+def test_plot_without_a_suffix_names_the_file_matplotlib_writes(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "z.png").mkdir()
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--plot", str(tmp_path / "z"))
+    assert code == 1 and "z.png exists and is not a regular file" in err and "ours" not in out, err
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--plot", str(tmp_path / "q"))
+    assert code == 0 and f"wrote {tmp_path / 'q.png'}" in out and (tmp_path / "q.png").exists(), out + err
+
+
+def test_on_the_cpu_the_library_is_numpy_and_breakdown_is_refused(capsys, tmp_path):
+    target = tmp_path / "r.json"
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(target))
+    assert code == 0 and "cuBLAS" not in out and "NumPy" in out, out
+    assert json.loads(target.read_text())["results"][0]["backend"] == "numpy"
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--breakdown")
+    assert code == 2 and "--breakdown times each stage with CUDA events; it needs the cupy backend" in err, err
+
+
+def test_the_levels_shown_are_the_levels_that_ran(capsys, tmp_path):
+    target = tmp_path / "r.json"
+    code, out, _ = _run(capsys, "strassen", "-n", "4", "--levels", "6", "--backend", "numpy", "--repeat", "1", "--json", str(target))
+    (row,) = json.loads(target.read_text())["results"]
+    assert code == 0 and (row["levels"], row["levels_requested"]) == (2, 6) and "L2 (6 requested)" in out, out
+
+
+def test_a_bad_scheme_or_config_line_is_refused_before_anything_is_timed(capsys, tmp_path):
+    bad = tmp_path / "bad.bl"
+    bad.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("C12 = M3 + M5", "C12 = M3 - M5"))
+    code, out, err = _run(capsys, "strassen", str(bad), "-n", "16", "--levels", "1", "--backend", "numpy")
+    assert code == 1 and "C12 is wrong" in err and "ours" not in out, out + err
+    configs = tmp_path / "c.txt"
+    configs.write_text(f"{STRASSEN} 16 float64 1 cublas\n{STRASSEN} 16 float64 1 auto\n")
+    code, out, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
+    assert code == 2 and f"{configs}:2: a leaf of auto needs levels auto" in err and "ours" not in out, out + err
+
+
+def test_configs_take_no_other_configuration_options_and_must_list_one(capsys, tmp_path):
+    configs = tmp_path / "c.txt"
+    configs.write_text(f"{STRASSEN} 16 float64 1 cublas\n")
+    code, _, err = _run(capsys, "winograd", "-n", "999", "--configs", str(configs), "--backend", "numpy")
+    assert code == 2 and "--configs lists every configuration; leave out FILE, -n" in err, err
+    configs.write_text("# nothing yet\n")
+    code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
+    assert code == 2 and f"{configs} lists no configurations" in err, err
+
+
+def test_a_config_line_with_auto_levels_keeps_its_leaf(capsys, tmp_path):
+    configs, target = tmp_path / "c.txt", tmp_path / "r.json"
+    configs.write_text(f"{STRASSEN} 16 float64 auto ozaki\n")  # --leaf's default, cublas, was taken instead
+    code, out, err = _run(capsys, "--configs", str(configs), "--backend", "numpy", "--repeat", "1", "--json", str(target))
+    assert code == 0 and json.loads(target.read_text())["results"][0]["leaf"] == "ozaki", out + err
+
+
+def test_two_files_defining_one_name_are_told_apart(capsys, tmp_path):
+    other = tmp_path / "strassen.bl"
+    other.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    target = tmp_path / "r.json"
+    code, _, err = _run(capsys, "strassen", str(other), "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1",
+                        "--json", str(target))
+    names = [row["name"] for row in json.loads(target.read_text())["results"]]
+    assert code == 0 and len(set(names)) == 2, (names, err)
+
+
+def test_bench_reads_archives_with_key(capsys, tmp_path):
+    from conftest import scheme_file
+
+    archive = scheme_file("alphatensor/factorizations_r.npz")
+    code, out, err = _run(capsys, str(archive), "--key", "2,2,2", "-n", "8", "--levels", "1", "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "ratio" in out, out + err
+
+
+def test_the_table_keeps_every_digit_in_a_narrow_terminal(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "…" not in out, out
