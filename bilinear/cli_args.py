@@ -119,9 +119,8 @@ def report_format(text: str) -> str:
     """An argparse type: the report format; an input format name points to --from."""
     if text in REPORT_FORMATS:
         return text
-    raise argparse.ArgumentTypeError(
-        f"the report format is text, md or json, not {text!r}; to read a file in a catalogue format say --from {text}"
-    )
+    hint = f"; to read a file in a catalogue format say --from {text}" if text in INPUT_FORMATS else ""
+    raise argparse.ArgumentTypeError(f"the report format is text, md or json, not {text!r}{hint}")
 
 
 def check_name(name: str) -> None:

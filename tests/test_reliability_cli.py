@@ -468,14 +468,15 @@ def test_run_judges_the_error_relative_to_what_alpha_and_beta_scale(capsys, scal
     assert code == 0 and 1e-18 < error < 1e-15
 
 
-@pytest.mark.parametrize("options, named", [(("--local", "msmes"), "--local"), (("--steps", "2"), "--steps"),
-                                            (("--decomposition", "2d"), "--decomposition"),
-                                            (("--inputs", "block2d", "--output", "root"), "--inputs, --output")])
+@pytest.mark.parametrize("options, named", [(("--local", "msmes"), "--local applies"), (("--steps", "2"), "--steps applies"),
+                                            (("--decomposition", "2d"), "--decomposition applies"),
+                                            (("--inputs", "block2d", "--output", "root"), "--inputs, --output apply")])
 def test_distribution_options_without_gpus_are_refused(capsys, options, named):
-    """run and bench without --gpus ran on one device and ignored them."""
+    """run and bench without --gpus ran on one device and ignored them.  A usage error (status 2), as
+    other contradicting options are."""
     for command in ("run", "bench"):
         code, _, err = _run(capsys, command, STRASSEN, "-n", "8", "--levels", "1", "--backend", "numpy", *options)
-        assert code == 1 and f"{named} apply only with --gpus P" in err
+        assert code == 2 and f"{named} only with --gpus P" in err
 
 
 def test_plan_refuses_local_which_it_does_not_use(capsys):
@@ -627,3 +628,11 @@ def test_a_scheme_named_modulo_p_that_holds_over_q_compiles(capsys, tmp_path):
     assert code == 0 and "verified over Q (and so modulo 2)" in out, out + err
     code, out, err = _run(capsys, "run", str(renamed), "--shape", "3,3,3", "-n", "30", "--backend", "numpy")
     assert code == 0 and "relative error" in out, out + err
+
+
+def test_a_report_format_hint_names_only_real_input_formats(capsys):
+    """`--format markdown` was told to say `--from markdown`, a format that does not exist."""
+    code, _, err = _run(capsys, "verify", STRASSEN, "--format", "markdown")
+    assert code == 2 and "not 'markdown'" in err and "say --from" not in err
+    code, _, err = _run(capsys, "verify", STRASSEN, "--format", "kauers")
+    assert code == 2 and "say --from kauers" in err

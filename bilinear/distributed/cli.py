@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..cli_args import add_input_options, load_input, positive
 from ..ir import block_name, format_coefficient
+from ..lower.options import OptionError
 from .comm import end_job
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
 
@@ -76,8 +77,9 @@ def check_single_device(args) -> None:
         ("--decomposition", args.decomposition, "bfs"), ("--steps", args.steps, None), ("--local", args.local, None),
         ("--inputs", args.inputs, "replicated"), ("--output", args.output, "replicated")) if value != default]
     if given:
-        raise ValueError(f"{', '.join(given)} apply only with --gpus P (a distributed run under mpiexec); "
-                         "without --gpus the product runs on one device")
+        verb = "applies" if len(given) == 1 else "apply"
+        raise OptionError(f"{', '.join(given)} {verb} only with --gpus P (a distributed run under mpiexec); "
+                          "without --gpus the product runs on one device")
 
 
 def add_plan_parser(commands) -> None:
