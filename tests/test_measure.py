@@ -91,3 +91,14 @@ def test_run_measures_the_library_on_the_original_inputs_of_an_in_place_schedule
     A, B, _ = measure.random_inputs(np, 54, 54, 54, "float32")
     expected = measure.relative_error(A @ B, measure.float64_reference(A, B, None, 1.0, 0.0), A, B)
     assert result.reference_error == pytest.approx(expected, rel=1e-12)
+
+
+def test_run_says_when_a_product_only_reads_a_and_b(capsys):
+    """strassen's default schedule never writes A or B: "A restored to 0 ulp" claimed a restoration."""
+    from bilinear.cli import main
+
+    assert main(["run", "strassen", "-n", "16", "--backend", "numpy", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "A and B        only read (no schedule writes them)" in out and "restored" not in out
+    assert main(["run", "msmes", "-n", "16", "--backend", "numpy", "--repeat", "1"]) == 0
+    assert "A restored to" in capsys.readouterr().out
