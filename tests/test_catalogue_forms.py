@@ -511,3 +511,46 @@ def test_a_product_added_to_one_output_of_strassen_is_wrong_in_that_block_only()
             mutant = dataclasses.replace(strassen, outputs=tuple(outputs))
             wrong = wrong_blocks(mutant)
             assert wrong == (output.block,) and not report_algorithm(mutant).ok
+
+
+@pytest.mark.parametrize("w_term, u_term, message", [
+    ('{"index": 2, "value": 1}', '{"index": 0, "value": 1}', "1x1x1_m1_reduced.json: algorithm scheme_1x1x1_m1_reduced uses M_X2, which is not defined"),
+    ('{"index": 0, "value": 1}', '{"index": 3, "value": 1}', "1x1x1_m1_reduced.json: algorithm scheme_1x1x1_m1_reduced uses A_X3, which is not defined"),
+    ('{"index": 0, "value": 1}', '{"index": 0, "value": 0}', "1x1x1_m1_reduced.json: product M1 has a zero factor"),
+])
+def test_perminovs_reduced_names_must_be_defined(tmp_path, w_term, u_term, message):
+    """A fresh index past the fresh sums named an undefined sum: in w it verified (exit 0), in u a KeyError."""
+    text = ('{"n": [1, 1, 1], "m": 1, "z2": false, "u_fresh": [], "v_fresh": [], "w_fresh": [],'
+            f' "u": [[{u_term}]], "v": [[{{"index": 0, "value": 1}}]], "w": [[{w_term}]]}}')
+    path = _write(tmp_path, "1x1x1_m1_reduced.json", text)
+    assert _error(path) == message
+    with pytest.raises(BilinearError):  # verify too: it verified the M_X2 case, exit 0
+        bilinear.verify(str(path))
+
+
+def test_perminovs_reduced_checks_its_lengths_before_building_names(tmp_path):
+    """"m": 300000000 built 3·10⁸ product names before finding u had 1 entry (out of memory)."""
+    text = ('{"n": [1, 1, 1], "m": 300000000, "z2": false, "u_fresh": [], "v_fresh": [], "w_fresh": [],'
+            ' "u": [[{"index": 0, "value": 1}]], "v": [[{"index": 0, "value": 1}]], "w": [[{"index": 0, "value": 1}]]}')
+    assert _error(_write(tmp_path, "1x1x1_m1_reduced.json", text)) == '1x1x1_m1_reduced.json: "u" needs 300000000 entries'
+
+
+def test_a_cyclic_sum_in_a_catalogue_file_is_located(tmp_path):
+    text = ('{"n": [1, 1, 1], "m": 1, "z2": false, "u_fresh": [[{"index": 1, "value": 1}]], "v_fresh": [], "w_fresh": [],'
+            ' "u": [[{"index": 1, "value": 1}]], "v": [[{"index": 0, "value": 1}]], "w": [[{"index": 0, "value": 1}]]}')
+    assert _error(_write(tmp_path, "1x1x1_m1_reduced.json", text)) == (
+        "1x1x1_m1_reduced.json: algorithm scheme_1x1x1_m1_reduced has a named sum, A_X1, that depends on itself")
+
+
+def test_a_plinopt_alternative_basis_with_an_undefined_row_is_located(tmp_path):
+    """One line gone from the ALT P matrix left M_X41 undefined: a StopIteration traceback from the
+    fix-note search."""
+    from conftest import scheme_file
+
+    for source in scheme_file("plinopt/3x4x7_63_rational-ALT_P.sms").parent.glob("3x4x7_63_rational-*.sms"):
+        lines = source.read_text().splitlines()
+        if source.name == "3x4x7_63_rational-ALT_P.sms":
+            lines.remove("41 42 1")
+        (tmp_path / source.name).write_text("\n".join(lines) + "\n")
+    assert _error(tmp_path / "3x4x7_63_rational-ALT_P.sms") == (
+        "3x4x7_63_rational-ALT_P.sms: algorithm plinopt_3x4x7_63_rational_ALT uses M_X41, which is not defined")

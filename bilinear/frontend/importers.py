@@ -25,7 +25,7 @@ from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Shape
 from ..verify.rings import ApproximateScheme, ComplexScheme, ModularScheme
 from .formats.alphatensor import ZIP_MAGIC, read_alphatensor
-from .formats.common import fail, identifier, infer_shape, parse_shape
+from .formats.common import fail, identifier, infer_shape, parse_shape, unresolved, whole_file
 from .formats.fast_matmul import looks_like_fast_matmul, read_fast_matmul
 from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
@@ -163,7 +163,15 @@ def read_catalogue(
         fail(f"--key picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
     if modulus is not None and modulus < 2:
         fail(f"--mod must be a modulus of at least 2, not {modulus}", None)
-    scheme = _BY_NAME[format].read(path, shape, key, allow_pickle)
+    try:
+        scheme = _BY_NAME[format].read(path, shape, key, allow_pickle)
+    except ValueError as error:  # the IR's own checks (a zero factor) on what a reader built
+        fail(f"{path.name}: {error}", whole_file(path))
+    inner = getattr(scheme, "algorithm", scheme)
+    if isinstance(inner, Algorithm) and not inner.tabular:  # a table's names come from its shape
+        problem = unresolved(inner)
+        if problem:
+            fail(f"{path.name}: algorithm {inner.name} {problem}", whole_file(path))
     if modulus is None:
         return scheme
     if isinstance(scheme, AlternativeBasis):

@@ -181,3 +181,34 @@ def algorithm_from_tables(
 def transposed_c_rows(w_by_ct: Table, shape: Shape) -> list:
     """W's rows reordered from Cᵀ row-major (the trace convention: row j·m + i is C_ij) to C row-major."""
     return [w_by_ct[j * shape.m + i] for i in range(shape.m) for j in range(shape.n)]
+
+
+def unresolved(algorithm: Algorithm) -> str | None:
+    """What is wrong with the names of an algorithm a reader built from named parts (fresh sums,
+    substitutions), or None: a name used but defined nowhere, or a named sum that uses itself.  A
+    ``.bl`` file gets these from :mod:`bilinear.frontend.check`, with lines."""
+    shape = algorithm.shape
+    defined = {*shape.blocks("A"), *shape.blocks("B"), *(s.name for s in algorithm.sums), *(p.name for p in algorithm.products)}
+    forms = [s.form for s in algorithm.sums] + [f for p in algorithm.products for f in (p.left, p.right)]
+    for form in [*forms, *(o.form for o in algorithm.outputs)]:
+        for name in form.names():
+            if name not in defined:
+                return f"uses {name}, which is not defined"
+    uses = {s.name: [n for n in s.form.names()] for s in algorithm.sums}
+    done: set[str] = set()
+    for start in uses:  # depth-first, iteratively: a chain of sums may be thousands long
+        path, stack = set(), [(start, iter(uses[start]))]
+        path.add(start)
+        while stack:
+            name, pending = stack[-1]
+            child = next((n for n in pending if n in uses and n not in done), None)
+            if child is None:
+                stack.pop()
+                path.discard(name)
+                done.add(name)
+            elif child in path:
+                return f"has a named sum, {child}, that depends on itself"
+            else:
+                path.add(child)
+                stack.append((child, iter(uses[child])))
+    return None

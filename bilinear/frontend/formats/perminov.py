@@ -87,6 +87,9 @@ def _reduced_form(terms, names: list[str], fresh: str, where: str, path: Path) -
 
 def _reduced(data: dict, found: Shape, rank: int, path: Path) -> Algorithm:
     """An ``*_reduced.json`` file: fresh variables (shared sums) become named sums A_X*, B_X*, M_X*."""
+    for letter, want in (("u", rank), ("v", rank), ("w", found.n * found.m)):  # before names are built for them
+        if not isinstance(data.get(letter), list) or len(data[letter]) != want:
+            fail(f"{path.name}: \"{letter}\" needs {want} entries", whole_file(path))
     a_names, b_names = list(found.blocks("A")), list(found.blocks("B"))
     m_names = [f"M{r + 1}" for r in range(rank)]
     sums = []
@@ -96,9 +99,6 @@ def _reduced(data: dict, found: Shape, rank: int, path: Path) -> Algorithm:
             fail(f"{path.name}: \"{key}\" must be a list of sums", whole_file(path))
         for i, terms in enumerate(fresh):
             sums.append(Sum(f"{prefix}{i + 1}", _reduced_form(terms, names, prefix, f"{path.name}: {key}[{i}]", path), whole_file(path)))
-    for letter, want in (("u", rank), ("v", rank), ("w", found.n * found.m)):
-        if not isinstance(data.get(letter), list) or len(data[letter]) != want:
-            fail(f"{path.name}: \"{letter}\" needs {want} entries", whole_file(path))
     products = tuple(
         Product(
             m_names[r],
