@@ -554,3 +554,21 @@ def test_a_plinopt_alternative_basis_with_an_undefined_row_is_located(tmp_path):
         (tmp_path / source.name).write_text("\n".join(lines) + "\n")
     assert _error(tmp_path / "3x4x7_63_rational-ALT_P.sms") == (
         "3x4x7_63_rational-ALT_P.sms: algorithm plinopt_3x4x7_63_rational_ALT uses M_X41, which is not defined")
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("o1:=i3+o0;", "o1:=i99999999999999999999999999+o0;",
+     "2x2x2_7_Winograd_L.slp uses i99999999999999999999999999 but reads only 5 inputs in all"),
+    ("o1:=i3+o0;", "o1:=i3+o0;\no99999999:=i1;", "2x2x2_7_Winograd_L.slp uses o99999999 but assigns only"),
+])
+def test_a_program_with_a_huge_index_is_refused_at_once(tmp_path, old, new, message):
+    """A huge input index hung in infer_shape's divisor loop; a huge output index ran out of memory."""
+    for part in "LRP":
+        source = scheme_file(f"plinopt/2x2x2_7_Winograd_{part}.slp")
+        (tmp_path / source.name).write_bytes(source.read_bytes())
+    program = tmp_path / "2x2x2_7_Winograd_L.slp"
+    assert old in program.read_text()
+    program.write_text(program.read_text().replace(old, new))
+    started = time.perf_counter()
+    assert _error(program).startswith(message)
+    assert time.perf_counter() - started < 10

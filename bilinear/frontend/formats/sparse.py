@@ -172,7 +172,8 @@ class _Program:
         self.path = path
         self.values: dict[str, _Linear] = {}
         self.outputs: dict[int, tuple[_Linear, Span]] = {}
-        self.inputs = 0
+        self.inputs = 0  # one more than the largest input index read
+        self.inputs_read: set[int] = set()
 
     def span(self, number: int, node: ast.AST, offset: int) -> Span:
         return Span(str(self.path), number, offset + node.col_offset + 1, number, offset + (node.end_col_offset or node.col_offset) + 1)
@@ -213,6 +214,7 @@ class _Program:
         if name[0] == "i" and name[1:].isdigit():
             index = int(name[1:])
             self.inputs = max(self.inputs, index + 1)
+            self.inputs_read.add(index)
             return {index: 1}, 1
         fail(f"{name} is used before it is assigned", self.span(number, node, offset))
 
@@ -286,6 +288,12 @@ def read_slp(path: Path) -> Sparse:
     if not program.outputs:
         fail(f"{path.name} assigns no outputs o0, o1, ...", whole_file(path))
     rows = max(program.outputs) + 1
+    # As for an .sms header: indices far past the ones used are refused before a table is made for them
+    for kind, largest, used in (("o", rows, len(program.outputs)), ("i", program.inputs, len(program.inputs_read))):
+        if largest > used + _SLACK:
+            fail(f"{path.name} uses {kind}{largest - 1} but {'assigns' if kind == 'o' else 'reads'} only {used} "
+                 f"{'outputs' if kind == 'o' else 'inputs'} in all; "
+                 "a scheme's program uses every input and assigns every output", whole_file(path))
     missing = sorted(set(range(rows)) - set(program.outputs))
     if missing:
         fail(f"{path.name} never assigns o{missing[0]}, although it assigns o{rows - 1}", whole_file(path))
