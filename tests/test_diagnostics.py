@@ -106,6 +106,19 @@ def test_a_file_that_uses_itself_is_a_cycle(tmp_path):
     assert _errors(path) == [(1, 1, "use cycle: self.bl -> self.bl")]
 
 
+def test_a_use_chain_a_thousand_files_deep_is_refused_without_a_traceback(tmp_path):
+    """Each level recursed in the loader and in lark: a RecursionError near 950 files."""
+    (tmp_path / "f0.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    for level in range(1, 1001):
+        (tmp_path / f"f{level}.bl").write_text(f'use "f{level - 1}.bl"\n')
+    top = tmp_path / "top.bl"
+    top.write_text('use "f1000.bl"\n')
+    (error,) = pytest.raises(BilinearError, bilinear.load, top).value.diagnostics
+    assert error.message == "`use` nests more than 200 files deep, from top.bl"
+    (tmp_path / "shallow.bl").write_text('use "f150.bl"\nalgorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n')
+    assert bilinear.load(tmp_path / "shallow.bl").algorithm("strassen")
+
+
 def test_a_binary_file_is_refused_at_its_first_nul_byte(tmp_path):
     path = tmp_path / "binary.bl"
     path.write_bytes(b"algorithm x <1,1,1>:\n  M1 = A11\x00\x01 * B11\n")

@@ -96,6 +96,8 @@ class _Loader:
         if key in chain:
             names = " -> ".join(p.name for p in chain[chain.index(key):]) + f" -> {path.name}"
             raise BilinearError(Diagnostic(f"use cycle: {names}", span))
+        if len(chain) >= MAX_USE_DEPTH:  # each level recurses here and in the parser: Python's stack ends near 950
+            raise BilinearError(Diagnostic(f"`use` nests more than {MAX_USE_DEPTH} files deep, from {chain[0].name}", span))
         if span is not None and not _looks_like_bl(text):
             # A used file is named by a .bl file, perhaps not written by the person running
             # bilinear: say where the `use` is, but never quote the other file's lines.
@@ -107,6 +109,10 @@ class _Loader:
             self.done.add(key)
             self.raw.extend(definitions)
         return tuple(d.name for d in definitions)
+
+
+#: How many files deep `use` may nest (far beyond any real scheme's one or two).
+MAX_USE_DEPTH = 200
 
 
 def _looks_like_bl(text: str) -> bool:
