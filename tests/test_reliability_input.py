@@ -299,3 +299,20 @@ def test_decimal_coefficients_are_exact_rationals():
     assert program.main.products[0].left.as_dict() == {"A11": Fraction(1, 2)}
     assert program.main.outputs[1].form.as_dict() == {"M2": Fraction(1)}  # 1/10 + 9/10, exactly
     assert bilinear.verify(program).ok
+
+
+def test_import_writes_coefficients_of_up_to_4300_digits(tmp_path, capsys):
+    """Strassen with M1's A side scaled by 10^4000 and its C side by 10^-4000: it verified, but import
+    wrote `<a 4001-digit number>` (anything past 3900 digits) and refused its own output."""
+    big = "1" + "0" * 4000
+    source = tmp_path / "bigcoef-222.exp"
+    source.write_text(
+        f"(({big})*a11+({big})*a22)*(b11+b22)*((1/{big})*c11+(1/{big})*c22)\n"
+        "(a21+a22)*(b11)*(c12-c22)\n(a11)*(b12-b22)*(c21+c22)\n(a22)*(b21-b11)*(c11+c12)\n"
+        "(a11+a12)*(b22)*(-c11+c21)\n(-a11+a21)*(b11+b12)*(c22)\n(a12-a22)*(b21+b22)*(c11)\n"
+    )
+    assert main(["verify", str(source)]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    out = tmp_path / "big.bl"
+    assert main(["import", str(source), "-o", str(out)]) == 0, capsys.readouterr().err
+    assert big in out.read_text() and bilinear.verify(str(out)).ok

@@ -11,9 +11,12 @@ from .names import Span
 
 
 def _digits(value: int) -> str:
-    """An integer as text; past Python's digit limit for str(int), its sign and number of digits."""
-    if value.bit_length() <= 13000:  # about 3900 digits: below the 4300-digit limit
+    """An integer as text; past Python's digit limit for str(int) (4300 digits, the readers' limit
+    too), its sign and number of digits."""
+    try:
         return str(value)
+    except ValueError:
+        pass
     digits = int(value.bit_length() * 0.30102999566398120) + 1  # log10(2); exact to within one
     if abs(value) < 10 ** (digits - 1):
         digits -= 1
