@@ -316,3 +316,27 @@ def test_import_writes_coefficients_of_up_to_4300_digits(tmp_path, capsys):
     out = tmp_path / "big.bl"
     assert main(["import", str(source), "-o", str(out)]) == 0, capsys.readouterr().err
     assert big in out.read_text() and bilinear.verify(str(out)).ok
+
+
+@pytest.mark.parametrize("name", ["ff.exp", "ff.npz", "ff.json", "ff"])
+def test_a_fifo_in_a_catalogue_format_is_refused_not_waited_on(tmp_path, capsys, name):
+    """Format detection (and the .npz reader) opened the FIFO first, and waited for a writer for ever."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    run = subprocess.run([sys.executable, "-m", "bilinear.cli", "verify", str(fifo)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "is not a regular file (a device, FIFO or socket)" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("text", ["\ufeffalgorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n",
+                                  "algorithm\tone <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"])
+def test_bl_text_under_a_catalogue_suffix_is_asked_about(tmp_path, capsys, text):
+    """A byte-order mark, or a tab after `algorithm`, hid the .bl text from detection: the
+    perminov-text reader said "'algorithm' is not a rational coefficient"."""
+    path = tmp_path / "one.txt"
+    path.write_text(text, encoding="utf-8")
+    assert main(["verify", str(path)]) == 1
+    assert "could be bl or perminov-text" in capsys.readouterr().err

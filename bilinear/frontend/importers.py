@@ -31,7 +31,7 @@ from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
 from .formats.perminov import looks_like_perminov, read_perminov, read_perminov_text
 from .formats.plinopt import AlternativeBasis, read_plinopt
-from .loader import read_source
+from .loader import BL_START, check_regular, read_source
 
 Scheme = Algorithm | AlternativeBasis | ApproximateScheme | ModularScheme | ComplexScheme
 
@@ -67,14 +67,15 @@ READERS: tuple[Reader, ...] = (
 )
 FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}
-_BL_WORDS = ("algorithm", "table", "schedule", "use")
 
 
 def _looks_like_bl(text: str) -> bool:
-    for line in text.splitlines():
+    """Whether the first statement starts a .bl definition (after a byte-order mark; `algorithm`
+    followed by a tab counts, as the loader counts it)."""
+    for line in text.lstrip("\ufeff").splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
-            return stripped.split(" ", 1)[0] in _BL_WORDS
+            return bool(BL_START.match(stripped))
     return False
 
 
@@ -96,6 +97,7 @@ def detect_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".bl":
         return "bl"
+    check_regular(path)  # before anything opens it: a FIFO would wait for a writer for ever
     owners = [reader.name for reader in READERS if suffix in reader.suffixes]
     if owners and owners[0] != "alphatensor" and _looks_like_bl(_beginning(path)):  # a .bl file saved as .txt
         raise BilinearError(Diagnostic(
@@ -154,6 +156,7 @@ def read_catalogue(
         BilinearError: located at the malformed line, entry or option.
     """
     path = Path(path)
+    check_regular(path)
     format = format or detect_format(path)
     if format == "bl":
         fail(f"{path.name} is a .bl file; load it with bilinear.load, not as a catalogue scheme", None)

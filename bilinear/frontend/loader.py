@@ -8,6 +8,7 @@ definition.
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 from pathlib import Path
@@ -22,18 +23,28 @@ from .raw import RawAlgorithm, RawSchedule, Use
 # The largest source file read: far above any real scheme (a .bl file of 10^5 products is
 # a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
 MAX_SOURCE_BYTES = 64 << 20
-_BL_START = re.compile(r"^(algorithm|table|schedule|use)\b")
+BL_START = re.compile(r"^(algorithm|table|schedule|use)\b")  # what a .bl file's first statement begins with
+
+
+def check_regular(path: Path, span: Span | None = None) -> os.stat_result:
+    """The file's status, or a located error where it is not a regular file: opening a FIFO would
+    wait for a writer for ever, and a directory or device is no scheme."""
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span)) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise BilinearError(Diagnostic(f"{path} is a directory, not a .bl file", span))
+    if not stat.S_ISREG(info.st_mode):
+        raise BilinearError(Diagnostic(f"{path} is not a regular file (a device, FIFO or socket); it is not read", span))
+    return info
 
 
 def read_source(path: Path, span: Span | None = None) -> str:
     """The UTF-8 text of a source file (a regular file of at most MAX_SOURCE_BYTES), or a
     located error saying why not."""
+    info = check_regular(path, span)
     try:
-        info = path.stat()
-        if stat.S_ISDIR(info.st_mode):
-            raise BilinearError(Diagnostic(f"{path} is a directory, not a .bl file", span))
-        if not stat.S_ISREG(info.st_mode):
-            raise BilinearError(Diagnostic(f"{path} is not a regular file (a device, FIFO or socket); it is not read", span))
         if info.st_size > MAX_SOURCE_BYTES:
             raise BilinearError(Diagnostic(f"{path} is {info.st_size} bytes; source files are limited to {MAX_SOURCE_BYTES >> 20} MiB", span))
         with path.open("rb") as stream:
@@ -120,7 +131,7 @@ def _looks_like_bl(text: str) -> bool:
     for line in text.split("\n"):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
-            return bool(_BL_START.match(stripped))
+            return bool(BL_START.match(stripped))
     return True  # empty or only comments: the loader reports that it defines nothing
 
 
