@@ -10,8 +10,9 @@ family and dtype:
   table's ``tsm2l_max_k``) and n too, TSM2R when n is small and k is not;
 - the small dimension (n, or max(k, n) for TSM2L) is rounded *up* to the next measured
   value (more columns never make a TSM2 kernel relatively faster);
-- the large dimensions pick the nearest measured row (in log scale); shapes smaller than
-  half the smallest measured one are not extrapolated to and go to cuBLAS;
+- the large dimensions pick the nearest measured row (in log scale, each dimension on its
+  own); a shape with one of them smaller than half the smallest measured is not extrapolated
+  to and goes to cuBLAS;
 - the row's winner decides; a TSM2 winner brings its measured parameters.
 
 Other shapes are matched to the table's measured *recursive* rows (the fast schemes, each
@@ -161,16 +162,19 @@ def family_of(m: int, k: int, n: int, table: Table) -> str | None:
 
 
 def _nearest(rows: list[Row], m: int, k: int, family: str) -> Row | None:
-    """The measured row nearest in the large dimensions; None below the measured range."""
+    """The measured row nearest in the large dimensions (m and k for TSM2R, m for TSM2L), by the
+    sum of their distances in log scale; None where one of them is more than 2× below everything
+    measured.  Each dimension counts on its own: TSM2R's grid spreads over the rows of C, so a
+    small m is not made up for by a huge k (64×2²⁴×2 ran on one block of 132 SMs)."""
 
-    def size(row_m: int, row_k: int) -> float:
-        return math.log2(row_m) + (math.log2(row_k) if family == "tsm2r" else 0.0)
+    def dims(row_m: int, row_k: int) -> tuple[int, ...]:
+        return (row_m, row_k) if family == "tsm2r" else (row_m,)
 
-    target = size(m, k)
-    smallest = min(size(r.m, r.k) for r in rows)
-    if target < smallest - 1:  # more than 2× below anything measured
-        return None
-    return min(rows, key=lambda r: (abs(size(r.m, r.k) - target), -r.m))
+    target = dims(m, k)
+    for axis, size in enumerate(target):
+        if size < min(dims(r.m, r.k)[axis] for r in rows) / 2:
+            return None
+    return min(rows, key=lambda r: (sum(abs(math.log2(t) - math.log2(d)) for t, d in zip(target, dims(r.m, r.k))), -r.m))
 
 
 def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, table: Table | None = None) -> Choice:

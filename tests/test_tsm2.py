@@ -444,3 +444,17 @@ def test_empty_matrices_have_a_usable_leading_dimension():
     assert leading_dimension(SimpleNamespace(shape=(0, 3), itemsize=8, strides=(0, 8)), "B") == 3
     with pytest.raises(ValueError, match="unusable row stride"):
         leading_dimension(SimpleNamespace(shape=(5, 3), itemsize=4, strides=(0, 4)), "A")
+
+
+@pytest.mark.parametrize("dtype, m, k, n", [("float32", 64, 2**24, 2), ("float32", 1024, 2**20, 2), ("float32", 256, 2**22, 4),
+                                            ("float64", 2048, 2**22, 2)])
+def test_a_short_wide_a_is_not_matched_to_square_measurements(dtype, m, k, n):
+    """TSM2R was measured at m = k; a small m made up for by a huge k (log m + log k close to a measured
+    row's) ran it on 1 to 8 blocks of the 132 SMs, 16-132x below the memory limit by its own model."""
+    assert dispatch(m, k, n, dtype).kernel == "cublas"
+
+
+@pytest.mark.parametrize("dtype, m, k, n, kernel", [("float32", 32768, 16384, 16, "tsm2r"), ("float32", 16384, 16384, 2, "tsm2r"),
+                                                    ("float32", 65536, 65536, 2, "tsm2r"), ("float64", 1000000, 8, 8, "tsm2l")])
+def test_shapes_near_measured_ones_keep_their_kernel(dtype, m, k, n, kernel):
+    assert dispatch(m, k, n, dtype).kernel == kernel
