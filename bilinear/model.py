@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 from .lower.breadth import BreadthFirst
 from .lower.elementwise import ElementwiseKernel
+from .lower.options import TooLarge
 from .lower.plan import LevelPlan, Lowered, broken_condition, recurses
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
@@ -160,18 +161,26 @@ def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int) -> flo
     return max(device, count_launches(lowered, M, K, N) * ceilings.launch_seconds)
 
 
+def leaf_alone(leaves: Iterable[str]) -> str:
+    """What runs at levels 0: the library's GEMM (its rate is what the ceilings hold), or the ozaki
+    leaf alone where it is the only leaf asked for, as it takes the moduli and scaling asked for (a
+    cuBLAS product would refuse them)."""
+    return "ozaki" if tuple(leaves) == ("ozaki",) else "cublas"
+
+
 def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings, M: int, K: int, N: int,
                   leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
     """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library
-    alone.  Levels stop where a schedule's shape condition breaks (more levels would break it too)."""
+    alone.  Levels stop where a schedule's shape condition breaks, or where the lowering would be too
+    large (fused leaves past their kernel cap): more levels would be too."""
     leaves = tuple(leaves)
-    # levels 0: the library's GEMM (its rate is what the ceilings hold), or the ozaki leaf alone, which
-    # takes the moduli and scaling asked for (a cuBLAS product would refuse them)
-    alone = "ozaki" if leaves == ("ozaki",) else "cublas"
-    best = (0, alone, 2.0 * M * K * N / ceilings.rate(M, K, N))
+    best = (0, leaf_alone(leaves), 2.0 * M * K * N / ceilings.rate(M, K, N))
     for leaf in leaves:
         for levels in range(1, max_levels + 1):
-            lowered = lowered_for(levels, leaf)
+            try:
+                lowered = lowered_for(levels, leaf)
+            except TooLarge:
+                break
             if broken_condition(lowered, M, K, N):  # its blocks break a shape condition: it cannot run
                 break
             seconds = predict(lowered, ceilings, M, K, N)

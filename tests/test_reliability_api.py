@@ -331,3 +331,21 @@ def test_automatic_levels_run_the_library_or_the_ozaki_leaf_alone_at_level_0(lea
     # GEMMs below 64³ run a million times slower than at 64³, fused kernels slower still: no level pays
     product._ceilings = Ceilings("test", "float64", 1e30, ((32, 1e6), (64, 1e12)), ((32, 1e3), (64, 1e3)))
     assert product.choose(64, 64, 64)[:2] == (0, alone)
+
+
+def test_automatic_levels_stop_below_a_lowering_that_would_be_too_large():
+    """rsmm with fused leaves passes the fused-kernel cap at 4 levels: levels="auto" tried 1 to 4 and
+    every call failed, even at 1x1x1."""
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((64, 64)), rng.standard_normal((64, 64))
+    for leaf in ("fused", "auto"):
+        product = bilinear.compile("rsmm", levels="auto", leaf=leaf, backend="numpy")
+        assert np.allclose(product(A, B), A @ B, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [((0, 5), (5, 5)), ((4, 0), (0, 3)), ((4, 5), (5, 0))])
+def test_automatic_levels_with_ozaki_options_take_empty_matrices(shape):
+    """An empty product chose the cublas leaf alone, which refused the ozaki leaf's moduli."""
+    product = bilinear.compile("strassen", levels="auto", leaf="ozaki", moduli=12, backend="numpy")
+    A, B = np.ones(shape[0]), np.ones(shape[1])
+    assert product(A, B).shape == (shape[0][0], shape[1][1])

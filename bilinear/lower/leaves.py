@@ -28,7 +28,7 @@ from typing import Sequence
 
 from ..ir import Form, Multiply, Stage, operand_of
 from .levels import LAUNCH_PRODUCTS, LevelPlan, Options, recurses
-from .options import MAX_FUSED_KERNELS, MAX_PRODUCT_TARGETS
+from .options import MAX_FUSED_KERNELS, MAX_PRODUCT_TARGETS, TooLarge
 from .product import FusedProduct, ProductStageSpec, SpecTerm
 
 ONE = Fraction(1)
@@ -218,7 +218,7 @@ class _TreeBuilder:
         return self._launches[key]
 
     def _refuse(self, why: str) -> None:
-        raise ValueError(f"fused leaves at {len(self.levels)} levels of {self.levels[0].schedule.name} {why}; use fewer "
+        raise TooLarge(f"fused leaves at {len(self.levels)} levels of {self.levels[0].schedule.name} {why}; use fewer "
                          "levels or cublas leaves (with fused leaves, a schedule that adds each product into several C "
                          "blocks multiplies them at every level)")
 

@@ -70,6 +70,11 @@ MAX_PRODUCT_TARGETS = 256
 MAX_LEVELS = 32
 
 
+class TooLarge(ValueError):
+    """A lowering past MAX_FUSED_KERNELS or MAX_PRODUCT_TARGETS: fewer levels would lower (so
+    ``levels="auto"`` stops below it)."""
+
+
 class OptionError(ValueError):
     """A lowering option out of range or contradicting another: a ValueError to the API, a usage
     error (status 2, with the usage line) on the command line."""

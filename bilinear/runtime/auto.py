@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..lower.plan import Lowered
-from ..model import Ceilings, choose_levels
+from ..model import Ceilings, choose_levels, leaf_alone
 from .backend import Backend
 from .compiled import CompiledProduct
 
@@ -41,7 +41,7 @@ class AutoProduct:
     def choose(self, M: int, K: int, N: int) -> tuple[int, str, float]:
         """(levels, leaf, predicted seconds) for an M×K×N product."""
         if 0 in (M, K, N):  # nothing to multiply: the library alone (the product only scales out)
-            return 0, "cublas", 0.0
+            return 0, leaf_alone(self.leaves), 0.0
         if (M, K, N) not in self.choices:
             self.choices[(M, K, N)] = choose_levels(
                 self._lowered_for, self.ceilings, M, K, N, leaves=self.leaves, max_levels=self.max_levels
