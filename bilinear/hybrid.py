@@ -7,10 +7,10 @@ level can run the main definition of its own file.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 
 from .diagnostics import BilinearError, Diagnostic
-from .ir import Program
+from .ir import Program, Span
 from .frontend.loader import find_scheme
 
 
@@ -32,8 +32,16 @@ def merge(programs: list[Program]) -> Program:
     return Program(programs[0].path, tuple(algorithms), tuple(schedules), own)
 
 
-def _unlocated(definition):
-    return replace(definition, span=None)
+def _unlocated(value):
+    """``value`` with every location dropped, at any depth (products, outputs, stages and statements
+    carry their own spans): two files holding one definition are alike."""
+    if isinstance(value, Span):
+        return None
+    if isinstance(value, tuple):
+        return tuple(_unlocated(item) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: _unlocated(getattr(value, f.name)) for f in fields(value) if f.init and f.compare})
+    return value
 
 
 def hybrid(specification: str, load) -> tuple[Program, tuple[str, ...]]:

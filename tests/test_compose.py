@@ -103,6 +103,18 @@ def test_levels_schemes_makes_a_hybrid(tmp_path, capsys):
     assert code == 0, capsys.readouterr()
 
 
+def test_levels_schemes_merge_a_copy_of_a_definition_and_refuse_a_different_one(tmp_path, capsys):
+    """A byte-identical copy of strassen.bl was "defined differently": its products' own spans differed."""
+    copy = tmp_path / "strassen2.bl"
+    copy.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    assert main(["compile", "msmes", "--levels-schemes", f"msmes,{copy}", "-o", str(tmp_path / "out")]) == 0, capsys.readouterr()
+    different = tmp_path / "strassen3.bl"  # Winograd's algorithm under strassen's name
+    different.write_text((ROOT / "algorithms" / "winograd.bl").read_text().replace("algorithm winograd", "algorithm strassen"))
+    capsys.readouterr()
+    assert main(["compile", "msmes", "--levels-schemes", f"msmes,{different}", "-o", str(tmp_path / "out3")]) == 1
+    assert "strassen is defined differently" in capsys.readouterr().err
+
+
 def test_import_bilinear_is_fast_and_lazy():
     # CPU seconds, not wall-clock ones: a busy 2-core machine stretches the latter
     code = "import sys, time; t = time.process_time(); import bilinear; print(time.process_time() - t); " \
