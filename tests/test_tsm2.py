@@ -69,6 +69,11 @@ def test_params_reject_nonsense():
         Params("tsm2r", stages=1)
     with pytest.raises(ValueError, match="positive"):
         Params("tsm2l", rows_per_thread=0)
+    for k_tile_bytes in (-16, 0, 24):  # -16 gave a normwise error of 0.08 with no error raised; 0 a ZeroDivisionError
+        with pytest.raises(ValueError, match="k_tile_bytes must be a positive multiple of 16"):
+            Params("tsm2r", k_tile_bytes=k_tile_bytes)
+    with pytest.raises(ValueError, match="n_tile must be positive"):
+        Params("tsm2r", n_tile=-2)
 
 
 def test_tsm2r_threads_are_derived():
@@ -458,3 +463,12 @@ def test_a_short_wide_a_is_not_matched_to_square_measurements(dtype, m, k, n):
                                                     ("float32", 65536, 65536, 2, "tsm2r"), ("float64", 1000000, 8, 8, "tsm2l")])
 def test_shapes_near_measured_ones_keep_their_kernel(dtype, m, k, n, kernel):
     assert dispatch(m, k, n, dtype).kernel == kernel
+
+
+@pytest.mark.parametrize("dtype, n", [("float64", 33), ("float64", 40), ("float64", 64), ("float32", 64), ("float32", 65)])
+def test_the_model_finds_a_tsm2r_configuration_for_every_width(dtype, n):
+    """float64 had none from 33 to 64 columns (n_tile = n needed 2·n words a thread, past 64)."""
+    from bilinear.lower import tsm2
+
+    params = tsm2.model_params("tsm2r", 16384, 16384, n, dtype)
+    assert params.n_tile <= (32 if dtype == "float64" else 64)

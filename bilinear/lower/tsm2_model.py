@@ -160,7 +160,7 @@ def candidates(kind: str, dtype: str, k: int, n: int) -> tuple[Params, ...]:
     w = es // 4
     out = []
     if kind == "tsm2r":
-        n_tile = _n_tile(n)
+        n_tile = _n_tile(n, w)
         for k_tile_bytes in (128, 256):
             chunks = k_tile_bytes // 16
             for row_warps in (1, 2, 4):
@@ -183,9 +183,12 @@ def candidates(kind: str, dtype: str, k: int, n: int) -> tuple[Params, ...]:
     return tuple(out)
 
 
-def _n_tile(n: int) -> int:
-    """t2: all of n while the product stays memory bound and the accumulators fit (paper, Algorithm 5)."""
-    return n if n <= 64 else 32
+def _n_tile(n: int, words: int) -> int:
+    """t2: all of n while the product stays memory bound and the accumulators fit (paper, Algorithm 5):
+    64 four-byte words a thread, so 32 columns of float64 (n_tile = n up to 64 had left float64's
+    33 to 64 columns no configuration at all)."""
+    most = 64 // words
+    return n if n <= most else min(32, most)
 
 
 _TIE = 0.03  # predictions this close are the same to the model

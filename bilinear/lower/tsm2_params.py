@@ -117,6 +117,10 @@ class Params:
                 raise ValueError(f"{name} must be positive")
         if self.stages < 2:
             raise ValueError("the pipeline needs at least 2 stages")
+        if self.k_tile_bytes < 16 or self.k_tile_bytes % 16:  # whole 16-byte cp.async chunks (-16 ran, wrongly)
+            raise ValueError(f"k_tile_bytes must be a positive multiple of 16, not {self.k_tile_bytes}")
+        if self.n_tile is not None and self.n_tile < 1:
+            raise ValueError(f"n_tile must be positive (or None for all of n), not {self.n_tile}")
         if self.kind == "tsm2r":  # derived, so that records of TSM2R parameters say what ran
             object.__setattr__(self, "threads", 32 * self.row_warps * self.k_groups)
             object.__setattr__(self, "persistent", False)
