@@ -63,6 +63,19 @@ class Recursive:
 
 
 @dataclass(frozen=True)
+class InPlace:
+    """MSMES (in place: no workspace, A and B overwritten and restored) measured at one shape: the
+    levels that ran fastest and their speedup over cuBLAS."""
+
+    dtype: str
+    m: int
+    k: int
+    n: int
+    levels: int
+    speedup: float
+
+
+@dataclass(frozen=True)
 class Choice:
     """A dispatch decision: the kernel, its parameters (TSM2 only) or configuration (recursive), and why."""
 
@@ -98,6 +111,7 @@ class Table:
     recursive_min_dim: int | None = None  # None: never measured, never chosen
     recursive: tuple[Recursive, ...] = ()
     min_speedup: float = 1.1  # a fast scheme runs only where it measured at least this much faster
+    inplace: tuple[InPlace, ...] = ()  # MSMES's own measurements (matmul(inplace=True))
 
 
 def parse_table(data: dict) -> Table:
@@ -127,6 +141,8 @@ def parse_table(data: dict) -> Table:
         tuple(Recursive(**{name: entry[name] for name in Recursive.__dataclass_fields__ if name in entry})
               for entry in recursive.get("rows", ())),
         float(recursive.get("min_speedup", Table.min_speedup)),
+        tuple(InPlace(**{name: entry[name] for name in InPlace.__dataclass_fields__})
+              for entry in data.get("inplace", {}).get("rows", ())),
     )
 
 
@@ -139,7 +155,7 @@ def merge_tsm2_rows(old: dict, header: dict, rows: list[dict]) -> dict:
 
     measured = {shape(row) for row in rows}
     kept = [row for row in old.get("rows", ()) if shape(row) not in measured]
-    return {**header, "recursive": old.get("recursive", {"min_dim": None}),
+    return {**header, "recursive": old.get("recursive", {"min_dim": None}), **({"inplace": old["inplace"]} if "inplace" in old else {}),
             "rows": sorted(kept + rows, key=lambda row: (row["family"], row["dtype"], row["n"], row["m"], row["k"]))}
 
 
@@ -232,7 +248,7 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
         return Choice("cublas", reason=f"not tall-and-skinny, no fast-scheme measurement for {dtype}")
 
     def distance(row: Recursive) -> float:
-        return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
+        return _distance(m, k, n, row)
 
     row = min(rows, key=distance)
     where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {row.speedup:.2f}× cuBLAS"
@@ -241,3 +257,22 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     if row.speedup < table.min_speedup:
         return Choice("cublas", reason=where)
     return Choice("recursive", reason=where, config=row)
+
+
+def _distance(m: int, k: int, n: int, row) -> float:
+    """Σ |log2 ratio| over m, k and n: how far a measured shape is from a call's."""
+    return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
+
+
+def in_place_levels(m: int, k: int, n: int, dtype: str, table: Table | None = None) -> int | None:
+    """The MSMES levels ``matmul(inplace=True)`` runs for this shape, or None where MSMES was not
+    measured at least ``min_speedup`` times faster than cuBLAS near it (within RECURSIVE_REACH).
+    Without a measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
+    table = load_table() if table is None else table
+    rows = [row for row in table.inplace if row.dtype == dtype]
+    if min(m, k, n) <= 0 or not rows:
+        return None
+    row = min(rows, key=lambda row: _distance(m, k, n, row))
+    if _distance(m, k, n, row) > RECURSIVE_REACH or row.speedup < table.min_speedup:
+        return None
+    return row.levels

@@ -14,16 +14,17 @@ from .api import compile
 from .runtime import prepared_calls
 
 
-_RECURSIVE: dict[tuple[str, str], object] = {}
+_RECURSIVE: dict[tuple[str, str, int], object] = {}
 
 
-def _in_place_product(dtype: str, backend: str):
-    """MSMES at one level (no workspace; overwrites A and B and restores them), compiled once."""
-    if (dtype, backend) not in _RECURSIVE:
+def _in_place_product(dtype: str, backend: str, levels: int = 1):
+    """MSMES (no workspace; overwrites A and B and restores them), compiled once per level count."""
+    if (dtype, backend, levels) not in _RECURSIVE:
         from .paths import algorithms_dir
 
-        _RECURSIVE[(dtype, backend)] = compile(algorithms_dir() / "msmes.bl", dtype=dtype, levels=1, backend=backend)
-    return _RECURSIVE[(dtype, backend)]
+        _RECURSIVE[(dtype, backend, levels)] = compile(algorithms_dir() / "msmes.bl", dtype=dtype, levels=levels,
+                                                       backend=backend)
+    return _RECURSIVE[(dtype, backend, levels)]
 
 
 def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bool = False):
@@ -53,7 +54,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
 
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
-            table says the recursive scheme wins (with NumPy matrices: always).
+            table measured it faster than cuBLAS (``dispatch.in_place_levels``;
+            with NumPy matrices: always); elsewhere the product is as without it.
             It overwrites A and B while it runs and restores them only up to
             rounding, since (a+b)-b need not equal a: measured on the H100 at
             levels 1-3, to ≤ 1.4e-15 (float64) and ≤ 7.5e-7 (float32) normwise.
@@ -80,7 +82,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         )
     import cupy
 
-    from .dispatch import dispatch
+    from .dispatch import dispatch, in_place_levels
     from .runtime import tsm2
 
     prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
@@ -95,8 +97,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         return result
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
-    if choice.kernel == "recursive" and inplace:
-        return _in_place_product(str(A.dtype), "cupy")(A, B, out=out, alpha=alpha, beta=beta)
+    in_place = in_place_levels(call.m, call.k, call.n, str(A.dtype)) if inplace else None
+    if in_place is not None:
+        return _in_place_product(str(A.dtype), "cupy", in_place)(A, B, out=out, alpha=alpha, beta=beta)
     # The fast scheme takes row-major operands only (compiled only when they are).
     fast = choice.kernel == "recursive" and choice.config is not None and all(x.flags.c_contiguous for x in (A, B, out))
     product = _fast_product(choice.config) if fast else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bilinear.dispatch import Recursive, Table, dispatch, load_table, parse_table
+from bilinear.dispatch import Recursive, Table, dispatch, load_table, merge_tsm2_rows, parse_table
 from bilinear.runtime import cublas_capture
 
 ROW = Recursive("float64", 16384, 16384, 16384, "winograd", 2, 2, 1.19, 19 << 30, "streams")
@@ -79,8 +79,6 @@ def test_capture_without_cublas_loaded_says_so(monkeypatch, tmp_path):
 def test_measured_tsm2_rows_merge_into_the_table_and_keep_the_recursive_ones():
     """benchmarks/tsm2.py --only measures some shapes: the table keeps every other row and the
     fast-scheme rows dispatch_grid.py measured (it once wrote a placeholder over them)."""
-    from bilinear.dispatch import merge_tsm2_rows
-
     def row(m, k, winner, speedup):
         return {"family": "tsm2l", "dtype": "float64", "m": m, "k": k, "n": k, "winner": winner, "speedup": speedup}
 
@@ -95,3 +93,21 @@ def test_measured_tsm2_rows_merge_into_the_table_and_keep_the_recursive_ones():
     table = parse_table(merged)
     assert dispatch(100000, 16, 16, "float64", table=table).kernel == "tsm2l"
     assert dispatch(8192, 8192, 8192, "float64", table=table).kernel == "recursive"
+
+
+def test_in_place_runs_msmes_only_where_msmes_itself_measured_faster():
+    """matmul(inplace=True) ran MSMES L1 wherever a fast scheme (now mostly the ozaki leaf) had won,
+    and MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
+    from bilinear.dispatch import in_place_levels
+
+    rows = [{"dtype": "float64", "m": n, "k": n, "n": n, "levels": levels, "speedup": speedup}
+            for n, levels, speedup in ((8192, 1, 0.944), (16384, 2, 1.15))]
+    table = parse_table({"rows": [], "recursive": {"min_dim": None, "min_speedup": 1.1}, "inplace": {"rows": rows}})
+    assert in_place_levels(8192, 8192, 8192, "float64", table) is None
+    assert in_place_levels(16384, 16384, 16384, "float64", table) == 2
+    assert in_place_levels(17000, 16384, 16000, "float64", table) == 2  # near the measured shape
+    assert in_place_levels(16384, 16384, 16384, "float32", table) is None  # nothing measured in float32
+    assert in_place_levels(32768, 32768, 32768, "float64", table) is None  # too far from anything measured
+    assert in_place_levels(16384, 16384, 16384, "float64", parse_table({"rows": []})) is None
+    merged = merge_tsm2_rows({"inplace": {"rows": rows}}, {"device": "new"}, [])
+    assert parse_table(merged).inplace == table.inplace  # a TSM2 measurement keeps the in-place rows
