@@ -268,7 +268,8 @@ def in_place_levels(m: int, k: int, n: int, dtype: str, table: Table | None = No
     """The MSMES levels ``matmul(inplace=True)`` runs for this shape, or None where MSMES was not
     measured at least ``min_speedup`` times faster than cuBLAS near it (within RECURSIVE_REACH).
     Without a measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
-    table = load_table() if table is None else table
+    if table is None:
+        return _committed_in_place(m, k, n, dtype)
     rows = [row for row in table.inplace if row.dtype == dtype]
     if min(m, k, n) <= 0 or not rows:
         return None
@@ -276,3 +277,9 @@ def in_place_levels(m: int, k: int, n: int, dtype: str, table: Table | None = No
     if _distance(m, k, n, row) > RECURSIVE_REACH or row.speedup < table.min_speedup:
         return None
     return row.levels
+
+
+@lru_cache(maxsize=4096)
+def _committed_in_place(m: int, k: int, n: int, dtype: str) -> int | None:
+    """:func:`in_place_levels` by the committed table, remembered (it decides before a prepared call)."""
+    return in_place_levels(m, k, n, dtype, load_table())
