@@ -222,7 +222,7 @@ def _algorithm_text(data: dict) -> list[str]:
     one = data["one_level"]
     lines.append(
         f"  one level at n={one['n']}: {one['leaf_flops'] / 1e9:.1f} GFLOP in products, "
-        f"{one['addition_flops'] / 1e9:.3f} GFLOP in additions"
+        f"{one['addition_flops'] / 1e9:.3f} GFLOP in additions as written"
     )
     return lines
 
