@@ -192,3 +192,18 @@ def test_proportional_products_are_each_computed_once(tmp_path):
         check = verify_schedule(default_schedule(bilinear.load(str(path)).algorithm(algorithm), "cublas"),
                                 bilinear.load(str(path)).algorithm(algorithm))
         assert not check.errors, (name, check.errors)
+
+
+@pytest.mark.parametrize("c11", ["M1 + M4 - M5 + M7 + M8 - M8", "M1 + M4 - M5 + M7"])
+def test_a_product_no_output_uses_is_not_computed(tmp_path, c11):
+    """Strassen with M8 = A11 * B11 added and taken away again (or never used): verify passed, and run
+    and compile failed with the unlocated "a product statement needs at least one target"."""
+    text = (ROOT / "algorithms" / "strassen.bl").read_text().replace("<2,2,2;7>", "<2,2,2;8>").replace(
+        "  C11 = M1 + M4 - M5 + M7", f"  M8 = A11 * B11\n  C11 = {c11}")
+    path = tmp_path / "odd.bl"
+    path.write_text(text)
+    for leaf in ("cublas", "fused"):
+        product = bilinear.compile(str(path), levels=2, leaf=leaf, backend="numpy")
+        rng = np.random.default_rng(1)
+        A, B = rng.standard_normal((13, 13)), rng.standard_normal((13, 13))
+        assert np.allclose(product(A, B), A @ B, rtol=0, atol=1e-12)

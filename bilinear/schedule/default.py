@@ -70,6 +70,7 @@ def default_schedule(algorithm: Algorithm, leaf: str = "cublas") -> Schedule:
     products = [
         (u, v, _targets(expansion, p.name)) for p, (u, v) in zip(algorithm.products, expansion.factors)
     ]
+    products = [(u, v, w) for u, v, w in products if w.terms]  # a product no output uses is not computed
     if leaf == "fused":
         chunks = fused_chunks([(len(u.terms), len(v.terms)) for u, v, _ in products])
         stages = tuple(

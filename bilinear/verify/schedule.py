@@ -301,7 +301,7 @@ class _Simulation:
                 )
             used[use.product] = use
         for product in self.algorithm.products:
-            if product.name not in used:
+            if product.name not in used and self.expansion.uses[product.name]:  # one no output uses may be skipped
                 self.error(f"schedule {self.schedule.name} never computes {product.name} = {_product_text(self.expansion, product.name)}", None)
 
     def check_outputs(self) -> None:
