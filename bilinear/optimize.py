@@ -344,6 +344,15 @@ def _copied_cost(side: Side) -> tuple[int, int]:
     return _cost(_copied(side))
 
 
+def _free_prefix(letter: str, taken: set[str]) -> str:
+    """``letter`` followed by as many ``_`` as make a prefix no product name starts with (a product
+    named ``X__1`` had left none of three tries free: a StopIteration)."""
+    prefix = letter
+    while any(name.startswith(prefix) for name in taken):
+        prefix += "_"
+    return prefix
+
+
 def optimize(
     algorithm: Algorithm, seeds: int = 16, name: str | None = None, polish: int = 0, chains: int = 1,
     also: Sequence[Algorithm] = (), starts: int | Mapping[str, int] = 1,
@@ -358,7 +367,7 @@ def optimize(
     compute the same forms (:func:`bilinear.optimize_sides.borrowed`) are candidates too."""
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
-    prefixes = [next(p for p in (letter, f"{letter}_", f"{letter}__") if not any(t.startswith(p) for t in taken)) for letter in "XYZ"]
+    prefixes = [_free_prefix(letter, taken) for letter in "XYZ"]
     weights = [w.as_dict() for w in expansion_of(algorithm).weights]
     backwards = (weights, [p.name for p in algorithm.products], algorithm.shape.blocks("C"))
     small = [index for index, forms in enumerate((left, right, outputs)) if _small(forms)]

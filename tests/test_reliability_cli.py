@@ -636,3 +636,14 @@ def test_a_report_format_hint_names_only_real_input_formats(capsys):
     assert code == 2 and "not 'markdown'" in err and "say --from" not in err
     code, _, err = _run(capsys, "verify", STRASSEN, "--format", "kauers")
     assert code == 2 and "say --from kauers" in err
+
+
+def test_optimize_takes_products_named_like_its_own_sums(capsys, tmp_path):
+    """A product named X__1 left none of the prefixes X, X_, X__ free: a StopIteration traceback."""
+    import bilinear
+
+    source = tmp_path / "xname.bl"
+    source.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("M1", "X__1"))
+    code, out, err = _run(capsys, "optimize", str(source), "--seeds", "1", "-o", str(tmp_path / "out.bl"))
+    assert code == 0, err
+    assert bilinear.verify(str(tmp_path / "out.bl")).ok
