@@ -154,7 +154,12 @@ def optimize(args) -> int:
                          "hold; leave --style out")
     also = args.also or []
     _check_output(args, args.file, *also)
-    source = _verified(_algorithm(load_input(args), args.algorithm), args.file)
+    program = load_input(args)
+    source = _verified(_algorithm(program, args.algorithm), args.file)
+    if args.algorithm is None and program.main is not source:  # FILE's main definition is a schedule
+        print(f"note: {program.main.name} is a schedule; optimize rewrites its algorithm {source.name} and writes no "
+              f"schedule (the header comments copied from {args.file.name} describe the schedule)", file=sys.stderr)
+    _note_unused_search_options(args, source)
     others = _other_programs(source, also)
     result, counts = eliminate_common_sums(
         source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others, starts=args.starts
@@ -171,6 +176,22 @@ def optimize(args) -> int:
     for path, other in zip(also, others):  # a side may be this program's: say where it came from
         header += (f"Also tried (--also): {other.name} from {path.name}.", *_licence(path))
     return _write(result, header, args.output, "equations")
+
+
+def _note_unused_search_options(args, source) -> None:
+    """--polish, --chains and --starts work on small sides only: say so where none of them is (they
+    were ignored without a word on ⟨10,10,10⟩)."""
+    from .optimize import small_sides
+
+    given = [flag for flag, value, default in (("--polish", args.polish, 0), ("--chains", args.chains, 1),
+                                               ("--starts", args.starts, 1)) if value != default]
+    small = small_sides(source) if given else []
+    if given and not small:
+        print(f"note: {', '.join(given)} apply to small sides only, and none of {source.name}'s is small; "
+              "each side takes the greedy elimination alone", file=sys.stderr)
+    elif given and args.chains != 1 and not args.polish:
+        print("note: --chains applies with --polish (independent polishing searches); without it, it is ignored",
+              file=sys.stderr)
 
 
 def _other_programs(source, paths: list[Path]) -> list:

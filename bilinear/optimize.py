@@ -106,6 +106,12 @@ def _small(forms: list[Terms]) -> bool:
     return len(forms) * len({name for form in forms for name in form}) <= REUSE_CELLS
 
 
+def small_sides(algorithm: Algorithm) -> list[str]:
+    """The sides ("A", "B", "C") small enough for the shortcut, local search, --polish, --chains and
+    --starts (at most REUSE_CELLS targets × inputs); larger ones take the greedy elimination only."""
+    return [side for side, forms in zip("ABC", sides(algorithm)) if _small(forms)]
+
+
 def _overfull(forms: list[Terms]) -> bool:
     """More targets than inputs, so some are combinations of others: what the kernel split and the
     deeper shortcut look for (a scheme's outputs over its products rarely are)."""

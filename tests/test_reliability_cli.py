@@ -647,3 +647,27 @@ def test_optimize_takes_products_named_like_its_own_sums(capsys, tmp_path):
     code, out, err = _run(capsys, "optimize", str(source), "--seeds", "1", "-o", str(tmp_path / "out.bl"))
     assert code == 0, err
     assert bilinear.verify(str(tmp_path / "out.bl")).ok
+
+
+def test_optimize_says_it_writes_no_schedule(capsys, tmp_path):
+    """`optimize msmes` wrote strassen_cse under MSMES's header and dropped the schedule silently."""
+    code, _, err = _run(capsys, "optimize", "msmes", "--seeds", "1", "-o", str(tmp_path / "m.bl"))
+    assert code == 0 and "note: msmes is a schedule; optimize rewrites its algorithm strassen and writes no schedule" in err
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "-o", str(tmp_path / "s.bl"))
+    assert code == 0 and "schedule" not in err
+
+
+def test_optimize_says_when_search_options_have_nothing_to_work_on(capsys, tmp_path):
+    """--polish, --chains and --starts were ignored without a word where no side is small, and
+    --chains without --polish always."""
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--chains", "3", "-o", str(tmp_path / "a.bl"))
+    assert code == 0 and "note: --chains applies with --polish" in err
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--polish", "1", "-o", str(tmp_path / "b.bl"))
+    assert code == 0 and "note:" not in err
+
+
+def test_optimize_says_when_no_side_is_small(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr("bilinear.optimize.small_sides", lambda algorithm: [])  # as for AlphaTensor's <10,10,10>
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--polish", "5", "--starts", "2",
+                        "-o", str(tmp_path / "c.bl"))
+    assert code == 0 and "note: --polish, --starts apply to small sides only, and none of strassen's is small" in err
