@@ -6,6 +6,7 @@ User mistakes (bad input, wrong schemes) are reported through
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,11 +109,18 @@ def render(diagnostic: Diagnostic, sources: SourceCache = SOURCES) -> str:
         width = span.end_column - span.column if span.end_line == span.line else len(line) - span.column + 1
         quoted, column = _window(line, span.column - 1)
         out.append(gutter + quoted)
-        caret = "^" + "~" * max(0, min(width, len(quoted) - column) - 1)
-        indent = "".join(c if c == "\t" else " " for c in quoted[:column])  # tabs keep the caret aligned
+        underlined = quoted[column:column + max(1, min(width, len(quoted) - column))]
+        caret = "^" + "~" * max(0, _display_width(underlined) - 1)
+        indent = "".join(c if c == "\t" else " " * _display_width(c) for c in quoted[:column])  # tabs keep it aligned
         out.append(" " * (len(gutter) - 2) + "| " + indent + caret)
     out.extend(f"  note: {note}" for note in diagnostic.notes)
     return "\n".join(out).translate(_CONTROLS)
+
+
+def _display_width(text: str) -> int:
+    """Terminal columns ``text`` takes: two for East Asian wide and full-width characters (中), none
+    for combining marks, one otherwise, so a caret under a line holding them points where it should."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 # Control characters quoted from a file (an escape sequence can retitle or reprogram a terminal)

@@ -379,3 +379,15 @@ def test_a_number_too_long_to_read_is_one_message():
     with pytest.raises(BilinearError) as raised:
         program_from_text(text, "big.bl")
     assert raised.value.diagnostics[0].message == "a number of more than 4300 digits cannot be read"
+
+
+def test_the_caret_counts_wide_characters_as_two_columns(tmp_path):
+    """`use "中文中文.bl" junk`: the location 1:15 was right, the caret four columns short of `junk`."""
+    path = tmp_path / "wide.bl"
+    path.write_text('use "中文中文.bl" junk\n', encoding="utf-8")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    text = render(caught.value.diagnostics[0])
+    quoted, caret = text.splitlines()[1:3]
+    column = lambda line, at: sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in line[:at])  # noqa: E731
+    assert column(caret, caret.index("^")) == column(quoted, quoted.index("junk")), text
