@@ -391,3 +391,10 @@ def test_the_caret_counts_wide_characters_as_two_columns(tmp_path):
     quoted, caret = text.splitlines()[1:3]
     column = lambda line, at: sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in line[:at])  # noqa: E731
     assert column(caret, caret.index("^")) == column(quoted, quoted.index("junk")), text
+
+
+def test_a_schedule_for_itself_is_not_told_to_write_what_it_wrote(tmp_path):
+    path = tmp_path / "self_schedule.bl"
+    path.write_text('use "strassen.bl"\nschedule s for s:\n  stage p: A11 * B11 -> +C11\n')
+    (error,) = pytest.raises(BilinearError, bilinear.load, path).value.diagnostics
+    assert error.message == "schedule s is for itself; a schedule is for an algorithm: name the one it orders"

@@ -13,7 +13,10 @@ def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules
     findings = Findings()
     algorithm = algorithms.get(raw.algorithm)
     inner = (schedules_for or {}).get(raw.algorithm)
-    if algorithm is None and inner is not None:
+    if algorithm is None and raw.algorithm == raw.name:  # the suggestion below would repeat what was written
+        findings.error(f"schedule {raw.name} is for itself; a schedule is for an algorithm: name the one it orders",
+                       raw.span, *(suggest(raw.algorithm, algorithms) or ()))
+    elif algorithm is None and inner is not None:
         findings.error(
             f"schedule {raw.name} is for {raw.algorithm}, which is a schedule (for {inner}); a schedule is for an "
             f"algorithm: write `schedule {raw.name} for {inner}`",
