@@ -398,3 +398,11 @@ def test_a_schedule_for_itself_is_not_told_to_write_what_it_wrote(tmp_path):
     path.write_text('use "strassen.bl"\nschedule s for s:\n  stage p: A11 * B11 -> +C11\n')
     (error,) = pytest.raises(BilinearError, bilinear.load, path).value.diagnostics
     assert error.message == "schedule s is for itself; a schedule is for an algorithm: name the one it orders"
+
+
+def test_use_of_a_looping_link_says_it_cannot_be_read(tmp_path):
+    (tmp_path / "loop1.bl").symlink_to(tmp_path / "loop1.bl")
+    looping = tmp_path / "looping_use.bl"
+    looping.write_text('use "loop1.bl"\n')
+    (error,) = pytest.raises(BilinearError, bilinear.load, looping).value.diagnostics
+    assert error.message.startswith(f"cannot read {tmp_path / 'loop1.bl'}")  # it said "cannot find 'loop1.bl'"

@@ -79,7 +79,7 @@ def _resolve_use(use: Use, including: Path) -> Path:
     if use.path and not use.path.endswith(".bl"):
         raise BilinearError(Diagnostic(f"`use` takes .bl files, not {use.path!r}", use.span))
     local = (including.parent / use.path)
-    if local.exists():
+    if local.exists() or local.is_symlink():  # a broken or looping link: read_source says which
         return local
     shipped = algorithms_dir() / use.path
     if shipped.exists():
