@@ -28,7 +28,8 @@ def _read(
     _check_shape_option(shape)
     format = format or detect_format(path)
     if format == "bl":
-        given = [option for option, value in (("--mod", modulus), ("--shape", shape), ("--key", key)) if value is not None]
+        given = [option for option, value in (("--mod", modulus), ("--shape", shape), ("--key", key),
+                                              ("--allow-pickle", allow_pickle or None)) if value is not None]
         if given:  # --shape and --key had been ignored without a word
             raise BilinearError(Diagnostic(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
                                            "catalogue schemes, not to .bl files"))

@@ -46,7 +46,7 @@ def test_exports_read_back_to_the_same_coefficients(tmp_path, format, name, orde
     algorithm = permute(SHIPPED[name], order)
     target = tmp_path / ("scheme.npz" if format == "alphatensor" else "scheme")
     files = write(algorithm, format, target, header=("a header line", "licence: BSD-2"))
-    read = bilinear.load(files[0], format=format, allow_pickle=True).algorithms[0]
+    read = bilinear.load(files[0], format=format, allow_pickle=format == "alphatensor").algorithms[0]
     assert read.shape == algorithm.shape and report_algorithm(read).ok
     assert _coefficients(read) == _coefficients(algorithm)
 

@@ -671,3 +671,12 @@ def test_optimize_says_when_no_side_is_small(capsys, tmp_path, monkeypatch):
     code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--polish", "5", "--starts", "2",
                         "-o", str(tmp_path / "c.bl"))
     assert code == 0 and "note: --polish, --starts apply to small sides only, and none of strassen's is small" in err
+
+
+def test_allow_pickle_is_refused_where_there_is_nothing_to_unpickle(capsys):
+    code, _, err = _run(capsys, "verify", STRASSEN, "--allow-pickle")
+    assert code == 1 and "--allow-pickle applies to catalogue schemes, not to .bl files" in err
+    from conftest import scheme_file
+
+    code, _, err = _run(capsys, "verify", str(scheme_file("fast-matmul/strassen")), "--allow-pickle")
+    assert code == 1 and "--allow-pickle lets an AlphaTensor .npz archive's pickled entries load; a fast-matmul file has none" in err

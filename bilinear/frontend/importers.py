@@ -164,6 +164,8 @@ def read_catalogue(
         fail(f"unknown input format {format!r}; known: bl, {', '.join(FORMATS)}", None)
     if key is not None and format != "alphatensor":
         fail(f"--key picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
+    if allow_pickle and format != "alphatensor":  # it had been accepted without a word
+        fail(f"--allow-pickle lets an AlphaTensor .npz archive's pickled entries load; a {format} file has none", None)
     if modulus is not None and modulus < 2:
         fail(f"--mod must be a modulus of at least 2, not {modulus}", None)
     try:
