@@ -116,8 +116,15 @@ def load(
         return loaded
     if isinstance(loaded, AlternativeBasis):
         loaded = loaded.algorithm
-    if isinstance(loaded, ModularScheme) and check_inexact(loaded).ok:
-        loaded = loaded.algorithm  # claimed modulo p (by --mod or its name), but it holds over Q: exact
+    if isinstance(loaded, ModularScheme):
+        check = check_inexact(loaded)
+        if check.ok:
+            loaded = loaded.algorithm  # claimed modulo p (by --mod or its name), but it holds over Q: exact
+        elif check.modular_errors:  # not even modulo p (a denominator p divides): "valid only modulo p" was false
+            first = check.modular_errors[0]
+            raise BilinearError(Diagnostic(
+                f"{loaded.name} does not hold modulo {loaded.modulus}: {first.message}", first.span or loaded.span,
+                notes=("`bilinear verify` with the same options lists every problem",)))
     if not isinstance(loaded, Algorithm):
         raise BilinearError(
             Diagnostic(

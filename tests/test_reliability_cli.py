@@ -680,3 +680,13 @@ def test_allow_pickle_is_refused_where_there_is_nothing_to_unpickle(capsys):
 
     code, _, err = _run(capsys, "verify", str(scheme_file("fast-matmul/strassen")), "--allow-pickle")
     assert code == 1 and "--allow-pickle lets an AlphaTensor .npz archive's pickled entries load; a fast-matmul file has none" in err
+
+
+def test_mod_p_that_divides_a_denominator_says_so(capsys, tmp_path):
+    """It said the scheme was "valid only modulo 13", of a scheme valid over Q and undefined modulo 13."""
+    from conftest import scheme_file
+
+    path = scheme_file("plinopt/2x2x2_7_DPS-integral-12.0662_L.sms")
+    code, _, err = _run(capsys, "optimize", str(path), "--mod", "13", "-o", str(tmp_path / "x.bl"))
+    assert code == 1 and "does not hold modulo 13: the coefficient 359367849/1264177460 has no value modulo 13" in err
+    assert "valid only modulo" not in err
