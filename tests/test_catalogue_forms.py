@@ -572,3 +572,13 @@ def test_a_program_with_a_huge_index_is_refused_at_once(tmp_path, old, new, mess
     started = time.perf_counter()
     assert _error(program).startswith(message)
     assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("value, message", [("inf", "'inf' is not a rational coefficient"), ("x3", "the coefficient 'x3' holds a symbol")])
+def test_an_sms_value_spelled_as_a_float_is_not_called_a_symbol(tmp_path, value, message):
+    """`1e5`, `1e400` and `inf` were all "a symbol": 1e5 is 100000, inf is no rational."""
+    for part, text in (("L", f"1 1 R\n1 1 {value}\n0 0 0\n"), ("R", "1 1 R\n1 1 1\n0 0 0\n"), ("P", "1 1 R\n1 1 1\n0 0 0\n")):
+        _write(tmp_path, f"1x1x1_1_t_{part}.sms", text)
+    assert _error(tmp_path / "1x1x1_1_t_L.sms") == message
+    _write(tmp_path, "1x1x1_1_t_L.sms", "1 1 R\n1 1 1e0\n0 0 0\n")
+    assert report_algorithm(read_catalogue(tmp_path / "1x1x1_1_t_L.sms")).ok

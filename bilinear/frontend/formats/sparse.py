@@ -70,7 +70,13 @@ class Sparse:
 
 
 def _placeholder_symbol(token: str) -> bool:
-    return any(c.isalpha() for c in token)
+    """A letter that is not part of a number's spelling (1e5, inf: the rational reader says what
+    is wrong with those)."""
+    try:
+        float(token)
+    except ValueError:
+        return any(c.isalpha() for c in token)
+    return False
 
 
 def read_sms(path: Path) -> Sparse:
