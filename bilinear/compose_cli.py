@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -116,15 +117,19 @@ def source_header(path: Path) -> tuple[str, ...]:
                 lines.append(line[1:].strip())
     if path.suffix != ".bl":
         lines += _licence(path)
-    return tuple(line for line in lines if line) or (f"from {path.name}",)
+    return (f"from {path.name}", *(line for line in lines if line))
 
 
 def _licence(path: Path) -> list[str]:
-    for folder in list(path.resolve().parents)[:4]:
+    """The first licence file in the source's folder or up to three above (a catalogue file deep in
+    a fetched repository), named relative to the source (no absolute path of this machine goes into
+    a written file), with its first line: found near it, which need not make it the source's."""
+    source = path.resolve()
+    for folder in list(source.parents)[:4]:
         for candidate in sorted(folder.iterdir()) if folder.is_dir() else ():
             if candidate.is_file() and any(word in candidate.name.lower() for word in ("licen", "copying")):
                 first = next((line.strip() for line in candidate.read_text(errors="replace").splitlines() if line.strip()), "")
-                return [f"Licence of the source: {candidate} ({first})"]
+                return [f"Licence file found near the source: {os.path.relpath(candidate, source.parent)} ({first})"]
     return []
 
 

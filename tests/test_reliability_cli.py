@@ -690,3 +690,20 @@ def test_mod_p_that_divides_a_denominator_says_so(capsys, tmp_path):
     code, _, err = _run(capsys, "optimize", str(path), "--mod", "13", "-o", str(tmp_path / "x.bl"))
     assert code == 1 and "does not hold modulo 13: the coefficient 359367849/1264177460 has no value modulo 13" in err
     assert "valid only modulo" not in err
+
+
+def test_a_written_header_names_its_source_and_no_absolute_path(capsys, tmp_path):
+    """A LICENSE three folders up was written as "Licence of the source: /abs/path/LICENSE (...)", and the
+    `from NAME` line went missing whenever one was found."""
+    from conftest import scheme_file
+
+    (tmp_path / "LICENSE").write_text("Some licence\n")
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    source = deep / "strassen"
+    source.write_bytes(scheme_file("fast-matmul/strassen").read_bytes())
+    out = tmp_path / "s.bl"
+    code, _, err = _run(capsys, "import", str(source), "-o", str(out))
+    text = out.read_text()
+    assert code == 0 and "# from strassen" in text, err + text
+    assert "# Licence file found near the source: ../../LICENSE (Some licence)" in text and str(tmp_path) not in text
