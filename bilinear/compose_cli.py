@@ -206,9 +206,16 @@ def _other_programs(source, paths: list[Path]) -> list:
     from .api import load
     from .optimize_sides import borrowed
 
+    from .diagnostics import Diagnostic
+
     others = []
     for path in paths:
-        other = _algorithm(load(path), None)
+        try:
+            other = _algorithm(load(path), None)
+        except BilinearError as error:  # FILE's reading options are FILE's: say how to give another file's
+            raise BilinearError(*error.diagnostics, Diagnostic(
+                f"--also {path} reads the file as detected, with no reading options (--key, --shape, ...); "
+                f"import it to .bl first, e.g. `bilinear import {path} --key m,k,n -o other.bl`")) from None
         used = [side for side, program in zip("ABC", borrowed(source, other)) if program is not None]
         if not used:
             raise ValueError(

@@ -707,3 +707,12 @@ def test_a_written_header_names_its_source_and_no_absolute_path(capsys, tmp_path
     text = out.read_text()
     assert code == 0 and "# from strassen" in text, err + text
     assert "# Licence file found near the source: ../../LICENSE (Some licence)\n" in text
+
+
+def test_optimize_also_with_an_archive_says_how_to_give_it(capsys, tmp_path):
+    """`--also factorizations_r.npz` said "choose one with --key" though --key was given (for FILE)."""
+    from conftest import scheme_file
+
+    archive = str(scheme_file("alphatensor/factorizations_r.npz"))
+    code, _, err = _run(capsys, "optimize", archive, "--key", "2,2,2", "--also", archive, "-o", str(tmp_path / "x.bl"))
+    assert code == 1 and f"--also {archive} reads the file as detected, with no reading options" in err
