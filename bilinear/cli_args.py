@@ -185,6 +185,8 @@ def output_path(text: str) -> Path:
     """An argparse type: the file or folder -o names (an empty name had meant the working folder)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a file or folder name, not {text!r}")
+    if text == "-":  # it wrote a file named "-"
+        raise argparse.ArgumentTypeError("'-' names no file here: leave -o out to write .bl to standard output")
     return Path(text)
 
 

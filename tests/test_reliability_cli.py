@@ -716,3 +716,8 @@ def test_optimize_also_with_an_archive_says_how_to_give_it(capsys, tmp_path):
     archive = str(scheme_file("alphatensor/factorizations_r.npz"))
     code, _, err = _run(capsys, "optimize", archive, "--key", "2,2,2", "--also", archive, "-o", str(tmp_path / "x.bl"))
     assert code == 1 and f"--also {archive} reads the file as detected, with no reading options" in err
+
+
+def test_dash_as_output_is_a_usage_error(capsys):
+    code, _, err = _run(capsys, "optimize", "strassen", "-o", "-")
+    assert code == 2 and "'-' names no file here: leave -o out to write .bl to standard output" in err
