@@ -46,12 +46,15 @@ schedule {name} for strassen:
 """
 
 
-def _schedule(tmp_path, name: str, scaled: bool) -> str:
+def _schedule(tmp_path, name: str, scaled: bool, last: str | None = None) -> str:
+    """The schedule above; ``last`` replaces its M7 stages (s7, p7, e7)."""
     text = STRASSEN_THROUGH_TEMPORARIES.format(
         name=name,
         m6_left="2*A21 - 2*A11" if scaled else "A21 - A11",
         m6_target="+1/2*C22" if scaled else "+C22",
     )
+    if last is not None:
+        text = text[:text.index("  stage s7:")] + last
     path = tmp_path / f"{name}.bl"
     path.write_text(text)
     return str(path)
@@ -70,6 +73,29 @@ def test_a_scaled_product_and_a_product_through_a_c_temporary(tmp_path, levels):
     assert bilinear.verify(_schedule(tmp_path, "scaled", scaled=True)).ok
     product = bilinear.compile(_schedule(tmp_path, "scaled", scaled=True), levels=levels, backend="numpy")
     assert _max_error(product, 24, beta=0.5) < 1e-13
+
+
+# A temporary's raw scale follows what it holds where it is read or written, not its shape: a
+# C-shaped one holding an A sum (as a factor) is scaled as A's blocks are; an A-shaped one a product
+# goes into (as a target) as C's are.  Scaling by shape broke the first (errors of 1.1 from two levels).
+ODD_HOLDERS = {
+    "c_temporary_holds_an_a_sum": "  stage s7: T = A12 - A22; Y = B21 + B22\n  stage p7: T * Y -> +C11\n",
+    "a_temporary_holds_a_product": "  stage s7: X = A12 - A22; Y = B21 + B22\n  stage p7: Z = X * Y\n  stage e7: C11 += Z\n",
+}
+
+
+@pytest.mark.parametrize("name", ODD_HOLDERS)
+@pytest.mark.parametrize("levels", [2, 3])
+def test_a_temporary_holding_another_operand_kind_under_a_scaled_parent(tmp_path, name, levels):
+    path = _schedule(tmp_path, name, scaled=True, last=ODD_HOLDERS[name])
+    if "Z" in ODD_HOLDERS[name]:
+        text = open(path).read().replace("  temp T: C\n", "  temp T: C\n  temp Z: A\n")
+        open(path, "w").write(text)
+    assert bilinear.verify(path).ok
+    # fused leaves keep each product's several targets, so an element-wise statement on C is refused there
+    for leaf in ("cublas",) if "C11 +=" in ODD_HOLDERS[name] else ("cublas", "fused"):
+        product = bilinear.compile(path, levels=levels, leaf=leaf, backend="numpy")
+        assert _max_error(product, 24, beta=0.5) < 1e-13, leaf
 
 
 def test_a_c_temporary_under_a_shipped_schedule_that_subtracts(tmp_path):

@@ -112,30 +112,24 @@ def sub_problem(statement: Multiply, form: ProblemForm, keys: Keys, plan: LevelP
     An A, B or C block is the matching block of every view of the parent's operand; a
     temporary is one view.  The order is the executor's (``Executor._child``).
 
-    Element-wise statements act on the raw views, so a temporary holds its value in the raw
-    scale of the operand it is shaped like: a product into a C-shaped one is scaled as a
-    product into C is (the parent's ``+1/2*C22``), and an A- or B-shaped one as a factor
-    is scaled as that operand's blocks are.
+    Element-wise statements act on the raw views, so a value in a temporary is in the raw scale
+    of its kind, whatever the temporary's shape: an A (B) sum as A's (B's) blocks are, a product as
+    C's are.  So a temporary in a factor is scaled as that side's blocks are, and one a product
+    goes into as C's blocks are (the parent's ``+1/2*C22``); an operand of several views takes
+    no element-wise statement, so there its temporaries need no scale.
     """
     side_of = {"A": 0, "B": 1, "C": 2}
     parent = (form.a, form.b, form.targets)
 
-    def raw_scale(like: str) -> Fraction:
-        """ρ with raw = ρ · value for buffers shaped like ``like``: C's views receive the parent's
-        coefficient times the product, A's and B's are multiplied by theirs.  An operand of several
-        views takes no element-wise statement, so its temporaries' scale is free: 1."""
-        views = parent[side_of[like]]
-        if len(views) != 1 or not views[0]:
-            return ONE
-        return views[0] if like == "C" else 1 / views[0]
+    def scale_of(side: int) -> Fraction:
+        views = parent[side]
+        return views[0] if len(views) == 1 and views[0] else ONE
 
-    def expand(expression: Form, target: bool = False) -> tuple[tuple[Fraction, ...], tuple]:
+    def expand(expression: Form, position: int) -> tuple[tuple[Fraction, ...], tuple]:
         coefs, names = [], []
         for name, coef in expression.terms:
-            temporary = plan.schedule.temporary(name)
-            if temporary is not None:
-                scale = raw_scale(temporary.like)
-                coefs.append(coef * scale if target else coef / scale)
+            if plan.schedule.temporary(name) is not None:
+                coefs.append(coef * scale_of(position))
                 names.append((("temp", plan.schedule.name), name))
                 continue
             side = side_of[operand_of(name)]
@@ -144,7 +138,7 @@ def sub_problem(statement: Multiply, form: ProblemForm, keys: Keys, plan: LevelP
                 names.append((parent_key, name))
         return tuple(coefs), tuple(names)
 
-    (a, ka), (b, kb), (t, kt) = expand(statement.left), expand(statement.right), expand(statement.targets, target=True)
+    (a, ka), (b, kb), (t, kt) = expand(statement.left, 0), expand(statement.right, 1), expand(statement.targets, 2)
     return ProblemForm(a, b, t, statement.overwrite).normalized(), (ka, kb, kt)
 
 
