@@ -99,6 +99,23 @@ def test_run_says_when_a_product_only_reads_a_and_b(capsys):
 
     assert main(["run", "strassen", "-n", "16", "--backend", "numpy", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
-    assert "A and B        only read (no schedule writes them)" in out and "restored" not in out
+    assert "A and B        only read (no level that ran writes them)" in out and "restored" not in out
     assert main(["run", "msmes", "-n", "16", "--backend", "numpy", "--repeat", "1"]) == 0
     assert "A restored to" in capsys.readouterr().out
+
+
+def test_a_nan_after_an_inf_in_an_earlier_block_makes_the_norm_nan(monkeypatch):
+    monkeypatch.setattr(measure, "BLOCK_ELEMENTS", 4)  # blocks of two rows
+    X = np.ones((4, 2))
+    X[0, 0], X[3, 1] = np.inf, np.nan
+    assert np.isnan(measure._norm(X))
+    X[3, 1] = 1.0
+    assert measure._norm(X) == np.inf
+
+
+def test_run_at_a_size_where_no_level_runs_claims_no_restoration(capsys):
+    from bilinear.cli import main
+
+    assert main(["run", "msmes", "-n", "1", "--backend", "numpy", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "levels run      0 of the 1 requested" in out and "A and B        only read" in out and "restored" not in out

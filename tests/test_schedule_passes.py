@@ -202,8 +202,8 @@ def test_a_product_no_output_uses_is_not_computed(tmp_path, c11):
         "  C11 = M1 + M4 - M5 + M7", f"  M8 = A11 * B11\n  C11 = {c11}")
     path = tmp_path / "odd.bl"
     path.write_text(text)
-    for leaf in ("cublas", "fused"):
-        product = bilinear.compile(str(path), levels=2, leaf=leaf, backend="numpy")
+    for leaf, breadth in (("cublas", 0), ("fused", 0), ("cublas", 1), ("cublas", 2)):
+        product = bilinear.compile(str(path), levels=2, leaf=leaf, breadth=breadth, backend="numpy")
         rng = np.random.default_rng(1)
         A, B = rng.standard_normal((13, 13)), rng.standard_normal((13, 13))
         assert np.allclose(product(A, B), A @ B, rtol=0, atol=1e-12)

@@ -111,6 +111,7 @@ def one_step(algorithm: Algorithm) -> Decomposition:
             _coefficients(w_of[r]),
         )
         for r, (u, v) in enumerate(expansion.factors)
+        if w_of[r]  # a product no output uses is not computed (as in the default schedule)
     )
     shape = algorithm.shape
     return Decomposition(algorithm.name, shape.m, shape.k, shape.n, products, (growth_ratio(algorithm),))

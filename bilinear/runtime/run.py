@@ -42,7 +42,7 @@ class RunResult:
     growth: float = 1.0  # the largest growth ratio ρ among the levels that ran
     breadth_run: int = 0  # how many of levels_run ran breadth-first
     inputs_restored: bool = True  # False for an in-place schedule that declares no restore
-    inputs_written: bool = True  # False where no schedule writes A or B (nothing to restore)
+    inputs_written: bool = True  # False where no level that ran writes A or B (nothing to restore)
 
     @property
     def within_bound(self) -> bool:
@@ -69,7 +69,7 @@ class RunResult:
             lines.append("  A and B        left as the schedule leaves them (it declares no restore)")
             return "\n".join(lines)
         if not self.inputs_written:
-            lines.append("  A and B        only read (no schedule writes them)")
+            lines.append("  A and B        only read (no level that ran writes them)")
             return "\n".join(lines)
         lines.append(
             f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
@@ -202,5 +202,5 @@ def run_once(
         levels_requested=product.lowered.options.levels,
         growth=growth,
         inputs_restored=product.restores_inputs,
-        inputs_written=writes_inputs(product.lowered),
+        inputs_written=bool(ran) and writes_inputs(product.lowered),  # no level ran at n = 1: nothing was written
     )
