@@ -34,8 +34,8 @@ def _configurations(args):
 
 
 def _listed(path: Path):
-    """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line (a leaf of ``auto``
-    with levels ``auto`` lets the model choose both)."""
+    """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line (levels ``auto``: the
+    model chooses the levels, with that line's leaf, or with cublas leaves for a leaf of ``auto``)."""
     listed = 0
     for number, line in enumerate(read_source(path).splitlines(), start=1):
         words = line.split("#")[0].split()

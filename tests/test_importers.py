@@ -609,3 +609,12 @@ def test_an_approximate_scheme_that_holds_for_every_x_says_so_in_its_headline(tm
     text = to_text(bilinear.verify(str(path)))
     assert "approximate scheme strx_approx <2,2,2;7>: holds for every x (not only in the limit x → 0)" in text, text
     assert "only" not in text.split("\n")[1], text
+
+
+def test_a_key_written_with_spaces_in_the_archive_is_found(tmp_path):
+    """An archive whose key is "1, 1, 1" loaded without --key but not with --key 1,1,1."""
+    u, v, w = (np.array(t, dtype=np.int64) for t in ([[1]], [[1]], [[1]]))
+    path = tmp_path / "spaced.npz"
+    np.savez(path, **{"1, 1, 1": np.stack([u, v, w]), "2,2,2": np.zeros((3, 4, 7), dtype=np.int64)})
+    scheme = read_catalogue(path, key="1,1,1")
+    assert scheme.shape == Shape(1, 1, 1)

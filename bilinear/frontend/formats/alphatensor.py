@@ -57,7 +57,8 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
             "keys: " + " ".join(keys),
         )
     wanted = _normal_key(key)
-    if wanted not in keys:
+    by_normal = {_normal_key(k): k for k in keys}  # an archive's own key may hold spaces ("2, 2, 2")
+    if wanted not in by_normal:
         close = difflib.get_close_matches(wanted, keys, n=3)
         fail(
             f"{path.name} has no scheme {wanted!r}",
@@ -65,7 +66,7 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
             *((f"did you mean {' or '.join(close)}?",) if close else ()),
             "keys: " + " ".join(keys),
         )
-    return wanted
+    return by_normal[wanted]
 
 
 def _members(archive: zipfile.ZipFile, path: Path) -> dict[str, zipfile.ZipInfo]:
