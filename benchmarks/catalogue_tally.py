@@ -143,7 +143,7 @@ def tally_one(unit: tuple[str, str, str | None], timeout: int) -> dict:
     signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
     loaded = False
     try:
-        scheme = read_catalogue(Path(path), key=key, allow_pickle=True, modulus=_modulus(path))
+        scheme = read_catalogue(Path(path), key=key, allow_pickle=Path(path).suffix == ".npz", modulus=_modulus(path))
         loaded = True
         outcome, detail = _check(scheme)
     except BilinearError as error:

@@ -70,7 +70,7 @@ from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
 from .optimize_search import perturbed, search
-from .optimize_sides import Side, borrowed, sides, written
+from .optimize_sides import Side, borrowed, free_prefix, sides, written
 from .processes import mapped
 from .verify.expand import expansion_of
 
@@ -107,8 +107,7 @@ def _small(forms: list[Terms]) -> bool:
 
 
 def small_sides(algorithm: Algorithm) -> list[str]:
-    """The sides ("A", "B", "C") small enough for the shortcut, local search, --polish, --chains and
-    --starts (at most REUSE_CELLS targets × inputs); larger ones take the greedy elimination only."""
+    """The sides ("A", "B", "C") small enough (REUSE_CELLS) for the searches past greedy elimination."""
     return [side for side, forms in zip("ABC", sides(algorithm)) if _small(forms)]
 
 
@@ -350,15 +349,6 @@ def _copied_cost(side: Side) -> tuple[int, int]:
     return _cost(_copied(side))
 
 
-def _free_prefix(letter: str, taken: set[str]) -> str:
-    """``letter`` followed by as many ``_`` as make a prefix no product name starts with (a product
-    named ``X__1`` had left none of three tries free: a StopIteration)."""
-    prefix = letter
-    while any(name.startswith(prefix) for name in taken):
-        prefix += "_"
-    return prefix
-
-
 def optimize(
     algorithm: Algorithm, seeds: int = 16, name: str | None = None, polish: int = 0, chains: int = 1,
     also: Sequence[Algorithm] = (), starts: int | Mapping[str, int] = 1,
@@ -373,7 +363,7 @@ def optimize(
     compute the same forms (:func:`bilinear.optimize_sides.borrowed`) are candidates too."""
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
-    prefixes = [_free_prefix(letter, taken) for letter in "XYZ"]
+    prefixes = [free_prefix(letter, taken) for letter in "XYZ"]
     weights = [w.as_dict() for w in expansion_of(algorithm).weights]
     backwards = (weights, [p.name for p in algorithm.products], algorithm.shape.blocks("C"))
     small = [index for index, forms in enumerate((left, right, outputs)) if _small(forms)]

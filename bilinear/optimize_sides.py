@@ -37,6 +37,15 @@ def sides(algorithm: Algorithm) -> tuple[list[Terms], list[Terms], list[Terms]]:
     return left, right, outputs
 
 
+def free_prefix(letter: str, taken: set[str]) -> str:
+    """``letter`` followed by as many ``_`` as make a prefix for a side's new sums that no product
+    name starts with (a product named ``X__1`` had left none of three tries free: a StopIteration)."""
+    prefix = letter
+    while any(name.startswith(prefix) for name in taken):
+        prefix += "_"
+    return prefix
+
+
 def written(algorithm: Algorithm) -> tuple[Side, Side, Side]:
     """The sides as the scheme writes them: each named sum goes with the operand its value is over
     (over products: the outputs' side), the forms as written."""
