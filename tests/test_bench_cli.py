@@ -6,21 +6,14 @@ import json
 
 import pytest
 
-from bilinear.cli import main
-
 from conftest import ROOT
+from helpers.cli import run_cli
 
 STRASSEN = str(ROOT / "algorithms" / "strassen.bl")
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["bench", *argv])
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    return code, captured.out, captured.err
+    return run_cli(capsys, "bench", *argv)
 
 
 def test_json_onto_an_input_is_refused_before_timing(capsys, tmp_path):

@@ -8,22 +8,13 @@ import time
 
 import pytest
 from conftest import ROOT
-
-from bilinear.cli import main
+from helpers.cli import run_cli
 
 STRASSEN = str(ROOT / "algorithms" / "strassen.bl")
 MSMES = str(ROOT / "algorithms" / "msmes.bl")
 
 
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of one command; an escaping exception fails the test."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err
-    return code, captured.out, captured.err
+_run = run_cli  # exit status, stdout and stderr of one command
 
 
 # --- compile -o and import -o overwrite nothing -----------------------------------------------------
