@@ -157,8 +157,8 @@ def exact_product(A: Any, B: Any) -> Any:
     out = xp.zeros((M, N), dtype=xp.float64)
     if not (M and N and K):
         return out
-    largest = max(float(A.max()), -float(A.min()), float(B.max()), -float(B.min()))  # NaN if any is
-    if not largest <= 2.0**900:
+    extremes = (float(A.max()), -float(A.min()), float(B.max()), -float(B.min()))  # NaN where one holds a NaN
+    if not all(value <= 2.0**900 for value in extremes):
         return xp.matmul(A, B, out=out)
     rows = max(1, min(M, BLOCK_ELEMENTS // K, -(-M // 8)))
     columns = max(1, min(N, BLOCK_ELEMENTS // K, -(-N // 8)))
