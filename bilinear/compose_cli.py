@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -152,7 +153,10 @@ def export(args) -> int:
 
 
 def optimize(args) -> int:
+    from rich.console import Console
+
     from .optimize import optimize as eliminate_common_sums
+    from .optimize import small_sides
 
     if args.style == "table":  # it had been ignored: the result was written as equations anyway
         raise ValueError("optimize writes named sums, which --style table (one row of U, V and W per product) cannot "
@@ -166,9 +170,16 @@ def optimize(args) -> int:
               f"schedule (the header comments copied from {args.file.name} describe the schedule)", file=sys.stderr)
     _note_unused_search_options(args, source)
     others = _other_programs(source, also)
-    result, counts = eliminate_common_sums(
-        source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others, starts=args.starts
-    )
+    started = time.perf_counter()
+    with Console(stderr=True).status(f"optimizing {source.name}"):  # a spinner where stderr is a terminal
+        # said first: a large scheme's sides take minutes (a <2,5,7;55> took 372 s in silence)
+        print(f"optimizing {source.name}: {source.rank} products, sides {' '.join(small_sides(source)) or 'none'} "
+              "small enough for the searches past greedy elimination", file=sys.stderr)
+        result, counts = eliminate_common_sums(
+            source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others,
+            starts=args.starts
+        )
+    print(f"optimized in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)

@@ -712,3 +712,10 @@ def test_optimize_also_with_an_archive_says_how_to_give_it(capsys, tmp_path):
 def test_dash_as_output_is_a_usage_error(capsys):
     code, _, err = _run(capsys, "optimize", "strassen", "-o", "-")
     assert code == 2 and "'-' names no file here: leave -o out to write .bl to standard output" in err
+
+
+def test_optimize_says_what_it_starts_and_how_long_it_took(capsys, tmp_path):
+    """A <2,5,7;55> took 372 s with nothing printed until the end."""
+    code, out, err = _run(capsys, "optimize", "strassen", "--seeds", "1")
+    assert code == 0 and out.startswith("#") and "optimizing" not in out
+    assert err.startswith("optimizing strassen: 7 products, sides A B C small enough") and "optimized in " in err
