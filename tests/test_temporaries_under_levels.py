@@ -123,3 +123,11 @@ def test_the_compiled_library_scales_the_c_temporary_too(tmp_path):
     run = subprocess.run([str(binary), "2", repr(growth), "0.5", "37,50,21", "129,65,97"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "0 failure(s)" in run.stdout, run.stdout + run.stderr
+
+
+def test_fused_leaves_refuse_element_wise_statements_on_a_sum_of_views_when_lowering(tmp_path):
+    """A parent product with two targets makes the child's C a sum of two views, which an element-wise
+    statement cannot update: it was found at the first call (compile had already returned)."""
+    path = _schedule(tmp_path, "plain", scaled=False)
+    with pytest.raises(ValueError, match=r"an element-wise statement of plain \(level 2\) touches C11, which here is a sum of 2 views"):
+        bilinear.compile(path, levels=2, leaf="fused", backend="numpy")

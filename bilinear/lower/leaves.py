@@ -142,6 +142,22 @@ def sub_problem(statement: Multiply, form: ProblemForm, keys: Keys, plan: LevelP
     return ProblemForm(a, b, t, statement.overwrite).normalized(), (ka, kb, kt)
 
 
+def _single_views(plan: LevelPlan, form: ProblemForm, level: int) -> None:
+    """Refuse, when lowering, a level whose element-wise statements touch an operand that is here a
+    sum of several views (a fused leaf keeps a product's several targets): found at the first call
+    before, with the same words."""
+    views = {"A": form.a, "B": form.b, "C": form.targets}
+    for step in plan.steps:
+        for buffer in () if isinstance(step, Stage) else step.buffers:
+            count = len(views.get(operand_of(buffer) or "", (None,)))
+            if count != 1:
+                raise ValueError(
+                    f"an element-wise statement of {plan.schedule.name} (level {level + 1}) touches {buffer}, which "
+                    f"here is a sum of {count} views; use this schedule with a single target (library leaves) or "
+                    "without in-place statements"
+                )
+
+
 def product_launch(items: Sequence[tuple[ProblemForm, Keys]], dtype: str, depth: int) -> ProductLaunch:
     """The launch multiplying every item: distinct buffer paths become slots, in order of first use.
 
@@ -233,6 +249,7 @@ class _TreeBuilder:
         if plan.schedule.overwrites_c and not form.overwrite:
             plan = plan.accumulate_fallback  # products that accumulate cannot run an overwriting schedule
         zero = form.overwrite and not plan.schedule.overwrites_c
+        _single_views(plan, form, level)
         steps = tuple(self._step(step, form, plan, level) if isinstance(step, Stage) else None for step in plan.steps)
         return ProblemNode(level, form, plan, zero, steps, leaf)
 
