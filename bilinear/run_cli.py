@@ -196,16 +196,13 @@ def _run(args) -> int:
     backend = make_backend(args.backend)
     check_fits(backend, M, K, args.n, args.dtype)  # before loading and lowering: refuse at once
     program = load_input(args)
-    lowered = _lowered(args, program)
-    result = run_once(CompiledProduct(lowered, backend), M, K, args.n, alpha=args.alpha, beta=args.beta,
-                      repeat=args.repeat, seed=args.seed)
+    product = CompiledProduct(_lowered(args, program), backend)
+    result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)
     print(result.describe())
     if result.within_bound:
         return 0
-    if args.leaf == "ozaki" and args.moduli is not None:
-        from .lower.plan import leaf_dims
-
-        if why := _too_few_moduli(args.moduli, leaf_dims(lowered, M, K, args.n)[1], args.dtype):
+    if args.leaf == "ozaki" and args.moduli is not None:  # the leaves' k, below breadth-first levels too
+        if why := _too_few_moduli(args.moduli, product.leaf_dims(M, K, args.n)[1], args.dtype):
             print(f"bilinear run: note: {why}", file=sys.stderr)
     return 1
 

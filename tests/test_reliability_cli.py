@@ -719,3 +719,11 @@ def test_optimize_says_what_it_starts_and_how_long_it_took(capsys, tmp_path):
     code, out, err = _run(capsys, "optimize", "strassen", "--seeds", "1")
     assert code == 0 and out.startswith("#") and "optimizing" not in out
     assert err.startswith("optimizing strassen: 7 products, sides A B C small enough") and "optimized in " in err
+
+
+@pytest.mark.parametrize("levels, breadth, k", [("1", "1", 16), ("2", "2", 8)])
+def test_too_few_moduli_name_the_leaves_k_below_breadth_first_levels(capsys, levels, breadth, k):
+    """It named the k below the depth-first levels only (32 where the leaves' k was 16 or 8)."""
+    code, _, err = _run(capsys, "run", STRASSEN, "--backend", "numpy", "--leaf", "ozaki", "-n", "32", "--levels", levels,
+                        "--breadth", breadth, "--moduli", "6", "--repeat", "1")
+    assert code == 1 and f"at the leaves' k = {k};" in err

@@ -145,6 +145,16 @@ class CompiledProduct:
         return executor.lowered.options.breadth if executor.breadth and executor.breadth.runs(
             *leaf_dims(executor.lowered, M, K, N)) else 0
 
+    def leaf_dims(self, M: int, K: int, N: int) -> tuple[int, int, int]:
+        """The dimensions of the leaf products an M×K×N call runs: below its depth-first levels and,
+        where they run, its breadth-first ones."""
+        executor = self.executor_for(M, K, N)
+        m, k, n = leaf_dims(executor.lowered, M, K, N)
+        if self.breadth_levels(M, K, N):
+            grid = executor.lowered.breadth.decomposition
+            m, k, n = m // grid.rows, k // grid.inner, n // grid.cols
+        return m, k, n
+
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
         """Multiply; returns ``out`` (allocated when not given).
 
