@@ -162,7 +162,7 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
         help="ozaki leaves: moduli of the INT8 emulation (default: enough for 53 bits, 24 with --dtype float32)",
     )
     parser.add_argument(
-        "--scaling", choices=OZAKI_SCALINGS, default="max",
+        "--scaling", choices=OZAKI_SCALINGS, default=None,
         help="ozaki leaves: scale rows of A and columns of B by their largest magnitude (max, the documented bound) "
              "or their 2-norm (norm: about two bits more at k=16384 on random data) (default max)",
     )

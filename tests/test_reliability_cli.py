@@ -727,3 +727,12 @@ def test_too_few_moduli_name_the_leaves_k_below_breadth_first_levels(capsys, lev
     code, _, err = _run(capsys, "run", STRASSEN, "--backend", "numpy", "--leaf", "ozaki", "-n", "32", "--levels", levels,
                         "--breadth", breadth, "--moduli", "6", "--repeat", "1")
     assert code == 1 and f"at the leaves' k = {k};" in err
+
+
+def test_scaling_max_with_another_leaf_is_refused_as_norm_is(capsys):
+    """`--scaling max` with the cublas leaf was accepted without a word (max is the default)."""
+    code, _, err = _run(capsys, "run", STRASSEN, "--backend", "numpy", "-n", "8", "--scaling", "max")
+    assert code == 2 and "scaling set the ozaki leaf's emulation, and the cublas leaf has none" in err
+    code, _, err = _run(capsys, "run", STRASSEN, "--backend", "numpy", "-n", "8", "--leaf", "ozaki", "--scaling", "max",
+                        "--repeat", "1")
+    assert code == 0, err

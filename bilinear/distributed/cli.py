@@ -244,7 +244,7 @@ class SameOnEveryRank(ValueError):
 ONE_DEVICE_OPTIONS = (("--alpha", "alpha", 1.0), ("--beta", "beta", 0.0), ("--cutoff", "cutoff", 1),
                       ("--breadth", "breadth", 0), ("--no-fuse", "fuse", True), ("--launch", "launch", "serial"),
                       ("--workspace-limit", "workspace_limit", None), ("--levels-schemes", "levels_schemes", None),
-                      ("--moduli", "moduli", None), ("--scaling", "scaling", "max"))
+                      ("--moduli", "moduli", None), ("--scaling", "scaling", None))
 
 
 def _check_options(args) -> None:

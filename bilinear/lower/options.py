@@ -103,7 +103,9 @@ class Options:
         ``--cutoff``); the one place a CLI namespace becomes Options."""
         defaults = cls()
         asked = {name: getattr(args, name, getattr(defaults, name)) for name in cls.__dataclass_fields__}
-        check_ozaki_options(asked["leaf"], asked["moduli"], asked["scaling"])
+        given = asked["scaling"] is not None  # the command line's default is None, so `--scaling max` counts too
+        asked["scaling"] = asked["scaling"] or defaults.scaling
+        check_ozaki_options(asked["leaf"], asked["moduli"], asked["scaling"], scaling_given=given)
         return cls(**asked)
 
     def __post_init__(self) -> None:
@@ -155,10 +157,12 @@ class Options:
             raise OptionError(f"workspace_limit must be a number of bytes >= 0, not {self.workspace_limit!r}")
 
 
-def check_ozaki_options(leaf: str, moduli: int | None, scaling: str) -> None:
+def check_ozaki_options(leaf: str, moduli: int | None, scaling: str, scaling_given: bool | None = None) -> None:
     """Refuse moduli or scaling asked for with a leaf they do not apply to (they had been ignored
-    without a word).  Not in :class:`Options` itself: lowering gives its levels other leaves."""
-    asked = [name for name, given in (("moduli", moduli is not None), ("scaling", scaling != "max")) if given]
+    without a word).  Not in :class:`Options` itself: lowering gives its levels other leaves.
+    ``scaling_given``: whether scaling was asked for (default: whether it is not the default, "max")."""
+    scaled = scaling != "max" if scaling_given is None else scaling_given
+    asked = [name for name, given in (("moduli", moduli is not None), ("scaling", scaled)) if given]
     if asked and leaf != "ozaki":
         them = "them" if len(asked) > 1 else "it"
         raise OptionError(f"{' and '.join(asked)} set the ozaki leaf's emulation, and the {leaf} leaf has none: ask for "
