@@ -1,8 +1,7 @@
 """FP64 products on integer units: the Ozaki scheme II (Ozaki, Uchino, Imamura 2025).
 
 A double-precision product C = alpha·A@B + beta·C becomes N exact int8 products (float32 too:
-the same steps with a 24-bit target, :func:`default_bits`, C rounded to float32 at the end of
-each chunk of k):
+the same steps with a 24-bit target, :func:`default_bits`, C rounded to float32 per chunk of k):
 
 1. **Scale to integers.**  Row i of A is multiplied by 2^ea_i, column j of B by 2^eb_j
    (powers of two: exact), chosen so that its largest magnitude lands in [2^(bA-1), 2^bA),
@@ -358,9 +357,8 @@ def crt_finish(xp: Any, acc: list, crt: Crt, shift: Any) -> Any:
 def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
          bits: int | None = None, k_chunk: int = K_CHUNK, group: int | None = None, scaling: str = "max") -> None:
     """``C = alpha·A@B + beta·C`` in place, by the scheme, with the steps above (the CPU path).
-    float32 matrices go through the same steps in float64 (their elements convert exactly), and C
-    is rounded to float32 after alpha and beta, once per chunk of K_CHUNK of k (once, below it):
-    as the GPU passes do.
+    float32 matrices go through the same steps in float64 (their elements convert exactly); C is
+    rounded to float32 after alpha and beta once per K_CHUNK of k, as the GPU passes do.
 
     Args:
         count: number of moduli; None chooses the fewest that keep ``bits`` bits (None: the
