@@ -88,7 +88,14 @@ def test_the_cpp_library_returns_a_status_for_blocks_that_break_a_condition(y_li
     header = (out / "rsmm_ya.h").read_text()
     assert "3000 + L when the blocks at level L break a shape condition the schedule requires" in header
     # column-major m, n, k: the row-major problem is n x k @ k x m
+    # the conditions in the header's own terms: the scheme's block counts as numbers, not letters the
+    # function's m, n, k would be read as
+    assert "*   level 1: K/2 = N/2 (temporary Y, shaped like A, holds " in header
     calls = ["rsmm_ya_dgemm(handle, 64, 64, 32, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr)",
              "rsmm_ya_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr)",
-             "rsmm_ya_dgemm(handle, 7, 1, 5, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr)"]
-    assert statuses(out, "rsmm_ya", calls) == [3001, 0, 0]
+             "rsmm_ya_dgemm(handle, 7, 1, 5, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr)",
+             # alpha = 0 forms no blocks: C = beta*C, as the header says and Python does (it returned 3001)
+             "rsmm_ya_dgemm(handle, 64, 64, 32, 0.0, A, 64, B, 64, 0.0, C, 64, nullptr)",
+             # a null C is argument 11 even when k = 0 and A is null too (it said -6)
+             "rsmm_ya_dgemm(handle, 4, 4, 0, 1.0, nullptr, 64, B, 64, 0.0, nullptr, 64, nullptr)"]
+    assert statuses(out, "rsmm_ya", calls) == [3001, 0, 0, 0, -11]

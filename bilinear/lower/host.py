@@ -300,7 +300,7 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
         flats=tuple(host.flats),
         kernels=tuple(host.kernels.values()),
         temps=tuple(host.temp_list),
-        conditions=tuple(Condition(level, f"b{c.have.lower()} == b{c.need.lower()}", str(c))
+        conditions=tuple(Condition(level, f"b{c.have.lower()} == b{c.need.lower()}", c.described(plan.algorithm.shape))
                          for level, plan in enumerate(lowered.levels) for c in plan.shape_conditions),
     )
 

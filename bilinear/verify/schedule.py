@@ -43,6 +43,13 @@ class ShapeCondition:
         return (f"{self.have}/{self.have.lower()} = {self.need}/{self.need.lower()} (temporary {self.temp}, "
                 f"shaped like {self.like}, holds {_KIND_WORDS[self.kind]})")
 
+    def described(self, shape) -> str:
+        """The condition with ``shape``'s block counts for m, k, n ("K/2 = N/2 (...)"): where m, k, n
+        also name a call's own sizes (the C library's header), letters would be read as those."""
+        counts = {"M": shape.m, "K": shape.k, "N": shape.n}
+        return (f"{self.have}/{counts[self.have]} = {self.need}/{counts[self.need]} (temporary {self.temp}, "
+                f"shaped like {self.like}, holds {_KIND_WORDS[self.kind]})")
+
     def holds(self, blocks: tuple[int, int, int]) -> bool:
         """Whether blocks of ``blocks`` = (M/m, K/k, N/n) rows and columns meet it."""
         return blocks["MKN".index(self.have)] == blocks["MKN".index(self.need)]
