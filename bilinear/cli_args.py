@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -186,7 +187,10 @@ def output_path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a file or folder name, not {text!r}")
     if text == "-":  # it wrote a file named "-"
-        raise argparse.ArgumentTypeError("'-' names no file here: leave -o out to write .bl to standard output")
+        raise argparse.ArgumentTypeError("'-' names no file here: give a file name (import, transform, product "
+                                         "and optimize write .bl to standard output when -o is left out)")
+    if text.endswith(("/", os.sep)) and not Path(text).is_dir():  # Path drops the slash: it became a file's name
+        raise argparse.ArgumentTypeError(f"{text} names a folder (it ends with /), and there is none")
     return Path(text)
 
 

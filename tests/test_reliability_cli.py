@@ -711,7 +711,7 @@ def test_optimize_also_with_an_archive_says_how_to_give_it(capsys, tmp_path):
 
 def test_dash_as_output_is_a_usage_error(capsys):
     code, _, err = _run(capsys, "optimize", "strassen", "-o", "-")
-    assert code == 2 and "'-' names no file here: leave -o out to write .bl to standard output" in err
+    assert code == 2 and "'-' names no file here: give a file name (import, transform, product and optimize" in err
 
 
 def test_optimize_says_what_it_starts_and_how_long_it_took(capsys, tmp_path):
@@ -736,3 +736,27 @@ def test_scaling_max_with_another_leaf_is_refused_as_norm_is(capsys):
     code, _, err = _run(capsys, "run", STRASSEN, "--backend", "numpy", "-n", "8", "--leaf", "ozaki", "--scaling", "max",
                         "--repeat", "1")
     assert code == 0, err
+
+
+def test_an_output_ending_in_a_slash_names_a_folder(capsys, tmp_path):
+    """`-o newdir/` wrote a file named newdir (transform) or files beside it (export --to plinopt)."""
+    code, _, err = _run(capsys, "transform", "strassen", "--to", "nkm", "-o", f"{tmp_path}/newdir/")
+    assert code == 2 and "names a folder (it ends with /), and there is none" in err and not (tmp_path / "newdir").exists()
+    (tmp_path / "there").mkdir()
+    code, _, err = _run(capsys, "export", "strassen", "--to", "plinopt", "-o", f"{tmp_path}/there/")
+    assert code == 0 and len(list((tmp_path / "there").glob("*.sms"))) == 3, err
+
+
+def test_export_checks_its_file_before_work_and_says_how_to_read_it_back(capsys, tmp_path):
+    code, _, err = _run(capsys, "export", "strassen", "--to", "fast-matmul", "-o", str(tmp_path / "nodir" / "x.fm"))
+    assert code == 1 and "nodir does not exist" in err
+    code, _, err = _run(capsys, "export", "strassen", "--to", "fast-matmul", "-o", str(tmp_path / "rat.txt"))
+    assert code == 0 and "note: .txt is the suffix of perminov-text files: read it back with --from fast-matmul" in err
+    code, _, _ = _run(capsys, "verify", str(tmp_path / "rat.txt"), "--from", "fast-matmul")
+    assert code == 0
+
+
+def test_derived_headers_name_their_sources_without_this_machines_paths(capsys, tmp_path):
+    out = tmp_path / "t.bl"
+    assert _run(capsys, "transform", "grey234", "--to", "kmn", "-o", str(out))[0] == 0
+    assert "from grey234.bl." in out.read_text() and "/algorithms/" not in out.read_text()
