@@ -52,6 +52,10 @@ def _algorithm(program, name: str | None):
         main = program.main
         return main if isinstance(main, Algorithm) else program.algorithm(main.algorithm)
     found = program.algorithm(name)
+    schedule = next((s for s in program.schedules if s.name == name), None)
+    if found is None and schedule is not None:  # "no algorithm named msmes" left the user guessing
+        raise ValueError(f"{name} is a schedule (for {schedule.algorithm}); --algorithm names an algorithm: "
+                         f"--algorithm {schedule.algorithm}")
     if found is None:
         raise ValueError(f"no algorithm named {name!r}; the file defines {', '.join(a.name for a in program.algorithms)}")
     return found

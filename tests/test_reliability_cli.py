@@ -760,3 +760,8 @@ def test_derived_headers_name_their_sources_without_this_machines_paths(capsys, 
     out = tmp_path / "t.bl"
     assert _run(capsys, "transform", "grey234", "--to", "kmn", "-o", str(out))[0] == 0
     assert "from grey234.bl." in out.read_text() and "/algorithms/" not in out.read_text()
+
+
+def test_algorithm_naming_a_schedule_says_so(capsys, tmp_path):
+    code, _, err = _run(capsys, "transform", "msmes", "--algorithm", "msmes", "--to", "nkm", "-o", str(tmp_path / "x.bl"))
+    assert code == 1 and "msmes is a schedule (for strassen); --algorithm names an algorithm: --algorithm strassen" in err
