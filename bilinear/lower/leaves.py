@@ -148,8 +148,11 @@ def _single_views(plan: LevelPlan, form: ProblemForm, level: int) -> None:
     before, with the same words."""
     views = {"A": form.a, "B": form.b, "C": form.targets}
     for step in plan.steps:
-        for buffer in () if isinstance(step, Stage) else step.buffers:
-            count = len(views.get(operand_of(buffer) or "", (None,)))
+        if isinstance(step, Stage):
+            continue  # products take sums of views
+        for buffer in step.buffers:
+            operand = operand_of(buffer)  # None for a temporary: always one view
+            count = len(views[operand]) if operand else 1
             if count != 1:
                 raise ValueError(
                     f"an element-wise statement of {plan.schedule.name} (level {level + 1}) touches {buffer}, which "

@@ -187,18 +187,11 @@ class Executor:
 
     @staticmethod
     def _single_view(buffers: dict[str, tuple[View, ...]], name: str) -> View:
-        """The one view an element-wise statement acts on.
-
-        C blocks may carry a coefficient: the products are scaled by it, and
-        element-wise statements on C are linear, so they act on the raw view.
-        """
-        views = buffers[name]
-        if len(views) != 1:
-            raise ValueError(
-                f"an element-wise statement touches {name}, which here is a sum of {len(views)} views; "
-                "use this schedule with a single target (library leaves) or without in-place statements"
-            )
-        return views[0]
+        """The one view an element-wise statement acts on (lowering refused a level where an operand
+        it touches is a sum of views: ``lower.leaves._single_views``).  C blocks may carry a
+        coefficient: element-wise statements act on the raw view (see ``lower.leaves.sub_problem``)."""
+        (view,) = buffers[name]
+        return view
 
     @staticmethod
     def _child(statement: Multiply, buffers: dict[str, tuple[View, ...]]) -> Bound:

@@ -40,13 +40,12 @@ class ShapeCondition:
     kind: str
 
     def __str__(self) -> str:
-        return (f"{self.have}/{self.have.lower()} = {self.need}/{self.need.lower()} (temporary {self.temp}, "
-                f"shaped like {self.like}, holds {_KIND_WORDS[self.kind]})")
+        return self.described()
 
-    def described(self, shape) -> str:
-        """The condition with ``shape``'s block counts for m, k, n ("K/2 = N/2 (...)"): where m, k, n
-        also name a call's own sizes (the C library's header), letters would be read as those."""
-        counts = {"M": shape.m, "K": shape.k, "N": shape.n}
+    def described(self, shape=None) -> str:
+        """"K/k = N/n (...)", or with ``shape``'s block counts for m, k, n ("K/2 = N/2 (...)"): where
+        m, k, n also name a call's own sizes (the C library's header), letters would be read as those."""
+        counts = {"M": "m", "K": "k", "N": "n"} if shape is None else {"M": shape.m, "K": shape.k, "N": shape.n}
         return (f"{self.have}/{counts[self.have]} = {self.need}/{counts[self.need]} (temporary {self.temp}, "
                 f"shaped like {self.like}, holds {_KIND_WORDS[self.kind]})")
 
