@@ -57,30 +57,21 @@ def _row_blocks(matrix: Any):
 def _norm(matrix: Any, minus: Any = None) -> float:
     """‖matrix − minus‖_F in float64 (‖matrix‖_F without ``minus``), a block of rows at a time.
 
-    Each block is scaled by its largest magnitude before squaring (as LAPACK's dnrm2 does): the
-    squares of an α = 1e-200 or 1e200 product's entries would underflow to 0 or overflow."""
+    Two passes: the largest magnitude, then the squares of the entries divided by it (as LAPACK's
+    dnrm2 scales): the squares of an α = 1e-200 or 1e200 product's entries would underflow to 0 or
+    overflow.  A NaN anywhere makes it NaN, else an Inf makes it Inf."""
     xp = _xp(matrix)
-    largest, scaled_squares = 0.0, 0.0  # ‖·‖² = largest² · scaled_squares
-    for rows in _row_blocks(matrix):
-        part = matrix[rows].astype(xp.float64, copy=False)
-        part = part if minus is None else part - minus[rows]
-        if part.size == 0:
-            continue
-        block_largest = float(xp.abs(part).max())
-        if math.isnan(block_largest) or (math.isinf(block_largest) and bool(xp.isnan(part).any())):
-            return math.nan  # a NaN anywhere makes the norm NaN, even after an Inf in an earlier block
-        if math.isinf(block_largest):
-            largest, scaled_squares = math.inf, 1.0  # the norm is Inf unless a later block holds a NaN
-            continue
-        if block_largest == 0 or math.isinf(largest):
-            continue
-        block_squares = float(xp.sum(xp.square(part / block_largest)))
-        if block_largest > largest:
-            scaled_squares = scaled_squares * (largest / block_largest) ** 2 + block_squares
-            largest = block_largest
-        else:
-            scaled_squares += block_squares * (block_largest / largest) ** 2
-    return largest * math.sqrt(scaled_squares)
+
+    def blocks():
+        for rows in _row_blocks(matrix):
+            part = matrix[rows].astype(xp.float64, copy=False)
+            yield part if minus is None else part - minus[rows]
+
+    maxima = [float(xp.abs(part).max()) for part in blocks() if part.size]  # NaN where a block holds one
+    largest = math.nan if any(math.isnan(m) for m in maxima) else max(maxima, default=0.0)
+    if largest == 0 or not math.isfinite(largest):
+        return largest
+    return largest * math.sqrt(sum(float(xp.sum(xp.square(part / largest))) for part in blocks() if part.size))
 
 
 def error_scale(A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, C: Any = None) -> float:
