@@ -197,7 +197,7 @@ def run_once(
         extra_bytes=extra,
         restored_a=restored_a,
         restored_b=restored_b,
-        levels_run=levels_run(product, M, K, N),
+        levels_run=len(ran) + breadth,
         breadth_run=breadth,
         levels_requested=product.lowered.options.levels,
         growth=growth,
