@@ -181,12 +181,13 @@ def optimize(args) -> int:
     if args.algorithm is None and program.main is not source:  # FILE's main definition is a schedule
         print(f"note: {program.main.name} is a schedule; optimize rewrites its algorithm {source.name} and writes no "
               f"schedule (the header comments copied from {args.file.name} describe the schedule)", file=sys.stderr)
-    _note_unused_search_options(args, source)
+    small = small_sides(source)
+    _note_unused_search_options(args, source.name, small)
     others = _other_programs(source, also)
     started = time.perf_counter()
     with Console(stderr=True).status(f"optimizing {source.name}"):  # a spinner where stderr is a terminal
         # said first: a large scheme's sides take minutes (a <2,5,7;55> took 372 s in silence)
-        print(f"optimizing {source.name}: {source.rank} products, sides {' '.join(small_sides(source)) or 'none'} "
+        print(f"optimizing {source.name}: {source.rank} products, sides {' '.join(small) or 'none'} "
               "small enough for the searches past greedy elimination", file=sys.stderr)
         result, counts = eliminate_common_sums(
             source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others,
@@ -207,16 +208,13 @@ def optimize(args) -> int:
     return _write(result, header, args.output, "equations")
 
 
-def _note_unused_search_options(args, source) -> None:
-    """--polish, --chains and --starts work on small sides only: say so where none of them is (they
-    were ignored without a word on ⟨10,10,10⟩)."""
-    from .optimize import small_sides
-
+def _note_unused_search_options(args, name: str, small: list[str]) -> None:
+    """--polish, --chains and --starts work on small sides only: say so where none of ``name``'s is
+    (``small`` lists those that are; they were ignored without a word on ⟨10,10,10⟩)."""
     given = [flag for flag, value, default in (("--polish", args.polish, 0), ("--chains", args.chains, 1),
                                                ("--starts", args.starts, 1)) if value != default]
-    small = small_sides(source) if given else []
     if given and not small:
-        print(f"note: {', '.join(given)} apply to small sides only, and none of {source.name}'s is small; "
+        print(f"note: {', '.join(given)} apply to small sides only, and none of {name}'s is small; "
               "each side takes the greedy elimination alone", file=sys.stderr)
     elif given and args.chains != 1 and not args.polish:
         print("note: --chains applies with --polish (independent polishing searches); without it, it is ignored",

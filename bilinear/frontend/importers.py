@@ -156,8 +156,10 @@ def read_catalogue(
         BilinearError: located at the malformed line, entry or option.
     """
     path = Path(path)
-    check_regular(path)
-    format = format or detect_format(path)
+    if format is None:
+        format = detect_format(path)  # it checks the file is a regular one first
+    else:
+        check_regular(path)  # before a reader opens it: a FIFO would wait for a writer for ever
     if format == "bl":
         fail(f"{path.name} is a .bl file; load it with bilinear.load, not as a catalogue scheme", None)
     if format not in _BY_NAME:
