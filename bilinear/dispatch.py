@@ -246,22 +246,24 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     rows = [r for r in table.recursive if r.dtype == dtype]
     if not rows:
         return Choice("cublas", reason=f"not tall-and-skinny, no fast-scheme measurement for {dtype}")
-
-    def distance(row: Recursive) -> float:
-        return _distance(m, k, n, row)
-
-    row = min(rows, key=distance)
-    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {row.speedup:.2f}× cuBLAS"
-    if distance(row) > RECURSIVE_REACH:
+    row = _near(rows, m, k, n)
+    if row is None:
         return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
+    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {row.speedup:.2f}× cuBLAS"
     if row.speedup < table.min_speedup:
         return Choice("cublas", reason=where)
     return Choice("recursive", reason=where, config=row)
 
 
-def _distance(m: int, k: int, n: int, row) -> float:
-    """Σ |log2 ratio| over m, k and n: how far a measured shape is from a call's."""
-    return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
+def _near(rows: list, m: int, k: int, n: int):
+    """The measured row nearest m×k×n by Σ |log2 ratio| over m, k and n, or None where even it is
+    farther than RECURSIVE_REACH."""
+
+    def distance(row) -> float:
+        return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
+
+    row = min(rows, key=distance, default=None)
+    return row if row is not None and distance(row) <= RECURSIVE_REACH else None
 
 
 def in_place_levels(m: int, k: int, n: int, dtype: str, table: Table | None = None) -> int | None:
@@ -270,13 +272,10 @@ def in_place_levels(m: int, k: int, n: int, dtype: str, table: Table | None = No
     Without a measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
     if table is None:
         return _committed_in_place(m, k, n, dtype)
-    rows = [row for row in table.inplace if row.dtype == dtype]
-    if min(m, k, n) <= 0 or not rows:
+    if min(m, k, n) <= 0:
         return None
-    row = min(rows, key=lambda row: _distance(m, k, n, row))
-    if _distance(m, k, n, row) > RECURSIVE_REACH or row.speedup < table.min_speedup:
-        return None
-    return row.levels
+    row = _near([row for row in table.inplace if row.dtype == dtype], m, k, n)
+    return row.levels if row is not None and row.speedup >= table.min_speedup else None
 
 
 @lru_cache(maxsize=4096)
