@@ -122,7 +122,9 @@ def test_run_at_a_size_where_no_level_runs_claims_no_restoration(capsys):
 
 
 def test_non_finite_inputs_are_multiplied_plainly_in_either_operand():
-    """A NaN in B alone slipped past the guard (Python's max keeps its first argument over a NaN)."""
+    """Non-finite entries give A@B's own NaN and Inf pattern, in either operand.  (The guard once let a
+    NaN in B alone through to the slices, which happened to give the same pattern; this test passes
+    on that code too: it pins the behaviour, not the bug.)"""
     A, B = np.ones((3, 4)), np.ones((4, 2))
     B[1, 1] = np.nan
     result = measure.exact_product(A, B)
