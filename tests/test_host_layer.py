@@ -23,6 +23,7 @@ from bilinear.lower.host import writes_inputs
 from bilinear.verify.stability import stability
 
 from conftest import ROOT, cublas_link_flags, cublas_paths
+from helpers.emulated import run_driver
 
 NVCC = shutil.which("nvcc")
 DRIVER = ROOT / "tests" / "host_driver" / "driver.cpp"
@@ -143,15 +144,7 @@ def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, options, leve
     (tests/host_emulator), run the driver's checks at odd sizes with padded leading dimensions:
     the recursion, peeling, views, workspace, kernel arguments and the kernels themselves."""
     out = _compile(tmp_path, f"algorithms/{scheme}.bl", *options)
-    binary = out / "emulated"
-    build = subprocess.run(
-        ["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{scheme}.cu"),
-         "-x", "c++", str(DRIVER), f"-DNAME={scheme}", "-include", str(out / f"{scheme}.h"), "-o", str(binary)],
-        capture_output=True, text=True,
-    )
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(binary), *_driver_arguments(scheme, levels), *sizes, "33,17,70"],
-                         capture_output=True, text=True, timeout=300)
+    run = run_driver(out, scheme, [*_driver_arguments(scheme, levels), *sizes, "33,17,70"])
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count(" ok") == 2 * (len(sizes) + 1) and "0 failure(s)" in run.stdout
 

@@ -9,7 +9,6 @@ schedule that verified gave relative errors of 0.1 from two levels on.
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -18,16 +17,13 @@ import bilinear
 from bilinear.cli import main
 from bilinear.verify.stability import stability
 
-from conftest import ROOT
-
-EMULATOR = ROOT / "tests" / "host_emulator"
-DRIVER = ROOT / "tests" / "host_driver" / "driver.cpp"
+from helpers.emulated import run_driver
 
 STRASSEN_THROUGH_TEMPORARIES = """use "strassen.bl"
 schedule {name} for strassen:
   temp X: A
   temp Y: B
-  temp T: C
+  temp T: C{more_temps}
   stage s1: X = A11 + A22; Y = B11 + B22
   stage p1: X * Y -> +C11 +C22
   stage s2: X = A21 + A22
@@ -46,12 +42,13 @@ schedule {name} for strassen:
 """
 
 
-def _schedule(tmp_path, name: str, scaled: bool, last: str | None = None) -> str:
-    """The schedule above; ``last`` replaces its M7 stages (s7, p7, e7)."""
+def _schedule(tmp_path, name: str, scaled: bool, last: str | None = None, more_temps: str = "") -> str:
+    """The schedule above; ``last`` replaces its M7 stages (s7, p7, e7), ``more_temps`` declares more."""
     text = STRASSEN_THROUGH_TEMPORARIES.format(
         name=name,
         m6_left="2*A21 - 2*A11" if scaled else "A21 - A11",
         m6_target="+1/2*C22" if scaled else "+C22",
+        more_temps=more_temps,
     )
     if last is not None:
         text = text[:text.index("  stage s7:")] + last
@@ -87,10 +84,8 @@ ODD_HOLDERS = {
 @pytest.mark.parametrize("name", ODD_HOLDERS)
 @pytest.mark.parametrize("levels", [2, 3])
 def test_a_temporary_holding_another_operand_kind_under_a_scaled_parent(tmp_path, name, levels):
-    path = _schedule(tmp_path, name, scaled=True, last=ODD_HOLDERS[name])
-    if "Z" in ODD_HOLDERS[name]:
-        text = open(path).read().replace("  temp T: C\n", "  temp T: C\n  temp Z: A\n")
-        open(path, "w").write(text)
+    path = _schedule(tmp_path, name, scaled=True, last=ODD_HOLDERS[name],
+                     more_temps="\n  temp Z: A" if "Z" in ODD_HOLDERS[name] else "")
     assert bilinear.verify(path).ok
     # fused leaves keep each product's several targets, so an element-wise statement on C is refused there
     for leaf in ("cublas",) if "C11 +=" in ODD_HOLDERS[name] else ("cublas", "fused"):
@@ -112,16 +107,8 @@ def test_the_compiled_library_scales_the_c_temporary_too(tmp_path):
     CPU emulator (tests/host_emulator), its driver checks two levels at odd sizes."""
     out = tmp_path / "lib"
     assert main(["compile", _schedule(tmp_path, "scaled", scaled=True), "-o", str(out), "--levels", "2"]) == 0
-    binary = tmp_path / "emulated"
-    build = subprocess.run(
-        ["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / "scaled.cu"),
-         "-x", "c++", str(DRIVER), "-DNAME=scaled", "-include", str(out / "scaled.h"), "-o", str(binary)],
-        capture_output=True, text=True,
-    )
-    assert build.returncode == 0, build.stderr[-3000:]
     growth = stability(bilinear.load("strassen").algorithms[0]).growth_factor / 8
-    run = subprocess.run([str(binary), "2", repr(growth), "0.5", "37,50,21", "129,65,97"],
-                         capture_output=True, text=True, timeout=300)
+    run = run_driver(out, "scaled", ["2", repr(growth), "0.5", "37,50,21", "129,65,97"])
     assert run.returncode == 0 and "0 failure(s)" in run.stdout, run.stdout + run.stderr
 
 

@@ -27,3 +27,19 @@ def statuses(out: Path, name: str, calls: list[str]) -> list[int]:
     )
     assert build.returncode == 0, build.stderr[-3000:]
     return [int(word) for word in subprocess.run([str(binary)], capture_output=True, text=True, timeout=120).stdout.split()]
+
+
+DRIVER = EMULATOR.parent / "host_driver" / "driver.cpp"
+
+
+def run_driver(out: Path, name: str, arguments: list[str]) -> subprocess.CompletedProcess:
+    """The library ``name`` in ``out`` built with tests/host_driver/driver.cpp (which checks each
+    m,n,k size against a reference: error bound, padding, restoration) and run with ``arguments``."""
+    binary = out / "emulated"
+    build = subprocess.run(
+        ["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{name}.cu"),
+         "-x", "c++", str(DRIVER), f"-DNAME={name}", "-include", str(out / f"{name}.h"), "-o", str(binary)],
+        capture_output=True, text=True,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    return subprocess.run([str(binary), *arguments], capture_output=True, text=True, timeout=300)
