@@ -104,7 +104,6 @@ def test_the_library_builds_and_a_cpp_driver_links_against_it(tmp_path):
         assert _link_driver(out).exists()
 
 
-EMULATOR = ROOT / "tests" / "host_emulator"
 SIZES = ["1,1,1", "37,50,21", "129,65,97", "200,151,99", "513,257,1025"]  # m,n,k (column-major)
 
 
