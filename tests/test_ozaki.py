@@ -40,10 +40,15 @@ def scheme_bound(A: np.ndarray, B: np.ndarray, plan: ozaki.OzakiPlan) -> np.ndar
     2^-bA·max|A_i:| (2^-bB·max|B_:j|), or 2^-bA·‖A_i:‖ with norm scaling; the products of the
     two errors; two roundings of C."""
     absA, absB = np.abs(A), np.abs(B)
-    da = np.ldexp(ozaki.statistic(np, A, 1, plan.scaling), -plan.bits_a)[:, None]
-    db = np.ldexp(ozaki.statistic(np, B, 0, plan.scaling), -plan.bits_b)[None, :]
+    da = _unit(ozaki.statistic(np, A, 1, plan.scaling), plan.bits_a)[:, None]
+    db = _unit(ozaki.statistic(np, B, 0, plan.scaling), plan.bits_b)[None, :]
     k = A.shape[1]
     return (da * absB.sum(axis=0)[None, :] + absA.sum(axis=1)[:, None] * db + k * da * db) * (1 + 1e-12)
+
+
+def _unit(statistic: np.ndarray, bits: int) -> np.ndarray:
+    """statistic·2^-bits, reading a norm bound past the doubles (-bound·2^-1024) back."""
+    return np.ldexp(np.abs(statistic), np.where(statistic < 0, 1024, 0) - bits)
 
 
 def check_against_exact(A, B, C0, alpha, beta, result, plan, chunks=1):
@@ -196,6 +201,27 @@ def test_rows_with_inf_or_nan_give_nan_rows():
     ozaki.gemm(np, A, B, C)
     assert np.isnan(C[1]).all() and np.isnan(C[:, 1]).all()
     assert np.all(C[[0, 2], 0] == 4.0)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_norm_scaling_takes_rows_whose_norm_passes_the_float64_range(transposed):
+    """Entries near 1.8e308 (the 2-norm past the doubles) made the row's products NaN under norm
+    scaling: the bound is now written as -bound·2^-1024, and the products are those of the
+    matrix scaled by 2^-8 (within the bound), times 2^8.  Transposed, the row is a column of B."""
+    rng = np.random.default_rng(8)
+    A, B = rng.standard_normal((4, 24)), np.ldexp(rng.standard_normal((24, 3)), -40)
+    A[1] = np.copysign(1.5e308, A[1])
+    if transposed:
+        A, B = B.T.copy(), A.T.copy()
+    statistic = ozaki.statistic(np, B if transposed else A, 0 if transposed else 1, "norm")
+    assert statistic[1] < 0 and np.all(statistic[[0, 2]] > 0)
+    for scaling in ozaki.SCALINGS:
+        C, scaled = np.zeros((A.shape[0], B.shape[1])), np.zeros((A.shape[0], B.shape[1]))
+        ozaki.gemm(np, A, B, C, count=16, scaling=scaling)
+        small = (A, np.ldexp(B, -8)) if transposed else (np.ldexp(A, -8), B)
+        ozaki.gemm(np, *small, scaled, count=16, scaling=scaling)
+        check_against_exact(*small, scaled, 1.0, 0.0, scaled, ozaki.make_plan(24, 16, scaling=scaling))
+        assert np.all(np.isfinite(C)) and np.array_equal(C, np.ldexp(scaled, 8)), scaling
 
 
 def _matrix(draw, rows, cols, elements):
@@ -503,12 +529,15 @@ def test_cuda_path_emulated_at_the_ends_of_the_exponent_range(monkeypatch, resid
     B[:, 0] *= 1e-305
     B[:, 1] *= 1e305
     B[::4, 1] = -1e-290
+    A[4] = np.copysign(1.5e308, A[4])  # 2-norms past the doubles (norm scaling wrote NaN here)
+    B[:, 2] = np.copysign(1.5e308, B[:, 2])
     for scaling in ozaki.SCALINGS:
         ours, reference = C0.copy(), C0.copy()
         runner.gemm(A, B, ours, 1.0, 0.5, count=16, scaling=scaling, residue_levels=residue_levels)
-        with np.errstate(over="ignore"):  # row 2 times column 1 overflows: Inf, on both paths
+        with np.errstate(over="ignore", invalid="ignore"):  # products past the doubles: Inf, on both paths
             ozaki.gemm(np, A, B, reference, 1.0, 0.5, count=16, scaling=scaling)
         assert np.array_equal(ours, reference, equal_nan=True)
+        assert np.isfinite(ours[4, 0]) and np.isfinite(ours[0, 2]), scaling
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")

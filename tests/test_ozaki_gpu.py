@@ -122,6 +122,30 @@ def test_gpu_strassen_on_residues_is_the_plain_scheme(shape, scaling):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("residue_levels", [0, 1])
+def test_gpu_norm_scaling_takes_rows_whose_norm_passes_the_float64_range(residue_levels):
+    """Rows of A and columns of B of entries near 1.8e308 (2-norms past the doubles; norm scaling
+    made their products NaN): the NumPy path's bits, finite where the product is."""
+    import cupy
+
+    from bilinear.runtime.ozaki_cuda import CudaOzaki
+
+    rng = np.random.default_rng(9)
+    A, B = rng.standard_normal((40, 300)), np.ldexp(rng.standard_normal((300, 36)), -40)
+    A[3] = np.copysign(1.5e308, A[3])
+    B[:, 7] = np.copysign(1.7e308, B[:, 7])
+    A[:3] *= 2.0**-600  # rows 0-2 times column 7 are finite; row 3 times column 7 overflows
+    reference = np.empty((40, 36))
+    with np.errstate(over="ignore", invalid="ignore"):
+        ozaki.gemm(np, A, B, reference, count=16, scaling="norm")
+    ours = cupy.empty((40, 36))
+    CudaOzaki().gemm(cupy.asarray(A), cupy.asarray(B), ours, count=16, scaling="norm", residue_levels=residue_levels)
+    got = cupy.asnumpy(ours)
+    assert np.isfinite(got[3, :7]).all() and np.isfinite(got[:3, 7]).all()
+    assert np.array_equal(got, reference, equal_nan=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("residue_levels", [0, 1])
 @pytest.mark.parametrize("shape", [(517, 1000, 333), (64, 4096, 48), (1, 7, 3)])
 def test_gpu_float32_matches_numpy_and_is_as_accurate_as_sgemm(shape, residue_levels):
     """float32 products (24 bits: 8 moduli at these k): the CuPy passes give NumPy's float32 path

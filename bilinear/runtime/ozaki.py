@@ -211,8 +211,7 @@ class OzakiPlan:
 def make_plan(k: int, count: int | None = None, bits: int = DEFAULT_BITS, scaling: str = "max") -> OzakiPlan:
     """The plan for inner dimension ``k``: ``count`` moduli, or the fewest that keep ``bits`` bits
     (of the worst case, "max" scaling: "norm" is never more than a bit worse)."""
-    if count is None:
-        count = moduli_for(bits, k)
+    count = moduli_for(bits, k) if count is None else count
     if not 1 <= count <= MAX_MODULI:
         raise ValueError(f"the number of moduli must be between 1 and {MAX_MODULI}, not {count}")
     return OzakiPlan(k, count, *scale_bits(count, k, scaling), scaling)
@@ -284,24 +283,26 @@ def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None, sca
 
 # --- the steps, for any array module ------------------------------------------------------------
 def statistic(xp: Any, x: Any, axis: int, scaling: str) -> Any:
-    """What a row (axis 1) or column (axis 0) is scaled by: its largest magnitude, or an upper
-    bound of its 2-norm, computed as amax·‖x/amax‖ (with amax rounded up to a power of two, so the
-    squares neither overflow nor underflow) times NORM_SAFETY.  Inf or NaN when the row has one."""
+    """What a row (axis 1) or column (axis 0) is scaled by: its largest magnitude, or an upper bound of
+    its 2-norm, amax·‖x/amax‖·NORM_SAFETY (amax rounded up to a power of two: the squares neither
+    overflow nor underflow); Inf or NaN when the row has one.  A norm bound past float64's range is
+    written as -bound·2^-1024 (statistics are magnitudes: the sign is free), as on the GPU."""
     amax = xp.abs(x).max(axis=axis, initial=0.0)
     if scaling == "max":
         return amax
-    _, ex = xp.frexp(xp.where(xp.isfinite(amax), amax, 0.0))
-    ex = ex[:, None] if axis == 1 else ex[None, :]
-    norm = xp.ldexp(xp.sqrt((xp.ldexp(x, -ex) ** 2).sum(axis=axis)), ex.reshape(-1))
-    return xp.where(xp.isfinite(amax), norm * NORM_SAFETY, amax)
+    ex = xp.frexp(xp.where(xp.isfinite(amax), amax, 0.0))[1]
+    root = xp.sqrt((xp.ldexp(x, -(ex[:, None] if axis == 1 else ex[None, :])) ** 2).sum(axis=axis)) * NORM_SAFETY
+    over = ex + xp.frexp(root)[1] > 1024  # root < 2√k: only the exponent can pass the range
+    bound = xp.where(over, -xp.ldexp(root, ex - 1024), xp.ldexp(root, xp.where(over, 0, ex)))
+    return xp.where(xp.isfinite(amax), bound, amax)
 
 
 def exponents(xp: Any, amax: Any, bits: int) -> tuple[Any, Any]:
     """(e, bad): 2^e takes a row (column) whose statistic (largest magnitude or norm bound) is
     ``amax`` into [2^(bits-1), 2^bits); ``bad`` marks rows with an Inf or NaN (their results are NaN)."""
     bad = ~xp.isfinite(amax)
-    _, ex = xp.frexp(xp.where(bad, 0.0, amax))  # amax = f·2^ex with f in [0.5, 1)
-    return xp.where(amax > 0, bits - ex, 0).astype(np.int32), bad
+    ex = xp.frexp(xp.where(bad, 0.0, xp.abs(amax)))[1] + xp.where(amax < 0, 1024, 0)  # see statistic
+    return xp.where((amax != 0) & ~bad, bits - ex, 0).astype(np.int32), bad
 
 
 def scaled_integers(xp: Any, x: Any, e: Any, bad: Any, axis: int) -> Any:
@@ -346,10 +347,9 @@ def crt_finish(xp: Any, acc: list, crt: Crt, shift: Any) -> Any:
     s, *limbs = acc
     r = xp.rint(s)  # the multiple of M to take off; |A'B'| ≤ usable(M) keeps s - r within 1/2 - 2^-41
     limbs = [t - r * m for t, m in zip(limbs, crt.m_limbs)]
-    scale = float(2**crt.limb_bits)
     value = limbs[0]
     for t in limbs[1:]:
-        value = value * scale + t  # the two roundings of the reconstruction
+        value = value * float(2**crt.limb_bits) + t  # the two roundings of the reconstruction
     return xp.ldexp(value, shift + crt.shift)
 
 
