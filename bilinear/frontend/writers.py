@@ -26,24 +26,46 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
-from ..ir import Algorithm, block_name, format_coefficient
+from ..ir import Algorithm, format_coefficient
 from ..verify.expand import expansion_of
 
 FORMATS = ("fast-matmul", "plinopt", "alphatensor")
 
 
-def _tables(algorithm: Algorithm) -> tuple[list[list[Fraction]], list[list[Fraction]], list[list[Fraction]]]:
+#: A table kept sparse (rows × columns, and the nonzero entries by (row, column)): a
+#: ⟨32,32,32;16807⟩ scheme's dense tables were 51 million Fractions (2.6 GB).
+Table = tuple[int, int, dict[tuple[int, int], Fraction]]
+
+
+def _tables(algorithm: Algorithm) -> tuple[Table, Table, Table]:
+    """U (A blocks × products), V (B blocks × products), W (C blocks × products)."""
     expansion = expansion_of(algorithm)
     shape = algorithm.shape
-    positions = {operand: {b: i for i, b in enumerate(shape.blocks(operand))} for operand in "ABC"}
+    sides = (("A", [u for u, _ in expansion.factors]), ("B", [v for _, v in expansion.factors]), ("C", expansion.weights))
     tables = []
-    for operand, forms in (("A", [u for u, _ in expansion.factors]), ("B", [v for _, v in expansion.factors]), ("C", expansion.weights)):
-        table = [[Fraction(0)] * algorithm.rank for _ in positions[operand]]
-        for r, form in enumerate(forms):
-            for name, coef in form.terms:
-                table[positions[operand][name]][r] = coef
-        tables.append(table)
+    for operand, forms in sides:
+        row = {b: i for i, b in enumerate(shape.blocks(operand))}
+        entries = {(row[name], r): coef for r, form in enumerate(forms) for name, coef in form.terms}
+        tables.append((len(row), algorithm.rank, entries))
     return tuple(tables)
+
+
+def _transposed(table: Table) -> Table:
+    rows, columns, entries = table
+    return columns, rows, {(j, i): c for (i, j), c in entries.items()}
+
+
+def _text_rows(table: Table):
+    """The table's rows as fast-matmul writes them, one at a time: zeros as ``0``."""
+    rows, columns, entries = table
+    by_row: list[list[tuple[int, Fraction]]] = [[] for _ in range(rows)]
+    for (i, j), c in entries.items():
+        by_row[i].append((j, c))
+    for row in by_row:
+        cells = ["0"] * columns
+        for j, c in row:
+            cells[j] = format_coefficient(c)
+        yield " ".join(cells)
 
 
 def _comment(header: tuple[str, ...]) -> list[str]:
@@ -56,14 +78,15 @@ def to_fast_matmul(algorithm: Algorithm, header: tuple[str, ...] = ()) -> str:
     for index, table in enumerate(_tables(algorithm)):
         if index:
             lines.append("#")
-        lines += [" ".join(format_coefficient(c) for c in row) for row in table]
+        lines += _text_rows(table)
     return "\n".join(lines) + "\n"
 
 
-def _sms(rows: list[list[Fraction]], comment: str) -> str:
+def _sms(table: Table, comment: str) -> str:
     comment = " ".join(comment.splitlines())  # one line as every reader splits lines (U+2028 and form feed too)
-    lines = [f"# {comment}".rstrip(), f"{len(rows)} {len(rows[0]) if rows else 0} R"]
-    lines += [f"{i + 1} {j + 1} {format_coefficient(c)}" for i, row in enumerate(rows) for j, c in enumerate(row) if c]
+    rows, columns, entries = table
+    lines = [f"# {comment}".rstrip(), f"{rows} {columns} R"]
+    lines += [f"{i + 1} {j + 1} {format_coefficient(entries[i, j])}" for i, j in sorted(entries) if entries[i, j]]
     return "\n".join(lines + ["0 0 0"]) + "\n"
 
 
@@ -71,12 +94,9 @@ def to_plinopt(algorithm: Algorithm, header: tuple[str, ...] = ()) -> dict[str, 
     """The three ``.sms`` texts by suffix ``L``, ``R``, ``P``."""
     u, v, w = _tables(algorithm)
     about = " ".join(header) or algorithm.name
-    def transpose(table):
-        return [list(column) for column in zip(*table)]
-
     return {
-        "L": _sms(transpose(u), f"Left matrix (products x A blocks) of {about}"),
-        "R": _sms(transpose(v), f"Right matrix (products x B blocks) of {about}"),
+        "L": _sms(_transposed(u), f"Left matrix (products x A blocks) of {about}"),
+        "R": _sms(_transposed(v), f"Right matrix (products x B blocks) of {about}"),
         "P": _sms(w, f"Post matrix (C blocks x products) of {about}"),
     }
 
@@ -105,14 +125,17 @@ def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
 
     shape = algorithm.shape
     u, v, w_blocks = _tables(algorithm)
-    by_block = dict(zip(shape.blocks("C"), w_blocks))
-    w = [by_block[block_name("C", i + 1, j + 1)] for j in range(shape.n) for i in range(shape.m)]
-    integral = all(c.denominator == 1 for table in (u, v, w) for row in table for c in row)
-    arrays = [
-        np.array([[_int64(c, algorithm.name) if integral else _float(c, algorithm.name) for c in row] for row in table],
-                 dtype=np.int64 if integral else np.float64)
-        for table in (u, v, w)
-    ]
+    # W's row j·m + i is C_ij: C's blocks are row-major (i·n + j)
+    rows, columns, entries = w_blocks
+    w = (rows, columns, {((b % shape.n) * shape.m + b // shape.n, r): c for (b, r), c in entries.items()})
+    integral = all(c.denominator == 1 for table in (u, v, w) for c in table[2].values())
+    convert = np.int64 if integral else np.float64
+    arrays = []
+    for rows, columns, entries in (u, v, w):
+        array = np.zeros((rows, columns), dtype=convert)
+        for (i, j), c in entries.items():
+            array[i, j] = _int64(c, algorithm.name) if integral else _float(c, algorithm.name)
+        arrays.append(array)
     key = f"{shape.m},{shape.k},{shape.n}"
     if arrays[0].shape == arrays[1].shape == arrays[2].shape:
         return key, np.stack(arrays)
