@@ -246,6 +246,26 @@ def test_malformed_straight_line_programs(tmp_path, text, message):
     assert caught.value.diagnostics[0].message == message
 
 
+@pytest.mark.parametrize(
+    "name, text, line, message",
+    [
+        ("x_L.slp", "o0:=i0; # ½\no1:=i0 + éé*t5;\n", 2, "a straight-line program's names and numbers are ASCII; found 'éé'"),
+    ],
+)
+def test_a_non_ascii_character_is_located_by_characters(tmp_path, name, text, line, message):
+    """Python's parser locates by UTF-8 byte: an underline was a byte per accented letter too long.
+    Names and numbers are ASCII, so the first other character is the error (a comment may hold them)."""
+    from bilinear.frontend.formats.sparse import read_slp
+
+    with pytest.raises(BilinearError) as caught:
+        read_slp(_write(tmp_path, name, text))
+    (diagnostic,) = caught.value.diagnostics
+    found = message.rsplit("'", 2)[1]
+    column = text.splitlines()[line - 1].index(found) + 1
+    assert (diagnostic.message, diagnostic.span.line, diagnostic.span.column, diagnostic.span.end_column) == (
+        message, line, column, column + len(found))
+
+
 def test_a_placeholder_for_a_square_root_is_checked_modulo_what_it_satisfies():
     scheme = read_catalogue(scheme_file("plinopt/2x2x2_7_DPS-accurate_L.sms"))
     assert isinstance(scheme, ModularScheme) and scheme.modulus == 513083  # (1013² − 3) / 2

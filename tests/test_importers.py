@@ -437,6 +437,24 @@ def test_malformed_kauers_files(tmp_path, text, message, where):
     assert _error(_write(tmp_path, "x-222-1.exp", text)) == (message, where)
 
 
+@pytest.mark.parametrize(
+    "text, message, found",
+    [
+        ("(éé1 + a12)*(b21)*(c11)\n", "expected an entry a11..a99, found 'éé1'", "éé1"),
+        ("(a11)*(b11)*(c11*'ñé')\n", "unexpected \"'ñé'\" in a product: expected entries such as a11, whole numbers, "
+         "+ - * / and parentheses", "'ñé'"),
+    ],
+)
+def test_kauers_diagnostics_count_characters_not_bytes(tmp_path, text, message, found):
+    """Python's parser locates by UTF-8 byte: the underline ran a byte per accented letter long, and
+    the quoted text took the next characters too."""
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(_write(tmp_path, "x-222-1.exp", text))
+    (diagnostic,) = caught.value.diagnostics
+    column = text.index(found) + 1
+    assert (diagnostic.message, diagnostic.span.column, diagnostic.span.end_column) == (message, column, column + len(found))
+
+
 def test_a_mod2_kauers_file_has_integer_coefficients(tmp_path):
     path = _write(tmp_path, "222-x.mod2.exp", "(a11)*(b11)*(c11)/2\n")
     assert _error(path) == ("a scheme valid modulo 2 has integer coefficients, not 1/2", "1:1")

@@ -160,6 +160,7 @@ _SLACK = 1024  # empty rows or columns tolerated before the header is called a l
 # --- straight-line programs ------------------------------------------------------------------
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 _Linear = tuple  # (numerators: dict[input, int], denominator: int): a linear form with one denominator, in lowest terms
@@ -273,6 +274,9 @@ def read_slp(path: Path) -> Sparse:
         if not _VARIABLE.fullmatch(target) or (target[0] == "i" and target[1:].isdigit()):
             fail(f"expected 'variable:=expression', assigning a variable that is not an input; found {target!r}", span)
         offset = statement.index(":=") + 2 + (len(expression) - len(expression.lstrip()))
+        if strange := _NON_ASCII.search(expression):  # none left, so ast's byte columns are characters
+            fail(f"a straight-line program's names and numbers are ASCII; found {strange.group()!r}",
+                 token_span(path, number, statement.index(":=") + 3 + strange.start(), strange.group()))
         try:
             tree = ast.parse(expression.strip(), mode="eval").body
         except SyntaxError as error:

@@ -76,9 +76,13 @@ class _Line:
         """The 1-based column in the file of an offset into the text Python parsed."""
         return offset + 1 + self.indent - bisect.bisect_right(self.inserted, offset)
 
+    def chars(self, byte_offset: int) -> int:
+        """An offset of ast's (UTF-8 bytes) in characters of the text."""
+        return byte_offset if self.text.isascii() else len(self.text.encode()[:byte_offset].decode(errors="ignore"))
+
     def span(self, node: ast.AST) -> Span:
-        end = node.end_col_offset if node.end_lineno == node.lineno else len(self.text)
-        start = self.column(node.col_offset)
+        end = self.chars(node.end_col_offset) if node.end_lineno == node.lineno else len(self.text)
+        start = self.column(self.chars(node.col_offset))
         return Span(str(self.path), self.number, start, self.number, max(self.column(end), start + 1))
 
     def value(self, node: ast.AST) -> Term:
@@ -98,7 +102,8 @@ class _Line:
     def unexpected(self, node: ast.AST):
         if isinstance(node, ast.BinOp):
             fail(f"unexpected operator in a product: only + - * / are allowed; {WHOLE_PRODUCT}", self.span(node))
-        found = self.text[node.col_offset: node.end_col_offset] if node.end_lineno == node.lineno else "this"
+        one_line = node.end_lineno == node.lineno
+        found = self.text[self.chars(node.col_offset): self.chars(node.end_col_offset)] if one_line else "this"
         fail(f"unexpected {found!r} in a product: expected entries such as a11, whole numbers, + - * / and parentheses", self.span(node))
 
     def entry(self, node: ast.Name) -> Term:
