@@ -90,23 +90,34 @@ class CompiledProduct:
             f"more than the limit of {limit}; raise the limit or use an in-place schedule such as msmes"
         )
 
+    def _level_plans(self) -> list:
+        """Every level's plan a call may run: of each executor (under a workspace limit the one that
+        runs depends on the size, and its depth-first levels are not the first one's), with the
+        accumulating fallbacks."""
+        return [plan for executor in self.executors for level in executor.lowered.levels
+                for plan in (level, level.accumulate_fallback) if plan is not None]
+
+    @property
+    def overwriting_schedule(self) -> str | None:
+        """The schedule that computes C = A*B over C at some executor's top level (so beta must be 0)."""
+        tops = [executor.lowered.levels[0].schedule for executor in self.executors if executor.lowered.levels]
+        return next((schedule.name for schedule in tops if schedule.overwrites_c), None)
+
     @property
     def overwrites_c(self) -> bool:
-        """Whether the top level's schedule computes C = A*B over C (so beta must be 0)."""
-        return bool(self.lowered.levels) and self.lowered.levels[0].schedule.overwrites_c
+        """Whether a call may compute C = A*B over C (so beta must be 0)."""
+        return self.overwriting_schedule is not None
 
     @property
     def writes_inputs(self) -> bool:
         """Whether some level runs an in-place schedule, which overwrites blocks of A and B."""
-        plans = [p for level in self.lowered.levels for p in (level, level.accumulate_fallback) if p is not None]
-        return any(plan.schedule.inplace for plan in plans)
+        return any(plan.schedule.inplace for plan in self._level_plans())
 
     @property
     def restores_inputs(self) -> bool:
         """Whether every in-place schedule it runs restores A and B (one that declares no `restore`
         runs at the top level only, and leaves them changed)."""
-        plans = [p for level in self.lowered.levels for p in (level, level.accumulate_fallback) if p is not None]
-        return all(plan.schedule.restores for plan in plans if plan.schedule.inplace)
+        return all(plan.schedule.restores for plan in self._level_plans() if plan.schedule.inplace)
 
     @property
     def dtype(self) -> str:
@@ -177,7 +188,7 @@ class CompiledProduct:
             check_out_apart(out, A, B)
         if beta != 0 and self.overwrites_c:  # at every size, not only those that run a level
             raise ValueError(
-                f"{self.lowered.levels[0].schedule.name} computes C = A*B and overwrites C, so beta must be 0 "
+                f"{self.overwriting_schedule} computes C = A*B and overwrites C, so beta must be 0 "
                 f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
             )
         if self.writes_inputs and overlaps(A, B):
@@ -190,10 +201,11 @@ class CompiledProduct:
         if alpha == 0 or 0 in (A.shape[0], A.shape[1], B.shape[1]):
             out[...] = beta * out if beta else 0
             return out
-        if why := broken_condition(self.lowered, A.shape[0], A.shape[1], B.shape[1]):
+        executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
+        if why := broken_condition(executor.lowered, A.shape[0], A.shape[1], B.shape[1]):
             raise ValueError(why)
         with self._calling:
-            self.executor_for(A.shape[0], A.shape[1], B.shape[1]).run(A, B, out, alpha=alpha, beta=beta)
+            executor.run(A, B, out, alpha=alpha, beta=beta)
         return out
 
     def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):

@@ -202,5 +202,5 @@ def run_once(
         levels_requested=product.lowered.options.levels,
         growth=growth,
         inputs_restored=product.restores_inputs,
-        inputs_written=bool(ran) and writes_inputs(product.lowered),  # no level ran at n = 1: nothing was written
+        inputs_written=bool(ran) and writes_inputs(executor.lowered),  # no level ran at n = 1: nothing was written
     )

@@ -1,0 +1,81 @@
+"""Under a workspace limit a product runs with fewer breadth-first levels where the workspace does
+not fit (``CompiledProduct.executors``): the checks of a call hold for the plan that runs.
+
+Before, they looked at the plan with every breadth-first level only.  rsmm's depth-first fallback
+overwrote C under beta = 1 (relative error 0.52, no error); msmes's wrote A and B while
+``writes_inputs`` said it did not, so ``p(A, A)`` and a read-only A were not refused; a schedule's
+shape condition was not checked ("could not broadcast" on NumPy, kernels over mismatched views on
+the GPU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import bilinear
+from bilinear.measure import random_inputs
+
+LIMITED = {"levels": 2, "breadth": 2, "workspace_limit": 3000}
+
+
+def test_the_limit_chooses_a_fallback_at_this_size():
+    product = bilinear.compile("rsmm", backend="numpy", **LIMITED)
+    assert product.breadth_levels(16, 4, 8) < 2
+    assert bilinear.compile("rsmm", backend="numpy", levels=2, breadth=2).breadth_levels(16, 4, 8) == 2
+
+
+def test_an_overwriting_fallback_refuses_beta():
+    A, B, C = random_inputs(np, 16, 4, 8, "float64", seed=1)
+    product = bilinear.compile("rsmm", backend="numpy", **LIMITED)
+    with pytest.raises(ValueError, match=r"^rsmm computes C = A\*B and overwrites C, so beta must be 0 \(got 1\.0\)"):
+        product(A, B, out=C.copy(), beta=1.0)
+    unlimited = bilinear.compile("rsmm", backend="numpy", levels=2, breadth=2)
+    out = C.copy()
+    unlimited(A, B, out=out, beta=1.0)  # all levels breadth-first: they accumulate
+    assert np.allclose(out, A @ B + C, rtol=1e-13, atol=1e-13)
+
+
+def test_an_in_place_fallback_writes_the_inputs_and_is_checked_as_in_place():
+    product = bilinear.compile("msmes", backend="numpy", **LIMITED)
+    assert product.writes_inputs and product.restores_inputs
+    A = random_inputs(np, 64, 64, 64, "float64", seed=2)[0]
+    with pytest.raises(ValueError, match="^msmes is in place .* must not be the same array or overlap"):
+        product(A, A)
+    read_only = A.copy()
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^A is read-only; msmes is in place"):
+        product(read_only, A.copy())
+
+
+def test_a_fallback_checks_its_shape_conditions(tmp_path):
+    text = (ROOT / "algorithms" / "rsmm.bl").read_text(encoding="utf-8")
+    path = tmp_path / "rsmm_ya.bl"
+    path.write_text(text.replace("temp Y: B", "temp Y: A").replace("schedule rsmm ", "schedule rsmm_ya "), encoding="utf-8")
+    product = bilinear.compile(path, backend="numpy", levels=2, breadth=2, workspace_limit=2000)
+    with pytest.raises(ValueError, match=r"^schedule rsmm_ya requires K/k = N/n"):
+        product(np.ones((5, 5)), np.ones((5, 12)))
+
+
+def test_run_says_a_fallback_in_place_level_wrote_and_restored_the_inputs():
+    """`bilinear run msmes --breadth 2 --workspace-limit 3000` said "A and B only read"."""
+    from bilinear.runtime.run import run_once
+
+    product = bilinear.compile("msmes", backend="numpy", **LIMITED)
+    result = run_once(product, 64, 64, 64, repeat=1)
+    assert result.breadth_run < 2 and result.inputs_written and result.inputs_restored
+
+
+def test_bench_predicts_the_plan_that_runs():
+    """bench's prediction was the plan with every breadth-first level, where the limit ran fewer."""
+    from bilinear.bench import bench_one
+    from bilinear.model import Ceilings, predict
+
+    ceilings = Ceilings(device="test", dtype="float64", bandwidth=3e12, launch_seconds=2e-5,
+                        gemm_rate=((512, 6e12), (1024, 25e12), (2048, 50e12), (4096, 56e12)))
+    product = bilinear.compile("rsmm", backend="numpy", **LIMITED)
+    result = bench_one(product, "rsmm", 16, 4, 8, ceilings, repeat=1, breakdown=False)
+    runs = product.executor_for(16, 4, 8).lowered
+    assert runs is not product.lowered
+    assert result.predicted_ms == predict(runs, ceilings, 16, 4, 8) * 1e3 != predict(product.lowered, ceilings, 16, 4, 8) * 1e3
