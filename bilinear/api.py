@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import reprlib
 from dataclasses import replace
@@ -25,6 +26,7 @@ def _read(
     path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool, modulus: int | None = None
 ) -> Scheme | Program:
     """A .bl file as a Program, or the scheme a catalogue file holds."""
+    shape, key, modulus = _dims_text(shape, "shape"), _dims_text(key, "key"), _whole(modulus, "modulus")
     _check_shape_option(shape)
     format = format or detect_format(path)
     if format == "bl":
@@ -35,6 +37,31 @@ def _read(
                                            "catalogue schemes, not to .bl files"))
         return load_program(path)
     return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle, modulus=modulus)
+
+
+def _dims_text(value: object, name: str) -> str | None:
+    """``shape`` or ``key`` as the readers take it, ``"m,k,n"``: a string, or three whole numbers."""
+    if value is None or isinstance(value, str):
+        return value
+    try:
+        dims = [_whole(d, name) for d in value]
+    except (TypeError, ValueError):
+        dims = []
+    if len(dims) != 3:
+        raise ValueError(f"{name} must be 'm,k,n' or three whole numbers, not {reprlib.repr(value)}")
+    return ",".join(map(str, dims))
+
+
+def _whole(value: object, name: str) -> int | None:
+    """An int (NumPy's too), None kept; ValueError for a bool, a float or a string."""
+    if value is None:
+        return None
+    try:
+        if not isinstance(value, bool):
+            return operator.index(value)
+    except TypeError:
+        pass
+    raise ValueError(f"{name} must be a whole number, not {reprlib.repr(value)}")
 
 
 def _check_shape_option(shape: str | None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, scheme_file
 
 import bilinear
 from bilinear.diagnostics import BilinearError
@@ -61,6 +61,25 @@ def test_load_and_verify_of_a_non_path_is_a_value_error(bad):
         bilinear.load(bad)
     with pytest.raises(ValueError, match="path"):
         bilinear.verify(bad)
+
+
+def test_reading_options_take_python_values():
+    """shape=(2, 2, 2) and key=(3, 3, 3) failed with AttributeError ('tuple' has no 'split'), and
+    modulus="7" with a TypeError from a comparison: a Python caller writes them so."""
+    path = scheme_file("fast-matmul/strassen")
+    assert bilinear.load(path, shape=(2, 2, 2)).algorithms == bilinear.load(path, shape=np.array([2, 2, 2])).algorithms
+    with pytest.raises(ValueError, match=r"^shape must be 'm,k,n' or three whole numbers, not \(2, 2\)$"):
+        bilinear.load(path, shape=(2, 2))
+    with pytest.raises(ValueError, match=r"^key must be 'm,k,n' or three whole numbers, not 3$"):
+        bilinear.verify(path, key=3)
+    for bad in ("7", 7.0, True):
+        with pytest.raises(ValueError, match=f"^modulus must be a whole number, not {bad!r}$"):
+            bilinear.load(path, modulus=bad)
+
+
+def test_an_archive_key_may_be_three_numbers():
+    path = scheme_file("alphatensor/factorizations_r.npz")
+    assert bilinear.load(path, key=(2, 2, 2)).algorithms == bilinear.load(path, key="2,2,2").algorithms
 
 
 def test_verify_takes_one_algorithm_and_names_a_large_non_path_briefly():
