@@ -89,6 +89,10 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
     given = out
     A, B, out, call = tsm2.validate(A, B, out, beta)
+    if alpha == 0:  # as BLAS: A and B are not read (a TSM2 kernel's 0·NaN would be NaN)
+        out = cupy.zeros((call.m, call.n), dtype=A.dtype) if out is None else out
+        out[...] = beta * out if beta else 0
+        return out
     choice = dispatch(call.m, call.k, call.n, str(A.dtype))
     if choice.kernel in ("tsm2r", "tsm2l"):
         result = tsm2.run_validated(A, B, out, call, alpha, beta, choice.kernel, choice.params)
@@ -214,6 +218,9 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
         check_out_apart(out, A, B)
     if inplace:
         return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
+    if alpha == 0:  # as BLAS: A and B are not read, so a NaN in them reaches nothing
+        out[...] = beta * out if beta else 0
+        return out
     product = A @ B
     out[...] = alpha * product + beta * out if beta else alpha * product
     return out

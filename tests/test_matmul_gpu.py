@@ -93,6 +93,23 @@ def test_repeated_calls_are_prepared_and_right(cp, shape, dtype, kernel):
         bilinear.matmul(A, B, out=shared[:, K:])
 
 
+@pytest.mark.parametrize(("shape", "kernel"), [((500003, 4, 4), "tsm2l"), ((16384, 8192, 4), "tsm2r"),
+                                              ((777, 65, 129), "cublas"), ((8192, 8192, 8192), None)])
+def test_alpha_zero_reads_neither_a_nor_b(cp, shape, kernel):
+    """out = beta·out, as BLAS: a TSM2 kernel made 0·NaN = NaN; the second call is the prepared one's."""
+    from bilinear.dispatch import dispatch
+
+    M, K, N = shape
+    assert kernel is None or dispatch(M, K, N, "float32").kernel == kernel
+    A, B, C = random_inputs(cp, M, K, N, "float32", seed=4)
+    A[0, 0] = B[0, 0] = cp.nan
+    for _ in range(2):
+        out = C.copy()
+        assert bilinear.matmul(A, B, out=out, alpha=0.0, beta=0.5) is out
+        assert bool((out == 0.5 * C).all())
+        assert not bool(cp.isnan(bilinear.matmul(A, B, alpha=0.0)).any())
+
+
 @pytest.mark.parametrize(("levels", "breadth", "launch", "leaf"), [
     (2, 2, "batched", "cublas"), (2, 2, "streams", "cublas"), (0, 0, "serial", "ozaki"), (1, 0, "serial", "ozaki"),
 ])

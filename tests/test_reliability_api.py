@@ -25,6 +25,17 @@ def test_matmul_on_numpy_arrays_is_a_product_that_leaves_inputs_unchanged(shape,
     assert np.allclose(C, expected, rtol=1e-4 if dtype == "float32" else 1e-12, atol=1e-4 if dtype == "float32" else 1e-12)
 
 
+@pytest.mark.parametrize("inplace", [False, True])
+def test_matmul_with_alpha_zero_reads_neither_a_nor_b_on_numpy(inplace):
+    """As BLAS and the README have it (out = beta·out): NumPy's path gave NaN from a NaN in A."""
+    A, B, C = random_inputs(np, 64, 64, 64, "float64", seed=6)
+    A[3, 5] = np.nan
+    assert np.array_equal(bilinear.matmul(A, B, alpha=0.0, inplace=inplace), np.zeros((64, 64)))
+    out = C.copy()
+    bilinear.matmul(A, B, out=out, alpha=0.0, beta=0.5, inplace=inplace)
+    assert np.array_equal(out, 0.5 * C)
+
+
 def test_matmul_inplace_is_opt_in_and_restores_up_to_rounding():
     A, B, _ = random_inputs(np, 64, 64, 64, "float64", seed=5)
     A0, B0 = A.copy(), B.copy()

@@ -41,8 +41,8 @@ def signature(A: Any, B: Any, out: Any) -> tuple | None:
 def issue(A: Any, B: Any, out: Any, alpha: Any, beta: Any):
     """``out`` after a prepared call of this signature, or None when there is none (or this call
     needs the checked path)."""
-    if type(alpha) not in (int, float) or type(beta) not in (int, float):
-        return None
+    if type(alpha) not in (int, float) or type(beta) not in (int, float) or alpha == 0:
+        return None  # alpha = 0 reads neither A nor B: the checked path says so
     key = signature(A, B, out)
     call = _prepared.get(key) if key is not None else None
     return None if call is None else call(A, B, out, alpha, beta)
