@@ -4,18 +4,55 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bilinear.runtime import views
 
 
-def test_overlap_is_by_byte_range():
+def test_overlap_is_by_element():
     big = np.zeros((8, 8))
     assert views.overlaps(big[:4], big[2:6])
     assert not views.overlaps(big[:4], big[4:])
-    assert views.overlaps(big[:, :4], big[:, 4:])  # interleaved rows: ranges meet, so refused (conservative)
+    # interleaved rows: the byte ranges meet, the elements do not (these were refused as overlapping)
+    assert not views.overlaps(big[:, :4], big[:, 4:]) and views.spans_meet(big[:, :4], big[:, 4:])
+    assert views.overlaps(big[:, :5], big[:, 4:]) and views.overlaps(big[2:3, 1:2], big[:, 1:3])
     assert not views.overlaps(big[:0], big)  # an empty view touches nothing
+    assert views.overlaps(big.T, big[3:4]) and not views.overlaps(big.T[:, :2], big[3:, 2:])  # NumPy's answer
     with pytest.raises(ValueError, match="^out must not overlap A or B$"):
         views.check_out_apart(big[1:3], big[:2], np.zeros((2, 2)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_overlap_of_row_major_views_is_numpys_shares_memory(data):
+    """Two slices of one buffer, at one row stride or two (a reshaped parent): never a miss, and
+    exact at one row stride."""
+    base = np.zeros(96, dtype=np.float32)
+    shapes = data.draw(st.lists(st.sampled_from([(8, 12), (12, 8), (6, 16)]), min_size=2, max_size=2))
+
+    def view(shape):
+        rows, cols = shape
+        r0, c0 = data.draw(st.integers(0, rows - 1)), data.draw(st.integers(0, cols - 1))
+        r1, c1 = data.draw(st.integers(r0 + 1, rows)), data.draw(st.integers(c0 + 1, cols))
+        return base.reshape(shape)[r0:r1, c0:c1]
+
+    x, y = view(shapes[0]), view(shapes[1])
+    shared = bool(np.shares_memory(x, y))
+    assert views.overlaps(x, y) == views.overlaps(y, x) >= shared
+    if shapes[0] == shapes[1] or min(x.shape[0], y.shape[0]) == 1 and max(x.shape[0], y.shape[0]) == 1:
+        assert views.overlaps(x, y) == shared
+
+
+def test_disjoint_column_slices_are_out_and_operand():
+    """matmul(X[:, :20], I, out=X[:, 30:50]) was refused: "out must not overlap A or B"."""
+    import bilinear
+
+    X = np.random.default_rng(0).standard_normal((40, 60))
+    A = X[:, :20].copy()
+    assert np.array_equal(bilinear.matmul(X[:, :20], np.eye(20), out=X[:, 30:50]), A)
+    product = bilinear.compile("strassen", backend="numpy", levels=1)
+    assert np.allclose(product(X[:, :20], np.eye(20), out=X[:, 40:60]), A, rtol=1e-14, atol=1e-14)
 
 
 def test_row_major_views_and_their_leading_dimensions():

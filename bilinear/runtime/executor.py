@@ -21,7 +21,7 @@ from ..lower.options import LEAF_KINDS
 from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
-from .views import overlaps
+from .views import spans_meet
 from .leaf_kinds import leaf_gemm, leaf_workspace_bytes
 
 
@@ -285,8 +285,9 @@ class Executor:
 
 
 def _apart(views: Sequence[View]) -> bool:
-    """Whether no two target views share memory, so their statements may run concurrently."""
-    return not any(overlaps(x, y) for i, x in enumerate(views) for y in views[i + 1 :])
+    """Whether no two target views share memory, so their statements may run concurrently: by
+    byte ranges, so column blocks of one C (C11 beside C12) run one after another, as measured."""
+    return not any(spans_meet(x, y) for i, x in enumerate(views) for y in views[i + 1 :])
 
 
 def _dims(A: View, B: View) -> tuple[int, int, int]:

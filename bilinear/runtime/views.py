@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 View = Any  # a 2-D numpy.ndarray or cupy.ndarray, possibly a slice of a larger one
 
 FORTRAN_HINT = " It is column-major (Fortran order): pass cupy.ascontiguousarray(...) or use cuBLAS."
@@ -43,10 +45,37 @@ def memory_span(view: View) -> tuple[int, int]:
     return start, start + (view.shape[0] - 1) * view.strides[0] + view.shape[1] * view.itemsize
 
 
-def overlaps(x: View, y: View) -> bool:
-    """Whether two views' byte ranges intersect (conservative: ranges, not elements)."""
+def spans_meet(x: View, y: View) -> bool:
+    """Whether two views' byte ranges intersect (conservative: column blocks of one matrix meet)."""
     (x0, x1), (y0, y1) = memory_span(x), memory_span(y)
     return x0 < y1 and y0 < x1
+
+
+def overlaps(x: View, y: View) -> bool:
+    """Whether two views share bytes of some element: exactly for row-major views with one row
+    stride (``big[:, :4]`` and ``big[:, 4:]`` do not), NumPy's answer for other NumPy arrays, and
+    by byte ranges otherwise."""
+    if x.size == 0 or y.size == 0:
+        return False
+    if not (is_row_major(x) and is_row_major(y)):
+        both_host = hasattr(x, "__array_interface__") and hasattr(y, "__array_interface__")
+        return bool(np.shares_memory(x, y)) if both_host else spans_meet(x, y)
+    if not spans_meet(x, y) or x.shape[0] == y.shape[0] == 1:  # two single rows are two runs of bytes
+        return spans_meet(x, y)
+    strides = {view.strides[0] for view in (x, y) if view.shape[0] > 1}  # each at least its row's width
+    if len(strides) > 1:
+        return True  # row strides that differ: the byte ranges decide
+    stride = strides.pop()
+    return rows_meet(address(y) - address(x), stride, (x.shape[0], x.shape[1] * x.itemsize),
+                     (y.shape[0], y.shape[1] * y.itemsize))
+
+
+def rows_meet(offset: int, stride: int, x: tuple[int, int], y: tuple[int, int]) -> bool:
+    """Whether x's rows [i·stride, i·stride + width) (i < rows) meet y's, which start ``offset``
+    bytes later: some t = i - j with offset - x_width < t·stride < offset + y_width."""
+    (x_rows, x_width), (y_rows, y_width) = x, y
+    t = max((offset - x_width) // stride + 1, 1 - y_rows)
+    return t <= x_rows - 1 and t * stride < offset + y_width
 
 
 def check_out_apart(out: View, A: View, B: View) -> None:
