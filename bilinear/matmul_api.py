@@ -55,7 +55,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
             table measured it faster than cuBLAS (``dispatch.in_place_levels``;
-            with NumPy matrices: always); elsewhere the product is as without it.
+            with NumPy matrices: always, where A, B and out are row-major);
+            elsewhere the product is as without it.
             It overwrites A and B while it runs and restores them only up to
             rounding, since (a+b)-b need not equal a: measured on the H100 at
             levels 1-3, to ≤ 1.4e-15 (float64) and ≤ 7.5e-7 (float32) normwise.
@@ -201,7 +202,7 @@ def _fits(product, A, B, out) -> bool:
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
     """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
-    from .runtime.views import check_out_apart
+    from .runtime.views import check_out_apart, is_row_major
 
     for name, array in (("A", A), ("B", B)):
         if array.ndim != 2 or array.dtype not in (np.float32, np.float64):
@@ -216,7 +217,7 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
         raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix")
     else:
         check_out_apart(out, A, B)
-    if inplace:
+    if inplace and all(is_row_major(x) for x in (A, B, out)):  # MSMES slices blocks out of each
         return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
     if alpha == 0:  # as BLAS: A and B are not read, so a NaN in them reaches nothing
         out[...] = beta * out if beta else 0

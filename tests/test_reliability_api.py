@@ -36,6 +36,14 @@ def test_matmul_with_alpha_zero_reads_neither_a_nor_b_on_numpy(inplace):
     assert np.array_equal(out, 0.5 * C)
 
 
+@pytest.mark.parametrize("layout", [np.asfortranarray, lambda x: np.ascontiguousarray(x.T).T, lambda x: x[::-1]])
+def test_matmul_inplace_allows_msmes_and_multiplies_other_layouts_as_without_it(layout):
+    """A Fortran-ordered A was refused with inplace=True ("A must be row-major"); plain matmul takes it."""
+    A, B, _ = random_inputs(np, 48, 40, 32, "float64", seed=8)
+    A = layout(A)
+    assert np.allclose(bilinear.matmul(A, B, inplace=True), A @ B, rtol=1e-13, atol=1e-13)
+
+
 def test_matmul_inplace_is_opt_in_and_restores_up_to_rounding():
     A, B, _ = random_inputs(np, 64, 64, 64, "float64", seed=5)
     A0, B0 = A.copy(), B.copy()
