@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import ROOT, scheme_file
@@ -80,6 +82,34 @@ def test_load_and_verify_of_a_non_path_is_a_value_error(bad):
         bilinear.load(bad)
     with pytest.raises(ValueError, match="path"):
         bilinear.verify(bad)
+
+
+def test_compile_options_take_numpy_integers():
+    """levels=np.int64(2) was taken and breadth=np.int64(1) refused as "not a whole number"."""
+    product = bilinear.compile("winograd", backend="numpy", levels=np.int64(2), breadth=np.int64(1), cutoff=np.int64(4))
+    assert product.lowered.options.breadth == 1 and type(product.lowered.options.breadth) is int
+    assert type(product.lowered.options.cutoff) is int
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"fuse": "no"}, "fuse must be True or False, not 'no'"),  # it had meant True
+    ({"leaf": "auto", "levels": 1}, "leaf must be one of cublas, fused, ozaki, not 'auto'; leaf='auto' chooses with "
+                                    "levels='auto'"),
+    ({"launch": "batched", "levels": 2}, "launch='batched' makes breadth-first leaves one batched GEMM, and breadth is "
+                                         "0"),  # it had been ignored
+])
+def test_compile_options_that_would_mean_something_else_are_refused(options, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        bilinear.compile("winograd", backend="numpy", **options)
+
+
+def test_a_batched_product_under_a_workspace_limit_falls_back_to_depth_first():
+    product = bilinear.compile("winograd", backend="numpy", levels=2, breadth=1, launch="batched",
+                               workspace_limit=20480)  # what depth-first needs at 64, less than breadth-first
+    A, B, _ = random_inputs(np, 64, 64, 64, "float64", seed=3)
+    assert product.executors[-1].lowered.options.launch == "serial"
+    assert product.breadth_levels(64, 64, 64) == 0
+    assert np.allclose(product(A, B), A @ B, rtol=1e-13, atol=1e-13)
 
 
 def test_reading_options_take_python_values():

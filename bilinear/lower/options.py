@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 DTYPES = ("float32", "float64")
@@ -109,10 +110,17 @@ class Options:
         return cls(**asked)
 
     def __post_init__(self) -> None:
+        for name in ("levels", "cutoff", "breadth", "moduli", "workspace_limit"):  # NumPy's integers too
+            value = getattr(self, name)
+            if not isinstance(value, (int, str, type(None))) and hasattr(value, "__index__"):
+                object.__setattr__(self, name, operator.index(value))
+        if not isinstance(self.fuse, bool):
+            raise OptionError(f"fuse must be True or False, not {self.fuse!r}")  # "no" had meant True
         if self.dtype not in DTYPES:
             raise OptionError(f"dtype must be float32 or float64, not {self.dtype!r}")
         if self.leaf not in LEAVES:
-            raise OptionError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
+            auto = "; leaf='auto' chooses with levels='auto'" if self.leaf == "auto" else ""
+            raise OptionError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}{auto}")
         if self.dtype not in LEAF_KINDS[self.leaf].dtypes:
             raise OptionError(
                 f"the {self.leaf} leaf computes {' and '.join(LEAF_KINDS[self.leaf].dtypes)} products, not "
@@ -146,6 +154,9 @@ class Options:
                 f"breadth must be between 0 and the {self.levels} level(s) asked for, not {self.breadth}: it counts "
                 "the innermost levels that run breadth-first"
             )
+        if self.launch == "batched" and not self.breadth:
+            raise OptionError("launch='batched' makes breadth-first leaves one batched GEMM, and breadth is 0: ask for "
+                              "breadth-first levels (--breadth, breadth=) or launch 'streams' for a stage's GEMMs")
         if self.breadth and LEAF_KINDS[self.leaf].sums:
             raise OptionError(
                 f"breadth-first levels multiply single operands at their leaves, which the {self.leaf} leaf does not; "

@@ -157,7 +157,9 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
     program = checked.program
     fewer = None
     if options.breadth and options.workspace_limit is not None:
-        fewer = _lower(checked, replace(options, breadth=options.breadth - 1), per_level)
+        batched_alone = options.breadth == 1 and options.launch == "batched"  # nothing left to batch
+        fewer = _lower(checked, replace(options, breadth=options.breadth - 1,
+                                        launch="serial" if batched_alone else options.launch), per_level)
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
