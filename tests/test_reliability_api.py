@@ -256,6 +256,15 @@ def test_single_row_and_column_views_multiply(make):
         assert np.allclose(out, x @ other, rtol=1e-12, atol=1e-12)  # written in place, through the view
 
 
+def test_a_single_row_out_is_returned_as_given():
+    """out sliced from a wider array came back as an as_strided view of it (``r is out`` False)."""
+    product = bilinear.compile("strassen", backend="numpy", levels=1)
+    A, B, _ = random_inputs(np, 1, 5, 4, "float64", seed=2)
+    out = np.zeros((1, 6))[:, :4]
+    assert product(A, B, out=out) is out and np.allclose(out, A @ B, rtol=1e-14, atol=1e-14)
+    assert product(A, B, out=out, alpha=0.0) is out
+
+
 def test_a_view_with_a_stride_along_its_length_is_still_refused():
     product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")
     with pytest.raises(ValueError, match="row-major"):

@@ -177,6 +177,7 @@ class CompiledProduct:
         A, B = self._as_array(A, "A"), self._as_array(B, "B")
         if A.shape[1] != B.shape[0]:
             raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
+        given = out if isinstance(out, self.backend.xp.ndarray) else None  # returned as it came, not a restrided view
         if out is None:
             if beta != 0:  # there is no C to accumulate into (bilinear.matmul refuses it alike)
                 raise ValueError("beta ≠ 0 needs out= (the C to accumulate into)")
@@ -200,13 +201,13 @@ class CompiledProduct:
         # NaN or Inf in A or B reaches nothing
         if alpha == 0 or 0 in (A.shape[0], A.shape[1], B.shape[1]):
             out[...] = beta * out if beta else 0
-            return out
+            return out if given is None else given
         executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
         if why := broken_condition(executor.lowered, A.shape[0], A.shape[1], B.shape[1]):
             raise ValueError(why)
         with self._calling:
             executor.run(A, B, out, alpha=alpha, beta=beta)
-        return out
+        return out if given is None else given
 
     def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
         """This product on these arrays as a CUDA graph (:class:`~bilinear.runtime.graphs.CapturedProduct`):
