@@ -104,7 +104,8 @@ def _no_reading_options(source: object, **options) -> None:
     """Refuse options for reading a file given with something already read (they were ignored)."""
     given = [name for name, value in options.items() if value not in (None, False)]
     if given:
-        raise ValueError(f"{' and '.join(given)} apply to reading a file; a loaded {type(source).__name__} is read already")
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ValueError(f"{' and '.join(given)} {verb} to reading a file; a loaded {type(source).__name__} is read already")
 
 
 def load(

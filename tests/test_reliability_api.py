@@ -380,6 +380,8 @@ def test_reading_options_with_a_loaded_program_are_refused():
     program = bilinear.load(ROOT / "algorithms" / "strassen.bl")
     with pytest.raises(ValueError, match=r"^format and shape apply to reading a file; a loaded Program is read already"):
         bilinear.verify(program, format="garbage", shape="9,9,9")
+    with pytest.raises(ValueError, match=r"^format applies to reading a file"):  # "format apply"
+        bilinear.verify(program, format="bl")
 
 
 def test_fused_leaves_that_would_need_too_many_kernels_are_refused_at_once():
