@@ -239,6 +239,9 @@ def test_the_kauers_mod2_scheme_holds_modulo_2_only():
     assert report.holds and not report.ok
     assert len(report.rational_errors) == 24  # every C block fails over Q
     assert report.rational_errors[0].message.startswith("C11 holds only modulo 2: over Q it has +4*A11*B14")
+    # printed as an algorithm's are: 20, and a count of the rest (all 24 had been printed)
+    assert len(report.errors) == 21 and report.errors[-1].message == (
+        "4 more errors like these are not shown (only the first 20 are)")
 
 
 def test_the_mod2_scheme_read_as_an_algorithm_fails_over_q():

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, limited
 from ..ir import Algorithm, Form, Shape, Span, block_name, parse_block
 from .algorithm import brent_residual, describe_difference
 from .expand import classical, expansion_of
@@ -68,7 +68,8 @@ class ModularReport:
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
-        return self.modular_errors + self.rational_errors
+        """Both kinds, the first MAX_ERRORS of them and a count of the rest (as an algorithm's)."""
+        return limited(self.modular_errors + self.rational_errors)
 
 
 def _residue(value: Fraction, modulus: int) -> int:
