@@ -57,7 +57,7 @@ def _listed(path: Path):
 
 def _check_before_measuring(args, configurations, backend) -> None:
     """Everything that would fail after the timing ran, checked first: options, output paths, sizes."""
-    from .output import check_target, input_among
+    from .output import check_results_target, check_target, input_among
 
     if args.breakdown and backend.name != "cupy":
         raise OptionError("--breakdown times each stage with CUDA events; it needs the cupy backend (a GPU)")
@@ -68,10 +68,13 @@ def _check_before_measuring(args, configurations, backend) -> None:
     inputs = [*(path for path, *_ in configurations), *([args.configs] if args.configs else [])]
     for option, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None:
-            check_target(path, force=True)  # bench replaces its own results, never through a link
             clash = input_among(path, inputs)
             if clash is not None:
                 raise ValueError(f"{option} {path} is the input file {clash}; choose another name")
+            if option == "--json":
+                check_results_target(path, option)  # its own earlier results only
+            else:
+                check_target(path, force=True)  # an image (a suffix matplotlib writes), never through a link
     for _, n, dtype, _, _ in configurations:
         check_fits(backend, n, n, n, dtype)
 
@@ -84,6 +87,8 @@ def _plot_file(path: Path) -> Path:
     except ImportError:
         raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
     if not path.suffix:
+        if path.exists() and not path.is_file():  # --plot /dev/null had written /dev/null.png
+            raise ValueError(f"--plot {path} exists and is not a regular file; choose another name")
         return path.with_name(path.name + ".png")
     kinds = FigureCanvasBase.get_supported_filetypes()
     if path.suffix[1:].lower() not in kinds:

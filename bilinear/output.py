@@ -14,6 +14,7 @@ path they will write *before* doing any work, so a mistake costs nothing:
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import stat
@@ -138,6 +139,18 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def check_results_target(path: Path, option: str) -> None:
+    """Refuse a results file (``bench --json``) that may not be written: through a link, or over a
+    file that holds no earlier results (JSON): bench replaces its own results, nothing else."""
+    check_target(path, force=True)
+    if path.is_file() and not path.is_symlink():
+        try:
+            json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            raise _refuse(f"{option} {path} exists and holds no results (it is not JSON); choose another name or "
+                          "remove it") from None
 
 
 def input_among(path: Path, inputs) -> Path | None:

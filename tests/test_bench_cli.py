@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,27 @@ def test_json_onto_an_input_is_refused_before_timing(capsys, tmp_path):
     configs.write_text(f"{STRASSEN} 16 float64 1 cublas\n")
     code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy", "--json", str(configs))
     assert code == 1 and "is the input file" in err and configs.read_text().startswith(STRASSEN)
+
+
+def test_json_replaces_earlier_results_only(capsys, tmp_path):
+    """--json onto any file replaced it (a scheme that was not an input, notes): only JSON is results."""
+    victim = tmp_path / "victim.bl"
+    victim.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(victim))
+    assert code == 1 and f"--json {victim} exists and holds no results (it is not JSON)" in err, err
+    assert victim.read_text().startswith("#") and "ours" not in out
+    results = tmp_path / "r.json"
+    for _ in range(2):  # written, then replaced
+        code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(results))
+        assert code == 0 and json.loads(results.read_text())["results"], err
+
+
+def test_plot_onto_a_device_is_refused():
+    pytest.importorskip("matplotlib")
+    from bilinear.bench_cli import _plot_file
+
+    with pytest.raises(ValueError, match="^--plot /dev/null exists and is not a regular file"):
+        _plot_file(Path("/dev/null"))
 
 
 def test_json_and_plot_on_one_file_are_refused(capsys, tmp_path):

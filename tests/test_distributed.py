@@ -358,6 +358,14 @@ def test_run_and_bench_with_gpus_under_mpiexec(tmp_path):
                  "--levels", "1", "--backend", "numpy", "--repeat", "1", "--json", str(report))
     assert bench.returncode == 0, bench.stdout + bench.stderr
     assert [r["dims"] for r in json.loads(report.read_text())] == [[33, 33, 33], [64, 64, 64]]
+    # on the CPU it says so (it had said "one GPU's GEMM" and "memory per GPU", with no backend in the JSON)
+    assert "one rank's NumPy product" in bench.stdout and "memory per rank" in bench.stdout and "GPU" not in bench.stdout
+    assert {r["backend"] for r in json.loads(report.read_text())} == {"numpy"}
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not results\n")
+    refused = _mpi(2, "-m", "bilinear.cli", "bench", "winograd", "-n", "16", "--gpus", "2", "--levels", "1",
+                   "--backend", "numpy", "--json", str(notes), timeout=60)
+    assert refused.returncode != 0 and "holds no results" in refused.stderr and notes.read_text() == "not results\n"
 
 
 def test_gpus_without_mpi4py_is_one_message():

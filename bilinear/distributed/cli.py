@@ -328,9 +328,9 @@ def bench_command(args) -> int:
         _check_options(args)
         _check_world(args)
         if args.json is not None and _world()[0] == 0:  # rank 0 writes it: refuse before the timings, not after
-            from ..output import check_target
+            from ..output import check_results_target
 
-            check_target(args.json, force=True)
+            check_results_target(args.json, "--json")
         _check_fits(args, [(n, n, n) for n in args.n], args.dtype[0])
         product = _product(args, args.files[0], int(args.levels[0]), args.leaf[0], args.dtype[0])
         results = []
@@ -340,7 +340,9 @@ def bench_command(args) -> int:
             if product.comm.rank == 0:
                 print(result.describe(), flush=True)
         if product.comm.rank == 0 and args.json:
-            args.json.write_text(json.dumps(results, indent=1))
+            from ..output import json_ready, write_atomic
+
+            write_atomic(args.json, json.dumps(json_ready(results), indent=1))
         return 0 if all(r["error"] <= r["bound"] for r in results) else 1
 
     return _guarded(body)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from ..measure import error_bound as measure_bound
 from ..measure import median, time_device
 from .api import DistributedProduct
@@ -30,6 +32,7 @@ class DistributedResult:
     one_gpu_seconds: float
     workspace_bytes: int  # the largest over ranks, beyond A, B and C
     memory_bytes: int  # the largest over ranks: A, B and C as the layouts give them, and the workspace
+    backend: str = "cupy"  # "numpy": ranks on the CPU, the reference NumPy's product
 
     @property
     def speedup(self) -> float:
@@ -42,14 +45,15 @@ class DistributedResult:
     def describe(self) -> str:
         M, K, N = self.dims
         tflops = 2.0 * M * K * N / self.seconds / 1e12
+        device, reference = ("GPU", "one GPU's GEMM") if self.backend == "cupy" else ("rank", "one rank's NumPy product")
         return "\n".join(
             [
                 f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {self.ranks} ranks",
                 f"  relative error  {self.error:.3e}   (bound {self.bound:.3e})"
                 + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
-                f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); one GPU's GEMM "
+                f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); {reference} "
                 f"{self.one_gpu_seconds * 1e3:.2f} ms: speed-up {self.speedup:.3f}",
-                f"  memory per GPU (largest) {self.memory_bytes / 2**30:.2f} GiB, "
+                f"  memory per {device} (largest) {self.memory_bytes / 2**30:.2f} GiB, "
                 f"of which workspace {self.workspace_bytes / 2**30:.2f} GiB",
             ]
         )
@@ -139,4 +143,5 @@ def measure(
         one_gpu_seconds=median(single_times[1:]),
         workspace_bytes=int(comm.max(product.workspace_bytes(M, K, N, itemsize))),
         memory_bytes=int(comm.max(product.memory_bytes(M, K, N, itemsize))),
+        backend="numpy" if xp is np else "cupy",
     )
