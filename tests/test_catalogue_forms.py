@@ -329,13 +329,16 @@ def test_complex_entries_with_no_imaginary_part_are_an_exact_algorithm(tmp_path)
 # --- format detection never guesses --------------------------------------------------------------------
 
 
-def test_content_no_reader_recognises_asks_for_from(tmp_path):
+@pytest.mark.parametrize("text", ["Dear reader,\nthis is prose.\n",
+                                  "this is not a scheme\nit is a note to self\n",  # lowercase: read as fast-matmul
+                                  "1 2 3\nthree and four\n"])
+def test_content_no_reader_recognises_asks_for_from(tmp_path, text):
     with pytest.raises(BilinearError, match=r"cannot tell which format notes is in; give it with --from \(bl, fast-matmul"):
-        detect_format(_write(tmp_path, "notes", "Dear reader,\nthis is prose.\n"))
+        detect_format(_write(tmp_path, "notes", text))
 
 
 def test_content_two_readers_recognise_asks_for_from(tmp_path):
-    path = _write(tmp_path, "rows", "a11 b11 c11\n#\n1\n#\n1\n")
+    path = _write(tmp_path, "rows", "a11 b11 c11\n#\n1 0 1\n#\n1 1 0\n")
     with pytest.raises(BilinearError, match="rows could be fast-matmul or kauers; give the format with --from"):
         detect_format(path)
 

@@ -16,6 +16,7 @@ are kept and verified.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -254,15 +255,21 @@ def _column(rows: tuple[Row, ...], names: list[str], r: int) -> Form:
     return Form.of({name: row.entries[r] for name, row in used}, [(name, row.span) for name, row in used])
 
 
+_TWO_LETTERS = re.compile(r"[a-hj-z][a-hj-z]")  # no parameter is named so
+
+
 def looks_like_fast_matmul(text: str) -> bool:
-    """Rows of whitespace-separated coefficients (digits, ``/ . - + ( )`` and lowercase parameter
-    letters), in blocks separated by ``#`` lines."""
+    """Rows of whitespace-separated coefficients (digits, ``/ . - + ( )`` and parameter letters, a
+    letter followed by nothing but ``i`` and digits, as gen.py's ``x2i``), each row with a digit,
+    in blocks separated by ``#`` lines: lowercase prose ("this is a note") is not taken for one."""
     rows = 0
     for line in text.splitlines()[:5000]:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         if not all(c.isdigit() or c in "/.-+() \t" or ("a" <= c <= "z") for c in stripped):
+            return False
+        if not any(c.isdigit() for c in stripped) or _TWO_LETTERS.search(stripped):
             return False
         rows += 1
     return rows > 0
