@@ -1,7 +1,7 @@
 """Measuring a product honestly: inputs, errors, restoration, timing and allocations.
 
 - inputs are random normal (never zeros, which hide unwritten outputs);
-- the error is ‖C − C_ref‖ / (‖A‖‖B‖), against a float64 reference that is exact before its
+- the error is ‖C − C_ref‖ / (|α|‖A‖‖B‖ + |β|‖C‖), against a float64 reference that is exact before its
   last roundings for float64 inputs (so the library's own float64 error shows);
 - restoration of in-place inputs is measured (max ulps and relative error),
   not claimed: (a+b)−b need not equal a in floating point;

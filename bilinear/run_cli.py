@@ -51,7 +51,7 @@ def add_compile_and_run_parsers(commands) -> None:
         help="run a scheme on random matrices and check it against the reference",
         description="Multiply random normal matrices (M×K)·(K×N) with FILE's scheme, compare with the reference "
         "(cuBLAS on the GPU, NumPy on the CPU; both against a float64 product), and print the relative error "
-        "‖C−C_ref‖/(‖A‖‖B‖), the time, the extra device bytes and, for in-place schedules, how well A and B "
+        "‖C−C_ref‖/(|α|‖A‖‖B‖ + |β|‖C‖), the time, the extra device bytes and, for in-place schedules, how well A and B "
         "were restored. Exits 1 when the error exceeds the bound 8·u·√K·ρ^L (u: unit roundoff, ρ: the "
         "algorithm's growth factor over the classical one's, L: levels).",
     )

@@ -20,9 +20,11 @@ ALGORITHMS = Path(__file__).resolve().parents[1] / "algorithms"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--n", type=int, default=1000, help="the matrices' size (at least 1)")
     parser.add_argument("--backend", choices=("cupy", "numpy"), default=None)
     args = parser.parse_args()
+    if args.n < 1:
+        parser.error(f"--n must be at least 1, not {args.n}")
 
     # 1. Load and prove: MSMES is an in-place schedule of Strassen's algorithm.
     program = bilinear.load(ALGORITHMS / "msmes.bl")

@@ -125,6 +125,13 @@ def test_help_works_for_every_subcommand(capsys, command):
     assert out.startswith("usage: bilinear") and "-h, --help" in out
 
 
+def test_run_help_states_the_error_the_code_computes(capsys):
+    """It said ‖C−C_ref‖/(‖A‖‖B‖): wrong wherever α ≠ 1 or β ≠ 0 (measure.error_scale)."""
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "‖C−C_ref‖/(|α|‖A‖‖B‖ + |β|‖C‖)" in " ".join(capsys.readouterr().out.split())
+
+
 def test_no_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main([])

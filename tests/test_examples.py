@@ -19,3 +19,12 @@ def test_api_tour_runs_on_the_cpu():
     assert "ValueError: A is float32 but this product was compiled for float64" in result.stdout
     errors = [float(line.split()[-1]) for line in result.stdout.splitlines() if line.startswith("max |C")]
     assert errors and errors[0] < 1e-10
+
+
+def test_api_tour_refuses_a_size_below_one():
+    """--n 0 and --n -3 ended in NumPy tracebacks."""
+    for n in ("0", "-3"):
+        result = subprocess.run([sys.executable, str(ROOT / "examples" / "api_tour.py"), "--n", n, "--backend", "numpy"],
+                                capture_output=True, text=True, cwd=ROOT)
+        assert result.returncode == 2 and f"--n must be at least 1, not {n}" in result.stderr
+        assert "Traceback" not in result.stderr
