@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from argparse import ArgumentTypeError
 from pathlib import Path
@@ -179,11 +180,17 @@ def _levels(r: BenchResult) -> str:
     return f"L{r.levels}" + (f" ({asked} requested)" if asked is not None and asked != r.levels else "")
 
 
+def _model(r: BenchResult) -> str:
+    """The model's time, or "-" where there is none (no ceilings: on the CPU)."""
+    return "-" if math.isnan(r.predicted_ms) else f"{r.predicted_ms:.2f}"
+
+
 def _line(r: BenchResult) -> str:
     extra = "-" if r.extra_bytes is None else str(r.extra_bytes)
+    model = "" if math.isnan(r.predicted_ms) else f", model {_model(r)} ms"
     return (
         f"{r.name} n={r.N} {r.dtype} {_levels(r)} {r.leaf}: ours {r.ours_ms:.2f} ms, {r.library} {r.library_ms:.2f} ms, "
-        f"ratio {r.ratio:.3f}, extra bytes {extra}, error {r.error:.1e}, model {r.predicted_ms:.2f} ms"
+        f"ratio {r.ratio:.3f}, extra bytes {extra}, error {r.error:.1e}{model}"
     )
 
 
@@ -198,7 +205,7 @@ def _table(results: list[BenchResult]) -> Table:
             r.name, str(r.N), r.dtype, _levels(r)[1:], r.leaf, f"{r.ours_ms:.2f}", f"{r.library_ms:.2f}",
             f"{r.ratio:.3f}", f"{r.ours_tflops:.1f}", f"{r.library_tflops:.1f}",
             "-" if r.extra_bytes is None else str(r.extra_bytes), f"{r.error:.1e}", f"{r.library_error:.1e}",
-            f"{r.predicted_ms:.2f}",
+            _model(r),
         )
     return table
 

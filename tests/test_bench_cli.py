@@ -42,6 +42,12 @@ def test_json_replaces_earlier_results_only(capsys, tmp_path):
         assert code == 0 and json.loads(results.read_text())["results"], err
 
 
+def test_no_model_time_is_a_dash_not_nan(capsys):
+    """On the CPU there are no ceilings: the line and the table said "model nan ms"."""
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "model ms" in out and "nan" not in out, out + err
+
+
 def test_plot_onto_a_device_is_refused():
     pytest.importorskip("matplotlib")
     from bilinear.bench_cli import _plot_file
