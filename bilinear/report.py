@@ -234,7 +234,8 @@ def _schedule_text(data: dict) -> list[str]:
                  f"({data['elementwise_stages']} element-wise, {data['product_stages']} with products)")
     for use in data["products"]:
         scale = "" if use["scale"] == "1" else f" x {use['scale']}"
-        lines.append(f"    {use['stage']}: {use['statement']}  = {use['product'] or '?'}{scale}")
+        matched = f"{use['product']}{scale}" if use["product"] else f"no product of {data['algorithm']}"
+        lines.append(f"    {use['stage']}: {use['statement']}  = {matched}")
     workspace = data["workspace_blocks_per_level"]
     blocks = ", ".join(f"{count} {like} block(s)" for like, count in workspace.items()) or "none"
     lines.append(

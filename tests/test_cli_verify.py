@@ -53,6 +53,8 @@ def test_the_printed_thesis_schedule_exits_1(capsys):
     code, out, _ = _run(capsys, "verify", PRINTED)
     assert code == 1
     assert "schedule msmes_printed for strassen [inplace, restore]: FAILED" in out
+    # a statement that matches no product says so (it printed "= ? x 0")
+    assert "    stage5: A21 * B12 -> +C22  = no product of strassen" in out and "? x 0" not in out
 
 
 def test_json_report_is_well_formed(capsys, wrong_strassen):
