@@ -82,15 +82,20 @@ def test_repeated_calls_are_prepared_and_right(cp, shape, dtype, kernel):
     assert again is not fresh and bool((again == fresh).all())
     with pytest.raises(ValueError, match="beta"):
         bilinear.matmul(A, B, beta=1.0)
-    # out beside A in one buffer: a signature that is prepared with a buffer of its own, refused when shared
+    # out beside A in one buffer: a signature prepared with a buffer of its own; the prepared call's
+    # byte ranges meet, so the checked path takes it: column slices of one matrix are apart (A is
+    # left alone), and an out reaching into A's last column is refused
     shared, apart = cp.zeros((M, K + N), dtype), cp.zeros((M, K + N), dtype)
     A = shared[:, :K]
     A[...] = random_inputs(cp, M, K, N, dtype, seed=5)[0]
+    A0 = A.copy()
     for _ in range(2):
         bilinear.matmul(A, B, out=apart[:, K:])
     assert prepared_calls.signature(A, B, shared[:, K:]) in prepared_calls._prepared
+    bilinear.matmul(A, B, out=shared[:, K:])
+    assert bool((A == A0).all()) and bool((shared[:, K:] == apart[:, K:]).all())
     with pytest.raises(ValueError, match="overlap"):
-        bilinear.matmul(A, B, out=shared[:, K:])
+        bilinear.matmul(A, B, out=shared[:, K - 1 : K - 1 + N])
 
 
 @pytest.mark.parametrize(("shape", "kernel"), [((500003, 4, 4), "tsm2l"), ((16384, 8192, 4), "tsm2r"),
