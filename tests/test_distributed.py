@@ -251,6 +251,8 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
     (("--gpus", "100000"), "argument --gpus: at most 4096 ranks are planned, not 100000"),
     (("--gpus", "0"), "argument --gpus: must be at least 1, not 0"),
     (("--gpus", "2", "--steps", "0"), "argument --steps: must be at least 1, not 0"),
+    (("--gpus", "2", "--steps", "9" * 23), "bilinear plan: at most 12 breadth-first steps are planned, not 999"),  # hung
+    (("--gpus", "2", "--steps", "100000"), "bilinear plan: at most 12 breadth-first steps are planned, not 100000"),
 ])
 def test_plans_out_of_reach_are_refused_at_once(args, message):
     """--steps 5 ran past 21 GB before it was refused; --gpus 0 planned 2 ranks and --steps 0 the default;
@@ -259,6 +261,14 @@ def test_plans_out_of_reach_are_refused_at_once(args, message):
     done = _cli("plan", str(ROOT / "algorithms/winograd.bl"), "-n", "64", *args)
     assert done.returncode in (1, 2) and message in done.stderr
     assert time.monotonic() - started < 30
+
+
+def test_a_one_product_scheme_is_cut_into_bands(tmp_path):
+    """plan and run --gpus 2 of a <1,1,1;1> scheme looped for ever choosing steps."""
+    one = tmp_path / "one.bl"
+    one.write_text("algorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n")
+    done = _cli("plan", str(one), "--gpus", "2", "-n", "8")
+    assert done.returncode == 0 and "proof: C = A·B holds exactly" in done.stdout, done.stdout + done.stderr
 
 
 def test_more_ranks_than_the_steps_within_reach_give_products_cut_into_bands():

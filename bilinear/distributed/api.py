@@ -21,6 +21,9 @@ from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan
 # The most global products a plan is built with: the plan and its exact proof grow with them
 # (Winograd's 7⁴ = 2401 take 4 s and 0.7 GB; 7⁵ ran past 21 GB).
 MAX_GLOBAL_PRODUCTS = 4096
+#: Two products a step pass MAX_GLOBAL_PRODUCTS after this many steps; one product a step gains
+#: nothing from a second step.
+MAX_STEPS = MAX_GLOBAL_PRODUCTS.bit_length() - 1
 
 
 def default_steps(rank: int, ranks: int) -> int:
@@ -28,7 +31,7 @@ def default_steps(rank: int, ranks: int) -> int:
     would make more than MAX_GLOBAL_PRODUCTS, the most steps within it (products are then cut
     into row bands among the ranks)."""
     steps, products = 1, rank
-    while products < ranks and products * rank <= MAX_GLOBAL_PRODUCTS:
+    while 1 < rank and products < ranks and products * rank <= MAX_GLOBAL_PRODUCTS:  # one product: bands
         steps, products = steps + 1, products * rank
     return steps
 
@@ -52,6 +55,9 @@ def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: in
                          f"not {steps!r}")  # 0 had meant the default
     algorithm = _algorithm_of(program)
     steps = steps or default_steps(algorithm.rank, ranks)
+    if steps > MAX_STEPS:  # checked first: 7^100000 is not computed (nor written)
+        raise ValueError(f"at most {MAX_STEPS} breadth-first steps are planned, not {steps} (each one multiplies the "
+                         f"global products by {algorithm.rank}; at most {MAX_GLOBAL_PRODUCTS} are planned)")
     if algorithm.rank ** steps > MAX_GLOBAL_PRODUCTS:
         raise ValueError(
             f"{steps} breadth-first steps of {algorithm.name} make {algorithm.rank}^{steps} = {algorithm.rank ** steps} "
