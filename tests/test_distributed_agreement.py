@@ -68,6 +68,23 @@ C = C0.copy()
 case("Fortran-ordered A", lambda: whole(np.asfortranarray(A0), B0, out=C, beta=2.0), out=C)
 listed = (A0.tolist(), B0.copy()) if rank == 0 else (None, None)
 case("a list for A on rank 0", lambda: root(*listed))
+
+single = dist.compile(ALG + "winograd.bl", backend="numpy", inputs="root", output="root",
+                      dtype="float32" if rank == 0 else "float64")  # rank 1 forgot dtype=
+small = (A0.astype(np.float32), B0.astype(np.float32)) if rank == 0 else (None, None)
+case("products compiled for two dtypes", lambda: single(*small))
+
+C = C0.copy()
+if rank == 0:
+    C.flags.writeable = False
+case("read-only out on rank 0", lambda: whole(A0, B0, out=C))
+
+failing = dist.compile(ALG + "winograd.bl", backend="numpy")
+def fail(*args, **kwargs):
+    raise RuntimeError("≠" * 400)
+if rank == 1:
+    failing.local.product.__class__ = type("Failing", (type(failing.local.product),), {{"__call__": fail}})
+case("a long non-ASCII failure on rank 1", lambda: failing(A0, B0))
 say(f"rank {{rank}} finished")
 """
 
@@ -78,6 +95,9 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
     assert done.returncode == 0, done.stdout + done.stderr
     said = dict(line.split(" -> ") for line in done.stdout.splitlines() if " -> " in line)
     outcomes = {name: text.rsplit(" (", 1)[0] for name, text in said.items()}
+    # cut to fit the exchange, said on every rank (it had failed to send, and rank 0 waited)
+    failure = outcomes.pop("a long non-ASCII failure on rank 1")
+    assert failure.startswith("refused: rank 1 failed: RuntimeError: ≠≠≠") and set(failure[38:]) == {"≠"}
     assert outcomes == {
         # rank 1's alpha had been applied to its products alone: C off by 13
         "alpha differs under root inputs": "refused: the ranks were called with different alphas or betas, or hold "
@@ -99,6 +119,10 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
                              "on every rank out kept",
         # rank 0 raised an AttributeError and rank 1 waited for the timeout
         "a list for A on rank 0": "refused: A, B and out must be 2-D arrays on every rank that passes them",
+        # rank 1 raised and rank 0 waited for the timeout (also below)
+        "products compiled for two dtypes": "refused: the ranks were called with different alphas or betas, or hold "
+                                            "products compiled differently",
+        "read-only out on rank 0": "refused: out is read-only on a rank; the product is written into it",
     }
     assert all(int(text.rsplit("(", 1)[1].split()[0]) < 30 for text in said.values())  # no one waited for a timeout
     assert "rank 1 finished" in done.stdout and "rank 0 finished" in done.stdout

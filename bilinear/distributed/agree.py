@@ -40,13 +40,14 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: tuple) -> tu
         return None if x is None or not matrix(x) else str(x.dtype)
 
     views = [x for x in (A, B, out) if x is not None]
+    writable = out is None or bool(getattr(getattr(out, "flags", None), "writeable", True))  # a read-only NumPy out
     if not all(matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
         return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta),
-                options, False, True)
+                options, False, True, writable)
     row_major = all(is_row_major(x) for x in views)
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta), options,
-            row_major, apart)
+            row_major, apart, writable)
 
 
 def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | None) -> tuple[int, int, int, str]:
@@ -90,6 +91,8 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
         return "A, B and out must be row-major matrices (C-contiguous, or row slices of one) on every rank"
     if any(not v[10] for v in everyone):
         return "out must not overlap A or B"
+    if any(not v[11] for v in everyone):
+        return "out is read-only on a rank; the product is written into it"
     dtypes = {v[2] for v in holders} | {v[3] for v in holders}
     if len(dtypes) != 1:
         return f"A and B must have one dtype on every rank that holds them, not {', '.join(sorted(dtypes))}"

@@ -26,6 +26,14 @@ MAX_GLOBAL_PRODUCTS = 4096
 MAX_STEPS = MAX_GLOBAL_PRODUCTS.bit_length() - 1
 
 
+def _short(message: str, budget: int = 400) -> str:
+    """``message`` cut to fit ``budget`` bytes as the exchange writes it (its repr in UTF-8): 400
+    characters of "≠" are 1,200 bytes, and the failing rank had failed again on sending them."""
+    while len(repr(message).encode()) > budget:
+        message = message[: len(message) * 3 // 4]
+    return message
+
+
 def default_steps(rank: int, ranks: int) -> int:
     """The fewest breadth-first steps that give every rank at least one product, or, where those
     would make more than MAX_GLOBAL_PRODUCTS, the most steps within it (products are then cut
@@ -172,7 +180,8 @@ class DistributedProduct:
         (:mod:`.agree`), before anything is written."""
         d = self.decomposition
         options = (d.name, d.rank, self.inputs, self.output, self.balance, self.bands,
-                   tuple(float(w) for w in self.weights) if self.weights else None)
+                   tuple(float(w) for w in self.weights) if self.weights else None,
+                   getattr(self.local.product, "dtype", None))  # one rank's float32 product had gone alone
         everyone = self.comm.agree(facts(A, B, out, alpha, beta, options))
         return judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
 
@@ -228,7 +237,7 @@ class DistributedProduct:
                 self.comm.xp.cuda.get_current_stream().synchronize()  # the time of the work, not of its issue
             status = None
         except Exception as error:  # reported to every rank below, then raised there
-            status = f"{type(error).__name__}: {error}"[:400]
+            status = _short(f"{type(error).__name__}: {error}")
         seconds = time.perf_counter() - started
         failed = [(rank, s) for rank, s in enumerate(self.comm.agree(status)) if s]
         if failed:
