@@ -143,6 +143,12 @@ try:
     say(f"rank {{product.comm.rank}} ran the block2d chain")
 except ValueError as error:
     say(f"rank {{product.comm.rank}} refused: {{error}}")
+from bilinear.distributed.comm import DistributedError
+try:  # rank 1 passes two more matrices: rank 0 had returned a wrong product, rank 1 waited
+    chain(matrices[:3] if product.comm.rank == 0 else matrices + matrices[-2:][::-1], product)
+    say(f"rank {{product.comm.rank}} ran chains that differ")
+except DistributedError as error:
+    say(f"rank {{product.comm.rank}} refused chains: {{error}}")
 """
 
 
@@ -154,6 +160,8 @@ def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_repl
     refusals = [line for line in done.stdout.splitlines() if "refused: chain needs a product with replicated inputs "
                 "and output, not inputs='block2d' and output='block2d'" in line]
     assert len(refusals) == 2
+    differ = [line for line in done.stdout.splitlines() if "refused chains: the ranks were called with different chains" in line]
+    assert len(differ) == 2, done.stdout
 
 
 

@@ -18,8 +18,11 @@ The plan is data (:class:`ChainPlan`), printed by :meth:`ChainPlan.describe`.
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
+
+from .comm import DistributedError
 
 
 @dataclass(frozen=True)
@@ -176,5 +179,11 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
     if (product.inputs, product.output) != ("replicated", "replicated"):
         raise ValueError(f"chain needs a product with replicated inputs and output, not inputs={product.inputs!r} "
                          f"and output={product.output!r}: every rank holds every matrix of the chain")
-    plan = plan_chain([tuple(m.shape) for m in matrices], product.comm.size, model or ChainModel())
+    shapes = [tuple(m.shape) for m in matrices]
+    described = repr((shapes, [str(m.dtype) for m in matrices])).encode()
+    # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
+    if len(set(product.comm.agree(hashlib.sha256(described).hexdigest()[:16]))) > 1:
+        raise DistributedError("the ranks were called with different chains (their number, shapes or dtypes of "
+                               "matrices differ); every rank passes the same chain")
+    plan = plan_chain(shapes, product.comm.size, model or ChainModel())
     return run_chain(plan, matrices, product), plan
