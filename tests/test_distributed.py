@@ -399,8 +399,16 @@ def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, na
     """run --gpus ran with them dropped and exited 0 without a word."""
     done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy", *options)
     assert done.returncode == 1
-    assert f"bilinear: {named} apply only to a one-device run; the distributed product takes --levels, --leaf, " \
+    verb = "apply" if "," in named else "applies"
+    assert f"bilinear: {named} {verb} only to a one-device run; the distributed product takes --levels, --leaf, " \
            "--dtype and --local for what each rank multiplies" in done.stderr
+
+
+@pytest.mark.parametrize("options, named", [(("--plot", "p.png"), "--plot"), (("--breakdown",), "--breakdown")])
+def test_bench_with_gpus_refuses_the_options_it_would_drop(options, named, tmp_path):
+    """bench --gpus wrote no plot and printed no breakdown, and exited 0."""
+    done = _cli("bench", "strassen", "-n", "16", "--gpus", "1", "--levels", "1", "--backend", "numpy", *options)
+    assert done.returncode == 1 and f"bilinear: {named} applies only to a one-device run" in done.stderr, done.stderr
 
 
 @needs_mpi

@@ -244,14 +244,16 @@ class SameOnEveryRank(ValueError):
 ONE_DEVICE_OPTIONS = (("--alpha", "alpha", 1.0), ("--beta", "beta", 0.0), ("--cutoff", "cutoff", 1),
                       ("--breadth", "breadth", 0), ("--no-fuse", "fuse", True), ("--launch", "launch", "serial"),
                       ("--workspace-limit", "workspace_limit", None), ("--levels-schemes", "levels_schemes", None),
-                      ("--moduli", "moduli", None), ("--scaling", "scaling", None))
+                      ("--moduli", "moduli", None), ("--scaling", "scaling", None), ("--plot", "plot", None),
+                      ("--breakdown", "breakdown", False))
 
 
 def _check_options(args) -> None:
     """Refuse what a distributed run would drop (it had run without them and exited 0)."""
     given = [option for option, name, default in ONE_DEVICE_OPTIONS if getattr(args, name, default) != default]
     if given:
-        raise SameOnEveryRank(f"{', '.join(given)} apply only to a one-device run; the distributed product takes "
+        verb = "applies" if len(given) == 1 else "apply"
+        raise SameOnEveryRank(f"{', '.join(given)} {verb} only to a one-device run; the distributed product takes "
                               "--levels, --leaf, --dtype and --local for what each rank multiplies")
 
 
