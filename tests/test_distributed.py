@@ -405,7 +405,7 @@ def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, na
 
 
 @pytest.mark.parametrize("options, named", [(("--plot", "p.png"), "--plot"), (("--breakdown",), "--breakdown")])
-def test_bench_with_gpus_refuses_the_options_it_would_drop(options, named, tmp_path):
+def test_bench_with_gpus_refuses_the_options_it_would_drop(options, named):
     """bench --gpus wrote no plot and printed no breakdown, and exited 0."""
     done = _cli("bench", "strassen", "-n", "16", "--gpus", "1", "--levels", "1", "--backend", "numpy", *options)
     assert done.returncode == 1 and f"bilinear: {named} applies only to a one-device run" in done.stderr, done.stderr
@@ -501,3 +501,11 @@ def test_plan_json_gives_each_ranks_flops_and_workspace_at_the_dtype():
     assert [2 * r["workspace_bytes"] for r in data["float32"]["per_rank"]] == [
         r["workspace_bytes"] for r in data["float64"]["per_rank"]]
 
+
+
+def test_compile_refuses_levels_it_does_not_choose():
+    """levels="auto" (the one-device compile's) ended in a TypeError from the growth ratio's power."""
+    import bilinear.distributed as dist
+
+    with pytest.raises(ValueError, match="^levels must be a whole number of local levels, not 'auto'"):
+        dist.compile(ROOT / "algorithms/winograd.bl", backend="numpy", levels="auto")

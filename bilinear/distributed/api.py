@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -326,6 +327,10 @@ def compile(
     from ..api import load
     from ..runtime.cupy_backend import cupy_available
 
+    if isinstance(levels, bool) or not hasattr(levels, "__index__"):  # "auto" had ended in a TypeError
+        raise ValueError(f"levels must be a whole number of local levels, not {levels!r} (the distributed product "
+                         "does not choose them per shape)")
+    levels = operator.index(levels)
     backend = backend or ("cupy" if cupy_available() else "numpy")
     comm = comm or make_comm(backend)
     program = scheme if isinstance(scheme, Program) else load(scheme)
