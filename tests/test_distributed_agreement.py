@@ -85,6 +85,9 @@ def fail(*args, **kwargs):
 if rank == 1:
     failing.local.product.__class__ = type("Failing", (type(failing.local.product),), {{"__call__": fail}})
 case("a long non-ASCII failure on rank 1", lambda: failing(A0, B0))
+
+from bilinear.distributed.measure import measure
+case("repeat differs", lambda: measure(whole, 16, 12, 10, "float64", repeat=3 if rank == 0 else 1))
 say(f"rank {{rank}} finished")
 """
 
@@ -123,6 +126,9 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         "products compiled for two dtypes": "refused: the ranks were called with different alphas or betas, or hold "
                                             "products compiled differently",
         "read-only out on rank 0": "refused: out is read-only on a rank; the product is written into it",
+        # the collectives fell out of step: "SyntaxError: invalid syntax" from another collective's bytes
+        "repeat differs": "refused: the ranks asked for different runs (sizes, dtype, repetitions or seed); start "
+                          "every rank with the same options",
     }
     assert all(int(text.rsplit("(", 1)[1].split()[0]) < 30 for text in said.values())  # no one waited for a timeout
     assert "rank 1 finished" in done.stdout and "rank 0 finished" in done.stdout

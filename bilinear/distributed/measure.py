@@ -17,6 +17,7 @@ import numpy as np
 from ..measure import error_bound as measure_bound
 from ..measure import median, time_device
 from .api import DistributedProduct
+from .comm import DistributedError
 from .layout import block_of
 
 
@@ -116,8 +117,16 @@ def _error(product: DistributedProduct, ours: Any, region, A: Any, B: Any) -> fl
 def measure(
     product: DistributedProduct, M: int, K: int, N: int, dtype: str, repeat: int = 5, seed: int = 0
 ) -> DistributedResult:
-    """Check one product against the one-GPU GEMM, then time both, interleaved."""
+    """Check one product against the one-GPU GEMM, then time both, interleaved.
+
+    Raises:
+        DistributedError: on every rank, when the ranks asked for different runs (a rank with
+            another ``--repeat`` had fallen out of step and read another collective's bytes).
+    """
     comm, xp = product.comm, product.comm.xp
+    if len(set(comm.agree((M, K, N, dtype, repeat, seed)))) > 1:
+        raise DistributedError("the ranks asked for different runs (sizes, dtype, repetitions or seed); start every "
+                               "rank with the same options")
     A, B = same_inputs(xp, M, K, N, dtype, seed)
     given = layout_pieces(product, A, B)
     ours = product(given["A"], given["B"], out=given["out"])
