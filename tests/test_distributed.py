@@ -124,6 +124,13 @@ def test_seven_products_over_two_four_and_eight_ranks_split_by_bands():
     assert default_steps(7, 8) == 2 and default_steps(7, 7) == 1 and default_steps(23, 4) == 1
 
 
+def test_weights_near_the_largest_float_are_proportions_too():
+    """[1e308, 1e308] summed past the floats: an OverflowError at call time."""
+    tasks = assign(7, 2, 4, [1e308, 1.7e308])
+    assert sorted((t.product, b) for t in tasks for b in range(*t.bands)) == [(p, b) for p in range(7) for b in range(4)]
+    assert assign(7, 2, 4, [1e308, 1e308]) == assign(7, 2, 4, [1.0, 1.0])
+
+
 def test_uneven_weights_give_the_slow_rank_less():
     plan = make_plan(_winograd_plan().decomposition, (4096, 4096, 4096), 2, weights=[1.0, 3.0])
     assert verify_plan(plan).ok

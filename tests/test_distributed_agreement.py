@@ -86,6 +86,9 @@ if rank == 1:
     failing.local.product.__class__ = type("Failing", (type(failing.local.product),), {{"__call__": fail}})
 case("a long non-ASCII failure on rank 1", lambda: failing(A0, B0))
 
+numpy_weights = dist.compile(ALG + "winograd.bl", backend="numpy", weights=[np.float32(1), np.float64(2.5)])
+case("NumPy weights", lambda: numpy_weights(A0, B0))
+
 from bilinear.distributed.measure import measure
 case("repeat differs", lambda: measure(whole, 16, 12, 10, "float64", repeat=3 if rank == 0 else 1))
 say(f"rank {{rank}} finished")
@@ -126,6 +129,7 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         "products compiled for two dtypes": "refused: the ranks were called with different alphas or betas, or hold "
                                             "products compiled differently",
         "read-only out on rank 0": "refused: out is read-only on a rank; the product is written into it",
+        "NumPy weights": "ran",  # "weights must be 2 positive numbers" of np.float32(1)
         # the collectives fell out of step: "SyntaxError: invalid syntax" from another collective's bytes
         "repeat differs": "refused: the ranks asked for different runs (sizes, dtype, repetitions or seed); start "
                           "every rank with the same options",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import time
 from pathlib import Path
@@ -123,9 +124,10 @@ class DistributedProduct:
         for name, value, allowed in (("inputs", inputs, INPUT_LAYOUTS), ("output", output, OUTPUT_LAYOUTS)):
             if value not in allowed:  # a bare KeyError at the first call before
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
-        if weights is not None and (len(weights) != comm.size or not all(
-                isinstance(w, (int, float)) and not isinstance(w, bool) and 0 < w < math.inf for w in weights)):
+        if weights is not None and (len(weights) != comm.size or not all(  # NumPy's numbers are Real too
+                isinstance(w, numbers.Real) and not isinstance(w, bool) and 0 < w < math.inf for w in weights)):
             raise ValueError(f"weights must be {comm.size} positive numbers, one per rank, not {weights!r}")
+        weights = None if weights is None else [float(w) for w in weights]
         self.decomposition, self.local, self.comm = decomposition, local, comm
         self.inputs, self.output, self.weights, self.bands = inputs, output, weights, bands
         self.balance = balance

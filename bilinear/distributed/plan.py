@@ -115,8 +115,10 @@ class Plan:
 
 def _quotas(units: int, weights: Sequence[float]) -> list[int]:
     """Integers summing to ``units`` in proportion to ``weights`` (largest remainder)."""
-    total = sum(weights)
-    exact = [units * w / total for w in weights]
+    largest = max(weights)
+    shares = [w / largest for w in weights]  # weights near 1e308 would sum (and scale) past the floats
+    total = sum(shares)
+    exact = [units * w / total for w in shares]
     quotas = [math.floor(x) for x in exact]
     by_remainder = sorted(range(len(weights)), key=lambda p: (quotas[p] - exact[p], p))
     for p in by_remainder[: units - sum(quotas)]:
