@@ -270,6 +270,16 @@ def test_plans_out_of_reach_are_refused_at_once(args, message):
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.parametrize("scheme, layout, gib", [("msmes", (), 4), ("winograd", (), 6),
+                                                ("winograd", ("--inputs", "block2d", "--output", "block2d"), 30)])
+def test_plan_prints_the_workspace_run_allocates(scheme, layout, gib):
+    """plan counted an in-place local product's operand copies (6 GiB where run held 4) and none of
+    the gathered A, B and partial C of block2d layouts (6 GiB where run held 30)."""
+    done = _cli("plan", scheme, "--gpus", "2", "-n", "32768", "--format", "json", *layout)
+    assert done.returncode == 0, done.stderr
+    assert {r["workspace_bytes"] for r in json.loads(done.stdout)["per_rank"]} == {gib * 2**30}
+
+
 def test_a_one_product_scheme_is_cut_into_bands(tmp_path):
     """plan and run --gpus 2 of a <1,1,1;1> scheme looped for ever choosing steps."""
     one = tmp_path / "one.bl"

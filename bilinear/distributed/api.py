@@ -14,7 +14,7 @@ from ..runtime.views import is_contiguous
 from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
-from .execute import Local, RankProgram, combine, workspace_bytes
+from .execute import Local, RankProgram, combine, rank_workspace_bytes
 from .agree import facts, judge
 from .layout import block_of, block_shape, gather, scatter_sum
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan
@@ -83,15 +83,23 @@ def local_products(program: Program, dtype: str, levels: int, leaf: str, backend
     classical = compile(program, dtype=dtype, levels=0, leaf="cublas", backend=backend)
     if not levels:
         return Local(classical, classical, writes_inputs=False)
-    main = program.main
+    writes_inputs, accumulates = local_roles(program)
     return Local(
         compile(program, dtype=dtype, levels=levels, leaf=leaf, backend=backend),
         classical,
-        writes_inputs=isinstance(main, Schedule) and main.inplace,
-        accumulates=not (isinstance(main, Schedule) and main.overwrites_c),
+        writes_inputs=writes_inputs,
+        accumulates=accumulates,
         growth=growth_ratio(_algorithm_of(program)) ** levels,
-        name=f"{main.name} L{levels} {leaf}",
+        name=f"{program.main.name} L{levels} {leaf}",
     )
+
+
+def local_roles(program: Program) -> tuple[bool, bool]:
+    """Whether ``program``'s main definition, as a rank's local product (one level or more), writes
+    its inputs (an in-place schedule) and accumulates into C (not a schedule that computes C = A·B)."""
+    main = program.main
+    schedule = isinstance(main, Schedule)
+    return schedule and main.inplace, not (schedule and main.overwrites_c)
 
 
 BALANCES = ("static", "dynamic")
@@ -159,13 +167,8 @@ class DistributedProduct:
     def workspace_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
         """Bytes this rank allocates per call beyond its A, B and C: operand sums, products, and the
         copies of A, B and a partial C where the layout does not give the rank the whole matrices."""
-        plan = self.plan(M, K, N)
-        extra = workspace_bytes(plan, self.comm.rank, itemsize, self.local.writes_inputs, self.local.accumulates)
-        if self.inputs == "block2d" or (self.inputs == "root" and self.comm.rank != 0):
-            extra += itemsize * (M * K + K * N)
-        if self.output == "block2d" or (self.output == "root" and self.comm.rank != 0):
-            extra += itemsize * M * N
-        return extra
+        return rank_workspace_bytes(self.plan(M, K, N), self.comm.rank, itemsize, self.local.writes_inputs,
+                                    self.local.accumulates)
 
     def memory_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
         """Everything this rank holds during a call: its A, B and C (as the layouts give them) and the workspace."""
@@ -184,7 +187,7 @@ class DistributedProduct:
         d = self.decomposition
         options = (d.name, d.rank, self.inputs, self.output, self.balance, self.bands,
                    tuple(float(w) for w in self.weights) if self.weights else None,
-                   getattr(self.local.product, "dtype", None))  # one rank's float32 product had gone alone
+                   getattr(self.local.classical, "dtype", None))  # one rank's float32 products had gone alone
         everyone = self.comm.agree(facts(A, B, out, alpha, beta, options))
         return judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
 

@@ -112,9 +112,10 @@ def _sum(side: str, coefficients) -> str:
     return text[2:] if text.startswith("+ ") else text
 
 
-def describe_plan(plan: Plan, itemsize: int) -> list[str]:
-    """One line per rank, then one per task: what the rank forms, multiplies and adds where."""
-    from .execute import workspace_bytes
+def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[str]:
+    """One line per rank, then one per task: what the rank forms, multiplies and adds where; the
+    workspace with local products of ``roles`` (writes its inputs, accumulates: see local_roles)."""
+    from .execute import rank_workspace_bytes
 
     d = plan.decomposition
     lines = [
@@ -125,7 +126,7 @@ def describe_plan(plan: Plan, itemsize: int) -> list[str]:
         share = sum(t.band_count for t in plan.tasks_of(rank)) / plan.bands
         lines.append(
             f"rank {rank}: {share:g} products, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
-            f"workspace {workspace_bytes(plan, rank, itemsize, False) / 2**30:.2f} GiB"
+            f"workspace {rank_workspace_bytes(plan, rank, itemsize, *roles) / 2**30:.2f} GiB"
         )
         for task in plan.tasks_of(rank):
             p = d.products[task.product]
@@ -149,16 +150,17 @@ def describe_plan(plan: Plan, itemsize: int) -> list[str]:
     return lines
 
 
-def _plan_as_data(plan: Plan, itemsize: int) -> dict:
+def _plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
     """The plan as JSON data, with what the text form says per rank: flops and workspace bytes at
     ``itemsize`` (--dtype's; the JSON had been the same for float32 and float64)."""
-    from .execute import workspace_bytes
+    from .execute import rank_workspace_bytes
 
     d = plan.decomposition
     return {
         "dtype_bytes": itemsize,
         "per_rank": [{"rank": rank, "flops": plan.flops_of(rank),
-                      "workspace_bytes": workspace_bytes(plan, rank, itemsize, False)} for rank in range(plan.ranks)],
+                      "workspace_bytes": rank_workspace_bytes(plan, rank, itemsize, *roles)}
+                     for rank in range(plan.ranks)],
         "decomposition": d.name,
         "grid": [d.rows, d.inner, d.cols],
         "shape": list(plan.shape),
@@ -180,7 +182,7 @@ def _plan_as_data(plan: Plan, itemsize: int) -> dict:
 
 
 def plan_command(args) -> int:
-    from .api import decomposition_for
+    from .api import decomposition_for, local_roles
     from .check import verify_plan
     from .plan import make_plan
 
@@ -190,16 +192,18 @@ def plan_command(args) -> int:
     ranks = args.gpus or 2
     if ranks < 1:
         raise ValueError(f"--gpus must be at least 1, not {ranks}")
-    decomposition = decomposition_for(load_input(args), ranks, args.decomposition, args.steps)
+    program = load_input(args)
+    decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
+    roles = local_roles(program)  # run's default: FILE's own definition is each rank's local product
     shape = (args.m or args.n, args.k or args.n, args.n)
     plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
     check = verify_plan(plan)
     itemsize = 8 if args.dtype == "float64" else 4
     if args.format == "json":
-        print(json.dumps(_plan_as_data(plan, itemsize) | {"verified": check.ok, "problems": list(check.problems)},
+        print(json.dumps(_plan_as_data(plan, itemsize, roles) | {"verified": check.ok, "problems": list(check.problems)},
                          indent=1))
     else:
-        print("\n".join(describe_plan(plan, itemsize)))
+        print("\n".join(describe_plan(plan, itemsize, roles)))
         verdict = "C = A·B holds exactly" if check.ok else "FAILS: " + "; ".join(check.problems)
         print(f"proof: {verdict} ({check.band_classes} band class(es), {check.terms} tensor terms compared)")
     return 0 if check.ok else 1

@@ -176,3 +176,16 @@ def workspace_bytes(plan: Plan, rank: int, itemsize: int, writes_inputs: bool = 
     """Bytes of operand-sum and product buffers one rank allocates per call."""
     shapes = _buffer_shapes(plan)
     return itemsize * sum(shapes[n][0] * shapes[n][1] for n in _needed(plan, rank, writes_inputs, accumulates))
+
+
+def rank_workspace_bytes(plan: Plan, rank: int, itemsize: int, writes_inputs: bool, accumulates: bool) -> int:
+    """Bytes one rank allocates per call beyond its A, B and C: operand sums and products, and the
+    copies of A, B and a partial C where the layout does not give the rank the whole matrices
+    (what ``plan`` prints and ``run`` reports alike)."""
+    M, K, N = plan.shape
+    extra = workspace_bytes(plan, rank, itemsize, writes_inputs, accumulates)
+    if plan.inputs == "block2d" or (plan.inputs == "root" and rank != 0):
+        extra += itemsize * (M * K + K * N)
+    if plan.output == "block2d" or (plan.output == "root" and rank != 0):
+        extra += itemsize * M * N
+    return extra
