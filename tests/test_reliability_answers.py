@@ -73,6 +73,17 @@ def test_run_of_a_non_restoring_schedule_times_the_library_on_the_original_opera
     assert not any("restored" in line or "rounding" in line for line in lines)
 
 
+def test_the_header_of_a_non_restoring_schedule_says_a_and_b_are_left_changed(tmp_path):
+    """It said they were restored "up to rounding"; the library left them changed by order 1."""
+    from bilinear.cli import main
+
+    path = _write(tmp_path, "destroys.bl", MSMES_NO_RESTORE)
+    assert main(["compile", str(path), "-o", str(tmp_path / "out")]) == 0
+    header = " ".join((tmp_path / "out" / f"{bilinear.load(path).main.name}.h").read_text().replace("\n * ", " ").split())
+    assert "overwrites them and does NOT restore them (it declares no `restore`)" in header
+    assert "restores them" not in header
+
+
 @pytest.mark.parametrize("levels", [2, 3])
 def test_non_restoring_in_place_schedule_is_refused_below_the_top_level(tmp_path, levels):
     path = _write(tmp_path, "destroys.bl", MSMES_NO_RESTORE)

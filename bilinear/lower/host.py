@@ -55,6 +55,13 @@ _PEEL_DIMS = {
 }
 
 
+def restores_inputs(lowered: Lowered) -> bool:
+    """Whether every in-place schedule it runs restores A and B (one that declares no `restore`
+    runs at the top level only, and leaves them changed)."""
+    plans = [p for plan in lowered.levels for p in (plan, plan.accumulate_fallback) if p is not None]
+    return all(plan.schedule.restores for plan in plans if plan.schedule.inplace)
+
+
 def writes_inputs(lowered: Lowered) -> bool:
     """Whether some schedule writes A or B blocks (in-place schedules overwrite and restore them)."""
     plans = [p for plan in lowered.levels for p in (plan, plan.accumulate_fallback) if p is not None]
@@ -287,6 +294,7 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
         levels=tuple((p.algorithm.shape.m, p.algorithm.shape.k, p.algorithm.shape.n) for p in lowered.levels),
         cutoff=lowered.options.cutoff,
         const_inputs=not writes_inputs(lowered),
+        restores_inputs=restores_inputs(lowered),
         top_overwrites=top_ow,
         top_accumulates=top_acc,
         nodes=tuple(host.nodes.values()),

@@ -153,6 +153,7 @@ class HostDtype:
     levels: tuple[tuple[int, int, int], ...]  # each level's algorithm shape
     cutoff: int
     const_inputs: bool
+    restores_inputs: bool  # every in-place schedule it runs declares `restore`
     top_overwrites: str | None  # node run when the first schedule overwrites C
     top_accumulates: str
     nodes: tuple[NodeCode, ...]

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..lower.host import restores_inputs
 from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
 from .executor import Executor
@@ -117,7 +118,7 @@ class CompiledProduct:
     def restores_inputs(self) -> bool:
         """Whether every in-place schedule it runs restores A and B (one that declares no `restore`
         runs at the top level only, and leaves them changed)."""
-        return all(plan.schedule.restores for plan in self._level_plans() if plan.schedule.inplace)
+        return all(restores_inputs(executor.lowered) for executor in self.executors)
 
     @property
     def dtype(self) -> str:
