@@ -190,6 +190,19 @@ def test_the_library_refuses_beta_at_every_size_for_an_overwriting_schedule_and_
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_failed_workspace_allocation_leaves_c_as_it_was(tmp_path):
+    """C had been scaled by beta before the workspace was allocated: a caller falling back to
+    cublasDgemm after the error (1002) got beta²·C."""
+    from helpers.emulated import statuses
+
+    out = _compile(tmp_path, "algorithms/strassen.bl", "--levels", "1")
+    calls = ["(C[0] = 3.0, emulator_allocation_limit = 1000, "
+             "strassen_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.5, C, 64, nullptr))",
+             "C[0] == 3.0"]
+    assert statuses(out, "strassen", calls) == [1002, 1]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 @pytest.mark.parametrize("scheme, levels", [("rsmm", "1"), ("rsmm", "2"), ("grey333", "2")])
 def test_the_manifest_states_the_workspace_the_library_allocates(tmp_path, scheme, levels):
     """rsmm's library allocated its first level's accumulating temporaries too, which never run

@@ -21,6 +21,8 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2 };
 
 inline int emulator_allocations = 0;  // live cudaMalloc/cudaMallocAsync blocks
+inline size_t emulator_allocation_limit = size_t(-1);  // a cudaMallocAsync of more fails, as out of memory
+const cudaError_t cudaErrorMemoryAllocation = 2;
 
 inline cudaError_t cudaMalloc(void* pointer, size_t bytes) {
   *static_cast<void**>(pointer) = std::malloc(bytes ? bytes : 1);
@@ -28,7 +30,10 @@ inline cudaError_t cudaMalloc(void* pointer, size_t bytes) {
   return cudaSuccess;
 }
 template <typename T> cudaError_t cudaMalloc(T** pointer, size_t bytes) { return cudaMalloc(static_cast<void*>(pointer), bytes); }
-inline cudaError_t cudaMallocAsync(void** pointer, size_t bytes, cudaStream_t) { return cudaMalloc(static_cast<void*>(pointer), bytes); }
+inline cudaError_t cudaMallocAsync(void** pointer, size_t bytes, cudaStream_t) {
+  if (bytes > emulator_allocation_limit) return cudaErrorMemoryAllocation;
+  return cudaMalloc(static_cast<void*>(pointer), bytes);
+}
 inline cudaError_t cudaFree(void* pointer) {
   std::free(pointer);
   --emulator_allocations;
