@@ -567,6 +567,16 @@ def test_recompiling_another_scheme_into_a_folder_removes_the_earlier_library(ca
                                                           "report.txt", "winograd.cu", "winograd.h"]
 
 
+def test_force_removes_only_files_bilinear_wrote(capsys, tmp_path):
+    """A web app's manifest.json {"name": "app"} made compile --force delete the user's app.cu and app.h."""
+    (tmp_path / "manifest.json").write_text('{"name": "app", "version": "1.0"}')
+    (tmp_path / "app.cu").write_text("int main() {}\n")
+    (tmp_path / "app.h").write_text("// my header\n")
+    code, _, err = _run(capsys, "compile", "strassen", "-o", str(tmp_path), "--force")
+    assert code == 0 and "removed" not in err, err
+    assert (tmp_path / "app.cu").read_text() == "int main() {}\n" and (tmp_path / "app.h").exists()
+
+
 @pytest.mark.parametrize("command", [("compile", "strassen"), ("import", "strassen"), ("export", "strassen", "--to", "fast-matmul"),
                                      ("transform", "strassen", "--to", "nkm")])
 def test_an_empty_output_name_is_a_usage_error(capsys, command):
