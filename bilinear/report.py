@@ -372,6 +372,9 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
             for s in schedules
         ]
         out.append("")
+        # a result that holds only where blocks have some shape is said as the text report says it
+        out += [f"- {s['name']} requires {condition}" for s in schedules for condition in s["shape_conditions"]]
+        out += [""] if any(s["shape_conditions"] for s in schedules) else []
     problems = [d for e in data["entries"] for d in (*e["errors"], *e["warnings"])]
     if problems:
         out += ["## Findings", ""]

@@ -42,6 +42,13 @@ def test_the_report_states_the_conditions(y_like_a, capsys):
     assert schedule["shape_conditions"] == sorted(CONDITIONS)
 
 
+def test_the_markdown_report_states_the_conditions_too(y_like_a, capsys):
+    """md showed a plain "verified" row: the conditions were in the text and JSON reports only."""
+    assert main(["verify", str(y_like_a), "--format", "md"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"- rsmm_ya requires {condition}" in out for condition in CONDITIONS)
+
+
 def test_a_call_whose_blocks_break_a_condition_is_refused_before_it_runs(y_like_a):
     product = bilinear.compile(y_like_a, backend="numpy", levels=2)
     A, B, C = random_inputs(np, 64, 32, 64, "float64", seed=3)
