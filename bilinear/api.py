@@ -138,16 +138,29 @@ def load(
             which are not algorithms that can be compiled; :func:`verify`
             reports on those.
     """
+    return load_noted(path, format, shape, key=key, allow_pickle=allow_pickle, modulus=modulus)[0]
+
+
+def load_noted(path: str | Path, format: str | None = None, shape: str | None = None, *, key: str | None = None,
+               allow_pickle: bool = False, modulus: int | None = None) -> tuple[Program, tuple[Diagnostic, ...]]:
+    """:func:`load`'s program, and the notes :func:`verify` gives it: what the file claims beyond
+    an algorithm over Q (an alternative basis; a scheme claimed modulo p that holds over Q), so
+    that ``compile``'s report says what ``verify``'s says."""
     path = _as_path(path)
     loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):
-        return loaded
+        return loaded, ()
+    notes = ()
     if isinstance(loaded, AlternativeBasis):
+        notes = (Diagnostic(loaded.note, loaded.algorithm.span, severity="note"),)
         loaded = loaded.algorithm
     if isinstance(loaded, ModularScheme):
         check = check_inexact(loaded)
-        if check.ok:
-            loaded = loaded.algorithm  # claimed modulo p (by --mod or its name), but it holds over Q: exact
+        if check.ok:  # claimed modulo p (by --mod or its name), but it holds over Q: exact
+            why = f" ({loaded.reason})" if loaded.reason else ""
+            notes = (Diagnostic(f"{loaded.name} is claimed modulo {loaded.modulus}{why} and holds over Q (and so "
+                                f"modulo {loaded.modulus})", loaded.span, severity="note"),)
+            loaded = loaded.algorithm
         elif check.modular_errors:  # not even modulo p (a denominator p divides): "valid only modulo p" was false
             first = check.modular_errors[0]
             raise BilinearError(Diagnostic(
@@ -161,7 +174,15 @@ def load(
                 notes=("`bilinear verify` (bilinear.api.verify) checks what it claims",),
             )
         )
-    return _program(path, loaded)
+    return _program(path, loaded), notes
+
+
+def with_notes(report: Report, notes: tuple[Diagnostic, ...]) -> Report:
+    """``report`` with ``notes`` first among its one entry's warnings."""
+    if not notes:
+        return report
+    (entry,) = report.entries
+    return replace(report, entries=(replace(entry, warnings=(*notes, *entry.warnings)),))
 
 
 def verify(
@@ -192,10 +213,8 @@ def verify(
     if isinstance(loaded, Algorithm):
         return verify_program(_program(path, loaded))
     if isinstance(loaded, AlternativeBasis):
-        report = verify_program(_program(path, loaded.algorithm))
-        (entry,) = report.entries
         note = Diagnostic(loaded.note, loaded.algorithm.span, severity="note")
-        return replace(report, entries=(replace(entry, warnings=(note, *entry.warnings)),))
+        return with_notes(verify_program(_program(path, loaded.algorithm)), (note,))
     return Report(str(path), (check_inexact(loaded),))
 
 

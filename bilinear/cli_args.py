@@ -241,15 +241,16 @@ def add_reading_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_input(args, path=None):
+def load_input(args, path=None, noted: bool = False):
     """The program the input options describe (a :class:`~bilinear.ir.Program`): FILE's, or ``path``'s
-    read with the same options."""
-    from .api import load
+    read with the same options; with ``noted``, and the notes ``verify`` gives it (api.load_noted)."""
+    from .api import load_noted
 
-    return load(
+    loaded = load_noted(
         args.file if path is None else path, format=args.input_format, shape=args.shape, key=args.key,
         allow_pickle=args.allow_pickle, modulus=args.mod,
     )
+    return loaded if noted else loaded[0]
 
 
 SCALAR_OPTIONS = ("--alpha", "--beta")

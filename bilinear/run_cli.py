@@ -154,14 +154,16 @@ def _compile(args) -> int:
     from .lower.artifact import artifact_names, earlier_library, host_notes, write_artifacts
     from .lower.plan import library_name
     from .output import check_folder
+    from .api import with_notes
     from .report import to_text
     from .verify import verify_program
 
-    program, per_level = _per_level(args, load_input(args))
+    program, notes = load_input(args, noted=True)
+    program, per_level = _per_level(args, program)
     name = library_name(program, per_level)
     out = args.output or Path("build") / name
     check_folder(out, artifact_names(name), args.force)  # before any work: a refusal costs nothing
-    report = verify_program(program)
+    report = verify_program(program) if per_level else with_notes(verify_program(program), notes)  # verify's notes
     if not report.ok:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)

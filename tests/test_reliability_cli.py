@@ -7,7 +7,7 @@ import os
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, scheme_file
 from helpers.cli import run_cli
 
 STRASSEN = str(ROOT / "algorithms" / "strassen.bl")
@@ -775,3 +775,16 @@ def test_derived_headers_name_their_sources_without_this_machines_paths(capsys, 
 def test_algorithm_naming_a_schedule_says_so(capsys, tmp_path):
     code, _, err = _run(capsys, "transform", "msmes", "--algorithm", "msmes", "--to", "nkm", "-o", str(tmp_path / "x.bl"))
     assert code == 1 and "msmes is a schedule (for strassen); --algorithm names an algorithm: --algorithm strassen" in err
+
+
+@pytest.mark.parametrize("relative, options, says", [
+    ("plinopt/3x4x7_63_rational-ALT_L.sms", (), "is an alternative-basis scheme"),
+    ("kauers/k000000011c4745e-333-23-mod0.exp", ("--mod", "7"), "is claimed modulo 7 (given with --mod 7) and holds over Q"),
+])
+def test_compiles_report_says_what_verify_says_of_a_catalogue_scheme(capsys, tmp_path, relative, options, says):
+    """compile's report.* left out verify's note on an alternative basis and on a scheme claimed modulo p."""
+    path = scheme_file(relative)
+    code, _, err = _run(capsys, "compile", path, *options, "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    for report in ("report.txt", "report.md", "report.json"):
+        assert says in (tmp_path / "out" / report).read_text(), report
