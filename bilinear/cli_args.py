@@ -194,6 +194,12 @@ def output_path(text: str) -> Path:
     return Path(text)
 
 
+def output_folder(text: str) -> Path:
+    """An argparse type: the folder ``compile -o`` writes into (made when missing, so ``DIR/`` names a
+    new one too)."""
+    return output_path(text.rstrip("/" + os.sep) or text)
+
+
 def scheme_path(text: str) -> Path:
     """An argparse type: a scheme file, or a shipped scheme's name."""
     from .frontend.loader import find_scheme

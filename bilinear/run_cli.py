@@ -18,7 +18,7 @@ from .cli_args import (
     count,
     finite,
     load_input,
-    output_path,
+    output_folder,
     positive,
     scheme_path,
 )
@@ -40,7 +40,8 @@ def add_compile_and_run_parsers(commands) -> None:
         "verification report (report.txt, report.md, report.json). Works without a GPU.",
     )
     add_input_options(compile_)
-    compile_.add_argument("-o", "--output", type=output_path, default=None, metavar="DIR", help="output folder (default build/<name>)")
+    compile_.add_argument("-o", "--output", type=output_folder, default=None, metavar="DIR",
+                          help="output folder, made when missing (default build/<name>)")
     compile_.add_argument("--force", action="store_true", help="replace files that already exist in DIR")
     add_lowering_options(compile_)
     add_report_options(compile_)

@@ -567,6 +567,12 @@ def test_recompiling_another_scheme_into_a_folder_removes_the_earlier_library(ca
                                                           "report.txt", "winograd.cu", "winograd.h"]
 
 
+def test_compile_into_a_new_folder_named_with_a_slash(capsys, tmp_path):
+    """compile -o new/ was refused ("names a folder, and there is none"), though compile makes it."""
+    code, _, err = _run(capsys, "compile", "strassen", "-o", f"{tmp_path / 'new'}/")
+    assert code == 0 and (tmp_path / "new" / "strassen.cu").is_file(), err
+
+
 def test_force_removes_only_files_bilinear_wrote(capsys, tmp_path):
     """A web app's manifest.json {"name": "app"} made compile --force delete the user's app.cu and app.h."""
     (tmp_path / "manifest.json").write_text('{"name": "app", "version": "1.0"}')
