@@ -134,6 +134,14 @@ def test_run_help_states_the_error_the_code_computes(capsys):
     assert "‖C−C_ref‖/(|α|‖A‖‖B‖ + |β|‖C‖)" in " ".join(capsys.readouterr().out.split())
 
 
+def test_compile_help_gives_the_build_command_that_works(capsys):
+    """It said `nvcc -shared <name>.cu -lcublas`, which fails for fused leaves (cp.async, FP64 MMA need sm_90)."""
+    with pytest.raises(SystemExit):
+        main(["compile", "--help"])
+    assert "nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared <name>.cu -o lib<name>.so -lcublas" in " ".join(
+        capsys.readouterr().out.split())
+
+
 def test_no_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main([])
