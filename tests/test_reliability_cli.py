@@ -567,6 +567,19 @@ def test_recompiling_another_scheme_into_a_folder_removes_the_earlier_library(ca
                                                           "report.txt", "winograd.cu", "winograd.h"]
 
 
+def test_compile_and_run_say_which_of_several_algorithms_they_use(capsys, tmp_path):
+    """A file of two algorithms compiled its last with no note (msmes's algorithm and schedule need none)."""
+    two = tmp_path / "two.bl"
+    two.write_text((ROOT / "algorithms" / "naive2x2.bl").read_text() + "\n" + (ROOT / "algorithms" / "strassen.bl").read_text())
+    note = f"note: {two} also defines naive2x2; compile uses its last definition, strassen"
+    code, _, err = _run(capsys, "compile", two, "-o", str(tmp_path / "out"))
+    assert code == 0 and note in err, err
+    code, _, err = _run(capsys, "run", two, "-n", "8", "--backend", "numpy")
+    assert code == 0 and note.replace("compile uses", "run uses") in err, err
+    code, _, err = _run(capsys, "compile", "msmes", "-o", str(tmp_path / "msmes"))
+    assert code == 0 and "also defines" not in err
+
+
 def test_compile_into_a_new_folder_named_with_a_slash(capsys, tmp_path):
     """compile -o new/ was refused ("names a folder, and there is none"), though compile makes it."""
     code, _, err = _run(capsys, "compile", "strassen", "-o", f"{tmp_path / 'new'}/")

@@ -39,3 +39,10 @@ class Program:
     def main(self) -> Definition:
         """The last definition written in the file: what ``compile`` and ``run`` use."""
         return self.own_definitions()[-1]
+
+    def unused(self) -> tuple[str, ...]:
+        """The file's own definitions that ``main`` neither is nor schedules: what compile and run
+        leave out (two algorithms in one file: the first)."""
+        main = self.main
+        used = {main.name, getattr(main, "algorithm", main.name)}
+        return tuple(d.name for d in self.own_definitions() if d.name not in used)
