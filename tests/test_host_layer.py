@@ -49,7 +49,8 @@ def test_header_declares_both_functions_and_is_honest_about_const(tmp_path):
     assert "double alpha, const double* A, int lda," in (strassen / "strassen.h").read_text()
     manifest = json.loads((msmes / "manifest.json").read_text())
     assert manifest["host"]["functions"] == {"float64": "msmes_dgemm", "float32": "msmes_sgemm"}
-    assert manifest["host"]["inputs_const"] is False
+    assert manifest["host"]["inputs_const"] is False and manifest["host"]["inputs_restored"] is True
+    assert manifest["host"]["shape_conditions"] == []
     source = (msmes / "msmes.cu").read_text()
     # Both element types' kernels are in the library; the host layer launches the fused ones.
     for kernel in manifest["host"]["other_kernels"]["float32"]:

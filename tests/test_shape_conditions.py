@@ -42,6 +42,14 @@ def test_the_report_states_the_conditions(y_like_a, capsys):
     assert schedule["shape_conditions"] == sorted(CONDITIONS)
 
 
+def test_the_manifest_states_the_conditions(y_like_a, tmp_path):
+    """The header listed them and the library returned 3000 + level, but the manifest said nothing."""
+    assert main(["compile", str(y_like_a), "-o", str(tmp_path / "out"), "--levels", "2"]) == 0
+    stated = json.loads((tmp_path / "out" / "manifest.json").read_text())["host"]["shape_conditions"]
+    numbered = [condition.replace("/m", "/2").replace("/k", "/2").replace("/n", "/2") for condition in CONDITIONS]
+    assert {(c["level"], c["requires"]) for c in stated} == {(level, text) for level in (1, 2) for text in numbered}
+
+
 def test_the_markdown_report_states_the_conditions_too(y_like_a, capsys):
     """md showed a plain "verified" row: the conditions were in the text and JSON reports only."""
     assert main(["verify", str(y_like_a), "--format", "md"]) == 0

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..ir import Program
 from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
-from .host import host_dtype, render_header, render_host
+from .host import host_dtype, render_header, render_host, restores_inputs
 from .manifest import manifest
 from .options import LEAF_KINDS
 from .plan import Lowered, Options, Verified, lower
@@ -27,7 +27,9 @@ def build_commands(name: str) -> list[str]:
     """How to build and link the artifact (also in the header and the manifest)."""
     return [
         f"nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared {name}.cu -o lib{name}.so -lcublas",
-        f"g++ driver.cpp -I. -I$CUDA_HOME/include -L. -l{name} -L$CUDA_HOME/lib64 -lcudart -lcublas -o driver",
+        # the caller's own program (compile writes none) linked against the library
+        f"g++ your_program.cpp -I. -I$CUDA_HOME/include -L. -l{name} -L$CUDA_HOME/lib64 -lcudart -lcublas "
+        "-o your_program",
     ]
 
 
@@ -84,6 +86,11 @@ def write_artifacts(
         "functions": {h.dtype: h.function for h in (host_dtype(each, lowered.name) for each in [lowered, *others])},
         "layout": "column-major, like cublasDgemm with CUBLAS_OP_N",
         "inputs_const": not any(_writes(each) for each in [lowered, *others]),
+        # written and put back (up to rounding), or left changed by a schedule without `restore`
+        "inputs_restored": all(restores_inputs(each) for each in [lowered, *others]),
+        # a call whose blocks break one returns 3000 + level and runs nothing (the header says so too)
+        "shape_conditions": [{"level": c.level + 1, "requires": c.text}
+                             for c in host_dtype(lowered, lowered.name).conditions],
         "other_kernels": {each.options.dtype: each.kernel_names() for each in others},
         "build": build_commands(lowered.name),
     }
