@@ -807,3 +807,21 @@ def test_compiles_report_says_what_verify_says_of_a_catalogue_scheme(capsys, tmp
     assert code == 0, err
     for report in ("report.txt", "report.md", "report.json"):
         assert says in (tmp_path / "out" / report).read_text(), report
+
+
+def test_a_coefficient_past_float32_leaves_the_float32_function_out(capsys, tmp_path):
+    """compile (float64 asked) refused a scheme that float64 runs: the float32 function could not be
+    generated, and the message said "cannot be run in floating point"."""
+    big, small = "1" + "0" * 39, "1/1" + "0" * 39
+    text = (ROOT / "algorithms" / "strassen.bl").read_text()
+    text = text.replace("M1 = (A11 + A22) * (B11 + B22)", f"M1 = ({big}*A11 + {big}*A22) * (B11 + B22)")
+    text = text.replace("C11 = M1 + M4", f"C11 = {small}*M1 + M4").replace("C22 = M1 - M2", f"C22 = {small}*M1 - M2")
+    path = tmp_path / "big.bl"
+    path.write_text(text)
+    code, _, err = _run(capsys, "compile", path, "-o", str(tmp_path / "out"))
+    assert code == 0 and "note: no float32 function: " in err and "it cannot be run in float32" in err, err
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["host"]["functions"] == {"float64": "strassen_dgemm"} and "left_out" in manifest["host"]
+    assert "strassen_sgemm" not in (tmp_path / "out" / "strassen.h").read_text()
+    code, _, err = _run(capsys, "compile", path, "--dtype", "float32", "-o", str(tmp_path / "f32"))
+    assert code == 1 and "it cannot be run in float32" in err

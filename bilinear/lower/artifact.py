@@ -18,6 +18,7 @@ from ..ir import Program
 from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
 from .host import host_dtype, render_header, render_host, restores_inputs
+from .levels import CoefficientOutOfRange
 from .manifest import manifest
 from .options import LEAF_KINDS
 from .plan import Lowered, Options, Verified, lower
@@ -77,7 +78,12 @@ def write_artifacts(
     proven = Verified(program, report)
     lowered = lower(proven, options, per_level)
     kind = LEAF_KINDS[options.leaf]
-    others = [lower(proven, replace(options, dtype=d), per_level) for d in kind.dtypes if d != options.dtype]
+    others, left_out = [], []
+    for dtype in (d for d in kind.dtypes if d != options.dtype):
+        try:
+            others.append(lower(proven, replace(options, dtype=dtype), per_level))
+        except CoefficientOutOfRange as error:  # the asked-for type's library is still written
+            left_out.append(f"no {dtype} function: {error.diagnostics[0].message}")
     source, header = library_source(lowered, others)
     make_folder(out)
     paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}
@@ -107,6 +113,8 @@ def write_artifacts(
     if options.launch != "serial":
         host["launch"] = f"the C++ host layer issues leaf products one at a time; --launch {options.launch} runs " \
                          "through the Python runtime"
+    if left_out:
+        host["left_out"] = "; ".join(left_out)
     if options.workspace_limit is not None:
         host["workspace_limit"] = "the C++ host layer allocates the workspace its depth-first levels need " \
                                   f"({host_dtype(lowered, lowered.name).function}_workspace_bytes says how much); " \
@@ -122,7 +130,8 @@ def write_artifacts(
 
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
-    notes = [host.get("leaves"), host.get("breadth_first", {}).get("note"), host.get("launch"), host.get("workspace_limit")]
+    notes = [host.get("leaves"), host.get("breadth_first", {}).get("note"), host.get("launch"), host.get("workspace_limit"),
+             host.get("left_out")]
     return [note for note in notes if note]
 
 

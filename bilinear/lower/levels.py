@@ -156,6 +156,15 @@ def _forms(schedule: Schedule):
                 yield stage, statement, form
 
 
+class CoefficientOutOfRange(BilinearError):
+    """A coefficient the kernels of one element type cannot hold (``compile`` leaves that type's
+    function out rather than refusing the other)."""
+
+    def __init__(self, dtype: str, *diagnostics: Diagnostic):
+        super().__init__(*diagnostics)
+        self.dtype = dtype
+
+
 def _check_coefficients(schedule: Schedule, dtype: str) -> None:
     """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
     its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
@@ -170,13 +179,14 @@ def _check_coefficients(schedule: Schedule, dtype: str) -> None:
         for name, coef in form.terms:
             if not info.tiny <= abs(coef) <= info.max:
                 what = "beyond" if abs(coef) > 1 else "below"
-                raise BilinearError(
+                raise CoefficientOutOfRange(
+                    dtype,
                     Diagnostic(
                         f"`{statement}` in schedule {schedule.name} multiplies {name} by a coefficient "
                         f"{what} the {dtype} range ({info.tiny:.3g} to {info.max:.3g} in magnitude); "
-                        "it cannot be run in floating point",
-                        statement.span,
-                    )
+                        f"it cannot be run in {dtype}",
+                        statement.span or schedule.span,
+                    ),
                 )
 
 
