@@ -37,6 +37,16 @@ def test_an_overwriting_fallback_refuses_beta():
     assert np.allclose(out, A @ B + C, rtol=1e-13, atol=1e-13)
 
 
+def test_a_limit_never_reached_keeps_beta_where_every_level_runs_breadth_first():
+    """The fix above first refused beta for any call once some fallback overwrote C: a limit of a
+    petabyte made rsmm's breadth-first product refuse beta = 1 (review)."""
+    A, B, C = random_inputs(np, 64, 64, 64, "float64", seed=4)
+    product = bilinear.compile("rsmm", backend="numpy", levels=2, breadth=2, workspace_limit=10**15)
+    out = C.copy()
+    product(A, B, out=out, beta=1.0)
+    assert product.breadth_levels(64, 64, 64) == 2 and np.allclose(out, A @ B + C, rtol=1e-13, atol=1e-13)
+
+
 def test_an_in_place_fallback_writes_the_inputs_and_is_checked_as_in_place():
     product = bilinear.compile("msmes", backend="numpy", **LIMITED)
     assert product.writes_inputs and product.restores_inputs

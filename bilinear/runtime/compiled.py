@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..lower.host import restores_inputs
+from ..lower.host import restores_inputs, writes_inputs
 from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
 from .executor import Executor
@@ -91,28 +91,24 @@ class CompiledProduct:
             f"more than the limit of {limit}; raise the limit or use an in-place schedule such as msmes"
         )
 
-    def _level_plans(self) -> list:
-        """Every level's plan a call may run: of each executor (under a workspace limit the one that
-        runs depends on the size, and its depth-first levels are not the first one's), with the
-        accumulating fallbacks."""
-        return [plan for executor in self.executors for level in executor.lowered.levels
-                for plan in (level, level.accumulate_fallback) if plan is not None]
-
-    @property
-    def overwriting_schedule(self) -> str | None:
-        """The schedule that computes C = A*B over C at some executor's top level (so beta must be 0)."""
-        tops = [executor.lowered.levels[0].schedule for executor in self.executors if executor.lowered.levels]
-        return next((schedule.name for schedule in tops if schedule.overwrites_c), None)
+    @staticmethod
+    def _overwriting(executor: Executor) -> str | None:
+        """The schedule that computes C = A*B over C at ``executor``'s top level (so a call it runs
+        takes beta = 0 only, at every size), or None."""
+        levels = executor.lowered.levels
+        return levels[0].schedule.name if levels and levels[0].schedule.overwrites_c else None
 
     @property
     def overwrites_c(self) -> bool:
-        """Whether a call may compute C = A*B over C (so beta must be 0)."""
-        return self.overwriting_schedule is not None
+        """Whether the top level's schedule computes C = A*B over C (so beta must be 0); under a
+        workspace limit, of the plan with every breadth-first level (a call checks the plan it runs)."""
+        return self._overwriting(self.executor) is not None
 
     @property
     def writes_inputs(self) -> bool:
-        """Whether some level runs an in-place schedule, which overwrites blocks of A and B."""
-        return any(plan.schedule.inplace for plan in self._level_plans())
+        """Whether some level a call may run overwrites blocks of A and B (an in-place schedule; under
+        a workspace limit, the plans with fewer breadth-first levels count too)."""
+        return any(writes_inputs(executor.lowered) for executor in self.executors)
 
     @property
     def restores_inputs(self) -> bool:
@@ -188,9 +184,12 @@ class CompiledProduct:
             if out.shape != (A.shape[0], B.shape[1]):
                 raise ValueError(f"out is {out.shape[0]}x{out.shape[1]} but A@B is {A.shape[0]}x{B.shape[1]}")
             check_out_apart(out, A, B)
-        if beta != 0 and self.overwrites_c:  # at every size, not only those that run a level
+        multiplies = alpha != 0 and 0 not in (A.shape[0], A.shape[1], B.shape[1])  # else C = beta·C, no workspace
+        # under a workspace limit the plan that runs depends on the size
+        executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1]) if multiplies else self.executor
+        if beta != 0 and (overwriting := self._overwriting(executor)):  # at every size, not only those that run a level
             raise ValueError(
-                f"{self.overwriting_schedule} computes C = A*B and overwrites C, so beta must be 0 "
+                f"{overwriting} computes C = A*B and overwrites C, so beta must be 0 "
                 f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
             )
         if self.writes_inputs and overlaps(A, B):
@@ -200,10 +199,9 @@ class CompiledProduct:
             )
         # alpha·A@B is an empty sum, or (as BLAS has it) not computed at all: out = beta·out, and a
         # NaN or Inf in A or B reaches nothing
-        if alpha == 0 or 0 in (A.shape[0], A.shape[1], B.shape[1]):
+        if not multiplies:
             out[...] = beta * out if beta else 0
             return out if given is None else given
-        executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
         if why := broken_condition(executor.lowered, A.shape[0], A.shape[1], B.shape[1]):
             raise ValueError(why)
         with self._calling:
