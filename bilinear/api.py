@@ -259,7 +259,7 @@ def _plain_options(dtype, levels, per_level) -> tuple:
 
 
 def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int | None, launch: str,
-                     moduli: int | None, scaling: str) -> None:
+                     moduli: int | None, scaling: str, fuse: bool, cutoff: int) -> None:
     """Refuse, for levels="auto", the options that fix how many levels run (breadth, per_level,
     workspace_limit, which it would drop) and bad values of the ones it keeps, before any call."""
     given = [name for name, value, default in (("breadth", breadth, 0), ("per_level", per_level, None),
@@ -267,9 +267,12 @@ def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int
     if given:
         raise ValueError(f"levels='auto' chooses the levels per shape, so {' and '.join(given)} cannot be given; "
                          "give a number of levels to use them")
+    if launch == "batched":  # it batches breadth-first leaves, and "auto" runs none
+        raise ValueError("levels='auto' runs no breadth-first levels, so launch='batched' has nothing to batch; use "
+                         "'serial' or 'streams'")
     kept = "cublas" if leaf == "auto" else leaf  # "auto" chooses between cublas and fused leaves
     check_ozaki_options(kept, moduli, scaling)
-    Options(levels=1, leaf=kept, launch=launch, moduli=moduli, scaling=scaling)
+    Options(levels=1, leaf=kept, launch=launch, moduli=moduli, scaling=scaling, fuse=fuse, cutoff=cutoff)
 
 
 def compile(
@@ -342,7 +345,7 @@ def compile(
     chosen_backend = make_backend(backend)
     if levels == "auto":
         _check_automatic(leaf, breadth=breadth, per_level=per_level, workspace_limit=workspace_limit, launch=launch,
-                         moduli=moduli, scaling=scaling)
+                         moduli=moduli, scaling=scaling, fuse=fuse, cutoff=cutoff)
         leaves = ("cublas", "fused") if leaf == "auto" else (leaf,)
 
         def lowered_for(level_count: int, leaf_kind: str) -> Lowered:

@@ -101,12 +101,18 @@ def test_repeated_calls_are_prepared_and_right(cp, shape, dtype, kernel):
 @pytest.mark.parametrize(("shape", "kernel"), [((500003, 4, 4), "tsm2l"), ((16384, 8192, 4), "tsm2r"),
                                               ((777, 65, 129), "cublas"), ((8192, 8192, 8192), None)])
 def test_alpha_zero_reads_neither_a_nor_b(cp, shape, kernel):
-    """out = beta·out, as BLAS: a TSM2 kernel made 0·NaN = NaN; the second call is the prepared one's."""
+    """out = beta·out, as BLAS: a TSM2 kernel made 0·NaN = NaN.  The signature is prepared first
+    (alpha = 1), so the alpha = 0 calls meet a prepared call, which leaves them to the checked path."""
     from bilinear.dispatch import dispatch
 
     M, K, N = shape
     assert kernel is None or dispatch(M, K, N, "float32").kernel == kernel
     A, B, C = random_inputs(cp, M, K, N, "float32", seed=4)
+    out = C.copy()
+    for _ in range(2):
+        bilinear.matmul(A, B, out=out)
+        bilinear.matmul(A, B)
+    assert kernel is None or prepared_calls.signature(A, B, out) in prepared_calls._prepared
     A[0, 0] = B[0, 0] = cp.nan
     for _ in range(2):
         out = C.copy()

@@ -103,6 +103,16 @@ def test_compile_options_that_would_mean_something_else_are_refused(options, mes
         bilinear.compile("winograd", backend="numpy", **options)
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"fuse": "no"}, "fuse must be True or False, not 'no'"),  # refused at the first call only
+    ({"cutoff": "x"}, "cutoff must be a whole number, not 'x'"),
+    ({"launch": "batched"}, "levels='auto' runs no breadth-first levels, so launch='batched' has nothing to batch"),
+])
+def test_automatic_levels_check_the_options_they_keep_at_once(options, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        bilinear.compile("strassen", backend="numpy", levels="auto", **options)
+
+
 def test_a_batched_product_under_a_workspace_limit_falls_back_to_depth_first():
     product = bilinear.compile("winograd", backend="numpy", levels=2, breadth=1, launch="batched",
                                workspace_limit=20480)  # what depth-first needs at 64, less than breadth-first
