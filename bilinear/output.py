@@ -143,14 +143,18 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 def check_results_target(path: Path, option: str) -> None:
     """Refuse a results file (``bench --json``) that may not be written: through a link, or over a
-    file that holds no earlier results (JSON): bench replaces its own results, nothing else."""
+    file that is neither empty nor earlier results (bench's: an object with "results", or the
+    distributed bench's list of results with "dims"): bench replaces its own results, nothing else."""
     check_target(path, force=True)
-    if path.is_file() and not path.is_symlink():
+    if path.is_file() and not path.is_symlink() and path.stat().st_size:
         try:
-            json.loads(path.read_bytes())
+            earlier = json.loads(path.read_bytes())
         except (ValueError, OSError):
-            raise _refuse(f"{option} {path} exists and holds no results (it is not JSON); choose another name or "
-                          "remove it") from None
+            earlier = None
+        ours = (isinstance(earlier, dict) and "results" in earlier) or (
+            isinstance(earlier, list) and all(isinstance(row, dict) and "dims" in row for row in earlier))
+        if not ours:
+            raise _refuse(f"{option} {path} exists and holds no bench results; choose another name or remove it")
 
 
 def input_among(path: Path, inputs) -> Path | None:

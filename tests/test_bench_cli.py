@@ -34,8 +34,16 @@ def test_json_replaces_earlier_results_only(capsys, tmp_path):
     victim = tmp_path / "victim.bl"
     victim.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
     code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(victim))
-    assert code == 1 and f"--json {victim} exists and holds no results (it is not JSON)" in err, err
+    assert code == 1 and f"--json {victim} exists and holds no bench results" in err, err
     assert victim.read_text().startswith("#") and "ours" not in out
+    manifest = tmp_path / "manifest.json"  # JSON, but not bench's (compile's manifest had been replaced)
+    manifest.write_text('{"name": "strassen", "kernels": []}')
+    code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(manifest))
+    assert code == 1 and "holds no bench results" in err and manifest.read_text().startswith('{"name"')
+    empty = tmp_path / "empty.json"  # as mktemp leaves it
+    empty.write_text("")
+    code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(empty))
+    assert code == 0 and json.loads(empty.read_text())["results"], err
     results = tmp_path / "r.json"
     for _ in range(2):  # written, then replaced
         code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(results))
