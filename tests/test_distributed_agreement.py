@@ -88,6 +88,11 @@ case("a long non-ASCII failure on rank 1", lambda: failing(A0, B0))
 
 numpy_weights = dist.compile(ALG + "winograd.bl", backend="numpy", weights=[np.float32(1), np.float64(2.5)])
 case("NumPy weights", lambda: numpy_weights(A0, B0))
+try:  # an OverflowError from float(10**400)
+    dist.compile(ALG + "winograd.bl", backend="numpy", weights=[10**400, 1])
+except ValueError as error:
+    if rank == 0:
+        say(f"a weight past the floats refused: {{str(error)[:38]}}")
 
 from bilinear.distributed.measure import measure
 case("repeat differs", lambda: measure(whole, 16, 12, 10, "float64", repeat=3 if rank == 0 else 1))
@@ -136,6 +141,7 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
     }
     assert all(int(text.rsplit("(", 1)[1].split()[0]) < 30 for text in said.values())  # no one waited for a timeout
     assert "rank 1 finished" in done.stdout and "rank 0 finished" in done.stdout
+    assert "a weight past the floats refused: weights must be 2 positive numbers" in done.stdout
 
 
 CHAIN = SAY + r"""

@@ -28,6 +28,16 @@ MAX_GLOBAL_PRODUCTS = 4096
 MAX_STEPS = MAX_GLOBAL_PRODUCTS.bit_length() - 1
 
 
+def _positive_float(weight: object) -> bool:
+    """A positive number that is a finite float (NumPy's numbers too; 10**400 is not one)."""
+    if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+        return False
+    try:
+        return 0 < float(weight) < math.inf
+    except OverflowError:
+        return False
+
+
 def _short(message: str, budget: int = 400) -> str:
     """``message`` cut to fit ``budget`` bytes as the exchange writes it (its repr in UTF-8): 400
     characters of "≠" are 1,200 bytes, and the failing rank had failed again on sending them."""
@@ -132,8 +142,7 @@ class DistributedProduct:
         for name, value, allowed in (("inputs", inputs, INPUT_LAYOUTS), ("output", output, OUTPUT_LAYOUTS)):
             if value not in allowed:  # a bare KeyError at the first call before
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
-        if weights is not None and (len(weights) != comm.size or not all(  # NumPy's numbers are Real too
-                isinstance(w, numbers.Real) and not isinstance(w, bool) and 0 < w < math.inf for w in weights)):
+        if weights is not None and (len(weights) != comm.size or not all(map(_positive_float, weights))):
             raise ValueError(f"weights must be {comm.size} positive numbers, one per rank, not {weights!r}")
         weights = None if weights is None else [float(w) for w in weights]
         self.decomposition, self.local, self.comm = decomposition, local, comm
