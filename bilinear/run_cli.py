@@ -35,7 +35,8 @@ def add_compile_and_run_parsers(commands) -> None:
         help="verify, then write a standalone CUDA library (kernels and C++ host layer), a manifest and the report",
         description="Verify FILE, then write into DIR: <name>.cu (every generated kernel, element-wise and fused "
         "product stages, for float64 and float32, and a C++ host layer running the recursion), <name>.h (declaring "
-        "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm; `nvcc -O3 -std=c++17 -arch=sm_90 "
+        "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm, _sgemm left out with a note where a "
+        "coefficient is past float32's range; `nvcc -O3 -std=c++17 -arch=sm_90 "
         "-Xcompiler -fPIC -shared <name>.cu -o lib<name>.so -lcublas` builds the library, as the header's first "
         "lines say: fused leaves need sm_90), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
         "verification report (report.txt, report.md, report.json). Works without a GPU.",
