@@ -429,6 +429,16 @@ def test_bench_with_gpus_refuses_the_options_it_would_drop(options, named):
 
 
 @needs_mpi
+def test_run_under_mpiexec_without_gpus_says_each_rank_runs_alone():
+    """`mpiexec -n 2 bilinear run ...` without --gpus ran two separate runs without a word."""
+    done = _mpi(2, "-m", "bilinear.cli", "run", "strassen", "-n", "16", "--backend", "numpy", "--repeat", "1",
+                timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("note: started as 2 MPI ranks without --gpus: each rank runs its own one-device run; "
+                             "add --gpus 2 for one product over them") == 1, done.stderr
+
+
+@needs_mpi
 def test_bench_with_gpus_checks_its_json_path_before_timing(tmp_path):
     """It ran every timing, then failed with a raw FileNotFoundError."""
     done = _mpi(2, "-m", "bilinear.cli", "bench", "winograd", "-n", "16", "--gpus", "2", "--levels", "1",

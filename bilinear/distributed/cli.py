@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -80,6 +81,20 @@ def check_single_device(args) -> None:
         verb = "applies" if len(given) == 1 else "apply"
         raise OptionError(f"{', '.join(given)} {verb} only with --gpus P (a distributed run under mpiexec); "
                           "without --gpus the product runs on one device")
+    ranks, rank = _launched_ranks()
+    if ranks > 1 and rank == 0:  # `mpiexec -n 2 bilinear run ...` ran two separate runs without a word
+        print(f"bilinear {args.command}: note: started as {ranks} MPI ranks without --gpus: each rank runs its own "
+              f"one-device {args.command}; add --gpus {ranks} for one product over them", file=sys.stderr)
+
+
+def _launched_ranks() -> tuple[int, int]:
+    """(ranks, this rank) as mpiexec's environment says (MPICH's PMI, Open MPI's), without starting
+    MPI; (1, 0) outside a job."""
+    for size, rank in (("PMI_SIZE", "PMI_RANK"), ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK")):
+        if os.environ.get(size, "").isdigit():
+            given = os.environ.get(rank, "0")
+            return int(os.environ[size]), int(given) if given.isdigit() else 0
+    return 1, 0
 
 
 def add_plan_parser(commands) -> None:
