@@ -160,7 +160,7 @@ def _compile(args) -> int:
 
     from .lower.artifact import artifact_names, earlier_library, host_notes, write_artifacts
     from .lower.plan import library_name
-    from .output import check_folder
+    from .output import check_folder, input_among
     from .api import with_notes
     from .report import to_text
     from .verify import verify_program
@@ -169,6 +169,11 @@ def _compile(args) -> int:
     program, per_level = _per_level(args, program)
     name = library_name(program, per_level)
     out = args.output or Path("build") / name
+    inputs = [args.file, *(args.levels_schemes.split(",") if getattr(args, "levels_schemes", None) else [])]
+    for target in (out / artifact for artifact in artifact_names(name)):
+        if input_among(target, inputs):  # refused even with --force: the input would become compile's output
+            raise ValueError(f"-o {out} would replace the input file {target} with compile's {target.name}; "
+                             "choose another -o")
     check_folder(out, artifact_names(name), args.force)  # before any work: a refusal costs nothing
     report = verify_program(program) if per_level else with_notes(verify_program(program), notes)  # verify's notes
     if not report.ok:

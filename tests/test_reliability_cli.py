@@ -586,6 +586,16 @@ def test_compile_into_a_new_folder_named_with_a_slash(capsys, tmp_path):
     assert code == 0 and (tmp_path / "new" / "strassen.cu").is_file(), err
 
 
+def test_compile_never_writes_over_its_input(capsys, tmp_path):
+    """A scheme file named report.txt in the output folder was replaced by the report under --force."""
+    scheme = tmp_path / "report.txt"
+    scheme.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    for force in ((), ("--force",)):
+        code, _, err = _run(capsys, "compile", scheme, "--from", "bl", "-o", str(tmp_path), *force)
+        assert code == 1 and f"-o {tmp_path} would replace the input file {scheme} with compile's report.txt" in err
+    assert scheme.read_text().startswith("#")
+
+
 def test_force_removes_only_files_bilinear_wrote(capsys, tmp_path):
     """A web app's manifest.json {"name": "app"} made compile --force delete the user's app.cu and app.h."""
     (tmp_path / "manifest.json").write_text('{"name": "app", "version": "1.0"}')
