@@ -24,12 +24,17 @@ def merge(programs: list[Program]) -> Program:
             if known is None:
                 seen[definition.name] = definition
                 into.append(definition)
-            elif _unlocated(known) != _unlocated(definition):
+            elif not same_definition(known, definition):
                 raise BilinearError(
                     Diagnostic(f"{definition.name} is defined differently in {program.path} and another scheme of the hybrid")
                 )
     own = tuple(dict.fromkeys(name for program in programs for name in program.own))
     return Program(programs[0].path, tuple(algorithms), tuple(schedules), own)
+
+
+def same_definition(one, other) -> bool:
+    """Whether two definitions are one, wherever each was read (their locations aside)."""
+    return _unlocated(one) == _unlocated(other)
 
 
 def _unlocated(value):

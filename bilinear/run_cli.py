@@ -121,19 +121,34 @@ def _per_level(args, program):
                   f"its last definition, {program.main.name} (another: put it last, or in a file of its own)",
                   file=sys.stderr)
         return program, None
-    from .api import load
-    from .hybrid import hybrid
+    from .hybrid import hybrid, same_definition
 
-    given = program.main.name
-    program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(load(path), path))
+    given = program.main
+    program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(_level_file(path), path))
     if args.levels not in (1, len(per_level)):  # 1 is the default: a count given beside the schemes had been dropped
         raise ValueError(f"--levels {args.levels} contradicts --levels-schemes, which names {len(per_level)} levels; "
                          "leave --levels out")
     args.levels = len(per_level)
-    if given not in per_level:  # FILE is read (and must load) but multiplies nothing: say so
-        print(f"bilinear {args.command}: note: --levels-schemes names every level's scheme; {args.file}'s {given} "
-              "is not one of them and is not used", file=sys.stderr)
+    # FILE is read (and must load) but multiplies nothing: say so (a level's definition of its name is
+    # another definition when it differs, as a renamed copy of Winograd called strassen does)
+    if given.name not in per_level or not same_definition(given, program.definition(given.name)):
+        print(f"bilinear {args.command}: note: --levels-schemes names every level's scheme; {args.file}'s "
+              f"{given.name} is not one of them and is not used", file=sys.stderr)
     return program, per_level
+
+
+def _level_file(path: Path):
+    """One ``--levels-schemes`` file, read as detected: FILE's reading options are FILE's alone."""
+    from .api import load
+    from .diagnostics import BilinearError, Diagnostic
+
+    try:
+        return load(path)
+    except BilinearError as error:
+        note = Diagnostic(f"{path} is a --levels-schemes file: it is read as detected, without FILE's reading options "
+                          "(--from, --shape, --key, --mod, --allow-pickle); `bilinear import` it to a .bl file first",
+                          severity="note")
+        raise BilinearError(*error.diagnostics, note) from None
 
 
 def _verified_level(program, path: Path):

@@ -835,3 +835,22 @@ def test_a_coefficient_past_float32_leaves_the_float32_function_out(capsys, tmp_
     assert "strassen_sgemm" not in (tmp_path / "out" / "strassen.h").read_text()
     code, _, err = _run(capsys, "compile", path, "--dtype", "float32", "-o", str(tmp_path / "f32"))
     assert code == 1 and "it cannot be run in float32" in err
+
+
+def test_levels_schemes_files_say_they_are_read_without_files_options(capsys, tmp_path):
+    """An archive among --levels-schemes asked for --key although --key was given (it reads FILE)."""
+    archive = scheme_file("alphatensor/factorizations_r.npz")
+    code, _, err = _run(capsys, "run", archive, "--key", "2,2,2", "--levels-schemes", f"{archive},strassen", "-n", "30",
+                        "--backend", "numpy")
+    assert code == 1 and "is a --levels-schemes file: it is read as detected, without FILE's reading options" in err
+
+
+def test_a_file_whose_definition_only_shares_a_levels_name_is_said_to_be_unused(capsys, tmp_path):
+    """Winograd renamed strassen, with --levels-schemes strassen,winograd: the shipped Strassen ran
+    at level 1 and nothing said FILE's definition was not used."""
+    renamed = tmp_path / "strassen.bl"
+    renamed.write_text((ROOT / "algorithms" / "winograd.bl").read_text().replace("algorithm winograd", "algorithm strassen"))
+    code, _, err = _run(capsys, "run", renamed, "--levels-schemes", "strassen,winograd", "-n", "16", "--backend", "numpy")
+    assert code == 0 and f"{renamed}'s strassen is not one of them and is not used" in err, err
+    code, _, err = _run(capsys, "run", "strassen", "--levels-schemes", "strassen,winograd", "-n", "16", "--backend", "numpy")
+    assert code == 0 and "is not used" not in err
