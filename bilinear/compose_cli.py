@@ -78,13 +78,15 @@ def transform(args) -> int:
     from .compose import permute, unused_products
 
     _check_output(args, args.file)
-    source = _verified(_algorithm(load_input(args), args.algorithm), args.file)
+    program = load_input(args)
+    source = _verified(_algorithm(program, args.algorithm), args.file)
     result = permute(source, args.to, name=args.name)
     if dropped := unused_products(source):
         print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
               "W column into a zero factor)", file=sys.stderr)
     shape = source.shape
-    header = (f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file.name}.",)
+    header = (*_copied_header(args, program, source),
+              f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file.name}.")
     return _write(result, header, args.output, args.style)
 
 
@@ -97,7 +99,8 @@ def product(args) -> int:
     from .compose import kronecker
 
     _check_output(args, args.file, args.second)
-    first = _verified(_algorithm(load_input(args), args.algorithm), args.file)
+    program = load_input(args)
+    first = _verified(_algorithm(program, args.algorithm), args.file)
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
@@ -105,7 +108,8 @@ def product(args) -> int:
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
     second = _verified(_algorithm(loaded, None), args.second)
     result = kronecker(first, second, name=args.name)
-    header = (f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).",)
+    header = (*_copied_header(args, program, first), *source_header(args.second),
+              f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
     return _write(result, header, args.output, args.style)
 
 
@@ -123,6 +127,16 @@ def source_header(path: Path) -> tuple[str, ...]:
     if path.suffix != ".bl":
         lines += _licence(path)
     return (f"from {path.name}", *(line for line in lines if line))
+
+
+def _copied_header(args, program, source) -> tuple[str, ...]:
+    """FILE's header (:func:`source_header`) for a file written from ``source``, with a note where
+    FILE's main definition is another one (a schedule, or --algorithm chose another), which those
+    comment lines may describe instead (msmes.bl's describe the in-place schedule, not Strassen)."""
+    if program.main is not source:
+        print(f"note: the header comments copied from {args.file.name} may describe its main definition, "
+              f"{program.main.name}, rather than {source.name}", file=sys.stderr)
+    return source_header(args.file)
 
 
 def _licence(path: Path) -> list[str]:
@@ -146,8 +160,9 @@ def export(args) -> int:
         check_target(args.output, args.force, protect=(args.file,))
     elif not (args.output.is_dir() or args.output.parent.is_dir()):
         raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
-    algorithm = _verified(_algorithm(load_input(args), args.algorithm), args.file)
-    header = (*source_header(args.file), f"Exported by bilinear from {args.file.name}.")
+    program = load_input(args)
+    algorithm = _verified(_algorithm(program, args.algorithm), args.file)
+    header = (*_copied_header(args, program, algorithm), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind
         check_target(path, args.force, protect=(args.file,))

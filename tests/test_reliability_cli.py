@@ -854,3 +854,20 @@ def test_a_file_whose_definition_only_shares_a_levels_name_is_said_to_be_unused(
     assert code == 0 and f"{renamed}'s strassen is not one of them and is not used" in err, err
     code, _, err = _run(capsys, "run", "strassen", "--levels-schemes", "strassen,winograd", "-n", "16", "--backend", "numpy")
     assert code == 0 and "is not used" not in err
+
+
+def test_transform_and_product_keep_the_sources_reference(capsys, tmp_path):
+    """import, optimize and export kept a catalogue file's reference and licence lines; transform and
+    product dropped them."""
+    source = scheme_file("fast-matmul/hk323-15-94")
+    assert _run(capsys, "transform", source, "--to", "nkm", "-o", str(tmp_path / "t.bl"))[0] == 0
+    assert "# (0, 2, 1) permutation of hk332-2" in (tmp_path / "t.bl").read_text()
+    assert _run(capsys, "product", "strassen", source, "-o", str(tmp_path / "p.bl"))[0] == 0
+    assert "# (0, 2, 1) permutation of hk332-2" in (tmp_path / "p.bl").read_text()
+
+
+def test_export_of_a_schedules_algorithm_notes_whose_header_it_copies(capsys, tmp_path):
+    """msmes.bl's comments describe the in-place schedule: export wrote them over a plain Strassen table."""
+    code, _, err = _run(capsys, "export", "msmes", "--to", "fast-matmul", "-o", str(tmp_path / "x"))
+    assert code == 0 and ("note: the header comments copied from msmes.bl may describe its main definition, msmes, "
+                          "rather than strassen") in err, err
