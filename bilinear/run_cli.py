@@ -196,7 +196,8 @@ def _compile(args) -> int:
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
-    written = write_artifacts(program, report, _options(args), out, str(args.file), n=args.n, per_level=per_level)
+    source = args.levels_schemes if per_level else str(args.file)  # a hybrid's levels come from their own files
+    written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level)
     for path in earlier:
         path.unlink(missing_ok=True)
     if earlier:

@@ -871,3 +871,10 @@ def test_export_of_a_schedules_algorithm_notes_whose_header_it_copies(capsys, tm
     code, _, err = _run(capsys, "export", "msmes", "--to", "fast-matmul", "-o", str(tmp_path / "x"))
     assert code == 0 and ("note: the header comments copied from msmes.bl may describe its main definition, msmes, "
                           "rather than strassen") in err, err
+
+
+def test_a_hybrids_manifest_names_its_level_files(capsys, tmp_path):
+    """The manifest named FILE as the source, which --levels-schemes had left unused."""
+    code, _, err = _run(capsys, "compile", "winograd", "--levels-schemes", "strassen,grey333", "-o", str(tmp_path))
+    assert code == 0, err
+    assert json.loads((tmp_path / "manifest.json").read_text())["source"] == "strassen,grey333"
