@@ -85,7 +85,7 @@ def transform(args) -> int:
         print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
               "W column into a zero factor)", file=sys.stderr)
     shape = source.shape
-    header = (*_copied_header(args, program, source),
+    header = (*_copied_header(args.file, program, source),
               f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file.name}.")
     return _write(result, header, args.output, args.style)
 
@@ -108,7 +108,8 @@ def product(args) -> int:
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
     second = _verified(_algorithm(loaded, None), args.second)
     result = kronecker(first, second, name=args.name)
-    header = (*_copied_header(args, program, first), *source_header(args.second),
+    same = args.second.resolve() == args.file.resolve()  # strassen ⊗ strassen: its header once
+    header = (*_copied_header(args.file, program, first), *(() if same else _copied_header(args.second, loaded, second)),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
     return _write(result, header, args.output, args.style)
 
@@ -129,14 +130,16 @@ def source_header(path: Path) -> tuple[str, ...]:
     return (f"from {path.name}", *(line for line in lines if line))
 
 
-def _copied_header(args, program, source) -> tuple[str, ...]:
-    """FILE's header (:func:`source_header`) for a file written from ``source``, with a note where
-    FILE's main definition is another one (a schedule, or --algorithm chose another), which those
-    comment lines may describe instead (msmes.bl's describe the in-place schedule, not Strassen)."""
-    if program.main is not source:
-        print(f"note: the header comments copied from {args.file.name} may describe its main definition, "
+def _copied_header(path: Path, program, source) -> tuple[str, ...]:
+    """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where
+    comment lines were copied and ``path``'s main definition is another one (a schedule, or
+    --algorithm chose another), which they may describe instead (msmes.bl's describe the in-place
+    schedule, not Strassen)."""
+    header = source_header(path)
+    if program.main is not source and len(header) > 1:  # more than "from NAME"
+        print(f"note: the header comments copied from {path.name} may describe its main definition, "
               f"{program.main.name}, rather than {source.name}", file=sys.stderr)
-    return source_header(args.file)
+    return header
 
 
 def _licence(path: Path) -> list[str]:
@@ -162,7 +165,7 @@ def export(args) -> int:
         raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
     program = load_input(args)
     algorithm = _verified(_algorithm(program, args.algorithm), args.file)
-    header = (*_copied_header(args, program, algorithm), f"Exported by bilinear from {args.file.name}.")
+    header = (*_copied_header(args.file, program, algorithm), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind
         check_target(path, args.force, protect=(args.file,))
@@ -195,7 +198,7 @@ def optimize(args) -> int:
     source = _verified(_algorithm(program, args.algorithm), args.file)
     if args.algorithm is None and program.main is not source:  # FILE's main definition is a schedule
         print(f"note: {program.main.name} is a schedule; optimize rewrites its algorithm {source.name} and writes no "
-              f"schedule (the header comments copied from {args.file.name} describe the schedule)", file=sys.stderr)
+              "schedule", file=sys.stderr)
     small = small_sides(source)
     _note_unused_search_options(args, source.name, small)
     others = _other_programs(source, also)
@@ -217,7 +220,8 @@ def optimize(args) -> int:
 
         as_written = ", ".join(f"{side} {s.additions}+{s.scalings}" for side, s in zip("ABC", written(source)))
         print(f"(before: each form on its own; {source.name} as written: {as_written}, additions+scalings)", file=sys.stderr)
-    header = (*source_header(args.file), f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
+    header = (*_copied_header(args.file, program, source),
+              f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     for path, other in zip(also, others):  # a side may be this program's: say where it came from
         header += (f"Also tried (--also): {other.name} from {path.name}.", *_licence(path))
     return _write(result, header, args.output, "equations")

@@ -8,6 +8,7 @@ level can run the main definition of its own file.
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass, replace
+from pathlib import Path
 
 from .diagnostics import BilinearError, Diagnostic
 from .ir import Program, Span
@@ -55,8 +56,14 @@ def hybrid(specification: str, load) -> tuple[Program, tuple[str, ...]]:
     ``specification`` is a comma-separated list of files (or shipped names, as
     ``verify`` accepts them); ``load`` reads one into a Program.
     """
+    programs = [load(path) for path in level_files(specification)]
+    return merge(programs), tuple(program.main.name for program in programs)
+
+
+def level_files(specification: str) -> list[Path]:
+    """The files ``--levels-schemes`` names, outermost level first (shipped names resolved, spaces
+    around the commas dropped)."""
     files = [part.strip() for part in specification.split(",")]
     if not all(files):
         raise ValueError(f"--levels-schemes takes one file or shipped name per level, comma-separated, not {specification!r}")
-    programs = [load(find_scheme(file)) for file in files]
-    return merge(programs), tuple(program.main.name for program in programs)
+    return [find_scheme(file) for file in files]

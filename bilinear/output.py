@@ -152,7 +152,7 @@ def check_results_target(path: Path, option: str) -> None:
         except (ValueError, OSError):
             earlier = None
         ours = (isinstance(earlier, dict) and "results" in earlier) or (
-            isinstance(earlier, list) and all(isinstance(row, dict) and "dims" in row for row in earlier))
+            isinstance(earlier, list) and bool(earlier) and all(isinstance(row, dict) and "dims" in row for row in earlier))
         if not ours:
             raise _refuse(f"{option} {path} exists and holds no bench results; choose another name or remove it")
 

@@ -145,6 +145,8 @@ def _level_file(path: Path):
     try:
         return load(path)
     except BilinearError as error:
+        if path.suffix == ".bl" or not path.is_file():  # a reading option would not help
+            raise
         note = Diagnostic(f"{path} is a --levels-schemes file: it is read as detected, without FILE's reading options "
                           "(--from, --shape, --key, --mod, --allow-pickle); `bilinear import` it to a .bl file first",
                           severity="note")
@@ -175,6 +177,7 @@ def _compile(args) -> int:
 
     from .lower.artifact import artifact_names, earlier_library, host_notes, write_artifacts
     from .lower.plan import library_name
+    from .hybrid import level_files
     from .output import check_folder, input_among
     from .api import with_notes
     from .report import to_text
@@ -184,9 +187,10 @@ def _compile(args) -> int:
     program, per_level = _per_level(args, program)
     name = library_name(program, per_level)
     out = args.output or Path("build") / name
-    inputs = [args.file, *(args.levels_schemes.split(",") if getattr(args, "levels_schemes", None) else [])]
+    inputs = [args.file, *(level_files(args.levels_schemes) if per_level else [])]
     for target in (out / artifact for artifact in artifact_names(name)):
-        if input_among(target, inputs):  # refused even with --force: the input would become compile's output
+        # refused even with --force: the input would become compile's output (a link is replaced itself)
+        if not target.is_symlink() and input_among(target, inputs):
             raise ValueError(f"-o {out} would replace the input file {target} with compile's {target.name}; "
                              "choose another -o")
     check_folder(out, artifact_names(name), args.force)  # before any work: a refusal costs nothing
@@ -196,7 +200,8 @@ def _compile(args) -> int:
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
-    source = args.levels_schemes if per_level else str(args.file)  # a hybrid's levels come from their own files
+    # a hybrid's levels come from their own files
+    source = ",".join(part.strip() for part in args.levels_schemes.split(",")) if per_level else str(args.file)
     written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level)
     for path in earlier:
         path.unlink(missing_ok=True)

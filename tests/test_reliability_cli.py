@@ -878,3 +878,51 @@ def test_a_hybrids_manifest_names_its_level_files(capsys, tmp_path):
     code, _, err = _run(capsys, "compile", "winograd", "--levels-schemes", "strassen,grey333", "-o", str(tmp_path))
     assert code == 0, err
     assert json.loads((tmp_path / "manifest.json").read_text())["source"] == "strassen,grey333"
+
+
+def test_compile_knows_a_level_file_named_with_spaces_around_commas(capsys, tmp_path, monkeypatch):
+    """"winograd, report.md" got past the input check (the space) and --force replaced report.md."""
+    monkeypatch.chdir(tmp_path)
+    scheme = tmp_path / "report.md"
+    scheme.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("algorithm strassen", "algorithm s2"))
+    code, _, err = _run(capsys, "compile", "winograd", "--levels-schemes", "winograd, report.md", "-o", ".", "--force")
+    assert code == 1 and "would replace the input file" in err and scheme.read_text().startswith("#"), err
+
+
+def test_a_link_among_the_artifacts_is_replaced_not_taken_for_the_input(capsys, tmp_path):
+    """A report.txt linking to FILE was refused as "the input file": --force replaces the link itself."""
+    scheme = tmp_path / "s.bl"
+    scheme.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.txt").symlink_to(scheme)
+    code, _, err = _run(capsys, "compile", scheme, "-o", str(tmp_path / "out"), "--force")
+    assert code == 0 and scheme.read_text().startswith("#") and not (tmp_path / "out" / "report.txt").is_symlink(), err
+
+
+def test_a_level_file_with_a_syntax_error_gets_no_reading_options_note(capsys, tmp_path):
+    bad = tmp_path / "bad.bl"
+    bad.write_text("algorithm x <1,1,1;1>:\n  M1 = A11 * B11 here\n")
+    code, _, err = _run(capsys, "run", "strassen", "--levels-schemes", f"strassen,{bad}", "-n", "8", "--backend", "numpy")
+    assert code == 1 and "--levels-schemes file" not in err, err
+
+
+def test_product_of_a_file_with_itself_copies_its_header_once(capsys, tmp_path):
+    assert _run(capsys, "product", "strassen", "strassen", "-o", str(tmp_path / "p.bl"))[0] == 0
+    assert (tmp_path / "p.bl").read_text().count("# from strassen.bl") == 1
+
+
+def test_a_header_note_only_where_comments_were_copied(capsys, tmp_path):
+    """transform --algorithm strassen of a comment-less two-definition file noted copied comments."""
+    two = tmp_path / "two.bl"
+    strip = lambda text: "\n".join(line for line in text.splitlines() if not line.startswith("#"))  # noqa: E731
+    two.write_text(strip((ROOT / "algorithms" / "strassen.bl").read_text()) + "\n"
+                   + strip((ROOT / "algorithms" / "winograd.bl").read_text()) + "\n")
+    code, _, err = _run(capsys, "transform", two, "--algorithm", "strassen", "--to", "nkm", "-o", str(tmp_path / "t.bl"))
+    assert code == 0 and "header comments" not in err, err
+
+
+def test_run_with_alpha_zero_under_a_limit_no_plan_fits(capsys):
+    """The call needs no workspace, but run then asked which levels ran and failed after timing."""
+    code, out, err = _run(capsys, "run", "strassen", "-n", "64", "--levels", "2", "--workspace-limit", "100",
+                          "--alpha", "0", "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "levels run      0 of the 2 requested (alpha = 0 or an empty product" in out, err

@@ -90,7 +90,9 @@ def check_single_device(args) -> None:
 def _launched_ranks() -> tuple[int, int]:
     """(ranks, this rank) as mpiexec's environment says (MPICH's PMI, Open MPI's), without starting
     MPI; (1, 0) outside a job."""
-    for size, rank in (("PMI_SIZE", "PMI_RANK"), ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK")):
+    mpich = "PMI_FD" in os.environ or "PMI_PORT" in os.environ  # a live PMI connection, not a stale PMI_SIZE
+    launchers = (("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),) + ((("PMI_SIZE", "PMI_RANK"),) if mpich else ())
+    for size, rank in launchers:
         if os.environ.get(size, "").isdigit():
             given = os.environ.get(rank, "0")
             return int(os.environ[size]), int(given) if given.isdigit() else 0

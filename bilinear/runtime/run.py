@@ -43,6 +43,7 @@ class RunResult:
     breadth_run: int = 0  # how many of levels_run ran breadth-first
     inputs_restored: bool = True  # False for an in-place schedule that declares no restore
     inputs_written: bool = True  # False where no level that ran writes A or B (nothing to restore)
+    multiplied: bool = True  # False for alpha = 0 or an empty product: no level runs whatever the size
 
     @property
     def within_bound(self) -> bool:
@@ -54,7 +55,9 @@ class RunResult:
             f"{self.name}: {M}x{K} @ {K}x{N} on {self.backend}",
             (
                 f"  levels run      {self.levels_run}"
-                + ("" if self.levels_run == self.levels_requested else f" of the {self.levels_requested} requested (the blocks got too small)")
+                + ("" if self.levels_run == self.levels_requested else f" of the {self.levels_requested} requested ("
+                   + ("the blocks got too small)" if self.multiplied else "alpha = 0 or an empty product: nothing is "
+                      "multiplied)"))
                 + (f", the innermost {self.breadth_run} breadth-first" if self.breadth_run else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
@@ -181,9 +184,11 @@ def run_once(
 
     ours = time_device(lambda: product(A, B, out=out, alpha=alpha, beta=beta), xp, repeat=repeat)
     theirs = time_device(reference_call, xp, repeat=repeat)
-    ran = _levels_run(product, M, K, N)
-    breadth = product.breadth_levels(M, K, N)
-    executor = product.executor_for(M, K, N)
+    # alpha = 0 (or an empty product) multiplies nothing: no level runs, and no workspace is asked for
+    multiplies = alpha != 0 and 0 not in (M, K, N)
+    ran = _levels_run(product, M, K, N) if multiplies else []
+    breadth = product.breadth_levels(M, K, N) if multiplies else 0
+    executor = product.executor_for(M, K, N) if multiplies else product.executor
     growth = _growth_ratio(ran, executor.lowered.breadth.decomposition.growth_ratios if breadth else ())
     return RunResult(
         name=repr(product),
@@ -203,4 +208,5 @@ def run_once(
         growth=growth,
         inputs_restored=product.restores_inputs,
         inputs_written=bool(ran) and writes_inputs(executor.lowered),  # no level ran at n = 1: nothing was written
+        multiplied=multiplies,
     )
