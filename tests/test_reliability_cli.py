@@ -798,7 +798,8 @@ def test_export_checks_its_file_before_work_and_says_how_to_read_it_back(capsys,
 def test_derived_headers_name_their_sources_without_this_machines_paths(capsys, tmp_path):
     out = tmp_path / "t.bl"
     assert _run(capsys, "transform", "grey234", "--to", "kmn", "-o", str(out))[0] == 0
-    assert "from grey234.bl." in out.read_text() and "/algorithms/" not in out.read_text()
+    # (its copied comments may name the catalogue's own relative paths, codegen/algorithms/...)
+    assert "from grey234.bl." in out.read_text() and str(ROOT) not in out.read_text()
 
 
 def test_algorithm_naming_a_schedule_says_so(capsys, tmp_path):
