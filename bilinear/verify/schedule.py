@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..diagnostics import Diagnostic
-from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, operand_of
+from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, format_coefficient, operand_of
 from .algorithm import describe_difference
 from .expand import Expansion, bilinear, classical, expansion_of
 
@@ -321,12 +321,29 @@ class _Simulation:
                 actual = self.values[block]
                 if actual != expected:
                     last = self.writers.get(block, [(None, None)])[-1][1]
+                    culprit, why = self._wrong_weight(block) or (last, ())
                     self.error(
                         f"{block} ends holding {actual or '0'} but must hold {expected}; "
                         f"{describe_difference(actual, expected)}",
-                        last,
+                        culprit,
+                        *why,
                         *self._written_by(block),
                     )
+
+    def _wrong_weight(self, block: str) -> tuple[Multiply, tuple[str]] | None:
+        """Where only product statements write ``block``, the one that adds its product times another
+        coefficient than the algorithm's output has (the statement that last wrote it may be right)."""
+        writes = self.writers.get(block, [])
+        if not writes or not all(isinstance(statement, Multiply) for _, statement in writes):
+            return None
+        weights = dict(zip((product.name for product in self.algorithm.products), self.expansion.weights))
+        for use in self.uses:
+            if use.product is not None and block in use.statement.targets.names():
+                have, want = use.scale * use.statement.targets.coefficient(block), weights[use.product].coefficient(block)
+                if have != want:
+                    return use.statement, (f"`{use.statement}` adds {use.product} to {block} times {format_coefficient(have)}; "
+                                           f"{self.algorithm.name}'s {block} has it times {format_coefficient(want)}",)
+        return None
 
     def _written_by(self, buffer: str) -> tuple[str, ...]:
         writes = self.writers.get(buffer, [])
