@@ -331,10 +331,10 @@ class _Simulation:
                     )
 
     def _wrong_weight(self, block: str) -> tuple[Multiply, tuple[str]] | None:
-        """Where only product statements write ``block``, the one that adds its product times another
+        """Where only product statements add into ``block``, the one that adds its product times another
         coefficient than the algorithm's output has (the statement that last wrote it may be right)."""
         writes = self.writers.get(block, [])
-        if not writes or not all(isinstance(statement, Multiply) for _, statement in writes):
+        if not writes or not all(isinstance(statement, Multiply) and not statement.overwrite for _, statement in writes):
             return None
         weights = dict(zip((product.name for product in self.algorithm.products), self.expansion.weights))
         for use in self.uses:
