@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import ROOT
+from helpers.schedules import STRASSEN_THROUGH_TEMPORARIES
 
 import bilinear
 from bilinear.diagnostics import BilinearError
@@ -179,32 +180,12 @@ def test_kernel_names_are_unique(text, per_level, tmp_path):
 
 # --- a schedule whose product statement adds with the wrong sign -------------------------------------
 
-TEMPORARIES = """use "strassen.bl"
-
-schedule mine for strassen: accumulate
-  temp X: A
-  temp Y: B
-  stage s1:  X = A11 + A22;  Y = B11 + B22
-  stage p1:  X * Y -> +C11 +C22
-  stage s2:  X = A21 + A22
-  stage p2:  X * B11 -> +C21 -C22
-  stage s3:  Y = B12 - B22
-  stage p3:  A11 * Y -> +C12 +C22
-  stage s4:  Y = B21 - B11
-  stage p4:  A22 * Y -> +C11 +C21
-  stage s5:  X = A11 + A12
-  stage p5:  X * B22 -> -C11 +C12
-  stage s6:  X = A21 - A11;  Y = B11 + B12
-  stage p6:  X * Y -> +C22
-  stage s7:  X = A12 - A22;  Y = B21 + B22
-  stage p7:  X * Y -> +C11
-"""
-
 
 def test_a_wrong_sign_in_a_product_statement_is_pointed_at_that_statement(tmp_path):
     """The error pointed at the last statement that wrote C22 (a correct one), with no fix."""
-    assert bilinear.verify(_write(tmp_path, "right.bl", TEMPORARIES)).ok
-    path = _write(tmp_path, "wrong.bl", TEMPORARIES.replace("X * B11 -> +C21 -C22", "X * B11 -> +C21 +C22"))
+    right = STRASSEN_THROUGH_TEMPORARIES.format(name="mine", more_temps="", m6_left="A21 - A11", m6_target="+C22")
+    assert bilinear.verify(_write(tmp_path, "right.bl", right)).ok
+    path = _write(tmp_path, "wrong.bl", right.replace("X * B11 -> +C21 -C22", "X * B11 -> +C21 +C22"))
     (error,) = [e for entry in bilinear.verify(path).entries for e in entry.errors]
     assert error.message.startswith("C22 ends holding") and error.span.line == 9
     assert error.notes[0] == "`X * B11 -> +C21 +C22` adds M2 to C22 times 1; strassen's C22 has it times -1"

@@ -18,28 +18,7 @@ from bilinear.cli import main
 from bilinear.verify.stability import stability
 
 from helpers.emulated import run_driver
-
-STRASSEN_THROUGH_TEMPORARIES = """use "strassen.bl"
-schedule {name} for strassen:
-  temp X: A
-  temp Y: B
-  temp T: C{more_temps}
-  stage s1: X = A11 + A22; Y = B11 + B22
-  stage p1: X * Y -> +C11 +C22
-  stage s2: X = A21 + A22
-  stage p2: X * B11 -> +C21 -C22
-  stage s3: Y = B12 - B22
-  stage p3: A11 * Y -> +C12 +C22
-  stage s4: Y = B21 - B11
-  stage p4: A22 * Y -> +C11 +C21
-  stage s5: X = A11 + A12
-  stage p5: X * B22 -> -C11 +C12
-  stage s6: X = {m6_left}; Y = B11 + B12
-  stage p6: X * Y -> {m6_target}
-  stage s7: X = A12 - A22; Y = B21 + B22
-  stage p7: T = X * Y
-  stage e7: C11 += T
-"""
+from helpers.schedules import STRASSEN_THROUGH_TEMPORARIES
 
 
 def _schedule(tmp_path, name: str, scaled: bool, last: str | None = None, more_temps: str = "") -> str:

@@ -1,0 +1,26 @@
+"""Schedule texts more than one test file builds on."""
+
+#: Strassen's algorithm through temporaries X (A-shaped), Y (B-shaped) and T (C-shaped): format it
+#: with ``name``, ``more_temps`` (more temp lines), ``m6_left`` and ``m6_target`` (M6's left operand
+#: and its targets, to scale them); C22 is written by product statements alone, C11 also by an update.
+STRASSEN_THROUGH_TEMPORARIES = """use "strassen.bl"
+schedule {name} for strassen:
+  temp X: A
+  temp Y: B
+  temp T: C{more_temps}
+  stage s1: X = A11 + A22; Y = B11 + B22
+  stage p1: X * Y -> +C11 +C22
+  stage s2: X = A21 + A22
+  stage p2: X * B11 -> +C21 -C22
+  stage s3: Y = B12 - B22
+  stage p3: A11 * Y -> +C12 +C22
+  stage s4: Y = B21 - B11
+  stage p4: A22 * Y -> +C11 +C21
+  stage s5: X = A11 + A12
+  stage p5: X * B22 -> -C11 +C12
+  stage s6: X = {m6_left}; Y = B11 + B12
+  stage p6: X * Y -> {m6_target}
+  stage s7: X = A12 - A22; Y = B21 + B22
+  stage p7: T = X * Y
+  stage e7: C11 += T
+"""
