@@ -60,10 +60,15 @@ def hybrid(specification: str, load) -> tuple[Program, tuple[str, ...]]:
     return merge(programs), tuple(program.main.name for program in programs)
 
 
-def level_files(specification: str) -> list[Path]:
-    """The files ``--levels-schemes`` names, outermost level first (shipped names resolved, spaces
-    around the commas dropped)."""
-    files = [part.strip() for part in specification.split(",")]
-    if not all(files):
+def level_names(specification: str) -> list[str]:
+    """The files or shipped names ``--levels-schemes`` gives, outermost level first, as written
+    (spaces around the commas dropped)."""
+    names = [part.strip() for part in specification.split(",")]
+    if not all(names):
         raise ValueError(f"--levels-schemes takes one file or shipped name per level, comma-separated, not {specification!r}")
-    return [find_scheme(file) for file in files]
+    return names
+
+
+def level_files(specification: str) -> list[Path]:
+    """The files ``--levels-schemes`` names (shipped names resolved)."""
+    return [find_scheme(name) for name in level_names(specification)]

@@ -91,7 +91,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     given = out
     A, B, out, call = tsm2.validate(A, B, out, beta)
     if alpha == 0:  # as BLAS: A and B are not read (a TSM2 kernel's 0·NaN would be NaN)
-        out = cupy.zeros((call.m, call.n), dtype=A.dtype) if out is None else out
+        if out is None:  # validate refused beta ≠ 0 without out
+            return cupy.zeros((call.m, call.n), dtype=A.dtype)
         out[...] = beta * out if beta else 0
         return out
     choice = dispatch(call.m, call.k, call.n, str(A.dtype))

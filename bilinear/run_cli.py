@@ -177,7 +177,7 @@ def _compile(args) -> int:
 
     from .lower.artifact import artifact_names, earlier_library, host_notes, write_artifacts
     from .lower.plan import library_name
-    from .hybrid import level_files
+    from .hybrid import level_files, level_names
     from .output import check_folder, input_among
     from .api import with_notes
     from .report import to_text
@@ -201,7 +201,7 @@ def _compile(args) -> int:
         return 1
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
     # a hybrid's levels come from their own files
-    source = ",".join(part.strip() for part in args.levels_schemes.split(",")) if per_level else str(args.file)
+    source = ",".join(level_names(args.levels_schemes)) if per_level else str(args.file)
     written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level)
     for path in earlier:
         path.unlink(missing_ok=True)

@@ -60,8 +60,10 @@ def overlaps(x: View, y: View) -> bool:
     if not (is_row_major(x) and is_row_major(y)):
         both_host = hasattr(x, "__array_interface__") and hasattr(y, "__array_interface__")
         return bool(np.shares_memory(x, y)) if both_host else spans_meet(x, y)
-    if not spans_meet(x, y) or x.shape[0] == y.shape[0] == 1:  # two single rows are two runs of bytes
-        return spans_meet(x, y)
+    if not spans_meet(x, y):
+        return False
+    if x.shape[0] == y.shape[0] == 1:  # two single rows are two runs of bytes that meet
+        return True
     strides = {view.strides[0] for view in (x, y) if view.shape[0] > 1}  # each at least its row's width
     if len(strides) > 1:
         return True  # row strides that differ: the byte ranges decide
