@@ -70,6 +70,14 @@ def _block_elements(plan: LevelPlan, M: int, K: int, N: int) -> tuple[dict[str, 
     return {"A": bm * bk, "B": bk * bn, "C": bm * bn}, (bm, bk, bn)
 
 
+def _running(lowered: Lowered, level: int) -> LevelPlan:
+    """The plan a level runs in the call modelled, C = A·B (beta = 0, as bench and ``matmul`` call):
+    at the top an accumulating schedule's from-zero plan.  Below, the plan itself, though products
+    that set their block run the from-zero plan there too: a few element-wise bytes more."""
+    plan = lowered.levels[level]
+    return plan.from_zero if level == 0 and plan.from_zero is not None else plan
+
+
 def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, level: int = 0) -> list[StepPrediction]:
     """The predicted time of every step of one level (recursing into product stages)."""
     options = lowered.options
@@ -79,7 +87,7 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
             return predict_breadth(lowered.breadth, ceilings, M, K, N, options.launch)
         flops = 2.0 * M * K * N
         return [StepPrediction("leaf", flops / ceilings.rate(M, K, N, fused), flops, 0.0)]
-    plan = lowered.levels[level]
+    plan = _running(lowered, level)
     elements, (bm, bk, bn) = _block_elements(plan, M, K, N)
     steps = []
     for step in plan.steps:
@@ -142,7 +150,7 @@ def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0) -> 
     options = lowered.options
     if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
         return 3 + lowered.breadth.rank if _breadth_runs(lowered, M, K, N) else 1
-    plan = lowered.levels[level]
+    plan = _running(lowered, level)
     _, (bm, bk, bn) = _block_elements(plan, M, K, N)
     total = 0
     for step in plan.steps:

@@ -128,12 +128,13 @@ EMULATED = [
 
 
 def _driver_arguments(scheme: str, levels: int) -> list[str]:
-    """levels, the growth ratio ρ of the error bound, and β (0 where the top schedule overwrites C)."""
+    """levels, the growth ratio ρ of the error bound, and the βs: 0 where the top schedule overwrites C,
+    else 0 (C = A·B, the from-zero plan) and 0.5.  With β = 0 the driver fills C with NaN."""
     lowered = bilinear.api.lower_program(f"algorithms/{scheme}.bl", levels=max(levels, 1))
     algorithm = lowered.levels[0].algorithm
     growth = stability(algorithm).growth_factor / (algorithm.shape.m * algorithm.shape.k * algorithm.shape.n)  # as `bilinear run`
     overwrites = levels > 0 and lowered.levels[0].schedule.overwrites_c
-    return [str(levels), repr(growth), "0" if overwrites else "0.5"]
+    return [str(levels), repr(growth), "0" if overwrites else "0,0.5"]
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
@@ -144,9 +145,11 @@ def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, options, leve
     (tests/host_emulator), run the driver's checks at odd sizes with padded leading dimensions:
     the recursion, peeling, views, workspace, kernel arguments and the kernels themselves."""
     out = _compile(tmp_path, f"algorithms/{scheme}.bl", *options)
-    run = run_driver(out, scheme, [*_driver_arguments(scheme, levels), *sizes, "33,17,70"])
+    arguments = _driver_arguments(scheme, levels)
+    run = run_driver(out, scheme, [*arguments, *sizes, "33,17,70"])
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.count(" ok") == 2 * (len(sizes) + 1) and "0 failure(s)" in run.stdout
+    betas = arguments[2].split(",")
+    assert run.stdout.count(" ok") == 2 * len(betas) * (len(sizes) + 1) and "0 failure(s)" in run.stdout
 
 
 # (scheme, options, levels): each configuration is built once and run at odd sizes.  Fused leaves with an
@@ -201,6 +204,22 @@ def test_a_failed_workspace_allocation_leaves_c_as_it_was(tmp_path):
              "strassen_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.5, C, 64, nullptr))",
              "C[0] == 3.0"]
     assert statuses(out, "strassen", calls) == [1002, 1]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_with_beta_zero_an_accumulating_schedule_zeroes_no_c(tmp_path):
+    """msmes's library zeroed C (cudaMemset2DAsync) before running msmes with beta = 0; its
+    from-zero plan sets C instead.  Its fused-leaf library has no such plan and still zeroes."""
+    from helpers.emulated import statuses
+
+    calls = ["(std::fill(A, A + 4096, 0.5), std::fill(B, B + 4096, 2.0), std::fill(C, C + 4096, NAN), emulator_memsets = 0, "
+             "msmes_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, "
+             "nullptr) * 100 + emulator_memsets * 10 + (C[0] == 64.0 && C[4095] == 64.0))"]
+    cublas = _compile(tmp_path, "algorithms/msmes.bl", "--levels", "2")
+    assert "With beta = 0, C is not read before it is written" in (cublas / "msmes.h").read_text()
+    assert statuses(cublas, "msmes", calls) == [1]
+    fused = _compile(tmp_path, "algorithms/msmes.bl", "--leaf", "fused")
+    assert statuses(fused, "msmes", calls) == [11]
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")

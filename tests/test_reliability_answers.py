@@ -169,7 +169,8 @@ def test_kernel_names_are_unique(text, per_level, tmp_path):
     program = bilinear.load(path)
     lowered = lower(program, Options(levels=2, fuse=False), per_level)
     by_name = {kernel.name: kernel for kernel in lowered.kernels()}
-    used = [step for level in lowered.levels for plan in (level, level.accumulate_fallback) if plan for step in plan.steps
+    used = [step for level in lowered.levels for plan in (level, level.accumulate_fallback, level.from_zero) if plan
+            for step in plan.steps
             if hasattr(step, "name") and not hasattr(step, "statements")]
     assert used and all(by_name.get(kernel.name) == kernel for kernel in used)
     assert len(by_name) == len(set(used))

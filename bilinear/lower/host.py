@@ -102,8 +102,10 @@ class _Host:
         if key not in self.temps:
             self.temps[key] = len(self.temp_list)
             rows, cols = {"A": ("bm", "bk"), "B": ("bk", "bn"), "C": ("bm", "bn")}[like]
-            first = self.lowered.levels[0].schedule
-            top = (schedule == first.name and first.overwrites_c) if level == 0 else None
+            first = self.lowered.levels[0]
+            # at level 0, an overwriting schedule's and its fallback's own; a from-zero plan's are its plan's
+            top = (schedule == first.schedule.name and first.schedule.overwrites_c) if level == 0 and \
+                first.from_zero is None else None
             self.temp_list.append(Temp(level, rows, cols, top))
         return f"x.temps[{self.temps[key]}]"
 
@@ -297,6 +299,7 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
         restores_inputs=restores_inputs(lowered),
         top_overwrites=top_ow,
         top_accumulates=top_acc,
+        top_from_zero=top_ow is not None and not lowered.levels[0].schedule.overwrites_c,
         nodes=tuple(host.nodes.values()),
         flats=tuple(host.flats),
         kernels=tuple(host.kernels.values()),

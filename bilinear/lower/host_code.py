@@ -154,8 +154,9 @@ class HostDtype:
     cutoff: int
     const_inputs: bool
     restores_inputs: bool  # every in-place schedule it runs declares `restore`
-    top_overwrites: str | None  # node run when the first schedule overwrites C
+    top_overwrites: str | None  # node run when the first level overwrites C
     top_accumulates: str
+    top_from_zero: bool  # it overwrites only with beta = 0 (an accumulating schedule's from-zero plan)
     nodes: tuple[NodeCode, ...]
     flats: tuple[FlatCode, ...]
     kernels: tuple[KernelCode, ...]

@@ -251,6 +251,8 @@ class _TreeBuilder:
         plan = self.levels[level]
         if plan.schedule.overwrites_c and not form.overwrite:
             plan = plan.accumulate_fallback  # products that accumulate cannot run an overwriting schedule
+        elif form.overwrite and plan.from_zero is not None:
+            plan = plan.from_zero  # C starts at zero: the schedule that never reads it, zeroing nothing
         zero = form.overwrite and not plan.schedule.overwrites_c
         _single_views(plan, form, level)
         steps = tuple(self._step(step, form, plan, level) if isinstance(step, Stage) else None for step in plan.steps)
@@ -288,10 +290,11 @@ class _TreeBuilder:
 
 
 def problem_tree(levels: tuple[LevelPlan, ...], options: Options) -> dict[bool, ProblemNode]:
-    """The top problem's node, by whether it overwrites C (an overwriting first schedule that splits it)."""
+    """The top problem's node, by whether it overwrites C (an overwriting first schedule that splits
+    it, or an accumulating one's from-zero plan where a call's C starts at zero)."""
     builder = _TreeBuilder(levels, options)
     tops = {False: builder.node(0, TOP)}
-    if levels and levels[0].schedule.overwrites_c:
+    if levels and (levels[0].schedule.overwrites_c or levels[0].from_zero is not None):
         tops[True] = builder.node(0, ProblemForm(TOP.a, TOP.b, TOP.targets, overwrite=True))
     return tops
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Schedule, Stage, Update
-from ..schedule import default_schedule, fuse_elementwise, single_target
+from ..schedule import default_schedule, from_zero, fuse_elementwise, single_target
 from ..verify.lazy import verify_schedule
 from ..verify.schedule import ShapeCondition
 from .elementwise import ElementwiseKernel, lower_elementwise
@@ -37,13 +37,17 @@ class LevelPlan:
     schedule: Schedule
     steps: tuple[Step, ...]
     accumulate_fallback: "LevelPlan | None" = field(default=None)
+    # An accumulating schedule as it runs where its C starts at zero (beta = 0, or a product the
+    # level above sets): it never reads C and sets where it would add (schedule.from_zero)
+    from_zero: "LevelPlan | None" = field(default=None)
     # Block dimensions the schedule needs equal (a temporary holds another operand's blocks):
     # checked before a call runs (bilinear.lower.plan.broken_condition)
     shape_conditions: tuple[ShapeCondition, ...] = ()
 
     def kernels(self) -> tuple[ElementwiseKernel, ...]:
         own = tuple(s for s in self.steps if isinstance(s, ElementwiseKernel))
-        return own + (self.accumulate_fallback.kernels() if self.accumulate_fallback else ())
+        others = (plan.kernels() for plan in (self.from_zero, self.accumulate_fallback) if plan is not None)
+        return own + tuple(kernel for kernels in others for kernel in kernels)
 
 
 def _identifier(text: str) -> str:
@@ -144,6 +148,13 @@ class KernelNames:
             name = f"{kernel.name}_v{number}"
         return kernel if name == kernel.name else replace(kernel, name=name)
 
+    def shared(self, kernel: ElementwiseKernel) -> ElementwiseKernel:
+        """The kernel already named with this body (a from-zero plan's stages that are the plan's
+        own: one kernel each in the ``.cu`` file), else :meth:`unique`."""
+        body = replace(kernel, name="")
+        named = next((name for name, other in self.bodies.items() if other == body), None)
+        return replace(kernel, name=named) if named is not None else self.unique(kernel)
+
 
 _COEFFICIENTS = _IdentityCache()
 
@@ -190,22 +201,49 @@ def _check_coefficients(schedule: Schedule, dtype: str) -> None:
                 )
 
 
-def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames | None = None) -> LevelPlan:
-    names = names if names is not None else KernelNames()
-    prepared = prepare_schedule(schedule, algorithm, options)
-    _check_coefficients(prepared, options.dtype)
+def _prepared_from_zero(prepared: Schedule, algorithm: Algorithm) -> Schedule | None:
+    """:func:`from_zero` of a prepared schedule, verified (as an overwrite schedule: it must never
+    read C), or None where the pass does not apply."""
+    found = _PREPARED.get((prepared, algorithm, from_zero))
+    if found is None:
+        found = from_zero(prepared, algorithm.shape.blocks("C")) or False
+        if found:
+            check = verify_schedule(found, algorithm)
+            if not check.ok:
+                raise AssertionError(f"internal error: from_zero broke {prepared.name}: {check.errors[0].message}")
+        _PREPARED.put((prepared, algorithm, from_zero), (), found)
+    return found or None
+
+
+def _steps(prepared: Schedule, options: Options, names: KernelNames, prefix: str, share: bool = False) -> tuple[Step, ...]:
     steps: list[Step] = []
     for index, stage in enumerate(prepared.stages):
         if stage.is_product_stage():
             steps.append(stage)
         else:
-            name = _identifier(f"{prepared.name}_{options.dtype}_s{index}")
-            steps.append(names.unique(lower_elementwise(stage, prepared, name, options.dtype)))
-    fallback = None
+            kernel = lower_elementwise(stage, prepared, _identifier(f"{prefix}_{options.dtype}_s{index}"), options.dtype)
+            steps.append(names.shared(kernel) if share else names.unique(kernel))
+    return tuple(steps)
+
+
+def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames | None = None,
+               zeroed: bool = True) -> LevelPlan:
+    """``zeroed``: with the plan for a C that starts at zero (an overwriting schedule's accumulating
+    fallback runs only where products add into C, so it has none)."""
+    names = names if names is not None else KernelNames()
+    prepared = prepare_schedule(schedule, algorithm, options)
+    _check_coefficients(prepared, options.dtype)
+    own = _steps(prepared, options, names, prepared.name)
+    fallback = from_zero_plan = None
     if schedule.overwrites_c:
         # Products that accumulate into C cannot recurse into a schedule that overwrites C.
-        fallback = level_plan(default_for(algorithm, options.leaf), algorithm, options, names)
-    return LevelPlan(algorithm, prepared, tuple(steps), fallback)
+        fallback = level_plan(default_for(algorithm, options.leaf), algorithm, options, names, zeroed=False)
+    if zeroed and not schedule.overwrites_c and not LEAF_KINDS[options.leaf].sums:  # library GEMMs: one target each
+        variant = _prepared_from_zero(prepared, algorithm)
+        if variant is not None:
+            steps = _steps(variant, options, names, f"{prepared.name}_from_zero", share=True)
+            from_zero_plan = LevelPlan(algorithm, variant, steps)
+    return LevelPlan(algorithm, prepared, own, fallback, from_zero_plan)
 
 
 def recurses(plan: LevelPlan, options: Options, M: int, K: int, N: int) -> bool:

@@ -61,9 +61,12 @@ class Lowered:
         """Every fused product launch any size can make (fused leaves; none with library leaves)."""
         return all_launches(self.tops)
 
-    def launches_for(self, M: int, K: int, N: int) -> tuple[ProductLaunch, ...]:
-        """The fused launches an M×K×N product may make."""
-        return launches_for(self.levels, self.options, self.top(top_modes(self, M, K, N)[0]), (M, K, N))
+    def launches_for(self, M: int, K: int, N: int, beta: float | None = None) -> tuple[ProductLaunch, ...]:
+        """The fused launches an M×K×N product may make: a call with ``beta``, or with any beta."""
+        modes = zip((True, False), top_modes(self, M, K, N, beta))
+        found = (launch for mode, runs in modes if runs
+                 for launch in launches_for(self.levels, self.options, self.top(mode), (M, K, N)))
+        return tuple({launch.spec.name: launch for launch in found}.values())
 
     def kernel_names(self) -> list[str]:
         """Every kernel :meth:`cuda_source` defines, in its order: element-wise stages,
@@ -251,19 +254,29 @@ def leaf_dims(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, int, int]:
     return dims
 
 
-def top_modes(lowered: Lowered, M: int, K: int, N: int) -> tuple[bool, bool]:
-    """Whether the top-level product overwrites C (an overwriting schedule that splits it),
-    and whether it accumulates into C."""
+def top_modes(lowered: Lowered, M: int, K: int, N: int, beta: float | None = None) -> tuple[bool, bool]:
+    """Whether the top-level product overwrites C, and whether it accumulates into C.
+
+    It overwrites where the first schedule computes C = A*B and splits the product, and where it
+    accumulates but the call's C starts at zero (``beta`` 0): its from-zero plan runs then. With
+    ``beta`` None (a call not yet made), both modes a call may take are true.
+    """
     first = lowered.levels[0] if lowered.levels else None
-    overwrites = first is not None and first.schedule.overwrites_c and recurses(first, lowered.options, M, K, N)
-    return overwrites, not overwrites
+    if first is None or not recurses(first, lowered.options, M, K, N):
+        return False, True
+    if first.schedule.overwrites_c:
+        return True, False
+    from_zero = first.from_zero is not None and (beta is None or beta == 0)
+    return from_zero, beta is None or not from_zero
 
 
 def workspace_shapes(lowered: Lowered, M: int, K: int, N: int) -> dict[tuple[int, str], tuple[int, int]]:
     """Temporaries of every plan that can run at every level, with their dimensions there.
 
     An overwriting schedule runs where its parent overwrites; its accumulating
-    fallback only where the parent accumulates.
+    fallback only where the parent accumulates.  An accumulating schedule's from-zero plan
+    runs where its parent overwrites, with the plan's own temporaries; every call counts it
+    (``top_modes`` with no beta), so one workspace serves calls with any beta.
     """
     shapes = {}
     overwrite, accumulate = top_modes(lowered, M, K, N)
@@ -274,6 +287,7 @@ def workspace_shapes(lowered: Lowered, M: int, K: int, N: int) -> dict[tuple[int
             for candidate, wanted in (
                 (plan, overwrite or not plan.schedule.overwrites_c),
                 (plan.accumulate_fallback, accumulate),
+                (plan.from_zero, overwrite),  # its temporaries are the plan's own: the same keys
             )
             if candidate is not None and wanted
         ]

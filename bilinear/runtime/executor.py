@@ -96,7 +96,9 @@ class Executor:
         if not self.lowered.levels and self.options.leaf != "fused":
             self.gemm(A, B, C, alpha, beta)  # no depth-first level: the leaf takes beta itself
             return
-        overwrites, _ = top_modes(self.lowered, *_dims(A, B))  # beta is 0 where it does (CompiledProduct)
+        # beta is 0 where the schedule overwrites (CompiledProduct); where C starts at zero, an
+        # accumulating one runs its from-zero plan, and C needs no zeroing
+        overwrites, _ = top_modes(self.lowered, *_dims(A, B), beta)
         if not overwrites and beta != 1:
             self.backend.scale(C, beta)
         self.alpha = alpha

@@ -113,12 +113,25 @@ def verify_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleCheck:
 
     A fast simulation with products kept as symbols decides first (the
     LazySimulation above); only a schedule it rejects is simulated again in full, for
-    diagnostics that show every buffer's bilinear value.  Overwrite schedules
-    are simulated in full at once (they must never read C's original content).
+    diagnostics that show every buffer's bilinear value.  An overwrite schedule
+    that may read C's original content is simulated in full at once (that read is an error the
+    lazy simulation cannot see).
     """
-    if schedule.overwrites_c:
+    if schedule.overwrites_c and _may_read_original_c(schedule, algorithm):
         # C's original content is poison there (see _Simulation._poisoned); the lazy simulation hides
         # what a C buffer holds behind a symbol, so it cannot see a read of it.
         return _Simulation(schedule, algorithm).run()
     check = LazySimulation(schedule, algorithm).run()
     return check if check.ok else _Simulation(schedule, algorithm).run()
+
+
+def _may_read_original_c(schedule: Schedule, algorithm: Algorithm) -> bool:
+    """Whether a statement reads a buffer that may still hold C's original content: a C block
+    before a write that reads none of it, and any buffer written from one.  By names alone, so it
+    may say yes where values cancel (the full simulation then decides); no means no such read."""
+    holding = set(algorithm.shape.blocks("C"))
+    for _, statement in schedule.statements():  # a concurrent stage's statements read no other's writes
+        if statement.reads() & holding:
+            return True
+        holding -= statement.writes()
+    return False

@@ -446,3 +446,140 @@ extern "C" __global__ void msmes_float64_s8(
         break;
     }
 }
+
+extern "C" __global__ void msmes_from_zero_float64_s0(
+    double* __restrict__ s0, const long long ld0,  // A11
+    double* __restrict__ s1, const long long ld1,  // A12
+    double* __restrict__ s2, const long long ld2,  // A21
+    double* __restrict__ s3, const long long ld3,  // A22
+    double* __restrict__ s4, const long long ld4,  // B11
+    double* __restrict__ s5, const long long ld5,  // B12
+    double* __restrict__ s6, const long long ld6,  // B21
+    double* __restrict__ s7, const long long ld7,  // B22
+    const int rows0, const int cols0, const int vec0,  // A blocks
+    const int rows1, const int cols1, const int vec1  // B blocks
+)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    switch (blockIdx.y) {
+    case 0: {
+        if (vec0) {
+            const long long per_row = cols0 / 2;
+            for (long long t = first; t < (long long)rows0 * per_row; t += stride) {
+                const long long r = t / per_row, c = (t - r * per_row) * 2;
+                const double2 v0 = *reinterpret_cast<const double2*>(s0 + r * ld0 + c);
+                const double2 v1 = *reinterpret_cast<const double2*>(s1 + r * ld1 + c);
+                const double2 v2 = *reinterpret_cast<const double2*>(s2 + r * ld2 + c);
+                const double2 v3 = *reinterpret_cast<const double2*>(s3 + r * ld3 + c);
+                double2 w1;
+                w1.x = + v0.x + v1.x;
+                w1.y = + v0.y + v1.y;
+                double2 w2;
+                w2.x = + v2.x + v3.x;
+                w2.y = + v2.y + v3.y;
+                *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
+                *reinterpret_cast<double2*>(s2 + r * ld2 + c) = w2;
+            }
+        } else {
+            for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
+                const long long r = t / cols0, c = t - r * cols0;
+                const double v0 = s0[r * ld0 + c];
+                const double v1 = s1[r * ld1 + c];
+                const double v2 = s2[r * ld2 + c];
+                const double v3 = s3[r * ld3 + c];
+                const double w1 = + v0 + v1;
+                const double w2 = + v2 + v3;
+                s1[r * ld1 + c] = w1;
+                s2[r * ld2 + c] = w2;
+            }
+        }
+    } break;
+    case 1: {
+        if (vec1) {
+            const long long per_row = cols1 / 2;
+            for (long long t = first; t < (long long)rows1 * per_row; t += stride) {
+                const long long r = t / per_row, c = (t - r * per_row) * 2;
+                const double2 v4 = *reinterpret_cast<const double2*>(s4 + r * ld4 + c);
+                const double2 v5 = *reinterpret_cast<const double2*>(s5 + r * ld5 + c);
+                const double2 v6 = *reinterpret_cast<const double2*>(s6 + r * ld6 + c);
+                const double2 v7 = *reinterpret_cast<const double2*>(s7 + r * ld7 + c);
+                double2 w5;
+                w5.x = + v5.x - v7.x;
+                w5.y = + v5.y - v7.y;
+                double2 w6;
+                w6.x = - v4.x + v6.x;
+                w6.y = - v4.y + v6.y;
+                *reinterpret_cast<double2*>(s5 + r * ld5 + c) = w5;
+                *reinterpret_cast<double2*>(s6 + r * ld6 + c) = w6;
+            }
+        } else {
+            for (long long t = first; t < (long long)rows1 * cols1; t += stride) {
+                const long long r = t / cols1, c = t - r * cols1;
+                const double v4 = s4[r * ld4 + c];
+                const double v5 = s5[r * ld5 + c];
+                const double v6 = s6[r * ld6 + c];
+                const double v7 = s7[r * ld7 + c];
+                const double w5 = + v5 - v7;
+                const double w6 = - v4 + v6;
+                s5[r * ld5 + c] = w5;
+                s6[r * ld6 + c] = w6;
+            }
+        }
+    } break;
+    default:
+        break;
+    }
+}
+
+extern "C" __global__ void msmes_from_zero_float64_s2(
+    double* __restrict__ s0, const long long ld0,  // C11
+    double* __restrict__ s1, const long long ld1,  // C12
+    double* __restrict__ s2, const long long ld2,  // C21
+    double* __restrict__ s3, const long long ld3,  // C22
+    const int rows0, const int cols0, const int vec0  // C blocks
+)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    switch (blockIdx.y) {
+    case 0: {
+        if (vec0) {
+            const long long per_row = cols0 / 2;
+            for (long long t = first; t < (long long)rows0 * per_row; t += stride) {
+                const long long r = t / per_row, c = (t - r * per_row) * 2;
+                const double2 v0 = *reinterpret_cast<const double2*>(s0 + r * ld0 + c);
+                const double2 v1 = *reinterpret_cast<const double2*>(s1 + r * ld1 + c);
+                const double2 v3 = *reinterpret_cast<const double2*>(s3 + r * ld3 + c);
+                double2 w0;
+                w0.x = + v1.x + v3.x;
+                w0.y = + v1.y + v3.y;
+                double2 w2;
+                w2.x = + v0.x + v3.x;
+                w2.y = + v0.y + v3.y;
+                double2 w3;
+                w3.x = - v0.x + v1.x;
+                w3.y = - v0.y + v1.y;
+                *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
+                *reinterpret_cast<double2*>(s2 + r * ld2 + c) = w2;
+                *reinterpret_cast<double2*>(s3 + r * ld3 + c) = w3;
+            }
+        } else {
+            for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
+                const long long r = t / cols0, c = t - r * cols0;
+                const double v0 = s0[r * ld0 + c];
+                const double v1 = s1[r * ld1 + c];
+                const double v3 = s3[r * ld3 + c];
+                const double w0 = + v1 + v3;
+                const double w2 = + v0 + v3;
+                const double w3 = - v0 + v1;
+                s0[r * ld0 + c] = w0;
+                s2[r * ld2 + c] = w2;
+                s3[r * ld3 + c] = w3;
+            }
+        }
+    } break;
+    default:
+        break;
+    }
+}

@@ -624,3 +624,59 @@ extern "C" __global__ void winograd_cublas_float64_s16(
         break;
     }
 }
+
+extern "C" __global__ void winograd_cublas_from_zero_float64_s1(
+    double* __restrict__ s0, const long long ld0,  // C11
+    double* __restrict__ s1, const long long ld1,  // C12
+    double* __restrict__ s2, const long long ld2,  // C21
+    double* __restrict__ s3, const long long ld3,  // C22
+    const int rows0, const int cols0, const int vec0  // C blocks
+)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    switch (blockIdx.y) {
+    case 0: {
+        if (vec0) {
+            const long long per_row = cols0 / 2;
+            for (long long t = first; t < (long long)rows0 * per_row; t += stride) {
+                const long long r = t / per_row, c = (t - r * per_row) * 2;
+                const double2 v0 = *reinterpret_cast<const double2*>(s0 + r * ld0 + c);
+                const double2 v3 = *reinterpret_cast<const double2*>(s3 + r * ld3 + c);
+                double2 w0;
+                w0.x = + v0.x + v3.x;
+                w0.y = + v0.y + v3.y;
+                double2 w1;
+                w1.x = + v0.x;
+                w1.y = + v0.y;
+                double2 w2;
+                w2.x = + v0.x;
+                w2.y = + v0.y;
+                double2 w3;
+                w3.x = + v0.x;
+                w3.y = + v0.y;
+                *reinterpret_cast<double2*>(s0 + r * ld0 + c) = w0;
+                *reinterpret_cast<double2*>(s1 + r * ld1 + c) = w1;
+                *reinterpret_cast<double2*>(s2 + r * ld2 + c) = w2;
+                *reinterpret_cast<double2*>(s3 + r * ld3 + c) = w3;
+            }
+        } else {
+            for (long long t = first; t < (long long)rows0 * cols0; t += stride) {
+                const long long r = t / cols0, c = t - r * cols0;
+                const double v0 = s0[r * ld0 + c];
+                const double v3 = s3[r * ld3 + c];
+                const double w0 = + v0 + v3;
+                const double w1 = + v0;
+                const double w2 = + v0;
+                const double w3 = + v0;
+                s0[r * ld0 + c] = w0;
+                s1[r * ld1 + c] = w1;
+                s2[r * ld2 + c] = w2;
+                s3[r * ld3 + c] = w3;
+            }
+        }
+    } break;
+    default:
+        break;
+    }
+}

@@ -14,7 +14,7 @@ def statuses(out: Path, name: str, calls: list[str]) -> list[int]:
     ``A``, ``B`` and ``C`` of 64×64 doubles, are in scope), for the library ``name`` in ``out``."""
     main = out / "statuses.cpp"
     main.write_text(
-        "#include <cstdio>\nint main() {\n  cublasHandle_t handle;\n  cublasCreate(&handle);\n  double *A, *B, *C;\n"
+        "#include <algorithm>\n#include <cmath>\n#include <cstdio>\nint main() {\n  cublasHandle_t handle;\n  cublasCreate(&handle);\n  double *A, *B, *C;\n"
         "  cudaMalloc(&A, 64 * 64 * sizeof(double)), cudaMalloc(&B, 64 * 64 * sizeof(double)), "
         "cudaMalloc(&C, 64 * 64 * sizeof(double));\n"
         + "".join(f'  std::printf("%d\\n", int({call}));\n' for call in calls) + "}\n"

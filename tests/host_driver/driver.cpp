@@ -53,6 +53,9 @@ static void run(cublasHandle_t handle, cudaStream_t stream, int m, int n, int k,
   for (auto& v : A) v = T(normal(rng));
   for (auto& v : B) v = T(normal(rng));
   for (auto& v : C) v = T(normal(rng));
+  // With beta = 0, C is not read (as in BLAS): NaN in it must not reach the product.
+  if (beta == 0)
+    for (int j = 0; j < n; ++j) for (int i = 0; i < m; ++i) C[size_t(j) * ldc + i] = T(NAN);
   T *dA, *dB, *dC, *dR;
   check(cudaMalloc(&dA, A.size() * sizeof(T)), "malloc");
   check(cudaMalloc(&dB, B.size() * sizeof(T)), "malloc");
@@ -107,10 +110,15 @@ static void run(cublasHandle_t handle, cudaStream_t stream, int m, int n, int k,
 }
 
 int main(int argc, char** argv) {
-  // usage: driver levels growth beta m,n,k [m,n,k ...]
-  if (argc < 5) { std::fprintf(stderr, "usage: driver levels growth beta m,n,k ...\n"); return 2; }
+  // usage: driver levels growth beta[,beta ...] m,n,k [m,n,k ...]
+  if (argc < 5) { std::fprintf(stderr, "usage: driver levels growth beta[,beta ...] m,n,k ...\n"); return 2; }
   const int levels = std::atoi(argv[1]);
-  const double growth = std::atof(argv[2]), beta = std::atof(argv[3]);
+  const double growth = std::atof(argv[2]);
+  std::vector<double> betas;
+  for (const char* at = argv[3]; *at; ++at) {
+    betas.push_back(std::strtod(at, const_cast<char**>(&at)));
+    if (*at != ',') break;
+  }
   cublasHandle_t handle;
   cudaStream_t stream;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return 2;
@@ -118,8 +126,10 @@ int main(int argc, char** argv) {
   for (int i = 4; i < argc; ++i) {
     int m, n, k;
     if (std::sscanf(argv[i], "%d,%d,%d", &m, &n, &k) != 3) return 2;
-    run<double>(handle, stream, m, n, k, beta, levels, growth);
-    run<float>(handle, stream, m, n, k, beta, levels, growth);
+    for (const double beta : betas) {
+      run<double>(handle, stream, m, n, k, beta, levels, growth);
+      run<float>(handle, stream, m, n, k, beta, levels, growth);
+    }
   }
   // Invalid arguments are refused before anything runs.
   if (DGEMM(handle, -1, 1, 1, 1.0, nullptr, 1, nullptr, 1, 0.0, nullptr, 1, stream) != -2) ++failures;

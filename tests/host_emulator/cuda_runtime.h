@@ -44,7 +44,9 @@ inline cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemc
   std::memcpy(to, from, bytes);
   return cudaSuccess;
 }
+inline int emulator_memsets = 0;  // cudaMemset2DAsync calls (how the library zeroes C)
 inline cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int value, size_t width, size_t height, cudaStream_t) {
+  ++emulator_memsets;
   for (size_t r = 0; r < height; ++r) std::memset(static_cast<char*>(p) + r * pitch, value, width);
   return cudaSuccess;
 }
