@@ -438,6 +438,23 @@ def test_run_under_mpiexec_without_gpus_says_each_rank_runs_alone():
                              "add --gpus 2 for one product over them") == 1, done.stderr
 
 
+def test_run_under_srun_without_gpus_says_each_rank_runs_alone(monkeypatch, capsys):
+    """Only mpiexec's environment was read: `srun -n 2 bilinear run ...` ran two runs without a word.
+    A batch script's own SLURM_NTASKS and SLURM_PROCID are one task, not a step of several."""
+    from bilinear.cli import main
+
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_FD", "PMI_PORT", "SLURM_STEP_NUM_TASKS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SLURM_NTASKS", "2")
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    run = ["run", "strassen", "-n", "16", "--backend", "numpy", "--repeat", "1"]
+    assert main(run) == 0 and "MPI ranks" not in capsys.readouterr().err
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "2")
+    assert main(run) == 0
+    assert ("note: started as 2 MPI ranks without --gpus: each rank runs its own one-device run; add --gpus 2 "
+            "for one product over them") in capsys.readouterr().err
+
+
 @needs_mpi
 def test_bench_with_gpus_checks_its_json_path_before_timing(tmp_path):
     """It ran every timing, then failed with a raw FileNotFoundError."""

@@ -88,10 +88,12 @@ def check_single_device(args) -> None:
 
 
 def _launched_ranks() -> tuple[int, int]:
-    """(ranks, this rank) as mpiexec's environment says (MPICH's PMI, Open MPI's), without starting
-    MPI; (1, 0) outside a job."""
+    """(ranks, this rank) as the launcher's environment says (MPICH's PMI, Open MPI's, Slurm's srun),
+    without starting MPI; (1, 0) outside a job."""
     mpich = "PMI_FD" in os.environ or "PMI_PORT" in os.environ  # a live PMI connection, not a stale PMI_SIZE
     launchers = (("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),) + ((("PMI_SIZE", "PMI_RANK"),) if mpich else ())
+    # srun's step (a batch script itself has SLURM_NTASKS and SLURM_PROCID, but runs as one task)
+    launchers += (("SLURM_STEP_NUM_TASKS", "SLURM_PROCID"),)
     for size, rank in launchers:
         if os.environ.get(size, "").isdigit():
             given = os.environ.get(rank, "0")
