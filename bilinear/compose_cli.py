@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cli_args import add_input_options, chains, check_name, load_input, output_path, scheme_path, side_counts, tries
-from .diagnostics import BilinearError, render
+from .diagnostics import BilinearError, Diagnostic, render
 from .output import check_target, write_atomic
 
 
@@ -65,13 +65,18 @@ def _verified(algorithm, path: Path):
     """``algorithm`` (from ``path``) when it verifies; otherwise its own errors, located in its file,
     before anything is derived from it (a derived scheme's errors name blocks and products the
     user never wrote)."""
-    from .diagnostics import Diagnostic
     from .verify.algorithm import verify_algorithm
 
     errors = verify_algorithm(algorithm)
     if errors:
         raise BilinearError(*errors, Diagnostic(f"{algorithm.name} in {path} does not verify; nothing was derived from it"))
     return algorithm
+
+
+def _note_sums_multiplied_out(*sources) -> None:
+    for source in (source for source in sources if source.sums):  # what permute and kronecker write has none
+        print(f"note: {source.name}'s {len(source.sums)} named sums are multiplied out in the result; "
+              "`bilinear optimize` it to share sums again", file=sys.stderr)
 
 
 def transform(args) -> int:
@@ -81,6 +86,7 @@ def transform(args) -> int:
     program = load_input(args)
     source = _verified(_algorithm(program, args.algorithm), args.file)
     result = permute(source, args.to, name=args.name)
+    _note_sums_multiplied_out(source)
     if dropped := unused_products(source):
         print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
               "W column into a zero factor)", file=sys.stderr)
@@ -108,6 +114,7 @@ def product(args) -> int:
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
     second = _verified(_algorithm(loaded, None), args.second)
     result = kronecker(first, second, name=args.name)
+    _note_sums_multiplied_out(first, *(() if second is first else (second,)))
     same = args.second.resolve() == args.file.resolve()  # strassen ⊗ strassen: its header once
     header = (*_copied_header(args.file, program, first), *(() if same else _copied_header(args.second, loaded, second)),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
@@ -131,10 +138,9 @@ def source_header(path: Path) -> tuple[str, ...]:
 
 
 def _copied_header(path: Path, program, source) -> tuple[str, ...]:
-    """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where
-    comment lines were copied and ``path``'s main definition is another one (a schedule, or
-    --algorithm chose another), which they may describe instead (msmes.bl's describe the in-place
-    schedule, not Strassen)."""
+    """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where it
+    copies comments and ``path``'s main definition is another one (a schedule, or --algorithm's choice),
+    which they may describe instead (msmes.bl's describe the in-place schedule, not Strassen)."""
     header = source_header(path)
     if program.main is not source and len(header) > 1:  # more than "from NAME"
         print(f"note: the header comments copied from {path.name} may describe its main definition, "
@@ -247,8 +253,6 @@ def _other_programs(source, paths: list[Path]) -> list:
     from .api import load
     from .optimize_sides import borrowed
 
-    from .diagnostics import Diagnostic
-
     others = []
     for path in paths:
         try:
@@ -259,10 +263,8 @@ def _other_programs(source, paths: list[Path]) -> list:
                 f"import it to .bl first, e.g. `bilinear import {path} --key m,k,n -o other.bl`")) from None
         used = [side for side, program in zip("ABC", borrowed(source, other)) if program is not None]
         if not used:
-            raise ValueError(
-                f"--also {path}: {other.name} computes none of {source.name}'s sides (left factors, right factors, "
-                "outputs, its products taken in order); give a program of the same scheme"
-            )
+            raise ValueError(f"--also {path}: {other.name} computes none of {source.name}'s sides (left factors, right "
+                             "factors, outputs, its products taken in order); give a program of the same scheme")
         print(f"--also {path}: side{'s' if len(used) > 1 else ''} {', '.join(used)} of {other.name} tried too", file=sys.stderr)
         others.append(other)
     return others

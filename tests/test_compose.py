@@ -77,6 +77,20 @@ def test_transform_and_product_commands_write_verified_files(tmp_path, capsys):
     assert "grey234 <2,3,4> permuted to order nkm" in transposed.read_text()
 
 
+def test_transform_and_product_say_when_named_sums_are_multiplied_out(tmp_path, capsys):
+    """Named sums (winograd's, or optimize's) went into products of block sums without a word."""
+    shared = ROOT / "algorithms" / "winograd.bl"
+    sums = len(bilinear.load(shared).main.sums)
+    note = (f"note: winograd's {sums} named sums are multiplied out in the result; `bilinear optimize` it to "
+            "share sums again\n")
+    assert main(["transform", str(shared), "--to", "nkm", "-o", str(tmp_path / "t.bl")]) == 0
+    assert capsys.readouterr().err == note and not bilinear.load(tmp_path / "t.bl").main.sums
+    assert main(["product", "strassen", str(shared), "-o", str(tmp_path / "p.bl")]) == 0
+    assert capsys.readouterr().err == note
+    assert main(["transform", "strassen", "--to", "nkm", "-o", str(tmp_path / "plain.bl")]) == 0
+    assert "note" not in capsys.readouterr().err
+
+
 def test_shipped_schemes_are_found_by_name(capsys):
     assert find_scheme("strassen").name == "strassen.bl"
     assert find_scheme("rsmm").name == "rsmm.bl" and find_scheme("msmes.bl").name == "msmes.bl"
