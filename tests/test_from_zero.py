@@ -8,6 +8,7 @@ result is verified as an overwrite schedule: one that never reads C.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 
 import bilinear
 from bilinear.frontend import program_from_text
-from bilinear.ir import Algorithm, Multiply, Schedule
+from bilinear.ir import Algorithm, Multiply, Schedule, Stage
 from bilinear.lower.levels import Options, prepare_schedule
 from bilinear.runtime.compiled import CompiledProduct
 from bilinear.runtime.numpy_backend import NumpyBackend
@@ -161,3 +162,87 @@ def test_a_from_zero_plan_that_reads_c_is_refused_by_the_full_simulation():
     check = verify_schedule(broken, algorithm)
     assert not check.ok
     assert "reads C11, which holds C's original content (C11⁰)" in check.errors[0].message
+
+
+NAIVE = (ALGORITHMS[0].parent / "naive2x2.bl").resolve()
+
+
+def _naive(tmp_path, schedule: str):
+    path = tmp_path / "schedule.bl"
+    path.write_text(f'use "{NAIVE}"\n\n' + schedule)
+    program = bilinear.load(path)
+    return program, program.algorithm("naive2x2")
+
+
+def test_two_additions_into_a_block_of_one_stage_run_in_order_when_the_first_sets_it(tmp_path):
+    """`C11 += T; C11 += U` (one concurrent stage) became `C11 = T; C11 += U`, which conflict:
+    the schedule, which verifies, no longer compiled, for any beta."""
+    program, algorithm = _naive(tmp_path, """schedule viatemps for naive2x2:
+  temp T: C
+  temp U: C
+  stage p1:  T = A11 * B11;  U = A12 * B21
+  stage s1:  C11 += T;  C11 += U
+  stage p2:  T = A11 * B12;  U = A12 * B22
+  stage s2:  C12 += T;  C12 += U
+  stage p3:  T = A21 * B11;  U = A22 * B21
+  stage s3:  C21 += T;  C21 += U
+  stage p4:  T = A21 * B12;  U = A22 * B22
+  stage s4:  C22 += T;  C22 += U
+""")
+    zeroed = from_zero(program.main, algorithm.shape.blocks("C"))
+    assert _text(zeroed)[1] == "s1: C11 = T; C11 += U" and zeroed.stages[1].ordered
+    assert verify_schedule(zeroed, algorithm).ok
+    product = bilinear.compile(program, backend="numpy")
+    A, B = np.random.default_rng(1).standard_normal((2, 6, 6))
+    assert np.allclose(product(A, B, out=np.full((6, 6), np.nan)), A @ B)
+    C = np.ones((6, 6))
+    assert np.allclose(product(A, B, out=C.copy(), beta=1.0), A @ B + C)
+
+
+def test_repeated_element_wise_stages_keep_their_own_kernels_and_step_names(tmp_path):
+    """Kernels were shared by body: both `B21 = -B21` stages ran as one step name, and bench's
+    per-step timing of a beta = 0 call failed."""
+    program, _ = _naive(tmp_path, """schedule negtwice for naive2x2: inplace, restore
+  stage n1:  B21 = -B21
+  stage p1:  A11 * B11 -> +C11;  A11 * B12 -> +C12;  A21 * B11 -> +C21;  A21 * B12 -> +C22
+  stage p2:  A12 * B21 -> -C11;  A22 * B21 -> -C21
+  stage n2:  B21 = -B21
+  stage p3:  A12 * B22 -> +C12;  A22 * B22 -> +C22
+""")
+    plan = bilinear.lower.plan.lower(program, Options()).levels[0]
+    names = [step.name for step in plan.from_zero.steps]
+    assert names == ["negtwice_float64_s0", "p1", "p2", "negtwice_float64_s3", "p3"]
+    assert [s.name for s in plan.steps if not isinstance(s, Stage)] == ["negtwice_float64_s0", "negtwice_float64_s3"]
+
+
+def test_the_products_of_a_stage_split_in_two_at_most():
+    """naive2x2's default stage of eight products became five stages, one per block set twice."""
+    algorithm = bilinear.load(NAIVE).main
+    zeroed = from_zero(bilinear.lower.levels.default_for(algorithm, "cublas"), algorithm.shape.blocks("C"))
+    products = [stage for stage in zeroed.stages if stage.is_product_stage()]
+    assert [len(stage.statements) for stage in products] == [4, 4]
+    assert all(s.overwrite for s in products[0].statements) and not any(s.overwrite for s in products[1].statements)
+
+
+def test_no_from_zero_plan_above_an_overwriting_level():
+    """msmes over rsmm: products the from-zero plan set ran rsmm below, the others its fallback,
+    so a call held both their temporaries (2 MiB at n = 1024 against 1 MiB), and a workspace limit
+    that had let the call run refused it."""
+    from bilinear.hybrid import merge
+
+    merged = merge([bilinear.load(ALGORITHMS[0].parent / f"{name}.bl") for name in ("msmes", "rsmm")])
+    lowered = bilinear.lower.plan.lower(merged, Options(levels=2), ("msmes", "rsmm"))
+    assert lowered.levels[0].from_zero is None and lowered.levels[1].accumulate_fallback is not None
+    assert bilinear.lower.plan.workspace_bytes(lowered, 1024, 1024, 1024) == 1024 * 1024
+    msmes = bilinear.lower.plan.lower(bilinear.load(ALGORITHMS[0].parent / "msmes.bl"), Options(levels=2))
+    assert all(level.from_zero is not None for level in msmes.levels)
+
+
+def test_the_manifest_states_the_from_zero_plan(tmp_path):
+    from bilinear.cli import main
+
+    assert main(["compile", "msmes", "-o", str(tmp_path / "out")]) == 0
+    level = json.loads((tmp_path / "out" / "manifest.json").read_text())["levels"][0]
+    assert level["computes"] == "C += A*B" and level["from_zero"]["computes"] == "C = A*B"
+    assert [launch.get("kernel", launch.get("stage")) for launch in level["from_zero"]["launches"]][:2] == [
+        "msmes_from_zero_float64_s0", "products1.1"]

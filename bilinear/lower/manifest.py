@@ -46,6 +46,8 @@ def _level(plan: LevelPlan) -> dict:
     }
     if plan.accumulate_fallback is not None:
         data["accumulate_fallback"] = _level(plan.accumulate_fallback)
+    if plan.from_zero is not None:  # what runs where C starts at zero (beta = 0, or a product set above)
+        data["from_zero"] = _level(plan.from_zero)
     return data
 
 

@@ -193,8 +193,18 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
         else:
             level_options, conditions = options, checked.shape_conditions(schedule.name)
         plans.append(replace(level_plan(schedule, algorithm, level_options, kernel_names), shape_conditions=conditions))
-    plans = tuple(plans)
+    plans = tuple(_without_from_zero_above_overwriting(plans))
     return Lowered(name, options, plans, problem_tree(plans, options), breadth, fewer)
+
+
+def _without_from_zero_above_overwriting(plans: list[LevelPlan]):
+    """A from-zero plan sets products whose level below then runs its overwriting schedule, while the
+    products it adds to run that schedule's accumulating fallback: one call would hold both their
+    temporaries (msmes over rsmm: twice the workspace).  Above an overwriting level a C that starts
+    at zero is zeroed, as before, and every product below adds."""
+    for plan, below in zip(plans, [*plans[1:], None]):
+        overwriting_below = below is not None and below.schedule.overwrites_c
+        yield replace(plan, from_zero=None) if overwriting_below else plan
 
 
 def _identifier(name: str) -> str:
@@ -277,8 +287,8 @@ def workspace_shapes(lowered: Lowered, M: int, K: int, N: int) -> dict[tuple[int
 
     An overwriting schedule runs where its parent overwrites; its accumulating
     fallback only where the parent accumulates.  An accumulating schedule's from-zero plan
-    runs where its parent overwrites, with the plan's own temporaries; every call counts it
-    (``top_modes`` with no beta), so one workspace serves calls with any beta.
+    runs where its parent overwrites, with the plan's own temporaries (and none sits above an
+    overwriting level), so one workspace serves calls with any beta (``top_modes`` with none).
     """
     shapes = {}
     overwrite, accumulate = top_modes(lowered, M, K, N)

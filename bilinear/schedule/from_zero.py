@@ -39,7 +39,10 @@ def from_zero(schedule: Schedule, c_blocks: tuple[str, ...]) -> Schedule | None:
         if statements is None:
             return None
         if statements:
-            stages.append(replace(stage, statements=statements))
+            # two additions into one block in a concurrent stage (C11 += T; C11 += U) where the first
+            # now sets it: in order, as one thread does both (nothing else reads what they write)
+            repeated = len({s.target for s in statements}) < len(statements)
+            stages.append(replace(stage, statements=statements, ordered=stage.ordered or repeated))
     if zero:
         return None  # a block no statement writes would keep C's original content
     properties = (schedule.properties - {"accumulate"}) | {"overwrite"}
@@ -48,7 +51,8 @@ def from_zero(schedule: Schedule, c_blocks: tuple[str, ...]) -> Schedule | None:
 
 def _updates(stage: Stage, zero: set[str]) -> tuple[Update, ...] | None:
     """An element-wise stage with the zero blocks' reads dropped (statements of a concurrent
-    stage read nothing another writes, so taking them in order is exact for both kinds)."""
+    stage read nothing another writes, but may add into one target: taken in order, the first
+    sets it and the others add to it)."""
     kept = []
     for statement in stage.statements:
         form = statement.form.substitute({name: Form() for name in statement.form.names() if name in zero})
@@ -62,25 +66,25 @@ def _updates(stage: Stage, zero: set[str]) -> tuple[Update, ...] | None:
 
 
 def _products(stage: Stage, zero: set[str]) -> list[Stage] | None:
-    """A product stage whose products into zero blocks set them.  A later product of the same
-    stage into a block an earlier one sets must run after it: it starts a stage of its own."""
-    stages: list[list[Multiply]] = [[]]
+    """A product stage whose products into zero blocks set them.  A product of the same stage
+    that adds into a block another one sets must run after it: those go into a second stage
+    (the products of one stage may run in any order)."""
+    setting: list[Multiply] = []
+    after: list[Multiply] = []
     set_here: set[str] = set()
     for statement in stage.statements:
         targets = set(statement.targets.names())
         if zero & {*statement.left.names(), *statement.right.names()}:
             return None  # a factor that reads a C block still holding zero
         if statement.overwrite or targets <= zero:
-            if statement.overwrite and targets & set_here:
+            if targets & set_here:
                 return None  # two products setting one block: nothing this pass made
             zero -= targets
             set_here |= targets
-            statement = replace(statement, overwrite=True)
+            setting.append(replace(statement, overwrite=True))
         elif targets & zero:
             return None  # a sum into blocks some of which hold zero and some not
-        elif targets & set_here:
-            stages.append([])
-            set_here = set()
-        stages[-1].append(statement)
-    named = [f"{stage.name}" if index == 0 else f"{stage.name}.{index + 1}" for index in range(len(stages))]
-    return [replace(stage, name=name, statements=tuple(statements)) for name, statements in zip(named, stages)]
+        else:
+            (after if targets & set_here else setting).append(statement)
+    stages = [replace(stage, statements=tuple(setting))] if setting else []
+    return stages + ([replace(stage, name=f"{stage.name}.2", statements=tuple(after))] if after else [])

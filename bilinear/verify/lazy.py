@@ -127,8 +127,9 @@ def verify_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleCheck:
 
 def _may_read_original_c(schedule: Schedule, algorithm: Algorithm) -> bool:
     """Whether a statement reads a buffer that may still hold C's original content: a C block
-    before a write that reads none of it, and any buffer written from one.  By names alone, so it
-    may say yes where values cancel (the full simulation then decides); no means no such read."""
+    before a statement writes it without reading such a buffer (the first read of one answers yes,
+    so nothing is ever written from one).  By names alone, so it may say yes where values cancel
+    (the full simulation then decides); no means no such read."""
     holding = set(algorithm.shape.blocks("C"))
     for _, statement in schedule.statements():  # a concurrent stage's statements read no other's writes
         if statement.reads() & holding:
