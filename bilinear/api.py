@@ -81,6 +81,7 @@ def _as_path(value: object) -> Path:
         path = Path(value)
         if str(path) not in ("", "."):
             return find_scheme(str(path))
+        raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}")  # "" or "."
     # reprlib: a large object (a loaded Algorithm) is named, not printed whole
     raise ValueError(f"expected a path to a .bl or catalogue file, not {type(value).__name__} {reprlib.repr(value)}")
 

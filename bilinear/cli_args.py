@@ -204,6 +204,8 @@ def scheme_path(text: str) -> Path:
     """An argparse type: a scheme file, or a shipped scheme's name."""
     from .frontend.loader import find_scheme
 
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name is no file; give a .bl or catalogue file, or a shipped scheme's name")
     return find_scheme(text)
 
 

@@ -193,12 +193,12 @@ def _compile(args) -> int:
         if not target.is_symlink() and input_among(target, inputs):
             raise ValueError(f"-o {out} would replace the input file {target} with compile's {target.name}; "
                              "choose another -o")
-    check_folder(out, artifact_names(name), args.force)  # before any work: a refusal costs nothing
     report = verify_program(program) if per_level else with_notes(verify_program(program), notes)  # verify's notes
-    if not report.ok:
+    if not report.ok:  # said first: a refusal to replace files hid it until --force
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
+    check_folder(out, artifact_names(name), args.force)  # before lowering, the work that takes time
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
     # a hybrid's levels come from their own files
     source = ",".join(level_names(args.levels_schemes)) if per_level else str(args.file)

@@ -244,6 +244,50 @@ def test_an_invisible_unexpected_character_is_named(character, shown):
     assert error.message.startswith(f"unexpected {shown};")
 
 
+@pytest.mark.parametrize("character, shown", [
+    ("\u2212", "'\u2212' U+2212 (MINUS SIGN)"), ("\u0391", "'\u0391' U+0391 (GREEK CAPITAL LETTER ALPHA)"),
+])
+def test_a_character_that_looks_like_an_ascii_one_is_named(character, shown):
+    """'−' was quoted bare beside "expected ... '-'", which looks the same on screen."""
+    error = pytest.raises(BilinearError, program_from_text, f"algorithm x <1,1,1>:\n  M1 = (A11 {character} A11) * B11\n"
+                          "  C11 = M1\n", "lookalike.bl").value.diagnostics[0]
+    assert error.message.startswith(f"unexpected {shown};")
+
+
+STRASSEN = (ROOT / "algorithms" / "strassen.bl").read_text()
+
+
+@pytest.mark.parametrize("written, why", [
+    ("c11", "block names are capitalized: C11"), ("C00", "block indices start at 1: C11 is C's first block"),
+])
+def test_a_misnamed_c_block_is_pointed_at(written, why):
+    """`c11 = ...` was read as a named sum: the only error was "no equation for C11" at 1:1."""
+    text = STRASSEN.replace("\n  C11 = ", f"\n  {written} = ")
+    line = text.splitlines().index(next(x for x in text.splitlines() if x.startswith(f"  {written} = "))) + 1
+    errors = pytest.raises(BilinearError, program_from_text, text, "strassen.bl").value.diagnostics
+    assert [(e.span.line, e.span.column, e.message) for e in errors][-1] == (
+        line, 3, f"{written} is not a C block, so it is read as a named sum; {why}")
+
+
+def test_a_zero_based_block_says_indices_start_at_1():
+    """A00 was "not defined", with "did you mean C00?" (a named sum) as the note."""
+    errors = pytest.raises(BilinearError, program_from_text, "algorithm x <1,1,1>:\n  M1 = A00 * B11\n  C11 = M1\n",
+                           "zero.bl").value.diagnostics
+    assert [(e.message, e.notes) for e in errors] == [("A00 is not defined", ("block indices start at 1: A11 is A's first block",))]
+
+
+def test_a_constant_c_block_must_be_a_sum_of_products():
+    error = pytest.raises(BilinearError, program_from_text, "algorithm z <2,2,2;0>:\n  C11 = 0\n", "z.bl").value.diagnostics[0]
+    assert error.message == "C11 is a constant; it must be a sum of products"
+
+
+def test_an_empty_path_is_named_as_empty(capsys):
+    assert pytest.raises(SystemExit, main, ["verify", ""]).value.code == 2
+    assert "argument file: an empty name is no file" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="expected a path to a .bl or catalogue file, not ''$"):
+        bilinear.load("")
+
+
 def test_an_empty_file_still_shows_a_caret(tmp_path):
     path = tmp_path / "empty.bl"
     path.write_text("")

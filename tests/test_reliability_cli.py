@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, scheme_file
@@ -102,6 +103,16 @@ def test_derived_schemes_overwrite_nothing_and_never_write_through_a_link(tmp_pa
     assert _run(capsys, *argv, "-o", str(existing), "--force")[0] == 0
     assert "algorithm " in existing.read_text(encoding="utf-8")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_compile_says_a_scheme_does_not_verify_before_refusing_to_replace_files(tmp_path, capsys):
+    """Into a folder of an earlier compile, a wrong scheme got only "exists; refusing to overwrite it"
+    (six times); that it does not verify showed only after --force."""
+    out, wrong = tmp_path / "out", tmp_path / "wrong.bl"
+    wrong.write_text(Path(STRASSEN).read_text(encoding="utf-8").replace("C22 = M1 - M2", "C22 = M1 + M2"), encoding="utf-8")
+    assert _run(capsys, "compile", STRASSEN, "-o", out)[0] == 0
+    code, _, err = _run(capsys, "compile", wrong, "-o", out)
+    assert code == 1 and "refusing" not in err and err.endswith(f"bilinear compile: {wrong} does not verify; nothing written\n")
 
 
 def test_optimize_refuses_to_overwrite_its_own_input_before_optimizing(tmp_path, capsys):

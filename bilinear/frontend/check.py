@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..ir import Algorithm, Form, Output, Shape, Span, operand_of, parse_block
 from .check_schedule import build_schedule
 from .check_table import build_table
-from .findings import Findings, check_block, suggest
+from .findings import Findings, check_block, misnamed_block, suggest
 from .raw import RawAlgorithm, RawDefinition, RawTable
 
 __all__ = ["build", "build_algorithm", "build_schedule", "build_table"]
@@ -51,9 +51,12 @@ def build_algorithm(raw: RawAlgorithm) -> Algorithm:
     kinds = _infer_kinds(raw, findings)
     _check_products(raw, kinds, findings)
     _check_outputs(raw, kinds, findings)
-    for block in raw.shape.blocks("C"):
-        if block not in seen_outputs:
-            findings.error(f"algorithm {raw.name} has no equation for {block}", raw.span)
+    missing = [block for block in raw.shape.blocks("C") if block not in seen_outputs]
+    for block in missing:
+        findings.error(f"algorithm {raw.name} has no equation for {block}", raw.span)
+    for entry in raw.sums if missing else ():  # `c11 = ...`, `C00 = ...`: read as named sums
+        if entry.name[0] in "Cc" and (why := misnamed_block(entry.name)) is not None:
+            findings.error(f"{entry.name} is not a C block, so it is read as a named sum; {why}", entry.span)
     if raw.rank is not None and raw.rank != len(raw.products):
         findings.error(
             f"algorithm {raw.name} declares rank {raw.rank} but defines {len(raw.products)} products", raw.span

@@ -25,7 +25,24 @@ class Findings:
             raise BilinearError(*self.errors)
 
 
+MISNAMED_BLOCK = re.compile(r"^([ABCabc])(\d)(\d)$")
+
+
+def misnamed_block(name: str) -> str | None:
+    """Why ``name`` looks like a block and is none (``C00``, ``a12``), or None."""
+    found = MISNAMED_BLOCK.match(name)
+    if found is None or parse_block(name) is not None:
+        return None
+    operand = found.group(1).upper()
+    if operand != found.group(1):
+        return f"block names are capitalized: {operand}{found.group(2)}{found.group(3)}"
+    return f"block indices start at 1: {operand}11 is {operand}'s first block"
+
+
 def suggest(name: str, candidates) -> tuple[str, ...]:
+    """A note for a name that is not defined: what is wrong with a block-like name, else close names."""
+    if (why := misnamed_block(name)) is not None:
+        return (why,)
     close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
     return (f"did you mean {' or '.join(close)}?",) if close else ()
 

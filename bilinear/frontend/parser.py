@@ -206,7 +206,8 @@ class _ToIR(Transformer_NonRecursive):
         sums, products, outputs = [], [], []
         for target, value, span in equations:
             if isinstance(value, Fraction):
-                self._fail(f"{target} is a constant; it must be a sum of blocks or a product", span)
+                must = "a sum of products" if operand_of(target) == "C" else "a sum of blocks or a product"
+                self._fail(f"{target} is a constant; it must be {must}", span)
             if operand_of(target) == "C":
                 if isinstance(value, _Bilinear):
                     self._fail(

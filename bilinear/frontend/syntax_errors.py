@@ -55,11 +55,14 @@ def _found(error: UnexpectedInput, text: str) -> str:
 
 
 def _character(char: str) -> str:
-    """``'x'``, or a code point and its name for a character one cannot see (U+00A0 NO-BREAK SPACE)."""
-    if char.isprintable() and not char.isspace():
+    """``'x'``; with its code point and name where one cannot see it (U+00A0 NO-BREAK SPACE) or where
+    it may look like an ASCII one ('−' U+2212 MINUS SIGN, 'Α' U+0391 GREEK CAPITAL LETTER ALPHA)."""
+    visible = char.isprintable() and not char.isspace()
+    if visible and char.isascii():
         return f"'{char}'"
     name = unicodedata.name(char, "")
-    return f"character U+{ord(char):04X}" + (f" ({name})" if name else "")
+    return ("" if visible else "character ") + (f"'{char}' " if visible else "") + f"U+{ord(char):04X}" + (
+        f" ({name})" if name else "")
 
 
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
