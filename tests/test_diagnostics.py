@@ -288,6 +288,13 @@ def test_an_empty_path_is_named_as_empty(capsys):
         bilinear.load("")
 
 
+def test_a_file_that_ends_too_early_is_pointed_at_its_last_statement():
+    """The caret stood on the last (blank) line, four lines after the row-less `W:`."""
+    text = "table z <1,1,1;1>:\n  U: 1\n  V: 1\n  W:   # no row\n\n\n# end\n\n"
+    error = pytest.raises(BilinearError, program_from_text, text, "short.bl").value.diagnostics[0]
+    assert (error.span.line, error.span.column, error.message) == (4, 5, "unexpected end of file; expected '+', '-' or a whole number")
+
+
 def test_an_empty_file_still_shows_a_caret(tmp_path):
     path = tmp_path / "empty.bl"
     path.write_text("")

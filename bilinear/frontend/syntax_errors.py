@@ -65,11 +65,21 @@ def _character(char: str) -> str:
         f" ({name})" if name else "")
 
 
+def _end_of_text(text: str) -> tuple[int, int]:
+    """Where a file that ends too early ends: after its last line of more than blanks and a comment
+    (the row-less `W:` four lines up, not the blank line after it); the last line if none."""
+    lines = text.splitlines() or [""]
+    for number in range(len(lines), 0, -1):
+        code = lines[number - 1].split("#", 1)[0].rstrip()
+        if code.strip():
+            return number, len(code) + 1
+    return len(lines), len(lines[-1]) + 1
+
+
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     line, column = max(error.line, 1), max(error.column, 1)
     if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
+        line, column = _end_of_text(text)
     expected = getattr(error, "expected", None) or getattr(error, "allowed", None) or ()
     if isinstance(error, UnexpectedToken):
         expected = error.accepts or error.expected
