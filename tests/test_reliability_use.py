@@ -42,6 +42,17 @@ def test_use_of_a_bl_link_to_a_foreign_file_never_quotes_it(tmp_path):
     assert "secret-password-line" not in text and "not .bl text" in text
 
 
+def test_a_used_bl_file_with_a_misspelt_first_keyword_is_pointed_at(tmp_path):
+    """`algoritm x <1,1,1;1>:` got "typo.bl is not .bl text" at the `use`, where a typo on its second
+    line is pointed at; a foreign file that only starts with a near keyword is still never quoted."""
+    (tmp_path / "typo.bl").write_text("algoritm typo <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n", encoding="utf-8")
+    text = "\n".join(_diagnostics(_user(tmp_path, "typo.bl")))
+    assert text.startswith(f"{tmp_path / 'typo.bl'}:1:1: error: unexpected 'algoritm'; expected 'algorithm'")
+    (tmp_path / "foreign.bl").write_text("user secret-password-line\n", encoding="utf-8")
+    text = "\n".join(_diagnostics(_user(tmp_path, "foreign.bl")))
+    assert "secret-password-line" not in text and "not .bl text" in text
+
+
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/proc/self/environ"])
 def test_use_of_devices_and_proc_files_is_refused(tmp_path, device):
     if not os.path.exists(device):

@@ -8,6 +8,7 @@ definition.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -23,6 +24,8 @@ from .raw import RawAlgorithm, RawSchedule, Use
 # The largest source file read: far above any real scheme (a .bl file of 10^5 products is
 # a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
 MAX_SOURCE_BYTES = 64 << 20
+KEYWORDS = ("algorithm", "table", "schedule", "use")
+HEADER_AFTER = re.compile(r'^\S+\s+(\w+\s*<[\d,;\s]*>|\w+\s+for\s+\w+|"[^"]*"\s*$)')  # `x <2,2,2;7>`, `x for y`, `"f.bl"`
 BL_START = re.compile(r"^(algorithm|table|schedule|use)\b")  # what a .bl file's first statement begins with
 
 
@@ -127,11 +130,15 @@ MAX_USE_DEPTH = 200
 
 
 def _looks_like_bl(text: str) -> bool:
-    """Whether the first line that is neither blank nor a comment starts a .bl definition."""
+    """Whether the first line that is neither blank nor a comment starts a .bl definition, or with
+    a misspelt keyword (`algoritm`: the parser then says so where it stands)."""
     for line in text.split("\n"):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
-            return bool(BL_START.match(stripped))
+            if BL_START.match(stripped):
+                return True
+            first = stripped.split(maxsplit=1)[0]  # a near keyword before a header's shape (never a foreign file's line)
+            return bool(difflib.get_close_matches(first, KEYWORDS, cutoff=0.75)) and bool(HEADER_AFTER.match(stripped))
     return True  # empty or only comments: the loader reports that it defines nothing
 
 
