@@ -58,7 +58,7 @@ def _listed(path: Path):
 
 def _check_before_measuring(args, configurations, backend) -> None:
     """Everything that would fail after the timing ran, checked first: options, output paths, sizes."""
-    from .output import check_results_target, check_target, input_among
+    from .output import check_plot_target, check_results_target, input_among
 
     if args.breakdown and backend.name != "cupy":
         raise OptionError("--breakdown times each stage with CUDA events; it needs the cupy backend (a GPU)")
@@ -75,7 +75,7 @@ def _check_before_measuring(args, configurations, backend) -> None:
             if option == "--json":
                 check_results_target(path, option)  # its own earlier results only
             else:
-                check_target(path, force=True)  # an image (a suffix matplotlib writes), never through a link
+                check_plot_target(path, option)  # its own earlier plot only, never through a link
     for _, n, dtype, _, _ in configurations:
         check_fits(backend, n, n, n, dtype)
 

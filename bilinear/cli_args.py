@@ -92,9 +92,12 @@ def byte_count(text: str) -> int:
         value = float(number)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected bytes such as 0, 512M or 24G, not {text!r}") from None
-    if not value >= 0 or value == float("inf"):
+    total = value * BYTE_UNITS[unit]  # 1e308G passes float's range here
+    if not value >= 0 or total == float("inf"):
         raise argparse.ArgumentTypeError(f"bytes must be a finite number >= 0, not {text!r}")
-    return int(value * BYTE_UNITS[unit])
+    if total != int(total):  # 0.5 had become 0
+        raise argparse.ArgumentTypeError(f"bytes must be whole, not {text!r} ({total:g} bytes)")
+    return int(total)
 
 
 def level_count(text: str) -> int:

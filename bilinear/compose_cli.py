@@ -67,8 +67,7 @@ def _verified(algorithm, path: Path):
     user never wrote)."""
     from .verify.algorithm import verify_algorithm
 
-    errors = verify_algorithm(algorithm)
-    if errors:
+    if errors := verify_algorithm(algorithm):
         raise BilinearError(*errors, Diagnostic(f"{algorithm.name} in {path} does not verify; nothing was derived from it"))
     return algorithm
 
@@ -247,9 +246,8 @@ def _note_unused_search_options(args, name: str, small: list[str]) -> None:
 
 
 def _other_programs(source, paths: list[Path]) -> list:
-    """The ``--also`` files' algorithms, each saying which of its sides are candidates; a file that
-    computes none of ``source``'s sides is refused (it is another scheme, or its products are in
-    another order)."""
+    """The ``--also`` files' algorithms, each saying which of its sides are candidates; one computing
+    none of ``source``'s sides is refused (another scheme, or its products in another order)."""
     from .api import load
     from .optimize_sides import borrowed
 
@@ -258,6 +256,8 @@ def _other_programs(source, paths: list[Path]) -> list:
         try:
             other = _algorithm(load(path), None)
         except BilinearError as error:  # FILE's reading options are FILE's: say how to give another file's
+            if not Path(path).is_file():
+                raise  # a missing file or a folder: no reading option would help
             raise BilinearError(*error.diagnostics, Diagnostic(
                 f"--also {path} reads the file as detected, with no reading options (--key, --shape, ...); "
                 f"import it to .bl first, e.g. `bilinear import {path} --key m,k,n -o other.bl`")) from None

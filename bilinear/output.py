@@ -157,6 +157,17 @@ def check_results_target(path: Path, option: str) -> None:
             raise _refuse(f"{option} {path} exists and holds no bench results; choose another name or remove it")
 
 
+def check_plot_target(path: Path, option: str) -> None:
+    """Refuse a plot file (``bench --plot``) that may not be written: through a link, or over a file
+    that is neither empty nor a plot matplotlib wrote (its PNG, PDF, SVG and PS name it)."""
+    check_target(path, force=True)
+    if path.is_file() and not path.is_symlink() and path.stat().st_size:
+        with path.open("rb") as stream:
+            ours = b"matplotlib" in stream.read(1 << 24).lower()
+        if not ours:
+            raise _refuse(f"{option} {path} exists and is no plot bench wrote; choose another name or remove it")
+
+
 def input_among(path: Path, inputs) -> Path | None:
     """The input (one of ``inputs``) that ``path`` is, if any: an output there would destroy it."""
     return next((Path(given) for given in inputs if _same_file(Path(given), path)), None)

@@ -92,7 +92,7 @@ def test_a_limit_nothing_fits_is_one_message():
     "options, message",
     [
         ({"levels": 1, "breadth": 2}, "breadth must be between 0 and the 1 level(s) asked for, not 2"),
-        ({"levels": 1, "breadth": 1, "leaf": "fused"}, "use leaf='cublas' (or another single-view leaf such as ozaki) with breadth > 0"),
+        ({"levels": 1, "breadth": 1, "leaf": "fused"}, "use cublas leaves (--leaf cublas, leaf='cublas'; or another single-view leaf such as ozaki) with breadth-first levels"),
         ({"levels": 1, "workspace_limit": -1}, "workspace_limit must be a number of bytes >= 0, not -1"),
     ],
 )
@@ -172,7 +172,7 @@ def test_launch_modes_compute_the_same_product(launch):
     A, B = _integers(rng, 67, 70), _integers(rng, 70, 69)
     for path, levels, breadth in (("msmes", 2, 0), ("rsmm", 2, 1), ("winograd", 2, 2)):
         if launch == "batched" and not breadth:  # no breadth-first leaves to batch: refused, not ignored
-            with pytest.raises(ValueError, match="^launch='batched' makes breadth-first leaves one batched GEMM"):
+            with pytest.raises(ValueError, match=r"^batched launches \(--launch batched, launch='batched'\) make breadth-first leaves one batched GEMM"):
                 bilinear.compile(ROOT / f"algorithms/{path}.bl", levels=levels, launch=launch, backend="numpy")
             continue
         product = bilinear.compile(ROOT / f"algorithms/{path}.bl", levels=levels, breadth=breadth, launch=launch,

@@ -95,8 +95,8 @@ def test_compile_options_take_numpy_integers():
     ({"fuse": "no"}, "fuse must be True or False, not 'no'"),  # it had meant True
     ({"leaf": "auto", "levels": 1}, "leaf must be one of cublas, fused, ozaki, not 'auto'; leaf='auto' chooses with "
                                     "levels='auto'"),
-    ({"launch": "batched", "levels": 2}, "launch='batched' makes breadth-first leaves one batched GEMM, and breadth is "
-                                         "0"),  # it had been ignored
+    ({"launch": "batched", "levels": 2}, "batched launches (--launch batched, launch='batched') make breadth-first "
+                                         "leaves one batched GEMM, and there are no breadth-first levels"),  # it had been ignored
 ])
 def test_compile_options_that_would_mean_something_else_are_refused(options, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}"):

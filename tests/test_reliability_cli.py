@@ -401,7 +401,7 @@ def test_distributed_sizes_that_cannot_fit_are_refused_before_lowering(capsys, c
     """`--gpus` skipped the memory check: the job loaded, lowered, then died in allocation (or was killed)."""
     start = time.perf_counter()
     code, _, err = _run(capsys, command, STRASSEN, "-n", "10000000", "--levels", "1", "--gpus", "1", "--backend", "numpy")
-    assert code == 1 and "needs about" in err and "GiB of host memory; choose a smaller -n" in err
+    assert code == 1 and "needs about" in err and "GiB of host memory; choose smaller sizes (-n, -m, -k)" in err
     assert time.perf_counter() - start < 5
 
 
@@ -938,3 +938,56 @@ def test_run_with_alpha_zero_under_a_limit_no_plan_fits(capsys):
     code, out, err = _run(capsys, "run", "strassen", "-n", "64", "--levels", "2", "--workspace-limit", "100",
                           "--alpha", "0", "--backend", "numpy", "--repeat", "1")
     assert code == 0 and "levels run      0 of the 2 requested (alpha = 0 or an empty product" in out, err
+
+
+# --- the CLI audit of session 33 --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit, why", [("1e308G", "bytes must be a finite number >= 0, not '1e308G'"),
+                                        ("0.5", "bytes must be whole, not '0.5' (0.5 bytes)")])
+def test_a_workspace_limit_past_float_range_or_not_whole_is_a_usage_error(capsys, limit, why):
+    """1e308G gave an OverflowError traceback; 0.5 became 0."""
+    code, _, err = _run(capsys, "run", "winograd", "-n", "32", "--workspace-limit", limit, "--backend", "numpy")
+    assert code == 2 and err.rstrip().endswith(f"argument --workspace-limit: {why}")
+
+
+def test_bench_plot_replaces_only_a_plot_it_wrote(tmp_path, capsys):
+    """--plot doc.pdf replaced a user's PDF with a plot, without --force (bench has none)."""
+    pytest.importorskip("matplotlib")
+    document, plot = tmp_path / "doc.pdf", tmp_path / "plot.pdf"
+    document.write_text("precious", encoding="utf-8")
+    bench = ("bench", "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1", "--plot")
+    code, _, err = _run(capsys, *bench, document)
+    assert code == 1 and f"--plot {document} exists and is no plot bench wrote" in err
+    assert document.read_text(encoding="utf-8") == "precious"
+    assert _run(capsys, *bench, plot)[0] == 0 and _run(capsys, *bench, plot)[0] == 0  # its own plot, again
+
+
+def test_run_says_when_breadth_first_levels_ran_depth_first(capsys):
+    """Under --workspace-limit the breadth-first levels (and --launch batched) went without a word."""
+    code, out, _ = _run(capsys, "run", "winograd", "-n", "32", "--levels", "2", "--breadth", "2", "--launch", "batched",
+                        "--workspace-limit", "5120", "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and ("levels run      2 (0 of the 2 breadth-first levels asked for: the workspace limit or the size "
+                          "runs the others depth-first)") in out
+
+
+def test_alpha_beyond_float32_is_refused_for_float32(capsys):
+    """It became inf: "relative error nan ... EXCEEDS THE BOUND" and NumPy's overflow warnings."""
+    code, _, err = _run(capsys, "run", "strassen", "-n", "16", "--dtype", "float32", "--alpha", "1e39", "--backend", "numpy")
+    assert code == 2 and err.rstrip().endswith("--alpha 1e+39 is beyond float32's range (±3.403e+38)")
+
+
+def test_a_large_beta_times_without_numpy_warnings(capsys):
+    """Each timed call adds beta·out again: out overflowed, and NumPy's RuntimeWarnings quoted our source."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        code, _, err = _run(capsys, "run", "strassen", "-n", "16", "--beta", "1e300", "--backend", "numpy", "--repeat", "3")
+    assert code == 0, err
+
+
+def test_also_with_a_missing_file_says_only_that(capsys):
+    """It added a hint to import the file with --key, which is no help for a file that is not there."""
+    code, _, err = _run(capsys, "optimize", "strassen", "--also", "no_such_file.bl")
+    assert code == 1 and err.strip() == "error: cannot read no_such_file.bl: No such file or directory"

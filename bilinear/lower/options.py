@@ -155,12 +155,14 @@ class Options:
                 "the innermost levels that run breadth-first"
             )
         if self.launch == "batched" and not self.breadth:
-            raise OptionError("launch='batched' makes breadth-first leaves one batched GEMM, and breadth is 0: ask for "
-                              "breadth-first levels (--breadth, breadth=) or launch 'streams' for a stage's GEMMs")
+            raise OptionError("batched launches (--launch batched, launch='batched') make breadth-first leaves one batched "
+                              "GEMM, and there are no breadth-first levels: ask for some (--breadth, breadth=), or "
+                              "streams (--launch streams) for a stage's GEMMs")
         if self.breadth and LEAF_KINDS[self.leaf].sums:
             raise OptionError(
                 f"breadth-first levels multiply single operands at their leaves, which the {self.leaf} leaf does not; "
-                "use leaf='cublas' (or another single-view leaf such as ozaki) with breadth > 0"
+                "use cublas leaves (--leaf cublas, leaf='cublas'; or another single-view leaf such as ozaki) with "
+                "breadth-first levels"
             )
         if self.workspace_limit is not None and (
             isinstance(self.workspace_limit, bool) or not isinstance(self.workspace_limit, int) or self.workspace_limit < 0

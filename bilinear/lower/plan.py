@@ -106,7 +106,8 @@ def _refuse_destroying_below_top(resolved: list[tuple[Schedule | None, Algorithm
                     f"schedule {schedule.name} is in place and does not restore A and B, so it can run only at the "
                     f"top level; at level {level + 1} it would destroy blocks the level above still reads",
                     schedule.span,
-                    notes=("use levels=1, declare and prove `restore`, or give the lower levels another schedule",),
+                    notes=("use one level (--levels 1, levels=1), declare and prove `restore`, or give the lower levels "
+                           "another schedule",),
                 )
             )
 

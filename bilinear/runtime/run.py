@@ -41,6 +41,7 @@ class RunResult:
     levels_requested: int = 0
     growth: float = 1.0  # the largest growth ratio ρ among the levels that ran
     breadth_run: int = 0  # how many of levels_run ran breadth-first
+    breadth_requested: int = 0
     inputs_restored: bool = True  # False for an in-place schedule that declares no restore
     inputs_written: bool = True  # False where no level that ran writes A or B (nothing to restore)
     multiplied: bool = True  # False for alpha = 0 or an empty product: no level runs whatever the size
@@ -59,6 +60,9 @@ class RunResult:
                    + ("the blocks got too small)" if self.multiplied else "alpha = 0 or an empty product: nothing is "
                       "multiplied)"))
                 + (f", the innermost {self.breadth_run} breadth-first" if self.breadth_run else "")
+                + (f" ({self.breadth_run} of the {self.breadth_requested} breadth-first levels asked for: the workspace "
+                   "limit or the size runs the others depth-first)"
+                   if self.multiplied and self.breadth_run < self.breadth_requested else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
             + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
@@ -115,7 +119,7 @@ def check_fits(backend, M: int, K: int, N: int, dtype: str, ranks: int = 1) -> N
         shared = f" ({ranks} ranks, each with its own copies)" if ranks > 1 else ""
         raise ValueError(
             f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB{shared}, more than the "
-            f"{available / 2**30:.1f} GiB of {where} memory; choose a smaller -n"
+            f"{available / 2**30:.1f} GiB of {where} memory; choose smaller sizes (-n, -m, -k)"
         )
 
 
@@ -182,8 +186,11 @@ def run_once(
     reference_error = relative_error(reference, exact, A, B, scale)
     del exact
 
-    ours = time_device(lambda: product(A, B, out=out, alpha=alpha, beta=beta), xp, repeat=repeat)
-    theirs = time_device(reference_call, xp, repeat=repeat)
+    # Each timed call adds beta·out to what the last one left: out may overflow (with a beta of 1e300)
+    # after the first call, which alone is checked; NumPy's warnings about it say nothing here.
+    with np.errstate(over="ignore", invalid="ignore"):
+        ours = time_device(lambda: product(A, B, out=out, alpha=alpha, beta=beta), xp, repeat=repeat)
+        theirs = time_device(reference_call, xp, repeat=repeat)
     # alpha = 0 (or an empty product) multiplies nothing: no level runs, and no workspace is asked for
     multiplies = alpha != 0 and 0 not in (M, K, N)
     ran = _levels_run(product, M, K, N) if multiplies else []
@@ -204,6 +211,7 @@ def run_once(
         restored_b=restored_b,
         levels_run=len(ran) + breadth,
         breadth_run=breadth,
+        breadth_requested=product.lowered.options.breadth,
         levels_requested=product.lowered.options.levels,
         growth=growth,
         inputs_restored=product.restores_inputs,
