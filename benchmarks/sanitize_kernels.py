@@ -1,13 +1,15 @@
 """The kernels issue 13 added, run small under compute-sanitizer (memcheck, racecheck):
 breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, odd sizes),
 leaves on concurrent streams, and the Ozaki leaf's passes: plain and with a Strassen level on the
-residues, max and norm scaling, moduli in groups, odd and padded sizes, float64 and float32.
+residues, max and norm scaling, moduli in groups, odd and padded sizes, float64 and float32; and
+(session 33) the element-wise kernels of from-zero plans, with beta = 0 and C full of NaN.
 
-    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [--only from-zero]
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import cupy
@@ -17,7 +19,28 @@ import bilinear
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def from_zero() -> None:
+    """C = A·B through from-zero plans (msmes in place, the default schedule's temporaries), odd sizes."""
+    rng = cupy.random.default_rng(1)
+    for scheme, levels, dtype in [("msmes", 2, "float64"), ("msmes", 1, "float32"), ("strassen", 1, "float64"),
+                                  ("winograd", 2, "float32")]:
+        product = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, dtype=dtype)
+        assert product.lowered.levels[0].from_zero is not None, scheme
+        for M, K, N in ((256, 256, 256), (261, 259, 263), (96, 200, 48)):
+            A, B = rng.standard_normal((M, K), dtype=dtype), rng.standard_normal((K, N), dtype=dtype)
+            out = cupy.full((M, N), cupy.nan, dtype=dtype)
+            expected = A.astype("float64") @ B.astype("float64")
+            product(A, B, out=out)
+            error = float(cupy.abs(out - expected).max())
+            assert error < (1e-9 if dtype == "float64" else 1e-2), (scheme, levels, dtype, M, K, N, error)
+            print(f"from zero {scheme} L{levels} {dtype} {M}x{K}x{N}: max error {error:.1e}", flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--only", "from-zero"]:
+        from_zero()
+        return
+    from_zero()
     rng = cupy.random.default_rng(0)
     cases = [("winograd", 2, 2, "serial", "float64"), ("winograd", 2, 2, "streams", "float32"),
              ("grey234", 1, 1, "batched", "float64"), ("strassen", 2, 1, "streams", "float64")]
