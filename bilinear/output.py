@@ -157,15 +157,23 @@ def check_results_target(path: Path, option: str) -> None:
             raise _refuse(f"{option} {path} exists and holds no bench results; choose another name or remove it")
 
 
+#: What matplotlib writes with its name in the file (the others carry no mark of who wrote them).
+MARKED_PLOTS = (".png", ".pdf", ".svg", ".eps", ".ps")
+
+
 def check_plot_target(path: Path, option: str) -> None:
-    """Refuse a plot file (``bench --plot``) that may not be written: through a link, or over a file
-    that is neither empty nor a plot matplotlib wrote (its PNG, PDF, SVG and PS name it)."""
+    """Refuse a plot file (``bench --plot``) that may not be written: a link (matplotlib would write
+    through it), or a file that is neither empty nor a plot matplotlib wrote (its PNG, PDF, SVG, EPS
+    and PS name it; a JPEG, TIFF, WebP or GIF of the same name is never replaced)."""
     check_target(path, force=True)
-    if path.is_file() and not path.is_symlink() and path.stat().st_size:
+    if path.is_symlink():
+        raise _refuse(f"{option} {path} is a symbolic link; refusing to write through it")
+    if path.is_file() and path.stat().st_size:
         with path.open("rb") as stream:
-            ours = b"matplotlib" in stream.read(1 << 24).lower()
+            ours = path.suffix.lower() in MARKED_PLOTS and b"matplotlib" in stream.read(1 << 24).lower()
         if not ours:
-            raise _refuse(f"{option} {path} exists and is no plot bench wrote; choose another name or remove it")
+            raise _refuse(f"{option} {path} exists and is no plot bench wrote (only its .png, .pdf, .svg, .eps and "
+                          ".ps plots say so); choose another name or remove it")
 
 
 def input_among(path: Path, inputs) -> Path | None:

@@ -231,7 +231,7 @@ def _run(args) -> int:
     largest = float(np.finfo(args.dtype).max)
     for flag, value in (("--alpha", args.alpha), ("--beta", args.beta)):
         if abs(value) > largest:  # it became inf, and the run "exceeded its bound"
-            raise OptionError(f"{flag} {value:g} is beyond {args.dtype}'s range (±{largest:.4g})")
+            raise OptionError(f"{flag} {value:.9g} is beyond {args.dtype}'s range (±{largest:.9g})")
 
     M = args.m or args.n
     K = args.k or args.n

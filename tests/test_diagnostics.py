@@ -269,11 +269,21 @@ def test_a_misnamed_c_block_is_pointed_at(written, why):
         line, 3, f"{written} is not a C block, so it is read as a named sum; {why}")
 
 
+def test_a_named_sum_like_c12_is_no_misnamed_block_when_c12_is_defined():
+    """`c12 = A11 + A22` beside a defined C12 was flagged whenever any other block was missing."""
+    text = STRASSEN.replace("M1 = (A11 + A22)", "c12 = A11 + A22\n  M1 = c12").replace("\n  C22 = ", "\n  X22 = ")
+    errors = pytest.raises(BilinearError, program_from_text, text, "strassen.bl").value.diagnostics
+    assert not [e for e in errors if "c12" in e.message], [e.message for e in errors]
+
+
 def test_a_zero_based_block_says_indices_start_at_1():
     """A00 was "not defined", with "did you mean C00?" (a named sum) as the note."""
     errors = pytest.raises(BilinearError, program_from_text, "algorithm x <1,1,1>:\n  M1 = A00 * B11\n  C11 = M1\n",
                            "zero.bl").value.diagnostics
     assert [(e.message, e.notes) for e in errors] == [("A00 is not defined", ("block indices start at 1: A11 is A's first block",))]
+    errors = pytest.raises(BilinearError, program_from_text, "algorithm x <1,1,1>:\n  a12 = A11\n  M1 = a21 * B11\n"
+                           "  C11 = M1\n", "close.bl").value.diagnostics
+    assert errors[0].notes == ("block names are capitalized: A21", "did you mean a12?")
 
 
 def test_a_constant_c_block_must_be_a_sum_of_products():

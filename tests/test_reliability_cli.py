@@ -943,12 +943,13 @@ def test_run_with_alpha_zero_under_a_limit_no_plan_fits(capsys):
 # --- the CLI audit of session 33 --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("limit, why", [("1e308G", "bytes must be a finite number >= 0, not '1e308G'"),
-                                        ("0.5", "bytes must be whole, not '0.5' (0.5 bytes)")])
-def test_a_workspace_limit_past_float_range_or_not_whole_is_a_usage_error(capsys, limit, why):
-    """1e308G gave an OverflowError traceback; 0.5 became 0."""
-    code, _, err = _run(capsys, "run", "winograd", "-n", "32", "--workspace-limit", limit, "--backend", "numpy")
-    assert code == 2 and err.rstrip().endswith(f"argument --workspace-limit: {why}")
+def test_a_workspace_limit_past_float_range_is_a_usage_error(capsys):
+    """1e308G gave an OverflowError traceback (1.1G stays 1.1 GiB, rounded down to whole bytes)."""
+    code, _, err = _run(capsys, "run", "winograd", "-n", "32", "--workspace-limit", "1e308G", "--backend", "numpy")
+    assert code == 2 and err.rstrip().endswith("argument --workspace-limit: bytes must be a finite number >= 0, not '1e308G'")
+    from bilinear.cli_args import byte_count
+
+    assert byte_count("1.1G") == int(1.1 * 2**30) and byte_count("0.3M") == 314572
 
 
 def test_bench_plot_replaces_only_a_plot_it_wrote(tmp_path, capsys):
@@ -961,20 +962,36 @@ def test_bench_plot_replaces_only_a_plot_it_wrote(tmp_path, capsys):
     assert code == 1 and f"--plot {document} exists and is no plot bench wrote" in err
     assert document.read_text(encoding="utf-8") == "precious"
     assert _run(capsys, *bench, plot)[0] == 0 and _run(capsys, *bench, plot)[0] == 0  # its own plot, again
+    victim, link = tmp_path / "victim.txt", tmp_path / "link.png"  # matplotlib would write through a link
+    victim.write_text("precious", encoding="utf-8")
+    link.symlink_to(victim)
+    code, _, err = _run(capsys, *bench, link)
+    assert code == 1 and f"--plot {link} is a symbolic link; refusing to write through it" in err
+    assert victim.read_text(encoding="utf-8") == "precious"
 
 
 def test_run_says_when_breadth_first_levels_ran_depth_first(capsys):
     """Under --workspace-limit the breadth-first levels (and --launch batched) went without a word."""
     code, out, _ = _run(capsys, "run", "winograd", "-n", "32", "--levels", "2", "--breadth", "2", "--launch", "batched",
                         "--workspace-limit", "5120", "--backend", "numpy", "--repeat", "1")
-    assert code == 0 and ("levels run      2 (0 of the 2 breadth-first levels asked for: the workspace limit or the size "
-                          "runs the others depth-first)") in out
+    assert code == 0 and ("levels run      2 (0 of the 2 breadth-first levels asked for: the workspace limit runs the "
+                          "others depth-first)") in out
+    # where the size stops them, they do not run at all: no such note
+    code, out, _ = _run(capsys, "run", "strassen", "-n", "4", "--levels", "3", "--breadth", "2", "--backend", "numpy",
+                        "--repeat", "1")
+    assert code == 0 and "levels run      1 of the 3 requested (the blocks got too small)\n" in out
 
 
 def test_alpha_beyond_float32_is_refused_for_float32(capsys):
     """It became inf: "relative error nan ... EXCEEDS THE BOUND" and NumPy's overflow warnings."""
     code, _, err = _run(capsys, "run", "strassen", "-n", "16", "--dtype", "float32", "--alpha", "1e39", "--backend", "numpy")
-    assert code == 2 and err.rstrip().endswith("--alpha 1e+39 is beyond float32's range (±3.403e+38)")
+    assert code == 2 and err.rstrip().endswith("--alpha 1e+39 is beyond float32's range (±3.40282347e+38)")
+
+
+def test_alpha_and_beta_that_carry_the_product_past_the_range_are_refused(capsys):
+    """--beta=-1e308 passed the range check, and beta·C became inf: "relative error nan ... EXCEEDS THE BOUND"."""
+    code, _, err = _run(capsys, "run", "strassen", "-n", "8", "--backend", "numpy", "--beta=-1e308")
+    assert code == 1 and "alpha 1 and beta -1e+308 may carry this run's product past float64's range" in err
 
 
 def test_a_large_beta_times_without_numpy_warnings(capsys):

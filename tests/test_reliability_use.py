@@ -48,9 +48,11 @@ def test_a_used_bl_file_with_a_misspelt_first_keyword_is_pointed_at(tmp_path):
     (tmp_path / "typo.bl").write_text("algoritm typo <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n", encoding="utf-8")
     text = "\n".join(_diagnostics(_user(tmp_path, "typo.bl")))
     assert text.startswith(f"{tmp_path / 'typo.bl'}:1:1: error: unexpected 'algoritm'; expected 'algorithm'")
-    (tmp_path / "foreign.bl").write_text("user secret-password-line\n", encoding="utf-8")
-    text = "\n".join(_diagnostics(_user(tmp_path, "foreign.bl")))
-    assert "secret-password-line" not in text and "not .bl text" in text
+    for line in ("user secret-password-line", "Table 3 for the secret-password-line",
+                 "stable secret-password-line <1,2,3>", "tabel secret-password-line for tomorrow"):
+        (tmp_path / "foreign.bl").write_text(line + "\n", encoding="utf-8")
+        text = "\n".join(_diagnostics(_user(tmp_path, "foreign.bl")))
+        assert "secret-password-line" not in text and "not .bl text" in text, line
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/proc/self/environ"])

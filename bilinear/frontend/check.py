@@ -55,7 +55,9 @@ def build_algorithm(raw: RawAlgorithm) -> Algorithm:
     for block in missing:
         findings.error(f"algorithm {raw.name} has no equation for {block}", raw.span)
     for entry in raw.sums if missing else ():  # `c11 = ...`, `C00 = ...`: read as named sums
-        if entry.name[0] in "Cc" and (why := misnamed_block(entry.name)) is not None:
+        why = misnamed_block(entry.name) if entry.name[0] in "Cc" else None
+        meant = entry.name.upper() if why and "0" not in entry.name else None  # c11 -> C11; C00 names none
+        if why and (meant in missing or meant is None):
             findings.error(f"{entry.name} is not a C block, so it is read as a named sum; {why}", entry.span)
     if raw.rank is not None and raw.rank != len(raw.products):
         findings.error(

@@ -34,17 +34,16 @@ def misnamed_block(name: str) -> str | None:
     if found is None or parse_block(name) is not None:
         return None
     operand = found.group(1).upper()
-    if operand != found.group(1):
-        return f"block names are capitalized: {operand}{found.group(2)}{found.group(3)}"
-    return f"block indices start at 1: {operand}11 is {operand}'s first block"
+    if "0" in found.group(2, 3):
+        return f"block indices start at 1: {operand}11 is {operand}'s first block"
+    return f"block names are capitalized: {operand}{found.group(2)}{found.group(3)}"
 
 
 def suggest(name: str, candidates) -> tuple[str, ...]:
-    """A note for a name that is not defined: what is wrong with a block-like name, else close names."""
-    if (why := misnamed_block(name)) is not None:
-        return (why,)
+    """Notes for a name that is not defined: what is wrong with a block-like name, and close names."""
+    why = misnamed_block(name)
     close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
-    return (f"did you mean {' or '.join(close)}?",) if close else ()
+    return ((why,) if why else ()) + ((f"did you mean {' or '.join(close)}?",) if close else ())
 
 
 def block_range(shape: Shape, operand: str) -> str:

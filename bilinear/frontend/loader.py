@@ -25,7 +25,9 @@ from .raw import RawAlgorithm, RawSchedule, Use
 # a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
 MAX_SOURCE_BYTES = 64 << 20
 KEYWORDS = ("algorithm", "table", "schedule", "use")
-HEADER_AFTER = re.compile(r'^\S+\s+(\w+\s*<[\d,;\s]*>|\w+\s+for\s+\w+|"[^"]*"\s*$)')  # `x <2,2,2;7>`, `x for y`, `"f.bl"`
+# What follows a misspelt keyword for a header to be recognised, to the end of the line: `x <2,2,2;7>:`,
+# `x for y:` (with properties), `"f.bl"`; lowercase letters only before it (prose starts otherwise).
+HEADER_AFTER = re.compile(r'^[a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*|"[^"]*\.bl")\s*(#.*)?$')
 BL_START = re.compile(r"^(algorithm|table|schedule|use)\b")  # what a .bl file's first statement begins with
 
 

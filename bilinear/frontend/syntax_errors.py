@@ -68,7 +68,9 @@ def _character(char: str) -> str:
 def _end_of_text(text: str) -> tuple[int, int]:
     """Where a file that ends too early ends: after its last line of more than blanks and a comment
     (the row-less `W:` four lines up, not the blank line after it); the last line if none."""
-    lines = text.splitlines() or [""]
+    lines = text.replace("\r\n", "\n").split("\n")  # as lark counts lines (not at U+2028)
+    while len(lines) > 1 and lines[-1] == "":
+        lines.pop()
     for number in range(len(lines), 0, -1):
         code = lines[number - 1].split("#", 1)[0].rstrip()
         if code.strip():

@@ -61,8 +61,8 @@ class RunResult:
                       "multiplied)"))
                 + (f", the innermost {self.breadth_run} breadth-first" if self.breadth_run else "")
                 + (f" ({self.breadth_run} of the {self.breadth_requested} breadth-first levels asked for: the workspace "
-                   "limit or the size runs the others depth-first)"
-                   if self.multiplied and self.breadth_run < self.breadth_requested else "")
+                   "limit runs the others depth-first)"
+                   if self.levels_run == self.levels_requested and self.breadth_run < self.breadth_requested else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
             + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
@@ -156,6 +156,16 @@ def _reference(product: CompiledProduct, A, B, C, out, alpha: float, beta: float
     return call
 
 
+def _check_in_range(A, B, C, alpha: float, beta: float, dtype: str) -> None:
+    """Refuse alpha and beta whose product with this run's data may pass ``dtype``'s range: it would
+    come out as inf or NaN and read as an accuracy failure (bounded by |α|·k·max|A|·max|B| + |β|·max|C|)."""
+    largest = lambda X: float(abs(X).max()) if X.size else 0.0  # noqa: E731
+    bound = abs(alpha) * A.shape[1] * largest(A) * largest(B) + abs(beta) * largest(C)
+    if bound > float(np.finfo(dtype).max):
+        raise ValueError(f"alpha {alpha:.9g} and beta {beta:.9g} may carry this run's product past {dtype}'s range "
+                         f"(|alpha|·k·max|A|·max|B| + |beta|·max|C| = {bound:.3g}); choose smaller ones")
+
+
 def run_once(
     product: CompiledProduct, M: int, K: int, N: int, alpha: float = 1.0, beta: float = 0.0, repeat: int = 5, seed: int = 0
 ) -> RunResult:
@@ -167,6 +177,7 @@ def run_once(
     """
     xp = product.backend.xp
     A, B, C = random_inputs(xp, M, K, N, product.dtype, seed)
+    _check_in_range(A, B, C, alpha, beta, product.dtype)
     originalA, originalB = A.copy(), B.copy()
     scale = error_scale(A, B, alpha, beta, C)
     exact = float64_reference(A, B, C, alpha, beta)
