@@ -24,6 +24,7 @@ from bilinear.schedule import from_zero
 from bilinear.verify import verify_schedule
 
 from conftest import ALGORITHMS
+from helpers.schedules import PAIR
 
 
 def _prepared(path="algorithms/msmes.bl", name=None):
@@ -105,13 +106,6 @@ def test_with_beta_zero_c_is_neither_zeroed_nor_read(path, name, levels):
     assert backend.scaled == [0.25]  # beta ≠ 0: C scaled once, then the accumulating plan
 
 
-PAIR = """
-algorithm pair <1,1,2;2>:
-  M1 = A11 * B11
-  M2 = A11 * B12
-  C11 = M1
-  C12 = M2
-"""
 
 
 def _schedule(body: str):

@@ -83,13 +83,9 @@ def test_report_counts_elementwise_traffic_by_block_shape():
     from bilinear.frontend import program_from_text
     from bilinear.report import report_data
 
-    text = """
-algorithm pair <1,1,2;2>:
-  M1 = A11 * B11
-  M2 = A11 * B12
-  C11 = M1
-  C12 = M2
+    from helpers.schedules import PAIR
 
+    text = PAIR + """
 schedule copy for pair: overwrite
   temp X: B
   stage s: X = B12

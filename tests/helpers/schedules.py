@@ -1,4 +1,4 @@
-"""Schedule texts more than one test file builds on."""
+"""Scheme and schedule texts more than one test file builds on."""
 
 #: Strassen's algorithm through temporaries X (A-shaped), Y (B-shaped) and T (C-shaped): format it
 #: with ``name``, ``more_temps`` (more temp lines), ``m6_left`` and ``m6_target`` (M6's left operand
@@ -23,4 +23,14 @@ schedule {name} for strassen:
   stage s7: X = A12 - A22; Y = B21 + B22
   stage p7: T = X * Y
   stage e7: C11 += T
+"""
+
+
+#: Two products of one A block with two B blocks, ⟨1,1,2;2⟩: schedules on it move blocks of two shapes.
+PAIR = """
+algorithm pair <1,1,2;2>:
+  M1 = A11 * B11
+  M2 = A11 * B12
+  C11 = M1
+  C12 = M2
 """
