@@ -156,11 +156,15 @@ def _reference(product: CompiledProduct, A, B, C, out, alpha: float, beta: float
     return call
 
 
+def _largest(X) -> float:
+    """max |x| by two reductions: abs(X) would be one more matrix, which n = 32768 cannot hold."""
+    return max(float(X.max()), -float(X.min())) if X.size else 0.0
+
+
 def _check_in_range(A, B, C, alpha: float, beta: float, dtype: str) -> None:
     """Refuse alpha and beta whose product with this run's data may pass ``dtype``'s range: it would
     come out as inf or NaN and read as an accuracy failure (bounded by |α|·k·max|A|·max|B| + |β|·max|C|)."""
-    largest = lambda X: float(abs(X).max()) if X.size else 0.0  # noqa: E731
-    bound = abs(alpha) * A.shape[1] * largest(A) * largest(B) + abs(beta) * largest(C)
+    bound = abs(alpha) * A.shape[1] * _largest(A) * _largest(B) + abs(beta) * _largest(C)
     if bound > float(np.finfo(dtype).max):
         raise ValueError(f"alpha {alpha:.9g} and beta {beta:.9g} may carry this run's product past {dtype}'s range "
                          f"(|alpha|·k·max|A|·max|B| + |beta|·max|C| = {bound:.3g}); choose smaller ones")
