@@ -84,7 +84,9 @@ def test_with_beta_zero_c_is_neither_zeroed_nor_read(path, name, levels):
     executor did, and zeroing would hide a read of C)."""
 
     class Recording(NumpyBackend):
-        scaled: list = []
+        def __init__(self):
+            super().__init__()
+            self.scaled = []
 
         def scale(self, c, beta):
             self.scaled.append(beta)

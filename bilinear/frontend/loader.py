@@ -28,7 +28,7 @@ KEYWORDS = ("algorithm", "table", "schedule", "use")
 # What follows a misspelt keyword for a header to be recognised, to the end of the line: `x <2,2,2;7>:`,
 # `x for y:` (with properties), `"f.bl"`; lowercase letters only before it (prose starts otherwise).
 HEADER_AFTER = re.compile(r'^[a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*|"[^"]*\.bl")\s*(#.*)?$')
-BL_START = re.compile(r"^(algorithm|table|schedule|use)\b")  # what a .bl file's first statement begins with
+BL_START = re.compile(rf"^({'|'.join(KEYWORDS)})\b")  # what a .bl file's first statement begins with
 
 
 def check_regular(path: Path, span: Span | None = None) -> os.stat_result:

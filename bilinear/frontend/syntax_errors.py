@@ -61,8 +61,8 @@ def _character(char: str) -> str:
     if visible and char.isascii():
         return f"'{char}'"
     name = unicodedata.name(char, "")
-    return ("" if visible else "character ") + (f"'{char}' " if visible else "") + f"U+{ord(char):04X}" + (
-        f" ({name})" if name else "")
+    code = f"U+{ord(char):04X}" + (f" ({name})" if name else "")
+    return f"'{char}' {code}" if visible else f"character {code}"
 
 
 def _end_of_text(text: str) -> tuple[int, int]:

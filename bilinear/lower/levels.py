@@ -215,10 +215,9 @@ def _steps(prepared: Schedule, options: Options, names: KernelNames, prefix: str
     unused = list(kept)
     steps: list[Step] = []
     for index, stage in enumerate(prepared.stages):
-        same = next((i for i, (other, _) in enumerate(unused) if other == stage), None)
         if stage.is_product_stage():
             steps.append(stage)
-        elif same is not None:
+        elif (same := next((i for i, (other, _) in enumerate(unused) if other == stage), None)) is not None:
             steps.append(unused.pop(same)[1])
         else:
             kernel = lower_elementwise(stage, prepared, _identifier(f"{prefix}_{options.dtype}_s{index}"), options.dtype)
@@ -228,8 +227,8 @@ def _steps(prepared: Schedule, options: Options, names: KernelNames, prefix: str
 
 def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames | None = None,
                zeroed: bool = True) -> LevelPlan:
-    """``zeroed``: with the plan for a C that starts at zero (an overwriting schedule's accumulating
-    fallback runs only where products add into C, so it has none)."""
+    """``zeroed``: with the plan for a C that starts at zero (none for an overwriting schedule's
+    accumulating fallback, which runs only where products add into C, nor above an overwriting level)."""
     names = names if names is not None else KernelNames()
     prepared = prepare_schedule(schedule, algorithm, options)
     _check_coefficients(prepared, options.dtype)

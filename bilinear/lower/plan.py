@@ -193,19 +193,15 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
             conditions = ()  # a default schedule's temporaries hold their own operand's sums
         else:
             level_options, conditions = options, checked.shape_conditions(schedule.name)
-        plans.append(replace(level_plan(schedule, algorithm, level_options, kernel_names), shape_conditions=conditions))
-    plans = tuple(_without_from_zero_above_overwriting(plans))
+        below = resolved[level + 1][0] if level + 1 < len(resolved) else None
+        # A from-zero plan sets products whose level below would then run its overwriting schedule, while
+        # the products it adds to run that schedule's fallback: one call would hold both their temporaries
+        # (msmes over rsmm: twice the workspace).  There C is zeroed, as before, and every product adds.
+        zeroed = below is None or not below.overwrites_c
+        plan = level_plan(schedule, algorithm, level_options, kernel_names, zeroed=zeroed)
+        plans.append(replace(plan, shape_conditions=conditions))
+    plans = tuple(plans)
     return Lowered(name, options, plans, problem_tree(plans, options), breadth, fewer)
-
-
-def _without_from_zero_above_overwriting(plans: list[LevelPlan]):
-    """A from-zero plan sets products whose level below then runs its overwriting schedule, while the
-    products it adds to run that schedule's accumulating fallback: one call would hold both their
-    temporaries (msmes over rsmm: twice the workspace).  Above an overwriting level a C that starts
-    at zero is zeroed, as before, and every product below adds."""
-    for plan, below in zip(plans, [*plans[1:], None]):
-        overwriting_below = below is not None and below.schedule.overwrites_c
-        yield replace(plan, from_zero=None) if overwriting_below else plan
 
 
 def _identifier(name: str) -> str:
