@@ -218,8 +218,12 @@ INPUT_FORMATS = ("bl", "fast-matmul", "plinopt", "kauers", "mathematica", "permi
 def shape_text(text: str) -> str:
     """An argparse type: ``m,k,n``, three whole numbers of at least 1 (kept as text for the readers)."""
     parts = [part.strip() for part in text.split(",")]
-    if len(parts) != 3 or not all(part.isdigit() and len(part) <= 9 and int(part) >= 1 for part in parts):
-        raise argparse.ArgumentTypeError(f"expected m,k,n (three whole numbers of at least 1), not {text!r}")
+    significant = [part.lstrip("0") for part in parts]  # "" for zero
+    if len(parts) != 3 or not all(part.isascii() and part.isdigit() and digits for part, digits in zip(parts, significant)):
+        raise argparse.ArgumentTypeError(f"expected m,k,n (three whole numbers of at least 1), not {brief(text)!r}")
+    for digits in significant:
+        if len(digits) > 9:
+            raise argparse.ArgumentTypeError(f"{brief(digits)} is too large (at most 999999999)")
     return text
 
 

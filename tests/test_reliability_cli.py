@@ -381,6 +381,7 @@ def test_export_to_plinopt_into_a_folder_writes_inside_it(tmp_path, capsys):
     ("--shape", "2,2", "argument --shape: expected m,k,n (three whole numbers of at least 1), not '2,2'"),
     ("--shape", "2,0,2", "argument --shape: expected m,k,n (three whole numbers of at least 1), not '2,0,2'"),
     ("--key", "x", "argument --key: expected m,k,n (three whole numbers of at least 1), not 'x'"),
+    ("--shape", "²,1,1", "argument --shape: expected m,k,n (three whole numbers of at least 1), not '²,1,1'"),
     ("--mod", "0", "argument --mod: must be at least 2, not 0"),
 ])
 def test_malformed_input_options_are_usage_errors(capsys, option, value, message):
@@ -1008,3 +1009,15 @@ def test_also_with_a_missing_file_says_only_that(capsys):
     """It added a hint to import the file with --key, which is no help for a file that is not there."""
     code, _, err = _run(capsys, "optimize", "strassen", "--also", "no_such_file.bl")
     assert code == 1 and err.strip() == "error: cannot read no_such_file.bl: No such file or directory"
+
+
+def test_a_shape_too_large_says_so(capsys):
+    """A 20-digit size was told it was not "three whole numbers"."""
+    code, _, err = _run(capsys, "verify", STRASSEN, "--shape", "99999999999999999999,1,1")
+    assert code == 2 and "argument --shape: 99999999999999999999 is too large (at most 999999999)" in err
+
+
+def test_memory_needed_is_printed_readably(capsys):
+    """-n 10**30 printed the memory it would need as a 55-digit number of GiB."""
+    code, _, err = _run(capsys, "run", STRASSEN, "-n", str(10**30), "--backend", "numpy")
+    assert code == 1 and "needs about 6.7e+52 GiB, more than the" in err

@@ -118,9 +118,15 @@ def check_fits(backend, M: int, K: int, N: int, dtype: str, ranks: int = 1) -> N
         where = "device" if backend.name == "cupy" else "host"
         shared = f" ({ranks} ranks, each with its own copies)" if ranks > 1 else ""
         raise ValueError(
-            f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB{shared}, more than the "
+            f"a {M}x{K} @ {K}x{N} {dtype} run needs about {_gib(needed)} GiB{shared}, more than the "
             f"{available / 2**30:.1f} GiB of {where} memory; choose smaller sizes (-n, -m, -k)"
         )
+
+
+def _gib(nbytes: int) -> str:
+    """Bytes in GiB, one decimal; in powers of ten past a million GiB (-n 10**30 printed 55 digits)."""
+    gib = nbytes / 2**30
+    return f"{gib:.1f}" if gib < 1e6 else f"{gib:.1e}"
 
 
 def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
