@@ -141,10 +141,10 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
 
 
 def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:
-    from .output import json_ready, write_atomic
+    from .output import json_ready, write_results
 
     document = {"ceilings": {k: asdict(c) for k, c in ceilings.items()}, "results": [r.row() for r in results]}
-    write_atomic(path, json.dumps(json_ready(document), indent=1))
+    write_results(path, json.dumps(json_ready(document), indent=1))
 
 
 def read_json(path: Path) -> list[BenchResult]:

@@ -15,6 +15,7 @@ from .bench import BenchResult, bench_one, plot, write_json
 from .cli_args import bench_levels, load_input, positive
 from .frontend.loader import read_source
 from .model import choose_levels
+from .output import STDOUT
 from .runtime.ceilings import measure_ceilings
 from .lower.options import DTYPES, LEAVES, OptionError
 from .lower.plan import Options, lower
@@ -56,6 +57,23 @@ def _listed(path: Path):
         raise OptionError(f"{path} lists no configurations (one per line: 'scheme.bl n dtype levels leaf')")
 
 
+def _once(configurations: list, console) -> list:
+    """Each configuration once, in order: one listed twice (a file named twice, -n 16 16) gave two
+    rows that could not be told apart."""
+    kept, repeated = {}, []
+    for path, *rest in configurations:
+        key = (path.resolve(), *rest)
+        if key in kept:
+            repeated.append((path, *rest))
+        else:
+            kept[key] = (path, *rest)
+    if repeated:
+        listed = "; ".join(f"{path} n={n} {dtype} {'levels auto' if levels == 'auto' else f'L{levels}'} {leaf}"
+                           for path, n, dtype, levels, leaf in dict.fromkeys(repeated))
+        console.print(f"listed more than once, timed once: {listed}", highlight=False, soft_wrap=True)
+    return list(kept.values())
+
+
 def _check_before_measuring(args, configurations, backend) -> None:
     """Everything that would fail after the timing ran, checked first: options, output paths, sizes."""
     from .output import check_plot_target, check_results_target, input_among
@@ -68,7 +86,7 @@ def _check_before_measuring(args, configurations, backend) -> None:
         raise ValueError(f"--json and --plot name one file, {args.json}; the plot would replace the numbers")
     inputs = [*(path for path, *_ in configurations), *([args.configs] if args.configs else [])]
     for option, path in (("--json", args.json), ("--plot", args.plot)):
-        if path is not None:
+        if path is not None and path != STDOUT:
             clash = input_among(path, inputs)
             if clash is not None:
                 raise ValueError(f"{option} {path} is the input file {clash}; choose another name")
@@ -106,10 +124,11 @@ def _names(programs: dict) -> dict:
 
 
 def run_bench(args) -> int:
-    # A pipe or file gets wide lines unless COLUMNS says otherwise
-    console = Console(width=None if Console().is_terminal or "COLUMNS" in os.environ else 200)
+    # A pipe or file gets wide lines unless COLUMNS says otherwise; with --json -, the JSON alone is stdout.
+    stderr = args.json == STDOUT
+    console = Console(stderr=stderr, width=None if Console(stderr=stderr).is_terminal or "COLUMNS" in os.environ else 200)
     backend = make_backend(args.backend)
-    configurations = list(_configurations(args))
+    configurations = _once(list(_configurations(args)), console)
     _check_before_measuring(args, configurations, backend)
     programs = {path: load_input(args, path) for path, *_ in configurations}
     names = _names(programs)
@@ -141,7 +160,7 @@ def run_bench(args) -> int:
             results.append(result)
             # Each result as soon as it exists, so a run cut short still leaves its numbers.
             progress.console.print(_line(result))
-            if args.json:
+            if args.json and args.json != STDOUT:
                 write_json(results, ceilings, args.json)
             progress.advance(task)
     console.print(_table(results))
@@ -151,7 +170,8 @@ def run_bench(args) -> int:
                 console.print(_stage_table(result))
     if args.json:
         write_json(results, ceilings, args.json)
-        console.print(f"wrote {args.json}")
+        if args.json != STDOUT:
+            console.print(f"wrote {args.json}")
     if args.plot:
         plot(results, args.plot)
         console.print(f"wrote {args.plot}")

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -141,10 +142,25 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
 
 
+#: ``--json -``: the results go to standard output (and what else a command prints, to standard error).
+STDOUT = Path("-")
+
+
+def write_results(path: Path, text: str) -> None:
+    """A results document to ``path``, or to standard output where ``path`` is :data:`STDOUT`."""
+    if path == STDOUT:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    else:
+        write_atomic(path, text)
+
+
 def check_results_target(path: Path, option: str) -> None:
     """Refuse a results file (``bench --json``) that may not be written: through a link, or over a
     file that is neither empty nor earlier results (bench's: an object with "results", or the
     distributed bench's list of results with "dims"): bench replaces its own results, nothing else."""
+    if path == STDOUT:
+        return
     check_target(path, force=True)
     if path.is_file() and not path.is_symlink() and path.stat().st_size:
         try:

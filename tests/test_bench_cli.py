@@ -147,3 +147,22 @@ def test_the_table_keeps_every_digit_in_a_narrow_terminal(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1")
     assert code == 0 and "…" not in out, out
+
+
+def test_json_to_standard_output(capsys, tmp_path, monkeypatch):
+    """`--json -` wrote a file named "-"; now the JSON alone is standard output, the rest standard error."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1", "--json", "-")
+    assert code == 0 and [row["N"] for row in json.loads(out)["results"]] == [16], out
+    assert "ratio" in err and list(tmp_path.iterdir()) == []
+
+
+def test_a_configuration_given_twice_is_timed_once(capsys, tmp_path):
+    """`bench s.bl s.bl` gave two rows that could not be told apart."""
+    scheme = tmp_path / "s.bl"
+    scheme.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    code, out, err = _run(capsys, str(scheme), str(tmp_path / "." / "s.bl"), "-n", "16", "16", "8", "--levels", "1",
+                          "--backend", "numpy", "--repeat", "1", "--json", str(tmp_path / "r.json"))
+    rows = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert code == 0 and [row["N"] for row in rows] == [16, 8], out + err
+    assert out.count("listed more than once, timed once:") == 1 and "s.bl n=16 float64 L1 cublas" in out, out

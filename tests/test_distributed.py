@@ -553,3 +553,13 @@ def test_compile_refuses_levels_it_does_not_choose():
 
     with pytest.raises(ValueError, match="^levels must be a whole number of local levels, not 'auto'"):
         dist.compile(ROOT / "algorithms/winograd.bl", backend="numpy", levels="auto")
+
+
+@needs_mpi
+def test_bench_with_gpus_writes_json_to_standard_output(tmp_path):
+    """`--json -` wrote a file named "-" in the working folder."""
+    done = _mpi(2, "-m", "bilinear.cli", "bench", "winograd", "-n", "16", "--gpus", "2", "--levels", "1",
+                "--backend", "numpy", "--repeat", "1", "--json", "-", timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [row["dims"] for row in json.loads(done.stdout)] == [[16, 16, 16]] and "speed-up" in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -358,16 +358,17 @@ def bench_command(args) -> int:
             check_results_target(args.json, "--json")
         _check_fits(args, [(n, n, n) for n in args.n], args.dtype[0])
         product = _product(args, args.files[0], int(args.levels[0]), args.leaf[0], args.dtype[0])
+        from ..output import STDOUT, json_ready, write_results
+
         results = []
+        lines = sys.stderr if args.json == STDOUT else sys.stdout  # --json -: the JSON alone is stdout
         for n in args.n:
             result = measure(product, n, n, n, args.dtype[0], repeat=args.repeat)
             results.append(result.as_dict())
             if product.comm.rank == 0:
-                print(result.describe(), flush=True)
+                print(result.describe(), file=lines, flush=True)
         if product.comm.rank == 0 and args.json:
-            from ..output import json_ready, write_atomic
-
-            write_atomic(args.json, json.dumps(json_ready(results), indent=1))
+            write_results(args.json, json.dumps(json_ready(results), indent=1))
         return 0 if all(r["error"] <= r["bound"] for r in results) else 1
 
     return _guarded(body)

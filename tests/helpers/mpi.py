@@ -14,7 +14,9 @@ MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathse
 needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
 
 
-def run_ranks(ranks: int, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``python ARGS`` on ``ranks`` ranks; its status and output."""
+def run_ranks(
+    ranks: int, *args: str, timeout: float = 120, env: dict | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """``python ARGS`` on ``ranks`` ranks (in folder ``cwd``); its status and output."""
     return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, env=os.environ | (env or {}))
+                          timeout=timeout, env=os.environ | (env or {}), cwd=cwd)
