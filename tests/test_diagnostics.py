@@ -254,6 +254,28 @@ def test_a_character_that_looks_like_an_ascii_one_is_named(character, shown):
     assert error.message.startswith(f"unexpected {shown};")
 
 
+ONE_PRODUCT = "algorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+
+
+@pytest.mark.parametrize("text, line, column, message", [
+    # the lexer's list held what only a schedule takes after a name ('=', '+=', '-=', '->') and ')' with none open
+    ("algorithm x <1,1,1>:\n  M1 = A11 $ B11\n  C11 = M1\n",
+     2, 12, "unexpected '$'; expected '*', '+', '-', '/', ';', '[' or the end of the line"),
+    ("algorithm x <1,1,1>:\n  M1 = (A11 @) * B11\n  C11 = M1\n",
+     2, 13, "unexpected '@'; expected ')', '*', '+', '-', '/' or '['"),
+    # a stage statement cannot end at a bare sum, nor close a parenthesis it never opened
+    (ONE_PRODUCT + "schedule s for x:\n  stage p: A11 $ B11 -> +C11\n",
+     5, 16, "unexpected '$'; expected '*', '+', '+=', '-', '-=', '->', '/', '=' or '['"),
+    # after a header the next definition may follow on its line: as for `5` there
+    ("algorithm x <1,1,1>: @\n",
+     1, 22, "unexpected '@'; expected 'algorithm', 'schedule', 'table', 'use', a name, the end of the file or the end of the line"),
+])
+def test_an_unexpected_character_lists_only_what_the_parser_takes_there(text, line, column, message):
+    """The list was the lexer's, which in an equation offered `=`, `->` and `)` that no equation takes."""
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "typo.bl").value.diagnostics
+    assert (error.span.line, error.span.column, error.message) == (line, column, message)
+
+
 STRASSEN = (ROOT / "algorithms" / "strassen.bl").read_text()
 
 

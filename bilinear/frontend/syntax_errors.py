@@ -78,13 +78,24 @@ def _end_of_text(text: str) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
+def _accepted(error: UnexpectedInput) -> set[str]:
+    """The terminals the parser takes where it stopped.  At an unexpected character lark's `allowed`
+    is what the lexer could match in that parser state, lookaheads LALR merged from other places
+    included (`=`, `->` and `)` after a name in an equation); the interactive parser it leaves on the
+    error tries each terminal, as `accepts` does for an unexpected token."""
+    if isinstance(error, UnexpectedToken):
+        return error.accepts or error.expected
+    parser = getattr(error, "interactive_parser", None)  # absent where lark's LALR parser did not raise it
+    if parser is not None and (accepted := parser.accepts()):
+        return accepted
+    return getattr(error, "allowed", None) or getattr(error, "expected", None) or set()
+
+
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     line, column = max(error.line, 1), max(error.column, 1)
     if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
         line, column = _end_of_text(text)
-    expected = getattr(error, "expected", None) or getattr(error, "allowed", None) or ()
-    if isinstance(error, UnexpectedToken):
-        expected = error.accepts or error.expected
+    expected = _accepted(error)
     width = len(str(error.token)) if isinstance(error, UnexpectedToken) and error.token.type not in ("$END", "_NL") else 1
     span = Span(path, line, column, line, column + width)
     message = f"unexpected {_found(error, text)}"
