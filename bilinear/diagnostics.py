@@ -47,6 +47,25 @@ def limited(diagnostics, limit: int = MAX_ERRORS) -> tuple[Diagnostic, ...]:
     return (*diagnostics[:limit], summary)
 
 
+def in_column_order(diagnostics) -> tuple[Diagnostic, ...]:
+    """The diagnostics with those on one line of one file in column order, in the places that
+    line's held.  The checks report phase by phase (an undefined name, then the factor it stands
+    in), so one line's errors came in any order; the order across lines is the checks' own (a
+    missing C block, at the header, comes last) and is kept.  Call it before :func:`limited`, so
+    that the errors shown of a long line are its first ones."""
+    diagnostics = tuple(diagnostics)
+    places: dict[tuple[str, int], list[int]] = {}  # (file, line) -> where its diagnostics stand
+    for place, diagnostic in enumerate(diagnostics):
+        if diagnostic.span is not None:
+            places.setdefault((diagnostic.span.path, diagnostic.span.line), []).append(place)
+    ordered = list(diagnostics)
+    for line_places in places.values():
+        by_column = sorted((diagnostics[place] for place in line_places), key=lambda d: d.span.column)
+        for place, diagnostic in zip(line_places, by_column):
+            ordered[place] = diagnostic
+    return tuple(ordered)
+
+
 class BilinearError(Exception):
     """Input the user must fix; carries one or more diagnostics (at most MAX_ERRORS and a count)."""
 

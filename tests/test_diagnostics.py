@@ -276,6 +276,39 @@ def test_an_unexpected_character_lists_only_what_the_parser_takes_there(text, li
     assert (error.span.line, error.span.column, error.message) == (line, column, message)
 
 
+def _located(text: str) -> list[tuple[int, int, str]]:
+    errors = pytest.raises(BilinearError, program_from_text, text, "lines.bl").value.diagnostics
+    return [(e.span.line, e.span.column, e.message) for e in errors]
+
+
+def test_errors_on_one_line_are_in_column_order_and_the_lines_keep_their_order():
+    """The checks report phase by phase: X (column 21) came before its factor (column 3), and Q after
+    A11; the missing C21, at the header, stays last."""
+    text = "algorithm x <2,1,1>:\n  M1 = (A11 + B11 + X) * B11\n  C11 = M1 + Q + A11\n"
+    assert _located(text) == [
+        (2, 3, "the left factor of M1 must be a sum of A blocks or named sums of them; it is A11 + B11 + X"),
+        (2, 21, "X is not defined"),
+        (3, 14, "Q is not defined"),
+        (3, 18, "C11 must be a sum of products; A11 is a block, not a product"),
+        (1, 1, "algorithm x has no equation for C21"),
+    ]
+
+
+def test_errors_of_two_definitions_on_one_line_are_in_column_order():
+    """Schedules are checked after algorithms, so the schedule's error at 1:1 came after the algorithm's."""
+    text = "schedule s for x: stage p: A11 * B11 -> +C11; algorithm x <1,1,1>: M1 = A11 * B11; C11 = M1 + Q\n"
+    assert _located(text) == [(1, 1, "schedule s is for x, which is not defined"), (1, 95, "Q is not defined")]
+
+
+def test_the_errors_shown_of_a_long_line_are_its_first_columns():
+    """Names are checked in sorted order: Q10..Q19 were shown and Q5..Q9 counted as not shown."""
+    names = [f"Q{i}" for i in range(1, 26)]
+    text = "algorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1 + " + " + ".join(names) + "\n"
+    located = _located(text)
+    assert [message for _, _, message in located[:20]] == [f"{name} is not defined" for name in names[:20]]
+    assert located[20] == (3, 125, "5 more errors like these are not shown (only the first 20 are)")
+
+
 STRASSEN = (ROOT / "algorithms" / "strassen.bl").read_text()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ..diagnostics import BilinearError, Diagnostic
+from ..diagnostics import BilinearError, Diagnostic, in_column_order
 from ..ir import Shape, Span, block_name, parse_block
 
 ONE_INDEX_BLOCK = re.compile(r"^[ABC]\d$|^[ABC]\d{3,}$")
@@ -22,7 +22,7 @@ class Findings:
 
     def raise_if_any(self) -> None:
         if self.errors:
-            raise BilinearError(*self.errors)
+            raise BilinearError(*in_column_order(self.errors))
 
 
 MISNAMED_BLOCK = re.compile(r"^([ABCabc])(\d)(\d)$")

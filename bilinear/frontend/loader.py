@@ -14,7 +14,7 @@ import re
 import stat
 from pathlib import Path
 
-from ..diagnostics import SOURCES, BilinearError, Diagnostic
+from ..diagnostics import SOURCES, BilinearError, Diagnostic, in_column_order
 from ..ir import Algorithm, Program, Schedule, Span
 from ..paths import algorithms_dir
 from .check import build
@@ -191,8 +191,8 @@ def _assemble(path: str, raw_definitions: list, own: tuple[str, ...]) -> Program
             errors.append(Diagnostic(message, raw.span))
             continue
         (algorithms if isinstance(built, Algorithm) else schedules)[built.name] = built
-    if errors:
-        raise BilinearError(*errors)
+    if errors:  # each definition's are in order already; two definitions may share a line
+        raise BilinearError(*in_column_order(errors))
     if not own:
         raise BilinearError(Diagnostic("the file defines no algorithm, table or schedule", Span(path, 1, 1, 1, 2)))
     return Program(path, tuple(algorithms.values()), tuple(schedules.values()), own)
