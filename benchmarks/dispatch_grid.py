@@ -15,7 +15,8 @@ fresh process, after the table is written) times ``bilinear.matmul`` against
 ``cupy.matmul`` at every shape, interleaved: CUDA events around back-to-back
 calls after warm-up (enough calls for ≥ 20 ms per timing, so host time hides
 behind the GPU's as it does in any pipeline), median of --repeat, random normal
-data; ratio = cuBLAS time / matmul's.  Both modes first run every call for a second (FP64 GEMMs reach
+data; ratio = cuBLAS time / matmul's, with the spread of the rounds' ratios and cuBLAS
+timed against itself (the same call, into another C: what a ratio of 1 reads as).  Both modes first run every call for a second (FP64 GEMMs reach
 the 700 W cap's clocks within half of it) and alternate the order of the calls
 from round to round, so no call always runs on another's heat.
 """
@@ -98,6 +99,11 @@ def _inputs(dtype: str, m: int, k: int, n: int):
 
 def _interleaved(calls: dict, repeat: int) -> dict[str, float]:
     """Median time per call of each, after a sustained warm-up, in rounds whose order reverses each time."""
+    return {label: median(values) for label, values in _rounds(calls, repeat).items()}
+
+
+def _rounds(calls: dict, repeat: int) -> dict[str, list[float]]:
+    """Each call's time per call in each of ``repeat`` rounds (see :func:`_interleaved`)."""
     timings = {label: _timed(call) for label, call in calls.items()}
     end = time.perf_counter() + SUSTAIN_SECONDS
     while time.perf_counter() < end:
@@ -109,7 +115,7 @@ def _interleaved(calls: dict, repeat: int) -> dict[str, float]:
         for label in order:
             samples[label].append(timings[label]())
         order.reverse()
-    return {label: median(values) for label, values in samples.items()}
+    return samples
 
 
 def _compiled(dtype: str) -> dict:
@@ -220,14 +226,20 @@ def check(repeat: int, dtypes: list[str]) -> list[dict]:
         reference = cupy.matmul(A, B)
         error = float(cupy.abs(C2 - reference).max()) / max(float(cupy.abs(reference).max()), 1e-300)
         reference = None
-        ms = _interleaved({"cuBLAS": lambda: cupy.matmul(A, B, out=C), "matmul": lambda: bilinear.matmul(A, B, out=C2)},
-                          repeat)
-        ratio = ms["cuBLAS"] / ms["matmul"]
+        C3 = cupy.zeros_like(C)
+        # cuBLAS against itself (the same call, into another C) measures the noise a ratio of 1 carries.
+        rounds = _rounds({"cuBLAS": lambda: cupy.matmul(A, B, out=C), "matmul": lambda: bilinear.matmul(A, B, out=C2),
+                          "cuBLAS again": lambda: cupy.matmul(A, B, out=C3)}, repeat)
+        ms = {label: median(values) for label, values in rounds.items()}
+        ratio, same = ms["cuBLAS"] / ms["matmul"], ms["cuBLAS"] / ms["cuBLAS again"]
+        per_round = sorted(c / o for c, o in zip(rounds["cuBLAS"], rounds["matmul"]))
         results.append({"dtype": dtype, "m": m, "k": k, "n": n, "choice": choice.kernel, "reason": choice.reason,
-                        "cublas_ms": ms["cuBLAS"], "matmul_ms": ms["matmul"], "ratio": ratio, "max_diff": error})
-        print(f"{dtype} {m:>7}x{k:>6}x{n:>6}  {choice.kernel:<9} ratio {ratio:6.3f}  "
-              f"(cuBLAS {ms['cuBLAS']:8.3f} ms, matmul {ms['matmul']:8.3f} ms)  {choice.reason}", flush=True)
-        A = B = C = C2 = None
+                        "cublas_ms": ms["cuBLAS"], "matmul_ms": ms["matmul"], "ratio": ratio, "max_diff": error,
+                        "round_ratios": per_round, "cublas_vs_itself": same})
+        print(f"{dtype} {m:>7}x{k:>6}x{n:>6}  {choice.kernel:<9} ratio {ratio:6.3f} (rounds {per_round[0]:.3f}-"
+              f"{per_round[-1]:.3f}; cuBLAS/cuBLAS {same:.3f})  (cuBLAS {ms['cuBLAS']:8.3f} ms, matmul "
+              f"{ms['matmul']:8.3f} ms)  {choice.reason}", flush=True)
+        A = B = C = C2 = C3 = None
         cupy.get_default_memory_pool().free_all_blocks()
     worst = min(r["ratio"] for r in results)
     chosen = [r["ratio"] for r in results if r["choice"] != "cublas"]
