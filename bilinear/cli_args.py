@@ -195,6 +195,24 @@ def output_path(text: str) -> Path:
     return Path(text)
 
 
+def bl_output_path(text: str) -> Path:
+    """An argparse type: the file ``-o`` names for import, transform, product and optimize, which write
+    .bl text. Another suffix promised a format the file would not be in (out.npz held .bl text); a name
+    without one is taken as given (it reads back as .bl), so /dev/null and folders keep their refusals."""
+    path = output_path(text)
+    if path.suffix and path.suffix.lower() != ".bl":
+        raise argparse.ArgumentTypeError(
+            f"{text}: the output is .bl text, so -o names a .bl file, not a {path.suffix} file; "
+            f"`bilinear export FILE --to FORMAT -o {text}` writes the catalogue formats (fast-matmul, plinopt, alphatensor)")
+    return path
+
+
+def add_bl_output_options(parser: argparse.ArgumentParser) -> None:
+    """-o FILE.bl and --force, for the commands that write .bl text (to standard output without -o)."""
+    parser.add_argument("-o", "--output", type=bl_output_path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
+    parser.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
+
+
 def output_folder(text: str) -> Path:
     """An argparse type: the folder ``compile -o`` writes into (made when missing, so ``DIR/`` names a
     new one too)."""

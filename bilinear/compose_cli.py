@@ -9,7 +9,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import add_input_options, chains, check_name, load_input, output_path, scheme_path, side_counts, tries
+from .cli_args import (add_bl_output_options, add_input_options, chains, check_name, load_input, output_path, scheme_path,
+                       side_counts, tries)
 from .diagnostics import BilinearError, Diagnostic, render
 from .output import check_target, write_atomic
 
@@ -279,8 +280,7 @@ def add_parsers(commands) -> None:
         "U/V/W table) with a header saying where it came from. Approximate and modulo-p schemes are refused.",
     )
     add_input_options(import_)
-    import_.add_argument("-o", "--output", type=output_path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
-    import_.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
+    add_bl_output_options(import_)
     import_.add_argument("--style", choices=("equations", "table"), default="equations")
     import_.add_argument("--name", default=None, help="name of the algorithm in the .bl file")
     import_.set_defaults(handler=import_scheme)
@@ -343,8 +343,7 @@ def add_parsers(commands) -> None:
         "A=5,B=21 names sides, the others 1 (default 1). Each start costs about a default run of its side.",
     )
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
-        command.add_argument("-o", "--output", type=output_path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
-        command.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
+        add_bl_output_options(command)
         command.add_argument("--style", choices=("equations", "table"), default="equations")
         command.add_argument("--name", default=None, help="name of the new algorithm")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")

@@ -105,6 +105,27 @@ def test_derived_schemes_overwrite_nothing_and_never_write_through_a_link(tmp_pa
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
 
 
+@pytest.mark.parametrize("argv", [("import", STRASSEN), *DERIVED], ids=lambda argv: argv[0])
+@pytest.mark.parametrize("name", ["out.npz", "out.sms", "out.bl.txt"])
+def test_bl_writers_refuse_an_output_of_another_format(tmp_path, capsys, argv, name):
+    """`import strassen -o out.npz` wrote .bl text into a file named .npz."""
+    target = tmp_path / name
+    code, out, err = _run(capsys, *argv, "-o", str(target))
+    assert (code, out, list(tmp_path.iterdir())) == (2, "", [])
+    assert err.splitlines()[-1] == (
+        f"bilinear {argv[0]}: error: argument -o/--output: {target}: the output is .bl text, so -o names a .bl file, "
+        f"not a {target.suffix} file; `bilinear export FILE --to FORMAT -o {target}` writes the catalogue formats "
+        "(fast-matmul, plinopt, alphatensor)")
+
+
+@pytest.mark.parametrize("name", ["out.bl", "OUT.BL", "out"])
+def test_bl_writers_take_a_bl_name_or_one_without_a_suffix(tmp_path, capsys, name):
+    """The README's `-o FILE.bl`, any case; a name without a suffix is written as given and reads back as .bl."""
+    target = tmp_path / name
+    assert _run(capsys, "transform", STRASSEN, "--to", "nkm", "-o", str(target))[0] == 0
+    assert _run(capsys, "verify", str(target))[0] == 0
+
+
 def test_compile_says_a_scheme_does_not_verify_before_refusing_to_replace_files(tmp_path, capsys):
     """Into a folder of an earlier compile, a wrong scheme got only "exists; refusing to overwrite it"
     (six times); that it does not verify showed only after --force."""
