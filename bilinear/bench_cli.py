@@ -83,7 +83,7 @@ def _check_before_measuring(args, configurations, backend) -> None:
     if args.plot is not None:
         args.plot = _plot_file(args.plot)
     if args.json is not None and args.plot is not None and args.json.absolute() == args.plot.absolute():
-        raise ValueError(f"--json and --plot name one file, {args.json}; the plot would replace the numbers")
+        raise OptionError(f"--json and --plot name one file, {args.json}; the plot would replace the numbers")
     inputs = [*(path for path, *_ in configurations), *([args.configs] if args.configs else [])]
     for option, path in (("--json", args.json), ("--plot", args.plot)):
         if path is not None and path != STDOUT:
@@ -111,7 +111,7 @@ def _plot_file(path: Path) -> Path:
         return path.with_name(path.name + ".png")
     kinds = FigureCanvasBase.get_supported_filetypes()
     if path.suffix[1:].lower() not in kinds:
-        raise ValueError(f"--plot: matplotlib cannot write {path.suffix} files; use one of {', '.join(sorted(kinds))}")
+        raise OptionError(f"--plot: matplotlib cannot write {path.suffix} files; use one of {', '.join(sorted(kinds))}")
     return path
 
 

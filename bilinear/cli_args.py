@@ -125,13 +125,22 @@ def report_format(text: str) -> str:
     raise argparse.ArgumentTypeError(f"the report format is text, md or json, not {text!r}{hint}")
 
 
-def check_name(name: str) -> None:
-    """--name must be a .bl name (ASCII letters, digits, _), not a keyword or a block name."""
+def bl_name(name: str) -> str:
+    """An argparse type: --name, a .bl name (ASCII letters, digits, _), not a keyword or a block name."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in KEYWORDS or parse_block(name) is not None:
-        raise ValueError(
-            f"--name must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword or a block "
+        raise argparse.ArgumentTypeError(
+            f"must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword or a block "
             f"name like A11), not {name!r}"
         )
+    return name
+
+
+def per_level_schemes(text: str) -> str:
+    """An argparse type: --levels-schemes, one file or shipped name per level, comma-separated (an
+    empty entry had been dropped, one level fewer than written)."""
+    if not all(part.strip() for part in text.split(",")):
+        raise argparse.ArgumentTypeError(f"expected one file or shipped name per level, comma-separated, not {text!r}")
+    return text
 
 
 # --- option groups several commands share ------------------------------------------
@@ -178,7 +187,7 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
         help="most workspace a call may use (e.g. 0, 512M, 24G); breadth-first levels that would pass it run depth-first",
     )
     parser.add_argument(
-        "--levels-schemes", default=None, metavar="A.bl,B.bl",
+        "--levels-schemes", type=per_level_schemes, default=None, metavar="A.bl,B.bl",
         help="a hybrid: level 1 runs A.bl's scheme, level 2 B.bl's, ... (sets --levels to their number)",
     )
 

@@ -9,9 +9,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (add_bl_output_options, add_input_options, chains, check_name, load_input, output_path, scheme_path,
+from .cli_args import (add_bl_output_options, add_input_options, bl_name, chains, load_input, output_path, scheme_path,
                        side_counts, tries)
 from .diagnostics import BilinearError, Diagnostic, render
+from .lower.options import OptionError
 from .output import check_target, write_atomic
 
 
@@ -38,10 +39,8 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
 
 
 def _check_output(args, *inputs: Path) -> None:
-    """``--name`` and ``-o`` checked before any work (optimizing can take minutes): a name the .bl
-    grammar reads, and an output that is no input, link or existing file unless ``--force``."""
-    if args.name is not None:
-        check_name(args.name)
+    """``-o`` checked before any work (optimizing can take minutes): no input, link or existing file
+    unless ``--force`` (--name and -o's suffix are argparse's)."""
     if args.output is not None:
         check_target(args.output, args.force, protect=inputs)
 
@@ -196,7 +195,7 @@ def optimize(args) -> int:
     from .optimize import small_sides
 
     if args.style == "table":  # it had been ignored: the result was written as equations anyway
-        raise ValueError("optimize writes named sums, which --style table (one row of U, V and W per product) cannot "
+        raise OptionError("optimize writes named sums, which --style table (one row of U, V and W per product) cannot "
                          "hold; leave --style out")
     also = args.also or []
     _check_output(args, args.file, *also)
@@ -282,7 +281,7 @@ def add_parsers(commands) -> None:
     add_input_options(import_)
     add_bl_output_options(import_)
     import_.add_argument("--style", choices=("equations", "table"), default="equations")
-    import_.add_argument("--name", default=None, help="name of the algorithm in the .bl file")
+    import_.add_argument("--name", type=bl_name, default=None, help="name of the algorithm in the .bl file")
     import_.set_defaults(handler=import_scheme)
 
     transform_cmd = commands.add_parser(
@@ -345,7 +344,7 @@ def add_parsers(commands) -> None:
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         add_bl_output_options(command)
         command.add_argument("--style", choices=("equations", "table"), default="equations")
-        command.add_argument("--name", default=None, help="name of the new algorithm")
+        command.add_argument("--name", type=bl_name, default=None, help="name of the new algorithm")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
         command.set_defaults(handler=handler)
 
@@ -358,10 +357,7 @@ def import_scheme(args) -> int:
     from .ir import Algorithm
     from .verify import verify_program
 
-    if args.name is not None:
-        check_name(args.name)
-    if args.output is not None:
-        check_target(args.output, args.force, protect=(args.file,))
+    _check_output(args, args.file)
     program = load_input(args)
     algorithm = program.main
     if not isinstance(algorithm, Algorithm):

@@ -126,7 +126,7 @@ def _per_level(args, program):
     given = program.main
     program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(_level_file(path), path))
     if args.levels not in (1, len(per_level)):  # 1 is the default: a count given beside the schemes had been dropped
-        raise ValueError(f"--levels {args.levels} contradicts --levels-schemes, which names {len(per_level)} levels; "
+        raise OptionError(f"--levels {args.levels} contradicts --levels-schemes, which names {len(per_level)} levels; "
                          "leave --levels out")
     args.levels = len(per_level)
     # FILE is read (and must load) but multiplies nothing: say so (a level's definition of its name is

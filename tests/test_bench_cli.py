@@ -69,7 +69,7 @@ def test_json_and_plot_on_one_file_are_refused(capsys, tmp_path):
     target = tmp_path / "r.png"
     code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy",
                         "--json", str(target), "--plot", str(target))
-    assert code == 1 and "--json and --plot name one file" in err and not target.exists(), err
+    assert code == 2 and "--json and --plot name one file" in err and not target.exists(), err
 
 
 def test_plot_without_a_suffix_names_the_file_matplotlib_writes(capsys, tmp_path):

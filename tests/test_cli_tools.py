@@ -6,6 +6,7 @@ import bilinear
 from bilinear.cli import main
 
 from conftest import scheme_file
+from helpers.cli import run_cli
 
 
 def test_import_writes_a_bl_file_that_verifies(tmp_path, capsys):
@@ -24,8 +25,8 @@ def test_import_table_style_to_stdout(capsys):
 
 
 def test_import_refuses_a_wrong_name(capsys):
-    assert main(["import", str(scheme_file("fast-matmul/strassen")), "--name", "not valid"]) == 1
-    assert "--name must be an identifier" in capsys.readouterr().err
+    code, _, err = run_cli(capsys, "import", scheme_file("fast-matmul/strassen"), "--name", "not valid")
+    assert code == 2 and "argument --name: must be an identifier" in err
 
 
 def test_list_shows_every_shipped_definition(capsys):

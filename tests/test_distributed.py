@@ -253,7 +253,7 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
     (("-n", "-5"), "argument -n: must be at least 1, not -5"),
     (("-m", "0"), "argument -m: must be at least 1, not 0"),  # it had become N
     (("-k", "1" + "0" * 330), "argument -k: must be at most 1099511627776"),  # a traceback from the flop count
-    (("--decomposition", "2d", "--steps", "2"), "bilinear plan: --steps sets the breadth-first (bfs) decomposition's "
+    (("--decomposition", "2d", "--steps", "2"), "bilinear plan: error: --steps sets the breadth-first (bfs) decomposition's "
      "steps; the 2d decomposition has none"),
     (("--gpus", "100000"), "argument --gpus: at most 4096 ranks are planned, not 100000"),
     (("--gpus", "0"), "argument --gpus: must be at least 1, not 0"),
@@ -415,9 +415,9 @@ def test_gpus_without_mpi4py_is_one_message():
 def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, named):
     """run --gpus ran with them dropped and exited 0 without a word."""
     done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy", *options)
-    assert done.returncode == 1
+    assert done.returncode == 2
     verb = "apply" if "," in named else "applies"
-    assert f"bilinear: {named} {verb} only to a one-device run; the distributed product takes --levels, --leaf, " \
+    assert f"bilinear run: error: {named} {verb} only to a one-device run; the distributed product takes --levels, --leaf, " \
            "--dtype and --local for what each rank multiplies" in done.stderr
 
 
@@ -425,7 +425,8 @@ def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, na
 def test_bench_with_gpus_refuses_the_options_it_would_drop(options, named):
     """bench --gpus wrote no plot and printed no breakdown, and exited 0."""
     done = _cli("bench", "strassen", "-n", "16", "--gpus", "1", "--levels", "1", "--backend", "numpy", *options)
-    assert done.returncode == 1 and f"bilinear: {named} applies only to a one-device run" in done.stderr, done.stderr
+    assert done.returncode == 2 and f"bilinear bench: error: {named} applies only to a one-device run" in done.stderr, \
+        done.stderr
 
 
 @needs_mpi

@@ -83,7 +83,7 @@ def test_import_force_replaces_atomically(tmp_path, capsys):
 def test_import_name_must_be_a_bl_name(tmp_path, capsys, name):
     target = tmp_path / "x.bl"
     code, _, err = _run(capsys, "import", STRASSEN, "--from", "bl", "--name", name, "-o", str(target))
-    assert code == 1 and "--name" in err and not target.exists()
+    assert code == 2 and "argument --name: must be an identifier in .bl" in err and not target.exists()
 
 
 # --- transform, product, optimize -o and export: the same protection, checked before any work ------------
@@ -150,7 +150,7 @@ def test_derived_scheme_names_must_be_bl_names(tmp_path, capsys, argv):
     """A name the grammar cannot read was written, then reported "verified", and the file did not load."""
     target = tmp_path / "x.bl"
     code, _, err = _run(capsys, *argv, "--name", "x y", "-o", str(target))
-    assert code == 1 and "--name must be an identifier in .bl" in err and not target.exists()
+    assert code == 2 and "argument --name: must be an identifier in .bl" in err and not target.exists()
 
 
 @pytest.mark.parametrize("argv", [("transform", "{wrong}", "--to", "nkm"), ("product", STRASSEN, "{wrong}"), ("optimize", "{wrong}"),
@@ -185,8 +185,8 @@ def test_a_wrong_levels_schemes_file_is_blamed_itself(tmp_path, capsys):
 def test_levels_schemes_with_an_empty_entry_is_refused(tmp_path, capsys, spec):
     """An empty entry was dropped (one level fewer than written), and "" ignored the option."""
     code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", spec, "-o", str(tmp_path / "out"))
-    assert code == 1
-    assert f"--levels-schemes takes one file or shipped name per level, comma-separated, not {spec!r}" in err
+    assert code == 2
+    assert f"argument --levels-schemes: expected one file or shipped name per level, comma-separated, not {spec!r}" in err
 
 
 def test_a_bl_file_with_a_catalogue_suffix_asks_for_from(tmp_path, capsys):
@@ -354,9 +354,9 @@ def test_optimize_refuses_the_table_style_it_cannot_write(tmp_path, capsys):
     """--style table had been ignored: the named sums came out as equations."""
     out = tmp_path / "o.bl"
     code, stdout, err = _run(capsys, "optimize", STRASSEN, "--style", "table", "-o", str(out))
-    assert (code, stdout, out.exists()) == (1, "", False)
-    assert err == ("bilinear optimize: optimize writes named sums, which --style table (one row of U, V and W per "
-                   "product) cannot hold; leave --style out\n")
+    assert (code, stdout, out.exists()) == (2, "", False)
+    assert err.endswith("bilinear optimize: error: optimize writes named sums, which --style table (one row of U, V and "
+                        "W per product) cannot hold; leave --style out\n")
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -452,7 +452,7 @@ def test_bench_checks_the_plot_format_before_measuring(tmp_path, capsys, monkeyp
     pytest.importorskip("matplotlib")
     monkeypatch.setattr(bilinear.bench_cli, "bench_one", lambda *a, **k: pytest.fail("measured before checking --plot"))
     code, _, err = _run(capsys, "bench", STRASSEN, "-n", "8", "--backend", "numpy", "--plot", str(tmp_path / "plot.xyz"))
-    assert code == 1 and "--plot: matplotlib cannot write .xyz files; use one of" in err and "png" in err
+    assert code == 2 and "--plot: matplotlib cannot write .xyz files; use one of" in err and "png" in err
 
 
 @pytest.mark.parametrize("option, value", [("--seeds", "99999999999999999999"), ("--starts", "99999999999999999999"),
@@ -505,7 +505,47 @@ def test_distribution_options_without_gpus_are_refused(capsys, options, named):
 
 def test_plan_refuses_local_which_it_does_not_use(capsys):
     code, _, err = _run(capsys, "plan", STRASSEN, "--gpus", "2", "-n", "64", "--local", "msmes")
-    assert code == 1 and "plan lays out the products over the ranks; --local" in err
+    assert code == 2 and "plan lays out the products over the ranks; --local" in err
+
+
+OPTION_REFUSALS = [
+    (("bench", STRASSEN, "-n", "8", "--backend", "numpy", "--json", "{tmp}/r.png", "--plot", "{tmp}/r.png"),
+     "--json and --plot name one file, {tmp}/r.png; the plot would replace the numbers"),
+    (("bench", STRASSEN, "-n", "8", "--backend", "numpy", "--plot", "{tmp}/r.xyz"),
+     "--plot: matplotlib cannot write .xyz files; use one of "),
+    (("plan", STRASSEN, "--local", "msmes"), "plan lays out the products over the ranks; --local (what each rank "
+     "multiplies its products with) applies to run and bench"),
+    (("plan", STRASSEN, "--decomposition", "2d", "--steps", "2"),
+     "--steps sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none"),
+    (("compile", STRASSEN, "--levels-schemes", "strassen,winograd", "--levels", "3", "-o", "{tmp}/out"),
+     "--levels 3 contradicts --levels-schemes, which names 2 levels; leave --levels out"),
+    (("run", STRASSEN, "-n", "8", "--backend", "numpy", "--levels-schemes", "strassen,"),
+     "argument --levels-schemes: expected one file or shipped name per level, comma-separated, not 'strassen,'"),
+    (("optimize", STRASSEN, "--style", "table", "-o", "{tmp}/o.bl"), "optimize writes named sums, which --style "
+     "table (one row of U, V and W per product) cannot hold; leave --style out"),
+    (("transform", STRASSEN, "--to", "nkm", "--name", "A11", "-o", "{tmp}/t.bl"),
+     "argument --name: must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword "
+     "or a block name like A11), not 'A11'"),
+    (("run", STRASSEN, "-n", "8", "--gpus", "1", "--backend", "numpy", "--alpha", "2"),
+     "--alpha applies only to a one-device run; the distributed product takes --levels, --leaf, --dtype and --local "
+     "for what each rank multiplies"),
+    (("bench", STRASSEN, STRASSEN, "-n", "8", "--gpus", "1", "--backend", "numpy"),
+     "bench --gpus times one scheme, level count, leaf and dtype at a time (several -n are fine)"),
+    (("bench", STRASSEN, "-n", "8", "--gpus", "1", "--levels", "auto", "--backend", "numpy"),
+     "bench --gpus needs a whole number of local levels, not 'auto'"),
+]
+
+
+@pytest.mark.parametrize("argv, message", OPTION_REFUSALS, ids=lambda x: x[0] if isinstance(x, tuple) else "")
+def test_conflicting_or_malformed_options_are_usage_errors(tmp_path, capsys, argv, message):
+    """Each exited 1, as a well-formed request that cannot be done does, without the usage line;
+    options at odds with each other or malformed are usage errors, status 2, as `-n 0` is."""
+    if "--plot" in argv:
+        pytest.importorskip("matplotlib")
+    code, out, err = _run(capsys, *(part.format(tmp=tmp_path) for part in argv))
+    assert (code, out, list(tmp_path.iterdir())) == (2, "", [])
+    assert err.startswith("usage: bilinear ")
+    assert err.splitlines()[-1].startswith(f"bilinear {argv[0]}: error: {message.format(tmp=tmp_path)}")
 
 
 @pytest.mark.parametrize("scalars", [("--alpha", "-1e5"), ("--beta", "-2.5E-3"), ("--alpha", "-1e5", "--beta", "-.5e1")])
@@ -586,7 +626,7 @@ def test_levels_that_contradict_levels_schemes_are_refused(capsys, tmp_path):
     """`--levels-schemes strassen,grey333 --levels 5` built 2 levels without a word."""
     code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", "strassen,grey333", "--levels", "5",
                         "-o", str(tmp_path / "x"))
-    assert code == 1 and "--levels 5 contradicts --levels-schemes, which names 2 levels; leave --levels out" in err
+    assert code == 2 and "--levels 5 contradicts --levels-schemes, which names 2 levels; leave --levels out" in err
     assert not (tmp_path / "x").exists()
 
 

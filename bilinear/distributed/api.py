@@ -14,6 +14,7 @@ from ..runtime.views import is_contiguous
 from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
+from ..lower.options import OptionError
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
 from .agree import facts, judge
 from .layout import block_of, block_shape, gather, scatter_sum
@@ -66,7 +67,7 @@ def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: in
     """``'bfs'``: breadth-first steps of the program's algorithm; ``'2d'``: classical 2D tiles."""
     if kind == "2d":
         if steps is not None:  # it had been ignored
-            raise ValueError("--steps sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none")
+            raise OptionError("--steps sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none")
         return tiles_2d(ranks)
     if kind != "bfs":
         raise ValueError(f"decomposition must be 'bfs' or '2d', not {kind!r}")

@@ -206,7 +206,7 @@ def plan_command(args) -> int:
     from .plan import make_plan
 
     if args.local is not None:
-        raise ValueError("plan lays out the products over the ranks; --local (what each rank multiplies its products "
+        raise OptionError("plan lays out the products over the ranks; --local (what each rank multiplies its products "
                          "with) applies to run and bench")
     ranks = args.gpus or 2
     if ranks < 1:
@@ -276,7 +276,7 @@ def _check_options(args) -> None:
     given = [option for option, name, default in ONE_DEVICE_OPTIONS if getattr(args, name, default) != default]
     if given:
         verb = "applies" if len(given) == 1 else "apply"
-        raise SameOnEveryRank(f"{', '.join(given)} {verb} only to a one-device run; the distributed product takes "
+        raise OptionError(f"{', '.join(given)} {verb} only to a one-device run; the distributed product takes "
                               "--levels, --leaf, --dtype and --local for what each rank multiplies")
 
 
@@ -295,6 +295,10 @@ def _guarded(body) -> int:
 
     try:
         return body()
+    except OptionError:  # from the options alone, so alike on every rank: rank 0 says it as argparse would
+        if _world()[0] == 0:
+            raise
+        return 2
     except SameOnEveryRank as error:
         if _world()[0] == 0:
             print(f"bilinear: {error}", file=sys.stderr, flush=True)
@@ -345,11 +349,11 @@ def bench_command(args) -> int:
 
     def body() -> int:
         if len(args.files) != 1 or len(args.levels) != 1 or len(args.leaf) != 1 or len(args.dtype) != 1:
-            raise SameOnEveryRank(
+            raise OptionError(
                 "bench --gpus times one scheme, level count, leaf and dtype at a time (several -n are fine)"
             )
         if not args.levels[0].isdigit():
-            raise SameOnEveryRank(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
+            raise OptionError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
         _check_options(args)
         _check_world(args)
         if args.json is not None and _world()[0] == 0:  # rank 0 writes it: refuse before the timings, not after
