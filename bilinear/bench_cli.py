@@ -12,7 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
-from .cli_args import bench_levels, load_input, positive
+from .cli_args import bench_levels, load_input, note_unused_definitions, positive
 from .frontend.loader import read_source
 from .model import choose_levels
 from .output import STDOUT
@@ -131,6 +131,8 @@ def run_bench(args) -> int:
     configurations = _once(list(_configurations(args)), console)
     _check_before_measuring(args, configurations, backend)
     programs = {path: load_input(args, path) for path, *_ in configurations}
+    for path, program in programs.items():
+        note_unused_definitions(args.command, path, program)
     names = _names(programs)
     _lower_ahead(configurations, programs, backend, console)
     if backend.name != "cupy":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from pathlib import Path
 
 from .diagnostics import brief
@@ -291,6 +292,14 @@ def load_input(args, path=None, noted: bool = False):
         allow_pickle=args.allow_pickle, modulus=args.mod,
     )
     return loaded if noted else loaded[0]
+
+
+def note_unused_definitions(command: str, path, program) -> None:
+    """Say which of ``path``'s own definitions ``command`` leaves out, as it uses ``program``'s last
+    (a file of two algorithms was compiled, benched, planned or exported by its last without a word)."""
+    if unused := program.unused():
+        print(f"bilinear {command}: note: {path} also defines {', '.join(unused)}; {command} uses its last "
+              f"definition, {program.main.name} (another: put it last, or in a file of its own)", file=sys.stderr)
 
 
 SCALAR_OPTIONS = ("--alpha", "--beta")

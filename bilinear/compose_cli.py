@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cli_args import (add_bl_output_options, add_input_options, bl_name, chains, load_input, output_path, scheme_path,
-                       side_counts, tries)
+                       note_unused_definitions, side_counts, tries)
 from .diagnostics import BilinearError, Diagnostic, render
 from .lower.options import OptionError
 from .output import check_target, write_atomic
@@ -169,6 +169,8 @@ def export(args) -> int:
     elif not (args.output.is_dir() or args.output.parent.is_dir()):
         raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
     program = load_input(args)
+    if args.algorithm is None:  # --algorithm chose one: nothing left out unsaid
+        note_unused_definitions(args.command, args.file, program)
     algorithm = _verified(_algorithm(program, args.algorithm), args.file)
     header = (*_copied_header(args.file, program, algorithm), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)

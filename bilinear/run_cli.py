@@ -18,6 +18,7 @@ from .cli_args import (
     count,
     finite,
     load_input,
+    note_unused_definitions,
     output_folder,
     positive,
     scheme_path,
@@ -116,10 +117,7 @@ def _options(args):
 def _per_level(args, program):
     """The program and one definition name per level for ``--levels-schemes`` (None without it)."""
     if getattr(args, "levels_schemes", None) is None:
-        if unused := program.unused():  # a file of two algorithms compiled its last without a word
-            print(f"bilinear {args.command}: note: {args.file} also defines {', '.join(unused)}; {args.command} uses "
-                  f"its last definition, {program.main.name} (another: put it last, or in a file of its own)",
-                  file=sys.stderr)
+        note_unused_definitions(args.command, args.file, program)
         return program, None
     from .hybrid import hybrid, same_definition
 

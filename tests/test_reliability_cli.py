@@ -640,16 +640,38 @@ def test_recompiling_another_scheme_into_a_folder_removes_the_earlier_library(ca
                                                           "report.txt", "winograd.cu", "winograd.h"]
 
 
-def test_compile_and_run_say_which_of_several_algorithms_they_use(capsys, tmp_path):
-    """A file of two algorithms compiled its last with no note (msmes's algorithm and schedule need none)."""
-    two = tmp_path / "two.bl"
+# What each command that uses a file's last definition needs besides FILE ({out}: a new output path).
+LAST_DEFINITION_USERS = {
+    "compile": ("-o", "{out}"),
+    "run": ("-n", "8", "--backend", "numpy", "--repeat", "1"),
+    "bench": ("-n", "8", "--backend", "numpy", "--levels", "1", "--repeat", "1"),
+    "plan": ("--gpus", "2", "-n", "64"),
+    "export": ("--to", "fast-matmul", "-o", "{out}"),
+}
+
+
+def _two_algorithms(folder: Path) -> Path:
+    two = folder / "two.bl"
     two.write_text((ROOT / "algorithms" / "naive2x2.bl").read_text() + "\n" + (ROOT / "algorithms" / "strassen.bl").read_text())
-    note = f"note: {two} also defines naive2x2; compile uses its last definition, strassen"
-    code, _, err = _run(capsys, "compile", two, "-o", str(tmp_path / "out"))
-    assert code == 0 and note in err, err
-    code, _, err = _run(capsys, "run", two, "-n", "8", "--backend", "numpy")
-    assert code == 0 and note.replace("compile uses", "run uses") in err, err
-    code, _, err = _run(capsys, "compile", "msmes", "-o", str(tmp_path / "msmes"))
+    return two
+
+
+@pytest.mark.parametrize("command", LAST_DEFINITION_USERS)
+def test_every_command_says_which_of_several_algorithms_it_uses(capsys, tmp_path, command):
+    """A file of two algorithms was compiled, run, benched, planned and exported by its last; bench, plan
+    and export said nothing (msmes's algorithm and schedule need no note)."""
+    two = _two_algorithms(tmp_path)
+    code, _, err = _run(capsys, command, two, *(o.format(out=tmp_path / "a") for o in LAST_DEFINITION_USERS[command]))
+    note = (f"bilinear {command}: note: {two} also defines naive2x2; {command} uses its last definition, strassen "
+            "(another: put it last, or in a file of its own)\n")
+    assert code == 0 and err.count(note) == 1, err
+    code, _, err = _run(capsys, command, "msmes", *(o.format(out=tmp_path / "b") for o in LAST_DEFINITION_USERS[command]))
+    assert code == 0 and "also defines" not in err
+
+
+def test_export_of_the_algorithm_asked_for_has_no_note(capsys, tmp_path):
+    code, _, err = _run(capsys, "export", _two_algorithms(tmp_path), "--algorithm", "naive2x2", "--to", "fast-matmul",
+                        "-o", tmp_path / "n.fm")
     assert code == 0 and "also defines" not in err
 
 

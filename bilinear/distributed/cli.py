@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli_args import add_input_options, load_input, positive
+from ..cli_args import add_input_options, load_input, note_unused_definitions, positive
 from ..ir import block_name, format_coefficient
 from ..lower.options import OptionError
 from .comm import end_job
@@ -212,6 +212,7 @@ def plan_command(args) -> int:
     if ranks < 1:
         raise ValueError(f"--gpus must be at least 1, not {ranks}")
     program = load_input(args)
+    note_unused_definitions(args.command, args.file, program)
     decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
     roles = local_roles(program)  # run's default: FILE's own definition is each rank's local product
     shape = (args.m or args.n, args.k or args.n, args.n)
