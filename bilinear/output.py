@@ -9,7 +9,9 @@ path they will write *before* doing any work, so a mistake costs nothing:
 - a path that exists but is not a regular file (a folder, ``/dev/null``, a
   FIFO) is refused, force or not;
 - each file is written to a temporary name beside it and renamed into place,
-  so a reader never sees half a file and a failed write leaves the old one.
+  so a reader never sees half a file and a failed write leaves the old one;
+- a name longer than the file system takes is refused with the others, and a
+  compile that fails while writing removes the files and folders it made.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import os
 import stat
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
-from .diagnostics import BilinearError, Diagnostic
+from .diagnostics import BilinearError, Diagnostic, brief
 
 
 def _refuse(message: str, *notes: str) -> BilinearError:
@@ -85,10 +88,11 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
     """Check that ``folder`` is or can become a folder and every file to be written in it may be
     written; returns their paths.  Creates nothing (:func:`make_folder` does, when writing)."""
-    if folder.exists() and not folder.is_dir():
+    # os.path.exists, not Path.exists: a name too long for the file system is not there, not an error
+    if os.path.exists(folder) and not folder.is_dir():
         raise _refuse(f"{folder} exists and is not a folder; -o names the output folder")
     ancestor = folder
-    while not ancestor.exists() and ancestor != ancestor.parent:
+    while not os.path.exists(ancestor) and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise _refuse(f"cannot create the output folder {folder}: {ancestor} is not a folder")
@@ -96,6 +100,9 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
     if problem:
         raise _refuse(f"cannot write {folder}: {problem}")
     targets = [folder / name for name in names]
+    missing = [folder, *folder.parents][:len(folder.relative_to(ancestor).parts)]  # the folders to make
+    # the files first: compile's are named after the scheme (and so is its default folder)
+    _check_name_lengths([*targets, *missing], _longest_name(ancestor))
     if not folder.is_dir():
         return targets
     problems = []
@@ -107,6 +114,45 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
     if problems:
         raise BilinearError(*problems)
     return targets
+
+
+def _longest_name(folder: Path) -> int:
+    """The most bytes a file name may have in ``folder``'s file system (255, Linux's, where it does not say)."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # AttributeError: no pathconf (Windows)
+        return 255
+
+
+def _check_name_lengths(paths: list[Path], most: int) -> None:
+    """Refuse the first of ``paths`` whose name is longer than ``most`` bytes: writing it would fail
+    ("File name too long") after the work, and the 300 characters of a valid .bl name did."""
+    for path in paths:
+        size = len(os.fsencode(path.name))
+        if size > most:
+            shown = Path(*(brief(part) for part in path.parts))  # a long folder name (build/NAME) is cut short too
+            raise _refuse(f"cannot write {shown}: its name has {size} bytes, more than the {most} a file name may "
+                          "have here")
+
+
+@contextmanager
+def removed_on_failure(folder: Path, names: list[str]):
+    """Run the block that writes ``names`` into ``folder``; if it fails, remove those of them that
+    were not there before and the folders made for them (a failed compile had left an empty folder).
+    A file replaced with --force is not brought back: each is replaced atomically, by rename."""
+    made = [f for f in (folder, *folder.parents) if not os.path.exists(f)]  # deepest first
+    new = [folder / name for name in names if not os.path.lexists(folder / name)]
+    try:
+        yield
+    except BaseException:  # Ctrl-C too: nothing half-written is left
+        for path in new:
+            path.unlink(missing_ok=True)
+        for each in made:
+            try:
+                each.rmdir()
+            except OSError:  # not empty (something else was put there) or already gone: kept
+                pass
+        raise
 
 
 def make_folder(folder: Path) -> None:
@@ -129,7 +175,8 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         BilinearError: when the file cannot be written (the disk is full, permissions).
     """
     try:
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        # the name cut short: a name near the file system's limit had no room for ".NAME.XXXXXXXX.tmp"
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
     except OSError as error:  # the folder changed since it was checked
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
     try:

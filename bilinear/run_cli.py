@@ -6,6 +6,7 @@ The parsers are built here; what the commands do is imported when they run, so
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -176,7 +177,7 @@ def _compile(args) -> int:
     from .lower.artifact import artifact_names, earlier_library, host_notes, write_artifacts
     from .lower.plan import library_name
     from .hybrid import level_files, level_names
-    from .output import check_folder, input_among
+    from .output import check_folder, input_among, removed_on_failure
     from .api import with_notes
     from .report import to_text
     from .verify import verify_program
@@ -187,8 +188,9 @@ def _compile(args) -> int:
     out = args.output or Path("build") / name
     inputs = [args.file, *(level_files(args.levels_schemes) if per_level else [])]
     for target in (out / artifact for artifact in artifact_names(name)):
-        # refused even with --force: the input would become compile's output (a link is replaced itself)
-        if not target.is_symlink() and input_among(target, inputs):
+        # refused even with --force: the input would become compile's output (a link is replaced itself);
+        # os.path.islink: a name too long to exist is no link (check_folder says what is wrong with it)
+        if not os.path.islink(target) and input_among(target, inputs):
             raise ValueError(f"-o {out} would replace the input file {target} with compile's {target.name}; "
                              "choose another -o")
     report = verify_program(program) if per_level else with_notes(verify_program(program), notes)  # verify's notes
@@ -200,7 +202,8 @@ def _compile(args) -> int:
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
     # a hybrid's levels come from their own files
     source = ",".join(level_names(args.levels_schemes)) if per_level else str(args.file)
-    written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level)
+    with removed_on_failure(out, artifact_names(name)):
+        written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level)
     for path in earlier:
         path.unlink(missing_ok=True)
     if earlier:

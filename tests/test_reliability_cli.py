@@ -681,6 +681,64 @@ def test_compile_into_a_new_folder_named_with_a_slash(capsys, tmp_path):
     assert code == 0 and (tmp_path / "new" / "strassen.cu").is_file(), err
 
 
+def _strassen_named(folder: Path, name: str) -> Path:
+    source = folder / "long.bl"
+    source.write_text(Path(STRASSEN).read_text().replace("algorithm strassen", f"algorithm {name}"))
+    return source
+
+
+@pytest.mark.parametrize("where", ["-o out", "build/", "build/ that exists"])
+def test_compile_of_a_name_too_long_for_a_file_is_refused_leaving_nothing(capsys, tmp_path, monkeypatch, where):
+    """A valid .bl name of 300 characters: writing NAME.cu failed ("File name too long") and left the
+    folder it had made, empty (with an existing build/, a bare OSError naming the whole path)."""
+    most = os.pathconf(tmp_path, "PC_NAME_MAX")
+    if most >= 303:
+        pytest.skip(f"this file system takes names of {most} bytes")
+    name = "s" + "x" * 299
+    source = _strassen_named(tmp_path, name)
+    monkeypatch.chdir(tmp_path)
+    if where == "build/ that exists":
+        (tmp_path / "build").mkdir()
+    code, out, err = _run(capsys, "compile", source, *(["-o", "out"] if where == "-o out" else []))
+    folder = "out" if where == "-o out" else f"build/{name[:28]}…{name[-10:]}"
+    assert (code, out) == (1, "")
+    assert err == (f"error: cannot write {folder}/{name[:28]}…{name[-7:]}.cu: its name has 303 bytes, more than the "
+                   f"{most} a file name may have here\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [*(["build"] if where.endswith("exists") else []), "long.bl"]
+    assert not list((tmp_path / "build").glob("*"))
+
+
+def test_compile_of_a_name_near_the_limit_writes_it(capsys, tmp_path):
+    """NAME.cu of 253 bytes fits, but its temporary file, .NAME.cu.XXXXXXXX.tmp, did not."""
+    name = "s" + "y" * 249
+    code, _, err = _run(capsys, "compile", _strassen_named(tmp_path, name), "-o", tmp_path / "out")
+    assert code == 0 and (tmp_path / "out" / f"{name}.cu").is_file(), err
+
+
+@pytest.mark.parametrize("folder_existed", [False, True])
+def test_a_compile_that_fails_while_writing_leaves_nothing_behind(capsys, tmp_path, monkeypatch, folder_existed):
+    """A full disk at the third file: the first two, and the folder made for them, are removed again
+    (files that were there before are kept)."""
+    import bilinear.lower.artifact
+    from bilinear.diagnostics import BilinearError, Diagnostic
+    from bilinear.output import write_atomic
+
+    def full_at_the_third(path, data, written=[]):  # noqa: B006 - counts the calls of one test
+        if len(written) == 2:
+            raise BilinearError(Diagnostic(f"cannot write {path}: No space left on device"))
+        written.append(path)
+        write_atomic(path, data)
+
+    monkeypatch.setattr(bilinear.lower.artifact, "write_atomic", full_at_the_third)
+    out = tmp_path / "new" / "out"
+    if folder_existed:
+        out.mkdir(parents=True)
+        (out / "notes.txt").write_text("mine")
+    code, _, err = _run(capsys, "compile", STRASSEN, "-o", out)
+    assert code == 1 and err == f"error: cannot write {out / 'manifest.json'}: No space left on device\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == (["new", "notes.txt", "out"] if folder_existed else [])
+
+
 def test_compile_never_writes_over_its_input(capsys, tmp_path):
     """A scheme file named report.txt in the output folder was replaced by the report under --force."""
     scheme = tmp_path / "report.txt"
