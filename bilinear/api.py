@@ -26,6 +26,9 @@ def _read(
     path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool, modulus: int | None = None
 ) -> Scheme | Program:
     """A .bl file as a Program, or the scheme a catalogue file holds."""
+    if not isinstance(allow_pickle, (bool, np.bool_)):  # "False" is true: the gate on running a file's code opened
+        raise ValueError(f"allow_pickle must be True or False, not {reprlib.repr(allow_pickle)}")
+    allow_pickle = bool(allow_pickle)
     shape, key, modulus = _dims_text(shape, "shape"), _dims_text(key, "key"), _whole(modulus, "modulus")
     _check_shape_option(shape)
     format = format or detect_format(path)

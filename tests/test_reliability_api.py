@@ -438,3 +438,34 @@ def test_automatic_levels_with_ozaki_options_take_empty_matrices(shape):
     product = bilinear.compile("strassen", levels="auto", leaf="ozaki", moduli=12, backend="numpy")
     A, B = np.ones(shape[0]), np.ones(shape[1])
     assert product(A, B).shape == (shape[0][0], shape[1][1])
+
+
+@pytest.mark.parametrize("value", ["False", "no", 0.0, np.array([True])])
+def test_allow_pickle_must_be_a_bool(value):
+    """allow_pickle="False" is a true string: the gate on running code stored in a file opened."""
+    with pytest.raises(ValueError, match=r"^allow_pickle must be True or False, not "):
+        bilinear.load(ROOT / "algorithms" / "strassen.bl", allow_pickle=value)
+
+
+@pytest.mark.parametrize("alpha, shown", [
+    (float("inf"), "inf"), (float("nan"), "nan"), (-float("inf"), "-inf"),
+    (__import__("decimal").Decimal("1e400"), "1E+400"), (10**400, "an integer of 1329 bits"),
+    (10**5000, "an integer of 16610 bits"),
+], ids=["inf", "nan", "-inf", "decimal", "10**400", "10**5000"])
+def test_alpha_and_beta_must_be_finite(alpha, shown):
+    """inf and Decimal('1e400') made every element NaN without a word; 10**5000 raised Python's own
+    "Exceeds the limit (4300 digits)", and 10**400 printed its 401 digits."""
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")
+    A, B, C = random_inputs(np, 4, 4, 4, "float64", seed=11)
+    for name, scalars in (("alpha", {"alpha": alpha}), ("beta", {"beta": alpha, "out": C})):
+        with pytest.raises(ValueError, match=rf"^{name} must be a finite number, not {re.escape(shown)}$"):
+            product(A, B, **scalars)
+
+
+def test_norm_scaling_with_too_few_moduli_is_refused():
+    """One modulus at k = 300 with norm scaling kept one bit of each row's norm: every product was 0."""
+    A, B, _ = random_inputs(np, 4, 300, 3, "float64", seed=12)
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=0, leaf="ozaki", moduli=1, scaling="norm",
+                               backend="numpy")
+    with pytest.raises(ValueError, match=r"^1 moduli are too few for an inner dimension of 300 with norm scaling"):
+        product(A, B)

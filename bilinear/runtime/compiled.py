@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+import math
 import numbers
 import threading
 from typing import Any
@@ -30,9 +31,13 @@ def real_scalar(value: Any, name: str) -> float:
     if isinstance(value, np.ndarray) and (value.ndim != 0 or value.dtype.kind not in "iuf"):
         raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
     try:
-        return float(value)
-    except OverflowError:
-        raise ValueError(f"{name} = {value} is beyond the floating-point range") from None
+        number = float(value)
+    except OverflowError:  # an int past the float range (its digits may be too many to print)
+        number = math.inf
+    if not math.isfinite(number):  # inf or NaN makes every element of the result NaN
+        shown = f"an integer of {int(value).bit_length()} bits" if isinstance(value, (int, np.integer)) else str(value)
+        raise ValueError(f"{name} must be a finite number, not {shown}")
+    return number
 
 
 def make_backend(name: str | None) -> Backend:

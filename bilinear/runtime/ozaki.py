@@ -58,12 +58,9 @@ MAX_BITS = 62
 #: The default accuracy target: every element kept to 53 bits relative to its row's (column's)
 #: largest element, as if A and B were stored in fixed point with a double's precision.
 DEFAULT_BITS = 53
-#: The same for float32 products (A, B and C float32; every step as for float64, C rounded once
-#: at the end): a float's 24 bits.
-FLOAT32_BITS = 24
+FLOAT32_BITS = 24  #: the same for float32 (every step as for float64, C rounded once at the end)
 MAX_MODULI = 20
-#: How rows of A and columns of B are scaled to integers: by their largest magnitude, or their 2-norm.
-SCALINGS = OZAKI_SCALINGS
+SCALINGS = OZAKI_SCALINGS  #: rows of A and columns of B scaled to integers by their largest magnitude or 2-norm
 #: "max" is the scheme as stated above (its error bound is the documented one); the leaf's default.
 DEFAULT_SCALING = "max"
 #: The computed 2-norm, times this, bounds the true one (its rounding is at most k·2^-53 ≤ 2^-36).
@@ -115,7 +112,7 @@ def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
     row's norm).
 
     Raises:
-        ValueError: when M is too small for even one bit each.
+        ValueError: when M is too small for even one bit each, or with "norm" for 2^b ≥ 2√k.
     """
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}, not {scaling!r}")
@@ -128,7 +125,10 @@ def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
     if total < 2:
         raise ValueError(f"{count} moduli are too few for an inner dimension of {k}")
     cap = MAX_BITS if scaling == "max" else MAX_BITS - 1
-    return min(cap, total - total // 2), min(cap, total // 2)
+    bits = min(cap, total - total // 2), min(cap, total // 2)
+    if scaling == "norm" and 2 ** min(bits) < 2 * math.sqrt(k):  # a typical element, norm/√k, rounds to 0
+        raise ValueError(f"{count} moduli are too few for an inner dimension of {k} with norm scaling; give more or use max")
+    return bits
 
 
 def moduli_for(bits: int, k: int) -> int:
