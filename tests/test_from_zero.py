@@ -9,6 +9,7 @@ result is verified as an overwrite schedule: one that never reads C.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -27,12 +28,12 @@ from conftest import ALGORITHMS
 from helpers.schedules import PAIR
 
 
-def _prepared(path="algorithms/msmes.bl", name=None):
+def _prepared(path="algorithms/msmes.bl", name=None, fuse=True):
     program = bilinear.load(path)
     definition = program.definition(name) if name else program.main
     algorithm = definition if isinstance(definition, Algorithm) else program.algorithm(definition.algorithm)
     schedule = definition if isinstance(definition, Schedule) else bilinear.lower.levels.default_for(algorithm, "cublas")
-    return prepare_schedule(schedule, algorithm, Options()), algorithm
+    return prepare_schedule(schedule, algorithm, Options(fuse=fuse)), algorithm
 
 
 def _text(schedule: Schedule) -> list[str]:
@@ -242,3 +243,29 @@ def test_the_manifest_states_the_from_zero_plan(tmp_path):
     assert level["computes"] == "C += A*B" and level["from_zero"]["computes"] == "C = A*B"
     assert [launch.get("kernel", launch.get("stage")) for launch in level["from_zero"]["launches"]][:2] == [
         "msmes_from_zero_float64_s0", "products1.1"]
+
+
+@pytest.mark.parametrize("path, name", list(_shipped()) + [pytest.param(p, None, id=p.stem) for p in ALGORITHMS])
+def test_no_statement_of_a_from_zero_plan_copies_a_block_onto_itself(path, name):
+    """Unfused, `C22 += C12` with C12 still zero became `C22 = C22`: stages of such statements
+    compiled to kernels without parameters (the emulated library did not build)."""
+    prepared, algorithm = _prepared(path, name, fuse=False)
+    zeroed = from_zero(prepared, algorithm.shape.blocks("C"))
+    if zeroed is None:
+        return
+    copies = [str(s) for _, s in zeroed.statements() if not isinstance(s, Multiply) and s.form.names() == (s.target,)
+              and s.form.coefficient(s.target) == 1]
+    assert copies == [] and all(stage.statements for stage in zeroed.stages)
+    assert verify_schedule(zeroed, algorithm).ok
+
+
+def test_an_unfused_compile_writes_no_kernel_without_parameters(tmp_path):
+    from bilinear.cli import main
+
+    assert main(["compile", "strassen", "--no-fuse", "-o", str(tmp_path / "out")]) == 0
+    source = (tmp_path / "out" / "strassen.cu").read_text()
+    assert "__global__ void" in source and not re.search(r"__global__ void \w+\(\s*\)", source)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    launches = [launch for level in manifest["levels"] for plan in (level, level.get("from_zero") or {})
+                for launch in plan.get("launches", [])]
+    assert launches and all(launch["buffers"] for launch in launches if launch["kind"] == "elementwise")

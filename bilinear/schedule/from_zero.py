@@ -60,6 +60,8 @@ def _updates(stage: Stage, zero: set[str]) -> tuple[Update, ...] | None:
             if statement.target not in zero:
                 return None  # writing zero needs a statement the language has no form for
             continue  # zero over zero: nothing to do
+        if form.names() == (statement.target,) and form.coefficient(statement.target) == 1:
+            continue  # `C22 += C12` with C12 zero: C22 = C22 (unfused, such stages became empty kernels)
         zero.discard(statement.target)
         kept.append(replace(statement, form=form))
     return tuple(kept)
