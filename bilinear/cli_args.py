@@ -40,6 +40,13 @@ def tries(text: str) -> int:
     return positive(text, least=0, most=MOST_TRIES)
 
 
+def cutoff(text: str) -> int:
+    """An argparse type: --cutoff, 1 to 2^31 - 1 (a block dimension the C library holds)."""
+    from .lower.options import MAX_CUTOFF
+
+    return positive(text, most=MAX_CUTOFF)
+
+
 def modulus(text: str) -> int:
     """An argparse type: a modulus, a whole number of at least 2."""
     return positive(text, least=2)
@@ -164,7 +171,7 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
         help="leaf products: " + "; ".join(f"{name}, {kind.help}" for name, kind in LEAF_KINDS.items()),
     )
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
-    parser.add_argument("--cutoff", type=positive, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
+    parser.add_argument("--cutoff", type=cutoff, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
     parser.add_argument(
         "--breadth", type=level_count, default=0, metavar="L",
         help="run the innermost L of the levels breadth-first: one split per operand, the leaf GEMMs, one merge (default 0)",

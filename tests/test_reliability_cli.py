@@ -1162,3 +1162,15 @@ def test_memory_needed_is_printed_readably(capsys):
     """-n 10**30 printed the memory it would need as a 55-digit number of GiB."""
     code, _, err = _run(capsys, "run", STRASSEN, "-n", str(10**30), "--backend", "numpy")
     assert code == 1 and "needs about 6.7e+52 GiB, more than the" in err
+
+
+def test_a_cutoff_past_an_int_is_a_usage_error(capsys, tmp_path):
+    """--cutoff 2147483648 wrapped round in the library's `const int CUTOFF`: it allocated workspace
+    its manifest said it never needs."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--cutoff", str(2**31), "-o", str(tmp_path / "c"))
+    assert code == 2 and "argument --cutoff: must be at most 2147483647, not 2147483648" in err
+    assert not (tmp_path / "c").exists()
+    import bilinear
+
+    with pytest.raises(ValueError, match=r"^cutoff must be between 1 and 2147483647 \(2\^31 - 1\), not 2147483648$"):
+        bilinear.compile(STRASSEN, backend="numpy", cutoff=2**31)

@@ -69,6 +69,8 @@ MAX_PRODUCT_TARGETS = 256
 # Each level divides a dimension by at least 2, so no real matrix reaches 32 levels; a larger
 # count is a typo (and lowering 10^5 levels would take minutes).
 MAX_LEVELS = 32
+# A block dimension the C library holds (an int, as cuBLAS's); a larger cutoff had wrapped round.
+MAX_CUTOFF = 2**31 - 1
 
 
 class TooLarge(ValueError):
@@ -140,8 +142,8 @@ class Options:
             )
         if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
             raise OptionError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented
-        if self.cutoff < 1:
-            raise OptionError(f"cutoff must be >= 1, not {self.cutoff}")
+        if not 1 <= self.cutoff <= MAX_CUTOFF:
+            raise OptionError(f"cutoff must be between 1 and {MAX_CUTOFF} (2^31 - 1), not {self.cutoff}")
         self._check_breadth()
 
     def _check_breadth(self) -> None:
