@@ -235,3 +235,12 @@ def test_the_manifest_states_the_workspace_the_library_allocates(tmp_path, schem
     sizes = [1024, 2048, 4096]
     allocated = statuses(out, scheme, [f"int({scheme}_dgemm_workspace_bytes({n}, {n}, {n}) / 8)" for n in sizes])
     assert [stated[str(n)] // 8 for n in sizes] == allocated
+
+
+def test_two_names_differing_in_case_have_their_own_include_guards():
+    """Both headers of Strassen and strassen were guarded by BILINEAR_STRASSEN_H: the second one
+    included declared nothing."""
+    from bilinear.lower.host import render_header
+
+    first, second = render_header("Strassen", []), render_header("strassen", [])
+    assert "#ifndef BILINEAR_Strassen_H" in first and "#ifndef BILINEAR_strassen_H" in second

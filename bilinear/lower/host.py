@@ -310,7 +310,7 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
 
 
 def render_header(name: str, hosts: list[HostDtype]) -> str:
-    return render("host.h.j2", name=name, guard=f"BILINEAR_{name.upper()}_H", hosts=hosts)
+    return render("host.h.j2", name=name, guard=f"BILINEAR_{name}_H", hosts=hosts)
 
 
 def render_host(name: str, hosts: list[HostDtype]) -> str:
