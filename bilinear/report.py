@@ -363,7 +363,7 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         out.append("")
     if schedules:
         out += [
-            f"| schedule | for | computes | status | stages | workspace at n={n} {dtype} |",
+            f"| schedule | for | computes | status | stages | workspace per level at n={n} {dtype} |",
             "|---|---|---|---|---|---|",
         ]
         out += [

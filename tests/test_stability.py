@@ -113,3 +113,13 @@ def test_the_fast_norms_agree_with_their_definitions(values):
     else:  # log √(p/q) = (log p - log q) / 2, computed on the integers' logarithms
         exact = (math.log(square.numerator) - math.log(square.denominator)) / 2
         assert log == pytest.approx(exact, rel=1e-12, abs=1e-12)
+
+
+def test_the_markdown_report_says_its_workspace_is_per_level():
+    """report.md's column read "workspace at n=8192" beside the text report's "per level": rsmm at
+    three levels holds 416 MiB, where the column said 256."""
+    from bilinear.verify import verify_program
+
+    report = verify_program(bilinear.load(ROOT / "algorithms" / "rsmm.bl"))
+    markdown = to_markdown(report)
+    assert "| workspace per level at n=8192 float64 |" in markdown and "256.00 MiB |" in markdown
