@@ -244,3 +244,12 @@ def test_two_names_differing_in_case_have_their_own_include_guards():
 
     first, second = render_header("Strassen", []), render_header("strassen", [])
     assert "#ifndef BILINEAR_Strassen_H" in first and "#ifndef BILINEAR_strassen_H" in second
+
+
+def test_the_documented_link_line_lets_the_program_find_the_library():
+    """The program the manifest's g++ line linked stopped at start: "cannot open shared object file"."""
+    from bilinear.lower.artifact import build_commands
+
+    link = build_commands("msmes")[1]
+    assert "-L. -lmsmes -Wl,-rpath,$PWD" in link
+    assert link.replace("your_program.cpp", "main.cpp").replace("-o your_program", "-o main") in (ROOT / "README.md").read_text()

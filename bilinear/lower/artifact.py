@@ -28,9 +28,10 @@ def build_commands(name: str) -> list[str]:
     """How to build and link the artifact (also in the header and the manifest)."""
     return [
         f"nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared {name}.cu -o lib{name}.so -lcublas",
-        # the caller's own program (compile writes none) linked against the library
-        f"g++ your_program.cpp -I. -I$CUDA_HOME/include -L. -l{name} -L$CUDA_HOME/lib64 -lcudart -lcublas "
-        "-o your_program",
+        # the caller's own program (compile writes none) linked against the library; -rpath: it finds
+        # the library at run time where it was built (without it, only through LD_LIBRARY_PATH)
+        f"g++ your_program.cpp -I. -I$CUDA_HOME/include -L. -l{name} -Wl,-rpath,$PWD -L$CUDA_HOME/lib64 -lcudart "
+        "-lcublas -o your_program",
     ]
 
 
