@@ -165,6 +165,23 @@ try:  # rank 1 passes two more matrices: rank 0 had returned a wrong product, ra
     say(f"rank {{product.comm.rank}} ran chains that differ")
 except DistributedError as error:
     say(f"rank {{product.comm.rank}} refused chains: {{error}}")
+import time
+started = time.monotonic()
+try:  # a transposed view: the rank that multiplies it raised at once, the other waited for the timeout
+    chain([rng.standard_normal((100, 2)).T, rng.standard_normal((100, 2)), rng.standard_normal((2, 100)),
+           rng.standard_normal((100, 2))], product)
+    say(f"rank {{product.comm.rank}} ran a chain with a transposed view")
+except DistributedError as error:
+    say(f"rank {{product.comm.rank}} refused a failed product after {{time.monotonic() - started:.0f}} s: {{error}}")
+first_two = matrices[0] @ matrices[1]
+for name, matrices, other in (("a generator", (m for m in matrices[:2]), product), ("lists", [[[1.0]], [[2.0]]], product),
+                              ("a vector", [matrices[0], np.ones(24)], product),
+                              ("a one-device product", matrices[:2], product.local.product)):
+    try:
+        result, _ = chain(matrices, other)
+        say(f"rank {{product.comm.rank}} ran {{name}}: {{'ok' if np.allclose(result, first_two) else 'WRONG'}}")
+    except (ValueError, TypeError) as error:
+        say(f"rank {{product.comm.rank}} refused {{name}}: {{type(error).__name__}}: {{error}}")
 """
 
 
@@ -178,6 +195,17 @@ def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_repl
     assert len(refusals) == 2
     differ = [line for line in done.stdout.splitlines() if "refused chains: the ranks were called with different chains" in line]
     assert len(differ) == 2, done.stdout
+    failed = [line for line in done.stdout.splitlines() if "refused a failed product after" in line]
+    assert len(failed) == 2 and all("a product of the chain failed on rank" in line and "row-major" in line
+                                    for line in failed), done.stdout
+    assert all(int(line.split(" after ")[1].split(" s")[0]) < 30 for line in failed)  # nobody waited for the timeout
+    for name, message in (("a generator", "ran a generator: ok"),
+                          ("lists", "refused lists: ValueError: matrix 0 of the chain is not a matrix (2-D array): list"),
+                          ("a vector", "refused a vector: ValueError: matrix 1 of the chain is not a matrix (2-D array): "
+                                       "an array of shape (24,)"),
+                          ("a one-device product", "refused a one-device product: TypeError: chain needs a distributed "
+                                                   "product (bilinear.distributed.compile), not CompiledProduct")):
+        assert done.stdout.count(message) == 2, (name, done.stdout)
 
 
 

@@ -126,8 +126,14 @@ def _wave(products, ranks: int, model: ChainModel) -> tuple[tuple[Step, ...], fl
     return tuple(Step(node, left, right, dims, None) for node, left, right, dims, _ in products), together
 
 
+def _is_matrix(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype") and len(x.shape) == 2
+
+
 def plan_chain(shapes: Sequence[tuple[int, int]], ranks: int, model: ChainModel = ChainModel()) -> ChainPlan:
     """The plan for a chain of matrices with these shapes over ``ranks`` ranks."""
+    if ranks < 1:
+        raise ValueError(f"a chain runs on at least one rank, not {ranks}")
     if len(shapes) < 2:
         raise ValueError("a chain needs at least two matrices")
     for (_, cols), (rows, _) in zip(shapes, shapes[1:]):
@@ -150,22 +156,36 @@ def run_chain(plan: ChainPlan, matrices: Sequence[Any], product: Any) -> Any:
     xp = comm.xp
     nodes: dict[int, Any] = dict(enumerate(matrices))
     for wave in plan.waves:
+        failure = None
         for step in wave:
             left, right = nodes[step.left], nodes[step.right]
             m, _, n = step.dims
-            if step.rank is None:
+            if step.rank is None:  # the distributed product: its own agreement refuses on every rank
                 nodes[step.node] = product(left, right)
                 continue
             result = xp.empty((m, n), dtype=left.dtype)
             if step.rank == comm.rank:
                 # an in-place local schedule would write (and only approximately restore) the chain's matrices
                 multiply = local.classical if local.writes_inputs else local.product
-                multiply(left, right, out=result, alpha=1.0, beta=0.0)
+                try:
+                    multiply(left, right, out=result, alpha=1.0, beta=0.0)
+                except Exception as error:  # noqa: BLE001 - said on every rank below: the others would wait for it
+                    failure = f"{type(error).__name__}: {error}"[:400]
             nodes[step.node] = result
+        if any(step.rank is not None for step in wave):
+            _agree_on_failures(comm, failure)
         for step in wave:
             if step.rank is not None:
                 comm.bcast(nodes[step.node], step.rank)
     return nodes[max(nodes)]
+
+
+def _agree_on_failures(comm, failure: str | None) -> None:
+    """Raise on every rank when a rank's own product failed (the others had waited at the next
+    broadcast until the timeout, then blamed a dead rank)."""
+    for rank, said in enumerate(comm.agree(failure)):
+        if said is not None:
+            raise DistributedError(f"a product of the chain failed on rank {rank}: {said}")
 
 
 def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None) -> tuple[Any, ChainPlan]:
@@ -176,14 +196,21 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
             whole matrices on every rank and takes a whole result back (a block2d product had
             returned 64 times the chain's product on 4 ranks).
     """
+    if not hasattr(product, "comm"):
+        raise TypeError(f"chain needs a distributed product (bilinear.distributed.compile), not {type(product).__name__}")
     if (product.inputs, product.output) != ("replicated", "replicated"):
         raise ValueError(f"chain needs a product with replicated inputs and output, not inputs={product.inputs!r} "
                          f"and output={product.output!r}: every rank holds every matrix of the chain")
-    shapes = [tuple(m.shape) for m in matrices]
-    described = repr((shapes, [str(m.dtype) for m in matrices])).encode()
+    matrices = list(matrices)  # a generator was used up by the shapes
+    shapes = [tuple(m.shape) if _is_matrix(m) else None for m in matrices]
+    described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices])).encode()
     # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
     if len(set(product.comm.agree(hashlib.sha256(described).hexdigest()[:16]))) > 1:
         raise DistributedError("the ranks were called with different chains (their number, shapes or dtypes of "
                                "matrices differ); every rank passes the same chain")
+    for index, (matrix, shape) in enumerate(zip(matrices, shapes)):  # alike on every rank: they agreed
+        if shape is None:
+            what = f"an array of shape {matrix.shape}" if hasattr(matrix, "shape") else type(matrix).__name__
+            raise ValueError(f"matrix {index} of the chain is not a matrix (2-D array): {what}")
     plan = plan_chain(shapes, product.comm.size, model or ChainModel())
     return run_chain(plan, matrices, product), plan
