@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from .diagnostics import BilinearError
 from .lower.breadth import BreadthFirst
 from .lower.elementwise import ElementwiseKernel
 from .lower.options import TooLarge
@@ -180,18 +181,27 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
                   leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
     """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library
     alone.  Levels stop where a schedule's shape condition breaks, or where the lowering would be too
-    large (fused leaves past their kernel cap): more levels would be too."""
+    large (fused leaves past their kernel cap), or where a deeper level cannot be lowered at all (an
+    in-place schedule that does not restore its inputs runs at the top only): more levels would not
+    be either.  A scheme no leaf can lower at one level is an error."""
     leaves = tuple(leaves)
     best = (0, leaf_alone(leaves), 2.0 * M * K * N / ceilings.rate(M, K, N))
+    refusals = []  # why each leaf could not lower one level
     for leaf in leaves:
         for levels in range(1, max_levels + 1):
             try:
                 lowered = lowered_for(levels, leaf)
             except TooLarge:
                 break
+            except (BilinearError, ValueError) as error:
+                if levels == 1:
+                    refusals.append(error)
+                break
             if broken_condition(lowered, M, K, N):  # its blocks break a shape condition: it cannot run
                 break
             seconds = predict(lowered, ceilings, M, K, N)
             if seconds < best[2]:
                 best = (levels, leaf, seconds)
+    if len(refusals) == len(leaves):
+        raise refusals[0]
     return best

@@ -469,3 +469,20 @@ def test_norm_scaling_with_too_few_moduli_is_refused():
                                backend="numpy")
     with pytest.raises(ValueError, match=r"^1 moduli are too few for an inner dimension of 300 with norm scaling"):
         product(A, B)
+
+
+def test_automatic_levels_stop_above_a_level_that_cannot_be_lowered(tmp_path):
+    """An in-place schedule that does not restore A and B runs at the top level only: levels="auto"
+    lowered it at 2 levels too, and every call failed."""
+    text = (ROOT / "algorithms" / "msmes.bl").read_text()
+    body = text[text.index("schedule msmes"):text.index("  stage restore1")]
+    path = tmp_path / "norestore.bl"
+    path.write_text('use "strassen.bl"\n\n' + body.replace("schedule msmes", "schedule norestore").replace(
+        "inplace, restore", "inplace"))
+    (tmp_path / "strassen.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    product = bilinear.compile(path, levels="auto", backend="numpy")
+    rng = np.random.default_rng(0)
+    for n in (2, 8, 64):
+        A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+        expected = A @ B
+        assert np.allclose(product(A, B), expected, rtol=0, atol=1e-12)
