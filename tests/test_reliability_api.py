@@ -486,3 +486,52 @@ def test_automatic_levels_stop_above_a_level_that_cannot_be_lowered(tmp_path):
         A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
         expected = A @ B
         assert np.allclose(product(A, B), expected, rtol=0, atol=1e-12)
+
+
+def _refusal(call) -> str:
+    try:
+        call()
+    except ValueError as error:
+        return str(error)
+    return "accepted"
+
+
+def test_beta_with_an_overwriting_schedule_is_refused_at_every_size_under_a_workspace_limit():
+    """Under a workspace limit breadth-first rsmm took beta at n = 120 and refused it at 360, where it
+    fell back to the depth-first (overwriting) schedule."""
+    product = bilinear.compile("rsmm", levels=1, breadth=1, workspace_limit=10**6, backend="numpy")
+    rng = np.random.default_rng(1)
+    said = {n: _refusal(lambda n=n: product(rng.standard_normal((n, n)), rng.standard_normal((n, n)),
+                                              out=np.zeros((n, n)), beta=1.0)) for n in (8, 120, 360)}
+    assert len(set(said.values())) == 1 and said[8].startswith("rsmm computes C = A*B and overwrites C"), said
+
+
+def test_automatic_levels_refuse_at_every_size_what_a_level_would():
+    """levels="auto" took beta with rsmm, and A is B with msmes, at sizes where it chose the library
+    alone, and refused them where it chose a level."""
+    rng = np.random.default_rng(2)
+    rsmm = bilinear.compile("rsmm", levels="auto", backend="numpy")
+    msmes = bilinear.compile("msmes", levels="auto", backend="numpy")
+    for n in (8, 600):
+        A, C = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+        assert _refusal(lambda: rsmm(A, A.copy(), out=C, beta=1.0)).startswith("rsmm computes C = A*B and overwrites C")
+        assert _refusal(lambda: msmes(A, A)).startswith("msmes is in place (it overwrites A and B while it runs)")
+    assert msmes.writes_inputs and not rsmm.writes_inputs and rsmm.workspace_bytes(8, 8, 8) >= 0
+
+
+def test_automatic_levels_take_what_a_level_takes_through_dlpack():
+    class Exported:  # only the DLPack protocol
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, **kwargs):
+            return self.array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    A = np.random.default_rng(3).standard_normal((16, 16))
+    product = bilinear.compile("strassen", levels="auto", backend="numpy")
+    assert np.allclose(product(Exported(A), Exported(A)), A @ A, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match=r"^A must be a matrix \(2-D\), not 1-D$"):
+        product(np.ones(3), A)

@@ -8,12 +8,14 @@ on this GPU and keeps one compiled product per choice.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
+from ..diagnostics import BilinearError
 from ..lower.plan import Lowered
 from ..model import Ceilings, choose_levels, leaf_alone
 from .backend import Backend
-from .compiled import CompiledProduct
+from .compiled import CompiledProduct, real_scalar
 
 
 class AutoProduct:
@@ -54,15 +56,34 @@ class AutoProduct:
             self._products[(levels, leaf)] = CompiledProduct(self._lowered_for(levels, leaf), self.backend)
         return self._products[(levels, leaf)]
 
+    @cached_property
+    def one_level(self) -> CompiledProduct:
+        """The product at one level, with the first leaf that lowers: what a call must accept at every
+        size, whichever level the model picks for it."""
+        refusals = []
+        for leaf in self.leaves:
+            try:
+                return CompiledProduct(self._lowered_for(1, leaf), self.backend)
+            except (BilinearError, ValueError) as error:
+                refusals.append(error)
+        raise refusals[0]
+
+    @property
+    def writes_inputs(self) -> bool:
+        return self.one_level.writes_inputs
+
+    def workspace_bytes(self, M: int, K: int, N: int) -> int:
+        return self.product_for(M, K, N).workspace_bytes(M, K, N)
+
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
         """Multiply with the product chosen for this shape; see :class:`CompiledProduct`.
 
         Raises:
-            ValueError: for operands that are not matrices (the chosen product checks the rest).
+            ValueError: as :class:`CompiledProduct` does, at every size alike.
         """
-        for name, operand in (("A", A), ("B", B)):
-            if len(getattr(operand, "shape", ())) != 2:
-                raise ValueError(f"{name} must be a matrix (2-D array), not {type(operand).__name__}")
+        one = self.one_level
+        A, B = one._as_array(A, "A"), one._as_array(B, "B")  # DLPack objects too
+        one.refuse_at_every_size(A, B, real_scalar(beta, "beta"))
         return self.product_for(A.shape[0], A.shape[1], B.shape[1])(A, B, out=out, alpha=alpha, beta=beta)
 
     def __repr__(self) -> str:

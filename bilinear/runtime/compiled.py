@@ -192,16 +192,7 @@ class CompiledProduct:
         multiplies = alpha != 0 and 0 not in (A.shape[0], A.shape[1], B.shape[1])  # else C = beta·C, no workspace
         # under a workspace limit the plan that runs depends on the size
         executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1]) if multiplies else self.executor
-        if beta != 0 and (overwriting := self._overwriting(executor)):  # at every size, not only those that run a level
-            raise ValueError(
-                f"{overwriting} computes C = A*B and overwrites C, so beta must be 0 "
-                f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
-            )
-        if self.writes_inputs and overlaps(A, B):
-            raise ValueError(
-                f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
-                "same array or overlap; pass a copy of one of them"
-            )
+        self.refuse_at_every_size(A, B, beta)
         # alpha·A@B is an empty sum, or (as BLAS has it) not computed at all: out = beta·out, and a
         # NaN or Inf in A or B reaches nothing
         if not multiplies:
@@ -212,6 +203,25 @@ class CompiledProduct:
         with self._calling:
             executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
+
+    def refuse_at_every_size(self, A: Any, B: Any, beta: float) -> None:
+        """What no call may ask, whatever plan its size runs (levels="auto" and the plans of a
+        workspace limit had taken them at the sizes that ran no overwriting or in-place level).
+
+        Raises:
+            ValueError: beta ≠ 0 where a plan overwrites C; A and B overlapping where one writes them.
+        """
+        overwriting = next(filter(None, map(self._overwriting, self.executors)), None)
+        if beta != 0 and overwriting:
+            raise ValueError(
+                f"{overwriting} computes C = A*B and overwrites C, so beta must be 0 "
+                f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
+            )
+        if self.writes_inputs and overlaps(A, B):
+            raise ValueError(
+                f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
+                "same array or overlap; pass a copy of one of them"
+            )
 
     def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
         """This product on these arrays as a CUDA graph (:class:`~bilinear.runtime.graphs.CapturedProduct`):
