@@ -1174,3 +1174,22 @@ def test_a_cutoff_past_an_int_is_a_usage_error(capsys, tmp_path):
 
     with pytest.raises(ValueError, match=r"^cutoff must be between 1 and 2147483647 \(2\^31 - 1\), not 2147483648$"):
         bilinear.compile(STRASSEN, backend="numpy", cutoff=2**31)
+
+
+@pytest.mark.parametrize("argv", [["export", "--to", "fast-matmul", "-o", "{tmp}/big.fm"],
+                                  ["export", "--to", "plinopt", "-o", "{tmp}/bm"],
+                                  ["transform", "--to", "nkm", "-o", "{tmp}/t.bl"],
+                                  ["import", "-o", "{tmp}/i.bl"]])
+def test_a_coefficient_past_the_readers_digits_is_refused_not_written_as_a_placeholder(tmp_path, capsys, argv):
+    """A 4401-digit coefficient was written as `<a 4401-digit number>`: the commands said "wrote",
+    and the files did not read back."""
+    c = 10**2200
+    scheme = tmp_path / "bigmul.bl"
+    scheme.write_text(f"algorithm bigmul <1,1,1;1>:\n  M1 = {c}*{c}*A11 * (B11/{c}/{c})\n  C11 = M1\n")
+    assert _run(capsys, "verify", str(scheme))[0] == 0
+    before = sorted(tmp_path.iterdir())
+    command, *rest = argv
+    code, out, err = _run(capsys, command, str(scheme), *(part.format(tmp=tmp_path) for part in rest))
+    message = "a coefficient has 4401 digits, more than the readers take (4300): a file with it would not read back"
+    assert code == 1 and message in err + out and "wrote" not in out, err
+    assert sorted(tmp_path.iterdir()) == before

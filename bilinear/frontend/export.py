@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..ir import Algorithm, Form, format_coefficient
+from ..ir import Algorithm, Form, written_coefficient
 from ..verify.expand import Expansion
 
 STYLES = ("equations", "table")
@@ -35,7 +35,7 @@ def _linear(form: Form, order: dict[str, int]) -> str:
     parts = []
     for index, (name, coefficient) in enumerate(terms):
         size = abs(coefficient)
-        text = name if size == 1 else f"{format_coefficient(size)}*{name}"
+        text = name if size == 1 else f"{written_coefficient(size)}*{name}"
         if index == 0:
             parts.append(f"-{text}" if coefficient < 0 else text)
         else:
@@ -71,7 +71,7 @@ def _table(algorithm: Algorithm) -> list[str]:
     U, V, W = Expansion(algorithm).tables()
     shape = algorithm.shape
     sections = (("U", U, shape.blocks("A")), ("V", V, shape.blocks("B")), ("W", W, shape.blocks("C")))
-    cells = {letter: [[format_coefficient(c) for c in row] for row in rows] for letter, rows, _ in sections}
+    cells = {letter: [[written_coefficient(c) for c in row] for row in rows] for letter, rows, _ in sections}
     width = max(len(cell) for rows in cells.values() for row in rows for cell in row)
     lines = [f"table {_signature(algorithm)}"]
     for letter, _, blocks in sections:

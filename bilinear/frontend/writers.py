@@ -26,7 +26,7 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
-from ..ir import Algorithm, format_coefficient
+from ..ir import Algorithm, written_coefficient
 from ..verify.expand import expansion_of
 
 FORMATS = ("fast-matmul", "plinopt", "alphatensor")
@@ -64,7 +64,7 @@ def _text_rows(table: Table):
     for row in by_row:
         cells = ["0"] * columns
         for j, c in row:
-            cells[j] = format_coefficient(c)
+            cells[j] = written_coefficient(c)
         yield " ".join(cells)
 
 
@@ -86,7 +86,7 @@ def _sms(table: Table, comment: str) -> str:
     comment = " ".join(comment.splitlines())  # one line as every reader splits lines (U+2028 and form feed too)
     rows, columns, entries = table
     lines = [f"# {comment}".rstrip(), f"{rows} {columns} R"]
-    lines += [f"{i + 1} {j + 1} {format_coefficient(entries[i, j])}" for i, j in sorted(entries) if entries[i, j]]
+    lines += [f"{i + 1} {j + 1} {written_coefficient(entries[i, j])}" for i, j in sorted(entries) if entries[i, j]]
     return "\n".join(lines + ["0 0 0"]) + "\n"
 
 

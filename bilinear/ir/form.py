@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -16,11 +17,12 @@ def _digits(value: int) -> str:
     try:
         return str(value)
     except ValueError:
-        pass
+        return f"{'-' if value < 0 else ''}<a {_digit_count(value)}-digit number>"
+
+
+def _digit_count(value: int) -> int:
     digits = int(value.bit_length() * 0.30102999566398120) + 1  # log10(2); exact to within one
-    if abs(value) < 10 ** (digits - 1):
-        digits -= 1
-    return f"{'-' if value < 0 else ''}<a {digits}-digit number>"
+    return digits - 1 if abs(value) < 10 ** (digits - 1) else digits
 
 
 def _fraction(value: Union[int, Fraction, str]) -> Fraction:
@@ -29,6 +31,21 @@ def _fraction(value: Union[int, Fraction, str]) -> Fraction:
 
 def format_coefficient(coef: Fraction) -> str:
     return _digits(coef.numerator) if coef.denominator == 1 else f"{_digits(coef.numerator)}/{_digits(coef.denominator)}"
+
+
+def written_coefficient(coef: Fraction) -> str:
+    """A coefficient as a file states it, every digit.  One past the readers' digit limit (Python's)
+    is refused: the placeholder that messages show had been written, and the file did not read back.
+
+    Raises:
+        ValueError: for a numerator or denominator of more digits than the readers take.
+    """
+    try:
+        return str(coef.numerator) if coef.denominator == 1 else f"{coef.numerator}/{coef.denominator}"
+    except ValueError:
+        digits = max(_digit_count(coef.numerator), _digit_count(coef.denominator))
+        raise ValueError(f"a coefficient has {digits} digits, more than the readers take ({sys.get_int_max_str_digits()}"
+                         "): a file with it would not read back") from None
 
 
 @dataclass(frozen=True)
