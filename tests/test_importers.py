@@ -639,3 +639,10 @@ def test_a_key_written_with_spaces_in_the_archive_is_found(tmp_path):
     np.savez(path, **{"1, 1, 1": np.stack([u, v, w]), "2,2,2": np.zeros((3, 4, 7), dtype=np.int64)})
     scheme = read_catalogue(path, key="1,1,1")
     assert scheme.shape == Shape(1, 1, 1)
+
+
+def test_a_leading_comment_naming_substitutions_is_a_comment(tmp_path):
+    """'# see the substitution in the paper' before U was taken for the substitution heading: the
+    file had "found 0" blocks (fast-matmul's own reader ignores the text of '#' lines)."""
+    path = _write(tmp_path, "scheme", "# Strassen; see the substitution in the paper\n" + STRASSEN_FAST_MATMUL)
+    assert bilinear.verify(path).ok

@@ -120,7 +120,9 @@ def sections(text: str, path: Path) -> tuple[list[Section], list[Section]]:
         columns = [(i + 1, t) for i, t in _tokens(line)]
         rows.append(Row(tuple(entry(t, token_span(path, number, c, t)) for c, t in columns), line_span(path, number, line)))
     groups.append(Section(tuple(rows), heading, heading_span))
-    where = next((i for i, g in enumerate(groups) if "substitution" in g.heading.lower()), len(groups))
+    # The heading after U, V and W: a comment above U naming substitutions is a comment (gen.py reads none)
+    where = next((i for i, g in enumerate(groups)
+                  if "substitution" in g.heading.lower() and sum(1 for h in groups[:i] if h.rows) >= 3), len(groups))
     main = [g for g in groups[:where] if g.rows]
     subs = groups[where:]
     if subs:  # A-side, B-side and product substitutions, each possibly empty
