@@ -1193,3 +1193,11 @@ def test_a_coefficient_past_the_readers_digits_is_refused_not_written_as_a_place
     message = "a coefficient has 4401 digits, more than the readers take (4300): a file with it would not read back"
     assert code == 1 and message in err + out and "wrote" not in out, err
     assert sorted(tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("name", ["2x2x2_7_mine-ALT", "mine-CoB"])
+def test_a_plinopt_export_named_like_an_alternative_basis_is_refused(tmp_path, capsys, name):
+    """Such files were written, then read as an alternative basis whose change of basis is missing."""
+    code, _, err = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(tmp_path / name))
+    assert code == 1 and f"the name 2x2x2_7_{name.removeprefix('2x2x2_7_')} ends in {name[-4:]}" in err, err
+    assert list(tmp_path.iterdir()) == []

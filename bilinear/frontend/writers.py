@@ -163,6 +163,9 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             raise ValueError(f"the name {stem} says ⟨{m},{k},{n}⟩ with {rank} products, but {algorithm.name} is "
                              f"⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: PLinOpt's readers take the shape from "
                              f"the name; name it {prefix}... or leave the prefix out")
+        if stem.endswith(("-ALT", "-CoB")):  # the readers take such names for an alternative basis and its change
+            raise ValueError(f"the name {stem} ends in {stem[-4:]}, which PLinOpt's files keep for a scheme in an "
+                             "alternative basis and its change of basis: the files would not read back; choose another")
         return {path.with_name(f"{stem}_{part}.sms"): text for part, text in to_plinopt(algorithm, header).items()}
     if format == "alphatensor":
         import io
