@@ -185,7 +185,7 @@ def _strassen_with_cancelling(coefficient: str) -> Algorithm:
 @pytest.mark.parametrize("coefficient, why", [
     ("9007199254740993/2", "which a binary floating-point .npz cannot hold exactly"),  # dyadic, 54 bits
     ("9007199254740993/2048", "which a binary floating-point .npz cannot hold exactly"),
-    ("9223372036854775808", "which a 64-bit integer .npz cannot hold"),  # 2^63
+    ("9223372036854775809", "which a binary floating-point .npz cannot hold exactly"),  # 2^63 + 1: nor an int64
 ])
 def test_alphatensor_export_refuses_a_coefficient_it_would_round(coefficient, why):
     """(2^53+1)/2 was written as a float64 rounded to 2^52: the file said `wrote` and read back wrong;

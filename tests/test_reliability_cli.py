@@ -1201,3 +1201,15 @@ def test_a_plinopt_export_named_like_an_alternative_basis_is_refused(tmp_path, c
     code, _, err = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(tmp_path / name))
     assert code == 1 and f"the name 2x2x2_7_{name.removeprefix('2x2x2_7_')} ends in {name[-4:]}" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_integer_scheme_past_int64_is_exported_as_float64_where_exact(tmp_path, capsys):
+    """2^70 was refused ("a 64-bit integer .npz cannot hold"), though a float64 holds it exactly."""
+    scheme = tmp_path / "p70.bl"
+    scheme.write_text(f"table p70 <1,1,1;3>:\n  U: {2**70} {2**70} 1\n  V: 1 -1 1\n  W: 1 1 1\n")
+    assert _run(capsys, "export", str(scheme), "--to", "alphatensor", "-o", str(tmp_path / "p70.npz"))[0] == 0
+    code, out, _ = _run(capsys, "verify", str(tmp_path / "p70.npz"), "--key", "1,1,1")
+    assert code == 0 and "verified" in out
+    scheme.write_text(f"table p71 <1,1,1;3>:\n  U: {2**70 + 1} {2**70 + 1} 1\n  V: 1 -1 1\n  W: 1 1 1\n")
+    code, _, err = _run(capsys, "export", str(scheme), "--to", "alphatensor", "-o", str(tmp_path / "p71.npz"))
+    assert code == 1 and "which a binary floating-point .npz cannot hold exactly" in err

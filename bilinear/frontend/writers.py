@@ -113,12 +113,6 @@ def _float(value: Fraction, where: str) -> float:
     return float(value)
 
 
-def _int64(value: Fraction, where: str) -> int:
-    if not -(2**63) <= value < 2**63:
-        raise ValueError(f"{where} has the coefficient {value}, which a 64-bit integer .npz cannot hold")
-    return int(value)
-
-
 def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
     """The archive key and the array to store under it."""
     import numpy as np
@@ -128,13 +122,15 @@ def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
     # W's row j·m + i is C_ij: C's blocks are row-major (i·n + j)
     rows, columns, entries = w_blocks
     w = (rows, columns, {((b % shape.n) * shape.m + b // shape.n, r): c for (b, r), c in entries.items()})
-    integral = all(c.denominator == 1 for table in (u, v, w) for c in table[2].values())
+    coefficients = [c for table in (u, v, w) for c in table[2].values()]
+    # int64 where every coefficient fits one, else float64 (exact or refused): 2^70 had been refused
+    integral = all(c.denominator == 1 and -(2**63) <= c < 2**63 for c in coefficients)
     convert = np.int64 if integral else np.float64
     arrays = []
     for rows, columns, entries in (u, v, w):
         array = np.zeros((rows, columns), dtype=convert)
         for (i, j), c in entries.items():
-            array[i, j] = _int64(c, algorithm.name) if integral else _float(c, algorithm.name)
+            array[i, j] = int(c) if integral else _float(c, algorithm.name)
         arrays.append(array)
     key = f"{shape.m},{shape.k},{shape.n}"
     if arrays[0].shape == arrays[1].shape == arrays[2].shape:
