@@ -646,3 +646,16 @@ def test_a_leading_comment_naming_substitutions_is_a_comment(tmp_path):
     file had "found 0" blocks (fast-matmul's own reader ignores the text of '#' lines)."""
     path = _write(tmp_path, "scheme", "# Strassen; see the substitution in the paper\n" + STRASSEN_FAST_MATMUL)
     assert bilinear.verify(path).ok
+
+
+def test_a_kauers_file_in_a_folder_named_with_three_digits_reads_by_its_indices_or_shape(tmp_path):
+    """In run_123/ a ⟨2,5,7⟩ file was "outside ⟨1,2,3⟩ (from the name 'run_123')", and --shape 2,5,7
+    was refused as disagreeing with the folder."""
+    source = scheme_file("kauers/k108391c6c35ad0c4.exp")
+    folder = tmp_path / "run_123"
+    folder.mkdir()
+    copy = folder / source.name
+    copy.write_bytes(source.read_bytes())
+    for shape in (None, "2,5,7"):
+        program = bilinear.load(copy, shape=shape)
+        assert (program.main.shape.m, program.main.shape.k, program.main.shape.n, program.main.rank) == (2, 5, 7, 55)

@@ -41,11 +41,13 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
         fail(f"{path.name} holds no products: expected one '(a..)*(b..)*(c..)' line per product", whole_file(path))
     modulus = modulus_in_name(path)
     named, origin = name_shape(path)
+    # a folder's token is a guess (run_123/ holds any scheme): the shape given, or the indices, overrule it
+    guessed = named is not None and origin != f"the name '{path.name}'"
     if shape is not None:
-        if named is not None:
+        if named is not None and not guessed:
             shape_mismatch(named, shape, origin, whole_file(path))
         origin = "the shape given"
-    elif named is not None:
+    elif named is not None and not (guessed and _outside(products, named)):
         shape = named
     else:
         shape, origin = _inferred_shape(products), "the largest indices"
@@ -65,14 +67,23 @@ def _inferred_shape(products: list[TrilinearProduct]) -> Shape:
     return Shape(m, k, n)
 
 
-def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) -> None:
+def _outside(products: list[TrilinearProduct], shape: Shape):
+    """The first entry whose indices ``shape`` has no room for: ((letter, i, j), span), or None."""
     grids = {"a": shape.grid("A"), "b": shape.grid("B"), "c": shape.grid("C")[::-1]}
     for product in products:
         for (letter, i, j), span in product.entry_spans.items():
             rows, cols = grids[letter]
             if not (i <= rows and j <= cols):
-                what = {"a": "A", "b": "B", "c": "Cᵀ (c-indices are transposed)"}[letter]
-                fail(f"{letter}{i}{j} is outside {shape} (from {origin}): {what} has {rows}x{cols} entries", span)
+                return (letter, i, j), span
+    return None
+
+
+def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) -> None:
+    if outside := _outside(products, shape):
+        (letter, i, j), span = outside
+        rows, cols = {"a": shape.grid("A"), "b": shape.grid("B"), "c": shape.grid("C")[::-1]}[letter]
+        what = {"a": "A", "b": "B", "c": "Cᵀ (c-indices are transposed)"}[letter]
+        fail(f"{letter}{i}{j} is outside {shape} (from {origin}): {what} has {rows}x{cols} entries", span)
 
 
 def _check_integers(products: list[TrilinearProduct], modulus: int) -> None:
