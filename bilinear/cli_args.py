@@ -163,9 +163,19 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", choices=DTYPES, default="float64", help="element type for byte counts (default float64)")
 
 
+class Given(argparse.Action):
+    """Store the value, and that it was given: ``--levels 1`` beside ``--levels-schemes`` cannot be
+    told from the default otherwise (it had been dropped without a word)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
 def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     """How a scheme is lowered: levels, leaf, fusion, cutoff, a hybrid per level."""
-    parser.add_argument("--levels", type=level_count, default=1, metavar="L", help="levels of recursion (default 1)")
+    parser.add_argument("--levels", type=level_count, default=1, action=Given, metavar="L",
+                        help="levels of recursion (default 1)")
     parser.add_argument(
         "--leaf", choices=LEAVES, default="cublas",
         help="leaf products: " + "; ".join(f"{name}, {kind.help}" for name, kind in LEAF_KINDS.items()),

@@ -124,13 +124,15 @@ def _per_level(args, program):
 
     given = program.main
     program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(_level_file(path), path))
-    if args.levels not in (1, len(per_level)):  # 1 is the default: a count given beside the schemes had been dropped
+    if getattr(args, "levels_given", False) and args.levels != len(per_level):
         raise OptionError(f"--levels {args.levels} contradicts --levels-schemes, which names {len(per_level)} levels; "
                          "leave --levels out")
     args.levels = len(per_level)
     # FILE is read (and must load) but multiplies nothing: say so (a level's definition of its name is
-    # another definition when it differs, as a renamed copy of Winograd called strassen does)
-    if given.name not in per_level or not same_definition(given, program.definition(given.name)):
+    # another definition when it differs, as a renamed copy of Winograd called strassen does); a
+    # level's schedule for FILE's algorithm multiplies with it
+    used = {*per_level, *(getattr(program.definition(name), "algorithm", name) for name in per_level)}
+    if given.name not in used or not same_definition(given, program.definition(given.name)):
         print(f"bilinear {args.command}: note: --levels-schemes names every level's scheme; {args.file}'s "
               f"{given.name} is not one of them and is not used", file=sys.stderr)
     return program, per_level

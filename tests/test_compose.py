@@ -108,9 +108,12 @@ def test_levels_schemes_makes_a_hybrid(tmp_path, capsys):
     assert sorted(path.name for path in out.glob("*.[ch]*")) == ["msmes_grey333.cu", "msmes_grey333.h"]
     assert manifest["host"]["functions"] == {"float64": "msmes_grey333_dgemm", "float32": "msmes_grey333_sgemm"}
     assert "note" not in capsys.readouterr().err
+    # msmes is a schedule for strassen: level 1 multiplies with FILE's strassen (it had been called unused)
     assert main(["compile", "strassen", "--levels-schemes", "msmes,grey333.bl", "-o", str(tmp_path / "other")]) == 0
+    assert "not used" not in capsys.readouterr().err
+    assert main(["compile", "winograd", "--levels-schemes", "msmes,grey333.bl", "-o", str(tmp_path / "third")]) == 0
     assert capsys.readouterr().err.endswith(
-        f"bilinear compile: note: --levels-schemes names every level's scheme; {find_scheme('strassen')}'s strassen "
+        f"bilinear compile: note: --levels-schemes names every level's scheme; {find_scheme('winograd')}'s winograd "
         "is not one of them and is not used\n")
     code = main(["run", "strassen", "--levels-schemes", "grey234,strassen", "-n", "29", "-m", "35", "-k", "22",
                  "--backend", "numpy", "--repeat", "1"])

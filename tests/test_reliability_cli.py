@@ -628,6 +628,12 @@ def test_levels_that_contradict_levels_schemes_are_refused(capsys, tmp_path):
                         "-o", str(tmp_path / "x"))
     assert code == 2 and "--levels 5 contradicts --levels-schemes, which names 2 levels; leave --levels out" in err
     assert not (tmp_path / "x").exists()
+    # --levels 1, the default's value, had been dropped without a word
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", "strassen,grey333", "--levels", "1",
+                        "-o", str(tmp_path / "x"))
+    assert code == 2 and "--levels 1 contradicts --levels-schemes, which names 2 levels; leave --levels out" in err
+    assert _run(capsys, "compile", "strassen", "--levels-schemes", "strassen,grey333", "--levels", "2",
+                "-o", str(tmp_path / "x"))[0] == 0
 
 
 def test_recompiling_another_scheme_into_a_folder_removes_the_earlier_library(capsys, tmp_path):
