@@ -77,14 +77,20 @@ def write_artifacts(
     """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``
     (a folder the caller checked: nothing is written through a link, each file atomically)."""
     proven = Verified(program, report)
-    lowered = lower(proven, options, per_level)
+    # every dtype the leaf computes, the one asked for (--dtype, which the report counts in) first: a
+    # coefficient past float32's range leaves that function out, whichever dtype was asked for
     kind = LEAF_KINDS[options.leaf]
-    others, left_out = [], []
-    for dtype in (d for d in kind.dtypes if d != options.dtype):
+    dtypes = [options.dtype, *(d for d in kind.dtypes if d != options.dtype)]
+    built, left_out, refusals = [], [], []
+    for dtype in dtypes:
         try:
-            others.append(lower(proven, replace(options, dtype=dtype), per_level))
-        except CoefficientOutOfRange as error:  # the asked-for type's library is still written
+            built.append(lower(proven, replace(options, dtype=dtype), per_level))
+        except CoefficientOutOfRange as error:
             left_out.append(f"no {dtype} function: {error.diagnostics[0].message}")
+            refusals.append(error)
+    if not built:
+        raise refusals[0]
+    lowered, others = built[0], built[1:]
     source, header = library_source(lowered, others)
     make_folder(out)
     paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}
