@@ -50,6 +50,16 @@ def test_the_manifest_states_the_conditions(y_like_a, tmp_path):
     assert {(c["level"], c["requires"]) for c in stated} == {(level, text) for level in (1, 2) for text in numbered}
 
 
+def test_the_manifest_says_which_dimensions_its_conditions_name(y_like_a, tmp_path):
+    """Its M, K, N are the row-major product's, the function's n, k, m at level 1: read as m, k, n
+    they predicted the opposite of what a call returned."""
+    assert main(["compile", str(y_like_a), "-o", str(tmp_path / "out")]) == 0
+    host = json.loads((tmp_path / "out" / "manifest.json").read_text())["host"]
+    assert "at level 1 M = n, K = k, N = m" in host["shape_conditions_dims"]
+    header = next((tmp_path / "out").glob("*.h")).read_text()
+    assert " ".join(host["shape_conditions_dims"].split()) in " ".join(header.replace(" * ", " ").split())
+
+
 def test_the_markdown_report_states_the_conditions_too(y_like_a, capsys):
     """md showed a plain "verified" row: the conditions were in the text and JSON reports only."""
     assert main(["verify", str(y_like_a), "--format", "md"]) == 0

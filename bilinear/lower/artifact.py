@@ -17,7 +17,7 @@ from pathlib import Path
 from ..ir import Program
 from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
-from .host import host_dtype, render_header, render_host, restores_inputs
+from .host import CONDITION_DIMS, host_dtype, render_header, render_host, restores_inputs
 from .levels import CoefficientOutOfRange
 from .manifest import manifest
 from .options import LEAF_KINDS
@@ -104,6 +104,7 @@ def write_artifacts(
         # a call whose blocks break one returns 3000 + level and runs nothing (the header says so too)
         "shape_conditions": [{"level": c.level + 1, "requires": c.text}
                              for c in host_dtype(lowered, lowered.name).conditions],
+        "shape_conditions_dims": CONDITION_DIMS,
         "other_kernels": {each.options.dtype: each.kernel_names() for each in others},
         "build": build_commands(lowered.name),
     }

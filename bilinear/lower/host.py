@@ -309,8 +309,13 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
     )
 
 
+#: What a shape condition's M, K, N are, for the header and the manifest alike.
+CONDITION_DIMS = ("M, K, N are the level's problem: at level 1 M = n, K = k, N = m (the row-major C^T = B^T A^T the "
+                  "library computes), and at each level below, the blocks of the level above")
+
+
 def render_header(name: str, hosts: list[HostDtype]) -> str:
-    return render("host.h.j2", name=name, guard=f"BILINEAR_{name}_H", hosts=hosts)
+    return render("host.h.j2", name=name, guard=f"BILINEAR_{name}_H", hosts=hosts, condition_dims=CONDITION_DIMS)
 
 
 def render_host(name: str, hosts: list[HostDtype]) -> str:
