@@ -124,7 +124,9 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
                                        "float32, float64",  # a raw MPI error on one rank, a wait on the other
         "beta with out on rank 1 only": "refused: rank 0: beta ≠ 0 needs out (the C to accumulate into) on every "
                                         "rank that gets C",  # β·C was dropped
-        "alpha NaN": "ran",  # "malformed node or string" on every rank
+        # "malformed node or string" on every rank; then it ran (NaN everywhere); now refused alike
+        "alpha NaN": "refused: rank 0 failed: ValueError: alpha must be a finite number, not nan; rank 1 failed: "
+                     "ValueError: alpha must be a finite number, not nan",
         # C was scaled by beta before the local product refused the layout
         "Fortran-ordered A": "refused: A, B and out must be row-major matrices (C-contiguous, or row slices of one) "
                              "on every rank out kept",

@@ -496,16 +496,6 @@ def _refusal(call) -> str:
     return "accepted"
 
 
-def test_beta_with_an_overwriting_schedule_is_refused_at_every_size_under_a_workspace_limit():
-    """Under a workspace limit breadth-first rsmm took beta at n = 120 and refused it at 360, where it
-    fell back to the depth-first (overwriting) schedule."""
-    product = bilinear.compile("rsmm", levels=1, breadth=1, workspace_limit=10**6, backend="numpy")
-    rng = np.random.default_rng(1)
-    said = {n: _refusal(lambda n=n: product(rng.standard_normal((n, n)), rng.standard_normal((n, n)),
-                                              out=np.zeros((n, n)), beta=1.0)) for n in (8, 120, 360)}
-    assert len(set(said.values())) == 1 and said[8].startswith("rsmm computes C = A*B and overwrites C"), said
-
-
 def test_automatic_levels_refuse_at_every_size_what_a_level_would():
     """levels="auto" took beta with rsmm, and A is B with msmes, at sizes where it chose the library
     alone, and refused them where it chose a level."""

@@ -192,7 +192,7 @@ class CompiledProduct:
         multiplies = alpha != 0 and 0 not in (A.shape[0], A.shape[1], B.shape[1])  # else C = beta·C, no workspace
         # under a workspace limit the plan that runs depends on the size
         executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1]) if multiplies else self.executor
-        self.refuse_at_every_size(A, B, beta)
+        self.refuse_at_every_size(A, B, beta, executor)
         # alpha·A@B is an empty sum, or (as BLAS has it) not computed at all: out = beta·out, and a
         # NaN or Inf in A or B reaches nothing
         if not multiplies:
@@ -204,15 +204,16 @@ class CompiledProduct:
             executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
 
-    def refuse_at_every_size(self, A: Any, B: Any, beta: float) -> None:
-        """What no call may ask, whatever plan its size runs (levels="auto" and the plans of a
-        workspace limit had taken them at the sizes that ran no overwriting or in-place level).
+    def refuse_at_every_size(self, A: Any, B: Any, beta: float, executor: Executor | None = None) -> None:
+        """What no call may ask of ``executor``'s plan (default: the plan without a workspace limit's
+        fallbacks), whether or not its size runs a level (levels="auto" had taken them at the sizes
+        where it chose the library alone).  Under a workspace limit, beta follows the plan the size
+        runs: a limit never reached keeps beta where every level runs breadth-first.
 
         Raises:
-            ValueError: beta ≠ 0 where a plan overwrites C; A and B overlapping where one writes them.
+            ValueError: beta ≠ 0 where the plan overwrites C; A and B overlapping where a plan writes them.
         """
-        overwriting = next(filter(None, map(self._overwriting, self.executors)), None)
-        if beta != 0 and overwriting:
+        if beta != 0 and (overwriting := self._overwriting(executor or self.executor)):
             raise ValueError(
                 f"{overwriting} computes C = A*B and overwrites C, so beta must be 0 "
                 f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
