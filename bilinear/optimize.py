@@ -53,8 +53,7 @@ result is reproducible.
 
 Assumes: a checked algorithm.  Ensures: an algorithm with the same products
 (as expanded coefficients) and outputs, whose factors and outputs are
-written over named sums; the caller verifies it (the CLI does, before
-writing it).
+written over named sums; the caller verifies it (the CLI does, before writing it).
 """
 
 from __future__ import annotations
@@ -65,6 +64,7 @@ from collections.abc import Mapping, Sequence
 from .ir import Algorithm, Form, Output, Product, Sum
 from .optimize_butterfly import Butterfly, pairing, recovered, scaled, transformed
 from .optimize_kernel import kernel_split
+from .optimize_arguments import check_arguments
 from .optimize_pairs import Terms, additions, eliminate, scalings
 from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import paired, shortcut
@@ -356,11 +356,11 @@ def optimize(
     """The algorithm rewritten with shared sums, and the counts before and after per side; ``polish``:
     tries of the iterated local search per small side (:func:`_polished`), a few seconds each on
     ⟨4,4,4;48⟩, in ``chains`` independent chains (the cheapest kept).  ``starts`` (one count, or one
-    per side "A", "B", "C"): small sides are optimized from that many starting programs, start k
-    from seeds k·seeds, …, each finished and polished alone (multi-start: where the search ends
-    depends most on where it starts), the cheapest kept.  The sides' starts, and then the chains,
-    run in parallel processes.  ``also``: other programs of the same scheme, whose sides that
-    compute the same forms (:func:`bilinear.optimize_sides.borrowed`) are candidates too."""
+    per side "A", "B", "C"): small sides are optimized from that many starting programs, start k from
+    seeds k·seeds, …, each finished and polished alone (where the search ends depends most on where it
+    starts), the cheapest kept; starts, then chains, run in parallel processes.  ``also``: other
+    programs of the scheme; their sides computing the same forms (``borrowed``) are candidates too."""
+    check_arguments(algorithm, seeds, polish, chains, also, starts)
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
     prefixes = [free_prefix(letter, taken) for letter in "XYZ"]

@@ -525,3 +525,25 @@ def test_automatic_levels_take_what_a_level_takes_through_dlpack():
     assert np.allclose(product(Exported(A), Exported(A)), A @ A, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match=r"^A must be a matrix \(2-D\), not 1-D$"):
         product(np.ones(3), A)
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"starts": 0}, ValueError, "starts must be between 1 and 1000000, not 0"),
+    ({"starts": {"A": -1}}, ValueError, "starts['A'] must be between 1 and 1000000, not -1"),
+    ({"starts": {"Q": 3}}, ValueError, "starts names the sides A, B and C, not Q"),
+    ({"seeds": -5}, ValueError, "seeds must be between 0 and 1000000, not -5"),
+    ({"polish": -1}, ValueError, "polish must be between 0 and 1000000, not -1"),
+    ({"chains": 0}, ValueError, "chains must be between 1 and 4096, not 0"),
+    ({"seeds": 2.5}, TypeError, "seeds must be a whole number, not float 2.5"),
+    ({"also": ["strassen"]}, TypeError, "also takes Algorithms (other programs of the scheme, loaded), not str"),
+])
+def test_optimize_checks_its_arguments(arguments, error, message):
+    """starts=0 was an IndexError deep inside, a Program an AttributeError; seeds=-5, polish=-1,
+    chains=0 and an unknown side ran without a word."""
+    from bilinear.optimize import optimize
+
+    strassen = bilinear.load(ROOT / "algorithms" / "strassen.bl")
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        optimize(strassen.main, **arguments)
+    with pytest.raises(TypeError, match=r"^optimize takes one Algorithm \(bilinear.load\(path\).main, or "):
+        optimize(strassen)

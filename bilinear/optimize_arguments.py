@@ -1,0 +1,40 @@
+"""The arguments of :func:`bilinear.optimize.optimize`, checked as the command line checks its
+options: the Python call had failed deep inside (``starts=0``: an IndexError; a Program: an
+AttributeError) or run with ``seeds=-5`` and an unknown side ``{"Q": 3}`` without a word."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .cli_args import MOST_CHAINS, MOST_TRIES
+from .ir import Algorithm
+
+
+def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: Any, starts: Any) -> None:
+    """Raise TypeError or ValueError, with the reason, for what ``optimize`` cannot take."""
+    if not isinstance(algorithm, Algorithm):
+        raise TypeError(f"optimize takes one Algorithm (bilinear.load(path).main, or .algorithm(name)), not "
+                        f"{type(algorithm).__name__}")
+    _count("seeds", seeds, 0, MOST_TRIES)
+    _count("polish", polish, 0, MOST_TRIES)
+    _count("chains", chains, 1, MOST_CHAINS)
+    if isinstance(starts, Mapping):
+        unknown = sorted(set(map(str, starts)) - {"A", "B", "C"})
+        if unknown:
+            raise ValueError(f"starts names the sides A, B and C, not {', '.join(unknown)}")
+        for side, count in starts.items():
+            _count(f"starts[{side!r}]", count, 1, MOST_TRIES)
+    else:
+        _count("starts", starts, 1, MOST_TRIES)
+    others = list(also) if not isinstance(also, (str, bytes)) else [also]
+    for other in others:
+        if not isinstance(other, Algorithm):
+            raise TypeError(f"also takes Algorithms (other programs of the scheme, loaded), not {type(other).__name__}")
+
+
+def _count(name: str, value: Any, least: int, most: int) -> None:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be a whole number, not {type(value).__name__} {value!r}")
+    if not least <= int(value) <= most:
+        raise ValueError(f"{name} must be between {least} and {most}, not {value}")
