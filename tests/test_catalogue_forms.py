@@ -486,7 +486,7 @@ def test_mod_reads_a_scheme_in_gf_p(tmp_path):
 
 def test_mod_is_checked(tmp_path):
     path = _write(tmp_path, "00bc2f83230b.exp", FLIP_VERTEX)
-    assert _error(path, modulus=1) == "--mod must be a modulus of at least 2, not 1"
+    assert _error(path, modulus=1) == "--mod (modulus=) must be a modulus of at least 2, not 1"
     mod2 = _write(tmp_path, "222-x.mod2.exp", FLIP_VERTEX)
     assert _error(mod2, modulus=3) == "222-x.mod2.exp is a scheme modulo 2, not modulo 3 as --mod says"
     with pytest.raises(BilinearError, match="--mod applies to catalogue schemes, not to .bl files"):

@@ -555,7 +555,7 @@ def test_detect_format_by_content(tmp_path):
 def test_read_catalogue_options_are_checked(tmp_path):
     path = _write(tmp_path, "scheme", STRASSEN_FAST_MATMUL)
     assert _error(path, key="2,2,2")[0] == (
-        "--key picks a scheme inside an AlphaTensor .npz archive; a fast-matmul file holds one scheme"
+        "--key (key=) picks a scheme inside an AlphaTensor .npz archive; a fast-matmul file holds one scheme"
     )
     assert _error(path, format="matlab")[0] == (
         "unknown input format 'matlab'; known: bl, fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, "

@@ -50,7 +50,7 @@ class Reader:
 def _plain(reader: Callable[[Path, Shape | None], Scheme]) -> Callable[..., Scheme]:
     def read(path: Path, shape: Shape | None, key: str | None, allow_pickle: bool) -> Scheme:
         if key is not None:
-            fail("--key picks a scheme inside an AlphaTensor .npz archive; this file holds one scheme", None)
+            fail("--key (key=) picks a scheme inside an AlphaTensor .npz archive; this file holds one scheme", None)
         return reader(path, shape)
 
     return read
@@ -165,11 +165,11 @@ def read_catalogue(
     if format not in _BY_NAME:
         fail(f"unknown input format {format!r}; known: bl, {', '.join(FORMATS)}", None)
     if key is not None and format != "alphatensor":
-        fail(f"--key picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
+        fail(f"--key (key=) picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
     if allow_pickle and format != "alphatensor":  # it had been accepted without a word
         fail(f"--allow-pickle lets an AlphaTensor .npz archive's pickled entries load; a {format} file has none", None)
     if modulus is not None and modulus < 2:
-        fail(f"--mod must be a modulus of at least 2, not {modulus}", None)
+        fail(f"--mod (modulus=) must be a modulus of at least 2, not {modulus}", None)
     try:
         scheme = _BY_NAME[format].read(path, shape, key, allow_pickle)
     except ValueError as error:  # the IR's own checks (a zero factor) on what a reader built
@@ -188,7 +188,7 @@ def read_catalogue(
             fail(f"{path.name} is a scheme modulo {scheme.modulus}, not modulo {modulus} as --mod says", None)
         return scheme
     if not isinstance(scheme, Algorithm):
-        fail(f"--mod {modulus} applies to schemes with rational coefficients; {scheme.not_exact_because}", None)
+        fail(f"--mod {modulus} (modulus={modulus}) applies to schemes with rational coefficients; {scheme.not_exact_because}", None)
     return ModularScheme(scheme, modulus, f"given with --mod {modulus}")
 
 

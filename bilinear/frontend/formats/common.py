@@ -100,7 +100,7 @@ def parse_shape(text: str | None) -> Shape | None:
         m, k, n = (int(part) for part in text.split(","))
         return check_side(Shape(m, k, n), "--shape", None)
     except ValueError:
-        raise BilinearError(Diagnostic(f"--shape must be three positive whole numbers m,k,n, not {text!r}")) from None
+        raise BilinearError(Diagnostic(f"--shape (shape=) must be three positive whole numbers m,k,n, not {text!r}")) from None
 
 
 def _divisors(number: int) -> list[int]:
