@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import os
 import reprlib
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -249,16 +250,17 @@ def lower_program(
 def _plain_options(dtype, levels, per_level) -> tuple:
     """A NumPy dtype (``np.float64``) as its name, a NumPy integer as an int, per_level as a tuple:
     the values Options holds.  Anything else is left for Options to refuse."""
-    if dtype is not None and not isinstance(dtype, str):
+    if dtype is not None:  # "f8" and "double" too, as NumPy spells float64
         try:
             dtype = np.dtype(dtype).name
         except TypeError:
             pass
     if isinstance(levels, np.integer):
         levels = int(levels)
-    if isinstance(per_level, str):
-        raise ValueError(f"per_level takes one definition name per level, such as ('msmes', 'strassen'), not the "
-                         f"string {per_level!r}")
+    if per_level is not None and (isinstance(per_level, (str, Mapping)) or not isinstance(per_level, Iterable)
+                                  or not all(isinstance(name, str) for name in per_level)):
+        raise ValueError(f"per_level takes one definition name per level, such as ('msmes', 'strassen'), not "
+                         f"{reprlib.repr(per_level)}")
     return dtype, levels, (tuple(per_level) if per_level is not None else None)
 
 

@@ -547,3 +547,29 @@ def test_optimize_checks_its_arguments(arguments, error, message):
         optimize(strassen.main, **arguments)
     with pytest.raises(TypeError, match=r"^optimize takes one Algorithm \(bilinear.load\(path\).main, or "):
         optimize(strassen)
+
+
+def test_numpy_spellings_of_options_are_taken():
+    """dtype="f8" and "double" were refused where np.float64 was taken; fuse=np.bool_(False) was
+    "not True or False"."""
+    for dtype in ("f8", "double", "float64"):
+        assert bilinear.compile("strassen", backend="numpy", dtype=dtype).dtype == "float64"
+    assert bilinear.compile("strassen", backend="numpy", dtype="f4").dtype == "float32"
+    assert bilinear.compile("strassen", backend="numpy", fuse=np.bool_(False)).lowered.options.fuse is False
+    with pytest.raises(ValueError, match=r"^dtype must be float32 or float64, not 'float16'$"):
+        bilinear.compile("strassen", backend="numpy", dtype="f2")
+
+
+@pytest.mark.parametrize("per_level", [5, {"msmes": 1, "strassen": 2}, ("msmes", 3)])
+def test_per_level_must_be_a_sequence_of_names(per_level):
+    """per_level=5 was "'int' object is not iterable"; a dict was taken as its keys."""
+    with pytest.raises(ValueError, match=r"^per_level takes one definition name per level, such as \('msmes', 'strassen'\)"):
+        bilinear.compile(ROOT / "algorithms" / "msmes.bl", backend="numpy", per_level=per_level)
+
+
+@pytest.mark.parametrize("dims", [(-4, 8, 8), (8.5, 8, 8), (8, True, 8)])
+def test_workspace_bytes_takes_sizes(dims):
+    """workspace_bytes(-4, 8, 8) was 0 and (8.5, 8, 8) 928.0."""
+    product = bilinear.compile("rsmm", backend="numpy")
+    with pytest.raises(ValueError, match=r"^M, K and N must be whole numbers of at least 0, not "):
+        product.workspace_bytes(*dims)

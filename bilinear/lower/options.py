@@ -5,6 +5,8 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
+import numpy as np
+
 DTYPES = ("float32", "float64")
 
 
@@ -116,6 +118,8 @@ class Options:
             value = getattr(self, name)
             if not isinstance(value, (int, str, type(None))) and hasattr(value, "__index__"):
                 object.__setattr__(self, name, operator.index(value))
+        if isinstance(self.fuse, np.bool_):  # NumPy's
+            object.__setattr__(self, "fuse", bool(self.fuse))
         if not isinstance(self.fuse, bool):
             raise OptionError(f"fuse must be True or False, not {self.fuse!r}")  # "no" had meant True
         if self.dtype not in DTYPES:

@@ -130,6 +130,13 @@ class CompiledProduct:
         return f"<bilinear {self.lowered.name}: {o.levels} level(s), {o.leaf} leaves, {o.dtype}, {self.backend.name}>"
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
+        """Bytes of workspace an M×K×N call holds.
+
+        Raises:
+            ValueError: for sizes that are not whole numbers of at least 0 (-4 had been 0, 8.5 928.0).
+        """
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in (M, K, N)):
+            raise ValueError(f"M, K and N must be whole numbers of at least 0, not {M!r}, {K!r}, {N!r}")
         return self.executor_for(M, K, N).workspace_bytes(M, K, N)
 
     def release_workspace(self) -> None:
