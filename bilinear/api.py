@@ -250,18 +250,22 @@ def lower_program(
 def _plain_options(dtype, levels, per_level) -> tuple:
     """A NumPy dtype (``np.float64``) as its name, a NumPy integer as an int, per_level as a tuple:
     the values Options holds.  Anything else is left for Options to refuse."""
-    if dtype is not None:  # "f8" and "double" too, as NumPy spells float64
+    if dtype is not None:  # "f8" and "double" too, as NumPy spells float64; anything else as given
         try:
-            dtype = np.dtype(dtype).name
-        except TypeError:
-            pass
+            name = np.dtype(dtype).name
+        except Exception:  # noqa: BLE001 - NumPy's parser raises TypeError, ValueError, even SyntaxError
+            name = None
+        if name and (name in DTYPES or not isinstance(dtype, str)):  # a string kept as written in the refusal
+            dtype = name
     if isinstance(levels, np.integer):
         levels = int(levels)
-    if per_level is not None and (isinstance(per_level, (str, Mapping)) or not isinstance(per_level, Iterable)
-                                  or not all(isinstance(name, str) for name in per_level)):
-        raise ValueError(f"per_level takes one definition name per level, such as ('msmes', 'strassen'), not "
-                         f"{reprlib.repr(per_level)}")
-    return dtype, levels, (tuple(per_level) if per_level is not None else None)
+    if per_level is not None:
+        names = tuple(per_level) if isinstance(per_level, Iterable) and not isinstance(per_level, (str, Mapping)) else None
+        if names is None or not all(isinstance(name, str) for name in names):  # an iterator read once, here
+            raise ValueError(f"per_level takes one definition name per level, such as ('msmes', 'strassen'), not "
+                             f"{reprlib.repr(per_level)}")
+        per_level = names
+    return dtype, levels, per_level
 
 
 def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int | None, launch: str,

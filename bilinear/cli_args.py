@@ -10,16 +10,13 @@ from pathlib import Path
 
 from .diagnostics import brief
 from .ir import parse_block
+from .optimize_arguments import MOST_CHAINS, MOST_TRIES
 from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, OZAKI_SCALINGS
 
 REPORT_FORMATS = ("text", "md", "json")
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
 
 
-# Search counts (seeds, starts, rounds) past this are typing mistakes: each costs at least milliseconds.
-MOST_TRIES = 10**6
-# Parallel searches start one process each.
-MOST_CHAINS = 4096
 
 
 def positive(text: str, least: int = 1, most: int | None = None) -> int:

@@ -202,6 +202,6 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
             seconds = predict(lowered, ceilings, M, K, N)
             if seconds < best[2]:
                 best = (levels, leaf, seconds)
-    if len(refusals) == len(leaves):
+    if leaves and len(refusals) == len(leaves):
         raise refusals[0]
     return best

@@ -7,12 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .cli_args import MOST_CHAINS, MOST_TRIES
 from .ir import Algorithm
 
+# Search counts (seeds, starts, rounds) past this are typing mistakes: each costs at least milliseconds.
+MOST_TRIES = 10**6
+# Parallel searches start one process each.
+MOST_CHAINS = 4096
 
-def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: Any, starts: Any) -> None:
-    """Raise TypeError or ValueError, with the reason, for what ``optimize`` cannot take."""
+
+def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: Any, starts: Any) -> tuple:
+    """``also`` as a tuple (a generator is read once); TypeError or ValueError, with the reason, for
+    what ``optimize`` cannot take."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"optimize takes one Algorithm (bilinear.load(path).main, or .algorithm(name)), not "
                         f"{type(algorithm).__name__}")
@@ -27,10 +32,13 @@ def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: 
             _count(f"starts[{side!r}]", count, 1, MOST_TRIES)
     else:
         _count("starts", starts, 1, MOST_TRIES)
-    others = list(also) if not isinstance(also, (str, bytes)) else [also]
+    if isinstance(also, Algorithm):
+        raise TypeError("also takes a sequence of Algorithms, not one Algorithm: pass [it]")
+    others = tuple(also) if not isinstance(also, (str, bytes)) else (also,)
     for other in others:
         if not isinstance(other, Algorithm):
             raise TypeError(f"also takes Algorithms (other programs of the scheme, loaded), not {type(other).__name__}")
+    return others
 
 
 def _count(name: str, value: Any, least: int, most: int) -> None:

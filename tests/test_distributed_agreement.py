@@ -175,6 +175,18 @@ try:  # a transposed view: the rank that multiplies it raised at once, the other
     say(f"rank {{product.comm.rank}} ran a chain with a transposed view")
 except DistributedError as error:
     say(f"rank {{product.comm.rank}} refused a failed product after {{time.monotonic() - started:.0f}} s: {{error}}")
+started = time.monotonic()
+real = product.local.product
+def fails(*args, **kwargs):  # 400 characters of "≠" are 1,200 bytes: more than the exchange takes
+    raise RuntimeError("≠" * 400)
+product.local.product = fails if product.comm.rank == 1 else real
+try:
+    chain([rng.standard_normal((2, 100)), rng.standard_normal((100, 2)), rng.standard_normal((2, 100)),
+           rng.standard_normal((100, 2))], product)  # side by side, one product a rank
+    say(f"rank {{product.comm.rank}} ran a chain whose product fails")
+except DistributedError as error:
+    say(f"rank {{product.comm.rank}} refused a long failure after {{time.monotonic() - started:.0f}} s: {{error}}")
+product.local.product = real
 first_two = matrices[0] @ matrices[1]
 for name, matrices, other in (("a generator", (m for m in matrices[:2]), product), ("lists", [[[1.0]], [[2.0]]], product),
                               ("a vector", [matrices[0], np.ones(24)], product),
@@ -201,6 +213,10 @@ def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_repl
     assert len(failed) == 2 and all("a product of the chain failed on rank" in line and "row-major" in line
                                     for line in failed), done.stdout
     assert all(int(line.split(" after ")[1].split(" s")[0]) < 30 for line in failed)  # nobody waited for the timeout
+    long = [line for line in done.stdout.splitlines() if "refused a long failure after" in line]
+    assert len(long) == 2 and all("a product of the chain failed on rank 1: RuntimeError: ≠≠≠" in line
+                                  for line in long), done.stdout
+    assert all(int(line.split(" after ")[1].split(" s")[0]) < 30 for line in long)
     for name, message in (("a generator", "ran a generator: ok"),
                           ("lists", "refused lists: ValueError: matrix 0 of the chain is not a matrix (2-D array): list"),
                           ("a vector", "refused a vector: ValueError: matrix 1 of the chain is not a matrix (2-D array): "

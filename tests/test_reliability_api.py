@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -556,8 +557,19 @@ def test_numpy_spellings_of_options_are_taken():
         assert bilinear.compile("strassen", backend="numpy", dtype=dtype).dtype == "float64"
     assert bilinear.compile("strassen", backend="numpy", dtype="f4").dtype == "float32"
     assert bilinear.compile("strassen", backend="numpy", fuse=np.bool_(False)).lowered.options.fuse is False
+    for dtype in ("f2", "f8,(", "(99999999999,99999999999)f8"):  # NumPy's own errors had escaped (a SyntaxError)
+        with pytest.raises(ValueError, match=rf"^dtype must be float32 or float64, not {re.escape(repr(dtype))}$"):
+            bilinear.compile("strassen", backend="numpy", dtype=dtype)
     with pytest.raises(ValueError, match=r"^dtype must be float32 or float64, not 'float16'$"):
-        bilinear.compile("strassen", backend="numpy", dtype="f2")
+        bilinear.compile("strassen", backend="numpy", dtype=np.float16)
+
+
+def test_per_level_may_be_an_iterator():
+    """The check read an iterator to its end: the hybrid was then dropped without a word."""
+    product = bilinear.compile(ROOT / "algorithms" / "msmes.bl", levels=2, per_level=iter(["msmes", "strassen"]),
+                               backend="numpy")
+    assert [level.schedule.name for level in product.lowered.levels][0] == "msmes"
+    assert product.lowered.levels[1].schedule.name != "msmes"
 
 
 @pytest.mark.parametrize("per_level", [5, {"msmes": 1, "strassen": 2}, ("msmes", 3)])
@@ -573,3 +585,42 @@ def test_workspace_bytes_takes_sizes(dims):
     product = bilinear.compile("rsmm", backend="numpy")
     with pytest.raises(ValueError, match=r"^M, K and N must be whole numbers of at least 0, not "):
         product.workspace_bytes(*dims)
+
+
+def _wide(tmp_path, n=257):
+    """⟨1,1,n;n⟩ whose first product goes into every C block: past the fused leaf's cap on a
+    product's targets (MAX_PRODUCT_TARGETS) at one level."""
+    from bilinear.ir import block_name
+
+    lines = [f"algorithm wide <1,1,{n};{n}>:", "  M1 = A11 * B11"]
+    lines += [f"  M{j} = A11 * (B11 + {block_name('B', 1, j)})" for j in range(2, n + 1)]
+    lines += ["  C11 = M1"] + [f"  {block_name('C', 1, j)} = M{j} - M1" for j in range(2, n + 1)]
+    path = tmp_path / "wide.bl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_automatic_levels_run_the_library_where_no_leaf_lowers_one_level(tmp_path):
+    """The refusals at every size lowered one level: past the fused leaf's cap every call failed,
+    where the model had chosen the library alone."""
+    product = bilinear.compile(_wide(tmp_path), levels="auto", leaf="fused", backend="numpy")
+    A, B = np.random.default_rng(4).standard_normal((2, 3)), np.random.default_rng(5).standard_normal((3, 514))
+    assert np.allclose(product(A, B), A @ B, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("dims", [(-4, 8, 8), (8.5, 8, 8), ("8", 8, 8)])
+def test_automatic_levels_workspace_bytes_take_sizes(dims):
+    product = bilinear.compile("strassen", levels="auto", backend="numpy")
+    with pytest.raises(ValueError, match=r"^M, K and N must be whole numbers of at least 0, not "):
+        product.workspace_bytes(*dims)
+
+
+@pytest.mark.parametrize("value, shown", [
+    (Fraction(10**400), "1000000000000000000000000000…0000000000"), (Fraction(10**5000), "a Fraction past the float range"),
+    (__import__("decimal").Decimal("sNaN"), "sNaN"),
+], ids=["fraction", "huge fraction", "snan"])
+def test_scalars_past_the_floats_are_shown_short(value, shown):
+    product = bilinear.compile("strassen", backend="numpy")
+    A = np.ones((2, 2))
+    with pytest.raises(ValueError, match=rf"^alpha must be a finite number, not {re.escape(shown)}$"):
+        product(A, A, alpha=value)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 from ..ir import Program, Schedule
 from ..runtime.views import is_contiguous
 from .check import verify_plan
-from .comm import Comm, DistributedError, make_comm
+from .comm import Comm, DistributedError, make_comm, short
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
 from ..lower.options import OptionError
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
@@ -37,14 +37,6 @@ def _positive_float(weight: object) -> bool:
         return 0 < float(weight) < math.inf
     except OverflowError:
         return False
-
-
-def _short(message: str, budget: int = 400) -> str:
-    """``message`` cut to fit ``budget`` bytes as the exchange writes it (its repr in UTF-8): 400
-    characters of "≠" are 1,200 bytes, and the failing rank had failed again on sending them."""
-    while len(repr(message).encode()) > budget:
-        message = message[: len(message) * 3 // 4]
-    return message
 
 
 def default_steps(rank: int, ranks: int) -> int:
@@ -253,7 +245,7 @@ class DistributedProduct:
                 self.comm.xp.cuda.get_current_stream().synchronize()  # the time of the work, not of its issue
             status = None
         except Exception as error:  # reported to every rank below, then raised there
-            status = _short(f"{type(error).__name__}: {error}")
+            status = short(f"{type(error).__name__}: {error}")
         seconds = time.perf_counter() - started
         failed = [(rank, s) for rank, s in enumerate(self.comm.agree(status)) if s]
         if failed:

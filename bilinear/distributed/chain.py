@@ -22,7 +22,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .comm import DistributedError
+from .comm import DistributedError, short
 
 
 @dataclass(frozen=True)
@@ -163,14 +163,14 @@ def run_chain(plan: ChainPlan, matrices: Sequence[Any], product: Any) -> Any:
             if step.rank is None:  # the distributed product: its own agreement refuses on every rank
                 nodes[step.node] = product(left, right)
                 continue
-            result = xp.empty((m, n), dtype=left.dtype)
-            if step.rank == comm.rank:
-                # an in-place local schedule would write (and only approximately restore) the chain's matrices
-                multiply = local.classical if local.writes_inputs else local.product
-                try:
+            try:  # the allocation too: out of memory on one rank is said on every rank
+                result = xp.empty((m, n), dtype=left.dtype)
+                if step.rank == comm.rank:
+                    # an in-place local schedule would write (and only approximately restore) the chain's matrices
+                    multiply = local.classical if local.writes_inputs else local.product
                     multiply(left, right, out=result, alpha=1.0, beta=0.0)
-                except Exception as error:  # noqa: BLE001 - said on every rank below: the others would wait for it
-                    failure = f"{type(error).__name__}: {error}"[:400]
+            except Exception as error:  # noqa: BLE001 - said on every rank below: the others would wait for it
+                failure, result = failure or short(f"{type(error).__name__}: {error}"), None
             nodes[step.node] = result
         if any(step.rank is not None for step in wave):
             _agree_on_failures(comm, failure)

@@ -126,6 +126,14 @@ class Comm(ABC):
 _WIDTH = 512  # bytes per rank in agree(): small host values only
 
 
+def short(message: str, budget: int = 400) -> str:
+    """``message`` cut to fit ``budget`` bytes as the exchange writes it (its repr in UTF-8): 400
+    characters of "≠" are 1,200 bytes, and the failing rank had failed again on sending them."""
+    while len(repr(message).encode()) > budget:
+        message = message[: len(message) * 3 // 4]
+    return message
+
+
 def _encode(value: Any) -> bytes:
     text = repr(value).encode()
     if len(text) > _WIDTH:

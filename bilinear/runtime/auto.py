@@ -12,10 +12,11 @@ from functools import cached_property
 from typing import Any
 
 from ..diagnostics import BilinearError
+from ..lower.options import TooLarge
 from ..lower.plan import Lowered
 from ..model import Ceilings, choose_levels, leaf_alone
 from .backend import Backend
-from .compiled import CompiledProduct, real_scalar
+from .compiled import CompiledProduct, check_sizes, real_scalar
 
 
 class AutoProduct:
@@ -58,14 +59,17 @@ class AutoProduct:
 
     @cached_property
     def one_level(self) -> CompiledProduct:
-        """The product at one level, with the first leaf that lowers: what a call must accept at every
-        size, whichever level the model picks for it."""
+        """The product at one level, with the first leaf that lowers (what a call must accept at every
+        size, whichever level the model picks for it), or the library alone where no leaf lowers one
+        level within its limits (the model then picks level 0 at every size)."""
         refusals = []
         for leaf in self.leaves:
             try:
                 return CompiledProduct(self._lowered_for(1, leaf), self.backend)
             except (BilinearError, ValueError) as error:
                 refusals.append(error)
+        if all(isinstance(error, TooLarge) for error in refusals):
+            return CompiledProduct(self._lowered_for(0, leaf_alone(self.leaves)), self.backend)
         raise refusals[0]
 
     @property
@@ -73,6 +77,7 @@ class AutoProduct:
         return self.one_level.writes_inputs
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
+        check_sizes(M, K, N)
         return self.product_for(M, K, N).workspace_bytes(M, K, N)
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..diagnostics import brief
+
 from ..lower.host import restores_inputs, writes_inputs
 from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
@@ -32,12 +34,28 @@ def real_scalar(value: Any, name: str) -> float:
         raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
     try:
         number = float(value)
-    except OverflowError:  # an int past the float range (its digits may be too many to print)
+    except (OverflowError, ValueError):  # past the float range (digits too many to print), or Decimal's sNaN
         number = math.inf
     if not math.isfinite(number):  # inf or NaN makes every element of the result NaN
-        shown = f"an integer of {int(value).bit_length()} bits" if isinstance(value, (int, np.integer)) else str(value)
-        raise ValueError(f"{name} must be a finite number, not {shown}")
+        raise ValueError(f"{name} must be a finite number, not {_shown(value)}")
     return number
+
+
+def _shown(value: Any) -> str:
+    """A number for a message: an integer past the float range by its size, anything else its text cut
+    short (Fraction(10**5000)'s text is past Python's digit limit)."""
+    if isinstance(value, (int, np.integer)):
+        return f"an integer of {int(value).bit_length()} bits"
+    try:
+        return brief(str(value))
+    except ValueError:
+        return f"a {type(value).__name__} past the float range"
+
+
+def check_sizes(M: Any, K: Any, N: Any) -> None:
+    """Raise ValueError unless M, K and N are whole numbers of at least 0 (-4 had given 0 bytes)."""
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in (M, K, N)):
+        raise ValueError(f"M, K and N must be whole numbers of at least 0, not {M!r}, {K!r}, {N!r}")
 
 
 def make_backend(name: str | None) -> Backend:
@@ -135,8 +153,7 @@ class CompiledProduct:
         Raises:
             ValueError: for sizes that are not whole numbers of at least 0 (-4 had been 0, 8.5 928.0).
         """
-        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in (M, K, N)):
-            raise ValueError(f"M, K and N must be whole numbers of at least 0, not {M!r}, {K!r}, {N!r}")
+        check_sizes(M, K, N)
         return self.executor_for(M, K, N).workspace_bytes(M, K, N)
 
     def release_workspace(self) -> None:
