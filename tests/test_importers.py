@@ -659,3 +659,25 @@ def test_a_kauers_file_in_a_folder_named_with_three_digits_reads_by_its_indices_
     for shape in (None, "2,5,7"):
         program = bilinear.load(copy, shape=shape)
         assert (program.main.shape.m, program.main.shape.k, program.main.shape.n, program.main.rank) == (2, 5, 7, 55)
+
+
+def test_a_folder_named_with_three_digits_never_decides_a_shape(tmp_path):
+    """Strassen's .exp in run_333/ was read as ⟨3,3,3⟩ (its indices fit): "C11 is wrong"."""
+    strassen = ("(a11+a22)*(b11+b22)*(c11+c22)\n(a21+a22)*b11*(c12-c22)\na11*(b12-b22)*(c21+c22)\n"
+                "a22*(b21-b11)*(c11+c12)\n(a11+a12)*b22*(-c11+c21)\n(a21-a11)*(b11+b12)*c22\n"
+                "(a12-a22)*(b21+b22)*c11\n")
+    for name in ("plain", "run_333"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "s.exp").write_text(strassen)
+        assert bilinear.verify(folder / "s.exp").ok, name
+
+
+def test_a_mathematica_file_in_a_folder_named_with_three_digits_reads(tmp_path):
+    """flips' ⟨4,4,5;62⟩ .m file in run_123/ was "the name 'run_123' says ⟨1,2,3⟩"."""
+    source = scheme_file("flips/445-62-mod0.m")
+    folder = tmp_path / "run_123"
+    folder.mkdir()
+    (folder / "scheme.m").write_bytes(source.read_bytes())
+    algorithm = bilinear.load(folder / "scheme.m").main
+    assert (algorithm.shape.m, algorithm.shape.k, algorithm.shape.n, algorithm.rank) == (4, 4, 5, 62)

@@ -21,14 +21,15 @@ from .common import fail, identifier, modulus_in_name, shape_mismatch, whole_fil
 from .trilinear import TrilinearProduct, parse_product
 
 
-def name_shape(path: Path) -> tuple[Shape | None, str]:
-    """(shape, where it came from) from a ``333``-style token of the file or folder name."""
+def name_shape(path: Path) -> tuple[Shape | None, str, bool]:
+    """(shape, where it came from, whether it is only the folder's guess) from a ``333``-style token
+    of the file's name, else of its folder's (run_123/ may hold any scheme: a guess)."""
     for source in (path.name, path.parent.name):
         shapes = {t for t in re.split(r"[-_.]", source) if re.fullmatch(r"[1-9]{3}", t)}
         if len(shapes) == 1:
             token = shapes.pop()
-            return Shape(*(int(d) for d in token)), f"the name '{source}'"
-    return None, ""
+            return Shape(*(int(d) for d in token)), f"the name '{source}'", source != path.name
+    return None, "", False
 
 
 def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
@@ -40,14 +41,14 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
     if not products:
         fail(f"{path.name} holds no products: expected one '(a..)*(b..)*(c..)' line per product", whole_file(path))
     modulus = modulus_in_name(path)
-    named, origin = name_shape(path)
-    # a folder's token is a guess (run_123/ holds any scheme): the shape given, or the indices, overrule it
-    guessed = named is not None and origin != f"the name '{path.name}'"
+    named, origin, guessed = name_shape(path)
+    if guessed:  # a correct scheme uses every entry: its largest indices are its shape, whatever run_333/ says
+        named = None
     if shape is not None:
-        if named is not None and not guessed:
+        if named is not None:
             shape_mismatch(named, shape, origin, whole_file(path))
         origin = "the shape given"
-    elif named is not None and not (guessed and _outside(products, named)):
+    elif named is not None:
         shape = named
     else:
         shape, origin = _inferred_shape(products), "the largest indices"
