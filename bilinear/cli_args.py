@@ -17,8 +17,6 @@ REPORT_FORMATS = ("text", "md", "json")
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
 
 
-
-
 def positive(text: str, least: int = 1, most: int | None = None) -> int:
     """An argparse type: a whole number of at least 1 (``least``) and at most ``most``."""
     try:
