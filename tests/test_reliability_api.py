@@ -511,15 +511,7 @@ def test_automatic_levels_refuse_at_every_size_what_a_level_would():
 
 
 def test_automatic_levels_take_what_a_level_takes_through_dlpack():
-    class Exported:  # only the DLPack protocol
-        def __init__(self, array):
-            self.array = array
-
-        def __dlpack__(self, **kwargs):
-            return self.array.__dlpack__(**kwargs)
-
-        def __dlpack_device__(self):
-            return self.array.__dlpack_device__()
+    from helpers.arrays import DLPackOnly as Exported
 
     A = np.random.default_rng(3).standard_normal((16, 16))
     product = bilinear.compile("strassen", levels="auto", backend="numpy")

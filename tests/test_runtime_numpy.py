@@ -159,15 +159,7 @@ def test_out_must_not_overlap_the_inputs():
 
 
 def test_dlpack_inputs_are_accepted():
-    class Wrapped:
-        def __init__(self, array):
-            self.array = array
-
-        def __dlpack__(self, **kwargs):
-            return self.array.__dlpack__(**kwargs)
-
-        def __dlpack_device__(self):
-            return self.array.__dlpack_device__()
+    from helpers.arrays import DLPackOnly as Wrapped
 
     product = bilinear.compile("algorithms/strassen.bl", backend="numpy")
     A, B, _ = random_inputs(np, 6, 6, 6, "float64")
