@@ -52,7 +52,10 @@ class AutoProduct:
         return self.choices[(M, K, N)]
 
     def product_for(self, M: int, K: int, N: int) -> CompiledProduct:
-        levels, leaf, _ = self.choose(M, K, N)
+        return self._product(*self.choose(M, K, N)[:2])
+
+    def _product(self, levels: int, leaf: str) -> CompiledProduct:
+        """The product at ``levels`` with ``leaf`` leaves, compiled once (the choices and the checks share it)."""
         if (levels, leaf) not in self._products:
             self._products[(levels, leaf)] = CompiledProduct(self._lowered_for(levels, leaf), self.backend)
         return self._products[(levels, leaf)]
@@ -65,11 +68,11 @@ class AutoProduct:
         refusals = []
         for leaf in self.leaves:
             try:
-                return CompiledProduct(self._lowered_for(1, leaf), self.backend)
+                return self._product(1, leaf)
             except (BilinearError, ValueError) as error:
                 refusals.append(error)
         if all(isinstance(error, TooLarge) for error in refusals):
-            return CompiledProduct(self._lowered_for(0, leaf_alone(self.leaves)), self.backend)
+            return self._product(0, leaf_alone(self.leaves))
         raise refusals[0]
 
     @property

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from ..diagnostics import brief
-
 from ..lower.host import restores_inputs, writes_inputs
 from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
