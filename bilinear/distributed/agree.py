@@ -25,23 +25,25 @@ def _scalar(value: Any) -> str:
         return f"not a number: {value!r}"[:60]
 
 
+def is_matrix(x: Any) -> bool:
+    """An array of this rank's array module, 2-D (a list or a 1-D array is not)."""
+    return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "strides") and len(x.shape) == 2
+
+
 def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: tuple) -> tuple:
     """This rank's side of the call, small enough to gather on every rank (``options`` as a digest:
     one weight per rank would not fit the exchange's 512 bytes past a dozen ranks)."""
     options = hashlib.sha256(repr(options).encode()).hexdigest()[:16]
 
-    def matrix(x) -> bool:  # an array of this rank's array module (a list or 1-D array is not)
-        return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "strides") and len(x.shape) == 2
-
     def shape(x):
-        return None if x is None else tuple(x.shape) if matrix(x) else f"not a matrix: {type(x).__name__}"
+        return None if x is None else tuple(x.shape) if is_matrix(x) else f"not a matrix: {type(x).__name__}"
 
     def dtype(x):
-        return None if x is None or not matrix(x) else str(x.dtype)
+        return None if x is None or not is_matrix(x) else str(x.dtype)
 
     views = [x for x in (A, B, out) if x is not None]
     writable = out is None or bool(getattr(getattr(out, "flags", None), "writeable", True))  # a read-only NumPy out
-    if not all(matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
+    if not all(is_matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
         return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta),
                 options, False, True, writable)
     row_major = all(is_row_major(x) for x in views)

@@ -22,6 +22,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .agree import is_matrix
 from .comm import DistributedError, short
 
 
@@ -126,10 +127,6 @@ def _wave(products, ranks: int, model: ChainModel) -> tuple[tuple[Step, ...], fl
     return tuple(Step(node, left, right, dims, None) for node, left, right, dims, _ in products), together
 
 
-def _is_matrix(x: Any) -> bool:
-    return hasattr(x, "shape") and hasattr(x, "dtype") and len(x.shape) == 2
-
-
 def plan_chain(shapes: Sequence[tuple[int, int]], ranks: int, model: ChainModel = ChainModel()) -> ChainPlan:
     """The plan for a chain of matrices with these shapes over ``ranks`` ranks."""
     if ranks < 1:
@@ -202,7 +199,7 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
         raise ValueError(f"chain needs a product with replicated inputs and output, not inputs={product.inputs!r} "
                          f"and output={product.output!r}: every rank holds every matrix of the chain")
     matrices = list(matrices)  # a generator was used up by the shapes
-    shapes = [tuple(m.shape) if _is_matrix(m) else None for m in matrices]
+    shapes = [tuple(m.shape) if is_matrix(m) else None for m in matrices]
     described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices])).encode()
     # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
     if len(set(product.comm.agree(hashlib.sha256(described).hexdigest()[:16]))) > 1:
