@@ -21,15 +21,14 @@ from .common import fail, identifier, modulus_in_name, shape_mismatch, whole_fil
 from .trilinear import TrilinearProduct, parse_product
 
 
-def name_shape(path: Path) -> tuple[Shape | None, str, bool]:
-    """(shape, where it came from, whether it is only the folder's guess) from a ``333``-style token
-    of the file's name, else of its folder's (run_123/ may hold any scheme: a guess)."""
-    for source in (path.name, path.parent.name):
-        shapes = {t for t in re.split(r"[-_.]", source) if re.fullmatch(r"[1-9]{3}", t)}
-        if len(shapes) == 1:
-            token = shapes.pop()
-            return Shape(*(int(d) for d in token)), f"the name '{source}'", source != path.name
-    return None, "", False
+def name_shape(path: Path) -> tuple[Shape | None, str]:
+    """(shape, where it came from) from a ``333``-style token of the file's name.  Not of its folder's:
+    run_333/ may hold any scheme (Strassen there had been read as ⟨3,3,3⟩), and a correct scheme's
+    largest indices are its shape anyway."""
+    shapes = {t for t in re.split(r"[-_.]", path.name) if re.fullmatch(r"[1-9]{3}", t)}
+    if len(shapes) == 1:
+        return Shape(*(int(d) for d in shapes.pop())), f"the name '{path.name}'"
+    return None, ""
 
 
 def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
@@ -41,9 +40,7 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
     if not products:
         fail(f"{path.name} holds no products: expected one '(a..)*(b..)*(c..)' line per product", whole_file(path))
     modulus = modulus_in_name(path)
-    named, origin, guessed = name_shape(path)
-    if guessed:  # a correct scheme uses every entry: its largest indices are its shape, whatever run_333/ says
-        named = None
+    named, origin = name_shape(path)
     if shape is not None:
         if named is not None:
             shape_mismatch(named, shape, origin, whole_file(path))
@@ -68,23 +65,14 @@ def _inferred_shape(products: list[TrilinearProduct]) -> Shape:
     return Shape(m, k, n)
 
 
-def _outside(products: list[TrilinearProduct], shape: Shape):
-    """The first entry whose indices ``shape`` has no room for: ((letter, i, j), span), or None."""
+def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) -> None:
     grids = {"a": shape.grid("A"), "b": shape.grid("B"), "c": shape.grid("C")[::-1]}
     for product in products:
         for (letter, i, j), span in product.entry_spans.items():
             rows, cols = grids[letter]
             if not (i <= rows and j <= cols):
-                return (letter, i, j), span
-    return None
-
-
-def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) -> None:
-    if outside := _outside(products, shape):
-        (letter, i, j), span = outside
-        rows, cols = {"a": shape.grid("A"), "b": shape.grid("B"), "c": shape.grid("C")[::-1]}[letter]
-        what = {"a": "A", "b": "B", "c": "Cᵀ (c-indices are transposed)"}[letter]
-        fail(f"{letter}{i}{j} is outside {shape} (from {origin}): {what} has {rows}x{cols} entries", span)
+                what = {"a": "A", "b": "B", "c": "Cᵀ (c-indices are transposed)"}[letter]
+                fail(f"{letter}{i}{j} is outside {shape} (from {origin}): {what} has {rows}x{cols} entries", span)
 
 
 def _check_integers(products: list[TrilinearProduct], modulus: int) -> None:

@@ -89,8 +89,8 @@ def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | Modu
                 f"A {found.m}x{found.k}, B {found.k}x{found.n} and C {found.n}x{found.m} (transposed)",
                 lists.span(node),
             )
-    named, origin, guessed = name_shape(path)
-    if named is not None and not guessed:  # the folder's token is a guess: the matrices say the shape
+    named, origin = name_shape(path)
+    if named is not None:
         shape_mismatch(found, named, origin, whole_file(path))
     if shape is not None:
         shape_mismatch(found, shape, "the matrices", whole_file(path))
