@@ -159,13 +159,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=7)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    logfile = open(args.out / "read_ceiling.txt", "w")
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        logfile.write(line + "\n")
-        logfile.flush()
-
+    log = tsm2_bench.tee(args.out / "read_ceiling.txt")
     device = runtime.device_model()
     timer = tsm2_bench.Timer(device.clock_hz)
     log(f"device: {device.name}")

@@ -81,6 +81,18 @@ class Timer:
         return cupy.cuda.get_elapsed_time(self.start, self.end) / 1e3 / calls
 
 
+def tee(path: Path):
+    """``log(line)``: print the line and append it to ``path`` at once (a run cut short keeps its lines)."""
+    logfile = open(path, "w")
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+        logfile.write(line + "\n")
+        logfile.flush()
+
+    return log
+
+
 def copy_bandwidth(timer: Timer, reps: int) -> float:
     """Bytes read + written per second by a 2 GiB device-to-device copy."""
     nbytes = 2 << 30
@@ -295,13 +307,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="family[:dtype[:small]], e.g. tsm2l or tsm2r:float32:2 (the table keeps other rows)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    logfile = open(args.out / "tsm2_log.txt", "w")
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        logfile.write(line + "\n")
-        logfile.flush()
-
+    log = tee(args.out / "tsm2_log.txt")
     device = runtime.device_model()
     timer = Timer(device.clock_hz)
     copy = copy_bandwidth(timer, args.reps)
