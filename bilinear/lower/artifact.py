@@ -81,15 +81,15 @@ def write_artifacts(
     # coefficient past float32's range leaves that function out, whichever dtype was asked for
     kind = LEAF_KINDS[options.leaf]
     dtypes = [options.dtype, *(d for d in kind.dtypes if d != options.dtype)]
-    built, left_out, refusals = [], [], []
+    built, refusals = [], {}
     for dtype in dtypes:
         try:
             built.append(lower(proven, replace(options, dtype=dtype), per_level))
         except CoefficientOutOfRange as error:
-            left_out.append(f"no {dtype} function: {error.diagnostics[0].message}")
-            refusals.append(error)
+            refusals[dtype] = error
     if not built:
-        raise refusals[0]
+        raise next(iter(refusals.values()))
+    left_out = [f"no {dtype} function: {error.diagnostics[0].message}" for dtype, error in refusals.items()]
     lowered, others = built[0], built[1:]
     source, header = library_source(lowered, others)
     make_folder(out)
