@@ -90,7 +90,8 @@ def run_bl(folder: Path) -> adv.Tally:
 
 
 def _cli_argv(rng: random.Random, folder: Path) -> list[str]:
-    scheme = rng.choice(["algorithms/strassen.bl", "algorithms/msmes.bl", "algorithms/rsmm.bl", str(folder / "missing.bl"),
+    shipped = [str(adv.ALGORITHMS / f"{name}.bl") for name in ("strassen", "msmes", "rsmm")]
+    scheme = rng.choice([*shipped, str(folder / "missing.bl"),
                          str(folder / "loop.bl"), str(folder), "/dev/null", str(folder / "secret")])
     out = rng.choice([str(folder / "out"), str(folder / "file"), "/dev/null", str(folder / "no" / "such" / "x"),
                       str(folder / "linked"), str(folder / "out" / "x.bl"), str(folder / "secret")])
@@ -258,7 +259,9 @@ def test_adversarial_bl_text(tmp_path):
 
 
 def test_adversarial_command_lines(tmp_path, monkeypatch):
-    monkeypatch.chdir(adv.ROOT)
+    # a scratch working folder: `compile` without -o writes build/NAME there (in the repository it had
+    # left build/msmes, which the README's quickstart then refused to overwrite)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("BILINEAR_CACHE", str(tmp_path / "cache"))
     (tmp_path / "cli").mkdir()
     _assert_clean(run_cli(tmp_path / "cli"))
@@ -272,9 +275,9 @@ if __name__ == "__main__":
     import os
     import tempfile
 
-    os.chdir(adv.ROOT)
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
+        os.chdir(base)
         (base / "bl").mkdir()
         (base / "cli").mkdir()
         import os
