@@ -617,3 +617,24 @@ def test_scalars_past_the_floats_are_shown_short(value, shown):
     A = np.ones((2, 2))
     with pytest.raises(ValueError, match=rf"^alpha must be a finite number, not {re.escape(shown)}$"):
         product(A, A, alpha=value)
+
+
+def test_automatic_levels_lower_a_refused_level_once():
+    """A one-level lowering that raised was lowered again on every call (a cached_property caches
+    no exception); the refusal is now kept, and raised as it came."""
+    from bilinear.diagnostics import BilinearError, Diagnostic
+    from bilinear.runtime.auto import AutoProduct
+    from bilinear.runtime.numpy_backend import NumpyBackend
+
+    lowerings = []
+
+    def refuse(levels, leaf):
+        lowerings.append((levels, leaf))
+        raise BilinearError(Diagnostic(f"cannot lower {leaf} at {levels}"))
+
+    product = AutoProduct(refuse, NumpyBackend(), "float64", ("fused",))
+    A = np.ones((4, 4))
+    for _ in range(3):
+        with pytest.raises(BilinearError, match=r"^cannot lower fused at 1$"):
+            product(A, A)
+    assert lowerings == [(1, "fused")]

@@ -60,11 +60,22 @@ class AutoProduct:
             self._products[(levels, leaf)] = CompiledProduct(self._lowered_for(levels, leaf), self.backend)
         return self._products[(levels, leaf)]
 
-    @cached_property
+    @property
     def one_level(self) -> CompiledProduct:
         """The product at one level, with the first leaf that lowers (what a call must accept at every
         size, whichever level the model picks for it), or the library alone where no leaf lowers one
-        level within its limits (the model then picks level 0 at every size)."""
+        level within its limits (the model then picks level 0 at every size).
+
+        Raises:
+            BilinearError, ValueError: the first leaf's refusal, where a leaf is refused for a reason
+                other than its limits (kept: it is not lowered again at the next call).
+        """
+        if isinstance(self._one_level, Exception):
+            raise self._one_level.with_traceback(None)
+        return self._one_level
+
+    @cached_property
+    def _one_level(self) -> CompiledProduct | BilinearError | ValueError:
         refusals = []
         for leaf in self.leaves:
             try:
@@ -73,7 +84,7 @@ class AutoProduct:
                 refusals.append(error)
         if all(isinstance(error, TooLarge) for error in refusals):
             return self._product(0, leaf_alone(self.leaves))
-        raise refusals[0]
+        return refusals[0]
 
     @property
     def writes_inputs(self) -> bool:
