@@ -276,6 +276,23 @@ def test_an_unexpected_character_lists_only_what_the_parser_takes_there(text, li
     assert (error.span.line, error.span.column, error.message) == (line, column, message)
 
 
+@pytest.mark.parametrize("text, line, column, message", [
+    ("algorithm x <1,1,1>:\n  M1 = A11 * B11 5\n  C11 = M1\n",
+     2, 18, "unexpected '5'; expected '*', '+', '-', '/', ';', '[' or the end of the line"),
+    ("algorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1 M1\n",
+     3, 12, "unexpected 'M1'; expected '*', '+', '-', '/', ';', '[' or the end of the line"),
+    # after an index, or a parenthesis, no `[` may follow
+    ("algorithm x <1,1,1>:\n  M1 = A11 * B[1,1] 5\n  C11 = M1\n",
+     2, 21, "unexpected '5'; expected '*', '+', '-', '/', ';' or the end of the line"),
+    ("algorithm x <1,1,1>:\n  M1 = A11 * (B11) 5\n  C11 = M1\n",
+     2, 20, "unexpected '5'; expected '*', '+', '-', '/', ';' or the end of the line"),
+])
+def test_an_unexpected_token_after_a_name_lists_its_index(text, line, column, message):
+    """lark reduces the name before it raises, so its `[` was missing from the list."""
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "typo.bl").value.diagnostics
+    assert (error.span.line, error.span.column, error.message) == (line, column, message)
+
+
 def _located(text: str) -> list[tuple[int, int, str]]:
     errors = pytest.raises(BilinearError, program_from_text, text, "lines.bl").value.diagnostics
     return [(e.span.line, e.span.column, e.message) for e in errors]

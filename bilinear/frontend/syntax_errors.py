@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from lark import Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import Diagnostic
@@ -84,11 +85,19 @@ def _accepted(error: UnexpectedInput) -> set[str]:
     included (`=`, `->` and `)` after a name in an equation); the interactive parser it leaves on the
     error tries each terminal, as `accepts` does for an unexpected token."""
     if isinstance(error, UnexpectedToken):
-        return error.accepts or error.expected
+        return (error.accepts or error.expected) | ({"LSQB"} if _after_a_bare_name(error) else set())
     parser = getattr(error, "interactive_parser", None)  # absent where lark's LALR parser did not raise it
     if parser is not None and (accepted := parser.accepts()):
         return accepted
     return getattr(error, "allowed", None) or getattr(error, "expected", None) or set()
+
+
+def _after_a_bare_name(error: UnexpectedToken) -> bool:
+    """Whether the parser stopped right after a name without an index: lark reduces the name to a
+    `ref` before it raises at the next token, so the ref's `[` is no longer among those it accepts."""
+    parser = getattr(error, "interactive_parser", None)
+    values = parser.parser_state.value_stack if parser is not None else ()
+    return bool(values) and isinstance(values[-1], Tree) and values[-1].data == "ref" and values[-1].children[1] is None
 
 
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
