@@ -446,6 +446,17 @@ def test_an_npz_member_with_a_bad_header_is_named(tmp_path):
     assert _error(path).startswith("scheme 2,2,2 of bad.npz: the .npy header is damaged")
 
 
+@pytest.mark.parametrize("count", [84, 100_000], ids=["small member", "large member"])
+def test_an_npz_member_whose_checksum_fails_is_called_damaged(tmp_path, count):
+    """A CRC failure was reported as a damaged .npy header, or for a member past zipfile's first
+    read as "cannot read": the archive's bytes are damaged, wherever they are."""
+    path = _archive(tmp_path, {"2,2,2.npy": _npy(np.ones(count, dtype=np.int64))})
+    data = bytearray(path.read_bytes())
+    data[data.index(b"\x01\x00\x00\x00\x00\x00\x00\x00") + 1] ^= 0xFF  # an entry, past the header
+    path.write_bytes(bytes(data))
+    assert _error(path) == "scheme 2,2,2 of bad.npz: the archive is damaged (Bad CRC-32 for file '2,2,2.npy')"
+
+
 def test_an_npz_header_declaring_a_huge_array_is_refused_before_reading(tmp_path):
     header = _npy(np.zeros((3, 4, 7), dtype=np.int64))
     stream = io.BytesIO()

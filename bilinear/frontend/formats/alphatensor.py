@@ -92,6 +92,7 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, allow_pickle: 
                 fail(f"{where}: .npy format version {version} is not one NumPy writes", span)
             shape, _fortran, dtype = reader(stream)
         except (*_DAMAGED, TypeError, tokenize.TokenError) as error:  # numpy's header parser tokenizes the text
+            _archive_damaged(error, where, span)
             fail(f"{where}: the .npy header is damaged ({type(error).__name__}: {error})", span)
         if dtype.hasobject:
             if not allow_pickle:
@@ -113,12 +114,20 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, allow_pickle: 
         try:
             return npy.read_array(stream, allow_pickle=allow_pickle)
         except _DAMAGED as error:
+            _archive_damaged(error, where, span)
             fail(f"cannot read {where}: {error}", span)
         except Exception as error:
             if not allow_pickle:
                 raise
             # Unpickling, which the user allowed, can raise anything at all.
             fail(f"cannot unpickle {where}: {type(error).__name__}: {error}", span)
+
+
+def _archive_damaged(error: Exception, where: str, span: Span) -> None:
+    """Refuse a zip-level failure (a checksum, a member's header) as the archive's, not the array's:
+    zipfile checks a member's CRC at its end, inside the first read of a small one."""
+    if isinstance(error, zipfile.BadZipFile):
+        fail(f"{where}: the archive is damaged ({error})", span)
 
 
 def _factor_arrays(raw: np.ndarray, where: str, span: Span) -> list[np.ndarray]:
