@@ -190,3 +190,20 @@ def test_a_wrong_sign_in_a_product_statement_is_pointed_at_that_statement(tmp_pa
     (error,) = [e for entry in bilinear.verify(path).entries for e in entry.errors]
     assert error.message.startswith("C22 ends holding") and error.span.line == 9
     assert error.notes[0] == "`X * B11 -> +C21 +C22` adds M2 to C22 times 1; strassen's C22 has it times -1"
+
+
+# --- a product statement that writes one of its own factors -------------------------------------------
+
+ONE = "algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\n"
+
+
+@pytest.mark.parametrize("statement, temp", [("X = X * B11", "A"), ("X = A11 * X", "B")], ids=["left", "right"])
+def test_a_product_that_overwrites_its_own_factor_is_refused(tmp_path, statement, temp):
+    """`X = X * B11` verified: the fused leaf zeroes its target before it reads the factors
+    (relative error 1.2e-01), and the library called cuBLAS with C the same buffer as A."""
+    text = ONE + f"schedule al for s:\n  temp X: {temp}\n  stage s1: X = {temp}11\n  stage p: {statement}\n  stage s2: C11 += X\n"
+    errors = [e for entry in bilinear.verify(_write(tmp_path, "alias.bl", text)).entries for e in entry.errors]
+    assert [(e.span.line, e.message, e.notes) for e in errors] == [(
+        8, f"`{statement}` writes X, one of its own factors: a product kernel reads its factors while it writes its targets",
+        ("write the product into another buffer (a temp of C's shape)",),
+    )]

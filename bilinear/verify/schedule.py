@@ -60,12 +60,7 @@ def original_c(block: str) -> str:
 
 def kind_of(value: Form) -> str | None:
     """'A', 'B' or 'C' for a buffer value; ``None`` for zero; '?' when it mixes kinds."""
-    kinds = set()
-    for atom in value.names():
-        if "*" in atom or atom.endswith("⁰"):
-            kinds.add("C")
-        else:
-            kinds.add(operand_of(atom))
+    kinds = {"C" if "*" in atom or atom.endswith("⁰") else operand_of(atom) for atom in value.names()}
     if not kinds:
         return None
     return kinds.pop() if len(kinds) == 1 else "?"
@@ -194,6 +189,10 @@ class _Simulation:
             self.write(statement.target, value, stage, statement)
 
     def run_multiply(self, stage: Stage, statement: Multiply) -> None:
+        if own := statement.writes() & frozenset((*statement.left.names(), *statement.right.names())):  # checked on
+            self.error(f"`{statement}` writes {', '.join(sorted(own))}, one of its own factors: a product kernel reads "
+                       "its factors while it writes its targets", statement,  # as if it had not, so no errors follow
+                       "write the product into another buffer (a temp of C's shape)")
         left = self.read(statement.left, stage, statement)
         right = self.read(statement.right, stage, statement)
         if left is None or right is None:
