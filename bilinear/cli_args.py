@@ -30,6 +30,14 @@ def positive(text: str, least: int = 1, most: int | None = None) -> int:
     return value
 
 
+MAX_COUNTED_DIMENSION = 2**40  # past this, the flop counts of a report or a plan leave what a float holds honestly
+
+
+def dimension(text: str) -> int:
+    """An argparse type: a matrix dimension to count or plan for, 1 to MAX_COUNTED_DIMENSION."""
+    return positive(text, most=MAX_COUNTED_DIMENSION)
+
+
 def tries(text: str) -> int:
     """An argparse type: a search count, 0 to :data:`MOST_TRIES`."""
     return positive(text, least=0, most=MOST_TRIES)
@@ -152,7 +160,7 @@ def per_level_schemes(text: str) -> str:
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     """-n and --dtype: the size and element type the report counts bytes for."""
     parser.add_argument(
-        "-n", type=positive, default=8192, metavar="N",
+        "-n", type=dimension, default=8192, metavar="N",
         help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
     )
     parser.add_argument("--dtype", choices=DTYPES, default="float64", help="element type for byte counts (default float64)")

@@ -1221,3 +1221,14 @@ def test_an_integer_scheme_past_int64_is_exported_as_float64_where_exact(tmp_pat
     scheme.write_text(f"table p71 <1,1,1;3>:\n  U: {2**70 + 1} {2**70 + 1} 1\n  V: 1 -1 1\n  W: 1 1 1\n")
     code, _, err = _run(capsys, "export", str(scheme), "--to", "alphatensor", "-o", str(tmp_path / "p71.npz"))
     assert code == 1 and "which a binary floating-point .npz cannot hold exactly" in err
+
+
+@pytest.mark.parametrize("command, fmt", [("verify", "text"), ("verify", "md"), ("compile", None)])
+def test_a_report_size_past_what_a_float_counts_is_a_usage_error(capsys, tmp_path, command, fmt):
+    """`verify -n 1e103` ended in an OverflowError traceback from the report's GFLOP figure."""
+    extra = ["--format", fmt] if fmt else ["-o", str(tmp_path / "out")]
+    code, _, err = _run(capsys, command, STRASSEN, "-n", "1" + "0" * 103, *extra)
+    assert code == 2 and "argument -n: must be at most 1099511627776, not 1000" in err
+    assert not (tmp_path / "out").exists()
+    code, out, _ = _run(capsys, "verify", STRASSEN, "-n", str(2**40))
+    assert code == 0 and "one level at n=1099511627776:" in out

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli_args import add_input_options, load_input, note_unused_definitions, positive
+from ..cli_args import add_input_options, dimension, load_input, note_unused_definitions, positive
 from ..ir import block_name, format_coefficient
 from ..lower.options import OptionError
 from .comm import end_job
@@ -16,14 +16,6 @@ from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
 
 
 MAX_RANKS = 4096  # a plan lists every rank's work; past this it is no longer something to read or prove
-
-
-MAX_PLANNED_DIMENSION = 2**40  # a plan's sizes: past this its flop counts leave what a float holds honestly
-
-
-def _dimension(text: str) -> int:
-    """An argparse type: a matrix dimension to plan, 1 to MAX_PLANNED_DIMENSION."""
-    return positive(text, most=MAX_PLANNED_DIMENSION)
 
 
 def _rank_count(text: str) -> int:
@@ -111,10 +103,10 @@ def add_plan_parser(commands) -> None:
         "symbolically (P is --gpus, 2 unless given). Exits 1 if the proof fails. Needs no GPU and no MPI.",
     )
     add_input_options(plan)
-    plan.add_argument("-n", type=_dimension, default=32768, metavar="N",
+    plan.add_argument("-n", type=dimension, default=32768, metavar="N",
                       help="matrix size (M = K = N unless -m/-k are given; default 32768)")
-    plan.add_argument("-m", type=_dimension, default=None, metavar="M", help="rows of A and C")
-    plan.add_argument("-k", type=_dimension, default=None, metavar="K", help="columns of A, rows of B")
+    plan.add_argument("-m", type=dimension, default=None, metavar="M", help="rows of A and C")
+    plan.add_argument("-k", type=dimension, default=None, metavar="K", help="columns of A, rows of B")
     plan.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="for byte counts")
     plan.add_argument("--format", choices=("text", "json"), default="text")
     add_distribution_options(plan)
