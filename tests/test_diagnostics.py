@@ -408,13 +408,24 @@ def test_a_product_with_a_zero_factor_is_located_at_its_own_line():
     assert (error.span.line, error.span.column, error.message) == (2, 3, "product M1 has a zero factor")
 
 
-def test_a_chain_of_named_sums_too_deep_to_check_is_an_error_not_a_crash():
-    depth = 1000
-    chain = "".join(f"  S{i} = S{i - 1} + A11\n" for i in range(depth, 1, -1))
-    text = f"algorithm x <1,1,1>:\n{chain}  S1 = A11\n  M1 = S{depth} * B11\n  C11 = M1\n"
-    (error,) = pytest.raises(BilinearError, program_from_text, text, "deep.bl").value.diagnostics
-    assert (error.span.line, error.span.column) == (1, 1)
-    assert error.message == "algorithm x nests its named sums too deeply to check (a chain of hundreds of sums)"
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_a_chain_of_thousands_of_named_sums_verifies(order):
+    """A chain of 1000 was refused ("nests its named sums too deeply to check"): the kinds and the
+    zero-factor test recursed once per sum.  Straight-line programs are that deep."""
+    depth = 3000
+    chain = [f"  S{i} = S{i - 1} + A11 - A11\n" for i in range(2, depth + 1)]
+    chain = "".join(chain if order == "forward" else chain[::-1])
+    text = f"algorithm x <1,1,1>:\n  S1 = A11\n{chain}  M1 = S{depth} * B11\n  C11 = M1\n"
+    assert bilinear.verify(program_from_text(text, "deep.bl")).ok
+
+
+def test_a_cycle_of_thousands_of_named_sums_is_an_error_not_a_crash():
+    depth = 3000
+    cycle = "".join(f"  S{i} = S{i % depth + 1} + A11\n" for i in range(1, depth + 1))
+    text = f"algorithm x <1,1,1>:\n{cycle}  M1 = S1 * B11\n  C11 = M1\n"
+    errors = pytest.raises(BilinearError, program_from_text, text, "deep.bl").value.diagnostics
+    assert errors[0].message in ("algorithm x nests its named sums too deeply to check (a chain of hundreds of sums)",
+                                 "S1 is defined in terms of itself")
 
 
 STRASSEN_TABLE = """\

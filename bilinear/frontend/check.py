@@ -16,6 +16,7 @@ Algorithms written as equations are checked here; tables in
 from __future__ import annotations
 
 from ..ir import Algorithm, Form, Output, Shape, Span, operand_of, parse_block
+from ..verify.expand import Expansion
 from .check_schedule import build_schedule
 from .check_table import build_table
 from .findings import Findings, check_block, misnamed_block, suggest
@@ -108,9 +109,29 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
             return "?"
         return distinct.pop() if distinct else "?"
 
-    for entry in raw.sums:
-        kind_of(entry.name, entry.span)
+    for name in _in_dependency_order(forms):  # each sum's sums first, so kind_of never recurses deep
+        kind_of(name, forms[name].span)
     return kinds
+
+
+def _in_dependency_order(forms: dict[str, Form]) -> list[str]:
+    """The named sums, each after the sums it reads (a cycle's order is its own), in the order a
+    depth-first walk from each in turn meets them: a chain of any length takes no recursion."""
+    order: list[str] = []
+    placed: set[str] = set()
+    for start in forms:
+        stack = [(start, False)]
+        while stack:
+            name, leaving = stack.pop()
+            if leaving:
+                order.append(name)
+                continue
+            if name in placed:
+                continue
+            placed.add(name)
+            stack.append((name, True))
+            stack.extend((term, False) for term in reversed(forms[name].form.names()) if term in forms)
+    return order
 
 
 _KIND_WORDS = {"A": "A side", "B": "B side", "M": "products", "C": "output", "?": "unknown"}
@@ -161,28 +182,17 @@ def _names_zero_sum(form: Form, raw: RawAlgorithm) -> bool:
 
 
 def _sum_expander(raw: RawAlgorithm):
-    """A test whether a form that names sums expands to zero (False past a cycle or for forms of blocks only)."""
-    sums = {s.name: s.form for s in raw.sums}
-    memo: dict[str, dict | None] = {}
-
-    def expand(form: Form, visiting: frozenset = frozenset()) -> dict | None:
-        total: dict = {}
-        for name, coef in form.terms:
-            if name not in sums:
-                total[name] = total.get(name, 0) + coef
-                continue
-            if name in visiting:
-                return None
-            if name not in memo:
-                memo[name] = expand(sums[name], visiting | {name})
-            if memo[name] is None:
-                return None
-            for atom, inner in memo[name].items():
-                total[atom] = total.get(atom, 0) + coef * inner
-        return {atom: coef for atom, coef in total.items() if coef}
+    """A test whether a form that names sums expands to zero (False past a cycle, which the kinds
+    report, or for forms of blocks only).  The raw algorithm's sums are all Expansion reads."""
+    expansion = Expansion(raw)
 
     def is_zero(form: Form) -> bool:
-        return any(name in sums for name in form.names()) and expand(form) == {}
+        if not any(name in expansion._sums for name in form.names()):
+            return False
+        try:
+            return expansion.form(form).is_zero()
+        except ValueError:  # a named sum that depends on itself
+            return False
 
     return is_zero
 
