@@ -207,3 +207,47 @@ def test_a_product_that_overwrites_its_own_factor_is_refused(tmp_path, statement
         8, f"`{statement}` writes X, one of its own factors: a product kernel reads its factors while it writes its targets",
         ("write the product into another buffer (a temp of C's shape)",),
     )]
+
+
+# --- a failed allocation inside a call leaves A, B and C as they were ------------------------------
+
+
+def _out_of_memory(*_):
+    raise MemoryError("simulated: out of device memory")
+
+
+@pytest.mark.parametrize("scheme, options, shape", [
+    ("msmes", {"levels": 2, "breadth": 1}, (16, 16, 16)),  # in place above breadth-first levels
+    ("msmes", {"levels": 3, "breadth": 1}, (36, 20, 28)),  # ... with peeled strips at every level
+    ("winograd", {"levels": 1}, (9, 8, 8)),  # C scaled by beta before the workspace was allocated
+    ("winograd", {"levels": 2, "breadth": 2}, (9, 8, 8)),  # a peeled row written before the runner's buffers
+], ids=["msmes over breadth-first", "msmes odd", "depth-first beta", "breadth-first peeled row"])
+def test_a_failed_allocation_changes_nothing(scheme, options, shape):
+    """The leaves' workspace was allocated on first use: after MSMES's first stages had overwritten
+    A and B (changed by order 1), or after C had been scaled by beta."""
+    product = bilinear.compile(scheme, backend="numpy", **options)
+    product.backend.empty = _out_of_memory
+    M, K, N = shape
+    rng = np.random.default_rng(6)
+    A, B, C = rng.standard_normal((M, K)), rng.standard_normal((K, N)), rng.standard_normal((M, N))
+    before = (A.copy(), B.copy(), C.copy())
+    with pytest.raises(MemoryError):
+        product(A, B, out=C, beta=3.0)
+    for array, kept in zip((A, B, C), before):
+        np.testing.assert_array_equal(array, kept)
+
+
+@pytest.mark.gpu
+def test_a_failed_ozaki_workspace_allocation_leaves_a_and_b_as_they_were(monkeypatch):
+    import cupy
+
+    from bilinear.runtime.ozaki_cuda import CudaOzaki
+
+    product = bilinear.compile("msmes", levels=1, leaf="ozaki", backend="cupy")
+    monkeypatch.setattr(CudaOzaki, "_buffer", _out_of_memory)
+    rng = np.random.default_rng(8)
+    A, B = (cupy.asarray(rng.standard_normal((256, 256))) for _ in range(2))
+    before = (A.copy(), B.copy())
+    with pytest.raises(MemoryError):
+        product(A, B)
+    assert all(bool((x == y).all()) for x, y in zip((A, B), before))

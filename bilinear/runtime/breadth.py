@@ -25,7 +25,8 @@ class BreadthFirstRunner:
         # "batched": one strided-batched library call.  Library leaves only: another leaf kind
         # (Ozaki) reuses its workspace from call to call, so its leaves run one after another.
         self.launch = launch if self.gemm == backend.gemm else "serial"
-        self.workspace: dict[tuple[int, int, int], tuple[View, View, View]] = {}
+        self.workspace: dict[tuple[int, int, int], tuple[View, View, View]] = {}  # views of _buffer, by leaf size
+        self._buffer: View | None = None
 
     def runs(self, M: int, K: int, N: int) -> bool:
         """Whether an M×K×N product splits: its leaf blocks are at least ``cutoff`` each way."""
@@ -36,16 +37,45 @@ class BreadthFirstRunner:
         return self.plan.workspace_elements(M, K, N) * itemsize if self.runs(M, K, N) else 0
 
     def _buffers(self, m: int, k: int, n: int) -> tuple[View, View, View]:
-        """The workspace for leaves of this size: the last call's when the size repeats, else new
-        (the old released first, so one product called at many sizes holds one workspace)."""
+        """The workspace for leaves of this size: views of one buffer, which grows to the largest
+        size of a call (reserved before it writes anything) and is kept for the next (one product
+        called at many sizes holds one; a new shape releases it first, see Executor.run)."""
         if (m, k, n) not in self.workspace:
-            rank, dtype = self.plan.rank, self.plan.dtype
-            self.workspace.clear()
+            rank = self.plan.rank
+            counts = [rank * rows * cols for rows, cols in ((m, k), (k, n), (m, n))]
+            if self._buffer is None or self._buffer.size < sum(counts):
+                size = max(sum(counts), 0 if self._buffer is None else self._buffer.size)
+                self.release()  # the old one first
+                self._buffer = self.backend.empty(size, 1, self.plan.dtype).reshape(-1)
+            starts = (0, counts[0], counts[0] + counts[1])
             self.workspace[(m, k, n)] = tuple(
-                self.backend.empty(rank * rows, cols, dtype).reshape(rank, rows, cols)
-                for rows, cols in ((m, k), (k, n), (m, n))
+                self._buffer[start : start + count].reshape(rank, rows, cols)
+                for start, count, (rows, cols) in zip(starts, counts, ((m, k), (k, n), (m, n)))
             )
         return self.workspace[(m, k, n)]
+
+    def reserve(self, M: int, K: int, N: int) -> None:
+        """Allocate now what an M×K×N call allocates: the split buffers, and the leaf GEMM's own for
+        the leaves and the strips an odd size peels off."""
+        inner = getattr(self.gemm, "reserve", lambda m, k, n: None)
+        if not self.runs(M, K, N):
+            inner(M, K, N)
+            return
+        Mm, Km, Nm = self.plan.main_dims(M, K, N)
+        leaves = self.plan.leaf_dims(Mm, Km, Nm)
+        self._buffers(*leaves)
+        for dims in ((M - Mm, K, N), (Mm, K, N - Nm), (Mm, K - Km, Nm), leaves):
+            if min(dims) > 0:
+                inner(*dims)
+
+    def release(self) -> None:
+        """Drop the workspace (the next call allocates it anew); a captured graph keeps its views."""
+        self.workspace.clear()
+        self._buffer = None
+
+    @property
+    def held_bytes(self) -> int:
+        return 0 if self._buffer is None else self._buffer.nbytes
 
     def __call__(self, a: View, b: View, c: View, alpha: float, beta: float) -> None:
         M, K, N = a.shape[0], a.shape[1], b.shape[1]

@@ -161,18 +161,15 @@ class CompiledProduct:
         with self._calling:  # not under another thread's call
             for executor in self.executors:
                 executor.workspace = {}
-                if executor.breadth is not None:
-                    executor.breadth.workspace.clear()
                 executor.release_leaf()
 
     def held_workspace_bytes(self) -> int:
         """Device bytes of workspace kept from the last calls (what :meth:`release_workspace` frees)."""
         total = 0
         for executor in self.executors:
-            views = list(executor.workspace.values())
-            if executor.breadth is not None:
-                views += [view for views_of_size in executor.breadth.workspace.values() for view in views_of_size]
-            total += sum(view.nbytes for view in views) + sum(buffer.nbytes for buffer in executor.leaf_buffers())
+            total += sum(view.nbytes for view in executor.workspace.values())
+            total += executor.breadth.held_bytes if executor.breadth is not None else 0
+            total += sum(buffer.nbytes for buffer in executor.leaf_buffers())
         return total
 
     def breadth_levels(self, M: int, K: int, N: int) -> int:

@@ -22,7 +22,7 @@ from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_byte
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
 from .views import spans_meet
-from .leaf_kinds import leaf_gemm, leaf_workspace_bytes
+from .leaf_kinds import leaf_gemm, leaf_shapes, leaf_workspace_bytes
 
 
 @dataclass(frozen=True)
@@ -93,16 +93,19 @@ class Executor:
             # workspace does, so the leaves of this shape size it anew.  Never within a call.
             self.release_leaf()
             self._last_dims = dims
+        # Everything the call allocates, before anything is written: a failed allocation (out of
+        # device memory) then leaves A, B and C as they were, an in-place schedule's A and B too.
+        self.workspace = self._allocate_workspace(*dims)
+        self._reserve_leaves(*dims)
         if not self.lowered.levels and self.options.leaf != "fused":
             self.gemm(A, B, C, alpha, beta)  # no depth-first level: the leaf takes beta itself
             return
         # beta is 0 where the schedule overwrites (CompiledProduct); where C starts at zero, an
         # accumulating one runs its from-zero plan, and C needs no zeroing
-        overwrites, _ = top_modes(self.lowered, *_dims(A, B), beta)
+        overwrites, _ = top_modes(self.lowered, *dims, beta)
         if not overwrites and beta != 1:
             self.backend.scale(C, beta)
         self.alpha = alpha
-        self.workspace = self._allocate_workspace(*_dims(A, B))
         self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
@@ -110,8 +113,17 @@ class Executor:
         return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
 
     def release_leaf(self) -> None:
-        """Let the leaf GEMM's kept buffer go (the Ozaki leaf's workspace; other leaves keep none)."""
-        getattr(self.leaf, "release", lambda: None)()
+        """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace;
+        library leaves keep none)."""
+        for gemm in (self.breadth, self.leaf):
+            getattr(gemm, "release", lambda: None)()
+
+    def _reserve_leaves(self, M: int, K: int, N: int) -> None:
+        """Allocate now the buffers the leaf GEMMs of an M×K×N call take on first use (of every
+        strip and leaf shape: they grow to the largest, and a call then allocates none)."""
+        if (reserve := getattr(self.gemm, "reserve", None)) is not None:
+            for dims in leaf_shapes(self.lowered, M, K, N):
+                reserve(*dims)
 
     def leaf_buffers(self) -> tuple:
         """Device buffers the leaf GEMM keeps between calls (the Ozaki leaf's workspace), which a

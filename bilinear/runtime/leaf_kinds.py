@@ -4,6 +4,7 @@ single-view leaf kind runs, and the workspace it needs beyond the schedule's."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from typing import Callable
 
 from ..lower.options import LEAF_KINDS, Options
@@ -23,20 +24,22 @@ def leaf_gemm(options: Options, backend: Backend) -> Gemm:
     return getattr(importlib.import_module(module), name)(backend, options)
 
 
+def leaf_shapes(lowered: Lowered, M: int, K: int, N: int) -> Iterator[tuple[int, int, int]]:
+    """Every shape of leaf GEMM an M×K×N product runs: the strips each depth-first level peels
+    off an odd size, then the leaves at the bottom."""
+    level = 0
+    while level < len(lowered.levels) and recurses(lowered.levels[level], lowered.options, M, K, N):
+        shape = lowered.levels[level].algorithm.shape
+        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
+        yield from (dims for dims in ((M - Mm, K, N), (Mm, K, N - Nm), (Mm, K - Km, Nm)) if min(dims) > 0)
+        M, K, N = M // shape.m, K // shape.k, N // shape.n
+        level += 1
+    yield M, K, N
+
+
 def leaf_workspace_bytes(lowered: Lowered, gemm: Gemm, M: int, K: int, N: int) -> int:
     """The most device bytes one leaf GEMM of an M×K×N product takes (a GEMM object reports
     them through ``workspace_bytes(m, k, n)``; library GEMMs take none we allocate): the largest
     over the peeled strips of every level and the leaves at the bottom."""
     bytes_for = getattr(gemm, "workspace_bytes", None)
-    if bytes_for is None:
-        return 0
-    largest, level = 0, 0
-    while level < len(lowered.levels) and recurses(lowered.levels[level], lowered.options, M, K, N):
-        shape = lowered.levels[level].algorithm.shape
-        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
-        for dims in ((M - Mm, K, N), (Mm, K, N - Nm), (Mm, K - Km, Nm)):
-            if min(dims) > 0:
-                largest = max(largest, bytes_for(*dims))
-        M, K, N = M // shape.m, K // shape.k, N // shape.n
-        level += 1
-    return max(largest, bytes_for(M, K, N))
+    return 0 if bytes_for is None else max(bytes_for(*dims) for dims in leaf_shapes(lowered, M, K, N))

@@ -344,6 +344,11 @@ class OzakiLeaf:
         self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group, scaling=self.scaling,
                        residue_levels=levels)
 
+    def reserve(self, m: int, k: int, n: int) -> None:
+        """Allocate now the workspace an m×k×n leaf takes (it grows, as its calls grow it)."""
+        if self.cuda is not None and min(m, k, n) > 0:
+            self.cuda._buffer(self.workspace_bytes(m, k, n))
+
     def buffers(self) -> tuple:
         """The device buffer its calls write (a captured graph holds it)."""
         return () if self.cuda is None or self.cuda.workspace is None else (self.cuda.workspace,)
