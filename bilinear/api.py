@@ -23,13 +23,18 @@ from .verify.ring_modular import ModularScheme
 from .verify.rings import check_inexact
 
 
+def true_or_false(value: object, name: str) -> bool:
+    """A flag: a bool (NumPy's too), never another truthy value such as the string "False"."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, not {reprlib.repr(value)}")
+    return bool(value)
+
+
 def _read(
     path: Path, format: str | None, shape: str | None, key: str | None, allow_pickle: bool, modulus: int | None = None
 ) -> Scheme | Program:
     """A .bl file as a Program, or the scheme a catalogue file holds."""
-    if not isinstance(allow_pickle, (bool, np.bool_)):  # "False" is true: the gate on running a file's code opened
-        raise ValueError(f"allow_pickle must be True or False, not {reprlib.repr(allow_pickle)}")
-    allow_pickle = bool(allow_pickle)
+    allow_pickle = true_or_false(allow_pickle, "allow_pickle")  # "False" is true: the gate on running a file's code opened
     shape, key, modulus = _dims_text(shape, "shape"), _dims_text(key, "key"), _whole(modulus, "modulus")
     _check_shape_option(shape)
     format = format or detect_format(path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .api import compile
+from .api import compile, true_or_false
 from .runtime import prepared_calls
 
 
@@ -55,7 +55,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
             table measured it faster than cuBLAS (``dispatch.in_place_levels``;
-            with NumPy matrices: always, where A, B and out are row-major);
+            with NumPy matrices: always, where A, B and out are row-major and
+            A and B writable);
             elsewhere the product is as without it.
             It overwrites A and B while it runs and restores them only up to
             rounding, since (a+b)-b need not equal a: measured on the H100 at
@@ -66,6 +67,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         ValueError: for arrays of the wrong kind, dtype, shape or layout, and
             for alpha or beta that are not real numbers.
     """
+    inplace = true_or_false(inplace, "inplace")  # "False" had run MSMES
     # A prepared call never runs MSMES: with inplace, only where the table keeps it out
     done = None if inplace and _may_run_in_place(A, B) else prepared_calls.issue(A, B, out, alpha, beta)
     if done is not None:
@@ -216,9 +218,12 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
         out = np.zeros((A.shape[0], B.shape[1]), dtype=A.dtype)
     elif not isinstance(out, np.ndarray) or out.shape != (A.shape[0], B.shape[1]) or out.dtype != A.dtype:
         raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix")
+    elif not out.flags.writeable:
+        raise ValueError("out is read-only; bilinear writes the product into it")
     else:
         check_out_apart(out, A, B)
-    if inplace and all(is_row_major(x) for x in (A, B, out)):  # MSMES slices blocks out of each
+    # MSMES slices blocks out of each, and overwrites A and B while it runs
+    if inplace and all(is_row_major(x) for x in (A, B, out)) and A.flags.writeable and B.flags.writeable:
         return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
     if alpha == 0:  # as BLAS: A and B are not read, so a NaN in them reaches nothing
         out[...] = beta * out if beta else 0

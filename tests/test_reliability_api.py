@@ -47,6 +47,30 @@ def test_matmul_inplace_allows_msmes_and_multiplies_other_layouts_as_without_it(
     assert np.allclose(bilinear.matmul(A, B, inplace=True), A @ B, rtol=1e-13, atol=1e-13)
 
 
+def test_matmul_inplace_multiplies_read_only_inputs_as_without_it():
+    """A read-only A was refused ("A is read-only; msmes is in place"), where inplace only allows MSMES."""
+    A, B, _ = random_inputs(np, 48, 40, 32, "float64", seed=9)
+    A.flags.writeable = False
+    assert np.array_equal(bilinear.matmul(A, B, inplace=True), bilinear.matmul(A, B))
+
+
+@pytest.mark.parametrize("inplace", ["False", 0, None, [True]])
+def test_matmul_inplace_must_be_true_or_false(inplace):
+    """inplace="False" ran MSMES: A and B came back changed in their last bits."""
+    A, B, _ = random_inputs(np, 8, 8, 8, "float64", seed=3)
+    with pytest.raises(ValueError, match=r"^inplace must be True or False, not "):
+        bilinear.matmul(A, B, inplace=inplace)
+    assert bilinear.matmul(A, B, inplace=np.bool_(False)) is not None
+
+
+def test_matmul_on_numpy_refuses_a_read_only_out_first():
+    """It computed A@B, then NumPy said "assignment destination is read-only"."""
+    A, B, C = random_inputs(np, 8, 8, 8, "float64", seed=3)
+    C.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^out is read-only; bilinear writes the product into it$"):
+        bilinear.matmul(A, B, out=C)
+
+
 def test_matmul_inplace_is_opt_in_and_restores_up_to_rounding():
     A, B, _ = random_inputs(np, 64, 64, 64, "float64", seed=5)
     A0, B0 = A.copy(), B.copy()
@@ -191,7 +215,7 @@ def test_read_only_inputs_of_an_in_place_schedule_and_a_read_only_out_are_refuse
     with pytest.raises(ValueError, match=r"^out is read-only; bilinear writes the product into it$"):
         bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")(A, B, out=_read_only(C))
     with pytest.raises(ValueError, match="read-only"):
-        bilinear.matmul(_read_only(A), B, inplace=True)
+        bilinear.matmul(A, B, out=_read_only(C), inplace=True)
 
 
 @pytest.mark.parametrize("levels", [1, "auto"])
