@@ -266,7 +266,8 @@ def _plain_options(dtype, levels, per_level) -> tuple:
         levels = int(levels)
     if per_level is not None:
         names = tuple(per_level) if isinstance(per_level, Iterable) and not isinstance(per_level, (str, Mapping)) else None
-        if names is None or not all(isinstance(name, str) for name in names):  # an iterator read once, here
+        # an iterator read once, here; () had been taken as not given
+        if not names or not all(isinstance(name, str) for name in names):
             raise ValueError(f"per_level takes one definition name per level, such as ('msmes', 'strassen'), not "
                              f"{reprlib.repr(per_level)}")
         per_level = names

@@ -589,9 +589,9 @@ def test_per_level_may_be_an_iterator():
     assert product.lowered.levels[1].schedule.name != "msmes"
 
 
-@pytest.mark.parametrize("per_level", [5, {"msmes": 1, "strassen": 2}, ("msmes", 3)])
+@pytest.mark.parametrize("per_level", [5, {"msmes": 1, "strassen": 2}, ("msmes", 3), (), iter([])])
 def test_per_level_must_be_a_sequence_of_names(per_level):
-    """per_level=5 was "'int' object is not iterable"; a dict was taken as its keys."""
+    """per_level=5 was "'int' object is not iterable"; a dict was taken as its keys; () was ignored."""
     with pytest.raises(ValueError, match=r"^per_level takes one definition name per level, such as \('msmes', 'strassen'\)"):
         bilinear.compile(ROOT / "algorithms" / "msmes.bl", backend="numpy", per_level=per_level)
 
