@@ -1144,6 +1144,17 @@ def test_alpha_and_beta_that_carry_the_product_past_the_range_are_refused(capsys
     assert code == 1 and "alpha 1 and beta -1e+308 may carry this run's product past float64's range" in err
 
 
+@pytest.mark.parametrize("dtype, alpha", [("float64", "1e-315"), ("float32", "1e-40")])
+def test_alpha_that_brings_the_product_below_the_normal_range_is_refused(capsys, dtype, alpha):
+    """A correct product "EXCEEDS THE BOUND": on the subnormal grid the rounding is coarser than
+    the bound's unit roundoff (relative error 4.5e-11 against a bound of 1.3e-14)."""
+    code, _, err = _run(capsys, "run", "strassen", "-n", "64", "--dtype", dtype, "--alpha", alpha, "--backend", "numpy")
+    assert code == 1 and f"may bring this run's product below {dtype}'s normal range" in err
+    code, out, _ = _run(capsys, "run", "strassen", "-n", "64", "--dtype", dtype, "--alpha", "1e-250" if dtype == "float64" else "1e-25",
+                        "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "EXCEEDS" not in out
+
+
 def test_a_large_beta_times_without_numpy_warnings(capsys):
     """Each timed call adds beta·out again: out overflowed, and NumPy's RuntimeWarnings quoted our source."""
     import warnings

@@ -168,12 +168,19 @@ def _largest(X) -> float:
 
 
 def _check_in_range(A, B, C, alpha: float, beta: float, dtype: str) -> None:
-    """Refuse alpha and beta whose product with this run's data may pass ``dtype``'s range: it would
-    come out as inf or NaN and read as an accuracy failure (bounded by |α|·k·max|A|·max|B| + |β|·max|C|)."""
+    """Refuse alpha and beta whose product with this run's data may pass ``dtype``'s range (it would
+    come out as inf or NaN) or fall below its normal range: either reads as an accuracy failure
+    (bounded by |α|·k·max|A|·max|B| + |β|·max|C|)."""
     bound = abs(alpha) * A.shape[1] * _largest(A) * _largest(B) + abs(beta) * _largest(C)
+    described = f"(|alpha|·k·max|A|·max|B| + |beta|·max|C| = {bound:.3g})"
     if bound > float(np.finfo(dtype).max):
         raise ValueError(f"alpha {alpha:.9g} and beta {beta:.9g} may carry this run's product past {dtype}'s range "
-                         f"(|alpha|·k·max|A|·max|B| + |beta|·max|C| = {bound:.3g}); choose smaller ones")
+                         f"{described}; choose smaller ones")
+    # below tiny/eps the spacing of the subnormals passes eps relative to the result, and a correct
+    # product reads as past its error bound
+    if 0 < bound < float(np.finfo(dtype).tiny / np.finfo(dtype).eps):
+        raise ValueError(f"alpha {alpha:.9g} and beta {beta:.9g} may bring this run's product below {dtype}'s normal "
+                         f"range {described}, where its rounding is coarser than the error bound assumes; choose larger ones")
 
 
 def run_once(
