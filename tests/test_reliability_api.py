@@ -662,3 +662,22 @@ def test_automatic_levels_lower_a_refused_level_once():
         with pytest.raises(BilinearError, match=r"^cannot lower fused at 1$"):
             product(A, A)
     assert lowerings == [(1, "fused")]
+
+
+def test_automatic_levels_answer_what_a_compiled_product_answers():
+    """release_workspace, held_workspace_bytes, capture, restores_inputs and overwrites_c were
+    missing (AttributeError): code written for a compiled product broke on levels="auto"."""
+    product = bilinear.compile("rsmm", levels="auto", backend="numpy")
+    one = bilinear.compile("rsmm", levels=1, backend="numpy")
+    assert (product.overwrites_c, product.restores_inputs, product.writes_inputs) == (
+        one.overwrites_c, one.restores_inputs, one.writes_inputs) == (True, True, False)
+    assert bilinear.compile("msmes", levels="auto", backend="numpy").restores_inputs
+    A, B, _ = random_inputs(np, 64, 64, 64, "float64", seed=2)
+    product(A, B)
+    assert product.held_workspace_bytes() == sum(p.held_workspace_bytes() for p in product._products.values())
+    product.release_workspace()
+    assert product.held_workspace_bytes() == 0
+    with pytest.raises(ValueError, match="beta must be 0"):
+        product.capture(A, B, np.zeros((64, 64)), beta=1.0)
+    with pytest.raises(ValueError, match=r"^graphs capture CUDA launches; compile with backend='cupy' to capture$"):
+        product.capture(A, B, np.zeros((64, 64)))

@@ -86,9 +86,31 @@ class AutoProduct:
             return self._product(0, leaf_alone(self.leaves))
         return refusals[0]
 
+    # What a call must accept at every size is the one-level product's (see one_level).
     @property
     def writes_inputs(self) -> bool:
         return self.one_level.writes_inputs
+
+    @property
+    def overwrites_c(self) -> bool:
+        return self.one_level.overwrites_c
+
+    @property
+    def restores_inputs(self) -> bool:
+        return self.one_level.restores_inputs
+
+    def release_workspace(self) -> None:
+        """Drop the workspace every chosen product kept from its last call."""
+        for product in self._products.values():
+            product.release_workspace()
+
+    def held_workspace_bytes(self) -> int:
+        return sum(product.held_workspace_bytes() for product in self._products.values())
+
+    def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
+        """The product chosen for this shape, captured as a CUDA graph (see :meth:`CompiledProduct.capture`)."""
+        A, B = self._checked(A, B, beta)
+        return self.product_for(A.shape[0], A.shape[1], B.shape[1]).capture(A, B, out, alpha=alpha, beta=beta)
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
         check_sizes(M, K, N)
@@ -100,10 +122,15 @@ class AutoProduct:
         Raises:
             ValueError: as :class:`CompiledProduct` does, at every size alike.
         """
-        one = self.one_level
-        A, B = one._as_array(A, "A"), one._as_array(B, "B")  # DLPack objects too
-        one.refuse_at_every_size(A, B, real_scalar(beta, "beta"))
+        A, B = self._checked(A, B, beta)
         return self.product_for(A.shape[0], A.shape[1], B.shape[1])(A, B, out=out, alpha=alpha, beta=beta)
+
+    def _checked(self, A: Any, B: Any, beta: float) -> tuple[Any, Any]:
+        """A and B as arrays (DLPack objects too), refused where one level refuses them at any size."""
+        one = self.one_level
+        A, B = one._as_array(A, "A"), one._as_array(B, "B")
+        one.refuse_at_every_size(A, B, real_scalar(beta, "beta"))
+        return A, B
 
     def __repr__(self) -> str:
         return f"<bilinear auto: {len(self.choices)} shape(s) chosen, {self.backend.name}>"
