@@ -63,6 +63,19 @@ given = C if rank == 1 else None
 case("beta with out on rank 1 only", lambda: whole(A0, B0, out=given, beta=1.0))
 
 case("alpha NaN", lambda: whole(A0, B0, alpha=float("nan")))
+C = C0.copy()
+case("beta NaN", lambda: whole(A0, B0, out=C, beta=float("nan")), out=C)  # it ran: NaN everywhere
+C = C0.copy()
+case("beta a string on rank 1", lambda: whole(A0, B0, out=C, beta="2" if rank else 2.0), out=C)  # rank 1 waited
+from fractions import Fraction
+C = C0.copy()
+case("beta a Fraction", lambda: whole(A0, B0, out=C, beta=Fraction(1, 2)))  # a TypeError on rank 0; rank 1 waited
+if rank == 0:
+    say(f"beta a Fraction computed {{'right' if np.allclose(C, A0 @ B0 + C0 / 2) else 'wrong'}}")
+wide = np.zeros((16, 12), dtype=[(f"field{{i}}", "f8") for i in range(30)])
+case("a structured dtype on rank 1", lambda: whole(wide if rank else A0, B0))  # too long to send: rank 0 waited
+vector = rng.standard_normal(12)
+case("a column vector view", lambda: whole(A0, vector[:, None]))  # "must be row-major (C-contiguous ...)"
 
 C = C0.copy()
 case("Fortran-ordered A", lambda: whole(np.asfortranarray(A0), B0, out=C, beta=2.0), out=C)
@@ -108,6 +121,9 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
     outcomes = {name: text.rsplit(" (", 1)[0] for name, text in said.items()}
     # cut to fit the exchange, said on every rank (it had failed to send, and rank 0 waited)
     failure = outcomes.pop("a long non-ASCII failure on rank 1")
+    assert outcomes.pop("a structured dtype on rank 1").startswith(
+        "refused: A and B must have one dtype on every rank that holds them, not [('field0', '<f8'), ")
+    assert "beta a Fraction computed right" in done.stdout
     assert failure.startswith("refused: rank 1 failed: RuntimeError: ≠≠≠") and set(failure[38:]) == {"≠"}
     assert outcomes == {
         # rank 1's alpha had been applied to its products alone: C off by 13
@@ -125,8 +141,11 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         "beta with out on rank 1 only": "refused: rank 0: beta ≠ 0 needs out (the C to accumulate into) on every "
                                         "rank that gets C",  # β·C was dropped
         # "malformed node or string" on every rank; then it ran (NaN everywhere); now refused alike
-        "alpha NaN": "refused: rank 0 failed: ValueError: alpha must be a finite number, not nan; rank 1 failed: "
-                     "ValueError: alpha must be a finite number, not nan",
+        "alpha NaN": "refused: alpha must be a finite number, not nan",  # refused by the local products, now before
+        "beta NaN": "refused: beta must be a finite number, not nan out kept",
+        "beta a string on rank 1": "refused: beta must be a real number, not str '2' out kept",
+        "beta a Fraction": "ran",
+        "a column vector view": "ran",
         # C was scaled by beta before the local product refused the layout
         "Fortran-ordered A": "refused: A, B and out must be row-major matrices (C-contiguous, or row slices of one) "
                              "on every rank out kept",

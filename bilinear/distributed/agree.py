@@ -12,17 +12,30 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..runtime.views import is_row_major, overlaps
-from .comm import DistributedError
+import numpy as np
+
+from ..runtime.compiled import real_scalar
+from ..runtime.views import is_row_major, overlaps, with_line_strides
+from .comm import DistributedError, short
 from .layout import block_shape, global_shape
 
 
-def _scalar(value: Any) -> str:
-    """A scalar as exact text every rank can compare (NaN equals NaN here); its repr if not a number."""
+_TEXT_BYTES = 60  # each text a rank sends: its facts must fit the exchange's 512 bytes
+
+
+def _scalar(value: Any, name: str) -> str:
+    """A scalar as exact text every rank can compare, or why the one-device product refuses it
+    (not a finite real number), which every rank then says."""
     try:
-        return float(value).hex()
-    except (TypeError, ValueError, OverflowError):
-        return f"not a number: {value!r}"[:60]
+        return real_scalar(value, name).hex()
+    except ValueError as error:
+        return short(str(error), _TEXT_BYTES)
+
+
+def line_strided(x: Any, xp: Any) -> Any:
+    """A one-row or one-column matrix with the strides the one-device product gives it
+    (``v[:, None]`` has a column stride of 0); anything else as it came, to be judged."""
+    return with_line_strides(x, np if isinstance(x, np.ndarray) else xp) if is_matrix(x) else x
 
 
 def is_matrix(x: Any) -> bool:
@@ -36,19 +49,19 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: tuple) -> tu
     options = hashlib.sha256(repr(options).encode()).hexdigest()[:16]
 
     def shape(x):
-        return None if x is None else tuple(x.shape) if is_matrix(x) else f"not a matrix: {type(x).__name__}"
+        return None if x is None else tuple(x.shape) if is_matrix(x) else short(f"not a matrix: {type(x).__name__}", _TEXT_BYTES)
 
-    def dtype(x):
-        return None if x is None or not is_matrix(x) else str(x.dtype)
+    def dtype(x):  # a structured dtype's text runs to hundreds of bytes
+        return None if x is None or not is_matrix(x) else short(str(x.dtype), _TEXT_BYTES)
 
     views = [x for x in (A, B, out) if x is not None]
     writable = out is None or bool(getattr(getattr(out, "flags", None), "writeable", True))  # a read-only NumPy out
     if not all(is_matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
-        return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta),
+        return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"),
                 options, False, True, writable)
     row_major = all(is_row_major(x) for x in views)
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
-    return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha), _scalar(beta), options,
+    return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
             row_major, apart, writable)
 
 
@@ -79,8 +92,8 @@ def _shown(text: str) -> str:
 
 def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> str | None:
     holders = everyone if inputs != "root" else everyone[:1]
-    if any(_number(text) is None for v in everyone for text in v[6:8]):
-        return "alpha and beta must be real numbers"
+    if refused := next((text for v in everyone for text in v[6:8] if _number(text) is None), None):
+        return refused  # as the one-device product says it
     if any(v[0] is None or v[1] is None for v in holders):
         return "a rank that must hold A and B was given None"
     if any(v[6:9] != everyone[0][6:9] for v in everyone):

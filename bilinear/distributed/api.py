@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..ir import Program, Schedule
+from ..runtime.compiled import real_scalar
 from ..runtime.views import is_contiguous
 from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm, short
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
 from ..lower.options import OptionError
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
-from .agree import facts, judge
+from .agree import facts, judge, line_strided
 from .layout import block_of, block_shape, gather, scatter_sum
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan
 
@@ -253,7 +254,9 @@ class DistributedProduct:
         return seconds
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        A, B, out = (line_strided(x, self.comm.xp) for x in (A, B, out))
         M, K, N, dtype = self._agree(A, B, out, alpha, beta)
+        alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")  # agreed: finite reals on every rank
         A, B = self._inputs(A, B, M, K, N, dtype)
         out, C = self._output(out, M, N, dtype)
         whole = out is not None and self.output != "block2d" and is_contiguous(out)
