@@ -75,6 +75,9 @@ class ChainPlan:
         return "\n".join(lines)
 
 
+MAX_CHAIN = 128  # parenthesize is cubic in the length, and recurses once per matrix
+
+
 def parenthesize(dims: Sequence[int], cost) -> tuple[float, Any]:
     """The cheapest product tree of matrices ``dims[i] × dims[i+1]``: (cost, tree of indices)."""
     count = len(dims) - 1
@@ -133,6 +136,8 @@ def plan_chain(shapes: Sequence[tuple[int, int]], ranks: int, model: ChainModel 
         raise ValueError(f"a chain runs on at least one rank, not {ranks}")
     if len(shapes) < 2:
         raise ValueError("a chain needs at least two matrices")
+    if len(shapes) > MAX_CHAIN:
+        raise ValueError(f"a chain of at most {MAX_CHAIN} matrices is planned, not {len(shapes)}; multiply it in parts")
     for (_, cols), (rows, _) in zip(shapes, shapes[1:]):
         if cols != rows:
             raise ValueError(f"the chain's shapes do not fit: {list(shapes)}")
