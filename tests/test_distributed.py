@@ -575,3 +575,14 @@ def test_a_chain_plan_takes_at_most_a_hundred_and_twenty_eight_matrices():
     assert time.perf_counter() - started < 10
     with pytest.raises(ValueError, match=r"^a chain of at most 128 matrices is planned, not 500; multiply it in parts$"):
         plan_chain([(2, 2)] * 500, 2)
+
+
+def test_numpy_integer_steps_are_taken_as_levels_are():
+    """steps=np.int64(2) was refused ("must be a whole number"), where compile takes levels=np.int64(2)."""
+    import numpy as np
+
+    program = bilinear.load(ALGORITHMS[0])
+    assert decomposition_for(program, 4, "bfs", np.int64(2)) == decomposition_for(program, 4, "bfs", 2)
+    for steps in (np.bool_(True), 1.0, np.float64(2)):
+        with pytest.raises(ValueError, match=r"^steps must be a whole number of at least 1"):
+            decomposition_for(program, 4, "bfs", steps)

@@ -64,9 +64,10 @@ def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: in
         return tiles_2d(ranks)
     if kind != "bfs":
         raise ValueError(f"decomposition must be 'bfs' or '2d', not {kind!r}")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1):
         raise ValueError(f"steps must be a whole number of at least 1 (or None: the fewest that serve every rank), "
                          f"not {steps!r}")  # 0 had meant the default
+    steps = None if steps is None else int(steps)  # NumPy's integers too, as compile's levels
     algorithm = _algorithm_of(program)
     steps = steps or default_steps(algorithm.rank, ranks)
     if steps > MAX_STEPS:  # checked first: 7^100000 is not computed (nor written)
