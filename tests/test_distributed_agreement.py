@@ -127,13 +127,11 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
     assert failure.startswith("refused: rank 1 failed: RuntimeError: ≠≠≠") and set(failure[38:]) == {"≠"}
     assert outcomes == {
         # rank 1's alpha had been applied to its products alone: C off by 13
-        "alpha differs under root inputs": "refused: the ranks were called with different alphas or betas, or hold "
-                                           "products compiled differently",
+        "alpha differs under root inputs": "refused: the ranks were called with different alphas or betas",
         "out is A": "refused: out must not overlap A or B out kept",  # it was written and read back wrong
-        "weights differ": "refused: the ranks were called with different alphas or betas, or hold products compiled "
-                          "differently",  # each rank ran its own plan: C off by 12 to 138
-        "steps differ": "refused: the ranks were called with different alphas or betas, or hold products compiled "
-                        "differently",
+        # each rank ran its own plan: C off by 12 to 138; the refusal named alphas and betas too
+        "weights differ": "refused: the ranks hold products compiled differently: their weights differ",
+        "steps differ": "refused: the ranks hold products compiled differently: their decompositions differ",
         # rank 1 raised at once and rank 0 waited for the timeout
         "out of the wrong shape on rank 1": "refused: rank 1: out is float64 (17, 10), not float64 (16, 10) out kept",
         "B float32 under root inputs": "refused: A and B must have one dtype on every rank that holds them, not "
@@ -152,8 +150,8 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         # rank 0 raised an AttributeError and rank 1 waited for the timeout
         "a list for A on rank 0": "refused: A, B and out must be 2-D arrays on every rank that passes them",
         # rank 1 raised and rank 0 waited for the timeout (also below)
-        "products compiled for two dtypes": "refused: the ranks were called with different alphas or betas, or hold "
-                                            "products compiled differently",
+        "products compiled for two dtypes": "refused: the ranks hold products compiled differently: their dtypes "
+                                            "differ",
         "read-only out on rank 0": "refused: out is read-only on a rank; the product is written into it",
         "NumPy weights": "ran",  # "weights must be 2 positive numbers" of np.float32(1)
         # the collectives fell out of step: "SyntaxError: invalid syntax" from another collective's bytes
@@ -255,7 +253,11 @@ def test_a_ranks_facts_fit_the_exchange_whatever_the_rank_count():
     from bilinear.distributed.comm import _encode
 
     A = np.zeros((8, 8))
-    options = ("winograd^5", 16807, "replicated", "replicated", "dynamic", None, tuple(1.0 / (r + 3) for r in range(4096)))
+    options = {"decompositions": ("winograd^5", 16807), "layouts": ("replicated", "replicated"), "balances": "dynamic",
+               "bands": None, "weights": tuple(1.0 / (r + 3) for r in range(4096)), "dtypes": "float64"}
     _encode(facts(A, A.copy(), None, 1.0, 0.0, options))  # raised "a value to agree on is too long"
-    changed = options[:-1] + (options[-1][:-1] + (0.5,),)
+    changed = {**options, "weights": options["weights"][:-1] + (0.5,)}
     assert facts(A, A, None, 1.0, 0.0, options)[8] != facts(A, A, None, 1.0, 0.0, changed)[8]
+    # the longest texts a rank may send: refusals of alpha and beta, three structured dtypes
+    wide = np.zeros((8, 8), dtype=[(f"field{i}", "f8") for i in range(30)])
+    _encode(facts(wide, wide.copy(), wide.copy(), "≠" * 300, [1.0] * 300, options))

@@ -43,10 +43,11 @@ def is_matrix(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "strides") and len(x.shape) == 2
 
 
-def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: tuple) -> tuple:
-    """This rank's side of the call, small enough to gather on every rank (``options`` as a digest:
-    one weight per rank would not fit the exchange's 512 bytes past a dozen ranks)."""
-    options = hashlib.sha256(repr(options).encode()).hexdigest()[:16]
+def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, Any]) -> tuple:
+    """This rank's side of the call, small enough to gather on every rank (``options``, what its
+    product was compiled with by name, as a digest each: one weight per rank would not fit the
+    exchange's 512 bytes past a dozen ranks)."""
+    options = tuple(f"{name}={hashlib.sha256(repr(value).encode()).hexdigest()[:6]}" for name, value in options.items())
 
     def shape(x):
         return None if x is None else tuple(x.shape) if is_matrix(x) else short(f"not a matrix: {type(x).__name__}", _TEXT_BYTES)
@@ -96,8 +97,10 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
         return refused  # as the one-device product says it
     if any(v[0] is None or v[1] is None for v in holders):
         return "a rank that must hold A and B was given None"
-    if any(v[6:9] != everyone[0][6:9] for v in everyone):
-        return "the ranks were called with different alphas or betas, or hold products compiled differently"
+    if any(v[6:8] != everyone[0][6:8] for v in everyone):
+        return "the ranks were called with different alphas or betas"
+    if differ := [mine.split("=")[0] for rank in everyone for mine, first in zip(rank[8], everyone[0][8]) if mine != first]:
+        return f"the ranks hold products compiled differently: their {', '.join(dict.fromkeys(differ))} differ"
     if inputs != "block2d" and any(v[:2] != holders[0][:2] for v in holders):
         return "the ranks were called with different arguments"
     if any(isinstance(shape, str) for v in everyone for shape in (v[0], v[1], v[4])):

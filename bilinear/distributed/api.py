@@ -189,9 +189,9 @@ class DistributedProduct:
         """The global shape and dtype, the same on every rank, or one error on every rank
         (:mod:`.agree`), before anything is written."""
         d = self.decomposition
-        options = (d.name, d.rank, self.inputs, self.output, self.balance, self.bands,
-                   tuple(float(w) for w in self.weights) if self.weights else None,
-                   getattr(self.local.classical, "dtype", None))  # one rank's float32 products had gone alone
+        options = {"decompositions": (d.name, d.rank), "layouts": (self.inputs, self.output), "balances": self.balance,
+                   "bands": self.bands, "weights": tuple(float(w) for w in self.weights) if self.weights else None,
+                   "dtypes": getattr(self.local.classical, "dtype", None)}  # one rank's float32 products had gone alone
         everyone = self.comm.agree(facts(A, B, out, alpha, beta, options))
         return judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
 
