@@ -49,7 +49,9 @@ def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules
     if not raw.stages:
         findings.error(f"schedule {raw.name} has no stages", raw.span)
     findings.raise_if_any()
-    return Schedule(raw.name, raw.algorithm, frozenset(properties), raw.temporaries, raw.stages, raw.span)
+    used = {name for stage in raw.stages for statement in stage.statements for name in statement.reads() | statement.writes()}
+    return Schedule(raw.name, raw.algorithm, frozenset(properties), tuple(t for t in raw.temporaries if t.name in used),
+                    raw.stages, raw.span, tuple(t for t in raw.temporaries if t.name not in used))
 
 
 def _check_properties(raw: RawSchedule, findings: Findings) -> set[str]:

@@ -140,6 +140,7 @@ class Schedule:
     temporaries: tuple[Temporary, ...]
     stages: tuple[Stage, ...]
     span: Span | None = None
+    unused: tuple[Temporary, ...] = ()  # declared, read and written by no statement: not in temporaries (none allocates them)
 
     def __post_init__(self) -> None:
         unknown = self.properties - PROPERTIES.keys()

@@ -105,9 +105,10 @@ def _unrestored(schedule: Schedule, algorithm: Algorithm, check: ScheduleCheck) 
 
 def report_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleReport:
     check: ScheduleCheck = verify_schedule(schedule, algorithm)
-    warnings = ()
+    warnings = tuple(Diagnostic(f"temporary {temp.name} is never used; nothing allocates it", temp.span, "warning")
+                     for temp in schedule.unused)
     if schedule.inplace and not schedule.restores:
-        warnings = (Diagnostic(_unrestored(schedule, algorithm, check), schedule.span, "warning"),)
+        warnings += (Diagnostic(_unrestored(schedule, algorithm, check), schedule.span, "warning"),)
     return ScheduleReport(
         schedule=schedule,
         algorithm=algorithm,
