@@ -6,6 +6,8 @@ JSON form); the text and Markdown renderers only arrange it.
 
 from __future__ import annotations
 
+import re
+
 import json
 from fractions import Fraction
 
@@ -379,10 +381,22 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     if problems:
         out += ["## Findings", ""]
         for d in problems:
-            out.append(f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {d['message']}")
-            out += [f"  - note: {note}" for note in d.get("notes", ())]
+            out.append(f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {_markdown_text(d['message'])}")
+            out += [f"  - note: {_markdown_text(note)}" for note in d.get("notes", ())]
         out.append("")
     return "\n".join(out)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+
+
+def _markdown_text(text: str) -> str:
+    """A message in Markdown: its `code` spans kept, elsewhere what Markdown reads as emphasis, links
+    or HTML escaped (2*A11*B11 had rendered as 2<em>A11</em>B11)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # a backtick without its pair: no code spans
+        return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return "`".join(part if index % 2 else _MARKDOWN_SPECIAL.sub(r"\\\1", part) for index, part in enumerate(parts))
 
 
 RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json}

@@ -247,3 +247,19 @@ def test_json_stays_strict_json_when_a_quantity_overflows(capsys, tmp_path):
     document = json.loads(out, parse_constant=refuse)
     assert code == 0 and document["ok"], err
     assert document["entries"][0]["growth_factor"] is None
+
+
+def test_markdown_findings_keep_their_asterisks(capsys, tmp_path):
+    """`computes 2*A11*B11 but must be A11*B11` rendered as "computes 2<em>A11</em>B11 ...": the
+    findings went into Markdown as plain text; code spans in a message stay code spans."""
+    path = tmp_path / "twice.bl"
+    path.write_text("algorithm twice <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = 2*M1\n")
+    code, out, _ = _run(capsys, "verify", path, "--format", "md")
+    assert code == 1
+    finding = next(line for line in out.splitlines() if " error: " in line)
+    assert finding == (f"- `{path}:3` error: C11 is wrong: it computes 2\\*A11\\*B11 but must be A11\\*B11; "
+                       "has +2\\*A11\\*B11 where it needs +A11\\*B11")
+    path.write_text("algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\nschedule al for s:\n  temp X: A\n"
+                    "  stage s1: X = A11\n  stage p: X = X * B11\n  stage s2: C11 += X\n")
+    code, out, _ = _run(capsys, "verify", path, "--format", "md")
+    assert "error: `X = X * B11` writes X, one of its own factors: a product kernel" in out
