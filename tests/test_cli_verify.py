@@ -263,3 +263,12 @@ def test_markdown_findings_keep_their_asterisks(capsys, tmp_path):
                     "  stage s1: X = A11\n  stage p: X = X * B11\n  stage s2: C11 += X\n")
     code, out, _ = _run(capsys, "verify", path, "--format", "md")
     assert "error: `X = X * B11` writes X, one of its own factors: a product kernel" in out
+
+
+def test_the_additions_of_a_sum_that_cancels_count_on_its_own_side():
+    """T = S - 2*A11 is zero; its addition was counted on the C side (A side 1, C side 1)."""
+    from bilinear.frontend.loader import program_from_text
+    from bilinear.verify.counts import count_algorithm
+
+    text = "algorithm s <1,1,1;1>:\n  S = A11 + A11\n  T = S - 2*A11\n  M1 = (A11 + T) * B11\n  C11 = M1\n"
+    assert count_algorithm(program_from_text(text, "cancels.bl").main).additions_by_side == (2, 0, 0)

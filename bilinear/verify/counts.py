@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Algorithm, Multiply, Schedule, Update, operand_of
-from .expand import expansion_of
+from ..ir import Algorithm, Form, Multiply, Schedule, Update, operand_of
+from .expand import Expansion, expansion_of
 
 
 @dataclass(frozen=True)
@@ -30,12 +30,19 @@ def _adds(form) -> int:
     return max(len(form.terms) - 1, 0)
 
 
+def _side(expansion: Expansion, form: Form, name: str) -> str:
+    """The side a named sum is on: its expansion's, or for one that cancels to zero its terms'."""
+    if side := expansion.operand(name):
+        return side
+    return next((side for term in form.names() if (side := operand_of(term) or expansion.operand(term))), "C")
+
+
 def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
     expansion = expansion_of(algorithm)
     shape = algorithm.shape
     side = {"A": 0, "B": 0, "C": 0}
     for entry in algorithm.sums:
-        side[expansion.operand(entry.name) or "C"] += _adds(entry.form)
+        side[_side(expansion, entry.form, entry.name)] += _adds(entry.form)
     for product in algorithm.products:
         side["A"] += _adds(product.left)
         side["B"] += _adds(product.right)
