@@ -550,3 +550,27 @@ def test_use_of_a_looping_link_says_it_cannot_be_read(tmp_path):
     looping.write_text('use "loop1.bl"\n')
     (error,) = pytest.raises(BilinearError, bilinear.load, looping).value.diagnostics
     assert error.message.startswith(f"cannot read {tmp_path / 'loop1.bl'}")  # it said "cannot find 'loop1.bl'"
+
+
+ONE_BY_ONE = "algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+
+
+@pytest.mark.parametrize("schedule, message, notes", [
+    # the note named only the algorithm's way (M1 = ... * ...)
+    ("schedule x for s:\n  stage p: C11 = C11 + A11 * B11\n", "a product cannot be added to other terms here",
+     ("in an algorithm, name each product on its own line (M1 = ... * ...) and add the names; in a schedule, "
+      "accumulate it (C11 += A11 * B11, or A11 * B11 -> +C11)",)),
+    # X holds a product, so it is shaped like C, not A
+    ("schedule x for s:\n  stage p: A11 * B11 -> +X\n", "X is neither a block nor a declared temporary",
+     ("declare it: temp X: C",)),
+    ("schedule x for s:\n  stage p: X * B11 -> +C11\n", "X is neither a block nor a declared temporary",
+     ("declare it: temp X: A",)),
+    ("schedule x for s:\n  stage p: A11 * X -> +C11\n", "X is neither a block nor a declared temporary",
+     ("declare it: temp X: B",)),
+    ("schedule x for s: Inplace\n  stage p: A11 * B11 -> +C11\n", "unknown schedule property 'Inplace'",
+     ("did you mean inplace?", "known properties: ")),
+])
+def test_schedule_hints_name_the_schedule_fix(schedule, message, notes):
+    (error,) = pytest.raises(BilinearError, program_from_text, ONE_BY_ONE + schedule, "hint.bl").value.diagnostics
+    assert error.message == message
+    assert len(error.notes) == len(notes) and all(note.startswith(want) for note, want in zip(error.notes, notes))

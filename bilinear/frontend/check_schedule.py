@@ -61,6 +61,7 @@ def _check_properties(raw: RawSchedule, findings: Findings) -> set[str]:
             findings.error(
                 f"unknown schedule property {name!r}",
                 span,
+                *suggest(name, PROPERTIES),
                 "known properties: " + ", ".join(f"{k} ({v})" for k, v in PROPERTIES.items()),
             )
         elif name in properties:
@@ -92,7 +93,7 @@ def _check_statement(statement, shape: Shape, temporaries, properties, schedule:
             findings.error(
                 f"{name} is neither a block nor a declared temporary",
                 span,
-                *(suggest(name, temporaries) or (f"declare it: temp {name}: A",)),
+                *(suggest(name, temporaries) or (f"declare it: temp {name}: {_like(statement, name)}",)),
             )
     for name in statement.writes():
         span = _name_span(statement, name)
@@ -105,6 +106,15 @@ def _check_statement(statement, shape: Shape, temporaries, properties, schedule:
             )
         if isinstance(statement, Multiply) and operand in ("A", "B"):
             findings.error(f"a product cannot be written into {name}: targets are C blocks or temporaries", span)
+
+
+def _like(statement, name: str) -> str:
+    """The operand a temporary ``name`` would be shaped like in ``statement``: C where it holds a
+    product, else the side of the factor or of the blocks beside it (A where that says nothing)."""
+    if isinstance(statement, Multiply):
+        return "C" if name in statement.writes() else "A" if name in statement.left.names() else "B"
+    sides = {operand_of(other) for other in statement.reads() | statement.writes()} - {None}
+    return sides.pop() if len(sides) == 1 else "A"
 
 
 def _name_span(statement, name: str) -> Span | None:

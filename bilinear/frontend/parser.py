@@ -143,7 +143,8 @@ class _ToIR(Transformer_NonRecursive):
             self._fail(
                 "a product cannot be added to other terms here",
                 self._span(meta),
-                "name each product on its own line (M1 = ... * ...) and add the names",
+                "in an algorithm, name each product on its own line (M1 = ... * ...) and add the names; in a "
+                "schedule, accumulate it (C11 += A11 * B11, or A11 * B11 -> +C11)",
             )
         self._fail(f"cannot add {_describe(left)} and {_describe(right)}", self._span(meta))
 
