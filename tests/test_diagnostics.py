@@ -232,6 +232,17 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
     assert bilinear.verify(path).ok
 
 
+def test_a_file_with_classic_mac_line_endings_is_read_by_its_lines(tmp_path):
+    """Lines ended by CR alone were one line, refused at its first CR ("unexpected character U+000D")."""
+    path = tmp_path / "mac.bl"
+    path.write_bytes(b"algorithm x <1,1,1>:\r  M1 = A11 * B11\r  C11 = M1\r")
+    assert bilinear.verify(path).ok
+    path.write_bytes(b"algorithm x <1,1,1>:\r  M1 = A11 * B11\r  C11 = M2\r")
+    (error,) = pytest.raises(BilinearError, bilinear.load, path).value.diagnostics
+    assert (error.span.line, error.message) == (3, "M2 is not defined")
+    assert "    3 |   C11 = M2\n" in render(error)
+
+
 @pytest.mark.parametrize(
     "character, shown",
     [("\r", "character U+000D"), ("\u00a0", "character U+00A0 (NO-BREAK SPACE)"), ("\u200b", "character U+200B (ZERO WIDTH SPACE)")],

@@ -68,6 +68,8 @@ def read_source(path: Path, span: Span | None = None) -> str:
             Diagnostic(f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x})", _offset_span(str(path), data, error.start))
         ) from None
     text = text.removeprefix("\ufeff")  # a byte order mark, as some editors write: not part of the text
+    if "\r" in text and "\n" not in text:  # classic Mac OS line endings (a CR in an LF file stays a character)
+        text = text.replace("\r", "\n")
     SOURCES.add(str(path), text)
     return text
 
