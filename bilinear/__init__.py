@@ -1,8 +1,9 @@
 """bilinear: a compiler, exact verifier and GPU runtime for fast matrix multiplication.
 
 ``load``, ``compile`` and ``matmul`` are imported on first use (PEP 562), so
-``import bilinear`` stays fast: the parser's grammar and sympy load only when
-a scheme is read.
+``import bilinear`` stays fast: the parser's grammar loads only when a scheme
+is read, and sympy only when an approximate scheme (a parameter in its
+coefficients) is.
 """
 
 from . import verify as _verify_package  # noqa: F401 - loaded first, so the function below shadows it

@@ -6,9 +6,8 @@ JSON form); the text and Markdown renderers only arrange it.
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 from fractions import Fraction
 
 from .diagnostics import Diagnostic, render
@@ -21,10 +20,8 @@ from .verify.stability import as_float
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
 
-FLOATING_POINT_NOTE = (
-    "restoration is exact in this proof; in floating point (a+b)-b may differ from a in the last bits, "
-    "so `bilinear run` measures the restoration error instead of claiming bitwise recovery"
-)
+FLOATING_POINT_NOTE = ("restoration is exact in this proof; in floating point (a+b)-b may differ from a in the last "
+                       "bits, so `bilinear run` measures the restoration error instead of claiming bitwise recovery")
 
 
 def _shape_text(algorithm: Algorithm) -> str:
@@ -387,15 +384,13 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     return "\n".join(out)
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")  # what Markdown reads as emphasis, links or HTML
 
 
 def _markdown_text(text: str) -> str:
-    """A message in Markdown: its `code` spans kept, elsewhere what Markdown reads as emphasis, links
-    or HTML escaped (2*A11*B11 had rendered as 2<em>A11</em>B11)."""
+    """A message in Markdown: escaped outside its `code` spans (2*A11*B11 had rendered as 2<em>A11</em>B11)."""
     parts = text.split("`")
-    if len(parts) % 2 == 0:  # a backtick without its pair: no code spans
-        return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    parts = parts if len(parts) % 2 else [text]  # a backtick without its pair: no code spans
     return "`".join(part if index % 2 else _MARKDOWN_SPECIAL.sub(r"\\\1", part) for index, part in enumerate(parts))
 
 

@@ -148,3 +148,15 @@ def test_no_module_over_400_lines():
     assert oversize == []
     shrunk = sorted(name for name in OVERSIZE_ALLOWED if sizes.get(name, 0) <= MAX_LINES)
     assert shrunk == [], f"{shrunk} are within {MAX_LINES} lines now: take them off OVERSIZE_ALLOWED"
+
+
+def test_verifying_an_exact_scheme_does_not_import_sympy():
+    """sympy took 0.3 s of every command's start (0.8 s in all for `verify strassen`); only
+    approximate schemes, whose coefficients hold a parameter, need it."""
+    import subprocess
+    import sys
+
+    script = ("import sys, bilinear; assert bilinear.verify('strassen').ok; "
+              "bilinear.compile('strassen', backend='numpy'); print('sympy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "False"

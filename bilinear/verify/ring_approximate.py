@@ -14,7 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
-import sympy
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where an approximate scheme is checked: it takes 0.3 s
+    import sympy
 
 from ..diagnostics import Diagnostic
 from ..ir import Form, Shape, Span, block_name
@@ -63,6 +66,8 @@ class ApproximateScheme:
 def laurent_terms(expr: sympy.Expr, parameter: sympy.Symbol) -> dict[int, Fraction]:
     """``{power: coefficient}`` of a Laurent polynomial with rational coefficients."""
     terms: dict[int, Fraction] = defaultdict(Fraction)
+    import sympy
+
     for term in sympy.Add.make_args(sympy.expand(expr)):
         coefficient, power = term.as_coeff_exponent(parameter)
         terms[int(power)] += Fraction(int(coefficient.p), int(coefficient.q))
@@ -71,6 +76,8 @@ def laurent_terms(expr: sympy.Expr, parameter: sympy.Symbol) -> dict[int, Fracti
 
 def _triple_sums(scheme: ApproximateScheme) -> dict[tuple[int, int, int], dict[int, Fraction]]:
     """Σ_r u_ar v_br w_cr for every (a, b, c) some product touches, as Laurent terms."""
+    import sympy
+
     sums: dict[tuple[int, int, int], sympy.Expr] = defaultdict(lambda: sympy.Integer(0))
     for r in range(scheme.rank):
         us = [(a, row[r]) for a, row in enumerate(scheme.u) if row[r] != 0]

@@ -22,7 +22,8 @@ from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
-import sympy
+from typing import TYPE_CHECKING
+
 from lark import Lark, Transformer, UnexpectedInput
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
@@ -30,18 +31,28 @@ from ...verify.rings import ApproximateScheme
 from ..loader import read_source
 from .common import check_side, fail, identifier, infer_shape, line_span, rational, token_span, whole_file
 
-Entry = Fraction | sympy.Expr
+if TYPE_CHECKING:
+    import sympy
+
+Entry = "Fraction | sympy.Expr"
+
+
+def _sympy():
+    """sympy, imported where a coefficient holds a parameter: it takes 0.3 s, and exact files never need it."""
+    import sympy
+
+    return sympy
 
 
 class _Coefficient(Transformer):
     def number(self, children):
-        return sympy.Rational(str(children[0]))
+        return _sympy().Rational(str(children[0]))
 
     def scaled(self, children):
-        return sympy.Rational(str(children[0])) * children[1]
+        return _sympy().Rational(str(children[0])) * children[1]
 
     def parameter(self, children):
-        return sympy.Symbol(str(children[0]))
+        return _sympy().Symbol(str(children[0]))
 
     def negative(self, children):
         return -children[0]
@@ -55,7 +66,7 @@ class _Coefficient(Transformer):
         return children[0] ** int(children[1])
 
     def total(self, children):
-        return sympy.Add(*children)
+        return _sympy().Add(*children)
 
 
 @cache
@@ -195,7 +206,7 @@ def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | Appr
         _check_widths(section, f"the {letter} substitutions", width, meaning)
     parameters = {
         s for section in main + subs for row in section.rows for e in row.entries
-        if isinstance(e, sympy.Expr) for s in e.free_symbols
+        if not isinstance(e, Fraction) for s in e.free_symbols
     }
     if parameters:
         return _approximate(main, subs, shape, parameters, path)
@@ -214,7 +225,7 @@ def _approximate(main: list[Section], subs: list[Section], shape: Shape, paramet
 
 
 def _symbolic(value: Entry) -> sympy.Expr:
-    return value if isinstance(value, sympy.Expr) else sympy.Rational(value.numerator, value.denominator)
+    return _sympy().Rational(value.numerator, value.denominator) if isinstance(value, Fraction) else value
 
 
 def _check_factors_nonzero(main: list[Section]) -> None:
