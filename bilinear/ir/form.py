@@ -25,6 +25,13 @@ def _digit_count(value: int) -> int:
     return digits - 1 if abs(value) < 10 ** (digits - 1) else digits
 
 
+_ONE = Fraction(1)
+
+
+def _name(term: tuple[str, Fraction]) -> str:
+    return term[0]
+
+
 def _fraction(value: Union[int, Fraction, str]) -> Fraction:
     return value if isinstance(value, Fraction) else Fraction(value)
 
@@ -69,12 +76,21 @@ class Form:
 
     @classmethod
     def of(cls, mapping: Mapping[str, Union[int, Fraction]], spans: Iterable[tuple[str, Span]] = ()) -> Form:
-        terms = tuple(sorted((name, _fraction(c)) for name, c in mapping.items() if c != 0))
-        return cls(terms, tuple(spans))
+        terms = tuple(sorted(((name, _fraction(c)) for name, c in mapping.items() if c != 0), key=_name))
+        return cls._checked(terms, tuple(spans))
 
     @classmethod
     def symbol(cls, name: str, span: Span | None = None) -> Form:
-        return cls(((name, Fraction(1)),), ((name, span),) if span else ())
+        return cls._checked(((name, _ONE),), ((name, span),) if span else ())
+
+    @classmethod
+    def _checked(cls, terms: tuple[tuple[str, Fraction], ...], spans: tuple[tuple[str, Span], ...]) -> Form:
+        """A Form whose terms are sorted, unique and nonzero by construction, made without
+        __post_init__'s checks of them (the verifier and the passes make hundreds of thousands)."""
+        form = object.__new__(cls)
+        object.__setattr__(form, "terms", terms)
+        object.__setattr__(form, "spans", spans)
+        return form
 
     def as_dict(self) -> dict[str, Fraction]:
         return dict(self.terms)
@@ -109,7 +125,10 @@ class Form:
         return Form.of(total, self.spans + other.spans)
 
     def __sub__(self, other: Form) -> Form:
-        return self + other.scale(-1)
+        total = self.as_dict()
+        for name, coef in other.terms:
+            total[name] = total.get(name, 0) - coef
+        return Form.of(total, self.spans + other.spans)
 
     def __neg__(self) -> Form:
         return self.scale(-1)
