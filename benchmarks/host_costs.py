@@ -52,6 +52,13 @@ class NullBackend(Backend):
     def scale(self, c, beta):
         pass
 
+    def split(self, plan, kernel, source, out):
+        pass
+
+    def merge(self, plan, products, target, alpha, beta):
+        pass
+
+
 SCHEMES = ["strassen", "winograd", "msmes", "rsmm", "grey333"]
 SIZES = [(1, 1, 1), (7, 7, 7), (33, 33, 33), (1000, 1000, 1000), (1023, 517, 2049), (4097, 4097, 4097)]
 
@@ -85,15 +92,18 @@ def nvcc(scheme: str, levels: int) -> None:
 
 def issue() -> None:
     n = 4096
-    for scheme, levels, leaf in [("msmes", 0, "fused"), ("msmes", 1, "fused"), ("msmes", 1, "cublas"),
-                                 ("rsmm", 1, "cublas"), ("rsmm", 2, "cublas"), ("msmes", 2, "fused")]:
-        executor = Executor(lower_program(f"algorithms/{scheme}.bl", levels=levels, leaf=leaf), NullBackend())
+    for scheme, levels, leaf, breadth in [("msmes", 0, "fused", 0), ("msmes", 1, "fused", 0), ("msmes", 1, "cublas", 0),
+                                          ("rsmm", 1, "cublas", 0), ("rsmm", 2, "cublas", 0), ("msmes", 2, "fused", 0),
+                                          ("winograd", 2, "cublas", 1)]:
+        lowered = lower_program(f"algorithms/{scheme}.bl", levels=levels, leaf=leaf, breadth=breadth)
+        executor = Executor(lowered, NullBackend())
         A, B, C = (np.empty((n, n)) for _ in range(3))
         executor.run(A, B, C)
         start = time.perf_counter()
         for _ in range(20):
             executor.run(A, B, C)
-        print(f"{scheme} L{levels} {leaf}: {(time.perf_counter() - start) / 20 * 1e3:.3f} ms to issue one product")
+        bfs = f" ({breadth} breadth-first)" if breadth else ""
+        print(f"{scheme} L{levels}{bfs} {leaf}: {(time.perf_counter() - start) / 20 * 1e3:.3f} ms to issue one product")
 
 
 def main() -> None:
