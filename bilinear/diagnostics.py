@@ -6,6 +6,7 @@ User mistakes (bad input, wrong schemes) are reported through
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,3 +152,13 @@ def brief(text: str, width: int = 40) -> str:
     """``text`` itself, or its ends around an ellipsis where it is longer than ``width`` (a number
     of thousands of digits, quoted in a message)."""
     return text if len(text) <= width else f"{text[:width - 12]}…{text[-10:]}"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")  # what Markdown reads as emphasis, links or HTML
+
+
+def markdown_text(text: str) -> str:
+    """A message in Markdown: escaped outside its `code` spans (2*A11*B11 had rendered as 2<em>A11</em>B11)."""
+    parts = text.split("`")
+    parts = parts if len(parts) % 2 else [text]  # a backtick without its pair: no code spans
+    return "`".join(part if index % 2 else _MARKDOWN_SPECIAL.sub(r"\\\1", part) for index, part in enumerate(parts))

@@ -7,10 +7,9 @@ JSON form); the text and Markdown renderers only arrange it.
 from __future__ import annotations
 
 import json
-import re
 from fractions import Fraction
 
-from .diagnostics import Diagnostic, render
+from .diagnostics import Diagnostic, markdown_text, render
 from .ir import Algorithm, Shape
 from .output import json_ready
 from .verify import AlgorithmReport, Report, ScheduleReport
@@ -330,9 +329,16 @@ def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
             out.append(render(diagnostic))
         out += _TEXT[entry["kind"]](entry)
         out.append("")
-    good = sum(e["ok"] for e in data["entries"])
-    out.append(f"{report.path}: {good} verified, {len(data['entries']) - good} failed")
+    out.append(f"{report.path}: {_tally(data['entries'])}")
     return "\n".join(out)
+
+
+def _tally(entries: list[dict]) -> str:
+    """How many verified, held only modulo p or in the limit (never compiled, but not wrong), or failed."""
+    held = [_modular_status(e).replace("holds", "holding") if e["kind"] == "modular" else "holding in the limit only"
+            for e in entries if not e["ok"] and (e.get("holds_modulo") or e.get("holds_in_the_limit"))]
+    counts = {"verified": sum(e["ok"] for e in entries), **{kind: held.count(kind) for kind in dict.fromkeys(held)}}
+    return ", ".join(f"{count} {kind}" for kind, count in counts.items()) + f", {len(entries) - sum(counts.values())} failed"
 
 
 # --- Markdown -------------------------------------------------------------------------
@@ -378,20 +384,10 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     if problems:
         out += ["## Findings", ""]
         for d in problems:
-            out.append(f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {_markdown_text(d['message'])}")
-            out += [f"  - note: {_markdown_text(note)}" for note in d.get("notes", ())]
+            out.append(f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {markdown_text(d['message'])}")
+            out += [f"  - note: {markdown_text(note)}" for note in d.get("notes", ())]
         out.append("")
     return "\n".join(out)
-
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")  # what Markdown reads as emphasis, links or HTML
-
-
-def _markdown_text(text: str) -> str:
-    """A message in Markdown: escaped outside its `code` spans (2*A11*B11 had rendered as 2<em>A11</em>B11)."""
-    parts = text.split("`")
-    parts = parts if len(parts) % 2 else [text]  # a backtick without its pair: no code spans
-    return "`".join(part if index % 2 else _MARKDOWN_SPECIAL.sub(r"\\\1", part) for index, part in enumerate(parts))
 
 
 RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json}
