@@ -494,7 +494,7 @@ def test_an_unknown_key_is_named(tmp_path):
         read_catalogue(path, key="2x2x3")
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.message == "schemes.npz has no scheme '2,2,3'"
-    assert diagnostic.notes == ("did you mean 2,2,2?", "keys: 2,2,2 3,3,3")
+    assert diagnostic.notes == ("did you mean 2,2,2 or 3,3,3?", "keys: 2,2,2 3,3,3")  # 1 and 2 steps away
 
 
 @pytest.mark.parametrize(
@@ -681,3 +681,13 @@ def test_a_mathematica_file_in_a_folder_named_with_three_digits_reads(tmp_path):
     (folder / "scheme.m").write_bytes(source.read_bytes())
     algorithm = bilinear.load(folder / "scheme.m").main
     assert (algorithm.shape.m, algorithm.shape.k, algorithm.shape.n, algorithm.rank) == (4, 4, 5, 62)
+
+
+def test_an_unknown_shape_key_suggests_the_nearest_shapes(tmp_path):
+    """--key 12,12,12 suggested "11,12,12 or 10,12,12 or 2,2,2": the last only looks alike as text."""
+    path = tmp_path / "schemes.npz"
+    keys = ["2,2,2", "10,12,12", "11,12,12", "3,4,5"]
+    np.savez(path, **{key: np.zeros((3, 4, 7), dtype=np.int64) for key in keys})
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, key="12,12,12")
+    assert caught.value.diagnostics[0].notes[0] == "did you mean 11,12,12 or 10,12,12?"

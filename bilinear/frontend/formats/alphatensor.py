@@ -59,7 +59,7 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
     wanted = _normal_key(key)
     by_normal = {_normal_key(k): k for k in keys}  # an archive's own key may hold spaces ("2, 2, 2")
     if wanted not in by_normal:
-        close = difflib.get_close_matches(wanted, keys, n=3)
+        close = _nearest_shapes(wanted, keys) if _dims(wanted) else difflib.get_close_matches(wanted, keys, n=3)
         fail(
             f"{path.name} has no scheme {wanted!r}",
             whole_file(path),
@@ -67,6 +67,19 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
             "keys: " + " ".join(keys),
         )
     return by_normal[wanted]
+
+
+def _dims(key: str) -> tuple[int, ...] | None:
+    parts = _normal_key(key).split(",")
+    return tuple(map(int, parts)) if len(parts) == 3 and all(part.isdigit() for part in parts) else None
+
+
+def _nearest_shapes(wanted: str, keys: list[str]) -> list[str]:
+    """Up to three keys of shapes within 2 of ``wanted`` in m + k + n steps, nearest first (as text,
+    "2,2,2" had looked like "12,12,12")."""
+    target = _dims(wanted)
+    distance = {key: sum(abs(a - b) for a, b in zip(dims, target)) for key in keys if (dims := _dims(key))}
+    return sorted((key for key in distance if distance[key] <= 2), key=distance.get)[:3]
 
 
 def _members(archive: zipfile.ZipFile, path: Path) -> dict[str, zipfile.ZipInfo]:
