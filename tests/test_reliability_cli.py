@@ -1243,3 +1243,11 @@ def test_a_report_size_past_what_a_float_counts_is_a_usage_error(capsys, tmp_pat
     assert not (tmp_path / "out").exists()
     code, out, _ = _run(capsys, "verify", STRASSEN, "-n", str(2**40))
     assert code == 0 and "one level at n=1099511627776:" in out
+
+
+def test_an_alphatensor_export_named_like_a_mod_2_archive_is_refused(tmp_path, capsys):
+    """strassen_f2.npz was written, then read back as a scheme modulo 2 ("holds modulo 2 only")."""
+    code, _, err = _run(capsys, "export", STRASSEN, "--to", "alphatensor", "-o", str(tmp_path / "strassen_f2.npz"))
+    assert code == 1 and ("the name strassen_f2.npz ends in _f2, which AlphaTensor's archives keep for schemes "
+                          "modulo 2: the file would read back as one; choose another") in err, err
+    assert list(tmp_path.iterdir()) == []
