@@ -72,6 +72,24 @@ def test_nvcc_compiles_the_generated_source_of_every_shipped_scheme(tmp_path):
     assert not errors, "\n".join(errors)
 
 
+@pytest.mark.skipif(NVCC is None or CUBLAS is None, reason="needs nvcc and cuBLAS headers (the test extra brings them)")
+@pytest.mark.parametrize("leaf", ["cublas", "fused"])
+def test_nvcc_compiles_a_scheme_with_blocks_past_the_ninth(tmp_path, leaf):
+    """Blocks past the ninth are named A[1,10]: the host layer declared `const View A[1,10]_0`, and
+    no library of a scheme with a dimension of 10 or more built (AlphaTensor's ⟨11,11,11;896⟩)."""
+    from bilinear.ir import block_name
+
+    products = [f"  M{l} = {block_name('A', 1, l)} * {block_name('B', l, 1)}" for l in range(1, 11)]
+    scheme = tmp_path / "inner10.bl"
+    scheme.write_text("algorithm inner10 <1,10,1;10>:\n" + "\n".join(products) + "\n  C11 = "
+                      + " + ".join(f"M{l}" for l in range(1, 11)) + "\n")
+    assert main(["compile", str(scheme), "-o", str(tmp_path / "out"), "--leaf", leaf]) == 0
+    objects = tmp_path / "objects"
+    objects.mkdir()
+    errors = _nvcc_all([tmp_path / "out" / "inner10.cu"], objects, CUBLAS[0])
+    assert not errors, "\n".join(errors)[:3000]
+
+
 def test_compile_with_fused_leaves_writes_the_product_kernels(tmp_path):
     """The fused product kernels are lowered at compile time: the .cu defines every one the
     manifest lists, each in its own namespace, and the manifest says at which depth it runs."""

@@ -157,7 +157,8 @@ class _Host:
                 _, row, col = parse_block(block)
                 names = []
                 for i, view in enumerate(side):
-                    variable = f"{block}_{i}"
+                    # A12_0, and A_1_10_0 where the block's name (A[1,10]) is no C identifier
+                    variable = f"{block if block.isidentifier() else f'{operand}_{row}_{col}'}_{i}"
                     buffers.append((variable, f"at({view}, {row - 1}LL * {rows}, {col - 1}LL * {cols})"))
                     names.append(variable)
                 views_of[block] = tuple(names)
