@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from argparse import ArgumentTypeError
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def _names(programs: dict) -> dict:
 def run_bench(args) -> int:
     # A pipe or file gets wide lines unless COLUMNS says otherwise; with --json -, the JSON alone is stdout.
     stderr = args.json == STDOUT
-    console = Console(stderr=stderr, width=None if Console(stderr=stderr).is_terminal or "COLUMNS" in os.environ else 200)
+    console = _console(stderr)
     backend = make_backend(args.backend)
     configurations = _once(list(_configurations(args)), console)
     _check_before_measuring(args, configurations, backend)
@@ -165,11 +166,11 @@ def run_bench(args) -> int:
             if args.json and args.json != STDOUT:
                 write_json(results, ceilings, args.json)
             progress.advance(task)
-    console.print(_table(results))
+    _print_table(console, _table(results))
     if args.breakdown:
         for result in results:
             if result.stages:
-                console.print(_stage_table(result))
+                _print_table(console, _stage_table(result))
     if args.json:
         write_json(results, ceilings, args.json)
         if args.json != STDOUT:
@@ -178,6 +179,27 @@ def run_bench(args) -> int:
         plot(results, args.plot)
         console.print(f"wrote {args.plot}")
     return 0
+
+
+def _console(stderr: bool) -> Console:
+    """A terminal's width, or COLUMNS where it is a positive width (0 had printed nothing); a pipe
+    or file gets wide lines."""
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else None
+    terminal = Console(stderr=stderr).is_terminal
+    return Console(stderr=stderr, width=width or (shutil.get_terminal_size().columns if terminal else 200))
+
+
+def _print_table(console: Console, table: Table) -> None:
+    """The table where every cell fits on one line; else a note, since each result's line above
+    holds the same numbers (a narrow terminal had folded 0.33 into "0.3" over "3", or blanked it)."""
+    needed = 1 + sum(3 + max((len(str(cell)) for cell in (*column._cells, *str(column.header).split())), default=0)
+                     for column in table.columns)
+    if needed <= console.width:
+        console.print(table)
+    else:
+        console.print(f"(the table needs {needed} columns and the terminal has {console.width}; the lines above hold "
+                      "every number)")
 
 
 def _lower_ahead(configurations, programs, backend, console) -> None:
@@ -221,7 +243,7 @@ def _table(results: list[BenchResult]) -> Table:
     table = Table(title=f"bilinear vs {library} (ratio = {library} time / our time, same process, interleaved)")
     for column in ("scheme", "n", "dtype", "L", "leaf", "ours ms", f"{library} ms", "ratio", "ours TF", f"{library} TF",
                    "extra bytes", "rel. error", f"{library} error", "model ms"):
-        table.add_column(column, justify="right", overflow="fold")  # a narrow terminal wraps, never cuts, a number
+        table.add_column(column, justify="right")
     for r in results:
         table.add_row(
             r.name, str(r.N), r.dtype, _levels(r)[1:], r.leaf, f"{r.ours_ms:.2f}", f"{r.library_ms:.2f}",

@@ -143,10 +143,23 @@ def test_bench_reads_archives_with_key(capsys, tmp_path):
     assert code == 0 and "ratio" in out, out + err
 
 
-def test_the_table_keeps_every_digit_in_a_narrow_terminal(capsys, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "80")
+@pytest.mark.parametrize("columns", ["0", "30", "50", "80", "250"])
+def test_the_table_never_splits_a_number(capsys, monkeypatch, columns):
+    """At 80 columns 0.33 was printed as "0.3" over "3" and strassen as "str" / "ass" / "en"; at 50
+    every second column was blank, and COLUMNS=0 printed nothing at all."""
+    import re
+
+    monkeypatch.setenv("COLUMNS", columns)
     code, out, _ = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1")
-    assert code == 0 and "…" not in out, out
+    words = " ".join(out.split())  # each result's line, wrapped at spaces in a narrow terminal
+    ratio = re.search(r"strassen n=16 float64 L1 cublas: ours [\d.]+ ms, NumPy [\d.]+ ms, ratio (\d+\.\d+)", words)[1]
+    rows = [row for row in out.splitlines() if row.startswith("│")]
+    assert code == 0 and "…" not in out
+    if columns in ("0", "250"):  # not a width (output to a pipe: wide lines), and wide enough
+        assert len(rows) == 1 and "│ strassen │" in rows[0] and f"│ {ratio} │" in rows[0], out
+    else:
+        assert not rows and re.search(rf"\(the table needs \d+ columns and the terminal has {columns}; the lines above "
+                                      r"hold every number\)", words), out
 
 
 def test_json_to_standard_output(capsys, tmp_path, monkeypatch):
