@@ -179,3 +179,11 @@ def test_a_configuration_given_twice_is_timed_once(capsys, tmp_path):
     rows = json.loads((tmp_path / "r.json").read_text())["results"]
     assert code == 0 and [row["N"] for row in rows] == [16, 8], out + err
     assert out.count("listed more than once, timed once:") == 1 and "s.bl n=16 float64 L1 cublas" in out, out
+
+
+def test_a_list_option_given_twice_keeps_both(capsys):
+    """`-n 16 -n 8` timed n=8 alone: the second replaced the first without a word."""
+    code, out, _ = _run(capsys, "strassen", "-n", "16", "-n", "8", "--levels", "1", "--levels", "0",
+                        "--backend", "numpy", "--repeat", "1")
+    words = " ".join(out.split())
+    assert code == 0 and all(f"strassen n={n} float64 L{levels} cublas:" in words for n in (16, 8) for levels in (1, 0)), out
