@@ -225,6 +225,20 @@ def output_path(text: str) -> Path:
     return Path(text)
 
 
+def results_path(text: str) -> Path:
+    """An argparse type: the file --json writes ('-': standard output)."""
+    if not text.strip():  # it had become ".", "exists and is not a regular file"
+        raise argparse.ArgumentTypeError(f"expected a file name, or - for standard output, not {text!r}")
+    return Path(text)
+
+
+def plot_path(text: str) -> Path:
+    """An argparse type: the image --plot writes (it had written "-" as a file "-.png")."""
+    if text == "-":
+        raise argparse.ArgumentTypeError("'-' names no file here: --plot writes an image (FILE.png, .pdf, .svg)")
+    return output_path(text)
+
+
 def bl_output_path(text: str) -> Path:
     """An argparse type: the file ``-o`` names for import, transform, product and optimize, which write
     .bl text. Another suffix promised a format the file would not be in (out.npz held .bl text); a name

@@ -21,7 +21,9 @@ from .cli_args import (
     load_input,
     note_unused_definitions,
     output_folder,
+    plot_path,
     positive,
+    results_path,
     scheme_path,
 )
 from .distributed.cli import add_distribution_options
@@ -104,8 +106,11 @@ def add_bench_parser(commands) -> None:
         help="bench exactly the configurations listed in FILE, one per line: 'scheme.bl n dtype levels leaf' "
         "(# comments allowed), instead of every combination of the options above",
     )
-    bench.add_argument("--json", type=Path, default=None, metavar="FILE", help="write every number to FILE")
-    bench.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="plot effective TFLOP/s against n")
+    bench.add_argument("--json", type=results_path, default=None, metavar="FILE",
+                       help="write every number to FILE as JSON (- for standard output; the rest then goes to standard error)")
+    bench.add_argument("--plot", type=plot_path, default=None, metavar="FILE.png",
+                       help="plot effective TFLOP/s against n (needs matplotlib; .pdf, .svg and the other formats it "
+                            "writes too; a name without a suffix gets .png)")
     add_distribution_options(bench)
     bench.set_defaults(handler=_bench)
 

@@ -187,3 +187,16 @@ def test_a_list_option_given_twice_keeps_both(capsys):
                         "--backend", "numpy", "--repeat", "1")
     words = " ".join(out.split())
     assert code == 0 and all(f"strassen n={n} float64 L{levels} cublas:" in words for n in (16, 8) for levels in (1, 0)), out
+
+
+@pytest.mark.parametrize("option, name, message", [
+    ("--json", "", "argument --json: expected a file name, or - for standard output, not ''"),
+    ("--plot", "", "argument --plot: expected a file or folder name, not ''"),
+    ("--plot", "-", "argument --plot: '-' names no file here: --plot writes an image (FILE.png, .pdf, .svg)"),
+])
+def test_empty_or_dash_result_names_are_usage_errors(capsys, tmp_path, monkeypatch, option, name, message):
+    """--json '' said ". exists and is not a regular file" (exit 1); --plot - wrote a file "-.png"."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "strassen", "-n", "8", "--levels", "1", "--backend", "numpy", option, name)
+    assert code == 2 and message in err, err
+    assert list(tmp_path.iterdir()) == []
