@@ -163,7 +163,9 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         "-n", type=dimension, default=8192, metavar="N",
         help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
     )
-    parser.add_argument("--dtype", choices=DTYPES, default="float64", help="element type for byte counts (default float64)")
+    parser.add_argument("--dtype", choices=DTYPES, default="float64",
+                        help="element type the report counts bytes in; compile: also the library's main function and the "
+                             "manifest's kernels (default float64)")
 
 
 class Given(argparse.Action):
@@ -181,7 +183,7 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
                         help="levels of recursion (default 1)")
     parser.add_argument(
         "--leaf", choices=LEAVES, default="cublas",
-        help="leaf products: " + "; ".join(f"{name}, {kind.help}" for name, kind in LEAF_KINDS.items()),
+        help="leaf products: " + "; ".join(f"{name}, {kind.help}" for name, kind in LEAF_KINDS.items()) + " (default cublas)",
     )
     parser.add_argument("--no-fuse", dest="fuse", action="store_false", help="one kernel per element-wise stage instead of fusing runs of them")
     parser.add_argument("--cutoff", type=cutoff, default=1, metavar="B", help="stop recursing where a block would be smaller than B (default 1)")
@@ -191,7 +193,7 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--moduli", type=positive, default=None, metavar="N",
-        help="ozaki leaves: moduli of the INT8 emulation (default: enough for 53 bits, 24 with --dtype float32)",
+        help="ozaki leaves: moduli of the INT8 emulation, 1 to 20 (default: enough for 53 bits, 24 with --dtype float32)",
     )
     parser.add_argument(
         "--scaling", choices=OZAKI_SCALINGS, default=None,
@@ -205,7 +207,8 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workspace-limit", type=byte_count, default=None, metavar="BYTES",
-        help="most workspace a call may use (e.g. 0, 512M, 24G); breadth-first levels that would pass it run depth-first",
+        help="most workspace a call may use (e.g. 0, 512M, 24G); breadth-first levels that would pass it run "
+             "depth-first (default: no limit)",
     )
     parser.add_argument(
         "--levels-schemes", type=per_level_schemes, default=None, metavar="A.bl,B.bl",

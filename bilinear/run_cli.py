@@ -69,8 +69,8 @@ def add_compile_and_run_parsers(commands) -> None:
     add_lowering_options(run)
     run.add_argument("--dtype", choices=DTYPES, default="float64", help="element type (default float64)")
     run.add_argument("--backend", choices=BACKENDS, default=None, help="default: cupy when a GPU is present")
-    run.add_argument("--alpha", type=finite, default=1.0)
-    run.add_argument("--beta", type=finite, default=0.0)
+    run.add_argument("--alpha", type=finite, default=1.0, help="C = alpha·A@B + beta·C (default 1)")
+    run.add_argument("--beta", type=finite, default=0.0, help="(default 0: C is not read)")
     run.add_argument("--repeat", type=positive, default=5, help="timed repetitions (median reported; default 5)")
     run.add_argument("--seed", type=count, default=0, help="of the random matrices (default 0)")
     add_distribution_options(run)
@@ -99,7 +99,8 @@ def add_bench_parser(commands) -> None:
     bench.add_argument("--levels", type=bench_levels, nargs="+", action="extend", default=None, metavar="L", help="level counts, or auto (default 1 2)")
     bench.add_argument("--leaf", nargs="+", action="extend", choices=LEAVES, default=None, help="leaf kinds (default cublas)")
     bench.add_argument("--repeat", type=positive, default=5, help="timed repetitions per configuration (median; default 5)")
-    bench.add_argument("--backend", choices=BACKENDS, default=None)
+    bench.add_argument("--backend", choices=BACKENDS, default=None,
+                       help="default: cupy when a GPU is present (on numpy, timed against NumPy's product)")
     bench.add_argument("--breakdown", action="store_true", help="print per-stage times beside the model")
     bench.add_argument(
         "--configs", type=Path, default=None, metavar="FILE",
