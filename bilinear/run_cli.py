@@ -262,7 +262,9 @@ def bench_defaults(args) -> None:
     if args.configs is not None and given:
         flags = {"files": "FILE", "n": "-n", "dtype": "--dtype", "levels": "--levels", "leaf": "--leaf"}
         raise OptionError(f"--configs lists every configuration; leave out {', '.join(flags[name] for name in given)}")
-    for name, default in BENCH_DEFAULTS.items():
+    # the distributed bench times one level count at a time: one level, as run --gpus
+    defaults = {**BENCH_DEFAULTS, "levels": ["1"]} if getattr(args, "gpus", None) else BENCH_DEFAULTS
+    for name, default in defaults.items():
         if not getattr(args, name):
             setattr(args, name, list(default))
 

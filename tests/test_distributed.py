@@ -586,3 +586,11 @@ def test_numpy_integer_steps_are_taken_as_levels_are():
     for steps in (np.bool_(True), 1.0, np.float64(2)):
         with pytest.raises(ValueError, match=r"^steps must be a whole number of at least 1"):
             decomposition_for(program, 4, "bfs", steps)
+
+
+def test_bench_with_gpus_takes_one_level_by_default():
+    """The README's `bench FILE -n N --gpus P` was refused: bench's default --levels is 1 2, and
+    "bench --gpus times one scheme, level count, leaf and dtype at a time" named no option given."""
+    done = _cli("bench", str(ROOT / "algorithms/strassen.bl"), "-n", "8", "--gpus", "1", "--backend", "numpy",
+                "--repeat", "1")
+    assert done.returncode == 0 and "local strassen L1 cublas" in done.stdout, done.stdout + done.stderr
