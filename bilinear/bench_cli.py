@@ -13,7 +13,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
-from .cli_args import bench_levels, load_input, note_unused_definitions, positive
+from .cli_args import bench_levels, load_input, note_unused_definitions, positive, scheme_path
 from .frontend.loader import read_source
 from .model import choose_levels
 from .output import STDOUT
@@ -39,6 +39,8 @@ def _configurations(args):
 def _listed(path: Path):
     """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line (levels ``auto``: the
     model chooses the levels, with that line's leaf, or with cublas leaves for a leaf of ``auto``)."""
+    if path.is_dir():
+        raise OptionError(f"--configs {path} is a folder; give the file that lists the configurations")
     listed = 0
     for number, line in enumerate(read_source(path).splitlines(), start=1):
         words = line.split("#")[0].split()
@@ -51,11 +53,23 @@ def _listed(path: Path):
             if words[4] == "auto" and levels != "auto":
                 raise ArgumentTypeError("a leaf of auto needs levels auto")
             listed += 1
-            yield Path(words[0]), positive(words[1]), words[2], levels, words[4]
+            yield _scheme(words[0], path), positive(words[1]), words[2], levels, words[4]
         except ArgumentTypeError as error:
             raise OptionError(f"{path}:{number}: {error}, got {line!r}") from None
     if not listed:
         raise OptionError(f"{path} lists no configurations (one per line: 'scheme.bl n dtype levels leaf')")
+
+
+def _scheme(text: str, configs: Path) -> Path:
+    """A configuration's scheme as FILE on the command line is (a shipped name is its file), or beside
+    the configurations file."""
+    found = scheme_path(text)
+    if not found.exists() and (beside := configs.parent / text).exists():
+        return beside
+    if not found.exists():
+        raise ArgumentTypeError(f"{text} does not exist (read from the working folder, beside {configs.name}, or as a "
+                                "shipped scheme's name)")
+    return found
 
 
 def _once(configurations: list, console) -> list:

@@ -200,3 +200,18 @@ def test_empty_or_dash_result_names_are_usage_errors(capsys, tmp_path, monkeypat
     code, _, err = _run(capsys, "strassen", "-n", "8", "--levels", "1", "--backend", "numpy", option, name)
     assert code == 2 and message in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_configs_name_schemes_as_the_command_line_does(capsys, tmp_path, monkeypatch):
+    """A shipped name and its file were timed twice under two labels; a missing file's error named no
+    line; a folder was "not a .bl file"."""
+    monkeypatch.chdir(tmp_path)
+    configs = tmp_path / "cfg.txt"
+    configs.write_text(f"strassen 8 float64 1 cublas\n{STRASSEN} 8 float64 1 cublas\n")
+    code, out, _ = _run(capsys, "--configs", str(configs), "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and out.count("float64 L1 cublas: ours") == 1 and "listed more than once, timed once" in out, out
+    configs.write_text("strassen 8 float64 1 cublas\nnowhere/missing.bl 8 float64 1 cublas\n")
+    code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
+    assert code == 2 and f"{configs}:2: nowhere/missing.bl does not exist" in err, err
+    code, _, err = _run(capsys, "--configs", str(tmp_path), "--backend", "numpy")
+    assert code == 2 and f"--configs {tmp_path} is a folder; give the file that lists the configurations" in err, err
