@@ -58,7 +58,7 @@ class BenchResult:
     library_error: float
     predicted_ms: float
     stages: tuple[StageTime, ...] = field(default=())
-    levels_requested: int | None = None  # where fewer levels ran than asked for (None in older files)
+    levels_requested: int | str | None = None  # as asked: fewer may run, or "auto" (None in older files)
     backend: str = "cupy"  # the library timed beside: cuBLAS ("cupy") or NumPy ("numpy"); older files ran on GPUs
 
     @property
@@ -96,9 +96,11 @@ def _stage_times(product: CompiledProduct, A, B, C, xp) -> dict[str, float]:
 
 
 def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, ceilings: Ceilings | None,
-              repeat: int = 5, seed: int = 0, breakdown: bool = True, name: str | None = None) -> BenchResult:
+              repeat: int = 5, seed: int = 0, breakdown: bool = True, name: str | None = None,
+              requested: int | str | None = None) -> BenchResult:
     """Time one configuration against the library, interleaved, and check it (``name``: what to call
-    it, the scheme's own name by default)."""
+    it, the scheme's own name by default; ``requested``: the levels asked for, "auto" where the model
+    chose them, the product's own by default)."""
     xp = product.backend.xp
     A, B, C = random_inputs(xp, M, K, N, product.dtype, seed)
     # A, B, C, the exact product and the library's output: five matrices and no copies, so
@@ -133,7 +135,7 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
     options = product.lowered.options
     return BenchResult(
         name=name or product.lowered.name, source=source, levels=levels_run(product, M, K, N),
-        levels_requested=options.levels, leaf=options.leaf, dtype=options.dtype, backend=product.backend.name,
+        levels_requested=options.levels if requested is None else requested, leaf=options.leaf, dtype=options.dtype, backend=product.backend.name,
         M=M, K=K, N=N, ours_ms=ours_s * 1e3, library_ms=theirs_s * 1e3, ratio=theirs_s / ours_s,
         ours_tflops=flops / ours_s / 1e12, library_tflops=flops / theirs_s / 1e12, extra_bytes=extra,
         error=error, library_error=library_error, predicted_ms=predicted, stages=stages,

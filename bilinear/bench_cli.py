@@ -83,7 +83,8 @@ def _once(configurations: list, console) -> list:
         else:
             kept[key] = (path, *rest)
     if repeated:
-        listed = "; ".join(f"{path} n={n} {dtype} {'levels auto' if levels == 'auto' else f'L{levels}'} {leaf}"
+        listed = "; ".join(f"{path} n={n} {dtype} {'levels auto' if levels == 'auto' else f'L{levels}'} "
+                           f"{'leaf auto' if leaf == 'auto' else leaf}"
                            for path, n, dtype, levels, leaf in dict.fromkeys(repeated))
         console.print(f"listed more than once, timed once: {listed}", highlight=False, soft_wrap=True)
     return list(kept.values())
@@ -173,7 +174,7 @@ def run_bench(args) -> int:
             progress.update(task, description=f"{path.name} n={n} {dtype} L{level_count} {leaf}")
             product = CompiledProduct(lowered(level_count, leaf), backend)
             result = bench_one(product, str(path), n, n, n, ceilings.get(dtype), args.repeat, breakdown=args.breakdown,
-                               name=names[path])
+                               name=names[path], requested="auto" if levels == "auto" else None)
             results.append(result)
             # Each result as soon as it exists, so a run cut short still leaves its numbers.
             progress.console.print(_line(result))

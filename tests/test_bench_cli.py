@@ -215,3 +215,14 @@ def test_configs_name_schemes_as_the_command_line_does(capsys, tmp_path, monkeyp
     assert code == 2 and f"{configs}:2: nowhere/missing.bl does not exist" in err, err
     code, _, err = _run(capsys, "--configs", str(tmp_path), "--backend", "numpy")
     assert code == 2 and f"--configs {tmp_path} is a folder; give the file that lists the configurations" in err, err
+
+
+def test_an_automatic_row_says_it_was_chosen(capsys, tmp_path):
+    """--levels auto 1 gave two rows "L1" and a JSON that said levels 1 had been asked for both."""
+    out_json = tmp_path / "auto.json"
+    code, out, _ = _run(capsys, "strassen", "-n", "64", "--levels", "auto", "1", "--backend", "numpy", "--repeat", "1",
+                        "--json", str(out_json))
+    assert code == 0, out
+    rows = json.loads(out_json.read_text())["results"]
+    assert sorted(str(row["levels_requested"]) for row in rows) == ["1", "auto"]
+    assert " (auto requested) cublas: ours" in " ".join(out.split()), out
