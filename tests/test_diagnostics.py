@@ -430,6 +430,13 @@ def test_a_chain_of_thousands_of_named_sums_verifies(order):
     assert bilinear.verify(program_from_text(text, "deep.bl")).ok
 
 
+def test_a_cycle_of_named_sums_is_reported_at_its_first_member():
+    """The dependency order had reported it at its last (S2)."""
+    text = "algorithm x <1,1,1>:\n  S1 = S2 + A11\n  S2 = S1 + A11\n  M1 = S1 * B11\n  C11 = M1\n"
+    errors = pytest.raises(BilinearError, program_from_text, text, "cycle.bl").value.diagnostics
+    assert (errors[0].span.line, errors[0].message) == (2, "S1 is defined in terms of itself")
+
+
 def test_a_cycle_of_thousands_of_named_sums_is_an_error_not_a_crash():
     depth = 3000
     cycle = "".join(f"  S{i} = S{i % depth + 1} + A11\n" for i in range(1, depth + 1))

@@ -111,27 +111,38 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
 
     for name in _in_dependency_order(forms):  # each sum's sums first, so kind_of never recurses deep
         kind_of(name, forms[name].span)
+    for entry in raw.sums:  # the sums on cycles, in the file's order
+        kind_of(entry.name, entry.span)
     return kinds
 
 
 def _in_dependency_order(forms: dict[str, Form]) -> list[str]:
-    """The named sums, each after the sums it reads (a cycle's order is its own), in the order a
-    depth-first walk from each in turn meets them: a chain of any length takes no recursion."""
+    """The named sums, each after the sums it reads, in the order a depth-first walk from each in
+    turn meets them: a chain of any length takes no recursion.  A sum on a cycle is left out, so that
+    the cycle is reported where the file's order meets it (at its first member), as before."""
     order: list[str] = []
     placed: set[str] = set()
+    cyclic: set[str] = set()
     for start in forms:
-        stack = [(start, False)]
+        stack, path, on_path = [(start, False)], [], set()
         while stack:
             name, leaving = stack.pop()
             if leaving:
+                on_path.discard(path.pop())
                 order.append(name)
                 continue
             if name in placed:
                 continue
             placed.add(name)
+            path.append(name)
+            on_path.add(name)
             stack.append((name, True))
-            stack.extend((term, False) for term in reversed(forms[name].form.names()) if term in forms)
-    return order
+            terms = [term for term in forms[name].form.names() if term in forms]
+            for term in terms:
+                if term in on_path:  # a cycle: every sum from term round to name is on it
+                    cyclic.update(path[path.index(term):])
+            stack.extend((term, False) for term in reversed(terms))
+    return [name for name in order if name not in cyclic]
 
 
 _KIND_WORDS = {"A": "A side", "B": "B side", "M": "products", "C": "output", "?": "unknown"}
