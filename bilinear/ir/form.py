@@ -76,7 +76,7 @@ class Form:
 
     @classmethod
     def of(cls, mapping: Mapping[str, Union[int, Fraction]], spans: Iterable[tuple[str, Span]] = ()) -> Form:
-        terms = tuple(sorted(((name, _fraction(c)) for name, c in mapping.items() if c != 0), key=_name))
+        terms = tuple(sorted(((name, f) for name, c in mapping.items() if (f := _fraction(c))), key=_name))
         return cls._checked(terms, tuple(spans))
 
     @classmethod
