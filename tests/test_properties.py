@@ -288,3 +288,12 @@ def test_the_numeric_oracle_accepts_the_shipped_schedules_and_rejects_the_printe
     printed = bilinear.load(FIXTURES / "msmes_thesis_printed.bl")
     schedule = printed.schedule("msmes_printed")
     assert not honest(schedule, printed.algorithm("strassen"))
+
+
+def test_form_of_drops_zeros_in_any_spelling():
+    """Form.of tested c != 0 before converting: a "0" stayed as a zero term (Form._checked skips the checks)."""
+    from fractions import Fraction
+
+    from bilinear.ir import Form
+
+    assert Form.of({"a": "0", "b": 1, "c": Fraction(0), "d": "1/2"}).terms == (("b", Fraction(1)), ("d", Fraction(1, 2)))
