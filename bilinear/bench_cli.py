@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
+import sys
 from argparse import ArgumentTypeError
 from pathlib import Path
 
@@ -197,19 +197,25 @@ def run_bench(args) -> int:
 
 
 def _console(stderr: bool) -> Console:
-    """A terminal's width, or COLUMNS where it is a positive width (0 had printed nothing); a pipe
-    or file gets wide lines."""
+    """COLUMNS where it is a positive width (0 had printed nothing), else the terminal's the output
+    goes to (stderr's with --json -: stdout is then a pipe), and 200 columns for a pipe or file."""
     columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isdigit() and int(columns) > 0 else None
-    terminal = Console(stderr=stderr).is_terminal
-    return Console(stderr=stderr, width=width or (shutil.get_terminal_size().columns if terminal else 200))
+    if columns.isdigit() and int(columns) > 0:
+        return Console(stderr=stderr, width=int(columns))
+    if not Console(stderr=stderr).is_terminal:
+        return Console(stderr=stderr, width=200)
+    try:
+        width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
+    except (OSError, ValueError):
+        width = 80
+    return Console(stderr=stderr, width=width)
 
 
 def _print_table(console: Console, table: Table) -> None:
-    """The table where every cell fits on one line; else a note, since each result's line above
-    holds the same numbers (a narrow terminal had folded 0.33 into "0.3" over "3", or blanked it)."""
-    needed = 1 + sum(3 + max((len(str(cell)) for cell in (*column._cells, *str(column.header).split())), default=0)
-                     for column in table.columns)
+    """The table where every cell fits whole (rich cuts or folds cells below its natural width:
+    0.33 had been "0.3" over "3", 6.0e-17 "6.0e-…"); else a note, since each result's line above
+    holds the same numbers."""
+    needed = console.measure(table, options=console.options.update_width(1 << 16)).maximum  # unclamped by the width
     if needed <= console.width:
         console.print(table)
     else:

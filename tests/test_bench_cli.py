@@ -143,10 +143,11 @@ def test_bench_reads_archives_with_key(capsys, tmp_path):
     assert code == 0 and "ratio" in out, out + err
 
 
-@pytest.mark.parametrize("columns", ["0", "30", "50", "80", "250"])
+@pytest.mark.parametrize("columns", ["0", "30", "50", "80", "125", "140", "250"])
 def test_the_table_never_splits_a_number(capsys, monkeypatch, columns):
     """At 80 columns 0.33 was printed as "0.3" over "3" and strassen as "str" / "ass" / "en"; at 50
-    every second column was blank, and COLUMNS=0 printed nothing at all."""
+    every second column was blank, and COLUMNS=0 printed nothing at all; from 118 to 140 rich cut
+    cells ("stras…", "6.0e-…") below the table's natural width."""
     import re
 
     monkeypatch.setenv("COLUMNS", columns)
@@ -226,3 +227,20 @@ def test_an_automatic_row_says_it_was_chosen(capsys, tmp_path):
     rows = json.loads(out_json.read_text())["results"]
     assert sorted(str(row["levels_requested"]) for row in rows) == ["1", "auto"]
     assert " (auto requested) cublas: ours" in " ".join(out.split()), out
+
+
+def test_the_width_with_json_to_standard_output_is_standard_errors(monkeypatch):
+    """With --json - | jq the table goes to a wide stderr; stdout's (a pipe's) 80 columns had hidden it."""
+    import os
+    import sys
+
+    from rich.console import Console
+
+    from bilinear.bench_cli import _console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(Console, "is_terminal", property(lambda self: True))
+    monkeypatch.setattr(sys, "stderr", type("Err", (), {"fileno": lambda self: 2, "write": print})())
+    monkeypatch.setattr(sys, "stdout", type("Out", (), {"fileno": lambda self: 1, "write": print})())
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=1: os.terminal_size(({2: 190}.get(fd, 80), 24)))
+    assert (_console(stderr=True).width, _console(stderr=False).width) == (190, 80)
