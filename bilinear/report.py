@@ -335,8 +335,10 @@ def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
 
 def _tally(entries: list[dict]) -> str:
     """How many verified, held only modulo p or in the limit (never compiled, but not wrong), or failed."""
-    held = [_modular_status(e).replace("holds", "holding") if e["kind"] == "modular" else "holding in the limit only"
-            for e in entries if not e["ok"] and (e.get("holds_modulo") or e.get("holds_in_the_limit"))]
+    only = {"modular": lambda e: _modular_status(e).replace("holds", "holding"),
+            "approximate": lambda e: "holding in the limit only", "complex": lambda e: "holding over Q(i) only"}
+    held = [only[e["kind"]](e) for e in entries
+            if not e["ok"] and (e.get("holds_modulo") or e.get("holds_in_the_limit") or e.get("holds_over_q_i"))]
     counts = {"verified": sum(e["ok"] for e in entries), **{kind: held.count(kind) for kind in dict.fromkeys(held)}}
     return ", ".join(f"{count} {kind}" for kind, count in counts.items()) + f", {len(entries) - sum(counts.values())} failed"
 
