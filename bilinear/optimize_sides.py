@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .ir import Algorithm, Form
 from .optimize_pairs import Terms, additions, scalings
+from .verify.counts import side_of
 from .verify.expand import expansion_of
 
 
@@ -50,7 +51,7 @@ def written(algorithm: Algorithm) -> tuple[Side, Side, Side]:
     """The sides as the scheme writes them: each named sum goes with the operand its value is over
     (over products: the outputs' side), the forms as written."""
     expansion = expansion_of(algorithm)
-    operand = {entry.name: expansion.operand(entry.name) or "C" for entry in algorithm.sums}
+    operand = {entry.name: side_of(expansion, entry.form, entry.name) for entry in algorithm.sums}
     by_side = {side: [(entry.name, entry.form.as_dict()) for entry in algorithm.sums if operand[entry.name] == side] for side in "ABC"}
     outputs = {output.block: output.form.as_dict() for output in algorithm.outputs}
     return (

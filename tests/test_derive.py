@@ -391,3 +391,14 @@ def test_scalings_count_one_multiplication_per_magnitude_other_than_one():
              ({"x": Fraction(1, 2), "y": Fraction(1, 4), "z": Fraction(-1, 4), "w": -1}, 2), ({"x": 1, "y": -1}, 0)]
     for form, count in cases:
         assert scalings([fractions_of(form)]) == count
+
+
+def test_a_sum_that_cancels_is_on_its_terms_side_in_optimize():
+    """T = S - A11 - A12 is zero: optimize put it on the C side beside the outputs, reading A-side sums."""
+    from bilinear.frontend.loader import program_from_text
+    from bilinear.optimize_sides import written
+
+    text = ("algorithm z <1,2,1;2>:\n  S = A11 + A12\n  T = S - A11 - A12\n  U = T + A11\n"
+            "  M1 = U * B11\n  M2 = A12 * B21\n  C11 = M1 + M2\n")
+    sides = written(program_from_text(text, "z.bl").main)
+    assert [name for name, _ in sides[0].sums] == ["S", "T", "U"] and sides[2].sums == []

@@ -30,7 +30,7 @@ def _adds(form) -> int:
     return max(len(form.terms) - 1, 0)
 
 
-def _side(expansion: Expansion, form: Form, name: str) -> str:
+def side_of(expansion: Expansion, form: Form, name: str) -> str:
     """The side a named sum is on: its expansion's, or for one that cancels to zero its terms'."""
     if side := expansion.operand(name):
         return side
@@ -42,7 +42,7 @@ def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
     shape = algorithm.shape
     side = {"A": 0, "B": 0, "C": 0}
     for entry in algorithm.sums:
-        side[_side(expansion, entry.form, entry.name)] += _adds(entry.form)
+        side[side_of(expansion, entry.form, entry.name)] += _adds(entry.form)
     for product in algorithm.products:
         side["A"] += _adds(product.left)
         side["B"] += _adds(product.right)
