@@ -286,3 +286,31 @@ def test_run_and_bench_report_the_workspace_a_product_holds():
     for _ in range(2):  # a second run finds the workspace of the first and must not report 0
         assert run_once(product, 1024, 1024, 1024, repeat=1).extra_bytes == expected
         assert bench_one(product, "rsmm", 1024, 1024, 1024, None, repeat=1, breakdown=False).extra_bytes == expected
+
+
+def test_shapes_that_alternate_allocate_the_workspace_once():
+    """A new shape released the runner's buffer: calls alternating 64x64 and 65x64 allocated on every
+    call (20 in 20), and a CUDA graph of either shape went stale at the other's call."""
+    product = bilinear.compile(ROOT / "algorithms/strassen.bl", levels=2, breadth=2, backend="numpy")
+    allocations = []
+    real_empty = product.backend.empty
+    product.backend.empty = lambda *args: allocations.append(args) or real_empty(*args)
+    rng = np.random.default_rng(6)
+    B = rng.standard_normal((64, 64))
+    for call in range(20):
+        A = rng.standard_normal((64 + call % 2, 64))
+        np.testing.assert_allclose(product(A, B), A @ B, rtol=1e-12, atol=1e-12)
+    assert len([args for args in allocations if args[1] == 1]) == 1  # the runner's one buffer (rows x 1)
+
+
+def test_the_parts_of_the_workspace_start_aligned():
+    """Carved from one buffer, B's operands and the products started where A's ended (49·5·5 doubles
+    in): the split and merge kernels take their vector path only on 256-byte aligned rows."""
+    product = bilinear.compile(ROOT / "algorithms/strassen.bl", levels=2, breadth=2, backend="numpy")
+    A = np.random.default_rng(7).standard_normal((20, 20))
+    product(A, A.copy())
+    runner = product.executor.breadth
+    (views,) = runner.workspace.values()
+    base = runner._buffer.ctypes.data
+    assert [(view.ctypes.data - base) % 256 for view in views] == [0, 0, 0]
+    assert runner.held_bytes == product.workspace_bytes(20, 20, 20)

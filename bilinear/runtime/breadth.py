@@ -38,18 +38,17 @@ class BreadthFirstRunner:
 
     def _buffers(self, m: int, k: int, n: int) -> tuple[View, View, View]:
         """The workspace for leaves of this size: views of one buffer, which grows to the largest
-        size of a call (reserved before it writes anything) and is kept for the next (one product
-        called at many sizes holds one; a new shape releases it first, see Executor.run)."""
+        size a call needs (reserved before it writes anything) and is kept for the next calls, their
+        views with it (one product called at many sizes holds one buffer, of the largest; growing
+        drops every view, and release_workspace the buffer)."""
         if (m, k, n) not in self.workspace:
-            rank = self.plan.rank
-            counts = [rank * rows * cols for rows, cols in ((m, k), (k, n), (m, n))]
-            if self._buffer is None or self._buffer.size < sum(counts):
-                size = max(sum(counts), 0 if self._buffer is None else self._buffer.size)
+            starts, counts = self.plan.parts(m, k, n)
+            if self._buffer is None or self._buffer.size < starts[2] + counts[2]:
+                size = max(starts[2] + counts[2], 0 if self._buffer is None else self._buffer.size)
                 self.release()  # the old one first
                 self._buffer = self.backend.empty(size, 1, self.plan.dtype).reshape(-1)
-            starts = (0, counts[0], counts[0] + counts[1])
             self.workspace[(m, k, n)] = tuple(
-                self._buffer[start : start + count].reshape(rank, rows, cols)
+                self._buffer[start : start + count].reshape(self.plan.rank, rows, cols)
                 for start, count, (rows, cols) in zip(starts, counts, ((m, k), (k, n), (m, n)))
             )
         return self.workspace[(m, k, n)]

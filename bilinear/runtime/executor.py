@@ -90,8 +90,11 @@ class Executor:
         dims = _dims(A, B)
         if dims != self._last_dims:
             # A new shape: the leaf's kept buffer (the Ozaki leaf's) goes, as the schedule's own
-            # workspace does, so the leaves of this shape size it anew.  Never within a call.
-            self.release_leaf()
+            # workspace does, so the leaves of this shape size it anew.  Never within a call.  The
+            # breadth-first runner's stays: its views of each leaf size are kept while the buffer
+            # holds them (shapes that alternate had allocated it on every call, and their graphs
+            # had gone stale).
+            getattr(self.leaf, "release", lambda: None)()
             self._last_dims = dims
         # Everything the call allocates, before anything is written: a failed allocation (out of
         # device memory) then leaves A, B and C as they were, an in-place schedule's A and B too.

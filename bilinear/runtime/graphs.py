@@ -63,7 +63,9 @@ class CapturedProduct:
         at another shape since): a graph that holds stale workspace holds memory of its own."""
         executor = self.executor
         now = (executor.workspace, executor.breadth.workspace if executor.breadth else {})
-        schedule_current = all(then.keys() == current.keys() and all(then[k] is current[k] for k in then)
+        # the views this graph writes, still its executor's (the breadth-first runner keeps views of
+        # other leaf sizes beside them)
+        schedule_current = all(all(k in current and then[k] is current[k] for k in then)
                                for then, current in zip(self.workspace, now))
         leaf_now = executor.leaf_buffers()
         leaf_current = len(leaf_now) == len(self.leaf_buffers) and all(a is b for a, b in zip(self.leaf_buffers, leaf_now))
