@@ -594,3 +594,17 @@ def test_bench_with_gpus_takes_one_level_by_default():
     done = _cli("bench", str(ROOT / "algorithms/strassen.bl"), "-n", "8", "--gpus", "1", "--backend", "numpy",
                 "--repeat", "1")
     assert done.returncode == 0 and "local strassen L1 cublas" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_distributed_call_returns_the_out_it_was_given():
+    """A row vector's out came back as another object (the view with line strides), where the
+    one-device product returns the caller's own."""
+    import numpy as np
+
+    import bilinear.distributed as dist
+
+    product = dist.compile(ROOT / "algorithms/strassen.bl", backend="numpy", steps=1)
+    rng = np.random.default_rng(3)
+    A, B, out = rng.standard_normal((1, 8)), rng.standard_normal((8, 8)), np.zeros(8)[None, :]
+    assert product(A, B, out=out) is out
+    np.testing.assert_allclose(out, A @ B, rtol=1e-12, atol=1e-12)

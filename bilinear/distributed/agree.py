@@ -88,7 +88,7 @@ def _number(text: str) -> float | None:
 
 def _shown(text: str) -> str:
     number = _number(text)
-    return text if number is None else repr(number)
+    return "refused" if number is None else repr(number)  # the refusal is the message's own first words
 
 
 def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> str | None:

@@ -255,6 +255,7 @@ class DistributedProduct:
         return seconds
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        given = out  # returned as it came, not its view with line strides
         A, B, out = (line_strided(x, self.comm.xp) for x in (A, B, out))
         M, K, N, dtype = self._agree(A, B, out, alpha, beta)
         alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")  # agreed: finite reals on every rank
@@ -278,7 +279,7 @@ class DistributedProduct:
             scatter_sum(self.comm, partial, out)
         if out is not None and self.output != "block2d" and partial is not out:
             out[...] = partial
-        return out
+        return given if given is not None and out is not None else out
 
     def _rebalance(self, plan: Plan, seconds: float) -> None:
         """Thesis ch. 5's dynamic balancing: each rank's measured rate on this call weights the next plans,
