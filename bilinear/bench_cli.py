@@ -61,11 +61,12 @@ def _listed(path: Path):
 
 
 def _scheme(text: str, configs: Path) -> Path:
-    """A configuration's scheme as FILE on the command line is (a shipped name is its file), or beside
-    the configurations file."""
+    """A configuration's scheme: a file in the working folder, else beside the configurations file,
+    else a shipped scheme's name (as FILE on the command line names it)."""
+    for candidate in (Path(text), configs.parent / text):
+        if candidate.is_file():
+            return candidate
     found = scheme_path(text)
-    if not found.exists() and (beside := configs.parent / text).exists():
-        return beside
     if not found.exists():
         raise ArgumentTypeError(f"{text} does not exist (read from the working folder, beside {configs.name}, or as a "
                                 "shipped scheme's name)")

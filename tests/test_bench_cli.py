@@ -216,6 +216,12 @@ def test_configs_name_schemes_as_the_command_line_does(capsys, tmp_path, monkeyp
     assert code == 2 and f"{configs}:2: nowhere/missing.bl does not exist" in err, err
     code, _, err = _run(capsys, "--configs", str(tmp_path), "--backend", "numpy")
     assert code == 2 and f"--configs {tmp_path} is a folder; give the file that lists the configurations" in err, err
+    # a file beside the configurations comes before a shipped scheme of that name
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "strassen.bl").write_text(Path(STRASSEN).read_text().replace("algorithm strassen", "algorithm mine"))
+    (tmp_path / "sub" / "cfg.txt").write_text("strassen.bl 8 float64 1 cublas\n")
+    code, out, _ = _run(capsys, "--configs", str(tmp_path / "sub" / "cfg.txt"), "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "mine n=8 float64 L1 cublas: ours" in " ".join(out.split()), out
 
 
 def test_an_automatic_row_says_it_was_chosen(capsys, tmp_path):
