@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import replace
@@ -12,6 +11,7 @@ from pathlib import Path
 from .cli_args import (add_bl_output_options, add_input_options, bl_name, chains, load_input, output_path, scheme_path,
                        note_unused_definitions, side_counts, tries)
 from .diagnostics import BilinearError, Diagnostic, render
+from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
 from .output import check_target, write_atomic
 
@@ -43,6 +43,13 @@ def _check_output(args, *inputs: Path) -> None:
     unless ``--force`` (--name and -o's suffix are argparse's)."""
     if args.output is not None:
         check_target(args.output, args.force, protect=inputs)
+
+
+def _source(args, program):
+    """FILE's algorithm, verified: --algorithm's, or its main one's (with a note on what that leaves out)."""
+    if args.algorithm is None:
+        note_unused_definitions(args.command, args.file, program)
+    return _verified(_algorithm(program, args.algorithm), args.file)
 
 
 def _algorithm(program, name: str | None):
@@ -83,7 +90,7 @@ def transform(args) -> int:
 
     _check_output(args, args.file)
     program = load_input(args)
-    source = _verified(_algorithm(program, args.algorithm), args.file)
+    source = _source(args, program)
     result = permute(source, args.to, name=args.name)
     _note_sums_multiplied_out(source)
     if dropped := unused_products(source):
@@ -105,7 +112,7 @@ def product(args) -> int:
 
     _check_output(args, args.file, args.second)
     program = load_input(args)
-    first = _verified(_algorithm(program, args.algorithm), args.file)
+    first = _source(args, program)
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
@@ -120,22 +127,6 @@ def product(args) -> int:
     return _write(result, header, args.output, args.style)
 
 
-def source_header(path: Path) -> tuple[str, ...]:
-    """What a header should keep of a scheme's source: its leading ``#`` comment lines (a
-    catalogue file's reference, a .bl file's provenance and licence text), and, for a file
-    inside a fetched repository, that repository's licence file and its first line."""
-    lines: list[str] = []
-    if path.suffix != ".npz" and path.is_file():
-        with path.open(encoding="utf-8", errors="replace") as stream:
-            for line in stream:
-                if not line.startswith("#") or len(lines) >= 40:
-                    break
-                lines.append(line[1:].strip())
-    if path.suffix != ".bl":
-        lines += _licence(path)
-    return (f"from {path.name}", *(line for line in lines if line))
-
-
 def _copied_header(path: Path, program, source) -> tuple[str, ...]:
     """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where it
     copies comments and ``path``'s main definition is another one (a schedule, or --algorithm's choice),
@@ -147,19 +138,6 @@ def _copied_header(path: Path, program, source) -> tuple[str, ...]:
     return header
 
 
-def _licence(path: Path) -> list[str]:
-    """The first licence file in the source's folder or up to three above (a catalogue file deep in
-    a fetched repository), named relative to the source (no absolute path of this machine goes into
-    a written file), with its first line: found near it, which need not make it the source's."""
-    source = path.resolve()
-    for folder in list(source.parents)[:4]:
-        for candidate in sorted(folder.iterdir()) if folder.is_dir() else ():
-            if candidate.is_file() and any(word in candidate.name.lower() for word in ("licen", "copying")):
-                first = next((line.strip() for line in candidate.read_text(errors="replace").splitlines() if line.strip()), "")
-                return [f"Licence file found near the source: {os.path.relpath(candidate, source.parent)} ({first})"]
-    return []
-
-
 def export(args) -> int:
     from .frontend.importers import READERS
     from .frontend.writers import rendered
@@ -169,9 +147,7 @@ def export(args) -> int:
     elif not (args.output.is_dir() or args.output.parent.is_dir()):
         raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
     program = load_input(args)
-    if args.algorithm is None:  # --algorithm chose one: nothing left out unsaid
-        note_unused_definitions(args.command, args.file, program)
-    algorithm = _verified(_algorithm(program, args.algorithm), args.file)
+    algorithm = _source(args, program)
     header = (*_copied_header(args.file, program, algorithm), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind
@@ -202,7 +178,7 @@ def optimize(args) -> int:
     also = args.also or []
     _check_output(args, args.file, *also)
     program = load_input(args)
-    source = _verified(_algorithm(program, args.algorithm), args.file)
+    source = _source(args, program)
     if args.algorithm is None and program.main is not source:  # FILE's main definition is a schedule
         print(f"note: {program.main.name} is a schedule; optimize rewrites its algorithm {source.name} and writes no "
               "schedule", file=sys.stderr)
@@ -230,7 +206,7 @@ def optimize(args) -> int:
     header = (*_copied_header(args.file, program, source),
               f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     for path, other in zip(also, others):  # a side may be this program's: say where it came from
-        header += (f"Also tried (--also): {other.name} from {path.name}.", *_licence(path))
+        header += (f"Also tried (--also): {other.name} from {path.name}.", *licence(path))
     return _write(result, header, args.output, "equations")
 
 
@@ -245,6 +221,9 @@ def _note_unused_search_options(args, name: str, small: list[str]) -> None:
     elif given and args.chains != 1 and not args.polish:
         print("note: --chains applies with --polish (independent polishing searches); without it, it is ignored",
               file=sys.stderr)
+    if "--starts" in given and small and args.seeds == 0:
+        print("note: --starts draws seeds, and --seeds 0 draws none: every start is the same greedy elimination; "
+              "give --seeds", file=sys.stderr)
 
 
 def _other_programs(source, paths: list[Path]) -> list:

@@ -653,7 +653,11 @@ LAST_DEFINITION_USERS = {
     "bench": ("-n", "8", "--backend", "numpy", "--levels", "1", "--repeat", "1"),
     "plan": ("--gpus", "2", "-n", "64"),
     "export": ("--to", "fast-matmul", "-o", "{out}"),
+    "transform": ("--to", "nkm", "-o", "{out}.bl"),
+    "product": ("naive2x2", "-o", "{out}.bl"),
+    "optimize": ("--seeds", "0", "-o", "{out}.bl"),
 }
+CHOOSES_WITH_ALGORITHM = ("export", "transform", "product", "optimize")  # they take --algorithm NAME
 
 
 def _two_algorithms(folder: Path) -> Path:
@@ -664,12 +668,14 @@ def _two_algorithms(folder: Path) -> Path:
 
 @pytest.mark.parametrize("command", LAST_DEFINITION_USERS)
 def test_every_command_says_which_of_several_algorithms_it_uses(capsys, tmp_path, command):
-    """A file of two algorithms was compiled, run, benched, planned and exported by its last; bench, plan
-    and export said nothing (msmes's algorithm and schedule need no note)."""
+    """A file of two algorithms was compiled, run, benched, planned, exported, transformed, multiplied and
+    optimized by its last; all but compile and run said nothing, and export's note left out --algorithm
+    (msmes's algorithm and schedule need no note)."""
     two = _two_algorithms(tmp_path)
     code, _, err = _run(capsys, command, two, *(o.format(out=tmp_path / "a") for o in LAST_DEFINITION_USERS[command]))
+    another = "--algorithm NAME" if command in CHOOSES_WITH_ALGORITHM else "put it last, or in a file of its own"
     note = (f"bilinear {command}: note: {two} also defines naive2x2; {command} uses its last definition, strassen "
-            "(another: put it last, or in a file of its own)\n")
+            f"(another: {another})\n")
     assert code == 0 and err.count(note) == 1, err
     code, _, err = _run(capsys, command, "msmes", *(o.format(out=tmp_path / "b") for o in LAST_DEFINITION_USERS[command]))
     assert code == 0 and "also defines" not in err
@@ -853,6 +859,10 @@ def test_optimize_says_when_search_options_have_nothing_to_work_on(capsys, tmp_p
     assert code == 0 and "note: --chains applies with --polish" in err
     code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--polish", "1", "-o", str(tmp_path / "b.bl"))
     assert code == 0 and "note:" not in err
+    # every start draws the same candidate with --seeds 0: N starts took N times as long for one result
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "0", "--starts", "3", "-o", str(tmp_path / "c.bl"))
+    assert code == 0 and ("note: --starts draws seeds, and --seeds 0 draws none: every start is the same "
+                          "greedy elimination; give --seeds") in err, err
 
 
 def test_optimize_says_when_no_side_is_small(capsys, tmp_path, monkeypatch):
