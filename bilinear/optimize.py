@@ -70,7 +70,7 @@ from .optimize_pairs import pairs as _pairs
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
 from .optimize_search import perturbed, search
-from .optimize_sides import Side, borrowed, free_prefix, sides, written
+from .optimize_sides import Side, free_prefix, sides, written
 from .processes import mapped
 from .verify.expand import expansion_of
 
@@ -360,7 +360,7 @@ def optimize(
     seeds k·seeds, …, each finished and polished alone (where the search ends depends most on where it
     starts), the cheapest kept; starts, then chains, run in parallel processes.  ``also``: other
     programs of the scheme; their sides computing the same forms (``borrowed``) are candidates too."""
-    also = check_arguments(algorithm, seeds, polish, chains, also, starts)
+    borrowed_sides = check_arguments(algorithm, seeds, polish, chains, also, starts)
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
     prefixes = [free_prefix(letter, taken) for letter in "XYZ"]
@@ -375,7 +375,7 @@ def optimize(
     found = [found[sum(counts[:index]):sum(counts[:index + 1])] for index in range(3)]  # each side's starts
     # The scheme's own program too, where it costs less than start 0 (then polished from there); large
     # sides are written without scaled copies, so they are rated without them.
-    given = zip(written(algorithm), *(borrowed(algorithm, other) for other in also))
+    given = zip(written(algorithm), *borrowed_sides)
     for index, candidates in enumerate(given):
         rated = _copied_cost if index in small else _cost
         found[index][0] = min((found[index][0], *(side for side in candidates if side is not None)), key=rated)

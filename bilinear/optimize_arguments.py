@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .ir import Algorithm
+from .optimize_sides import borrowed
 
 # Search counts (seeds, starts, rounds) past this are typing mistakes: each costs at least milliseconds.
 MOST_TRIES = 10**6
@@ -16,8 +17,8 @@ MOST_CHAINS = 4096
 
 
 def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: Any, starts: Any) -> tuple:
-    """``also`` as a tuple (a generator is read once); TypeError or ValueError, with the reason, for
-    what ``optimize`` cannot take."""
+    """The sides of each program of ``also`` that compute ``algorithm``'s (``borrowed``; a generator is
+    read once); TypeError or ValueError, with the reason, for what ``optimize`` cannot take."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"optimize takes one Algorithm (bilinear.load(path).main, or .algorithm(name)), not "
                         f"{type(algorithm).__name__}")
@@ -38,7 +39,12 @@ def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: 
     for other in others:
         if not isinstance(other, Algorithm):
             raise TypeError(f"also takes Algorithms (other programs of the scheme, loaded), not {type(other).__name__}")
-    return others
+    candidates = tuple(borrowed(algorithm, other) for other in others)
+    for other, sides in zip(others, candidates):  # it had been dropped without a word (the CLI refused it)
+        if all(side is None for side in sides):
+            raise ValueError(f"also: {other.name} computes none of {algorithm.name}'s sides (left factors, right "
+                             "factors, outputs, its products taken in order); give a program of the same scheme")
+    return candidates
 
 
 def _count(name: str, value: Any, least: int, most: int) -> None:

@@ -554,6 +554,10 @@ def test_automatic_levels_take_what_a_level_takes_through_dlpack():
     ({"chains": 0}, ValueError, "chains must be between 1 and 4096, not 0"),
     ({"seeds": 2.5}, TypeError, "seeds must be a whole number, not float 2.5"),
     ({"also": ["strassen"]}, TypeError, "also takes Algorithms (other programs of the scheme, loaded), not str"),
+    # another scheme's program was dropped without a word (the CLI's --also refused it)
+    ({"also": [bilinear.load(ROOT / "algorithms" / "winograd.bl").main]}, ValueError,
+     "also: winograd computes none of strassen's sides (left factors, right factors, outputs, its products taken in "
+     "order); give a program of the same scheme"),
 ])
 def test_optimize_checks_its_arguments(arguments, error, message):
     """starts=0 was an IndexError deep inside, a Program an AttributeError; seeds=-5, polish=-1,
