@@ -140,3 +140,15 @@ def test_import_bilinear_is_fast_and_lazy():
     assert out[1] == "True"
     assert float(out[0]) < 0.3
     assert callable(bilinear.load) and "verify" in dir(bilinear)
+
+
+def test_a_large_product_says_that_it_takes_minutes(capsys, tmp_path, monkeypatch):
+    """⟨54,54,54;97336⟩ ran 20 minutes without a word before it was stopped (verifying it takes time
+    quadratic in the products: 12,167 took 22 s, 25,921 took 90 s)."""
+    import bilinear.compose_cli
+    from bilinear.cli import main
+
+    monkeypatch.setattr(bilinear.compose_cli, "LARGE_PRODUCT", 49)
+    assert main(["product", "strassen", "strassen", "-o", str(tmp_path / "s2.bl")]) == 0
+    assert ("note: strassen_x_strassen has 49 products; verifying it before it is written takes minutes from about "
+            "10,000 products") in capsys.readouterr().err
