@@ -226,3 +226,16 @@ def test_a_plinopt_name_whose_shape_prefix_contradicts_the_scheme_is_refused(tmp
                                          r"⟨2,3,4;20⟩: PLinOpt's readers take the shape from the name"):
         rendered(grey, "plinopt", tmp_path / "3x2x4_20_foo")
     assert [p.name for p in rendered(grey, "plinopt", tmp_path / "2x3x4_20_foo")][0] == "2x3x4_20_foo_L.sms"
+
+
+def test_a_plinopt_scheme_exported_into_a_folder_keeps_its_name(tmp_path, capsys):
+    """plinopt_2x2x2_7_Strassen was written as 2x2x2_7_plinopt_2x2x2_7_Strassen_L.sms, and its name
+    grew on every round trip."""
+    from bilinear.cli import main
+
+    source = tmp_path / "2x2x2_7_Strassen_L.sms"
+    assert main(["export", "strassen", "--to", "plinopt", "-o", str(tmp_path / "2x2x2_7_Strassen")]) == 0
+    once = tmp_path / "once"
+    once.mkdir()
+    assert main(["export", str(source), "--to", "plinopt", "-o", str(once)]) == 0
+    assert sorted(path.name for path in once.iterdir()) == [f"2x2x2_7_Strassen_{part}.sms" for part in "LPR"]

@@ -146,8 +146,9 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
     if format == "fast-matmul":
         return {path: to_fast_matmul(algorithm, header)}
     if format == "plinopt":
-        if path.is_dir():  # a folder: the three files go inside it, named after the scheme
-            path = path / algorithm.name
+        if path.is_dir():  # a folder: the three files go inside it, named after the scheme; the reader's
+            # prefix of a name that starts with a digit dropped (it had grown on every round trip)
+            path = path / algorithm.name.removeprefix("plinopt_")
         stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
         shape = algorithm.shape
         prefix = f"{shape.m}x{shape.k}x{shape.n}_{algorithm.rank}_"
