@@ -133,11 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
-    args = parser.parse_args(joined_scalars(sys.argv[1:] if argv is None else list(argv)))
+    args, stray = parser.parse_known_args(joined_scalars(sys.argv[1:] if argv is None else list(argv)))
+    (commands,) = [action for action in parser._actions if action.dest == "command"]
+    if stray:  # the command's own usage, not the top level's (a FILE after a one-value option of bench)
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
     try:
         return args.handler(args)
     except OptionError as error:  # contradictory or out-of-range options: a usage error, as argparse's are
-        (commands,) = [action for action in parser._actions if action.dest == "command"]
         commands.choices[args.command].error(str(error))
     except BilinearError as error:
         for diagnostic in error.diagnostics:

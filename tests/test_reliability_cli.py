@@ -1261,3 +1261,14 @@ def test_an_alphatensor_export_named_like_a_mod_2_archive_is_refused(tmp_path, c
     assert code == 1 and ("the name strassen_f2.npz ends in _f2, which AlphaTensor's archives keep for schemes "
                           "modulo 2: the file would read back as one; choose another") in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, command", [
+    (("list", "foo"), "list"),
+    (("bench", "strassen", "--repeat", "1", "winograd", "-n", "16", "--backend", "numpy"), "bench"),
+    (("verify", "strassen", "extra"), "verify"),
+])
+def test_a_stray_word_is_the_subcommands_usage_error(capsys, argv, command):
+    """It got the top-level usage and "bilinear: error: unrecognized arguments", not the command's own."""
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and f"usage: bilinear {command} " in err and f"bilinear {command}: error: unrecognized arguments: " in err, err
