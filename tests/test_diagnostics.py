@@ -430,9 +430,10 @@ def test_a_chain_of_thousands_of_named_sums_verifies(order):
     assert bilinear.verify(program_from_text(text, "deep.bl")).ok
 
 
-def test_a_cycle_of_named_sums_is_reported_at_its_first_member():
-    """The dependency order had reported it at its last (S2)."""
-    text = "algorithm x <1,1,1>:\n  S1 = S2 + A11\n  S2 = S1 + A11\n  M1 = S1 * B11\n  C11 = M1\n"
+@pytest.mark.parametrize("after", ["  M1 = S1 * B11\n", "  D = S2 + A11\n  M1 = D * B11\n"], ids=["cycle", "a sum of it"])
+def test_a_cycle_of_named_sums_is_reported_at_its_first_member(after):
+    """The dependency order had reported it at its last (S2), also through a sum that reads the cycle."""
+    text = f"algorithm x <1,1,1>:\n  S1 = S2 + A11\n  S2 = S1 + A11\n{after}  C11 = M1\n"
     errors = pytest.raises(BilinearError, program_from_text, text, "cycle.bl").value.diagnostics
     assert (errors[0].span.line, errors[0].message) == (2, "S1 is defined in terms of itself")
 

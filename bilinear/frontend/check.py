@@ -118,8 +118,8 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
 
 def _in_dependency_order(forms: dict[str, Form]) -> list[str]:
     """The named sums, each after the sums it reads, in the order a depth-first walk from each in
-    turn meets them: a chain of any length takes no recursion.  A sum on a cycle is left out, so that
-    the cycle is reported where the file's order meets it (at its first member), as before."""
+    turn meets them: a chain of any length takes no recursion.  A sum on a cycle, or reading one, is
+    left out, so that the cycle is reported where the file's order meets it (at its first member)."""
     order: list[str] = []
     placed: set[str] = set()
     cyclic: set[str] = set()
@@ -142,6 +142,9 @@ def _in_dependency_order(forms: dict[str, Form]) -> list[str]:
                 if term in on_path:  # a cycle: every sum from term round to name is on it
                     cyclic.update(path[path.index(term):])
             stack.extend((term, False) for term in reversed(terms))
+    for name in order:  # and the sums that read a cycle (each after what it reads: one pass)
+        if any(term in cyclic for term in forms[name].form.names()):
+            cyclic.add(name)
     return [name for name in order if name not in cyclic]
 
 
