@@ -205,7 +205,7 @@ def _fits(product, A, B, out) -> bool:
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
     """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
-    from .runtime.views import check_out_apart, is_row_major
+    from .runtime.views import check_out_apart, check_writable, is_row_major
 
     for name, array in (("A", A), ("B", B)):
         if array.ndim != 2 or array.dtype not in (np.float32, np.float64):
@@ -218,9 +218,8 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
         out = np.zeros((A.shape[0], B.shape[1]), dtype=A.dtype)
     elif not isinstance(out, np.ndarray) or out.shape != (A.shape[0], B.shape[1]) or out.dtype != A.dtype:
         raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix")
-    elif not out.flags.writeable:
-        raise ValueError("out is read-only; bilinear writes the product into it")
     else:
+        check_writable(out, "out")
         check_out_apart(out, A, B)
     # MSMES slices blocks out of each, and overwrites A and B while it runs
     if inplace and all(is_row_major(x) for x in (A, B, out)) and A.flags.writeable and B.flags.writeable:

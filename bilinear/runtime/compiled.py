@@ -15,7 +15,7 @@ from ..lower.host import restores_inputs, writes_inputs
 from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
 from .executor import Executor
-from .views import check_out_apart, is_row_major, overlaps, with_line_strides
+from .views import check_out_apart, check_writable, is_row_major, overlaps, with_line_strides
 
 
 BACKENDS = ("cupy", "numpy")
@@ -272,7 +272,8 @@ class CompiledProduct:
                 f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row-slice of one); "
                 "use xp.ascontiguousarray for transposed or Fortran-ordered arrays"
             )
-        if isinstance(array, np.ndarray) and not array.flags.writeable and (name == "out" or self.writes_inputs):
-            raise ValueError(f"{name} is read-only; " + ("bilinear writes the product into it" if name == "out" else
-                             f"{self.lowered.name} is in place (it overwrites A and B while it runs)"))
+        if name == "out":
+            check_writable(array, name)
+        elif self.writes_inputs:
+            check_writable(array, name, f"{self.lowered.name} is in place (it overwrites A and B while it runs)")
         return array

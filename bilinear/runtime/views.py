@@ -86,6 +86,12 @@ def check_out_apart(out: View, A: View, B: View) -> None:
         raise ValueError("out must not overlap A or B")
 
 
+def check_writable(array: Any, name: str, why: str = "bilinear writes the product into it") -> None:
+    """Refuse a read-only NumPy array that a call would write (NumPy's own error came after the work)."""
+    if isinstance(array, np.ndarray) and not array.flags.writeable:
+        raise ValueError(f"{name} is read-only; {why}")
+
+
 def fingerprint(view: View) -> tuple:
     """A view's address, strides and shape: all a kernel reads of it (a cache key for prepared launches)."""
     return (address(view), view.strides, view.shape)
