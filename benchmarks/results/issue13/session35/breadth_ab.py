@@ -4,20 +4,17 @@
 """
 
 import sys
+from pathlib import Path
 
 import cupy as cp
 import numpy as np
 
-import bilinear
+# breadth.py's timer; bilinear itself comes from PYTHONPATH (the old or the new tree), so the
+# repository root is not put first
+sys.path.append(str(Path(__file__).resolve().parents[3]))
+from breadth import _event_ms as elapsed_ms  # noqa: E402
 
-
-def elapsed_ms(call) -> float:
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    call()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop)
+import bilinear  # noqa: E402
 
 
 def main(label: str) -> None:
