@@ -95,25 +95,12 @@ class BreadthFirst:
         return Mm // gm, Km // gk, Nm // gn
 
     def workspace_elements(self, M: int, K: int, N: int) -> int:
-        """Workspace elements for an M×K×N product: every product's two operands and its result,
-        in one buffer (:meth:`parts`)."""
-        starts, counts = self.parts(*self.leaf_dims(M, K, N))
-        return starts[2] + counts[2]
-
-    def parts(self, m: int, k: int, n: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-        """Where the operands and the results of leaves of m×k×n start in the workspace, and their
-        sizes, in elements: each part 256-byte aligned, as a buffer of its own would be (the split
-        and merge kernels take their vector path only on aligned rows)."""
-        align = ALIGN_BYTES // (8 if self.dtype == "float64" else 4)
-        counts = tuple(self.rank * rows * cols for rows, cols in ((m, k), (k, n), (m, n)))
-        second = -(-counts[0] // align) * align
-        return (0, second, second + -(-counts[1] // align) * align), counts
+        """Workspace elements for an M×K×N product: every product's two operands and its result."""
+        m, k, n = self.leaf_dims(M, K, N)
+        return self.rank * (m * k + k * n + m * n)
 
     def kernels(self) -> tuple[SplitKernel | MergeKernel, ...]:
         return (self.split_a, self.split_b, self.merge)
-
-
-ALIGN_BYTES = 256  # what a device allocation's start is aligned to
 
 
 def _flat(coefficients: Coefficients, cols: int) -> Terms:

@@ -25,8 +25,8 @@ class BreadthFirstRunner:
         # "batched": one strided-batched library call.  Library leaves only: another leaf kind
         # (Ozaki) reuses its workspace from call to call, so its leaves run one after another.
         self.launch = launch if self.gemm == backend.gemm else "serial"
-        self.workspace: dict[tuple[int, int, int], tuple[View, View, View]] = {}  # views of _buffer, by leaf size
-        self._buffer: View | None = None
+        self.workspace: dict[tuple[int, int, int], tuple[View, View, View]] = {}  # views of _parts, by leaf size
+        self._parts: list[View | None] = [None, None, None]
 
     def runs(self, M: int, K: int, N: int) -> bool:
         """Whether an M×K×N product splits: its leaf blocks are at least ``cutoff`` each way."""
@@ -37,19 +37,19 @@ class BreadthFirstRunner:
         return self.plan.workspace_elements(M, K, N) * itemsize if self.runs(M, K, N) else 0
 
     def _buffers(self, m: int, k: int, n: int) -> tuple[View, View, View]:
-        """The workspace for leaves of this size: views of one buffer, which grows to the largest
-        size a call needs (reserved before it writes anything) and is kept for the next calls, their
-        views with it (one product called at many sizes holds one buffer, of the largest; growing
-        drops every view, and release_workspace the buffer)."""
+        """The workspace for leaves of this size: views of three buffers (the operands of A, of B,
+        and the products), each grown to the largest size a call needs (reserved before it writes
+        anything) and kept for the next calls, their views with it (one product called at many sizes
+        holds one set, of the largest; growing drops every view, and release_workspace the buffers)."""
         if (m, k, n) not in self.workspace:
-            starts, counts = self.plan.parts(m, k, n)
-            if self._buffer is None or self._buffer.size < starts[2] + counts[2]:
-                size = max(starts[2] + counts[2], 0 if self._buffer is None else self._buffer.size)
-                self.release()  # the old one first
-                self._buffer = self.backend.empty(size, 1, self.plan.dtype).reshape(-1)
+            shapes = ((m, k), (k, n), (m, n))
+            counts = [self.plan.rank * rows * cols for rows, cols in shapes]
+            if any(part is None or part.size < count for part, count in zip(self._parts, counts)):
+                sizes = [max(count, 0 if part is None else part.size) for part, count in zip(self._parts, counts)]
+                self.release()  # the old ones first
+                self._parts = [self.backend.empty(size, 1, self.plan.dtype).reshape(-1) for size in sizes]
             self.workspace[(m, k, n)] = tuple(
-                self._buffer[start : start + count].reshape(self.plan.rank, rows, cols)
-                for start, count, (rows, cols) in zip(starts, counts, ((m, k), (k, n), (m, n)))
+                part[:count].reshape(self.plan.rank, rows, cols) for part, count, (rows, cols) in zip(self._parts, counts, shapes)
             )
         return self.workspace[(m, k, n)]
 
@@ -70,11 +70,11 @@ class BreadthFirstRunner:
     def release(self) -> None:
         """Drop the workspace (the next call allocates it anew); a captured graph keeps its views."""
         self.workspace.clear()
-        self._buffer = None
+        self._parts = [None, None, None]
 
     @property
     def held_bytes(self) -> int:
-        return 0 if self._buffer is None else self._buffer.nbytes
+        return sum(part.nbytes for part in self._parts if part is not None)
 
     def __call__(self, a: View, b: View, c: View, alpha: float, beta: float) -> None:
         M, K, N = a.shape[0], a.shape[1], b.shape[1]
