@@ -18,6 +18,7 @@ from ..ir import Program
 from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host, restores_inputs
+from .host_code import HostDtype
 from .levels import CoefficientOutOfRange
 from .manifest import manifest
 from .options import LEAF_KINDS
@@ -35,10 +36,10 @@ def build_commands(name: str) -> list[str]:
     ]
 
 
-def library_source(lowered: Lowered, others: list[Lowered]) -> tuple[str, str]:
-    """(``<name>.cu``, ``<name>.h``): the kernels of every dtype, then the host layer."""
+def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtype]) -> tuple[str, str]:
+    """(``<name>.cu``, ``<name>.h``): the kernels of every dtype, then the host layer (``hosts``:
+    :func:`host_dtype` of each)."""
     name = lowered.name
-    hosts = [host_dtype(each, name) for each in [lowered, *others]]
     kernels = lowered.cuda_source() + "".join("\n" + other.cuda_source() for other in others)
     return kernels + "\n" + render_host(name, hosts), render_header(name, hosts)
 
@@ -91,19 +92,22 @@ def write_artifacts(
         raise next(iter(refusals.values()))
     left_out = [f"no {dtype} function: {error.diagnostics[0].message}" for dtype, error in refusals.items()]
     lowered, others = built[0], built[1:]
-    source, header = library_source(lowered, others)
+    hosts = [host_dtype(each, lowered.name) for each in [lowered, *others]]  # the first is lowered's
+    source, header = library_source(lowered, others, hosts)
     make_folder(out)
     paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}
     host = {
         "header": paths["header"].name,
-        "functions": {h.dtype: h.function for h in (host_dtype(each, lowered.name) for each in [lowered, *others])},
+        "functions": {h.dtype: h.function for h in hosts},
+        # the same product in a workspace the caller allocated (no cudaMallocAsync per call)
+        "functions_with_workspace": {h.dtype: f"{h.function}_with_workspace" for h in hosts},
         "layout": "column-major, like cublasDgemm with CUBLAS_OP_N",
         "inputs_const": not any(_writes(each) for each in [lowered, *others]),
         # written and put back (up to rounding), or left changed by a schedule without `restore`
         "inputs_restored": all(restores_inputs(each) for each in [lowered, *others]),
         # a call whose blocks break one returns 3000 + level and runs nothing (the header says so too)
         "shape_conditions": [{"level": c.level + 1, "requires": c.text}
-                             for c in host_dtype(lowered, lowered.name).conditions],
+                             for c in hosts[0].conditions],
         "shape_conditions_dims": CONDITION_DIMS,
         "other_kernels": {each.options.dtype: each.kernel_names() for each in others},
         "build": build_commands(lowered.name),
@@ -111,22 +115,21 @@ def write_artifacts(
     if kind.gemm is not None:  # a leaf GEMM of the Python runtime: the C++ host layer calls cuBLAS there
         host["leaves"] = f"the C++ host layer runs cuBLAS GEMM leaves; {options.leaf} leaves ({kind.help}) run " \
                          "through the Python runtime (bilinear.compile, bilinear run)"
-    if lowered.breadth is not None:  # the split and merge kernels are in the .cu; the recursion is not
+    if lowered.breadth is not None:  # every leaf GEMM that splits: split, the products, merge
         host["breadth_first"] = {
             "levels": options.breadth,
             "kernels": [k.name for k in lowered.breadth.kernels()],
-            "note": "the C++ host layer runs the depth-first levels only, with cuBLAS GEMMs where the breadth-first "
-                    "levels would start; the breadth-first levels run through the Python runtime",
+            "products": "one strided-batched GEMM" if options.launch == "batched" else "one GEMM after another",
         }
-    if options.launch != "serial":
-        host["launch"] = f"the C++ host layer issues leaf products one at a time; --launch {options.launch} runs " \
-                         "through the Python runtime"
+    if options.launch == "streams":
+        host["launch"] = "the C++ host layer issues leaf products one at a time on the caller's stream; --launch " \
+                         "streams runs through the Python runtime"
     if left_out:
         host["left_out"] = "; ".join(left_out)
     if options.workspace_limit is not None:
-        host["workspace_limit"] = "the C++ host layer allocates the workspace its depth-first levels need " \
-                                  f"({host_dtype(lowered, lowered.name).function}_workspace_bytes says how much); " \
-                                  "--workspace-limit applies to the Python runtime"
+        host["workspace_limit"] = "the C++ host layer runs every breadth-first level at every size, with the workspace " \
+                                  f"{hosts[0].function}_workspace_bytes states; " \
+                                  "--workspace-limit (fewer breadth-first levels past it) applies to the Python runtime"
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
@@ -138,8 +141,7 @@ def write_artifacts(
 
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
-    notes = [host.get("leaves"), host.get("breadth_first", {}).get("note"), host.get("launch"), host.get("workspace_limit"),
-             host.get("left_out")]
+    notes = [host.get("leaves"), host.get("launch"), host.get("workspace_limit"), host.get("left_out")]
     return [note for note in notes if note]
 
 

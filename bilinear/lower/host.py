@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..ir import Multiply, Stage, Update, operand_of, parse_block
 from .elementwise import VECTOR, ElementwiseKernel
 from .host_code import (
+    BreadthCode,
     ChildCall,
     Condition,
     EwCall,
@@ -38,6 +39,7 @@ from .product import c_literal, default_config, plan_kernel
 from .render import render
 
 BLAS = {"float64": ("double", "cublasDgemm", "cublasDgeam", "dgemm"), "float32": ("float", "cublasSgemm", "cublasSgeam", "sgemm")}
+BATCHED = {"float64": "cublasDgemmStridedBatched", "float32": "cublasSgemmStridedBatched"}
 SIDES = ("a", "b", "c")
 # Row and column dimension arrays (by depth) of each operand's blocks inside a flattened table.
 _DIMS = {"A": ("Md", "Kd"), "B": ("Kd", "Nd"), "C": ("Md", "Nd")}
@@ -307,7 +309,16 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
         temps=tuple(host.temp_list),
         conditions=tuple(Condition(level, f"b{c.have.lower()} == b{c.need.lower()}", c.described(plan.algorithm.shape))
                          for level, plan in enumerate(lowered.levels) for c in plan.shape_conditions),
+        breadth=_breadth(lowered),
     )
+
+
+def _breadth(lowered: Lowered) -> BreadthCode | None:
+    plan = lowered.breadth
+    if plan is None:
+        return None
+    return BreadthCode(plan.split_a.name, plan.split_b.name, plan.merge.name, plan.grid, plan.rank,
+                       lowered.options.launch == "batched", BATCHED[lowered.options.dtype])
 
 
 #: What a shape condition's M, K, N are, for the header and the manifest alike.

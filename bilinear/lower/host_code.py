@@ -140,6 +140,21 @@ class Temp:
 
 
 @dataclass(frozen=True)
+class BreadthCode:
+    """The breadth-first levels as the host runs them in place of each leaf GEMM whose blocks of
+    the grid are at least the cutoff: split A and B into the workspace, the rank leaf GEMMs (one
+    strided-batched call when ``batched``), merge into C; strips past the grid as plain GEMMs."""
+
+    split_a: str
+    split_b: str
+    merge: str
+    grid: tuple[int, int, int]  # A's rows, the inner dimension, B's columns (row-major)
+    rank: int
+    batched: bool
+    gemm_batched: str  # cublasDgemmStridedBatched or its float32 twin
+
+
+@dataclass(frozen=True)
 class HostDtype:
     """Everything one ``<name>_Xgemm`` needs."""
 
@@ -163,3 +178,4 @@ class HostDtype:
     temps: tuple[Temp, ...]
     conditions: tuple[Condition, ...] = ()  # checked before anything runs (status 3000 + level)
     temp_align: int = TEMP_ALIGN  # elements each temporary's start is rounded to
+    breadth: BreadthCode | None = None  # the innermost levels, run breadth-first at the leaves

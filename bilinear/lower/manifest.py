@@ -8,7 +8,7 @@ from ..ir import Stage
 from .elementwise import ElementwiseKernel
 from .leaves import ProductLaunch
 from .host_code import TEMP_ALIGN
-from .plan import LevelPlan, Lowered, workspace_bytes
+from .plan import LevelPlan, Lowered, breadth_parts, workspace_bytes
 from .product import default_config, describe
 
 #: Bumped whenever a key of the manifest changes meaning or goes away.
@@ -75,8 +75,15 @@ def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> di
         "product_kernels": [_product_kernel(launch) for launch in launches],
         "levels": [_level(plan) for plan in lowered.levels],
         # what the library's <name>_dgemm_workspace_bytes(n, n, n) returns
-        "workspace_bytes": {str(n): workspace_bytes(lowered, n, n, n, TEMP_ALIGN) for n in _SIZES},
+        "workspace_bytes": {str(n): library_workspace_bytes(lowered, n) for n in _SIZES},
     }
     if host is not None:
         data["host"] = host
     return data
+
+
+def library_workspace_bytes(lowered: Lowered, n: int) -> int:
+    """What the library allocates for an n×n×n call: the temporaries and the breadth-first
+    buffers, each rounded up to :data:`TEMP_ALIGN` elements as the host layer rounds them."""
+    itemsize = 8 if lowered.options.dtype == "float64" else 4
+    return workspace_bytes(lowered, n, n, n, TEMP_ALIGN) + sum(breadth_parts(lowered, n, n, n, TEMP_ALIGN)) * itemsize

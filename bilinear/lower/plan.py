@@ -3,6 +3,7 @@ product launch the plan can make, computed before anything runs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 
@@ -261,6 +262,35 @@ def leaf_dims(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, int, int]:
     for _, _, dims in level_dims(lowered, M, K, N):
         pass
     return dims
+
+
+def leaf_shapes(lowered: Lowered, M: int, K: int, N: int) -> Iterator[tuple[int, int, int]]:
+    """Every shape of leaf GEMM an M×K×N product runs: the strips each depth-first level peels
+    off an odd size, then the leaves at the bottom."""
+    level = 0
+    while level < len(lowered.levels) and recurses(lowered.levels[level], lowered.options, M, K, N):
+        shape = lowered.levels[level].algorithm.shape
+        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
+        yield from (dims for dims in ((M - Mm, K, N), (Mm, K, N - Nm), (Mm, K - Km, Nm)) if min(dims) > 0)
+        M, K, N = M // shape.m, K // shape.k, N // shape.n
+        level += 1
+    yield M, K, N
+
+
+def breadth_parts(lowered: Lowered, M: int, K: int, N: int, align: int = 1) -> tuple[int, int, int]:
+    """Elements of the breadth-first levels' three buffers (the operands of A, of B, the products)
+    an M×K×N call holds: each the largest any leaf GEMM of the call splits into, rounded up to
+    ``align`` (leaf GEMMs too small to split, and products without breadth-first levels, need none)."""
+    plan = lowered.breadth
+    parts = [0, 0, 0]
+    if plan is None:
+        return (0, 0, 0)
+    for dims in leaf_shapes(lowered, M, K, N):
+        m, k, n = plan.leaf_dims(*dims)
+        if min(m, k, n) >= max(lowered.options.cutoff, 1):
+            for i, count in enumerate((m * k, k * n, m * n)):
+                parts[i] = max(parts[i], -(-plan.rank * count // align) * align)
+    return parts[0], parts[1], parts[2]
 
 
 def top_modes(lowered: Lowered, M: int, K: int, N: int, beta: float | None = None) -> tuple[bool, bool]:

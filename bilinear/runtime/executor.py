@@ -18,11 +18,11 @@ from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
 from ..lower.options import LEAF_KINDS
-from ..lower.plan import LevelPlan, Lowered, recurses, top_modes, workspace_bytes, workspace_shapes
+from ..lower.plan import LevelPlan, Lowered, leaf_shapes, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
 from .views import spans_meet
-from .leaf_kinds import leaf_gemm, leaf_shapes, leaf_workspace_bytes
+from .leaf_kinds import leaf_gemm, leaf_workspace_bytes
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,10 @@ single-view leaf kind runs, and the workspace it needs beyond the schedule's."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 from typing import Callable
 
 from ..lower.options import LEAF_KINDS, Options
-from ..lower.plan import Lowered, recurses
+from ..lower.plan import Lowered, leaf_shapes
 from .backend import Backend
 
 Gemm = Callable[..., None]  # gemm(a, b, c, alpha, beta): c = alpha·a@b + beta·c on views
@@ -22,19 +21,6 @@ def leaf_gemm(options: Options, backend: Backend) -> Gemm:
         return backend.gemm
     module, name = factory.split(":")
     return getattr(importlib.import_module(module), name)(backend, options)
-
-
-def leaf_shapes(lowered: Lowered, M: int, K: int, N: int) -> Iterator[tuple[int, int, int]]:
-    """Every shape of leaf GEMM an M×K×N product runs: the strips each depth-first level peels
-    off an odd size, then the leaves at the bottom."""
-    level = 0
-    while level < len(lowered.levels) and recurses(lowered.levels[level], lowered.options, M, K, N):
-        shape = lowered.levels[level].algorithm.shape
-        Mm, Km, Nm = M - M % shape.m, K - K % shape.k, N - N % shape.n
-        yield from (dims for dims in ((M - Mm, K, N), (Mm, K, N - Nm), (Mm, K - Km, Nm)) if min(dims) > 0)
-        M, K, N = M // shape.m, K // shape.k, N // shape.n
-        level += 1
-    yield M, K, N
 
 
 def leaf_workspace_bytes(lowered: Lowered, gemm: Gemm, M: int, K: int, N: int) -> int:

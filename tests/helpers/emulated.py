@@ -9,14 +9,15 @@ from pathlib import Path
 EMULATOR = Path(__file__).resolve().parent.parent / "host_emulator"
 
 
-def statuses(out: Path, name: str, calls: list[str]) -> list[int]:
+def statuses(out: Path, name: str, calls: list[str], prelude: str = "") -> list[int]:
     """The status each C++ call expression in ``calls`` returns (``handle``, and device buffers
-    ``A``, ``B`` and ``C`` of 64×64 doubles, are in scope), for the library ``name`` in ``out``."""
+    ``A``, ``B`` and ``C`` of 64×64 doubles, are in scope, then what ``prelude`` declares), for the
+    library ``name`` in ``out``."""
     main = out / "statuses.cpp"
     main.write_text(
         "#include <algorithm>\n#include <cmath>\n#include <cstdio>\nint main() {\n  cublasHandle_t handle;\n  cublasCreate(&handle);\n  double *A, *B, *C;\n"
         "  cudaMalloc(&A, 64 * 64 * sizeof(double)), cudaMalloc(&B, 64 * 64 * sizeof(double)), "
-        "cudaMalloc(&C, 64 * 64 * sizeof(double));\n"
+        "cudaMalloc(&C, 64 * 64 * sizeof(double));\n" + prelude
         + "".join(f'  std::printf("%d\\n", int({call}));\n' for call in calls) + "}\n"
     )
     binary = out / "statuses"

@@ -1,5 +1,5 @@
 // A CPU stand-in for the cuBLAS calls the generated host layer and the test driver make
-// (column-major GEMM and GEAM, handle state), computed in long double.  See cuda_runtime.h.
+// (column-major GEMM, strided-batched GEMM and GEAM, handle state), computed in long double.  See cuda_runtime.h.
 #pragma once
 #include "cuda_runtime.h"
 
@@ -19,11 +19,15 @@ inline cublasStatus_t cublasGetStream(cublasHandle_t h, cudaStream_t* s) { *s = 
 inline cublasStatus_t cublasSetPointerMode(cublasHandle_t h, cublasPointerMode_t m) { h->mode = m; return CUBLAS_STATUS_SUCCESS; }
 inline cublasStatus_t cublasGetPointerMode(cublasHandle_t h, cublasPointerMode_t* m) { *m = h->mode; return CUBLAS_STATUS_SUCCESS; }
 
+inline int emulator_gemms = 0;          // GEMMs computed, one per matrix of a batched call too
+inline int emulator_batched_calls = 0;  // strided-batched calls
+
 template <typename T>
 cublasStatus_t emulator_gemm(int m, int n, int k, const T* alpha, const T* A, int lda, const T* B, int ldb, const T* beta,
                              T* C, int ldc) {
   if (m < 0 || n < 0 || k < 0 || lda < (m > 1 ? m : 1) || ldb < (k > 1 ? k : 1) || ldc < (m > 1 ? m : 1))
     return CUBLAS_STATUS_INVALID_VALUE;
+  ++emulator_gemms;
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) {
       long double sum = 0;
@@ -42,6 +46,27 @@ inline cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t, cublasOpera
                                   const float* alpha, const float* A, int lda, const float* B, int ldb,
                                   const float* beta, float* C, int ldc) {
   return emulator_gemm(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <typename T>
+cublasStatus_t emulator_gemm_strided(int m, int n, int k, const T* alpha, const T* A, int lda, long long sa, const T* B, int ldb,
+                                     long long sb, const T* beta, T* C, int ldc, long long sc, int batch) {
+  if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  ++emulator_batched_calls;
+  for (int i = 0; i < batch; ++i)
+    if (const cublasStatus_t s = emulator_gemm(m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc)) return s;
+  return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t, cublasOperation_t, cublasOperation_t, int m, int n, int k,
+                                                const double* alpha, const double* A, int lda, long long sa, const double* B,
+                                                int ldb, long long sb, const double* beta, double* C, int ldc, long long sc,
+                                                int batch) {
+  return emulator_gemm_strided(m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t, cublasOperation_t, cublasOperation_t, int m, int n, int k,
+                                                const float* alpha, const float* A, int lda, long long sa, const float* B,
+                                                int ldb, long long sb, const float* beta, float* C, int ldc, long long sc,
+                                                int batch) {
+  return emulator_gemm_strided(m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 template <typename T>
 cublasStatus_t emulator_geam(int m, int n, const T* alpha, const T* A, int lda, const T* beta, const T* B, int ldb, T* C, int ldc) {

@@ -25,7 +25,7 @@ inline size_t emulator_allocation_limit = size_t(-1);  // a cudaMallocAsync of m
 const cudaError_t cudaErrorMemoryAllocation = 2;
 
 inline cudaError_t cudaMalloc(void* pointer, size_t bytes) {
-  *static_cast<void**>(pointer) = std::malloc(bytes ? bytes : 1);
+  *static_cast<void**>(pointer) = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);  // 256-aligned, as CUDA's
   ++emulator_allocations;
   return cudaSuccess;
 }
