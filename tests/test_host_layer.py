@@ -298,6 +298,39 @@ def test_the_library_runs_in_a_workspace_the_caller_holds(tmp_path, scheme, opti
     assert got == expected + ([1] if scheme != "rsmm" else [])
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_two_fused_libraries_link_into_one_program(tmp_path):
+    """Fused kernels are named after their structure, and msmes's and strassen's libraries hold
+    some of the same: both exported them (extern "C"), so one program linking both failed with
+    "multiple definition of fused_float64_...".  Their names begin with the library's now."""
+    from helpers.emulated import EMULATOR
+
+    msmes = _compile(tmp_path, "algorithms/msmes.bl", "--leaf", "fused")
+    strassen = _compile(tmp_path, "algorithms/strassen.bl", "--leaf", "fused", "--levels", "2")
+    structures = [{line.split("(")[0].split("fused_")[-1] for line in (out / f"{name}.cu").read_text().splitlines()
+                   if "__global__" in line and "fused_" in line} for out, name in ((msmes, "msmes"), (strassen, "strassen"))]
+    assert structures[0] & structures[1]  # some kernel is in both
+    main = tmp_path / "both.cpp"
+    main.write_text(
+        '#include "msmes.h"\n#include "strassen.h"\n#include <cstdio>\nint main() {\n  cublasHandle_t h;\n  cublasCreate(&h);\n'
+        "  double *A, *B, *C;\n  cudaMalloc(&A, 4096 * 8), cudaMalloc(&B, 4096 * 8), cudaMalloc(&C, 4096 * 8);\n"
+        "  for (int i = 0; i < 4096; ++i) A[i] = 0.5, B[i] = 2.0;\n"
+        '  std::printf("%d %d\\n", msmes_dgemm(h, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr) * 10 + (C[9] == 64.0),\n'
+        "              strassen_dgemm(h, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr) * 10 + (C[9] == 64.0));\n}\n")
+    objects = []
+    for out, name in ((msmes, "msmes"), (strassen, "strassen")):
+        objects.append(tmp_path / f"{name}.o")
+        build = subprocess.run(["g++", "-std=c++20", "-O0", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", "-c",
+                                str(out / f"{name}.cu"), "-include", str(out / f"{name}.h"), "-o", str(objects[-1])],
+                               capture_output=True, text=True)
+        assert build.returncode == 0, build.stderr[-3000:]
+    binary = tmp_path / "both"
+    link = subprocess.run(["g++", "-std=c++20", "-pthread", "-w", f"-I{EMULATOR}", f"-I{msmes}", f"-I{strassen}", str(main),
+                           *map(str, objects), "-o", str(binary)], capture_output=True, text=True)
+    assert link.returncode == 0, link.stderr[-3000:]
+    assert subprocess.run([str(binary)], capture_output=True, text=True, timeout=120).stdout.split() == ["1", "1"]
+
+
 def test_two_names_differing_in_case_have_their_own_include_guards():
     """Both headers of Strassen and strassen were guarded by BILINEAR_STRASSEN_H: the second one
     included declared nothing."""

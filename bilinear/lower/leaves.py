@@ -161,11 +161,13 @@ def _single_views(plan: LevelPlan, form: ProblemForm, level: int) -> None:
                 )
 
 
-def product_launch(items: Sequence[tuple[ProblemForm, Keys]], dtype: str, depth: int) -> ProductLaunch:
+def product_launch(items: Sequence[tuple[ProblemForm, Keys]], dtype: str, depth: int, prefix: str = "") -> ProductLaunch:
     """The launch multiplying every item: distinct buffer paths become slots, in order of first use.
 
     The first target's coefficient moves out of the spec into the launch's ``scale``, so launches
-    that differ only by an overall factor (signs, mostly) share one kernel.
+    that differ only by an overall factor (signs, mostly) share one kernel.  Its name is made of its
+    structure, after ``prefix`` (the library's name): two libraries holding the same kernel would
+    otherwise both export one extern "C" name, and no program could link both.
     """
     scale = items[0][0].targets[0]
     sides: tuple[dict, dict, dict] = ({}, {}, {})
@@ -180,7 +182,7 @@ def product_launch(items: Sequence[tuple[ProblemForm, Keys]], dtype: str, depth:
         slots.append(tuple(per_side))
     counts = [len(side) for side in sides]
     structure = repr((dtype, products, counts))
-    name = f"fused_{dtype}_{hashlib.sha256(structure.encode()).hexdigest()[:12]}"
+    name = f"{prefix}{'_' if prefix else ''}fused_{dtype}_{hashlib.sha256(structure.encode()).hexdigest()[:12]}"
     spec = ProductStageSpec(name, dtype, tuple(products), *counts, batch=1)
     return ProductLaunch(spec, tuple(slots), depth, scale, tuple(keys for _, keys in items))
 
@@ -199,9 +201,10 @@ def product_count(plan: LevelPlan) -> int:
 class _TreeBuilder:
     """Builds the problem tree of a lowered program (memoized by level and form)."""
 
-    def __init__(self, levels: tuple[LevelPlan, ...], options: Options):
+    def __init__(self, levels: tuple[LevelPlan, ...], options: Options, prefix: str):
         self.levels = levels
         self.options = options
+        self.prefix = prefix
         self.fused = options.leaf == "fused"
         self._nodes: dict[tuple[int, ProblemForm], ProblemNode] = {}
         self._launches: dict[tuple, ProductLaunch] = {}
@@ -224,7 +227,7 @@ class _TreeBuilder:
         if key not in self._launches:
             if max(len(form.targets) for form, _ in items) > MAX_PRODUCT_TARGETS:
                 self._refuse(f"add one product into more than {MAX_PRODUCT_TARGETS} C views after {depth} levels")
-            self._launches[key] = launch = product_launch(items, self.options.dtype, depth)
+            self._launches[key] = launch = product_launch(items, self.options.dtype, depth, self.prefix)
             self._kernels.add(launch.spec.name)
             if len(self._kernels) > MAX_FUSED_KERNELS:  # refused as soon as it is known, not after the whole tree
                 self._refuse(f"need more than {MAX_FUSED_KERNELS} distinct product kernels (each compiled on first use)")
@@ -289,10 +292,11 @@ class _TreeBuilder:
         return tuple(FlatGroup(depth, part, self.launch(items, depth)) for (depth, part), items in groups.items())
 
 
-def problem_tree(levels: tuple[LevelPlan, ...], options: Options) -> dict[bool, ProblemNode]:
+def problem_tree(levels: tuple[LevelPlan, ...], options: Options, prefix: str = "") -> dict[bool, ProblemNode]:
     """The top problem's node, by whether it overwrites C (an overwriting first schedule that splits
-    it, or an accumulating one's from-zero plan where a call's C starts at zero)."""
-    builder = _TreeBuilder(levels, options)
+    it, or an accumulating one's from-zero plan where a call's C starts at zero); ``prefix`` begins
+    every fused kernel's name."""
+    builder = _TreeBuilder(levels, options, prefix)
     tops = {False: builder.node(0, TOP)}
     if levels and (levels[0].schedule.overwrites_c or levels[0].from_zero is not None):
         tops[True] = builder.node(0, ProblemForm(TOP.a, TOP.b, TOP.targets, overwrite=True))

@@ -202,7 +202,7 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
         plan = level_plan(schedule, algorithm, level_options, kernel_names, zeroed=zeroed)
         plans.append(replace(plan, shape_conditions=conditions))
     plans = tuple(plans)
-    return Lowered(name, options, plans, problem_tree(plans, options), breadth, fewer)
+    return Lowered(name, options, plans, problem_tree(plans, options, _identifier(name)), breadth, fewer)
 
 
 def _identifier(name: str) -> str:
