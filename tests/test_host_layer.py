@@ -331,6 +331,35 @@ def test_two_fused_libraries_link_into_one_program(tmp_path):
     assert subprocess.run([str(binary)], capture_output=True, text=True, timeout=120).stdout.split() == ["1", "1"]
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_the_entry_checks_follow_blas_and_refuse_inputs_an_in_place_schedule_cannot_share(tmp_path):
+    """msmes with B == A (C = A·A) returned 0 with a wrong C and A left changed; alpha = 0 with
+    A = NULL returned -6 (BLAS reads neither); rsmm with m = 0 and beta = 0.5 returned -10 where
+    cublasDgemm returns 0; a refused workspace left the handle on the call's stream (found by an audit)."""
+    from helpers.emulated import statuses
+
+    fill = "std::fill(A, A + 4096, 0.5), std::fill(B, B + 4096, 2.0), std::fill(C, C + 4096, 3.0)"
+    msmes = _compile(tmp_path, "algorithms/msmes.bl", "--levels", "2")
+    calls = [f"({fill}, msmes_dgemm(handle, 64, 64, 64, 1.0, A, 64, A, 64, 0.0, C, 64, nullptr) * 10 "
+             "+ (C[0] == 3.0 && A[0] == 0.5))",  # refused, nothing changed
+             "msmes_dgemm(handle, 64, 64, 64, 1.0, W, 64, W + 4095, 64, 0.0, C, 64, nullptr)",  # one element shared
+             "msmes_dgemm(handle, 64, 64, 64, 1.0, W, 64, W + 4096, 64, 0.0, C, 64, nullptr)",  # B just past A
+             "msmes_dgemm(handle, 64, 64, 64, 0.0, A, 64, A, 64, 0.5, C, 64, nullptr)"]  # alpha = 0 reads neither
+    prelude = "  double* W;\n  cudaMalloc(&W, 2 * 4096 * sizeof(double));\n  std::fill(W, W + 2 * 4096, 1.0);\n"
+    assert statuses(msmes, "msmes", calls, prelude) == [-79, -8, 0, 0]
+    strassen = _compile(tmp_path, "algorithms/strassen.bl", "--levels", "2", "--breadth", "1")
+    calls = [f"({fill}, strassen_dgemm(handle, 64, 64, 64, 1.0, A, 64, A, 64, 0.0, C, 64, nullptr) * 10 + (C[0] == 16.0))",
+             f"({fill}, strassen_dgemm(handle, 64, 64, 64, 0.0, nullptr, 64, nullptr, 64, 0.5, C, 64, nullptr) * 10 "
+             "+ (C[0] == 1.5))",
+             "(cublasSetStream(handle, (cudaStream_t)0x10), strassen_dgemm_with_workspace(handle, 64, 64, 64, 1.0, A, 64, B, "
+             "64, 0.0, C, 64, C, 8, (cudaStream_t)0x20))",
+             "[&] { cudaStream_t s; cublasGetStream(handle, &s); return s == (cudaStream_t)0x10; }()"]
+    assert statuses(strassen, "strassen", calls) == [1, 1, -14, 1]
+    rsmm = _compile(tmp_path, "algorithms/rsmm.bl")
+    assert statuses(rsmm, "rsmm", ["rsmm_dgemm(handle, 0, 64, 64, 1.0, A, 64, B, 64, 0.5, C, 64, nullptr)",
+                                   "rsmm_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.5, C, 64, nullptr)"]) == [0, -10]
+
+
 def test_two_names_differing_in_case_have_their_own_include_guards():
     """Both headers of Strassen and strassen were guarded by BILINEAR_STRASSEN_H: the second one
     included declared nothing."""

@@ -74,8 +74,9 @@ def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> di
         "kernels": lowered.kernel_names(),
         "product_kernels": [_product_kernel(launch) for launch in launches],
         "levels": [_level(plan) for plan in lowered.levels],
-        # what the library's <name>_dgemm_workspace_bytes(n, n, n) returns
+        # what the library's <name>_dgemm_workspace_bytes(n, n, n) returns (_sgemm's for float32)
         "workspace_bytes": {str(n): library_workspace_bytes(lowered, n) for n in _SIZES},
+        "workspace_bytes_dtype": lowered.options.dtype,
     }
     if host is not None:
         data["host"] = host
