@@ -89,3 +89,35 @@ def test_bench_predicts_the_plan_that_runs():
     runs = product.executor_for(16, 4, 8).lowered
     assert runs is not product.lowered
     assert result.predicted_ms == predict(runs, ceilings, 16, 4, 8) * 1e3 != predict(product.lowered, ceilings, 16, 4, 8) * 1e3
+
+
+@pytest.mark.parametrize("options", [{"levels": 2, "breadth": 2, "workspace_limit": 400_000}, {"levels": 2}],
+                         ids=["limited", "depth-first"])
+def test_a_product_never_holds_two_sizes_workspace_at_once(monkeypatch, options):
+    """Each plan under a limit kept its own buffers, and a call allocated its new workspace while the
+    last call's was still held: strassen under a 400,000-byte limit, at n = 128, 192, 96, 200, peaked at
+    593,216 live bytes during a call and held 437,568 after (found by an audit)."""
+    import weakref
+
+    from bilinear.runtime.numpy_backend import NumpyBackend
+
+    live, peak = [0], [0]
+    allocate = NumpyBackend.empty
+
+    def counted(self, rows, cols, dtype):
+        array = allocate(self, rows, cols, dtype)
+        live[0] += array.nbytes
+        peak[0] = max(peak[0], live[0])
+        weakref.finalize(array, lambda nbytes=array.nbytes: live.__setitem__(0, live[0] - nbytes))
+        return array
+
+    monkeypatch.setattr(NumpyBackend, "empty", counted)
+    product = bilinear.compile("strassen", backend="numpy", **options)
+    rng = np.random.default_rng(0)
+    for n in (128, 192, 96, 200, 128):
+        A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+        before, peak[0] = live[0], live[0]
+        product(A, B)
+        needed = product.workspace_bytes(n, n, n)
+        assert peak[0] <= max(before, needed), n  # the old workspace goes before the new is allocated
+        assert product.held_workspace_bytes() <= options.get("workspace_limit", needed), n

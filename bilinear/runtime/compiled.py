@@ -15,7 +15,7 @@ from ..lower.host import restores_inputs, writes_inputs
 from ..lower.plan import Lowered, broken_condition, leaf_dims
 from .backend import Backend
 from .executor import Executor
-from .views import check_out_apart, check_writable, is_row_major, overlaps, with_line_strides
+from .views import check_out_apart, check_unmasked, check_writable, is_row_major, overlaps, with_line_strides
 
 
 BACKENDS = ("cupy", "numpy")
@@ -221,6 +221,10 @@ class CompiledProduct:
         if why := broken_condition(executor.lowered, A.shape[0], A.shape[1], B.shape[1]):
             raise ValueError(why)
         with self._calling:
+            for other in self.executors:  # what a plan not run now kept goes first: the limit bounds what is held
+                if other is not executor:
+                    other.workspace = {}
+                    other.release_leaf()
             executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
 
@@ -258,6 +262,7 @@ class CompiledProduct:
 
     def _as_array(self, array: Any, name: str) -> Any:
         xp = self.backend.xp
+        check_unmasked(array, name)
         if not isinstance(array, xp.ndarray):
             if not hasattr(array, "__dlpack__"):
                 raise ValueError(f"{name} must be a {xp.__name__} array or support DLPack, not {type(array).__name__}")

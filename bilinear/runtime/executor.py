@@ -139,6 +139,7 @@ class Executor:
         shapes = workspace_shapes(self.lowered, M, K, N)
         if {key: view.shape for key, view in self.workspace.items()} == shapes:
             return self.workspace
+        self.workspace = {}  # the old ones go before the new are allocated: never both held
         return {key: self.backend.empty(rows, cols, self.options.dtype) for key, (rows, cols) in shapes.items()}
 
     # --- recursion ------------------------------------------------------------------------
