@@ -205,8 +205,10 @@ def _fits(product, A, B, out) -> bool:
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
     """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
-    from .runtime.views import check_out_apart, check_writable, is_row_major
+    from .runtime.views import check_out_apart, check_unmasked, check_writable, is_row_major
 
+    for name, array in (("A", A), ("B", B), ("out", out)):
+        check_unmasked(array, name)
     for name, array in (("A", A), ("B", B)):
         if array.ndim != 2 or array.dtype not in (np.float32, np.float64):
             raise ValueError(f"{name} must be a float32 or float64 matrix, not {array.ndim}-D {array.dtype}")

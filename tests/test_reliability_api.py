@@ -685,3 +685,18 @@ def test_automatic_levels_answer_what_a_compiled_product_answers():
         product.capture(A, B, np.zeros((64, 64)), beta=1.0)
     with pytest.raises(ValueError, match=r"^graphs capture CUDA launches; compile with backend='cupy' to capture$"):
         product.capture(A, B, np.zeros((64, 64)))
+
+
+def test_masked_arrays_are_refused_not_multiplied_as_if_unmasked():
+    """A masked array passed every check: matmul returned [1, 1, 1, 1] for a masked row of A @ I,
+    and a Strassen level spread the error to rows without a mask (found by an audit)."""
+    A = np.ma.masked_greater(np.arange(16.0).reshape(4, 4), 10)
+    plain = np.eye(4)
+    advice = r"pass A\.filled\(0\) \(masked entries as 0\) or np\.asarray\(A\) \(its data as stored\)$"
+    with pytest.raises(ValueError, match=r"^A is a masked array, and bilinear multiplies plain matrices: " + advice):
+        bilinear.matmul(A, plain)
+    with pytest.raises(ValueError, match=r"^A is a masked array, and bilinear multiplies plain matrices: " + advice):
+        bilinear.compile("strassen", backend="numpy")(A, plain)
+    with pytest.raises(ValueError, match=r"^out is a masked array, .* pass np\.asarray\(out\) \(the product goes into its data\)$"):
+        bilinear.matmul(plain, plain, out=np.ma.zeros((4, 4)))
+    assert np.array_equal(bilinear.matmul(A.filled(0), plain), A.filled(0))

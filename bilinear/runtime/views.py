@@ -86,6 +86,15 @@ def check_out_apart(out: View, A: View, B: View) -> None:
         raise ValueError("out must not overlap A or B")
 
 
+def check_unmasked(array: Any, name: str) -> None:
+    """Refuse a NumPy masked array: its data would be multiplied as if no entry were masked, and
+    NumPy's own product of masked arrays is no matrix product (the result came out silently wrong)."""
+    if isinstance(array, np.ma.MaskedArray):
+        how = "np.asarray(out) (the product goes into its data)" if name == "out" else \
+            f"{name}.filled(0) (masked entries as 0) or np.asarray({name}) (its data as stored)"
+        raise ValueError(f"{name} is a masked array, and bilinear multiplies plain matrices: pass {how}")
+
+
 def check_writable(array: Any, name: str, why: str = "bilinear writes the product into it") -> None:
     """Refuse a read-only NumPy array that a call would write (NumPy's own error came after the work)."""
     if isinstance(array, np.ndarray) and not array.flags.writeable:
