@@ -2,7 +2,7 @@
 
     python benchmarks/restoration.py [--backend numpy|cupy] [-n 1024] [--seeds 3]
 
-Prints the worst normwise restoration error ‖A_after − A‖_F / ‖A‖_F (and for B) and the worst
+Prints the worst normwise restoration error max|A_after − A| / max|A| (and for B) and the worst
 element-wise error in ulps (large only for elements near zero) over the seeds.
 """
 

@@ -346,7 +346,8 @@ def compile(
             k = 16384 on random data with the same moduli).
 
     Raises:
-        BilinearError: the scheme does not verify.
+        BilinearError: the scheme does not verify, or ``per_level`` names a definition the program
+            does not have, or as many definitions as there are not levels.
         ValueError: bad options.
     """
     from .runtime.auto import AutoProduct
