@@ -121,3 +121,30 @@ def test_a_product_never_holds_two_sizes_workspace_at_once(monkeypatch, options)
         needed = product.workspace_bytes(n, n, n)
         assert peak[0] <= max(before, needed), n  # the old workspace goes before the new is allocated
         assert product.held_workspace_bytes() <= options.get("workspace_limit", needed), n
+
+
+def test_a_hybrids_workspace_is_what_one_call_holds():
+    """grey234 over strassen breadth-first at 100x100x102: workspace_bytes said 165,400 bytes, the
+    largest leaf GEMM's three buffers, while a call held 187,352 (each buffer grows to its own
+    largest over the strips and the leaves), so a limit of 165,400 let it hold more (found by a review)."""
+    from bilinear.api import load
+    from bilinear.hybrid import hybrid
+
+    program, per_level = hybrid("grey234,strassen", load)
+    product = bilinear.compile(program, backend="numpy", levels=2, breadth=1, per_level=per_level)
+    A, B, _ = random_inputs(np, 100, 100, 102, "float64", seed=3)
+    assert np.allclose(product(A, B), A @ B)
+    assert product.workspace_bytes(100, 100, 102) == product.held_workspace_bytes() == 187_352
+
+
+def test_a_limit_bounds_what_is_held_across_rectangular_shapes():
+    """Each of 256x32x32 and 32x32x256 needs 426,496 bytes; the breadth-first buffers grew to the
+    larger of each part, 602,112 bytes under a limit of 426,496 (found by a review).  A call of the
+    last call's shape keeps its buffers."""
+    product = bilinear.compile("strassen", backend="numpy", levels=2, breadth=2, workspace_limit=426_496)
+    for M, K, N in [(256, 32, 32), (32, 32, 256), (32, 32, 256)]:
+        A, B, _ = random_inputs(np, M, K, N, "float64", seed=4)
+        kept = product.executor.breadth._parts[0]
+        assert np.allclose(product(A, B), A @ B)
+        assert product.held_workspace_bytes() <= 426_496
+    assert product.executor.breadth._parts[0] is kept  # the repeated shape allocated nothing

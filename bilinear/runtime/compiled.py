@@ -221,10 +221,7 @@ class CompiledProduct:
         if why := broken_condition(executor.lowered, A.shape[0], A.shape[1], B.shape[1]):
             raise ValueError(why)
         with self._calling:
-            for other in self.executors:  # what a plan not run now kept goes first: the limit bounds what is held
-                if other is not executor:
-                    other.workspace = {}
-                    other.release_leaf()
+            self._hold_within_limit(executor, A.shape[0], A.shape[1], B.shape[1])
             executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
 
@@ -259,6 +256,22 @@ class CompiledProduct:
 
         A, B, out = self._as_array(A, "A"), self._as_array(B, "B"), self._as_array(out, "out")
         return CapturedProduct(self, A, B, out, real_scalar(alpha, "alpha"), real_scalar(beta, "beta"))
+
+    def _hold_within_limit(self, executor: Executor, M: int, K: int, N: int) -> None:
+        """Under a workspace limit, let go what the plans a call does not run kept, and the running
+        plan's own buffers where growing them to this call's sizes would pass the limit (they are
+        grown, not replaced, across shapes: ones of another shape's layout add up)."""
+        limit = self.lowered.options.workspace_limit
+        if limit is None:
+            return
+        for other in self.executors:
+            if other is not executor:
+                other.workspace = {}
+                other.release_leaf()
+        held = self.held_workspace_bytes()
+        if not executor.last_ran(M, K, N) and held + executor.workspace_bytes(M, K, N) > limit:
+            executor.workspace = {}
+            executor.release_leaf()
 
     def _as_array(self, array: Any, name: str) -> Any:
         xp = self.backend.xp

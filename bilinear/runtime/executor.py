@@ -18,7 +18,7 @@ from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
 from ..lower.options import LEAF_KINDS
-from ..lower.plan import LevelPlan, Lowered, leaf_shapes, recurses, top_modes, workspace_bytes, workspace_shapes
+from ..lower.plan import LevelPlan, Lowered, breadth_parts, leaf_shapes, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
 from .views import spans_meet
@@ -111,9 +111,19 @@ class Executor:
         self.alpha = alpha
         self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
 
+    def last_ran(self, M: int, K: int, N: int) -> bool:
+        """Whether the last call was M×K×N (its workspace then serves this one as it is)."""
+        return self._last_dims == (M, K, N)
+
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
-        """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves)."""
-        return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
+        """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves):
+        breadth-first levels hold three buffers, each as large as the largest any leaf GEMM of the call
+        splits into (not the largest one leaf's three: a hybrid's strips split too)."""
+        if self.breadth is None:
+            leaves = leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
+        else:
+            leaves = sum(breadth_parts(self.lowered, M, K, N)) * (8 if self.options.dtype == "float64" else 4)
+        return workspace_bytes(self.lowered, M, K, N) + leaves
 
     def release_leaf(self) -> None:
         """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace;

@@ -20,6 +20,8 @@ lowering chooses kernel parameters with it and may not import the runtime.
 
 from __future__ import annotations
 
+import sys
+
 from typing import Any
 
 import numpy as np
@@ -89,7 +91,10 @@ def check_out_apart(out: View, A: View, B: View) -> None:
 def check_unmasked(array: Any, name: str) -> None:
     """Refuse a NumPy masked array: its data would be multiplied as if no entry were masked, and
     NumPy's own product of masked arrays is no matrix product (the result came out silently wrong)."""
-    if isinstance(array, np.ma.MaskedArray):
+    # numpy.ma only where something imported it (no masked array exists otherwise): importing it
+    # costs a first call milliseconds, which skewed the distributed balancer's first measurement
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(array, masked.MaskedArray):
         how = "np.asarray(out) (the product goes into its data)" if name == "out" else \
             f"{name}.filled(0) (masked entries as 0) or np.asarray({name}) (its data as stored)"
         raise ValueError(f"{name} is a masked array, and bilinear multiplies plain matrices: pass {how}")
