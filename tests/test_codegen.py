@@ -96,7 +96,7 @@ def test_compile_with_fused_leaves_writes_the_product_kernels(tmp_path):
     assert main(["compile", "algorithms/msmes.bl", "-o", str(tmp_path), "--leaf", "fused", "--levels", "2"]) == 0
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     source = (tmp_path / "msmes.cu").read_text()
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == 2
     products = manifest["product_kernels"]
     assert products and {p["depth"] for p in products} == {0, 1, 2}
     for kernel in manifest["kernels"]:
@@ -111,7 +111,7 @@ def test_compile_with_fused_leaves_writes_the_product_kernels(tmp_path):
 def test_library_leaves_have_no_product_kernels(tmp_path):
     assert main(["compile", "algorithms/msmes.bl", "-o", str(tmp_path)]) == 0
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert manifest["product_kernels"] == [] and "namespace fused_" not in (tmp_path / "msmes.cu").read_text()
+    assert manifest["product_kernels"] == [] and "_fused_float" not in (tmp_path / "msmes.cu").read_text()
 
 
 def test_manifest_describes_levels_and_workspace(tmp_path):

@@ -126,7 +126,11 @@ def write_artifacts(
                          "streams runs through the Python runtime"
     if left_out:
         host["left_out"] = "; ".join(left_out)
-    if options.workspace_limit is not None:
+    if options.workspace_limit is not None and lowered.breadth is None:
+        host["workspace_limit"] = "the C++ host layer allocates the workspace " \
+                                  f"{hosts[0].function}_workspace_bytes states; --workspace-limit applies to the " \
+                                  "Python runtime"
+    elif options.workspace_limit is not None:
         host["workspace_limit"] = "the C++ host layer runs every breadth-first level at every size, with the workspace " \
                                   f"{hosts[0].function}_workspace_bytes states; " \
                                   "--workspace-limit (fewer breadth-first levels past it) applies to the Python runtime"

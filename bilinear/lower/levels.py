@@ -137,15 +137,19 @@ class KernelNames:
     the ``.cu`` file never drops a kernel and no launch runs another kernel's body.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "") -> None:
         self.bodies: dict[str, ElementwiseKernel] = {}  # name -> the kernel with its name blanked
+        # The library's name begins every kernel's (where the schedule's does not already): rsmm's
+        # library and winograd's both exported winograd_cublas_float64_s0, and no program linked both.
+        self.prefix = prefix
 
     def unique(self, kernel: ElementwiseKernel) -> ElementwiseKernel:
         body = replace(kernel, name="")
-        name, number = kernel.name, 1
+        first = kernel.name if not self.prefix or kernel.name.startswith(f"{self.prefix}_") else f"{self.prefix}_{kernel.name}"
+        name, number = first, 1
         while self.bodies.setdefault(name, body) != body:
             number += 1
-            name = f"{kernel.name}_v{number}"
+            name = f"{first}_v{number}"
         return kernel if name == kernel.name else replace(kernel, name=name)
 
 

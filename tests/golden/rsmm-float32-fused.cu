@@ -345,7 +345,7 @@ extern "C" __global__ void rsmm_float32_s8(
     }
 }
 
-extern "C" __global__ void winograd_cublas_float32_s0(
+extern "C" __global__ void rsmm_winograd_cublas_float32_s0(
     float* __restrict__ s0, const long long ld0,  // C11
     float* __restrict__ s1, const long long ld1,  // C12
     float* __restrict__ s2, const long long ld2,  // C21
@@ -413,7 +413,7 @@ extern "C" __global__ void winograd_cublas_float32_s0(
     }
 }
 
-extern "C" __global__ void winograd_cublas_float32_s2(
+extern "C" __global__ void rsmm_winograd_cublas_float32_s2(
     float* __restrict__ s0, const long long ld0,  // A11
     float* __restrict__ s1, const long long ld1,  // A12
     float* __restrict__ s2, const long long ld2,  // A21
@@ -549,7 +549,7 @@ extern "C" __global__ void winograd_cublas_float32_s2(
     }
 }
 
-extern "C" __global__ void winograd_cublas_float32_s4(
+extern "C" __global__ void rsmm_winograd_cublas_float32_s4(
     float* __restrict__ s0, const long long ld0,  // A21
     float* __restrict__ s1, const long long ld1,  // A22
     float* __restrict__ s2, const long long ld2,  // B11
@@ -643,7 +643,7 @@ extern "C" __global__ void winograd_cublas_float32_s4(
     }
 }
 
-extern "C" __global__ void winograd_cublas_float32_s6(
+extern "C" __global__ void rsmm_winograd_cublas_float32_s6(
     float* __restrict__ s0, const long long ld0,  // A11
     float* __restrict__ s1, const long long ld1,  // A21
     float* __restrict__ s2, const long long ld2,  // A22
@@ -743,7 +743,7 @@ extern "C" __global__ void winograd_cublas_float32_s6(
     }
 }
 
-extern "C" __global__ void winograd_cublas_float32_s8(
+extern "C" __global__ void rsmm_winograd_cublas_float32_s8(
     float* __restrict__ s0, const long long ld0,  // A11
     float* __restrict__ s1, const long long ld1,  // A21
     float* __restrict__ s2, const long long ld2,  // B12
@@ -837,7 +837,7 @@ extern "C" __global__ void winograd_cublas_float32_s8(
     }
 }
 
-extern "C" __global__ void winograd_cublas_float32_s10(
+extern "C" __global__ void rsmm_winograd_cublas_float32_s10(
     float* __restrict__ s0, const long long ld0,  // C21
     float* __restrict__ s1, const long long ld1,  // C22
     const int rows0, const int cols0, const int vec0  // C blocks
