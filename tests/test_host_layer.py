@@ -299,33 +299,40 @@ def test_the_library_runs_in_a_workspace_the_caller_holds(tmp_path, scheme, opti
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
-def test_two_fused_libraries_link_into_one_program(tmp_path):
-    """Fused kernels are named after their structure, and msmes's and strassen's libraries hold
-    some of the same: both exported them (extern "C"), so one program linking both failed with
-    "multiple definition of fused_float64_...".  Their names begin with the library's now."""
+@pytest.mark.parametrize("first, second", [
+    (("msmes", "--leaf", "fused"), ("strassen", "--leaf", "fused", "--levels", "2")),
+    (("rsmm", "--levels", "2"), ("winograd", "--levels", "2")),
+], ids=["fused", "element-wise"])
+def test_two_libraries_holding_the_same_kernel_link_into_one_program(tmp_path, first, second):
+    """Fused kernels are named after their structure, and msmes's and strassen's libraries hold some
+    of the same; rsmm's library runs winograd's schedule, and named its element-wise kernels after it.
+    Both libraries exported those names (extern "C"), so one program linking both failed with
+    "multiple definition of fused_float64_..." (of winograd_cublas_float64_s0).  Every kernel's name
+    begins with its library's now (found by an audit and a review)."""
     from helpers.emulated import EMULATOR
 
-    msmes = _compile(tmp_path, "algorithms/msmes.bl", "--leaf", "fused")
-    strassen = _compile(tmp_path, "algorithms/strassen.bl", "--leaf", "fused", "--levels", "2")
-    structures = [{line.split("(")[0].split("fused_")[-1] for line in (out / f"{name}.cu").read_text().splitlines()
-                   if "__global__" in line and "fused_" in line} for out, name in ((msmes, "msmes"), (strassen, "strassen"))]
-    assert structures[0] & structures[1]  # some kernel is in both
+    outs = [_compile(tmp_path, f"algorithms/{name}.bl", *options) for name, *options in (first, second)]
+    names = [first[0], second[0]]
+    kernels = [{line.split("(")[0].split()[-1] for line in (out / f"{name}.cu").read_text().splitlines() if "__global__ void" in line}
+               for out, name in zip(outs, names)]
+    unprefixed = [{kernel.removeprefix(f"{name}_") for kernel in named} for named, name in zip(kernels, names)]
+    assert unprefixed[0] & (kernels[1] | unprefixed[1])  # some kernel is in both, but for the library's name
+    calls = ", ".join(f"{name}_dgemm(h, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr) * 10 + (C[9] == 64.0)"
+                      for name in names)
     main = tmp_path / "both.cpp"
     main.write_text(
-        '#include "msmes.h"\n#include "strassen.h"\n#include <cstdio>\nint main() {\n  cublasHandle_t h;\n  cublasCreate(&h);\n'
-        "  double *A, *B, *C;\n  cudaMalloc(&A, 4096 * 8), cudaMalloc(&B, 4096 * 8), cudaMalloc(&C, 4096 * 8);\n"
-        "  for (int i = 0; i < 4096; ++i) A[i] = 0.5, B[i] = 2.0;\n"
-        '  std::printf("%d %d\\n", msmes_dgemm(h, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr) * 10 + (C[9] == 64.0),\n'
-        "              strassen_dgemm(h, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr) * 10 + (C[9] == 64.0));\n}\n")
+        "".join(f'#include "{name}.h"\n' for name in names) + "#include <cstdio>\nint main() {\n  cublasHandle_t h;\n"
+        "  cublasCreate(&h);\n  double *A, *B, *C;\n  cudaMalloc(&A, 4096 * 8), cudaMalloc(&B, 4096 * 8), cudaMalloc(&C, 4096 * 8);\n"
+        f'  for (int i = 0; i < 4096; ++i) A[i] = 0.5, B[i] = 2.0;\n  std::printf("%d %d\\n", {calls});\n}}\n')
     objects = []
-    for out, name in ((msmes, "msmes"), (strassen, "strassen")):
+    for out, name in zip(outs, names):
         objects.append(tmp_path / f"{name}.o")
         build = subprocess.run(["g++", "-std=c++20", "-O0", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", "-c",
                                 str(out / f"{name}.cu"), "-include", str(out / f"{name}.h"), "-o", str(objects[-1])],
                                capture_output=True, text=True)
         assert build.returncode == 0, build.stderr[-3000:]
     binary = tmp_path / "both"
-    link = subprocess.run(["g++", "-std=c++20", "-pthread", "-w", f"-I{EMULATOR}", f"-I{msmes}", f"-I{strassen}", str(main),
+    link = subprocess.run(["g++", "-std=c++20", "-pthread", "-w", f"-I{EMULATOR}", *(f"-I{out}" for out in outs), str(main),
                            *map(str, objects), "-o", str(binary)], capture_output=True, text=True)
     assert link.returncode == 0, link.stderr[-3000:]
     assert subprocess.run([str(binary)], capture_output=True, text=True, timeout=120).stdout.split() == ["1", "1"]
