@@ -65,6 +65,19 @@ def _event_ms(call) -> float:
     return cupy.cuda.get_elapsed_time(start, stop)
 
 
+def time_interleaved(calls: dict, repeat: int) -> dict[str, list[float]]:
+    """Milliseconds of each call, ``repeat`` rounds that run every call once in turn (cuBLAS among
+    them), after two warm-up calls each: clocks settle, kernels compile, workspace is sized."""
+    for call in calls.values():
+        for _ in range(2):
+            call()
+    times: dict[str, list[float]] = {label: [] for label in calls}
+    for _ in range(repeat):
+        for label, call in calls.items():
+            times[label].append(_event_ms(call))
+    return times
+
+
 def _host_us(call, count: int = 5, repeat: int = 7) -> float:
     """Host microseconds per call issued back to back: ``count`` calls after the GPU went idle,
     few enough that the launch queue never fills (a full queue makes the host wait for the GPU
@@ -135,13 +148,7 @@ def _one_size(n: int, dtype: str, products: dict, ceilings, repeat: int) -> dict
         calls[label] = (lambda p, o: lambda: p(A, B, out=o))(product, out)
     for label, product in products.items():
         calls[f"{label} graph"] = product.capture(A, B, outs[label])
-    for call in calls.values():  # warm-up: clocks settle, kernels compiled, workspace sized
-        for _ in range(2):
-            call()
-    times = {label: [] for label in calls}
-    for _ in range(repeat):
-        for label, call in calls.items():
-            times[label].append(_event_ms(call))
+    times = time_interleaved(calls, repeat)
     cublas_ms = median(times["cuBLAS"])
     row = {"n": n, "dtype": dtype, "cublas_ms": cublas_ms, "configs": {}}
     for label in calls:

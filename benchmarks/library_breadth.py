@@ -34,7 +34,7 @@ from bilinear.measure import error_bound, median, relative_error
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from breadth import _event_ms  # noqa: E402 - benchmarks/breadth.py's event timer
+from breadth import time_interleaved  # noqa: E402 - benchmarks/breadth.py's interleaved timing
 from conftest import cublas_link_flags, cublas_paths  # noqa: E402 - how the tests find and link cuBLAS
 
 # (label, scheme, options): the library runs each as compiled; the Python runtime the same options.
@@ -143,13 +143,7 @@ def one_size(n: int, dtype: str, libraries: dict, products: dict, repeat: int, k
             calls[f"{label} {kind}"] = library
         calls[f"{label} python"] = (lambda p: lambda: p(A, B, out=out))(products[label])
         row["configs"][label]["python"] = {}
-    for call in calls.values():  # warm-up: clocks settle, kernels compiled, workspace sized
-        for _ in range(2):
-            call()
-    times = {label: [] for label in calls}
-    for _ in range(repeat):
-        for label, call in calls.items():
-            times[label].append(_event_ms(call))
+    times = time_interleaved(calls, repeat)
     row["cublas_ms"] = cublas = median(times["cuBLAS"])
     for label in libraries:
         for kind in KINDS:
