@@ -367,6 +367,42 @@ def test_the_entry_checks_follow_blas_and_refuse_inputs_an_in_place_schedule_can
                                    "rsmm_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.5, C, 64, nullptr)"]) == [0, -10]
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("scheme, options, gemms", [("winograd", ("--levels", "2", "--breadth", "2"), 49),
+                                                    ("strassen", ("--levels", "0"), 1)], ids=["breadth-first", "no-level"])
+def test_with_no_depth_first_level_the_leaf_takes_beta(tmp_path, scheme, options, gemms):
+    """With every level breadth-first the library zeroed C (beta = 0) or scaled it (cublasDgeam), and
+    the merge then added into it: C moved three times where the merge reads it once, as the Python
+    runtime's leaf takes beta (found by the review)."""
+    from helpers.emulated import statuses
+
+    out = _compile(tmp_path, f"algorithms/{scheme}.bl", *options)
+    fill = "std::fill(A, A + 4096, 0.5), std::fill(B, B + 4096, 2.0)"
+    counts = "emulator_memsets * 1000 + emulator_geams * 100 + emulator_gemms"
+    calls = [f"({fill}, std::fill(C, C + 4096, NAN), {scheme}_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr) "
+             "* 10 + (C[0] == 64.0 && C[4095] == 64.0))", counts,
+             f"(emulator_gemms = 0, std::fill(C, C + 4096, 2.0), {scheme}_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.5, C, 64, "
+             "nullptr) * 10 + (C[0] == 65.0 && C[4095] == 65.0))", counts,
+             # k = 0: C = beta*C, by the scaling pass (the leaf multiplies nothing)
+             f"(std::fill(C, C + 4096, 2.0), {scheme}_dgemm(handle, 64, 64, 0, 1.0, A, 64, B, 64, 0.5, C, 64, nullptr) * 10 "
+             "+ (C[0] == 1.0))", "emulator_geams"]
+    assert statuses(out, scheme, calls) == [1, gemms, 1, gemms, 1, 1]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_the_handles_stream_is_set_only_where_the_call_names_another(tmp_path):
+    """cublasSetStream resets a workspace set with cublasSetWorkspace: the library set the call's stream
+    (and then the handle's back) on every call (found by an audit)."""
+    from helpers.emulated import statuses
+
+    out = _compile(tmp_path, "algorithms/strassen.bl")
+    call = "strassen_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, (cudaStream_t){stream})"
+    calls = ["(cublasSetStream(handle, (cudaStream_t)0x10), emulator_set_streams = 0, " + call.format(stream="0x10") + ")",
+             "emulator_set_streams", call.format(stream="0x20"), "emulator_set_streams",
+             "[&] { cudaStream_t s; cublasGetStream(handle, &s); return s == (cudaStream_t)0x10; }()"]
+    assert statuses(out, "strassen", calls) == [0, 0, 0, 2, 1]
+
+
 def test_two_names_differing_in_case_have_their_own_include_guards():
     """Both headers of Strassen and strassen were guarded by BILINEAR_STRASSEN_H: the second one
     included declared nothing."""

@@ -310,6 +310,7 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
         conditions=tuple(Condition(level, f"b{c.have.lower()} == b{c.need.lower()}", c.described(plan.algorithm.shape))
                          for level, plan in enumerate(lowered.levels) for c in plan.shape_conditions),
         breadth=_breadth(lowered),
+        direct_leaf=not lowered.levels and lowered.options.leaf != "fused",
     )
 
 

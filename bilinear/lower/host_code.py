@@ -179,3 +179,4 @@ class HostDtype:
     conditions: tuple[Condition, ...] = ()  # checked before anything runs (status 3000 + level)
     temp_align: int = TEMP_ALIGN  # elements each temporary's start is rounded to
     breadth: BreadthCode | None = None  # the innermost levels, run breadth-first at the leaves
+    direct_leaf: bool = False  # no depth-first level and library GEMM leaves: the call is one leaf GEMM

@@ -14,7 +14,12 @@ typedef cublasContext* cublasHandle_t;
 
 inline cublasStatus_t cublasCreate(cublasHandle_t* handle) { *handle = new cublasContext; return CUBLAS_STATUS_SUCCESS; }
 inline cublasStatus_t cublasDestroy(cublasHandle_t handle) { delete handle; return CUBLAS_STATUS_SUCCESS; }
-inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) { h->stream = s; return CUBLAS_STATUS_SUCCESS; }
+inline int emulator_set_streams = 0;  // cublasSetStream calls (each resets a cublasSetWorkspace workspace)
+inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
+  ++emulator_set_streams;
+  h->stream = s;
+  return CUBLAS_STATUS_SUCCESS;
+}
 inline cublasStatus_t cublasGetStream(cublasHandle_t h, cudaStream_t* s) { *s = h->stream; return CUBLAS_STATUS_SUCCESS; }
 inline cublasStatus_t cublasSetPointerMode(cublasHandle_t h, cublasPointerMode_t m) { h->mode = m; return CUBLAS_STATUS_SUCCESS; }
 inline cublasStatus_t cublasGetPointerMode(cublasHandle_t h, cublasPointerMode_t* m) { *m = h->mode; return CUBLAS_STATUS_SUCCESS; }
@@ -68,8 +73,10 @@ inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t, cublasOperation_
                                                 int batch) {
   return emulator_gemm_strided(m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
+inline int emulator_geams = 0;  // GEAM calls (how the library scales C by beta)
 template <typename T>
 cublasStatus_t emulator_geam(int m, int n, const T* alpha, const T* A, int lda, const T* beta, const T* B, int ldb, T* C, int ldc) {
+  ++emulator_geams;
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) {
       const T b = *beta == T(0) ? T(0) : *beta * B[i + (long long)j * ldb];
