@@ -158,6 +158,19 @@ def test_the_host_layer_runs_on_the_cpu_emulator(tmp_path, scheme, options, leve
     assert run.stdout.count(" ok") == 2 * len(betas) * (len(sizes) + 1) and "0 failure(s)" in run.stdout
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("scheme, options, levels", [("strassen", ("--levels", "2", "--breadth", "1"), 2),
+                                                     ("msmes", ("--levels", "2"), 2)], ids=["breadth-first", "in-place"])
+def test_the_host_layer_stays_inside_its_buffers_under_a_sanitizer(tmp_path, scheme, options, levels):
+    """The emulator allocates exactly what is asked (256-byte aligned), so AddressSanitizer sees a read
+    or write past the workspace, A, B or C; a workspace counted 128 bytes short had passed the driver."""
+    out = _compile(tmp_path, f"algorithms/{scheme}.bl", *options)
+    run = run_driver(out, scheme, [*_driver_arguments(scheme, levels), *SIZES[:3], "33,17,70"],
+                     flags=("-fsanitize=address,undefined", "-fno-sanitize-recover=all"))
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert "0 failure(s)" in run.stdout and "ERROR: AddressSanitizer" not in run.stderr
+
+
 # (scheme, options, levels): each configuration is built once and run at odd sizes.  Fused leaves with an
 # in-place schedule at levels 1 and 2, library leaves in place at 3, flattened pure-product levels (strassen
 # fused), temporaries with an overwriting top level (rsmm), named sums (winograd).

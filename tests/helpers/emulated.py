@@ -33,12 +33,13 @@ def statuses(out: Path, name: str, calls: list[str], prelude: str = "") -> list[
 DRIVER = EMULATOR.parent / "host_driver" / "driver.cpp"
 
 
-def run_driver(out: Path, name: str, arguments: list[str]) -> subprocess.CompletedProcess:
+def run_driver(out: Path, name: str, arguments: list[str], flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """The library ``name`` in ``out`` built with tests/host_driver/driver.cpp (which checks each
-    m,n,k size against a reference: error bound, padding, restoration) and run with ``arguments``."""
+    m,n,k size against a reference: error bound, padding, restoration), and g++ ``flags`` (a
+    sanitizer), and run with ``arguments``."""
     binary = out / "emulated"
     build = subprocess.run(
-        ["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{name}.cu"),
+        ["g++", "-std=c++20", "-O1", "-pthread", "-w", *flags, f"-I{EMULATOR}", f"-I{out}", "-x", "c++", str(out / f"{name}.cu"),
          "-x", "c++", str(DRIVER), f"-DNAME={name}", "-include", str(out / f"{name}.h"), "-o", str(binary)],
         capture_output=True, text=True,
     )
