@@ -90,9 +90,9 @@ def _link_driver(out: Path) -> Path:
 # Library leaves with temporaries and an overwriting schedule (rsmm), and fused leaves with an
 # in-place schedule (msmes): between them every kind of host code (element-wise launches, GEMM
 # leaves, fused launches, peeling, workspace, an overwriting top level), and breadth-first levels
-# under a depth-first one with batched leaf GEMMs (winograd).
+# under a depth-first one with batched leaf GEMMs and a workspace limit's fallback plan (winograd).
 BUILDS = [("algorithms/rsmm.bl", "--levels", "2"), ("algorithms/msmes.bl", "--leaf", "fused"),
-          ("algorithms/winograd.bl", "--levels", "2", "--breadth", "1", "--launch", "batched")]
+          ("algorithms/winograd.bl", "--levels", "2", "--breadth", "1", "--launch", "batched", "--workspace-limit", "1G")]
 
 
 @pytest.mark.slow
@@ -179,6 +179,8 @@ GPU_CASES = [
     ("msmes", ("--levels", "3"), 3), ("strassen", ("--leaf", "fused", "--levels", "2"), 2),
     ("rsmm", ("--levels", "2"), 2), ("winograd", ("--levels", "1"), 1),
     ("strassen", ("--levels", "2", "--breadth", "1"), 2), ("winograd", ("--levels", "2", "--breadth", "2", "--launch", "batched"), 2),
+    # 5 MB: the driver's sizes up to 200x151x99 run both breadth-first levels, 513x257x1025 one
+    ("winograd", ("--levels", "2", "--breadth", "2", "--launch", "batched", "--workspace-limit", "5000000"), 2),
 ]
 
 
@@ -244,7 +246,7 @@ def test_with_beta_zero_an_accumulating_schedule_zeroes_no_c(tmp_path):
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 @pytest.mark.parametrize("scheme, levels", [("rsmm", "1"), ("rsmm", "2"), ("grey333", "2"), ("rsmm", "2 --breadth 1"),
-                                            ("grey333", "2 --breadth 2")])
+                                            ("grey333", "2 --breadth 2"), ("winograd", "2 --breadth 2 --workspace-limit 60000000")])
 def test_the_manifest_states_the_workspace_the_library_allocates(tmp_path, scheme, levels):
     """rsmm's library allocated its first level's accumulating temporaries too, which never run
     beside the overwriting ones (8 MiB against the manifest's 4 at n = 1024, L1), and the manifest
@@ -414,6 +416,36 @@ def test_the_handles_stream_is_set_only_where_the_call_names_another(tmp_path):
              "emulator_set_streams", call.format(stream="0x20"), "emulator_set_streams",
              "[&] { cudaStream_t s; cublasGetStream(handle, &s); return s == (cudaStream_t)0x10; }()"]
     assert statuses(out, "strassen", calls) == [0, 0, 0, 2, 1]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("limit, batched, workspace", [("400000", 1, 301_056), ("100000", 7, 59_392), ("30000", 0, 20_480),
+                                                       ("10000", None, 20_480)])
+def test_the_library_runs_the_plan_a_workspace_limit_leaves(tmp_path, limit, batched, workspace):
+    """--workspace-limit applied to the Python runtime only: the library ran every breadth-first level at
+    every size.  It now runs the plan with the most breadth-first levels whose workspace fits (winograd
+    at 64³: 301,056 bytes with two, 59,392 with one, 20,480 depth-first), and returns 4000 where none
+    fits, having changed nothing."""
+    from helpers.emulated import statuses
+
+    out = _compile(tmp_path, "algorithms/winograd.bl", "--levels", "2", "--breadth", "2", "--launch", "batched",
+                   "--workspace-limit", limit)
+    calls = ["winograd_dgemm_workspace_bytes(64, 64, 64)",
+             "(std::fill(A, A + 4096, 0.5), std::fill(B, B + 4096, 2.0), std::fill(C, C + 4096, 3.0), "
+             "winograd_dgemm(handle, 64, 64, 64, 1.0, A, 64, B, 64, 0.0, C, 64, nullptr) * 10 + (C[0] == 64.0) + 2 * (C[0] == 3.0))",
+             "emulator_batched_calls"]  # one for two breadth-first levels, one per depth-first leaf for one
+    refused = [40002, 0]  # 4000, and C as it was
+    assert statuses(out, "winograd", calls) == [workspace, *([1, batched] if batched is not None else refused)]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [plan["breadth_first_levels"] for plan in manifest["host"]["workspace_limit"]["plans"]] == [2, 1, 0]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_limited_library_is_right_at_odd_sizes_whichever_plan_runs(tmp_path):
+    """Under a limit between the plans' needs, odd sizes run different plans (the driver's checks)."""
+    out = _compile(tmp_path, "algorithms/winograd.bl", "--levels", "2", "--breadth", "2", "--workspace-limit", "200000")
+    run = run_driver(out, "winograd", [*_driver_arguments("winograd", 2), *SIZES[:4], "33,17,70"])
+    assert run.returncode == 0 and "0 failure(s)" in run.stdout, run.stdout + run.stderr
 
 
 def test_two_names_differing_in_case_have_their_own_include_guards():

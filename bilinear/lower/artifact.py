@@ -40,8 +40,11 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
     """(``<name>.cu``, ``<name>.h``): the kernels of every dtype, then the host layer (``hosts``:
     :func:`host_dtype` of each)."""
     name = lowered.name
-    kernels = lowered.cuda_source() + "".join("\n" + other.cuda_source() for other in others)
-    return kernels + "\n" + render_host(name, hosts), render_header(name, hosts)
+    parts, written = [], frozenset()
+    for plan in (plan for each in [lowered, *others] for plan in each.with_fallbacks()):
+        parts.append(plan.cuda_source(skip=written))  # a fallback's schedule kernels are already there
+        written |= set(plan.kernel_names())
+    return "\n".join(parts) + "\n" + render_host(name, hosts), render_header(name, hosts)
 
 
 def artifact_names(name: str) -> list[str]:
@@ -109,7 +112,7 @@ def write_artifacts(
         "shape_conditions": [{"level": c.level + 1, "requires": c.text}
                              for c in hosts[0].conditions],
         "shape_conditions_dims": CONDITION_DIMS,
-        "other_kernels": {each.options.dtype: each.kernel_names() for each in others},
+        "other_kernels": {each.options.dtype: each.library_kernel_names() for each in others},
         "build": build_commands(lowered.name),
     }
     if kind.gemm is not None:  # a leaf GEMM of the Python runtime: the C++ host layer calls cuBLAS there
@@ -126,14 +129,13 @@ def write_artifacts(
                          "streams runs through the Python runtime"
     if left_out:
         host["left_out"] = "; ".join(left_out)
-    if options.workspace_limit is not None and lowered.breadth is None:
-        host["workspace_limit"] = "the C++ host layer allocates the workspace " \
-                                  f"{hosts[0].function}_workspace_bytes states; --workspace-limit applies to the " \
-                                  "Python runtime"
-    elif options.workspace_limit is not None:
-        host["workspace_limit"] = "the C++ host layer runs every breadth-first level at every size, with the workspace " \
-                                  f"{hosts[0].function}_workspace_bytes states; " \
-                                  "--workspace-limit (fewer breadth-first levels past it) applies to the Python runtime"
+    if options.workspace_limit is not None:  # the library runs the plans a limit falls back to itself
+        host["workspace_limit"] = {
+            "bytes": options.workspace_limit,
+            # tried in this order; a call runs the first whose workspace fits, and returns 4000 where none does
+            "plans": [{"breadth_first_levels": plan.options.breadth, "namespace": member.namespace}
+                      for member, plan in zip(hosts[0].members, lowered.with_fallbacks())],
+        }
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
@@ -145,7 +147,7 @@ def write_artifacts(
 
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
-    notes = [host.get("leaves"), host.get("launch"), host.get("workspace_limit"), host.get("left_out")]
+    notes = [host.get("leaves"), host.get("launch"), host.get("left_out")]
     return [note for note in notes if note]
 
 

@@ -14,6 +14,8 @@ beta·C`` with A m×k, B k×n, C m×n.  Internally it is the row-major product C
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..ir import Multiply, Stage, Update, operand_of, parse_block
 from .elementwise import VECTOR, ElementwiseKernel
 from .host_code import (
@@ -283,14 +285,25 @@ def _peeled(view: str, operand: str, part: str) -> str:
 
 
 def host_dtype(lowered: Lowered, name: str) -> HostDtype:
-    """The host layer of one dtype."""
+    """The host layer of one dtype, with the plans of fewer breadth-first levels a workspace limit
+    falls back to."""
+    fallbacks = []
+    fewer = lowered.fewer_breadth
+    while fewer is not None:
+        fallbacks.append(_host_plan(fewer, name, f"_bf{fewer.options.breadth}"))
+        fewer = fewer.fewer_breadth
+    return replace(_host_plan(lowered, name, ""), fallbacks=tuple(fallbacks), workspace_limit=lowered.options.workspace_limit)
+
+
+def _host_plan(lowered: Lowered, name: str, namespace_suffix: str) -> HostDtype:
+    """The host layer of one lowered plan, in the namespace ``<name>_<dtype>_host<namespace_suffix>``."""
     host = _Host(lowered)
     top_acc = host.node_name(lowered.top(False))
     top_ow = host.node_name(lowered.top(True)) if True in lowered.tops else None
     ctype, gemm, geam, suffix = BLAS[lowered.options.dtype]
     return HostDtype(
         function=f"{name}_{suffix}",
-        namespace=f"{name}_{lowered.options.dtype}_host",
+        namespace=f"{name}_{lowered.options.dtype}_host{namespace_suffix}",
         dtype=lowered.options.dtype,
         ctype=ctype,
         gemm=gemm,

@@ -180,3 +180,12 @@ class HostDtype:
     temp_align: int = TEMP_ALIGN  # elements each temporary's start is rounded to
     breadth: BreadthCode | None = None  # the innermost levels, run breadth-first at the leaves
     direct_leaf: bool = False  # no depth-first level and library GEMM leaves: the call is one leaf GEMM
+    # With --workspace-limit: the same product with fewer breadth-first levels, most first (each in a
+    # namespace of its own); a call runs the first plan whose workspace fits ``workspace_limit`` bytes.
+    fallbacks: tuple[HostDtype, ...] = ()
+    workspace_limit: int | None = None
+
+    @property
+    def members(self) -> tuple[HostDtype, ...]:
+        """This plan and its fallbacks, in the order a call tries them."""
+        return (self, *self.fallbacks)

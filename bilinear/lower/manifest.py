@@ -71,7 +71,7 @@ def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> di
         "name": lowered.name,
         "source": source_file,
         "options": asdict(lowered.options),
-        "kernels": lowered.kernel_names(),
+        "kernels": lowered.library_kernel_names(),
         "product_kernels": [_product_kernel(launch) for launch in launches],
         "levels": [_level(plan) for plan in lowered.levels],
         # what the library's <name>_dgemm_workspace_bytes(n, n, n) returns (_sgemm's for float32)
@@ -85,6 +85,12 @@ def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> di
 
 def library_workspace_bytes(lowered: Lowered, n: int) -> int:
     """What the library allocates for an n×n×n call: the temporaries and the breadth-first
-    buffers, each rounded up to :data:`TEMP_ALIGN` elements as the host layer rounds them."""
+    buffers, each rounded up to :data:`TEMP_ALIGN` elements as the host layer rounds them, of the
+    plan it runs (under a workspace limit, the first that fits; the last where none does)."""
     itemsize = 8 if lowered.options.dtype == "float64" else 4
-    return workspace_bytes(lowered, n, n, n, TEMP_ALIGN) + sum(breadth_parts(lowered, n, n, n, TEMP_ALIGN)) * itemsize
+    limit = lowered.options.workspace_limit
+    for plan in lowered.with_fallbacks():
+        held = workspace_bytes(plan, n, n, n, TEMP_ALIGN) + sum(breadth_parts(plan, n, n, n, TEMP_ALIGN)) * itemsize
+        if limit is None or held <= limit:
+            break
+    return held
