@@ -61,7 +61,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
             It overwrites A and B while it runs and restores them only up to
             rounding, since (a+b)-b need not equal a: measured on the H100 at
             levels 1-3, to ≤ 1.4e-15 (float64) and ≤ 7.5e-7 (float32) normwise.
-            A and B must then not overlap.
+            Where A and B share memory (``matmul(X, X, inplace=True)``) the
+            product runs without it, as for read-only inputs.
 
     Raises:
         ValueError: for arrays of the wrong kind, dtype, shape or layout, and
@@ -88,6 +89,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
 
     from .dispatch import dispatch, in_place_levels
     from .runtime import tsm2
+    from .runtime.views import overlaps
 
     prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
     given = out
@@ -106,7 +108,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         return result
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
-    in_place = in_place_levels(call.m, call.k, call.n, str(A.dtype)) if inplace else None
+    # MSMES overwrites A while it reads B: where they share memory, the product without it
+    in_place = in_place_levels(call.m, call.k, call.n, str(A.dtype)) if inplace and not overlaps(A, B) else None
     if in_place is not None:
         return _in_place_product(str(A.dtype), "cupy", in_place)(A, B, out=out, alpha=alpha, beta=beta)
     # The fast scheme takes row-major operands only (compiled only when they are).
@@ -205,7 +208,7 @@ def _fits(product, A, B, out) -> bool:
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
     """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
-    from .runtime.views import check_out_apart, check_unmasked, check_writable, is_row_major
+    from .runtime.views import check_out_apart, check_unmasked, check_writable, is_row_major, overlaps
 
     for name, array in (("A", A), ("B", B), ("out", out)):
         check_unmasked(array, name)
@@ -224,7 +227,8 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
         check_writable(out, "out")
         check_out_apart(out, A, B)
     # MSMES slices blocks out of each, and overwrites A and B while it runs
-    if inplace and all(is_row_major(x) for x in (A, B, out)) and A.flags.writeable and B.flags.writeable:
+    if inplace and all(is_row_major(x) for x in (A, B, out)) and A.flags.writeable and B.flags.writeable \
+            and not overlaps(A, B):
         return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
     if alpha == 0:  # as BLAS: A and B are not read, so a NaN in them reaches nothing
         out[...] = beta * out if beta else 0
