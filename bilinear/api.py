@@ -229,7 +229,7 @@ def verify(
 
 
 def lower_program(
-    source: str | Path | Program,
+    source: str | Path | Program | Algorithm,
     *,
     dtype: str = "float64",
     levels: int = 1,
@@ -246,7 +246,7 @@ def lower_program(
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
     dtype, levels, per_level = _plain_options(dtype, levels, per_level)
     check_ozaki_options(leaf, moduli, scaling)
-    program = source if isinstance(source, Program) else load(source)
+    program = _loaded(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)  # as compile
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
                       workspace_limit=workspace_limit, launch=launch, moduli=moduli, scaling=scaling)
     return lower(program, options, per_level)

@@ -710,3 +710,10 @@ def test_matmul_inplace_of_a_matrix_with_itself_multiplies_without_msmes():
     halves = np.random.default_rng(6).standard_normal((64, 128))
     A, B = halves[:, :64], halves[:, 64:]  # apart, though in one buffer: MSMES may run
     assert np.allclose(bilinear.matmul(A, B, inplace=True), A @ B, rtol=1e-12, atol=1e-12)
+
+
+def test_lower_program_takes_what_compile_takes():
+    """lower_program ("see compile") refused a loaded Algorithm, which compile and verify take (found by an audit)."""
+    algorithm = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
+    lowered = bilinear.api.lower_program(algorithm, levels=1)
+    assert lowered.levels[0].algorithm.name == algorithm.name == "strassen"
