@@ -442,10 +442,37 @@ def test_the_library_runs_the_plan_a_workspace_limit_leaves(tmp_path, limit, bat
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_a_limited_library_is_right_at_odd_sizes_whichever_plan_runs(tmp_path):
-    """Under a limit between the plans' needs, odd sizes run different plans (the driver's checks)."""
+    """Under a limit between the plans' needs, odd sizes run different plans (the driver's checks):
+    37x50x21 two breadth-first levels (83,712 bytes), 129x65x97 one (130,048), 200x151x99 none (85,760)."""
+    from helpers.emulated import statuses
+
     out = _compile(tmp_path, "algorithms/winograd.bl", "--levels", "2", "--breadth", "2", "--workspace-limit", "200000")
+    sizes = ["37, 50, 21", "129, 65, 97", "200, 151, 99"]
+    assert statuses(out, "winograd", [f"winograd_dgemm_workspace_bytes({s})" for s in sizes]) == [83_712, 130_048, 85_760]
     run = run_driver(out, "winograd", [*_driver_arguments("winograd", 2), *SIZES[:4], "33,17,70"])
     assert run.returncode == 0 and "0 failure(s)" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_limited_library_says_and_checks_what_its_fallback_plans_do(tmp_path):
+    """msmes with every level breadth-first under a limit: its header took const A and B ("only read")
+    and 37³ with B == A returned 0, though the in-place fallbacks write them; rsmm's header said nothing
+    of beta, though its fallbacks refuse it; with no plan fitting, a NULL handle returned 4000, not -1
+    (found by a review)."""
+    from helpers.emulated import statuses
+
+    msmes = _compile(tmp_path, "algorithms/msmes.bl", "--levels", "2", "--breadth", "2", "--workspace-limit", "100000")
+    header = (msmes / "msmes.h").read_text()
+    assert "const double* A" not in header and "A and B are NOT const" in header
+    assert json.loads((msmes / "manifest.json").read_text())["host"]["inputs_const"] is False
+    assert statuses(msmes, "msmes", ["msmes_dgemm(handle, 37, 37, 37, 1.0, A, 64, A, 64, 0.0, C, 64, nullptr)"]) == [-8]
+    rsmm = _compile(tmp_path, "algorithms/rsmm.bl", "--levels", "2", "--breadth", "2", "--workspace-limit", "200000")
+    assert "plan with fewer breadth-first levels, its first level computes\n * C = A*B over C: beta must then be 0" in \
+        (rsmm / "rsmm.h").read_text()
+    winograd = _compile(tmp_path, "algorithms/winograd.bl", "--levels", "2", "--breadth", "2", "--workspace-limit", "10000")
+    call = "winograd_dgemm({handle}, 64, 64, 64, 1.0, A, {lda}, B, 64, 0.0, C, 64, nullptr)"  # no plan fits at 64³
+    assert statuses(winograd, "winograd", [call.format(handle="nullptr", lda=64), call.format(handle="handle", lda=8),
+                                           call.format(handle="handle", lda=64)]) == [-1, -7, 4000]
 
 
 def test_two_names_differing_in_case_have_their_own_include_guards():

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..ir import Program
 from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
-from .host import CONDITION_DIMS, host_dtype, render_header, render_host, restores_inputs
+from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .levels import CoefficientOutOfRange
 from .manifest import manifest
@@ -105,12 +105,13 @@ def write_artifacts(
         # the same product in a workspace the caller allocated (no cudaMallocAsync per call)
         "functions_with_workspace": {h.dtype: f"{h.function}_with_workspace" for h in hosts},
         "layout": "column-major, like cublasDgemm with CUBLAS_OP_N",
-        "inputs_const": not any(_writes(each) for each in [lowered, *others]),
+        # over every plan a call may run (a workspace limit's fallbacks too)
+        "inputs_const": all(h.const_inputs for h in hosts),
         # written and put back (up to rounding), or left changed by a schedule without `restore`
-        "inputs_restored": all(restores_inputs(each) for each in [lowered, *others]),
+        "inputs_restored": all(h.restores_inputs for h in hosts),
         # a call whose blocks break one returns 3000 + level and runs nothing (the header says so too)
         "shape_conditions": [{"level": c.level + 1, "requires": c.text}
-                             for c in hosts[0].conditions],
+                             for c in hosts[0].any_conditions],
         "shape_conditions_dims": CONDITION_DIMS,
         "other_kernels": {each.options.dtype: each.library_kernel_names() for each in others},
         "build": build_commands(lowered.name),
@@ -149,9 +150,3 @@ def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
     notes = [host.get("leaves"), host.get("launch"), host.get("left_out")]
     return [note for note in notes if note]
-
-
-def _writes(lowered: Lowered) -> bool:
-    from .host import writes_inputs
-
-    return writes_inputs(lowered)

@@ -287,12 +287,13 @@ def _peeled(view: str, operand: str, part: str) -> str:
 def host_dtype(lowered: Lowered, name: str) -> HostDtype:
     """The host layer of one dtype, with the plans of fewer breadth-first levels a workspace limit
     falls back to."""
-    fallbacks = []
-    fewer = lowered.fewer_breadth
-    while fewer is not None:
-        fallbacks.append(_host_plan(fewer, name, f"_bf{fewer.options.breadth}"))
-        fewer = fewer.fewer_breadth
-    return replace(_host_plan(lowered, name, ""), fallbacks=tuple(fallbacks), workspace_limit=lowered.options.workspace_limit)
+    top, *fallbacks = [_host_plan(plan, name, f"_bf{plan.options.breadth}" if plan is not lowered else "")
+                       for plan in lowered.with_fallbacks()]
+    # the inputs are const only where no plan a call may run writes them (its overlap check then runs
+    # whichever plan does), and restored only where every plan that writes them restores them
+    return replace(top, fallbacks=tuple(fallbacks), workspace_limit=lowered.options.workspace_limit,
+                   const_inputs=all(plan.const_inputs for plan in (top, *fallbacks)),
+                   restores_inputs=all(plan.restores_inputs for plan in (top, *fallbacks)))
 
 
 def _host_plan(lowered: Lowered, name: str, namespace_suffix: str) -> HostDtype:

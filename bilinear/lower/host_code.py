@@ -189,3 +189,13 @@ class HostDtype:
     def members(self) -> tuple[HostDtype, ...]:
         """This plan and its fallbacks, in the order a call tries them."""
         return (self, *self.fallbacks)
+
+    @property
+    def any_conditions(self) -> tuple[Condition, ...]:
+        """The shape conditions some plan a call may run checks (3000 + level where one breaks)."""
+        return tuple(dict.fromkeys(c for plan in self.members for c in plan.conditions))
+
+    @property
+    def fallback_overwrites(self) -> bool:
+        """Whether a fallback plan (not this one) computes C = A*B over C, refusing beta where it runs."""
+        return any(plan.top_overwrites and not plan.top_from_zero for plan in self.fallbacks)

@@ -12,7 +12,8 @@ from .plan import LevelPlan, Lowered, breadth_parts, workspace_bytes
 from .product import default_config, describe
 
 #: Bumped whenever a key of the manifest changes meaning or goes away.
-MANIFEST_SCHEMA_VERSION = 2  # 2: host.breadth_first.note went (the library runs them)
+MANIFEST_SCHEMA_VERSION = 3  # 2: host.breadth_first.note went (the library runs them); 3: host.workspace_limit is
+# an object (the plans the library falls back to), and kernels lists theirs too
 _SIZES = (1024, 2048, 4096, 8192, 16384)
 
 
