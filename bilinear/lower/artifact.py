@@ -40,8 +40,11 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
     """(``<name>.cu``, ``<name>.h``): the kernels of every dtype, then the host layer (``hosts``:
     :func:`host_dtype` of each)."""
     name = lowered.name
-    parts, written = [], frozenset()
+    parts, written, bodies = [], frozenset(), {}
     for plan in (plan for each in [lowered, *others] for plan in each.with_fallbacks()):
+        for kernel in plan.kernels():  # each plan names its kernels apart: one name, one body across them too
+            if bodies.setdefault(kernel.name, kernel) != kernel:
+                raise AssertionError(f"two plans of {name} name different kernels {kernel.name}")
         parts.append(plan.cuda_source(skip=written))  # a fallback's schedule kernels are already there
         written |= set(plan.kernel_names())
     return "\n".join(parts) + "\n" + render_host(name, hosts), render_header(name, hosts)
