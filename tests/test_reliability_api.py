@@ -717,3 +717,14 @@ def test_lower_program_takes_what_compile_takes():
     algorithm = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
     lowered = bilinear.api.lower_program(algorithm, levels=1)
     assert lowered.levels[0].algorithm.name == algorithm.name == "strassen"
+
+
+@pytest.mark.parametrize("method", ["leaf_dims", "breadth_levels", "workspace_bytes"])
+def test_size_questions_refuse_sizes_that_are_not_sizes(method):
+    """leaf_dims(-4, 8, 8) answered (-4, 8, 8) and breadth_levels 0, where workspace_bytes refused
+    (found by an audit)."""
+    product = bilinear.compile("strassen", backend="numpy", levels=1, breadth=1)
+    with pytest.raises(ValueError):
+        getattr(product, method)(-4, 8, 8)
+    with pytest.raises(ValueError):
+        getattr(product, method)(8.5, 8, 8)

@@ -173,14 +173,24 @@ class CompiledProduct:
         return total
 
     def breadth_levels(self, M: int, K: int, N: int) -> int:
-        """How many levels an M×K×N call runs breadth-first (fewer than asked where the limit says so)."""
+        """How many levels an M×K×N call runs breadth-first (fewer than asked where the limit says so).
+
+        Raises:
+            ValueError: for sizes that are not whole numbers of at least 0, as workspace_bytes.
+        """
+        check_sizes(M, K, N)
         executor = self.executor_for(M, K, N)
         return executor.lowered.options.breadth if executor.breadth and executor.breadth.runs(
             *leaf_dims(executor.lowered, M, K, N)) else 0
 
     def leaf_dims(self, M: int, K: int, N: int) -> tuple[int, int, int]:
         """The dimensions of the leaf products an M×K×N call runs: below its depth-first levels and,
-        where they run, its breadth-first ones."""
+        where they run, its breadth-first ones.
+
+        Raises:
+            ValueError: for sizes that are not whole numbers of at least 0, as workspace_bytes.
+        """
+        check_sizes(M, K, N)
         executor = self.executor_for(M, K, N)
         m, k, n = leaf_dims(executor.lowered, M, K, N)
         if self.breadth_levels(M, K, N):
