@@ -38,8 +38,10 @@ def add_compile_and_run_parsers(commands) -> None:
         "compile",
         help="verify, then write a standalone CUDA library (kernels and C++ host layer), a manifest and the report",
         description="Verify FILE, then write into DIR: <name>.cu (every generated kernel, element-wise and fused "
-        "product stages, for float64 and float32, and a C++ host layer running the recursion), <name>.h (declaring "
-        "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm, _sgemm left out with a note where a "
+        "product stages and breadth-first split and merge, for float64 and float32, and a C++ host layer running the "
+        "recursion, breadth-first levels and a --workspace-limit's fallback plans), <name>.h (declaring "
+        "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm, their _workspace_bytes and _with_workspace "
+        "(a workspace the caller holds), _sgemm left out with a note where a "
         "coefficient is past float32's range; `nvcc -O3 -std=c++17 -arch=sm_90 "
         "-Xcompiler -fPIC -shared <name>.cu -o lib<name>.so -lcublas` builds the library, as the header's first "
         "lines say: fused leaves need sm_90), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
