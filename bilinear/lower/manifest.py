@@ -8,7 +8,7 @@ from ..ir import Stage
 from .elementwise import ElementwiseKernel
 from .leaves import ProductLaunch
 from .host_code import TEMP_ALIGN
-from .plan import LevelPlan, Lowered, breadth_parts, workspace_bytes
+from .plan import LevelPlan, Lowered, call_workspace_bytes
 from .product import default_config, describe
 
 #: Bumped whenever a key of the manifest changes meaning or goes away.
@@ -88,10 +88,9 @@ def library_workspace_bytes(lowered: Lowered, n: int) -> int:
     """What the library allocates for an n×n×n call: the temporaries and the breadth-first
     buffers, each rounded up to :data:`TEMP_ALIGN` elements as the host layer rounds them, of the
     plan it runs (under a workspace limit, the first that fits; the last where none does)."""
-    itemsize = 8 if lowered.options.dtype == "float64" else 4
     limit = lowered.options.workspace_limit
     for plan in lowered.with_fallbacks():
-        held = workspace_bytes(plan, n, n, n, TEMP_ALIGN) + sum(breadth_parts(plan, n, n, n, TEMP_ALIGN)) * itemsize
+        held = call_workspace_bytes(plan, n, n, n, TEMP_ALIGN)
         if limit is None or held <= limit:
             break
     return held

@@ -305,6 +305,13 @@ def breadth_parts(lowered: Lowered, M: int, K: int, N: int, align: int = 1) -> t
     return parts[0], parts[1], parts[2]
 
 
+def call_workspace_bytes(lowered: Lowered, M: int, K: int, N: int, align: int = 1) -> int:
+    """Bytes an M×K×N call holds: every temporary and the breadth-first levels' three buffers, each
+    rounded up to ``align`` elements."""
+    itemsize = 8 if lowered.options.dtype == "float64" else 4
+    return workspace_bytes(lowered, M, K, N, align) + sum(breadth_parts(lowered, M, K, N, align)) * itemsize
+
+
 def top_modes(lowered: Lowered, M: int, K: int, N: int, beta: float | None = None) -> tuple[bool, bool]:
     """Whether the top-level product overwrites C, and whether it accumulates into C.
 

@@ -32,10 +32,6 @@ class BreadthFirstRunner:
         """Whether an M×K×N product splits: its leaf blocks are at least ``cutoff`` each way."""
         return min(self.plan.leaf_dims(M, K, N)) >= self.cutoff
 
-    def workspace_bytes(self, M: int, K: int, N: int) -> int:
-        itemsize = 8 if self.plan.dtype == "float64" else 4
-        return self.plan.workspace_elements(M, K, N) * itemsize if self.runs(M, K, N) else 0
-
     def _buffers(self, m: int, k: int, n: int) -> tuple[View, View, View]:
         """The workspace for leaves of this size: views of three buffers (the operands of A, of B,
         and the products), each grown to the largest size a call needs (reserved before it writes

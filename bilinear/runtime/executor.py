@@ -18,7 +18,7 @@ from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
 from ..lower.options import LEAF_KINDS
-from ..lower.plan import LevelPlan, Lowered, breadth_parts, leaf_shapes, recurses, top_modes, workspace_bytes, workspace_shapes
+from ..lower.plan import LevelPlan, Lowered, call_workspace_bytes, leaf_shapes, recurses, top_modes, workspace_bytes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
 from .views import spans_meet
@@ -119,11 +119,9 @@ class Executor:
         """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves):
         breadth-first levels hold three buffers, each as large as the largest any leaf GEMM of the call
         splits into (not the largest one leaf's three: a hybrid's strips split too)."""
-        if self.breadth is None:
-            leaves = leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
-        else:
-            leaves = sum(breadth_parts(self.lowered, M, K, N)) * (8 if self.options.dtype == "float64" else 4)
-        return workspace_bytes(self.lowered, M, K, N) + leaves
+        if self.breadth is not None:
+            return call_workspace_bytes(self.lowered, M, K, N)
+        return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
 
     def release_leaf(self) -> None:
         """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace;
