@@ -43,6 +43,11 @@ CONFIGS = [
     ("winograd L2 bfs2", "winograd", {"levels": 2, "breadth": 2}),
     ("winograd L2 bfs2 batched", "winograd", {"levels": 2, "breadth": 2, "launch": "batched"}),
     ("winograd L3 dfs1+bfs2 batched", "winograd", {"levels": 3, "breadth": 2, "launch": "batched"}),
+    # the ozaki leaf (FP64 on the int8 tensor cores): alone, and under a Winograd level.  Its workspace is
+    # 24 GiB at 16384 alone, held three times over here (given, allocated per call, the runtime's): run
+    # "ozaki L0" up to 12288 and by itself (--configs)
+    ("ozaki L0", "winograd", {"levels": 0, "leaf": "ozaki"}),
+    ("winograd L1 ozaki", "winograd", {"levels": 1, "leaf": "ozaki"}),
 ]
 RELEASE_THRESHOLD = 4  # cudaMemPoolAttrReleaseThreshold
 
@@ -172,6 +177,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the builds and library_<dtype>.json")
     args = parser.parse_args()
     configs = [c for c in CONFIGS if args.configs is None or c[0] in args.configs]
+    if not configs:
+        parser.error(f"--configs names none of: {', '.join(label for label, _, _ in CONFIGS)}")
     with ThreadPoolExecutor() as pool:  # nvcc builds one library per process: run them side by side
         built = pool.map(lambda c: build(*c, args.dtype, args.out / "build"), configs)
         libraries = {label: library for (label, _, _), library in zip(configs, built)}

@@ -90,9 +90,11 @@ def _link_driver(out: Path) -> Path:
 # Library leaves with temporaries and an overwriting schedule (rsmm), and fused leaves with an
 # in-place schedule (msmes): between them every kind of host code (element-wise launches, GEMM
 # leaves, fused launches, peeling, workspace, an overwriting top level), and breadth-first levels
-# under a depth-first one with batched leaf GEMMs and a workspace limit's fallback plan (winograd).
+# under a depth-first one with batched leaf GEMMs and a workspace limit's fallback plan (winograd), and
+# ozaki leaves (strassen).
 BUILDS = [("algorithms/rsmm.bl", "--levels", "2"), ("algorithms/msmes.bl", "--leaf", "fused"),
-          ("algorithms/winograd.bl", "--levels", "2", "--breadth", "1", "--launch", "batched", "--workspace-limit", "1G")]
+          ("algorithms/winograd.bl", "--levels", "2", "--breadth", "1", "--launch", "batched", "--workspace-limit", "1G"),
+          ("algorithms/strassen.bl", "--leaf", "ozaki", "--levels", "1", "--scaling", "norm")]
 
 
 @pytest.mark.slow
@@ -130,6 +132,8 @@ EMULATED = [
     _emulated("strassen", ("--levels", "2", "--breadth", "1"), 2, SIZES[:4]),
     _emulated("winograd", ("--levels", "2", "--breadth", "2", "--launch", "batched"), 2, SIZES[:4]),
     _emulated("grey234", ("--levels", "1", "--breadth", "1", "--launch", "batched"), 1, SIZES[:4]),
+    # ozaki leaves (the passes run on the emulator, the int8 GEMMs exactly)
+    _emulated("winograd", ("--leaf", "ozaki", "--levels", "1"), 1, SIZES[:4]),
 ]
 
 
@@ -181,6 +185,9 @@ GPU_CASES = [
     ("strassen", ("--levels", "2", "--breadth", "1"), 2), ("winograd", ("--levels", "2", "--breadth", "2", "--launch", "batched"), 2),
     # 5 MB: the driver's sizes up to 200x151x99 run both breadth-first levels, 513x257x1025 one
     ("winograd", ("--levels", "2", "--breadth", "2", "--launch", "batched", "--workspace-limit", "5000000"), 2),
+    # ozaki leaves: the call is one leaf, and leaves under a breadth-first level with norm scaling
+    ("winograd", ("--leaf", "ozaki", "--levels", "0"), 0),
+    ("strassen", ("--leaf", "ozaki", "--levels", "2", "--breadth", "1", "--scaling", "norm"), 2),
 ]
 
 

@@ -429,7 +429,7 @@ def test_distributed_sizes_that_cannot_fit_are_refused_before_lowering(capsys, c
 
 def test_compile_says_which_options_the_cpp_library_does_not_run(tmp_path, capsys):
     """--launch streams, --workspace-limit and --leaf ozaki were recorded in the manifest only.
-    Breadth-first levels, batched launches and the limit the library runs itself: no note for them."""
+    Breadth-first levels, batched launches, the limit and ozaki leaves the library runs itself: no note for them."""
     winograd = str(ROOT / "algorithms" / "winograd.bl")
     code, _, err = _run(capsys, "compile", winograd, "--levels", "2", "--breadth", "2", "--launch", "streams",
                         "--workspace-limit", "24G", "-o", str(tmp_path / "a"))
@@ -438,7 +438,7 @@ def test_compile_says_which_options_the_cpp_library_does_not_run(tmp_path, capsy
            "through the Python runtime" in err
     assert "workspace" not in err  # the library honours the limit itself
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "-o", str(tmp_path / "b"))
-    assert code == 0 and "note: the C++ host layer runs cuBLAS GEMM leaves; ozaki leaves" in err
+    assert code == 0 and "note:" not in err
     host = json.loads((tmp_path / "a" / "manifest.json").read_text())["host"]
     assert {"breadth_first", "launch", "workspace_limit"} <= set(host)
     assert host["breadth_first"]["products"] == "one GEMM after another"

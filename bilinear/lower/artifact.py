@@ -19,6 +19,7 @@ from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
+from .ozaki_host import OzakiCode
 from .levels import CoefficientOutOfRange
 from .manifest import manifest
 from .options import LEAF_KINDS
@@ -47,6 +48,9 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
                 raise AssertionError(f"two plans of {name} name different kernels {kernel.name}")
         parts.append(plan.cuda_source(skip=written))  # a fallback's schedule kernels are already there
         written |= set(plan.kernel_names())
+    for host in hosts:  # the ozaki leaf's passes, once per dtype: every plan of it runs the same
+        if host.ozaki is not None:
+            parts.extend(host.ozaki.sources())
     return "\n".join(parts) + "\n" + render_host(name, hosts), render_header(name, hosts)
 
 
@@ -119,9 +123,8 @@ def write_artifacts(
         "other_kernels": {each.options.dtype: each.library_kernel_names() for each in others},
         "build": build_commands(lowered.name),
     }
-    if kind.gemm is not None:  # a leaf GEMM of the Python runtime: the C++ host layer calls cuBLAS there
-        host["leaves"] = f"the C++ host layer runs cuBLAS GEMM leaves; {options.leaf} leaves ({kind.help}) run " \
-                         "through the Python runtime (bilinear.compile, bilinear run)"
+    if hosts[0].ozaki is not None:  # the library runs the ozaki leaf itself, as every other leaf kind
+        host["ozaki"] = {dtype_host.dtype: _ozaki_entry(dtype_host.ozaki) for dtype_host in hosts}
     if lowered.breadth is not None:  # every leaf GEMM that splits: split, the products, merge
         host["breadth_first"] = {
             "levels": options.breadth,
@@ -149,7 +152,20 @@ def write_artifacts(
     return paths
 
 
+def _ozaki_entry(code: OzakiCode) -> dict:
+    """What the manifest says of one dtype's ozaki leaf in the library."""
+    return {
+        "moduli": {str(c.count): {"up_to_k": c.k_last, "kernels": [f"{c.prefix}{p}" for p in code.passes]}
+                   for c in code.counts},
+        "chosen": f"--moduli {code.counts[0].count}" if code.fixed else f"the fewest that keep {code.bits} bits",
+        "scaling": code.scaling,
+        "k_chunk": code.k_chunk,
+        "int8_gemms": "cublasGemmEx, one call per modulus in tiles of at most about %d rows and columns" % code.tile,
+        "not_run": "no Strassen level on the residues, every modulus in one group (as the runtime without a budget)",
+    }
+
+
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
-    notes = [host.get("leaves"), host.get("launch"), host.get("left_out")]
+    notes = [host.get("launch"), host.get("left_out")]
     return [note for note in notes if note]

@@ -35,6 +35,7 @@ from .host_code import (
     ProductOp,
     Temp,
 )
+from .ozaki_host import ozaki_code
 from .leaves import FlatGroup, Keys, ProblemForm, ProblemNode, ProductLaunch, own_keys, sub_problem
 from .plan import Lowered
 from .product import c_literal, default_config, plan_kernel
@@ -325,6 +326,7 @@ def _host_plan(lowered: Lowered, name: str, namespace_suffix: str) -> HostDtype:
                          for level, plan in enumerate(lowered.levels) for c in plan.shape_conditions),
         breadth=_breadth(lowered),
         direct_leaf=not lowered.levels and lowered.options.leaf != "fused",
+        ozaki=ozaki_code(lowered.options, name),
     )
 
 
@@ -332,8 +334,10 @@ def _breadth(lowered: Lowered) -> BreadthCode | None:
     plan = lowered.breadth
     if plan is None:
         return None
-    return BreadthCode(plan.split_a.name, plan.split_b.name, plan.merge.name, plan.grid, plan.rank,
-                       lowered.options.launch == "batched", BATCHED[lowered.options.dtype])
+    # ozaki leaves run one after another, sharing the leaf's workspace (as BreadthFirstRunner's)
+    batched = lowered.options.launch == "batched" and lowered.options.leaf == "cublas"
+    return BreadthCode(plan.split_a.name, plan.split_b.name, plan.merge.name, plan.grid, plan.rank, batched,
+                       BATCHED[lowered.options.dtype])
 
 
 #: What a shape condition's M, K, N are, for the header and the manifest alike.

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ozaki_host import OzakiCode
+
 #: Every temporary of the library's workspace starts on a multiple of this many elements (vector
 #: loads need 16-byte rows; a 256-byte start for float64).  The manifest counts the same.
 TEMP_ALIGN = 32
@@ -184,6 +186,7 @@ class HostDtype:
     # namespace of its own); a call runs the first plan whose workspace fits ``workspace_limit`` bytes.
     fallbacks: tuple[HostDtype, ...] = ()
     workspace_limit: int | None = None
+    ozaki: OzakiCode | None = None  # the ozaki leaf's passes and tables, where the leaf is ozaki
 
     @property
     def members(self) -> tuple[HostDtype, ...]:

@@ -8,12 +8,14 @@ from ..ir import Stage
 from .elementwise import ElementwiseKernel
 from .leaves import ProductLaunch
 from .host_code import TEMP_ALIGN
+from .ozaki_host import library_bytes, ozaki_code
 from .plan import LevelPlan, Lowered, call_workspace_bytes
 from .product import default_config, describe
 
 #: Bumped whenever a key of the manifest changes meaning or goes away.
-MANIFEST_SCHEMA_VERSION = 3  # 2: host.breadth_first.note went (the library runs them); 3: host.workspace_limit is
-# an object (the plans the library falls back to), and kernels lists theirs too
+MANIFEST_SCHEMA_VERSION = 4  # 2: host.breadth_first.note went (the library runs them); 3: host.workspace_limit is
+# an object (the plans the library falls back to), and kernels lists theirs too; 4: host.leaves went (the library
+# runs ozaki leaves: host.ozaki), and workspace_bytes counts their workspace
 _SIZES = (1024, 2048, 4096, 8192, 16384)
 
 
@@ -90,7 +92,17 @@ def library_workspace_bytes(lowered: Lowered, n: int) -> int:
     plan it runs (under a workspace limit, the first that fits; the last where none does)."""
     limit = lowered.options.workspace_limit
     for plan in lowered.with_fallbacks():
-        held = call_workspace_bytes(plan, n, n, n, TEMP_ALIGN)
+        held = library_call_bytes(plan, n, n, n)
         if limit is None or held <= limit:
             break
     return held
+
+
+def library_call_bytes(lowered: Lowered, M: int, K: int, N: int) -> int:
+    """What one plan's M×K×N library call allocates (the C++ ``call_bytes``): the temporaries and
+    breadth-first buffers, each rounded up to :data:`TEMP_ALIGN` elements, then the ozaki leaf's
+    workspace from the next 256-byte boundary."""
+    held = call_workspace_bytes(lowered, M, K, N, TEMP_ALIGN)
+    code = ozaki_code(lowered.options, lowered.name)
+    ozaki = library_bytes(lowered, code, M, K, N) if code is not None else 0
+    return -(-held // 256) * 256 + ozaki if ozaki else held

@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..lower.ozaki_passes import SPAN_ALIGN, tile_spans
 from . import ozaki
-from .ozaki import round_up
 
 # cuBLAS constants (CUDA's library_types.h and cublas_api.h): int8 inputs, int32 output and
 # compute type, the default algorithm; CuPy's cublas.gemmStridedBatchedEx (and, while a graph is
@@ -27,22 +27,7 @@ CUBLAS_COMPUTE_32I = 72
 CUBLAS_GEMM_DEFAULT = -1
 CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 
-# One call per modulus, in near-equal tiles of at most about 8192 rows and columns, k whole.  At
-# 16384, N = 14 (results/issue13/ozaki_run3): per modulus in 8192-tiles 106.9 ms, one batched call
-# over all moduli 110-112, batched in tiles 120, per modulus whole 154.  k in tiles cost a pass of
-# beta = 1 over every P_j; k whole ran 1.325x DGEMM at 10000×9000×11000 against 1.034 with k cut
-# at 8192 (rows at 8192 + 1808), 1.387 against 1.176 at 12288³ (results/issue13/session23).
-TILE = 8192
 K_TILE: int | None = 0  # k tiles at most this long (None: TILE; 0: whole)
-SPAN_ALIGN = 256  # rows and columns of a tile but the last: whole 256-wide thread-block tiles
-
-
-def tile_spans(extent: int, tile: int, align: int) -> list[tuple[int, int]]:
-    """(start, size) of ⌈extent/tile⌉ spans (or fewer) covering 0..extent, near-equal, each at
-    most about ``tile`` and a multiple of ``align`` (at most ``tile``) but the last: 10000 rows
-    are 5120 + 4880, not 8192 + 1808, whose thin second call ran far below cuBLAS's int8 rate."""
-    step = round_up(-(-extent // -(-extent // tile)), min(align, tile))
-    return [(start, min(step, extent - start)) for start in range(0, extent, step)]
 
 
 def issue(gemm: Callable, handle: int, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,

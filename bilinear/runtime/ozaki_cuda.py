@@ -39,66 +39,21 @@ products read and write floats and compute in double, with 24 bits as the defaul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from ..lower.render import render
+from ..lower.ozaki_passes import BT_LANES, BT_S1_LANES, KERNELS, THREADS, TILE, VALUES, KernelSource
 from . import cublas_capture, int8_gemm, ozaki
 from .ozaki import round_up
 from .cuda import compiled_function, device_info
 
-THREADS = 256
 #: A Strassen level on the residues by default from this size (every dimension; None: only where
 #: asked).  It won at 16384 while k was cut in 8192-tiles (session 19, N = 14: 107.9 against 122.0
 #: ms) and lost at 8192 and 4096; with k whole the plain leaf won at 16384 too (N = 16: 116.6
 #: against 122.3 ms, in 24 GiB against 42; results/issue13/session23/ozaki16384).
 RESIDUE_STRASSEN_FROM: int | None = None
-VALUES = 16  # k values per thread in the residue passes (one int4 store per modulus)
-# Threads per column of B in the transposed residue passes: 8·16 and 32·4 bytes, a whole 128-byte
-# line of the transposed row per store instruction (narrower runs measured 2x and 4x the copy model).
-BT_LANES = 8
-BT_S1_LANES = 32
-KERNELS = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
-           "oz_reconstruct", "oz_residues_a_s1", "oz_residues_bt_s1", "oz_reconstruct_s1")
-
-
-@dataclass(frozen=True)
-class KernelSource:
-    """What ``templates/ozaki.cu.j2`` needs for N moduli (literals exact: repr round-trips)."""
-
-    count: int
-    values: int
-    bt_lanes: int
-    bt_s1_lanes: int
-    moduli: tuple[dict, ...]
-    m_limbs: tuple[str, ...]
-    limb_scale: str
-    shift: int
-    norm_safety: str
-    io: str = "double"  # A, B and C's element type: "double", or "float" for float32 products
-
-    @classmethod
-    def of(cls, count: int, io: str = "double") -> KernelSource:
-        crt = ozaki.crt_constants(count)
-        assert crt.moduli[0] == 256 and all(p % 2 for p in crt.moduli[1:])  # the kernels test j == 0 for p = 256
-        moduli = tuple(
-            {"p": repr(float(p)), "inv": repr(1.0 / p), "half": p // 2, "y": repr(float(y)),
-             "c31": repr(float(_symmetric(2**31 % p, p))), "q": tuple(repr(q) for q in limbs)}
-            for p, y, limbs in zip(crt.moduli, crt.inverses, crt.q_limbs)
-        )
-        return cls(count, VALUES, BT_LANES, BT_S1_LANES, moduli, tuple(repr(m) for m in crt.m_limbs), repr(float(2**crt.limb_bits)), crt.shift,
-                   repr(ozaki.NORM_SAFETY), io)
-
-    def render(self) -> str:
-        return render("ozaki.cu.j2", **{name: getattr(self, name) for name in self.__dataclass_fields__})
-
-
-def _symmetric(r: int, p: int) -> int:
-    """r mod p in [-⌊p/2⌋, ⌈p/2⌉ - 1]."""
-    return (r + p // 2) % p - p // 2
 
 
 class CudaOzaki:
@@ -118,7 +73,7 @@ class CudaOzaki:
         self.batched = False
         # int8 GEMMs in tiles of at most this many rows and columns (0: whole; k beyond K_CHUNK is
         # still split, for exactness)
-        self.tile = int8_gemm.TILE
+        self.tile = TILE
         self.k_tile: int | None = int8_gemm.K_TILE  # tiles of k at most this long (None: ``tile``; 0: whole)
         self._kernels: dict[tuple[int, str], dict[str, Any]] = {}
 

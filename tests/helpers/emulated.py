@@ -10,7 +10,7 @@ EMULATOR = Path(__file__).resolve().parent.parent / "host_emulator"
 
 
 def statuses(out: Path, name: str, calls: list[str], prelude: str = "") -> list[int]:
-    """The status each C++ call expression in ``calls`` returns (``handle``, and device buffers
+    """The status (or size) each C++ call expression in ``calls`` returns (``handle``, and device buffers
     ``A``, ``B`` and ``C`` of 64×64 doubles, are in scope, then what ``prelude`` declares), for the
     library ``name`` in ``out``."""
     main = out / "statuses.cpp"
@@ -18,7 +18,7 @@ def statuses(out: Path, name: str, calls: list[str], prelude: str = "") -> list[
         "#include <algorithm>\n#include <cmath>\n#include <cstdio>\nint main() {\n  cublasHandle_t handle;\n  cublasCreate(&handle);\n  double *A, *B, *C;\n"
         "  cudaMalloc(&A, 64 * 64 * sizeof(double)), cudaMalloc(&B, 64 * 64 * sizeof(double)), "
         "cudaMalloc(&C, 64 * 64 * sizeof(double));\n" + prelude
-        + "".join(f'  std::printf("%d\\n", int({call}));\n' for call in calls) + "}\n"
+        + "".join(f'  std::printf("%lld\\n", (long long)({call}));\n' for call in calls) + "}\n"
     )
     binary = out / "statuses"
     build = subprocess.run(
@@ -45,3 +45,72 @@ def run_driver(out: Path, name: str, arguments: list[str], flags: tuple[str, ...
     )
     assert build.returncode == 0, build.stderr[-3000:]
     return subprocess.run([str(binary), *arguments], capture_output=True, text=True, timeout=300)
+
+
+PRODUCT_MAIN = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+// usage: product m n k alpha beta DIR: DIR/a.bin, b.bin, c.bin column-major (tight leading dimensions), C
+// written back to DIR/c.bin; prints the status.
+template <typename T>
+static std::vector<T> load(const std::string& path, size_t count) {
+  std::vector<T> data(count);
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f || std::fread(data.data(), sizeof(T), count, f) != count) std::exit(2);
+  std::fclose(f);
+  return data;
+}
+int main(int, char** argv) {
+  const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
+  const REAL alpha = REAL(std::atof(argv[4])), beta = REAL(std::atof(argv[5]));
+  const std::string dir = argv[6];
+  auto A = load<REAL>(dir + "/a.bin", size_t(m) * k), B = load<REAL>(dir + "/b.bin", size_t(k) * n),
+       C = load<REAL>(dir + "/c.bin", size_t(m) * n);
+  REAL *dA, *dB, *dC;
+  cudaMalloc(&dA, A.size() * sizeof(REAL) + 1), cudaMalloc(&dB, B.size() * sizeof(REAL) + 1);
+  cudaMalloc(&dC, C.size() * sizeof(REAL) + 1);
+  cudaMemcpy(dA, A.data(), A.size() * sizeof(REAL), cudaMemcpyHostToDevice);
+  cudaMemcpy(dB, B.data(), B.size() * sizeof(REAL), cudaMemcpyHostToDevice);
+  cudaMemcpy(dC, C.data(), C.size() * sizeof(REAL), cudaMemcpyHostToDevice);
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  const int status = GEMM(handle, m, n, k, alpha, dA, std::max(m, 1), dB, std::max(k, 1), beta, dC, std::max(m, 1), nullptr);
+  cudaMemcpy(C.data(), dC, C.size() * sizeof(REAL), cudaMemcpyDeviceToHost);
+  FILE* f = std::fopen((dir + "/c.bin").c_str(), "wb");
+  std::fwrite(C.data(), sizeof(REAL), C.size(), f);
+  std::fclose(f);
+  cudaFree(dA), cudaFree(dB), cudaFree(dC);
+  cublasDestroy(handle);
+  std::printf("%d\n", status);
+}
+"""
+
+
+def product(out: Path, name: str, A, B, C, alpha: float = 1.0, beta: float = 0.0, flags: tuple[str, ...] = ()):
+    """(status, alpha·A@B + beta·C) by the library ``name`` in ``out`` on the emulator: its ``_dgemm``
+    or ``_sgemm`` by C's dtype, on column-major copies of the NumPy matrices (built once per dtype
+    and ``flags``, e.g. a sanitizer)."""
+    import numpy as np
+
+    real, suffix = ("double", "dgemm") if C.dtype == np.float64 else ("float", "sgemm")
+    binary = out / f"product_{suffix}{'_'.join(flag.strip('-=,') for flag in flags)}"
+    if not binary.exists():
+        main = out / "product.cpp"
+        main.write_text(f"#include <string>\n#include <algorithm>\n#define REAL {real}\n#define GEMM {name}_{suffix}\n" + PRODUCT_MAIN)
+        build = subprocess.run(
+            ["g++", "-std=c++20", "-O1", "-pthread", "-w", *flags, f"-I{EMULATOR}", f"-I{out}", "-x", "c++",
+             str(out / f"{name}.cu"), "-x", "c++", str(main), "-include", str(out / f"{name}.h"), "-o", str(binary)],
+            capture_output=True, text=True,
+        )
+        assert build.returncode == 0, build.stderr[-3000:]
+    data = out / "product_data"
+    data.mkdir(exist_ok=True)
+    for file, matrix in (("a.bin", A), ("b.bin", B), ("c.bin", C)):
+        np.asfortranarray(matrix, dtype=C.dtype).ravel(order="F").tofile(data / file)
+    (m, k), n = A.shape, B.shape[1]
+    run = subprocess.run([str(binary), str(m), str(n), str(k), repr(alpha), repr(beta), str(data)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    result = np.fromfile(data / "c.bin", dtype=C.dtype).reshape((n, m)).T
+    return int(run.stdout.split()[-1]), result

@@ -51,6 +51,10 @@ inline cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int value, size_t wi
   for (size_t r = 0; r < height; ++r) std::memset(static_cast<char*>(p) + r * pitch, value, width);
   return cudaSuccess;
 }
+inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
 inline cudaError_t cudaGetDevice(int* device) { *device = 0; return cudaSuccess; }
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr, int) { *value = 2; return cudaSuccess; }
 template <typename F> cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
@@ -71,3 +75,6 @@ void emulator_launch_any(Kernel kernel, dim3 grid, dim3 block, size_t shared, Ar
 }
 #define BILINEAR_LAUNCH(kernel, grid, block, shared, stream, ...) \
   emulator_launch_any(kernel, dim3(grid), dim3(block), size_t(shared), __VA_ARGS__)
+// ... and a kernel whose threads meet at barriers (static shared memory): with threads.
+#define BILINEAR_LAUNCH_BLOCKS(kernel, grid, block, stream, ...) \
+  emulator_launch_threads(kernel, dim3(grid), dim3(block), size_t(0), __VA_ARGS__)

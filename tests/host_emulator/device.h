@@ -18,6 +18,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -32,6 +33,7 @@
 #define __shared__
 #define __align__(n)
 #define __grid_constant__
+#define __constant__
 
 using std::fma;  // fma(float, float, float) is the float FMA, as on the device
 
@@ -88,6 +90,33 @@ inline void __syncthreads() {
   emulator_block_barrier->arrive_and_wait();
 }
 
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+  std::atomic_ref<unsigned long long> at(*p);
+  unsigned long long old = at.load();
+  while (old < v && !at.compare_exchange_weak(old, v)) {
+  }
+  return old;
+}
+
+// The ozaki passes' bit-level intrinsics (templates/ozaki.cu.j2), as the PTX manual states them.
+struct alignas(16) int4 { int x, y, z, w; };
+inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
+inline long long __double_as_longlong(double d) { long long i; std::memcpy(&i, &d, 8); return i; }
+inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
+inline int __double2loint(double d) { return int(uint32_t(uint64_t(__double_as_longlong(d)))); }
+inline double __hiloint2double(int hi, int lo) {
+  return __longlong_as_double((long long)((uint64_t(uint32_t(hi)) << 32) | uint32_t(lo)));
+}
+inline double __dadd_rn(double a, double b) { return a + b; }  // g++ contracts nothing without -mfma
+inline double __dmul_rn(double a, double b) { return a * b; }
+// Byte i of the result is byte s_i & 7 of the pair (y:x), s_i the selector's nibble i.
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t pool = (uint64_t(y) << 32) | x;
+  unsigned out = 0;
+  for (int i = 0; i < 4; ++i) out |= unsigned((pool >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return out;
+}
+
 inline float atomicAdd(float* p, float v) { return std::atomic_ref<float>(*p).fetch_add(v); }
 inline double atomicAdd(double* p, double v) { return std::atomic_ref<double>(*p).fetch_add(v); }
 
@@ -100,6 +129,7 @@ inline double atomicAdd(double* p, double v) { return std::atomic_ref<double>(*p
 struct EmulatorWarp {
   std::barrier<> meet;
   double a[2][32][8], b[2][32][4];
+  unsigned long long lanes[2][32];  // __shfl_xor_sync's values, by the same alternation
   explicit EmulatorWarp(int lanes) : meet(lanes) {}
 };
 inline std::vector<std::unique_ptr<EmulatorWarp>>* emulator_warps = nullptr;
@@ -128,6 +158,21 @@ inline void emulator_mma(double (&d)[4], const double (&a)[KA], const double (&b
     d[e] = sum;
   }
 }
+// __shfl_xor_sync of an 8-byte value: every lane publishes its own, the warp meets, each reads its partner's.
+template <typename T>
+inline T __shfl_xor_sync(unsigned, T v, int mask) {
+  static_assert(sizeof(T) == 8, "the ozaki passes shuffle 8-byte values");
+  const int lane = threadIdx.x % 32;
+  EmulatorWarp& warp = *(*emulator_warps)[threadIdx.x / 32];
+  const int phase = emulator_mma_phase;
+  emulator_mma_phase ^= 1;
+  std::memcpy(&warp.lanes[phase][lane], &v, 8);
+  warp.meet.arrive_and_wait();
+  T out;
+  std::memcpy(&out, &warp.lanes[phase][lane ^ mask], 8);
+  return out;
+}
+
 inline void mma(double (&d)[4], const double (&a)[8], const double (&b)[4]) { emulator_mma(d, a, b); }
 inline void mma(double (&d)[4], const double (&a)[4], const double (&b)[2]) { emulator_mma(d, a, b); }
 inline void mma(double (&d)[4], const double (&a)[2], const double (&b)[1]) { emulator_mma(d, a, b); }

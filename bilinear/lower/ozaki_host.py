@@ -1,0 +1,164 @@
+"""The ozaki leaf in the C++ library: which passes it holds, and the tables its host code reads.
+
+The Python runtime chooses, per chunk of the inner dimension k (at most ``K_CHUNK``), the number
+of moduli (:func:`bilinear.runtime.ozaki.moduli_for`, unless ``--moduli`` fixed it) and the bits
+of A's and B's integers (:func:`bilinear.runtime.ozaki.scale_bits`), in exact integer
+arithmetic over products of up to 20 moduli.  Both are step functions of k, non-increasing
+bits and non-decreasing moduli, so the library gets them as tables of steps computed here,
+with the very functions the runtime calls: the C++ never redoes the arithmetic.  Every count a
+table can choose brings its own passes (``templates/ozaki.cu.j2``, in a namespace of its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import ozaki_scheme as ozaki
+from .options import Options
+from .ozaki_passes import BT_LANES, SPAN_ALIGN, THREADS, TILE, VALUES, KernelSource
+
+#: The passes of the plain scheme, in the order the host's table of function pointers holds them.
+PASSES = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
+          "oz_reconstruct")
+IO = {"float64": "double", "float32": "float"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where a step function of k holds ``value``: every k up to ``k_last`` past the step before."""
+
+    k_last: int
+    value: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class OzakiCount:
+    """The passes for ``count`` moduli: their namespace, their kernels' prefix, and the bits of
+    A's and B's integers as steps of k (a chunk longer than the last step's ``k_last`` has too
+    few moduli: only where ``--moduli`` fixed the count)."""
+
+    count: int
+    namespace: str
+    bits: tuple[Step, ...]
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.namespace}_"
+
+    @property
+    def k_last(self) -> int:
+        return self.bits[-1].k_last
+
+    def kernel(self, name: str) -> str:
+        return f"{self.namespace}::{self.prefix}{name}"
+
+
+@dataclass(frozen=True)
+class OzakiCode:
+    """The ozaki leaf as one dtype of the library runs it: the counts a chunk of k may take, each
+    up to its ``k_last`` (the fewest moduli that keep ``bits`` bits: the first count whose
+    ``k_last`` reaches the chunk), and the runtime's constants of the passes and the int8 GEMMs."""
+
+    counts: tuple[OzakiCount, ...]
+    io: str
+    bits: int
+    scaling: str
+    fixed: bool  # --moduli gave the count (else it follows k)
+    k_chunk: int = ozaki.K_CHUNK
+    k_align: int = ozaki.K_ALIGN
+    mn_align: int = ozaki.MN_ALIGN
+    strip: int = ozaki.COLUMN_STRIP
+    values: int = VALUES
+    bt_lanes: int = BT_LANES
+    threads: int = THREADS
+    tile: int = TILE
+    span_align: int = SPAN_ALIGN
+
+    @property
+    def passes(self) -> tuple[str, ...]:
+        return PASSES
+
+    @property
+    def k_last(self) -> int:
+        """The longest chunk of k some count takes (``k_chunk`` unless a fixed count is too few)."""
+        return self.counts[-1].k_last
+
+    @property
+    def k_limited(self) -> bool:
+        """Whether a chunk of k can be too long for the count (--moduli fixed too few): status 5000."""
+        return self.k_last < self.k_chunk
+
+    def sources(self) -> list[str]:
+        """The CUDA passes of every count, each in its namespace."""
+        return [KernelSource.of(c.count, self.io, c.prefix, c.namespace, residue_strassen=False).render()
+                for c in self.counts]
+
+    def kernel_names(self) -> list[str]:
+        return [f"{c.prefix}{name}" for c in self.counts for name in PASSES]
+
+
+def steps(function: Callable[[int], tuple[int, ...]], last: int) -> tuple[Step, ...]:
+    """The steps of a monotone step function of k over 1..``last``, by bisection; where it raises
+    ValueError (from some k on: too few moduli), the steps end before."""
+
+    def value(k: int) -> tuple[int, ...] | None:
+        try:
+            return function(k)
+        except ValueError:
+            return None
+
+    found, k = [], 1
+    while k <= last and (current := value(k)) is not None:
+        low, high = k, last  # value(low) == current; find the last k that keeps it
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if value(middle) == current else (low, middle - 1)
+        found.append(Step(low, current))
+        k = low + 1
+    return tuple(found)
+
+
+def ozaki_code(options: Options, name: str) -> OzakiCode | None:
+    """The ozaki leaf of ``options`` for the library ``name`` (None for other leaves)."""
+    if options.leaf != "ozaki":
+        return None
+    bits = ozaki.default_bits(options.dtype)
+    if options.moduli is not None:
+        chosen = (Step(ozaki.K_CHUNK, (options.moduli,)),)
+    else:  # every count some chunk of k needs, up to the longest chunk it is the fewest for
+        chosen = steps(lambda k: (ozaki.moduli_for(bits, k),), ozaki.K_CHUNK)
+    held = []
+    for choice in chosen:
+        count = choice.value[0]
+        table = steps(lambda k, count=count: ozaki.scale_bits(count, k, options.scaling), choice.k_last)
+        held.append(OzakiCount(count, f"{name}_{options.dtype}_oz{count}", table))
+    return OzakiCode(tuple(held), IO[options.dtype], bits, options.scaling, options.moduli is not None)
+
+
+def library_bytes(lowered, code: OzakiCode, M: int, K: int, N: int) -> int:
+    """The ozaki workspace the library's M×K×N call holds: the largest chunk's layout over every
+    GEMM its leaves make (the C++ ``oz_plan``: the breadth-first leaves and the strips past their
+    grid where a leaf splits, else the leaf itself)."""
+    from .plan import leaf_shapes
+
+    need = 0
+    for m, k, n in _gemm_shapes(lowered, leaf_shapes(lowered, M, K, N)):
+        chunk = min(k, code.k_chunk)
+        count = next((c.count for c in code.counts if chunk <= c.k_last), None)
+        if min(m, k, n) > 0 and count is not None:
+            need = max(need, ozaki.workspace_bytes(m, chunk, n, count, None, code.scaling))
+    return need
+
+
+def _gemm_shapes(lowered, leaves):
+    """The GEMMs of each leaf: itself, or where breadth-first levels split it, the strips past the
+    grid and the grid's leaves (the C++ ``gemm_shapes``)."""
+    plan = lowered.breadth
+    for m, k, n in leaves:
+        dims = plan.leaf_dims(m, k, n) if plan is not None else None
+        if dims is None or min(dims) < max(lowered.options.cutoff, 1):
+            yield m, k, n
+            continue
+        (lm, lk, ln), (gm, gk, gn) = dims, plan.grid
+        yield from ((m - lm * gm, k, n), (lm * gm, k, n - ln * gn), (lm, lk, ln), (lm * gm, k - lk * gk, ln * gn))

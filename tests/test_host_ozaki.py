@@ -1,0 +1,237 @@
+"""The ozaki leaf in the compiled C++ library (bilinear/lower/ozaki_host.py, templates/host_ozaki.cu.j2).
+
+The library computes the row-major C^T = B^T A^T, so its ozaki leaf scales the columns of B with the
+odd bit the runtime gives A's rows: on the CPU emulator it must equal the Python runtime's product of
+B^T and A^T bit for bit, whatever the levels, breadth-first splits, scaling and dtype.  The tables of
+moduli and bits are the runtime's own functions, stepped; the workspace is what the manifest says.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bilinear
+from bilinear.cli import main
+from bilinear.lower.options import Options
+from bilinear.lower.ozaki_host import ozaki_code, steps
+from bilinear.runtime import ozaki
+
+from conftest import ROOT
+from helpers.emulated import product, statuses
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
+
+def _compile(tmp_path: Path, scheme: str, *options: str) -> Path:
+    out = tmp_path / "-".join([scheme, *[o.strip("-") for o in options]])
+    assert main(["compile", str(ROOT / "algorithms" / f"{scheme}.bl"), "--leaf", "ozaki", "-o", str(out), *options]) == 0
+    return out
+
+
+def _runtime(scheme: str, dtype: str, A, B, C, alpha: float, beta: float, **options):
+    """The Python runtime's product of B^T and A^T into C^T on NumPy: what the library computes."""
+    compiled = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", leaf="ozaki", backend="numpy", dtype=dtype, **options)
+    out = np.ascontiguousarray(C.T)
+    compiled(np.ascontiguousarray(B.T), np.ascontiguousarray(A.T), out=out, alpha=alpha, beta=beta)
+    return out.T
+
+
+def _chosen(code, k: int):
+    """The count and bits the library's tables give a chunk of k (None where no count takes it)."""
+    held = next((c for c in code.counts if k <= c.k_last), None)
+    if held is None:
+        return None
+    return held.count, next(step.value for step in held.bits if k <= step.k_last)
+
+
+# ---- the tables ------------------------------------------------------------------------------------
+CODES = [Options(leaf="ozaki", dtype=dtype, scaling=scaling, moduli=moduli)
+         for dtype in ("float64", "float32") for scaling in ("max", "norm") for moduli in (None, 2, 15)]
+
+
+@pytest.mark.parametrize("options", CODES, ids=lambda o: f"{o.dtype}-{o.scaling}-{o.moduli}")
+def test_the_tables_hold_the_runtimes_choice_at_every_step_edge(options):
+    code = ozaki_code(options, "lib")
+    bits = ozaki.default_bits(options.dtype)
+    edges = {k for c in code.counts for step in c.bits for k in (step.k_last, step.k_last + 1)} | {1, ozaki.K_CHUNK}
+    for k in sorted(edges):
+        if k > ozaki.K_CHUNK:
+            continue
+        count = options.moduli or ozaki.moduli_for(bits, k)
+        try:
+            expected = (count, ozaki.scale_bits(count, k, options.scaling))
+        except ValueError:  # a fixed count too few for this k: the library refuses it (5000)
+            expected = None
+        assert _chosen(code, k) == expected, k
+    assert code.k_limited == (options.moduli == 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(k=st.integers(1, ozaki.K_CHUNK), dtype=st.sampled_from(["float64", "float32"]), scaling=st.sampled_from(["max", "norm"]))
+def test_the_tables_hold_the_runtimes_choice_at_any_k(k, dtype, scaling):
+    code = ozaki_code(Options(leaf="ozaki", dtype=dtype, scaling=scaling), "lib")
+    count = ozaki.moduli_for(ozaki.default_bits(dtype), k)
+    assert _chosen(code, k) == (count, ozaki.scale_bits(count, k, scaling))
+
+
+def test_steps_of_a_step_function_and_where_it_stops():
+    assert [(s.k_last, s.value) for s in steps(lambda k: (k // 10,), 35)] == [(9, (0,)), (19, (1,)), (29, (2,)), (35, (3,))]
+
+    def raising(k):
+        if k > 12:
+            raise ValueError("too few")
+        return (k > 5,)
+
+    assert [(s.k_last, s.value) for s in steps(raising, 100)] == [(5, (False,)), (12, (True,))]
+    assert steps(lambda k: (_ for _ in ()).throw(ValueError("never")), 10) == ()
+
+
+# ---- the product on the emulator -------------------------------------------------------------------
+@needs_gxx
+@pytest.mark.parametrize("scheme, options, runtime", [
+    ("winograd", ("--levels", "0"), {"levels": 0}),
+    ("winograd", ("--levels", "1"), {"levels": 1}),
+    ("strassen", ("--levels", "2", "--breadth", "1"), {"levels": 2, "breadth": 1}),
+    ("winograd", ("--levels", "2", "--breadth", "1", "--launch", "batched"), {"levels": 2, "breadth": 1}),
+    ("winograd", ("--levels", "1", "--scaling", "norm"), {"levels": 1, "scaling": "norm"}),
+    ("grey333", ("--levels", "1", "--moduli", "6"), {"levels": 1, "moduli": 6}),
+], ids=["direct", "winograd-L1", "strassen-bfs", "batched-asked", "norm", "grey333-fixed-moduli"])
+def test_the_library_computes_the_runtimes_ozaki_product_bit_for_bit(tmp_path, scheme, options, runtime):
+    """Odd sizes, both dtypes, beta 0 (C holds NaN: not read) and 0.5; with --launch batched the leaves
+    still run one after another (the runtime's rule for a leaf with a workspace of its own)."""
+    out = _compile(tmp_path, scheme, *options)
+    rng = np.random.default_rng(7)
+    for dtype in ("float64", "float32"):
+        for m, k, n in [(37, 50, 21), (64, 65, 33)]:
+            A, B = (rng.standard_normal(shape).astype(dtype) for shape in ((m, k), (k, n)))
+            for alpha, beta in ((1.0, 0.0), (1.5, 0.5)):
+                C = np.full((m, n), np.nan, dtype) if beta == 0 else rng.standard_normal((m, n)).astype(dtype)
+                status, got = product(out, scheme, A, B, C, alpha, beta)
+                want = _runtime(scheme, dtype, A, B, C, alpha, beta, **runtime)
+                assert status == 0 and np.array_equal(got, want), (dtype, m, k, n, beta)
+
+
+@needs_gxx
+def test_a_long_inner_dimension_runs_in_chunks_and_stays_exact(tmp_path):
+    """k = 131,071 + 41 is two chunks (the second adds into C): on integers the scheme is exact, and the
+    result is the product itself."""
+    out = _compile(tmp_path, "winograd", "--levels", "0")
+    rng = np.random.default_rng(3)
+    k = ozaki.K_CHUNK + 41
+    A = rng.integers(-1000, 1000, (3, k)).astype(np.float64)
+    B = rng.integers(-1000, 1000, (k, 2)).astype(np.float64)
+    status, got = product(out, "winograd", A, B, np.zeros((3, 2)))
+    assert status == 0 and np.array_equal(got, A @ B)
+
+
+@needs_gxx
+def test_too_few_fixed_moduli_are_refused_before_anything_runs(tmp_path):
+    """--moduli 2 keeps no bit past its table's last k (where the runtime raises): status 5000 and C as
+    it was; shorter leaves run; the header says so."""
+    out = _compile(tmp_path, "winograd", "--levels", "0", "--moduli", "2")
+    last = ozaki_code(Options(leaf="ozaki", moduli=2), "winograd").k_last
+    with pytest.raises(ValueError, match="too few"):
+        ozaki.scale_bits(2, last + 1)
+    rng = np.random.default_rng(5)
+    C = rng.standard_normal((5, 3))
+    status, got = product(out, "winograd", rng.standard_normal((5, last + 1)), rng.standard_normal((last + 1, 3)), C, 1.0, 0.5)
+    assert status == 5000 and np.array_equal(got, C)
+    status, _ = product(out, "winograd", rng.standard_normal((5, last)), rng.standard_normal((last, 3)), C, 1.0, 0.5)
+    assert status == 0
+    assert f"Returns 5000 (nothing run) where a leaf's inner dimension reaches past {last}" in (out / "winograd.h").read_text()
+
+
+@needs_gxx
+def test_the_workspace_is_what_the_manifest_counts_and_the_runtime_lays_out(tmp_path):
+    """_workspace_bytes at the k where the count of moduli changes (8|9: 14|15 moduli, 1762|1763: 15|16)
+    is the runtime's layout for that count, and under levels the manifest's figure."""
+    direct = _compile(tmp_path, "winograd", "--levels", "0")
+    shapes = [(37, 8, 21), (37, 9, 21), (40, 1762, 3), (40, 1763, 3)]
+    got = statuses(direct, "winograd", [f"winograd_dgemm_workspace_bytes({m}, {n}, {k})" for m, k, n in shapes])
+    # the library's row-major problem is n×k×m: A^T's rows are the runtime's m
+    assert got == [ozaki.workspace_bytes(n, k, m, ozaki.moduli_for(53, k)) for m, k, n in shapes]
+    levels = _compile(tmp_path, "strassen", "--levels", "2", "--breadth", "1")
+    manifest = json.loads((levels / "manifest.json").read_text())
+    sizes = [int(n) for n in manifest["workspace_bytes"]]
+    assert statuses(levels, "strassen", [f"strassen_dgemm_workspace_bytes({n}, {n}, {n})" for n in sizes]) == \
+        [manifest["workspace_bytes"][str(n)] for n in sizes]
+
+
+@needs_gxx
+def test_the_ozaki_library_stays_inside_its_buffers_under_a_sanitizer(tmp_path):
+    """The emulator allocates exactly what is asked: a workspace counted short, or a pass reading past A,
+    B or C, stops the run under AddressSanitizer."""
+    out = _compile(tmp_path, "strassen", "--levels", "2", "--breadth", "1", "--scaling", "norm")
+    rng = np.random.default_rng(11)
+    flags = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+    for m, k, n in [(37, 50, 21), (33, 17, 70)]:
+        A, B, C = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+        status, got = product(out, "strassen", A, B, C, 1.5, 0.5, flags=flags)
+        assert status == 0 and np.array_equal(got, _runtime("strassen", "float64", A, B, C, 1.5, 0.5, levels=2, breadth=1,
+                                                            scaling="norm"))
+
+
+def test_the_manifest_and_header_say_the_library_runs_the_ozaki_leaf(tmp_path):
+    out = _compile(tmp_path, "winograd", "--levels", "1")
+    manifest = json.loads((out / "manifest.json").read_text())
+    host = manifest["host"]
+    assert "leaves" not in host and set(host["ozaki"]) == {"float64", "float32"}
+    assert {count: entry["up_to_k"] for count, entry in host["ozaki"]["float64"]["moduli"].items()} == \
+        {"14": 8, "15": 1762, "16": ozaki.K_CHUNK}
+    assert host["ozaki"]["float64"]["chosen"] == "the fewest that keep 53 bits"
+    source = (out / "winograd.cu").read_text()
+    for entry in host["ozaki"].values():
+        for held in entry["moduli"].values():
+            assert all(f'extern "C" __global__ void {kernel}(' in source or f") {kernel}(" in source for kernel in held["kernels"])
+    assert "oz_residues_a_s1" not in source  # no Strassen level on the residues in the library
+    header = (out / "winograd.h").read_text()
+    assert "Leaf products run on the int8 tensor cores by the Ozaki scheme II (14, 15, 16 moduli:" in header
+    assert "Returns 5000" not in header
+
+
+# ---- on the GPU --------------------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("scheme, options, runtime", [
+    ("winograd", ("--levels", "0"), {"levels": 0}),
+    ("strassen", ("--levels", "2", "--breadth", "1", "--scaling", "norm"), {"levels": 2, "breadth": 1, "scaling": "norm"}),
+], ids=["direct", "strassen-bfs-norm"])
+def test_on_the_gpu_the_library_and_the_runtime_give_the_same_bits(tmp_path, dtype, scheme, options, runtime):
+    """The same passes with the same arguments, and int8 GEMMs exact either way: the nvcc-built library's
+    product equals the CuPy runtime's (of B^T and A^T) bit for bit, at odd sizes, one of them past the
+    int8 GEMMs' 8192-row tiles."""
+    import ctypes
+    import subprocess
+
+    import cupy
+
+    from conftest import cublas_link_flags, cublas_paths
+
+    out = _compile(tmp_path, scheme, *options)
+    include, lib = cublas_paths()
+    library = out / f"lib{scheme}.so"
+    subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC", "-shared", str(out / f"{scheme}.cu"),
+                    "-o", str(library), f"-I{include}", *cublas_link_flags(lib)], check=True)
+    real = ctypes.c_double if dtype == "float64" else ctypes.c_float
+    gemm = getattr(ctypes.CDLL(str(library)), f"{scheme}_{'d' if dtype == 'float64' else 's'}gemm")
+    gemm.argtypes = [ctypes.c_void_p, *[ctypes.c_int] * 3, real, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                     ctypes.c_int, real, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    gemm.restype = ctypes.c_int
+    compiled = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", leaf="ozaki", dtype=dtype, **runtime)
+    rng = cupy.random.default_rng(17)
+    for m, k, n in [(129, 300, 97), (8200, 515, 33)]:
+        A, B = rng.standard_normal((m, k), dtype=dtype), rng.standard_normal((k, n), dtype=dtype)
+        C = rng.standard_normal((m, n), dtype=dtype)
+        ours = cupy.asfortranarray(C)  # column-major m×n for the library
+        status = gemm(cupy.cuda.device.get_cublas_handle(), m, n, k, 1.5, cupy.asfortranarray(A).data.ptr, m,
+                      cupy.asfortranarray(B).data.ptr, k, 0.5, ours.data.ptr, m, cupy.cuda.get_current_stream().ptr)
+        want = cupy.ascontiguousarray(C.T)
+        compiled(cupy.ascontiguousarray(B.T), cupy.ascontiguousarray(A.T), out=want, alpha=1.5, beta=0.5)
+        assert status == 0 and bool(cupy.array_equal(ours, want.T)), (m, k, n)
