@@ -21,6 +21,7 @@ import bilinear
 from bilinear.cli import main
 from bilinear.lower.options import Options
 from bilinear.lower.ozaki_host import ozaki_code, steps
+from bilinear.lower.ozaki_passes import tile_spans
 from bilinear.runtime import ozaki
 
 from conftest import ROOT
@@ -132,6 +133,19 @@ def test_a_long_inner_dimension_runs_in_chunks_and_stays_exact(tmp_path):
 
 
 @needs_gxx
+def test_the_int8_gemms_run_one_per_modulus_in_tiles(tmp_path):
+    """C^T's 8200 columns are two tiles (4352 + 3848: int8_gemm.tile_spans), so k = 5 (14 moduli) makes 28
+    int8 GEMMs, and the product of ones is exactly k."""
+    out = _compile(tmp_path, "winograd", "--levels", "0")
+    prelude = ("  double *A2, *B2, *C2;\n  cudaMalloc(&A2, 8200 * 5 * 8), cudaMalloc(&B2, 5 * 3 * 8), cudaMalloc(&C2, 8200 * 3 * 8);\n"
+               "  std::fill(A2, A2 + 8200 * 5, 1.0), std::fill(B2, B2 + 15, 1.0);\n")
+    got = statuses(out, "winograd", ["winograd_dgemm(handle, 8200, 3, 5, 1.0, A2, 8200, B2, 5, 0.0, C2, 8200, nullptr)",
+                                     "emulator_int8_gemms", "std::count(C2, C2 + 8200 * 3, 5.0)"], prelude)
+    assert got == [0, 2 * ozaki.moduli_for(53, 5), 8200 * 3]
+    assert tile_spans(8200, 8192, 256) == [(0, 4352), (4352, 3848)]
+
+
+@needs_gxx
 def test_too_few_fixed_moduli_are_refused_before_anything_runs(tmp_path):
     """--moduli 2 keeps no bit past its table's last k (where the runtime raises): status 5000 and C as
     it was; shorter leaves run; the header says so."""
@@ -229,9 +243,10 @@ def test_on_the_gpu_the_library_and_the_runtime_give_the_same_bits(tmp_path, dty
     for m, k, n in [(129, 300, 97), (8200, 515, 33)]:
         A, B = rng.standard_normal((m, k), dtype=dtype), rng.standard_normal((k, n), dtype=dtype)
         C = rng.standard_normal((m, n), dtype=dtype)
-        ours = cupy.asfortranarray(C)  # column-major m×n for the library
-        status = gemm(cupy.cuda.device.get_cublas_handle(), m, n, k, 1.5, cupy.asfortranarray(A).data.ptr, m,
-                      cupy.asfortranarray(B).data.ptr, k, 0.5, ours.data.ptr, m, cupy.cuda.get_current_stream().ptr)
+        # column-major copies for the library, held while it runs (a dropped one's memory goes back to the pool)
+        a, b, ours = cupy.asfortranarray(A), cupy.asfortranarray(B), cupy.asfortranarray(C)
+        status = gemm(cupy.cuda.device.get_cublas_handle(), m, n, k, 1.5, a.data.ptr, m, b.data.ptr, k, 0.5, ours.data.ptr, m,
+                      cupy.cuda.get_current_stream().ptr)
         want = cupy.ascontiguousarray(C.T)
         compiled(cupy.ascontiguousarray(B.T), cupy.ascontiguousarray(A.T), out=want, alpha=1.5, beta=0.5)
         assert status == 0 and bool(cupy.array_equal(ours, want.T)), (m, k, n)

@@ -97,32 +97,35 @@ inline cublasStatus_t cublasSgeam(cublasHandle_t, cublasOperation_t, cublasOpera
   return emulator_geam(m, n, alpha, A, lda, beta, B, ldb, C, ldc);
 }
 
-// The ozaki leaf's int8 GEMMs: int8 A and B, int32 C and compute, host alpha and beta, exact (or an
-// error where the sum leaves int32, which cuBLAS would wrap).  op(A) is m x k, op(B) k x n, column-major.
+// The ozaki leaf's int8 GEMMs: int8 A and B, int32 C and compute, host alpha and beta, exact (or a trap
+// where the sum leaves int32, which cuBLAS would wrap).  op(A) is m x k, op(B) k x n, column-major.
 inline int emulator_int8_gemms = 0;
-inline cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                                   const void* alpha, const void* A, cudaDataType at, int lda, const void* B, cudaDataType bt,
-                                   int ldb, const void* beta, void* C, cudaDataType ct, int ldc, cublasComputeType_t compute,
-                                   cublasGemmAlgo_t) {
+inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                                 int k, const void* alpha, const void* A, cudaDataType at, int lda, long long sa,
+                                                 const void* B, cudaDataType bt, int ldb, long long sb, const void* beta, void* C,
+                                                 cudaDataType ct, int ldc, long long sc, int batch,
+                                                 cublasComputeType_t compute, cublasGemmAlgo_t) {
   if (at != CUDA_R_8I || bt != CUDA_R_8I || ct != CUDA_R_32I || compute != CUBLAS_COMPUTE_32I || h->mode != CUBLAS_POINTER_MODE_HOST)
     return CUBLAS_STATUS_INVALID_VALUE;
-  if (m < 0 || n < 0 || k < 0 || lda < std::max(1, ta == CUBLAS_OP_N ? m : k) || ldb < std::max(1, tb == CUBLAS_OP_N ? k : n) ||
-      ldc < std::max(1, m))
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || lda < std::max(1, ta == CUBLAS_OP_N ? m : k) ||
+      ldb < std::max(1, tb == CUBLAS_OP_N ? k : n) || ldc < std::max(1, m))
     return CUBLAS_STATUS_INVALID_VALUE;
-  ++emulator_int8_gemms;
-  const auto* a = static_cast<const signed char*>(A);
-  const auto* b = static_cast<const signed char*>(B);
-  auto* c = static_cast<int*>(C);
   const long long al = *static_cast<const int*>(alpha), be = *static_cast<const int*>(beta);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) {
-      long long sum = 0;
-      for (int p = 0; p < k; ++p)
-        sum += (long long)a[ta == CUBLAS_OP_N ? i + (long long)p * lda : p + (long long)i * lda] *
-               b[tb == CUBLAS_OP_N ? p + (long long)j * ldb : j + (long long)p * ldb];
-      const long long value = al * sum + (be ? be * c[i + (long long)j * ldc] : 0);
-      if (value != (long long)(int)value) __builtin_trap();  // past int32: the ozaki chunking failed
-      c[i + (long long)j * ldc] = int(value);
-    }
+  for (int r = 0; r < batch; ++r) {
+    ++emulator_int8_gemms;
+    const auto* a = static_cast<const signed char*>(A) + r * sa;
+    const auto* b = static_cast<const signed char*>(B) + r * sb;
+    auto* c = static_cast<int*>(C) + r * sc;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        long long sum = 0;
+        for (int p = 0; p < k; ++p)
+          sum += (long long)a[ta == CUBLAS_OP_N ? i + (long long)p * lda : p + (long long)i * lda] *
+                 b[tb == CUBLAS_OP_N ? p + (long long)j * ldb : j + (long long)p * ldb];
+        const long long value = al * sum + (be ? be * c[i + (long long)j * ldc] : 0);
+        if (value != (long long)(int)value) __builtin_trap();  // past int32: the ozaki chunking failed
+        c[i + (long long)j * ldc] = int(value);
+      }
+  }
   return CUBLAS_STATUS_SUCCESS;
 }
