@@ -38,8 +38,9 @@ def add_compile_and_run_parsers(commands) -> None:
         "compile",
         help="verify, then write a standalone CUDA library (kernels and C++ host layer), a manifest and the report",
         description="Verify FILE, then write into DIR: <name>.cu (every generated kernel, element-wise and fused "
-        "product stages and breadth-first split and merge, for float64 and float32, and a C++ host layer running the "
-        "recursion, breadth-first levels and a --workspace-limit's fallback plans), <name>.h (declaring "
+        "product stages, breadth-first split and merge, and the ozaki leaf's passes, for float64 and float32, and a C++ "
+        "host layer running the recursion, breadth-first levels, ozaki leaves and a --workspace-limit's fallback "
+        "plans), <name>.h (declaring "
         "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm, their _workspace_bytes and _with_workspace "
         "(a workspace the caller holds), _sgemm left out with a note where a "
         "coefficient is past float32's range; `nvcc -O3 -std=c++17 -arch=sm_90 "
