@@ -143,9 +143,10 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
 
 
 def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:
-    from .output import json_ready, write_results
+    from .output import WRITTEN_BY, json_ready, write_results
 
-    document = {"ceilings": {k: asdict(c) for k, c in ceilings.items()}, "results": [r.row() for r in results]}
+    document = {"written_by": WRITTEN_BY, "ceilings": {k: asdict(c) for k, c in ceilings.items()},
+                "results": [r.row() for r in results]}
     write_results(path, json.dumps(json_ready(document), indent=1))
 
 
@@ -167,6 +168,8 @@ def plot(results: list[BenchResult], path: Path) -> None:
     """Effective TFLOP/s against n, one panel per dtype: a colour per scheme, a marker per level
     count, solid lines for cuBLAS leaves and dotted for fused ones; cuBLAS itself in black."""
     import matplotlib
+
+    from .output import plot_metadata
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -195,4 +198,4 @@ def plot(results: list[BenchResult], path: Path) -> None:
         axis.legend(fontsize=7, loc="lower right")
     axes[0][0].set_ylabel("effective TFLOP/s (2n³ / time)")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=120, metadata=plot_metadata(Path(path)))  # the mark --plot checks before replacing it

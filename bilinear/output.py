@@ -202,10 +202,16 @@ def write_results(path: Path, text: str) -> None:
         write_atomic(path, text)
 
 
+#: What bench writes into its results and plots, so that it replaces its own and nothing else: an
+#: object with "results" (hyperfine's --export-json is one too) or a matplotlib plot (a paper's
+#: figure may be one) is not enough.
+WRITTEN_BY = "bilinear bench"
+
+
 def check_results_target(path: Path, option: str) -> None:
     """Refuse a results file (``bench --json``) that may not be written: through a link, or over a
-    file that is neither empty nor earlier results (bench's: an object with "results", or the
-    distributed bench's list of results with "dims"): bench replaces its own results, nothing else."""
+    file that is neither empty nor results bench wrote (an object, or the distributed bench's list of
+    rows, marked ``"written_by": WRITTEN_BY``): bench replaces its own results, nothing else."""
     if path == STDOUT:
         return
     check_target(path, force=True)
@@ -214,29 +220,36 @@ def check_results_target(path: Path, option: str) -> None:
             earlier = json.loads(path.read_bytes())
         except (ValueError, OSError):
             earlier = None
-        ours = (isinstance(earlier, dict) and "results" in earlier) or (
-            isinstance(earlier, list) and bool(earlier) and all(isinstance(row, dict) and "dims" in row for row in earlier))
-        if not ours:
-            raise _refuse(f"{option} {path} exists and holds no bench results; choose another name or remove it")
+        rows = earlier if isinstance(earlier, list) and earlier else [earlier]
+        if not all(isinstance(row, dict) and row.get("written_by") == WRITTEN_BY for row in rows):
+            raise _refuse(f"{option} {path} exists and holds no results bilinear bench wrote (they say \"written_by\": "
+                          f"\"{WRITTEN_BY}\"); choose another name or remove it")
 
 
-#: What matplotlib writes with its name in the file (the others carry no mark of who wrote them).
-MARKED_PLOTS = (".png", ".pdf", ".svg", ".eps", ".ps")
+#: The metadata key that carries WRITTEN_BY, as plain text, in each format matplotlib writes with
+#: metadata (a JPEG, TIFF, WebP or GIF carries no mark, so one of the same name is never replaced).
+PLOT_MARKS = {".png": "Software", ".pdf": "Creator", ".svg": "Creator", ".eps": "Creator", ".ps": "Creator"}
+
+
+def plot_metadata(path: Path) -> dict[str, str]:
+    """The ``savefig`` metadata that marks ``path``'s plot as bench's (none for unmarked formats)."""
+    key = PLOT_MARKS.get(path.suffix.lower())
+    return {key: WRITTEN_BY} if key else {}
 
 
 def check_plot_target(path: Path, option: str) -> None:
     """Refuse a plot file (``bench --plot``) that may not be written: a link (matplotlib would write
-    through it), or a file that is neither empty nor a plot matplotlib wrote (its PNG, PDF, SVG, EPS
-    and PS name it; a JPEG, TIFF, WebP or GIF of the same name is never replaced)."""
+    through it), or a file that is neither empty nor a plot bench wrote (its PNG, PDF, SVG, EPS and PS
+    carry WRITTEN_BY in their metadata)."""
     check_target(path, force=True)
     if path.is_symlink():
         raise _refuse(f"{option} {path} is a symbolic link; refusing to write through it")
     if path.is_file() and path.stat().st_size:
         with path.open("rb") as stream:
-            ours = path.suffix.lower() in MARKED_PLOTS and b"matplotlib" in stream.read(1 << 24).lower()
+            ours = bool(plot_metadata(path)) and WRITTEN_BY.encode() in stream.read(1 << 24)
         if not ours:
-            raise _refuse(f"{option} {path} exists and is no plot bench wrote (only its .png, .pdf, .svg, .eps and "
-                          ".ps plots say so); choose another name or remove it")
+            raise _refuse(f"{option} {path} exists and is no plot bench wrote (its .png, .pdf, .svg, .eps and .ps "
+                          f"plots say \"{WRITTEN_BY}\"); choose another name or remove it")
 
 
 def input_among(path: Path, inputs) -> Path | None:

@@ -34,12 +34,17 @@ def test_json_replaces_earlier_results_only(capsys, tmp_path):
     victim = tmp_path / "victim.bl"
     victim.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
     code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(victim))
-    assert code == 1 and f"--json {victim} exists and holds no bench results" in err, err
+    assert code == 1 and f"--json {victim} exists and holds no results bilinear bench wrote" in err, err
     assert victim.read_text().startswith("#") and "ours" not in out
     manifest = tmp_path / "manifest.json"  # JSON, but not bench's (compile's manifest had been replaced)
     manifest.write_text('{"name": "strassen", "kernels": []}')
     code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(manifest))
-    assert code == 1 and "holds no bench results" in err and manifest.read_text().startswith('{"name"')
+    assert code == 1 and "holds no results bilinear bench wrote" in err and manifest.read_text().startswith('{"name"')
+    # hyperfine --export-json writes {"results": [...]}: it had been replaced as if bench had written it
+    hyperfine = tmp_path / "hyperfine.json"
+    hyperfine.write_text('{"results": [{"command": "sleep 1", "mean": 1.0}]}')
+    code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(hyperfine))
+    assert code == 1 and "holds no results bilinear bench wrote" in err and "sleep 1" in hyperfine.read_text()
     empty = tmp_path / "empty.json"  # as mktemp leaves it
     empty.write_text("")
     code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(empty))
@@ -48,6 +53,7 @@ def test_json_replaces_earlier_results_only(capsys, tmp_path):
     for _ in range(2):  # written, then replaced
         code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(results))
         assert code == 0 and json.loads(results.read_text())["results"], err
+    assert json.loads(results.read_text())["written_by"] == "bilinear bench"
 
 
 def test_no_model_time_is_a_dash_not_nan(capsys):

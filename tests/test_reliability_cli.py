@@ -1128,6 +1128,20 @@ def test_bench_plot_replaces_only_a_plot_it_wrote(tmp_path, capsys):
     assert code == 1 and f"--plot {document} exists and is no plot bench wrote" in err
     assert document.read_text(encoding="utf-8") == "precious"
     assert _run(capsys, *bench, plot)[0] == 0 and _run(capsys, *bench, plot)[0] == 0  # its own plot, again
+    # a figure matplotlib made for a paper says "matplotlib" too: it had been replaced
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    for suffix in (".png", ".pdf", ".svg", ".eps"):
+        figure_path = tmp_path / f"figure{suffix}"
+        pyplot.figure().savefig(figure_path)
+        before = figure_path.read_bytes()
+        code, _, err = _run(capsys, *bench, figure_path)
+        assert code == 1 and "exists and is no plot bench wrote" in err and figure_path.read_bytes() == before, suffix
+        mine = tmp_path / f"mine{suffix}"
+        assert _run(capsys, *bench, mine)[0] == 0 and _run(capsys, *bench, mine)[0] == 0, suffix  # bench's own, again
     victim, link = tmp_path / "victim.txt", tmp_path / "link.png"  # matplotlib would write through a link
     victim.write_text("precious", encoding="utf-8")
     link.symlink_to(victim)
