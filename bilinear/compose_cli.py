@@ -13,7 +13,7 @@ from .cli_args import (add_bl_output_options, add_input_options, bl_name, chains
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
-from .output import check_target, write_atomic
+from .output import check_target, write_atomic, write_together
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
@@ -158,8 +158,8 @@ def export(args) -> int:
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind
         check_target(path, args.force, protect=(args.file,))
-    for path, data in files.items():
-        write_atomic(path, data)
+    write_together(files)  # PLinOpt's three files, all or none
+    for path in files:
         print(f"wrote {path}")
     owner = next((reader.name for reader in READERS if args.output.suffix.lower() in reader.suffixes), args.to)
     if args.to != "plinopt" and owner != args.to:  # detection goes by the suffix first

@@ -189,6 +189,34 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
 
 
+def write_together(files: dict[Path, str | bytes]) -> None:
+    """Write every file or none: each to a temporary file beside it first, then all renamed over their
+    paths (a disk filling up on the second of PLinOpt's three files had left the first).
+
+    Raises:
+        BilinearError: when a file cannot be written; then no path has changed.
+    """
+    temporaries: list[tuple[str, Path]] = []
+    try:
+        for path, data in files.items():
+            try:
+                fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
+            except OSError as error:
+                raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+            temporaries.append((temporary, path))
+            try:
+                with os.fdopen(fd, "wb") as file:
+                    file.write(data.encode("utf-8") if isinstance(data, str) else data)
+                os.chmod(temporary, 0o666 & ~_umask())
+            except OSError as error:
+                raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+        for temporary, path in temporaries:
+            os.replace(temporary, path)
+    finally:
+        for temporary, _ in temporaries:
+            Path(temporary).unlink(missing_ok=True)
+
+
 #: ``--json -``: the results go to standard output (and what else a command prints, to standard error).
 STDOUT = Path("-")
 

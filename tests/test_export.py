@@ -239,3 +239,34 @@ def test_a_plinopt_scheme_exported_into_a_folder_keeps_its_name(tmp_path, capsys
     once.mkdir()
     assert main(["export", str(source), "--to", "plinopt", "-o", str(once)]) == 0
     assert sorted(path.name for path in once.iterdir()) == [f"2x2x2_7_Strassen_{part}.sms" for part in "LPR"]
+
+
+def test_a_plinopt_export_that_cannot_write_every_file_writes_none(tmp_path, capsys, monkeypatch):
+    """The disk filled up on the second of the three files: the first stayed, so a retry was refused
+    ("exists"), and with --force a new _L.sms sat beside the old _R and _P.  Now all three or none."""
+    import errno
+    import os
+
+    from bilinear import output
+    from bilinear.cli import main
+
+    real_fdopen, opened = os.fdopen, []
+
+    def second_fails(fd, *args, **kwargs):  # the second file's data does not fit
+        opened.append(fd)
+        if len(opened) == 2:
+            os.close(fd)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(output.os, "fdopen", second_fails)
+    target = tmp_path / "2x2x2_7_s"
+    assert main(["export", "strassen", "--to", "plinopt", "-o", str(target)]) == 1
+    assert "No space left on device" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(output.os, "fdopen", real_fdopen)
+    assert main(["export", "strassen", "--to", "plinopt", "-o", str(target)]) == 0  # nothing was left to refuse
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    opened.clear()
+    monkeypatch.setattr(output.os, "fdopen", second_fails)
+    assert main(["export", "winograd", "--to", "plinopt", "--force", "-o", str(target)]) == 1
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before  # the old trio, whole

@@ -181,10 +181,8 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
 
 def write(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> list[Path]:
     """Write ``algorithm`` in ``format`` at ``path`` (PLinOpt: three files named from ``path``); the files written."""
+    from ..output import write_together
+
     files = rendered(algorithm, format, path, header)
-    for target, data in files.items():
-        if isinstance(data, bytes):
-            target.write_bytes(data)
-        else:
-            target.write_text(data, encoding="utf-8")
+    write_together(files)  # all or none
     return list(files)
