@@ -135,6 +135,7 @@ def _modular_data(entry: ModularReport) -> dict:
         "modulus_reason": entry.scheme.reason,
         "holds_modulo": entry.holds,
         "wrong_over_q": len(entry.rational_errors),
+        "exact_over_q": entry.exact_over_q,
         "errors": _diagnostics(entry.errors),
         "warnings": _diagnostics(entry.warnings),
     }
@@ -295,8 +296,9 @@ def _modular_text(data: dict) -> list[str]:
         lines.append(f"  modulus: {data['modulus_reason']}")
     if data["holds_modulo"] and data["wrong_over_q"]:
         lines.append(f"  Brent equations: hold modulo {p}; over Q {data['wrong_over_q']} C blocks are wrong (above)")
-    if not data["ok"]:
-        lines.append(f"  {NOT_COMPILED}")
+    if not data["ok"]:  # an exact scheme that fails modulo p (p divides a denominator) is still exact over Q
+        lines.append(f"  {NOT_COMPILED}" if not data["exact_over_q"] else
+                     "  over Q it is an exact algorithm: without --mod it verifies and compiles")
     return lines
 
 

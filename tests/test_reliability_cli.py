@@ -1292,3 +1292,17 @@ def test_a_stray_word_is_the_subcommands_usage_error(capsys, argv, command):
     """It got the top-level usage and "bilinear: error: unrecognized arguments", not the command's own."""
     code, _, err = _run(capsys, *argv)
     assert code == 2 and f"usage: bilinear {command} " in err and f"bilinear {command}: error: unrecognized arguments: " in err, err
+
+
+def test_verify_mod_p_that_divides_a_denominator_does_not_call_an_exact_scheme_inexact(capsys):
+    """It said "not an exact algorithm over Q, so it is never compiled" of a scheme that verifies over Q
+    (check_modular stopped at the coefficient with no value modulo 13, before the check over Q)."""
+    from conftest import scheme_file
+
+    path = str(scheme_file("plinopt/2x2x2_7_DPS-integral-12.0662_L.sms"))
+    assert _run(capsys, "verify", path)[0] == 0
+    code, out, _ = _run(capsys, "verify", path, "--mod", "13")
+    assert code == 1 and "FAILED modulo 13" in out and "not an exact algorithm over Q" not in out
+    assert "over Q it is an exact algorithm: without --mod it verifies and compiles" in out
+    code, out, _ = _run(capsys, "verify", path, "--mod", "13", "--format", "json")
+    assert json.loads(out)["entries"][0]["exact_over_q"] is True

@@ -55,6 +55,9 @@ class ModularReport:
     modular_errors: tuple[Diagnostic, ...]
     rational_errors: tuple[Diagnostic, ...]
     warnings: tuple[Diagnostic, ...] = ()
+    # Every C block holds over Q (rational_errors names only blocks right modulo p): a scheme whose
+    # denominators p divides fails modulo p and may still be exact
+    exact_over_q: bool = False
 
     @property
     def holds(self) -> bool:
@@ -103,7 +106,8 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
     singular = sorted({c for table in tables for row in table for c in row if math.gcd(c.denominator, p) != 1}, key=abs)
     if singular:
         message = f"the coefficient {singular[0]} has no value modulo {p}: its denominator is not invertible"
-        return ModularReport(scheme, (Diagnostic(message, algorithm.span),), ())
+        return ModularReport(scheme, (Diagnostic(message, algorithm.span),), (),
+                             exact_over_q=not brent_residual(expansion_of(algorithm)))
     residues = [
         np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
     ]
@@ -122,7 +126,7 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
         elif block in over_q:
             difference = _rational_difference(block, over_q[block], algorithm.shape)
             rational.append(Diagnostic(f"{block} holds only modulo {p}: over Q it {difference}", span))
-    return ModularReport(scheme, tuple(modular), tuple(rational))
+    return ModularReport(scheme, tuple(modular), tuple(rational), exact_over_q=not over_q)
 
 
 def _rational_difference(block: str, residual: Form, shape: Shape) -> str:
