@@ -148,6 +148,9 @@ def export(args) -> int:
     from .frontend.importers import READERS
     from .frontend.writers import rendered
 
+    if args.output.suffix.lower() == ".bl":  # a .bl name reads back as .bl text, which this is not
+        raise OptionError(f"-o {args.output}: export --to {args.to} writes {args.to} files, not .bl text, so -o names no "
+                          f".bl file; `bilinear import FILE -o {args.output}` writes .bl")
     if args.to != "plinopt":  # its one file is known now: checked before any work (6.7 s on <16,16,16>)
         check_target(args.output, args.force, protect=(args.file,))
     elif not (args.output.is_dir() or args.output.parent.is_dir()):

@@ -270,3 +270,16 @@ def test_a_plinopt_export_that_cannot_write_every_file_writes_none(tmp_path, cap
     monkeypatch.setattr(output.os, "fdopen", second_fails)
     assert main(["export", "winograd", "--to", "plinopt", "--force", "-o", str(target)]) == 1
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before  # the old trio, whole
+
+
+@pytest.mark.parametrize("to", ["alphatensor", "fast-matmul", "plinopt"])
+def test_export_refuses_a_bl_name_for_what_is_not_bl_text(tmp_path, capsys, to):
+    """export --to alphatensor -o o.bl wrote an .npz under a .bl name without a word, and `verify o.bl`
+    then said "binary file, not .bl text" (fast-matmul: a .bl syntax error), with no hint of --from."""
+    from bilinear.cli import main
+
+    target = tmp_path / "o.bl"
+    with pytest.raises(SystemExit) as stopped:  # a usage error, as import's -o x.npz
+        main(["export", "strassen", "--to", to, "-o", str(target)])
+    assert stopped.value.code == 2 and f"export --to {to} writes {to} files, not .bl text" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
