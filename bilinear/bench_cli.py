@@ -42,7 +42,8 @@ def _listed(path: Path):
     if path.is_dir():
         raise OptionError(f"--configs {path} is a folder; give the file that lists the configurations")
     listed = 0
-    for number, line in enumerate(read_source(path).splitlines(), start=1):
+    # what the file holds is no command-line mistake: its errors exit 1, not 2 with the usage
+    for number, line in enumerate(read_source(path, text_of="a text list of configurations").splitlines(), start=1):
         words = line.split("#")[0].split()
         if not words:
             continue
@@ -55,9 +56,9 @@ def _listed(path: Path):
             listed += 1
             yield _scheme(words[0], path), positive(words[1]), words[2], levels, words[4]
         except ArgumentTypeError as error:
-            raise OptionError(f"{path}:{number}: {error}, got {line!r}") from None
+            raise ValueError(f"{path}:{number}: {error}, got {line!r}") from None
     if not listed:
-        raise OptionError(f"{path} lists no configurations (one per line: 'scheme.bl n dtype levels leaf')")
+        raise ValueError(f"{path} lists no configurations (one per line: 'scheme.bl n dtype levels leaf')")
 
 
 def _scheme(text: str, configs: Path) -> Path:

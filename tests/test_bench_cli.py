@@ -111,7 +111,11 @@ def test_a_bad_scheme_or_config_line_is_refused_before_anything_is_timed(capsys,
     configs = tmp_path / "c.txt"
     configs.write_text(f"{STRASSEN} 16 float64 1 cublas\n{STRASSEN} 16 float64 1 auto\n")
     code, out, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
-    assert code == 2 and f"{configs}:2: a leaf of auto needs levels auto" in err and "ours" not in out, out + err
+    # what a file holds is no command-line mistake: status 1, as for a bad scheme (it was 2, with the usage)
+    assert code == 1 and f"{configs}:2: a leaf of auto needs levels auto" in err and "ours" not in out, out + err
+    configs.write_bytes(b"strassen 16\0 float64 1 cublas\n")
+    code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
+    assert code == 1 and f"{configs} is a binary file, not a text list of configurations" in err, err
 
 
 def test_configs_take_no_other_configuration_options_and_must_list_one(capsys, tmp_path):
@@ -121,7 +125,7 @@ def test_configs_take_no_other_configuration_options_and_must_list_one(capsys, t
     assert code == 2 and "--configs lists every configuration; leave out FILE, -n" in err, err
     configs.write_text("# nothing yet\n")
     code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
-    assert code == 2 and f"{configs} lists no configurations" in err, err
+    assert code == 1 and f"{configs} lists no configurations" in err, err
 
 
 def test_a_config_line_with_auto_levels_keeps_its_leaf(capsys, tmp_path):
@@ -219,7 +223,7 @@ def test_configs_name_schemes_as_the_command_line_does(capsys, tmp_path, monkeyp
     assert code == 0 and out.count("float64 L1 cublas: ours") == 1 and "listed more than once, timed once" in out, out
     configs.write_text("strassen 8 float64 1 cublas\nnowhere/missing.bl 8 float64 1 cublas\n")
     code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
-    assert code == 2 and f"{configs}:2: nowhere/missing.bl does not exist" in err, err
+    assert code == 1 and f"{configs}:2: nowhere/missing.bl does not exist" in err, err
     code, _, err = _run(capsys, "--configs", str(tmp_path), "--backend", "numpy")
     assert code == 2 and f"--configs {tmp_path} is a folder; give the file that lists the configurations" in err, err
     # a file beside the configurations comes before a shipped scheme of that name

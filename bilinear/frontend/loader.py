@@ -45,9 +45,9 @@ def check_regular(path: Path, span: Span | None = None) -> os.stat_result:
     return info
 
 
-def read_source(path: Path, span: Span | None = None) -> str:
+def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text") -> str:
     """The UTF-8 text of a source file (a regular file of at most MAX_SOURCE_BYTES), or a
-    located error saying why not."""
+    located error saying why not (a binary file is not ``text_of``)."""
     info = check_regular(path, span)
     try:
         if info.st_size > MAX_SOURCE_BYTES:
@@ -59,7 +59,7 @@ def read_source(path: Path, span: Span | None = None) -> str:
     if len(data) > MAX_SOURCE_BYTES:
         raise BilinearError(Diagnostic(f"{path} grew past {MAX_SOURCE_BYTES >> 20} MiB while being read", span))
     if b"\0" in data:
-        raise BilinearError(Diagnostic(f"{path} is a binary file, not .bl text", _offset_span(str(path), data, data.index(b"\0"))))
+        raise BilinearError(Diagnostic(f"{path} is a binary file, not {text_of}", _offset_span(str(path), data, data.index(b"\0"))))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
