@@ -500,12 +500,16 @@ def test_an_unknown_key_is_named(tmp_path):
 @pytest.mark.parametrize(
     "array, message",
     [
-        (np.ones((3, 5, 7), dtype=np.int64), "scheme 2,2,2 of one.npz: U is 5x7; ⟨2,2,2⟩ with 7 products needs 4x7"),
+        (np.ones((3, 5, 7), dtype=np.int64), "scheme 2,2,2 of one.npz: U is 5x7; ⟨2,2,2⟩ needs 4 rows (m·k), a column per product"),
+        # factors stored the other way round: the 7 products were read as 4 ("with 4 products needs 4x4")
+        (np.ones((3, 7, 4), dtype=np.int64),
+         "scheme 2,2,2 of one.npz: U is 7x4; ⟨2,2,2⟩ needs 4 rows (m·k), a column per product (transposed, it would be 4x7: "
+         "7 products)"),
         (np.ones((2, 4, 7), dtype=np.int64), "scheme 2,2,2 of one.npz is not three factor matrices U, V, W (found an array of shape (2, 4, 7))"),
         (np.full((3, 4, 7), np.nan), "scheme 2,2,2 of one.npz: U holds a value that is not finite"),
         (np.zeros((3, 4, 7), dtype=np.int64), "scheme 2,2,2 of one.npz: product 1 has a zero factor (column 1 of U)"),
     ],
-    ids=["rows", "not-three", "nan", "zero"],
+    ids=["rows", "transposed", "not-three", "nan", "zero"],
 )
 def test_malformed_alphatensor_arrays(tmp_path, array, message):
     path = tmp_path / "one.npz"

@@ -189,10 +189,15 @@ def read_alphatensor(
     if shape is not None:
         shape_mismatch(dims, shape, f"the key {chosen!r}", span)
     u, v, w = _factor_arrays(raw, where, span)
-    rank = u.shape[1]
-    for letter, part, want in (("U", u, dims.m * dims.k), ("V", v, dims.k * dims.n), ("W", w, dims.n * dims.m)):
-        if part.shape != (want, rank):
-            fail(f"{where}: {letter} is {part.shape[0]}x{part.shape[1]}; {dims} with {rank} products needs {want}x{rank}", span)
+    for letter, part, want, entries in (("U", u, dims.m * dims.k, "m·k"), ("V", v, dims.k * dims.n, "k·n"),
+                                        ("W", w, dims.n * dims.m, "n·m")):
+        if part.shape[0] != want:  # its rows are the shape's; its columns, however many, are the products
+            turned = f" (transposed, it would be {want}x{part.shape[0]}: {part.shape[0]} products)" if part.shape[1] == want else ""
+            fail(f"{where}: {letter} is {part.shape[0]}x{part.shape[1]}; {dims} needs {want} rows ({entries}), a column "
+                 f"per product{turned}", span)
+    if not u.shape[1] == v.shape[1] == w.shape[1]:
+        fail(f"{where}: U, V and W have {u.shape[1]}, {v.shape[1]} and {w.shape[1]} columns; a column is a product, so "
+             "they must have as many", span)
     name = identifier(f"{path.stem}_{dims.m}x{dims.k}x{dims.n}")
     if any(np.iscomplexobj(p) and np.any(p.imag != 0) for p in (u, v, w)):
         return _complex(u, v, w, dims, name, where, span)
