@@ -109,8 +109,8 @@ def test_the_library_computes_the_runtimes_ozaki_product_bit_for_bit(tmp_path, s
     still run one after another (the runtime's rule for a leaf with a workspace of its own)."""
     out = _compile(tmp_path, scheme, *options)
     rng = np.random.default_rng(7)
-    for dtype in ("float64", "float32"):
-        for m, k, n in [(37, 50, 21), (64, 65, 33)]:
+    for dtype, shapes in (("float64", [(37, 50, 21), (64, 65, 33)]), ("float32", [(37, 50, 21)])):
+        for m, k, n in shapes:
             A, B = (rng.standard_normal(shape).astype(dtype) for shape in ((m, k), (k, n)))
             for alpha, beta in ((1.0, 0.0), (1.5, 0.5)):
                 C = np.full((m, n), np.nan, dtype) if beta == 0 else rng.standard_normal((m, n)).astype(dtype)

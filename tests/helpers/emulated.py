@@ -48,11 +48,13 @@ def run_driver(out: Path, name: str, arguments: list[str], flags: tuple[str, ...
 
 
 PRODUCT_MAIN = r"""
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
-// usage: product m n k alpha beta DIR: DIR/a.bin, b.bin, c.bin column-major (tight leading dimensions), C
-// written back to DIR/c.bin; prints the status.
+// usage: product d|s m n k alpha beta DIR: DIR/a.bin, b.bin, c.bin column-major (tight leading dimensions), C
+// written back to DIR/c.bin by <NAME>_dgemm or _sgemm; prints the status.
 template <typename T>
 static std::vector<T> load(const std::string& path, size_t count) {
   std::vector<T> data(count);
@@ -61,43 +63,50 @@ static std::vector<T> load(const std::string& path, size_t count) {
   std::fclose(f);
   return data;
 }
-int main(int, char** argv) {
-  const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
-  const REAL alpha = REAL(std::atof(argv[4])), beta = REAL(std::atof(argv[5]));
-  const std::string dir = argv[6];
-  auto A = load<REAL>(dir + "/a.bin", size_t(m) * k), B = load<REAL>(dir + "/b.bin", size_t(k) * n),
-       C = load<REAL>(dir + "/c.bin", size_t(m) * n);
-  REAL *dA, *dB, *dC;
-  cudaMalloc(&dA, A.size() * sizeof(REAL) + 1), cudaMalloc(&dB, B.size() * sizeof(REAL) + 1);
-  cudaMalloc(&dC, C.size() * sizeof(REAL) + 1);
-  cudaMemcpy(dA, A.data(), A.size() * sizeof(REAL), cudaMemcpyHostToDevice);
-  cudaMemcpy(dB, B.data(), B.size() * sizeof(REAL), cudaMemcpyHostToDevice);
-  cudaMemcpy(dC, C.data(), C.size() * sizeof(REAL), cudaMemcpyHostToDevice);
+static int gemm(cublasHandle_t h, int m, int n, int k, double alpha, double* A, int lda, double* B, int ldb, double beta,
+                double* C, int ldc) {
+  return DGEMM(h, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, nullptr);
+}
+static int gemm(cublasHandle_t h, int m, int n, int k, float alpha, float* A, int lda, float* B, int ldb, float beta,
+                float* C, int ldc) {
+  return SGEMM(h, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, nullptr);
+}
+template <typename T>
+static int run(char** argv) {
+  const int m = std::atoi(argv[2]), n = std::atoi(argv[3]), k = std::atoi(argv[4]);
+  const T alpha = T(std::atof(argv[5])), beta = T(std::atof(argv[6]));
+  const std::string dir = argv[7];
+  auto A = load<T>(dir + "/a.bin", size_t(m) * k), B = load<T>(dir + "/b.bin", size_t(k) * n), C = load<T>(dir + "/c.bin", size_t(m) * n);
+  T *dA, *dB, *dC;
+  cudaMalloc(&dA, A.size() * sizeof(T) + 1), cudaMalloc(&dB, B.size() * sizeof(T) + 1), cudaMalloc(&dC, C.size() * sizeof(T) + 1);
+  cudaMemcpy(dA, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice);
+  cudaMemcpy(dB, B.data(), B.size() * sizeof(T), cudaMemcpyHostToDevice);
+  cudaMemcpy(dC, C.data(), C.size() * sizeof(T), cudaMemcpyHostToDevice);
   cublasHandle_t handle;
   cublasCreate(&handle);
-  const int status = GEMM(handle, m, n, k, alpha, dA, std::max(m, 1), dB, std::max(k, 1), beta, dC, std::max(m, 1), nullptr);
-  cudaMemcpy(C.data(), dC, C.size() * sizeof(REAL), cudaMemcpyDeviceToHost);
+  const int status = gemm(handle, m, n, k, alpha, dA, std::max(m, 1), dB, std::max(k, 1), beta, dC, std::max(m, 1));
+  cudaMemcpy(C.data(), dC, C.size() * sizeof(T), cudaMemcpyDeviceToHost);
   FILE* f = std::fopen((dir + "/c.bin").c_str(), "wb");
-  std::fwrite(C.data(), sizeof(REAL), C.size(), f);
+  std::fwrite(C.data(), sizeof(T), C.size(), f);
   std::fclose(f);
   cudaFree(dA), cudaFree(dB), cudaFree(dC);
   cublasDestroy(handle);
-  std::printf("%d\n", status);
+  return status;
 }
+int main(int, char** argv) { std::printf("%d\n", argv[1][0] == 'd' ? run<double>(argv) : run<float>(argv)); }
 """
 
 
 def product(out: Path, name: str, A, B, C, alpha: float = 1.0, beta: float = 0.0, flags: tuple[str, ...] = ()):
     """(status, alpha·A@B + beta·C) by the library ``name`` in ``out`` on the emulator: its ``_dgemm``
-    or ``_sgemm`` by C's dtype, on column-major copies of the NumPy matrices (built once per dtype
-    and ``flags``, e.g. a sanitizer)."""
+    or ``_sgemm`` by C's dtype, on column-major copies of the NumPy matrices (the program built once
+    per ``flags``, e.g. a sanitizer)."""
     import numpy as np
 
-    real, suffix = ("double", "dgemm") if C.dtype == np.float64 else ("float", "sgemm")
-    binary = out / f"product_{suffix}{'_'.join(flag.strip('-=,') for flag in flags)}"
+    binary = out / ("product" + "".join(flag.strip("-=,").replace("=", "_").replace(",", "_") for flag in flags))
     if not binary.exists():
         main = out / "product.cpp"
-        main.write_text(f"#include <string>\n#include <algorithm>\n#define REAL {real}\n#define GEMM {name}_{suffix}\n" + PRODUCT_MAIN)
+        main.write_text(f"#define DGEMM {name}_dgemm\n#define SGEMM {name}_sgemm\n" + PRODUCT_MAIN)
         build = subprocess.run(
             ["g++", "-std=c++20", "-O1", "-pthread", "-w", *flags, f"-I{EMULATOR}", f"-I{out}", "-x", "c++",
              str(out / f"{name}.cu"), "-x", "c++", str(main), "-include", str(out / f"{name}.h"), "-o", str(binary)],
@@ -109,7 +118,8 @@ def product(out: Path, name: str, A, B, C, alpha: float = 1.0, beta: float = 0.0
     for file, matrix in (("a.bin", A), ("b.bin", B), ("c.bin", C)):
         np.asfortranarray(matrix, dtype=C.dtype).ravel(order="F").tofile(data / file)
     (m, k), n = A.shape, B.shape[1]
-    run = subprocess.run([str(binary), str(m), str(n), str(k), repr(alpha), repr(beta), str(data)],
+    which = "d" if C.dtype == np.float64 else "s"
+    run = subprocess.run([str(binary), which, str(m), str(n), str(k), repr(alpha), repr(beta), str(data)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     result = np.fromfile(data / "c.bin", dtype=C.dtype).reshape((n, m)).T
