@@ -112,6 +112,9 @@ class Table:
     recursive: tuple[Recursive, ...] = ()
     min_speedup: float = 1.1  # a fast scheme runs only where it measured at least this much faster
     inplace: tuple[InPlace, ...] = ()  # MSMES's own measurements (matmul(inplace=True))
+    # ... and one with an emulated leaf (ozaki) at least this much: DGEMM's speed differs between GPUs of
+    # one kind, the int8 leaf's does not (dispatch.json's emulated_min_speedup_why)
+    emulated_min_speedup: float = 1.2
 
 
 def parse_table(data: dict) -> Table:
@@ -143,6 +146,7 @@ def parse_table(data: dict) -> Table:
         float(recursive.get("min_speedup", Table.min_speedup)),
         tuple(InPlace(**{name: entry[name] for name in InPlace.__dataclass_fields__})
               for entry in data.get("inplace", {}).get("rows", ())),
+        float(recursive.get("emulated_min_speedup", Table.emulated_min_speedup)),
     )
 
 
@@ -250,8 +254,11 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     if row is None:
         return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
     where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {row.speedup:.2f}× cuBLAS"
-    if row.speedup < table.min_speedup:
-        return Choice("cublas", reason=where)
+    emulated = row.leaf != "cublas"
+    need = table.emulated_min_speedup if emulated else table.min_speedup
+    if row.speedup < need:
+        why = " (an emulated leaf's: DGEMM's speed differs between GPUs)" if emulated else ""
+        return Choice("cublas", reason=f"{where}, below the {need:g}× a fast scheme must clear{why}")
     return Choice("recursive", reason=where, config=row)
 
 

@@ -56,6 +56,26 @@ def test_an_ozaki_row_runs_the_ozaki_leaf_and_says_so():
     assert single.described == "the ozaki leaf alone (FP32 on the int8 tensor cores)"
 
 
+def test_an_emulated_leaf_must_clear_the_higher_bar_and_a_dgemm_leaf_the_lower():
+    """The ozaki leaf's 1.193 at FP64 6144 (measured against a slow H100's DGEMM) ran at 0.955 of cuBLAS on
+    a faster one: DGEMM's speed differs between GPUs, the int8 leaf's does not.  A row of DGEMM leaves is
+    DGEMM against DGEMM on any GPU and keeps the lower bar."""
+    def row(leaf: str, levels: int, m: int) -> dict:
+        return {"dtype": "float64", "m": m, "k": m, "n": m, "scheme": "winograd", "levels": levels, "breadth": levels,
+                "speedup": 1.15, "workspace_bytes": 0, "launch": "serial", "leaf": leaf}
+
+    table = parse_table({"rows": [], "recursive": {"min_speedup": 1.1, "emulated_min_speedup": 1.2,
+                                                   "rows": [row("ozaki", 0, 6144), row("cublas", 1, 16384)]}})
+    assert (table.min_speedup, table.emulated_min_speedup) == (1.1, 1.2)
+    emulated = dispatch(6144, 6144, 6144, "float64", table=table)
+    assert emulated.kernel == "cublas" and emulated.reason.endswith(
+        "1.15× cuBLAS, below the 1.2× a fast scheme must clear (an emulated leaf's: DGEMM's speed differs between GPUs)")
+    assert dispatch(16384, 16384, 16384, "float64", table=table).kernel == "recursive"
+    assert parse_table({"rows": [], "recursive": {"rows": []}}).emulated_min_speedup == 1.2  # an older table
+    committed = dispatch(6144, 6144, 6144, "float64")  # the committed table: 1.193 measured, cuBLAS chosen
+    assert committed.kernel == "cublas" and "below the 1.2×" in committed.reason
+
+
 def test_the_committed_table_only_runs_configurations_that_exist():
     from bilinear.lower.options import Options
     from bilinear.paths import algorithms_dir
