@@ -42,7 +42,7 @@ def pieces(A, B, C, calls: int) -> None:
     """Host µs per call of what a prepared cuBLAS call does, piece by piece."""
     import numpy as np
 
-    from bilinear.api import _gpu_backend
+    from bilinear.matmul_api import _gpu_backend
     from bilinear.runtime import prepared_calls
 
     gpu = _gpu_backend()

@@ -50,7 +50,7 @@ from bilinear.measure import median, time_interleaved
 from bilinear.runtime import ozaki
 from bilinear.runtime.compiled import CompiledProduct
 from bilinear.runtime.cupy_backend import CupyBackend
-from bilinear.runtime.int8_gemm import TILE
+from bilinear.lower.ozaki_passes import TILE
 
 SAMPLE = 64
 
@@ -89,7 +89,7 @@ def leaf_of(product: CompiledProduct):
 
 def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int, scaling: str) -> dict:
     """The int8 GEMMs of a plain (L = 0) product alone, on its live workspace, in ms: as the leaf
-    runs them by default (per modulus, in tiles of int8_gemm.TILE rows and columns, k whole),
+    runs them by default (per modulus, in tiles of ozaki_passes.TILE rows and columns, k whole),
     one strided-batched call whole and in tiles of 8192, one call per modulus whole and in tiles
     (k whole throughout: the runner's k_tile)."""
     runner = leaf_of(product).cuda
