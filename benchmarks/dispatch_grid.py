@@ -105,24 +105,14 @@ def _interleaved(calls: dict, repeat: int) -> dict[str, float]:
 
 def _rounds(calls: dict, repeat: int) -> dict[str, list[float]]:
     """Each call's time per call in each of ``repeat`` rounds (see :func:`_interleaved`)."""
-    timings = {label: _timed(call) for label, call in calls.items()}
-    end = time.perf_counter() + SUSTAIN_SECONDS
-    while time.perf_counter() < end:
-        for timing in timings.values():
-            timing()
-    samples = {label: [] for label in calls}
-    order = list(timings)
-    for _ in range(repeat):
-        for label in order:
-            samples[label].append(timings[label]())
-        order.reverse()
-    return samples
+    return _rotating_rounds({label: (lambda call: lambda _: call())(call) for label, call in calls.items()}, [None], repeat)
 
 
 def _rotating_rounds(contenders: dict, outs: list, repeat: int) -> dict[str, list[float]]:
-    """As :func:`_rounds`, each contender ``label: f(out)`` writing a different one of ``outs`` from
-    round to round: an output buffer's placement moved a memory-bound product by 2 % (FP32
-    4096×4096×64, 61 µs: the same cuBLAS kernel into two buffers read 0.976-0.994 in every round)."""
+    """Each contender's time per call (``label: f(out)``) in each of ``repeat`` rounds, after a sustained
+    warm-up, the order reversing each round, and each writing a different one of ``outs`` from round to
+    round: an output buffer's placement moved a memory-bound product by 2 % (FP32 4096×4096×64, 61 µs:
+    the same cuBLAS kernel into two buffers read 0.976-0.994 in every round)."""
     labels = list(contenders)
     timings = {(label, j): _timed((lambda f, out: lambda: f(out))(contenders[label], out))
                for label in labels for j, out in enumerate(outs)}
@@ -286,10 +276,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--dtype", nargs="+", default=["float64", "float32"], choices=["float64", "float32"],
                         help="measure (--table) only these dtypes' rows, keeping the others'; check only these")
-    parser.add_argument("--min-speedup", type=float, default=1.2,
-                        help="the speedup over cuBLAS a fast scheme must have measured to be used (default 1.2: "
-                             "DGEMM's speed differs by up to 1.20x between lent H100s, the ozaki leaf's does not; "
-                             "bilinear/data/dispatch.json's min_speedup_why)")
+    parser.add_argument("--min-speedup", type=float, default=1.1,
+                        help="the speedup over cuBLAS a fast scheme must have measured to be used (default 1.1: "
+                             "FP64 4096's ozaki leaf measured 1.027 and 1.053, within the noise); the ozaki leaf "
+                             "must also clear the table's emulated_min_speedup, which --table keeps")
     parser.add_argument("--only", nargs="+", type=_shape, metavar="MxKxN",
                         help="measure (--table) only these grid shapes' rows, keeping the others'")
     parser.add_argument("--out", type=Path, default=None)

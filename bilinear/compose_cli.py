@@ -148,7 +148,8 @@ def export(args) -> int:
     from .frontend.importers import READERS
     from .frontend.writers import rendered
 
-    if args.output.suffix.lower() == ".bl":  # a .bl name reads back as .bl text, which this is not
+    # a .bl name reads back as .bl text, which this is not (PLinOpt's -o is a stem or folder: its files end _L.sms)
+    if args.to != "plinopt" and args.output.suffix.lower() == ".bl":
         raise OptionError(f"-o {args.output}: export --to {args.to} writes {args.to} files, not .bl text, so -o names no "
                           f".bl file; `bilinear import FILE -o {args.output}` writes .bl")
     if args.to != "plinopt":  # its one file is known now: checked before any work (6.7 s on <16,16,16>)

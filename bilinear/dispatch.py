@@ -19,7 +19,9 @@ Other shapes are matched to the table's measured *recursive* rows (the fast sche
 row the best non-perturbing configuration measured at one dtype and shape, by
 ``python benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json``): the nearest row
 in log scale, if it is within a factor of about 1.4 overall, decides; its configuration runs
-where it measured at least ``min_speedup`` times cuBLAS.  Everything else goes to cuBLAS.
+where it measured at least ``min_speedup`` times cuBLAS (an emulated leaf's, ``emulated_min_speedup``
+times: the native GEMM's speed differs between GPUs of one kind, the int8 leaf's does not).
+Everything else goes to cuBLAS.
 """
 
 from __future__ import annotations
@@ -257,7 +259,7 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     emulated = row.leaf != "cublas"
     need = table.emulated_min_speedup if emulated else table.min_speedup
     if row.speedup < need:
-        why = " (an emulated leaf's: DGEMM's speed differs between GPUs)" if emulated else ""
+        why = " (an emulated leaf's: the native GEMM's speed differs between GPUs)" if emulated else ""
         return Choice("cublas", reason=f"{where}, below the {need:g}× a fast scheme must clear{why}")
     return Choice("recursive", reason=where, config=row)
 

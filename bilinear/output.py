@@ -174,6 +174,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     Raises:
         BilinearError: when the file cannot be written (the disk is full, permissions).
     """
+    write_together({path: data})
+
+
+def _temporary_copy(path: Path, data: str | bytes) -> str:
+    """A temporary file beside ``path`` holding ``data`` (with the permissions a new file gets)."""
     try:
         # the name cut short: a name near the file system's limit had no room for ".NAME.XXXXXXXX.tmp"
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
@@ -183,35 +188,30 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         with os.fdopen(fd, "wb") as file:
             file.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+    return temporary
 
 
 def write_together(files: dict[Path, str | bytes]) -> None:
-    """Write every file or none: each to a temporary file beside it first, then all renamed over their
-    paths (a disk filling up on the second of PLinOpt's three files had left the first).
+    """Write every file, each to a temporary file beside it first and then renamed over its path: where
+    writing one fails (a disk filling up on the second of PLinOpt's three files had left the first), no
+    path has changed.  A rename failing part way (rare: the temporaries are written by then) leaves the
+    files renamed before it.
 
     Raises:
-        BilinearError: when a file cannot be written; then no path has changed.
+        BilinearError: when a file cannot be written or renamed into place.
     """
     temporaries: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
-            try:
-                fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
-            except OSError as error:
-                raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
-            temporaries.append((temporary, path))
-            try:
-                with os.fdopen(fd, "wb") as file:
-                    file.write(data.encode("utf-8") if isinstance(data, str) else data)
-                os.chmod(temporary, 0o666 & ~_umask())
-            except OSError as error:
-                raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+            temporaries.append((_temporary_copy(path, data), path))
         for temporary, path in temporaries:
-            os.replace(temporary, path)
+            try:
+                os.replace(temporary, path)
+            except OSError as error:
+                raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
     finally:
         for temporary, _ in temporaries:
             Path(temporary).unlink(missing_ok=True)
@@ -249,9 +249,15 @@ def check_results_target(path: Path, option: str) -> None:
         except (ValueError, OSError):
             earlier = None
         rows = earlier if isinstance(earlier, list) and earlier else [earlier]
-        if not all(isinstance(row, dict) and row.get("written_by") == WRITTEN_BY for row in rows):
+        if not all(isinstance(row, dict) and (row.get("written_by") == WRITTEN_BY or _unmarked_bench(row)) for row in rows):
             raise _refuse(f"{option} {path} exists and holds no results bilinear bench wrote (they say \"written_by\": "
                           f"\"{WRITTEN_BY}\"); choose another name or remove it")
+
+
+def _unmarked_bench(row: dict) -> bool:
+    """Results bench wrote before it marked them: its document's two keys exactly, or a row of the
+    distributed bench with its own fields (another tool's ``{"results": ...}`` has neither)."""
+    return set(row) == {"ceilings", "results"} or {"dims", "ranks", "plan", "one_gpu_seconds", "speedup"} <= set(row)
 
 
 #: The metadata key that carries WRITTEN_BY, as plain text, in each format matplotlib writes with

@@ -54,6 +54,10 @@ def test_json_replaces_earlier_results_only(capsys, tmp_path):
         code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(results))
         assert code == 0 and json.loads(results.read_text())["results"], err
     assert json.loads(results.read_text())["written_by"] == "bilinear bench"
+    earlier = tmp_path / "earlier.json"  # bench's own results from before they were marked are still its own
+    earlier.write_text('{"ceilings": {}, "results": []}')
+    code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(earlier))
+    assert code == 0 and json.loads(earlier.read_text())["results"], err
 
 
 def test_no_model_time_is_a_dash_not_nan(capsys):

@@ -69,7 +69,8 @@ def test_an_emulated_leaf_must_clear_the_higher_bar_and_a_dgemm_leaf_the_lower()
     assert (table.min_speedup, table.emulated_min_speedup) == (1.1, 1.2)
     emulated = dispatch(6144, 6144, 6144, "float64", table=table)
     assert emulated.kernel == "cublas" and emulated.reason.endswith(
-        "1.15× cuBLAS, below the 1.2× a fast scheme must clear (an emulated leaf's: DGEMM's speed differs between GPUs)")
+        "1.15× cuBLAS, below the 1.2× a fast scheme must clear (an emulated leaf's: the native GEMM's speed differs "
+        "between GPUs)")
     assert dispatch(16384, 16384, 16384, "float64", table=table).kernel == "recursive"
     assert parse_table({"rows": [], "recursive": {"rows": []}}).emulated_min_speedup == 1.2  # an older table
     committed = dispatch(6144, 6144, 6144, "float64")  # the committed table: 1.193 measured, cuBLAS chosen

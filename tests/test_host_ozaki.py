@@ -207,7 +207,15 @@ def test_the_manifest_and_header_say_the_library_runs_the_ozaki_leaf(tmp_path):
     assert "oz_residues_a_s1" not in source  # no Strassen level on the residues in the library
     header = (out / "winograd.h").read_text()
     assert "Leaf products run on the int8 tensor cores by the Ozaki scheme II (14, 15, 16 moduli:" in header
-    assert "Returns 5000" not in header
+    assert "Returns 5000" not in header and "max scaling" in header
+    assert host["ozaki"]["float64"]["int8_gemms"].startswith("cublasGemmStridedBatchedEx with a batch of one")
+    # --launch batched: the ozaki leaves run one after another, and the manifest and a note say so (it said batched)
+    batched = _compile(tmp_path, "winograd", "--levels", "2", "--breadth", "1", "--launch", "batched")
+    host = json.loads((batched / "manifest.json").read_text())["host"]
+    assert host["breadth_first"]["products"] == "one GEMM after another"
+    assert host["launch"] == ("ozaki leaves run one after another, sharing their workspace (as in the Python runtime): "
+                              "--launch batched batches cuBLAS leaves only")
+    assert "as one strided-batched GEMM" not in (batched / "winograd.h").read_text()
 
 
 # ---- on the GPU --------------------------------------------------------------------------------------

@@ -517,6 +517,17 @@ def test_malformed_alphatensor_arrays(tmp_path, array, message):
     assert _error(path)[0] == message
 
 
+def test_factors_with_different_column_counts_are_named_as_such(tmp_path):
+    path = tmp_path / "ragged.npz"
+    factors = np.empty(3, dtype=object)
+    factors[:] = [np.ones((4, 7)), np.ones((4, 6)), np.ones((4, 7))]
+    np.savez(path, **{"2,2,2": factors})
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, allow_pickle=True)
+    assert caught.value.diagnostics[0].message == (
+        "scheme 2,2,2 of ragged.npz: U, V and W have 7, 6 and 7 columns; a column is a product, so they must have as many")
+
+
 def test_a_file_that_is_not_a_zip_is_not_an_archive(tmp_path):
     assert _error(_write(tmp_path, "fake.npz", "1 2 3\n")) == ("fake.npz is not an .npz archive (a zip file of arrays)", "1:1")
 

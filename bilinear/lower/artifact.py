@@ -129,11 +129,14 @@ def write_artifacts(
         host["breadth_first"] = {
             "levels": options.breadth,
             "kernels": [k.name for k in lowered.breadth.kernels()],
-            "products": "one strided-batched GEMM" if options.launch == "batched" else "one GEMM after another",
+            "products": "one strided-batched GEMM" if hosts[0].breadth.batched else "one GEMM after another",
         }
     if options.launch == "streams":
         host["launch"] = "the C++ host layer issues leaf products one at a time on the caller's stream; --launch " \
                          "streams runs through the Python runtime"
+    elif options.launch == "batched" and lowered.breadth is not None and not hosts[0].breadth.batched:
+        host["launch"] = f"{options.leaf} leaves run one after another, sharing their workspace (as in the Python " \
+                         "runtime): --launch batched batches cuBLAS leaves only"
     if left_out:
         host["left_out"] = "; ".join(left_out)
     if options.workspace_limit is not None:  # the library runs the plans a limit falls back to itself
@@ -160,7 +163,8 @@ def _ozaki_entry(code: OzakiCode) -> dict:
         "chosen": f"--moduli {code.counts[0].count}" if code.fixed else f"the fewest that keep {code.bits} bits",
         "scaling": code.scaling,
         "k_chunk": code.k_chunk,
-        "int8_gemms": "cublasGemmEx, one call per modulus in tiles of at most about %d rows and columns" % code.tile,
+        "int8_gemms": f"cublasGemmStridedBatchedEx with a batch of one (as the runtime calls it), one call per modulus in "
+                      f"tiles of at most about {code.tile} rows and columns, k whole",
         "not_run": "no Strassen level on the residues, every modulus in one group (as the runtime without a budget)",
     }
 

@@ -16,11 +16,11 @@ from typing import Callable
 
 from . import ozaki_scheme as ozaki
 from .options import Options
-from .ozaki_passes import BT_LANES, SPAN_ALIGN, THREADS, TILE, VALUES, KernelSource
+from .ozaki_passes import BT_LANES, KERNELS, SPAN_ALIGN, THREADS, TILE, VALUES, KernelSource
 
-#: The passes of the plain scheme, in the order the host's table of function pointers holds them.
-PASSES = ("oz_stat_rows", "oz_amax_cols", "oz_sumsq_cols", "oz_norm_cols", "oz_residues_a", "oz_residues_bt",
-          "oz_reconstruct")
+#: The passes of the plain scheme (the kernels but the residue Strassen level's), in the order the host's
+#: table of function pointers holds them.
+PASSES = tuple(name for name in KERNELS if not name.endswith("_s1"))
 IO = {"float64": "double", "float32": "float"}
 
 
@@ -93,9 +93,6 @@ class OzakiCode:
         """The CUDA passes of every count, each in its namespace."""
         return [KernelSource.of(c.count, self.io, c.prefix, c.namespace, residue_strassen=False).render()
                 for c in self.counts]
-
-    def kernel_names(self) -> list[str]:
-        return [f"{c.prefix}{name}" for c in self.counts for name in PASSES]
 
 
 def steps(function: Callable[[int], tuple[int, ...]], last: int) -> tuple[Step, ...]:
