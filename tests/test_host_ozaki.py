@@ -2,7 +2,9 @@
 
 The library computes the row-major C^T = B^T A^T, so its ozaki leaf scales the columns of B with the
 odd bit the runtime gives A's rows: on the CPU emulator it must equal the Python runtime's product of
-B^T and A^T bit for bit, whatever the levels, breadth-first splits, scaling and dtype.  The tables of
+B^T and A^T bit for bit, whatever the levels, breadth-first splits, scaling and dtype (on random data:
+with norm scaling NumPy sums a row's squares in its own order, and a crafted row's norm bound can
+round to another power of two than the GPU pass's).  The tables of
 moduli and bits are the runtime's own functions, stepped; the workspace is what the manifest says.
 """
 
@@ -208,6 +210,8 @@ def test_the_manifest_and_header_say_the_library_runs_the_ozaki_leaf(tmp_path):
     header = (out / "winograd.h").read_text()
     assert "Leaf products run on the int8 tensor cores by the Ozaki scheme II (14, 15, 16 moduli:" in header
     assert "Returns 5000" not in header and "max scaling" in header
+    # it said "0 bytes, nothing allocated, for schedules without temporaries" (msmes: 184,832 at 64³)
+    assert "never 0 bytes where k > 0" in header and "0 bytes, nothing allocated" not in header
     assert host["ozaki"]["float64"]["int8_gemms"].startswith("cublasGemmStridedBatchedEx with a batch of one")
     # --launch batched: the ozaki leaves run one after another, and the manifest and a note say so (it said batched)
     batched = _compile(tmp_path, "winograd", "--levels", "2", "--breadth", "1", "--launch", "batched")
@@ -258,3 +262,29 @@ def test_on_the_gpu_the_library_and_the_runtime_give_the_same_bits(tmp_path, dty
         want = cupy.ascontiguousarray(C.T)
         compiled(cupy.ascontiguousarray(B.T), cupy.ascontiguousarray(A.T), out=want, alpha=1.5, beta=0.5)
         assert status == 0 and bool(cupy.array_equal(ours, want.T)), (m, k, n)
+
+
+def test_a_breadth_first_plan_counts_its_ozaki_leaves_workspace():
+    """The runtime counted no leaf workspace for a breadth-first plan, so under --workspace-limit it ran
+    one whose Ozaki leaves took more than the limit on the GPU (the library counts them, and fell back)."""
+    from bilinear.lower.plan import call_workspace_bytes, gemm_shapes
+
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=2, breadth=1, leaf="ozaki", backend="numpy")
+    executor = product.executor
+    executor.leaf.workspace_bytes = lambda m, k, n: m * k * n  # as the leaf on a GPU reports its own
+    shapes = [dims for dims in gemm_shapes(executor.lowered, 64, 65, 66) if min(dims) > 0]
+    assert (16, 16, 16) in shapes and (64, 65, 66) not in shapes  # the split leaves, not the leaf they split
+    assert executor.workspace_bytes(64, 65, 66) == call_workspace_bytes(executor.lowered, 64, 65, 66) + max(
+        m * k * n for m, k, n in shapes)
+
+
+def test_a_limit_no_call_can_meet_is_refused_at_compile_time(tmp_path, capsys):
+    """msmes --leaf ozaki --workspace-limit 0 compiled a library whose every call returned 4000 (even
+    1×1×1 needs the leaf's 15,872 bytes); nothing is written now.  cuBLAS leaves still take 0."""
+    out = tmp_path / "limited"
+    with pytest.raises(SystemExit) as stopped:
+        main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--leaf", "ozaki", "--workspace-limit", "0", "-o", str(out)])
+    assert stopped.value.code == 2 and not out.exists()
+    assert ("--workspace-limit 0 is below the 15872 bytes even a 1x1x1 call needs (the ozaki leaf's workspace): every "
+            "call would return 4000; raise it") in capsys.readouterr().err
+    assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--workspace-limit", "0", "-o", str(tmp_path / "c")]) == 0

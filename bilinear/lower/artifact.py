@@ -21,8 +21,8 @@ from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode
 from .levels import CoefficientOutOfRange
-from .manifest import manifest
-from .options import LEAF_KINDS
+from .manifest import library_call_bytes, manifest
+from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
 
 
@@ -102,6 +102,7 @@ def write_artifacts(
         raise next(iter(refusals.values()))
     left_out = [f"no {dtype} function: {error.diagnostics[0].message}" for dtype, error in refusals.items()]
     lowered, others = built[0], built[1:]
+    _check_limit_reachable(lowered)
     hosts = [host_dtype(each, lowered.name) for each in [lowered, *others]]  # the first is lowered's
     source, header = library_source(lowered, others, hosts)
     make_folder(out)
@@ -153,6 +154,20 @@ def write_artifacts(
     write_atomic(out / "report.md", to_markdown(report, n=n, dtype=options.dtype))
     write_atomic(out / "report.json", to_json(report, n=n, dtype=options.dtype) + "\n")
     return paths
+
+
+def _check_limit_reachable(lowered: Lowered) -> None:
+    """Refuse a workspace limit below what even a 1×1×1 call needs (the ozaki leaf's workspace): the
+    library would return 4000 at every call.
+
+    Raises:
+        OptionError: naming the bytes the smallest call needs.
+    """
+    limit = lowered.options.workspace_limit
+    least = library_call_bytes(lowered.with_fallbacks()[-1], 1, 1, 1) if limit is not None else 0
+    if limit is not None and least > limit:
+        raise OptionError(f"--workspace-limit {limit} is below the {least} bytes even a 1x1x1 call needs (the "
+                          f"{lowered.options.leaf} leaf's workspace): every call would return 4000; raise it")
 
 
 def _ozaki_entry(code: OzakiCode) -> dict:

@@ -135,27 +135,13 @@ def ozaki_code(options: Options, name: str) -> OzakiCode | None:
 
 def library_bytes(lowered, code: OzakiCode, M: int, K: int, N: int) -> int:
     """The ozaki workspace the library's M×K×N call holds: the largest chunk's layout over every
-    GEMM its leaves make (the C++ ``oz_plan``: the breadth-first leaves and the strips past their
-    grid where a leaf splits, else the leaf itself)."""
-    from .plan import leaf_shapes
+    GEMM its leaves make (the C++ ``oz_plan``)."""
+    from .plan import gemm_shapes
 
     need = 0
-    for m, k, n in _gemm_shapes(lowered, leaf_shapes(lowered, M, K, N)):
+    for m, k, n in gemm_shapes(lowered, M, K, N):
         chunk = min(k, code.k_chunk)
         count = next((c.count for c in code.counts if chunk <= c.k_last), None)
         if min(m, k, n) > 0 and count is not None:
             need = max(need, ozaki.workspace_bytes(m, chunk, n, count, None, code.scaling))
     return need
-
-
-def _gemm_shapes(lowered, leaves):
-    """The GEMMs of each leaf: itself, or where breadth-first levels split it, the strips past the
-    grid and the grid's leaves (the C++ ``gemm_shapes``)."""
-    plan = lowered.breadth
-    for m, k, n in leaves:
-        dims = plan.leaf_dims(m, k, n) if plan is not None else None
-        if dims is None or min(dims) < max(lowered.options.cutoff, 1):
-            yield m, k, n
-            continue
-        (lm, lk, ln), (gm, gk, gn) = dims, plan.grid
-        yield from ((m - lm * gm, k, n), (lm * gm, k, n - ln * gn), (lm, lk, ln), (lm * gm, k - lk * gk, ln * gn))

@@ -289,6 +289,20 @@ def leaf_shapes(lowered: Lowered, M: int, K: int, N: int) -> Iterator[tuple[int,
     yield M, K, N
 
 
+def gemm_shapes(lowered: Lowered, M: int, K: int, N: int) -> Iterator[tuple[int, int, int]]:
+    """Every shape of GEMM the leaf kind runs in an M×K×N product: each leaf GEMM's, or where
+    breadth-first levels split it, the strips past their grid and the grid's leaves (the C++
+    ``gemm_shapes``)."""
+    plan = lowered.breadth
+    for m, k, n in leaf_shapes(lowered, M, K, N):
+        dims = plan.leaf_dims(m, k, n) if plan is not None else None
+        if dims is None or min(dims) < max(lowered.options.cutoff, 1):
+            yield m, k, n
+            continue
+        (lm, lk, ln), (gm, gk, gn) = dims, plan.grid
+        yield from ((m - lm * gm, k, n), (lm * gm, k, n - ln * gn), (lm, lk, ln), (lm * gm, k - lk * gk, ln * gn))
+
+
 def breadth_parts(lowered: Lowered, M: int, K: int, N: int, align: int = 1) -> tuple[int, int, int]:
     """Elements of the breadth-first levels' three buffers (the operands of A, of B, the products)
     an M×K×N call holds: each the largest any leaf GEMM of the call splits into, rounded up to

@@ -119,9 +119,10 @@ class Executor:
         """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves):
         breadth-first levels hold three buffers, each as large as the largest any leaf GEMM of the call
         splits into (not the largest one leaf's three: a hybrid's strips split too)."""
+        leaf = leaf_workspace_bytes(self.lowered, self.leaf, M, K, N)  # the Ozaki leaf's, which its GEMMs share
         if self.breadth is not None:
-            return call_workspace_bytes(self.lowered, M, K, N)
-        return workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.gemm, M, K, N)
+            return call_workspace_bytes(self.lowered, M, K, N) + leaf
+        return workspace_bytes(self.lowered, M, K, N) + leaf
 
     def release_leaf(self) -> None:
         """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace;

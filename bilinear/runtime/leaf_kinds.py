@@ -7,7 +7,7 @@ import importlib
 from typing import Callable
 
 from ..lower.options import LEAF_KINDS, Options
-from ..lower.plan import Lowered, leaf_shapes
+from ..lower.plan import Lowered, gemm_shapes
 from .backend import Backend
 
 Gemm = Callable[..., None]  # gemm(a, b, c, alpha, beta): c = alpha·a@b + beta·c on views
@@ -26,6 +26,8 @@ def leaf_gemm(options: Options, backend: Backend) -> Gemm:
 def leaf_workspace_bytes(lowered: Lowered, gemm: Gemm, M: int, K: int, N: int) -> int:
     """The most device bytes one leaf GEMM of an M×K×N product takes (a GEMM object reports
     them through ``workspace_bytes(m, k, n)``; library GEMMs take none we allocate): the largest
-    over the peeled strips of every level and the leaves at the bottom."""
+    over every GEMM the leaf kind runs, the breadth-first leaves and strips included (they had been
+    left out, so a breadth-first plan could pass a workspace limit by its Ozaki leaves)."""
     bytes_for = getattr(gemm, "workspace_bytes", None)
-    return 0 if bytes_for is None else max(bytes_for(*dims) for dims in leaf_shapes(lowered, M, K, N))
+    return 0 if bytes_for is None else max((bytes_for(*dims) for dims in gemm_shapes(lowered, M, K, N)
+                                            if min(dims) > 0), default=0)
