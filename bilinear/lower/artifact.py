@@ -164,8 +164,10 @@ def _check_limit_reachable(lowered: Lowered) -> None:
         OptionError: naming the bytes the smallest call needs.
     """
     limit = lowered.options.workspace_limit
-    least = library_call_bytes(lowered.with_fallbacks()[-1], 1, 1, 1) if limit is not None else 0
-    if limit is not None and least > limit:
+    if limit is None:
+        return
+    least = library_call_bytes(lowered.with_fallbacks()[-1], 1, 1, 1)
+    if least > limit:
         raise OptionError(f"--workspace-limit {limit} is below the {least} bytes even a 1x1x1 call needs (the "
                           f"{lowered.options.leaf} leaf's workspace): every call would return 4000; raise it")
 

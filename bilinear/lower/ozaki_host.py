@@ -12,10 +12,12 @@ table can choose brings its own passes (``templates/ozaki.cu.j2``, in a namespac
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from . import ozaki_scheme as ozaki
 from .options import Options
+from .plan import Lowered, gemm_shapes
 from .ozaki_passes import BT_LANES, KERNELS, SPAN_ALIGN, THREADS, TILE, VALUES, KernelSource
 
 #: The passes of the plain scheme (the kernels but the residue Strassen level's), in the order the host's
@@ -116,8 +118,10 @@ def steps(function: Callable[[int], tuple[int, ...]], last: int) -> tuple[Step, 
     return tuple(found)
 
 
+@lru_cache(maxsize=64)
 def ozaki_code(options: Options, name: str) -> OzakiCode | None:
-    """The ozaki leaf of ``options`` for the library ``name`` (None for other leaves)."""
+    """The ozaki leaf of ``options`` for the library ``name`` (None for other leaves); remembered, as the
+    manifest asks it again for every plan and size."""
     if options.leaf != "ozaki":
         return None
     bits = ozaki.default_bits(options.dtype)
@@ -133,11 +137,9 @@ def ozaki_code(options: Options, name: str) -> OzakiCode | None:
     return OzakiCode(tuple(held), IO[options.dtype], bits, options.scaling, options.moduli is not None)
 
 
-def library_bytes(lowered, code: OzakiCode, M: int, K: int, N: int) -> int:
+def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int) -> int:
     """The ozaki workspace the library's M×K×N call holds: the largest chunk's layout over every
     GEMM its leaves make (the C++ ``oz_plan``)."""
-    from .plan import gemm_shapes
-
     need = 0
     for m, k, n in gemm_shapes(lowered, M, K, N):
         chunk = min(k, code.k_chunk)

@@ -18,7 +18,7 @@ from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
 from ..lower.options import LEAF_KINDS
-from ..lower.plan import LevelPlan, Lowered, call_workspace_bytes, leaf_shapes, recurses, top_modes, workspace_bytes, workspace_shapes
+from ..lower.plan import LevelPlan, Lowered, call_workspace_bytes, leaf_shapes, recurses, top_modes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
 from .views import spans_meet
@@ -119,10 +119,8 @@ class Executor:
         """Bytes of workspace a product of this size needs (0 for in-place schedules with library leaves):
         breadth-first levels hold three buffers, each as large as the largest any leaf GEMM of the call
         splits into (not the largest one leaf's three: a hybrid's strips split too)."""
-        leaf = leaf_workspace_bytes(self.lowered, self.leaf, M, K, N)  # the Ozaki leaf's, which its GEMMs share
-        if self.breadth is not None:
-            return call_workspace_bytes(self.lowered, M, K, N) + leaf
-        return workspace_bytes(self.lowered, M, K, N) + leaf
+        # the temporaries, the breadth-first buffers (none without them), and the Ozaki leaf's, which its GEMMs share
+        return call_workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.leaf, M, K, N)
 
     def release_leaf(self) -> None:
         """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace;
