@@ -462,6 +462,36 @@ def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, gro
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_under_a_tight_limit_the_runtime_runs_the_moduli_in_groups(monkeypatch):
+    """strassen L2 with one level breadth-first under workspace_limit=60,000: at 37×50×21 no plan fits with
+    every modulus in one group, and the product raised; the depth-first plan now runs its Ozaki leaves'
+    moduli in groups that fit (the GPU passes, emulated) and gives the ungrouped product bit for bit.
+    Below one modulus at a time it still raises, naming that."""
+    from helpers.ozaki_emulation import emulated_runner
+
+    def compiled(limit, breadth=1):
+        product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=2, breadth=breadth, leaf="ozaki",
+                                   backend="numpy", workspace_limit=limit)
+        for executor in product.executors:
+            executor.leaf.cuda = emulated_runner(monkeypatch)
+            executor.leaf.cuda.batched = False
+        return product
+
+    rng = np.random.default_rng(23)
+    A, B = rng.standard_normal((37, 50)), rng.standard_normal((50, 21))
+    limited, free = compiled(60_000), compiled(None, breadth=0)  # the plan it falls back to, unlimited
+    assert [e.workspace_bytes(37, 50, 21) for e in limited.executors] == [103_800, 93_216]
+    runs = limited.executor_for(37, 50, 21)
+    assert runs is limited.executors[-1] and runs.leaf.budget == 60_000 - 6_944
+    assert np.array_equal(limited(A, B), free(A, B))
+    assert limited.workspace_bytes(37, 50, 21) <= 60_000 and limited.held_workspace_bytes() <= 60_000
+    assert limited.executor_for(4, 4, 4).leaf.budget is None  # a call that fits takes every modulus at once again
+    with pytest.raises(ValueError, match=r"needs 93216 bytes of workspace even depth-first, more than the limit of "
+                                         r"9000 \(its Ozaki leaves' moduli one at a time too\)"):
+        compiled(9000)(A, B)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 @pytest.mark.parametrize("scaling", ozaki.SCALINGS)
 @pytest.mark.parametrize(("shape", "count", "chunk"), [
     ((37, 53, 29), 16, ozaki.K_CHUNK), ((8, 16, 4), 5, ozaki.K_CHUNK), ((13, 70, 9), 12, 33), ((1, 1, 1), 20, ozaki.K_CHUNK),

@@ -137,13 +137,20 @@ def ozaki_code(options: Options, name: str) -> OzakiCode | None:
     return OzakiCode(tuple(held), IO[options.dtype], bits, options.scaling, options.moduli is not None)
 
 
-def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int) -> int:
+def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, budget: int | None = None) -> int | None:
     """The ozaki workspace the library's M×K×N call holds: the largest chunk's layout over every
-    GEMM its leaves make (the C++ ``oz_plan``)."""
+    GEMM its leaves make, each chunk's moduli in the largest groups that fit ``budget`` bytes (all
+    in one group without one); None where some chunk does not fit even one modulus at a time (the
+    C++ ``oz_plan``)."""
     need = 0
     for m, k, n in gemm_shapes(lowered, M, K, N):
         chunk = min(k, code.k_chunk)
         count = next((c.count for c in code.counts if chunk <= c.k_last), None)
-        if min(m, k, n) > 0 and count is not None:
-            need = max(need, ozaki.workspace_bytes(m, chunk, n, count, None, code.scaling))
+        if min(m, k, n) <= 0 or count is None:
+            continue
+        try:
+            group = ozaki.group_for_budget(m, chunk, n, count, budget, code.scaling)
+        except ValueError:  # not even one modulus at a time
+            return None
+        need = max(need, ozaki.workspace_bytes(m, chunk, n, count, group, code.scaling))
     return need

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..diagnostics import brief
 from ..lower.host import restores_inputs, writes_inputs
-from ..lower.plan import Lowered, broken_condition, leaf_dims
+from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_dims
 from .backend import Backend
 from .executor import Executor
 from .views import check_out_apart, check_unmasked, check_writable, is_row_major, overlaps, with_line_strides
@@ -96,7 +96,8 @@ class CompiledProduct:
             backend.prepare(executor.lowered.kernels())
 
     def executor_for(self, M: int, K: int, N: int) -> Executor:
-        """The executor a call runs: the most breadth-first levels whose workspace fits the limit.
+        """The executor a call runs: the most breadth-first levels whose workspace fits the limit;
+        where none fits, the depth-first one with its Ozaki leaves' moduli in groups that fit.
 
         Raises:
             ValueError: when even the depth-first product needs more workspace than the limit.
@@ -105,13 +106,33 @@ class CompiledProduct:
         if limit is None:
             return self.executor
         for executor in self.executors:
+            executor.leaf_budget(None)
             if executor.workspace_bytes(M, K, N) <= limit:
                 return executor
-        needed = self.executors[-1].workspace_bytes(M, K, N)
+        last = self.executors[-1]
+        if self._fits_in_groups(last, M, K, N, limit):
+            return last
+        needed = last.workspace_bytes(M, K, N)
+        grouped = " (its Ozaki leaves' moduli one at a time too)" if self.lowered.options.leaf == "ozaki" else ""
         raise ValueError(
             f"a {M}x{K} @ {K}x{N} product with {self.lowered.name} needs {needed} bytes of workspace even depth-first, "
-            f"more than the limit of {limit}; raise the limit or use an in-place schedule such as msmes"
+            f"more than the limit of {limit}{grouped}; raise the limit or use an in-place schedule such as msmes"
         )
+
+    @staticmethod
+    def _fits_in_groups(executor: Executor, M: int, K: int, N: int, limit: int) -> bool:
+        """Whether ``executor`` fits ``limit`` with its leaf in the room the rest leaves (the Ozaki
+        leaf's moduli in groups); it keeps that budget if so."""
+        room = limit - call_workspace_bytes(executor.lowered, M, K, N)
+        if room < 0 or not executor.leaf_budget(room):
+            return False
+        try:
+            if executor.workspace_bytes(M, K, N) <= limit:
+                return True
+        except ValueError:  # not even one modulus at a time
+            pass
+        executor.leaf_budget(None)
+        return False
 
     @staticmethod
     def _overwriting(executor: Executor) -> str | None:

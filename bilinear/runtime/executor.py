@@ -122,6 +122,14 @@ class Executor:
         # the temporaries, the breadth-first buffers (none without them), and the Ozaki leaf's, which its GEMMs share
         return call_workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.leaf, M, K, N)
 
+    def leaf_budget(self, room: int | None) -> bool:
+        """Give the leaf GEMM ``room`` device bytes (the Ozaki leaf then runs its moduli in the largest
+        groups that fit; None: no budget); False where the leaf kind takes no budget."""
+        if not hasattr(self.leaf, "budget"):
+            return False
+        self.leaf.budget = room
+        return True
+
     def release_leaf(self) -> None:
         """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace;
         library leaves keep none)."""
