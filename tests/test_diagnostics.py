@@ -265,6 +265,15 @@ def test_a_character_that_looks_like_an_ascii_one_is_named(character, shown):
     assert error.message.startswith(f"unexpected {shown};")
 
 
+def test_a_decimal_takes_ascii_digits_only():
+    """1.5 written in Arabic-Indic digits was read as 3/2, where whole numbers take ASCII digits only
+    (found by an audit)."""
+    error = pytest.raises(BilinearError, program_from_text, "algorithm x <1,1,1>:\n  M1 = (\u0661.\u0665*A11) * B11\n"
+                          "  C11 = 2/3*M1\n", "digits.bl").value.diagnostics[0]
+    assert (error.span.line, error.span.column) == (2, 9)
+    assert error.message.startswith("unexpected '\u0661' U+0661 (ARABIC-INDIC DIGIT ONE);")
+
+
 ONE_PRODUCT = "algorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1\n"
 
 
