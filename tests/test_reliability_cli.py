@@ -1015,6 +1015,97 @@ def test_a_coefficient_past_float32_leaves_the_float32_function_out(capsys, tmp_
     assert json.loads((tmp_path / "f32" / "manifest.json").read_text())["host"]["functions"] == {"float64": "strassen_dgemm"}
 
 
+def _lopsided(tmp_path, exponent: int) -> Path:
+    """<1,2,1;3> with coefficients 10^±exponent, each in range as written, whose products through
+    the lowering are 10^(2·exponent) (found by an audit)."""
+    e = "1" + "0" * exponent
+    path = tmp_path / f"lopsided{exponent}.bl"
+    path.write_text(f"algorithm lopsided <1,2,1;3>:\n  M1 = (A11/{e} + {e}*A12) * B11\n  M2 = {e}*A12 * B11\n"
+                    f"  M3 = A12 * B21\n  C11 = {e}*M1 - {e}*M2 + M3\n")
+    return path
+
+
+@pytest.mark.parametrize("command", [("run", "-n", "8", "--backend", "numpy"), ("compile",), ("compile", "--leaf", "fused")],
+                         ids=["run", "compile", "compile-fused"])
+def test_coefficients_that_multiply_past_the_range_are_refused_not_a_traceback(capsys, tmp_path, command):
+    """Each coefficient 10^±300 is in float64's range, so the scheme verifies; the leaf product's
+    10^300 · 10^300 raised OverflowError in float() with a traceback (run, compile, both leaves)."""
+    path = _lopsided(tmp_path, 300)
+    assert _run(capsys, "verify", path)[0] == 0
+    out = ("-o", str(tmp_path / "out")) if command[0] == "compile" else ()
+    code, _, err = _run(capsys, *command[:1], path, *command[1:], *out)
+    assert code == 1 and "Traceback" not in err, err
+    assert "multiplies its product by a coefficient of about 1e600, beyond the float64 range (2.23e-308 to 1.8e+308 in " \
+           "magnitude); it cannot be run in float64" in err, err
+
+
+def test_a_fused_kernel_past_float32_leaves_that_function_out(capsys, tmp_path):
+    """10^±20: float32 holds each, and the fused kernel's 10^40 was written as real(1e+40), an
+    infinity, without a word; now the float32 function is left out, as for a coefficient written
+    past the range, and float64's is written."""
+    path = _lopsided(tmp_path, 20)
+    code, _, err = _run(capsys, "compile", path, "--leaf", "fused", "--dtype", "float32", "-o", str(tmp_path / "out"))
+    assert code == 0 and "note: no float32 function: " in err and "a coefficient of about 1e40, beyond the float32 range" in err
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["host"]["functions"] == {"float64": "lopsided_dgemm"}
+
+
+def test_a_fused_kernels_normalized_sum_past_the_range_is_refused(capsys, tmp_path):
+    """Every coefficient of these leaf problems is in float64's range (10^-200, 10^200, 10^200/2), but the
+    fused kernel factors A's first coefficient out of the sum 10^-200·A11 + 10^200·A12, and 10^400 is
+    not.  cuBLAS leaves form the sum element-wise and compile."""
+    e = "1" + "0" * 200
+    path = tmp_path / "ratio.bl"
+    path.write_text(f"algorithm ratio <1,2,1;3>:\n  M1 = (A11/{e} + {e}*A12) * B11\n  M2 = ({e}*A12 - A11/{e}) * B11\n"
+                    f"  M3 = A12 * B21\n  C11 = {e}/2*M1 - {e}/2*M2 + M3\n")
+    assert _run(capsys, "verify", path)[0] == 0
+    code, _, err = _run(capsys, "compile", path, "--leaf", "fused", "-o", str(tmp_path / "fused"))
+    assert code == 1 and "a fused product kernel 1 level(s) down multiplies by a coefficient of about 1e400, beyond the " \
+           "float64 range" in err, err
+    assert _run(capsys, "compile", path, "-o", str(tmp_path / "cublas"))[0] == 0
+
+
+def test_breadth_first_levels_whose_kronecker_power_passes_the_range_are_refused(capsys, tmp_path):
+    """M1 = (10^200·A11)·B11, C11 = M1/10^200: two breadth-first levels multiply A by 10^400 and the
+    products by 10^-400; depth-first, each leaf's coefficients fold to 1, and it runs."""
+    e = "1" + "0" * 200
+    path = tmp_path / "kron.bl"
+    path.write_text(f"algorithm kron <1,1,1;1>:\n  M1 = ({e}*A11) * B11\n  C11 = M1/{e}\n")
+    code, _, err = _run(capsys, "run", path, "-n", "8", "--levels", "2", "--breadth", "2", "--backend", "numpy")
+    assert code == 1 and "kron.bl:1:1: error: 2 breadth-first level(s) of kron multiply by a coefficient of about 1e400, " \
+           "beyond the float64 range" in err, err
+    assert _run(capsys, "run", path, "-n", "8", "--levels", "2", "--backend", "numpy")[0] == 0
+
+
+def test_a_bound_of_one_or_more_checks_nothing(capsys, tmp_path):
+    """(2^53+1)·A·B − 2^53·A·B verifies (exactly A·B) but rounds 2^53+1 to 2^53: an 18 % error, which
+    run passed against its bound of 90 (growth factor 1.8e16)."""
+    path = tmp_path / "huge.bl"
+    path.write_text("algorithm huge <1,1,1;2>:\n  M1 = 9007199254740993*A11 * B11\n  M2 = A11 * B11\n"
+                    "  C11 = M1 - 9007199254740992*M2\n")
+    assert _run(capsys, "verify", path)[0] == 0
+    code, out, _ = _run(capsys, "run", path, "-n", "32", "--backend", "numpy", "--repeat", "1")
+    assert code == 1 and "NOT CHECKED: a bound of 1 or more passes any product (the scheme's error growth is too large)" in out
+
+
+def test_a_schedule_multiplying_sums_under_library_leaves_is_refused_where_it_is_written(capsys, tmp_path):
+    """Strassen's products of sums in one stage verify; cuBLAS leaves refused them at the first call,
+    without a location ("library GEMM leaves multiply single views")."""
+    path = tmp_path / "sums.bl"
+    path.write_text((ROOT / "algorithms" / "strassen.bl").read_text() + "\nschedule sums for strassen\n"
+                    "  stage p:  (A11 + A22) * (B11 + B22) -> +C11 +C22\n            (A21 + A22) * B11 -> +C21 -C22\n"
+                    "            A11 * (B12 - B22) -> +C12 +C22\n            A22 * (B21 - B11) -> +C11 +C21\n"
+                    "            (A11 + A12) * B22 -> -C11 +C12\n            (A21 - A11) * (B11 + B12) -> +C22\n"
+                    "            (A12 - A22) * (B21 + B22) -> +C11\n")
+    lines = path.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if "stage p:" in line) + 1
+    assert _run(capsys, "verify", path)[0] == 0
+    code, _, err = _run(capsys, "run", path, "-n", "32", "--backend", "numpy")
+    assert code == 1 and f"sums.bl:{row}:13: error: `(A11 + A22) * (B11 + B22) -> +C11` in schedule sums multiplies a sum " \
+           "of blocks, and cublas leaves multiply single blocks: form the sum in an element-wise statement first (as the " \
+           "default schedules do), or use --leaf fused" in err, err
+    assert _run(capsys, "run", path, "-n", "32", "--backend", "numpy", "--leaf", "fused")[0] == 0
+
+
 def test_levels_schemes_files_say_they_are_read_without_files_options(capsys, tmp_path):
     """An archive among --levels-schemes asked for --key although --key was given (it reads FILE)."""
     archive = scheme_file("alphatensor/factorizations_r.npz")

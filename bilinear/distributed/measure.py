@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..measure import error_bound as measure_bound
-from ..measure import median, time_device
+from ..measure import bound_verdict, median, time_device, within_bound
 from ..output import WRITTEN_BY
 from .api import DistributedProduct
 from .comm import DistributedError
@@ -42,7 +42,7 @@ class DistributedResult:
 
     @property
     def within_bound(self) -> bool:
-        return self.error == self.error and self.error <= self.bound
+        return within_bound(self.error, self.bound)
 
     def describe(self) -> str:
         M, K, N = self.dims
@@ -52,7 +52,7 @@ class DistributedResult:
             [
                 f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {self.ranks} ranks",
                 f"  relative error  {self.error:.3e}   (bound {self.bound:.3e})"
-                + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
+                + bound_verdict(self.error, self.bound),
                 f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); {reference} "
                 f"{self.one_gpu_seconds * 1e3:.2f} ms: speed-up {self.speedup:.3f}",
                 f"  memory per {device} (largest) {self.memory_bytes / 2**30:.2f} GiB, "

@@ -27,6 +27,7 @@ from fractions import Fraction
 from ..ir import Algorithm
 from .decompose import Coefficients, Decomposition, breadth_first, compose, one_step
 from .elementwise import CTYPES, VECTOR, _literal
+from .levels import check_range
 from .render import render
 
 Terms = tuple[tuple[int, Fraction], ...]  # (flat input index, exact coefficient)
@@ -130,6 +131,9 @@ def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: s
         for index, coef in _flat(product.w, d.cols):
             into[index].append((r, coef))
     merge = MergeKernel(f"{tag}_merge", dtype, d.rows, d.cols, d.rank, tuple(tuple(terms) for terms in into))
+    # the Kronecker power multiplies the levels' coefficients: in range one by one, maybe not together
+    check_range((coef for kernel in (split_a, split_b, merge) for terms in kernel.outputs for _, coef in terms), dtype,
+                f"{len(algorithms)} breadth-first level(s) of {algorithms[0].name} multiply by", algorithms[0].span)
     return BreadthFirst(d, dtype, split_a, split_b, merge)
 
 

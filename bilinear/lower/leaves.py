@@ -27,9 +27,10 @@ from fractions import Fraction
 from typing import Sequence
 
 from ..ir import Form, Multiply, Stage, operand_of
-from .levels import LAUNCH_PRODUCTS, LevelPlan, Options, recurses
+from .levels import LAUNCH_PRODUCTS, LevelPlan, Options, check_range, check_sub_problem, recurses
 from .options import MAX_FUSED_KERNELS, MAX_PRODUCT_TARGETS, TooLarge
 from .product import FusedProduct, ProductStageSpec, SpecTerm
+from .product_kernel import kernel_coefficients
 
 ONE = Fraction(1)
 PARTS = ("m", "n", "k")  # peeled strips, in the order the executor fixes them up
@@ -228,6 +229,9 @@ class _TreeBuilder:
             if max(len(form.targets) for form, _ in items) > MAX_PRODUCT_TARGETS:
                 self._refuse(f"add one product into more than {MAX_PRODUCT_TARGETS} C views after {depth} levels")
             self._launches[key] = launch = product_launch(items, self.options.dtype, depth, self.prefix)
+            schedule = self.levels[max(depth - 1, 0)].schedule if self.levels else None
+            check_range((launch.scale, *kernel_coefficients(launch.spec)), self.options.dtype,
+                        f"a fused product kernel {depth} level(s) down multiplies by", schedule and schedule.span)
             self._kernels.add(launch.spec.name)
             if len(self._kernels) > MAX_FUSED_KERNELS:  # refused as soon as it is known, not after the whole tree
                 self._refuse(f"need more than {MAX_FUSED_KERNELS} distinct product kernels (each compiled on first use)")
@@ -237,6 +241,12 @@ class _TreeBuilder:
         raise TooLarge(f"fused leaves at {len(self.levels)} levels of {self.levels[0].schedule.name} {why}; use fewer "
                          "levels or cublas leaves (with fused leaves, a schedule that adds each product into several C "
                          "blocks multiplies them at every level)")
+
+    def sub(self, statement: Multiply, form: ProblemForm, keys: Keys, plan: LevelPlan, level: int) -> tuple[ProblemForm, Keys]:
+        """A statement's sub-problem (:func:`sub_problem`), refused where no leaf could run it."""
+        found = sub_problem(statement, form, keys, plan)
+        check_sub_problem((found[0].a, found[0].b, found[0].targets), statement, plan.schedule, level, self.options)
+        return found
 
     def node(self, level: int, form: ProblemForm) -> ProblemNode:
         key = (level, form)
@@ -262,7 +272,7 @@ class _TreeBuilder:
         return ProblemNode(level, form, plan, zero, steps, leaf)
 
     def _step(self, stage: Stage, form: ProblemForm, plan: LevelPlan, level: int) -> ProductStep:
-        items = [sub_problem(statement, form, own_keys(form), plan) for statement in stage.statements]
+        items = [self.sub(statement, form, own_keys(form), plan, level) for statement in stage.statements]
         forms = tuple(f for f, _ in items)
         if self.flattens(level + 1, len(items)):
             return ProductStep(forms, flat=self.flat_table(items, level + 1))
@@ -285,7 +295,7 @@ class _TreeBuilder:
             plan = self.levels[depth]
             for stage in plan.steps:
                 for statement in stage.statements:
-                    walk(*sub_problem(statement, form, keys, plan), depth + 1)
+                    walk(*self.sub(statement, form, keys, plan, depth), depth + 1)
 
         for form, keys in roots:
             walk(form, keys, start)

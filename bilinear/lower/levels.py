@@ -9,14 +9,17 @@ statements for the executor to recurse into or hand to the leaf.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Union
+from fractions import Fraction
+from typing import Callable, Iterable, Union
 
 import numpy as np
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Schedule, Stage, Update
+from ..ir.names import Span
 from ..schedule import default_schedule, from_zero, fuse_elementwise, single_target
 from ..verify.lazy import verify_schedule
 from ..verify.schedule import ShapeCondition
@@ -171,6 +174,37 @@ class CoefficientOutOfRange(BilinearError):
     def __init__(self, dtype: str, *diagnostics: Diagnostic):
         super().__init__(*diagnostics)
         self.dtype = dtype
+
+
+def check_range(numbers: Iterable[Fraction], dtype: str, what: str, span: Span | None) -> None:
+    """Refuse the first nonzero of ``numbers`` past the normal range of ``dtype``: ``what`` (a
+    statement, say) "multiplies ... by a coefficient of about 1e600".  For what kernels multiply by
+    beyond the coefficients as written: their products through the levels, which each written one
+    in range does not bound (a float() of one past the range had raised OverflowError)."""
+    info = np.finfo(dtype)
+    for coef in numbers:
+        if coef and not info.tiny <= abs(coef) <= info.max:
+            exponent = math.log10(abs(coef.numerator)) - math.log10(coef.denominator)
+            raise CoefficientOutOfRange(dtype, Diagnostic(
+                f"{what} a coefficient of about 1e{exponent:.0f}, {'beyond' if abs(coef) > 1 else 'below'} the {dtype} "
+                f"range ({info.tiny:.3g} to {info.max:.3g} in magnitude); it cannot be run in {dtype}", span))
+
+
+def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement, schedule: Schedule, level: int,
+                      options: Options) -> None:
+    """Refuse, located at ``statement``, a sub-problem (its A, B and target coefficients over the
+    views they bind) that no leaf of ``options`` can run: a sum of several views under leaves
+    that multiply single ones (found only by the first call, unlocated), or a coefficient that
+    the levels multiply past the dtype's range."""
+    a, b, targets = coefficients
+    span = statement.span or schedule.span
+    if not LEAF_KINDS[options.leaf].sums and (len(a) > 1 or len(b) > 1):
+        raise BilinearError(Diagnostic(
+            f"`{statement}` in schedule {schedule.name} multiplies a sum of blocks, and {options.leaf} leaves multiply "
+            "single blocks: form the sum in an element-wise statement first (as the default schedules do), or use "
+            "--leaf fused", span))
+    check_range((*a, *b, *targets), options.dtype, f"`{statement}` in schedule {schedule.name} (level {level + 1}; its "
+                "coefficients times the levels' above) multiplies its product by", span)
 
 
 def _check_coefficients(schedule: Schedule, dtype: str) -> None:

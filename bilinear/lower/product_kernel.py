@@ -144,6 +144,16 @@ def _normalize(terms: Sequence[SpecTerm]) -> tuple[Fraction, tuple[Source, ...]]
     return factor, tuple(Source(t.slot, c_literal(t.coef / factor)) for t in terms)
 
 
+def kernel_coefficients(spec: ProductStageSpec) -> Iterable[Fraction]:
+    """Every coefficient the kernel of ``spec`` multiplies by, as :func:`_cases` writes them: each
+    operand sum over its first coefficient, and the targets times those two."""
+    for product in spec.products:
+        left, right = product.left[0].coef, product.right[0].coef
+        yield from (t.coef / left for t in product.left)
+        yield from (t.coef / right for t in product.right)
+        yield from (t.coef * left * right for t in product.targets)
+
+
 def shared_targets(spec: ProductStageSpec) -> frozenset[int]:
     """C slots that two products of the launch add into: those need atomics."""
     counts: dict[int, int] = {}

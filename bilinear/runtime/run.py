@@ -10,6 +10,7 @@ from ..lower.host import writes_inputs
 from ..lower.plan import level_dims
 from ..measure import (
     Restoration,
+    bound_verdict,
     error_bound,
     error_scale,
     extra_bytes,
@@ -19,6 +20,7 @@ from ..measure import (
     relative_error,
     restoration,
     time_device,
+    within_bound,
 )
 from ..verify.stability import stability
 from .compiled import CompiledProduct
@@ -48,7 +50,7 @@ class RunResult:
 
     @property
     def within_bound(self) -> bool:
-        return bool(np.isfinite(self.error)) and self.error <= self.bound
+        return within_bound(self.error, self.bound)
 
     def describe(self) -> str:
         M, K, N = self.dims
@@ -65,7 +67,7 @@ class RunResult:
                    if self.levels_run == self.levels_requested and self.breadth_run < self.breadth_requested else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
-            + ("" if self.within_bound else "   EXCEEDS THE BOUND"),
+            + bound_verdict(self.error, self.bound),
             (
                 f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
                 f"ratio {self.reference_seconds / self.seconds:.3f})"
