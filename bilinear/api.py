@@ -334,8 +334,8 @@ def compile(
         workspace_limit: bytes of workspace a call may use; a call whose
             breadth-first workspace would pass it runs fewer levels
             breadth-first (the rest depth-first), and where even the
-            depth-first one would, its ozaki leaves run their moduli in
-            groups that fit. None: no limit.
+            depth-first one would, its ozaki leaves run in tiles of C
+            that fit. None: no limit.
         launch: how leaf products are issued: ``"serial"``, ``"streams"``
             (a stage's independent GEMMs, or all breadth-first leaves, on
             concurrent streams) or ``"batched"`` (breadth-first leaves as one

@@ -195,26 +195,26 @@ def test_the_ozaki_library_stays_inside_its_buffers_under_a_sanitizer(tmp_path):
 
 
 @needs_gxx
-def test_under_a_tight_limit_the_library_runs_the_moduli_in_groups(tmp_path):
-    """--workspace-limit 20000: at 37×50×21 winograd L1's leaves need 100,864 bytes with their 15 moduli in
-    one group, more than the limit; they run in groups that fit (17,408 bytes) and give the runtime's
-    product bit for bit (it had returned 4000).  Where even one modulus at a time does not fit: 4000, C as
-    it was.  Under AddressSanitizer the emulator's exact allocations catch a group past the workspace."""
+def test_under_a_tight_limit_the_library_runs_tiles_of_c(tmp_path):
+    """--workspace-limit 30000: at 37×50×21 winograd L1's leaves need 100,864 bytes with all of C at once,
+    more than the limit; they run in tiles of C that fit (22,784 bytes) and give the runtime's product bit
+    for bit (it had returned 4000).  Where even one element of C at a time does not fit (k = 3000): 4000,
+    C as it was.  Under AddressSanitizer the emulator's exact allocations catch a tile past the workspace."""
     from bilinear.lower.manifest import library_call_bytes
     from bilinear.lower.plan import lower
 
-    out = _compile(tmp_path, "winograd", "--levels", "1", "--workspace-limit", "20000")
+    out = _compile(tmp_path, "winograd", "--levels", "1", "--workspace-limit", "30000")
     lowered = lower(bilinear.api.load("winograd"), Options(leaf="ozaki", levels=1))
-    assert library_call_bytes(lowered, 21, 50, 37) == 100_864 and library_call_bytes(lowered, 21, 50, 37, 20_000) == 17_408
-    assert statuses(out, "winograd", ["winograd_dgemm_workspace_bytes(37, 21, 50)"]) == [17_408]
+    assert library_call_bytes(lowered, 21, 50, 37) == 100_864 and library_call_bytes(lowered, 21, 50, 37, 30_000) == 22_784
+    assert statuses(out, "winograd", ["winograd_dgemm_workspace_bytes(37, 21, 50)"]) == [22_784]
     rng = np.random.default_rng(17)
     flags = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all")
     for dtype, sanitized in (("float64", ()), ("float32", ()), ("float64", flags)):
         A, B, C = (rng.standard_normal(shape).astype(dtype) for shape in ((37, 50), (50, 21), (37, 21)))
         status, got = product(out, "winograd", A, B, C, 1.5, 0.5, flags=sanitized)
         assert status == 0 and np.array_equal(got, _runtime("winograd", dtype, A, B, C, 1.5, 0.5, levels=1)), dtype
-    A, B, C = rng.standard_normal((64, 65)), rng.standard_normal((65, 33)), rng.standard_normal((64, 33))
-    assert library_call_bytes(lowered, 33, 65, 64, 20_000) is None
+    A, B, C = rng.standard_normal((8, 3000)), rng.standard_normal((3000, 4)), rng.standard_normal((8, 4))
+    assert library_call_bytes(lowered, 4, 3000, 8, 30_000) is None
     status, got = product(out, "winograd", A, B, C, 1.0, 0.5)
     assert status == 4000 and np.array_equal(got, C)
 
@@ -254,12 +254,12 @@ def test_the_manifest_and_header_say_the_library_runs_the_ozaki_leaf(tmp_path):
     ("winograd", ("--levels", "0"), {"levels": 0}),
     ("strassen", ("--levels", "2", "--breadth", "1", "--scaling", "norm"), {"levels": 2, "breadth": 1, "scaling": "norm"}),
     ("winograd", ("--levels", "1", "--workspace-limit", "30000000"), {"levels": 1, "workspace_limit": 30_000_000}),
-], ids=["direct", "strassen-bfs-norm", "winograd-moduli-in-groups"])
+], ids=["direct", "strassen-bfs-norm", "winograd-tiles-of-c"])
 def test_on_the_gpu_the_library_and_the_runtime_give_the_same_bits(tmp_path, dtype, scheme, options, runtime):
     """The same passes with the same arguments, and int8 GEMMs exact either way: the nvcc-built library's
     product equals the CuPy runtime's (of B^T and A^T) bit for bit, at odd sizes, one of them past the
-    int8 GEMMs' 8192-row tiles.  Under a 30 MB limit that one runs its moduli in groups on both sides
-    (with them in one group it needs 89 MB in FP64, 47 MB in FP32)."""
+    int8 GEMMs' 8192-row tiles.  Under a 30 MB limit that one runs in tiles of C on both sides (all of C
+    at once needs 89 MB in FP64, 47 MB in FP32)."""
     import ctypes
     import subprocess
 
@@ -309,14 +309,11 @@ def test_a_breadth_first_plan_counts_its_ozaki_leaves_workspace():
 
 def test_a_limit_no_call_can_meet_is_refused_at_compile_time(tmp_path, capsys):
     """msmes --leaf ozaki --workspace-limit 0 compiled a library whose every call returned 4000 (even
-    1×1×1 needs the leaf's 2,048 bytes, one modulus at a time: 15,872 with all 14 in one group); nothing
-    is written now.  cuBLAS leaves still take 0."""
+    1×1×1 needs the leaf's 15,872 bytes); nothing is written now.  cuBLAS leaves still take 0."""
     out = tmp_path / "limited"
     with pytest.raises(SystemExit) as stopped:
         main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--leaf", "ozaki", "--workspace-limit", "0", "-o", str(out)])
     assert stopped.value.code == 2 and not out.exists()
-    assert ("--workspace-limit 0 is below the 2048 bytes even a 1x1x1 call needs (the ozaki leaf's workspace, one modulus "
-            "at a time): every call would return 4000; raise it") in capsys.readouterr().err
-    assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--leaf", "ozaki", "--workspace-limit", "2048", "-o",
-                 str(tmp_path / "least")]) == 0
+    assert ("--workspace-limit 0 is below the 15872 bytes even a 1x1x1 call needs (the ozaki leaf's workspace): every "
+            "call would return 4000; raise it") in capsys.readouterr().err
     assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--workspace-limit", "0", "-o", str(tmp_path / "c")]) == 0

@@ -310,20 +310,20 @@ def test_a_strassen_level_on_the_residues_where_asked_or_large_and_memory_allows
     leaf = OzakiLeaf.__new__(OzakiLeaf)
     leaf.count, leaf.bits, leaf.budget, leaf.scaling, leaf.residue_levels = 14, 53, None, "norm", None
     leaf.cuda = SimpleNamespace(free_bytes=lambda: 40 * gib)
-    assert ozaki_cuda.RESIDUE_STRASSEN_FROM is None and leaf._setup(n, n, n) == (14, 0)
+    assert ozaki_cuda.RESIDUE_STRASSEN_FROM is None and leaf._setup(n, n, n) == ((n, n), 0)
     monkeypatch.setattr(ozaki_cuda, "RESIDUE_STRASSEN_FROM", n)
     needed = ozaki.workspace_bytes(n, n, n, 14, None, "norm", 1)
     assert 30 * gib < needed < 40 * gib  # 36.8 GiB against the plain scheme's 21
-    assert leaf._setup(n, n, n) == (None, 1)
-    assert leaf._setup(n, n // 2, n) == (14, 0)  # any smaller dimension: the plain scheme
+    assert leaf._setup(n, n, n) == ((n, n), 1)
+    assert leaf._setup(n, n // 2, n) == ((n, n), 0)  # any smaller dimension: the plain scheme
     leaf.cuda = SimpleNamespace(free_bytes=lambda: 30 * gib)
-    assert leaf._setup(n, n, n) == (14, 0)
+    assert leaf._setup(n, n, n) == ((n, n), 0)
     leaf.budget = needed
-    assert leaf._setup(n, n, n) == (None, 1)
+    assert leaf._setup(n, n, n) == ((n, n), 1)
     leaf.residue_levels = 0
-    assert leaf._setup(n, n, n) == (14, 0)
+    assert leaf._setup(n, n, n) == ((n, n), 0)
     leaf.residue_levels, leaf.budget = 1, None
-    assert leaf._setup(64, 64, 64) == (None, 1)  # asked for: at any size that fits
+    assert leaf._setup(64, 64, 64) == ((64, 64), 1)  # asked for: at any size that fits
 
 
 def test_leaf_kind_table_drives_the_choices():
@@ -461,12 +461,60 @@ def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, gro
     assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, group, scaling)
 
 
+@settings(max_examples=200, deadline=None)
+@given(m=st.integers(1, 3000), k=st.integers(1, 5000), n=st.integers(1, 3000), count=st.integers(14, 16),
+       share=st.floats(0, 1.2), scaling=st.sampled_from(ozaki.SCALINGS))
+def test_tiles_of_c_fit_the_budget_as_few_as_can(m, k, n, count, share, scaling):
+    """tile_for_budget: all of C where it fits; else bands of rows where one row of C fits (B whole), the
+    fewest; else tiles; a ValueError where not even one element fits."""
+    def need(rows, cols):
+        return ozaki.workspace_bytes(rows, k, cols, count, None, scaling)
+
+    least, most = need(1, 1), need(m, n)
+    budget = int(least + share * (most - least)) if share <= 1 else least - 1
+    if budget < least:
+        with pytest.raises(ValueError, match="even one element of C at a time"):
+            ozaki.tile_for_budget(m, k, n, count, budget, scaling)
+        return
+    rows, cols = ozaki.tile_for_budget(m, k, n, count, budget, scaling)
+    assert 1 <= rows <= m and 1 <= cols <= n and need(rows, cols) <= budget
+    if budget >= most:
+        assert (rows, cols) == (m, n)
+    elif need(1, n) <= budget:
+        bands = -(-m // rows)
+        assert cols == n and need(-(-m // (bands - 1)), n) > budget  # one band fewer would not fit
+    else:
+        assert cols < n
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
-def test_under_a_tight_limit_the_runtime_runs_the_moduli_in_groups(monkeypatch):
+def test_tiles_of_c_give_the_whole_products_bits(monkeypatch):
+    """Bands of rows and two-dimensional tiles of C (views into A, B and C) against the product at once,
+    on the GPU passes, emulated: each tile scales A's rows and B's columns over the whole of k."""
+    from bilinear.runtime.numpy_backend import NumpyBackend
+    from bilinear.runtime.ozaki_cuda import OzakiLeaf
+    from helpers.ozaki_emulation import emulated_runner
+
+    rng = np.random.default_rng(29)
+    m, k, n = 37, 300, 29
+    A, B, C = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+    count = ozaki.moduli_for(53, k)
+    for budget, tile in ((ozaki.workspace_bytes(12, k, n, count), (10, n)), (100_000, None)):
+        leaf = OzakiLeaf(NumpyBackend(), budget=budget)
+        leaf.cuda = emulated_runner(monkeypatch)
+        got, want = C.copy(), C.copy()
+        leaf(A, B, got, 0.7, 0.5)
+        leaf.cuda.gemm(A, B, want, 0.7, 0.5)
+        chosen = ozaki.tile_for_budget(m, k, n, count, budget)
+        assert np.array_equal(got, want) and (chosen == tile if tile else chosen[1] < n), chosen
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_under_a_tight_limit_the_runtime_runs_tiles_of_c(monkeypatch):
     """strassen L2 with one level breadth-first under workspace_limit=60,000: at 37×50×21 no plan fits with
-    every modulus in one group, and the product raised; the depth-first plan now runs its Ozaki leaves'
-    moduli in groups that fit (the GPU passes, emulated) and gives the ungrouped product bit for bit.
-    Below one modulus at a time it still raises, naming that."""
+    its Ozaki leaves' C at once, and the product raised; the depth-first plan now runs them in tiles of C
+    that fit (the GPU passes, emulated) and gives the untiled product bit for bit.  Below one element of C
+    at a time it still raises, naming that."""
     from helpers.ozaki_emulation import emulated_runner
 
     def compiled(limit, breadth=1):
@@ -485,9 +533,9 @@ def test_under_a_tight_limit_the_runtime_runs_the_moduli_in_groups(monkeypatch):
     assert runs is limited.executors[-1] and runs.leaf.budget == 60_000 - 6_944
     assert np.array_equal(limited(A, B), free(A, B))
     assert limited.workspace_bytes(37, 50, 21) <= 60_000 and limited.held_workspace_bytes() <= 60_000
-    assert limited.executor_for(4, 4, 4).leaf.budget is None  # a call that fits takes every modulus at once again
+    assert limited.executor_for(4, 4, 4).leaf.budget is None  # a call that fits runs all of C at once again
     with pytest.raises(ValueError, match=r"needs 93216 bytes of workspace even depth-first, more than the limit of "
-                                         r"9000 \(its Ozaki leaves' moduli one at a time too\)"):
+                                         r"9000 \(its Ozaki leaves one element of C at a time too\)"):
         compiled(9000)(A, B)
 
 

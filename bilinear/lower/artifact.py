@@ -157,23 +157,19 @@ def write_artifacts(
 
 
 def _check_limit_reachable(lowered: Lowered) -> None:
-    """Refuse a workspace limit below what even a 1×1×1 call needs (the ozaki leaf's workspace, one
-    modulus at a time): the library would return 4000 at every call.
+    """Refuse a workspace limit below what even a 1×1×1 call needs (the ozaki leaf's workspace): the
+    library would return 4000 at every call.
 
     Raises:
         OptionError: naming the bytes the smallest call needs.
     """
     limit = lowered.options.workspace_limit
-    last = lowered.with_fallbacks()[-1]
-    if limit is None or library_call_bytes(last, 1, 1, 1, limit) is not None:
+    if limit is None:
         return
-    low, high = limit, library_call_bytes(last, 1, 1, 1)  # the least limit a 1x1x1 call fits, by bisection
-    while low + 1 < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if library_call_bytes(last, 1, 1, 1, middle) is not None else (middle, high)
-    raise OptionError(f"--workspace-limit {limit} is below the {high} bytes even a 1x1x1 call needs (the "
-                      f"{lowered.options.leaf} leaf's workspace, one modulus at a time): every call would return "
-                      "4000; raise it")
+    least = library_call_bytes(lowered.with_fallbacks()[-1], 1, 1, 1)
+    if least > limit:
+        raise OptionError(f"--workspace-limit {limit} is below the {least} bytes even a 1x1x1 call needs (the "
+                          f"{lowered.options.leaf} leaf's workspace): every call would return 4000; raise it")
 
 
 def _ozaki_entry(code: OzakiCode) -> dict:
@@ -186,8 +182,8 @@ def _ozaki_entry(code: OzakiCode) -> dict:
         "k_chunk": code.k_chunk,
         "int8_gemms": f"cublasGemmStridedBatchedEx with a batch of one (as the runtime calls it), one call per modulus in "
                       f"tiles of at most about {code.tile} rows and columns, k whole",
-        "groups": "every modulus in one group, unless a --workspace-limit leaves no plan room for that: then the last "
-                  "plan's leaves take as many moduli per group as fit (as the runtime does under the limit)",
+        "tiles_of_c": "all of C at once, unless a --workspace-limit leaves no plan room for that: then the last plan's "
+                      "leaves run in tiles of C that fit, each a product of its own (as the runtime does under the limit)",
         "not_run": "no Strassen level on the residues",
     }
 

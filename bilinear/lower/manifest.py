@@ -90,21 +90,21 @@ def library_workspace_bytes(lowered: Lowered, n: int) -> int:
     """What the library allocates for an n×n×n call: the temporaries and the breadth-first
     buffers, each rounded up to :data:`TEMP_ALIGN` elements as the host layer rounds them, of the
     plan it runs (under a workspace limit, the first that fits; where none does, the last with its
-    ozaki leaves' moduli in groups that fit, or as it is where even that does not)."""
+    ozaki leaves in tiles of C that fit, or as it is where even that does not)."""
     limit = lowered.options.workspace_limit
     for plan in lowered.with_fallbacks():
         held = library_call_bytes(plan, n, n, n)
         if limit is None or held <= limit:
             return held
-    grouped = library_call_bytes(plan, n, n, n, limit)
-    return held if grouped is None else grouped
+    tiled = library_call_bytes(plan, n, n, n, limit)
+    return held if tiled is None else tiled
 
 
 def library_call_bytes(lowered: Lowered, M: int, K: int, N: int, limit: int | None = None) -> int | None:
     """What one plan's M×K×N library call allocates (the C++ ``call_bytes``): the temporaries and
     breadth-first buffers, each rounded up to :data:`TEMP_ALIGN` elements, then the ozaki leaf's
-    workspace from the next 256-byte boundary; with ``limit``, its moduli in groups that keep the
-    whole within it (None where even one modulus at a time does not)."""
+    workspace from the next 256-byte boundary; with ``limit``, in tiles of C that keep the
+    whole within it (None where even one element of C at a time does not)."""
     held = call_workspace_bytes(lowered, M, K, N, TEMP_ALIGN)
     code = ozaki_code(lowered.options, lowered.name)
     if code is None:

@@ -139,8 +139,8 @@ def ozaki_code(options: Options, name: str) -> OzakiCode | None:
 
 def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, budget: int | None = None) -> int | None:
     """The ozaki workspace the library's M×K×N call holds: the largest chunk's layout over every
-    GEMM its leaves make, each chunk's moduli in the largest groups that fit ``budget`` bytes (all
-    in one group without one); None where some chunk does not fit even one modulus at a time (the
+    GEMM its leaves make, each in tiles of C that fit ``budget`` bytes (all of C without one,
+    :func:`ozaki.tile_for_budget`); None where some GEMM does not fit even one element of C (the
     C++ ``oz_plan``)."""
     need = 0
     for m, k, n in gemm_shapes(lowered, M, K, N):
@@ -149,8 +149,8 @@ def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, bud
         if min(m, k, n) <= 0 or count is None:
             continue
         try:
-            group = ozaki.group_for_budget(m, chunk, n, count, budget, code.scaling)
-        except ValueError:  # not even one modulus at a time
+            rows, cols = ozaki.tile_for_budget(m, chunk, n, count, budget, code.scaling)
+        except ValueError:  # not even one element of C at a time
             return None
-        need = max(need, ozaki.workspace_bytes(m, chunk, n, count, group, code.scaling))
+        need = max(need, ozaki.workspace_bytes(rows, chunk, cols, count, None, code.scaling))
     return need

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -278,3 +278,43 @@ def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None, sca
             return group
     raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(m, k, n, count, 1, scaling)} bytes of "
                      f"workspace even one modulus at a time; the budget is {budget}")
+
+
+def _largest(top: int, fits: Callable[[int], bool]) -> int:
+    """The largest x in 1..top with fits(x), fits being monotone (0 where fits(1) is False)."""
+    low, high = 0, top
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
+
+
+def _even(extent: int, most: int) -> int:
+    """The size of the fewest near-equal pieces of ``extent``, none above ``most``."""
+    pieces = -(-extent // most)
+    return -(-extent // pieces)
+
+
+def tile_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scaling: str = "max") -> tuple[int, int]:
+    """The rows and columns of the tiles of C an m×k×n product runs in, every modulus in one group,
+    so that one tile's workspace fits ``budget`` bytes: all of C where it fits (or without a budget);
+    else bands of rows, the fewest that fit (B's residues whole, A's a band's); else tiles of about
+    equal sides.  A tile is a product of A's rows by B's columns scaled by their own statistics over
+    the whole of k, so C is the same bit for bit; what a tile costs is B's (A's) residues formed
+    again per band, where moduli in groups (:func:`group_for_budget`) read and write four float64
+    accumulators per element of C per group.
+
+    Raises:
+        ValueError: when even a 1×1 tile does not fit.
+    """
+    def fits(rows: int, cols: int) -> bool:
+        return workspace_bytes(rows, k, cols, count, None, scaling) <= budget
+
+    if budget is None or fits(m, n):
+        return m, n
+    if rows := _largest(m, lambda r: fits(r, n)):
+        return _even(m, rows), n
+    if side := _largest(max(m, n), lambda s: fits(min(s, m), min(s, n))):
+        return _even(m, min(side, m)), _even(n, min(side, n))
+    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(1, k, 1, count, None, scaling)} bytes of "
+                     f"workspace even one element of C at a time; the budget is {budget}")

@@ -97,7 +97,7 @@ class CompiledProduct:
 
     def executor_for(self, M: int, K: int, N: int) -> Executor:
         """The executor a call runs: the most breadth-first levels whose workspace fits the limit;
-        where none fits, the depth-first one with its Ozaki leaves' moduli in groups that fit.
+        where none fits, the depth-first one with its Ozaki leaves in tiles of C that fit.
 
         Raises:
             ValueError: when even the depth-first product needs more workspace than the limit.
@@ -110,26 +110,26 @@ class CompiledProduct:
             if executor.workspace_bytes(M, K, N) <= limit:
                 return executor
         last = self.executors[-1]
-        if self._fits_in_groups(last, M, K, N, limit):
+        if self._fits_in_tiles(last, M, K, N, limit):
             return last
         needed = last.workspace_bytes(M, K, N)
-        grouped = " (its Ozaki leaves' moduli one at a time too)" if self.lowered.options.leaf == "ozaki" else ""
+        tiled = " (its Ozaki leaves one element of C at a time too)" if self.lowered.options.leaf == "ozaki" else ""
         raise ValueError(
             f"a {M}x{K} @ {K}x{N} product with {self.lowered.name} needs {needed} bytes of workspace even depth-first, "
-            f"more than the limit of {limit}{grouped}; raise the limit or use an in-place schedule such as msmes"
+            f"more than the limit of {limit}{tiled}; raise the limit or use an in-place schedule such as msmes"
         )
 
     @staticmethod
-    def _fits_in_groups(executor: Executor, M: int, K: int, N: int, limit: int) -> bool:
+    def _fits_in_tiles(executor: Executor, M: int, K: int, N: int, limit: int) -> bool:
         """Whether ``executor`` fits ``limit`` with its leaf in the room the rest leaves (the Ozaki
-        leaf's moduli in groups); it keeps that budget if so."""
+        leaf in tiles of C); it keeps that budget if so."""
         room = limit - call_workspace_bytes(executor.lowered, M, K, N)
         if room < 0 or not executor.leaf_budget(room):
             return False
         try:
             if executor.workspace_bytes(M, K, N) <= limit:
                 return True
-        except ValueError:  # not even one modulus at a time
+        except ValueError:  # not even one element of C at a time
             pass
         executor.leaf_budget(None)
         return False

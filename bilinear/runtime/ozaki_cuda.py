@@ -25,7 +25,8 @@ another shape (:class:`OzakiLeaf` lets it go then; a captured graph holds the on
 the int8 GEMMs go through :mod:`bilinear.runtime.cublas_capture` while a stream captures); its size is
 :func:`bilinear.runtime.ozaki.workspace_bytes`: N int8 copies of A and Bᵀ plus N int32 products
 (24 GiB at n = 16384, N = 16; 7/4 of that with a residue level); with moduli in groups, a group's
-worth and four float64 accumulators per element of C.  Time, with N moduli: N·2mnk int8
+worth and four float64 accumulators per element of C; under a budget (:class:`OzakiLeaf`), one
+tile of C's.  Time, with N moduli: N·2mnk int8
 operations at cuBLAS's int8 rate, plus ≈ (8 + 8 + N·(2 + 8) + 8) bytes of traffic per element of a
 square float64 product (A and B read twice, residues and products written and read, C written):
 at n = 16384, N = 15, ≈ 118 + 12 ms against DGEMM's 161 (benchmarks/OZAKI_NOTES.md).
@@ -266,7 +267,8 @@ class OzakiLeaf:
     :func:`bilinear.runtime.ozaki.gemm`.  A Strassen level on the int8 residues (GPU; the same
     result bit for bit) runs where ``residue_levels`` asks for it (or, with RESIDUE_STRASSEN_FROM
     set, where every dimension is at least that), and its workspace fits the budget (without one:
-    the device's free memory)."""
+    the device's free memory).  With a budget the rest fits it by tiles of C
+    (:func:`bilinear.runtime.ozaki.tile_for_budget`)."""
 
     def __init__(self, backend: Any, count: int | None = None, bits: int = ozaki.DEFAULT_BITS, budget: int | None = None,
                  scaling: str = ozaki.DEFAULT_SCALING, residue_levels: int | None = None):
@@ -277,17 +279,17 @@ class OzakiLeaf:
     def moduli(self, k: int) -> int:
         return self.count if self.count is not None else ozaki.moduli_for(self.bits, min(k, ozaki.K_CHUNK))
 
-    def _setup(self, m: int, k: int, n: int) -> tuple[int | None, int]:
-        """(group, residue levels) for an m×k×n leaf: residue Strassen where asked (or large) and
-        its workspace fits, else moduli in groups that fit the budget."""
+    def _setup(self, m: int, k: int, n: int) -> tuple[tuple[int, int], int]:
+        """(tile of C, residue levels) for an m×k×n leaf: residue Strassen where asked (or large) and
+        its workspace fits, else tiles of C whose workspace fits the budget (all of C without one)."""
         count, levels = self.moduli(k), self.residue_levels
         if levels is None:
             levels = int(RESIDUE_STRASSEN_FROM is not None and min(m, k, n) >= RESIDUE_STRASSEN_FROM)
         if levels:
             room = self.budget if self.budget is not None else self.cuda.free_bytes()
             if ozaki.workspace_bytes(m, k, n, count, None, self.scaling, levels) <= room:
-                return None, levels
-        return ozaki.group_for_budget(m, k, n, count, self.budget, self.scaling), 0
+                return (m, n), levels
+        return ozaki.tile_for_budget(m, k, n, count, self.budget, self.scaling), 0
 
     def __call__(self, a: Any, b: Any, c: Any, alpha: float, beta: float) -> None:
         m, k = a.shape
@@ -295,9 +297,11 @@ class OzakiLeaf:
         if self.cuda is None:
             ozaki.gemm(self.xp, a, b, c, alpha, beta, count=self.count, bits=self.bits, scaling=self.scaling)
             return
-        group, levels = self._setup(m, k, n) if k else (None, 0)
-        self.cuda.gemm(a, b, c, alpha, beta, count=self.count, bits=self.bits, group=group, scaling=self.scaling,
-                       residue_levels=levels)
+        (rows, cols), levels = self._setup(m, k, n) if k else ((m, n), 0)
+        for i in range(0, m, rows):  # each tile of C a product of its own: the same bits as the whole
+            for j in range(0, n, cols):
+                self.cuda.gemm(a[i : i + rows], b[:, j : j + cols], c[i : i + rows, j : j + cols], alpha, beta,
+                               count=self.count, bits=self.bits, scaling=self.scaling, residue_levels=levels)
 
     def reserve(self, m: int, k: int, n: int) -> None:
         """Allocate now the workspace an m×k×n leaf takes (it grows, as its calls grow it)."""
@@ -317,8 +321,8 @@ class OzakiLeaf:
         """Device bytes for an m×k×n leaf (0 on the CPU: NumPy's temporaries are host memory)."""
         if self.cuda is None or k == 0:
             return 0
-        group, levels = self._setup(m, k, n)
-        return ozaki.workspace_bytes(m, k, n, self.moduli(k), group, self.scaling, levels)
+        (rows, cols), levels = self._setup(m, k, n)
+        return ozaki.workspace_bytes(rows, k, cols, self.moduli(k), None, self.scaling, levels)
 
 
 def leaf_gemm(backend: Any, options: Any) -> OzakiLeaf:

@@ -1,18 +1,20 @@
-"""The ozaki leaf under a workspace limit (its moduli in groups) against cuBLAS DGEMM, on the GPU.
+"""The ozaki leaf under a workspace limit (tiles of C) against cuBLAS DGEMM, on the GPU.
 
-A limit that leaves no room for every modulus at once makes the leaf run them in the largest
-groups that fit, carrying the CRT between groups in four float64 accumulators per element of C
-(32 bytes): the same C bit for bit, for more traffic.  For each n × limit: the product compiled
-with ``leaf="ozaki"``, ``levels=0`` and that limit, and cuBLAS DGEMM (``cupy.matmul``) into the
-same C, interleaved in one process (CUDA events after a warm-up, median of --repeat); ratio =
-DGEMM time / ours; the moduli per group and the workspace; the error on a --sample × --sample
-block of C against an exact reference (benchmarks/ozaki.py's), beside DGEMM's; and whether C
-equals the product with every modulus in one group where that fits (n = 16384).
+A limit that leaves no room for all of C at once makes the leaf run in tiles of C that fit (bands
+of rows, B's residues whole): each tile a product of its own, the same C bit for bit, for B's
+residues formed again per band.  For each n × limit: the product compiled with ``leaf="ozaki"``,
+``levels=0`` and that limit, and cuBLAS DGEMM (``cupy.matmul``) into the same C, interleaved in one
+process (CUDA events after a warm-up, median of --repeat); ratio = DGEMM time / ours; the tile
+and the workspace; the error on a --sample × --sample block of C against an exact reference
+(benchmarks/ozaki.py's), beside DGEMM's; and whether C equals the product with all of C at once
+where that fits (n = 16384).
 
-    python3 benchmarks/ozaki_groups.py --out results/ozaki-groups          # 16384 and 32768, ~2 min
+    python3 benchmarks/ozaki_limit.py --out results/ozaki-limit          # 16384 and 32768, ~2 min
 
-FP64 32768³ needs 96 GiB of workspace with its 16 moduli in one group, more than an H100 holds; under
-a 50 GiB limit it takes two at a time (44 GiB) beside its 24 GiB of A, B and C.
+FP64 32768³ needs 96 GiB of workspace with all of C at once, more than an H100 holds; under a
+50 GiB limit it runs in three bands of rows (42.7 GiB) beside its 24 GiB of A, B and C.  Session
+38 measured moduli in groups first (benchmarks/results/issue13/session38/ozaki_groups.txt): the
+same C, slower (0.802× DGEMM at 16384 with 2 moduli per group).
 """
 
 from __future__ import annotations
@@ -38,19 +40,19 @@ GIB = 2**30
 CONFIGS = {16384: (None, 16 * GIB, 12 * GIB), 32768: (50 * GIB,)}
 
 
-def measure(n: int, limit: int | None, A, B, C, sample, repeat: int, one_group) -> dict:
+def measure(n: int, limit: int | None, A, B, C, sample, repeat: int, at_once) -> dict:
     product = bilinear.compile("strassen", leaf="ozaki", levels=0, dtype="float64", workspace_limit=limit)
     count = scheme.moduli_for(scheme.default_bits(np.float64), n)
-    group = scheme.group_for_budget(n, n, n, count, limit)
+    rows, cols = scheme.tile_for_budget(n, n, n, count, limit)
     ours, dgemm = time_interleaved([lambda: product(A, B, out=C), lambda: cp.matmul(A, B, out=C)], cp, repeat=repeat)
-    row = {"n": n, "limit_bytes": limit, "moduli": count, "per_group": group,
+    row = {"n": n, "limit_bytes": limit, "moduli": count, "tile": [rows, cols],
            "workspace_bytes": product.workspace_bytes(n, n, n), "ours_ms": 1e3 * median(ours),
            "dgemm_ms": 1e3 * median(dgemm), "ratio": median(dgemm) / median(ours)}
     row["dgemm_error"] = errors(C, *sample)  # C holds DGEMM's product: the last call of the rounds
     product(A, B, out=C)
     row["error"] = errors(C, *sample)
-    if one_group is not None:
-        row["equals_one_group"] = bool(cp.array_equal(C, one_group))
+    if at_once is not None:
+        row["equals_at_once"] = bool(cp.array_equal(C, at_once))
     return row  # the product and its workspace go with it
 
 
@@ -70,21 +72,21 @@ def main() -> int:
         picks = np.random.default_rng(n)
         rows_, cols_ = sorted(picks.choice(n, args.sample, replace=False)), sorted(picks.choice(n, args.sample, replace=False))
         sample = (rows_, cols_, *exact_sample(A, B, rows_, cols_))
-        one_group = None
+        at_once = None
         for limit in CONFIGS.get(n, (None,)):
-            row = measure(n, limit, A, B, C, sample, args.repeat, one_group)
+            row = measure(n, limit, A, B, C, sample, args.repeat, at_once)
             cp.get_default_memory_pool().free_all_blocks()
             if limit is None:
-                one_group = C.copy()
+                at_once = C.copy()
             rows.append(row)
-            print(f"n={n} limit={'none' if limit is None else f'{limit / GIB:.0f} GiB'}: {row['per_group']} of "
-                  f"{row['moduli']} moduli per group, workspace {row['workspace_bytes'] / GIB:.2f} GiB, ours "
+            print(f"n={n} limit={'none' if limit is None else f'{limit / GIB:.0f} GiB'}: tiles of {row['tile'][0]}x{row['tile'][1]} "
+                  f"({row['moduli']} moduli), workspace {row['workspace_bytes'] / GIB:.2f} GiB, ours "
                   f"{row['ours_ms']:.1f} ms, DGEMM {row['dgemm_ms']:.1f} ms, ratio {row['ratio']:.3f}, error "
                   f"{row['error']['max_rel_AB']:.2e} (DGEMM {row['dgemm_error']['max_rel_AB']:.2e})"
-                  + (f", equals one group: {row['equals_one_group']}" if "equals_one_group" in row else ""), flush=True)
-        del A, B, C, one_group
+                  + (f", equals C at once: {row['equals_at_once']}" if "equals_at_once" in row else ""), flush=True)
+        del A, B, C, at_once
         cp.get_default_memory_pool().free_all_blocks()
-    (args.out / "ozaki_groups.json").write_text(json.dumps(rows, indent=2) + "\n")
+    (args.out / "ozaki_limit.json").write_text(json.dumps(rows, indent=2) + "\n")
     return 0
 
 
