@@ -45,7 +45,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     (float64) or 24 (float32) relative to its row's (column's) largest, so its
     error is bounded relative to those, not to each element as cuBLAS's is; a
     row of A (column of B) that holds an Inf or NaN gives NaN in its whole row
-    (column) of the result, where cuBLAS may give ±Inf.  A fast scheme whose
+    (column) of the result, where cuBLAS may give ±Inf; where its workspace for all
+    of the result at once is not free on the device, it runs in tiles of the
+    result that fit (the same bits).  Another fast scheme whose
     workspace is not free on the device gives way to cuBLAS; from the third
     call on the same arrays (and alpha, beta) it replays as one CUDA graph
     (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.
@@ -196,14 +198,20 @@ def _keep_workspace_of(product) -> None:
 
 def _fits(product, A, B, out) -> bool:
     """Whether the fast scheme's workspace is free on the device once the other fast schemes let
-    theirs go (otherwise cuBLAS, which needs none)."""
+    theirs go, its ozaki leaves in tiles of C where all of C at once is not (otherwise cuBLAS,
+    which needs none)."""
+    _keep_workspace_of(product)
+    M, K, N = A.shape[0], A.shape[1], B.shape[1]
+    free = _free_bytes(product)
+    product.executor.leaf_budget(None)
+    return product.workspace_bytes(M, K, N) <= free or product.fits_in_tiles(M, K, N, free)
+
+
+def _free_bytes(product) -> int:
+    """Device bytes a fast product's workspace may take: free on the device or in CuPy's pool, and its own, reused."""
     import cupy
 
-    _keep_workspace_of(product)
-    needed = product.workspace_bytes(A.shape[0], A.shape[1], B.shape[1])
-    pool = cupy.get_default_memory_pool()
-    free = cupy.cuda.Device().mem_info[0] + pool.free_bytes() + product.held_workspace_bytes()  # its own, reused
-    return needed <= free
+    return cupy.cuda.Device().mem_info[0] + cupy.get_default_memory_pool().free_bytes() + product.held_workspace_bytes()
 
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:

@@ -198,3 +198,32 @@ def test_matmul_keeps_the_workspace_of_the_scheme_it_runs_only(cp, monkeypatch):
         assert [key[0] for key in graph_cache._graphs] == [id(products[-1])]
     assert products[0].held_workspace_bytes() == 0
     graph_cache.forget()
+
+
+def test_an_ozaki_leaf_that_does_not_fit_the_free_memory_runs_in_tiles_of_c(cp, monkeypatch):
+    """matmul gave way to cuBLAS where the ozaki leaf's workspace for all of C was not free; now it runs
+    in tiles of C that fit what is, with the same bits as all of C at once."""
+    from bilinear import matmul_api as api
+    from bilinear.dispatch import Recursive
+    from bilinear.runtime import graph_cache
+
+    M, K, N = 1000, 700, 900
+    config = Recursive("float64", M, K, N, "winograd", 0, 0, 1.1, 0, "serial", "ozaki")
+    monkeypatch.setattr("bilinear.dispatch.dispatch", lambda *a, **k: Choice("recursive", reason="test", config=config))
+    A, B, C = random_inputs(cp, M, K, N, "float64", seed=11)
+    product = api._fast_product(config)
+    whole = cp.empty_like(C)
+    product(A, B, out=whole)
+    needed = product.workspace_bytes(M, K, N)
+    product.release_workspace()  # (its buffer would be reused: what is free counts it)
+    monkeypatch.setattr(api, "_free_bytes", lambda product: needed // 3)
+    graph_cache.forget()
+    for _ in range(3):  # direct, direct and captured, replayed
+        bilinear.matmul(A, B, out=C)
+        assert bool((C == whole).all())
+    assert 0 < product.held_workspace_bytes() <= needed // 3 and product.executor.leaf.budget is not None
+    monkeypatch.setattr(api, "_free_bytes", lambda product: 0)  # not even one element of C: cuBLAS
+    prepared_calls.forget()
+    bilinear.matmul(A, B, out=C)
+    assert relative_error(C, float64_reference(A, B, C, 1.0, 0.0), A, B) <= error_bound("float64", K, 2.0, 0)
+    graph_cache.forget()

@@ -119,6 +119,12 @@ class CompiledProduct:
             f"more than the limit of {limit}{tiled}; raise the limit or use an in-place schedule such as msmes"
         )
 
+    def fits_in_tiles(self, M: int, K: int, N: int, limit: int) -> bool:
+        """Whether a product without a workspace limit of its own fits ``limit`` bytes with its Ozaki
+        leaves in tiles of C (``bilinear.matmul`` gives it what is free on the device); its calls keep
+        that budget if so (:meth:`Executor.leaf_budget` with None lets it go)."""
+        return self._fits_in_tiles(self.executor, M, K, N, limit)
+
     @staticmethod
     def _fits_in_tiles(executor: Executor, M: int, K: int, N: int, limit: int) -> bool:
         """Whether ``executor`` fits ``limit`` with its leaf in the room the rest leaves (the Ozaki
