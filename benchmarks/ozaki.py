@@ -214,7 +214,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for ozaki.txt and ozaki.json")
     parser.add_argument("--quick", action="store_true", help="n = 2048 only, N = 14 and 16, levels 0 and 1")
     parser.add_argument("--budget", type=float, default=None, metavar="GIB",
-                        help="workspace budget per leaf product in GiB (moduli then run in groups)")
+                        help="workspace budget per leaf product in GiB (the leaf then runs in tiles of C)")
     parser.add_argument("-n", type=int, nargs="+", default=None, help="sizes (default 4096 8192 16384)")
     parser.add_argument("--moduli", type=int, nargs="+", default=None, help="N at level 0 (default 13..18)")
     parser.add_argument("--level-moduli", type=int, nargs="+", default=None, help="N with levels (default 14 15)")

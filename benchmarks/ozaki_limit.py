@@ -70,8 +70,8 @@ def main() -> int:
         A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
         C = cp.empty((n, n))
         picks = np.random.default_rng(n)
-        rows_, cols_ = sorted(picks.choice(n, args.sample, replace=False)), sorted(picks.choice(n, args.sample, replace=False))
-        sample = (rows_, cols_, *exact_sample(A, B, rows_, cols_))
+        picked_rows, picked_cols = (sorted(picks.choice(n, args.sample, replace=False)) for _ in range(2))
+        sample = (picked_rows, picked_cols, *exact_sample(A, B, picked_rows, picked_cols))
         at_once = None
         for limit in CONFIGS.get(n, (None,)):
             row = measure(n, limit, A, B, C, sample, args.repeat, at_once)

@@ -117,10 +117,11 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     # The fast scheme takes row-major operands only (compiled only when they are).
     fast = choice.kernel == "recursive" and choice.config is not None and all(x.flags.c_contiguous for x in (A, B, out))
     product = _fast_product(choice.config) if fast else None
-    if product is not None and _fits(product, A, B, out):
-        _run_fast(product, A, B, out, alpha, beta)
+    fits, budget = _fits(product, A, B) if product is not None else (False, None)
+    if fits:
+        _run_fast(product, A, B, out, alpha, beta, budget)
         if call.k:  # the checked path validated this signature: later calls go straight to the graphs
-            run = lambda A, B, out, alpha, beta: _run_fast(product, A, B, out, alpha, beta)  # noqa: E731
+            run = lambda A, B, out, alpha, beta: _run_fast(product, A, B, out, alpha, beta, budget)  # noqa: E731
             prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
         return out
     gpu = _gpu_backend()
@@ -173,12 +174,16 @@ def _fast_product(config):
     return _FAST[key]
 
 
-def _run_fast(product, A, B, out, alpha: float, beta: float) -> None:
-    """The fast product, directly or as a replay (:mod:`bilinear.runtime.graph_cache`)."""
+def _run_fast(product, A, B, out, alpha: float, beta: float, budget: int | None) -> None:
+    """The fast product, directly or as a replay (:mod:`bilinear.runtime.graph_cache`), its ozaki
+    leaves within ``budget`` bytes (None: all of C at once), set under the product's lock: one
+    product serves every shape, and another shape's call may have set another."""
     from .runtime import graph_cache
 
     _keep_workspace_of(product)
-    graph_cache.run(product, A, B, out, alpha, beta)
+    with product._calling:
+        product.executor.leaf_budget(budget)
+        graph_cache.run(product, A, B, out, alpha, beta)
 
 
 def _keep_workspace_of(product) -> None:
@@ -196,15 +201,18 @@ def _keep_workspace_of(product) -> None:
     _LAST_FAST[0] = product
 
 
-def _fits(product, A, B, out) -> bool:
+def _fits(product, A, B) -> tuple[bool, int | None]:
     """Whether the fast scheme's workspace is free on the device once the other fast schemes let
-    theirs go, its ozaki leaves in tiles of C where all of C at once is not (otherwise cuBLAS,
-    which needs none)."""
+    theirs go (otherwise cuBLAS, which needs none), and the budget its ozaki leaves then run in:
+    None for all of C at once, or what is free, in tiles of C."""
     _keep_workspace_of(product)
     M, K, N = A.shape[0], A.shape[1], B.shape[1]
     free = _free_bytes(product)
-    product.executor.leaf_budget(None)
-    return product.workspace_bytes(M, K, N) <= free or product.fits_in_tiles(M, K, N, free)
+    with product._calling:
+        product.executor.leaf_budget(None)
+        if product.workspace_bytes(M, K, N) <= free:
+            return True, None
+        return product.fits_in_tiles(M, K, N, free), free
 
 
 def _free_bytes(product) -> int:

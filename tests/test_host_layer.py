@@ -91,7 +91,7 @@ def _link_driver(out: Path) -> Path:
 # in-place schedule (msmes): between them every kind of host code (element-wise launches, GEMM
 # leaves, fused launches, peeling, workspace, an overwriting top level), and breadth-first levels
 # under a depth-first one with batched leaf GEMMs and a workspace limit's fallback plan (winograd), and
-# ozaki leaves (strassen; with a limit, the plan that runs its moduli in groups).
+# ozaki leaves (strassen; with a limit, the plan that runs them in tiles of C).
 BUILDS = [("algorithms/rsmm.bl", "--levels", "2"), ("algorithms/msmes.bl", "--leaf", "fused"),
           ("algorithms/winograd.bl", "--levels", "2", "--breadth", "1", "--launch", "batched", "--workspace-limit", "1G"),
           ("algorithms/strassen.bl", "--leaf", "ozaki", "--levels", "1", "--scaling", "norm", "--workspace-limit", "1G")]

@@ -219,6 +219,25 @@ def test_under_a_tight_limit_the_library_runs_tiles_of_c(tmp_path):
     assert status == 4000 and np.array_equal(got, C)
 
 
+@needs_gxx
+def test_under_a_limit_a_direct_leaf_runs_in_bands_of_rows(tmp_path):
+    """The direct leaf at 37×50×21 (the library's 21×50×37) needs 181,248 bytes with all of C at once; one
+    row of it with B's residues whole, 94,976: under 120,000 it runs three bands of 7 rows (112,128 bytes),
+    the runtime's product bit for bit."""
+    from bilinear.lower.manifest import library_call_bytes
+    from bilinear.lower.plan import lower
+
+    out = _compile(tmp_path, "winograd", "--levels", "0", "--workspace-limit", "120000")
+    lowered = lower(bilinear.api.load("winograd"), Options(leaf="ozaki", levels=0))
+    assert ozaki.tile_for_budget(21, 50, 37, ozaki.moduli_for(53, 50), 120_000) == (7, 37)
+    assert library_call_bytes(lowered, 21, 50, 37) == 181_248 and library_call_bytes(lowered, 21, 50, 37, 120_000) == 112_128
+    assert statuses(out, "winograd", ["winograd_dgemm_workspace_bytes(37, 21, 50)"]) == [112_128]
+    rng = np.random.default_rng(19)
+    A, B, C = rng.standard_normal((37, 50)), rng.standard_normal((50, 21)), rng.standard_normal((37, 21))
+    status, got = product(out, "winograd", A, B, C, 1.5, 0.5)
+    assert status == 0 and np.array_equal(got, _runtime("winograd", "float64", A, B, C, 1.5, 0.5, levels=0))
+
+
 def test_the_manifest_and_header_say_the_library_runs_the_ozaki_leaf(tmp_path):
     out = _compile(tmp_path, "winograd", "--levels", "1")
     manifest = json.loads((out / "manifest.json").read_text())
@@ -277,6 +296,8 @@ def test_on_the_gpu_the_library_and_the_runtime_give_the_same_bits(tmp_path, dty
     gemm.argtypes = [ctypes.c_void_p, *[ctypes.c_int] * 3, real, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
                      ctypes.c_int, real, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
     gemm.restype = ctypes.c_int
+    workspace_bytes = getattr(ctypes.CDLL(str(library)), f"{scheme}_{'d' if dtype == 'float64' else 's'}gemm_workspace_bytes")
+    workspace_bytes.argtypes, workspace_bytes.restype = [ctypes.c_int] * 3, ctypes.c_size_t
     compiled = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", leaf="ozaki", dtype=dtype, **runtime)
     rng = cupy.random.default_rng(17)
     for m, k, n in [(129, 300, 97), (8200, 515, 33)]:
@@ -291,6 +312,7 @@ def test_on_the_gpu_the_library_and_the_runtime_give_the_same_bits(tmp_path, dty
         assert status == 0 and bool(cupy.array_equal(ours, want.T)), (m, k, n)
         if "workspace_limit" in runtime:
             assert compiled.workspace_bytes(n, k, m) <= runtime["workspace_limit"]
+            assert workspace_bytes(m, n, k) <= runtime["workspace_limit"]
 
 
 def test_a_breadth_first_plan_counts_its_ozaki_leaves_workspace():

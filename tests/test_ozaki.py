@@ -504,6 +504,7 @@ def test_tiles_of_c_give_the_whole_products_bits(monkeypatch):
         leaf.cuda = emulated_runner(monkeypatch)
         got, want = C.copy(), C.copy()
         leaf(A, B, got, 0.7, 0.5)
+        assert leaf.cuda.workspace_bytes <= budget < ozaki.workspace_bytes(m, k, n, count)  # it ran in tiles
         leaf.cuda.gemm(A, B, want, 0.7, 0.5)
         chosen = ozaki.tile_for_budget(m, k, n, count, budget)
         assert np.array_equal(got, want) and (chosen == tile if tile else chosen[1] < n), chosen

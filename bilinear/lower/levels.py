@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Union
 import numpy as np
 
 from ..diagnostics import BilinearError, Diagnostic
-from ..ir import Algorithm, Schedule, Stage, Update
+from ..ir import Algorithm, Multiply, Schedule, Stage, Update
 from ..ir.names import Span
 from ..schedule import default_schedule, from_zero, fuse_elementwise, single_target
 from ..verify.lazy import verify_schedule
@@ -190,8 +190,8 @@ def check_range(numbers: Iterable[Fraction], dtype: str, what: str, span: Span |
                 f"range ({info.tiny:.3g} to {info.max:.3g} in magnitude); it cannot be run in {dtype}", span))
 
 
-def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement, schedule: Schedule, level: int,
-                      options: Options) -> None:
+def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement: Multiply, schedule: Schedule,
+                      level: int, options: Options) -> None:
     """Refuse, located at ``statement``, a sub-problem (its A, B and target coefficients over the
     views they bind) that no leaf of ``options`` can run: a sum of several views under leaves
     that multiply single ones (found only by the first call, unlocated), or a coefficient that

@@ -266,7 +266,8 @@ def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None
 
 
 def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scaling: str = "max") -> int:
-    """The most moduli per group whose workspace fits ``budget`` bytes (all of them without one).
+    """The most moduli per group whose workspace fits ``budget`` bytes (all of them without one), for
+    ``gemm(group=)``: a leaf under a budget runs tiles of C (:func:`tile_for_budget`), cheaper.
 
     Raises:
         ValueError: when even one modulus at a time does not fit.
@@ -300,7 +301,7 @@ def tile_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scal
     so that one tile's workspace fits ``budget`` bytes: all of C where it fits (or without a budget);
     else bands of rows, the fewest that fit (B's residues whole, A's a band's); else tiles of about
     equal sides.  A tile is a product of A's rows by B's columns scaled by their own statistics over
-    the whole of k, so C is the same bit for bit; what a tile costs is B's (A's) residues formed
+    each chunk of k, the whole product's, so C is the same bit for bit; what a tile costs is B's (A's) residues formed
     again per band, where moduli in groups (:func:`group_for_budget`) read and write four float64
     accumulators per element of C per group.
 

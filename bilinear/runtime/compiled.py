@@ -258,6 +258,9 @@ class CompiledProduct:
         if why := broken_condition(executor.lowered, A.shape[0], A.shape[1], B.shape[1]):
             raise ValueError(why)
         with self._calling:
+            # again under the lock: it sets the Ozaki leaf's budget for this size, which another
+            # thread's call or query may have changed since
+            executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
             self._hold_within_limit(executor, A.shape[0], A.shape[1], B.shape[1])
             executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given

@@ -123,8 +123,8 @@ class Executor:
         return call_workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.leaf, M, K, N)
 
     def leaf_budget(self, room: int | None) -> bool:
-        """Give the leaf GEMM ``room`` device bytes (the Ozaki leaf then runs its moduli in the largest
-        groups that fit; None: no budget); False where the leaf kind takes no budget."""
+        """Give the leaf GEMM ``room`` device bytes (the Ozaki leaf then runs in tiles of C that fit;
+        None: no budget, all of C at once); False where the leaf kind takes no budget."""
         if not hasattr(self.leaf, "budget"):
             return False
         self.leaf.budget = room

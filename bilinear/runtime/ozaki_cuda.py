@@ -297,7 +297,7 @@ class OzakiLeaf:
         if self.cuda is None:
             ozaki.gemm(self.xp, a, b, c, alpha, beta, count=self.count, bits=self.bits, scaling=self.scaling)
             return
-        (rows, cols), levels = self._setup(m, k, n) if k else ((m, n), 0)
+        (rows, cols), levels = self._setup(m, k, n) if m and k and n else ((max(m, 1), max(n, 1)), 0)
         for i in range(0, m, rows):  # each tile of C a product of its own: the same bits as the whole
             for j in range(0, n, cols):
                 self.cuda.gemm(a[i : i + rows], b[:, j : j + cols], c[i : i + rows, j : j + cols], alpha, beta,
