@@ -7,7 +7,10 @@ ROOT holds the fetched repositories, one folder per repository named
 arbenson+fast-matmul, jgdumas+plinopt, google-deepmind+alphatensor,
 dronperminov+FastMatrixMultiplication) and ``alphaevolve/`` with the
 AlphaEvolve decompositions saved as ``.npz`` (``--alphaevolve NOTEBOOK``
-writes it from google-deepmind/alphaevolve_results' notebook).
+writes it from google-deepmind/alphaevolve_results' notebook).  A folder named
+by the catalogue's short name (kauers, flips, fast-matmul, plinopt,
+alphatensor: ``../shared/schemes``' layout) is read where the repository's is
+absent.
 
 Every file goes through :func:`bilinear.frontend.importers.read_catalogue`
 with its format detected, as ``bilinear verify FILE`` would read it, and then:
@@ -65,6 +68,8 @@ _NOT_SCHEMES = {"README.md", "LICENSE", ".gitignore"}
 def _files(root: Path, name: str) -> list[Path]:
     folder, patterns = CATALOGUES[name]
     base = root / folder
+    if not base.is_dir() and (root / name).is_dir():  # ../shared/schemes' layout: a folder per catalogue's short name
+        base = root / name
     found = {p for pattern in patterns for p in base.glob(pattern) if p.is_file()}
     if name == "fast-matmul":  # the folder also holds a README and madan's parser script
         found = {p for p in found if p.name not in _NOT_SCHEMES and p.suffix not in (".py", ".md")}

@@ -66,3 +66,16 @@ def test_the_tally_runs_only_the_files_a_list_names(tmp_path, monkeypatch):
     assert tally.main([str(tmp_path), "--only", "fast-matmul", "--files", str(listed), "--jobs", "1", "--json", str(out)]) == 0
     results = json.loads(out.read_text())
     assert [(r["path"].rsplit("/", 1)[1], r["outcome"]) for r in results] == [("strassen", "verified")]
+
+
+def test_the_tally_reads_a_folder_per_catalogue_by_its_short_name(tmp_path, monkeypatch):
+    """../shared/schemes holds fast-matmul/, kauers/, ...: the tally wanted owner+name folders and found
+    nothing there (found by an audit)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    tally = importlib.import_module("catalogue_tally")
+    folder = tmp_path / "fast-matmul"
+    folder.mkdir()
+    (folder / "strassen").write_bytes(scheme_file("fast-matmul/strassen").read_bytes())
+    out = tmp_path / "out.json"
+    assert tally.main([str(tmp_path), "--only", "fast-matmul", "--jobs", "1", "--json", str(out)]) == 0
+    assert [(r["path"].rsplit("/", 1)[1], r["outcome"]) for r in json.loads(out.read_text())] == [("strassen", "verified")]
