@@ -17,6 +17,13 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
     return run_cli(capsys, "bench", *argv)
 
 
+@pytest.fixture(autouse=True)
+def _wide_output(monkeypatch):
+    """Output to a pipe, 200 columns wide, as the tests expect unless one sets COLUMNS itself: under
+    pytest-xdist a worker has COLUMNS=80, and the table then gave way to plain lines."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 def test_json_onto_an_input_is_refused_before_timing(capsys, tmp_path):
     scheme = tmp_path / "my.bl"
     scheme.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
