@@ -177,13 +177,24 @@ def _fast_product(config):
 def _run_fast(product, A, B, out, alpha: float, beta: float, budget: int | None) -> None:
     """The fast product, directly or as a replay (:mod:`bilinear.runtime.graph_cache`), its ozaki
     leaves within ``budget`` bytes (None: all of C at once), set under the product's lock: one
-    product serves every shape, and another shape's call may have set another."""
+    product serves every shape, and another shape's call may have set another.
+
+    In tiles of C (a budget) the leaf took what was free on the device.  Kept, it left the caller
+    nothing: after matmul at FP64 24576 on the H100, allocating 4.5 GiB failed.  So it goes back to
+    CuPy's pool after the call, where the caller's next allocation finds it, and the call runs
+    directly, with no graph to hold it: such a product takes hundreds of ms, and its 1-2 ms of
+    host time run while the GPU works."""
     from .runtime import graph_cache
 
     _keep_workspace_of(product)
     with product._calling:
         product.executor.leaf_budget(budget)
-        graph_cache.run(product, A, B, out, alpha, beta)
+        if budget is None:
+            graph_cache.run(product, A, B, out, alpha, beta)
+            return
+        graph_cache.drop(product)  # graphs of earlier calls hold workspace too
+        product(A, B, out=out, alpha=alpha, beta=beta)
+        product.release_workspace()
 
 
 def _keep_workspace_of(product) -> None:

@@ -202,7 +202,8 @@ def test_matmul_keeps_the_workspace_of_the_scheme_it_runs_only(cp, monkeypatch):
 
 def test_an_ozaki_leaf_that_does_not_fit_the_free_memory_runs_in_tiles_of_c(cp, monkeypatch):
     """matmul gave way to cuBLAS where the ozaki leaf's workspace for all of C was not free; now it runs
-    in tiles of C that fit what is, with the same bits as all of C at once."""
+    in tiles of C that fit what is, with the same bits as all of C at once, and gives that workspace
+    back after each call (kept, it left the caller no memory: tests/test_matmul_memory.py)."""
     from bilinear import matmul_api as api
     from bilinear.dispatch import Recursive
     from bilinear.runtime import graph_cache
@@ -218,10 +219,15 @@ def test_an_ozaki_leaf_that_does_not_fit_the_free_memory_runs_in_tiles_of_c(cp, 
     product.release_workspace()  # (its buffer would be reused: what is free counts it)
     monkeypatch.setattr(api, "_free_bytes", lambda product: needed // 3)
     graph_cache.forget()
-    for _ in range(3):  # direct, direct and captured, replayed
+    held = []  # what each call held when it gave its workspace back
+    release = product.release_workspace
+    monkeypatch.setattr(product, "release_workspace", lambda: (held.append(product.held_workspace_bytes()), release()))
+    for _ in range(3):  # direct each time: no graph holds the workspace
         bilinear.matmul(A, B, out=C)
         assert bool((C == whole).all())
-    assert 0 < product.held_workspace_bytes() <= needed // 3 and product.executor.leaf.budget is not None
+    assert len(held) == 3 and all(0 < bytes_ <= needed // 3 for bytes_ in held), held
+    assert product.held_workspace_bytes() == 0 and product.executor.leaf.budget is not None
+    assert not any(key[0] == id(product) for key in graph_cache._graphs)
     monkeypatch.setattr(api, "_free_bytes", lambda product: 0)  # not even one element of C: cuBLAS
     prepared_calls.forget()
     bilinear.matmul(A, B, out=C)
