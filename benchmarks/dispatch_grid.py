@@ -26,15 +26,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
 import cupy
 
 import bilinear
+from bilinear import matmul_api
 from bilinear.dispatch import _committed_choice, dispatch, family_of, load_table, parse_table
 from bilinear.measure import error_bound, median, relative_error
-from bilinear.runtime import prepared_calls
+from bilinear.output import write_atomic
+from bilinear.runtime import graph_cache, prepared_calls
+from bilinear.runtime.graphs import CapturedProduct
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = [
@@ -51,9 +55,12 @@ GRID = [
     ("float64", 1000000, 8, 8), ("float64", 65536, 1024, 64),
     ("float32", 16384, 16384, 2), ("float32", 1000000, 4, 4), ("float32", 32768, 16384, 16), ("float32", 4096, 4096, 64),
 ]
-# Measured into the table (--table) but not in the 30-shape check: where no grid shape is near
-# enough (bilinear.dispatch.RECURSIVE_REACH) and a candidate may still win.
-TABLE_ONLY = [("float32", 2048, 2048, 2048), ("float32", 3072, 3072, 3072)]
+# Measured into the table (--table) but not in the 30-shape check (--check --only takes them): where no
+# grid shape is near enough (bilinear.dispatch.RECURSIVE_REACH) and a candidate may still win.  Past 16384
+# the ozaki leaf's workspace for all of C passes an H100's memory, and it runs in tiles of C (as matmul
+# gives it what is free).
+TABLE_ONLY = [("float32", 2048, 2048, 2048), ("float32", 3072, 3072, 3072), ("float64", 24576, 24576, 24576),
+              ("float64", 32768, 32768, 32768), ("float32", 32768, 32768, 32768)]
 # Non-perturbing candidates (scheme, levels, breadth, launch, leaf): A and B are read only.
 CANDIDATES = [("winograd", 1, 1, "streams", "cublas"), ("winograd", 1, 1, "batched", "cublas"),
               ("winograd", 2, 2, "streams", "cublas"), ("winograd", 2, 2, "batched", "cublas"),
@@ -138,16 +145,33 @@ def _compiled(dtype: str) -> dict:
 
 
 def _speedup(product, A, B, C, out, repeat: int) -> tuple[float, float]:
-    """The product's graph replays against cuBLAS alone, and the replays' error against cuBLAS's
-    product (``out`` holds the replays' result after); its workspace let go after (nine
-    workspaces do not fit beside the inputs at n = 16384)."""
-    graph = product.capture(A, B, out)  # runs it once, then records it
-    ms = _interleaved({"cuBLAS": lambda: cupy.matmul(A, B, out=C), "graph": graph}, repeat)
-    error = relative_error(out, C, A, B)
-    graph = None
-    product.release_workspace()
-    cupy.get_default_memory_pool().free_all_blocks()
-    return ms["cuBLAS"] / ms["graph"], error
+    """The product's calls against cuBLAS alone, and their error against cuBLAS's product (``out``
+    holds their result after); its workspace let go after (nine
+    workspaces do not fit beside the inputs at n = 16384).  It runs as matmul runs it: captured
+    after a call on these arrays (a capture of its own first runs on copies of them: 24 GiB more at
+    FP64 32768, and the ozaki leaf measured 0 for want of them), or, with its ozaki leaves in tiles
+    of C where all of C is not free, directly, its workspace given back after each call
+    (``matmul_api._run_fast``).  (0, inf) where it does not fit."""
+    fits, budget = matmul_api._fits(product, A, B)
+    try:
+        if not fits:
+            print(f"  {product!r}: its workspace is not free beside the operands", flush=True)
+            return 0.0, math.inf
+        product.executor.leaf_budget(budget)
+        product(A, B, out=out)
+        if budget is None:
+            ours = CapturedProduct(product, A, B, out, warm=False)
+        else:
+            ours = lambda: matmul_api._run_fast(product, A, B, out, 1.0, 0.0, budget)  # noqa: E731
+        ms = _interleaved({"cuBLAS": lambda: cupy.matmul(A, B, out=C), "ours": ours}, repeat)
+        return ms["cuBLAS"] / ms["ours"], relative_error(out, C, A, B)
+    except cupy.cuda.memory.OutOfMemoryError as error:  # breadth-first buffers past the device's memory
+        print(f"  {product!r} (budget {budget}): {error}", flush=True)
+        return 0.0, math.inf
+    finally:
+        ours = None  # a graph holds its workspace: let it go before the release
+        product.release_workspace()
+        cupy.get_default_memory_pool().free_all_blocks()
 
 
 def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: int) -> dict:
@@ -199,6 +223,14 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
 
     rows = [row for row in data.get("recursive", {}).get("rows", [])
             if not measured(row["dtype"], row["m"], row["k"], row["n"])]
+    # the table's own settings, as they were before this run wrote rows into it
+    previous = data.get("recursive", {}).get("generated_by")
+    kept = {key: value for key, value in data.get("recursive", {}).items() if key.startswith("emulated_min_speedup")}
+    command = f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup}"
+    if only is not None:
+        command += " --only " + " ".join(f"{m}x{k}x{n}" for m, k, n in sorted(only))
+    # a run with --only keeps the other rows, so the commands that measured them stay named
+    generated_by = f"{previous}; then {command}" if only and previous else command
     compiled = {}
     for dtype, m, k, n in GRID + TABLE_ONLY:
         if not measured(dtype, m, k, n) or family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
@@ -209,36 +241,39 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
         best = rows[-1]
         print(f"{dtype} {m}x{k}x{n}: best {_label(tuple(best[f] for f in ('scheme', 'levels', 'breadth', 'launch', 'leaf')))} "
               f"{best['speedup']:.3f}x  {best['candidates']}", flush=True)
+        # written after every row: a run cut off (a device call's time limit; FP64 32768 takes minutes a
+        # row) keeps the rows it measured
+        data["recursive"] = {
+            "min_dim": None, "min_speedup": min_speedup, **kept, "rows": _in_grid_order(rows),
+            "timed_as": "graph replays", "generated_by": generated_by, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+        write_atomic(path, json.dumps(data, indent=1) + "\n")  # whole, where a time limit stops the run
+
+
+def _in_grid_order(rows: list[dict]) -> list[dict]:
+    """The table's rows in the order of GRID, then TABLE_ONLY, then any other."""
     order = {shape: index for index, shape in enumerate(GRID + TABLE_ONLY)}
-    rows.sort(key=lambda row: order.get((row["dtype"], row["m"], row["k"], row["n"]), len(order)))
-    command = f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup}"
-    if only is not None:
-        command += " --only " + " ".join(f"{m}x{k}x{n}" for m, k, n in sorted(only))
-    previous = data.get("recursive", {}).get("generated_by")
-    kept = {key: value for key, value in data.get("recursive", {}).items() if key.startswith("emulated_min_speedup")}
-    data["recursive"] = {
-        "min_dim": None, "min_speedup": min_speedup, **kept, "rows": rows, "timed_as": "graph replays",
-        # a run with --only keeps the other rows, so the commands that measured them stay named
-        "generated_by": f"{previous}; then {command}" if only and previous else command,
-        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-    }
-    path.write_text(json.dumps(data, indent=1) + "\n")
+    return sorted(rows, key=lambda row: order.get((row["dtype"], row["m"], row["k"], row["n"]), len(order)))
 
 
-def check(repeat: int, dtypes: list[str]) -> list[dict]:
+def check(repeat: int, dtypes: list[str], only: set | None = None) -> list[dict]:
+    """matmul against cuBLAS at every grid shape of ``dtypes`` (``only``: those it names, the table's
+    other shapes too)."""
     load_table.cache_clear()
     _committed_choice.cache_clear()
     prepared_calls.forget()  # decisions of the table just written, not of the one before
     results = []
-    for dtype, m, k, n in (shape for shape in GRID if shape[0] in dtypes):
+    shapes = GRID if only is None else [shape for shape in GRID + TABLE_ONLY if shape[1:] in only]
+    for dtype, m, k, n in (shape for shape in shapes if shape[0] in dtypes):
         A, B, C = _inputs(dtype, m, k, n)
-        C2 = cupy.zeros_like(C)
+        C2, C3 = cupy.zeros_like(C), cupy.zeros_like(C)  # before matmul's first call, which sizes its workspace
         choice = dispatch(m, k, n, dtype)
         bilinear.matmul(A, B, out=C2)  # compiles what it chose
-        reference = cupy.matmul(A, B)
-        error = float(cupy.abs(C2 - reference).max()) / max(float(cupy.abs(reference).max()), 1e-300)
-        reference = None
-        C3 = cupy.zeros_like(C)
+        cupy.matmul(A, B, out=C3)
+        # in bands of rows: a difference of all of C did not fit beside matmul's workspace at FP64 24576
+        band = 4096
+        error = max(float(cupy.abs(C2[i:i + band] - C3[i:i + band]).max()) for i in range(0, m, band))
+        error /= max(max(float(cupy.abs(C3[i:i + band]).max()) for i in range(0, m, band)), 1e-300)
         # cuBLAS against itself (the same call) measures the noise a ratio of 1 carries; the three
         # write C, C2 and C3 in turn
         rounds = _rotating_rounds({"cuBLAS": lambda out: cupy.matmul(A, B, out=out),
@@ -254,6 +289,9 @@ def check(repeat: int, dtypes: list[str]) -> list[dict]:
               f"{per_round[-1]:.3f}; cuBLAS/cuBLAS {same:.3f})  (cuBLAS {ms['cuBLAS']:8.3f} ms, matmul "
               f"{ms['matmul']:8.3f} ms)  {choice.reason}", flush=True)
         A = B = C = C2 = C3 = None
+        for product in matmul_api._FAST.values():  # the next shape's operands need the memory matmul kept
+            graph_cache.drop(product)
+            product.release_workspace()
         cupy.get_default_memory_pool().free_all_blocks()
     worst = min(r["ratio"] for r in results)
     chosen = [r["ratio"] for r in results if r["choice"] != "cublas"]
@@ -287,7 +325,7 @@ def main() -> None:
     if args.table:
         measure_table(args.table, args.repeat, args.min_speedup, args.dtype, set(args.only) if args.only else None)
     if args.check:
-        results = check(args.repeat, args.dtype)
+        results = check(args.repeat, args.dtype, set(args.only) if args.only else None)
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "matmul_grid.json").write_text(json.dumps(results, indent=1))
