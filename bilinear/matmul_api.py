@@ -52,7 +52,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     call on the same arrays (and alpha, beta) it replays as one CUDA graph
     (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.
     Only the fast scheme run last keeps its workspace (and graphs) between
-    calls; running another lets them go.  NumPy matrices are multiplied on the CPU.
+    calls; running another lets them go; one in tiles of the result gives it
+    back to CuPy's pool after each call (it had taken what was free), and its
+    next call takes what is free then.  NumPy matrices are multiplied on the CPU.
 
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
@@ -121,7 +123,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     if fits:
         _run_fast(product, A, B, out, alpha, beta, budget)
         if call.k:  # the checked path validated this signature: later calls go straight to the graphs
-            run = lambda A, B, out, alpha, beta: _run_fast(product, A, B, out, alpha, beta, budget)  # noqa: E731
+            run = _remembered_fast(product, budget)
             prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
         return out
     gpu = _gpu_backend()
@@ -195,6 +197,24 @@ def _run_fast(product, A, B, out, alpha: float, beta: float, budget: int | None)
         graph_cache.drop(product)  # graphs of earlier calls hold workspace too
         product(A, B, out=out, alpha=alpha, beta=beta)
         product.release_workspace()
+
+
+def _remembered_fast(product, budget: int | None):
+    """The call a validated signature repeats: the fast product with its first call's budget (None:
+    all of C at once, in the workspace it keeps); in tiles of C with what is free at each call (its
+    workspace went back to CuPy's pool, where the caller may have taken it since), or cuBLAS where
+    not even a tile fits then."""
+    if budget is None:
+        return lambda A, B, out, alpha, beta: _run_fast(product, A, B, out, alpha, beta, None)
+
+    def run(A, B, out, alpha: float, beta: float) -> None:
+        fits, room = _fits(product, A, B)
+        if fits:
+            _run_fast(product, A, B, out, alpha, beta, room)
+        else:
+            _gpu_backend().gemm(A, B, out, alpha, beta)
+
+    return run
 
 
 def _keep_workspace_of(product) -> None:

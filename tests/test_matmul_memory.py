@@ -59,3 +59,24 @@ def test_tiles_of_c_give_the_workspace_back_after_each_call(product):
     for _ in range(3):
         api._run_fast(product, "A", "B", "C", 1.0, 0.0, budget)
     assert product.events == [("graphs dropped", None), ("direct", budget), ("released", budget)] * 3
+
+
+def test_a_repeated_call_in_tiles_takes_what_is_free_then(product, monkeypatch):
+    """Its workspace went back to the pool, where the caller may have taken it since: a repeated call
+    sizes its tiles anew, or gives way to cuBLAS where not even a tile fits (with its first call's
+    budget it ran out of memory)."""
+    free = [(True, 2 << 30), (True, None), (False, 5)]
+    monkeypatch.setattr(api, "_fits", lambda product, A, B: free.pop(0))
+    monkeypatch.setattr(api, "_gpu_backend", lambda: type("Gpu", (), {"gemm": lambda self, *args: product.events.append(("cuBLAS", None))})())
+    run = api._remembered_fast(product, 3 << 30)
+    for _ in range(3):
+        run("A", "B", "C", 1.0, 0.0)
+    assert product.events == [("graphs dropped", None), ("direct", 2 << 30), ("released", 2 << 30),
+                              ("graph cache", None), ("cuBLAS", None)]
+
+
+def test_a_repeated_call_of_all_of_c_keeps_its_budget(product, monkeypatch):
+    monkeypatch.setattr(api, "_fits", lambda product, A, B: pytest.fail("all of C at once: its workspace is held"))
+    run = api._remembered_fast(product, None)
+    run("A", "B", "C", 1.0, 0.0)
+    assert product.events == [("graph cache", None)]
