@@ -1,12 +1,15 @@
 """``bilinear.matmul``: the product by the kernel that measured fastest for the shape.
 
 TSM2R/TSM2L for tall-and-skinny products, a fast scheme compiled through
-:func:`bilinear.api.compile` (replayed as CUDA graphs, :mod:`bilinear.runtime.graph_cache`)
+:func:`bilinear.api.compile` (replayed as CUDA graphs where it keeps its workspace,
+:mod:`bilinear.runtime.graph_cache`)
 where the dispatch table (:mod:`bilinear.dispatch`) measured one faster, cuBLAS elsewhere;
 NumPy matrices on the CPU.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,13 +51,14 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     (column) of the result, where cuBLAS may give ±Inf; where its workspace for all
     of the result at once is not free on the device, it runs in tiles of the
     result that fit (the same bits).  Another fast scheme whose
-    workspace is not free on the device gives way to cuBLAS; from the third
-    call on the same arrays (and alpha, beta) it replays as one CUDA graph
-    (:mod:`bilinear.runtime.graph_cache`), without the host time of its launches.
-    Only the fast scheme run last keeps its workspace (and graphs) between
-    calls; running another lets them go; one in tiles of the result gives it
-    back to CuPy's pool after each call (it had taken what was free), and its
-    next call takes what is free then.  NumPy matrices are multiplied on the CPU.
+    workspace is not free on the device gives way to cuBLAS.  A fast scheme
+    keeps its workspace between calls where as much stays free beside it, and
+    from the third call on the same arrays (and alpha, beta) replays as one
+    CUDA graph (:mod:`bilinear.runtime.graph_cache`), without the host time of
+    its launches; only the one run last keeps it (running another lets it go).
+    Where less would stay free, or in tiles of the result, it runs directly
+    and gives its workspace back to CuPy's pool after each call, for the
+    caller's next allocation.  NumPy matrices are multiplied on the CPU.
 
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
@@ -119,11 +123,11 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     # The fast scheme takes row-major operands only (compiled only when they are).
     fast = choice.kernel == "recursive" and choice.config is not None and all(x.flags.c_contiguous for x in (A, B, out))
     product = _fast_product(choice.config) if fast else None
-    fits, budget = _fits(product, A, B) if product is not None else (False, None)
-    if fits:
-        _run_fast(product, A, B, out, alpha, beta, budget)
-        if call.k:  # the checked path validated this signature: later calls go straight to the graphs
-            run = _remembered_fast(product, budget)
+    room = _fits(product, A, B) if product is not None else Room(False)
+    if room.fits:
+        _run_fast(product, A, B, out, alpha, beta, room)
+        if call.k:  # the checked path validated this signature: later calls skip the checks
+            run = _remembered_fast(product, room)
             prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
         return out
     gpu = _gpu_backend()
@@ -176,22 +180,31 @@ def _fast_product(config):
     return _FAST[key]
 
 
-def _run_fast(product, A, B, out, alpha: float, beta: float, budget: int | None) -> None:
-    """The fast product, directly or as a replay (:mod:`bilinear.runtime.graph_cache`), its ozaki
-    leaves within ``budget`` bytes (None: all of C at once), set under the product's lock: one
-    product serves every shape, and another shape's call may have set another.
+@dataclass(frozen=True)
+class Room:
+    """Where a fast product's call fits on the device: at all (else cuBLAS, which needs no workspace);
+    the ``budget`` its ozaki leaves run in (None: all of C at once, else tiles of C in that many
+    bytes); whether it may ``keep`` its workspace (and its graphs) after the call."""
 
-    In tiles of C (a budget) the leaf took what was free on the device.  Kept, it left the caller
-    nothing: after matmul at FP64 24576 on the H100, allocating 4.5 GiB failed.  So it goes back to
-    CuPy's pool after the call, where the caller's next allocation finds it, and the call runs
-    directly, with no graph to hold it: such a product takes hundreds of ms, and its 1-2 ms of
-    host time run while the GPU works."""
+    fits: bool
+    budget: int | None = None
+    keep: bool = False
+
+
+def _run_fast(product, A, B, out, alpha: float, beta: float, room: Room) -> None:
+    """The fast product, directly or as a replay (:mod:`bilinear.runtime.graph_cache`), its ozaki
+    leaves within the room's budget, set under the product's lock: one product serves every shape,
+    and another shape's call may have set another.
+
+    A product that may not keep its workspace runs directly, with no graph to hold it, and gives it
+    back to CuPy's pool after the call, where the caller's next allocation finds it.  Such a product
+    takes hundreds of ms, and its 1-2 ms of host time run while the GPU works."""
     from .runtime import graph_cache
 
     _keep_workspace_of(product)
     with product._calling:
-        product.executor.leaf_budget(budget)
-        if budget is None:
+        product.executor.leaf_budget(room.budget)
+        if room.keep:
             graph_cache.run(product, A, B, out, alpha, beta)
             return
         graph_cache.drop(product)  # graphs of earlier calls hold workspace too
@@ -199,22 +212,25 @@ def _run_fast(product, A, B, out, alpha: float, beta: float, budget: int | None)
         product.release_workspace()
 
 
-def _remembered_fast(product, budget: int | None):
-    """The call a validated signature repeats: the fast product with its first call's budget (None:
-    all of C at once, in the workspace it keeps); in tiles of C with what is free at each call (its
-    workspace went back to CuPy's pool, where the caller may have taken it since), or cuBLAS where
-    not even a tile fits then."""
-    if budget is None:
-        return lambda A, B, out, alpha, beta: _run_fast(product, A, B, out, alpha, beta, None)
+def _remembered_fast(product, room: Room):
+    """The call a validated signature repeats: the fast product in its first call's room while it
+    still holds the workspace of this shape, else in the room free then (its workspace went back to
+    the pool, where the caller may have taken it since, or another shape or scheme let it go), or
+    cuBLAS where nothing fits then."""
 
     def run(A, B, out, alpha: float, beta: float) -> None:
-        fits, room = _fits(product, A, B)
-        if fits:
-            _run_fast(product, A, B, out, alpha, beta, room)
+        now = room if room.keep and _holds_workspace_for(product, A, B) else _fits(product, A, B)
+        if now.fits:
+            _run_fast(product, A, B, out, alpha, beta, now)
         else:
             _gpu_backend().gemm(A, B, out, alpha, beta)
 
     return run
+
+
+def _holds_workspace_for(product, A, B) -> bool:
+    """Whether the product's last call was at this shape and it still holds that call's workspace."""
+    return product.executor.last_ran(A.shape[0], A.shape[1], B.shape[1]) and product.held_workspace_bytes() > 0
 
 
 def _keep_workspace_of(product) -> None:
@@ -232,18 +248,24 @@ def _keep_workspace_of(product) -> None:
     _LAST_FAST[0] = product
 
 
-def _fits(product, A, B) -> tuple[bool, int | None]:
-    """Whether the fast scheme's workspace is free on the device once the other fast schemes let
-    theirs go (otherwise cuBLAS, which needs none), and the budget its ozaki leaves then run in:
-    None for all of C at once, or what is free, in tiles of C."""
+def _fits(product, A, B) -> Room:
+    """The room a fast product's call has once the other fast schemes let their workspace go.
+
+    Its workspace for all of C at once where that is free, else its ozaki leaves in tiles of C that
+    fit what is (the room :meth:`fits_in_tiles` gave them).  It keeps the workspace only where as
+    much stays free beside it: after matmul at FP64 24576 on the H100 it held 58 GB, nearly all that
+    had been free, and the caller's next 4.5 GiB allocation failed; in tiles it holds what was free."""
     _keep_workspace_of(product)
     M, K, N = A.shape[0], A.shape[1], B.shape[1]
     free = _free_bytes(product)
     with product._calling:
         product.executor.leaf_budget(None)
-        if product.workspace_bytes(M, K, N) <= free:
-            return True, None
-        return product.fits_in_tiles(M, K, N, free), free
+        needed = product.workspace_bytes(M, K, N)
+        if needed <= free:
+            return Room(True, None, keep=2 * needed <= free)
+        if not product.fits_in_tiles(M, K, N, free):
+            return Room(False)
+        return Room(True, product.executor.leaf.budget)
 
 
 def _free_bytes(product) -> int:

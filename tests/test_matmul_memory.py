@@ -4,36 +4,55 @@ tests/test_matmul_gpu.py runs the real ones)."""
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import pytest
 
 from bilinear import matmul_api as api
+from bilinear.matmul_api import Room
 from bilinear.runtime import graph_cache
 
-
-class _Leaf:
-    budget = None
+GIB = 1 << 30
+A, B = SimpleNamespace(shape=(64, 32)), SimpleNamespace(shape=(32, 16))
 
 
 class _Product:
     """A compiled product as matmul's fast path sees it: a lock, an executor whose leaf takes a
-    budget, a call, and a workspace it can let go."""
+    budget and which remembers its last shape, a workspace it holds after a call until let go."""
 
-    def __init__(self, events: list):
+    def __init__(self, events: list, workspace: int = GIB):
         self._calling = threading.RLock()
         self.events = events
         self.executor = self
-        self.leaf = _Leaf()
+        self.leaf = SimpleNamespace(budget=None)
+        self.workspace, self.held, self.last = workspace, 0, None
 
     def leaf_budget(self, room):
         self.leaf.budget = room
         return True
 
+    def last_ran(self, M, K, N):
+        return self.last == (M, K, N)
+
+    def held_workspace_bytes(self):
+        return self.held
+
+    def workspace_bytes(self, M, K, N):
+        return self.workspace
+
+    def fits_in_tiles(self, M, K, N, limit):
+        if limit < self.workspace // 8:  # a tile of C of an eighth
+            return False
+        self.leaf.budget = limit - 100  # what the rest of the call leaves the leaf
+        return True
+
     def __call__(self, A, B, out, alpha, beta):
         self.events.append(("direct", self.leaf.budget))
+        self.held, self.last = self.leaf.budget or self.workspace, (A.shape[0], A.shape[1], B.shape[1])
 
     def release_workspace(self):
         self.events.append(("released", self.leaf.budget))
+        self.held = 0
 
 
 @pytest.fixture
@@ -41,42 +60,72 @@ def product(monkeypatch):
     events: list = []
     monkeypatch.setattr(api, "_LAST_FAST", [None])
     monkeypatch.setattr(api, "_FAST", {})
-    monkeypatch.setattr(graph_cache, "run", lambda product, *args: events.append(("graph cache", product.leaf.budget)))
+
+    def run(product, A, B, out, alpha, beta):
+        product(A, B, out, alpha, beta)
+        events[-1] = ("graph cache", product.leaf.budget)
+
+    monkeypatch.setattr(graph_cache, "run", run)
     monkeypatch.setattr(graph_cache, "drop", lambda product: events.append(("graphs dropped", None)))
+    monkeypatch.setattr(api, "_gpu_backend", lambda: SimpleNamespace(gemm=lambda *args: events.append(("cuBLAS", None))))
     return _Product(events)
 
 
-def test_all_of_c_at_once_keeps_its_workspace_and_goes_through_the_graph_cache(product):
-    for _ in range(3):
-        api._run_fast(product, "A", "B", "C", 1.0, 0.0, None)
-    assert product.events == [("graph cache", None)] * 3
+def _free(monkeypatch, product, *free: int) -> None:
+    """What each call finds free on the device (its own held workspace counts as free)."""
+    left = list(free)
+    monkeypatch.setattr(api, "_free_bytes", lambda p: left.pop(0) + p.held_workspace_bytes())
 
 
-def test_tiles_of_c_give_the_workspace_back_after_each_call(product):
-    """In tiles of C the ozaki leaf takes what is free on the device; kept, it left the caller nothing
-    (on the H100, after matmul at FP64 24576, allocating 4.5 GiB failed with 80 GB in use)."""
-    budget = 3 << 30
+def test_room_keeps_a_workspace_only_where_as_much_stays_free_beside_it(product, monkeypatch):
+    _free(monkeypatch, product, 2 * GIB, 2 * GIB - 1, GIB // 2, GIB // 9)
+    assert api._fits(product, A, B) == Room(True, None, keep=True)
+    assert api._fits(product, A, B) == Room(True, None, keep=False)  # FP64 24576 took 58 of 61 GB
+    assert api._fits(product, A, B) == Room(True, GIB // 2 - 100)  # tiles: what fits_in_tiles gave the leaf
+    assert api._fits(product, A, B) == Room(False)
+
+
+def test_a_kept_workspace_goes_through_the_graph_cache(product):
     for _ in range(3):
-        api._run_fast(product, "A", "B", "C", 1.0, 0.0, budget)
+        api._run_fast(product, A, B, "C", 1.0, 0.0, Room(True, None, keep=True))
+    assert product.events == [("graph cache", None)] * 3 and product.held == GIB
+
+
+@pytest.mark.parametrize("budget", [None, 3 * GIB], ids=["all of C", "tiles of C"])
+def test_a_workspace_not_kept_goes_back_after_each_call(product, budget):
+    """Kept, it left the caller nothing: after matmul at FP64 24576 on the H100 (all of C at once,
+    58 GB) allocating 4.5 GiB failed with 82.1 GB in use."""
+    for _ in range(3):
+        api._run_fast(product, A, B, "C", 1.0, 0.0, Room(True, budget))
     assert product.events == [("graphs dropped", None), ("direct", budget), ("released", budget)] * 3
+    assert product.held == 0
 
 
-def test_a_repeated_call_in_tiles_takes_what_is_free_then(product, monkeypatch):
+def test_a_repeated_call_not_kept_takes_the_room_free_then(product, monkeypatch):
     """Its workspace went back to the pool, where the caller may have taken it since: a repeated call
-    sizes its tiles anew, or gives way to cuBLAS where not even a tile fits (with its first call's
-    budget it ran out of memory)."""
-    free = [(True, 2 << 30), (True, None), (False, 5)]
-    monkeypatch.setattr(api, "_fits", lambda product, A, B: free.pop(0))
-    monkeypatch.setattr(api, "_gpu_backend", lambda: type("Gpu", (), {"gemm": lambda self, *args: product.events.append(("cuBLAS", None))})())
-    run = api._remembered_fast(product, 3 << 30)
-    for _ in range(3):
-        run("A", "B", "C", 1.0, 0.0)
-    assert product.events == [("graphs dropped", None), ("direct", 2 << 30), ("released", 2 << 30),
-                              ("graph cache", None), ("cuBLAS", None)]
+    fits anew, in tiles or with cuBLAS where not even a tile fits (with its first call's budget it
+    ran out of memory)."""
+    _free(monkeypatch, product, GIB // 2, 4 * GIB, GIB // 9, GIB // 9)
+    run = api._remembered_fast(product, Room(True, 3 * GIB))
+    for _ in range(4):
+        run(A, B, "C", 1.0, 0.0)
+    assert product.events == [("graphs dropped", None), ("direct", GIB // 2 - 100), ("released", GIB // 2 - 100),
+                              ("graph cache", None),  # all of C, and as much free beside it: kept
+                              # its own workspace counts as free: all of C again, not kept
+                              ("graphs dropped", None), ("direct", None), ("released", None),
+                              ("cuBLAS", None)]
 
 
-def test_a_repeated_call_of_all_of_c_keeps_its_budget(product, monkeypatch):
-    monkeypatch.setattr(api, "_fits", lambda product, A, B: pytest.fail("all of C at once: its workspace is held"))
-    run = api._remembered_fast(product, None)
-    run("A", "B", "C", 1.0, 0.0)
-    assert product.events == [("graph cache", None)]
+def test_a_repeated_call_kept_fits_anew_once_its_workspace_is_gone(product, monkeypatch):
+    """While it holds this shape's workspace it runs as its first call did; once another scheme, another
+    shape or a call in tiles let it go, the free memory decides again (it had allocated all of C's
+    workspace, wherever the caller had taken that memory)."""
+    run = api._remembered_fast(product, Room(True, None, keep=True))
+    api._run_fast(product, A, B, "C", 1.0, 0.0, Room(True, None, keep=True))
+    monkeypatch.setattr(api, "_free_bytes", lambda p: pytest.fail("its workspace is held: nothing to decide"))
+    run(A, B, "C", 1.0, 0.0)
+    product.release_workspace()
+    _free(monkeypatch, product, GIB // 2)
+    run(A, B, "C", 1.0, 0.0)
+    assert product.events == [("graph cache", None)] * 2 + [("released", None), ("graphs dropped", None),
+                                                             ("direct", GIB // 2 - 100), ("released", GIB // 2 - 100)]
