@@ -75,6 +75,8 @@ CANDIDATES = [("winograd", 1, 1, "streams", "cublas"), ("winograd", 1, 1, "batch
 # in float64 the exact reference costs too much, and benchmarks/ozaki.py measured the leaf 58 times
 # more accurate than DGEMM at 8192).
 EMULATED = [("winograd", 0, 0, "serial", "ozaki")]
+# How the rows' candidates were timed (matmul_api._run_fast runs them so).
+TIMED_AS = "graph replays; direct calls, the workspace given back after each, where matmul keeps none"
 SUSTAIN_SECONDS = 1.0
 CONFIRMED = 3  # candidates timed a second time, the first round's fastest
 WINOGRAD_GROWTH = 2.3  # the error bound's growth per level (bilinear.measure.error_bound), rsmm's too
@@ -149,24 +151,24 @@ def _speedup(product, A, B, C, out, repeat: int) -> tuple[float, float]:
     holds their result after); its workspace let go after (nine
     workspaces do not fit beside the inputs at n = 16384).  It runs as matmul runs it: captured
     after a call on these arrays (a capture of its own first runs on copies of them: 24 GiB more at
-    FP64 32768, and the ozaki leaf measured 0 for want of them), or, with its ozaki leaves in tiles
-    of C where all of C is not free, directly, its workspace given back after each call
-    (``matmul_api._run_fast``).  (0, inf) where it does not fit."""
-    fits, budget = matmul_api._fits(product, A, B)
+    FP64 32768, and the ozaki leaf measured 0 for want of them), or, where matmul would not keep its
+    workspace (as much not free beside it, or ozaki leaves in tiles of C), directly, its workspace
+    given back after each call (``matmul_api._run_fast``).  (0, inf) where it does not fit."""
+    room = matmul_api._fits(product, A, B)
     try:
-        if not fits:
+        if not room.fits:
             print(f"  {product!r}: its workspace is not free beside the operands", flush=True)
             return 0.0, math.inf
-        product.executor.leaf_budget(budget)
+        product.executor.leaf_budget(room.budget)
         product(A, B, out=out)
-        if budget is None:
+        if room.keep:
             ours = CapturedProduct(product, A, B, out, warm=False)
         else:
-            ours = lambda: matmul_api._run_fast(product, A, B, out, 1.0, 0.0, budget)  # noqa: E731
+            ours = lambda: matmul_api._run_fast(product, A, B, out, 1.0, 0.0, room)  # noqa: E731
         ms = _interleaved({"cuBLAS": lambda: cupy.matmul(A, B, out=C), "ours": ours}, repeat)
         return ms["cuBLAS"] / ms["ours"], relative_error(out, C, A, B)
     except cupy.cuda.memory.OutOfMemoryError as error:  # breadth-first buffers past the device's memory
-        print(f"  {product!r} (budget {budget}): {error}", flush=True)
+        print(f"  {product!r} ({room}): {error}", flush=True)
         return 0.0, math.inf
     finally:
         ours = None  # a graph holds its workspace: let it go before the release
@@ -214,46 +216,56 @@ def _label(candidate: tuple) -> str:
 
 def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str], only: set | None = None) -> None:
     """The rows of ``dtypes`` (of the shapes ``only`` names: m, k, n) measured anew into the table
-    at ``path``; other rows stay."""
+    at ``path``; other rows stay.  The table is written after every row (whole, by a rename), each
+    measured row replacing its shape's old one: a run cut off (a device call's time limit; FP64
+    32768 takes minutes a row) keeps what it measured and every row it did not reach."""
     data = json.loads(path.read_text())
     table = parse_table(data)
+    recursive = data.get("recursive", {})
+    rows = list(recursive.get("rows", []))
+    # the table's own settings, and the commands that measured its rows, as they were before this run
+    previous = recursive.get("generated_by")
+    kept = {key: value for key, value in recursive.items() if key.startswith("emulated_min_speedup")}
+    done: list[tuple] = []  # the shapes this run measured
 
-    def measured(dtype: str, m: int, k: int, n: int) -> bool:
-        return dtype in dtypes and (only is None or (m, k, n) in only)
+    def write(whole_run: bool) -> None:
+        command = f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup} --repeat {repeat}"
+        if not whole_run:
+            command += " --only " + " ".join(f"{m}x{k}x{n}" for _, m, k, n in done)
+        data["recursive"] = {
+            "min_dim": None, "min_speedup": min_speedup, **kept, "rows": _in_grid_order(rows), "timed_as": TIMED_AS,
+            "generated_by": f"{previous}; then {command}" if previous else command,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+        write_atomic(path, json.dumps(data, indent=1) + "\n")
 
-    rows = [row for row in data.get("recursive", {}).get("rows", [])
-            if not measured(row["dtype"], row["m"], row["k"], row["n"])]
-    # the table's own settings, as they were before this run wrote rows into it
-    previous = data.get("recursive", {}).get("generated_by")
-    kept = {key: value for key, value in data.get("recursive", {}).items() if key.startswith("emulated_min_speedup")}
-    command = f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup}"
-    if only is not None:
-        command += " --only " + " ".join(f"{m}x{k}x{n}" for m, k, n in sorted(only))
-    # a run with --only keeps the other rows, so the commands that measured them stay named
-    generated_by = f"{previous}; then {command}" if only and previous else command
     compiled = {}
     for dtype, m, k, n in GRID + TABLE_ONLY:
-        if not measured(dtype, m, k, n) or family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
+        if dtype not in dtypes or (only is not None and (m, k, n) not in only):
+            continue
+        if family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
             continue
         if dtype not in compiled:
             compiled[dtype] = _compiled(dtype)
-        rows.append(_measured_row(dtype, m, k, n, compiled[dtype], repeat))
-        best = rows[-1]
+        best = _measured_row(dtype, m, k, n, compiled[dtype], repeat)
+        rows = [row for row in rows if _shape_of(row) != (dtype, m, k, n)] + [best]
+        done.append((dtype, m, k, n))
         print(f"{dtype} {m}x{k}x{n}: best {_label(tuple(best[f] for f in ('scheme', 'levels', 'breadth', 'launch', 'leaf')))} "
               f"{best['speedup']:.3f}x  {best['candidates']}", flush=True)
-        # written after every row: a run cut off (a device call's time limit; FP64 32768 takes minutes a
-        # row) keeps the rows it measured
-        data["recursive"] = {
-            "min_dim": None, "min_speedup": min_speedup, **kept, "rows": _in_grid_order(rows),
-            "timed_as": "graph replays", "generated_by": generated_by, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-        }
-        write_atomic(path, json.dumps(data, indent=1) + "\n")  # whole, where a time limit stops the run
+        write(whole_run=False)
+    if only is None and done:  # a whole run replaces every row of its dtypes: shapes it no longer measures go
+        rows = [row for row in rows if row["dtype"] not in dtypes or _shape_of(row) in done]
+        write(whole_run=True)
+
+
+def _shape_of(row: dict) -> tuple:
+    return row["dtype"], row["m"], row["k"], row["n"]
 
 
 def _in_grid_order(rows: list[dict]) -> list[dict]:
     """The table's rows in the order of GRID, then TABLE_ONLY, then any other."""
     order = {shape: index for index, shape in enumerate(GRID + TABLE_ONLY)}
-    return sorted(rows, key=lambda row: order.get((row["dtype"], row["m"], row["k"], row["n"]), len(order)))
+    return sorted(rows, key=lambda row: order.get(_shape_of(row), len(order)))
 
 
 def check(repeat: int, dtypes: list[str], only: set | None = None) -> list[dict]:

@@ -1,0 +1,70 @@
+"""benchmarks/dispatch_grid.py --table on the CPU: what the table holds after each row and after a
+run cut off (a stand-in for the GPU's measurement; the script imports CuPy, a stub here)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import types
+
+import pytest
+
+from conftest import ROOT
+
+
+@pytest.fixture
+def grid(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", sys.modules.get("cupy", types.ModuleType("cupy")))
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    module = importlib.import_module("dispatch_grid")
+    monkeypatch.setattr(module, "_compiled", lambda dtype: {})
+    return module
+
+
+def _row(dtype, m, k, n, speedup):
+    return {"dtype": dtype, "m": m, "k": k, "n": n, "scheme": "winograd", "levels": 0, "breadth": 0,
+            "launch": "serial", "leaf": "ozaki", "speedup": speedup, "workspace_bytes": 1, "relative_error": 0.0,
+            "candidates": {}, "confirmed": {}}
+
+
+def _table(tmp_path, rows):
+    path = tmp_path / "dispatch.json"
+    path.write_text(json.dumps({"rows": [], "recursive": {"min_dim": None, "min_speedup": 1.1, "emulated_min_speedup": 1.2,
+                                                          "rows": rows, "generated_by": "earlier"}}))
+    return path
+
+
+def _shapes(path):
+    return [(r["dtype"], r["m"], r["speedup"]) for r in json.loads(path.read_text())["recursive"]["rows"]]
+
+
+def test_a_run_cut_off_keeps_every_row_it_did_not_reach(grid, tmp_path, monkeypatch):
+    """It had dropped the rows it was about to measure before measuring any: cut off after FP64 24576,
+    the table had no 32768 row."""
+    path = _table(tmp_path, [_row("float64", 24576, 24576, 24576, 1.4), _row("float64", 32768, 32768, 32768, 1.45),
+                             _row("float32", 4096, 4096, 4096, 2.0)])
+
+    def measured(dtype, m, k, n, products, repeat):
+        if m == 32768:
+            raise KeyboardInterrupt  # the call's time limit
+        return _row(dtype, m, k, n, 1.5)
+
+    monkeypatch.setattr(grid, "_measured_row", measured)
+    with pytest.raises(KeyboardInterrupt):
+        grid.measure_table(path, 5, 1.1, ["float64"], {(24576, 24576, 24576), (32768, 32768, 32768)})
+    assert sorted(_shapes(path)) == [("float32", 4096, 2.0), ("float64", 24576, 1.5), ("float64", 32768, 1.45)]
+    recursive = json.loads(path.read_text())["recursive"]
+    assert recursive["emulated_min_speedup"] == 1.2  # the table's own bar stays
+    assert recursive["generated_by"] == ("earlier; then python benchmarks/dispatch_grid.py --table " + str(path)
+                                         + " --dtype float64 --min-speedup 1.1 --repeat 5 --only 24576x24576x24576")
+
+
+def test_a_whole_run_replaces_every_row_of_its_dtypes(grid, tmp_path, monkeypatch):
+    path = _table(tmp_path, [_row("float64", 5000, 5000, 5000, 1.3), _row("float32", 4096, 4096, 4096, 2.0)])
+    monkeypatch.setattr(grid, "GRID", [("float64", 8192, 8192, 8192), ("float32", 8192, 8192, 8192)])
+    monkeypatch.setattr(grid, "TABLE_ONLY", [("float64", 24576, 24576, 24576)])
+    monkeypatch.setattr(grid, "_measured_row", lambda dtype, m, k, n, products, repeat: _row(dtype, m, k, n, 1.6))
+    grid.measure_table(path, 5, 1.1, ["float64"])
+    assert _shapes(path) == [("float64", 8192, 1.6), ("float64", 24576, 1.6), ("float32", 4096, 2.0)]
+    assert json.loads(path.read_text())["recursive"]["generated_by"].endswith("--min-speedup 1.1 --repeat 5")
