@@ -20,8 +20,10 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 @pytest.fixture(autouse=True)
 def _wide_output(monkeypatch):
     """Output to a pipe, 200 columns wide, as the tests expect unless one sets COLUMNS itself: under
-    pytest-xdist a worker has COLUMNS=80, and the table then gave way to plain lines."""
-    monkeypatch.delenv("COLUMNS", raising=False)
+    pytest-xdist a worker has COLUMNS=80, and the table then gave way to plain lines (rich takes
+    FORCE_COLOR and TTY_COMPATIBLE for a terminal)."""
+    for name in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def test_json_onto_an_input_is_refused_before_timing(capsys, tmp_path):
