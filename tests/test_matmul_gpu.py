@@ -236,3 +236,32 @@ def test_an_ozaki_leaf_that_does_not_fit_the_free_memory_runs_in_tiles_of_c(cp, 
         bilinear.matmul(A, B, out=C)
         assert relative_error(C, float64_reference(A, B, C, 1.0, 0.0), A, B) <= error_bound("float64", K, 2.0, 0)
     graph_cache.forget()
+
+
+def test_a_workspace_that_would_leave_less_free_beside_it_goes_back_after_each_call(cp, monkeypatch):
+    """After matmul at FP64 24576 on the H100 (the ozaki leaf with all of C at once) it kept 58 GB,
+    nearly all that had been free, and the caller's next 4.5 GiB allocation failed.  Now a workspace
+    that would leave less than itself free runs all of C at once, directly, and goes back to CuPy's
+    pool after each call, where the caller's next allocation finds it."""
+    from bilinear import matmul_api as api
+    from bilinear.dispatch import Recursive
+    from bilinear.runtime import graph_cache
+
+    M, K, N = 1000, 700, 900
+    config = Recursive("float64", M, K, N, "winograd", 0, 0, 1.1, 0, "serial", "ozaki")
+    monkeypatch.setattr("bilinear.dispatch.dispatch", lambda *a, **k: Choice("recursive", reason="test", config=config))
+    A, B, C = random_inputs(cp, M, K, N, "float64", seed=12)
+    product = api._fast_product(config)
+    whole = cp.empty_like(C)
+    product(A, B, out=whole)
+    needed = product.workspace_bytes(M, K, N)
+    product.release_workspace()
+    monkeypatch.setattr(api, "_free_bytes", lambda product: needed + needed // 2)
+    graph_cache.forget()
+    pool = cp.get_default_memory_pool()
+    for _ in range(3):  # the checked call, then two remembered ones
+        bilinear.matmul(A, B, out=C)
+        assert bool((C == whole).all()) and product.executor.leaf.budget is None  # all of C at once
+        assert product.held_workspace_bytes() == 0 and pool.free_bytes() >= needed  # back in the pool
+    assert not any(key[0] == id(product) for key in graph_cache._graphs)
+    graph_cache.forget()
