@@ -197,8 +197,8 @@ def _run_fast(product, A, B, out, alpha: float, beta: float, room: Room) -> None
     and another shape's call may have set another.
 
     A product that may not keep its workspace runs directly, with no graph to hold it, and gives it
-    back to CuPy's pool after the call, where the caller's next allocation finds it.  Such a product
-    takes hundreds of ms, and its 1-2 ms of host time run while the GPU works."""
+    back to CuPy's pool after the call, where the caller's next allocation finds it.  Mostly that is
+    a product of hundreds of ms, whose 1-2 ms of host time run while the GPU works."""
     from .runtime import graph_cache
 
     _keep_workspace_of(product)
