@@ -56,9 +56,9 @@ GRID = [
     ("float32", 16384, 16384, 2), ("float32", 1000000, 4, 4), ("float32", 32768, 16384, 16), ("float32", 4096, 4096, 64),
 ]
 # Measured into the table (--table) but not in the 30-shape check (--check --only takes them): where no
-# grid shape is near enough (bilinear.dispatch.RECURSIVE_REACH) and a candidate may still win.  Past 16384
-# the ozaki leaf's workspace for all of C passes an H100's memory, and it runs in tiles of C (as matmul
-# gives it what is free).
+# grid shape is near enough (bilinear.dispatch.RECURSIVE_REACH) and a candidate may still win.  At FP64
+# 32768 the ozaki leaf's workspace for all of C (96 GiB) passes an H100's memory, and it runs in tiles of
+# C (as matmul gives it what is free).
 TABLE_ONLY = [("float32", 2048, 2048, 2048), ("float32", 3072, 3072, 3072), ("float64", 24576, 24576, 24576),
               ("float64", 32768, 32768, 32768), ("float32", 32768, 32768, 32768)]
 # Non-perturbing candidates (scheme, levels, breadth, launch, leaf): A and B are read only.
@@ -231,7 +231,7 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
     def write(whole_run: bool) -> None:
         command = f"python benchmarks/dispatch_grid.py --table {path} --dtype {' '.join(dtypes)} --min-speedup {min_speedup} --repeat {repeat}"
         if not whole_run:
-            command += " --only " + " ".join(f"{m}x{k}x{n}" for _, m, k, n in done)
+            command += " --only " + " ".join(dict.fromkeys(f"{m}x{k}x{n}" for _, m, k, n in done))
         data["recursive"] = {
             "min_dim": None, "min_speedup": min_speedup, **kept, "rows": _in_grid_order(rows), "timed_as": TIMED_AS,
             "generated_by": f"{previous}; then {command}" if previous else command,
