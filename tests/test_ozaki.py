@@ -289,11 +289,6 @@ def test_workspace_model():
     assert layout["products"] - layout["ra"] == 16 * 2 * n * n  # int8 residues of A and Bᵀ: 8 GiB
     assert layout["total"] - layout["products"] == 16 * 4 * n * n  # int32 products: 16 GiB
     assert ozaki.workspace_bytes(n, n, n, 16) < 25 * 2**30
-    budget = 10 * 2**30
-    group = ozaki.group_for_budget(n, n, n, 16, budget)
-    assert ozaki.workspace_bytes(n, n, n, 16, group) <= budget < ozaki.workspace_bytes(n, n, n, 16, group + 1)
-    with pytest.raises(ValueError, match="even one modulus"):
-        ozaki.group_for_budget(n, n, n, 16, 2**20)
 
 
 # --- the leaf kind ------------------------------------------------------------------------------------

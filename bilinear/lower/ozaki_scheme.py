@@ -265,22 +265,6 @@ def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None
     return workspace_layout(m, k, n, count, group, scaling, residue_levels)["total"]
 
 
-def group_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scaling: str = "max") -> int:
-    """The most moduli per group whose workspace fits ``budget`` bytes (all of them without one), for
-    ``gemm(group=)``: a leaf under a budget runs tiles of C (:func:`tile_for_budget`), cheaper.
-
-    Raises:
-        ValueError: when even one modulus at a time does not fit.
-    """
-    if budget is None or workspace_bytes(m, k, n, count, None, scaling) <= budget:
-        return count
-    for group in range(count - 1, 0, -1):
-        if workspace_bytes(m, k, n, count, group, scaling) <= budget:
-            return group
-    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(m, k, n, count, 1, scaling)} bytes of "
-                     f"workspace even one modulus at a time; the budget is {budget}")
-
-
 def _largest(top: int, fits: Callable[[int], bool]) -> int:
     """The largest x in 1..top with fits(x), fits being monotone (0 where fits(1) is False)."""
     low, high = 0, top
@@ -302,7 +286,7 @@ def tile_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scal
     else bands of rows, the fewest that fit (B's residues whole, A's a band's); else tiles of about
     equal sides.  A tile is a product of A's rows by B's columns scaled by their own statistics over
     each chunk of k, the whole product's, so C is the same bit for bit; what a tile costs is B's (A's) residues formed
-    again per band, where moduli in groups (:func:`group_for_budget`) read and write four float64
+    again per band, where moduli in groups (``gemm(group=)``) read and write four float64
     accumulators per element of C per group.
 
     Raises:
