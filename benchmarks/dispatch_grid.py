@@ -214,7 +214,7 @@ def _label(candidate: tuple) -> str:
     return f"{scheme} L{levels} b{breadth} {launch}" + ("" if leaf == "cublas" else f" {leaf}")
 
 
-def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str], only: set | None = None) -> None:
+def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str], only=None) -> None:
     """The rows of ``dtypes`` (of the shapes ``only`` names: m, k, n) measured anew into the table
     at ``path``; other rows stay.  The table is written after every row (whole, by a rename), each
     measured row replacing its shape's old one: a run cut off (a device call's time limit; FP64
@@ -240,10 +240,11 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
         write_atomic(path, json.dumps(data, indent=1) + "\n")
 
     compiled = {}
-    for dtype, m, k, n in GRID + TABLE_ONLY:
-        if dtype not in dtypes or (only is not None and (m, k, n) not in only):
-            continue
+    for dtype, m, k, n in selected(GRID + TABLE_ONLY, dtypes, only):
         if family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
+            if only is not None:  # the grid's skinny shapes go by without a word; a shape asked for does not
+                print(f"{dtype} {m}x{k}x{n}: no row (tall-and-skinny shapes are benchmarks/tsm2.py's; fast "
+                      "schemes start at 1024)", flush=True)
             continue
         if dtype not in compiled:
             compiled[dtype] = _compiled(dtype)
@@ -268,15 +269,24 @@ def _in_grid_order(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda row: order.get(_shape_of(row), len(order)))
 
 
-def check(repeat: int, dtypes: list[str], only: set | None = None) -> list[dict]:
-    """matmul against cuBLAS at every grid shape of ``dtypes`` (``only``: those it names, the table's
-    other shapes too)."""
+def selected(shapes: list[tuple], dtypes: list[str], only) -> list[tuple]:
+    """What a run measures: the (dtype, m, k, n) of ``shapes`` at ``dtypes``, or, where ``only`` names
+    shapes (m, k, n), each of them at every one of ``dtypes``: those of ``shapes`` in its order, then the
+    others as named."""
+    if only is None:
+        return [shape for shape in shapes if shape[0] in dtypes]
+    order = list(dict.fromkeys(shape[1:] for shape in shapes))
+    named = sorted(dict.fromkeys(only), key=lambda shape: order.index(shape) if shape in order else len(order))
+    return [(dtype, *shape) for shape in named for dtype in dtypes]
+
+
+def check(repeat: int, dtypes: list[str], only=None) -> list[dict]:
+    """matmul against cuBLAS at every grid shape of ``dtypes``, or at the shapes ``only`` names (m, k, n)."""
     load_table.cache_clear()
     _committed_choice.cache_clear()
     prepared_calls.forget()  # decisions of the table just written, not of the one before
     results = []
-    shapes = GRID if only is None else [shape for shape in GRID + TABLE_ONLY if shape[1:] in only]
-    for dtype, m, k, n in (shape for shape in shapes if shape[0] in dtypes):
+    for dtype, m, k, n in selected(GRID if only is None else GRID + TABLE_ONLY, dtypes, only):
         A, B, C = _inputs(dtype, m, k, n)
         C2, C3 = cupy.zeros_like(C), cupy.zeros_like(C)  # before matmul's first call, which sizes its workspace
         choice = dispatch(m, k, n, dtype)
@@ -331,13 +341,14 @@ def main() -> None:
                              "FP64 4096's ozaki leaf measured 1.027 and 1.053, within the noise); the ozaki leaf "
                              "must also clear the table's emulated_min_speedup, which --table keeps")
     parser.add_argument("--only", nargs="+", type=_shape, metavar="MxKxN",
-                        help="measure (--table) only these grid shapes' rows, keeping the others'")
+                        help="measure (--table) only these shapes' rows, keeping the others', or check only these; "
+                             "each at every --dtype, on the grid or off it")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.table:
-        measure_table(args.table, args.repeat, args.min_speedup, args.dtype, set(args.only) if args.only else None)
+        measure_table(args.table, args.repeat, args.min_speedup, args.dtype, args.only)
     if args.check:
-        results = check(args.repeat, args.dtype, set(args.only) if args.only else None)
+        results = check(args.repeat, args.dtype, args.only)
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "matmul_grid.json").write_text(json.dumps(results, indent=1))

@@ -18,7 +18,10 @@ family and dtype:
 Other shapes are matched to the table's measured *recursive* rows (the fast schemes, each
 row the best non-perturbing configuration measured at one dtype and shape, by
 ``python benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json``): the nearest row
-in log scale, if it is within a factor of about 1.4 overall, decides; its configuration runs
+in log scale, if it is within a factor of about 1.4 overall, decides.  Where none is that near,
+the nearest row no larger than the shape in any dimension and the nearest no smaller decide if
+they ran the same configuration and are at most 2× apart in every dimension, at the smaller of their speedups (a configuration's work beside
+the multiplications shrinks relative to them as the shape grows).  The configuration runs
 where it measured at least ``min_speedup`` times cuBLAS (an emulated leaf's, ``emulated_min_speedup``
 times: the native GEMM's speed differs between GPUs of one kind, the int8 leaf's does not).
 Everything else goes to cuBLAS.
@@ -244,8 +247,11 @@ def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table) -
     return Choice("cublas", reason=where)
 
 
-# Rows farther than this (Σ |log2 ratio| over m, k and n) from the call decide nothing.
+# Rows farther than this (Σ |log2 ratio| over m, k and n) from the call decide nothing ...
 RECURSIVE_REACH = 0.5
+# ... unless two rows of one configuration lie either side of it, at most this far apart in every dimension
+# (the committed table's largest square rows, FP32 16384³ and 32768³, are 2× apart)
+BETWEEN_SPAN = 2.0
 
 
 def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choice:
@@ -253,26 +259,58 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     if not rows:
         return Choice("cublas", reason=f"not tall-and-skinny, no fast-scheme measurement for {dtype}")
     row = _near(rows, m, k, n)
-    if row is None:
-        return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
-    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {row.speedup:.2f}× cuBLAS"
+    if row is not None:
+        speedup = row.speedup
+        where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {speedup:.2f}× cuBLAS"
+    else:
+        pair = _between(rows, m, k, n)
+        if pair is None:
+            return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
+        row, high = pair
+        speedup = min(row.speedup, high.speedup)
+        where = (f"between {row.m}×{row.k}×{row.n} ({row.speedup:.2f}×) and {high.m}×{high.k}×{high.n} "
+                 f"({high.speedup:.2f}×) {dtype}, both measured: {row.described} {speedup:.2f}× cuBLAS")
     emulated = row.leaf != "cublas"
     need = table.emulated_min_speedup if emulated else table.min_speedup
-    if row.speedup < need:
+    if speedup < need:
         why = " (an emulated leaf's: the native GEMM's speed differs between GPUs)" if emulated else ""
         return Choice("cublas", reason=f"{where}, below the {need:g}× a fast scheme must clear{why}")
     return Choice("recursive", reason=where, config=row)
 
 
+def _distance(row, m: int, k: int, n: int) -> float:
+    """How far a measured row is from m×k×n: Σ |log2 ratio| over m, k and n."""
+    return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
+
+
 def _near(rows: list, m: int, k: int, n: int):
-    """The measured row nearest m×k×n by Σ |log2 ratio| over m, k and n, or None where even it is
-    farther than RECURSIVE_REACH."""
+    """The measured row nearest m×k×n, or None where even it is farther than RECURSIVE_REACH."""
+    row = min(rows, key=lambda row: _distance(row, m, k, n), default=None)
+    return row if row is not None and _distance(row, m, k, n) <= RECURSIVE_REACH else None
 
-    def distance(row) -> float:
-        return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
 
-    row = min(rows, key=distance, default=None)
-    return row if row is not None and distance(row) <= RECURSIVE_REACH else None
+def _between(rows: list[Recursive], m: int, k: int, n: int) -> tuple[Recursive, Recursive] | None:
+    """The nearest row no larger than m×k×n in any dimension and the nearest no smaller, where both
+    ran one configuration; None otherwise.  A configuration's work beside the multiplications
+    (the ozaki leaf's conversions, a level's element-wise passes: O(mk + kn + mn) against O(mkn))
+    shrinks relative to them as every dimension grows, so a shape between the two is taken at the
+    smaller of their speedups: beyond RECURSIVE_REACH of both, it kept cuBLAS at FP64 20480³
+    between the ozaki leaf's 1.35 at 16384³ and 1.48 at 24576³."""
+    def nearest(inside) -> Recursive | None:
+        return min((row for row in rows if inside(row)), key=lambda row: _distance(row, m, k, n), default=None)
+
+    low = nearest(lambda row: row.m <= m and row.k <= k and row.n <= n)
+    high = nearest(lambda row: row.m >= m and row.k >= k and row.n >= n)
+    if low is None or high is None or _configuration(low) != _configuration(high):
+        return None
+    if any(b > BETWEEN_SPAN * a for a, b in ((low.m, high.m), (low.k, high.k), (low.n, high.n))):
+        return None  # too far apart to say much of what lies between
+    return low, high
+
+
+def _configuration(row: Recursive) -> tuple:
+    """What a row runs, apart from where it was measured and how fast."""
+    return row.scheme, row.levels, row.breadth, row.launch, row.leaf
 
 
 def in_place_levels(m: int, k: int, n: int, dtype: str, table: Table | None = None) -> int | None:

@@ -77,6 +77,65 @@ def test_an_emulated_leaf_must_clear_the_higher_bar_and_a_dgemm_leaf_the_lower()
     assert committed.kernel == "cublas" and "below the 1.2×" in committed.reason
 
 
+def _ozaki(dtype: str, m: int, k: int, n: int, speedup: float) -> Recursive:
+    return Recursive(dtype, m, k, n, "winograd", 0, 0, speedup, 0, "serial", "ozaki")
+
+
+def test_a_shape_between_two_rows_of_one_configuration_runs_it_at_the_lower_speedup():
+    """FP64 20480³ lies beyond the reach of the rows at 16384³ (1.35) and 24576³ (1.48), which both ran the
+    ozaki leaf alone: it kept cuBLAS.  A configuration's overhead on the way (conversions, element-wise
+    passes: O(mk + kn + mn) against O(mkn)) shrinks as every dimension grows, so between a row and one at
+    least as large in every dimension it is taken at the smaller of the two speedups."""
+    low, high = _ozaki("float64", 16384, 16384, 16384, 1.35), _ozaki("float64", 24576, 24576, 24576, 1.48)
+    table = Table((), recursive=(low, high))
+    choice = dispatch(20480, 20480, 20480, "float64", table=table)
+    assert choice.kernel == "recursive" and choice.config == low
+    assert choice.reason == ("between 16384×16384×16384 (1.35×) and 24576×24576×24576 (1.48×) float64, both "
+                             "measured: the ozaki leaf alone (FP64 on the int8 tensor cores) 1.35× cuBLAS")
+    assert dispatch(20000, 24000, 17000, "float64", table=table).kernel == "recursive"  # not a cube: inside too
+
+
+@pytest.mark.parametrize("shape", [(20480, 20480, 12000), (28000, 20480, 20480), (20480, 20480, 20480, "float32")])
+def test_a_shape_outside_the_box_of_two_rows_keeps_cublas(shape):
+    m, k, n, *dtype = shape
+    table = Table((), recursive=(_ozaki("float64", 16384, 16384, 16384, 1.35), _ozaki("float64", 24576, 24576, 24576, 1.48)))
+    choice = dispatch(m, k, n, *(dtype or ["float64"]), table=table)
+    assert choice.kernel == "cublas" and "no fast-scheme measurement" in choice.reason
+
+
+def test_two_rows_bound_a_shape_only_where_both_ran_one_configuration_and_both_cleared_the_bar():
+    low = _ozaki("float64", 16384, 16384, 16384, 1.35)
+    other = Recursive("float64", 24576, 24576, 24576, "rsmm", 3, 2, 1.39, 0, "streams")
+    assert dispatch(20480, 20480, 20480, "float64", table=Table((), recursive=(low, other))).kernel == "cublas"
+    slow = _ozaki("float64", 16384, 16384, 16384, 1.15)  # below the 1.2 an emulated leaf must clear
+    high = _ozaki("float64", 24576, 24576, 24576, 1.48)
+    choice = dispatch(20480, 20480, 20480, "float64", table=Table((), recursive=(slow, high)))
+    assert choice.kernel == "cublas" and choice.reason.endswith("1.15× cuBLAS, below the 1.2× a fast scheme must "
+                                                                "clear (an emulated leaf's: the native GEMM's speed "
+                                                                "differs between GPUs)")
+
+
+def test_rows_more_than_twice_apart_in_a_dimension_bound_nothing():
+    """4096×16384×4096 and 32768³ both ran the ozaki leaf, but a box 8× wide says little of its inside."""
+    table = Table((), recursive=(_ozaki("float64", 4096, 16384, 4096, 1.38), _ozaki("float64", 32768, 32768, 32768, 1.49)))
+    assert dispatch(6144, 32768, 8192, "float64", table=table).kernel == "cublas"
+    table = Table((), recursive=(_ozaki("float32", 16384, 16384, 16384, 3.0), _ozaki("float32", 32768, 32768, 32768, 2.7)))
+    assert dispatch(24576, 20000, 32768, "float32", table=table).kernel == "recursive"  # exactly 2× apart
+
+
+def test_a_row_within_reach_decides_before_any_pair_around_the_shape():
+    near = Recursive("float64", 18432, 18432, 18432, "rsmm", 3, 2, 1.3, 0, "streams")
+    table = Table((), recursive=(_ozaki("float64", 16384, 16384, 16384, 1.35), near,
+                                 _ozaki("float64", 24576, 24576, 24576, 1.48)))
+    assert dispatch(18432, 18432, 18432, "float64", table=table).config == near
+
+
+def test_the_committed_table_fills_the_gaps_between_its_largest_rows():
+    for n, dtype in ((20480, "float64"), (28672, "float64"), (24576, "float32")):
+        choice = dispatch(n, n, n, dtype)
+        assert choice.kernel == "recursive" and choice.config.leaf == "ozaki", (n, dtype, choice.reason)
+
+
 def test_the_committed_table_only_runs_configurations_that_exist():
     from bilinear.lower.options import Options
     from bilinear.paths import algorithms_dir

@@ -68,3 +68,27 @@ def test_a_whole_run_replaces_every_row_of_its_dtypes(grid, tmp_path, monkeypatc
     grid.measure_table(path, 5, 1.1, ["float64"])
     assert _shapes(path) == [("float64", 8192, 1.6), ("float64", 24576, 1.6), ("float32", 4096, 2.0)]
     assert json.loads(path.read_text())["recursive"]["generated_by"].endswith("--min-speedup 1.1 --repeat 5")
+
+
+def test_only_measures_a_shape_off_the_grid_at_every_dtype_asked_for(grid, tmp_path, monkeypatch, capsys):
+    """--only named grid shapes alone: 20480x20480x20480 was passed over without a word."""
+    path = _table(tmp_path, [])
+    monkeypatch.setattr(grid, "_measured_row", lambda dtype, m, k, n, products, repeat: _row(dtype, m, k, n, 1.4))
+    grid.measure_table(path, 5, 1.1, ["float64", "float32"], [(20480, 20480, 20480), (8192, 8192, 8192), (100000, 16, 16)])
+    said = capsys.readouterr().out.splitlines()
+    for dtype in ("float64", "float32"):
+        assert (f"{dtype} 100000x16x16: no row (tall-and-skinny shapes are benchmarks/tsm2.py's; fast schemes start "
+                "at 1024)") in said
+    assert _shapes(path) == [("float64", 8192, 1.4), ("float32", 8192, 1.4), ("float64", 20480, 1.4),
+                             ("float32", 20480, 1.4)]
+
+
+def test_the_check_takes_the_grid_or_the_shapes_named_in_grid_order_then_as_given(grid, monkeypatch):
+    monkeypatch.setattr(grid, "GRID", [("float64", 8192, 8192, 8192), ("float32", 8192, 8192, 8192)])
+    monkeypatch.setattr(grid, "TABLE_ONLY", [("float64", 24576, 24576, 24576)])
+    assert grid.selected(grid.GRID, ["float64"], None) == [("float64", 8192, 8192, 8192)]
+    named = grid.selected(grid.GRID + grid.TABLE_ONLY, ["float64", "float32"],
+                          [(28672, 28672, 28672), (24576, 24576, 24576), (8192, 8192, 8192)])
+    assert named == [("float64", 8192, 8192, 8192), ("float32", 8192, 8192, 8192), ("float64", 24576, 24576, 24576),
+                     ("float32", 24576, 24576, 24576), ("float64", 28672, 28672, 28672),
+                     ("float32", 28672, 28672, 28672)]
