@@ -191,3 +191,11 @@ def test_in_place_runs_msmes_only_where_msmes_itself_measured_faster():
     assert in_place_levels(16384, 16384, 16384, "float64", parse_table({"rows": []})) is None
     merged = merge_tsm2_rows({"inplace": {"rows": rows}}, {"device": "new"}, [])
     assert parse_table(merged).inplace == table.inplace  # a TSM2 measurement keeps the in-place rows
+
+
+@pytest.mark.parametrize("n, dtype, levels", [(24576, "float64", 2), (32768, "float64", 2), (32768, "float32", 3)])
+def test_the_committed_table_runs_msmes_in_place_past_16384(n, dtype, levels):
+    """The in-place rows stopped at 16384, so matmul(inplace=True) gave up MSMES where it measured 1.17-1.26."""
+    from bilinear.dispatch import in_place_levels
+
+    assert in_place_levels(n, n, n, dtype) == levels
