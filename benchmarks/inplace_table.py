@@ -2,6 +2,7 @@
 
     python3 benchmarks/inplace_table.py --table bilinear/data/dispatch.json   # measure, write the rows
     python3 benchmarks/inplace_table.py --check --out results/                # matmul(inplace=True) vs cuBLAS
+    python3 benchmarks/inplace_table.py --table bilinear/data/dispatch.json --only 24576x24576x24576  # one shape's rows
 
 --table times MSMES (in place: no workspace, cuBLAS leaves; A and B overwritten and restored up to
 rounding) at 1, 2 and 3 levels against cuBLAS at every grid shape of benchmarks/dispatch_grid.py
