@@ -35,6 +35,20 @@ def scheme_file(relative: str) -> Path:
     return path
 
 
+def gpu_benchmark(monkeypatch, name: str):
+    """benchmarks/<name>.py imported on the CPU, CuPy a stub module where it is not installed, and its
+    ``_compiled`` (what it would build for the GPU) nothing: for the tests of what a run writes."""
+    import importlib
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "cupy", sys.modules.get("cupy", types.ModuleType("cupy")))
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    module = importlib.import_module(name)
+    monkeypatch.setattr(module, "_compiled", lambda dtype: {})
+    return module
+
+
 @pytest.fixture(params=ALGORITHMS, ids=[p.stem for p in ALGORITHMS])
 def shipped(request) -> Path:
     """Each shipped .bl file in turn."""

@@ -3,23 +3,16 @@ run cut off (a stand-in for the GPU's measurement; the script imports CuPy, a st
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-import types
 
 import pytest
 
-from conftest import ROOT
+from conftest import gpu_benchmark
 
 
 @pytest.fixture
 def grid(monkeypatch):
-    monkeypatch.setitem(sys.modules, "cupy", sys.modules.get("cupy", types.ModuleType("cupy")))
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    module = importlib.import_module("dispatch_grid")
-    monkeypatch.setattr(module, "_compiled", lambda dtype: {})
-    return module
+    return gpu_benchmark(monkeypatch, "dispatch_grid")
 
 
 def _row(dtype, m, k, n, speedup):

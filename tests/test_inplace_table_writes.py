@@ -3,22 +3,17 @@ what the table holds after a run cut off (a stand-in for the GPU's measurement; 
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 import types
 
 import pytest
 
-from conftest import ROOT
+from conftest import gpu_benchmark
 
 
 @pytest.fixture
 def inplace(monkeypatch):
-    monkeypatch.setitem(sys.modules, "cupy", sys.modules.get("cupy", types.ModuleType("cupy")))
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    module = importlib.import_module("inplace_table")
-    monkeypatch.setattr(module, "_compiled", lambda dtype: {})
+    module = gpu_benchmark(monkeypatch, "inplace_table")
     monkeypatch.setattr(module.cupy, "get_default_memory_pool", lambda: types.SimpleNamespace(free_all_blocks=lambda: None),
                         raising=False)
     return module
