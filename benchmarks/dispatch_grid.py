@@ -28,6 +28,7 @@ import argparse
 import json
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import cupy
@@ -60,7 +61,7 @@ GRID = [
 # 32768 the ozaki leaf's workspace for all of C (96 GiB) passes an H100's memory, and it runs in tiles of
 # C (as matmul gives it what is free).
 TABLE_ONLY = [("float32", 2048, 2048, 2048), ("float32", 3072, 3072, 3072), ("float64", 24576, 24576, 24576),
-              ("float64", 32768, 32768, 32768), ("float32", 32768, 32768, 32768)]
+              ("float64", 32768, 32768, 32768), ("float32", 24576, 24576, 24576), ("float32", 32768, 32768, 32768)]
 # Non-perturbing candidates (scheme, levels, breadth, launch, leaf): A and B are read only.
 CANDIDATES = [("winograd", 1, 1, "streams", "cublas"), ("winograd", 1, 1, "batched", "cublas"),
               ("winograd", 2, 2, "streams", "cublas"), ("winograd", 2, 2, "batched", "cublas"),
@@ -214,7 +215,8 @@ def _label(candidate: tuple) -> str:
     return f"{scheme} L{levels} b{breadth} {launch}" + ("" if leaf == "cublas" else f" {leaf}")
 
 
-def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str], only=None) -> None:
+def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str],
+                  only: Sequence[tuple[int, int, int]] | None = None) -> None:
     """The rows of ``dtypes`` (of the shapes ``only`` names: m, k, n) measured anew into the table
     at ``path``; other rows stay.  The table is written after every row (whole, by a rename), each
     measured row replacing its shape's old one: a run cut off (a device call's time limit; FP64
@@ -241,10 +243,10 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
 
     compiled = {}
     for dtype, m, k, n in selected(GRID + TABLE_ONLY, dtypes, only):
-        if family_of(m, k, n, table) is not None or min(m, k, n) < 1024:
+        why = no_row_because(m, k, n, table)
+        if why is not None:
             if only is not None:  # the grid's skinny shapes go by without a word; a shape asked for does not
-                print(f"{dtype} {m}x{k}x{n}: no row (tall-and-skinny shapes are benchmarks/tsm2.py's; fast "
-                      "schemes start at 1024)", flush=True)
+                print(f"{dtype} {m}x{k}x{n}: no row ({why})", flush=True)
             continue
         if dtype not in compiled:
             compiled[dtype] = _compiled(dtype)
@@ -269,7 +271,16 @@ def _in_grid_order(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda row: order.get(_shape_of(row), len(order)))
 
 
-def selected(shapes: list[tuple], dtypes: list[str], only) -> list[tuple]:
+def no_row_because(m: int, k: int, n: int, table) -> str | None:
+    """Why a shape gets no fast-scheme row, or None where it gets one."""
+    if family_of(m, k, n, table) is not None:
+        return "tall-and-skinny: benchmarks/tsm2.py measures it"
+    if min(m, k, n) < 1024:
+        return "fast schemes start at 1024"
+    return None
+
+
+def selected(shapes: list[tuple], dtypes: list[str], only: Sequence[tuple[int, int, int]] | None) -> list[tuple]:
     """What a run measures: the (dtype, m, k, n) of ``shapes`` at ``dtypes``, or, where ``only`` names
     shapes (m, k, n), each of them at every one of ``dtypes``: those of ``shapes`` in its order, then the
     others as named."""
@@ -280,7 +291,7 @@ def selected(shapes: list[tuple], dtypes: list[str], only) -> list[tuple]:
     return [(dtype, *shape) for shape in named for dtype in dtypes]
 
 
-def check(repeat: int, dtypes: list[str], only=None) -> list[dict]:
+def check(repeat: int, dtypes: list[str], only: Sequence[tuple[int, int, int]] | None = None) -> list[dict]:
     """matmul against cuBLAS at every grid shape of ``dtypes``, or at the shapes ``only`` names (m, k, n)."""
     load_table.cache_clear()
     _committed_choice.cache_clear()

@@ -20,28 +20,33 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import cupy
 
 import bilinear
-from bilinear.dispatch import _committed_in_place, family_of, in_place_levels, load_table, parse_table
+from bilinear.dispatch import _committed_in_place, in_place_levels, load_table, parse_table
 from bilinear.measure import error_bound, relative_error
 from bilinear.output import write_atomic
 
-from dispatch_grid import GRID, TABLE_ONLY, _inputs, _interleaved, _shape, selected
+from dispatch_grid import GRID, TABLE_ONLY, _in_grid_order, _inputs, _interleaved, _shape, _shape_of, no_row_because, selected
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVELS = (1, 2, 3)
 MSMES_GROWTH = 1.9  # Strassen's error growth per level over the classical product's (bilinear run's bound)
 
 
-def _shapes(table, only=None) -> list[tuple[str, int, int, int]]:
-    """The shapes measured: the grid's and TABLE_ONLY's (those ``only`` names, at every dtype of the
-    grid, where it names any) that are not tall-and-skinny."""
-    dtypes = list(dict.fromkeys(dtype for dtype, *_ in GRID))
-    return [(dtype, m, k, n) for dtype, m, k, n in selected(GRID + TABLE_ONLY, dtypes, only)
-            if family_of(m, k, n, table) is None and min(m, k, n) >= 1024]
+def _shapes(table, dtypes: list[str], only: Sequence[tuple[int, int, int]] | None) -> list[tuple[str, int, int, int]]:
+    """What a run measures or checks (dispatch_grid's selection) but for what gets no fast-scheme row."""
+    shapes = []
+    for dtype, m, k, n in selected(GRID + TABLE_ONLY, dtypes, only):
+        why = no_row_because(m, k, n, table)
+        if why is None:
+            shapes.append((dtype, m, k, n))
+        elif only is not None:  # a shape asked for is not passed over without a word
+            print(f"{dtype} {m}x{k}x{n}: no row ({why})", flush=True)
+    return shapes
 
 
 def _compiled(dtype: str) -> dict:
@@ -66,31 +71,30 @@ def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: in
             "candidates": speedups}
 
 
-def measure_table(path: Path, repeat: int, only=None, dtypes: list[str] | None = None) -> None:
-    """The in-place rows measured anew into the table at ``path``: every shape's of ``dtypes``
-    (default both), or those ``only`` names (m, k, n).  The table is written after every row, whole,
-    by a rename, each measured row replacing its shape's old one: a run cut off keeps what it
-    measured and every row it did not reach.  A whole run then drops its dtypes' rows it no longer
-    measures."""
+def measure_table(path: Path, repeat: int, dtypes: list[str],
+                  only: Sequence[tuple[int, int, int]] | None = None) -> None:
+    """The in-place rows of ``dtypes`` (of the shapes ``only`` names: m, k, n) measured anew into the
+    table at ``path``; other rows stay.  The table is written after every row, whole, by a rename,
+    each measured row replacing its shape's old one: a run cut off keeps what it measured and every
+    row it did not reach.  A whole run then drops its dtypes' rows it no longer measures."""
     data = json.loads(path.read_text())
     table = parse_table(data)
     previous = data.get("inplace", {})
     rows = list(previous.get("rows", []))
-    command = f"python benchmarks/inplace_table.py --table {path}"
-    command += "".join(f" --{flag} " + " ".join(values) for flag, values in (
-        ("dtype", dtypes), ("only", only and dict.fromkeys(f"{m}x{k}x{n}" for m, k, n in only))) if values)
-    keeps_others = only is not None or dtypes is not None
-    if keeps_others and previous.get("generated_by"):
-        command = f"{previous['generated_by']}; then {command}"
-    dtypes = dtypes or ["float64", "float32"]
     done, compiled = [], {}
 
-    def write() -> None:
-        data["inplace"] = {"rows": rows, "timed_as": "direct calls, as matmul(inplace=True) makes them",
-                           "generated_by": command, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    def write(whole_run: bool) -> None:
+        command = f"python benchmarks/inplace_table.py --table {path} --dtype {' '.join(dtypes)} --repeat {repeat}"
+        if not whole_run:
+            command += " --only " + " ".join(dict.fromkeys(f"{m}x{k}x{n}" for _, m, k, n in done))
+        # only a finished whole run of both dtypes measured every row it leaves
+        alone = whole_run and set(dtypes) >= {"float64", "float32"}
+        generated_by = command if alone or not previous.get("generated_by") else f"{previous['generated_by']}; then {command}"
+        data["inplace"] = {"rows": _in_grid_order(rows), "timed_as": "direct calls, as matmul(inplace=True) makes them",
+                           "generated_by": generated_by, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
         write_atomic(path, json.dumps(data, indent=1) + "\n")
 
-    for shape in (shape for shape in _shapes(table, only) if shape[0] in dtypes):
+    for shape in _shapes(table, dtypes, only):
         if shape[0] not in compiled:
             compiled[shape[0]] = _compiled(shape[0])
         row = _measured_row(*shape, compiled[shape[0]], repeat)
@@ -98,24 +102,19 @@ def measure_table(path: Path, repeat: int, only=None, dtypes: list[str] | None =
         done.append(shape)
         print(f"{shape[0]} {shape[1]}x{shape[2]}x{shape[3]}: best L{row['levels']} {row['speedup']:.3f}x  "
               f"{row['candidates']}", flush=True)
-        write()
+        write(whole_run=False)
         cupy.get_default_memory_pool().free_all_blocks()
     if only is None and done:
         rows = [row for row in rows if row["dtype"] not in dtypes or _shape_of(row) in done]
-        write()
+        write(whole_run=True)
 
 
-def _shape_of(row: dict) -> tuple:
-    return row["dtype"], row["m"], row["k"], row["n"]
-
-
-def check(repeat: int, only=None, dtypes: list[str] | None = None) -> list[dict]:
+def check(repeat: int, dtypes: list[str], only: Sequence[tuple[int, int, int]] | None = None) -> list[dict]:
+    """matmul(inplace=True) against cuBLAS at every shape with in-place rows, or at those ``only`` names."""
     load_table.cache_clear()
     _committed_in_place.cache_clear()
     results = []
-    for dtype, m, k, n in _shapes(load_table(), only):
-        if dtypes is not None and dtype not in dtypes:
-            continue
+    for dtype, m, k, n in _shapes(load_table(), dtypes, only):
         A, B, C = _inputs(dtype, m, k, n)
         C2 = cupy.zeros_like(C)
         levels = in_place_levels(m, k, n, dtype)
@@ -139,16 +138,16 @@ def main() -> None:
     parser.add_argument("--table", type=Path, help="measure the in-place rows into this dispatch table")
     parser.add_argument("--check", action="store_true", help="time matmul(inplace=True) against cuBLAS")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--dtype", nargs="+", choices=["float64", "float32"],
-                        help="measure or check only these dtypes (default both; --table keeps the others' rows)")
+    parser.add_argument("--dtype", nargs="+", default=["float64", "float32"], choices=["float64", "float32"],
+                        help="measure (--table) only these dtypes' rows, keeping the others', or check only these")
     parser.add_argument("--only", nargs="+", type=_shape, metavar="MxKxN",
                         help="measure (--table) only these shapes' rows, keeping the others', or check only these")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.table:
-        measure_table(args.table, args.repeat, args.only, args.dtype)
+        measure_table(args.table, args.repeat, args.dtype, args.only)
     if args.check:
-        results = check(args.repeat, args.only, args.dtype)
+        results = check(args.repeat, args.dtype, args.only)
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "inplace_check.json").write_text(json.dumps(results, indent=1) + "\n")

@@ -20,10 +20,11 @@ row the best non-perturbing configuration measured at one dtype and shape, by
 ``python benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json``): the nearest row
 in log scale, if it is within a factor of about 1.4 overall, decides.  Where none is that near,
 the nearest row no larger than the shape in any dimension and the nearest no smaller decide if
-they ran the same configuration and are at most 2× apart in every dimension, at the smaller of their speedups (a configuration's work beside
-the multiplications shrinks relative to them as the shape grows).  The configuration runs
-where it measured at least ``min_speedup`` times cuBLAS (an emulated leaf's, ``emulated_min_speedup``
-times: the native GEMM's speed differs between GPUs of one kind, the int8 leaf's does not).
+they ran the same configuration and are at most 2× apart in every dimension, at the smaller of
+their speedups: a cautious guess that the speedup moves steadily between two measurements.
+The configuration runs where it measured at least ``min_speedup`` times cuBLAS (an emulated
+leaf's, ``emulated_min_speedup`` times: the native GEMM's speed differs between GPUs of one kind,
+the int8 leaf's does not).
 Everything else goes to cuBLAS.
 """
 
@@ -291,11 +292,12 @@ def _near(rows: list, m: int, k: int, n: int):
 
 def _between(rows: list[Recursive], m: int, k: int, n: int) -> tuple[Recursive, Recursive] | None:
     """The nearest row no larger than m×k×n in any dimension and the nearest no smaller, where both
-    ran one configuration; None otherwise.  A configuration's work beside the multiplications
-    (the ozaki leaf's conversions, a level's element-wise passes: O(mk + kn + mn) against O(mkn))
-    shrinks relative to them as every dimension grows, so a shape between the two is taken at the
-    smaller of their speedups: beyond RECURSIVE_REACH of both, it kept cuBLAS at FP64 20480³
-    between the ozaki leaf's 1.35 at 16384³ and 1.48 at 24576³."""
+    ran one configuration and are at most BETWEEN_SPAN apart in every dimension; None otherwise
+    (also where a pair farther out would agree: only the nearest on each side speak for the shape).
+    The caller takes the smaller of their speedups: the work a configuration does beside the
+    multiplications shrinks relative to them as the shape grows, but cuBLAS's own efficiency moves
+    too, so the speedup need not grow with the shape (the ozaki leaf's FP64 1.41 at 12288³, 1.35 at
+    16384³), and between two rows it is a guess the check keeps honest."""
     def nearest(inside) -> Recursive | None:
         return min((row for row in rows if inside(row)), key=lambda row: _distance(row, m, k, n), default=None)
 

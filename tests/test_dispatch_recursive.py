@@ -95,12 +95,13 @@ def test_a_shape_between_two_rows_of_one_configuration_runs_it_at_the_lower_spee
     assert dispatch(20000, 24000, 17000, "float64", table=table).kernel == "recursive"  # not a cube: inside too
 
 
-@pytest.mark.parametrize("shape", [(20480, 20480, 12000), (28000, 20480, 20480), (20480, 20480, 20480, "float32")])
-def test_a_shape_outside_the_box_of_two_rows_keeps_cublas(shape):
-    m, k, n, *dtype = shape
-    table = Table((), recursive=(_ozaki("float64", 16384, 16384, 16384, 1.35), _ozaki("float64", 24576, 24576, 24576, 1.48)))
-    choice = dispatch(m, k, n, *(dtype or ["float64"]), table=table)
-    assert choice.kernel == "cublas" and "no fast-scheme measurement" in choice.reason
+@pytest.mark.parametrize("dtype, m, k, n", [("float64", 20480, 20480, 12000), ("float64", 28000, 20480, 20480),
+                                            ("float32", 20480, 20480, 20480)])
+def test_a_shape_outside_the_box_of_two_rows_keeps_cublas(dtype, m, k, n):
+    table = Table((), recursive=(_ozaki("float64", 16384, 16384, 16384, 1.35), _ozaki("float64", 24576, 24576, 24576, 1.48),
+                                 _ozaki("float32", 16384, 16384, 16384, 3.0)))  # float32: nothing measured above
+    choice = dispatch(m, k, n, dtype, table=table)
+    assert choice.kernel == "cublas" and choice.reason == f"no fast-scheme measurement near {m}×{k}×{n} {dtype}"
 
 
 def test_two_rows_bound_a_shape_only_where_both_ran_one_configuration_and_both_cleared_the_bar():
@@ -113,6 +114,10 @@ def test_two_rows_bound_a_shape_only_where_both_ran_one_configuration_and_both_c
     assert choice.kernel == "cublas" and choice.reason.endswith("1.15× cuBLAS, below the 1.2× a fast scheme must "
                                                                 "clear (an emulated leaf's: the native GEMM's speed "
                                                                 "differs between GPUs)")
+    fast_low, slow_high = _ozaki("float64", 16384, 16384, 16384, 1.48), _ozaki("float64", 24576, 24576, 24576, 1.15)
+    choice = dispatch(20480, 20480, 20480, "float64", table=Table((), recursive=(fast_low, slow_high)))
+    assert choice.kernel == "cublas" and "both measured: the ozaki leaf alone (FP64 on the int8 tensor cores) 1.15× " \
+                                         "cuBLAS, below the 1.2×" in choice.reason  # the lower of the two, wherever it is
 
 
 def test_rows_more_than_twice_apart_in_a_dimension_bound_nothing():
@@ -124,10 +129,10 @@ def test_rows_more_than_twice_apart_in_a_dimension_bound_nothing():
 
 
 def test_a_row_within_reach_decides_before_any_pair_around_the_shape():
-    near = Recursive("float64", 18432, 18432, 18432, "rsmm", 3, 2, 1.3, 0, "streams")
+    near = Recursive("float64", 22000, 19000, 20480, "rsmm", 3, 2, 1.3, 0, "streams")  # on neither side of 20480³
     table = Table((), recursive=(_ozaki("float64", 16384, 16384, 16384, 1.35), near,
                                  _ozaki("float64", 24576, 24576, 24576, 1.48)))
-    assert dispatch(18432, 18432, 18432, "float64", table=table).config == near
+    assert dispatch(20480, 20480, 20480, "float64", table=table).config == near
 
 
 def test_the_committed_table_fills_the_gaps_between_its_largest_rows():

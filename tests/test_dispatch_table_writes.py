@@ -67,16 +67,17 @@ def test_only_measures_a_shape_off_the_grid_at_every_dtype_asked_for(grid, tmp_p
     """--only named grid shapes alone: 20480x20480x20480 was passed over without a word."""
     path = _table(tmp_path, [])
     monkeypatch.setattr(grid, "_measured_row", lambda dtype, m, k, n, products, repeat: _row(dtype, m, k, n, 1.4))
-    grid.measure_table(path, 5, 1.1, ["float64", "float32"], [(20480, 20480, 20480), (8192, 8192, 8192), (100000, 16, 16)])
+    grid.measure_table(path, 5, 1.1, ["float64", "float32"], [(20480, 20480, 20480), (8192, 8192, 8192), (100000, 16, 16),
+                                                                      (512, 512, 512)])
     said = capsys.readouterr().out.splitlines()
     for dtype in ("float64", "float32"):
-        assert (f"{dtype} 100000x16x16: no row (tall-and-skinny shapes are benchmarks/tsm2.py's; fast schemes start "
-                "at 1024)") in said
+        assert f"{dtype} 100000x16x16: no row (tall-and-skinny: benchmarks/tsm2.py measures it)" in said
+    assert "float64 512x512x512: no row (fast schemes start at 1024)" in said
     assert _shapes(path) == [("float64", 8192, 1.4), ("float32", 8192, 1.4), ("float64", 20480, 1.4),
                              ("float32", 20480, 1.4)]
 
 
-def test_the_check_takes_the_grid_or_the_shapes_named_in_grid_order_then_as_given(grid, monkeypatch):
+def test_a_run_selects_the_grid_or_the_shapes_named_in_grid_order_then_as_given(grid, monkeypatch):
     monkeypatch.setattr(grid, "GRID", [("float64", 8192, 8192, 8192), ("float32", 8192, 8192, 8192)])
     monkeypatch.setattr(grid, "TABLE_ONLY", [("float64", 24576, 24576, 24576)])
     assert grid.selected(grid.GRID, ["float64"], None) == [("float64", 8192, 8192, 8192)]
