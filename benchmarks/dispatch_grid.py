@@ -160,8 +160,8 @@ def _speedup(product, A, B, C, out, repeat: int) -> tuple[float, float]:
         if not room.fits:
             print(f"  {product!r}: its workspace is not free beside the operands", flush=True)
             return 0.0, math.inf
-        product.executor.leaf_budget(room.budget)
-        product(A, B, out=out)
+        with product.leaf_budget(room.budget):
+            product(A, B, out=out)
         if room.keep:
             ours = CapturedProduct(product, A, B, out, warm=False)
         else:

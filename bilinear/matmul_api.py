@@ -202,8 +202,7 @@ def _run_fast(product, A, B, out, alpha: float, beta: float, room: Room) -> None
     from .runtime import graph_cache
 
     _keep_workspace_of(product)
-    with product._calling:
-        product.executor.leaf_budget(room.budget)
+    with product.leaf_budget(room.budget):
         if room.keep:
             graph_cache.run(product, A, B, out, alpha, beta)
             return
@@ -252,20 +251,18 @@ def _fits(product, A, B) -> Room:
     """The room a fast product's call has once the other fast schemes let their workspace go.
 
     Its workspace for all of C at once where that is free, else its ozaki leaves in tiles of C that
-    fit what is (the room :meth:`fits_in_tiles` gave them).  It keeps the workspace only where as
+    fit what is (the room :meth:`tile_budget` gave them).  It keeps the workspace only where as
     much stays free beside it: after matmul at FP64 24576 on the H100 it held 58 GB, nearly all that
     had been free, and the caller's next 4.5 GiB allocation failed; in tiles it holds what was free."""
     _keep_workspace_of(product)
     M, K, N = A.shape[0], A.shape[1], B.shape[1]
     free = _free_bytes(product)
-    with product._calling:
-        product.executor.leaf_budget(None)
+    with product.leaf_budget(None):
         needed = product.workspace_bytes(M, K, N)
         if needed <= free:
             return Room(True, None, keep=2 * needed <= free)
-        if not product.fits_in_tiles(M, K, N, free):
-            return Room(False)
-        return Room(True, product.executor.leaf.budget)
+        budget = product.tile_budget(M, K, N, free)
+        return Room(False) if budget is None else Room(True, budget)
 
 
 def _free_bytes(product) -> int:

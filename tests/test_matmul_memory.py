@@ -4,6 +4,7 @@ tests/test_matmul_gpu.py runs the real ones)."""
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
@@ -27,9 +28,11 @@ class _Product:
         self.leaf = SimpleNamespace(budget=None)
         self.workspace, self.held, self.last = workspace, 0, None
 
-    def leaf_budget(self, room):
-        self.leaf.budget = room
-        return True
+    @contextmanager
+    def leaf_budget(self, budget):
+        with self._calling:
+            self.leaf.budget = budget
+            yield
 
     def last_ran(self, M, K, N):
         return self.last == (M, K, N)
@@ -40,11 +43,11 @@ class _Product:
     def workspace_bytes(self, M, K, N):
         return self.workspace
 
-    def fits_in_tiles(self, M, K, N, limit):
+    def tile_budget(self, M, K, N, limit):
         if limit < self.workspace // 8:  # a tile of C of an eighth
-            return False
+            return None
         self.leaf.budget = limit - 100  # what the rest of the call leaves the leaf
-        return True
+        return self.leaf.budget
 
     def __call__(self, A, B, out, alpha, beta):
         self.events.append(("direct", self.leaf.budget))
@@ -81,7 +84,7 @@ def test_room_keeps_a_workspace_only_where_as_much_stays_free_beside_it(product,
     _free(monkeypatch, product, 2 * GIB, 2 * GIB - 1, GIB // 2, GIB // 9)
     assert api._fits(product, A, B) == Room(True, None, keep=True)
     assert api._fits(product, A, B) == Room(True, None, keep=False)  # FP64 24576 took 58 of 61 GB
-    assert api._fits(product, A, B) == Room(True, GIB // 2 - 100)  # tiles: what fits_in_tiles gave the leaf
+    assert api._fits(product, A, B) == Room(True, GIB // 2 - 100)  # tiles: what tile_budget gave the leaf
     assert api._fits(product, A, B) == Room(False)
 
 

@@ -533,6 +533,14 @@ def test_under_a_tight_limit_the_runtime_runs_tiles_of_c(monkeypatch):
     with pytest.raises(ValueError, match=r"needs 93216 bytes of workspace even depth-first, more than the limit of "
                                          r"9000 \(its Ozaki leaves one element of C at a time too\)"):
         compiled(9000)(A, B)
+    # bilinear.matmul's way in: no limit of its own, the room it finds free given per call
+    free.release_workspace()  # what its untiled call above held
+    with free.leaf_budget(None):
+        assert free.workspace_bytes(37, 50, 21) == 93_216
+        assert free.tile_budget(37, 50, 21, 9000) is None
+        assert free.tile_budget(37, 50, 21, 60_000) == 60_000 - 6_944 == free.executor.leaf.budget
+    assert free.executor.leaf.budget == 60_000 - 6_944  # the budget stays for the calls after
+    assert np.array_equal(free(A, B), limited(A, B)) and free.held_workspace_bytes() <= 60_000
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")

@@ -6,6 +6,8 @@ import decimal
 import math
 import numbers
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -119,11 +121,20 @@ class CompiledProduct:
             f"more than the limit of {limit}{tiled}; raise the limit or use an in-place schedule such as msmes"
         )
 
-    def fits_in_tiles(self, M: int, K: int, N: int, limit: int) -> bool:
-        """Whether a product without a workspace limit of its own fits ``limit`` bytes with its Ozaki
-        leaves in tiles of C (``bilinear.matmul`` gives it what is free on the device); its calls keep
-        that budget if so (:meth:`Executor.leaf_budget` with None lets it go)."""
-        return self._fits_in_tiles(self.executor, M, K, N, limit)
+    def tile_budget(self, M: int, K: int, N: int, limit: int) -> int | None:
+        """The bytes its Ozaki leaves get where a product without a workspace limit of its own fits
+        ``limit`` with them in tiles of C (``bilinear.matmul`` gives it what is free on the device),
+        its calls keeping that budget; None where it does not fit."""
+        return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
+
+    @contextmanager
+    def leaf_budget(self, budget: int | None) -> Iterator[None]:
+        """Hold the product's calls (another thread's wait) with its Ozaki leaves in ``budget`` bytes
+        (None: all of C at once); the budget stays after (``bilinear.matmul`` sets the room it found
+        free before each call: one product serves every shape)."""
+        with self._calling:
+            self.executor.leaf_budget(budget)
+            yield
 
     @staticmethod
     def _fits_in_tiles(executor: Executor, M: int, K: int, N: int, limit: int) -> bool:
