@@ -93,7 +93,7 @@ def int8_gemm_seconds(product: CompiledProduct, n: int, count: int, repeat: int,
     one strided-batched call whole and in tiles of 8192, one call per modulus whole and in tiles
     (k whole throughout: the runner's k_tile)."""
     runner = leaf_of(product).cuda
-    at = ozaki.workspace_layout(n, n, n, count, None, scaling)
+    at = ozaki.workspace_layout(n, n, n, count, scaling=scaling)
     base = runner.workspace.data.ptr
     n4, kp = -(-n // 4) * 4, -(-n // 16) * 16
     variants = {"default": (False, TILE), "batched": (True, 0), "batched_t8192": (True, 8192),
@@ -133,7 +133,7 @@ def traffic_model(n: int, levels: int, count: int, scaling: str) -> dict:
 
 
 def breakdown(product: CompiledProduct, A, B, C) -> dict:
-    """Milliseconds per pass of one call, summed over its leaves (and chunks, groups), "other"
+    """Milliseconds per pass of one call, summed over its leaves (and chunks), "other"
     the rest of the call, "leaves" how many leaf products it ran."""
     runner = leaf_of(product).cuda
     runner.timing = []

@@ -26,13 +26,13 @@ from bilinear.runtime.ozaki_cuda import THREADS, VALUES, BT_LANES, CudaOzaki, _l
 
 
 def pipelined(runner: CudaOzaki, A, B, C, blocks: int, side) -> None:
-    """The plain leaf (all moduli in one group), rows in ``blocks`` blocks, reconstruction on ``side``."""
+    """The plain leaf, rows in ``blocks`` blocks, reconstruction on ``side``."""
     m, k = A.shape
     n = B.shape[1]
     plan = ozaki.make_plan(k, None, ozaki.default_bits(C.dtype), "max")
     m4, n4, kp = ozaki.round_up(m, ozaki.MN_ALIGN), ozaki.round_up(n, ozaki.MN_ALIGN), ozaki.round_up(k, ozaki.K_ALIGN)
     kernels = runner.kernels(plan.count, A.dtype)
-    at = ozaki.workspace_layout(m, k, n, plan.count, None, plan.scaling)
+    at = ozaki.workspace_layout(m, k, n, plan.count, scaling=plan.scaling)
     buffer = runner._buffer(at["total"])
     base = buffer.data.ptr
     ptr = {name: np.uint64(base + offset) for name, offset in at.items()}
@@ -40,10 +40,10 @@ def pipelined(runner: CudaOzaki, A, B, C, blocks: int, side) -> None:
     runner._statistics(A, B, plan, buffer, at)
     kernels["oz_residues_a"]((min(-(-m4 * (kp // VALUES) // THREADS), grid),), (THREADS,), (
         A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(m4), np.int32(kp), ptr["amax_a"],
-        np.int32(plan.bits_a), np.int32(0), np.int32(plan.count), ptr["ra"]))
+        np.int32(plan.bits_a), ptr["ra"]))
     kernels["oz_residues_bt"]((min(-(-n4 * ozaki.round_up(kp // VALUES, BT_LANES) // THREADS), grid),), (THREADS,), (
         B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), ptr["amax_b"],
-        np.int32(plan.bits_b), np.int32(0), np.int32(plan.count), ptr["rb"]))
+        np.int32(plan.bits_b), ptr["rb"]))
     main = cupy.cuda.get_current_stream()
     handle = cupy.cuda.device.get_cublas_handle()
     cublas_capture.prepare(handle, main.ptr)  # this probe runs only while a graph is captured
@@ -59,7 +59,6 @@ def pipelined(runner: CudaOzaki, A, B, C, blocks: int, side) -> None:
             kernels["oz_reconstruct"]((min(-(-real * (n4 // 4) // THREADS), grid),), (THREADS,), (
                 np.uint64(base + at["products"] + 4 * i0 * n4), np.int32(m4), np.int32(n4), np.int32(real), np.int32(n),
                 np.uint64(base + at["amax_a"] + 8 * i0), ptr["amax_b"], np.int32(plan.bits_a), np.int32(plan.bits_b),
-                np.int32(0), np.int32(plan.count), np.int32(1), np.int32(1), ptr["acc"],
                 C[i0:], np.int64(ldc), np.float64(1.0), np.float64(0.0)))
     main.wait_event(side.record())
 

@@ -1,20 +1,23 @@
 """The kernels issue 13 added, run small under compute-sanitizer (memcheck, racecheck):
 breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, odd sizes),
 leaves on concurrent streams, and the Ozaki leaf's passes: plain and with a Strassen level on the
-residues, max and norm scaling, moduli in groups, odd and padded sizes, float64 and float32; and
+residues, max and norm scaling, k in chunks, odd and padded sizes, float64 and float32; and
 (session 33) the element-wise kernels of from-zero plans, with beta = 0 and C full of NaN.
 
-    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [--only from-zero]
+    compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [--only SECTION ...]
+
+SECTION: from-zero, breadth (split, merge, leaves on streams) or ozaki; all three without --only.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import cupy
 
 import bilinear
+from bilinear.runtime.ozaki import K_CHUNK
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,11 +39,9 @@ def from_zero() -> None:
             print(f"from zero {scheme} L{levels} {dtype} {M}x{K}x{N}: max error {error:.1e}", flush=True)
 
 
-def main() -> None:
-    if sys.argv[1:] == ["--only", "from-zero"]:
-        from_zero()
-        return
-    from_zero()
+def breadth_first() -> None:
+    """Breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, odd sizes) and
+    leaves on concurrent streams."""
     rng = cupy.random.default_rng(0)
     cases = [("winograd", 2, 2, "serial", "float64"), ("winograd", 2, 2, "streams", "float32"),
              ("grey234", 1, 1, "batched", "float64"), ("strassen", 2, 1, "streams", "float64")]
@@ -60,6 +61,12 @@ def main() -> None:
             tolerance = 1e-9 if dtype == "float64" else 1e-2
             assert error < tolerance, (scheme, launch, dtype, M, K, N, error)
             print(f"{scheme} L{levels} bfs{breadth} {launch} {dtype} {M}x{K}x{N}: max error {error:.1e}", flush=True)
+
+
+def ozaki_passes() -> None:
+    """The ozaki leaf's passes: plain and with a Strassen level on the residues, max and norm
+    scaling, k in chunks, int8 GEMMs in tiles, odd and padded sizes, float64 and float32."""
+    rng = cupy.random.default_rng(2)
     ozaki = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=1, leaf="ozaki")
     A, B = rng.standard_normal((130, 97)), rng.standard_normal((97, 129))
     error = float(cupy.abs(ozaki(A, B) - A @ B).max())
@@ -68,15 +75,16 @@ def main() -> None:
     from bilinear.runtime.ozaki_cuda import CudaOzaki
 
     runner = CudaOzaki()
-    for (M, K, N), scaling, residue_levels, group in [((130, 97, 129), "max", 1, None), ((67, 300, 45), "norm", 1, None),
-                                                      ((256, 256, 256), "norm", 1, None), ((67, 300, 45), "norm", 0, 5),
-                                                      ((261, 64, 263), "max", 0, None)]:
+    for (M, K, N), scaling, residue_levels, chunk in [((130, 97, 129), "max", 1, K_CHUNK), ((67, 300, 45), "norm", 1, K_CHUNK),
+                                                      ((256, 256, 256), "norm", 1, K_CHUNK), ((67, 300, 45), "norm", 0, 128),
+                                                      ((261, 64, 263), "max", 0, K_CHUNK)]:
         A, B, C = (rng.standard_normal(shape) for shape in ((M, K), (K, N), (M, N)))
         out = C.copy()
-        runner.gemm(A, B, out, 0.5, 2.0, count=14, scaling=scaling, residue_levels=residue_levels, group=group)
+        runner.gemm(A, B, out, 0.5, 2.0, count=14, scaling=scaling, residue_levels=residue_levels, k_chunk=chunk)
         error = float(cupy.abs(out - (0.5 * A @ B + 2.0 * C)).max())
         assert error < 1e-10, (M, K, N, scaling, residue_levels, error)
-        print(f"ozaki {M}x{K}x{N} {scaling} residue levels {residue_levels} group {group}: max error {error:.1e}", flush=True)
+        print(f"ozaki {M}x{K}x{N} {scaling} residue levels {residue_levels} k chunk {chunk}: max error {error:.1e}",
+              flush=True)
     # int8 GEMMs in several row, column and k spans (session 23; small tiles stand in for 8192 ones)
     for tile, k_tile in [(256, 0), (384, 128)]:
         runner.tile, runner.k_tile = tile, k_tile
@@ -89,19 +97,30 @@ def main() -> None:
     runner.tile, runner.k_tile = CudaOzaki().tile, CudaOzaki().k_tile
     # float32 (session 22): float loads (four to a 16-byte load where a row is aligned; a column
     # offset leaves rows unaligned), C rounded once; k padded to K_ALIGN
-    for (M, K, N), offset, scaling, residue_levels, group in [((130, 97, 129), 0, "max", 0, None),
-                                                              ((67, 300, 45), 1, "norm", 1, None),
-                                                              ((256, 256, 256), 0, "max", 1, None),
-                                                              ((61, 200, 33), 3, "max", 0, 3)]:
+    for (M, K, N), offset, scaling, residue_levels, chunk in [((130, 97, 129), 0, "max", 0, K_CHUNK),
+                                                              ((67, 300, 45), 1, "norm", 1, K_CHUNK),
+                                                              ((256, 256, 256), 0, "max", 1, K_CHUNK),
+                                                              ((61, 200, 33), 3, "max", 0, 64)]:
         A = rng.standard_normal((M, K + offset), dtype="float32")[:, offset:]
         B, C = rng.standard_normal((K, N), dtype="float32"), rng.standard_normal((M, N), dtype="float32")
         out = C.copy()
-        runner.gemm(A, B, out, 0.5, 2.0, scaling=scaling, residue_levels=residue_levels, group=group)
+        runner.gemm(A, B, out, 0.5, 2.0, scaling=scaling, residue_levels=residue_levels, k_chunk=chunk)
         expected = 0.5 * (A.astype("float64") @ B.astype("float64")) + 2.0 * C.astype("float64")
         error = float(cupy.abs(out - expected).max())
         assert error < 1e-4, (M, K, N, offset, scaling, residue_levels, error)
-        print(f"ozaki float32 {M}x{K}x{N} offset {offset} {scaling} residue levels {residue_levels} group {group}: "
+        print(f"ozaki float32 {M}x{K}x{N} offset {offset} {scaling} residue levels {residue_levels} k chunk {chunk}: "
               f"max error {error:.1e}", flush=True)
+
+
+SECTIONS = {"from-zero": from_zero, "breadth": breadth_first, "ozaki": ozaki_passes}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, metavar="SECTION",
+                        help=f"run these sections only ({', '.join(SECTIONS)})")
+    for name in parser.parse_args().only or SECTIONS:
+        SECTIONS[name]()
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def test_crt_reconstructs_extreme_integer_products(count):
     ia[0] = 1 << plan.bits_a  # one row and column of equal signs: |A'B'| = k·2^(bA+bB)
     ib[:, 0] = 1 << plan.bits_b
     products = ozaki.modular_products(np, ozaki.residues(np, ia, plan.moduli), ozaki.residues(np, ib.T, plan.moduli))
-    value = ozaki.crt_finish(np, ozaki.crt_accumulate(np, products, plan.crt, 0, None), plan.crt, np.zeros((1, 1), int))
+    value = ozaki.crt_finish(np, ozaki.crt_accumulate(np, products, plan.crt), plan.crt, np.zeros((1, 1), int))
     exact = [[sum(int(x) * int(y) for x, y in zip(row, col)) for col in ib.T.tolist()] for row in ia.tolist()]
     assert exact[0][0] == k << (plan.bits_a + plan.bits_b)
     for i, row in enumerate(exact):
@@ -241,19 +241,18 @@ def problems(draw):
         A[draw(st.integers(0, m - 1))] = 0.0
     count = draw(st.sampled_from([None, 6, 11, 16, 20]))
     chunk = draw(st.integers(1, k))  # k larger than the chunk exercises the k-splitting
-    group = draw(st.sampled_from([None, 1, 3]))
     alpha, beta = draw(st.sampled_from([(1.0, 0.0), (-1.5, 1.0), (2.0, 0.25)]))
-    return A, B, count, chunk, group, alpha, beta, draw(st.sampled_from(ozaki.SCALINGS))
+    return A, B, count, chunk, alpha, beta, draw(st.sampled_from(ozaki.SCALINGS))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_gemm_property(problem):
-    A, B, count, chunk, group, alpha, beta, scaling = problem
+    A, B, count, chunk, alpha, beta, scaling = problem
     rng = np.random.default_rng(0)
     C0 = rng.standard_normal((A.shape[0], B.shape[1]))
     C = C0.copy()
-    ozaki.gemm(np, A, B, C, alpha, beta, count=count, k_chunk=chunk, group=group, scaling=scaling)
+    ozaki.gemm(np, A, B, C, alpha, beta, count=count, k_chunk=chunk, scaling=scaling)
     # chunks add up: each within its own bound (a chunk's own row maxima and norms are no larger)
     plans = [ozaki.make_plan(min(chunk, A.shape[1] - s), count, scaling=scaling) for s in range(0, A.shape[1], chunk)]
     weakest = min(plans, key=lambda p: p.bits_a + p.bits_b)
@@ -272,15 +271,6 @@ def test_chunk_sums_round_against_beta_c_too():
     C = C0.copy()
     ozaki.gemm(np, A, B, C, 2.0, 0.25, k_chunk=1)
     check_against_exact(A, B, C0, 2.0, 0.25, C, ozaki.make_plan(1), chunks=8)
-
-
-def test_group_and_chunk_give_the_same_result_as_one_pass():
-    rng = np.random.default_rng(11)
-    A, B = rng.standard_normal((10, 40)), rng.standard_normal((40, 7))
-    one, grouped = np.empty((10, 7)), np.empty((10, 7))
-    ozaki.gemm(np, A, B, one, count=14)
-    ozaki.gemm(np, A, B, grouped, count=14, group=4)
-    assert np.array_equal(one, grouped)  # the accumulators are exact: grouping changes nothing
 
 
 def test_workspace_model():
@@ -307,7 +297,7 @@ def test_a_strassen_level_on_the_residues_where_asked_or_large_and_memory_allows
     leaf.cuda = SimpleNamespace(free_bytes=lambda: 40 * gib)
     assert ozaki_cuda.RESIDUE_STRASSEN_FROM is None and leaf._setup(n, n, n) == ((n, n), 0)
     monkeypatch.setattr(ozaki_cuda, "RESIDUE_STRASSEN_FROM", n)
-    needed = ozaki.workspace_bytes(n, n, n, 14, None, "norm", 1)
+    needed = ozaki.workspace_bytes(n, n, n, 14, scaling="norm", residue_levels=1)
     assert 30 * gib < needed < 40 * gib  # 36.8 GiB against the plain scheme's 21
     assert leaf._setup(n, n, n) == ((n, n), 1)
     assert leaf._setup(n, n // 2, n) == ((n, n), 0)  # any smaller dimension: the plain scheme
@@ -429,15 +419,15 @@ def test_tile_spans_split_10000_rows_evenly():
 # --- the GPU path, emulated on the CPU ------------------------------------------------------------------
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 @pytest.mark.parametrize("scaling", ozaki.SCALINGS)
-@pytest.mark.parametrize(("shape", "count", "group", "chunk"), [
-    ((37, 53, 29), 16, None, ozaki.K_CHUNK), ((8, 16, 4), 5, None, ozaki.K_CHUNK), ((13, 70, 9), 12, 5, 33),
-    ((1, 1, 1), 20, 7, ozaki.K_CHUNK), ((5, 3, 6), 14, None, 2), ((9, 200, 7), 15, None, ozaki.K_CHUNK),
+@pytest.mark.parametrize(("shape", "count", "chunk"), [
+    ((37, 53, 29), 16, ozaki.K_CHUNK), ((8, 16, 4), 5, ozaki.K_CHUNK), ((13, 70, 9), 12, 33),
+    ((1, 1, 1), 20, ozaki.K_CHUNK), ((5, 3, 6), 14, 2), ((9, 200, 7), 15, ozaki.K_CHUNK),
 ])
-def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, group, chunk, scaling):
+def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, chunk, scaling):
     from helpers.ozaki_emulation import emulated_runner
 
     runner = emulated_runner(monkeypatch)
-    runner.batched = count % 2 == 0  # one strided-batched call per group, or one call per modulus
+    runner.batched = count % 2 == 0  # one strided-batched call over the moduli, or one per modulus
     runner.tile = 16 if count in (12, 15, 16) else 0  # int8 GEMMs in tiles (k tiles accumulate), or whole
     runner.k_tile = 0 if count == 15 else None  # k whole under tiles of rows and columns, or tiled too
     m, k, n = shape
@@ -450,10 +440,10 @@ def test_cuda_path_emulated_matches_numpy_bitwise(monkeypatch, shape, count, gro
     # views with leading dimensions larger than their rows, as Strassen blocks are
     A = np.pad(A, ((0, 0), (0, 3)))[:, :k]
     ours, reference = C0.copy(), C0.copy()
-    runner.gemm(A, B, ours, 0.7, 0.5, count=count, group=group, k_chunk=chunk, scaling=scaling)
-    ozaki.gemm(np, A, B, reference, 0.7, 0.5, count=count, group=group, k_chunk=chunk, scaling=scaling)
+    runner.gemm(A, B, ours, 0.7, 0.5, count=count, k_chunk=chunk, scaling=scaling)
+    ozaki.gemm(np, A, B, reference, 0.7, 0.5, count=count, k_chunk=chunk, scaling=scaling)
     assert np.array_equal(ours, reference, equal_nan=True)
-    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, group, scaling)
+    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, scaling=scaling)
 
 
 @settings(max_examples=200, deadline=None)
@@ -463,7 +453,7 @@ def test_tiles_of_c_fit_the_budget_as_few_as_can(m, k, n, count, share, scaling)
     """tile_for_budget: all of C where it fits; else bands of rows where one row of C fits (B whole), the
     fewest; else tiles; a ValueError where not even one element fits."""
     def need(rows, cols):
-        return ozaki.workspace_bytes(rows, k, cols, count, None, scaling)
+        return ozaki.workspace_bytes(rows, k, cols, count, scaling=scaling)
 
     least, most = need(1, 1), need(m, n)
     budget = int(least + share * (most - least)) if share <= 1 else least - 1
@@ -567,9 +557,7 @@ def test_strassen_on_residues_emulated_is_the_plain_scheme_bitwise(monkeypatch, 
     runner.gemm(A, B, ours, -1.25, 0.5, count=count, k_chunk=chunk, scaling=scaling, residue_levels=1)
     ozaki.gemm(np, A, B, reference, -1.25, 0.5, count=count, k_chunk=chunk, scaling=scaling)
     assert np.array_equal(ours, reference, equal_nan=True)
-    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, None, scaling, residue_levels=1)
-    with pytest.raises(ValueError, match="one group"):
-        runner.gemm(A, B, ours, count=count, group=2, residue_levels=1)
+    assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, scaling=scaling, residue_levels=1)
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
@@ -653,7 +641,7 @@ def test_residue_kernels_emulated_at_62_bits():
         lengths = (rows, cols) if axis == 1 else (cols, rows)
         EmulatedKernel(source, name)((1,), (32,), (
             x, np.int64(x.shape[1]), np.int32(lengths[0]), np.int32(lengths[1]), np.int32(rows_pad), np.int32(kp),
-            np.ascontiguousarray(stat).view(np.uint64), np.int32(bits), np.int32(0), np.int32(count), out))
+            np.ascontiguousarray(stat).view(np.uint64), np.int32(bits), out))
         assert np.array_equal(out[:, :rows, :cols], expected), name
         assert not out[:, rows:].any() and not out[:, :, cols:].any()
 
@@ -667,12 +655,12 @@ def test_pass_marks_for_the_breakdown(monkeypatch):
     rng = np.random.default_rng(1)
     A, B, C = rng.standard_normal((6, 9)), rng.standard_normal((9, 5)), np.empty((6, 5))
     runner.timing = []
-    runner.gemm(A, B, C, count=14, group=7)
-    passes = ["residues A", "residues B", "int8 GEMMs", "reconstruct"]
-    assert [name for name, _ in runner.timing] == ["start", "stats A", "stats B"] + passes * 2
+    runner.gemm(A, B, C, count=14, k_chunk=5)  # two chunks of k: each starts again
+    passes = ["start", "stats A", "stats B", "residues A", "residues B", "int8 GEMMs", "reconstruct"]
+    assert [name for name, _ in runner.timing] == passes * 2
     runner.timing = []
     runner.gemm(A, B, C, count=14, residue_levels=1)
-    assert [name for name, _ in runner.timing] == ["start", "stats A", "stats B"] + passes
+    assert [name for name, _ in runner.timing] == passes
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")

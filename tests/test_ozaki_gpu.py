@@ -1,5 +1,5 @@
 """The ozaki leaf on the GPU (marked ``gpu``): the CuPy path against the NumPy path (bit for bit)
-and against cuBLAS DGEMM's error, k-chunks, moduli groups, Strassen levels with ozaki leaves.
+and against cuBLAS DGEMM's error, k-chunks, Strassen levels with ozaki leaves.
 (No hypothesis here: the GPU machine runs these with pytest alone.)"""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _split(a: np.ndarray, b: np.ndarray):
 
 
 @pytest.mark.gpu
-def test_gpu_groups_chunks_and_strassen_levels():
+def test_gpu_chunks_and_strassen_levels():
     import cupy
 
     from bilinear.runtime.ozaki_cuda import CudaOzaki
@@ -70,9 +70,9 @@ def test_gpu_groups_chunks_and_strassen_levels():
     ozaki.gemm(np, A, B, reference, count=15, k_chunk=256)
     ours = cupy.empty((300, 211))
     runner = CudaOzaki()
-    runner.gemm(cupy.asarray(A), cupy.asarray(B), ours, count=15, group=4, k_chunk=256)
+    runner.gemm(cupy.asarray(A), cupy.asarray(B), ours, count=15, k_chunk=256)
     assert np.array_equal(cupy.asnumpy(ours), reference)
-    assert runner.workspace_bytes == ozaki.workspace_bytes(300, 256, 211, 15, 4)
+    assert runner.workspace_bytes == ozaki.workspace_bytes(300, 256, 211, 15)
     for scheme in ("strassen", "winograd"):
         for levels in (1, 2):
             product = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, leaf="ozaki", backend="cupy")

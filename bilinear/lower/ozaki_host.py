@@ -152,5 +152,5 @@ def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, bud
             rows, cols = ozaki.tile_for_budget(m, chunk, n, count, budget, code.scaling)
         except ValueError:  # not even one element of C at a time
             return None
-        need = max(need, ozaki.workspace_bytes(rows, chunk, cols, count, None, code.scaling))
+        need = max(need, ozaki.workspace_bytes(rows, chunk, cols, count, scaling=code.scaling))
     return need

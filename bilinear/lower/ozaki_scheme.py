@@ -226,30 +226,25 @@ def round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
 
-def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = None,
-                     scaling: str = "max", residue_levels: int = 0) -> dict[str, int]:
+def workspace_layout(m: int, k: int, n: int, count: int, *, scaling: str = "max",
+                     residue_levels: int = 0) -> dict[str, int]:
     """Byte offsets (256-byte aligned) of the parts of one product's GPU workspace, and its "total".
 
-    Per modulus of a group: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product
-    (m×n), with m and n padded to MN_ALIGN and k to K_ALIGN (cuBLAS's int8 tensor-core kernels want
-    aligned dimensions); with more than one group, four float64 accumulators per element of C
-    carry the reconstruction from group to group; the largest magnitude (or norm bound) of every
-    row of A and column of B (8 bytes each); with "norm" scaling, B's columns' sums of squares per
-    strip of COLUMN_STRIP rows.  With a Strassen level on the residues (``residue_levels=1``, all
-    moduli in one group): 7 operands of half size for A and Bᵀ and 7 half-size products per
-    modulus (m, n padded to 8, k to 32): 7/4 of the residues and products of the plain scheme.  At
-    m = k = n = 16384 and N = 16 in one group: 8 GiB of residues and 16 GiB of products.
+    Per modulus: int8 residues of A (m×k) and of Bᵀ (n×k), and the int32 product (m×n), with m and
+    n padded to MN_ALIGN and k to K_ALIGN (cuBLAS's int8 tensor-core kernels want aligned
+    dimensions); the largest magnitude (or norm bound) of every row of A and column of B (8 bytes
+    each); with "norm" scaling, B's columns' sums of squares per strip of COLUMN_STRIP rows.  With a
+    Strassen level on the residues (``residue_levels=1``): 7 operands of half size for A and Bᵀ and 7
+    half-size products per modulus (m, n padded to 8, k to 32): 7/4 of the residues and products of
+    the plain scheme.  At m = k = n = 16384 and N = 16: 8 GiB of residues and 16 GiB of products.
     """
-    group = count if group is None else max(1, min(group, count))
-    m4, n4, kp = round_up(m, MN_ALIGN), round_up(n, MN_ALIGN), round_up(min(k, K_CHUNK), K_ALIGN)
     if residue_levels:
-        group = count
         mh, nh, kh = round_up(m, 8) // 2, round_up(n, 8) // 2, round_up(min(k, K_CHUNK), 32) // 2
         ra, rb, products = 7 * count * mh * kh, 7 * count * nh * kh, 4 * 7 * count * mh * nh
     else:
-        ra, rb, products = group * m4 * kp, group * n4 * kp, 4 * group * m4 * n4
-    parts = {"amax_a": 8 * m, "amax_b": 8 * n, "ra": ra, "rb": rb,
-             "products": products, "acc": 0 if group >= count else 4 * 8 * m * n,
+        m4, n4, kp = round_up(m, MN_ALIGN), round_up(n, MN_ALIGN), round_up(min(k, K_CHUNK), K_ALIGN)
+        ra, rb, products = count * m4 * kp, count * n4 * kp, 4 * count * m4 * n4
+    parts = {"amax_a": 8 * m, "amax_b": 8 * n, "ra": ra, "rb": rb, "products": products,
              "partial": 8 * n * -(-min(k, K_CHUNK) // COLUMN_STRIP) if scaling == "norm" else 0}
     offsets, at = {}, 0
     for name, size in parts.items():
@@ -259,10 +254,9 @@ def workspace_layout(m: int, k: int, n: int, count: int, group: int | None = Non
     return offsets
 
 
-def workspace_bytes(m: int, k: int, n: int, count: int, group: int | None = None, scaling: str = "max",
-                    residue_levels: int = 0) -> int:
+def workspace_bytes(m: int, k: int, n: int, count: int, *, scaling: str = "max", residue_levels: int = 0) -> int:
     """Device bytes beyond A, B and C one product takes on the GPU (see :func:`workspace_layout`)."""
-    return workspace_layout(m, k, n, count, group, scaling, residue_levels)["total"]
+    return workspace_layout(m, k, n, count, scaling=scaling, residue_levels=residue_levels)["total"]
 
 
 def _largest(top: int, fits: Callable[[int], bool]) -> int:
@@ -281,19 +275,18 @@ def _even(extent: int, most: int) -> int:
 
 
 def tile_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scaling: str = "max") -> tuple[int, int]:
-    """The rows and columns of the tiles of C an m×k×n product runs in, every modulus in one group,
-    so that one tile's workspace fits ``budget`` bytes: all of C where it fits (or without a budget);
+    """The rows and columns of the tiles of C an m×k×n product runs in, every modulus at once, so
+    that one tile's workspace fits ``budget`` bytes: all of C where it fits (or without a budget);
     else bands of rows, the fewest that fit (B's residues whole, A's a band's); else tiles of about
     equal sides.  A tile is a product of A's rows by B's columns scaled by their own statistics over
-    each chunk of k, the whole product's, so C is the same bit for bit; what a tile costs is B's (A's) residues formed
-    again per band, where moduli in groups (``gemm(group=)``) read and write four float64
-    accumulators per element of C per group.
+    each chunk of k, the whole product's, so C is the same bit for bit; what a tile costs is B's (A's)
+    residues formed again per band.
 
     Raises:
         ValueError: when even a 1×1 tile does not fit.
     """
     def fits(rows: int, cols: int) -> bool:
-        return workspace_bytes(rows, k, cols, count, None, scaling) <= budget
+        return workspace_bytes(rows, k, cols, count, scaling=scaling) <= budget
 
     if budget is None or fits(m, n):
         return m, n
@@ -301,5 +294,5 @@ def tile_for_budget(m: int, k: int, n: int, count: int, budget: int | None, scal
         return _even(m, rows), n
     if side := _largest(max(m, n), lambda s: fits(min(s, m), min(s, n))):
         return _even(m, min(side, m)), _even(n, min(side, n))
-    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(1, k, 1, count, None, scaling)} bytes of "
+    raise ValueError(f"an ozaki product of {m}x{k}x{n} needs {workspace_bytes(1, k, 1, count, scaling=scaling)} bytes of "
                      f"workspace even one element of C at a time; the budget is {budget}")

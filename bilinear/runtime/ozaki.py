@@ -125,13 +125,10 @@ def modular_products(xp: Any, ra: Any, rbt: Any) -> Any:
     return xp.stack([(x.astype(np.float64) @ y.astype(np.float64).T).astype(np.int32) for x, y in zip(ra, rbt)])
 
 
-def crt_accumulate(xp: Any, products: Any, crt: Crt, first: int, acc: list | None) -> list:
-    """Add the moduli ``first``, ``first + 1``, ... of ``products`` into the accumulators
-    [S, T_0, T_1, T_2] (see :class:`Crt`); ``acc`` None starts them at zero."""
-    if acc is None:
-        acc = [xp.zeros(products.shape[1:], dtype=np.float64) for _ in range(1 + LIMBS)]
-    for offset, c in enumerate(products):
-        j = first + offset
+def crt_accumulate(xp: Any, products: Any, crt: Crt) -> list:
+    """The accumulators [S, T_0, T_1, T_2] (see :class:`Crt`) over every modulus's product."""
+    acc = [xp.zeros(products.shape[1:], dtype=np.float64) for _ in range(1 + LIMBS)]
+    for j, c in enumerate(products):
         p = crt.moduli[j]
         t = c.astype(np.float64) * crt.inverses[j]  # |t| < 2^39: exact
         w = t - p * xp.rint(t * (1.0 / p))  # c_j·y_j mod p_j in [-p/2, p/2], exactly
@@ -155,7 +152,7 @@ def crt_finish(xp: Any, acc: list, crt: Crt, shift: Any) -> Any:
 
 # --- the whole product ----------------------------------------------------------------------------
 def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
-         bits: int | None = None, k_chunk: int = K_CHUNK, group: int | None = None, scaling: str = "max") -> None:
+         bits: int | None = None, k_chunk: int = K_CHUNK, scaling: str = "max") -> None:
     """``C = alpha·A@B + beta·C`` in place, by the scheme, with the steps above (the CPU path).
     float32 matrices go through the same steps in float64 (their elements convert exactly); C is
     rounded to float32 after alpha and beta once per K_CHUNK of k, as the GPU passes do.
@@ -164,8 +161,6 @@ def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0,
         count: number of moduli; None chooses the fewest that keep ``bits`` bits (None: the
             target for C's dtype, :func:`default_bits`).
         k_chunk: longest inner dimension of one exact int8 product (tests make it small).
-        group: moduli per round (bounds memory: residues and products of ``group`` moduli at a
-            time, with float64 accumulators in between); None: all at once.
         scaling: "max" or "norm" (see the module's docstring).
     """
     m, k = A.shape
@@ -179,21 +174,16 @@ def gemm(xp: Any, A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0,
     for start in range(0, k, k_chunk):
         stop = min(k, start + k_chunk)
         plan = make_plan(stop - start, count, bits, scaling)
-        _gemm_chunk(xp, A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan, group)
+        _gemm_chunk(xp, A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan)
 
 
-def _gemm_chunk(xp: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, plan: OzakiPlan,
-                group: int | None) -> None:
+def _gemm_chunk(xp: Any, A: Any, B: Any, C: Any, alpha: float, beta: float, plan: OzakiPlan) -> None:
     ea, bad_a = exponents(xp, statistic(xp, A, 1, plan.scaling), plan.bits_a)
     eb, bad_b = exponents(xp, statistic(xp, B, 0, plan.scaling), plan.bits_b)
     ia = scaled_integers(xp, A, ea, bad_a, axis=1)
     ibt = scaled_integers(xp, B, eb, bad_b, axis=0).T
-    crt, acc = plan.crt, None
-    group = plan.count if group is None else max(1, min(group, plan.count))
-    for first in range(0, plan.count, group):
-        moduli = plan.moduli[first : first + group]
-        products = modular_products(xp, residues(xp, ia, moduli), residues(xp, ibt, moduli))
-        acc = crt_accumulate(xp, products, crt, first, acc)
-    value = crt_finish(xp, acc, crt, -(ea[:, None] + eb[None, :]))
+    products = modular_products(xp, residues(xp, ia, plan.moduli), residues(xp, ibt, plan.moduli))
+    acc = crt_accumulate(xp, products, plan.crt)
+    value = crt_finish(xp, acc, plan.crt, -(ea[:, None] + eb[None, :]))
     value = xp.where(bad_a[:, None] | bad_b[None, :], xp.nan, value)
     C[...] = alpha * value if beta == 0 else alpha * value + beta * C.astype(np.float64)

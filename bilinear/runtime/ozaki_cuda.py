@@ -1,15 +1,14 @@
 """The Ozaki scheme II on the GPU: fused CUDA passes around cuBLAS's int8 tensor-core GEMM.
 
-Per product (one chunk of the inner dimension, one group of moduli; the steps and why they are
+Per product (one chunk of the inner dimension, every modulus at once; the steps and why they are
 exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.j2``):
 
 1. ``oz_stat_rows`` / ``oz_amax_cols``: the largest magnitude of every row of A and column of B
    (one read of A and of B; with "norm" scaling also their 2-norms: ``oz_stat_rows`` reads its
    row again from L2, ``oz_sumsq_cols`` and ``oz_norm_cols`` read B once more);
-2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j of the group
-   in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
+2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
    GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
-3. int8 GEMMs over the group's moduli (int32 results, exact; :mod:`bilinear.runtime.int8_gemm`):
+3. int8 GEMMs over the moduli (int32 results, exact; :mod:`bilinear.runtime.int8_gemm`):
    one cuBLAS call per modulus in near-equal tiles of rows and columns, k whole (the fastest of
    the variants measured on the H100; ``batched`` = True makes one strided-batched call over the
    moduli, ``tile`` = 0 whole calls, ``k_tile`` tiles of k that add up);
@@ -24,9 +23,8 @@ Memory is one workspace buffer, grown to the largest product since its product l
 another shape (:class:`OzakiLeaf` lets it go then; a captured graph holds the one it writes, and
 the int8 GEMMs go through :mod:`bilinear.runtime.cublas_capture` while a stream captures); its size is
 :func:`bilinear.runtime.ozaki.workspace_bytes`: N int8 copies of A and Bᵀ plus N int32 products
-(24 GiB at n = 16384, N = 16; 7/4 of that with a residue level); with moduli in groups, a group's
-worth and four float64 accumulators per element of C; under a budget (:class:`OzakiLeaf`), one
-tile of C's.  Time, with N moduli: N·2mnk int8
+(24 GiB at n = 16384, N = 16; 7/4 of that with a residue level); under a budget
+(:class:`OzakiLeaf`), one tile of C's.  Time, with N moduli: N·2mnk int8
 operations at cuBLAS's int8 rate, plus ≈ (8 + 8 + N·(2 + 8) + 8) bytes of traffic per element of a
 square float64 product (A and B read twice, residues and products written and read, C written):
 at n = 16384, N = 15, ≈ 118 + 12 ms against DGEMM's 161 (benchmarks/OZAKI_NOTES.md).
@@ -70,7 +68,7 @@ class CudaOzaki:
 
         self.cupy = cupy
         self.workspace = None  # a cupy uint8 buffer, grown to the largest leaf since the last release
-        # True: one strided-batched int8 GEMM per group; False: one call per modulus (measured faster)
+        # True: one strided-batched int8 GEMM over the moduli; False: one call per modulus (measured faster)
         self.batched = False
         # int8 GEMMs in tiles of at most this many rows and columns (0: whole; k beyond K_CHUNK is
         # still split, for exactness)
@@ -114,13 +112,12 @@ class CudaOzaki:
 
     # --- the product ---------------------------------------------------------------------------
     def gemm(self, A, B, C, alpha: float = 1.0, beta: float = 0.0, *, count: int | None = None,
-             bits: int | None = None, group: int | None = None, k_chunk: int = ozaki.K_CHUNK,
-             scaling: str = "max", residue_levels: int = 0) -> None:
+             bits: int | None = None, k_chunk: int = ozaki.K_CHUNK, scaling: str = "max",
+             residue_levels: int = 0) -> None:
         """``C = alpha·A@B + beta·C`` on row-major float64 (or float32) views (unit column stride).
 
         ``residue_levels=1`` runs one Strassen level on the int8 residues (7 int8 GEMMs of half
-        size per modulus instead of 8, exact modulo p_j: the same result bit for bit), with all
-        moduli in one group."""
+        size per modulus instead of 8, exact modulo p_j: the same result bit for bit)."""
         m, k = A.shape
         n = B.shape[1]
         if residue_levels not in (0, 1):
@@ -135,12 +132,7 @@ class CudaOzaki:
             stop = min(k, start + k_chunk)
             plan = ozaki.make_plan(stop - start, count, bits, scaling)
             chunk = (A[:, start:stop], B[start:stop], C, alpha, beta if start == 0 else 1.0, plan)
-            if residue_levels:
-                if group is not None and group < plan.count:
-                    raise ValueError("a Strassen level on the residues runs all moduli in one group (no budget)")
-                self._strassen(*chunk)
-            else:
-                self._plain(*chunk, group)
+            (self._strassen if residue_levels else self._plain)(*chunk)
 
     def _mark(self, name: str) -> None:
         if self.timing is not None:
@@ -168,13 +160,12 @@ class CudaOzaki:
             kernels["oz_norm_cols"]((columns,), (THREADS,), (partial, np.int32(strips), np.int32(n), stat_b))
         self._mark("stats B")
 
-    def _plain(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan, group: int | None) -> None:
+    def _plain(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan) -> None:
         m, k = A.shape
         n = B.shape[1]
-        group = plan.count if group is None else max(1, min(group, plan.count))
         m4, n4, kp = round_up(m, ozaki.MN_ALIGN), round_up(n, ozaki.MN_ALIGN), round_up(k, ozaki.K_ALIGN)
         kernels = self.kernels(plan.count, A.dtype)
-        at = ozaki.workspace_layout(m, k, n, plan.count, group, plan.scaling)
+        at = ozaki.workspace_layout(m, k, n, plan.count, scaling=plan.scaling)
         buffer = self._buffer(at["total"])
         base = buffer.data.ptr
         ptr = {name: np.uint64(base + offset) for name, offset in at.items()}  # kernel pointer arguments
@@ -185,24 +176,20 @@ class CudaOzaki:
         blocks_a = min(-(-m4 * (kp // VALUES) // THREADS), grid)
         blocks_b = min(-(-n4 * round_up(kp // VALUES, BT_LANES) // THREADS), grid)  # BT_LANES k groups per column
         blocks_c = min(-(-m * (n4 // 4) // THREADS), grid)  # a thread per 4 columns of a row
-        for first in range(0, plan.count, group):
-            last = min(plan.count, first + group)
-            kernels["oz_residues_a"]((blocks_a,), (THREADS,), (
-                A, np.int64(lda), np.int32(m), np.int32(k), np.int32(m4), np.int32(kp), amax_a,
-                np.int32(plan.bits_a), np.int32(first), np.int32(last), ptr["ra"]))
-            self._mark("residues A")
-            kernels["oz_residues_bt"]((blocks_b,), (THREADS,), (
-                B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), amax_b,
-                np.int32(plan.bits_b), np.int32(first), np.int32(last), ptr["rb"]))
-            self._mark("residues B")
-            self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, last - first)
-            self._mark("int8 GEMMs")
-            kernels["oz_reconstruct"]((blocks_c,), (THREADS,), (
-                ptr["products"], np.int32(m4), np.int32(n4), np.int32(m), np.int32(n), amax_a, amax_b,
-                np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(first), np.int32(last),
-                np.int32(first == 0), np.int32(last == plan.count), ptr["acc"],
-                C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
-            self._mark("reconstruct")
+        kernels["oz_residues_a"]((blocks_a,), (THREADS,), (
+            A, np.int64(lda), np.int32(m), np.int32(k), np.int32(m4), np.int32(kp), amax_a,
+            np.int32(plan.bits_a), ptr["ra"]))
+        self._mark("residues A")
+        kernels["oz_residues_bt"]((blocks_b,), (THREADS,), (
+            B, np.int64(ldb), np.int32(k), np.int32(n), np.int32(n4), np.int32(kp), amax_b,
+            np.int32(plan.bits_b), ptr["rb"]))
+        self._mark("residues B")
+        self._int8_gemms(base + at["ra"], base + at["rb"], base + at["products"], m4, n4, kp, plan.count)
+        self._mark("int8 GEMMs")
+        kernels["oz_reconstruct"]((blocks_c,), (THREADS,), (
+            ptr["products"], np.int32(m4), np.int32(n4), np.int32(m), np.int32(n), amax_a, amax_b,
+            np.int32(plan.bits_a), np.int32(plan.bits_b), C, np.int64(ldc), np.float64(alpha), np.float64(beta)))
+        self._mark("reconstruct")
 
     def _strassen(self, A, B, C, alpha: float, beta: float, plan: ozaki.OzakiPlan) -> None:
         """One Strassen level on the residues: 7 operands of A and of Bᵀ per modulus (half the
@@ -211,21 +198,20 @@ class CudaOzaki:
         n = B.shape[1]
         mh, nh, kh = round_up(m, 8) // 2, round_up(n, 8) // 2, round_up(k, 32) // 2
         kernels = self.kernels(plan.count, A.dtype)
-        at = ozaki.workspace_layout(m, k, n, plan.count, None, plan.scaling, residue_levels=1)
+        at = ozaki.workspace_layout(m, k, n, plan.count, scaling=plan.scaling, residue_levels=1)
         buffer = self._buffer(at["total"])
         base = buffer.data.ptr
         ptr = {name: np.uint64(base + offset) for name, offset in at.items()}
         grid = device_info().sms * 8
         self._statistics(A, B, plan, buffer, at)
-        count = np.int32(plan.count)
         kernels["oz_residues_a_s1"]((min(-(-mh * kh // 4 // THREADS), grid),), (THREADS,), (
             A, np.int64(_ld(A)), np.int32(m), np.int32(k), np.int32(mh), np.int32(kh), ptr["amax_a"],
-            np.int32(plan.bits_a), np.int32(0), count, ptr["ra"]))
+            np.int32(plan.bits_a), ptr["ra"]))
         self._mark("residues A")
         slots = round_up(kh // 4, BT_S1_LANES)  # BT_S1_LANES threads per column take consecutive 4-groups of k
         kernels["oz_residues_bt_s1"]((min(-(-nh * slots // THREADS), grid),), (THREADS,), (
             B, np.int64(_ld(B)), np.int32(k), np.int32(n), np.int32(nh), np.int32(kh), ptr["amax_b"],
-            np.int32(plan.bits_b), np.int32(0), count, ptr["rb"]))
+            np.int32(plan.bits_b), ptr["rb"]))
         self._mark("residues B")
         for o in range(7):  # product o of every modulus: operands 7 planes apart
             self._int8_gemms(base + at["ra"] + o * mh * kh, base + at["rb"] + o * nh * kh,
@@ -234,8 +220,7 @@ class CudaOzaki:
         self._mark("int8 GEMMs")
         kernels["oz_reconstruct_s1"]((min(-(-mh * nh // THREADS), grid),), (THREADS,), (
             ptr["products"], np.int32(mh), np.int32(nh), np.int32(m), np.int32(n), ptr["amax_a"], ptr["amax_b"],
-            np.int32(plan.bits_a), np.int32(plan.bits_b), np.int32(0), count,
-            C, np.int64(_ld(C)), np.float64(alpha), np.float64(beta)))
+            np.int32(plan.bits_a), np.int32(plan.bits_b), C, np.int64(_ld(C)), np.float64(alpha), np.float64(beta)))
         self._mark("reconstruct")
 
     def _int8_gemms(self, ra: int, rb: int, products: int, m4: int, n4: int, kp: int, batch: int,
@@ -287,7 +272,7 @@ class OzakiLeaf:
             levels = int(RESIDUE_STRASSEN_FROM is not None and min(m, k, n) >= RESIDUE_STRASSEN_FROM)
         if levels:
             room = self.budget if self.budget is not None else self.cuda.free_bytes()
-            if ozaki.workspace_bytes(m, k, n, count, None, self.scaling, levels) <= room:
+            if ozaki.workspace_bytes(m, k, n, count, scaling=self.scaling, residue_levels=levels) <= room:
                 return (m, n), levels
         return ozaki.tile_for_budget(m, k, n, count, self.budget, self.scaling), 0
 
@@ -322,7 +307,7 @@ class OzakiLeaf:
         if self.cuda is None or k == 0:
             return 0
         (rows, cols), levels = self._setup(m, k, n)
-        return ozaki.workspace_bytes(rows, k, cols, self.moduli(k), None, self.scaling, levels)
+        return ozaki.workspace_bytes(rows, k, cols, self.moduli(k), scaling=self.scaling, residue_levels=levels)
 
 
 def leaf_gemm(backend: Any, options: Any) -> OzakiLeaf:
