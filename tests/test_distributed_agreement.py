@@ -92,6 +92,14 @@ if rank == 0:
     C.flags.writeable = False
 case("read-only out on rank 0", lambda: whole(A0, B0, out=C))
 
+in_place = dist.compile(ALG + "strassen.bl", backend="numpy", local="msmes", levels=1)
+masked = np.ma.masked_array(A0, mask=A0 > 0) if rank == 1 else A0
+C = C0.copy()
+case("a masked A on rank 1", lambda: in_place(masked, B0, out=C, beta=2.0), out=C)
+C = C0.copy()
+case("a masked out on rank 0", lambda: whole(A0, B0, out=np.ma.masked_array(C, mask=C > 0) if rank == 0 else C,
+                                            beta=2.0), out=C)
+
 failing = dist.compile(ALG + "winograd.bl", backend="numpy")
 def fail(*args, **kwargs):
     raise RuntimeError("≠" * 400)
@@ -153,6 +161,12 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         "products compiled for two dtypes": "refused: the ranks hold products compiled differently: their dtypes "
                                             "differ",
         "read-only out on rank 0": "refused: out is read-only on a rank; the product is written into it",
+        # under an in-place local, rank 1's operand sums took np.ma's arithmetic: C off by about 10
+        "a masked A on rank 1": "refused: rank 1: A is a masked array, and bilinear multiplies plain matrices: "
+                                "pass A.filled(0) (masked entries as 0) or np.asarray(A) (its data as stored) out kept",
+        # refused only inside rank 0's run, after out had been scaled by beta
+        "a masked out on rank 0": "refused: rank 0: out is a masked array, and bilinear multiplies plain matrices: "
+                                  "pass np.asarray(out) (the product goes into its data) out kept",
         "NumPy weights": "ran",  # "weights must be 2 positive numbers" of np.float32(1)
         # the collectives fell out of step: "SyntaxError: invalid syntax" from another collective's bytes
         "repeat differs": "refused: the ranks asked for different runs (sizes, dtype, repetitions or seed); start "

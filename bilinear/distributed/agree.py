@@ -1,7 +1,7 @@
 """What the ranks agree on before a distributed call touches anything.
 
 Each rank's facts (shapes, dtypes, layouts, scalars, the options its product was compiled
-with, whether its ``out`` overlaps its A or B) are gathered on every rank in one exchange, and
+with, whether its ``out`` overlaps its A or B, which are masked arrays) are gathered on every rank in one exchange, and
 every rank judges all of them alike.  So a mistake on one rank is one error on every rank, and
 never a rank that raised while the others wait for it at the next collective, nor a call that
 runs with one rank's alpha, weights or steps and another's.
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime.compiled import real_scalar
-from ..runtime.views import is_row_major, overlaps, with_line_strides
+from ..runtime.views import is_masked, is_row_major, masked_refusal, overlaps, with_line_strides
 from .comm import DistributedError, short
 from .layout import block_shape, global_shape
 
@@ -56,14 +56,16 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
         return None if x is None or not is_matrix(x) else short(str(x.dtype), _TEXT_BYTES)
 
     views = [x for x in (A, B, out) if x is not None]
+    # which are masked arrays: under an in-place local schedule np.ma's arithmetic formed the operand sums
+    masked = ",".join(name for name, x in (("A", A), ("B", B), ("out", out)) if is_masked(x))
     writable = out is None or bool(getattr(getattr(out, "flags", None), "writeable", True))  # a read-only NumPy out
     if not all(is_matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
         return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"),
-                options, False, True, writable)
+                options, False, True, writable, masked)
     row_major = all(is_row_major(x) for x in views)
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
-            row_major, apart, writable)
+            row_major, apart, writable, masked)
 
 
 def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | None) -> tuple[int, int, int, str]:
@@ -105,6 +107,9 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
         return "the ranks were called with different arguments"
     if any(isinstance(shape, str) for v in everyone for shape in (v[0], v[1], v[4])):
         return "A, B and out must be 2-D arrays on every rank that passes them"
+    if masked := next(((rank, v[12]) for rank, v in enumerate(everyone) if v[12]), None):
+        rank, names = masked
+        return f"rank {rank}: {masked_refusal(names.split(',')[0])}"
     if any(not v[9] for v in everyone):
         return "A, B and out must be row-major matrices (C-contiguous, or row slices of one) on every rank"
     if any(not v[10] for v in everyone):

@@ -88,16 +88,26 @@ def check_out_apart(out: View, A: View, B: View) -> None:
         raise ValueError("out must not overlap A or B")
 
 
-def check_unmasked(array: Any, name: str) -> None:
-    """Refuse a NumPy masked array: its data would be multiplied as if no entry were masked, and
-    NumPy's own product of masked arrays is no matrix product (the result came out silently wrong)."""
+def is_masked(array: Any) -> bool:
+    """Whether ``array`` is a NumPy masked array."""
     # numpy.ma only where something imported it (no masked array exists otherwise): importing it
     # costs a first call milliseconds, which skewed the distributed balancer's first measurement
     masked = sys.modules.get("numpy.ma")
-    if masked is not None and isinstance(array, masked.MaskedArray):
-        how = "np.asarray(out) (the product goes into its data)" if name == "out" else \
-            f"{name}.filled(0) (masked entries as 0) or np.asarray({name}) (its data as stored)"
-        raise ValueError(f"{name} is a masked array, and bilinear multiplies plain matrices: pass {how}")
+    return masked is not None and isinstance(array, masked.MaskedArray)
+
+
+def masked_refusal(name: str) -> str:
+    """Why a masked ``name`` (A, B or out) is refused, and what to pass instead."""
+    how = "np.asarray(out) (the product goes into its data)" if name == "out" else \
+        f"{name}.filled(0) (masked entries as 0) or np.asarray({name}) (its data as stored)"
+    return f"{name} is a masked array, and bilinear multiplies plain matrices: pass {how}"
+
+
+def check_unmasked(array: Any, name: str) -> None:
+    """Refuse a NumPy masked array: its data would be multiplied as if no entry were masked, and
+    NumPy's own product of masked arrays is no matrix product (the result came out silently wrong)."""
+    if is_masked(array):
+        raise ValueError(masked_refusal(name))
 
 
 def check_writable(array: Any, name: str, why: str = "bilinear writes the product into it") -> None:
