@@ -371,6 +371,7 @@ def compile(
             return lower_program(program, dtype=dtype, levels=level_count, leaf=leaf_kind, fuse=fuse, cutoff=cutoff,
                                  launch=launch, moduli=moduli, scaling=scaling)
 
+        lowered_for(0, leaves[0])  # proves the scheme now, not at the first call (levels are chosen per shape)
         return AutoProduct(lowered_for, chosen_backend, dtype, leaves)
     if not isinstance(levels, int) or isinstance(levels, bool):
         raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 
 from .diagnostics import brief
-from .ir import parse_block
+from .ir.names import definition_name_problem
 from .optimize_arguments import MOST_CHAINS, MOST_TRIES
 from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, OZAKI_SCALINGS
 
 REPORT_FORMATS = ("text", "md", "json")
-KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
 
 
 def positive(text: str, least: int = 1, most: int | None = None) -> int:
@@ -138,11 +136,8 @@ def report_format(text: str) -> str:
 
 def bl_name(name: str) -> str:
     """An argparse type: --name, a .bl name (ASCII letters, digits, _), not a keyword or a block name."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in KEYWORDS or parse_block(name) is not None:
-        raise argparse.ArgumentTypeError(
-            f"must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword or a block "
-            f"name like A11), not {name!r}"
-        )
+    if problem := definition_name_problem(name):
+        raise argparse.ArgumentTypeError(problem)
     return name
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .ir import Algorithm, Form, Output, Product, Shape, block_name, parse_block
+from .ir.names import check_definition_name
 from .verify.expand import expansion_of
 
 # Target orders of (m, k, n), and the steps that reach them: C = cyclic, T = transpose.
@@ -57,6 +58,7 @@ def permute(algorithm: Algorithm, order: str, name: str | None = None) -> Algori
     the products no output uses (:func:`unused_products`)."""
     if order not in PERMUTATIONS:
         raise ValueError(f"the target order must be one of {', '.join(PERMUTATIONS)}, not {order!r}")
+    check_definition_name(name)
     shape = (algorithm.shape.m, algorithm.shape.k, algorithm.shape.n)
     # a product no output uses has a zero W column, which a permutation makes a zero factor: dropped
     products = [(u, v, w) for u, v, w in _coefficients(algorithm) if w]
@@ -78,6 +80,7 @@ def unused_products(algorithm: Algorithm) -> list[str]:
 
 def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> Algorithm:
     """The ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩ product scheme: ``first`` on the outer blocks, ``second`` inside."""
+    check_definition_name(name)
     outer, inner = first.shape, second.shape
     shape = Shape(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n)  # refused here when too large, before any work
     grids = {"A": (inner.m, inner.k), "B": (inner.k, inner.n), "C": (inner.m, inner.n)}

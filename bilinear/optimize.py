@@ -360,7 +360,7 @@ def optimize(
     seeds k·seeds, …, each finished and polished alone (where the search ends depends most on where it
     starts), the cheapest kept; starts, then chains, run in parallel processes.  ``also``: other
     programs of the scheme; their sides computing the same forms (``borrowed``) are candidates too."""
-    borrowed_sides = check_arguments(algorithm, seeds, polish, chains, also, starts)
+    borrowed_sides = check_arguments(algorithm, seeds, polish, chains, also, starts, name)
     left, right, outputs = sides(algorithm)
     taken = {p.name for p in algorithm.products}
     prefixes = [free_prefix(letter, taken) for letter in "XYZ"]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .ir import Algorithm
+from .ir.names import check_definition_name
 from .optimize_sides import borrowed
 
 # Search counts (seeds, starts, rounds) past this are typing mistakes: each costs at least milliseconds.
@@ -16,12 +17,14 @@ MOST_TRIES = 10**6
 MOST_CHAINS = 4096
 
 
-def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: Any, starts: Any) -> tuple:
+def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: Any, starts: Any,
+                    name: Any = None) -> tuple:
     """The sides of each program of ``also`` that compute ``algorithm``'s (``borrowed``; a generator is
     read once); TypeError or ValueError, with the reason, for what ``optimize`` cannot take."""
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"optimize takes one Algorithm (bilinear.load(path).main, or .algorithm(name)), not "
                         f"{type(algorithm).__name__}")
+    check_definition_name(name)
     _count("seeds", seeds, 0, MOST_TRIES)
     _count("polish", polish, 0, MOST_TRIES)
     _count("chains", chains, 1, MOST_CHAINS)

@@ -609,3 +609,27 @@ def test_a_distributed_call_returns_the_out_it_was_given():
     A, B, out = rng.standard_normal((1, 8)), rng.standard_normal((8, 8)), np.zeros(8)[None, :]
     assert product(A, B, out=out) is out
     np.testing.assert_allclose(out, A @ B, rtol=1e-12, atol=1e-12)
+
+
+_WINOGRAD = bilinear.load(ROOT / "algorithms" / "winograd.bl")
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda d: make_plan(d, (4, 4, 4), 2, bands=1.5), "bands must be a whole number of at least 1, not 1.5"),
+    (lambda d: make_plan(d, (64, 64, 64), 2, weights=[1, float("nan")]), "need 2 positive weights, not [1, nan]"),
+    (lambda d: make_plan(d, (4, 4), 2), "shape must be (M, K, N), not (4, 4)"),
+    (lambda d: make_plan(d, (4.5, 4, 4), 2), "M, K and N must be whole numbers of at least 0, not 4.5, 4, 4"),
+    (lambda d: make_plan(d, (4, 4, 4), 2.0), "ranks must be a whole number of at least 1, not 2.0"),
+    (lambda d: tiles_2d(0), "ranks must be a whole number of at least 1, not 0"),
+    (lambda d: decomposition_for(_WINOGRAD, 0, "2d"), "ranks must be a whole number of at least 1, not 0"),
+    (lambda d: decomposition_for(_WINOGRAD, -1), "ranks must be a whole number of at least 1, not -1"),
+    (lambda d: bilinear.distributed.plan_chain([(2, -3), (-3, 4)], 2),
+     "the chain's dimensions must be whole numbers of at least 0, not [(2, -3), (-3, 4)]"),
+    (lambda d: bilinear.distributed.plan_chain([(2, 3), (3, 4)], 0), "ranks must be a whole number of at least 1, not 0"),
+])
+def test_the_planning_helpers_check_their_arguments(call, message):
+    """Exported beside compile, which checks all of these: bands=1.5 was a slice TypeError, a NaN
+    weight "cannot convert float NaN to integer", tiles_2d(0) "max() arg is an empty sequence";
+    a fractional shape, ranks=-1 and negative chain dimensions were planned (a negative time)."""
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        call(decomposition_for(_WINOGRAD, 4))

@@ -374,6 +374,15 @@ def test_a_report_is_true_only_when_everything_verified(tmp_path):
     assert bilinear.verify(ROOT / "algorithms" / "strassen.bl")
 
 
+@pytest.mark.parametrize("levels", [0, 2, "auto"])
+def test_a_scheme_that_does_not_verify_is_refused_at_compile_time(tmp_path, levels):
+    """levels="auto" lowered nothing until the first call, so compile accepted a wrong scheme."""
+    wrong = tmp_path / "wrong.bl"
+    wrong.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("C12 = M3 + M5", "C12 = M3 - M5"))
+    with pytest.raises(bilinear.BilinearError, match="C12"):
+        bilinear.compile(wrong, levels=levels, backend="numpy")
+
+
 def test_numpy_and_fraction_arguments_are_taken_as_their_values():
     """dtype=np.float64 was "not <class 'numpy.float64'>", levels=np.int64(2) "not a whole number",
     alpha=Fraction(1, 2) "not a real number"."""
@@ -551,6 +560,11 @@ def test_automatic_levels_take_what_a_level_takes_through_dlpack():
     ({"polish": -1}, ValueError, "polish must be between 0 and 1000000, not -1"),
     ({"chains": 0}, ValueError, "chains must be between 1 and 4096, not 0"),
     ({"seeds": 2.5}, TypeError, "seeds must be a whole number, not float 2.5"),
+    # name=5 was kept: the result verified, and compiling it raised "'int' object is not iterable"
+    ({"name": 5}, ValueError, "name must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; "
+                              "not a keyword or a block name like A11), not 5"),
+    ({"name": "a b"}, ValueError, "name must be an identifier in .bl (an ASCII letter or _, then letters, digits or "
+                                  "_; not a keyword or a block name like A11), not 'a b'"),
     ({"also": ["strassen"]}, TypeError, "also takes Algorithms (other programs of the scheme, loaded), not str"),
     # another scheme's program was dropped without a word (the CLI's --also refused it)
     ({"also": [bilinear.load(ROOT / "algorithms" / "winograd.bl").main]}, ValueError,
@@ -728,3 +742,48 @@ def test_size_questions_refuse_sizes_that_are_not_sizes(method):
         getattr(product, method)(-4, 8, 8)
     with pytest.raises(ValueError):
         getattr(product, method)(8.5, 8, 8)
+
+
+@pytest.mark.parametrize("leaf", ["cublas", "ozaki"])
+def test_ndarray_subclasses_multiply_as_plain_arrays(leaf):
+    """np.matrix passed every check as it came: the ozaki leaf then raised matrix.max()'s TypeError
+    (no ``initial``) in the middle of msmes, leaving A and B overwritten by about 2."""
+    rng = np.random.default_rng(0)
+    A, B = np.asmatrix(rng.standard_normal((8, 8))), np.asmatrix(rng.standard_normal((8, 8)))
+    A0, B0 = A.copy(), B.copy()
+    out = np.asmatrix(np.zeros((8, 8)))
+    product = bilinear.compile("msmes", levels=1, leaf=leaf, backend="numpy")
+    returned = product(A, B, out=out)
+    assert returned is out  # the caller's object back, the product in its memory
+    assert np.allclose(np.asarray(out), np.asarray(A0) @ np.asarray(B0))
+    assert np.allclose(A, A0, rtol=0, atol=1e-12) and np.allclose(B, B0, rtol=0, atol=1e-12)  # restored (to rounding)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda p: p.tile_budget(-40, 40, 40, 10**6), r"^M, K and N must be whole numbers of at least 0, not -40, 40, 40$"),
+    (lambda p: p.tile_budget(40.5, 40, 40, 10**6), r"^M, K and N must be whole numbers of at least 0, not 40.5, 40, 40$"),
+    (lambda p: p.tile_budget(40, 40, 40, None), r"^limit must be a number of bytes >= 0, not None$"),
+    (lambda p: p.tile_budget(40, 40, 40, "x"), r"^limit must be a number of bytes >= 0, not 'x'$"),
+    (lambda p: p.leaf_budget("x").__enter__(), r"^budget must be None or a number of bytes >= 0, not 'x'$"),
+    (lambda p: p.leaf_budget(-5).__enter__(), r"^budget must be None or a number of bytes >= 0, not -5$"),
+])
+def test_tile_and_leaf_budgets_check_their_arguments(call, message):
+    """tile_budget(-40, 40, 40, 10**6) gave 10**6 and kept it as the leaf's budget, 40.5 a float
+    budget, a None limit a TypeError from inside; leaf_budget took any value."""
+    product = bilinear.compile("strassen", levels=1, leaf="ozaki", backend="numpy")
+    with pytest.raises(ValueError, match=message):
+        call(product)
+    assert product.executor.leaf.budget is None  # nothing kept
+
+
+@pytest.mark.parametrize("name", [5, "a b", "A11", "schedule"])
+def test_transformed_and_kronecker_schemes_check_their_names(name):
+    """permute and kronecker kept any name: 5 broke compiling the result, "a b" writing it as .bl."""
+    from bilinear.compose import kronecker, permute
+
+    strassen = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
+    message = f"^name must be an identifier in .bl .*, not {re.escape(repr(name))}$"
+    with pytest.raises(ValueError, match=message):
+        permute(strassen, "nkm", name=name)
+    with pytest.raises(ValueError, match=message):
+        kronecker(strassen, strassen, name=name)

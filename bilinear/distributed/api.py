@@ -15,11 +15,11 @@ from ..runtime.views import is_contiguous
 from .check import verify_plan
 from .comm import Comm, DistributedError, make_comm, short
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
-from ..lower.options import OptionError
+from ..lower.options import OptionError, check_count
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
 from .agree import facts, judge, line_strided
 from .layout import block_of, block_shape, gather, scatter_sum
-from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan
+from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan, positive_float
 
 
 # The most global products a plan is built with: the plan and its exact proof grow with them
@@ -28,16 +28,6 @@ MAX_GLOBAL_PRODUCTS = 4096
 #: Two products a step pass MAX_GLOBAL_PRODUCTS after this many steps; one product a step gains
 #: nothing from a second step.
 MAX_STEPS = MAX_GLOBAL_PRODUCTS.bit_length() - 1
-
-
-def _positive_float(weight: object) -> bool:
-    """A positive number that is a finite float (NumPy's numbers too; 10**400 is not one)."""
-    if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
-        return False
-    try:
-        return 0 < float(weight) < math.inf
-    except OverflowError:
-        return False
 
 
 def default_steps(rank: int, ranks: int) -> int:
@@ -58,6 +48,7 @@ def _algorithm_of(program: Program):
 
 def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: int | None = None) -> Decomposition:
     """``'bfs'``: breadth-first steps of the program's algorithm; ``'2d'``: classical 2D tiles."""
+    ranks = check_count(ranks, "ranks", 1)
     if kind == "2d":
         if steps is not None:  # it had been ignored
             raise OptionError("--steps sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none")
@@ -137,7 +128,7 @@ class DistributedProduct:
         for name, value, allowed in (("inputs", inputs, INPUT_LAYOUTS), ("output", output, OUTPUT_LAYOUTS)):
             if value not in allowed:  # a bare KeyError at the first call before
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
-        if weights is not None and (len(weights) != comm.size or not all(map(_positive_float, weights))):
+        if weights is not None and (len(weights) != comm.size or not all(map(positive_float, weights))):
             raise ValueError(f"weights must be {comm.size} positive numbers, one per rank, not {weights!r}")
         weights = None if weights is None else [float(w) for w in weights]
         self.decomposition, self.local, self.comm = decomposition, local, comm

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..lower.options import check_count
 from .agree import is_matrix
 from .comm import DistributedError, short
 
@@ -132,12 +134,13 @@ def _wave(products, ranks: int, model: ChainModel) -> tuple[tuple[Step, ...], fl
 
 def plan_chain(shapes: Sequence[tuple[int, int]], ranks: int, model: ChainModel = ChainModel()) -> ChainPlan:
     """The plan for a chain of matrices with these shapes over ``ranks`` ranks."""
-    if ranks < 1:
-        raise ValueError(f"a chain runs on at least one rank, not {ranks}")
+    check_count(ranks, "ranks", 1)
     if len(shapes) < 2:
         raise ValueError("a chain needs at least two matrices")
     if len(shapes) > MAX_CHAIN:
         raise ValueError(f"a chain of at most {MAX_CHAIN} matrices is planned, not {len(shapes)}; multiply it in parts")
+    if not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0 for shape in shapes for d in shape):
+        raise ValueError(f"the chain's dimensions must be whole numbers of at least 0, not {list(shapes)}")
     for (_, cols), (rows, _) in zip(shapes, shapes[1:]):
         if cols != rows:
             raise ValueError(f"the chain's shapes do not fit: {list(shapes)}")

@@ -19,10 +19,13 @@ A plan is data, built per shape by small pure functions and checked exactly
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ..lower.decompose import Decomposition
+from ..lower.options import check_count
+from ..runtime.compiled import check_sizes
 
 INPUT_LAYOUTS = ("replicated", "root", "block2d")
 OUTPUT_LAYOUTS = ("replicated", "root", "block2d")
@@ -113,6 +116,16 @@ class Plan:
         return core + sum(2.0 * math.prod(self.fringe_dims(f.kind)) for f in self.fringe_of(rank))
 
 
+def positive_float(weight: object) -> bool:
+    """A positive number that is a finite float (NumPy's numbers too; 10**400 is not one)."""
+    if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+        return False
+    try:
+        return 0 < float(weight) < math.inf
+    except OverflowError:
+        return False
+
+
 def _quotas(units: int, weights: Sequence[float]) -> list[int]:
     """Integers summing to ``units`` in proportion to ``weights`` (largest remainder)."""
     largest = max(weights)
@@ -137,8 +150,9 @@ def assign(products: int, ranks: int, bands: int, weights: Sequence[float] | Non
     Ensures every (product, band) pair is given to exactly one rank.
     """
     weights = list(weights) if weights is not None else [1.0] * ranks
-    if len(weights) != ranks or min(weights) <= 0:
+    if len(weights) != ranks or not all(map(positive_float, weights)):
         raise ValueError(f"need {ranks} positive weights, not {weights}")
+    weights = [float(w) for w in weights]
     quota = _quotas(products * bands, weights)
     tasks: list[Task] = []
     product = 0
@@ -190,14 +204,13 @@ def make_plan(
     ``bands`` defaults to the fewest that balance equal ranks exactly
     (:func:`default_bands`), or 8 per rank with uneven weights.
     """
-    if ranks < 1:
-        raise ValueError(f"a distributed product needs at least one rank, not {ranks}")
-    if min(shape) < 0:
-        raise ValueError(f"dimensions must not be negative: {shape}")
+    ranks = check_count(ranks, "ranks", 1)
+    if len(shape) != 3:
+        raise ValueError(f"shape must be (M, K, N), not {tuple(shape)}")
+    check_sizes(*shape)
     if bands is None:
         even = weights is None or len(set(weights)) == 1
         bands = default_bands(decomposition.rank, ranks) if even else 8 * ranks
-    if bands < 1:
-        raise ValueError(f"bands must be at least 1, not {bands}")
+    bands = check_count(bands, "bands", 1)
     tasks = assign(decomposition.rank, ranks, bands, weights)
     return _with_fringe(Plan(decomposition, tuple(shape), ranks, bands, tasks, (), inputs, output))

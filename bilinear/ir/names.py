@@ -41,6 +41,26 @@ def parse_block(name: str) -> tuple[str, int, int] | None:
     return match.group(1), int(match.group(2)), int(match.group(3))
 
 
+#: Words of the .bl language a definition may not be named (its grammar reads them as keywords).
+KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
+
+
+def definition_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name an algorithm or schedule in .bl, or None: an ASCII letter or _,
+    then letters, digits or _; not a keyword or a block name."""
+    if isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in KEYWORDS \
+            and parse_block(name) is None:
+        return None
+    return (f"must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword or a block "
+            f"name like A11), not {name!r}")
+
+
+def check_definition_name(name: object) -> None:
+    """Refuse a ``name=`` argument (None: the default name) that cannot name a definition in .bl."""
+    if name is not None and (problem := definition_name_problem(name)):
+        raise ValueError(f"name {problem}")
+
+
 def operand_of(name: str) -> str | None:
     """``'A'``, ``'B'`` or ``'C'`` for a block name, else ``None``."""
     parsed = parse_block(name)

@@ -23,6 +23,7 @@ from typing import Mapping
 
 from ..ir import Algorithm, parse_block
 from ..verify.expand import Expansion
+from .options import check_count
 
 Index = tuple[int, int]  # 0-based (row, column) of a global block
 Coefficients = tuple[tuple[Index, Fraction], ...]  # sorted, nonzero
@@ -172,5 +173,6 @@ def classical(rows: int, inner: int, cols: int) -> Decomposition:
 
 def tiles_2d(ranks: int) -> Decomposition:
     """The 2D tile decomposition for ``ranks`` GPUs: the most square grid a×b = ranks."""
+    ranks = check_count(ranks, "ranks", 1)
     rows = max(a for a in range(1, int(ranks**0.5) + 1) if ranks % a == 0)
     return classical(rows, 1, ranks // rows)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numbers
 import operator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -170,10 +172,20 @@ class Options:
                 "use cublas leaves (--leaf cublas, leaf='cublas'; or another single-view leaf such as ozaki) with "
                 "breadth-first levels"
             )
-        if self.workspace_limit is not None and (
-            isinstance(self.workspace_limit, bool) or not isinstance(self.workspace_limit, int) or self.workspace_limit < 0
-        ):
+        if self.workspace_limit is not None and not is_byte_count(self.workspace_limit):
             raise OptionError(f"workspace_limit must be a number of bytes >= 0, not {self.workspace_limit!r}")
+
+
+def check_count(value: Any, name: str, least: int) -> int:
+    """``value`` as an int where it is a whole number (NumPy's too, not a bool) of at least ``least``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise ValueError(f"{name} must be a whole number of at least {least}, not {value!r}")
+    return int(value)
+
+
+def is_byte_count(value: Any) -> bool:
+    """Whether ``value`` is a whole number of bytes, at least 0 (not a bool, not a float)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def check_ozaki_options(leaf: str, moduli: int | None, scaling: str, scaling_given: bool | None = None) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 from ..diagnostics import brief
 from ..lower.host import restores_inputs, writes_inputs
 from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_dims
+from ..lower.options import is_byte_count
 from .backend import Backend
 from .executor import Executor
 from .views import check_out_apart, check_unmasked, check_writable, is_row_major, overlaps, with_line_strides
@@ -124,14 +125,28 @@ class CompiledProduct:
     def tile_budget(self, M: int, K: int, N: int, limit: int) -> int | None:
         """The bytes its Ozaki leaves get where a product without a workspace limit of its own fits
         ``limit`` with them in tiles of C (``bilinear.matmul`` gives it what is free on the device),
-        its calls keeping that budget; None where it does not fit."""
+        its calls keeping that budget; None where it does not fit.
+
+        Raises:
+            ValueError: for sizes that are not whole numbers of at least 0, or a limit that is not a
+                number of bytes.
+        """
+        check_sizes(M, K, N)
+        if not is_byte_count(limit):
+            raise ValueError(f"limit must be a number of bytes >= 0, not {limit!r}")
         return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
 
     @contextmanager
     def leaf_budget(self, budget: int | None) -> Iterator[None]:
         """Hold the product's calls (another thread's wait) with its Ozaki leaves in ``budget`` bytes
         (None: all of C at once); the budget stays after (``bilinear.matmul`` sets the room it found
-        free before each call: one product serves every shape)."""
+        free before each call: one product serves every shape).
+
+        Raises:
+            ValueError: for a budget that is neither None nor a number of bytes.
+        """
+        if budget is not None and not is_byte_count(budget):
+            raise ValueError(f"budget must be None or a number of bytes >= 0, not {budget!r}")
         with self._calling:
             self.executor.leaf_budget(budget)
             yield
@@ -331,6 +346,10 @@ class CompiledProduct:
             if not hasattr(array, "__dlpack__"):
                 raise ValueError(f"{name} must be a {xp.__name__} array or support DLPack, not {type(array).__name__}")
             array = xp.from_dlpack(array)
+        if isinstance(array, np.ndarray) and type(array) is not np.ndarray:
+            # a subclass's operators are not the element-wise ones the runtime means (np.matrix's *
+            # is a product, its max() takes no initial=): the same memory as a plain array
+            array = np.asarray(array)
         if array.ndim != 2:
             raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
         array = with_line_strides(array, xp)
