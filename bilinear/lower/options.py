@@ -184,8 +184,8 @@ def check_count(value: Any, name: str, least: int) -> int:
 
 
 def is_byte_count(value: Any) -> bool:
-    """Whether ``value`` is a whole number of bytes, at least 0 (not a bool, not a float)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """Whether ``value`` is a whole number of bytes (NumPy's too), at least 0 (not a bool, not a float)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
 
 
 def check_ozaki_options(leaf: str, moduli: int | None, scaling: str, scaling_given: bool | None = None) -> None:
