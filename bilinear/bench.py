@@ -17,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .measure import error_scale, extra_bytes, float64_reference, median, random_inputs, relative_error, time_device
+from .measure import (error_bound, error_scale, extra_bytes, float64_reference, median, random_inputs, relative_error,
+                      time_device, within_bound)
 from .model import Ceilings, choose_levels, predict, predict_steps
 from .runtime.ceilings import measure_ceilings
 from .runtime.compiled import CompiledProduct
-from .runtime.run import levels_run
+from .runtime.run import growth_run, levels_run
 
 __all__ = ["BenchResult", "bench_one", "choose_levels", "measure_ceilings", "plot", "read_json", "write_json"]
 
@@ -60,6 +61,12 @@ class BenchResult:
     stages: tuple[StageTime, ...] = field(default=())
     levels_requested: int | str | None = None  # as asked: fewer may run, or "auto" (None in older files)
     backend: str = "cupy"  # the library timed beside: cuBLAS ("cupy") or NumPy ("numpy"); older files ran on GPUs
+    bound: float | None = None  # the error bound bilinear run checks (None in older files)
+
+    @property
+    def within_bound(self) -> bool:
+        """Whether the error passes the bound ``bilinear run`` checks (a row without one: unchecked)."""
+        return self.bound is None or within_bound(self.error, self.bound)
 
     @property
     def library(self) -> str:
@@ -133,12 +140,13 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
             )
     flops = 2.0 * M * K * N
     options = product.lowered.options
+    bound = error_bound(options.dtype, K, growth_run(product, M, K, N), levels_run(product, M, K, N))
     return BenchResult(
         name=name or product.lowered.name, source=source, levels=levels_run(product, M, K, N),
         levels_requested=options.levels if requested is None else requested, leaf=options.leaf, dtype=options.dtype, backend=product.backend.name,
         M=M, K=K, N=N, ours_ms=ours_s * 1e3, library_ms=theirs_s * 1e3, ratio=theirs_s / ours_s,
         ours_tflops=flops / ours_s / 1e12, library_tflops=flops / theirs_s / 1e12, extra_bytes=extra,
-        error=error, library_error=library_error, predicted_ms=predicted, stages=stages,
+        error=error, library_error=library_error, predicted_ms=predicted, stages=stages, bound=bound,
     )
 
 
@@ -198,4 +206,5 @@ def plot(results: list[BenchResult], path: Path) -> None:
         axis.legend(fontsize=7, loc="lower right")
     axes[0][0].set_ylabel("effective TFLOP/s (2n³ / time)")
     figure.tight_layout()
-    figure.savefig(path, dpi=120, metadata=plot_metadata(Path(path)))  # the mark --plot checks before replacing it
+    # the mark --plot checks before replacing it; None, not {}, for unmarked formats (Pillow's refuse any)
+    figure.savefig(path, dpi=120, metadata=plot_metadata(Path(path)) or None)

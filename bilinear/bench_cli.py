@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import sys
@@ -13,8 +14,10 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
+from .diagnostics import brief
 from .cli_args import bench_levels, load_input, note_unused_definitions, positive, scheme_path
 from .frontend.loader import read_source
+from .measure import bound_verdict
 from .model import choose_levels
 from .output import STDOUT
 from .runtime.ceilings import measure_ceilings
@@ -130,7 +133,23 @@ def _plot_file(path: Path) -> Path:
     kinds = FigureCanvasBase.get_supported_filetypes()
     if path.suffix[1:].lower() not in kinds:
         raise OptionError(f"--plot: matplotlib cannot write {path.suffix} files; use one of {', '.join(sorted(kinds))}")
+    _trial_plot(path)
     return path
+
+
+def _trial_plot(path: Path) -> None:
+    """Write an empty figure in ``path``'s format to memory, as ``bench.plot`` will write the plot:
+    matplotlib lists formats it cannot write here (pgf without TeX), found only after every timing."""
+    from matplotlib.figure import Figure
+
+    from .output import plot_metadata
+
+    try:
+        Figure(figsize=(1, 1)).savefig(io.BytesIO(), format=path.suffix[1:].lower(),
+                                       metadata=plot_metadata(path) or None)
+    except Exception as error:  # noqa: BLE001 - whatever stops the writer (a missing TeX, an image plugin)
+        raise OptionError(f"--plot: matplotlib cannot write {path.suffix} files here ({brief(str(error), 80)}); "
+                          "use .png, .pdf or .svg") from None
 
 
 def _names(programs: dict) -> dict:
@@ -195,7 +214,7 @@ def run_bench(args) -> int:
     if args.plot:
         plot(results, args.plot)
         console.print(f"wrote {args.plot}")
-    return 0
+    return 0 if all(result.within_bound for result in results) else 1  # as bilinear run judges
 
 
 def _console(stderr: bool) -> Console:
@@ -258,6 +277,7 @@ def _line(r: BenchResult) -> str:
     return (
         f"{r.name} n={r.N} {r.dtype} {_levels(r)} {r.leaf}: ours {r.ours_ms:.2f} ms, {r.library} {r.library_ms:.2f} ms, "
         f"ratio {r.ratio:.3f}, extra bytes {extra}, error {r.error:.1e}{model}"
+        + ("" if r.bound is None else bound_verdict(r.error, r.bound).replace("   ", f" (bound {r.bound:.1e}): ", 1))
     )
 
 

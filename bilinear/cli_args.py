@@ -10,7 +10,7 @@ from pathlib import Path
 from .diagnostics import brief
 from .ir.names import definition_name_problem
 from .optimize_arguments import MOST_CHAINS, MOST_TRIES
-from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, OZAKI_SCALINGS
+from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, MAX_BYTES, OZAKI_SCALINGS
 
 REPORT_FORMATS = ("text", "md", "json")
 
@@ -104,6 +104,8 @@ def byte_count(text: str) -> int:
     total = value * BYTE_UNITS[unit]  # 1e308G passes float's range here
     if not value >= 0 or total == float("inf"):
         raise argparse.ArgumentTypeError(f"bytes must be a finite number >= 0, not {text!r}")
+    if int(total) > MAX_BYTES:
+        raise argparse.ArgumentTypeError(f"bytes must be at most 2^63 - 1 (8 EiB), not {text!r}")
     return int(total)  # 1.1G: whole bytes, rounded down
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,25 @@ def test_the_width_with_json_to_standard_output_is_standard_errors(monkeypatch):
     monkeypatch.setattr(sys, "stdout", type("Out", (), {"fileno": lambda self: 1, "write": print})())
     monkeypatch.setattr(os, "get_terminal_size", lambda fd=1: os.terminal_size(({2: 190}.get(fd, 80), 24)))
     assert (_console(stderr=True).width, _console(stderr=False).width) == (190, 80)
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".gif", ".tiff", ".webp"])
+def test_plot_formats_without_a_mark_are_written(capsys, tmp_path, suffix):
+    """matplotlib's Pillow writers refuse any metadata, {} too: these plots failed after every
+    timing ("metadata not supported for format 'jpeg'", exit 1, no plot)."""
+    pytest.importorskip("matplotlib")
+    target = tmp_path / f"p{suffix}"
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1",
+                          "--plot", str(target))
+    assert code == 0 and target.stat().st_size > 0, err
+
+
+@pytest.mark.skipif(shutil.which("xelatex") is not None, reason="TeX is installed: pgf plots are written")
+def test_a_plot_format_matplotlib_cannot_write_here_is_refused_before_measuring(capsys, tmp_path):
+    """--plot x.pgf passed the check (matplotlib lists pgf) and ended in a RuntimeError traceback
+    after every timing: pgf needs a TeX installation."""
+    pytest.importorskip("matplotlib")
+    code, out, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1",
+                          "--plot", str(tmp_path / "p.pgf"))
+    assert code == 2 and "--plot: matplotlib cannot write .pgf files here (" in err and "strassen n=16" not in out, err
+    assert not (tmp_path / "p.pgf").exists()

@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import ALGORITHMS, ROOT
+from conftest import ALGORITHMS, ROOT, scheme_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -633,3 +633,40 @@ def test_the_planning_helpers_check_their_arguments(call, message):
     a fractional shape, ranks=-1 and negative chain dimensions were planned (a negative time)."""
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         call(decomposition_for(_WINOGRAD, 4))
+
+
+def test_bench_with_gpus_refuses_configs(tmp_path):
+    """bench --gpus read no --configs file: it timed msmes at 4096 and 8192 for minutes instead."""
+    listed = tmp_path / "configs"
+    listed.write_text("strassen 8 float64 1 cublas\n")
+    done = _cli("bench", "--configs", str(listed), "--gpus", "1", "--backend", "numpy", "--repeat", "1")
+    assert done.returncode == 2 and "bilinear bench: error: --configs applies only to a one-device run" in done.stderr, \
+        done.stderr
+
+
+def test_bench_with_gpus_reads_its_file_with_the_input_options(tmp_path):
+    """bench --gpus passed the bare path: a fast-matmul file given --from fast-matmul was read as
+    .bl by its suffix ("does not start with the shape and rank")."""
+    text = tmp_path / "strassen.txt"
+    text.write_text(scheme_file("fast-matmul/strassen").read_text())
+    done = _cli("bench", str(text), "--from", "fast-matmul", "-n", "8", "--gpus", "1", "--backend", "numpy",
+                "--repeat", "1")
+    assert done.returncode == 0 and "local strassen_txt L1 cublas: 8x8 @ 8x8" in done.stdout, done.stdout + done.stderr
+
+
+LOSSY = """algorithm lossy <1,1,1;2>:
+  M1 = A11 * B11
+  M2 = A11 * B11
+  C11 = 9007199254740993*M1 - 9007199254740992*M2
+"""
+
+
+@pytest.mark.parametrize("where", [(), ("--gpus", "1")])
+def test_bench_exits_1_where_a_product_misses_its_error_bound(tmp_path, where):
+    """A scheme that verifies exactly but loses everything in float64: run exited 1, bench 0 (the
+    distributed bench took error <= bound, and its bound was 8e17)."""
+    path = tmp_path / "lossy.bl"
+    path.write_text(LOSSY)
+    done = _cli("bench", str(path), "-n", "8", "--levels", "1", "--backend", "numpy", "--repeat", "1", *where)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "bound" in done.stdout + done.stderr

@@ -762,10 +762,10 @@ def test_ndarray_subclasses_multiply_as_plain_arrays(leaf):
 @pytest.mark.parametrize(("call", "message"), [
     (lambda p: p.tile_budget(-40, 40, 40, 10**6), r"^M, K and N must be whole numbers of at least 0, not -40, 40, 40$"),
     (lambda p: p.tile_budget(40.5, 40, 40, 10**6), r"^M, K and N must be whole numbers of at least 0, not 40.5, 40, 40$"),
-    (lambda p: p.tile_budget(40, 40, 40, None), r"^limit must be a number of bytes >= 0, not None$"),
-    (lambda p: p.tile_budget(40, 40, 40, "x"), r"^limit must be a number of bytes >= 0, not 'x'$"),
-    (lambda p: p.leaf_budget("x").__enter__(), r"^budget must be None or a number of bytes >= 0, not 'x'$"),
-    (lambda p: p.leaf_budget(-5).__enter__(), r"^budget must be None or a number of bytes >= 0, not -5$"),
+    (lambda p: p.tile_budget(40, 40, 40, None), r"^limit must be a number of bytes from 0 to 2\^63 - 1, not None$"),
+    (lambda p: p.tile_budget(40, 40, 40, "x"), r"^limit must be a number of bytes from 0 to 2\^63 - 1, not 'x'$"),
+    (lambda p: p.leaf_budget("x").__enter__(), r"^budget must be None or a number of bytes from 0 to 2\^63 - 1, not 'x'$"),
+    (lambda p: p.leaf_budget(-5).__enter__(), r"^budget must be None or a number of bytes from 0 to 2\^63 - 1, not -5$"),
 ])
 def test_tile_and_leaf_budgets_check_their_arguments(call, message):
     """tile_budget(-40, 40, 40, 10**6) gave 10**6 and kept it as the leaf's budget, 40.5 a float
@@ -787,3 +787,14 @@ def test_transformed_and_kronecker_schemes_check_their_names(name):
         permute(strassen, "nkm", name=name)
     with pytest.raises(ValueError, match=message):
         kronecker(strassen, strassen, name=name)
+
+
+def test_a_workspace_limit_past_what_the_library_holds_is_refused():
+    """2^64 bytes was written into the C++ library as 18446744073709551616ULL, which the compiler
+    truncates to 0 with a warning: every call needing workspace was refused there."""
+    from bilinear.lower.options import MAX_BYTES
+
+    assert MAX_BYTES == 2**63 - 1  # the library's long long
+    bilinear.compile("strassen", levels=1, backend="numpy", workspace_limit=MAX_BYTES)
+    with pytest.raises(ValueError, match=r"^workspace_limit must be a number of bytes from 0 to 2\^63 - 1, not 18446744073709551616$"):
+        bilinear.compile("strassen", levels=1, backend="numpy", workspace_limit=2**64)

@@ -173,7 +173,11 @@ class Options:
                 "breadth-first levels"
             )
         if self.workspace_limit is not None and not is_byte_count(self.workspace_limit):
-            raise OptionError(f"workspace_limit must be a number of bytes >= 0, not {self.workspace_limit!r}")
+            raise OptionError(f"workspace_limit must be a number of bytes from 0 to 2^63 - 1, not {self.workspace_limit!r}")
+
+
+#: The most bytes a limit or budget may hold: the generated library keeps them in a long long.
+MAX_BYTES = 2**63 - 1
 
 
 def check_count(value: Any, name: str, least: int) -> int:
@@ -184,8 +188,9 @@ def check_count(value: Any, name: str, least: int) -> int:
 
 
 def is_byte_count(value: Any) -> bool:
-    """Whether ``value`` is a whole number of bytes (NumPy's too), at least 0 (not a bool, not a float)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+    """Whether ``value`` is a whole number of bytes (NumPy's too), from 0 to MAX_BYTES (not a bool,
+    not a float)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= value <= MAX_BYTES
 
 
 def check_ozaki_options(leaf: str, moduli: int | None, scaling: str, scaling_given: bool | None = None) -> None:

@@ -133,7 +133,7 @@ class CompiledProduct:
         """
         check_sizes(M, K, N)
         if not is_byte_count(limit):
-            raise ValueError(f"limit must be a number of bytes >= 0, not {limit!r}")
+            raise ValueError(f"limit must be a number of bytes from 0 to 2^63 - 1, not {limit!r}")
         return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
 
     @contextmanager
@@ -146,7 +146,7 @@ class CompiledProduct:
             ValueError: for a budget that is neither None nor a number of bytes.
         """
         if budget is not None and not is_byte_count(budget):
-            raise ValueError(f"budget must be None or a number of bytes >= 0, not {budget!r}")
+            raise ValueError(f"budget must be None or a number of bytes from 0 to 2^63 - 1, not {budget!r}")
         with self._calling:
             self.executor.leaf_budget(budget)
             yield

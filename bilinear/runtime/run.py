@@ -152,6 +152,13 @@ def _growth_ratio(plans: list, breadth_ratios: tuple[float, ...] = ()) -> float:
     return max([*ratios, *breadth_ratios], default=1.0)
 
 
+def growth_run(product: CompiledProduct, M: int, K: int, N: int) -> float:
+    """The largest growth ratio ρ among the levels an M×K×N call runs (depth- and breadth-first)."""
+    breadth = product.breadth_levels(M, K, N)
+    ratios = product.executor_for(M, K, N).lowered.breadth.decomposition.growth_ratios if breadth else ()
+    return _growth_ratio(_levels_run(product, M, K, N), ratios)
+
+
 def _reference(product: CompiledProduct, A, B, C, out, alpha: float, beta: float):
     """A call of the library's own product (cuBLAS through CuPy, or NumPy) into ``out``."""
     xp = product.backend.xp
@@ -226,7 +233,7 @@ def run_once(
     ran = _levels_run(product, M, K, N) if multiplies else []
     breadth = product.breadth_levels(M, K, N) if multiplies else 0
     executor = product.executor_for(M, K, N) if multiplies else product.executor
-    growth = _growth_ratio(ran, executor.lowered.breadth.decomposition.growth_ratios if breadth else ())
+    growth = growth_run(product, M, K, N) if multiplies else 1.0
     return RunResult(
         name=repr(product),
         dims=(M, K, N),
