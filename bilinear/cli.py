@@ -132,6 +132,9 @@ def _list(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    for stream in (sys.stdout, sys.stderr):  # γ, ‖, ⟨⟩ on a cp1252 stdout: escaped, not a failed run
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args, stray = parser.parse_known_args(joined_scalars(sys.argv[1:] if argv is None else list(argv)))
     (commands,) = [action for action in parser._actions if action.dest == "command"]

@@ -51,7 +51,9 @@ def add_compile_and_run_parsers(commands) -> None:
     add_input_options(compile_)
     compile_.add_argument("-o", "--output", type=output_folder, default=None, metavar="DIR",
                           help="output folder, made when missing (default build/<name>)")
-    compile_.add_argument("--force", action="store_true", help="replace files that already exist in DIR")
+    compile_.add_argument("--force", action="store_true",
+                          help="replace files that already exist in DIR, and remove the .cu and .h of another "
+                               "library DIR's manifest names (they would be left stale beside the new manifest)")
     add_lowering_options(compile_)
     add_report_options(compile_)
     compile_.set_defaults(handler=_compile)

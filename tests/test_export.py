@@ -228,6 +228,16 @@ def test_a_plinopt_name_whose_shape_prefix_contradicts_the_scheme_is_refused(tmp
     assert [p.name for p in rendered(grey, "plinopt", tmp_path / "2x3x4_20_foo")][0] == "2x3x4_20_foo_L.sms"
 
 
+@pytest.mark.parametrize("given", ["2x3x4_20_foo_L.sms", "2x3x4_20_foo_P.sms", "foo_R.sms", "2x3x4_20_foo.sms"])
+def test_a_plinopt_file_name_given_whole_names_its_three_files(tmp_path, given):
+    """-o 2x2x2_7_mine_L.sms, one of the three files named whole, wrote 2x2x2_7_mine_L_L.sms, _L_R, _L_P."""
+    from bilinear.frontend.writers import rendered
+
+    grey = bilinear.load(ROOT / "algorithms" / "grey234.bl").main  # ⟨2,3,4;20⟩
+    assert sorted(p.name for p in rendered(grey, "plinopt", tmp_path / given)) == \
+        ["2x3x4_20_foo_L.sms", "2x3x4_20_foo_P.sms", "2x3x4_20_foo_R.sms"]
+
+
 def test_a_plinopt_scheme_exported_into_a_folder_keeps_its_name(tmp_path, capsys):
     """plinopt_2x2x2_7_Strassen was written as 2x2x2_7_plinopt_2x2x2_7_Strassen_L.sms, and its name
     grew on every round trip."""

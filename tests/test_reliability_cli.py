@@ -1401,3 +1401,15 @@ def test_verify_mod_p_that_divides_a_denominator_does_not_call_an_exact_scheme_i
     assert "over Q it is an exact algorithm: without --mod it verifies and compiles" in out
     code, out, _ = _run(capsys, "verify", path, "--mod", "13", "--format", "json")
     assert json.loads(out)["entries"][0]["exact_over_q"] is True
+
+
+def test_a_stdout_that_cannot_encode_the_report_still_gets_it(tmp_path):
+    """On a cp1252 stdout, verify of a scheme that verifies exited 1: the report's γ raised
+    UnicodeEncodeError (a ValueError) and was reported as the failure."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "bilinear.cli", "verify", "strassen"], capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "cp1252"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert b"\\u03b3" in done.stdout  # γ, escaped: the rest of the report as written

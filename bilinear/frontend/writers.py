@@ -150,6 +150,8 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             # prefix of a name that starts with a digit dropped (it had grown on every round trip)
             path = path / algorithm.name.removeprefix("plinopt_")
         stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
+        if path.suffix == ".sms":  # one of the three files named whole: their common stem
+            stem = re.sub(r"_[LRP]$", "", stem)
         shape = algorithm.shape
         prefix = f"{shape.m}x{shape.k}x{shape.n}_{algorithm.rank}_"
         named = re.match(r"^(\d+)x(\d+)x(\d+)_(\d+)_", stem)  # PLinOpt's data names its schemes MxKxN_R_text
