@@ -356,7 +356,7 @@ def compile(
     from .runtime.compiled import CompiledProduct, make_backend
 
     dtype, levels, per_level = _plain_options(dtype, levels, per_level)
-    if dtype not in DTYPES:  # checked here too: levels="auto" lowers only when first called
+    if dtype not in DTYPES:  # before the scheme is read: a bad option says so at once
         raise ValueError(f"dtype must be float32 or float64, not {dtype!r}")
     if leaf not in (*LEAVES, "auto"):
         raise ValueError(f"leaf must be one of {', '.join(LEAVES)} or auto, not {leaf!r}")

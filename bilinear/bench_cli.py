@@ -277,8 +277,14 @@ def _line(r: BenchResult) -> str:
     return (
         f"{r.name} n={r.N} {r.dtype} {_levels(r)} {r.leaf}: ours {r.ours_ms:.2f} ms, {r.library} {r.library_ms:.2f} ms, "
         f"ratio {r.ratio:.3f}, extra bytes {extra}, error {r.error:.1e}{model}"
-        + ("" if r.bound is None else bound_verdict(r.error, r.bound).replace("   ", f" (bound {r.bound:.1e}): ", 1))
+        + _verdict(r)
     )
+
+
+def _verdict(r: BenchResult) -> str:
+    """What a line says after the error where it misses run's bound: the bound and why."""
+    said = "" if r.bound is None else bound_verdict(r.error, r.bound).strip()
+    return f" (bound {r.bound:.1e}): {said}" if said else ""
 
 
 def _table(results: list[BenchResult]) -> Table:

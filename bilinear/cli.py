@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     for stream in (sys.stdout, sys.stderr):  # γ, ‖, ⟨⟩ on a cp1252 stdout: escaped, not a failed run
-        if hasattr(stream, "reconfigure"):
+        if hasattr(stream, "reconfigure") and getattr(stream, "errors", None) == "strict":  # surrogateescape kept
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args, stray = parser.parse_known_args(joined_scalars(sys.argv[1:] if argv is None else list(argv)))

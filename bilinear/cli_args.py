@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 from .diagnostics import brief
@@ -104,9 +105,10 @@ def byte_count(text: str) -> int:
     total = value * BYTE_UNITS[unit]  # 1e308G passes float's range here
     if not value >= 0 or total == float("inf"):
         raise argparse.ArgumentTypeError(f"bytes must be a finite number >= 0, not {text!r}")
-    if int(total) > MAX_BYTES:
+    exact = int(Fraction(number) * BYTE_UNITS[unit])  # 1.1G: whole bytes, rounded down; 2^63 - 1 not rounded up
+    if exact > MAX_BYTES:
         raise argparse.ArgumentTypeError(f"bytes must be at most 2^63 - 1 (8 EiB), not {text!r}")
-    return int(total)  # 1.1G: whole bytes, rounded down
+    return exact
 
 
 def level_count(text: str) -> int:

@@ -669,4 +669,20 @@ def test_bench_exits_1_where_a_product_misses_its_error_bound(tmp_path, where):
     path.write_text(LOSSY)
     done = _cli("bench", str(path), "-n", "8", "--levels", "1", "--backend", "numpy", "--repeat", "1", *where)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "bound" in done.stdout + done.stderr
+    said = "NOT CHECKED: a bound of 1 or more passes any product"
+    words = " ".join(done.stdout.split())  # rich wraps the line at COLUMNS
+    assert (f"error 3.8e-01 (bound 4.5e+01): {said}" if not where else f"(bound 8.152e+17) {said}") in words, words
+
+
+def test_a_bench_line_says_where_the_error_exceeds_the_bound():
+    from bilinear.bench import BenchResult
+    from bilinear.bench_cli import _line
+
+    row = dict(name="s", source="s.bl", levels=1, leaf="cublas", dtype="float64", M=8, K=8, N=8, ours_ms=1.0,
+               library_ms=1.0, ratio=1.0, ours_tflops=0.0, library_tflops=0.0, extra_bytes=None, error=1e-3,
+               library_error=1e-17, predicted_ms=float("nan"), backend="numpy")
+    failed = BenchResult(**row, bound=1e-14)
+    assert _line(failed).endswith("error 1.0e-03 (bound 1.0e-14): EXCEEDS THE BOUND") and not failed.within_bound
+    passed = BenchResult(**{**row, "error": 1e-16}, bound=1e-14)
+    assert _line(passed).endswith("error 1.0e-16") and passed.within_bound
+    assert BenchResult(**row).within_bound  # a row of an older file, without a bound: not judged

@@ -96,6 +96,8 @@ in_place = dist.compile(ALG + "strassen.bl", backend="numpy", local="msmes", lev
 masked = np.ma.masked_array(A0, mask=A0 > 0) if rank == 1 else A0
 C = C0.copy()
 case("a masked A on rank 1", lambda: in_place(masked, B0, out=C, beta=2.0), out=C)
+vector = np.ma.masked_array(B0[:, 0], mask=B0[:, 0] > 0)
+case("a masked column vector B on rank 1", lambda: whole(A0, vector[:, None] if rank == 1 else B0[:, :1].copy()))
 C = C0.copy()
 case("a masked out on rank 0", lambda: whole(A0, B0, out=np.ma.masked_array(C, mask=C > 0) if rank == 0 else C,
                                             beta=2.0), out=C)
@@ -164,6 +166,10 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         # under an in-place local, rank 1's operand sums took np.ma's arithmetic: C off by about 10
         "a masked A on rank 1": "refused: rank 1: A is a masked array, and bilinear multiplies plain matrices: "
                                 "pass A.filled(0) (masked entries as 0) or np.asarray(A) (its data as stored) out kept",
+        # giving it the one-device product's strides made it a plain array: it ran, the masked entries used
+        "a masked column vector B on rank 1": "refused: rank 1: B is a masked array, and bilinear multiplies plain "
+                                              "matrices: pass B.filled(0) (masked entries as 0) or np.asarray(B) (its "
+                                              "data as stored)",
         # refused only inside rank 0's run, after out had been scaled by beta
         "a masked out on rank 0": "refused: rank 0: out is a masked array, and bilinear multiplies plain matrices: "
                                   "pass np.asarray(out) (the product goes into its data) out kept",

@@ -798,3 +798,12 @@ def test_a_workspace_limit_past_what_the_library_holds_is_refused():
     bilinear.compile("strassen", levels=1, backend="numpy", workspace_limit=MAX_BYTES)
     with pytest.raises(ValueError, match=r"^workspace_limit must be a number of bytes from 0 to 2\^63 - 1, not 18446744073709551616$"):
         bilinear.compile("strassen", levels=1, backend="numpy", workspace_limit=2**64)
+
+
+def test_budgets_and_limits_take_numpy_integers():
+    """Sizes and free bytes computed in NumPy (np.int64) are whole numbers as Python's are."""
+    product = bilinear.compile("strassen", levels=1, leaf="ozaki", backend="numpy", workspace_limit=np.int64(10**7))
+    assert product.tile_budget(np.int64(40), 40, 40, np.int64(10**6)) == product.tile_budget(40, 40, 40, 10**6)
+    with product.leaf_budget(np.int64(10**6)):
+        A = np.random.default_rng(0).standard_normal((40, 40))
+        assert np.allclose(product(A, A), A @ A, rtol=0, atol=1e-12)

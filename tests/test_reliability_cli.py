@@ -1207,6 +1207,7 @@ def test_a_workspace_limit_past_float_range_is_a_usage_error(capsys):
     from bilinear.cli_args import byte_count
 
     assert byte_count("1.1G") == int(1.1 * 2**30) and byte_count("0.3M") == 314572
+    assert byte_count("9223372036854775807") == 2**63 - 1  # through a float it was 2^63, refused as too many
     # 16 EiB had been written into the C++ library as a literal past 64 bits (0 once truncated)
     code, _, err = _run(capsys, "compile", "strassen", "--workspace-limit", "16777216T", "-o", "/nonexistent/x")
     assert code == 2 and err.rstrip().endswith(

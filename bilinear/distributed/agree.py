@@ -34,8 +34,11 @@ def _scalar(value: Any, name: str) -> str:
 
 def line_strided(x: Any, xp: Any) -> Any:
     """A one-row or one-column matrix with the strides the one-device product gives it
-    (``v[:, None]`` has a column stride of 0); anything else as it came, to be judged."""
-    return with_line_strides(x, np if isinstance(x, np.ndarray) else xp) if is_matrix(x) else x
+    (``v[:, None]`` has a column stride of 0); anything else as it came, to be judged (a masked
+    array too: restrided, it would lose its mask)."""
+    if is_masked(x) or not is_matrix(x):
+        return x
+    return with_line_strides(x, np if isinstance(x, np.ndarray) else xp)
 
 
 def is_matrix(x: Any) -> bool:

@@ -6,8 +6,9 @@ exact are in :mod:`bilinear.runtime.ozaki`, the kernels in ``templates/ozaki.cu.
 1. ``oz_stat_rows`` / ``oz_amax_cols``: the largest magnitude of every row of A and column of B
    (one read of A and of B; with "norm" scaling also their 2-norms: ``oz_stat_rows`` reads its
    row again from L2, ``oz_sumsq_cols`` and ``oz_norm_cols`` read B once more);
-2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j in one read of A and of B, writing int8 residues K-contiguous (B's transposed), so the int8
-   GEMMs run in the "TN" layout cuBLAS's IMMA kernels want;
+2. ``oz_residues_a`` / ``oz_residues_bt``: scale, round and reduce modulo every p_j in one read of A
+   and of B, writing int8 residues K-contiguous (B's transposed), so the int8 GEMMs run in the "TN"
+   layout cuBLAS's IMMA kernels want;
 3. int8 GEMMs over the moduli (int32 results, exact; :mod:`bilinear.runtime.int8_gemm`):
    one cuBLAS call per modulus in near-equal tiles of rows and columns, k whole (the fastest of
    the variants measured on the H100; ``batched`` = True makes one strided-batched call over the

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from ...diagnostics import BilinearError, Diagnostic, brief
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, parse_block
+from ...ir.names import KEYWORDS
 
 # Words the .bl grammar reserves; a scheme named after one could not be written back.
-_KEYWORDS = {"algorithm", "table", "schedule", "use", "for", "stage", "temp"}
 
 # The largest block grid a catalogue scheme may declare: AlphaTensor's biggest
 # is ⟨11,11,11⟩ and Perminov's ⟨16,16,16⟩; beyond this a header is a typo or an attack.
@@ -126,7 +126,7 @@ def identifier(text: str, prefix: str = "scheme") -> str:
     Names that would not be one (``378-ffdb``, ``A12``, ``table``) get ``prefix_`` in front.
     """
     name = re.sub(r"\W", "_", text, flags=re.ASCII)
-    if not re.match(r"[A-Za-z_]", name) or parse_block(name) or name in _KEYWORDS:
+    if not re.match(r"[A-Za-z_]", name) or parse_block(name) or name in KEYWORDS:
         name = f"{prefix}_{name}"
     return name
 
