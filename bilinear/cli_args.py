@@ -347,14 +347,16 @@ SCALAR_OPTIONS = ("--alpha", "--beta")
 
 def joined_scalars(argv: list[str]) -> list[str]:
     """``--alpha -1e5`` as ``--alpha=-1e5``: argparse before Python 3.13 takes a negative number in
-    scientific notation (or ``-inf``) for an option and says "expected one argument"."""
+    scientific notation (or ``-inf``) for an option and says "expected one argument".  An abbreviation
+    of either (``--alph``) too: argparse resolves it, or says which options it could mean."""
     joined, index = [], 0
     while index < len(argv):
         word = argv[index]
         if word == "--":  # the rest are positional, as they are to argparse
             return joined + argv[index:]
         following = argv[index + 1] if index + 1 < len(argv) else ""
-        if word in SCALAR_OPTIONS and following.startswith("-") and _is_number(following):
+        scalar = word.startswith("--") and any(option.startswith(word) for option in SCALAR_OPTIONS)  # --alph too
+        if scalar and following.startswith("-") and _is_number(following):
             joined.append(f"{word}={following}")
             index += 2
         else:

@@ -554,7 +554,8 @@ def test_conflicting_or_malformed_options_are_usage_errors(tmp_path, capsys, arg
     assert err.splitlines()[-1].startswith(f"bilinear {argv[0]}: error: {message.format(tmp=tmp_path)}")
 
 
-@pytest.mark.parametrize("scalars", [("--alpha", "-1e5"), ("--beta", "-2.5E-3"), ("--alpha", "-1e5", "--beta", "-.5e1")])
+@pytest.mark.parametrize("scalars", [("--alpha", "-1e5"), ("--beta", "-2.5E-3"), ("--alpha", "-1e5", "--beta", "-.5e1"),
+                                     ("--alph", "-1e5"), ("--bet", "-2.5E-3")])  # abbreviations, as argparse takes them
 def test_negative_scalars_in_scientific_notation_are_values_not_options(capsys, scalars):
     """argparse before Python 3.13 took `-1e5` for an option: "argument --alpha: expected one argument"."""
     code, out, _ = _run(capsys, "run", STRASSEN, "-n", "16", "--backend", "numpy", *scalars)
