@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import ALGORITHMS, ROOT, scheme_file
+from conftest import ALGORITHMS, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -647,8 +647,10 @@ def test_bench_with_gpus_refuses_configs(tmp_path):
 def test_bench_with_gpus_reads_its_file_with_the_input_options(tmp_path):
     """bench --gpus passed the bare path: a fast-matmul file given --from fast-matmul was read as
     .bl by its suffix ("does not start with the shape and rank")."""
-    text = tmp_path / "strassen.txt"
-    text.write_text(scheme_file("fast-matmul/strassen").read_text())
+    from bilinear.frontend.writers import to_fast_matmul
+
+    text = tmp_path / "strassen.txt"  # written here: CI has no catalogue files
+    text.write_text(to_fast_matmul(bilinear.load(ROOT / "algorithms" / "strassen.bl").main))
     done = _cli("bench", str(text), "--from", "fast-matmul", "-n", "8", "--gpus", "1", "--backend", "numpy",
                 "--repeat", "1")
     assert done.returncode == 0 and "local strassen_txt L1 cublas: 8x8 @ 8x8" in done.stdout, done.stdout + done.stderr
