@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -139,8 +138,8 @@ def plan_chain(shapes: Sequence[tuple[int, int]], ranks: int, model: ChainModel 
         raise ValueError("a chain needs at least two matrices")
     if len(shapes) > MAX_CHAIN:
         raise ValueError(f"a chain of at most {MAX_CHAIN} matrices is planned, not {len(shapes)}; multiply it in parts")
-    if not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0 for shape in shapes for d in shape):
-        raise ValueError(f"the chain's dimensions must be whole numbers of at least 0, not {list(shapes)}")
+    for dimension in (d for shape in shapes for d in shape):
+        check_count(dimension, "a chain's dimension", 0)
     for (_, cols), (rows, _) in zip(shapes, shapes[1:]):
         if cols != rows:
             raise ValueError(f"the chain's shapes do not fit: {list(shapes)}")
