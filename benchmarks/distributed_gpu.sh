@@ -3,25 +3,13 @@
 #
 #   bash benchmarks/distributed_gpu.sh [PARTS...]     PARTS: env correctness scaling layouts cublasmp chain (default: all)
 #
-# Wheels for what the machine lacks travel in .whl (ignored by git; carried by the device call):
-#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-#     --platform manylinux_2_28_x86_64 -d .whl mpi4py==4.1.2 mpich==5.0.2 lark \
-#     nvmath-python==0.7.0 nvidia-cublasmp-cu13==0.7.0.125 'cuda-core>=0.3.2,<0.4'
-#   (cuBLASMp 0.8 and later need NCCL >= 2.29.2; the machine has 2.28.9 and the newer wheel is too large to carry)
+# Wheels for what the machine lacks travel in .whl (ignored by git; carried by the device call): the
+# download command is in device_env.sh.
 # Results land in $OUT: correctness_*gpu.txt, bench_*gpu_*.json, cublasmp_*gpu.json, chain_*gpu.json.
-set -uo pipefail
-OUT=${OUT:-/tmp/out}
 PARTS=${*:-"env correctness scaling layouts cublasmp chain"}
 SIZES=${SIZES:-"16384 32768 49152"}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-# Python packages into /tmp/site; MPICH's runtime (mpiexec, libmpi) unpacked from its wheel, whose data
-# folder pip --target would drop.
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site \
-  $(ls .whl/*.whl | grep -v "mpich\|cuda_core") 2>&1 | grep -v WARNING
-python3 -c "import zipfile, glob; zipfile.ZipFile(glob.glob('.whl/mpich-*.whl')[0]).extractall('/tmp/mpich')" || exit 1
-MPICH=$(echo /tmp/mpich/mpich-*.data/data)
-chmod +x $MPICH/bin/*
-export PATH=$MPICH/bin:$PATH LD_LIBRARY_PATH=$MPICH/lib:${LD_LIBRARY_PATH:-} PYTHONPATH=/tmp/site:$PWD
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source benchmarks/device_env.sh
 GPUS=$(nvidia-smi -L | wc -l)
 BILINEAR="python3 -m bilinear.cli"
 

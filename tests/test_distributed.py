@@ -145,6 +145,23 @@ def test_every_shipped_scheme_runs_under_mpiexec_with_numpy_buffers(ranks):
     assert f"60 passed, 0 failed on {ranks} ranks (numpy)" in done.stdout
 
 
+@needs_mpi
+@pytest.mark.gpu
+def test_every_shipped_scheme_runs_on_every_gpu_through_nccl():
+    """The same 60 cases with one rank per GPU of the machine (one rank on a one-GPU machine): NCCL
+    carries the pieces and the CuPy runtime computes the local products."""
+    pytest.importorskip("mpi4py", reason="needs mpi4py (the dist extra)")
+    import cupy
+    from cupy.cuda import nccl
+
+    if not nccl.available:
+        pytest.skip("CuPy without NCCL (the dist extra brings nvidia-nccl-cu13)")
+    gpus = cupy.cuda.runtime.getDeviceCount()
+    done = _mpi(gpus, str(CHECK), "--backend", "cupy", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"60 passed, 0 failed on {gpus} ranks (cupy)" in done.stdout
+
+
 MISMATCH = """
 import os, numpy as np, bilinear.distributed as dist
 p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy")
