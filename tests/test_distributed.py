@@ -195,6 +195,34 @@ def test_ranks_called_with_different_shapes_all_stop_with_one_message():
     assert lines[0].split("stopped:")[1] == lines[1].split("stopped:")[1]
 
 
+DIFFERENT = """
+import os, numpy as np, bilinear.distributed as dist
+from pathlib import Path
+path = Path("{root}/algorithms/strassen.bl")
+if dist.comm.make_comm("numpy").rank == 1:  # Winograd's coefficients under Strassen's name and rank
+    path = Path("{tmp}/strassen.bl")
+    path.write_text(Path("{root}/algorithms/winograd.bl").read_text().replace("algorithm winograd", "algorithm strassen"))
+p = dist.compile(path, backend="numpy")
+try:
+    p(np.ones((64, 64)), np.ones((64, 64)))
+    os.write(1, f"rank {{p.comm.rank}} computed\\n".encode())
+except dist.DistributedError as error:
+    os.write(1, f"rank {{p.comm.rank}} stopped: {{error}}\\n".encode())
+"""
+
+
+@needs_mpi
+def test_ranks_whose_decompositions_differ_under_one_name_all_stop(tmp_path):
+    """A scheme file edited on one node: same name and number of products, other coefficients (C
+    had come out wrong by about 75 with no error)."""
+    done = _mpi(2, "-c", DIFFERENT.format(root=ROOT, tmp=tmp_path), timeout=60)
+    lines = sorted(line for line in done.stdout.splitlines() if "rank" in line)
+    assert len(lines) == 2, done.stdout + done.stderr
+    for rank, line in enumerate(lines):
+        assert line.startswith(f"rank {rank} stopped: the ranks hold products compiled differently: "
+                               "their decompositions differ"), line
+
+
 def _seconds_since_the_call(done: subprocess.CompletedProcess) -> float:
     """Seconds from rank 0's call to the job's end: what the timeout bounds.  Timing from the launch
     would count the ranks' imports and compiles too, which on a loaded 2-core machine took 30 s."""

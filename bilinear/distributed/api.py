@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 import operator
@@ -134,6 +135,9 @@ class DistributedProduct:
         self.decomposition, self.local, self.comm = decomposition, local, comm
         self.inputs, self.output, self.weights, self.bands = inputs, output, weights, bands
         self.balance = balance
+        # what the ranks compare before a call: a name and a count would let a file edited on one node
+        # (other coefficients under the same name) run its products into the others' sums
+        self._decomposition_digest = hashlib.sha256(repr(decomposition).encode()).hexdigest()
         self._plans: dict[tuple[int, int, int], Plan] = {}
 
     def describe(self) -> str:
@@ -180,7 +184,7 @@ class DistributedProduct:
         """The global shape and dtype, the same on every rank, or one error on every rank
         (:mod:`.agree`), before anything is written."""
         d = self.decomposition
-        options = {"decompositions": (d.name, d.rank), "layouts": (self.inputs, self.output), "balances": self.balance,
+        options = {"decompositions": (d.name, d.rank, self._decomposition_digest), "layouts": (self.inputs, self.output), "balances": self.balance,
                    "bands": self.bands, "weights": tuple(float(w) for w in self.weights) if self.weights else None,
                    "dtypes": getattr(self.local.classical, "dtype", None)}  # one rank's float32 products had gone alone
         everyone = self.comm.agree(facts(A, B, out, alpha, beta, options))
