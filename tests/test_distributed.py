@@ -293,8 +293,8 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--gpus", "2", "--steps", "5"), "bilinear plan: 5 breadth-first steps of winograd make 7^5 = 16807 global products; "
-     "at most 4096 are planned (fewer --steps, or fewer --gpus)"),
+    (("--gpus", "2", "--steps", "5"), "bilinear plan: at most 4 breadth-first steps of winograd are planned, not 5: "
+     "7^5 = 16807 global products would pass the 4096 a plan is built with (fewer --steps, or fewer --gpus)"),
     (("-n", "-5"), "argument -n: must be at least 1, not -5"),
     (("-m", "0"), "argument -m: must be at least 1, not 0"),  # it had become N
     (("-k", "1" + "0" * 330), "argument -k: must be at most 1099511627776"),  # a traceback from the flop count
@@ -303,8 +303,10 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
     (("--gpus", "100000"), "argument --gpus: at most 4096 ranks are planned, not 100000"),
     (("--gpus", "0"), "argument --gpus: must be at least 1, not 0"),
     (("--gpus", "2", "--steps", "0"), "argument --steps: must be at least 1, not 0"),
-    (("--gpus", "2", "--steps", "9" * 23), "bilinear plan: at most 12 breadth-first steps are planned, not 999"),  # hung
-    (("--gpus", "2", "--steps", "100000"), "bilinear plan: at most 12 breadth-first steps are planned, not 100000"),
+    (("--gpus", "2", "--steps", "9" * 23), "bilinear plan: at most 4 breadth-first steps of winograd are planned, not 999"),  # hung
+    # "at most 12" had been said, and --steps 12 was then refused as more than 4
+    (("--gpus", "2", "--steps", "13"), "bilinear plan: at most 4 breadth-first steps of winograd are planned, not 13: "
+     "7^5 = 16807 global products would pass the 4096 a plan is built with"),
 ])
 def test_plans_out_of_reach_are_refused_at_once(args, message):
     """--steps 5 ran past 21 GB before it was refused; --gpus 0 planned 2 ranks and --steps 0 the default;
@@ -654,6 +656,22 @@ def test_a_distributed_call_returns_the_out_it_was_given():
     A, B, out = rng.standard_normal((1, 8)), rng.standard_normal((8, 8)), np.zeros(8)[None, :]
     assert product(A, B, out=out) is out
     np.testing.assert_allclose(out, A @ B, rtol=1e-12, atol=1e-12)
+
+
+def test_the_bound_counts_the_local_levels_that_ran():
+    """At n = 16 each rank's 8×8 products recurse 3 levels however many are asked for: --levels 20
+    had been judged by ρ^20, a bound a million times looser than the 3 levels that ran."""
+    import bilinear.distributed as dist
+    from bilinear.distributed.measure import error_bound
+
+    bounds = {levels: error_bound(dist.compile(ROOT / "algorithms/winograd.bl", backend="numpy", levels=levels),
+                                  "float64", 16, 16, 16) for levels in (2, 3, 20)}
+    assert bounds[20] == bounds[3] > bounds[2]
+    done = _cli("run", str(ROOT / "algorithms/winograd.bl"), "-n", "16", "--levels", "20", "--gpus", "1",
+                "--backend", "numpy", "--repeat", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"(bound {bounds[3]:.3e})" in done.stdout
+    assert "  local levels run 3 of the 20 requested (a rank's blocks are too small for more" in done.stdout
 
 
 _WINOGRAD = bilinear.load(ROOT / "algorithms" / "winograd.bl")

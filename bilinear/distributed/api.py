@@ -62,15 +62,23 @@ def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: in
     steps = None if steps is None else int(steps)  # NumPy's integers too, as compile's levels
     algorithm = _algorithm_of(program)
     steps = steps or default_steps(algorithm.rank, ranks)
-    if steps > MAX_STEPS:  # checked first: 7^100000 is not computed (nor written)
-        raise ValueError(f"at most {MAX_STEPS} breadth-first steps are planned, not {steps} (each one multiplies the "
-                         f"global products by {algorithm.rank}; at most {MAX_GLOBAL_PRODUCTS} are planned)")
-    if algorithm.rank ** steps > MAX_GLOBAL_PRODUCTS:
-        raise ValueError(
-            f"{steps} breadth-first steps of {algorithm.name} make {algorithm.rank}^{steps} = {algorithm.rank ** steps} "
-            f"global products; at most {MAX_GLOBAL_PRODUCTS} are planned (fewer --steps, or fewer --gpus)"
-        )
+    reach = steps_within(algorithm.rank)
+    if steps > reach:  # 7^100000 is neither computed nor written
+        following = algorithm.rank ** (reach + 1)
+        why = (f"{algorithm.rank}^{reach + 1} = {following} global products would pass the {MAX_GLOBAL_PRODUCTS} a plan "
+               f"is built with" if following > MAX_GLOBAL_PRODUCTS else f"a plan is built with at most {MAX_STEPS} steps")
+        raise ValueError(f"at most {reach} breadth-first steps of {algorithm.name} are planned, not {steps}: {why} "
+                         "(fewer --steps, or fewer --gpus)")
     return breadth_first(algorithm, steps)
+
+
+def steps_within(rank: int) -> int:
+    """The most breadth-first steps of a scheme of ``rank`` products whose global products stay within
+    MAX_GLOBAL_PRODUCTS (and MAX_STEPS)."""
+    steps = 0
+    while steps < MAX_STEPS and rank ** (steps + 1) <= MAX_GLOBAL_PRODUCTS:
+        steps += 1
+    return steps
 
 
 def local_products(program: Program, dtype: str, levels: int, leaf: str, backend: str) -> Local:
@@ -88,6 +96,7 @@ def local_products(program: Program, dtype: str, levels: int, leaf: str, backend
         accumulates=accumulates,
         growth=growth_ratio(_algorithm_of(program)) ** levels,
         name=f"{program.main.name} L{levels} {leaf}",
+        levels=levels,
     )
 
 

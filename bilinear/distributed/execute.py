@@ -36,8 +36,9 @@ class Local:
     product: Any  # a CompiledProduct (or any f(A, B, out=, alpha=, beta=))
     classical: Any
     writes_inputs: bool  # an in-place schedule: never hand it views of A or B
-    growth: float = 1.0  # the local levels' error growth over the classical product's
+    growth: float = 1.0  # the local levels' error growth over the classical product's, at every level asked for
     name: str = "cuBLAS"
+    levels: int = 0  # asked for: a product recurses through fewer where its blocks get too small
     accumulates: bool = True  # False for schedules that compute C = A·B (beta must be 0): use the product buffer
 
 

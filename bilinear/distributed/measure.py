@@ -17,6 +17,7 @@ import numpy as np
 from ..measure import error_bound as measure_bound
 from ..measure import bound_verdict, median, time_device, within_bound
 from ..output import WRITTEN_BY
+from ..runtime.run import growth_run, levels_run
 from .api import DistributedProduct
 from .comm import DistributedError
 from .layout import block_of
@@ -35,6 +36,8 @@ class DistributedResult:
     workspace_bytes: int  # the largest over ranks, beyond A, B and C
     memory_bytes: int  # the largest over ranks: A, B and C as the layouts give them, and the workspace
     backend: str = "cupy"  # "numpy": ranks on the CPU, the reference NumPy's product
+    levels_run: int = 0  # the most local levels any rank's products recursed through (the bound's)
+    levels_requested: int = 0
 
     @property
     def speedup(self) -> float:
@@ -51,6 +54,9 @@ class DistributedResult:
         return "\n".join(
             [
                 f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {self.ranks} ranks",
+                *([f"  local levels run {self.levels_run} of the {self.levels_requested} requested (a rank's "
+                   "blocks are too small for more; the bound counts those that ran)"]
+                  if self.levels_run != self.levels_requested else []),
                 f"  relative error  {self.error:.3e}   (bound {self.bound:.3e})"
                 + bound_verdict(self.error, self.bound),
                 f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); {reference} "
@@ -71,9 +77,25 @@ def same_inputs(xp: Any, M: int, K: int, N: int, dtype: str, seed: int) -> tuple
     return rng.standard_normal((M, K)).astype(dtype), rng.standard_normal((K, N)).astype(dtype)
 
 
-def error_bound(product: DistributedProduct, dtype: str, K: int) -> float:
-    """``bilinear run``'s bound, 8·u·√K·ρ, with ρ the growth of the global steps times the local levels'."""
-    return measure_bound(dtype, K, product.decomposition.growth_ratio * product.local.growth, 1)
+def local_levels(product: DistributedProduct, M: int, K: int, N: int) -> tuple[int, float]:
+    """The most levels the local products recurse through in an M×K×N call, and the largest error
+    growth ρ^L among the products the plan gives them: fewer levels than asked for where a rank's
+    blocks are too small (``--levels 20`` at n = 16 runs 3)."""
+    local = product.local
+    if not hasattr(local.product, "executor_for"):  # levels 0 (the library GEMM), or a caller's own product
+        return local.levels, local.growth
+    plan = product.plan(M, K, N)
+    _, inner, cols = plan.block
+    heights = {plan.band_rows(t.bands[1] - 1)[1] - plan.band_rows(t.bands[0])[0] for t in plan.tasks}
+    ran = [(levels_run(local.product, rows, inner, cols), growth_run(local.product, rows, inner, cols))
+           for rows in heights if min(rows, inner, cols) > 0]
+    return max((levels for levels, _ in ran), default=0), max((ratio**levels for levels, ratio in ran), default=1.0)
+
+
+def error_bound(product: DistributedProduct, dtype: str, M: int, K: int, N: int) -> float:
+    """``bilinear run``'s bound, 8·u·√K·ρ, with ρ the growth of the global steps times that of the
+    local levels that ran."""
+    return measure_bound(dtype, K, product.decomposition.growth_ratio * local_levels(product, M, K, N)[1], 1)
 
 
 def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = 4096) -> float:
@@ -143,16 +165,19 @@ def measure(
         mine = time_device(lambda: xp.matmul(A, B, out=single), xp, repeat=1, warmup=0)[0] if comm.rank == 0 else 0.0
         single_times.append(comm.max(mine))
     itemsize = A.dtype.itemsize
+    levels, growth = local_levels(product, M, K, N)
     return DistributedResult(
         dims=(M, K, N),
         dtype=dtype,
         ranks=comm.size,
         plan=product.describe(),
         error=error,
-        bound=error_bound(product, dtype, K),
+        bound=measure_bound(dtype, K, product.decomposition.growth_ratio * growth, 1),
         seconds=median(times[1:]),
         one_gpu_seconds=median(single_times[1:]),
         workspace_bytes=int(comm.max(product.workspace_bytes(M, K, N, itemsize))),
         memory_bytes=int(comm.max(product.memory_bytes(M, K, N, itemsize))),
         backend="numpy" if xp is np else "cupy",
+        levels_run=levels,
+        levels_requested=product.local.levels,
     )

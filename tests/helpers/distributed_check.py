@@ -66,7 +66,7 @@ def main() -> int:
             result = product(given["A"], given["B"], out=given["out"], alpha=1.5, beta=-0.5)
             computed = result is not None and result.size
             error = relative_error(result, expected[given["region"]], A, B) if computed else 0.0
-            bound = error_bound(product, args.dtype, K)
+            bound = error_bound(product, args.dtype, M, K, N)
             unchanged = all(bool(xp.array_equal(given[name], before)) for name, before in passed.items())
             bad = int(comm.max(float(not (error <= bound and unchanged))))
             failures += bad
