@@ -674,6 +674,15 @@ def test_the_bound_counts_the_local_levels_that_ran():
     assert "  local levels run 3 of the 20 requested (a rank's blocks are too small for more" in done.stdout
 
 
+def test_bench_with_gpus_times_a_size_listed_twice_once():
+    """-n 16 16 33 gave two rows for 16 that could not be told apart (the one-device bench times it once)."""
+    done = _cli("bench", str(ROOT / "algorithms/winograd.bl"), "-n", "16", "16", "33", "--gpus", "1",
+                "--backend", "numpy", "--repeat", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count(": 16x16 @ 16x16 float64") == 1 and done.stdout.count(": 33x33 @ 33x33") == 1
+    assert "listed more than once, timed once: n=16" in done.stdout
+
+
 _WINOGRAD = bilinear.load(ROOT / "algorithms" / "winograd.bl")
 
 
