@@ -683,6 +683,20 @@ def test_bench_with_gpus_times_a_size_listed_twice_once():
     assert "listed more than once, timed once: n=16" in done.stdout
 
 
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"speedup": 0.0}, "ChainModel's speedup must be a positive finite number, not 0.0"),  # a ZeroDivisionError
+    ({"rate": -1.0}, "ChainModel's rate must be a positive finite number, not -1.0"),  # predicted -17777777777.8 ms
+    ({"bandwidth": float("inf")}, "ChainModel's bandwidth must be a positive finite number, not inf"),
+    ({"itemsize": 0}, "ChainModel's itemsize must be a whole number of at least 1, not 0"),
+])
+def test_a_chain_model_with_impossible_rates_is_refused(fields, message):
+    from bilinear.distributed.chain import ChainModel
+
+    with pytest.raises(ValueError) as raised:
+        ChainModel(**fields)
+    assert str(raised.value) == message
+
+
 _WINOGRAD = bilinear.load(ROOT / "algorithms" / "winograd.bl")
 
 

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 from ..lower.options import check_count
 from .agree import is_matrix
 from .comm import DistributedError, short
+from .plan import positive_float
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,13 @@ class ChainModel:
     speedup: float = 1.8  # the distributed product's speed-up over one GPU on a large product, at these ranks
     bandwidth: float = 100e9  # bytes/s of broadcasting a result to every rank
     itemsize: int = 8
+
+    def __post_init__(self) -> None:
+        # a speed-up of 0 had divided by zero in the planner, a negative rate predicted negative times
+        for name in ("rate", "speedup", "bandwidth"):
+            if not positive_float(getattr(self, name)):
+                raise ValueError(f"ChainModel's {name} must be a positive finite number, not {getattr(self, name)!r}")
+        check_count(self.itemsize, "ChainModel's itemsize", 1)
 
     def one_gpu(self, m: int, k: int, n: int) -> float:
         return 2.0 * m * k * n / self.rate
