@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import ALGORITHMS, ROOT
+from conftest import ALGORITHMS, ROOT, scheme_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -695,6 +695,18 @@ def test_a_chain_model_with_impossible_rates_is_refused(fields, message):
     with pytest.raises(ValueError) as raised:
         ChainModel(**fields)
     assert str(raised.value) == message
+
+
+def test_a_local_catalogue_file_that_needs_reading_options_says_how_to_give_it_one_scheme():
+    """"choose one with --key" was said of --local's archive, and --key then refused (it is FILE's)."""
+    archive = scheme_file("alphatensor/factorizations_r.npz")
+    done = _cli("run", str(ROOT / "algorithms/winograd.bl"), "-n", "33", "--gpus", "1", "--backend", "numpy",
+                "--local", str(archive))
+    assert done.returncode == 1
+    assert "holds 93 schemes; choose one with --key" in done.stderr
+    assert ("note: --local is read without the reading options (--from, --shape, --key and --allow-pickle are "
+            f"FILE's): write the scheme it should use as a .bl file first (bilinear import {archive} ... -o local.bl)"
+            in done.stderr), done.stderr
 
 
 _WINOGRAD = bilinear.load(ROOT / "algorithms" / "winograd.bl")

@@ -229,7 +229,7 @@ def _product(args, source, levels: int, leaf: str, dtype: str):
         source,
         decomposition=args.decomposition,
         steps=args.steps,
-        local=args.local,
+        local=_local(args.local),
         levels=levels,
         leaf=leaf,
         dtype=dtype,
@@ -237,6 +237,26 @@ def _product(args, source, levels: int, leaf: str, dtype: str):
         inputs=args.inputs,
         output=args.output,
     )
+
+
+def _local(path: Path | None):
+    """--local's program, read without the reading options (they are FILE's); where its file needs
+    them (an archive of many schemes), the error says how to give it one."""
+    from dataclasses import replace
+
+    from ..api import load
+    from ..diagnostics import BilinearError
+
+    if path is None:
+        return None
+    try:
+        return load(path)
+    except BilinearError as error:
+        if path.suffix == ".bl":  # its own mistakes: reading options would not help
+            raise
+        note = ("--local is read without the reading options (--from, --shape, --key and --allow-pickle are FILE's): "
+                f"write the scheme it should use as a .bl file first (bilinear import {path} ... -o local.bl)")
+        raise BilinearError(*(replace(d, notes=(*d.notes, note)) for d in error.diagnostics)) from None
 
 
 def _check_fits(args, sizes: list[tuple[int, int, int]], dtype: str) -> None:
