@@ -117,6 +117,10 @@ except ValueError as error:
     if rank == 0:
         say(f"a weight past the floats refused: {{str(error)[:38]}}")
 
+blocked = dist.compile(ALG + "winograd.bl", backend="numpy", inputs="block2d", output="block2d")
+case("whole matrices under block2d inputs", lambda: blocked(A0, B0))
+case("inner dimensions differ", lambda: whole(A0, B0.T.copy()))
+
 from bilinear.distributed.measure import measure
 case("repeat differs", lambda: measure(whole, 16, 12, 10, "float64", repeat=3 if rank == 0 else 1))
 say(f"rank {{rank}} finished")
@@ -173,6 +177,11 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         # refused only inside rank 0's run, after out had been scaled by beta
         "a masked out on rank 0": "refused: rank 0: out is a masked array, and bilinear multiplies plain matrices: "
                                   "pass np.asarray(out) (the product goes into its data) out kept",
+        # "A is 16x24 and B is 12x20": matrices the caller never had, and no listing of what each rank passed
+        "whole matrices under block2d inputs": "refused: the ranks' blocks of A make a 16x24 matrix and their blocks "
+                                               "of B a 12x20 one: inner dimensions differ (under block2d inputs each "
+                                               "rank passes its own block of A and of B)",
+        "inner dimensions differ": "refused: A is 16x12 and B is 10x12: inner dimensions differ",
         "NumPy weights": "ran",  # "weights must be 2 positive numbers" of np.float32(1)
         # the collectives fell out of step: "SyntaxError: invalid syntax" from another collective's bytes
         "repeat differs": "refused: the ranks asked for different runs (sizes, dtype, repetitions or seed); start "

@@ -75,10 +75,10 @@ def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | N
     """The global M, K, N and dtype, or the first problem with any rank's facts (raised on every rank)."""
     problem = _problem(everyone, inputs, compiled_for)
     if problem is None:
-        M, K, N, dtype = _dims(everyone, inputs)
-        problem = _out_problem(everyone, output, M, N, dtype)
+        dims = _dims(everyone, inputs)
+        problem = dims if isinstance(dims, str) else _out_problem(everyone, output, dims[0], dims[2], dims[3])
         if problem is None:
-            return M, K, N, dtype
+            return dims
     listing = "; ".join(f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, out {v[4]}, alpha {_shown(v[6])}, beta {_shown(v[7])}"
                         for r, v in enumerate(everyone))
     raise DistributedError(f"{problem}: {listing}")
@@ -127,14 +127,19 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
     return None
 
 
-def _dims(everyone: list[tuple], inputs: str) -> tuple[int, int, int, str]:
-    if inputs == "block2d":
+def _dims(everyone: list[tuple], inputs: str) -> tuple[int, int, int, str] | str:
+    """The global M, K, N and dtype, or what is wrong with the shapes."""
+    if inputs != "block2d":
+        (M, K), (K2, N) = everyone[0][0], everyone[0][1]
+        return (M, K, N, everyone[0][2]) if K == K2 else f"A is {M}x{K} and B is {K2}x{N}: inner dimensions differ"
+    try:
         (M, K), (K2, N) = (global_shape([v[0] for v in everyone], len(everyone)),
                            global_shape([v[1] for v in everyone], len(everyone)))
-    else:
-        (M, K), (K2, N) = everyone[0][0], everyone[0][1]
-    if K != K2:
-        raise DistributedError(f"A is {M}x{K} and B is {K2}x{N}: inner dimensions differ")
+    except DistributedError as error:
+        return str(error)
+    if K != K2:  # whole matrices passed on every rank, most likely: say what their blocks made
+        return (f"the ranks' blocks of A make a {M}x{K} matrix and their blocks of B a {K2}x{N} one: inner "
+                "dimensions differ (under block2d inputs each rank passes its own block of A and of B)")
     return M, K, N, everyone[0][2]
 
 
