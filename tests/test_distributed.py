@@ -709,6 +709,28 @@ def test_a_local_catalogue_file_that_needs_reading_options_says_how_to_give_it_o
             in done.stderr), done.stderr
 
 
+def test_a_rank_ending_the_job_says_its_line_in_one_write(monkeypatch):
+    """Every rank of a job may say the same error; print's two writes (stderr writes through) ran one
+    rank's line into another's: "...No such file or directorybilinear: error: ..."."""
+    import io
+
+    from bilinear.distributed import comm
+
+    class Writes(io.StringIO):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def write(self, text):
+            self.calls.append(text)
+            return super().write(text)
+
+    stream = Writes()
+    monkeypatch.setattr(comm.os, "_exit", lambda status: None)
+    comm.end_job("bilinear: error: cannot read nosuch.bl", stream)
+    assert stream.calls == ["bilinear: error: cannot read nosuch.bl\n"]
+
+
 _WINOGRAD = bilinear.load(ROOT / "algorithms" / "winograd.bl")
 
 

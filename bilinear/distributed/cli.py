@@ -11,7 +11,7 @@ from pathlib import Path
 from ..cli_args import add_input_options, dimension, load_input, note_unused_definitions, positive
 from ..ir import block_name, format_coefficient
 from ..lower.options import OptionError
-from .comm import end_job
+from .comm import end_job, say
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan
 
 
@@ -314,7 +314,7 @@ def _guarded(body) -> int:
         return 2
     except SameOnEveryRank as error:
         if _world()[0] == 0:
-            print(f"bilinear: {error}", file=sys.stderr, flush=True)
+            say(f"bilinear: {error}", sys.stderr)
         return 1
     except Exception as error:  # noqa: BLE001 - any failure must end the job, or the other ranks wait for this one
         if isinstance(error, BilinearError):
@@ -324,7 +324,7 @@ def _guarded(body) -> int:
             message = str(error) if known else f"{type(error).__name__}: {error}"
         if _world()[1] > 1:
             end_job(f"bilinear: {message}", sys.stderr)
-        print(f"bilinear: {message}", file=sys.stderr, flush=True)
+        say(f"bilinear: {message}", sys.stderr)
         return 1
 
 

@@ -53,6 +53,14 @@ def mpi_module():
     return MPI
 
 
+def say(message: str, stream: TextIO | None = None) -> None:
+    """``message`` and its newline in one write (stdout by default): every rank of a job may say the
+    same thing, and print's two writes (stderr writes through) ran one rank's line into another's."""
+    stream = stream or sys.stdout
+    stream.write(message + "\n")
+    stream.flush()
+
+
 def end_job(message: str, stream: TextIO | None = None) -> NoReturn:
     """Say ``message`` on ``stream`` (stdout by default), then end this rank and with it the job.
 
@@ -60,7 +68,7 @@ def end_job(message: str, stream: TextIO | None = None) -> NoReturn:
     message in 2 of 12 jobs.  A process that exits lets the launcher read its pipes to the end,
     and ``mpiexec`` ends every rank when one exits without finalising MPI, as it does for one
     that dies."""
-    print(message, file=stream or sys.stdout, flush=True)
+    say(message, stream)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(1)
