@@ -390,6 +390,33 @@ def test_malformed_plinopt_files(tmp_path, part, old, new, message, where):
     assert _error(path) == (message, where)
 
 
+def test_plinopt_files_under_other_names_read_with_shape(tmp_path):
+    """strassen_L.sms was refused as 'not named MxKxN_rank_text' even with --shape 2,2,2, whose own
+    message ('give --shape m,k,n') could never be reached."""
+    for part, text in SMS.items():
+        _write(tmp_path, f"strassen_{part}.sms", text)
+    path = tmp_path / "strassen_L.sms"
+    assert report_algorithm(read_catalogue(path, shape=Shape(2, 2, 2))).ok
+    assert _error(path) == ("strassen_L.sms is not named as a matrix-multiplication scheme MxKxN_rank_text_[LRP]; "
+                            "plinopt's data also holds other linear maps (give --shape m,k,n to read it as one)", "1:1")
+
+
+def test_plinopt_suffixes_in_capitals_read(tmp_path):
+    """Detected as plinopt (the suffix lower-cased), then refused as 'not a plinopt scheme file'."""
+    for part, text in SMS.items():
+        _write(tmp_path, f"2x2x2_7_S_{part}.SMS", text)
+    assert report_algorithm(read_catalogue(tmp_path / "2x2x2_7_S_L.SMS")).ok
+
+
+def test_a_change_of_basis_without_its_scheme_names_what_is_missing(tmp_path):
+    """It said 'cannot find ...-ALT_L.sms ... beside ...-ALT_L.sms', a file the user never gave."""
+    for part, text in SMS.items():
+        _write(tmp_path, f"2x2x2_7_S-CoB_{part}.sms", text)
+    assert _error(tmp_path / "2x2x2_7_S-CoB_L.sms") == (
+        "2x2x2_7_S-CoB_L.sms is a change of basis; the scheme it belongs to, 2x2x2_7_S-ALT_L.sms and "
+        "2x2x2_7_S-ALT_R.sms and 2x2x2_7_S-ALT_P.sms, is missing beside it", "")
+
+
 def test_plinopt_names_the_missing_matrix(tmp_path):
     path = _plinopt(tmp_path)
     (tmp_path / "2x2x2_7_S_P.sms").unlink()

@@ -43,7 +43,7 @@ from .common import check_side, fail, identifier, infer_shape, shape_mismatch, w
 from .sparse import Sparse, Steps, read_slp, read_sms
 
 _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
-_NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>sms|slp)$")
+_NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>(?i:sms|slp))$")  # .SMS too, as detection takes it
 _SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_")
 _PLACEHOLDER = re.compile(r"(\d+) is a plac\w* ?holder for (?:sqrt\((\d+)\)|a square root of -(1))")
 
@@ -68,12 +68,12 @@ class AlternativeBasis:
         )
 
 
-def _paths(path: Path) -> tuple[dict[str, Path], str]:
+def _paths(path: Path, shape: Shape | None = None) -> tuple[dict[str, Path], str]:
     match = _NAME.match(path.name)
     if match is None:
         fail(f"{path.name} is not a plinopt scheme file: a scheme is three files NAME_L, NAME_R and NAME_P (.sms or .slp)", None)
     stem, suffix = match["stem"], match["suffix"]
-    _refuse_other_products(stem, path)
+    _refuse_other_products(stem, path, shape)
     paths = {part: path.with_name(f"{stem}_{part}.{suffix}") for part in _PARTS}
     missing = [p.name for p in paths.values() if not p.exists()]
     if missing:
@@ -85,22 +85,23 @@ def _paths(path: Path) -> tuple[dict[str, Path], str]:
     return paths, stem
 
 
-def _refuse_other_products(stem: str, path: Path) -> None:
+def _refuse_other_products(stem: str, path: Path, shape: Shape | None) -> None:
+    """Names that say the file is another product; a name that says nothing needs ``--shape``."""
     if re.match(r"^\d+o\d+o\d+_", stem):
         fail(f"{path.name} is a polynomial multiplication scheme (degrees MoKoN), not a matrix product", whole_file(path))
     if re.match(r"^\d+x\d+T_", stem):
         fail(f"{path.name} is a scheme for a product by a transpose (A·Aᵀ), not a general matrix product", whole_file(path))
-    if not re.match(r"^\d+x\d+x\d+_", stem):
+    if shape is None and not re.match(r"^\d+x\d+x\d+_", stem):
         fail(
             f"{path.name} is not named as a matrix-multiplication scheme MxKxN_rank_text_[LRP]; "
-            "plinopt's data also holds other linear maps",
+            "plinopt's data also holds other linear maps (give --shape m,k,n to read it as one)",
             whole_file(path),
         )
 
 
 def _matrix(path: Path) -> Sparse:
-    matrix = read_slp(path) if path.suffix == ".slp" else read_sms(path)
-    if path.suffix == ".slp":
+    matrix = read_slp(path) if path.suffix.lower() == ".slp" else read_sms(path)
+    if path.suffix.lower() == ".slp":
         sibling = path.with_suffix(".sms")
         if sibling.exists():
             _same(matrix, read_sms(sibling), path, sibling)
@@ -142,9 +143,13 @@ def _modulus(matrices: list[Sparse]) -> tuple[int, str]:
 
 def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | AlternativeBasis | ModularScheme:
     """A plinopt scheme from any one of its three paths; alternative-basis schemes with their CoB matrices."""
-    paths, stem = _paths(path)
+    paths, stem = _paths(path, shape)
     if stem.endswith("-CoB"):
-        return read_plinopt(path.with_name(path.name.replace("-CoB_", "-ALT_")), shape)
+        scheme = {part: p.with_name(p.name.replace("-CoB_", "-ALT_")) for part, p in paths.items()}
+        if missing := [p.name for p in scheme.values() if not p.exists()]:
+            fail(f"{path.name} is a change of basis; the scheme it belongs to, {' and '.join(missing)}, is missing "
+                 "beside it", None)
+        return read_plinopt(scheme["L"], shape)
     left, right, post = (_matrix(paths[part]) for part in "LRP")
     rank = left.rows
     for matrix, part, count, what in ((right, "R", right.rows, "rows"), (post, "P", post.cols, "columns")):
