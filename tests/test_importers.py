@@ -417,6 +417,22 @@ def test_a_change_of_basis_without_its_scheme_names_what_is_missing(tmp_path):
         "2x2x2_7_S-ALT_R.sms and 2x2x2_7_S-ALT_P.sms, is missing beside it", "")
 
 
+@pytest.mark.parametrize("format", [None, "plinopt"])
+def test_a_catalogue_folder_is_said_to_be_one(tmp_path, format):
+    """A folder given with --from plinopt was 'not a .bl file'."""
+    assert _error(tmp_path, format=format) == (
+        f"{tmp_path} is a directory, not one scheme file (of PLinOpt's, one of NAME_L, NAME_R and NAME_P)", "")
+
+
+@pytest.mark.parametrize(("format", "text"), [("fast-matmul", "fast-matmul text"), ("kauers", "Kauers text"),
+                                             ("mathematica", "Mathematica text"), ("perminov", "Perminov text")])
+def test_a_binary_file_read_as_a_text_format_is_said_not_to_be_it(tmp_path, format, text):
+    """An .npz read --from fast-matmul was 'not .bl text'."""
+    path = tmp_path / "scheme.npz"
+    path.write_bytes(b"PK\x03\x04\x00\x00")
+    assert _error(path, format=format)[0] == f"{path} is a binary file, not {text}"
+
+
 def test_plinopt_names_the_missing_matrix(tmp_path):
     path = _plinopt(tmp_path)
     (tmp_path / "2x2x2_7_S_P.sms").unlink()

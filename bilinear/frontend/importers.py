@@ -47,6 +47,10 @@ class Reader:
     source: str
 
 
+# what a catalogue folder is not (a folder had been "not a .bl file" with --from plinopt given)
+ONE_SCHEME_FILE = "one scheme file (of PLinOpt's, one of NAME_L, NAME_R and NAME_P)"
+
+
 def _plain(reader: Callable[[Path, Shape | None], Scheme]) -> Callable[..., Scheme]:
     def read(path: Path, shape: Shape | None, key: str | None, allow_pickle: bool) -> Scheme:
         if key is not None:
@@ -97,7 +101,7 @@ def detect_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".bl":
         return "bl"
-    check_regular(path)  # before anything opens it: a FIFO would wait for a writer for ever
+    check_regular(path, wanted=ONE_SCHEME_FILE)  # before anything opens it: a FIFO would wait for a writer for ever
     owners = [reader.name for reader in READERS if suffix in reader.suffixes]
     if owners and owners[0] != "alphatensor" and _looks_like_bl(_beginning(path)):  # a .bl file saved as .txt
         raise BilinearError(Diagnostic(
@@ -159,7 +163,7 @@ def read_catalogue(
     if format is None:
         format = detect_format(path)  # it checks the file is a regular one first
     else:
-        check_regular(path)  # before a reader opens it: a FIFO would wait for a writer for ever
+        check_regular(path, wanted=ONE_SCHEME_FILE)  # before a reader opens it: a FIFO would wait for a writer for ever
     if format == "bl":
         fail(f"{path.name} is a .bl file; load it with bilinear.load, not as a catalogue scheme", None)
     if format not in _BY_NAME:

@@ -31,15 +31,15 @@ HEADER_AFTER = re.compile(r'^[a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\
 BL_START = re.compile(rf"^({'|'.join(KEYWORDS)})\b")  # what a .bl file's first statement begins with
 
 
-def check_regular(path: Path, span: Span | None = None) -> os.stat_result:
-    """The file's status, or a located error where it is not a regular file: opening a FIFO would
-    wait for a writer for ever, and a directory or device is no scheme."""
+def check_regular(path: Path, span: Span | None = None, wanted: str = "a .bl file") -> os.stat_result:
+    """The file's status, or a located error where it is not a regular file (``wanted``, said of a
+    directory): opening a FIFO would wait for a writer for ever, and a directory or device is no scheme."""
     try:
         info = path.stat()
     except OSError as error:
         raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span)) from None
     if stat.S_ISDIR(info.st_mode):
-        raise BilinearError(Diagnostic(f"{path} is a directory, not a .bl file", span))
+        raise BilinearError(Diagnostic(f"{path} is a directory, not {wanted}", span))
     if not stat.S_ISREG(info.st_mode):
         raise BilinearError(Diagnostic(f"{path} is not a regular file (a device, FIFO or socket); it is not read", span))
     return info

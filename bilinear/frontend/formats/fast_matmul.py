@@ -193,7 +193,7 @@ def _shape(main: list[Section], extra: tuple[int, int, int], shape: Shape | None
 
 def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | ApproximateScheme:
     """A fast-matmul coefficient file: exact, eliminated (with named sums) or approximate."""
-    main, subs = sections(read_source(path), path)
+    main, subs = sections(read_source(path, text_of="fast-matmul text"), path)
     _check_main(main, subs, path)
     extra = tuple(len(s.rows) for s in subs) if subs else (0, 0, 0)
     shape = _shape(main, extra, shape, path)

@@ -34,7 +34,7 @@ def name_shape(path: Path) -> tuple[Shape | None, str]:
 def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
     """A ``.exp`` scheme; a ModularScheme when its name marks it valid modulo p."""
     products = []
-    for number, line in enumerate(read_source(path).splitlines(), start=1):
+    for number, line in enumerate(read_source(path, text_of="Kauers text").splitlines(), start=1):
         if line.strip() and not line.strip().startswith("#"):
             products.append(parse_product(line, number, path))
     if not products:

@@ -69,7 +69,7 @@ def _tree(text: str, path: Path) -> ast.AST:
 
 def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
     """A ``.m`` scheme; a ModularScheme when the name marks it valid modulo p (``mod2``, ``Z2``)."""
-    text = read_source(path)
+    text = read_source(path, text_of="Mathematica text")
     tree = _tree(text, path)
     lists = _Lists(path)
     if not isinstance(tree, ast.List) or not tree.elts:

@@ -118,7 +118,7 @@ def _reduced(data: dict, found: Shape, rank: int, path: Path) -> Algorithm:
 
 def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
     """One ``.json`` scheme; a ModularScheme when ``"z2"`` is true."""
-    text = read_source(path)
+    text = read_source(path, text_of="Perminov text")
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
@@ -163,7 +163,7 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
 def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
     """A ``.txt`` scheme: ``m k n R``, then U, V and W flattened product by product (W over Cᵀ)."""
     numbers = []
-    for number, line in enumerate(read_source(path).splitlines(), start=1):
+    for number, line in enumerate(read_source(path, text_of="Perminov text").splitlines(), start=1):
         if line.startswith("#"):
             continue
         position = 0
