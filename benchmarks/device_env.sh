@@ -1,5 +1,5 @@
 # Sourced by the benchmark scripts that run on the lent GPU (repository root, .whl/ carried): the
-# packages the device lacks (lark, python-flint, platformdirs; mpi4py and NCCL where carried) into
+# packages the device lacks (lark, python-flint, platformdirs; mpi4py where carried) into
 # /tmp/site, MPICH's runtime (mpiexec, libmpi) on PATH where its wheel is carried, the repository on
 # PYTHONPATH, $OUT ready, and a GPU there (exit 2 without one).
 #
@@ -17,7 +17,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 # MPICH's wheel keeps mpiexec and libmpi in its data folder, which pip --target would drop.
 if ls .whl/mpich-*.whl >/dev/null 2>&1; then
-  python3 -c "import zipfile, glob; zipfile.ZipFile(glob.glob('.whl/mpich-*.whl')[0]).extractall('/tmp/mpich')"
+  python3 -c "import zipfile, glob; zipfile.ZipFile(glob.glob('.whl/mpich-*.whl')[0]).extractall('/tmp/mpich')" || exit 1
   MPICH=$(echo /tmp/mpich/mpich-*.data/data)
   chmod +x "$MPICH"/bin/*
   export PATH=$MPICH/bin:$PATH LD_LIBRARY_PATH=$MPICH/lib:${LD_LIBRARY_PATH:-}

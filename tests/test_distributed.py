@@ -294,7 +294,7 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
 
 @pytest.mark.parametrize("args, message", [
     (("--gpus", "2", "--steps", "5"), "bilinear plan: at most 4 breadth-first steps of winograd are planned, not 5: "
-     "7^5 = 16807 global products would pass the 4096 a plan is built with (fewer --steps, or fewer --gpus)"),
+     "7^5 = 16807 global products would pass the 4096 a plan is built with\n"),  # not "fewer --gpus": it was --steps
     (("-n", "-5"), "argument -n: must be at least 1, not -5"),
     (("-m", "0"), "argument -m: must be at least 1, not 0"),  # it had become N
     (("-k", "1" + "0" * 330), "argument -k: must be at most 1099511627776"),  # a traceback from the flop count
@@ -707,6 +707,9 @@ def test_a_local_catalogue_file_that_needs_reading_options_says_how_to_give_it_o
     assert ("note: --local is read without the reading options (--from, --shape, --key and --allow-pickle are "
             f"FILE's): write the scheme it should use as a .bl file first (bilinear import {archive} ... -o local.bl)"
             in done.stderr), done.stderr
+    missing = _cli("run", str(ROOT / "algorithms/winograd.bl"), "-n", "33", "--gpus", "1", "--backend", "numpy",
+                   "--local", "nosuch.txt")
+    assert "cannot read nosuch.txt" in missing.stderr and "note: --local is read" not in missing.stderr
 
 
 def test_a_rank_ending_the_job_says_its_line_in_one_write(monkeypatch):

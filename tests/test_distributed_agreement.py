@@ -117,6 +117,8 @@ except ValueError as error:
     if rank == 0:
         say(f"a weight past the floats refused: {{str(error)[:38]}}")
 
+deeper = dist.compile(ALG + "winograd.bl", backend="numpy", levels=2 if rank else 1)
+case("local levels differ", lambda: deeper(A0, B0))
 blocked = dist.compile(ALG + "winograd.bl", backend="numpy", inputs="block2d", output="block2d")
 case("whole matrices under block2d inputs", lambda: blocked(A0, B0))
 case("inner dimensions differ", lambda: whole(A0, B0.T.copy()))
@@ -182,6 +184,8 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
                                                "of B a 12x20 one: inner dimensions differ (under block2d inputs each "
                                                "rank passes its own block of A and of B)",
         "inner dimensions differ": "refused: A is 16x12 and B is 10x12: inner dimensions differ",
+        # it ran, each rank with its own local levels (and its own error bound in run and bench)
+        "local levels differ": "refused: the ranks hold products compiled differently: their local products differ",
         "NumPy weights": "ran",  # "weights must be 2 positive numbers" of np.float32(1)
         # the collectives fell out of step: "SyntaxError: invalid syntax" from another collective's bytes
         "repeat differs": "refused: the ranks asked for different runs (sizes, dtype, repetitions or seed); start "

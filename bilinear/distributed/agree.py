@@ -137,7 +137,7 @@ def _dims(everyone: list[tuple], inputs: str) -> tuple[int, int, int, str] | str
                            global_shape([v[1] for v in everyone], len(everyone)))
     except DistributedError as error:
         return str(error)
-    if K != K2:  # whole matrices passed on every rank, most likely: say what their blocks made
+    if K != K2:  # whole matrices passed on every rank, most likely (on a square grid of ranks they fit, and run)
         return (f"the ranks' blocks of A make a {M}x{K} matrix and their blocks of B a {K2}x{N} one: inner "
                 "dimensions differ (under block2d inputs each rank passes its own block of A and of B)")
     return M, K, N, everyone[0][2]

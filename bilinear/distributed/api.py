@@ -67,8 +67,7 @@ def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: in
         following = algorithm.rank ** (reach + 1)
         why = (f"{algorithm.rank}^{reach + 1} = {following} global products would pass the {MAX_GLOBAL_PRODUCTS} a plan "
                f"is built with" if following > MAX_GLOBAL_PRODUCTS else f"a plan is built with at most {MAX_STEPS} steps")
-        raise ValueError(f"at most {reach} breadth-first steps of {algorithm.name} are planned, not {steps}: {why} "
-                         "(fewer --steps, or fewer --gpus)")
+        raise ValueError(f"at most {reach} breadth-first steps of {algorithm.name} are planned, not {steps}: {why}")
     return breadth_first(algorithm, steps)
 
 
@@ -116,7 +115,9 @@ class DistributedProduct:
 
     With ``inputs="replicated"`` every rank passes A and B; with ``"root"``
     rank 0 does and the others pass ``None``; with ``"block2d"`` each rank
-    passes its block (:mod:`.layout`).  With ``output="replicated"`` every
+    passes its block (:mod:`.layout`; whole matrices passed on every rank are refused where their
+    blocks do not fit together, but on a square grid of ranks they do, and the call multiplies the
+    larger matrices they form).  With ``output="replicated"`` every
     rank gets C; with ``"root"`` rank 0 does and the others get ``None``;
     with ``"block2d"`` each rank gets its block of C.
     """
@@ -195,7 +196,7 @@ class DistributedProduct:
         d = self.decomposition
         options = {"decompositions": (d.name, d.rank, self._decomposition_digest), "layouts": (self.inputs, self.output), "balances": self.balance,
                    "bands": self.bands, "weights": tuple(float(w) for w in self.weights) if self.weights else None,
-                   "dtypes": getattr(self.local.classical, "dtype", None)}  # one rank's float32 products had gone alone
+                   "dtypes": getattr(self.local.classical, "dtype", None), "local products": self.local.name}  # one rank's float32 products had gone alone
         everyone = self.comm.agree(facts(A, B, out, alpha, beta, options))
         return judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
 

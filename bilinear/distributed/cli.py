@@ -239,6 +239,9 @@ def _product(args, source, levels: int, leaf: str, dtype: str):
     )
 
 
+READING_OPTIONS = ("--from", "--shape", "--key", "--allow-pickle")  # FILE's: what a --local file cannot be given
+
+
 def _local(path: Path | None):
     """--local's program, read without the reading options (they are FILE's); where its file needs
     them (an archive of many schemes), the error says how to give it one."""
@@ -252,8 +255,8 @@ def _local(path: Path | None):
     try:
         return load(path)
     except BilinearError as error:
-        if path.suffix == ".bl":  # its own mistakes: reading options would not help
-            raise
+        if not any(option in d.message for d in error.diagnostics for option in READING_OPTIONS):
+            raise  # a missing or malformed file: reading options would not help
         note = ("--local is read without the reading options (--from, --shape, --key and --allow-pickle are FILE's): "
                 f"write the scheme it should use as a .bl file first (bilinear import {path} ... -o local.bl)")
         raise BilinearError(*(replace(d, notes=(*d.notes, note)) for d in error.diagnostics)) from None

@@ -102,7 +102,7 @@ class RankProgram:
         plan = self.plan
         product = plan.decomposition.products[task.product]
         rows, inner, cols = plan.block
-        band = (plan.band_rows(task.bands[0])[0], plan.band_rows(task.bands[1] - 1)[1])
+        band = plan.task_rows(task)
         if 0 in (band[1] - band[0], inner, cols):
             return
         U = self._operand(A, product.u, rows, inner, band, buffers.get("U"))

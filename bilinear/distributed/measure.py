@@ -82,11 +82,11 @@ def local_levels(product: DistributedProduct, M: int, K: int, N: int) -> tuple[i
     growth ρ^L among the products the plan gives them: fewer levels than asked for where a rank's
     blocks are too small (``--levels 20`` at n = 16 runs 3)."""
     local = product.local
-    if not hasattr(local.product, "executor_for"):  # levels 0 (the library GEMM), or a caller's own product
+    if not hasattr(local.product, "executor_for"):  # a caller's own product: what it was built with
         return local.levels, local.growth
     plan = product.plan(M, K, N)
     _, inner, cols = plan.block
-    heights = {plan.band_rows(t.bands[1] - 1)[1] - plan.band_rows(t.bands[0])[0] for t in plan.tasks}
+    heights = {stop - start for start, stop in map(plan.task_rows, plan.tasks)}
     ran = [(levels_run(local.product, rows, inner, cols), growth_run(local.product, rows, inner, cols))
            for rows in heights if min(rows, inner, cols) > 0]
     return max((levels for levels, _ in ran), default=0), max((ratio**levels for levels, ratio in ran), default=1.0)
@@ -155,6 +155,8 @@ def measure(
     given = layout_pieces(product, A, B)
     ours = product(given["A"], given["B"], out=given["out"])
     error = _error(product, ours, given["region"], A, B)
+    # of the plan that call ran: dynamic balance may plan the timed calls anew
+    levels, bound = local_levels(product, M, K, N)[0], error_bound(product, dtype, M, K, N)
     single = xp.empty((M, N), dtype=dtype) if comm.rank == 0 else None
     times, single_times = [], []
     for _ in range(repeat + 1):  # the first of each is a warm-up
@@ -165,14 +167,13 @@ def measure(
         mine = time_device(lambda: xp.matmul(A, B, out=single), xp, repeat=1, warmup=0)[0] if comm.rank == 0 else 0.0
         single_times.append(comm.max(mine))
     itemsize = A.dtype.itemsize
-    levels, growth = local_levels(product, M, K, N)
     return DistributedResult(
         dims=(M, K, N),
         dtype=dtype,
         ranks=comm.size,
         plan=product.describe(),
         error=error,
-        bound=measure_bound(dtype, K, product.decomposition.growth_ratio * growth, 1),
+        bound=bound,
         seconds=median(times[1:]),
         one_gpu_seconds=median(single_times[1:]),
         workspace_bytes=int(comm.max(product.workspace_bytes(M, K, N, itemsize))),

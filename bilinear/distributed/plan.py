@@ -95,6 +95,10 @@ class Plan:
         rows = self.block[0]
         return band * rows // self.bands, (band + 1) * rows // self.bands
 
+    def task_rows(self, task: Task) -> tuple[int, int]:
+        """Rows ``[start, stop)`` within a block that ``task``'s bands cover."""
+        return self.band_rows(task.bands[0])[0], self.band_rows(task.bands[1] - 1)[1]
+
     def tasks_of(self, rank: int) -> tuple[Task, ...]:
         return tuple(t for t in self.tasks if t.rank == rank)
 
@@ -110,7 +114,7 @@ class Plan:
         """Multiply-add flops (2·m·k·n) of one rank's products, fringe included."""
         rows, inner, cols = self.block
         core = sum(
-            2.0 * (self.band_rows(t.bands[1] - 1)[1] - self.band_rows(t.bands[0])[0]) * inner * cols
+            2.0 * (self.task_rows(t)[1] - self.task_rows(t)[0]) * inner * cols
             for t in self.tasks_of(rank)
         )
         return core + sum(2.0 * math.prod(self.fringe_dims(f.kind)) for f in self.fringe_of(rank))

@@ -102,7 +102,7 @@ def _refuse_other_products(stem: str, path: Path, shape: Shape | None) -> None:
 def _matrix(path: Path) -> Sparse:
     matrix = read_slp(path) if path.suffix.lower() == ".slp" else read_sms(path)
     if path.suffix.lower() == ".slp":
-        sibling = path.with_suffix(".sms")
+        sibling = path.with_suffix(".sms" if path.suffix == ".slp" else ".SMS")
         if sibling.exists():
             _same(matrix, read_sms(sibling), path, sibling)
     return matrix
