@@ -410,6 +410,18 @@ def test_dynamic_balance_moves_work_away_from_a_slow_rank():
     assert all(share < 0.25 for share in shares)  # from the first call on, the straggler keeps less than a quarter
 
 
+def test_the_workspace_counts_the_local_products_own():
+    """Winograd L1 on each rank holds 1 MiB of its own at 512³ beside the operand sums and product
+    buffer (6 MiB at 1024³ on one rank): the report said 6.0 MiB."""
+    import bilinear.distributed as dist
+
+    local = dist.compile(ROOT / "algorithms/winograd.bl", backend="numpy", levels=1)
+    classical = dist.compile(ROOT / "algorithms/winograd.bl", backend="numpy", levels=0)
+    own = local.local.product.workspace_bytes(512, 512, 512)
+    assert own == 2**20
+    assert local.workspace_bytes(1024, 1024, 1024, 8) == classical.workspace_bytes(1024, 1024, 1024, 8) + own
+
+
 def test_in_place_local_schedules_need_only_the_operand_sums():
     """With MSMES on each rank no product buffer is allocated: several targets are reached by a change of basis."""
     from bilinear.distributed.execute import workspace_bytes

@@ -174,10 +174,22 @@ class DistributedProduct:
         return self._plans[key]
 
     def workspace_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
-        """Bytes this rank allocates per call beyond its A, B and C: operand sums, products, and the
-        copies of A, B and a partial C where the layout does not give the rank the whole matrices."""
-        return rank_workspace_bytes(self.plan(M, K, N), self.comm.rank, itemsize, self.local.writes_inputs,
-                                    self.local.accumulates)
+        """Bytes this rank allocates per call beyond its A, B and C: operand sums, products, the
+        copies of A, B and a partial C where the layout does not give the rank the whole matrices,
+        and its local products' own workspace."""
+        plan = self.plan(M, K, N)
+        return (rank_workspace_bytes(plan, self.comm.rank, itemsize, self.local.writes_inputs, self.local.accumulates)
+                + self._local_workspace_bytes(plan))
+
+    def _local_workspace_bytes(self, plan: Plan) -> int:
+        """The most workspace the local product holds over this rank's tasks (one call's at a time:
+        it is allocated anew where the shape changes)."""
+        product = self.local.product
+        if not hasattr(product, "workspace_bytes"):  # a caller's own product
+            return 0
+        _, inner, cols = plan.block
+        heights = {stop - start for start, stop in map(plan.task_rows, plan.tasks_of(self.comm.rank))}
+        return max((product.workspace_bytes(rows, inner, cols) for rows in heights), default=0)
 
     def memory_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
         """Everything this rank holds during a call: its A, B and C (as the layouts give them) and the workspace."""

@@ -182,7 +182,7 @@ def workspace_bytes(plan: Plan, rank: int, itemsize: int, writes_inputs: bool = 
 def rank_workspace_bytes(plan: Plan, rank: int, itemsize: int, writes_inputs: bool, accumulates: bool) -> int:
     """Bytes one rank allocates per call beyond its A, B and C: operand sums and products, and the
     copies of A, B and a partial C where the layout does not give the rank the whole matrices
-    (what ``plan`` prints and ``run`` reports alike)."""
+    (what ``plan`` prints; ``run`` adds the local products' own workspace)."""
     M, K, N = plan.shape
     extra = workspace_bytes(plan, rank, itemsize, writes_inputs, accumulates)
     if plan.inputs == "block2d" or (plan.inputs == "root" and rank != 0):
