@@ -14,7 +14,7 @@ import numpy as np
 from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
 from .frontend.loader import find_scheme
-from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue
+from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue, reads_as
 from .ir import Algorithm, Program, Schedule, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
 from .lower.options import check_ozaki_options
@@ -37,7 +37,22 @@ def _read(
     allow_pickle = true_or_false(allow_pickle, "allow_pickle")  # "False" is true: the gate on running a file's code opened
     shape, key, modulus = _dims_text(shape, "shape"), _dims_text(key, "key"), _whole(modulus, "modulus")
     _check_shape_option(shape)
-    format = format or detect_format(path)
+    if format is not None:
+        return _read_as(path, format, shape, key, allow_pickle, modulus)
+    format = detect_format(path)
+    try:
+        return _read_as(path, format, shape, key, allow_pickle, modulus)
+    except BilinearError as error:  # read by its suffix: its text may be another format's
+        others = [other for other in reads_as(path) if other != format]
+        if not others:
+            raise
+        first, *rest = error.diagnostics
+        note = f"{path.name}'s text reads as {others[0]}: give --from {others[0]}"
+        raise BilinearError(replace(first, notes=(*first.notes, note)), *rest) from None
+
+
+def _read_as(path: Path, format: str, shape: str | None, key: str | None, allow_pickle: bool,
+             modulus: int | None) -> Scheme | Program:
     if format == "bl":
         given = [option for option, value in (("--mod", modulus), ("--shape", shape), ("--key", key),
                                               ("--allow-pickle", allow_pickle or None)) if value is not None]

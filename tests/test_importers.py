@@ -433,6 +433,23 @@ def test_a_binary_file_read_as_a_text_format_is_said_not_to_be_it(tmp_path, form
     assert _error(path, format=format)[0] == f"{path} is a binary file, not {text}"
 
 
+CLASSICAL_KAUERS = "".join(f"(a{i}{k})*(b{k}{j})*(c{j}{i})\n" for i in (1, 2) for j in (1, 2) for k in (1, 2))
+
+
+@pytest.mark.parametrize(("name", "said"), [("classical.txt", "is not a rational coefficient"),
+                                           ("classical.bl", "unexpected")])
+def test_a_file_whose_suffix_is_another_formats_says_what_its_text_reads_as(tmp_path, name, said):
+    """Kauers text saved as .txt (perminov-text's suffix) or .bl failed with the suffix's reader's
+    complaint and no word of --from kauers."""
+    path = _write(tmp_path, name, CLASSICAL_KAUERS)
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    first = caught.value.diagnostics[0]
+    assert said in first.message
+    assert first.notes[-1] == f"{name}'s text reads as kauers: give --from kauers"
+    assert bilinear.load(path, format="kauers").main.rank == 8
+
+
 def test_plinopt_names_the_missing_matrix(tmp_path):
     path = _plinopt(tmp_path)
     (tmp_path / "2x2x2_7_S_P.sms").unlink()

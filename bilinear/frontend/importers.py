@@ -115,8 +115,7 @@ def detect_format(path: Path) -> str:
                 return "alphatensor"
     except OSError:
         pass  # read_source below reports why the file cannot be read
-    text = read_source(path)
-    matches = (["bl"] if _looks_like_bl(text) else []) + [r.name for r in READERS if r.looks_like and r.looks_like(text)]
+    matches = _looks_like(read_source(path))
     known = "bl, " + ", ".join(FORMATS)
     if not matches:
         raise BilinearError(
@@ -127,6 +126,19 @@ def detect_format(path: Path) -> str:
             Diagnostic(f"{path.name} could be {' or '.join(matches)}; give the format with --from ({known})", None)
         )
     return matches[0]
+
+
+def _looks_like(text: str) -> list[str]:
+    """The formats whose look ``text`` has (bl first)."""
+    return (["bl"] if _looks_like_bl(text) else []) + [r.name for r in READERS if r.looks_like and r.looks_like(text)]
+
+
+def reads_as(path: Path) -> list[str]:
+    """The formats whose look a file's text has, or none where it is no readable text."""
+    try:
+        return _looks_like(read_source(path))
+    except BilinearError:
+        return []
 
 
 def read_catalogue(
