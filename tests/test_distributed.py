@@ -195,6 +195,31 @@ def test_ranks_called_with_different_shapes_all_stop_with_one_message():
     assert lines[0].split("stopped:")[1] == lines[1].split("stopped:")[1]
 
 
+SAME_BLOCKS = """
+import warnings, numpy as np, bilinear.distributed as dist
+p = dist.compile("{root}/algorithms/winograd.bl", backend="numpy", inputs="block2d", output="block2d")
+rng = np.random.default_rng(0)
+A, B = rng.standard_normal((8, 8)), rng.standard_normal((8, 8))
+for label, a, b in (("whole", A, B), ("own", A + p.comm.rank, B - p.comm.rank)):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p(a, b)
+    if p.comm.rank == 0:
+        print(label, [str(w.message) for w in caught], flush=True)
+"""
+
+
+@needs_mpi
+def test_the_same_blocks_on_every_rank_of_a_square_grid_are_warned_of():
+    """Whole matrices passed on each of 4 ranks (a 2x2 grid) fit the block2d layout: each rank got
+    2·A·B and nothing was said."""
+    done = _mpi(4, "-c", SAME_BLOCKS.format(root=ROOT), timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "own []" in done.stdout
+    assert ("whole ['every rank passed the same blocks of A and B; under block2d inputs each rank passes its own "
+            "block, and this call multiplies the 16x16 and 16x16 matrices they form']") in done.stdout
+
+
 DIFFERENT = """
 import os, numpy as np, bilinear.distributed as dist
 from pathlib import Path

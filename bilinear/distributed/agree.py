@@ -46,10 +46,11 @@ def is_matrix(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "strides") and len(x.shape) == 2
 
 
-def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, Any]) -> tuple:
+def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, Any], blocks: bool = False) -> tuple:
     """This rank's side of the call, small enough to gather on every rank (``options``, what its
     product was compiled with by name, as a digest each: one weight per rank would not fit the
-    exchange's 512 bytes past a dozen ranks)."""
+    exchange's 512 bytes past a dozen ranks; with ``blocks``, a sample of A and B each, which
+    :func:`same_blocks` compares)."""
     options = tuple(f"{name}={hashlib.sha256(repr(value).encode()).hexdigest()[:6]}" for name, value in options.items())
 
     def shape(x):
@@ -64,11 +65,25 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
     writable = out is None or bool(getattr(getattr(out, "flags", None), "writeable", True))  # a read-only NumPy out
     if not all(is_matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
         return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"),
-                options, False, True, writable, masked)
+                options, False, True, writable, masked, None)
     row_major = all(is_row_major(x) for x in views)
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
+    sampled = (_sample(A), _sample(B)) if blocks and A is not None and B is not None and not masked else None
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
-            row_major, apart, writable, masked)
+            row_major, apart, writable, masked, sampled)
+
+
+def _sample(x: Any) -> str:
+    """The sum of at most 17×17 of a matrix's entries, spread over it, as exact text."""
+    rows, cols = x.shape
+    return float(x[:: max(1, rows // 16), :: max(1, cols // 16)].sum()).hex()
+
+
+def same_blocks(everyone: list[tuple]) -> bool:
+    """Whether every rank passed blocks of A and B alike in shape and sample: whole matrices passed
+    on every rank, most likely (on a square grid of ranks they fit the block2d layout)."""
+    first = everyone[0]
+    return len(everyone) > 1 and first[13] is not None and all(v[:2] == first[:2] and v[13] == first[13] for v in everyone)
 
 
 def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | None) -> tuple[int, int, int, str]:
@@ -137,7 +152,7 @@ def _dims(everyone: list[tuple], inputs: str) -> tuple[int, int, int, str] | str
                            global_shape([v[1] for v in everyone], len(everyone)))
     except DistributedError as error:
         return str(error)
-    if K != K2:  # whole matrices passed on every rank, most likely (on a square grid of ranks they fit, and run)
+    if K != K2:  # whole matrices passed on every rank, most likely (on a square grid they fit: see same_blocks)
         return (f"the ranks' blocks of A make a {M}x{K} matrix and their blocks of B a {K2}x{N} one: inner "
                 "dimensions differ (under block2d inputs each rank passes its own block of A and of B)")
     return M, K, N, everyone[0][2]

@@ -7,6 +7,7 @@ import math
 import numbers
 import operator
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -18,7 +19,7 @@ from .comm import Comm, DistributedError, make_comm, short
 from ..lower.decompose import Decomposition, breadth_first, growth_ratio, tiles_2d
 from ..lower.options import OptionError, check_count
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
-from .agree import facts, judge, line_strided
+from .agree import facts, judge, line_strided, same_blocks
 from .layout import block_of, block_shape, gather, scatter_sum
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan, positive_float
 
@@ -116,8 +117,8 @@ class DistributedProduct:
     With ``inputs="replicated"`` every rank passes A and B; with ``"root"``
     rank 0 does and the others pass ``None``; with ``"block2d"`` each rank
     passes its block (:mod:`.layout`; whole matrices passed on every rank are refused where their
-    blocks do not fit together, but on a square grid of ranks they do, and the call multiplies the
-    larger matrices they form).  With ``output="replicated"`` every
+    blocks do not fit together, and on a square grid of ranks, where they do, rank 0 warns).  With
+    ``output="replicated"`` every
     rank gets C; with ``"root"`` rank 0 does and the others get ``None``;
     with ``"block2d"`` each rank gets its block of C.
     """
@@ -209,8 +210,12 @@ class DistributedProduct:
         options = {"decompositions": (d.name, d.rank, self._decomposition_digest), "layouts": (self.inputs, self.output), "balances": self.balance,
                    "bands": self.bands, "weights": tuple(float(w) for w in self.weights) if self.weights else None,
                    "dtypes": getattr(self.local.classical, "dtype", None), "local products": self.local.name}  # one rank's float32 products had gone alone
-        everyone = self.comm.agree(facts(A, B, out, alpha, beta, options))
-        return judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
+        everyone = self.comm.agree(facts(A, B, out, alpha, beta, options, blocks=self.inputs == "block2d"))
+        M, K, N, dtype = judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
+        if self.inputs == "block2d" and self.comm.rank == 0 and same_blocks(everyone):
+            warnings.warn(f"every rank passed the same blocks of A and B; under block2d inputs each rank passes its "
+                          f"own block, and this call multiplies the {M}x{K} and {K}x{N} matrices they form", stacklevel=3)
+        return M, K, N, dtype
 
     def _inputs(self, A: Any, B: Any, M: int, K: int, N: int, dtype: str) -> tuple[Any, Any]:
         if self.inputs == "replicated":
