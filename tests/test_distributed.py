@@ -651,6 +651,17 @@ def test_bench_with_gpus_writes_json_to_standard_output(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_chain_of_equal_cost_bracketings_takes_the_shallowest():
+    """Four equal matrices on 2 ranks were bracketed (A1 (A2 (A3 A4))): three waves, nothing side by
+    side, where ((A1 A2) (A3 A4)) costs the same flops and runs its first two products at once."""
+    from bilinear.distributed.chain import plan_chain
+
+    plan = plan_chain([(4096, 4096)] * 4, 2)
+    assert plan.order == "((A1 A2) (A3 A4))"
+    assert [len(wave) for wave in plan.waves] == [2, 1]
+    assert plan_chain([(64, 8), (8, 64), (64, 8)], 2).order == "(A1 (A2 A3))"  # flops still come first
+
+
 def test_a_chain_plan_takes_at_most_a_hundred_and_twenty_eight_matrices():
     """500 matrices ended in a RecursionError on every rank, and 450 took 17 s to plan."""
     from bilinear.distributed.chain import MAX_CHAIN, plan_chain

@@ -88,20 +88,23 @@ MAX_CHAIN = 128  # parenthesize is cubic in the length, and recurses once per ma
 
 
 def parenthesize(dims: Sequence[int], cost) -> tuple[float, Any]:
-    """The cheapest product tree of matrices ``dims[i] × dims[i+1]``: (cost, tree of indices)."""
+    """The cheapest product tree of matrices ``dims[i] × dims[i+1]``: (cost, tree of indices); of
+    trees that cost the same, the shallowest (its products run in fewer waves, more side by side)."""
     count = len(dims) - 1
 
     @functools.cache
-    def best(i: int, j: int) -> tuple[float, Any]:
+    def best(i: int, j: int) -> tuple[float, int, Any]:  # cost, height, tree
         if i == j:
-            return 0.0, i
+            return 0.0, 0, i
         options = []
         for split in range(i, j):
-            (lc, lt), (rc, rt) = best(i, split), best(split + 1, j)
-            options.append((lc + rc + cost(dims[i], dims[split + 1], dims[j + 1]), (lt, rt)))
-        return min(options, key=lambda option: option[0])
+            (lc, lh, lt), (rc, rh, rt) = best(i, split), best(split + 1, j)
+            options.append((lc + rc + cost(dims[i], dims[split + 1], dims[j + 1]), max(lh, rh) + 1, (lt, rt)))
+        # costs equal but for rounding (sums in another order) count as equal
+        return min(options, key=lambda option: (float(f"{option[0]:.12g}"), option[1]))
 
-    return best(0, count - 1)
+    total, _, tree = best(0, count - 1)
+    return total, tree
 
 
 def _order(tree: Any) -> str:
