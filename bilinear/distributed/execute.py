@@ -42,6 +42,9 @@ class Local:
     accumulates: bool = True  # False for schedules that compute C = A·B (beta must be 0): use the product buffer
 
 
+_BAND_ROWS = 64  # rows of a NumPy operand sum's scaled term at a time
+
+
 @functools.cache
 def _combine_kernel(arity: int, accumulate: bool):
     """``y (+)= Σ c_i·x_i`` as one CuPy element-wise kernel (no temporaries, any strides)."""
@@ -68,8 +71,12 @@ def combine(xp: Any, out: Any, terms: list[tuple[float, Any]], accumulate: bool)
     for n, (coef, x) in enumerate(terms):
         if n == 0 and not accumulate:
             xp.multiply(x, coef, out=out)
-        else:
-            out += coef * x
+        elif coef in (1, -1):
+            (xp.add if coef == 1 else xp.subtract)(out, x, out=out)
+        else:  # in bands of rows: c·x whole is a temporary the size of a block, beyond the workspace counted
+            for start in range(0, out.shape[0], _BAND_ROWS):
+                rows = slice(start, start + _BAND_ROWS)
+                out[rows] += coef * x[rows]
 
 
 class RankProgram:
