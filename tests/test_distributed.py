@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bilinear
-from bilinear.distributed.api import decomposition_for, default_steps
+from bilinear.distributed.steps import decomposition_for, default_steps
 from bilinear.distributed.check import verify_plan
 from bilinear.lower.decompose import GlobalProduct, breadth_first, tiles_2d
 from bilinear.distributed.plan import Task, assign, default_bands, make_plan
