@@ -130,9 +130,7 @@ class DistributedProduct:
         product = self.local.product
         if not hasattr(product, "workspace_bytes"):  # a caller's own product
             return 0
-        _, inner, cols = plan.block
-        heights = {stop - start for start, stop in map(plan.task_rows, plan.tasks_of(self.comm.rank))}
-        return max((product.workspace_bytes(rows, inner, cols) for rows in heights), default=0)
+        return max((product.workspace_bytes(*dims) for dims in plan.task_dims(self.comm.rank)), default=0)
 
     def memory_bytes(self, M: int, K: int, N: int, itemsize: int) -> int:
         """Everything this rank holds during a call: its A, B and C (as the layouts give them) and the workspace."""
@@ -149,9 +147,11 @@ class DistributedProduct:
         """The global shape and dtype, the same on every rank, or one error on every rank
         (:mod:`.agree`), before anything is written."""
         d = self.decomposition
-        options = {"decompositions": (d.name, d.rank, self._decomposition_digest), "layouts": (self.inputs, self.output), "balances": self.balance,
-                   "bands": self.bands, "weights": tuple(float(w) for w in self.weights) if self.weights else None,
-                   "dtypes": getattr(self.local.classical, "dtype", None), "local products": self.local.name}  # one rank's float32 products had gone alone
+        options = {"decompositions": (d.name, d.rank, self._decomposition_digest), "layouts": (self.inputs, self.output),
+                   "balances": self.balance, "bands": self.bands,
+                   "weights": tuple(float(w) for w in self.weights) if self.weights else None,
+                   "dtypes": getattr(self.local.classical, "dtype", None),  # one rank's float32 products had gone alone
+                   "local products": self.local.name}
         everyone = self.comm.agree(facts(A, B, out, alpha, beta, options, blocks=self.inputs == "block2d"))
         M, K, N, dtype = judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
         if self.inputs == "block2d" and self.comm.rank == 0 and same_blocks(everyone):

@@ -84,18 +84,19 @@ def local_levels(product: DistributedProduct, M: int, K: int, N: int) -> tuple[i
     local = product.local
     if not hasattr(local.product, "executor_for"):  # a caller's own product: what it was built with
         return local.levels, local.growth
-    plan = product.plan(M, K, N)
-    _, inner, cols = plan.block
-    heights = {stop - start for start, stop in map(plan.task_rows, plan.tasks)}
-    ran = [(levels_run(local.product, rows, inner, cols), growth_run(local.product, rows, inner, cols))
-           for rows in heights if min(rows, inner, cols) > 0]
+    ran = [(levels_run(local.product, *dims), growth_run(local.product, *dims))
+           for dims in product.plan(M, K, N).task_dims()]
     return max((levels for levels, _ in ran), default=0), max((ratio**levels for levels, ratio in ran), default=1.0)
 
 
 def error_bound(product: DistributedProduct, dtype: str, M: int, K: int, N: int) -> float:
     """``bilinear run``'s bound, 8·u·√K·ρ, with ρ the growth of the global steps times that of the
     local levels that ran."""
-    return measure_bound(dtype, K, product.decomposition.growth_ratio * local_levels(product, M, K, N)[1], 1)
+    return _bound(product, dtype, K, local_levels(product, M, K, N)[1])
+
+
+def _bound(product: DistributedProduct, dtype: str, K: int, local_growth: float) -> float:
+    return measure_bound(dtype, K, product.decomposition.growth_ratio * local_growth, 1)
 
 
 def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = 4096) -> float:
@@ -156,7 +157,8 @@ def measure(
     ours = product(given["A"], given["B"], out=given["out"])
     error = _error(product, ours, given["region"], A, B)
     # of the plan that call ran: dynamic balance may plan the timed calls anew
-    levels, bound = local_levels(product, M, K, N)[0], error_bound(product, dtype, M, K, N)
+    levels, growth = local_levels(product, M, K, N)
+    bound = _bound(product, dtype, K, growth)
     single = xp.empty((M, N), dtype=dtype) if comm.rank == 0 else None
     times, single_times = [], []
     for _ in range(repeat + 1):  # the first of each is a warm-up

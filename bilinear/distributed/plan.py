@@ -99,6 +99,14 @@ class Plan:
         """Rows ``[start, stop)`` within a block that ``task``'s bands cover."""
         return self.band_rows(task.bands[0])[0], self.band_rows(task.bands[1] - 1)[1]
 
+    def task_dims(self, rank: int | None = None) -> set[tuple[int, int, int]]:
+        """The (rows, inner, cols) of the local products the tasks run (``rank``'s, or every rank's),
+        those with nothing to multiply left out."""
+        _, inner, cols = self.block
+        tasks = self.tasks if rank is None else self.tasks_of(rank)
+        heights = {stop - start for start, stop in map(self.task_rows, tasks)}
+        return {(rows, inner, cols) for rows in heights if min(rows, inner, cols) > 0}
+
     def tasks_of(self, rank: int) -> tuple[Task, ...]:
         return tuple(t for t in self.tasks if t.rank == rank)
 
@@ -112,11 +120,8 @@ class Plan:
 
     def flops_of(self, rank: int) -> float:
         """Multiply-add flops (2·m·k·n) of one rank's products, fringe included."""
-        rows, inner, cols = self.block
-        core = sum(
-            2.0 * (self.task_rows(t)[1] - self.task_rows(t)[0]) * inner * cols
-            for t in self.tasks_of(rank)
-        )
+        _, inner, cols = self.block
+        core = sum(2.0 * (stop - start) * inner * cols for start, stop in map(self.task_rows, self.tasks_of(rank)))
         return core + sum(2.0 * math.prod(self.fringe_dims(f.kind)) for f in self.fringe_of(rank))
 
 
