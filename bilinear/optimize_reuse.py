@@ -28,8 +28,11 @@ in an order where each is defined before use; sums no form needs are gone.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 from fractions import Fraction
+from typing import Callable
 
 from .optimize_butterfly import Butterfly, transformed
 from .optimize_pairs import Terms, additions, scalings
@@ -44,7 +47,24 @@ def operations_first(forms: list[Terms]) -> tuple[int, int]:
 
 
 def _residue(value: Fraction) -> int:
+    if value.denominator == 1:  # most coefficients: no inverse to take
+        return value.numerator % PRIME
     return value.numerator * pow(value.denominator, -1, PRIME) % PRIME
+
+
+@dataclass
+class Measured:
+    """A vector as :func:`through` looks it up: its coefficients modulo PRIME (the keys are its
+    support), its two hashes, and its exact terms, made on the first hit (most vectors looked up
+    have none, and the deeper search's t − x·a are many)."""
+
+    residues: dict[str, int]
+    hashes: tuple[int, int]
+    make_exact: Callable[[], Terms]
+
+    @cached_property
+    def exact(self) -> Terms:
+        return self.make_exact()
 
 
 class Vectors:
@@ -81,10 +101,32 @@ class Vectors:
             self.hashed[name] = self.hashes(residues)
         return self.full[name]
 
-    def measure(self, vector: Terms) -> tuple[dict[str, int], tuple[int, int]]:
-        """(the vector's coefficients modulo PRIME, its two hashes), for :func:`through`."""
+    def measure(self, vector: Terms) -> Measured:
+        """The vector as :func:`through` looks it up."""
         residues = {leaf: _residue(coef) for leaf, coef in vector.items()}
-        return residues, self.hashes(residues)
+        return Measured(residues, self.hashes(residues), lambda: vector)
+
+    def minus(self, wanted: str, ratio: Fraction, first: str) -> Measured | None:
+        """``wanted``'s vector − ratio·``first``'s, measured modulo PRIME (the hashes are linear: no
+        pass over the terms), or None where fewer than two terms are left."""
+        r = _residue(ratio)
+        rest = dict(self.residues[wanted])
+        for leaf, value in self.residues[first].items():
+            left = (rest.get(leaf, 0) - r * value) % PRIME
+            if left:
+                rest[leaf] = left
+            else:
+                rest.pop(leaf, None)
+        if len(rest) < 2:
+            return None
+        (t1, t2), (a1, a2) = self.hashed[wanted], self.hashed[first]
+        minuend, subtrahend = self.full[wanted], self.full[first]
+
+        def exact() -> Terms:
+            terms = {leaf: minuend.get(leaf, 0) - ratio * subtrahend.get(leaf, 0) for leaf in rest}
+            return {leaf: coef for leaf, coef in terms.items() if coef}
+
+        return Measured(rest, ((t1 - r * a1) % PRIME, (t2 - r * a2) % PRIME), exact)
 
     def hashes(self, residues: dict[str, int]) -> tuple[int, int]:
         h1 = h2 = 0
@@ -98,6 +140,25 @@ class Vectors:
 
 def key(h1: int, h2: int) -> int | None:
     return h1 * pow(h2, -1, PRIME) % PRIME if h2 else None
+
+
+def keys(hashes: list[tuple[int, int]]) -> list[int | None]:
+    """:func:`key` of each pair, with one modular inverse for all of them (Montgomery's trick:
+    the inverses were most of the deeper search's time)."""
+    before: list[int] = []  # the product of the nonzero h2 ahead of each pair
+    product = 1
+    for _, h2 in hashes:
+        before.append(product)
+        if h2:
+            product = product * h2 % PRIME
+    inverse = pow(product, -1, PRIME)  # of every nonzero h2 together
+    found: list[int | None] = [None] * len(hashes)
+    for position in reversed(range(len(hashes))):
+        h1, h2 = hashes[position]
+        if h2:
+            found[position] = h1 * (inverse * before[position] % PRIME) % PRIME
+            inverse = inverse * h2 % PRIME
+    return found
 
 
 def users_of(definitions: dict[str, Terms], forms: list[Terms]) -> dict[str, set]:
@@ -146,56 +207,71 @@ def _options_for(wanted: Terms, vectors: Vectors, index: dict[int, list[str]], n
     measured = vectors.measure(wanted)
     for first in names:
         if first not in forbidden and first in vectors.alive:
-            yield from through(wanted, measured, first, vectors, index, forbidden)
+            yield from through(measured, first, vectors, index, forbidden)
 
 
 def _options_of_three(target: str, vectors: Vectors, index: dict[int, list[str]], names: list[str], forbidden: set[str]):
-    """Every ``{a: x, b: y, c: z}`` equal to the target's vector: t − x·a found by :func:`through`."""
+    """Every ``{a: x, b: y, c: z}`` equal to the target's vector: for each t − x·a, the pairs
+    :func:`through` finds, every second vector's look-ups keyed with one modular inverse."""
     wanted = vectors.of(target)
     alive = [n for n in names if n not in forbidden and n in vectors.alive]
     for first in alive:
         vector = vectors.of(first)
         for ratio in {wanted[k] / c for k, c in vector.items() if k in wanted}:
-            rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) for k in {*wanted, *vector}}
-            rest = {k: v for k, v in rest.items() if v}
-            if len(rest) < 2:
+            rest = vectors.minus(target, ratio, first)
+            if rest is None:
                 continue
-            measured = vectors.measure(rest)
-            for second in alive:
-                if second != first and not rest.keys().isdisjoint(vectors.of(second)):
-                    for option in through(rest, measured, second, vectors, index, forbidden | {first}):
-                        if len(option) == 2:
-                            yield {first: ratio, **option}
+            seconds = [s for s in alive if s != first and not rest.residues.keys().isdisjoint(vectors.of(s))]
+            shifted = [(second, leaf, hashes) for second in seconds for leaf, hashes in _shifted(rest, second, vectors)]
+            excluded = forbidden | {first}
+            for (second, leaf, hashes), found in zip(shifted, keys([hashes for _, _, hashes in shifted])):
+                if any(hashes) and found in index:  # t − x·a a multiple of the second alone is no option of three
+                    for option in _found(rest, second, leaf, hashes, found, vectors, index, excluded):
+                        yield {first: ratio, **option}
 
 
-def through(wanted: Terms, measured, first: str, vectors: Vectors, index: dict[int, list[str]], forbidden=frozenset()):
-    """Every ``{first: x}`` or ``{first: x, b: y}`` equal to ``wanted``, b in ``index`` and alive.
-
-    x is a quotient wanted[k]/first[k] (x·first cancels a term); ratios are taken modulo PRIME,
-    and a Fraction only for a hit, since this loop is the pass's whole cost.
-    """
-    residues, (t1, t2) = measured
-    vector = vectors.of(first)
+def _shifted(measured: Measured, first: str, vectors: Vectors) -> list[tuple[str, tuple[int, int]]]:
+    """For each ratio x = wanted[k]/first[k] modulo PRIME (x·first cancels the term k; one k per
+    value): k and the hashes of wanted − x·first."""
+    residues, (t1, t2) = measured.residues, measured.hashes
     a1, a2 = vectors.hashed[first]
-    ratios = {residues[k] * inverse % PRIME: k for k, inverse in vectors.inverses[first].items() if k in wanted}
-    for r, leaf in ratios.items():
-        h1, h2 = (t1 - r * a1) % PRIME, (t2 - r * a2) % PRIME
-        if not h1 and not h2:
-            ratio = wanted[leaf] / vector[leaf]
-            if wanted == {k: ratio * c for k, c in vector.items()}:
-                yield {first: ratio}
+    ratios = {residues[k] * inverse % PRIME: k for k, inverse in vectors.inverses[first].items() if k in residues}
+    return [(leaf, ((t1 - r * a1) % PRIME, (t2 - r * a2) % PRIME)) for r, leaf in ratios.items()]
+
+
+def through(measured: Measured, first: str, vectors: Vectors, index: dict[int, list[str]], forbidden=frozenset()):
+    """Every ``{first: x}`` or ``{first: x, b: y}`` equal to the measured vector, b in ``index`` and alive.
+
+    Ratios and hashes are taken modulo PRIME, and Fractions only for a hit, since this loop is the
+    pass's whole cost.
+    """
+    shifted = _shifted(measured, first, vectors)
+    for (leaf, hashes), found in zip(shifted, keys([hashes for _, hashes in shifted])):
+        yield from _found(measured, first, leaf, hashes, found, vectors, index, forbidden)
+
+
+def _found(measured: Measured, first: str, leaf: str, hashes: tuple[int, int], found: int | None, vectors: Vectors,
+           index: dict[int, list[str]], forbidden):
+    """The options the look-up of wanted − x·first (x cancelling ``leaf``) gives, checked exactly:
+    ``{first: x}`` where that is zero, else ``{first: x, b: y}`` for each b under its key."""
+    vector = vectors.of(first)
+    if not any(hashes):
+        wanted = measured.exact
+        ratio = wanted[leaf] / vector[leaf]
+        if wanted == {k: ratio * c for k, c in vector.items()}:
+            yield {first: ratio}
+        return
+    for second in index.get(found, ()):
+        if second == first or second in forbidden or second not in vectors.alive:
             continue
-        seconds = index.get(key(h1, h2), ())
-        ratio = wanted[leaf] / vector[leaf] if seconds else None
-        for second in seconds:
-            if second == first or second in forbidden or second not in vectors.alive:
-                continue
-            other = vectors.of(second)
-            some = next(iter(other))
-            scale = (wanted.get(some, 0) - ratio * vector.get(some, 0)) / other[some]
-            rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) - scale * other.get(k, 0) for k in {*wanted, *vector, *other}}
-            if scale and not any(rest.values()):
-                yield {first: ratio, second: scale}
+        wanted = measured.exact
+        ratio = wanted[leaf] / vector[leaf]
+        other = vectors.of(second)
+        some = next(iter(other))
+        scale = (wanted.get(some, 0) - ratio * vector.get(some, 0)) / other[some]
+        rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) - scale * other.get(k, 0) for k in {*wanted, *vector, *other}}
+        if scale and not any(rest.values()):
+            yield {first: ratio, second: scale}
 
 
 def _indexed(definitions: dict[str, Terms], forms: list[Terms], rng: random.Random):
