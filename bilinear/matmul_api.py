@@ -10,6 +10,7 @@ NumPy matrices on the CPU.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,9 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
             rounding, since (a+b)-b need not equal a: measured on the H100 at
             levels 1-3, to ≤ 1.4e-15 (float64) and ≤ 7.5e-7 (float32) normwise.
             Where A and B share memory (``matmul(X, X, inplace=True)``) the
-            product runs without it, as for read-only inputs.
+            product runs without it, as for read-only inputs.  With beta ≠ 0
+            it mixes C's blocks through a change of basis, so C's own error
+            is normwise, about ε·‖beta·out‖ (README, "Python API").
 
     Raises:
         ValueError: for arrays of the wrong kind, dtype, shape or layout, and
@@ -83,7 +86,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         return done
     from .runtime.compiled import real_scalar
 
-    alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
+    dtype = _float_dtype(A)
+    alpha, beta = real_scalar(alpha, "alpha", dtype), real_scalar(beta, "beta", dtype)
     if isinstance(A, np.ndarray) and isinstance(B, np.ndarray):
         return _host_matmul(A, B, out, alpha, beta, inplace)
     from .runtime.cupy_backend import cupy_available
@@ -270,6 +274,13 @@ def _free_bytes(product) -> int:
     import cupy
 
     return cupy.cuda.Device().mem_info[0] + cupy.get_default_memory_pool().free_bytes() + product.held_workspace_bytes()
+
+
+def _float_dtype(A: Any):
+    """A's dtype where it is one matmul takes, for the range of alpha and beta (the checks after
+    refuse the others)."""
+    dtype = getattr(A, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) and dtype in (np.float32, np.float64) else None
 
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:

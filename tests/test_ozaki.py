@@ -724,3 +724,19 @@ def test_nvcc_compiles_the_ozaki_passes(tmp_path, count, io):
     result = subprocess.run([shutil.which("nvcc"), "-arch=sm_90", "-std=c++17", "-Xptxas", "-O0", "-c", str(source),
                              "-o", str(tmp_path / "ozaki.o")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("scheme", ["strassen", "winograd", "msmes"])
+def test_too_few_moduli_are_refused_before_anything_is_written(scheme):
+    """The leaf raised at its first GEMM: msmes left A and B holding operand sums, and every scheme
+    had written part of C (beta = 1 lost what it held).  As the C library's status 5000: nothing runs."""
+    rng = np.random.default_rng(0)
+    A, B, C = rng.standard_normal((8, 64)), rng.standard_normal((64, 8)), np.full((8, 8), 7.0)
+    A0, B0 = A.copy(), B.copy()
+    product = bilinear.compile(scheme, levels=1, leaf="ozaki", moduli=1, backend="numpy")
+    message = (r"^1 moduli are too few for an inner dimension of 32 \(1 keep no bit past 31\): give more moduli, "
+               r"or none to have them chosen from k$")
+    with pytest.raises(ValueError, match=message):
+        product(A, B, out=C, beta=1.0)
+    assert np.array_equal(A, A0) and np.array_equal(B, B0) and (C == 7).all()
+    assert np.isfinite(product(A[:, :62], B[:62], out=C, beta=1.0)).all() and not (C == 7).all()  # leaves of k = 31 run

@@ -96,3 +96,15 @@ def test_other_array_types_are_never_prepared():
     _remember(A.tolist(), B, C, calls)
     assert prepared_calls.signature(A.tolist(), B, C) is None
     assert prepared_calls.issue(A.tolist(), B, C, 1.0, 0.0) is None
+
+
+def test_scalars_the_checked_path_refuses_take_it():
+    """A prepared call took any Python float: alpha = nan or inf (or 1e39 in float32, inf there)
+    gave a NaN product where the checked path raises."""
+    calls: list = []
+    for dtype, huge in (("float64", float("inf")), ("float32", 1e39)):
+        A, B, C = _operands(dtype=dtype)
+        _remember(A, B, C, calls)
+        for alpha, beta in ((float("nan"), 0.0), (huge, 0.0), (1.0, huge), (1.0, float("nan"))):
+            assert prepared_calls.issue(A, B, C, alpha, beta) is None
+    assert calls == []

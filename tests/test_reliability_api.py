@@ -807,3 +807,47 @@ def test_budgets_and_limits_take_numpy_integers():
     with product.leaf_budget(np.int64(10**6)):
         A = np.random.default_rng(0).standard_normal((40, 40))
         assert np.allclose(product(A, A), A @ A, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("scalar", ["alpha", "beta"])
+def test_float32_products_refuse_scalars_past_float32s_range(scalar):
+    """alpha = 1e39 is finite as a Python float but inf in float32: every element came out NaN."""
+    A, B, C = random_inputs(np, 8, 8, 8, "float32", seed=3)
+    product = bilinear.compile("strassen", levels=1, dtype="float32", backend="numpy")
+    message = rf"^{scalar} = 1e\+39 is past float32's range \(its largest is 3\.4028235e\+38\): the product would be inf or NaN$"
+    for call in (product, bilinear.matmul):
+        with pytest.raises(ValueError, match=message):
+            call(A, B, out=C.copy(), **{scalar: 1e39})
+    assert np.allclose(product(A * np.float32(1e-38), B, alpha=3e38), 3 * (A @ B), rtol=1e-4, atol=1e-4)  # within: taken
+
+
+@pytest.mark.parametrize("product", [
+    lambda: bilinear.compile("strassen", levels=2, backend="numpy"),
+    lambda: bilinear.compile("winograd", levels=2, breadth=2, backend="numpy"),
+], ids=["depth-first", "breadth-first"])
+def test_workspace_bytes_of_numpy_integer_sizes_do_not_wrap(product):
+    """np.int64 sizes were multiplied in int64: 2**31 cubed gave 4.6e18 bytes, breadth-first 0."""
+    compiled = product()
+    for size in (2**31, 2**33):
+        assert compiled.workspace_bytes(*[np.int64(size)] * 3) == compiled.workspace_bytes(size, size, size) > 0
+
+
+def test_beta_c_mixes_across_blocks_only_through_a_change_of_basis():
+    """What the README says of C's own entries with beta ≠ 0: msmes with cuBLAS leaves changes the
+    basis of C's blocks, so C11 = 1e4 reaches C22's 1e-3 (a normwise error, ε·‖C‖); fused leaves add
+    into each target in the kernel and keep the blocks apart, as the classical product does."""
+    rng = np.random.default_rng(0)
+    A, B = (rng.standard_normal((128, 128)).astype(np.float32) for _ in range(2))
+    C = np.full((128, 128), 1e-3, np.float32)
+    C[:64, :64] = 1e4
+    exact = A.astype(np.float64) @ B + C
+
+    def c22_error(**options) -> float:
+        out = C.copy()
+        bilinear.compile(MSMES, dtype="float32", backend="numpy", **options)(A.copy(), B.copy(), out=out, beta=1.0)
+        return float(np.abs(out - exact)[64:, 64:].max())
+
+    classical, mixed, fused = c22_error(levels=0), c22_error(levels=1), c22_error(levels=1, leaf="fused")
+    eps = float(np.finfo(np.float32).eps)
+    assert mixed > 10 * classical and mixed <= 4 * eps * 1e4  # mixed, within ε·‖C‖'s order
+    assert fused <= 4 * classical

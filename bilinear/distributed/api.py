@@ -222,7 +222,7 @@ class DistributedProduct:
         given = out  # returned as it came, not its view with line strides
         A, B, out = (line_strided(x, self.comm.xp) for x in (A, B, out))
         M, K, N, dtype = self._agree(A, B, out, alpha, beta)
-        alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")  # agreed: finite reals on every rank
+        alpha, beta = real_scalar(alpha, "alpha", dtype), real_scalar(beta, "beta", dtype)  # agreed on every rank
         A, B = self._inputs(A, B, M, K, N, dtype)
         out, C = self._output(out, M, N, dtype)
         whole = out is not None and self.output != "block2d" and is_contiguous(out)

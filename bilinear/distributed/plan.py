@@ -216,7 +216,7 @@ def make_plan(
     ranks = check_count(ranks, "ranks", 1)
     if len(shape) != 3:
         raise ValueError(f"shape must be (M, K, N), not {tuple(shape)}")
-    check_sizes(*shape)
+    shape = check_sizes(*shape)
     if bands is None:
         even = weights is None or len(set(weights)) == 1
         bands = default_bands(decomposition.rank, ranks) if even else 8 * ranks

@@ -137,6 +137,22 @@ def ozaki_code(options: Options, name: str) -> OzakiCode | None:
     return OzakiCode(tuple(held), IO[options.dtype], bits, options.scaling, options.moduli is not None)
 
 
+def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
+    """Why the ozaki leaves of an M×K×N product cannot run: --moduli fixed a count that keeps no
+    bit for a chunk of some leaf GEMM's inner dimension (the library's status 5000); None where
+    they can, and where the count follows k."""
+    code = ozaki_code(lowered.options, lowered.name)
+    if code is None or not code.k_limited:
+        return None
+    longest = max((min(k, code.k_chunk) for _, k, _ in gemm_shapes(lowered, M, K, N)), default=0)
+    if longest <= code.k_last:
+        return None
+    count, norm = lowered.options.moduli, code.scaling == "norm"
+    return (f"{count} moduli are too few for an inner dimension of {longest}{' with norm scaling' if norm else ''} "
+            f"({count} keep no bit past {code.k_last}): give more moduli{', use max scaling' if norm else ''}, or none "
+            "to have them chosen from k")
+
+
 def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, budget: int | None = None) -> int | None:
     """The ozaki workspace the library's M×K×N call holds: the largest chunk's layout over every
     GEMM its leaves make, each in tiles of C that fit ``budget`` bytes (all of C without one,

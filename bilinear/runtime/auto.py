@@ -113,7 +113,7 @@ class AutoProduct:
         return self.product_for(A.shape[0], A.shape[1], B.shape[1]).capture(A, B, out, alpha=alpha, beta=beta)
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
-        check_sizes(M, K, N)
+        M, K, N = check_sizes(M, K, N)
         return self.product_for(M, K, N).workspace_bytes(M, K, N)
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..diagnostics import brief
 from ..lower.host import restores_inputs, writes_inputs
+from ..lower.ozaki_host import moduli_refusal
 from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_dims
 from ..lower.options import is_byte_count
 from .backend import Backend
@@ -24,11 +25,13 @@ from .views import check_out_apart, check_unmasked, check_writable, is_row_major
 BACKENDS = ("cupy", "numpy")
 
 
-def real_scalar(value: Any, name: str) -> float:
-    """``value`` as a float when it is a real number (Python, NumPy, Fraction or Decimal; 0-d arrays too).
+def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
+    """``value`` as a float when it is a real number (Python, NumPy, Fraction or Decimal; 0-d arrays
+    too), finite in ``dtype`` where one is given (1e39 is inf in float32).
 
     Raises:
-        ValueError: for complex numbers, None, strings, arrays with elements and the like.
+        ValueError: for complex numbers, None, strings, arrays with elements and the like; for a
+            number past ``dtype``'s range.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal, np.ndarray)):
         raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")  # noqa: TRY004 - documented
@@ -40,6 +43,9 @@ def real_scalar(value: Any, name: str) -> float:
         number = math.inf
     if not math.isfinite(number):  # inf or NaN makes every element of the result NaN
         raise ValueError(f"{name} must be a finite number, not {_shown(value)}")
+    if dtype is not None and abs(number) > float(largest := np.finfo(dtype).max):
+        raise ValueError(f"{name} = {number:g} is past {np.dtype(dtype).name}'s range (its largest is {largest!s}): "
+                         "the product would be inf or NaN")
     return number
 
 
@@ -54,10 +60,15 @@ def _shown(value: Any) -> str:
         return f"a {type(value).__name__} past the float range"
 
 
-def check_sizes(M: Any, K: Any, N: Any) -> None:
-    """Raise ValueError unless M, K and N are whole numbers of at least 0 (-4 had given 0 bytes)."""
+def check_sizes(M: Any, K: Any, N: Any) -> tuple[int, int, int]:
+    """M, K and N as Python integers (NumPy's wrapped in int64: 2**31 cubed gave 4.6e18 bytes).
+
+    Raises:
+        ValueError: unless they are whole numbers of at least 0 (-4 had given 0 bytes).
+    """
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in (M, K, N)):
         raise ValueError(f"M, K and N must be whole numbers of at least 0, not {M!r}, {K!r}, {N!r}")
+    return int(M), int(K), int(N)
 
 
 def make_backend(name: str | None) -> Backend:
@@ -131,7 +142,7 @@ class CompiledProduct:
             ValueError: for sizes that are not whole numbers of at least 0, or a limit that is not a
                 number of bytes.
         """
-        check_sizes(M, K, N)
+        M, K, N = check_sizes(M, K, N)
         if not is_byte_count(limit):
             raise ValueError(f"limit must be a number of bytes from 0 to 2^63 - 1, not {limit!r}")
         return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
@@ -205,7 +216,7 @@ class CompiledProduct:
         Raises:
             ValueError: for sizes that are not whole numbers of at least 0 (-4 had been 0, 8.5 928.0).
         """
-        check_sizes(M, K, N)
+        M, K, N = check_sizes(M, K, N)
         return self.executor_for(M, K, N).workspace_bytes(M, K, N)
 
     def release_workspace(self) -> None:
@@ -231,7 +242,7 @@ class CompiledProduct:
         Raises:
             ValueError: for sizes that are not whole numbers of at least 0, as workspace_bytes.
         """
-        check_sizes(M, K, N)
+        M, K, N = check_sizes(M, K, N)
         executor = self.executor_for(M, K, N)
         return executor.lowered.options.breadth if executor.breadth and executor.breadth.runs(
             *leaf_dims(executor.lowered, M, K, N)) else 0
@@ -243,7 +254,7 @@ class CompiledProduct:
         Raises:
             ValueError: for sizes that are not whole numbers of at least 0, as workspace_bytes.
         """
-        check_sizes(M, K, N)
+        M, K, N = check_sizes(M, K, N)
         executor = self.executor_for(M, K, N)
         m, k, n = leaf_dims(executor.lowered, M, K, N)
         if self.breadth_levels(M, K, N):
@@ -258,7 +269,7 @@ class CompiledProduct:
             ValueError: for arrays of the wrong kind, dtype, shape or layout, and for sizes whose
                 blocks break a shape condition of the schedule (the report's "requires").
         """
-        alpha, beta = real_scalar(alpha, "alpha"), real_scalar(beta, "beta")
+        alpha, beta = real_scalar(alpha, "alpha", self.dtype), real_scalar(beta, "beta", self.dtype)
         A, B = self._as_array(A, "A"), self._as_array(B, "B")
         if A.shape[1] != B.shape[0]:
             raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
@@ -281,8 +292,9 @@ class CompiledProduct:
         if not multiplies:
             out[...] = beta * out if beta else 0
             return out if given is None else given
-        if why := broken_condition(executor.lowered, A.shape[0], A.shape[1], B.shape[1]):
-            raise ValueError(why)
+        dims = A.shape[0], A.shape[1], B.shape[1]
+        if why := broken_condition(executor.lowered, *dims) or moduli_refusal(executor.lowered, *dims):
+            raise ValueError(why)  # before anything is written
         with self._calling:
             # again under the lock: it sets the Ozaki leaf's budget for this size, which another
             # thread's call or query may have changed since
@@ -321,7 +333,8 @@ class CompiledProduct:
         from .graphs import CapturedProduct
 
         A, B, out = self._as_array(A, "A"), self._as_array(B, "B"), self._as_array(out, "out")
-        return CapturedProduct(self, A, B, out, real_scalar(alpha, "alpha"), real_scalar(beta, "beta"))
+        return CapturedProduct(self, A, B, out, real_scalar(alpha, "alpha", self.dtype),
+                               real_scalar(beta, "beta", self.dtype))
 
     def _hold_within_limit(self, executor: Executor, M: int, K: int, N: int) -> None:
         """Under a workspace limit, let go what the plans a call does not run kept, and the running

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from .views import memory_span
 
 #: Signatures kept; past this the oldest go (a program of ever-new shapes stays bounded).
@@ -59,8 +61,11 @@ def remember(A: Any, B: Any, out: Any, run: Callable[[Any, Any, Any, float, floa
     a_extent, b_extent = _extent(A), _extent(B)
     out_extent = None if out is None else _extent(out)
     locate = array_types[type(A)]
+    largest = float(np.finfo(A.dtype).max)
 
     def call(A, B, out, alpha, beta):
+        if not (abs(alpha) <= largest and abs(beta) <= largest):
+            return None  # NaN, inf, or past the dtype's range (1e39 in float32): the checked path refuses it
         if out is None:
             if beta != 0:
                 return None  # the checked path says why out is needed
