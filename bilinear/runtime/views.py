@@ -56,19 +56,19 @@ def spans_meet(x: View, y: View) -> bool:
 def overlaps(x: View, y: View) -> bool:
     """Whether two views share bytes of some element: exactly for row-major views with one row
     stride (``big[:, :4]`` and ``big[:, 4:]`` do not), NumPy's answer for other NumPy arrays, and
-    by byte ranges otherwise."""
+    by byte ranges for other device views."""
     if x.size == 0 or y.size == 0:
         return False
+    both_host = hasattr(x, "__array_interface__") and hasattr(y, "__array_interface__")
     if not (is_row_major(x) and is_row_major(y)):
-        both_host = hasattr(x, "__array_interface__") and hasattr(y, "__array_interface__")
         return bool(np.shares_memory(x, y)) if both_host else spans_meet(x, y)
     if not spans_meet(x, y):
         return False
     if x.shape[0] == y.shape[0] == 1:  # two single rows are two runs of bytes that meet
         return True
     strides = {view.strides[0] for view in (x, y) if view.shape[0] > 1}  # each at least its row's width
-    if len(strides) > 1:
-        return True  # row strides that differ: the byte ranges decide
+    if len(strides) > 1:  # row strides that differ: NumPy's answer, or on the device the byte ranges
+        return bool(np.shares_memory(x, y)) if both_host else True
     stride = strides.pop()
     return rows_meet(address(y) - address(x), stride, (x.shape[0], x.shape[1] * x.itemsize),
                      (y.shape[0], y.shape[1] * y.itemsize))
