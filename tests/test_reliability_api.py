@@ -851,3 +851,11 @@ def test_beta_c_mixes_across_blocks_only_through_a_change_of_basis():
     eps = float(np.finfo(np.float32).eps)
     assert mixed > 10 * classical and mixed <= 4 * eps * 1e4  # mixed, within ε·‖C‖'s order
     assert fused <= 4 * classical
+
+
+def test_automatic_levels_choose_nothing_for_a_product_they_refuse():
+    """A mismatch of inner dimensions ran the model and kept a choice for the shape before it raised."""
+    product = bilinear.compile("strassen", levels="auto", backend="numpy")
+    with pytest.raises(ValueError, match=r"^A is 8x6 and B is 5x8: inner dimensions differ$"):
+        product(np.ones((8, 6)), np.ones((5, 8)))
+    assert product.choices == {}

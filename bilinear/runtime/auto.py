@@ -16,7 +16,7 @@ from ..lower.options import TooLarge
 from ..lower.plan import Lowered
 from ..model import Ceilings, choose_levels, leaf_alone
 from .backend import Backend
-from .compiled import CompiledProduct, check_sizes, real_scalar
+from .compiled import CompiledProduct, check_inner_dimensions, check_sizes, real_scalar
 
 
 class AutoProduct:
@@ -129,6 +129,7 @@ class AutoProduct:
         """A and B as arrays (DLPack objects too), refused where one level refuses them at any size."""
         one = self.one_level
         A, B = one._as_array(A, "A"), one._as_array(B, "B")
+        check_inner_dimensions(A, B)  # before a choice is made (and kept) for a shape that cannot run
         one.refuse_at_every_size(A, B, real_scalar(beta, "beta"))
         return A, B
 

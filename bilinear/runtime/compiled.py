@@ -71,6 +71,12 @@ def check_sizes(M: Any, K: Any, N: Any) -> tuple[int, int, int]:
     return int(M), int(K), int(N)
 
 
+def check_inner_dimensions(A: Any, B: Any) -> None:
+    """Raise ValueError unless A's columns are B's rows."""
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
+
+
 def make_backend(name: str | None) -> Backend:
     """``'cupy'``, ``'numpy'``, or ``None`` for CuPy when a GPU is there and NumPy otherwise."""
     from .cupy_backend import CupyBackend, cupy_available
@@ -271,8 +277,7 @@ class CompiledProduct:
         """
         alpha, beta = real_scalar(alpha, "alpha", self.dtype), real_scalar(beta, "beta", self.dtype)
         A, B = self._as_array(A, "A"), self._as_array(B, "B")
-        if A.shape[1] != B.shape[0]:
-            raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
+        check_inner_dimensions(A, B)
         given = out if isinstance(out, self.backend.xp.ndarray) else None  # returned as it came, not a restrided view
         if out is None:
             if beta != 0:  # there is no C to accumulate into (bilinear.matmul refuses it alike)
