@@ -8,6 +8,7 @@ give one located BilinearError with a specific message, never a traceback.
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -766,3 +767,26 @@ def test_an_unknown_shape_key_suggests_the_nearest_shapes(tmp_path):
     with pytest.raises(BilinearError) as caught:
         read_catalogue(path, key="12,12,12")
     assert caught.value.diagnostics[0].notes[0] == "did you mean 11,12,12 or 10,12,12?"
+
+
+@pytest.mark.parametrize(("name", "shape"), [("x-334-20.exp", None), ("x.exp", "3,3,4")], ids=["name", "given"])
+def test_a_shape_past_the_entries_is_named_in_the_failure(tmp_path, name, shape):
+    """A <2,3,4> scheme named 334 (or read with --shape 3,3,4) failed block by block, with no word that
+    its entries fit a smaller shape."""
+    text = scheme_file("kauers/k000000017c075fe-234-20-mod0.exp").read_text()
+    (entry,) = bilinear.verify(_write(tmp_path, name, text), shape=shape).entries
+    assert not entry.ok
+    assert entry.errors[0].notes[0] == (
+        "no product reaches row 3 of A and C: the products fit ⟨2,3,4⟩, inside this scheme's ⟨3,3,4⟩; a shape "
+        "taken from a file's name or --shape may be the wrong one")
+
+
+def test_the_reach_of_products_names_each_dimension_short_of_the_shape():
+    from bilinear.verify.algorithm import reach_note
+
+    algorithm = bilinear.load("strassen").main
+    assert reach_note(expansion_of(algorithm)) is None
+    bigger = replace(algorithm, shape=Shape(4, 3, 3))
+    assert reach_note(expansion_of(bigger)) == (
+        "no product reaches rows 3-4 of A and C, column 3 of A and row 3 of B, or column 3 of B and C: the products "
+        "fit ⟨2,2,2⟩, inside this scheme's ⟨4,3,3⟩; a shape taken from a file's name or --shape may be the wrong one")

@@ -13,7 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, Span
-from ..ir import Algorithm, Form, format_coefficient, parse_block
+from ..ir import Algorithm, Form, Shape, format_coefficient, parse_block
 from .expand import Expansion, bilinear, classical, expansion_of
 from .tensor import residual_entries
 
@@ -93,6 +93,8 @@ def verify_algorithm(algorithm: Algorithm, fix_search_sums: int = FIX_SEARCH_SUM
     else:
         notes = (f"no single-coefficient fix was searched for: the program has {len(algorithm.sums)} named sums "
                  f"(the search covers up to {fix_search_sums})",)
+    if (reach := reach_note(expansion)) is not None:
+        notes = (reach, *notes)
     errors = []
     for block, difference in residual.items():
         expected = classical(*_indices(block), algorithm.shape.k)
@@ -103,6 +105,31 @@ def verify_algorithm(algorithm: Algorithm, fix_search_sums: int = FIX_SEARCH_SUM
         )
         errors.append(Diagnostic(message, spans.get(block) or algorithm.span, notes=() if errors else notes))
     return tuple(errors)
+
+
+def reach_note(expansion: Expansion) -> str | None:
+    """Where the products reach fewer rows or columns than the shape has (no scheme that does is
+    right): which, and the shape they fit, since that shape may have come from a file's name."""
+    shape = expansion.algorithm.shape
+    a = [_indices(name) for u, _ in expansion.factors for name in u.names()]
+    b = [_indices(name) for _, v in expansion.factors for name in v.names()]
+    c = [_indices(name) for w in expansion.weights for name in w.names()]
+    reached = (max((i for i, _ in a + c), default=0), max([j for _, j in a] + [i for i, _ in b], default=0),
+               max((j for _, j in b + c), default=0))
+    wheres = (("row", "of A and C"), ("column", "of A and {row} of B"), ("column", "of B and C"))
+    short = []
+    for got, full, (noun, rest) in zip(reached, (shape.m, shape.k, shape.n), wheres):
+        if got < full:
+            short.append(f"{_indices_text(noun, got + 1, full)} {rest.format(row=_indices_text('row', got + 1, full))}")
+    if not short or 0 in reached:  # (no product reaches anything: the errors say all there is)
+        return None
+    listed = short[0] if len(short) == 1 else f"{', '.join(short[:-1])}, or {short[-1]}"
+    return (f"no product reaches {listed}: the products fit {Shape(*reached)}, inside this scheme's {shape}; a shape "
+            "taken from a file's name or --shape may be the wrong one")
+
+
+def _indices_text(noun: str, first: int, last: int) -> str:
+    return f"{noun} {first}" if first == last else f"{noun}s {first}-{last}"
 
 
 def _indices(block: str) -> tuple[int, int]:
