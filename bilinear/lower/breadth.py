@@ -21,10 +21,11 @@ so the planner can keep it within a budget.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..ir import Algorithm
+from ..ir import Algorithm, Span
 from .decompose import Coefficients, Decomposition, breadth_first, compose, one_step
 from .elementwise import CTYPES, VECTOR, _literal
 from .levels import check_range
@@ -135,6 +136,18 @@ def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: s
     check_range((coef for kernel in (split_a, split_b, merge) for terms in kernel.outputs for _, coef in terms), dtype,
                 f"{len(algorithms)} breadth-first level(s) of {algorithms[0].name} multiply by", algorithms[0].span)
     return BreadthFirst(d, dtype, split_a, split_b, merge)
+
+
+def check_under(plan: BreadthFirst, targets: Iterable[Fraction], span: Span | None) -> None:
+    """Refuse breadth-first levels under depth-first ones whose leaf GEMMs scale their products
+    by ``targets``: the merge multiplies by its coefficients too, in range one by one, maybe not
+    together (2^-70 · 2^-70 in float32 made the library's products NaN)."""
+    scales = {abs(coef) for coef in targets if coef}
+    merges = {abs(coef) for terms in plan.merge.outputs for _, coef in terms if coef}
+    if scales and merges:
+        check_range((max(scales) * max(merges), min(scales) * min(merges)), plan.dtype,
+                    "depth-first levels' coefficients times those of the breadth-first level(s) below them multiply by",
+                    span)
 
 
 # --- rendering ---------------------------------------------------------------------------

@@ -11,9 +11,9 @@ from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
 from ..verify import Report, ScheduleReport, ShapeCondition, verify_program
 from ..verify.expand import expansion_of
-from .breadth import BreadthFirst, lower_breadth_first, render_breadth_first
+from .breadth import BreadthFirst, check_under, lower_breadth_first, render_breadth_first
 from .elementwise import ElementwiseKernel, render_elementwise
-from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_tree
+from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_forms, problem_tree
 from .product import ProductStageSpec, default_config, render_product_stages
 from .levels import (
     DTYPES,
@@ -214,7 +214,10 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
         plan = level_plan(schedule, algorithm, level_options, kernel_names, zeroed=zeroed)
         plans.append(replace(plan, shape_conditions=conditions))
     plans = tuple(plans)
-    return Lowered(name, options, plans, problem_tree(plans, options, _identifier(name)), breadth, fewer)
+    tops = problem_tree(plans, options, _identifier(name))
+    if breadth is not None and plans:
+        check_under(breadth, (coef for form in problem_forms(tops) for coef in form.normalized().targets), innermost[0].span)
+    return Lowered(name, options, plans, tops, breadth, fewer)
 
 
 def _identifier(name: str) -> str:
