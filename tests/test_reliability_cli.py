@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -1047,7 +1048,12 @@ def test_a_fused_kernel_past_float32_leaves_that_function_out(capsys, tmp_path):
     path = _lopsided(tmp_path, 20)
     code, _, err = _run(capsys, "compile", path, "--leaf", "fused", "--dtype", "float32", "-o", str(tmp_path / "out"))
     assert code == 0 and "note: no float32 function: " in err and "a coefficient of about 1e40, beyond the float32 range" in err
-    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["host"]["functions"] == {"float64": "lopsided_dgemm"}
+    manifest = (tmp_path / "out" / "manifest.json").read_text()
+    assert json.loads(manifest)["host"]["functions"] == {"float64": "lopsided_dgemm"}
+    # the report counts in the dtype of the library's main function, as the manifest says (it said float32)
+    report = (tmp_path / "out" / "report.json").read_text()
+    assert re.findall(r'"dtype": "(\w+)"', report) == re.findall(r'"dtype": "(\w+)"', manifest) == ["float64"]
+    assert "the library's main function is float64, and report.txt counts in it" in err
 
 
 def test_a_fused_kernels_normalized_sum_past_the_range_is_refused(capsys, tmp_path):

@@ -100,8 +100,10 @@ def write_artifacts(
             refusals[dtype] = error
     if not built:
         raise next(iter(refusals.values()))
-    left_out = [f"no {dtype} function: {error.diagnostics[0].message}" for dtype, error in refusals.items()]
     lowered, others = built[0], built[1:]
+    left_out = [f"no {dtype} function: {error.diagnostics[0].message}" for dtype, error in refusals.items()]
+    if options.dtype in refusals:  # the report and the manifest count in the main function's dtype
+        left_out.append(f"the library's main function is {lowered.options.dtype}, and report.txt counts in it")
     _check_limit_reachable(lowered)
     hosts = [host_dtype(each, lowered.name) for each in [lowered, *others]]  # the first is lowered's
     source, header = library_source(lowered, others, hosts)
@@ -150,9 +152,9 @@ def write_artifacts(
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
-    write_atomic(out / "report.txt", to_text(report, n=n, dtype=options.dtype) + "\n")
-    write_atomic(out / "report.md", to_markdown(report, n=n, dtype=options.dtype))
-    write_atomic(out / "report.json", to_json(report, n=n, dtype=options.dtype) + "\n")
+    write_atomic(out / "report.txt", to_text(report, n=n, dtype=lowered.options.dtype) + "\n")
+    write_atomic(out / "report.md", to_markdown(report, n=n, dtype=lowered.options.dtype))
+    write_atomic(out / "report.json", to_json(report, n=n, dtype=lowered.options.dtype) + "\n")
     return paths
 
 
