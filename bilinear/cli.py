@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import threading
 import sys
 
 from .cli_args import add_input_options, add_report_options, joined_scalars, report_format
@@ -129,9 +130,28 @@ def _list(args) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM (a timeout, a cancelled CI job): unwound as Ctrl-C is, so that what a command was
+    writing is removed (``output.removed_on_failure``) rather than left half-written."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if threading.current_thread() is not threading.main_thread():  # signal handlers are the main thread's
+        return _main(argv)
+    before = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, before)  # (a caller's own, when main runs inside a program)
+
+
+def _main(argv: list[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):  # γ, ‖, ⟨⟩ on a cp1252 stdout: escaped, not a failed run
         if hasattr(stream, "reconfigure") and getattr(stream, "errors", None) == "strict":  # surrogateescape kept
             stream.reconfigure(errors="backslashreplace")
@@ -161,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bilinear: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("bilinear: terminated", file=sys.stderr)
+        return 143
 
 
 if __name__ == "__main__":

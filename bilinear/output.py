@@ -188,9 +188,11 @@ def _temporary_copy(path: Path, data: str | bytes) -> str:
         with os.fdopen(fd, "wb") as file:
             file.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.chmod(temporary, 0o666 & ~_umask())
-    except OSError as error:
+    except BaseException as error:  # Ctrl-C or SIGTERM halfway through too: no temporary is left
         Path(temporary).unlink(missing_ok=True)
-        raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+        if isinstance(error, OSError):
+            raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+        raise
     return temporary
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -18,7 +19,8 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1:
         try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(context)) as pool:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(context),
+                                     initializer=_default_termination) as pool:
                 outcomes = list(pool.map(_outcome, [function] * len(jobs), jobs))
         except (OSError, BrokenProcessPool) as error:  # no /dev/shm, a sandbox without fork, a killed worker
             warnings.warn(f"parallel work failed ({error}); running it in one process", stacklevel=2)
@@ -28,6 +30,12 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
                     raise value
             return [value for _, value in outcomes]
     return [function(job) for job in jobs]
+
+
+def _default_termination() -> None:
+    """A worker ends on SIGTERM (the pool's own way to stop it), whatever handler the command line
+    set in the process it was forked from."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _outcome(function, job) -> tuple[bool, object]:

@@ -1443,3 +1443,43 @@ def test_depth_first_coefficients_times_breadth_first_ones_are_checked(capsys, t
     assert json.loads((tmp_path / "f" / "manifest.json").read_text())["host"]["functions"] == {"float64": "carried_dgemm"}
     code, _, err = _run(capsys, "run", _carried(tmp_path, 600), *levels, "-n", "8", "--backend", "numpy")
     assert code == 1 and "below the float64 range" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("stop", ["interrupt", "terminate"])
+def test_a_compile_stopped_while_writing_leaves_nothing_behind(capsys, tmp_path, monkeypatch, stop):
+    """Ctrl-C in the middle of a file left its '.NAME.XXXX.tmp' (only an OSError removed it), so the
+    folder stayed; SIGTERM (a timeout, a cancelled CI job) had no handler and left the files written
+    so far (a review of compile)."""
+    import signal
+
+    from bilinear import output
+
+    real_fdopen = output.os.fdopen
+    written: list[str] = []
+
+    class Stopping:
+        def __init__(self, fd, mode):
+            self.file = real_fdopen(fd, mode)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.file.close()
+
+        def write(self, data):
+            written.append(self.file.name)
+            self.file.write(data[: len(data) // 2])
+            if len(written) == 2:  # halfway through the second file
+                if stop == "interrupt":
+                    raise KeyboardInterrupt
+                os.kill(os.getpid(), signal.SIGTERM)
+            self.file.write(data[len(data) // 2:])
+
+    monkeypatch.setattr(output.os, "fdopen", Stopping)
+    before = signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "lib"
+    code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(out))
+    assert (code, err.strip()) == ((130, "bilinear: interrupted") if stop == "interrupt" else (143, "bilinear: terminated"))
+    assert len(written) == 2 and not out.exists()
+    assert signal.getsignal(signal.SIGTERM) == before  # main puts the handler back
