@@ -437,7 +437,9 @@ def test_compile_says_which_options_the_cpp_library_does_not_run(tmp_path, capsy
     assert code == 0
     assert "note: the C++ host layer issues leaf products one at a time on the caller's stream; --launch streams runs " \
            "through the Python runtime" in err
-    assert "workspace" not in err  # the library honours the limit itself
+    # the library honours the limit itself: the one note of it says from which size no plan fits
+    assert "workspace" not in err.replace("note: --workspace-limit 25769803776: an n×n×n call from n = 71792 up needs more "
+                                          "workspace than that and returns 4000 (nothing run)", "")
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "-o", str(tmp_path / "b"))
     assert code == 0 and "note:" not in err
     host = json.loads((tmp_path / "a" / "manifest.json").read_text())["host"]
@@ -1483,3 +1485,18 @@ def test_a_compile_stopped_while_writing_leaves_nothing_behind(capsys, tmp_path,
     assert (code, err.strip()) == ((130, "bilinear: interrupted") if stop == "interrupt" else (143, "bilinear: terminated"))
     assert len(written) == 2 and not out.exists()
     assert signal.getsignal(signal.SIGTERM) == before  # main puts the handler back
+
+
+def test_a_workspace_limit_that_some_sizes_pass_says_from_where(capsys, tmp_path):
+    """--workspace-limit 1536 was taken without a word, and every call from 20x20x20 up returned 4000
+    (a review of compile): the note and the manifest say from which n; a limit no call passes (up to
+    the C API's 2^31 - 1) says nothing."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--workspace-limit", "1536", "-o", str(tmp_path / "small"))
+    assert code == 0 and ("note: --workspace-limit 1536: an n×n×n call from n = 20 up needs more workspace than "
+                          "that and returns 4000 (nothing run)") in err, err
+    limit = json.loads((tmp_path / "small" / "manifest.json").read_text())["host"]["workspace_limit"]
+    assert limit["refused_from_n"] == 20
+    msmes = ROOT / "algorithms" / "msmes.bl"  # in place: no call needs workspace
+    code, _, err = _run(capsys, "compile", msmes, "--levels", "2", "--workspace-limit", "0", "-o", str(tmp_path / "none"))
+    assert code == 0 and "returns 4000" not in err
+    assert "refused_from_n" not in json.loads((tmp_path / "none" / "manifest.json").read_text())["host"]["workspace_limit"]

@@ -21,7 +21,7 @@ from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode
 from .levels import CoefficientOutOfRange
-from .manifest import library_call_bytes, manifest
+from .manifest import library_call_bytes, manifest, refused_from
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
 
@@ -149,6 +149,10 @@ def write_artifacts(
             "plans": [{"breadth_first_levels": plan.options.breadth, "namespace": member.namespace}
                       for member, plan in zip(hosts[0].members, lowered.with_fallbacks())],
         }
+        if (first := refused_from(lowered)) is not None:  # a limit some sizes pass: say from where
+            host["workspace_limit"]["refused_from_n"] = first
+            host["workspace_limit"]["note"] = (f"--workspace-limit {options.workspace_limit}: an n×n×n call from n = "
+                                               f"{first} up needs more workspace than that and returns 4000 (nothing run)")
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
@@ -192,5 +196,5 @@ def _ozaki_entry(code: OzakiCode) -> dict:
 
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
-    notes = [host.get("launch"), host.get("left_out")]
+    notes = [host.get("launch"), host.get("left_out"), host.get("workspace_limit", {}).get("note")]
     return [note for note in notes if note]

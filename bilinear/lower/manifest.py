@@ -100,6 +100,31 @@ def library_workspace_bytes(lowered: Lowered, n: int) -> int:
     return held if tiled is None else tiled
 
 
+#: The C API's sizes are ints: no call is larger.
+LARGEST_SIDE = 2**31 - 1
+
+
+def refused_from(lowered: Lowered) -> int | None:
+    """The least n whose n×n×n library call returns 4000 under the workspace limit (no plan fits it,
+    nor the last one's ozaki leaves in tiles), found by bisection (what a call needs grows with n);
+    None without a limit or where every call up to LARGEST_SIDE runs."""
+    limit = lowered.options.workspace_limit
+    if limit is None:
+        return None
+    plans = lowered.with_fallbacks()
+
+    def runs(n: int) -> bool:
+        return any(library_call_bytes(plan, n, n, n, limit) is not None for plan in plans)
+
+    if runs(LARGEST_SIDE):
+        return None
+    low, high = 0, LARGEST_SIDE  # runs(low) (a 0×0×0 call needs nothing), not runs(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if runs(middle) else (low, middle)
+    return high
+
+
 def library_call_bytes(lowered: Lowered, M: int, K: int, N: int, limit: int | None = None) -> int | None:
     """What one plan's M×K×N library call allocates (the C++ ``call_bytes``): the temporaries and
     breadth-first buffers, each rounded up to :data:`TEMP_ALIGN` elements, then the ozaki leaf's
