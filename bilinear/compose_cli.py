@@ -119,6 +119,8 @@ def product(args) -> int:
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
+        if args.second.suffix == ".bl" or not args.second.is_file():  # a reading option would not help
+            raise
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
     second = _verified(_algorithm(loaded, None), args.second)

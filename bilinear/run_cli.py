@@ -223,12 +223,14 @@ def _compile(args) -> int:
         path.unlink(missing_ok=True)
     if earlier:
         print(f"note: removed {' and '.join(p.name for p in earlier)}, the earlier library in this folder", file=sys.stderr)
-    print(to_text(report, n=args.n, dtype=args.dtype))
     manifest = json.loads(written["manifest"].read_text())
+    print(to_text(report, n=args.n, dtype=manifest["options"]["dtype"]))  # as report.txt: the main function's dtype
     for note in host_notes(manifest["host"]):  # options the library leaves to the Python runtime: said, not dropped
         print(f"note: {note}", file=sys.stderr)
-    # every kernel of the .cu: the manifest's element type's, and the other's
-    kernels = len(manifest["kernels"]) + sum(len(names) for names in manifest["host"]["other_kernels"].values())
+    # every kernel of the .cu: the manifest's element type's, the other's, and the ozaki leaf's passes
+    ozaki = manifest["host"].get("ozaki", {}).values()
+    kernels = (len(manifest["kernels"]) + sum(len(names) for names in manifest["host"]["other_kernels"].values())
+               + sum(len(count["kernels"]) for entry in ozaki for count in entry["moduli"].values()))
     print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json ({kernels} kernels)")
     return 0
 

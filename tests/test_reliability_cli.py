@@ -483,6 +483,14 @@ def test_product_says_that_the_reading_options_are_first_files(tmp_path, capsys)
             "`bilinear import` it to a .bl file first") in err
 
 
+@pytest.mark.parametrize("second", ["missing.bl", "missing.npz", "broken.bl"])
+def test_product_says_nothing_of_reading_options_where_none_would_help(tmp_path, capsys, second):
+    """A SECOND that is not there, or a .bl file (which takes no reading options), got the note too."""
+    (tmp_path / "broken.bl").write_text("algorithm broken <2,2,2;1>:\n  M1 = A11 * B11\n  C11 = M1 +\n")
+    code, _, err = _run(capsys, "product", STRASSEN, str(tmp_path / second), "-o", str(tmp_path / "p.bl"))
+    assert code == 1 and "error:" in err and "reading options" not in err and "--allow-pickle" not in err, err
+
+
 def test_a_rectangular_alphatensor_export_says_how_to_read_it_back(tmp_path, capsys):
     grey234 = str(ROOT / "algorithms" / "grey234.bl")
     code, _, err = _run(capsys, "export", grey234, "--to", "alphatensor", "-o", str(tmp_path / "g.npz"))
@@ -1500,3 +1508,14 @@ def test_a_workspace_limit_that_some_sizes_pass_says_from_where(capsys, tmp_path
     code, _, err = _run(capsys, "compile", msmes, "--levels", "2", "--workspace-limit", "0", "-o", str(tmp_path / "none"))
     assert code == 0 and "returns 4000" not in err
     assert "refused_from_n" not in json.loads((tmp_path / "none" / "manifest.json").read_text())["host"]["workspace_limit"]
+
+
+@pytest.mark.parametrize("options", [(), ("--leaf", "ozaki"), ("--leaf", "ozaki", "--moduli", "14"),
+                                     ("--leaf", "fused", "--levels", "2"), ("--levels", "2", "--breadth", "1")],
+                         ids=["cublas", "ozaki", "ozaki-14", "fused", "breadth"])
+def test_compile_counts_every_kernel_of_its_source(capsys, tmp_path, options):
+    """The count left out the ozaki leaf's passes (14 kernels said, 39 in the .cu; review of compile)."""
+    code, out, _ = _run(capsys, "compile", STRASSEN, *options, "-o", str(tmp_path / "lib"))
+    assert code == 0
+    said = int(re.search(r"\((\d+) kernels\)", out).group(1))
+    assert said == (tmp_path / "lib" / "strassen.cu").read_text().count("__global__")
