@@ -12,6 +12,8 @@ import pytest
 from conftest import ROOT, scheme_file
 from helpers.cli import run_cli
 
+import bilinear
+
 STRASSEN = str(ROOT / "algorithms" / "strassen.bl")
 MSMES = str(ROOT / "algorithms" / "msmes.bl")
 
@@ -1519,3 +1521,13 @@ def test_compile_counts_every_kernel_of_its_source(capsys, tmp_path, options):
     assert code == 0
     said = int(re.search(r"\((\d+) kernels\)", out).group(1))
     assert said == (tmp_path / "lib" / "strassen.cu").read_text().count("__global__")
+
+
+def test_compile_n_adds_its_size_to_the_manifests_workspace_table(capsys, tmp_path):
+    """report.txt counts one level's workspace at -n; the manifest, the whole call's, had only its
+    fixed sizes (a review of compile)."""
+    code, _, _ = _run(capsys, "compile", STRASSEN, "--levels", "2", "-n", "5000", "-o", str(tmp_path / "lib"))
+    table = json.loads((tmp_path / "lib" / "manifest.json").read_text())["workspace_bytes"]
+    assert code == 0 and list(table) == ["1024", "2048", "4096", "5000", "8192", "16384"]
+    product = bilinear.compile("strassen", levels=2, backend="numpy")
+    assert table["5000"] >= product.workspace_bytes(5000, 5000, 5000) > table["4096"]

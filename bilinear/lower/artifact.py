@@ -155,7 +155,7 @@ def write_artifacts(
                                                f"{first} up needs more workspace than that and returns 4000 (nothing run)")
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
-    write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host), indent=2) + "\n")
+    write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host, n), indent=2) + "\n")
     write_atomic(out / "report.txt", to_text(report, n=n, dtype=lowered.options.dtype) + "\n")
     write_atomic(out / "report.md", to_markdown(report, n=n, dtype=lowered.options.dtype))
     write_atomic(out / "report.json", to_json(report, n=n, dtype=lowered.options.dtype) + "\n")

@@ -65,9 +65,11 @@ def _product_kernel(launch: ProductLaunch) -> dict:
     }
 
 
-def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> dict:
+def manifest(lowered: Lowered, source_file: str, host: dict | None = None, n: int | None = None) -> dict:
     """What ``bilinear compile`` wrote: every kernel of the ``.cu`` (element-wise, then fused
-    product stages with the depth their products run at), the launch plan per level, workspace."""
+    product stages with the depth their products run at), the launch plan per level, workspace
+    (at fixed sizes, and at ``n``: compile's -n)."""
+    sizes = sorted({*_SIZES, *([n] if n else [])})
     launches = lowered.product_launches()
     data = {
         "schema_version": MANIFEST_SCHEMA_VERSION,
@@ -78,7 +80,7 @@ def manifest(lowered: Lowered, source_file: str, host: dict | None = None) -> di
         "product_kernels": [_product_kernel(launch) for launch in launches],
         "levels": [_level(plan) for plan in lowered.levels],
         # what the library's <name>_dgemm_workspace_bytes(n, n, n) returns (_sgemm's for float32)
-        "workspace_bytes": {str(n): library_workspace_bytes(lowered, n) for n in _SIZES},
+        "workspace_bytes": {str(size): library_workspace_bytes(lowered, size) for size in sizes},
         "workspace_bytes_dtype": lowered.options.dtype,
     }
     if host is not None:
