@@ -8,6 +8,7 @@
 # Results land in $OUT: correctness_*gpu.txt, bench_*gpu_*.json, cublasmp_*gpu.json, chain_*gpu.json.
 PARTS=${*:-"env correctness scaling layouts cublasmp chain"}
 SIZES=${SIZES:-"16384 32768 49152"}
+CUBLASMP_SIZES=${CUBLASMP_SIZES:-"16384 32768"}  # also an environment variable: cuBLASMp sizes
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source benchmarks/device_env.sh
 GPUS=$(nvidia-smi -L | wc -l)
@@ -34,7 +35,7 @@ for part in $PARTS; do
         --json $OUT/bench_${GPUS}gpu_winograd-msmes-L1_block2d.json 2>&1 | tee -a $OUT/bench.txt ;;
     cublasmp)  # nvmath 0.7 (whose cuBLASMp runs on this NCCL) wants cuda-core < 0.4: only for this part
       python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site-mp .whl/cuda_core*.whl
-      PYTHONPATH=/tmp/site-mp:$PYTHONPATH timeout 300 mpiexec -n $GPUS python3 benchmarks/cublasmp_baseline.py -n 16384 32768 --repeat 5 \
+      PYTHONPATH=/tmp/site-mp:$PYTHONPATH timeout 300 mpiexec -n $GPUS python3 benchmarks/cublasmp_baseline.py -n $CUBLASMP_SIZES --repeat 5 \
         --json $OUT/cublasmp_${GPUS}gpu.json 2>&1 | tee $OUT/cublasmp_${GPUS}gpu.txt | tail -20 ;;
     chain)
       timeout 300 mpiexec -n $GPUS python3 benchmarks/distributed_chain.py --json $OUT/chain_${GPUS}gpu.json 2>&1 | tail -12 ;;

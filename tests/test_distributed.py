@@ -880,3 +880,26 @@ def test_a_bench_line_says_where_the_error_exceeds_the_bound():
     passed = BenchResult(**{**row, "error": 1e-16}, bound=1e-14)
     assert _line(passed).endswith("error 1.0e-16") and passed.within_bound
     assert BenchResult(**row).within_bound  # a row of an older file, without a bound: not judged
+
+
+def test_a_gpu_rank_is_refused_by_what_it_holds_not_by_nine_whole_matrices(monkeypatch):
+    """bench --gpus 4 -n 49152 was refused on four 139.8 GiB H200s: the one-device check counted nine
+    49152² matrices (162 GiB) where a rank holds A, B, two C, its workspace and a band of the check."""
+    from types import SimpleNamespace
+
+    from bilinear.distributed.measure import ERROR_BAND, device_refusal, held_bytes
+
+    import bilinear.distributed as dist
+
+    product = dist.compile(ROOT / "algorithms" / "winograd.bl", backend="numpy", local=ROOT / "algorithms" / "msmes.bl")
+    n = 49152
+    expected = 8 * (4 * n * n) + 2 * 8 * ERROR_BAND * n + product.workspace_bytes(n, n, n, 8)
+    assert held_bytes(product, n, n, n, 8) == expected
+    assert device_refusal(product, [(n, n, n)], "float64") is None  # NumPy ranks: the host check, before
+    device = SimpleNamespace(mem_info=(0, expected))
+    monkeypatch.setattr(product.comm, "xp", SimpleNamespace(cuda=SimpleNamespace(Device=lambda: device)))
+    assert device_refusal(product, [(n, n, n)], "float64") is None
+    device.mem_info = (0, expected - 1)
+    assert device_refusal(product, [(1024, 1024, 1024), (n, n, n)], "float64") == (
+        f"a {n}x{n} @ {n}x{n} float64 run needs about {expected / 2**30:.1f} GiB on a rank's device, more than its "
+        f"{(expected - 1) / 2**30:.1f} GiB; choose smaller sizes (-n, -m, -k) or more GPUs")

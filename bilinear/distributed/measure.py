@@ -99,7 +99,36 @@ def _bound(product: DistributedProduct, dtype: str, K: int, local_growth: float)
     return measure_bound(dtype, K, product.decomposition.growth_ratio * local_growth, 1)
 
 
-def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = 4096) -> float:
+#: Rows of the exact product the error is summed over at a time.
+ERROR_BAND = 4096
+
+
+def held_bytes(product: DistributedProduct, M: int, K: int, N: int, itemsize: int) -> int:
+    """What :func:`measure` holds on a rank at most: the whole A and B every rank draws (the layouts'
+    pieces are views of them) and a whole C, the product's own C where its output is not replicated,
+    rank 0's one-GPU product, the local products' workspace, and a band of the float64 check."""
+    partial = M * N if product.output != "replicated" else 0
+    elements = M * K + K * N + 2 * M * N + partial
+    return itemsize * elements + 2 * 8 * ERROR_BAND * N + product.workspace_bytes(M, K, N, itemsize)
+
+
+def device_refusal(product: DistributedProduct, sizes: list[tuple[int, int, int]], dtype: str) -> str | None:
+    """Why a run of these sizes cannot fit the ranks' devices (the same on every rank: the largest
+    rank's need), or None; a GPU rank holds a fraction of the operands' work, so the one-device
+    check (nine matrices) had refused 49152³ on four H200s."""
+    xp, itemsize = product.comm.xp, np.dtype(dtype).itemsize
+    if not hasattr(xp, "cuda"):  # ranks on the CPU share the host's memory: checked before (run.check_fits)
+        return None
+    total = -int(product.comm.max(-xp.cuda.Device().mem_info[1]))  # the smallest device's
+    for M, K, N in sizes:
+        needed = int(product.comm.max(held_bytes(product, M, K, N, itemsize)))
+        if needed > total:
+            return (f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB on a rank's device, more "
+                    f"than its {total / 2**30:.1f} GiB; choose smaller sizes (-n, -m, -k) or more GPUs")
+    return None
+
+
+def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = ERROR_BAND) -> float:
     """‖C − (A·B)[rows, cols]‖² with A·B in float64, a band of rows at a time (49152² needs no second copy)."""
     A64, B64 = A.astype("float64", copy=False), B[:, cols].astype("float64", copy=False)
     squared = 0.0

@@ -1,0 +1,85 @@
+"""The distributed plan as ``bilinear plan`` prints it: one line per rank and task, or JSON data."""
+
+from __future__ import annotations
+
+from ..ir import block_name, format_coefficient
+from .plan import Plan
+
+
+def _sum(side: str, coefficients) -> str:
+    terms = []
+    for (i, j), c in coefficients:
+        sign = "-" if c < 0 else "+"
+        scale = "" if abs(c) == 1 else f"{format_coefficient(abs(c))}*"
+        terms.append(f"{sign} {scale}{block_name(side, i + 1, j + 1)}")
+    text = " ".join(terms)
+    return text[2:] if text.startswith("+ ") else text
+
+
+def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[str]:
+    """One line per rank, then one per task: what the rank forms, multiplies and adds where; the
+    workspace with local products of ``roles`` (writes its inputs, accumulates: see local_roles)."""
+    from .execute import rank_workspace_bytes
+
+    d = plan.decomposition
+    lines = [
+        f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} ranks, "
+        f"{plan.bands} band(s) per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"
+    ]
+    for rank in range(plan.ranks):
+        share = sum(t.band_count for t in plan.tasks_of(rank)) / plan.bands
+        lines.append(
+            f"rank {rank}: {share:g} products, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
+            f"workspace {rank_workspace_bytes(plan, rank, itemsize, *roles) / 2**30:.2f} GiB"
+        )
+        for task in plan.tasks_of(rank):
+            p = d.products[task.product]
+            rows = "all rows" if task.bands == (0, plan.bands) else f"bands {task.bands[0]}..{task.bands[1] - 1}"
+            targets = " ".join(
+                f"{'+' if w > 0 else '-'}{'' if abs(w) == 1 else format_coefficient(abs(w)) + '*'}"
+                f"{block_name('C', i + 1, c + 1)}"
+                for (i, c), w in p.w
+            )
+            lines.append(f"  M{task.product + 1} ({rows}): ({_sum('A', p.u)}) * ({_sum('B', p.v)}) -> {targets}")
+        for fringe in plan.fringe_of(rank):
+            dims = plan.fringe_dims(fringe.kind)
+            lines.append(
+                f"  fringe {fringe.kind}: classical {'x'.join(map(str, dims))}" + (" (empty)" if 0 in dims else "")
+            )
+    source = {"replicated": "every rank holds A and B", "root": "A and B broadcast from rank 0",
+              "block2d": "each rank holds its 2D block of A and B, gathered by every rank"}[plan.inputs]
+    reduce = {"replicated": "all-reduce of the partial C", "root": "reduction of the partial C to rank 0",
+              "block2d": "the partial C summed into each rank's 2D block"}[plan.output]
+    lines.append(f"data: {source}; {reduce}")
+    return lines
+
+
+def plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
+    """The plan as JSON data, with what the text form says per rank: flops and workspace bytes at
+    ``itemsize`` (--dtype's; the JSON had been the same for float32 and float64)."""
+    from .execute import rank_workspace_bytes
+
+    d = plan.decomposition
+    return {
+        "dtype_bytes": itemsize,
+        "per_rank": [{"rank": rank, "flops": plan.flops_of(rank),
+                      "workspace_bytes": rank_workspace_bytes(plan, rank, itemsize, *roles)}
+                     for rank in range(plan.ranks)],
+        "decomposition": d.name,
+        "grid": [d.rows, d.inner, d.cols],
+        "shape": list(plan.shape),
+        "ranks": plan.ranks,
+        "bands": plan.bands,
+        "inputs": plan.inputs,
+        "output": plan.output,
+        "products": [
+            {
+                "u": [[list(i), str(c)] for i, c in p.u],
+                "v": [[list(i), str(c)] for i, c in p.v],
+                "w": [[list(i), str(c)] for i, c in p.w],
+            }
+            for p in d.products
+        ],
+        "tasks": [{"rank": t.rank, "product": t.product, "bands": list(t.bands)} for t in plan.tasks],
+        "fringe": [{"rank": f.rank, "kind": f.kind} for f in plan.fringe],
+    }
