@@ -140,15 +140,18 @@ def _terminated(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if threading.current_thread() is not threading.main_thread():  # signal handlers are the main thread's
         return _main(argv)
+    if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     before = signal.signal(signal.SIGTERM, _terminated)
     try:
         return _main(argv)
-    finally:
-        signal.signal(signal.SIGTERM, before)  # (a caller's own, when main runs inside a program)
+    except Terminated:  # (in the arguments' parsing too)
+        print("bilinear: terminated", file=sys.stderr)
+        return 143
+    finally:  # a caller's own handler, when main runs inside a program (None: one not set from Python)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -181,9 +184,6 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("bilinear: interrupted", file=sys.stderr)
         return 130
-    except Terminated:
-        print("bilinear: terminated", file=sys.stderr)
-        return 143
 
 
 if __name__ == "__main__":

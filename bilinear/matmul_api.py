@@ -106,6 +106,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
     given = out
     A, B, out, call = tsm2.validate(A, B, out, beta)
+    if dtype is None:  # came through DLPack (a torch tensor's dtype is not NumPy's): its range now
+        alpha, beta = real_scalar(alpha, "alpha", A.dtype), real_scalar(beta, "beta", A.dtype)
     if alpha == 0:  # as BLAS: A and B are not read (a TSM2 kernel's 0·NaN would be NaN)
         if out is None:  # validate refused beta ≠ 0 without out
             return cupy.zeros((call.m, call.n), dtype=A.dtype)

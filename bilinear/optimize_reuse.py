@@ -122,8 +122,8 @@ class Vectors:
         (t1, t2), (a1, a2) = self.hashed[wanted], self.hashed[first]
         minuend, subtrahend = self.full[wanted], self.full[first]
 
-        def exact() -> Terms:
-            terms = {leaf: minuend.get(leaf, 0) - ratio * subtrahend.get(leaf, 0) for leaf in rest}
+        def exact() -> Terms:  # over every leaf of both: a coefficient the prime divides has residue 0
+            terms = {leaf: minuend.get(leaf, 0) - ratio * subtrahend.get(leaf, 0) for leaf in {*minuend, *subtrahend}}
             return {leaf: coef for leaf, coef in terms.items() if coef}
 
         return Measured(rest, ((t1 - r * a1) % PRIME, (t2 - r * a2) % PRIME), exact)

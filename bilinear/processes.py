@@ -19,9 +19,7 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1:
         try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(context),
-                                     initializer=_default_termination) as pool:
-                outcomes = list(pool.map(_outcome, [function] * len(jobs), jobs))
+            outcomes = _pooled(function, jobs, workers, context)
         except (OSError, BrokenProcessPool) as error:  # no /dev/shm, a sandbox without fork, a killed worker
             warnings.warn(f"parallel work failed ({error}); running it in one process", stacklevel=2)
         else:
@@ -30,6 +28,23 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
                     raise value
             return [value for _, value in outcomes]
     return [function(job) for job in jobs]
+
+
+def _pooled(function, jobs: list, workers: int, context: str | None) -> list:
+    """Every job's outcome from a pool of ``workers`` processes.  Stopped (Ctrl-C, SIGTERM), the
+    workers are ended at once: leaving the pool would wait for the jobs they run (a whole optimize
+    run), and without that they were left running."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(context), initializer=_default_termination)
+    try:
+        outcomes = list(pool.map(_outcome, [function] * len(jobs), jobs))
+    except BaseException as error:
+        if not isinstance(error, Exception):
+            for process in list((getattr(pool, "_processes", None) or {}).values()):  # (no public way to end them)
+                process.terminate()
+        pool.shutdown(wait=isinstance(error, Exception), cancel_futures=True)
+        raise
+    pool.shutdown()
+    return outcomes
 
 
 def _default_termination() -> None:

@@ -402,3 +402,16 @@ def test_a_sum_that_cancels_is_on_its_terms_side_in_optimize():
             "  M1 = U * B11\n  M2 = A12 * B21\n  C11 = M1 + M2\n")
     sides = written(program_from_text(text, "z.bl").main)
     assert [name for name, _ in sides[0].sums] == ["S", "T", "U"] and sides[2].sums == []
+
+
+def test_the_deeper_search_checks_every_term_exactly_even_one_the_prime_divides():
+    """t − a = P·x1 + x2 + x3 with P the hashing prime: x1's residue is 0, and the exact check that
+    was built over the nonzero residues alone took {a, x2, x3} for t (a review of the search)."""
+    from bilinear.optimize_reuse import PRIME, _dependents, _indexed, _options_of_three, users_of
+
+    one = Fraction(1)
+    definitions = {"a": {"x0": one, "x1": one}, "t": {"x0": one, "x1": Fraction(1 + PRIME), "x2": one, "x3": one}}
+    forms = [{"t": one}, {"a": one}]
+    vectors, names, index = _indexed(definitions, forms, random.Random(0))
+    forbidden = _dependents("t", users_of(definitions, forms))
+    assert list(_options_of_three("t", vectors, index, names, forbidden)) == []

@@ -740,3 +740,12 @@ def test_too_few_moduli_are_refused_before_anything_is_written(scheme):
         product(A, B, out=C, beta=1.0)
     assert np.array_equal(A, A0) and np.array_equal(B, B0) and (C == 7).all()
     assert np.isfinite(product(A[:, :62], B[:62], out=C, beta=1.0)).all() and not (C == 7).all()  # leaves of k = 31 run
+
+
+def test_the_moduli_check_skips_the_empty_strips_a_breadth_first_grid_leaves():
+    """gemm_shapes lists (0, k, n)-style strips past the grid, on which no GEMM runs: their full k
+    refused 8x40 @ 40x8 (leaves of 4x20x4) with one modulus (a review of the check)."""
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((8, 40)), rng.standard_normal((40, 8))
+    product = bilinear.compile("strassen", levels=1, breadth=1, leaf="ozaki", moduli=1, backend="numpy")
+    assert np.isfinite(product(A, B)).all()

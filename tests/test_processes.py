@@ -45,3 +45,35 @@ def test_an_error_in_a_job_is_raised_as_it_is_not_taken_for_workers_that_cannot_
         warnings.simplefilter("error")
         with pytest.raises(OSError, match="job 3 failed"):
             processes.mapped(_refuse_three, [1, 2, 3, 4], workers=2)
+
+
+STOPPED = """
+import os, signal, sys, threading, time
+from bilinear import cli
+from bilinear.processes import mapped
+
+def slow(x):
+    time.sleep(3)
+    return x
+
+start = time.time()
+signal.signal(signal.SIGTERM, cli._terminated)
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()  # the parent alone, as `kill PID`
+try:
+    mapped(slow, list(range(8)), workers=2)
+except cli.Terminated:
+    print(f"stopped after {time.time() - start:.1f} s", flush=True)
+"""
+
+
+def test_a_stopped_parent_stops_its_workers_at_once():
+    """SIGTERM raised Terminated in the parent, and leaving the pool waited for the running jobs (a
+    whole optimize run, 208 s); before the handler, the workers were left running (a review)."""
+    import subprocess
+    import sys
+    import time
+
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", STOPPED], capture_output=True, text=True, timeout=60)
+    assert done.stdout.startswith("stopped after 1."), done.stdout + done.stderr
+    assert time.monotonic() - started < 8  # the jobs alone take 12 s; the workers did not keep it alive

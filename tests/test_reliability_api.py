@@ -819,6 +819,7 @@ def test_float32_products_refuse_scalars_past_float32s_range(scalar):
         with pytest.raises(ValueError, match=message):
             call(A, B, out=C.copy(), **{scalar: 1e39})
     assert np.allclose(product(A * np.float32(1e-38), B, alpha=3e38), 3 * (A @ B), rtol=1e-4, atol=1e-4)  # within: taken
+    assert np.isfinite(product(A * np.float32(1e-38), B, alpha=3.4028235e38)).all()  # rounds to float32's largest
 
 
 @pytest.mark.parametrize("product", [

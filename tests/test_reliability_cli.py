@@ -440,8 +440,8 @@ def test_compile_says_which_options_the_cpp_library_does_not_run(tmp_path, capsy
     assert "note: the C++ host layer issues leaf products one at a time on the caller's stream; --launch streams runs " \
            "through the Python runtime" in err
     # the library honours the limit itself: the one note of it says from which size no plan fits
-    assert "workspace" not in err.replace("note: --workspace-limit 25769803776: an n×n×n call from n = 71792 up needs more "
-                                          "workspace than that and returns 4000 (nothing run)", "")
+    assert "workspace" not in err.replace("note: --workspace-limit 25769803776: from n = 71792, an n×n×n call can need "
+                                          "more workspace than that and return 4000 (nothing run)", "")
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "-o", str(tmp_path / "b"))
     assert code == 0 and "note:" not in err
     host = json.loads((tmp_path / "a" / "manifest.json").read_text())["host"]
@@ -1502,8 +1502,8 @@ def test_a_workspace_limit_that_some_sizes_pass_says_from_where(capsys, tmp_path
     (a review of compile): the note and the manifest say from which n; a limit no call passes (up to
     the C API's 2^31 - 1) says nothing."""
     code, _, err = _run(capsys, "compile", STRASSEN, "--workspace-limit", "1536", "-o", str(tmp_path / "small"))
-    assert code == 0 and ("note: --workspace-limit 1536: an n×n×n call from n = 20 up needs more workspace than "
-                          "that and returns 4000 (nothing run)") in err, err
+    assert code == 0 and ("note: --workspace-limit 1536: from n = 20, an n×n×n call can need more workspace "
+                          "than that and return 4000 (nothing run)") in err, err
     limit = json.loads((tmp_path / "small" / "manifest.json").read_text())["host"]["workspace_limit"]
     assert limit["refused_from_n"] == 20
     msmes = ROOT / "algorithms" / "msmes.bl"  # in place: no call needs workspace
@@ -1531,3 +1531,17 @@ def test_compile_n_adds_its_size_to_the_manifests_workspace_table(capsys, tmp_pa
     assert code == 0 and list(table) == ["1024", "2048", "4096", "5000", "8192", "16384"]
     product = bilinear.compile("strassen", levels=2, backend="numpy")
     assert table["5000"] >= product.workspace_bytes(5000, 5000, 5000) > table["4096"]
+
+
+def test_main_runs_in_a_thread_that_is_not_the_main_one(capsys):
+    """Signal handlers belong to the main thread: main() from another thread raised ValueError from
+    signal.signal (SIGPIPE's, before the new guard for SIGTERM's; a review)."""
+    import threading
+
+    from bilinear.cli import main
+
+    outcome: list = []
+    worker = threading.Thread(target=lambda: outcome.append(main(["list"])))
+    worker.start()
+    worker.join(timeout=60)
+    assert outcome == [0] and "strassen" in capsys.readouterr().out

@@ -151,8 +151,8 @@ def write_artifacts(
         }
         if (first := refused_from(lowered)) is not None:  # a limit some sizes pass: say from where
             host["workspace_limit"]["refused_from_n"] = first
-            host["workspace_limit"]["note"] = (f"--workspace-limit {options.workspace_limit}: an n×n×n call from n = "
-                                               f"{first} up needs more workspace than that and returns 4000 (nothing run)")
+            host["workspace_limit"]["note"] = (f"--workspace-limit {options.workspace_limit}: from n = {first}, an n×n×n "
+                                               "call can need more workspace than that and return 4000 (nothing run)")
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host, n), indent=2) + "\n")

@@ -108,8 +108,9 @@ LARGEST_SIDE = 2**31 - 1
 
 def refused_from(lowered: Lowered) -> int | None:
     """The least n whose n×n×n library call returns 4000 under the workspace limit (no plan fits it,
-    nor the last one's ozaki leaves in tiles), found by bisection (what a call needs grows with n);
-    None without a limit or where every call up to LARGEST_SIDE runs."""
+    nor the last one's ozaki leaves in tiles), found by bisection (what a call needs grows with n,
+    though with ozaki leaves a few sizes past it may fit again, as their tiles round); None without
+    a limit or where every call up to LARGEST_SIDE runs."""
     limit = lowered.options.workspace_limit
     if limit is None:
         return None

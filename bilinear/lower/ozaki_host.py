@@ -144,7 +144,8 @@ def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
     code = ozaki_code(lowered.options, lowered.name)
     if code is None or not code.k_limited:
         return None
-    longest = max((min(k, code.k_chunk) for _, k, _ in gemm_shapes(lowered, M, K, N)), default=0)
+    longest = max((min(k, code.k_chunk) for m, k, n in gemm_shapes(lowered, M, K, N) if min(m, k, n) > 0),
+                  default=0)  # (a strip past a breadth-first grid may be empty: no GEMM runs on it, as oz_plan has it)
     if longest <= code.k_last:
         return None
     count, norm = lowered.options.moduli, code.scaling == "norm"
