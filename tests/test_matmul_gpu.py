@@ -271,18 +271,10 @@ def test_a_workspace_that_would_leave_less_free_beside_it_goes_back_after_each_c
 def test_matmul_checks_the_scalars_range_for_inputs_that_come_through_dlpack(cp):
     """A torch tensor's dtype is not NumPy's, so the range of alpha and beta went unchecked and
     alpha = 1e39 reached cuBLAS's float32 GEMM as inf (a review of the range check)."""
+    from helpers.arrays import DLPackOnly
 
-    class Tensor:  # a DLPack producer with another library's dtype
+    class Tensor(DLPackOnly):  # with another library's dtype
         dtype = "float32 of another library"
-
-        def __init__(self, array):
-            self.array = array
-
-        def __dlpack__(self, **options):
-            return self.array.__dlpack__(**options)
-
-        def __dlpack_device__(self):
-            return self.array.__dlpack_device__()
 
     A = cp.ones((64, 64), dtype=cp.float32)
     with pytest.raises(ValueError, match=r"^alpha = 1e\+39 is past float32's range"):
