@@ -407,11 +407,12 @@ def test_a_sum_that_cancels_is_on_its_terms_side_in_optimize():
 def test_the_deeper_search_checks_every_term_exactly_even_one_the_prime_divides():
     """t − a = P·x1 + x2 + x3 with P the hashing prime: x1's residue is 0, and the exact check that
     was built over the nonzero residues alone took {a, x2, x3} for t (a review of the search)."""
-    from bilinear.optimize_reuse import PRIME, _dependents, _indexed, _options_of_three, users_of
+    from bilinear.optimize_lookup import PRIME, indexed, options_of_three
+    from bilinear.optimize_reuse import _dependents, users_of
 
     one = Fraction(1)
     definitions = {"a": {"x0": one, "x1": one}, "t": {"x0": one, "x1": Fraction(1 + PRIME), "x2": one, "x3": one}}
     forms = [{"t": one}, {"a": one}]
-    vectors, names, index = _indexed(definitions, forms, random.Random(0))
+    vectors, names, index = indexed(definitions, forms, random.Random(0))
     forbidden = _dependents("t", users_of(definitions, forms))
-    assert list(_options_of_three("t", vectors, index, names, forbidden)) == []
+    assert list(options_of_three("t", vectors, index, names, forbidden)) == []

@@ -21,7 +21,7 @@ LAYERS = [
     ("frontend and report", ("bilinear.frontend", "bilinear.report", "bilinear.hybrid")),
     ("schedule and scheme transforms", ("bilinear.schedule", "bilinear.compose", "bilinear.optimize",
                                         "bilinear.optimize_scale", "bilinear.optimize_pairs",
-                                        "bilinear.optimize_kernel", "bilinear.optimize_reuse",
+                                        "bilinear.optimize_kernel", "bilinear.optimize_reuse", "bilinear.optimize_lookup",
                                         "bilinear.optimize_search", "bilinear.optimize_butterfly",
                                         "bilinear.optimize_sides", "bilinear.optimize_arguments")),
     ("lower", ("bilinear.lower",)),

@@ -21,13 +21,13 @@ so the planner can keep it within a budget.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..ir import Algorithm, Span
 from .decompose import Coefficients, Decomposition, breadth_first, compose, one_step
 from .elementwise import CTYPES, VECTOR, _literal
+from .leaves import ProblemForm, ProblemNode
 from .levels import check_range
 from .render import render
 
@@ -138,16 +138,39 @@ def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: s
     return BreadthFirst(d, dtype, split_a, split_b, merge)
 
 
-def check_under(plan: BreadthFirst, targets: Iterable[Fraction], span: Span | None) -> None:
-    """Refuse breadth-first levels under depth-first ones whose leaf GEMMs scale their products
-    by ``targets``: the merge multiplies by its coefficients too, in range one by one, maybe not
-    together (2^-70 · 2^-70 in float32 made the library's products NaN)."""
-    scales = {abs(coef) for coef in targets if coef}
+def check_under(plan: BreadthFirst, tops: dict[bool, ProblemNode], span: Span | None) -> None:
+    """Refuse breadth-first levels under the depth-first ones of the problem tree ``tops``: a leaf
+    GEMM scales its products by its form's targets (normalized: library GEMMs see plain views),
+    and the merge multiplies by its coefficients too, in range one by one, maybe not together
+    (2^-70 · 2^-70 in float32 made the library's products NaN)."""
+    scales = {abs(coef) for form in _problem_forms(tops) for coef in form.normalized().targets if coef}
     merges = {abs(coef) for terms in plan.merge.outputs for _, coef in terms if coef}
     if scales and merges:
         check_range((max(scales) * max(merges), min(scales) * min(merges)), plan.dtype,
                     "depth-first levels' coefficients times those of the breadth-first level(s) below them multiply by",
                     span)
+
+
+def _problem_forms(tops: dict[bool, ProblemNode]) -> set[ProblemForm]:
+    """Every problem form in the tree: those a leaf GEMM may run (a node's, or a peeled strip of
+    it; a step's, where its sub-problems do not recurse)."""
+    forms: set[ProblemForm] = set()
+    visited: set[int] = set()
+
+    def visit(node: ProblemNode) -> None:
+        if id(node) in visited:
+            return
+        visited.add(id(node))
+        forms.add(node.form)
+        for step in node.steps:
+            if step is not None:
+                forms.update(step.forms)
+                for child in step.children:
+                    visit(child)
+
+    for top in tops.values():
+        visit(top)
+    return forms
 
 
 # --- rendering ---------------------------------------------------------------------------

@@ -313,28 +313,6 @@ def problem_tree(levels: tuple[LevelPlan, ...], options: Options, prefix: str = 
     return tops
 
 
-def problem_forms(tops: dict[bool, ProblemNode]) -> set[ProblemForm]:
-    """Every problem form in the tree: those a leaf GEMM may run (a node's, or a peeled strip of
-    it; a step's, where its sub-problems do not recurse)."""
-    forms: set[ProblemForm] = set()
-    visited: set[int] = set()
-
-    def visit(node: ProblemNode) -> None:
-        if id(node) in visited:
-            return
-        visited.add(id(node))
-        forms.add(node.form)
-        for step in node.steps:
-            if step is not None:
-                forms.update(step.forms)
-                for child in step.children:
-                    visit(child)
-
-    for top in tops.values():
-        visit(top)
-    return forms
-
-
 def all_launches(tops: dict[bool, ProblemNode]) -> tuple[ProductLaunch, ...]:
     """Every fused launch in the tree, each spec once, in a stable order."""
     seen: dict[str, ProductLaunch] = {}

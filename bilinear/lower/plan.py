@@ -13,7 +13,7 @@ from ..verify import Report, ScheduleReport, ShapeCondition, verify_program
 from ..verify.expand import expansion_of
 from .breadth import BreadthFirst, check_under, lower_breadth_first, render_breadth_first
 from .elementwise import ElementwiseKernel, render_elementwise
-from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_forms, problem_tree
+from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_tree
 from .product import ProductStageSpec, default_config, render_product_stages
 from .levels import (
     DTYPES,
@@ -216,7 +216,7 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
     plans = tuple(plans)
     tops = problem_tree(plans, options, _identifier(name))
     if breadth is not None and plans:
-        check_under(breadth, (coef for form in problem_forms(tops) for coef in form.normalized().targets), innermost[0].span)
+        check_under(breadth, tops, innermost[0].span)
     return Lowered(name, options, plans, tops, breadth, fewer)
 
 
