@@ -184,7 +184,8 @@ def plot(results: list[BenchResult], path: Path) -> None:
 
     dtypes = sorted({r.dtype for r in results})
     figure, axes = plt.subplots(1, len(dtypes), figsize=(7 * len(dtypes), 5.5), sharey=True, squeeze=False)
-    colours = dict(zip(sorted({r.name for r in results}), plt.get_cmap("tab10").colors))
+    palette = plt.get_cmap("tab10").colors  # repeated past ten schemes (the legend names each line)
+    colours = {name: palette[i % len(palette)] for i, name in enumerate(sorted({r.name for r in results}))}
     for axis, dtype in zip(axes[0], dtypes):
         of_dtype = [r for r in results if r.dtype == dtype]
         for name, levels, leaf in sorted({(r.name, r.levels, r.leaf) for r in of_dtype}):

@@ -234,14 +234,14 @@ def _console(stderr: bool) -> Console:
 
 def _print_table(console: Console, table: Table) -> None:
     """The table where every cell fits whole (rich cuts or folds cells below its natural width:
-    0.33 had been "0.3" over "3", 6.0e-17 "6.0e-…"); else a note, since each result's line above
-    holds the same numbers."""
+    0.33 had been "0.3" over "3", 6.0e-17 "6.0e-…"); else a note of what each result's line above
+    holds, and where the rest is."""
     needed = console.measure(table, options=console.options.update_width(1 << 16)).maximum  # unclamped by the width
     if needed <= console.width:
         console.print(table)
     else:
         console.print(f"(the table needs {needed} columns and the terminal has {console.width}; the lines above hold "
-                      "every number)")
+                      "its times, ratio, extra bytes and error; --json writes every column)")
 
 
 def _lower_ahead(configurations, programs, backend, console) -> None:

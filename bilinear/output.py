@@ -245,7 +245,10 @@ def check_results_target(path: Path, option: str) -> None:
     if path == STDOUT:
         return
     check_target(path, force=True)
-    if path.is_file() and not path.is_symlink() and path.stat().st_size:
+    if path.is_symlink():  # the rename would replace the link (as root, --json /dev/stdout replaced the system's)
+        raise _refuse(f"{option} {path} is a symbolic link; refusing to write through it (--json - writes to standard "
+                      "output)")
+    if path.is_file() and path.stat().st_size:
         try:
             earlier = json.loads(path.read_bytes())
         except (ValueError, OSError):

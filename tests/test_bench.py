@@ -174,3 +174,17 @@ def test_relative_error_and_restoration_by_row_blocks_match_the_whole_arrays(mon
     monkeypatch.setattr(measure, "BLOCK_ELEMENTS", 50)  # blocks of 4 and 2 rows
     blocks = measure.relative_error(C, exact, A, B), measure.restoration(after, A)
     assert blocks[0] == pytest.approx(whole[0], rel=1e-12) and blocks[1] == whole[1]
+
+
+def test_the_plot_gives_more_than_ten_schemes_each_a_colour(tmp_path):
+    """The colours were tab10's ten, zipped with the names: an eleventh scheme's KeyError came after
+    every timing (a review of bench)."""
+    pytest.importorskip("matplotlib")
+    from dataclasses import replace
+
+    from bilinear.bench import BenchResult, plot
+
+    row = BenchResult("s0", "s0.bl", 1, "cublas", "float64", 64, 64, 64, 1.0, 1.0, 1.0, 0.5, 0.5, 0, 1e-16, 1e-16, 1.0)
+    picture = tmp_path / "many.png"
+    plot([replace(row, name=f"s{i}", N=n) for i in range(12) for n in (64, 128)], picture)
+    assert picture.stat().st_size > 1000

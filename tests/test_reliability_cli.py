@@ -1545,3 +1545,17 @@ def test_main_runs_in_a_thread_that_is_not_the_main_one(capsys):
     worker.start()
     worker.join(timeout=60)
     assert outcome == [0] and "strassen" in capsys.readouterr().out
+
+
+def test_bench_json_never_replaces_a_link(capsys, tmp_path):
+    """--json LINK renamed its results over the link (as root, --json /dev/stdout turned the system's
+    link into a file; a review of bench): refused, as --plot refuses a link."""
+    target = tmp_path / "precious.txt"
+    target.write_text("precious\n")
+    link = tmp_path / "results.json"
+    link.symlink_to(target)
+    code, _, err = _run(capsys, "bench", STRASSEN, "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1",
+                        "--json", str(link))
+    assert code == 1 and f"--json {link} is a symbolic link; refusing to write through it (--json - writes to standard " \
+                          "output)" in err, err
+    assert link.is_symlink() and target.read_text() == "precious\n"
