@@ -903,3 +903,29 @@ def test_a_gpu_rank_is_refused_by_what_it_holds_not_by_nine_whole_matrices(monke
     assert device_refusal(product, [(1024, 1024, 1024), (n, n, n)], "float64") == (
         f"a {n}x{n} @ {n}x{n} float64 run needs about {expected / 2**30:.1f} GiB on a rank's device, more than its "
         f"{(expected - 1) / 2**30:.1f} GiB; choose smaller sizes (-n, -m, -k) or more GPUs")
+
+
+def test_a_decomposition_past_the_dtypes_range_is_refused_when_compiled(tmp_path):
+    """2^130 is past float32's range: the operand sums cast it to inf, and the job ended on 'malformed
+    node or string' when the ranks agreed on a NaN error (a review of run --gpus)."""
+    import bilinear.distributed as dist
+    from bilinear.diagnostics import BilinearError
+
+    path = tmp_path / "big.bl"
+    e = str(2**130)
+    path.write_text(f"algorithm big <1,1,1;1>:\n  M1 = ({e}*A11) * (B11/{e})\n  C11 = M1\n")
+    with pytest.raises(BilinearError, match=r"global products multiply by a coefficient of about 1e39, beyond the "
+                                             r"float32 range"):
+        dist.compile(path, backend="numpy", dtype="float32", levels=0)
+    assert dist.compile(path, backend="numpy", dtype="float64", levels=0) is not None
+
+
+def test_ranks_agree_on_values_that_are_not_finite():
+    """repr(nan) is 'nan', which ast.literal_eval refused: a NaN error ended the job on 'malformed node
+    or string' rather than failing its bound."""
+    import math
+
+    from bilinear.distributed.comm import _decode, _encode
+
+    value = _decode(_encode((1.5, float("nan"), -float("inf"), [float("inf"), "nan"])))
+    assert value[0] == 1.5 and math.isnan(value[1]) and value[2] == -math.inf and value[3] == [math.inf, "nan"]

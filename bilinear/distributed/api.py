@@ -20,7 +20,7 @@ from .execute import Local, RankProgram, combine, rank_workspace_bytes
 from .agree import facts, judge, line_strided, same_blocks
 from .layout import block_of, block_shape, gather, scatter_sum
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS, Plan, make_plan, positive_float
-from .steps import algorithm_of, decomposition_for
+from .steps import algorithm_of, check_in_range, decomposition_for
 
 
 def local_products(program: Program, dtype: str, levels: int, leaf: str, backend: str) -> Local:
@@ -311,9 +311,12 @@ def compile(
     comm = comm or make_comm(backend)
     program = scheme if isinstance(scheme, Program) else load(scheme)
     local_program = program if local is None else (local if isinstance(local, Program) else load(local))
+    global_products = decomposition_for(program, comm.size, decomposition, steps)
+    per_rank = local_products(local_program, dtype, levels, leaf, backend)  # (checks dtype)
+    check_in_range(global_products, dtype)
     return DistributedProduct(
-        decomposition_for(program, comm.size, decomposition, steps),
-        local_products(local_program, dtype, levels, leaf, backend),
+        global_products,
+        per_rank,
         comm,
         inputs=inputs,
         output=output,

@@ -150,9 +150,19 @@ def _encode(value: Any) -> bytes:
 
 
 def _decode(data: bytes) -> Any:
+    """A value :func:`_encode` wrote: a literal, with ``nan`` and ``inf`` (repr's, which literal_eval
+    refuses: a NaN error had ended the job on "malformed node or string") read as floats."""
     import ast
 
-    return ast.literal_eval(data.rstrip(b"\0").decode())
+    tree = ast.parse(data.rstrip(b"\0").decode(), mode="eval")
+    for node in ast.walk(tree):
+        for field, child in ast.iter_fields(node):
+            if isinstance(child, ast.Name) and child.id in ("nan", "inf"):
+                setattr(node, field, ast.Constant(float(child.id)))
+            elif isinstance(child, list):
+                child[:] = [ast.Constant(float(c.id)) if isinstance(c, ast.Name) and c.id in ("nan", "inf") else c
+                            for c in child]
+    return ast.literal_eval(tree)
 
 
 class MPIComm(Comm):

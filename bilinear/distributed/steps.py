@@ -65,3 +65,13 @@ def steps_within(rank: int) -> int:
     while steps < MAX_STEPS and rank ** (steps + 1) <= MAX_GLOBAL_PRODUCTS:
         steps += 1
     return steps
+
+
+def check_in_range(decomposition: Decomposition, dtype: str) -> None:
+    """Refuse a decomposition whose coefficients ``dtype`` cannot hold: the operand sums and the
+    reduction multiply by them (a Kronecker power's, in range one by one, maybe not together; 2^130
+    had been cast to inf in float32, and the job ended on an internal error)."""
+    from ..lower.levels import check_range
+
+    coefficients = (coef for p in decomposition.products for side in (p.u, p.v, p.w) for _, coef in side)
+    check_range(coefficients, dtype, f"{decomposition.name}'s global products multiply by", None)
