@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .measure import (error_bound, error_scale, extra_bytes, float64_reference, median, random_inputs, relative_error,
-                      time_device, within_bound)
+                      time_device, within_bound, zero_error)
 from .model import Ceilings, choose_levels, predict, predict_steps
 from .runtime.ceilings import measure_ceilings
 from .runtime.compiled import CompiledProduct
@@ -62,11 +62,12 @@ class BenchResult:
     levels_requested: int | str | None = None  # as asked: fewer may run, or "auto" (None in older files)
     backend: str = "cupy"  # the library timed beside: cuBLAS ("cupy") or NumPy ("numpy"); older files ran on GPUs
     bound: float | None = None  # the error bound bilinear run checks (None in older files)
+    trivial: float | None = None  # the error a C of zeros would have: the bound must be below it (None: 1)
 
     @property
     def within_bound(self) -> bool:
         """Whether the error passes the bound ``bilinear run`` checks (a row without one: unchecked)."""
-        return self.bound is None or within_bound(self.error, self.bound)
+        return self.bound is None or within_bound(self.error, self.bound, self.trivial or 1.0)
 
     @property
     def library(self) -> str:
@@ -121,6 +122,7 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
     product.release_workspace()  # so the first call shows what the product holds at this size
     extra = extra_bytes(lambda: product(A, B, out=C), xp)  # warm-up and correctness too
     error = relative_error(C, exact, A, B, scale)
+    trivial = zero_error(exact, scale)
     del exact
     ours, theirs = [], []
     for _ in range(repeat):  # interleaved, so drift in clocks or temperature hits both alike
@@ -146,7 +148,7 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
         levels_requested=options.levels if requested is None else requested, leaf=options.leaf, dtype=options.dtype, backend=product.backend.name,
         M=M, K=K, N=N, ours_ms=ours_s * 1e3, library_ms=theirs_s * 1e3, ratio=theirs_s / ours_s,
         ours_tflops=flops / ours_s / 1e12, library_tflops=flops / theirs_s / 1e12, extra_bytes=extra,
-        error=error, library_error=library_error, predicted_ms=predicted, stages=stages, bound=bound,
+        error=error, library_error=library_error, predicted_ms=predicted, stages=stages, bound=bound, trivial=trivial,
     )
 
 

@@ -283,7 +283,7 @@ def _line(r: BenchResult) -> str:
 
 def _verdict(r: BenchResult) -> str:
     """What a line says after the error where it misses run's bound: the bound and why."""
-    said = "" if r.bound is None else bound_verdict(r.error, r.bound).strip()
+    said = "" if r.bound is None else bound_verdict(r.error, r.bound, r.trivial or 1.0).strip()
     return f" (bound {r.bound:.1e}): {said}" if said else ""
 
 

@@ -1103,7 +1103,8 @@ def test_a_bound_of_one_or_more_checks_nothing(capsys, tmp_path):
                     "  C11 = M1 - 9007199254740992*M2\n")
     assert _run(capsys, "verify", path)[0] == 0
     code, out, _ = _run(capsys, "run", path, "-n", "32", "--backend", "numpy", "--repeat", "1")
-    assert code == 1 and "NOT CHECKED: a bound of 1 or more passes any product (the scheme's error growth is too large)" in out
+    assert code == 1 and "NOT CHECKED: the bound passes even a C of zeros (its error would be " in out
+    assert "; the scheme's error growth is too large)" in out
 
 
 def test_a_schedule_multiplying_sums_under_library_leaves_is_refused_where_it_is_written(capsys, tmp_path):
@@ -1559,3 +1560,16 @@ def test_bench_json_never_replaces_a_link(capsys, tmp_path):
     assert code == 1 and f"--json {link} is a symbolic link; refusing to write through it (--json - writes to standard " \
                           "output)" in err, err
     assert link.is_symlink() and target.read_text() == "precious\n"
+
+
+def test_a_bound_that_a_c_of_zeros_would_pass_checks_nothing(capsys, monkeypatch):
+    """A float32 bound of 4e-2 at K = 1000 (Kauers' <2,5,7;55>, two levels) passed C = 0, whose error
+    is about 1/√K: only a bound of 1 or more was 'NOT CHECKED' (a review of run)."""
+    from bilinear.measure import bound_verdict, within_bound
+
+    assert not within_bound(1e-5, 0.04, trivial=0.031) and within_bound(1e-5, 0.02, trivial=0.031)
+    assert bound_verdict(0.031, 0.04, trivial=0.031) == ("   NOT CHECKED: the bound passes even a C of zeros (its error "
+                                                          "would be 3.1e-02; the scheme's error growth is too large)")
+    code, out, _ = _run(capsys, "run", scheme_file("kauers/k108391c6c35ad0c4.exp"), "-m", "8", "-k", "1000", "-n", "98",
+                        "--levels", "2", "--dtype", "float32", "--backend", "numpy", "--repeat", "1")
+    assert code == 1 and "NOT CHECKED: the bound passes even a C of zeros" in out, out

@@ -38,6 +38,7 @@ class DistributedResult:
     backend: str = "cupy"  # "numpy": ranks on the CPU, the reference NumPy's product
     levels_run: int = 0  # the most local levels any rank's products recursed through (the bound's)
     levels_requested: int = 0
+    trivial: float = 1.0  # the error a C of zeros would have: a bound at or past it checks nothing
 
     @property
     def speedup(self) -> float:
@@ -45,7 +46,7 @@ class DistributedResult:
 
     @property
     def within_bound(self) -> bool:
-        return within_bound(self.error, self.bound)
+        return within_bound(self.error, self.bound, self.trivial)
 
     def describe(self) -> str:
         M, K, N = self.dims
@@ -58,7 +59,7 @@ class DistributedResult:
                    "blocks are too small for more; the bound counts those that ran)"]
                   if self.levels_run != self.levels_requested else []),
                 f"  relative error  {self.error:.3e}   (bound {self.bound:.3e})"
-                + bound_verdict(self.error, self.bound),
+                + bound_verdict(self.error, self.bound, self.trivial),
                 f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); {reference} "
                 f"{self.one_gpu_seconds * 1e3:.2f} ms: speed-up {self.speedup:.3f}",
                 f"  memory per {device} (largest) {self.memory_bytes / 2**30:.2f} GiB, "
@@ -128,15 +129,17 @@ def device_refusal(product: DistributedProduct, sizes: list[tuple[int, int, int]
     return None
 
 
-def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = ERROR_BAND) -> float:
-    """‖C − (A·B)[rows, cols]‖² with A·B in float64, a band of rows at a time (49152² needs no second copy)."""
+def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = ERROR_BAND) -> tuple[float, float]:
+    """‖C − (A·B)[rows, cols]‖² and ‖(A·B)[rows, cols]‖² with A·B in float64, a band of rows at a time
+    (49152² needs no second copy)."""
     A64, B64 = A.astype("float64", copy=False), B[:, cols].astype("float64", copy=False)
-    squared = 0.0
+    squared = reference = 0.0
     for start in range(0, C.shape[0], band):
         stop = min(start + band, C.shape[0])
         exact = A64[rows.start + start : rows.start + stop] @ B64
         squared += float(xp.linalg.norm(C[start:stop].astype("float64") - exact)) ** 2
-    return squared
+        reference += float(xp.linalg.norm(exact)) ** 2
+    return squared, reference
 
 
 def layout_pieces(product: DistributedProduct, A: Any, B: Any, C: Any | None = None) -> dict:
@@ -157,15 +160,16 @@ def layout_pieces(product: DistributedProduct, A: Any, B: Any, C: Any | None = N
     return {"A": a, "B": b, "out": out, "region": region}
 
 
-def _error(product: DistributedProduct, ours: Any, region, A: Any, B: Any) -> float:
-    """The relative error of the whole product, from each rank's part of it (once per element)."""
+def _error(product: DistributedProduct, ours: Any, region, A: Any, B: Any) -> tuple[float, float]:
+    """The relative error of the whole product, from each rank's part of it (once per element), and
+    the error a C of zeros would have (measure.zero_error)."""
     comm, xp = product.comm, product.comm.xp
     counted = ours is not None and (product.output == "block2d" or comm.rank == 0)
-    squared = _squared_error(xp, ours, A, B, *region) if counted and ours.size else 0.0
-    total = sum(float(x) for x in comm.agree(squared))
+    squared = _squared_error(xp, ours, A, B, *region) if counted and ours.size else (0.0, 0.0)
+    total, reference = (sum(float(pair[i]) for pair in comm.agree(squared)) for i in (0, 1))
     scale = float(xp.linalg.norm(A.astype("float64", copy=False)))
     scale *= float(xp.linalg.norm(B.astype("float64", copy=False)))
-    return total**0.5 / scale if scale else total**0.5
+    return (total**0.5 / scale, reference**0.5 / scale) if scale else (total**0.5, 1.0)
 
 
 def measure(
@@ -184,7 +188,7 @@ def measure(
     A, B = same_inputs(xp, M, K, N, dtype, seed)
     given = layout_pieces(product, A, B)
     ours = product(given["A"], given["B"], out=given["out"])
-    error = _error(product, ours, given["region"], A, B)
+    error, trivial = _error(product, ours, given["region"], A, B)
     # of the plan that call ran: dynamic balance may plan the timed calls anew
     levels, growth = local_levels(product, M, K, N)
     bound = _bound(product, dtype, K, growth)
@@ -205,6 +209,7 @@ def measure(
         plan=product.describe(),
         error=error,
         bound=bound,
+        trivial=trivial,
         seconds=median(times[1:]),
         one_gpu_seconds=median(single_times[1:]),
         workspace_bytes=int(comm.max(product.workspace_bytes(M, K, N, itemsize))),

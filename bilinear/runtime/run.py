@@ -21,6 +21,7 @@ from ..measure import (
     restoration,
     time_device,
     within_bound,
+    zero_error,
 )
 from ..verify.stability import stability
 from .compiled import CompiledProduct
@@ -47,10 +48,11 @@ class RunResult:
     inputs_restored: bool = True  # False for an in-place schedule that declares no restore
     inputs_written: bool = True  # False where no level that ran writes A or B (nothing to restore)
     multiplied: bool = True  # False for alpha = 0 or an empty product: no level runs whatever the size
+    trivial: float = 1.0  # the error a C of zeros would have: a bound at or past it checks nothing
 
     @property
     def within_bound(self) -> bool:
-        return within_bound(self.error, self.bound)
+        return within_bound(self.error, self.bound, self.trivial)
 
     def describe(self) -> str:
         M, K, N = self.dims
@@ -67,7 +69,7 @@ class RunResult:
                    if self.levels_run == self.levels_requested and self.breadth_run < self.breadth_requested else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
-            + bound_verdict(self.error, self.bound),
+            + bound_verdict(self.error, self.bound, self.trivial),
             (
                 f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
                 f"ratio {self.reference_seconds / self.seconds:.3f})"
@@ -221,6 +223,7 @@ def run_once(
     reference_call = _reference(product, A, B, C, reference, alpha, beta)
     reference_call()
     reference_error = relative_error(reference, exact, A, B, scale)
+    trivial = zero_error(exact, scale)
     del exact
 
     # Each timed call adds beta·out to what the last one left: out may overflow (with a beta of 1e300)
@@ -241,6 +244,7 @@ def run_once(
         error=error,
         reference_error=reference_error,
         bound=error_bound(product.dtype, K, growth, len(ran) + breadth),
+        trivial=trivial,
         seconds=median(ours),
         reference_seconds=median(theirs),
         extra_bytes=extra,
