@@ -108,3 +108,6 @@ def test_scalars_the_checked_path_refuses_take_it():
         for alpha, beta in ((float("nan"), 0.0), (huge, 0.0), (1.0, huge), (1.0, float("nan"))):
             assert prepared_calls.issue(A, B, C, alpha, beta) is None
     assert calls == []
+    # as the checked path: 3.4028235e38 rounds to float32's largest, and is taken
+    with np.errstate(over="ignore"):
+        assert prepared_calls.issue(A, B, C, 3.4028235e38, 0.0) is C and calls == [(3.4028235e38, 0.0)]

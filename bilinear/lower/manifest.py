@@ -107,10 +107,10 @@ LARGEST_SIDE = 2**31 - 1
 
 
 def refused_from(lowered: Lowered) -> int | None:
-    """The least n whose n×n×n library call returns 4000 under the workspace limit (no plan fits it,
-    nor the last one's ozaki leaves in tiles), found by bisection (what a call needs grows with n,
-    though with ozaki leaves a few sizes past it may fit again, as their tiles round); None without
-    a limit or where every call up to LARGEST_SIDE runs."""
+    """An n from which n×n×n library calls return 4000 under the workspace limit (no plan fits them,
+    nor the last one's ozaki leaves in tiles), found by bisection: the least such n where what a
+    call needs grows with n; with ozaki leaves, whose tiles round, a few sizes past it may fit again
+    and one below it might not.  None without a limit or where every call up to LARGEST_SIDE runs."""
     limit = lowered.options.workspace_limit
     if limit is None:
         return None

@@ -43,13 +43,13 @@ def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
         number = math.inf
     if not math.isfinite(number):  # inf or NaN makes every element of the result NaN
         raise ValueError(f"{name} must be a finite number, not {_shown(value)}")
-    if dtype is not None and abs(number) >= _rounds_to_inf(dtype):
+    if dtype is not None and abs(number) >= rounds_to_inf(dtype):
         raise ValueError(f"{name} = {number:g} is past {np.dtype(dtype).name}'s range (its largest is "
                          f"{np.finfo(dtype).max!s}): the product would be inf or NaN")
     return number
 
 
-def _rounds_to_inf(dtype: Any) -> float:
+def rounds_to_inf(dtype: Any) -> float:
     """The least magnitude that rounds to inf in ``dtype``: its largest and half an ulp (float32's
     largest written as 3.4028235e38 rounds down to it; float64's bound is inf itself)."""
     largest = np.finfo(dtype).max

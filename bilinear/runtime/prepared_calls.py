@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
-
+from .compiled import rounds_to_inf
 from .views import memory_span
 
 #: Signatures kept; past this the oldest go (a program of ever-new shapes stays bounded).
@@ -61,10 +60,10 @@ def remember(A: Any, B: Any, out: Any, run: Callable[[Any, Any, Any, float, floa
     a_extent, b_extent = _extent(A), _extent(B)
     out_extent = None if out is None else _extent(out)
     locate = array_types[type(A)]
-    largest = float(np.finfo(A.dtype).max)
+    past = rounds_to_inf(A.dtype)  # the checked path's range (real_scalar)
 
     def call(A, B, out, alpha, beta):
-        if not (abs(alpha) <= largest and abs(beta) <= largest):
+        if not (abs(alpha) < past and abs(beta) < past):
             return None  # NaN, inf, or past the dtype's range (1e39 in float32): the checked path refuses it
         if out is None:
             if beta != 0:
