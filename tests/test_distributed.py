@@ -22,7 +22,7 @@ from bilinear.lower.decompose import GlobalProduct, breadth_first, tiles_2d
 from bilinear.distributed.plan import Task, assign, default_bands, make_plan
 from bilinear.frontend import program_from_text
 
-from helpers.mpi import needs_mpi, run_ranks as _mpi
+from helpers.mpi import needs_mpi, run_mpmd as _mpmd, run_ranks as _mpi
 CHECK = ROOT / "tests" / "helpers" / "distributed_check.py"
 ODD = (101, 67, 53)
 
@@ -289,6 +289,34 @@ def test_a_rank_count_that_is_not_gpus_is_said_once_and_every_rank_exits_1(attem
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.count("bilinear: --gpus 2 but this job has 3 rank(s): start it with `mpiexec -n 2 bilinear ...`") == 1
     assert "BAD TERMINATION" not in done.stdout + done.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("second, said", [
+    # refused on rank 1 alone, before any collective: rank 0 had waited out the timeout at its first one
+    (("--alpha", "2"), "bilinear: the ranks were started with different options: --alpha differs between rank 0 "
+                       "and rank 1; start every rank with the same command line\n"),
+    (("-n", "32", "--repeat", "3"), "bilinear: the ranks were started with different options: -n, --repeat differ "
+                                    "between rank 0 and rank 1; start every rank with the same command line\n"),
+])
+def test_ranks_started_with_different_options_are_refused_at_once_on_every_rank(second, said):
+    run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
+    start = time.monotonic()
+    done = _mpmd(run, (*run, *second), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert time.monotonic() - start < 45  # not the 60 s timeout
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == said
+
+
+@needs_mpi
+def test_ranks_running_different_commands_are_refused_at_once():
+    run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
+    bench = ("-m", "bilinear.cli", "bench", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2",
+             "--backend", "numpy")
+    done = _mpmd(run, bench, timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == ("bilinear: the ranks were started with different commands: rank 0 run, rank 1 bench; "
+                           "start every rank with the same command line\n")
 
 
 @needs_mpi

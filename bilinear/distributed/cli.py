@@ -233,11 +233,55 @@ def _check_world(args) -> None:
                               f"start it with `mpiexec -n {args.gpus} bilinear ...`")
 
 
-def _guarded(body) -> int:
-    """Run ``body`` on this rank; a failure on any rank ends every rank (the others would wait for it)."""
+#: What ranks may be given differently: paths (where a node keeps FILE; what each file holds is
+#: compared as the decomposition's digest), and --json, which rank 0 alone writes.
+RANK_OWN_OPTIONS = frozenset({"file", "files", "local", "json"})
+
+
+def _same_command(args) -> None:
+    """Refuse, on every rank alike, a job whose ranks were started with different options (a
+    hand-built MPMD line, ``mpiexec -n 1 bilinear run ... : -n 1 bilinear run ... --alpha 2``): an
+    option refused on one rank alone had left the others waiting out BILINEAR_DIST_TIMEOUT."""
+    import hashlib
+
+    from .comm import MPIComm
+
+    if _world()[1] == 1:
+        return
+    flags = _flags(args.command)  # the command's options, alike on every rank that runs it
+    names = sorted(set(flags) - RANK_OWN_OPTIONS)
+    digests = "".join(hashlib.sha256(repr(getattr(args, name, None)).encode()).hexdigest()[:6] for name in names)
+    everyone = MPIComm().agree((args.command, digests))
+    if len({command for command, _ in everyone}) > 1:
+        listing = ", ".join(f"rank {rank} {command}" for rank, (command, _) in enumerate(everyone))
+        raise SameOnEveryRank(f"the ranks were started with different commands: {listing}; "
+                              "start every rank with the same command line")
+    differ = [flags[name] for i, name in enumerate(names) if len({d[6 * i : 6 * i + 6] for _, d in everyone}) > 1]
+    if differ:
+        ranks = [rank for rank, (_, d) in enumerate(everyone) if d != everyone[0][1]]
+        others = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
+        raise SameOnEveryRank(
+            f"the ranks were started with different options: {', '.join(differ)} "
+            f"{'differs' if len(differ) == 1 else 'differ'} between rank 0 and {others}; "
+            "start every rank with the same command line")
+
+
+def _flags(command: str) -> dict[str, str]:
+    """``command``'s options by where argparse keeps them, each as a user types it (``fuse``: --no-fuse)."""
+    from ..cli import build_parser
+
+    (commands,) = [action for action in build_parser()._actions if action.dest == "command"]
+    return {action.dest: action.option_strings[0] if action.option_strings else action.metavar or action.dest.upper()
+            for action in commands.choices[command]._actions if action.dest != "help"}
+
+
+def _guarded(args, body) -> int:
+    """Run ``body`` on this rank once every rank has the same options; a failure on any rank ends
+    every rank (the others would wait for it)."""
     from ..diagnostics import BilinearError, render
 
     try:
+        _same_command(args)
         return body()
     except OptionError:  # from the options alone, so alike on every rank: rank 0 says it as argparse would
         if _world()[0] == 0:
@@ -285,7 +329,7 @@ def run_command(args) -> int:
             print(result.describe())
         return 0 if result.within_bound else 1
 
-    return _guarded(body)
+    return _guarded(args, body)
 
 
 def bench_command(args) -> int:
@@ -326,4 +370,4 @@ def bench_command(args) -> int:
             write_results(args.json, json.dumps(json_ready(results), indent=1))
         return 0 if passed else 1
 
-    return _guarded(body)
+    return _guarded(args, body)

@@ -20,3 +20,12 @@ def run_ranks(
     """``python ARGS`` on ``ranks`` ranks (in folder ``cwd``); its status and output."""
     return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
                           timeout=timeout, env=os.environ | (env or {}), cwd=cwd)
+
+
+def run_mpmd(*commands: tuple[str, ...], timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    """One job of one rank per command (``mpiexec -n 1 python A : -n 1 python B``), as a hand-built
+    MPMD line starts ranks with different options; its status and output."""
+    line = [MPIEXEC]
+    for args in commands:
+        line += [*(() if len(line) == 1 else (":",)), "-n", "1", sys.executable, *args]
+    return subprocess.run(line, capture_output=True, text=True, timeout=timeout, env=os.environ | (env or {}))
