@@ -340,3 +340,34 @@ def test_bl_text_under_a_catalogue_suffix_is_asked_about(tmp_path, capsys, text)
     path.write_text(text, encoding="utf-8")
     assert main(["verify", str(path)]) == 1
     assert "could be bl or perminov-text" in capsys.readouterr().err
+
+
+LONG_NAME = "a" * 300  # past the file system's 255: stat raises ENAMETOOLONG, as it raises EACCES in a folder one cannot enter
+
+
+@pytest.mark.parametrize("command", [
+    ["verify", LONG_NAME + ".exp"], ["verify", LONG_NAME], ["compile", LONG_NAME + ".exp"], ["import", LONG_NAME + ".exp"],
+    ["run", LONG_NAME + ".bl", "-n", "8", "--backend", "numpy"], ["bench", LONG_NAME + ".bl", "-n", "8", "--backend", "numpy"],
+    ["export", LONG_NAME + ".bl", "--to", "fast-matmul", "-o", "out"], ["plan", LONG_NAME + ".bl"], ["optimize", LONG_NAME + ".bl"],
+    ["transform", LONG_NAME + ".bl", "--to", "kmn"], ["product", LONG_NAME + ".bl", "strassen"],
+])
+def test_a_file_that_cannot_be_looked_at_is_an_error_not_a_traceback(tmp_path, capsys, monkeypatch, command):
+    """Path.is_file() raised the OSError in find_scheme, an argparse type: a traceback."""
+    monkeypatch.chdir(tmp_path)
+    assert main(command) in (1, 2)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"{LONG_NAME}" in err and "File name too long" in err, err
+
+
+def test_verify_json_says_why_a_file_cannot_be_looked_at(tmp_path, capsys, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", LONG_NAME + ".exp", "--format", "json"]) == 1
+    (error,) = json.loads(capsys.readouterr().out)["errors"]
+    assert error["message"] == f"cannot read {LONG_NAME}.exp: File name too long"
+
+
+def test_load_says_why_a_file_cannot_be_looked_at(tmp_path):
+    with pytest.raises(BilinearError, match=f"cannot read .*{LONG_NAME}.exp: File name too long"):
+        bilinear.load(tmp_path / f"{LONG_NAME}.exp")

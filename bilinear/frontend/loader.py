@@ -86,10 +86,10 @@ def _resolve_use(use: Use, including: Path) -> Path:
     if use.path and not use.path.endswith(".bl"):
         raise BilinearError(Diagnostic(f"`use` takes .bl files, not {use.path!r}", use.span))
     local = (including.parent / use.path)
-    if local.exists() or local.is_symlink():  # a broken or looping link: read_source says which
+    if os.path.lexists(local):  # a broken or looping link too: read_source says which
         return local
     shipped = algorithms_dir() / use.path
-    if shipped.exists():
+    if os.path.exists(shipped):
         return shipped
     raise BilinearError(
         Diagnostic(
@@ -208,10 +208,12 @@ def find_scheme(text: str) -> Path:
     shipped scheme, as ``compile strassen -o strassen`` makes, is not).
     """
     path = Path(text)
-    if path.is_file() or len(path.parts) != 1:
+    # os.path's checks, not Path's: a name too long, or a folder one may not enter, is not a file
+    # here (Path.is_file raised, in an argparse type: a traceback); reading it says why
+    if os.path.isfile(path) or len(path.parts) != 1:
         return path
     for shipped_file in (algorithms_dir() / text, algorithms_dir() / f"{text}.bl"):
-        if shipped_file.is_file():
+        if os.path.isfile(shipped_file):
             return shipped_file
     if path.suffix:
         return path
