@@ -621,3 +621,11 @@ def test_an_sms_value_spelled_as_a_float_is_not_called_a_symbol(tmp_path, value,
     assert _error(tmp_path / "1x1x1_1_t_L.sms") == message
     _write(tmp_path, "1x1x1_1_t_L.sms", "1 1 R\n1 1 1e0\n0 0 0\n")
     assert report_algorithm(read_catalogue(tmp_path / "1x1x1_1_t_L.sms")).ok
+
+
+def test_a_mathematica_file_whose_name_or_shape_disagrees_with_its_matrices_is_told_which_is_which(tmp_path):
+    """The name's shape and the matrices' were swapped in the message."""
+    one = "{{{{1}}, {{1}}, {{1}}}}"  # ⟨1,1,1;1⟩
+    assert _error(_write(tmp_path, "112-1-mod0.m", one)) == (
+        "the name '112-1-mod0.m' says ⟨1,1,2⟩, but the matrices are ⟨1,1,1⟩")
+    assert _error(_write(tmp_path, "x.m", one), shape=Shape(1, 1, 2)) == "the matrices are ⟨1,1,1⟩, but the shape given is ⟨1,1,2⟩"

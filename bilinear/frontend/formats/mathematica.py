@@ -18,7 +18,7 @@ from pathlib import Path
 from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import algorithm_from_tables, check_side, fail, identifier, modulus_in_name, shape_mismatch, whole_file
+from .common import algorithm_from_tables, check_side, fail, identifier, modulus_in_name, whole_file
 from .kauers import name_shape
 
 
@@ -90,10 +90,10 @@ def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | Modu
                 lists.span(node),
             )
     named, origin = name_shape(path)
-    if named is not None:
-        shape_mismatch(found, named, origin, whole_file(path))
-    if shape is not None:
-        shape_mismatch(found, shape, "the matrices", whole_file(path))
+    if named is not None and named != found:
+        fail(f"{origin} says {named}, but the matrices are {found}", whole_file(path))
+    if shape is not None and shape != found:
+        fail(f"the matrices are {found}, but the shape given is {shape}", whole_file(path))
     u = [[t[0][i][j] for t in triples] for i in range(found.m) for j in range(found.k)]
     v = [[t[1][i][j] for t in triples] for i in range(found.k) for j in range(found.n)]
     w = [[t[2][j][i] for t in triples] for i in range(found.m) for j in range(found.n)]  # C_r is transposed
