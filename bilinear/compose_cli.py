@@ -299,7 +299,8 @@ def add_parsers(commands) -> None:
     )
     add_input_options(export_cmd)
     export_cmd.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
-    export_cmd.add_argument("-o", "--output", type=output_path, required=True, metavar="OUT", help="file (plinopt: the stem of the three .sms files, or a folder to write them in)")
+    export_cmd.add_argument("-o", "--output", type=output_path, required=True, metavar="OUT", help="file (plinopt: OUT names MxKxN_R_OUT_L.sms, _R.sms and _P.sms; a folder gets "
+                            "MxKxN_R_NAME_*.sms, NAME the algorithm's)")
     export_cmd.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
     export_cmd.add_argument("--force", action="store_true", help="replace files that exist")
     export_cmd.set_defaults(handler=export)

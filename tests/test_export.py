@@ -11,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import bilinear
+from bilinear.cli import main
 from bilinear.diagnostics import BilinearError
 from bilinear.frontend import program_from_text
 from bilinear.frontend.export import to_bl
@@ -309,3 +310,13 @@ def test_a_rename_that_fails_is_an_error_and_leaves_no_temporary_file(tmp_path):
     with pytest.raises(BilinearError, match=f"cannot write {folder}"):
         write_together({tmp_path / "a": "new", folder: "x"})
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a", "b"] and list(folder.iterdir()) == []
+
+
+def test_exports_help_says_how_plinopt_files_are_named(tmp_path, capsys):
+    """It had said OUT was the stem of the three files; they are MxKxN_R_OUT_{L,R,P}.sms."""
+    with pytest.raises(SystemExit):
+        main(["export", "-h"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "plinopt: OUT names MxKxN_R_OUT_L.sms, _R.sms and _P.sms; a folder gets MxKxN_R_NAME_*.sms" in help_text
+    assert main(["export", "strassen", "--to", "plinopt", "-o", str(tmp_path / "foo")]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2x2x2_7_foo_L.sms", "2x2x2_7_foo_P.sms", "2x2x2_7_foo_R.sms"]
