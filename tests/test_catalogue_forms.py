@@ -629,3 +629,36 @@ def test_a_mathematica_file_whose_name_or_shape_disagrees_with_its_matrices_is_t
     assert _error(_write(tmp_path, "112-1-mod0.m", one)) == (
         "the name '112-1-mod0.m' says ⟨1,1,2⟩, but the matrices are ⟨1,1,1⟩")
     assert _error(_write(tmp_path, "x.m", one), shape=Shape(1, 1, 2)) == "the matrices are ⟨1,1,1⟩, but the shape given is ⟨1,1,2⟩"
+
+
+# --- what a catalogue name says of the shape and the product count -----------------------------------
+
+ONE = "1\n#\n1\n#\n1\n"  # fast-matmul's ⟨1,1,1;1⟩
+SMS_ONE = "1 1 R\n1 1 1\n0 0 0\n"
+
+
+@pytest.mark.parametrize("name, text, options, message", [
+    # a truncated file was read as another shape: "cannot infer the shape", or ⟨1,9,2;40⟩ for smirnov336
+    ("one112-1-2", ONE, {}, "V has 1 rows; ⟨1,1,2⟩, as the name 'one112-1-2' says, needs 2, one per B block "
+                            "(B11..B12, row-major)"),
+    ("one112-1-2", ONE, {"shape": Shape(1, 1, 1)}, "the name 'one112-1-2' says ⟨1,1,2⟩, but the shape given is ⟨1,1,1⟩"),
+    ("eliminated-one111-2-0", ONE, {}, "the name 'eliminated-one111-2-0' says 2 products, but it holds 1"),
+    ("one111-2-0-approx", ONE, {}, "the name 'one111-2-0-approx' says 2 products, but it holds 1"),
+    ("111-2-mod0.exp", "(a11)*(b11)*(c11)\n", {}, "the name '111-2-mod0.exp' says 2 products, but it holds 1"),
+    ("k00ab-111-2-mod0.exp", "(a11)*(b11)*(c11)\n", {}, "the name 'k00ab-111-2-mod0.exp' says 2 products, but it holds 1"),
+    ("111-2-mod0.m", "{{{{1}}, {{1}}, {{1}}}}", {}, "the name '111-2-mod0.m' says 2 products, but it holds 1"),
+])
+def test_a_name_that_gives_the_shape_or_the_product_count_is_held_to_it(tmp_path, name, text, options, message):
+    assert _error(_write(tmp_path, name, text), **options) == message
+
+
+def test_a_plinopt_name_that_gives_another_product_count_is_refused(tmp_path):
+    for part in "LRP":
+        _write(tmp_path, f"1x1x1_2_one_{part}.sms", SMS_ONE)
+    assert _error(tmp_path / "1x1x1_2_one_L.sms") == "the name '1x1x1_2_one_L.sms' says 2 products, but it holds 1"
+
+
+@pytest.mark.parametrize("name, text", [("one111-1-0", ONE), ("strassen", ONE), ("111-1-mod0.exp", "(a11)*(b11)*(c11)\n"),
+                                        ("111-k0a44.exp", "(a11)*(b11)*(c11)\n")])
+def test_names_that_agree_or_say_nothing_read_as_before(tmp_path, name, text):
+    assert read_catalogue(_write(tmp_path, name, text)).rank == 1

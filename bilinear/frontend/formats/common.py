@@ -84,6 +84,13 @@ def shape_mismatch(found: Shape, given: Shape, where: str, span: Span) -> None:
         fail(f"{where} says {found}, but the shape given is {given}", span)
 
 
+def rank_mismatch(named: int | None, rank: int, where: str, span: Span | None) -> None:
+    """Refuse a scheme whose file name gives another product count (a truncated file, most
+    likely: it had read as a smaller scheme), as ``export`` refuses to write one."""
+    if named is not None and named != rank:
+        fail(f"{where} says {named} products, but it holds {rank}", span)
+
+
 def check_side(shape: Shape, where: str, span: Span | None) -> Shape:
     """A declared shape, refused before anything is allocated when a side is 0 or absurd."""
     for side in (shape.m, shape.k, shape.n):

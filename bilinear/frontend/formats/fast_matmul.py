@@ -29,7 +29,7 @@ from lark import Lark, Transformer, UnexpectedInput
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
 from ...verify.rings import ApproximateScheme
 from ..loader import read_source
-from .common import check_side, fail, identifier, infer_shape, line_span, rational, token_span, whole_file
+from .common import check_side, rank_mismatch, shape_mismatch, fail, identifier, infer_shape, line_span, rational, token_span, whole_file
 
 if TYPE_CHECKING:
     import sympy
@@ -170,9 +170,27 @@ def _check_widths(section: Section, letter: str, width: int, meaning: str) -> No
             fail(f"this row of {letter} has {len(row.entries)} entries; it needs {width}, {meaning}", row.span)
 
 
+#: fast-matmul's names: a scheme's author, its shape, products and additions (grey333-23-152,
+#: eliminated-grey333-23-125, bini322-10-52-approx)
+_NAME = re.compile(r"(?:eliminated-)?[A-Za-z]+([1-9])([1-9])([1-9])-([0-9]{1,9})-[0-9]+(?:-approx)?")
+
+
+def name_facts(path: Path) -> tuple[Shape | None, int | None, str]:
+    """(shape, product count, where they came from) from a fast-matmul name, or (None, None, "")."""
+    named = _NAME.fullmatch(path.name)
+    if named is None:
+        return None, None, ""
+    return Shape(*(int(g) for g in named.groups()[:3])), int(named.group(4)), f"the name '{path.name}'"
+
+
 def _shape(main: list[Section], extra: tuple[int, int, int], shape: Shape | None, path: Path) -> Shape:
     # Substitution rows extend U and V; the product substitutions extend W's columns, not its rows.
     rows_a, rows_b, rows_c = len(main[0].rows) - extra[0], len(main[1].rows) - extra[1], len(main[2].rows)
+    named, _, origin = name_facts(path)
+    if named is not None and shape is not None:
+        shape_mismatch(named, shape, origin, whole_file(path))
+    source = f", as {origin} says," if named is not None and shape is None else ""
+    shape = shape or named  # the name's: a truncated file had read as another shape
     if shape is None:
         shape = infer_shape(rows_a, rows_b, rows_c)
         if shape is None:
@@ -184,7 +202,7 @@ def _shape(main: list[Section], extra: tuple[int, int, int], shape: Shape | None
             rows, cols = shape.grid(operand)
             substitutions = f" plus {sub_rows} substitution rows" if sub_rows else ""
             fail(
-                f"{letter} has {len(section.rows)} rows; {shape} needs {want}{substitutions}, one per {operand} block "
+                f"{letter} has {len(section.rows)} rows; {shape}{source} needs {want}{substitutions}, one per {operand} block "
                 f"({block_name(operand, 1, 1)}..{block_name(operand, rows, cols)}, row-major)",
                 section.span,
             )
@@ -201,6 +219,7 @@ def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | Appr
     _check_widths(main[0], "U", rank, "one per product")
     _check_widths(main[1], "V", rank, "one per product")
     _check_widths(main[2], "W", rank + extra[2], "one per product" + (" and one per product substitution" if subs else ""))
+    rank_mismatch(name_facts(path)[1], rank, f"the name '{path.name}'", whole_file(path))
     for section, letter, width in zip(subs, "ABM", (shape.m * shape.k, shape.k * shape.n, rank)):
         meaning = "one per product" if letter == "M" else f"one per {letter} block"
         _check_widths(section, f"the {letter} substitutions", width, meaning)

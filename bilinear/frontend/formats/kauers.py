@@ -17,18 +17,22 @@ from pathlib import Path
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import fail, identifier, modulus_in_name, shape_mismatch, whole_file
+from .common import rank_mismatch, fail, identifier, modulus_in_name, shape_mismatch, whole_file
 from .trilinear import TrilinearProduct, parse_product
 
 
-def name_shape(path: Path) -> tuple[Shape | None, str]:
-    """(shape, where it came from) from a ``333``-style token of the file's name.  Not of its folder's:
-    run_333/ may hold any scheme (Strassen there had been read as ⟨3,3,3⟩), and a correct scheme's
-    largest indices are its shape anyway."""
-    shapes = {t for t in re.split(r"[-_.]", path.name) if re.fullmatch(r"[1-9]{3}", t)}
-    if len(shapes) == 1:
-        return Shape(*(int(d) for d in shapes.pop())), f"the name '{path.name}'"
-    return None, ""
+def name_shape(path: Path) -> tuple[Shape | None, int | None, str]:
+    """(shape, product count, where they came from) from a ``333``-style token of the file's name
+    and a number right after it (``k…-333-23-mod0.exp``, flips' ``223-11-mod0.exp``).  Not of its
+    folder's: run_333/ may hold any scheme (Strassen there had been read as ⟨3,3,3⟩), and a correct
+    scheme's largest indices are its shape anyway."""
+    tokens = re.split(r"[-_.]", path.name)
+    at = [i for i, t in enumerate(tokens) if re.fullmatch(r"[1-9]{3}", t)]
+    if len({tokens[i] for i in at}) != 1:
+        return None, None, ""
+    after = tokens[at[0] + 1] if len(at) == 1 and at[0] + 1 < len(tokens) else ""
+    rank = int(after) if re.fullmatch(r"[0-9]{1,9}", after) else None
+    return Shape(*(int(d) for d in tokens[at[0]])), rank, f"the name '{path.name}'"
 
 
 def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
@@ -40,7 +44,8 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
     if not products:
         fail(f"{path.name} holds no products: expected one '(a..)*(b..)*(c..)' line per product", whole_file(path))
     modulus = modulus_in_name(path)
-    named, origin = name_shape(path)
+    named, named_rank, origin = name_shape(path)
+    rank_mismatch(named_rank, len(products), origin, whole_file(path))
     if shape is not None:
         if named is not None:
             shape_mismatch(named, shape, origin, whole_file(path))

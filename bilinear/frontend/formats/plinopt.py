@@ -39,12 +39,12 @@ from pathlib import Path
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
-from .common import check_side, fail, identifier, infer_shape, shape_mismatch, whole_file
+from .common import rank_mismatch, check_side, fail, identifier, infer_shape, shape_mismatch, whole_file
 from .sparse import Sparse, Steps, read_slp, read_sms
 
 _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
 _NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>(?i:sms|slp))$")  # .SMS too, as detection takes it
-_SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_")
+_SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_(?:(\d{1,9})_)?")  # PLinOpt's names: MxKxN_R_text
 _PLACEHOLDER = re.compile(r"(\d+) is a plac\w* ?holder for (?:sqrt\((\d+)\)|a square root of -(1))")
 
 
@@ -156,7 +156,9 @@ def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | Alternat
         if count != rank:
             fail(f"{paths[part].name} has {count} {what}; {paths['L'].name} has {rank} rows, one per product", matrix.header)
     named = _SHAPE.match(paths["L"].name)
-    named = check_side(Shape(*(int(g) for g in named.groups())), f"the name {paths['L'].name}", left.header) if named else None
+    if named and named.group(4):
+        rank_mismatch(int(named.group(4)), rank, f"the name '{paths['L'].name}'", left.header)
+    named = check_side(Shape(*(int(g) for g in named.groups()[:3])), f"the name {paths['L'].name}", left.header) if named else None
     changes = None
     if stem.endswith("-ALT"):
         changes = _basis_changes(paths, left, right, post)
