@@ -264,3 +264,46 @@ def test_an_unused_temporary_is_a_warning_and_takes_no_workspace(tmp_path):
     assert entry.workspace == {}
     product = bilinear.compile(_write(tmp_path, "unused.bl", text), backend="numpy")
     assert product.workspace_bytes(64, 64, 64) == 0
+
+
+STRASSEN_WITH_AN_UNUSED_TWIN = """algorithm twin <2,2,2;8>:
+  M0 = (A11 + A22) * (B11 + B22)
+  M1 = (A11 + A22) * (B11 + B22)
+  M2 = (A21 + A22) * B11
+  M3 = A11 * (B12 - B22)
+  M4 = A22 * (B21 - B11)
+  M5 = (A11 + A12) * B22
+  M6 = (A21 - A11) * (B11 + B12)
+  M7 = (A12 - A22) * (B21 + B22)
+  C11 = M1 + M4 - M5 + M7
+  C12 = M3 + M5
+  C21 = M2 + M4
+  C22 = M1 - M2 + M3 + M6
+"""
+
+
+@pytest.mark.parametrize("options", [{}, {"leaf": "fused"}, {"breadth": 1}, {"levels": 2}])
+def test_an_unused_product_before_its_used_twin_is_not_taken_for_it(tmp_path, options):
+    """A schedule's product statement was matched to the first of two equal products, the unused
+    M0: the lowering's own re-check said "the pass 'single target' broke twin_cublas: ... never
+    computes M1" (an internal error, a traceback)."""
+    product = bilinear.compile(_write(tmp_path, "twin.bl", STRASSEN_WITH_AN_UNUSED_TWIN), backend="numpy", **options)
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((16, 16)), rng.standard_normal((16, 16))
+    assert np.allclose(product(A, B), A @ B)
+
+
+def test_a_schedule_computing_a_used_product_that_has_an_unused_twin_verifies(tmp_path):
+    schedule = """use "twin.bl"
+schedule s0 for twin: accumulate
+  stage p: (A11 + A22) * (B11 + B22) -> +C11 +C22
+           (A21 + A22) * B11 -> +C21 -C22
+           A11 * (B12 - B22) -> +C12 +C22
+           A22 * (B21 - B11) -> +C11 +C21
+           (A11 + A12) * B22 -> -C11 +C12
+           (A21 - A11) * (B11 + B12) -> +C22
+           (A12 - A22) * (B21 + B22) -> +C11
+"""
+    _write(tmp_path, "twin.bl", STRASSEN_WITH_AN_UNUSED_TWIN)
+    report = bilinear.verify(_write(tmp_path, "s0.bl", schedule))
+    assert report.ok, [e.message for entry in report.entries for e in entry.errors]

@@ -224,11 +224,14 @@ class _Simulation:
 
     def identify(self, stage: Stage, statement: Multiply, left: Form, right: Form) -> ProductUse:
         """Which algorithm product ``left * right`` is, reporting it when it is none: of proportional
-        products, the first not computed yet (so each is computed once, in any order)."""
+        products, the first not computed yet (so each is computed once, in any order) that an output
+        uses (an unused twin before it had been taken, and the used one never computed)."""
         matches = self.catalogue.get((_normalized(left), _normalized(right)))
         if matches:
             computed = {use.product for use in self.uses}
-            name, scale = next((match for match in matches if match[0] not in computed), matches[0])
+            pending = [match for match in matches if match[0] not in computed]
+            needed = [match for match in pending if self.expansion.uses[match[0]]]
+            name, scale = (needed or pending or matches)[0]
             return ProductUse(stage.name, statement, name, left.terms[0][1] * right.terms[0][1] / scale)
         self.error(
             f"`{statement}` multiplies ({left}) * ({right}), which is not a product of {self.algorithm.name}",
