@@ -957,3 +957,20 @@ def test_ranks_agree_on_values_that_are_not_finite():
 
     value = _decode(_encode((1.5, float("nan"), -float("inf"), [float("inf"), "nan"])))
     assert value[0] == 1.5 and math.isnan(value[1]) and value[2] == -math.inf and value[3] == [math.inf, "nan"]
+
+
+def test_plan_of_a_wrong_scheme_says_where_it_is_wrong(tmp_path):
+    """plan built the plan and said only "proof: FAILS ... 2 of the tensor's terms differ"."""
+    wrong = tmp_path / "wrong.bl"
+    wrong.write_text((ROOT / "algorithms/strassen.bl").read_text().replace("C11 = M1 + M4 - M5 + M7", "C11 = M1 + M4 + M5 + M7"))
+    done = _cli("plan", str(wrong), "--gpus", "2", "-n", "100")
+    assert done.returncode == 1 and done.stdout == ""
+    line = next(i for i, text in enumerate(wrong.read_text().splitlines(), 1) if text.strip().startswith("C11 ="))
+    assert done.stderr.startswith(f"{wrong}:{line}:3: error: C11 is wrong"), done.stderr
+
+
+def test_plans_help_lists_what_plan_takes():
+    """It listed --local, which plan refuses, and told to run under mpiexec, which plan does not need."""
+    done = _cli("plan", "-h")
+    assert "--local" not in done.stdout and "mpiexec" not in done.stdout
+    assert "ranks to plan for (default 2)" in " ".join(done.stdout.split())

@@ -26,14 +26,15 @@ def _rank_count(text: str) -> int:
     return ranks
 
 
-def add_distribution_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared by ``plan``, ``run --gpus`` and ``bench --gpus``."""
+def add_distribution_options(parser: argparse.ArgumentParser, planning: bool = False) -> None:
+    """Options shared by ``plan`` (``planning``), ``run --gpus`` and ``bench --gpus``."""
     parser.add_argument(
         "--gpus",
         type=_rank_count,
         default=None,
         metavar="P",
-        help="ranks (one GPU each) to spread the product over; run under `mpiexec -n P`",
+        help="ranks to plan for (default 2)" if planning else
+        "ranks (one GPU each) to spread the product over; run under `mpiexec -n P`",
     )
     parser.add_argument(
         "--decomposition",
@@ -53,7 +54,8 @@ def add_distribution_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="what each rank multiplies its products with (default FILE; run and bench: at --levels levels)",
+        # plan takes it only to say that it does not use it
+        help=argparse.SUPPRESS if planning else "what each rank multiplies its products with (default FILE, at --levels levels)",
     )
     parser.add_argument(
         "--inputs", choices=INPUT_LAYOUTS, default="replicated", help="where A and B are (default replicated)"
@@ -109,12 +111,13 @@ def add_plan_parser(commands) -> None:
     plan.add_argument("-k", type=dimension, default=None, metavar="K", help="columns of A, rows of B")
     plan.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="for byte counts")
     plan.add_argument("--format", choices=("text", "json"), default="text")
-    add_distribution_options(plan)
+    add_distribution_options(plan, planning=True)
     plan.set_defaults(handler=plan_command)
 
 
 def plan_command(args) -> int:
     from .api import decomposition_for, local_roles
+    from ..lower.plan import verified
     from .check import verify_plan
     from .plan import make_plan
 
@@ -126,6 +129,7 @@ def plan_command(args) -> int:
         raise ValueError(f"--gpus must be at least 1, not {ranks}")
     program = load_input(args)
     note_unused_definitions(args.command, args.file, program)
+    verified(program)  # a wrong scheme's located errors, before a plan of it fails its proof
     decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
     roles = local_roles(program)  # run's default: FILE's own definition is each rank's local product
     shape = (args.m or args.n, args.k or args.n, args.n)
