@@ -602,3 +602,35 @@ def test_schedule_hints_name_the_schedule_fix(schedule, message, notes):
     (error,) = pytest.raises(BilinearError, program_from_text, ONE_BY_ONE + schedule, "hint.bl").value.diagnostics
     assert error.message == message
     assert len(error.notes) == len(notes) and all(note.startswith(want) for note, want in zip(error.notes, notes))
+
+
+MSMES_BODY = (ROOT / "algorithms/msmes.bl").read_text().split("schedule msmes for strassen:", 1)[1].split("\n", 1)[1]
+
+
+def _schedule(tmp_path, properties: str):
+    path = tmp_path / "s.bl"
+    path.write_text(f'use "strassen.bl"\nschedule s for strassen: {properties}\n{MSMES_BODY}', encoding="utf-8")
+    return path
+
+
+def test_a_misspelt_property_is_one_error_and_the_rest_is_checked_as_its_suggestion(tmp_path):
+    """`inplac, restore` gave the unknown property and then 16 "not declared inplace" errors."""
+    (error,) = pytest.raises(BilinearError, bilinear.load, _schedule(tmp_path, "inplac, restore")).value.diagnostics
+    assert error.message == "unknown schedule property 'inplac'"
+    assert "did you mean inplace? (the rest of s is checked as if it said inplace)" in error.notes
+
+
+def test_a_schedule_that_overwrites_inputs_without_inplace_is_told_once(tmp_path):
+    (error,) = pytest.raises(BilinearError, bilinear.load, _schedule(tmp_path, "restore")).value.diagnostics
+    assert error.message.startswith("the statement overwrites input block ") and error.message.endswith(
+        ", but schedule s is not declared inplace")
+    assert error.notes[0] == "add `inplace` (and `restore`, if the inputs must come back) to the schedule's properties"
+    assert re.fullmatch(r"\d+ more statements of s overwrite A or B blocks", error.notes[1]), error.notes
+
+
+def test_a_misnamed_block_is_said_once(tmp_path):
+    """`C222 = M7 + M8` said "C222 is not a block name" twice."""
+    path = tmp_path / "n.bl"
+    path.write_text((ROOT / "algorithms/naive2x2.bl").read_text().replace("C22 =", "C222 ="), encoding="utf-8")
+    messages = [message for _, _, message in _errors(path)]
+    assert messages.count("C222 is not a block name: blocks take a row and a column, e.g. C12 or C[1,2]") == 1, messages

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Shape, Span, operand_of, parse_block
 from .findings import ONE_INDEX_BLOCK, Findings, check_block, suggest
 from .raw import RawSchedule
@@ -39,7 +41,8 @@ def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules
         if not stage.statements:
             findings.error(f"stage {stage.name} has no statements", stage.span)
         for statement in stage.statements:
-            _check_statement(statement, algorithm.shape, temporaries, properties, raw.name, findings)
+            _check_statement(statement, algorithm.shape, temporaries, raw.name, findings)
+    _check_inputs_kept(raw, properties, findings)
     if "inplace" in properties and raw.temporaries:
         findings.error(
             f"schedule {raw.name} is declared inplace but declares temporaries ({', '.join(t.name for t in raw.temporaries)})",
@@ -56,20 +59,41 @@ def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules
 
 def _check_properties(raw: RawSchedule, findings: Findings) -> set[str]:
     properties: set[str] = set()
+    assumed: set[str] = set()  # a misspelt property's suggestion, for checking the rest
     for name, span in raw.properties:
         if name not in PROPERTIES:
+            close = difflib.get_close_matches(name, list(PROPERTIES), n=1, cutoff=0.6)
             findings.error(
                 f"unknown schedule property {name!r}",
                 span,
-                *suggest(name, PROPERTIES),
+                *((f"did you mean {close[0]}? (the rest of {raw.name} is checked as if it said {close[0]})",) if close else ()),
                 "known properties: " + ", ".join(f"{k} ({v})" for k, v in PROPERTIES.items()),
             )
+            # one error for one typo: `inplac` had added one "not declared inplace" per statement
+            assumed.update(close)
         elif name in properties:
             findings.error(f"property {name} is given twice", span)
         properties.add(name)
     if {"accumulate", "overwrite"} <= properties:
         findings.error(f"schedule {raw.name} cannot both accumulate into C and overwrite it", raw.span)
-    return properties & PROPERTIES.keys()
+    return (properties | assumed) & PROPERTIES.keys()
+
+
+def _check_inputs_kept(raw: RawSchedule, properties: set[str], findings: Findings) -> None:
+    """Without `inplace`, the first update of an A or B block is the error (one per statement had
+    buried anything else the schedule got wrong)."""
+    if "inplace" in properties:
+        return
+    writes = [(statement, name) for stage in raw.stages for statement in stage.statements
+              if not isinstance(statement, Multiply) for name in sorted(statement.writes()) if operand_of(name) in ("A", "B")]
+    if writes:
+        (statement, name), more = writes[0], len({id(statement) for statement, _ in writes}) - 1
+        findings.error(
+            f"the statement overwrites input block {name}, but schedule {raw.name} is not declared inplace",
+            _name_span(statement, name),
+            "add `inplace` (and `restore`, if the inputs must come back) to the schedule's properties",
+            *((f"{more} more statements of {raw.name} overwrite A or B blocks",) if more else ()),
+        )
 
 
 def _check_temporaries(raw: RawSchedule, findings: Findings) -> dict[str, str]:
@@ -83,7 +107,7 @@ def _check_temporaries(raw: RawSchedule, findings: Findings) -> dict[str, str]:
     return temporaries
 
 
-def _check_statement(statement, shape: Shape, temporaries, properties, schedule: str, findings: Findings) -> None:
+def _check_statement(statement, shape: Shape, temporaries, schedule: str, findings: Findings) -> None:
     owner = f"the algorithm of {schedule}"
     for name in sorted(statement.reads() | statement.writes()):
         span = _name_span(statement, name)
@@ -98,12 +122,6 @@ def _check_statement(statement, shape: Shape, temporaries, properties, schedule:
     for name in statement.writes():
         span = _name_span(statement, name)
         operand = operand_of(name)
-        if operand in ("A", "B") and "inplace" not in properties:
-            findings.error(
-                f"the statement overwrites input block {name}, but schedule {schedule} is not declared inplace",
-                span,
-                "add `inplace` (and `restore`, if the inputs must come back) to the schedule's properties",
-            )
         if isinstance(statement, Multiply) and operand in ("A", "B"):
             findings.error(f"a product cannot be written into {name}: targets are C blocks or temporaries", span)
 

@@ -18,7 +18,9 @@ class Findings:
         self.errors: list[Diagnostic] = []
 
     def error(self, message: str, span: Span | None, *notes: str) -> None:
-        self.errors.append(Diagnostic(message, span, notes=notes))
+        diagnostic = Diagnostic(message, span, notes=notes)
+        if diagnostic not in self.errors:  # two checks that meet one mistake (an output named C222) say it once
+            self.errors.append(diagnostic)
 
     def raise_if_any(self) -> None:
         if self.errors:
