@@ -110,6 +110,9 @@ class _Simulation:
         self.values.update({t.name: None for t in schedule.temporaries})
         self.like = {t.name: t.like for t in schedule.temporaries}
         self.catalogue = self._catalogue()
+        # blocks whose poisoned read was reported: the refused statement is not simulated, so their
+        # later reads and final values would report that one mistake again
+        self.refused: set[str] = set()
 
     def _catalogue(self) -> dict[tuple[Form, Form], list[tuple[str, Fraction]]]:
         """Products keyed by their factors scaled so the first coefficient is 1, in the algorithm's
@@ -151,6 +154,9 @@ class _Simulation:
         original = sorted(atom for atom in value.names() if atom.endswith("⁰"))
         if not original:
             return False
+        if buffer in self.refused:
+            return True
+        self.refused.add(buffer)
         self.error(
             f"`{statement}` reads {buffer}, which holds C's original content ({', '.join(original)}); "
             "an overwrite schedule must never read it: C may hold NaN or inf, which no later subtraction cancels",
@@ -321,7 +327,7 @@ class _Simulation:
                 if not self.schedule.overwrites_c:
                     expected = expected + Form.symbol(original_c(block))
                 actual = self.values[block]
-                if actual != expected:
+                if actual != expected and block not in self.refused:
                     last = self.writers.get(block, [(None, None)])[-1][1]
                     culprit, why = self._wrong_weight(block) or (last, ())
                     self.error(
