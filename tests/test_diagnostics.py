@@ -647,3 +647,20 @@ def test_an_overwrite_schedule_that_reads_c_first_is_told_once_not_again_at_each
     (entry,) = [e for e in bilinear.verify(path).entries if not e.ok]
     assert [(e.span.line, e.message.split(";")[0]) for e in entry.errors] == [
         (3, "`A11 * B11 -> +C11` reads C11, which holds C's original content (C11⁰)")]
+
+
+def test_a_keyword_used_as_a_name_is_told_so(tmp_path):
+    """`algorithm = ...` said only "unexpected '='; expected a name"; `temp stage: A` was taken, and
+    failed where it was used."""
+    product = tmp_path / "k.bl"
+    product.write_text((ROOT / "algorithms/strassen.bl").read_text().replace("M1", "algorithm"), encoding="utf-8")
+    (error,) = pytest.raises(BilinearError, bilinear.load, product).value.diagnostics
+    assert error.message == "unexpected '='; expected a name"
+    assert error.notes == ("algorithm is a keyword of the language; a name must be another word",)
+    (tmp_path / "naive2x2.bl").write_text((ROOT / "algorithms/naive2x2.bl").read_text(), encoding="utf-8")
+    temp = tmp_path / "t.bl"
+    temp.write_text('use "naive2x2.bl"\nschedule s for naive2x2: overwrite\n  temp stage: A\n'
+                    "  stage p: C11 = A11 * B11;  C12 = A11 * B12;  C21 = A21 * B11;  C22 = A21 * B12\n"
+                    "  stage q: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n", encoding="utf-8")
+    (error,) = pytest.raises(BilinearError, bilinear.load, temp).value.diagnostics
+    assert (error.span.line, error.message) == (3, "stage is a keyword of the language; choose another name for the temporary")

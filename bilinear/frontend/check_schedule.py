@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Shape, Span, operand_of, parse_block
+from ..ir.names import KEYWORDS
 from .findings import ONE_INDEX_BLOCK, Findings, check_block, suggest
 from .raw import RawSchedule
 
@@ -101,6 +102,8 @@ def _check_temporaries(raw: RawSchedule, findings: Findings) -> dict[str, str]:
     for temp in raw.temporaries:
         if parse_block(temp.name) or ONE_INDEX_BLOCK.match(temp.name):
             findings.error(f"{temp.name} is a block name; choose another name for the temporary", temp.span)
+        elif temp.name in KEYWORDS:  # it was taken, and the first statement to use it did not parse
+            findings.error(f"{temp.name} is a keyword of the language; choose another name for the temporary", temp.span)
         elif temp.name in temporaries:
             findings.error(f"temporary {temp.name} is declared twice", temp.span)
         temporaries[temp.name] = temp.like

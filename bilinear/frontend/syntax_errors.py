@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from lark import Tree
@@ -9,6 +10,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import Diagnostic
 from ..ir import Span
+from ..ir.names import KEYWORDS
 from .grammar import LARK
 
 
@@ -110,4 +112,15 @@ def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     message = f"unexpected {_found(error, text)}"
     if expected:
         message += f"; expected {_expected(expected)}"
-    return Diagnostic(message, span)
+    return Diagnostic(message, span, notes=_keyword_as_name(text, line, column))
+
+
+def _keyword_as_name(text: str, line: int, column: int) -> tuple[str, ...]:
+    """A note where a keyword is assigned to as a name (`algorithm = ...`: the parser took it for
+    a header, `stage s: stage = A11` for a stage, and said only that '=' was unexpected)."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    here = lines[line - 1] if line <= len(lines) else ""
+    word = re.search(r"\b([A-Za-z_]\w*)\s*$", here[: column - 1])
+    if word and word.group(1) in KEYWORDS and here[column - 1 :].startswith("="):
+        return (f"{word.group(1)} is a keyword of the language; a name must be another word",)
+    return ()
