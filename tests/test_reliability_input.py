@@ -371,3 +371,16 @@ def test_verify_json_says_why_a_file_cannot_be_looked_at(tmp_path, capsys, monke
 def test_load_says_why_a_file_cannot_be_looked_at(tmp_path):
     with pytest.raises(BilinearError, match=f"cannot read .*{LONG_NAME}.exp: File name too long"):
         bilinear.load(tmp_path / f"{LONG_NAME}.exp")
+
+
+@pytest.mark.parametrize("leaf", ["cublas", "fused"])
+def test_a_coefficient_past_the_range_in_an_algorithm_is_located_where_it_is_written(leaf):
+    """It was said of a statement of the default schedule ("`Y = 10…0*B11 + …` in schedule
+    s_cublas"), internal names with no place in the file."""
+    text = f"algorithm s <2,1,1;2>:\n  M1 = A11 * {BIG}*B11\n  M2 = A21 * B11\n  C11 = M1/{BIG}\n  C21 = M2\n"
+    with pytest.raises(BilinearError) as caught:
+        bilinear.compile(program_from_text(text, "s.bl"), backend="numpy", leaf=leaf)
+    (error,) = caught.value.diagnostics
+    assert (error.span.line, error.span.column) == (2, 3)
+    assert error.message == ("M1 has a coefficient of about 1e400, beyond the float64 range (2.23e-308 to 1.8e+308 in "
+                             "magnitude); it cannot be run in float64")

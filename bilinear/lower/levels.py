@@ -207,7 +207,19 @@ def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement:
                 "coefficients times the levels' above) multiplies its product by", span)
 
 
-def _check_coefficients(schedule: Schedule, dtype: str) -> None:
+def _check_written(algorithm: Algorithm, dtype: str) -> None:
+    """An algorithm's coefficients against ``dtype``'s range, each located where it is written: a
+    default schedule's statements, derived from them, have no place in the file and internal names."""
+    for product in algorithm.products:  # at the product: the parser moves a factor's scalar into the left one
+        check_range((coef for form in (product.left, product.right) for _, coef in form.terms), dtype,
+                    f"{product.name} has", product.span)
+    for target, form, span in (*((s.name, s.form, s.span) for s in algorithm.sums),
+                               *((o.block, o.form, o.span) for o in algorithm.outputs)):
+        for name, coef in form.terms:
+            check_range((coef,), dtype, f"{target} multiplies {name} by", form.span_of(name) or span)
+
+
+def _check_coefficients(schedule: Schedule, dtype: str, algorithm: Algorithm) -> None:
     """Every coefficient the kernels multiply by must be a normal number of ``dtype``: one past
     its range becomes inf (NaN results), one below it 0 (a silently wrong product)."""
     info = np.finfo(dtype)
@@ -220,6 +232,8 @@ def _check_coefficients(schedule: Schedule, dtype: str) -> None:
     for _, statement, form in _forms(schedule):
         for name, coef in form.terms:
             if not info.tiny <= abs(coef) <= info.max:
+                if statement.span is None:  # derived from the algorithm: where the algorithm writes it
+                    _check_written(algorithm, dtype)
                 what = "beyond" if abs(coef) > 1 else "below"
                 raise CoefficientOutOfRange(
                     dtype,
@@ -269,7 +283,7 @@ def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names
     accumulating fallback, which runs only where products add into C, nor above an overwriting level)."""
     names = names if names is not None else KernelNames()
     prepared = prepare_schedule(schedule, algorithm, options)
-    _check_coefficients(prepared, options.dtype)
+    _check_coefficients(prepared, options.dtype, algorithm)
     own = _steps(prepared, options, names, prepared.name)
     fallback = from_zero_plan = None
     if schedule.overwrites_c:
