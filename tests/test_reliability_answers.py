@@ -307,3 +307,18 @@ schedule s0 for twin: accumulate
     _write(tmp_path, "twin.bl", STRASSEN_WITH_AN_UNUSED_TWIN)
     report = bilinear.verify(_write(tmp_path, "s0.bl", schedule))
     assert report.ok, [e.message for entry in report.entries for e in entry.errors]
+
+
+def test_the_report_counts_the_products_an_output_uses(tmp_path):
+    """Strassen with an unused eighth product was reported as 8 products, 1.0x fewer
+    multiplications and 1099.5 GFLOP at n = 8192, while the library computes 7."""
+    text = (ROOT / "algorithms/strassen.bl").read_text().replace("<2,2,2;7>", "<2,2,2;8>").replace(
+        "  C11 =", "  M8 = A11 * B11\n\n  C11 =", 1)
+    report = bilinear.verify(_write(tmp_path, "s8.bl", text))
+    (entry,) = report.entries
+    assert entry.ok and (entry.counts.products, entry.counts.unused_products) == (8, 1)
+    assert entry.counts.speedup_per_level == pytest.approx(8 / 7)
+    from bilinear.report import to_text
+    text = to_text(report, n=8192)
+    assert "  products: 8, of which 1 never used (classical 8; 1.1429x fewer multiplications per level)" in text
+    assert "one level at n=8192: 962.1 GFLOP in products" in text

@@ -19,11 +19,16 @@ class AlgorithmCounts:
     additions_unshared: int  # block additions if every product and output is formed on its own
     additions_by_side: tuple[int, int, int]  # A side, B side, C side, as written
     classical_products: int
+    unused_products: int = 0  # products no output uses: verified, never computed
+
+    @property
+    def computed_products(self) -> int:
+        return self.products - self.unused_products
 
     @property
     def speedup_per_level(self) -> float | None:
-        """Classical products over this scheme's; None for a scheme with none (it computes nothing)."""
-        return self.classical_products / self.products if self.products else None
+        """Classical products over those this scheme computes; None for a scheme with none (it computes nothing)."""
+        return self.classical_products / self.computed_products if self.computed_products else None
 
 
 def _adds(form) -> int:
@@ -55,6 +60,7 @@ def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
         additions_unshared=unshared,
         additions_by_side=(side["A"], side["B"], side["C"]),
         classical_products=shape.m * shape.k * shape.n,
+        unused_products=sum(1 for product in algorithm.products if not expansion.uses[product.name]),
     )
 
 
@@ -70,7 +76,7 @@ def algorithm_flops(algorithm: Algorithm, M: int, K: int, N: int) -> tuple[int, 
     """(multiplication flops at the leaves of one level, addition flops) for M×K×N."""
     counts = count_algorithm(algorithm)
     shape = algorithm.shape
-    leaf = 2 * (M // shape.m) * (K // shape.k) * (N // shape.n) * counts.products
+    leaf = 2 * (M // shape.m) * (K // shape.k) * (N // shape.n) * counts.computed_products
     a, b, c = counts.additions_by_side
     adds = a * block_elements(algorithm, "A", M, K, N) + b * block_elements(algorithm, "B", M, K, N)
     adds += c * block_elements(algorithm, "C", M, K, N)
