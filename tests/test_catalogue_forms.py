@@ -111,6 +111,8 @@ def test_factors_side_by_side_as_perminovs_copies_write_them(tmp_path):
     [
         ("-1/2x2", "-x**2/2"), ("2x", "2*x"), ("(x+x2)", "x**2 + x"), ("(1+-x)", "1 - x"), ("x2i", "x**(-2)"),
         ("-xi", "-1/x"), ("1/2x2i", "1/(2*x**2)"), ("x23", "x**6"),
+        # gen.py tries float() first: a number in exponent notation ('e' had been a parameter, 1e5 its 5th power)
+        ("1e5", "100000"), ("1e0", "1"), ("-2.5E-1", "-1/4"),
     ],
 )
 def test_fast_matmul_coefficients_as_gen_py_reads_them(token, value):

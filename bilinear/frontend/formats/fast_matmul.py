@@ -69,6 +69,9 @@ class _Coefficient(Transformer):
         return _sympy().Add(*children)
 
 
+_EXPONENT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]+")
+
+
 @cache
 def _coefficient_parser() -> Lark:
     return Lark.open("fast_matmul_coefficient.lark", rel_to=__file__, start="coefficient", parser="lalr")
@@ -76,7 +79,7 @@ def _coefficient_parser() -> Lark:
 
 def entry(token: str, span: Span) -> Entry:
     """One coefficient: a Fraction, or a sympy expression in a parameter."""
-    if not any(c.isalpha() for c in token):
+    if not any(c.isalpha() for c in token) or _EXPONENT.fullmatch(token):  # 1e5: a number, as gen.py's float() reads it
         return rational(token, span)
     try:
         value = _Coefficient().transform(_coefficient_parser().parse(token))
