@@ -664,3 +664,14 @@ def test_a_plinopt_name_that_gives_another_product_count_is_refused(tmp_path):
                                         ("111-k0a44.exp", "(a11)*(b11)*(c11)\n")])
 def test_names_that_agree_or_say_nothing_read_as_before(tmp_path, name, text):
     assert read_catalogue(_write(tmp_path, name, text)).rank == 1
+
+
+def test_an_eliminated_file_cut_inside_its_last_block_says_so(tmp_path):
+    """It blamed an intact row of W ("28 entries; it needs 26")."""
+    source = scheme_file("fast-matmul/eliminated-grey333-23-125")
+    lines = source.read_text().splitlines()
+    path = _write(tmp_path, "cut", "\n".join(lines[:62]) + "\n")
+    message = _error(path)
+    assert message == ("this row of W has 28 entries; it needs 26, one per product and one per product substitution; "
+                       "every row of W has 28: 5 product substitutions, but the last block has 3 rows (is the file "
+                       "cut short?)"), message

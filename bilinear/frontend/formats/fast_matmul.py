@@ -221,7 +221,10 @@ def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | Appr
     rank = main[0].width
     _check_widths(main[0], "U", rank, "one per product")
     _check_widths(main[1], "V", rank, "one per product")
-    _check_widths(main[2], "W", rank + extra[2], "one per product" + (" and one per product substitution" if subs else ""))
+    widths = {len(row.entries) for row in main[2].rows}
+    cut = (f"; every row of W has {max(widths)}: {max(widths) - rank} product substitutions, but the last block has "
+           f"{extra[2]} rows (is the file cut short?)") if subs and len(widths) == 1 and max(widths) > rank + extra[2] else ""
+    _check_widths(main[2], "W", rank + extra[2], "one per product" + (" and one per product substitution" if subs else "") + cut)
     rank_mismatch(name_facts(path)[1], rank, f"the name '{path.name}'", whole_file(path))
     for section, letter, width in zip(subs, "ABM", (shape.m * shape.k, shape.k * shape.n, rank)):
         meaning = "one per product" if letter == "M" else f"one per {letter} block"
