@@ -384,3 +384,14 @@ def test_a_coefficient_past_the_range_in_an_algorithm_is_located_where_it_is_wri
     assert (error.span.line, error.span.column) == (2, 3)
     assert error.message == ("M1 has a coefficient of about 1e400, beyond the float64 range (2.23e-308 to 1.8e+308 in "
                              "magnitude); it cannot be run in float64")
+
+
+def test_an_npz_archive_under_another_suffix_is_said_to_be_one(tmp_path, capsys):
+    """It was 'a binary file, not Kauers text', with no word of what it was or how to read it."""
+    archive = tmp_path / "factors.exp"
+    np.savez(archive.with_suffix(".npz"), **{"2,2,2": np.zeros((3, 4, 7), dtype=np.int64)})
+    archive.with_suffix(".npz").rename(archive)
+    assert main(["verify", str(archive)]) == 1
+    err = capsys.readouterr().err
+    assert f"{archive}:1:1: error: {archive} is a zip archive (an AlphaTensor .npz?), not Kauers text" in err
+    assert "note: to read it as AlphaTensor factors, give --from alphatensor" in err

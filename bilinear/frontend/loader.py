@@ -58,6 +58,10 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text")
         raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span)) from None
     if len(data) > MAX_SOURCE_BYTES:
         raise BilinearError(Diagnostic(f"{path} grew past {MAX_SOURCE_BYTES >> 20} MiB while being read", span))
+    if data.startswith(b"PK\x03\x04"):  # where AlphaTensor's factors are, under another name
+        raise BilinearError(Diagnostic(f"{path} is a zip archive (an AlphaTensor .npz?), not {text_of}",
+                                       _offset_span(str(path), data, 0),
+                                       notes=("to read it as AlphaTensor factors, give --from alphatensor",)))
     if b"\0" in data:
         raise BilinearError(Diagnostic(f"{path} is a binary file, not {text_of}", _offset_span(str(path), data, data.index(b"\0"))))
     try:
