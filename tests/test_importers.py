@@ -431,6 +431,8 @@ def test_a_binary_file_read_as_a_text_format_is_said_not_to_be_it(tmp_path, form
     """An .npz read --from fast-matmul was 'not .bl text'."""
     path = tmp_path / "scheme.npz"
     path.write_bytes(b"PK\x03\x04\x00\x00")
+    assert _error(path, format=format)[0] == f"{path} is a zip archive (an AlphaTensor .npz?), not {text}"
+    path.write_bytes(b"\x93NUMPY\x01\x00")
     assert _error(path, format=format)[0] == f"{path} is a binary file, not {text}"
 
 
