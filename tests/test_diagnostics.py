@@ -664,3 +664,15 @@ def test_a_keyword_used_as_a_name_is_told_so(tmp_path):
                     "  stage q: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n", encoding="utf-8")
     (error,) = pytest.raises(BilinearError, bilinear.load, temp).value.diagnostics
     assert (error.span.line, error.message) == (3, "stage is a keyword of the language; choose another name for the temporary")
+
+
+def test_a_product_of_the_algorithm_named_in_a_schedule_is_told_what_to_write(tmp_path):
+    """It was "M1 is neither a block nor a declared temporary", with the advice `temp M1: C`."""
+    (tmp_path / "strassen.bl").write_text((ROOT / "algorithms/strassen.bl").read_text(), encoding="utf-8")
+    body = MSMES_BODY.replace("stage mid:        A11 += A22", "stage mid:        C11 += M1;  A11 += A22", 1)
+    assert body != MSMES_BODY
+    path = tmp_path / "m.bl"
+    path.write_text(f'use "strassen.bl"\nschedule s for strassen: inplace, restore\n{body}', encoding="utf-8")
+    (error,) = pytest.raises(BilinearError, bilinear.load, path).value.diagnostics
+    assert error.message == "M1 is a product of strassen, not a buffer: a schedule reads and writes blocks and temporaries"
+    assert error.notes == ("compute it with a product statement of its factors: `(A11 + A22) * (B11 + B22) -> ...`",)

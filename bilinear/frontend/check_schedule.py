@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Shape, Span, operand_of, parse_block
+from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Span, operand_of, parse_block
 from ..ir.names import KEYWORDS
 from .findings import ONE_INDEX_BLOCK, Findings, check_block, suggest
 from .raw import RawSchedule
@@ -42,7 +42,7 @@ def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules
         if not stage.statements:
             findings.error(f"stage {stage.name} has no statements", stage.span)
         for statement in stage.statements:
-            _check_statement(statement, algorithm.shape, temporaries, raw.name, findings)
+            _check_statement(statement, algorithm, temporaries, raw.name, findings)
     _check_inputs_kept(raw, properties, findings)
     if "inplace" in properties and raw.temporaries:
         findings.error(
@@ -110,13 +110,21 @@ def _check_temporaries(raw: RawSchedule, findings: Findings) -> dict[str, str]:
     return temporaries
 
 
-def _check_statement(statement, shape: Shape, temporaries, schedule: str, findings: Findings) -> None:
+def _check_statement(statement, algorithm: Algorithm, temporaries, schedule: str, findings: Findings) -> None:
     owner = f"the algorithm of {schedule}"
+    products = {product.name: product for product in algorithm.products}
     for name in sorted(statement.reads() | statement.writes()):
         span = _name_span(statement, name)
         if name in temporaries:
             continue
-        if not check_block(name, shape, span, findings, owner):
+        if name in products:  # `C11 += M1`: the advice had been to declare a temporary M1
+            product = products[name]
+            findings.error(
+                f"{name} is a product of {algorithm.name}, not a buffer: a schedule reads and writes blocks and temporaries",
+                span,
+                f"compute it with a product statement of its factors: `({product.left}) * ({product.right}) -> ...`",
+            )
+        elif not check_block(name, algorithm.shape, span, findings, owner):
             findings.error(
                 f"{name} is neither a block nor a declared temporary",
                 span,
