@@ -676,3 +676,19 @@ def test_a_product_of_the_algorithm_named_in_a_schedule_is_told_what_to_write(tm
     (error,) = pytest.raises(BilinearError, bilinear.load, path).value.diagnostics
     assert error.message == "M1 is a product of strassen, not a buffer: a schedule reads and writes blocks and temporaries"
     assert error.notes == ("compute it with a product statement of its factors: `(A11 + A22) * (B11 + B22) -> ...`",)
+
+
+def test_an_accumulating_schedule_that_sets_c_is_pointed_at_the_statement_that_dropped_c(tmp_path):
+    """Every block said "misses C11⁰" at its later `+=`, nothing about `=` or `overwrite`."""
+    (tmp_path / "naive2x2.bl").write_text((ROOT / "algorithms/naive2x2.bl").read_text(), encoding="utf-8")
+    path = tmp_path / "a.bl"
+    path.write_text('use "naive2x2.bl"\nschedule s for naive2x2\n'
+                    "  stage p: C11 = A11 * B11;  C12 = A11 * B12;  C21 = A21 * B11;  C22 = A21 * B12\n"
+                    "  stage q: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n", encoding="utf-8")
+    (entry,) = [e for e in bilinear.verify(path).entries if not e.ok]
+    first = entry.errors[0]
+    assert (first.span.line, first.span.column) == (3, 12)
+    assert first.message.startswith("C11 ends holding A11*B11 + A12*B21 but must hold A11*B11 + A12*B21 + C11⁰")
+    assert first.notes[0] == ("schedule s accumulates into C (C += A·B, the default), and `C11 = A11 * B11` sets C11, "
+                              "dropping its original content: declare the schedule `overwrite` to compute C = A·B, or "
+                              "write += there")

@@ -329,7 +329,7 @@ class _Simulation:
                 actual = self.values[block]
                 if actual != expected and block not in self.refused:
                     last = self.writers.get(block, [(None, None)])[-1][1]
-                    culprit, why = self._wrong_weight(block) or (last, ())
+                    culprit, why = self._dropped_c(block, expected - actual) or self._wrong_weight(block) or (last, ())
                     self.error(
                         f"{block} ends holding {actual or '0'} but must hold {expected}; "
                         f"{describe_difference(actual, expected)}",
@@ -337,6 +337,20 @@ class _Simulation:
                         *why,
                         *self._written_by(block),
                     )
+
+    def _dropped_c(self, block: str, missing: Form) -> tuple[Statement, tuple[str]] | None:
+        """The statement that set ``block`` in an accumulating schedule, where what the block misses
+        is exactly its original content (`C11 = A11 * B11` where the schedule computes C += A·B)."""
+        if self.schedule.overwrites_c or missing != Form.symbol(original_c(block)):
+            return None
+        setting = next((statement for _, statement in self.writers.get(block, ())
+                        if getattr(statement, "overwrite", False)
+                        or isinstance(statement, Update) and block not in statement.form.names()), None)
+        if setting is None:
+            return None
+        return setting, (f"schedule {self.schedule.name} accumulates into C (C += A·B, the default), and `{setting}` sets "
+                         f"{block}, dropping its original content: declare the schedule `overwrite` to compute C = A·B, "
+                         "or write += there",)
 
     def _wrong_weight(self, block: str) -> tuple[Multiply, tuple[str]] | None:
         """Where only product statements add into ``block``, the one that adds its product times another
