@@ -56,8 +56,7 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
         "ok": entry.ok,
         "errors": _diagnostics(entry.errors),
         "warnings": _diagnostics(entry.warnings),
-        "products": counts.products,
-        "unused_products": counts.unused_products,
+        "products": counts.products, "unused_products": counts.unused_products,
         "classical_products": counts.classical_products,
         "speedup_per_level": None if counts.speedup_per_level is None else round(counts.speedup_per_level, 4),
         "additions": counts.additions,
@@ -205,9 +204,8 @@ def _algorithm_text(data: dict) -> list[str]:
     sides = data["additions_by_side"]
     lines += [
         (
-            f"  products: {data['products']}" + (f", of which {data['unused_products']} never used"
-                                                  if data.get("unused_products") else "")
-            + f" (classical {data['classical_products']}"
+            f"  products: {data['products']}{f', of which {n} never used' if (n := data.get('unused_products')) else ''}"
+            f" (classical {data['classical_products']}"
             + (f"; {data['speedup_per_level']}x fewer multiplications per level)" if data["speedup_per_level"] else ")")
         ),
         (

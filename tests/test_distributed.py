@@ -974,3 +974,15 @@ def test_plans_help_lists_what_plan_takes():
     done = _cli("plan", "-h")
     assert "--local" not in done.stdout and "mpiexec" not in done.stdout
     assert "ranks to plan for (default 2)" in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize("command", ["run", "bench"])
+def test_option_flags_name_each_option_as_the_parser_takes_it(command):
+    """What a refusal of ranks started with different options names, for every option of the command."""
+    from bilinear.cli import build_parser
+    from bilinear.distributed.cli import NOT_OPTIONS, option_flag
+
+    (commands,) = [action for action in build_parser()._actions if action.dest == "command"]
+    options = [a for a in commands.choices[command]._actions if a.option_strings and a.dest not in ("help", *NOT_OPTIONS)]
+    assert len(options) > 20
+    assert {a.dest: option_flag(a.dest) for a in options} == {a.dest: a.option_strings[0] for a in options}

@@ -240,6 +240,8 @@ def _check_world(args) -> None:
 #: What ranks may be given differently: paths (where a node keeps FILE; what each file holds is
 #: compared as the decomposition's digest), and --json, which rank 0 alone writes.
 RANK_OWN_OPTIONS = frozenset({"file", "files", "local", "json"})
+#: What argparse keeps beside the options: the command, its handler, whether --levels was given.
+NOT_OPTIONS = frozenset({"command", "handler", "levels_given"})
 
 
 def _same_command(args) -> None:
@@ -252,15 +254,14 @@ def _same_command(args) -> None:
 
     if _world()[1] == 1:
         return
-    flags = _flags(args.command)  # the command's options, alike on every rank that runs it
-    names = sorted(set(flags) - RANK_OWN_OPTIONS)
-    digests = "".join(hashlib.sha256(repr(getattr(args, name, None)).encode()).hexdigest()[:6] for name in names)
+    names = sorted(set(vars(args)) - RANK_OWN_OPTIONS - NOT_OPTIONS)
+    digests = "".join(hashlib.sha256(repr(getattr(args, name)).encode()).hexdigest()[:6] for name in names)
     everyone = MPIComm().agree((args.command, digests))
     if len({command for command, _ in everyone}) > 1:
         listing = ", ".join(f"rank {rank} {command}" for rank, (command, _) in enumerate(everyone))
         raise SameOnEveryRank(f"the ranks were started with different commands: {listing}; "
                               "start every rank with the same command line")
-    differ = [flags[name] for i, name in enumerate(names) if len({d[6 * i : 6 * i + 6] for _, d in everyone}) > 1]
+    differ = [option_flag(name) for i, name in enumerate(names) if len({d[6 * i : 6 * i + 6] for _, d in everyone}) > 1]
     if differ:
         ranks = [rank for rank, (_, d) in enumerate(everyone) if d != everyone[0][1]]
         others = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
@@ -270,13 +271,13 @@ def _same_command(args) -> None:
             "start every rank with the same command line")
 
 
-def _flags(command: str) -> dict[str, str]:
-    """``command``'s options by where argparse keeps them, each as a user types it (``fuse``: --no-fuse)."""
-    from ..cli import build_parser
+#: Options whose flag is not their name with dashes (tests hold this table to the parsers).
+FLAGS = {"fuse": "--no-fuse", "input_format": "--from", "n": "-n", "m": "-m", "k": "-k"}
 
-    (commands,) = [action for action in build_parser()._actions if action.dest == "command"]
-    return {action.dest: action.option_strings[0] if action.option_strings else action.metavar or action.dest.upper()
-            for action in commands.choices[command]._actions if action.dest != "help"}
+
+def option_flag(dest: str) -> str:
+    """The flag a user types for the option argparse keeps as ``dest``."""
+    return FLAGS.get(dest, "--" + dest.replace("_", "-"))
 
 
 def _guarded(args, body) -> int:

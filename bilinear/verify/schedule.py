@@ -21,38 +21,7 @@ from ..diagnostics import Diagnostic
 from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, format_coefficient, operand_of
 from .algorithm import describe_difference
 from .expand import Expansion, bilinear, classical, expansion_of
-
-_KIND_WORDS = {"A": "an A-side value", "B": "a B-side value", "C": "a C value (products)"}
-# The dimensions of one block of each operand: A's are (M/m)×(K/k), and so on.
-_DIMS = {"A": ("M", "K"), "B": ("K", "N"), "C": ("M", "N")}
-
-
-@dataclass(frozen=True)
-class ShapeCondition:
-    """Two block dimensions that must be equal (``have`` = ``need``, each one of M, K, N divided
-    by the algorithm's m, k, n) because temporary ``temp``, shaped like ``like`` blocks, holds a
-    value of ``kind``: the report's "requires" line, which the runtimes check before a call."""
-
-    have: str
-    need: str
-    temp: str
-    like: str
-    kind: str
-
-    def __str__(self) -> str:
-        return self.described()
-
-    def described(self, shape=None) -> str:
-        """"K/k = N/n (...)", or with ``shape``'s block counts for m, k, n ("K/2 = N/2 (...)"): where
-        m, k, n also name a call's own sizes (the C library's header), letters would be read as those."""
-        counts = {"M": "m", "K": "k", "N": "n"} if shape is None else {"M": shape.m, "K": shape.k, "N": shape.n}
-        return (f"{self.have}/{counts[self.have]} = {self.need}/{counts[self.need]} (temporary {self.temp}, "
-                f"shaped like {self.like}, holds {_KIND_WORDS[self.kind]})")
-
-    def holds(self, blocks: tuple[int, int, int]) -> bool:
-        """Whether blocks of ``blocks`` = (M/m, K/k, N/n) rows and columns meet it."""
-        return blocks["MKN".index(self.have)] == blocks["MKN".index(self.need)]
-
+from .shape_condition import BLOCK_DIMS, KIND_WORDS, ShapeCondition
 
 def original_c(block: str) -> str:
     return f"{block}⁰"
@@ -177,14 +146,14 @@ class _Simulation:
         kind = kind_of(value)
         operand = operand_of(target)
         if operand is not None and kind not in (None, operand):
-            self.error(f"{target} would hold {_KIND_WORDS[kind]} ({value}); {operand} blocks hold {_KIND_WORDS[operand]}", statement)
+            self.error(f"{target} would hold {KIND_WORDS[kind]} ({value}); {operand} blocks hold {KIND_WORDS[operand]}", statement)
         elif operand is None and kind not in (None, self.like[target]):
             self._note_shape_condition(target, kind)
         self.values[target] = value
         self.writers.setdefault(target, []).append((stage, statement))
 
     def _note_shape_condition(self, temp: str, kind: str) -> None:
-        for have, need in zip(_DIMS[self.like[temp]], _DIMS[kind]):
+        for have, need in zip(BLOCK_DIMS[self.like[temp]], BLOCK_DIMS[kind]):
             if have != need:
                 self.conditions.add(ShapeCondition(have, need, temp, self.like[temp], kind))
 
@@ -206,7 +175,7 @@ class _Simulation:
         for side, value, want in (("left", left, "A"), ("right", right, "B")):
             if kind_of(value) != want:
                 self.error(
-                    f"the {side} factor of `{statement}` holds {value or '0'}, not {_KIND_WORDS[want]}",
+                    f"the {side} factor of `{statement}` holds {value or '0'}, not {KIND_WORDS[want]}",
                     statement,
                 )
                 return
