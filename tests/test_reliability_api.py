@@ -860,3 +860,16 @@ def test_automatic_levels_choose_nothing_for_a_product_they_refuse():
     with pytest.raises(ValueError, match=r"^A is 8x6 and B is 5x8: inner dimensions differ$"):
         product(np.ones((8, 6)), np.ones((5, 8)))
     assert product.choices == {}
+
+
+@pytest.mark.parametrize("levels", [1, "auto"])
+def test_a_compiled_product_says_it_is_not_pickled_and_copies_as_itself(levels):
+    """pickle said "cannot pickle '_thread.RLock' object" (or "Can't pickle local object
+    'compile.<locals>.lowered_for'"), and deepcopy the same."""
+    import copy
+    import pickle
+
+    product = bilinear.compile("strassen", levels=levels, backend="numpy")
+    with pytest.raises(TypeError, match=r"is not pickled: call bilinear.compile\(\.\.\.\) in the process that multiplies"):
+        pickle.dumps(product)
+    assert copy.copy(product) is product and copy.deepcopy(product) is product

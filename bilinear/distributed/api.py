@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..ir import Program, Schedule
+from ..runtime.backend import NotPickled
 from ..runtime.compiled import real_scalar
 from ..runtime.views import is_contiguous
 from .check import verify_plan
@@ -53,7 +54,7 @@ def local_roles(program: Program) -> tuple[bool, bool]:
 BALANCES = ("static", "dynamic")
 
 
-class DistributedProduct:
+class DistributedProduct(NotPickled):
     """``C = αA·B + βC`` over every rank of ``comm``; call it on every rank with the same arguments.
 
     With ``inputs="replicated"`` every rank passes A and B; with ``"root"``

@@ -15,11 +15,11 @@ from ..diagnostics import BilinearError
 from ..lower.options import TooLarge
 from ..lower.plan import Lowered
 from ..model import Ceilings, choose_levels, leaf_alone
-from .backend import Backend
+from .backend import Backend, NotPickled
 from .compiled import CompiledProduct, check_inner_dimensions, check_sizes, real_scalar
 
 
-class AutoProduct:
+class AutoProduct(NotPickled):
     """A product whose levels and leaf the model chooses per shape."""
 
     def __init__(self, lowered_for: Callable[[int, str], Lowered], backend: Backend, dtype: str,

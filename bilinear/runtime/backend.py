@@ -18,6 +18,22 @@ from ..lower.leaves import ProductLaunch
 from .views import View, memory_span, overlaps  # noqa: F401 - importable from here too, as before views.py
 
 
+class NotPickled:
+    """A product bound to this process's device, kernels, streams and caches: a copy is itself (it
+    holds nothing a caller changes), and pickling it says what to do instead (it had failed on an
+    RLock inside, or on a local function)."""
+
+    def __reduce__(self):
+        raise TypeError(f"a {type(self).__name__} holds this process's kernels and device buffers and is not pickled: "
+                        "call bilinear.compile(...) in the process that multiplies (what it compiles is cached)")
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class Backend(ABC):
     """Executes the launches of a plan: element-wise kernels, GEMMs, fused product stages."""
 

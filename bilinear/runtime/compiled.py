@@ -17,7 +17,7 @@ from ..lower.host import restores_inputs, writes_inputs
 from ..lower.ozaki_host import moduli_refusal
 from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_dims
 from ..lower.options import is_byte_count
-from .backend import Backend
+from .backend import Backend, NotPickled
 from .executor import Executor
 from .views import check_out_apart, check_unmasked, check_writable, is_row_major, overlaps, with_line_strides
 
@@ -100,7 +100,7 @@ def make_backend(name: str | None) -> Backend:
     raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
 
 
-class CompiledProduct:
+class CompiledProduct(NotPickled):
     """``C = alpha·A@B + beta·C`` with a lowered scheme on one backend.
 
     In-place schedules (``inplace``) overwrite A and B while they run and,
