@@ -287,13 +287,15 @@ def _float_dtype(A: Any):
 
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
     """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
-    from .runtime.views import check_out_apart, check_unmasked, check_writable, is_row_major, overlaps
+    from .runtime.views import (check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major,
+                                overlaps)
 
     for name, array in (("A", A), ("B", B), ("out", out)):
         check_unmasked(array, name)
     for name, array in (("A", A), ("B", B)):
         if array.ndim != 2 or array.dtype not in (np.float32, np.float64):
-            raise ValueError(f"{name} must be a float32 or float64 matrix, not {array.ndim}-D {array.dtype}")
+            raise ValueError(f"{name} must be a float32 or float64 matrix, not {array.ndim}-D {dtype_shown(array.dtype)}"
+                             + (convert_hint(name, array.dtype) if array.ndim == 2 else ""))
     if A.dtype != B.dtype or A.shape[1] != B.shape[0]:
         raise ValueError(f"A is {A.shape} {A.dtype} and B is {B.shape} {B.dtype}: dtypes or inner dimensions differ")
     if out is None:

@@ -873,3 +873,21 @@ def test_a_compiled_product_says_it_is_not_pickled_and_copies_as_itself(levels):
     with pytest.raises(TypeError, match=r"is not pickled: call bilinear.compile\(\.\.\.\) in the process that multiplies"):
         pickle.dumps(product)
     assert copy.copy(product) is product and copy.deepcopy(product) is product
+
+
+def test_a_dtype_refusal_says_what_to_pass(tmp_path):
+    """A big-endian float64 was "A is >f8 but this product was compiled for float64"; int64 said
+    what was wrong, not what to do."""
+    product = bilinear.compile("strassen", backend="numpy")
+    A = np.ones((4, 4))
+    with pytest.raises(ValueError, match=re.escape("A is >f8 (float64 in the other byte order) but this product was "
+                                                   "compiled for float64: pass A.astype(np.float64)")):
+        product(A.astype(">f8"), A)
+    with pytest.raises(ValueError, match=re.escape("B is int64 but this product was compiled for float64: pass "
+                                                   "B.astype(np.float64)")):
+        product(A, A.astype(np.int64))
+    with pytest.raises(ValueError, match=re.escape("A must be a float32 or float64 matrix, not 2-D int64: pass "
+                                                   "A.astype(np.float64)")):
+        bilinear.matmul(A.astype(np.int64), A)
+    with pytest.raises(ValueError, match=re.escape("not 2-D >f8 (float64 in the other byte order): pass A.astype(np.float64)")):
+        bilinear.matmul(A.astype(">f8"), A)

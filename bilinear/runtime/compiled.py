@@ -19,7 +19,8 @@ from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_d
 from ..lower.options import is_byte_count
 from .backend import Backend, NotPickled
 from .executor import Executor
-from .views import check_out_apart, check_unmasked, check_writable, is_row_major, overlaps, with_line_strides
+from .views import (check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major, overlaps,
+                    with_line_strides)
 
 
 BACKENDS = ("cupy", "numpy")
@@ -379,7 +380,8 @@ class CompiledProduct(NotPickled):
             raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
         array = with_line_strides(array, xp)
         if array.dtype != np.dtype(self.dtype):
-            raise ValueError(f"{name} is {array.dtype} but this product was compiled for {self.dtype}")
+            raise ValueError(f"{name} is {dtype_shown(array.dtype)} but this product was compiled for {self.dtype}"
+                             + convert_hint(name, array.dtype, self.dtype))
         if not is_row_major(array):
             raise ValueError(
                 f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row-slice of one); "

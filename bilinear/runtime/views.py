@@ -225,3 +225,17 @@ def rows_aligned(pointer: int, ld: int, elements: int, itemsize: int) -> bool:
 def vector_aligned(view: View, elements: int) -> bool:
     """:func:`rows_aligned` for a view, at its own address and row stride."""
     return rows_aligned(address(view), row_stride(view), elements, view.itemsize)
+
+
+def dtype_shown(dtype: Any) -> str:
+    """``dtype`` as a refusal names it: a float of the other byte order says so ('>f8' alone had
+    read as a contradiction beside "compiled for float64")."""
+    dtype = np.dtype(dtype)
+    native = dtype.newbyteorder("=")
+    return f"{dtype.str} ({native} in the other byte order)" if not dtype.isnative and native.kind == "f" else str(dtype)
+
+
+def convert_hint(name: str, dtype: Any, wanted: str | None = None) -> str:
+    """How to pass ``name`` of ``dtype`` where ``wanted`` (float64 if None or unknown) is taken."""
+    wanted = wanted or (str(np.dtype(dtype).newbyteorder("=")) if np.dtype(dtype).kind == "f" else "float64")
+    return f": pass {name}.astype(np.{wanted if wanted in ('float32', 'float64') else 'float64'})"
