@@ -228,7 +228,9 @@ class CompiledProduct(NotPickled):
         """Bytes of workspace an M×K×N call holds.
 
         Raises:
-            ValueError: for sizes that are not whole numbers of at least 0 (-4 had been 0, 8.5 928.0).
+            ValueError: for sizes that are not whole numbers of at least 0 (-4 had been 0, 8.5 928.0),
+                and, under a ``workspace_limit``, for sizes no plan within it serves (a call there is
+                refused; the message gives the bytes needed).
         """
         M, K, N = check_sizes(M, K, N)
         return self.executor_for(M, K, N).workspace_bytes(M, K, N)
