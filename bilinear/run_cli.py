@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .cli_args import (
@@ -209,6 +210,8 @@ def _compile(args) -> int:
             raise ValueError(f"-o {out} would replace the input file {target} with compile's {target.name}; "
                              "choose another -o")
     report = verify_program(program) if per_level else with_notes(verify_program(program), notes)  # verify's notes
+    if per_level:  # a hybrid's definitions come from every level's file (the first's had been credited with all)
+        report = replace(report, path=", ".join(dict.fromkeys(str(path) for path in level_files(args.levels_schemes))))
     if not report.ok:  # said first: a refusal to replace files hid it until --force
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)

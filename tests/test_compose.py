@@ -107,7 +107,12 @@ def test_levels_schemes_makes_a_hybrid(tmp_path, capsys):
     # named after the hybrid, not after its innermost level's scheme alone (grey333.cu, grey333_dgemm)
     assert sorted(path.name for path in out.glob("*.[ch]*")) == ["msmes_grey333.cu", "msmes_grey333.h"]
     assert manifest["host"]["functions"] == {"float64": "msmes_grey333_dgemm", "float32": "msmes_grey333_sgemm"}
-    assert "note" not in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "note" not in printed.err
+    # it had credited grey333 to msmes.bl ("msmes.bl: 3 verified")
+    files = f"{ROOT / 'algorithms/msmes.bl'}, {ROOT / 'algorithms/grey333.bl'}"
+    assert f"\n{files}: 3 verified, 0 failed\n" in printed.out
+    assert (out / "report.txt").read_text().rstrip().endswith(f"{files}: 3 verified, 0 failed")
     # msmes is a schedule for strassen: level 1 multiplies with FILE's strassen (it had been called unused)
     assert main(["compile", "strassen", "--levels-schemes", "msmes,grey333.bl", "-o", str(tmp_path / "other")]) == 0
     assert "not used" not in capsys.readouterr().err
