@@ -389,8 +389,8 @@ def compile(
             return lower_program(program, dtype=dtype, levels=level_count, leaf=leaf_kind, fuse=fuse, cutoff=cutoff,
                                  launch=launch, moduli=moduli, scaling=scaling)
 
-        lowered_for(0, leaves[0])  # proves the scheme now, not at the first call (levels are chosen per shape)
-        return AutoProduct(lowered_for, chosen_backend, dtype, leaves)
+        name = lowered_for(0, leaves[0]).name  # proves the scheme now, not at the first call (levels are chosen per shape)
+        return AutoProduct(lowered_for, chosen_backend, dtype, leaves, name=name)
     if not isinstance(levels, int) or isinstance(levels, bool):
         raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError
     lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level,

@@ -891,3 +891,8 @@ def test_a_dtype_refusal_says_what_to_pass(tmp_path):
         bilinear.matmul(A.astype(np.int64), A)
     with pytest.raises(ValueError, match=re.escape("not 2-D >f8 (float64 in the other byte order): pass A.astype(np.float64)")):
         bilinear.matmul(A.astype(">f8"), A)
+
+
+def test_an_automatic_products_repr_names_its_scheme():
+    """It was "<bilinear auto: 0 shape(s) chosen, numpy>"."""
+    assert repr(bilinear.compile("msmes", levels="auto", backend="numpy")) == "<bilinear msmes: levels auto, 0 shape(s) chosen, numpy>"

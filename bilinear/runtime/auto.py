@@ -23,8 +23,9 @@ class AutoProduct(NotPickled):
     """A product whose levels and leaf the model chooses per shape."""
 
     def __init__(self, lowered_for: Callable[[int, str], Lowered], backend: Backend, dtype: str,
-                 leaves: tuple[str, ...], ceilings: Ceilings | None = None, max_levels: int = 4):
+                 leaves: tuple[str, ...], ceilings: Ceilings | None = None, max_levels: int = 4, name: str = "auto"):
         self._lowered_for = lowered_for
+        self.name = name
         self.backend = backend
         self.dtype = dtype
         self.leaves = leaves
@@ -134,4 +135,4 @@ class AutoProduct(NotPickled):
         return A, B
 
     def __repr__(self) -> str:
-        return f"<bilinear auto: {len(self.choices)} shape(s) chosen, {self.backend.name}>"
+        return f"<bilinear {self.name}: levels auto, {len(self.choices)} shape(s) chosen, {self.backend.name}>"
