@@ -692,3 +692,15 @@ def test_an_accumulating_schedule_that_sets_c_is_pointed_at_the_statement_that_d
     assert first.notes[0] == ("schedule s accumulates into C (C += A·B, the default), and `C11 = A11 * B11` sets C11, "
                               "dropping its original content: declare the schedule `overwrite` to compute C = A·B, or "
                               "write += there")
+
+
+def test_a_target_weight_may_be_a_decimal_as_coefficients_elsewhere_are(tmp_path):
+    """`-> +0.5*C11` was "unexpected '.'; expected '*' or '/'": decimals are exact rationals in
+    every other place a coefficient is written."""
+    (tmp_path / "naive2x2.bl").write_text((ROOT / "algorithms/naive2x2.bl").read_text(), encoding="utf-8")
+    path = tmp_path / "d.bl"
+    path.write_text('use "naive2x2.bl"\nschedule sc for naive2x2\n  temp X: A\n  stage s: X = 2*A11\n'
+                    "  stage p1: X * B11 -> +0.5*C11;  C12 += A11 * B12;  C21 += A21 * B11;  C22 += A21 * B12\n"
+                    "  stage p2: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n",
+                    encoding="utf-8")
+    assert bilinear.verify(path).ok

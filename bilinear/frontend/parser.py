@@ -273,6 +273,8 @@ class _ToIR(Transformer_NonRecursive):
         return Update(target, Form.symbol(target) + value.scale(sign), span)
 
     def coefficient(self, meta, children):
+        if len(children) == 1:  # a decimal, exact
+            return Fraction(str(children[0]))
         numerator, denominator = children
         if denominator is not None and int(denominator) == 0:
             self._fail("division by zero in a coefficient", self._span(meta))
