@@ -80,11 +80,15 @@ class Multiply:
     def is_accumulation(self) -> bool:
         return not self.overwrite
 
-    def __str__(self) -> str:
+    def product_text(self) -> str:
+        """``(left) * (right)``, without the targets."""
         def factor(form: Form) -> str:
             return str(form) if len(form.terms) == 1 and form.terms[0][1] == 1 else f"({form})"
 
-        product = f"{factor(self.left)} * {factor(self.right)}"
+        return f"{factor(self.left)} * {factor(self.right)}"
+
+    def __str__(self) -> str:
+        product = self.product_text()
         if self.overwrite and len(self.targets.terms) == 1:
             (target, coef), = self.targets.terms
             scale = "" if coef == 1 else ("-" if coef == -1 else f"{format_coefficient(coef)}*")

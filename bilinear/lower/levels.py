@@ -200,7 +200,9 @@ def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement:
     span = statement.span or schedule.span
     if not LEAF_KINDS[options.leaf].sums and (len(a) > 1 or len(b) > 1):
         raise BilinearError(Diagnostic(
-            f"`{statement}` in schedule {schedule.name} multiplies a sum of blocks, and {options.leaf} leaves multiply "
+            # the product, not the statement: passes split a statement's targets (the line shows them all)
+            f"the product {statement.product_text()} in schedule {schedule.name} multiplies "
+            f"a sum of blocks, and {options.leaf} leaves multiply "
             "single blocks: form the sum in an element-wise statement first (as the default schedules do), or use "
             "--leaf fused", span))
     check_range((*a, *b, *targets), options.dtype, f"`{statement}` in schedule {schedule.name} (level {level + 1}; its "
