@@ -152,8 +152,9 @@ def export(args) -> int:
 
     # a .bl name reads back as .bl text, which this is not (PLinOpt's -o is a stem or folder: its files end _L.sms)
     if args.to != "plinopt" and args.output.suffix.lower() == ".bl":
-        raise OptionError(f"-o {args.output}: export --to {args.to} writes {args.to} files, not .bl text, so -o names no "
-                          f".bl file; `bilinear import FILE -o {args.output}` writes .bl")
+        meant = args.output.with_suffix(".npz" if args.to == "alphatensor" else "")
+        raise OptionError(f"-o {args.output}: export --to {args.to} writes {args.to} files, and one named .bl would be "
+                          f"read back as .bl text: name it {meant} instead (`bilinear import` writes .bl)")
     if args.to != "plinopt":  # its one file is known now: checked before any work (6.7 s on <16,16,16>)
         check_target(args.output, args.force, protect=(args.file,))
     elif not (args.output.is_dir() or args.output.parent.is_dir()):
@@ -312,7 +313,7 @@ def add_parsers(commands) -> None:
         "write it as .bl.",
     )
     add_input_options(optimize_cmd)
-    optimize_cmd.add_argument("--seeds", type=tries, default=16, help="random orders tried per method (default 16)")
+    optimize_cmd.add_argument("--seeds", type=tries, default=16, help="random orders tried per method beside the greedy elimination (default 16; 0: the greedy one alone)")
     optimize_cmd.add_argument(
         "--polish", type=tries, default=0, metavar="TRIES",
         help="then, per side of at most 4096 coefficients, TRIES rounds of an iterated local search: a few named sums "

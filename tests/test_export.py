@@ -320,3 +320,24 @@ def test_exports_help_says_how_plinopt_files_are_named(tmp_path, capsys):
     assert "plinopt: OUT names MxKxN_R_OUT_L.sms, _R.sms and _P.sms; a folder gets MxKxN_R_NAME_*.sms" in help_text
     assert main(["export", "strassen", "--to", "plinopt", "-o", str(tmp_path / "foo")]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["2x2x2_7_foo_L.sms", "2x2x2_7_foo_P.sms", "2x2x2_7_foo_R.sms"]
+
+
+def test_plinopt_exports_name_the_scheme_and_mark_the_sources_comment_as_the_sources(tmp_path):
+    """Each file read "Post matrix (C blocks x products) of from 2x2x2_7_Strassen_L.sms Strassen's left
+    HM matrix (5 add) ...": the L file's comment, on all three, after "of from"."""
+    source = tmp_path / "src.bl"
+    source.write_text("# Strassen's left HM matrix (5 add)\n" + (ROOT / "algorithms/strassen.bl").read_text())
+    assert main(["export", str(source), "--to", "plinopt", "-o", str(tmp_path / "S")]) == 0
+    first = (tmp_path / "2x2x2_7_S_P.sms").read_text().splitlines()[0]
+    assert first.startswith("# Post matrix (C blocks x products) of strassen; source: "), first
+    assert " of from " not in first
+
+
+@pytest.mark.parametrize("to, suffix", [("fast-matmul", ""), ("alphatensor", ".npz")])
+def test_an_export_named_bl_is_told_the_name_its_format_takes(tmp_path, capsys, to, suffix):
+    """It suggested `bilinear import`, which writes .bl, to someone who asked for another format."""
+    with pytest.raises(SystemExit):
+        main(["export", "strassen", "--to", to, "-o", str(tmp_path / "g.bl")])
+    err = capsys.readouterr().err
+    assert f"export --to {to} writes {to} files, and one named .bl would be read back as .bl text: name it " \
+           f"{tmp_path / 'g'}{suffix} instead" in " ".join(err.split()), err

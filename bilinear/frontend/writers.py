@@ -93,7 +93,8 @@ def _sms(table: Table, comment: str) -> str:
 def to_plinopt(algorithm: Algorithm, header: tuple[str, ...] = ()) -> dict[str, str]:
     """The three ``.sms`` texts by suffix ``L``, ``R``, ``P``."""
     u, v, w = _tables(algorithm)
-    about = " ".join(header) or algorithm.name
+    # the source's comment is the source's (a PLinOpt L file's says "left HM matrix"): marked so, on each file
+    about = algorithm.name + (f"; source: {' '.join(header)}" if header else "")
     return {
         "L": _sms(_transposed(u), f"Left matrix (products x A blocks) of {about}"),
         "R": _sms(_transposed(v), f"Right matrix (products x B blocks) of {about}"),
