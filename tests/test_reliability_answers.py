@@ -323,17 +323,3 @@ def test_the_report_counts_the_products_an_output_uses(tmp_path):
     assert "  products: 8, of which 1 never used (classical 8; 1.1429x fewer multiplications per level)" in text
     assert "one level at n=8192: 962.1 GFLOP in products" in text
 
-
-def test_a_leaf_refusal_quotes_the_product_as_written(tmp_path):
-    """It quoted the statement after the single-target pass had split it: `... -> +C11` for a line
-    that reads `-> +C11 +C22`."""
-    text = (ROOT / "algorithms/strassen.bl").read_text() + (
-        "\nschedule ep for strassen: accumulate\n  stage p: (A11 + A22) * (B11 + B22) -> +C11 +C22\n"
-        "           (A21 + A22) * B11 -> +C21 -C22\n           A11 * (B12 - B22) -> +C12 +C22\n"
-        "           A22 * (B21 - B11) -> +C11 +C21\n           (A11 + A12) * B22 -> -C11 +C12\n"
-        "           (A21 - A11) * (B11 + B12) -> +C22\n           (A12 - A22) * (B21 + B22) -> +C11\n")
-    with pytest.raises(BilinearError) as caught:
-        bilinear.compile(_write(tmp_path, "ep.bl", text), backend="numpy")
-    (error,) = caught.value.diagnostics
-    assert error.message.startswith("the product (A11 + A22) * (B11 + B22) in schedule ep multiplies a sum of blocks, "
-                                    "and cublas leaves multiply single blocks"), error.message

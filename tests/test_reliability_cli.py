@@ -1109,7 +1109,8 @@ def test_a_bound_of_one_or_more_checks_nothing(capsys, tmp_path):
 
 def test_a_schedule_multiplying_sums_under_library_leaves_is_refused_where_it_is_written(capsys, tmp_path):
     """Strassen's products of sums in one stage verify; cuBLAS leaves refused them at the first call,
-    without a location ("library GEMM leaves multiply single views")."""
+    without a location ("library GEMM leaves multiply single views"); then quoted the statement a pass
+    had split (`... -> +C11` for a line reading `-> +C11 +C22`): the product as written now."""
     path = tmp_path / "sums.bl"
     path.write_text((ROOT / "algorithms" / "strassen.bl").read_text() + "\nschedule sums for strassen\n"
                     "  stage p:  (A11 + A22) * (B11 + B22) -> +C11 +C22\n            (A21 + A22) * B11 -> +C21 -C22\n"
@@ -1120,7 +1121,7 @@ def test_a_schedule_multiplying_sums_under_library_leaves_is_refused_where_it_is
     row = next(i for i, line in enumerate(lines) if "stage p:" in line) + 1
     assert _run(capsys, "verify", path)[0] == 0
     code, _, err = _run(capsys, "run", path, "-n", "32", "--backend", "numpy")
-    assert code == 1 and f"sums.bl:{row}:13: error: `(A11 + A22) * (B11 + B22) -> +C11` in schedule sums multiplies a sum " \
+    assert code == 1 and f"sums.bl:{row}:13: error: the product (A11 + A22) * (B11 + B22) in schedule sums multiplies a sum " \
            "of blocks, and cublas leaves multiply single blocks: form the sum in an element-wise statement first (as the " \
            "default schedules do), or use --leaf fused" in err, err
     assert _run(capsys, "run", path, "-n", "32", "--backend", "numpy", "--leaf", "fused")[0] == 0
