@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import replace
@@ -102,6 +103,7 @@ def transform(args) -> int:
     return _write(result, header, args.output, args.style)
 
 
+READING_OPTIONS = ("--from", "--shape", "--key", "--mod", "--allow-pickle")  # what a reader's refusal may ask for
 SECOND_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
                "`bilinear import` it to a .bl file first")
 
@@ -119,7 +121,9 @@ def product(args) -> int:
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
-        if args.second.suffix == ".bl" or not args.second.is_file():  # a reading option would not help
+        # a reading option would not help (a modular scheme: import refuses it too)
+        if args.second.suffix == ".bl" or not os.path.isfile(args.second) or not any(
+                option in d.message for d in error.diagnostics for option in READING_OPTIONS):
             raise
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None

@@ -157,3 +157,12 @@ def test_a_large_product_says_that_it_takes_minutes(capsys, tmp_path, monkeypatc
     assert main(["product", "strassen", "strassen", "-o", str(tmp_path / "s2.bl")]) == 0
     assert ("note: strassen_x_strassen has 49 products; verifying it before it is written takes minutes from about "
             "10,000 products") in capsys.readouterr().err
+
+
+def test_a_second_scheme_valid_only_modulo_p_is_not_sent_to_import(tmp_path, capsys):
+    """The note said to `bilinear import` SECOND first, which refuses a modular scheme too."""
+    second = tmp_path / "111-3-mod2.exp"
+    second.write_text("(a11)*(b11)*(c11)\n(a11)*(b11)*(c11)\n(a11)*(b11)*(c11)\n")  # 3·A11·B11 = A11·B11 mod 2
+    assert main(["product", "strassen", str(second), "-o", str(tmp_path / "p.bl")]) == 1
+    err = capsys.readouterr().err
+    assert "valid only modulo 2" in err and "bilinear import" not in err, err
