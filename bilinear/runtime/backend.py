@@ -25,7 +25,7 @@ class NotPickled:
 
     def __reduce__(self):
         raise TypeError(f"a {type(self).__name__} holds this process's kernels and device buffers and is not pickled: "
-                        "call bilinear.compile(...) in the process that multiplies (what it compiles is cached)")
+                        "call bilinear.compile(...) in the process that multiplies")
 
     def __copy__(self):
         return self

@@ -29,7 +29,8 @@ from lark import Lark, Transformer, UnexpectedInput
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
 from ...verify.rings import ApproximateScheme
 from ..loader import read_source
-from .common import check_side, rank_mismatch, shape_mismatch, fail, identifier, infer_shape, line_span, rational, token_span, whole_file
+from .common import (check_side, fail, identifier, infer_shape, line_span, rank_mismatch, rational, shape_mismatch,
+                     token_span, whole_file)
 
 if TYPE_CHECKING:
     import sympy

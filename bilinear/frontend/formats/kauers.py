@@ -17,7 +17,7 @@ from pathlib import Path
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import rank_mismatch, fail, identifier, modulus_in_name, shape_mismatch, whole_file
+from .common import fail, identifier, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
 from .trilinear import TrilinearProduct, parse_product
 
 

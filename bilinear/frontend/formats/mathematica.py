@@ -18,7 +18,7 @@ from pathlib import Path
 from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import rank_mismatch, algorithm_from_tables, check_side, fail, identifier, modulus_in_name, whole_file
+from .common import algorithm_from_tables, check_side, fail, identifier, modulus_in_name, rank_mismatch, whole_file
 from .kauers import name_shape
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
-from .common import rank_mismatch, check_side, fail, identifier, infer_shape, shape_mismatch, whole_file
+from .common import check_side, fail, identifier, infer_shape, rank_mismatch, shape_mismatch, whole_file
 from .sparse import Sparse, Steps, read_slp, read_sms
 
 _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
