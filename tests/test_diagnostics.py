@@ -636,14 +636,19 @@ def test_a_misnamed_block_is_said_once(tmp_path):
     assert messages.count("C222 is not a block name: blocks take a row and a column, e.g. C12 or C[1,2]") == 1, messages
 
 
+def _naive_schedule(tmp_path, properties: str, first_stage: str):
+    """A schedule s for naive2x2 whose stage p is ``first_stage`` and whose stage q adds the second products."""
+    (tmp_path / "naive2x2.bl").write_text((ROOT / "algorithms/naive2x2.bl").read_text(), encoding="utf-8")
+    path = tmp_path / "s.bl"
+    path.write_text(f'use "naive2x2.bl"\nschedule s for naive2x2{properties}\n  stage p: {first_stage}\n'
+                    "  stage q: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n", encoding="utf-8")
+    return path
+
+
 def test_an_overwrite_schedule_that_reads_c_first_is_told_once_not_again_at_each_later_read_and_the_end(tmp_path):
     """Dropped from the simulation, the refused statement left C11 holding C11⁰: the next read of it
     and C11's final value were reported too, though lines 3 and 4 add both products."""
-    (tmp_path / "naive2x2.bl").write_text((ROOT / "algorithms/naive2x2.bl").read_text(), encoding="utf-8")
-    path = tmp_path / "cascade.bl"
-    path.write_text('use "naive2x2.bl"\nschedule cas for naive2x2: overwrite\n'
-                    "  stage p: C11 += A11 * B11;  C12 = A11 * B12;  C21 = A21 * B11;  C22 = A21 * B12\n"
-                    "  stage q: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n", encoding="utf-8")
+    path = _naive_schedule(tmp_path, ": overwrite", "C11 += A11 * B11;  C12 = A11 * B12;  C21 = A21 * B11;  C22 = A21 * B12")
     (entry,) = [e for e in bilinear.verify(path).entries if not e.ok]
     assert [(e.span.line, e.message.split(";")[0]) for e in entry.errors] == [
         (3, "`A11 * B11 -> +C11` reads C11, which holds C's original content (C11⁰)")]
@@ -680,11 +685,7 @@ def test_a_product_of_the_algorithm_named_in_a_schedule_is_told_what_to_write(tm
 
 def test_an_accumulating_schedule_that_sets_c_is_pointed_at_the_statement_that_dropped_c(tmp_path):
     """Every block said "misses C11⁰" at its later `+=`, nothing about `=` or `overwrite`."""
-    (tmp_path / "naive2x2.bl").write_text((ROOT / "algorithms/naive2x2.bl").read_text(), encoding="utf-8")
-    path = tmp_path / "a.bl"
-    path.write_text('use "naive2x2.bl"\nschedule s for naive2x2\n'
-                    "  stage p: C11 = A11 * B11;  C12 = A11 * B12;  C21 = A21 * B11;  C22 = A21 * B12\n"
-                    "  stage q: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n", encoding="utf-8")
+    path = _naive_schedule(tmp_path, "", "C11 = A11 * B11;  C12 = A11 * B12;  C21 = A21 * B11;  C22 = A21 * B12")
     (entry,) = [e for e in bilinear.verify(path).entries if not e.ok]
     first = entry.errors[0]
     assert (first.span.line, first.span.column) == (3, 12)
