@@ -210,4 +210,4 @@ def plot(results: list[BenchResult], path: Path) -> None:
     axes[0][0].set_ylabel("effective TFLOP/s (2n³ / time)")
     figure.tight_layout()
     # the mark --plot checks before replacing it; None, not {}, for unmarked formats (Pillow's refuse any)
-    figure.savefig(path, dpi=120, metadata=plot_metadata(Path(path)) or None)
+    figure.savefig(path, dpi=120, **plot_metadata(Path(path)))

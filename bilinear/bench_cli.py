@@ -144,9 +144,10 @@ def _trial_plot(path: Path) -> None:
 
     from .output import plot_metadata
 
+    figure = Figure(figsize=(1, 1))
+    figure.text(0.5, 0.5, "n")  # text, as the plot has: pgf measures it with TeX (an empty figure passed without)
     try:
-        Figure(figsize=(1, 1)).savefig(io.BytesIO(), format=path.suffix[1:].lower(),
-                                       metadata=plot_metadata(path) or None)
+        figure.savefig(io.BytesIO(), format=path.suffix[1:].lower(), **plot_metadata(path))
     except Exception as error:  # noqa: BLE001 - whatever stops the writer (a missing TeX, an image plugin)
         raise OptionError(f"--plot: matplotlib cannot write {path.suffix} files here ({brief(str(error), 80)}); "
                           "use .png, .pdf or .svg") from None

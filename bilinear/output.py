@@ -270,10 +270,11 @@ def _unmarked_bench(row: dict) -> bool:
 PLOT_MARKS = {".png": "Software", ".pdf": "Creator", ".svg": "Creator", ".eps": "Creator", ".ps": "Creator"}
 
 
-def plot_metadata(path: Path) -> dict[str, str]:
-    """The ``savefig`` metadata that marks ``path``'s plot as bench's (none for unmarked formats)."""
+def plot_metadata(path: Path) -> dict[str, dict[str, str]]:
+    """``savefig``'s metadata argument that marks ``path``'s plot as bench's, or none for unmarked
+    formats: Pillow's writers refuse any metadata, and pgf's refuses even ``metadata=None``."""
     key = PLOT_MARKS.get(path.suffix.lower())
-    return {key: WRITTEN_BY} if key else {}
+    return {"metadata": {key: WRITTEN_BY}} if key else {}
 
 
 def check_plot_target(path: Path, option: str) -> None:
