@@ -287,6 +287,10 @@ def check_plot_target(path: Path, option: str) -> None:
     if path.is_file() and path.stat().st_size:
         with path.open("rb") as stream:
             ours = bool(plot_metadata(path)) and WRITTEN_BY.encode() in stream.read(1 << 24)
+        if not ours and not plot_metadata(path):  # bench's own plot, maybe: nothing to tell it by
+            raise _refuse(f"{option} {path} exists, and {path.suffix.lower() or 'such'} files carry no mark to tell "
+                          "bench's plots by: choose another name, remove it, or plot to .png, .pdf, .svg, .eps or .ps "
+                          "(bench replaces its own)")
         if not ours:
             raise _refuse(f"{option} {path} exists and is no plot bench wrote (its .png, .pdf, .svg, .eps and .ps "
                           f"plots say \"{WRITTEN_BY}\"); choose another name or remove it")

@@ -300,3 +300,14 @@ def test_a_plot_format_matplotlib_cannot_write_here_is_refused_before_measuring(
     assert code == 2 and "--plot: matplotlib cannot write .pgf files here ('xelatex' not found" in err, err
     assert "strassen n=16" not in out
     assert not (tmp_path / "p.pgf").exists()
+
+
+def test_an_unmarked_plot_format_that_exists_is_refused_for_what_it_is(capsys, tmp_path):
+    """A second `--plot p.jpg` said the first run's plot "is no plot bench wrote"."""
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "p.jpg"
+    bench = ("strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1", "--plot", str(target))
+    assert _run(capsys, *bench)[0] == 0
+    code, _, err = _run(capsys, *bench)
+    assert code == 1 and f"--plot {target} exists, and .jpg files carry no mark to tell bench's plots by: " \
+        "choose another name, remove it, or plot to .png, .pdf, .svg, .eps or .ps (bench replaces its own)" in err, err
