@@ -986,3 +986,15 @@ def test_option_flags_name_each_option_as_the_parser_takes_it(command):
     options = [a for a in commands.choices[command]._actions if a.option_strings and a.dest not in ("help", *NOT_OPTIONS)]
     assert len(options) > 20
     assert {a.dest: option_flag(a.dest) for a in options} == {a.dest: a.option_strings[0] for a in options}
+
+
+def test_the_bound_counts_global_steps_only_where_they_ran():
+    """At n = 3 three breadth-first steps of Strassen cannot halve anything: the whole product is
+    peeled, yet the bound was 8u·√3·ρ³."""
+    import bilinear.distributed as dist
+    from bilinear.distributed.measure import error_bound
+    from bilinear.measure import error_bound as one_device_bound
+
+    steps3 = dist.compile(ROOT / "algorithms/strassen.bl", backend="numpy", steps=3, levels=0)
+    assert error_bound(steps3, "float64", 3, 3, 3) == one_device_bound("float64", 3, 1.0, 1)
+    assert error_bound(steps3, "float64", 16, 16, 16) > one_device_bound("float64", 16, 1.0, 1)  # 16 = 2^3·2: they run
