@@ -998,3 +998,14 @@ def test_the_bound_counts_global_steps_only_where_they_ran():
     steps3 = dist.compile(ROOT / "algorithms/strassen.bl", backend="numpy", steps=3, levels=0)
     assert error_bound(steps3, "float64", 3, 3, 3) == one_device_bound("float64", 3, 1.0, 1)
     assert error_bound(steps3, "float64", 16, 16, 16) > one_device_bound("float64", 16, 1.0, 1)  # 16 = 2^3·2: they run
+
+
+@needs_mpi
+def test_bench_with_gpus_json_rows_record_the_layouts_and_the_decomposition(tmp_path):
+    """Two runs that differed only in --inputs/--output wrote rows that could not be told apart."""
+    done = _mpi(2, "-m", "bilinear.cli", "bench", "strassen", "-n", "16", "--gpus", "2", "--levels", "1",
+                "--backend", "numpy", "--repeat", "1", "--inputs", "block2d", "--output", "root", "--json", "-",
+                timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert (row["inputs"], row["output"], row["decomposition"], row["global_products"]) == ("block2d", "root", "strassen", 7)

@@ -39,6 +39,11 @@ class DistributedResult:
     levels_run: int = 0  # the most local levels any rank's products recursed through (the bound's)
     levels_requested: int = 0
     trivial: float = 1.0  # the error a C of zeros would have: a bound at or past it checks nothing
+    # what tells two runs apart beside the plan's line: the global decomposition and the layouts
+    decomposition: str = ""
+    global_products: int = 0
+    inputs: str = "replicated"
+    output: str = "replicated"
 
     @property
     def speedup(self) -> float:
@@ -220,4 +225,8 @@ def measure(
         backend="numpy" if xp is np else "cupy",
         levels_run=levels,
         levels_requested=product.local.levels,
+        decomposition=product.decomposition.name,
+        global_products=product.decomposition.rank,
+        inputs=product.inputs,
+        output=product.output,
     )
