@@ -209,5 +209,5 @@ def plot(results: list[BenchResult], path: Path) -> None:
         axis.legend(fontsize=7, loc="lower right")
     axes[0][0].set_ylabel("effective TFLOP/s (2n³ / time)")
     figure.tight_layout()
-    # the mark --plot checks before replacing it; None, not {}, for unmarked formats (Pillow's refuse any)
+    # the mark --plot checks before replacing it, for the formats that carry one
     figure.savefig(path, dpi=120, **plot_metadata(Path(path)))

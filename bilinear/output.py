@@ -285,15 +285,14 @@ def check_plot_target(path: Path, option: str) -> None:
     if path.is_symlink():
         raise _refuse(f"{option} {path} is a symbolic link; refusing to write through it")
     if path.is_file() and path.stat().st_size:
-        with path.open("rb") as stream:
-            ours = bool(plot_metadata(path)) and WRITTEN_BY.encode() in stream.read(1 << 24)
-        if not ours and not plot_metadata(path):  # bench's own plot, maybe: nothing to tell it by
+        marked = ", ".join(PLOT_MARKS)
+        if not plot_metadata(path):  # bench's own plot, maybe: nothing to tell it by
             raise _refuse(f"{option} {path} exists, and {path.suffix.lower() or 'such'} files carry no mark to tell "
-                          "bench's plots by: choose another name, remove it, or plot to .png, .pdf, .svg, .eps or .ps "
-                          "(bench replaces its own)")
-        if not ours:
-            raise _refuse(f"{option} {path} exists and is no plot bench wrote (its .png, .pdf, .svg, .eps and .ps "
-                          f"plots say \"{WRITTEN_BY}\"); choose another name or remove it")
+                          f"bench's plots by: choose another name, remove it, or plot to {marked} (bench replaces its own)")
+        with path.open("rb") as stream:
+            if WRITTEN_BY.encode() not in stream.read(1 << 24):
+                raise _refuse(f"{option} {path} exists and is no plot bench wrote (its {marked} plots say "
+                              f"\"{WRITTEN_BY}\"); choose another name or remove it")
 
 
 def input_among(path: Path, inputs) -> Path | None:

@@ -310,4 +310,4 @@ def test_an_unmarked_plot_format_that_exists_is_refused_for_what_it_is(capsys, t
     assert _run(capsys, *bench)[0] == 0
     code, _, err = _run(capsys, *bench)
     assert code == 1 and f"--plot {target} exists, and .jpg files carry no mark to tell bench's plots by: " \
-        "choose another name, remove it, or plot to .png, .pdf, .svg, .eps or .ps (bench replaces its own)" in err, err
+        "choose another name, remove it, or plot to .png, .pdf, .svg, .eps, .ps (bench replaces its own)" in err, err
