@@ -291,6 +291,16 @@ def shape_text(text: str) -> str:
     return text
 
 
+#: How FILE is read (add_input_options): what a second file of a command cannot be given.
+READING_OPTIONS = ("--from", "--shape", "--key", "--mod", "--allow-pickle")
+
+
+def asks_for_reading_option(error) -> bool:
+    """Whether a BilinearError's diagnostics ask for a reading option (a missing file or a scheme
+    valid only modulo p does not: no option would read it)."""
+    return any(option in d.message for d in error.diagnostics for option in READING_OPTIONS)
+
+
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     """FILE and how to read it (format, shape, key, pickles, modulus)."""
     parser.add_argument(

@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (add_bl_output_options, add_input_options, bl_name, chains, load_input, output_path, scheme_path,
+from .cli_args import (add_bl_output_options, add_input_options, asks_for_reading_option, bl_name, chains, load_input, output_path, scheme_path,
                        note_unused_definitions, side_counts, tries)
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
@@ -103,7 +103,6 @@ def transform(args) -> int:
     return _write(result, header, args.output, args.style)
 
 
-READING_OPTIONS = ("--from", "--shape", "--key", "--mod", "--allow-pickle")  # what a reader's refusal may ask for
 SECOND_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
                "`bilinear import` it to a .bl file first")
 
@@ -122,8 +121,7 @@ def product(args) -> int:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
         # a reading option would not help (a modular scheme: import refuses it too)
-        if args.second.suffix == ".bl" or not os.path.isfile(args.second) or not any(
-                option in d.message for d in error.diagnostics for option in READING_OPTIONS):
+        if args.second.suffix == ".bl" or not os.path.isfile(args.second) or not asks_for_reading_option(error):
             raise
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli_args import add_input_options, dimension, load_input, note_unused_definitions, positive
+from ..cli_args import add_input_options, asks_for_reading_option, dimension, load_input, note_unused_definitions, positive
 from ..lower.options import OptionError
 from .comm import end_job, say
 from .describe import describe_plan, plan_as_data
@@ -164,9 +164,6 @@ def _product(args, source, levels: int, leaf: str, dtype: str):
     )
 
 
-READING_OPTIONS = ("--from", "--shape", "--key", "--allow-pickle")  # FILE's: what a --local file cannot be given
-
-
 def _local(path: Path | None):
     """--local's program, read without the reading options (they are FILE's); where its file needs
     them (an archive of many schemes), the error says how to give it one."""
@@ -180,7 +177,7 @@ def _local(path: Path | None):
     try:
         return load(path)
     except BilinearError as error:
-        if not any(option in d.message for d in error.diagnostics for option in READING_OPTIONS):
+        if not asks_for_reading_option(error):
             raise  # a missing or malformed file: reading options would not help
         note = ("--local is read without the reading options (--from, --shape, --key and --allow-pickle are FILE's): "
                 f"write the scheme it should use as a .bl file first (bilinear import {path} ... -o local.bl)")

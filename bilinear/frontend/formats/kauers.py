@@ -21,7 +21,7 @@ from .common import fail, identifier, modulus_in_name, rank_mismatch, shape_mism
 from .trilinear import TrilinearProduct, parse_product
 
 
-def name_shape(path: Path) -> tuple[Shape | None, int | None, str]:
+def name_facts(path: Path) -> tuple[Shape | None, int | None, str]:
     """(shape, product count, where they came from) from a ``333``-style token of the file's name
     and a number right after it (``k…-333-23-mod0.exp``, flips' ``223-11-mod0.exp``).  Not of its
     folder's: run_333/ may hold any scheme (Strassen there had been read as ⟨3,3,3⟩), and a correct
@@ -44,7 +44,7 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
     if not products:
         fail(f"{path.name} holds no products: expected one '(a..)*(b..)*(c..)' line per product", whole_file(path))
     modulus = modulus_in_name(path)
-    named, named_rank, origin = name_shape(path)
+    named, named_rank, origin = name_facts(path)
     rank_mismatch(named_rank, len(products), origin, whole_file(path))
     if shape is not None:
         if named is not None:

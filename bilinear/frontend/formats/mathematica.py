@@ -19,7 +19,7 @@ from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
 from .common import algorithm_from_tables, check_side, fail, identifier, modulus_in_name, rank_mismatch, whole_file
-from .kauers import name_shape
+from .kauers import name_facts
 
 
 class _Lists:
@@ -89,7 +89,7 @@ def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | Modu
                 f"A {found.m}x{found.k}, B {found.k}x{found.n} and C {found.n}x{found.m} (transposed)",
                 lists.span(node),
             )
-    named, named_rank, origin = name_shape(path)
+    named, named_rank, origin = name_facts(path)
     rank_mismatch(named_rank, len(triples), origin, whole_file(path))
     if named is not None and named != found:
         fail(f"{origin} says {named}, but the matrices are {found}", whole_file(path))
