@@ -313,8 +313,8 @@ class _Simulation:
         if self.schedule.overwrites_c or missing != Form.symbol(original_c(block)):
             return None
         setting = next((statement for _, statement in self.writers.get(block, ())
-                        if getattr(statement, "overwrite", False)
-                        or isinstance(statement, Update) and block not in statement.form.names()), None)
+                        if (statement.overwrite if isinstance(statement, Multiply) else block not in statement.form.names())),
+                       None)
         if setting is None:
             return None
         return setting, (f"schedule {self.schedule.name} accumulates into C (C += A·B, the default), and `{setting}` sets "
