@@ -243,7 +243,8 @@ def _run(args) -> int:
 
     if args.gpus is not None:
         return run_command(args)
-    check_single_device(args)
+    if (refused := check_single_device(args)) is not None:
+        return refused
     from .runtime.compiled import CompiledProduct, make_backend
     from .runtime.run import check_fits, run_once
 
@@ -286,7 +287,8 @@ def _bench(args) -> int:
     bench_defaults(args)
     if args.gpus is not None:
         return bench_command(args)
-    check_single_device(args)
+    if (refused := check_single_device(args)) is not None:
+        return refused
     from .bench_cli import run_bench
 
     return run_bench(args)

@@ -309,6 +309,21 @@ def test_ranks_started_with_different_options_are_refused_at_once_on_every_rank(
 
 
 @needs_mpi
+@pytest.mark.parametrize("gpus_on", [0, 1])
+def test_a_rank_started_without_gpus_beside_ranks_with_it_is_refused_on_every_rank(gpus_on):
+    """The rank without --gpus ran its own one-device product and exited, never starting MPI: the
+    ranks with --gpus then waited in MPI_Init for it until mpiexec was killed."""
+    alone = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--backend", "numpy",
+             "--repeat", "1")
+    lines = [alone, (*alone, "--gpus", "2")]
+    done = _mpmd(*(lines if gpus_on else lines[::-1]), timeout=60, env={"BILINEAR_DIST_TIMEOUT": "30"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == ("bilinear: the ranks were started with different options: --gpus differs between rank 0 "
+                           "and rank 1; start every rank with the same command line\n")
+    assert "within" not in done.stdout  # no rank ran a product
+
+
+@needs_mpi
 def test_ranks_running_different_commands_are_refused_at_once():
     run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
     bench = ("-m", "bilinear.cli", "bench", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2",

@@ -65,9 +65,10 @@ def add_distribution_options(parser: argparse.ArgumentParser, planning: bool = F
     )
 
 
-def check_single_device(args) -> None:
+def check_single_device(args) -> int | None:
     """Refuse the distribution options on a one-device run (``run``/``bench`` without --gpus), which
-    would not use them."""
+    would not use them; under mpiexec, 1 where another rank was started with other options (rank 0
+    says so), else None."""
     given = [option for option, value, default in (
         ("--decomposition", args.decomposition, "bfs"), ("--steps", args.steps, None), ("--local", args.local, None),
         ("--inputs", args.inputs, "replicated"), ("--output", args.output, "replicated")) if value != default]
@@ -76,9 +77,25 @@ def check_single_device(args) -> None:
         raise OptionError(f"{', '.join(given)} {verb} only with --gpus P (a distributed run under mpiexec); "
                           "without --gpus the product runs on one device")
     ranks, rank = _launched_ranks()
+    if ranks > 1 and _mpi_importable():
+        # Compare options with the other ranks as a --gpus rank does first: a rank started with --gpus
+        # beside this one waits in MPI_Init for every rank, and this one had never started MPI.
+        try:
+            _same_command(args)
+        except SameOnEveryRank as error:
+            if rank == 0:
+                say(f"bilinear: {error}", sys.stderr)
+            return 1
     if ranks > 1 and rank == 0:  # `mpiexec -n 2 bilinear run ...` ran two separate runs without a word
         print(f"bilinear {args.command}: note: started as {ranks} MPI ranks without --gpus: each rank runs its own "
               f"one-device {args.command}; add --gpus {ranks} for one product over them", file=sys.stderr)
+    return None
+
+
+def _mpi_importable() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("mpi4py") is not None
 
 
 def _launched_ranks() -> tuple[int, int]:
