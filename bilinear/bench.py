@@ -20,6 +20,7 @@ import numpy as np
 from .measure import (error_bound, error_scale, extra_bytes, float64_reference, median, random_inputs, relative_error,
                       time_device, within_bound, zero_error)
 from .model import Ceilings, choose_levels, predict, predict_steps
+from .runtime.backend import LIBRARY_NAMES
 from .runtime.ceilings import measure_ceilings
 from .runtime.compiled import CompiledProduct
 from .runtime.run import growth_run, levels_run
@@ -27,9 +28,6 @@ from .runtime.run import growth_run, levels_run
 __all__ = ["BenchResult", "bench_one", "choose_levels", "measure_ceilings", "plot", "read_json", "write_json"]
 
 # --- one configuration ----------------------------------------------------------------------
-
-#: What each backend's own product is called in tables, lines and plots.
-LIBRARY_NAMES = {"cupy": "cuBLAS", "numpy": "NumPy"}
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ def _plot_file(path: Path) -> Path:
     try:
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
-        raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
+        raise ValueError("--plot needs matplotlib: pip install 'bilinear[plot]' (or matplotlib)") from None
     if not path.suffix:
         if path.exists() and not path.is_file():  # --plot /dev/null had written /dev/null.png
             raise ValueError(f"--plot {path} exists and is not a regular file; choose another name")

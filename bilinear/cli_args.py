@@ -248,9 +248,23 @@ def bl_output_path(text: str) -> Path:
     path = output_path(text)
     if path.suffix and path.suffix.lower() != ".bl":
         raise argparse.ArgumentTypeError(
-            f"{text}: the output is .bl text, so -o names a .bl file, not a {path.suffix} file; "
-            f"`bilinear export FILE --to FORMAT -o {text}` writes the catalogue formats (fast-matmul, plinopt, alphatensor)")
+            f"{text}: the output is .bl text, so -o names a .bl file, not a {path.suffix} file; {_other_format(path, text)}")
     return path
+
+
+#: The suffixes `bilinear export` writes, with its --to and the format's owner (fast-matmul's have none).
+EXPORT_SUFFIXES = {".npz": ("alphatensor", "AlphaTensor"), ".sms": ("plinopt", "PLinOpt")}
+
+
+def _other_format(path: Path, text: str) -> str:
+    """What to do instead of writing .bl text to ``path``: the export of the format its suffix names,
+    or a .bl name (export writes no .json or .txt)."""
+    if exported := EXPORT_SUFFIXES.get(path.suffix.lower()):
+        return f"`bilinear export FILE --to {exported[0]} -o {text}` writes {exported[1]}'s format"
+    stem = path.with_suffix("")
+    named = stem if stem.suffix.lower() == ".bl" else stem.with_suffix(stem.suffix + ".bl")
+    return (f"name it {named} (`bilinear export` writes the catalogue formats: fast-matmul's files have no suffix, "
+            "PLinOpt's end .sms, AlphaTensor's .npz)")
 
 
 def add_bl_output_options(parser: argparse.ArgumentParser) -> None:

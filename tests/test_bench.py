@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -81,6 +82,15 @@ def test_bench_command_without_plot_or_matplotlib(tmp_path):
     code = main(["bench", "algorithms/rsmm.bl", "--backend", "numpy", "-n", "16", "--repeat", "1",
                  "--json", str(tmp_path / "b.json")])
     assert code == 0
+
+
+def test_plot_without_matplotlib_names_the_extra(monkeypatch, capsys, tmp_path):
+    """It said "pip install matplotlib" only, while the package has a plot extra for it."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it raises ImportError
+    monkeypatch.setitem(sys.modules, "matplotlib.backend_bases", None)
+    code = main(["bench", "strassen", "--backend", "numpy", "-n", "8", "--levels", "1", "--plot", str(tmp_path / "p.png")])
+    assert code == 1
+    assert capsys.readouterr().err == "bilinear bench: --plot needs matplotlib: pip install 'bilinear[plot]' (or matplotlib)\n"
 
 
 def test_ceilings_time_the_leaves_own_gemm_and_are_cached(tmp_path, monkeypatch):

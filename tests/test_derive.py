@@ -13,7 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import ALGORITHMS
+from conftest import ALGORITHMS, SCHEMES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +32,7 @@ from bilinear.verify.expand import Expansion
 from helpers.programs import defined_before_use, expand, fractions_of
 
 SHIPPED = {a.name: a for path in ALGORITHMS for a in bilinear.load(path).algorithms}
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "schemes"
+SHARED = SCHEMES  # ../shared/schemes, or the folder BILINEAR_SCHEMES names
 
 
 def _coefficients(algorithm):

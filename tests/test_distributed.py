@@ -521,6 +521,16 @@ def test_in_place_local_schedules_need_only_the_operand_sums():
     assert [workspace_bytes(plan, r, 8, writes_inputs=False) for r in range(2)] == [3 * block, 3 * block]
 
 
+@pytest.mark.parametrize("backend, named", [("numpy", "NumPy"), ("cupy", "cuBLAS")])
+def test_a_plan_without_local_levels_names_the_backends_own_product(backend, named):
+    """On the CPU the plan line said "local cuBLAS" for NumPy's product."""
+    from bilinear.distributed.api import local_products
+
+    if backend == "cupy":
+        pytest.importorskip("cupy")
+    assert local_products(bilinear.load(ROOT / "algorithms/strassen.bl"), "float64", 0, "cublas", backend).name == named
+
+
 @needs_mpi
 def test_run_and_bench_with_gpus_under_mpiexec(tmp_path):
     run = _mpi(2, "-m", "bilinear.cli", "run", str(ROOT / "algorithms/msmes.bl"), "-n", "67", "-m", "41", "--gpus", "2",

@@ -109,16 +109,23 @@ def test_derived_schemes_overwrite_nothing_and_never_write_through_a_link(tmp_pa
 
 
 @pytest.mark.parametrize("argv", [("import", STRASSEN), *DERIVED], ids=lambda argv: argv[0])
-@pytest.mark.parametrize("name", ["out.npz", "out.sms", "out.bl.txt"])
-def test_bl_writers_refuse_an_output_of_another_format(tmp_path, capsys, argv, name):
+@pytest.mark.parametrize("name, advice", [
+    ("out.npz", "`bilinear export FILE --to alphatensor -o {target}` writes AlphaTensor's format"),
+    ("out.sms", "`bilinear export FILE --to plinopt -o {target}` writes PLinOpt's format"),
+    # export writes no .json or .txt: it had been suggested for them too
+    ("out.bl.txt", "name it {target.parent}/out.bl (`bilinear export` writes the catalogue formats: "
+                   "fast-matmul's files have no suffix, PLinOpt's end .sms, AlphaTensor's .npz)"),
+    ("out.json", "name it {target.parent}/out.bl (`bilinear export` writes the catalogue formats: "
+                 "fast-matmul's files have no suffix, PLinOpt's end .sms, AlphaTensor's .npz)"),
+])
+def test_bl_writers_refuse_an_output_of_another_format(tmp_path, capsys, argv, name, advice):
     """`import strassen -o out.npz` wrote .bl text into a file named .npz."""
     target = tmp_path / name
     code, out, err = _run(capsys, *argv, "-o", str(target))
     assert (code, out, list(tmp_path.iterdir())) == (2, "", [])
     assert err.splitlines()[-1] == (
         f"bilinear {argv[0]}: error: argument -o/--output: {target}: the output is .bl text, so -o names a .bl file, "
-        f"not a {target.suffix} file; `bilinear export FILE --to FORMAT -o {target}` writes the catalogue formats "
-        "(fast-matmul, plinopt, alphatensor)")
+        f"not a {target.suffix} file; " + advice.format(target=target))
 
 
 @pytest.mark.parametrize("name", ["out.bl", "OUT.BL", "out"])

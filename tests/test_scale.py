@@ -15,10 +15,9 @@ import gc
 import time
 from dataclasses import replace
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
-from conftest import ALGORITHMS
+from conftest import ALGORITHMS, SCHEMES
 from helpers import schemes as S
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -35,7 +34,7 @@ from bilinear.verify.expand import Expansion, classical
 from bilinear.verify.lazy import LazySimulation
 from bilinear.verify.schedule import _Simulation
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "schemes"
+SHARED = SCHEMES  # ../shared/schemes, or the folder BILINEAR_SCHEMES names
 ALPHATENSOR = SHARED / "alphatensor" / "factorizations_r.npz"
 
 

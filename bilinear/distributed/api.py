@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..ir import Program, Schedule
-from ..runtime.backend import NotPickled
+from ..runtime.backend import LIBRARY_NAMES, NotPickled
 from ..runtime.compiled import real_scalar
 from ..runtime.views import is_contiguous
 from .check import verify_plan
@@ -30,7 +30,7 @@ def local_products(program: Program, dtype: str, levels: int, leaf: str, backend
 
     classical = compile(program, dtype=dtype, levels=0, leaf="cublas", backend=backend)
     if not levels:
-        return Local(classical, classical, writes_inputs=False)
+        return Local(classical, classical, writes_inputs=False, name=LIBRARY_NAMES.get(backend, backend))
     writes_inputs, accumulates = local_roles(program)
     return Local(
         compile(program, dtype=dtype, levels=levels, leaf=leaf, backend=backend),

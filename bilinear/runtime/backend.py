@@ -18,6 +18,10 @@ from ..lower.leaves import ProductLaunch
 from .views import View, memory_span, overlaps  # noqa: F401 - importable from here too, as before views.py
 
 
+#: What each backend's own product is called in tables, lines and plots.
+LIBRARY_NAMES = {"cupy": "cuBLAS", "numpy": "NumPy"}
+
+
 class NotPickled:
     """A product bound to this process's device, kernels, streams and caches: a copy is itself (it
     holds nothing a caller changes), and pickling it says what to do instead (it had failed on an
