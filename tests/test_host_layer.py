@@ -66,14 +66,16 @@ def test_const_inputs_follow_the_schedules():
 
 
 def _build(out: Path) -> tuple[Path, str]:
-    """nvcc -shared on the artifact; returns the library and the build's error output."""
+    """nvcc -shared on the artifact, warning as a project built with -Wall -Wextra would; returns the
+    library and the build's error or warning output (unused parameters had warned in every file)."""
     include, lib = CUBLAS
     name = out.name.split("-")[0]
     library = out / f"lib{name}.so"
-    command = [NVCC, "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC", "-shared", str(out / f"{name}.cu"),
+    command = [NVCC, "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC,-Wall,-Wextra", "-shared", str(out / f"{name}.cu"),
                "-o", str(library), f"-I{include}", *cublas_link_flags(lib)]
     result = subprocess.run(command, capture_output=True, text=True)
-    return library, ("" if result.returncode == 0 else f"{out.name}: {result.stderr[-3000:]}")
+    said = result.stderr if result.returncode or "warning" in result.stderr else ""
+    return library, (f"{out.name}: {said[-3000:]}" if said else "")
 
 
 def _link_driver(out: Path) -> Path:
@@ -107,6 +109,18 @@ def test_the_library_builds_and_a_cpp_driver_links_against_it(tmp_path):
     assert not errors, "\n".join(errors)
     for out in outs:
         assert _link_driver(out).exists()
+
+
+@needs_toolchain
+def test_fused_fp64_leaves_built_for_an_older_gpu_say_so_once(tmp_path):
+    """nvcc -arch=sm_80 printed 385 lines of ptxas errors, one per Hopper-only mma.sync."""
+    out = _compile(tmp_path, "algorithms/msmes.bl", "--leaf", "fused")
+    command = [NVCC, "-std=c++17", "-arch=sm_80", "-c", str(out / "msmes.cu"), "-o", os.devnull, f"-I{CUBLAS[0]}"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode != 0 and "ptxas" not in result.stderr
+    assert result.stderr.count(": error: #error") == 1, result.stderr[-2000:]
+    assert ("bilinear: the fused FP64 product kernels use Hopper's mma.sync .f64 shapes (m16n8k8, m16n8k16): build "
+            "this file for sm_90 or newer (-arch=sm_90), or compile the scheme with --leaf cublas") in result.stderr
 
 
 SIZES = ["1,1,1", "37,50,21", "129,65,97", "200,151,99", "513,257,1025"]  # m,n,k (column-major)

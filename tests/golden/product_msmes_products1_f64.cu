@@ -207,6 +207,11 @@ __device__ __forceinline__ void zero(Acc& acc) {
 // a[2u+1] = A(g + 8, t + 4u); b[u] = B(t + 4u, g); d = C(g, 2t), C(g, 2t+1), C(g+8, 2t), C(g+8, 2t+1).
 // (raw: the PTX operand lists would read as template tags.)  The host emulator brings its own mma.
 #ifndef BILINEAR_HOST_EMULATION
+// Said once for a file of several such kernels, rather than ptxas's hundreds of lines per mma.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900 && !defined(BILINEAR_NEEDS_SM90_SAID)
+#define BILINEAR_NEEDS_SM90_SAID
+#error "bilinear: the fused FP64 product kernels use Hopper's mma.sync .f64 shapes (m16n8k8, m16n8k16): build this file for sm_90 or newer (-arch=sm_90), or compile the scheme with --leaf cublas"
+#endif
 
 __device__ __forceinline__ void mma(double (&d)[4], const double (&a)[2], const double (&b)[1]) {
   asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
