@@ -190,7 +190,8 @@ def _status(ok: bool) -> str:
     return "verified" if ok else "FAILED"
 
 
-def _bytes(count: int) -> str:
+def bytes_text(count: int) -> str:
+    """A byte count as people read it: 2.62 GiB, 512 bytes."""
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if count >= size:
             return f"{count / size:.2f} {unit}"
@@ -239,9 +240,9 @@ def _schedule_text(data: dict) -> list[str]:
     workspace = data["workspace_blocks_per_level"]
     blocks = ", ".join(f"{count} {like} block(s)" for like, count in workspace.items()) or "none"
     lines.append(
-        f"  workspace per level: {blocks} = {_bytes(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
+        f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
     )
-    lines.append(f"  element-wise traffic per level: {_bytes(data['elementwise_bytes_one_level'])} at n={data['n']}")
+    lines.append(f"  element-wise traffic per level: {bytes_text(data['elementwise_bytes_one_level'])} at n={data['n']}")
     for condition in data["shape_conditions"]:
         lines.append(f"  requires {condition}")
     if data["restores"] and data["ok"]:
@@ -378,7 +379,7 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         ]
         out += [
             f"| {s['name']} | {s['algorithm']} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
-            f"{_bytes(s['workspace_bytes_one_level'])} |"
+            f"{bytes_text(s['workspace_bytes_one_level'])} |"
             for s in schedules
         ]
         out.append("")

@@ -191,7 +191,8 @@ def _lowered(args, program):
 def _compile(args) -> int:
     import json
 
-    from .lower.artifact import artifact_names, earlier_library, host_notes, write_artifacts
+    from .lower.artifact import (artifact_names, earlier_library, host_notes, kernel_count, library_facts, library_summary,
+                                 write_artifacts)
     from .lower.plan import library_name
     from .hybrid import level_files, level_names
     from .output import check_folder, input_among, removed_on_failure
@@ -229,13 +230,11 @@ def _compile(args) -> int:
         print(f"note: removed {' and '.join(p.name for p in earlier)}, the earlier library in this folder", file=sys.stderr)
     manifest = json.loads(written["manifest"].read_text())
     print(to_text(report, n=args.n, dtype=manifest["options"]["dtype"]))  # as report.txt: the main function's dtype
+    print("\n" + "\n".join(library_summary(library_facts(manifest, args.n))[:2]))  # its notes: on stderr
     for note in host_notes(manifest["host"]):  # options the library leaves to the Python runtime: said, not dropped
         print(f"note: {note}", file=sys.stderr)
-    # every kernel of the .cu: the manifest's element type's, the other's, and the ozaki leaf's passes
-    ozaki = manifest["host"].get("ozaki", {}).values()
-    kernels = (len(manifest["kernels"]) + sum(len(names) for names in manifest["host"]["other_kernels"].values())
-               + sum(len(count["kernels"]) for entry in ozaki for count in entry["moduli"].values()))
-    print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json ({kernels} kernels)")
+    print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json "
+          f"({kernel_count(manifest)} kernels)")
     return 0
 
 

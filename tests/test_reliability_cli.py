@@ -1071,7 +1071,8 @@ def test_a_fused_kernel_past_float32_leaves_that_function_out(capsys, tmp_path):
     assert json.loads(manifest)["host"]["functions"] == {"float64": "lopsided_dgemm"}
     # the report counts in the dtype of the library's main function, as the manifest says (it said float32)
     report = (tmp_path / "out" / "report.json").read_text()
-    assert re.findall(r'"dtype": "(\w+)"', report) == re.findall(r'"dtype": "(\w+)"', manifest) == ["float64"]
+    assert re.findall(r'"dtype": "(\w+)"', manifest) == ["float64"]
+    assert set(re.findall(r'"dtype": "(\w+)"', report)) == {"float64"}  # the verification's and the library's
     assert "the library's main function is float64, and report.txt counts in it" in err
 
 
@@ -1581,3 +1582,41 @@ def test_a_bound_that_a_c_of_zeros_would_pass_checks_nothing(capsys, monkeypatch
     code, out, _ = _run(capsys, "run", scheme_file("kauers/k108391c6c35ad0c4.exp"), "-m", "8", "-k", "1000", "-n", "98",
                         "--levels", "2", "--dtype", "float32", "--backend", "numpy", "--repeat", "1")
     assert code == 1 and "NOT CHECKED: the bound passes even a C of zeros" in out, out
+
+
+def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp_path):
+    """compile msmes --breadth 1 built breadth-first Strassen with a 2.6 GiB workspace while its console
+    and report said "workspace per level: none = 0 bytes", without a note (a review of compile)."""
+    out = tmp_path / "bfs"
+    code, printed, err = _run(capsys, "compile", MSMES, "--breadth", "1", "-o", str(out))
+    manifest = json.loads((out / "manifest.json").read_text())
+    held = manifest["workspace_bytes"]["8192"]
+    assert code == 0 and held == 2818572288
+    note = ("--breadth 1: the innermost level runs strassen's products breadth-first, from operand sums in a workspace "
+            "(2.62 GiB at n=8192); msmes's in-place stages run at no level: --levels 2 --breadth 1 keeps one, and "
+            "without --breadth the library allocates nothing")
+    assert f"note: {note}" in err and manifest["host"]["workspace_note"] == note
+    library = ["library msmes: 1 level, cublas leaves, --breadth 1; msmes_dgemm, msmes_sgemm; 6 kernels",
+               "  workspace of an n×n×n call at n=8192 float64: 2.62 GiB (msmes_dgemm_workspace_bytes)"]
+    assert "\n".join(library) in printed
+    assert (out / "report.txt").read_text().endswith("\n".join([*library, f"  note: {note}"]) + "\n")
+    facts = json.loads((out / "report.json").read_text())["library"]
+    assert (facts["workspace_bytes"], facts["kernels"], facts["notes"]) == (held, 6, [note])
+    assert "## Library" in (out / "report.md").read_text()
+    code, _, err = _run(capsys, "compile", MSMES, "--levels", "2", "--breadth", "1", "-o", str(tmp_path / "two"))
+    assert code == 0 and "msmes's in-place stages run at the outer level only" in err
+    code, _, err = _run(capsys, "compile", MSMES, "--leaf", "ozaki", "-o", str(tmp_path / "ozaki"))
+    assert code == 0 and "note: ozaki leaves need a workspace of their own (" in err
+    code, _, err = _run(capsys, "compile", MSMES, "--levels", "2", "-o", str(tmp_path / "plain"))
+    assert code == 0 and "workspace" not in err  # in place with cuBLAS leaves: nothing to say
+
+
+def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
+    """--moduli 1 wrote a library that returns 5000 from 64x64x64 up without a word (run refuses it)."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "1", "-o", str(tmp_path / "one"))
+    note = ("--moduli 1 keeps enough bits only for a leaf GEMM whose inner dimension (a chunk of k) is at most 31: a "
+            "call with a longer one returns 5000 and runs nothing; leave --moduli out to have each call choose enough")
+    assert code == 0 and f"note: {note}" in err
+    assert json.loads((tmp_path / "one" / "manifest.json").read_text())["host"]["moduli_note"] == note
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "-o", str(tmp_path / "chosen"))
+    assert code == 0 and "--moduli" not in err

@@ -14,14 +14,15 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from ..ir import Program
+from ..diagnostics import markdown_text
+from ..ir import Program, Schedule
 from ..output import make_folder, write_atomic
-from ..report import to_json, to_markdown, to_text
+from ..report import bytes_text, to_json, to_markdown, to_text
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode
 from .levels import CoefficientOutOfRange
-from .manifest import library_call_bytes, manifest, refused_from
+from .manifest import library_call_bytes, library_workspace_bytes, manifest, refused_from
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
 
@@ -153,13 +154,86 @@ def write_artifacts(
             host["workspace_limit"]["refused_from_n"] = first
             host["workspace_limit"]["note"] = (f"--workspace-limit {options.workspace_limit}: from n = {first}, an n×n×n "
                                                "call can need more workspace than that and return 4000 (nothing run)")
+    if note := _inplace_workspace_note(program, lowered, n):
+        host["workspace_note"] = note
+    if hosts[0].ozaki is not None and hosts[0].ozaki.k_limited:
+        host["moduli_note"] = (f"--moduli {options.moduli} keeps enough bits only for a leaf GEMM whose inner dimension (a "
+                               f"chunk of k) is at most {hosts[0].ozaki.k_last}: a call with a longer one returns 5000 and "
+                               "runs nothing; leave --moduli out to have each call choose enough")
+    data = manifest(lowered, source_file, host, n)
+    facts = library_facts(data, n)
+    summary = library_summary(facts)
+    dtype = lowered.options.dtype
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
-    write_atomic(paths["manifest"], json.dumps(manifest(lowered, source_file, host, n), indent=2) + "\n")
-    write_atomic(out / "report.txt", to_text(report, n=n, dtype=lowered.options.dtype) + "\n")
-    write_atomic(out / "report.md", to_markdown(report, n=n, dtype=lowered.options.dtype))
-    write_atomic(out / "report.json", to_json(report, n=n, dtype=lowered.options.dtype) + "\n")
+    write_atomic(paths["manifest"], json.dumps(data, indent=2) + "\n")
+    write_atomic(out / "report.txt", to_text(report, n=n, dtype=dtype) + "\n\n" + "\n".join(summary) + "\n")
+    write_atomic(out / "report.md", to_markdown(report, n=n, dtype=dtype).rstrip("\n") + "\n\n## Library\n\n"
+                 + "\n".join(f"- {markdown_text(line.strip())}" for line in summary) + "\n")
+    verified = json.loads(to_json(report, n=n, dtype=dtype))
+    write_atomic(out / "report.json", json.dumps({**verified, "library": facts}, indent=2, ensure_ascii=False) + "\n")
     return paths
+
+
+def kernel_count(data: dict) -> int:
+    """Every kernel of the ``.cu`` a manifest describes: the main element type's, the other's, and
+    the ozaki leaf's passes."""
+    host = data["host"]
+    ozaki = host.get("ozaki", {}).values()
+    return (len(data["kernels"]) + sum(len(names) for names in host["other_kernels"].values())
+            + sum(len(count["kernels"]) for entry in ozaki for count in entry["moduli"].values()))
+
+
+def library_facts(data: dict, n: int) -> dict:
+    """What compile built from the verified scheme, from its manifest ``data``: report.json's
+    ``library``, and the reports' last lines (:func:`library_summary`)."""
+    options, host = data["options"], data["host"]
+    function = host["functions"][options["dtype"]]
+    return {"name": data["name"], "options": options, "functions": list(host["functions"].values()),
+            "kernels": kernel_count(data), "n": n, "workspace_bytes": data["workspace_bytes"][str(n)],
+            "workspace_function": f"{function}_workspace_bytes", "notes": host_notes(host)}
+
+
+def library_summary(facts: dict) -> list[str]:
+    """The reports' last lines: the library, after the verification above them, whose figures are the
+    scheme's as written (an in-place schedule's 0 bytes, where --breadth runs its algorithm in a
+    workspace)."""
+    options = facts["options"]
+    levels = options["levels"]
+    asked = [f"{levels} level{'' if levels == 1 else 's'}", f"{options['leaf']} leaves"]
+    asked += [flag if value is False else f"{flag} {value}" for name, flag, default in _SHOWN_OPTIONS
+              if (value := options[name]) != default]
+    return [f"library {facts['name']}: {', '.join(asked)}; {', '.join(facts['functions'])}; {facts['kernels']} kernels",
+            f"  workspace of an n×n×n call at n={facts['n']} {options['dtype']}: {bytes_text(facts['workspace_bytes'])} "
+            f"({facts['workspace_function']})",
+            *(f"  note: {note}" for note in facts["notes"])]
+
+
+#: Options the summary names where they differ from their default: (manifest name, flag, default).
+_SHOWN_OPTIONS = (("breadth", "--breadth", 0), ("launch", "--launch", "serial"), ("moduli", "--moduli", None),
+                  ("workspace_limit", "--workspace-limit", None), ("cutoff", "--cutoff", 1), ("fuse", "--no-fuse", True))
+
+
+def _inplace_workspace_note(program: Program, lowered: Lowered, n: int) -> str | None:
+    """Why the library of an in-place schedule (0 bytes, as verified) holds a workspace: breadth-first
+    levels run the algorithm's products from operand sums in one, and ozaki leaves need their own."""
+    schedule = program.main
+    if not (isinstance(schedule, Schedule) and schedule.inplace):
+        return None
+    options, held = lowered.options, bytes_text(library_workspace_bytes(lowered, n))
+    if options.breadth:
+        outer = len(lowered.levels)
+        where = (("at the outer level only" if outer == 1 else f"at the outer {outer} levels only") if outer else
+                 f"at no level: --levels {options.levels + 1} --breadth {options.breadth} keeps one, and without "
+                 "--breadth the library allocates nothing")
+        inner = "innermost level runs" if options.breadth == 1 else f"innermost {options.breadth} levels run"
+        return (f"--breadth {options.breadth}: the {inner} {schedule.algorithm}'s "
+                f"products breadth-first, from operand sums in a workspace ({held} at n={n}); {schedule.name}'s "
+                f"in-place stages run {where}")
+    if options.leaf == "ozaki":
+        return (f"ozaki leaves need a workspace of their own ({held} at n={n}): {schedule.name}'s in-place stages "
+                "allocate nothing, its leaves do")
+    return None
 
 
 def _check_limit_reachable(lowered: Lowered) -> None:
@@ -196,5 +270,6 @@ def _ozaki_entry(code: OzakiCode) -> dict:
 
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
-    notes = [host.get("launch"), host.get("left_out"), host.get("workspace_limit", {}).get("note")]
+    notes = [host.get("launch"), host.get("left_out"), host.get("workspace_limit", {}).get("note"),
+             host.get("workspace_note"), host.get("moduli_note")]
     return [note for note in notes if note]
