@@ -896,3 +896,36 @@ def test_a_dtype_refusal_says_what_to_pass(tmp_path):
 def test_an_automatic_products_repr_names_its_scheme():
     """It was "<bilinear auto: 0 shape(s) chosen, numpy>"."""
     assert repr(bilinear.compile("msmes", levels="auto", backend="numpy")) == "<bilinear msmes: levels auto, 0 shape(s) chosen, numpy>"
+
+
+def test_an_auto_products_calls_run_one_at_a_time_across_shapes(monkeypatch):
+    """A compiled product's calls run one at a time, but levels="auto" kept a product (and its lock) per
+    level count: msmes calls of two shapes on one matrix ran at once, and A came back wrong by 14.8."""
+    import threading
+    import time
+
+    from bilinear.runtime.compiled import CompiledProduct
+
+    product = bilinear.compile(ROOT / "algorithms" / "msmes.bl", backend="numpy", levels="auto")
+    monkeypatch.setattr(type(product), "choose", lambda self, M, K, N: (2 if M > 64 else 1, "cublas", 0.0))
+    running, most = [0], [0]
+    call = CompiledProduct.__call__
+
+    def counted(self, *args, **kwargs):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            running[0] -= 1
+
+    monkeypatch.setattr(CompiledProduct, "__call__", counted)
+    X = np.random.default_rng(0).standard_normal((128, 128))
+    threads = [threading.Thread(target=lambda n=n: [product(X[:n, :n].copy(), X[:n, :n].copy()) for _ in range(3)])
+               for n in (128, 64)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(product._products) == 2 and most[0] == 1

@@ -7,6 +7,7 @@ on this GPU and keeps one compiled product per choice.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -33,6 +34,10 @@ class AutoProduct(NotPickled):
         self._ceilings = ceilings
         self._products: dict[tuple[int, str], CompiledProduct] = {}
         self.choices: dict[tuple[int, int, int], tuple[int, str, float]] = {}
+        # Calls run one at a time, as a CompiledProduct's do, across the products of every level count:
+        # an in-place schedule overwrites A and B while it runs, and two shapes' calls on one matrix
+        # had run at once, each product under its own lock.
+        self._calling = threading.RLock()
 
     @property
     def ceilings(self) -> Ceilings:
@@ -111,7 +116,8 @@ class AutoProduct(NotPickled):
     def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
         """The product chosen for this shape, captured as a CUDA graph (see :meth:`CompiledProduct.capture`)."""
         A, B = self._checked(A, B, beta)
-        return self.product_for(A.shape[0], A.shape[1], B.shape[1]).capture(A, B, out, alpha=alpha, beta=beta)
+        with self._calling:
+            return self.product_for(A.shape[0], A.shape[1], B.shape[1]).capture(A, B, out, alpha=alpha, beta=beta)
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
         M, K, N = check_sizes(M, K, N)
@@ -124,7 +130,8 @@ class AutoProduct(NotPickled):
             ValueError: as :class:`CompiledProduct` does, at every size alike.
         """
         A, B = self._checked(A, B, beta)
-        return self.product_for(A.shape[0], A.shape[1], B.shape[1])(A, B, out=out, alpha=alpha, beta=beta)
+        with self._calling:
+            return self.product_for(A.shape[0], A.shape[1], B.shape[1])(A, B, out=out, alpha=alpha, beta=beta)
 
     def _checked(self, A: Any, B: Any, beta: float) -> tuple[Any, Any]:
         """A and B as arrays (DLPack objects too), refused where one level refuses them at any size."""
