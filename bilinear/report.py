@@ -190,8 +190,7 @@ def _status(ok: bool) -> str:
     return "verified" if ok else "FAILED"
 
 
-def bytes_text(count: int) -> str:
-    """A byte count as people read it: 2.62 GiB, 512 bytes."""
+def bytes_text(count: int) -> str:  # 2.62 GiB, 512 bytes
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if count >= size:
             return f"{count / size:.2f} {unit}"

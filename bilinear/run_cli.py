@@ -194,6 +194,7 @@ def _compile(args) -> int:
     from .lower.artifact import (artifact_names, earlier_library, host_notes, kernel_count, library_facts, library_summary,
                                  write_artifacts)
     from .lower.plan import library_name
+    from .frontend.provenance import source_header
     from .hybrid import level_files, level_names
     from .output import check_folder, input_among, removed_on_failure
     from .api import with_notes
@@ -222,8 +223,11 @@ def _compile(args) -> int:
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
     # a hybrid's levels come from their own files
     source = ",".join(level_names(args.levels_schemes)) if per_level else str(args.file)
+    # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept)
+    provenance = tuple(line for path in dict.fromkeys(inputs) for line in source_header(path))
     with removed_on_failure(out, artifact_names(name)):
-        written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level)
+        written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level,
+                                  provenance=provenance)
     for path in earlier:
         path.unlink(missing_ok=True)
     if earlier:

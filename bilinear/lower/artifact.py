@@ -38,9 +38,10 @@ def build_commands(name: str) -> list[str]:
     ]
 
 
-def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtype]) -> tuple[str, str]:
+def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtype],
+                   provenance: tuple[str, ...] = ()) -> tuple[str, str]:
     """(``<name>.cu``, ``<name>.h``): the kernels of every dtype, then the host layer (``hosts``:
-    :func:`host_dtype` of each)."""
+    :func:`host_dtype` of each); both carry ``provenance``, the sources' header comments."""
     name = lowered.name
     parts, written, bodies = [], frozenset(), {}
     for plan in (plan for each in [lowered, *others] for plan in each.with_fallbacks()):
@@ -52,7 +53,9 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
     for host in hosts:  # the ozaki leaf's passes, once per dtype: every plan of it runs the same
         if host.ozaki is not None:
             parts.extend(host.ozaki.sources())
-    return "\n".join(parts) + "\n" + render_host(name, hosts), render_header(name, hosts)
+    first, rest = ("\n".join(parts) + "\n" + render_host(name, hosts)).split("\n", 1)
+    kept = "".join(f"// {line}\n" if line else "//\n" for line in provenance)  # its first line says who generated it
+    return f"{first}\n{kept}{rest}", render_header(name, hosts, provenance)
 
 
 def artifact_names(name: str) -> list[str]:
@@ -84,10 +87,12 @@ def _generated(path: Path) -> bool:
 
 def write_artifacts(
     program: Program, report, options: Options, out: Path, source_file: str, n: int = 8192,
-    per_level: tuple[str, ...] | None = None,
+    per_level: tuple[str, ...] | None = None, provenance: tuple[str, ...] = (),
 ) -> dict:
     """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``
-    (a folder the caller checked: nothing is written through a link, each file atomically)."""
+    (a folder the caller checked: nothing is written through a link, each file atomically).
+    ``provenance``: the sources' header comments (a reference, a licence that asks to be kept), for
+    the top of the ``.cu`` and the ``.h``."""
     proven = Verified(program, report)
     # every dtype the leaf computes, the one asked for (--dtype, which the report counts in) first: a
     # coefficient past float32's range leaves that function out, whichever dtype was asked for
@@ -107,7 +112,7 @@ def write_artifacts(
         left_out.append(f"the library's main function is {lowered.options.dtype}, and report.txt counts in it")
     _check_limit_reachable(lowered)
     hosts = [host_dtype(each, lowered.name) for each in [lowered, *others]]  # the first is lowered's
-    source, header = library_source(lowered, others, hosts)
+    source, header = library_source(lowered, others, hosts, provenance)
     make_folder(out)
     paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}
     host = {
