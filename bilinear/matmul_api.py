@@ -69,7 +69,14 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
             elsewhere the product is as without it.
             It overwrites A and B while it runs and restores them only up to
             rounding, since (a+b)-b need not equal a: measured on the H100 at
-            levels 1-3, to ≤ 1.4e-15 (float64) and ≤ 7.5e-7 (float32) normwise.
+            levels 1-3 on random normal data, to ≤ 1.4e-15 (float64) and
+            ≤ 7.5e-7 (float32) normwise; other data can lose more (uniform
+            [0, 1) on the CPU: 3.3e-15 and 1.9e-6 at three levels), and each
+            call adds its own, so inputs reused over many calls drift.  An Inf
+            or NaN in A or B, or a block sum that overflows, can leave NaN or
+            Inf in finite entries of the other blocks it was added to.  Calls
+            that share A or B must not run at once: each overwrites them while
+            it runs.
             Where A and B share memory (``matmul(X, X, inplace=True)``) the
             product runs without it, as for read-only inputs.  With beta ≠ 0
             it mixes C's blocks through a change of basis, so C's own error

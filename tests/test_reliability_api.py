@@ -929,3 +929,32 @@ def test_an_auto_products_calls_run_one_at_a_time_across_shapes(monkeypatch):
     for thread in threads:
         thread.join()
     assert len(product._products) == 2 and most[0] == 1
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda X: X[::-1], "A steps back 8 elements a row (a negative row stride): pass np.ascontiguousarray(A)"),
+    (lambda X: X.T, "A steps 1 element a row and 8 a column (transposed or Fortran-ordered): pass np.ascontiguousarray(A)"),
+    (lambda X: X[:, ::2], "A steps 8 elements a row and 2 a column (a column slice with a step): "
+                          "pass np.ascontiguousarray(A)"),
+])
+def test_a_layout_refusal_names_what_is_wrong_with_the_strides(make, said):
+    """X[::-1] is a row slice with unit column stride, but was refused as not one, and the advice
+    named a literal `xp.ascontiguousarray` (a review of the API)."""
+    X = np.random.default_rng(0).standard_normal((8, 8))
+    product = bilinear.compile("strassen", backend="numpy", levels=1)
+    with pytest.raises(ValueError) as refused:
+        product(make(X), X)
+    assert str(refused.value) == ("A must be row-major with unit column stride (a C-contiguous matrix or a row slice "
+                                  f"of one); {said}")
+
+
+def test_a_complex_input_is_not_told_to_drop_its_imaginary_part():
+    """The refusal said "pass A.astype(np.float64)", which discards the imaginary part (a review)."""
+    A = np.ones((4, 4), dtype=np.complex128)
+    said = ": complex products are not supported; multiply the real and imaginary parts as real matrices"
+    with pytest.raises(ValueError) as refused:
+        bilinear.matmul(A, A)
+    assert str(refused.value) == "A must be a float32 or float64 matrix, not 2-D complex128" + said
+    with pytest.raises(ValueError) as refused:
+        bilinear.compile("strassen", backend="numpy", levels=1)(A, A)
+    assert str(refused.value) == "A is complex128 but this product was compiled for float64" + said

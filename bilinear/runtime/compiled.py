@@ -19,8 +19,8 @@ from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_d
 from ..lower.options import is_byte_count
 from .backend import Backend, NotPickled
 from .executor import Executor
-from .views import (check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major, overlaps,
-                    with_line_strides)
+from .views import (check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major,
+                    layout_refusal, overlaps, with_line_strides)
 
 
 BACKENDS = ("cupy", "numpy")
@@ -385,10 +385,7 @@ class CompiledProduct(NotPickled):
             raise ValueError(f"{name} is {dtype_shown(array.dtype)} but this product was compiled for {self.dtype}"
                              + convert_hint(name, array.dtype, self.dtype))
         if not is_row_major(array):
-            raise ValueError(
-                f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row-slice of one); "
-                "use xp.ascontiguousarray for transposed or Fortran-ordered arrays"
-            )
+            raise ValueError(layout_refusal(array, name, xp.__name__))
         if name == "out":
             check_writable(array, name)
         elif self.writes_inputs:

@@ -144,6 +144,21 @@ def is_row_major(view: View) -> bool:
     return view.strides[1] == view.itemsize and view.strides[0] >= view.shape[1] * view.itemsize
 
 
+def layout_refusal(view: View, name: str, module: str) -> str:
+    """Why ``view`` is not row-major (:func:`is_row_major`), in steps of elements, with the copy that is."""
+    rows, cols = (stride // view.itemsize for stride in view.strides)
+    if cols != 1:
+        layout = "transposed or Fortran-ordered" if abs(rows) == 1 else "a column slice with a step"
+        why = f"{name} steps {rows} element{'s' * (abs(rows) != 1)} a row and {cols} a column ({layout})"
+    elif rows < 0:
+        why = f"{name} steps back {-rows} elements a row (a negative row stride)"
+    else:
+        why = f"{name} steps {rows} elements a row, less than its {view.shape[1]} columns"
+    alias = "np" if module == "numpy" else module
+    return (f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row slice of one); {why}: "
+            f"pass {alias}.ascontiguousarray({name})")
+
+
 def is_contiguous(view: View) -> bool:
     """One dense row-major block of memory (C order): what a collective sends as one buffer."""
     return bool(view.flags.c_contiguous)
@@ -237,5 +252,7 @@ def dtype_shown(dtype: Any) -> str:
 
 def convert_hint(name: str, dtype: Any, wanted: str | None = None) -> str:
     """How to pass ``name`` of ``dtype`` where ``wanted`` (float64 if None or unknown) is taken."""
+    if np.dtype(dtype).kind == "c":  # a cast to a real type would drop the imaginary part
+        return ": complex products are not supported; multiply the real and imaginary parts as real matrices"
     wanted = wanted or (str(np.dtype(dtype).newbyteorder("=")) if np.dtype(dtype).kind == "f" else "float64")
     return f": pass {name}.astype(np.{wanted if wanted in ('float32', 'float64') else 'float64'})"
