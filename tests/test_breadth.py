@@ -316,3 +316,19 @@ def test_each_part_of_the_workspace_is_an_allocation_of_its_own():
     assert [view.ctypes.data == part.ctypes.data for view, part in zip(views, runner._parts)] == [True] * 3
     assert not any(np.shares_memory(one, other) for i, one in enumerate(runner._parts) for other in runner._parts[i + 1:])
     assert runner.held_bytes == product.workspace_bytes(20, 20, 20)
+
+
+def test_breadth_first_levels_past_the_product_cap_are_refused_at_once():
+    """grey333 with four breadth-first levels (23^4 = 279,841 products in one batch) lowered for minutes
+    and 5.6 GB before it was killed; breadth=6 of winograd likewise (a review of the API)."""
+    import time
+
+    from bilinear.lower.options import TooLarge
+
+    start = time.perf_counter()
+    with pytest.raises(TooLarge) as refused:
+        bilinear.compile("grey333", levels=4, breadth=4, backend="numpy")
+    assert time.perf_counter() - start < 5
+    assert str(refused.value) == ("4 breadth-first levels of grey333 run 279841 products in one batch, more than "
+                                  "20000 (lowering them would take minutes and gigabytes); use fewer breadth-first levels")
+    assert bilinear.compile("strassen", levels=5, breadth=5, backend="numpy").lowered.breadth.rank == 16807

@@ -21,6 +21,7 @@ so the planner can keep it within a budget.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -29,6 +30,7 @@ from .decompose import Coefficients, Decomposition, breadth_first, compose, one_
 from .elementwise import CTYPES, VECTOR, _literal
 from .leaves import ProblemForm, ProblemNode
 from .levels import check_range
+from .options import MAX_BREADTH_PRODUCTS, TooLarge
 from .render import render
 
 Terms = tuple[tuple[int, Fraction], ...]  # (flat input index, exact coefficient)
@@ -122,7 +124,15 @@ def power(algorithms: tuple[Algorithm, ...]) -> Decomposition:
 
 
 def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: str) -> BreadthFirst:
-    """The breadth-first plan of ``algorithms`` (the innermost levels, outermost first)."""
+    """The breadth-first plan of ``algorithms`` (the innermost levels, outermost first).
+
+    Raises:
+        TooLarge: past MAX_BREADTH_PRODUCTS products in the batch, before any of it is built.
+    """
+    if (products := math.prod(algorithm.rank for algorithm in algorithms)) > MAX_BREADTH_PRODUCTS:
+        raise TooLarge(f"{len(algorithms)} breadth-first levels of {algorithms[0].name} run {products} products in one "
+                       f"batch, more than {MAX_BREADTH_PRODUCTS} (lowering them would take minutes and gigabytes); use "
+                       "fewer breadth-first levels")
     d = power(algorithms)
     tag = f"{prefix}_{dtype}_bf{len(algorithms)}"  # a .cu holds both element types: one extern "C" name each
     split_a = SplitKernel(f"{tag}_split_a", dtype, d.rows, d.inner, tuple(_flat(p.u, d.inner) for p in d.products))

@@ -70,6 +70,10 @@ MAX_FUSED_KERNELS = 128
 # levels; no shipped scheme needs more than 64): checked as the tree is built, so a deep tree
 # stops where its products outgrow this rather than after the whole tree.
 MAX_PRODUCT_TARGETS = 256
+# Breadth-first levels run the Kronecker power of their algorithms as one batch: R^B products whose
+# split and merge kernels grow with it (strassen at five levels, 16,807 products, lowers in about
+# 12 s; grey333 at four, 279,841, ran for minutes into gigabytes).  Past this many, refused.
+MAX_BREADTH_PRODUCTS = 20000
 # Each level divides a dimension by at least 2, so no real matrix reaches 32 levels; a larger
 # count is a typo (and lowering 10^5 levels would take minutes).
 MAX_LEVELS = 32
