@@ -167,3 +167,15 @@ def test_a_second_scheme_valid_only_modulo_p_is_not_sent_to_import(tmp_path, cap
     assert main(["product", "strassen", str(second), "-o", str(tmp_path / "p.bl")]) == 1
     err = capsys.readouterr().err
     assert "valid only modulo 2" in err and "bilinear import" not in err, err
+
+
+def test_a_fused_hybrid_refusal_names_the_default_schedule_and_the_way_out(capsys, tmp_path):
+    """It named winograd_cublas, a schedule the user never wrote, and advice about "this schedule"
+    (a review of compile)."""
+    code = main(["compile", "msmes", "--levels-schemes", "msmes,winograd,winograd", "--leaf", "fused",
+                 "-o", str(tmp_path / "h")])
+    assert code == 1 and not (tmp_path / "h").exists()
+    assert capsys.readouterr().err == (
+        "bilinear compile: an element-wise statement of winograd's default schedule (level 2) touches C11, which "
+        "here is a sum of 2 views; fused leaves take such sums only in their products: use --leaf cublas, or "
+        "winograd at the innermost level alone\n")

@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from ..ir import Form, Multiply, Stage, operand_of
-from .levels import LAUNCH_PRODUCTS, LevelPlan, Options, check_range, check_sub_problem, recurses
+from .levels import LAUNCH_PRODUCTS, LevelPlan, Options, check_range, check_sub_problem, recurses, sum_refusal
 from .options import MAX_FUSED_KERNELS, MAX_PRODUCT_TARGETS, TooLarge
 from .product import FusedProduct, ProductStageSpec, SpecTerm
 from .product_kernel import kernel_coefficients
@@ -155,11 +155,7 @@ def _single_views(plan: LevelPlan, form: ProblemForm, level: int) -> None:
             operand = operand_of(buffer)  # None for a temporary: always one view
             count = len(views[operand]) if operand else 1
             if count != 1:
-                raise ValueError(
-                    f"an element-wise statement of {plan.schedule.name} (level {level + 1}) touches {buffer}, which "
-                    f"here is a sum of {count} views; use this schedule with a single target (library leaves) or "
-                    "without in-place statements"
-                )
+                raise ValueError(sum_refusal(plan.schedule, level, buffer, count))
 
 
 def product_launch(items: Sequence[tuple[ProblemForm, Keys]], dtype: str, depth: int, prefix: str = "") -> ProductLaunch:

@@ -21,6 +21,7 @@ from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Multiply, Schedule, Stage, Update
 from ..ir.names import Span
 from ..schedule import default_schedule, from_zero, fuse_elementwise, single_target
+from ..schedule.default import is_default_name
 from ..verify.lazy import verify_schedule
 from ..verify.schedule import ShapeCondition
 from .elementwise import ElementwiseKernel, lower_elementwise
@@ -207,6 +208,17 @@ def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement:
             "--leaf fused", span))
     check_range((*a, *b, *targets), options.dtype, f"`{statement}` in schedule {schedule.name} (level {level + 1}; its "
                 "coefficients times the levels' above) multiplies its product by", span)
+
+
+def sum_refusal(schedule: Schedule, level: int, buffer: str, count: int) -> str:
+    """Why an element-wise statement may not touch ``buffer``, here a sum of ``count`` views, and what
+    lowers instead; a derived default schedule by its algorithm's name (winograd_cublas is in no file)."""
+    where = f"(level {level + 1}) touches {buffer}, which here is a sum of {count} views; "
+    if is_default_name(schedule):
+        return (f"an element-wise statement of {schedule.algorithm}'s default schedule {where}fused leaves take such "
+                f"sums only in their products: use --leaf cublas, or {schedule.algorithm} at the innermost level alone")
+    return (f"an element-wise statement of {schedule.name} {where}use this schedule with a single target (library "
+            "leaves) or without in-place statements")
 
 
 def _check_written(algorithm: Algorithm, dtype: str) -> None:

@@ -59,6 +59,12 @@ def fused_chunks(pairs: list[tuple[int, int]], budget: int = FUSED_STAGE_VIEWS) 
     return chunks
 
 
+def is_default_name(schedule: Schedule) -> bool:
+    """Whether ``schedule`` is named as :func:`default_schedule` names the one it derives (a name in
+    no file, which messages should not quote as the user's)."""
+    return schedule.name in (f"{schedule.algorithm}_cublas", f"{schedule.algorithm}_fused")
+
+
 def default_schedule(algorithm: Algorithm, leaf: str = "cublas") -> Schedule:
     """A verified-by-construction schedule computing C += A·B with ``algorithm``.
 
