@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -213,70 +212,6 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
         "--levels-schemes", type=per_level_schemes, default=None, metavar="A.bl,B.bl",
         help="a hybrid: level 1 runs A.bl's scheme, level 2 B.bl's, ... (sets --levels to their number)",
     )
-
-
-def output_path(text: str) -> Path:
-    """An argparse type: the file or folder -o names (an empty name had meant the working folder)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected a file or folder name, not {text!r}")
-    if text == "-":  # it wrote a file named "-"
-        raise argparse.ArgumentTypeError("'-' names no file here: give a file name (import, transform, product "
-                                         "and optimize write .bl to standard output when -o is left out)")
-    if text.endswith(("/", os.sep)) and not Path(text).is_dir():  # Path drops the slash: it became a file's name
-        raise argparse.ArgumentTypeError(f"{text} names a folder (it ends with /), and there is none")
-    return Path(text)
-
-
-def results_path(text: str) -> Path:
-    """An argparse type: the file --json writes ('-': standard output)."""
-    if not text.strip():  # it had become ".", "exists and is not a regular file"
-        raise argparse.ArgumentTypeError(f"expected a file name, or - for standard output, not {text!r}")
-    return Path(text)
-
-
-def plot_path(text: str) -> Path:
-    """An argparse type: the image --plot writes (it had written "-" as a file "-.png")."""
-    if text == "-":
-        raise argparse.ArgumentTypeError("'-' names no file here: --plot writes an image (FILE.png, .pdf, .svg)")
-    return output_path(text)
-
-
-def bl_output_path(text: str) -> Path:
-    """An argparse type: the file ``-o`` names for import, transform, product and optimize, which write
-    .bl text. Another suffix promised a format the file would not be in (out.npz held .bl text); a name
-    without one is taken as given (it reads back as .bl), so /dev/null and folders keep their refusals."""
-    path = output_path(text)
-    if path.suffix and path.suffix.lower() != ".bl":
-        raise argparse.ArgumentTypeError(
-            f"{text}: the output is .bl text, so -o names a .bl file, not a {path.suffix} file; {_other_format(path, text)}")
-    return path
-
-
-#: The suffixes `bilinear export` writes, with its --to and the format's owner (fast-matmul's have none).
-EXPORT_SUFFIXES = {".npz": ("alphatensor", "AlphaTensor"), ".sms": ("plinopt", "PLinOpt")}
-
-
-def _other_format(path: Path, text: str) -> str:
-    """What to do instead of writing .bl text to ``path``: the export of the format its suffix names,
-    or a .bl name (export writes no .json or .txt)."""
-    if exported := EXPORT_SUFFIXES.get(path.suffix.lower()):
-        return f"`bilinear export FILE --to {exported[0]} -o {text}` writes {exported[1]}'s format"
-    stem = path.with_suffix("")
-    named = stem if stem.suffix.lower() == ".bl" else stem.with_suffix(stem.suffix + ".bl")
-    return (f"name it {named} (`bilinear export` writes the catalogue formats: fast-matmul's files have no suffix, "
-            "PLinOpt's end .sms, AlphaTensor's .npz)")
-
-
-def add_bl_output_options(parser: argparse.ArgumentParser) -> None:
-    """-o FILE.bl and --force, for the commands that write .bl text (to standard output without -o)."""
-    parser.add_argument("-o", "--output", type=bl_output_path, default=None, metavar="FILE.bl", help="write here (default: stdout)")
-    parser.add_argument("--force", action="store_true", help="replace FILE.bl if it exists")
-
-
-def output_folder(text: str) -> Path:
-    """An argparse type: the folder ``compile -o`` writes into (made when missing, so ``DIR/`` names a
-    new one too)."""
-    return output_path(text.rstrip("/" + os.sep) or text)
 
 
 def scheme_path(text: str) -> Path:

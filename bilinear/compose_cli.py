@@ -9,8 +9,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (add_bl_output_options, add_input_options, asks_for_reading_option, bl_name, chains, load_input, output_path, scheme_path,
-                       note_unused_definitions, side_counts, tries)
+from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input, note_unused_definitions,
+                       scheme_path, side_counts, tries)
+from .cli_outputs import add_bl_output_options, output_path
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError

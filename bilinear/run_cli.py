@@ -21,12 +21,10 @@ from .cli_args import (
     finite,
     load_input,
     note_unused_definitions,
-    output_folder,
-    plot_path,
     positive,
-    results_path,
     scheme_path,
 )
+from .cli_outputs import library_identifier, output_folder, plot_path, results_path
 from .distributed.cli import add_distribution_options
 from .paths import algorithms_dir
 from .lower.options import DTYPES, LEAVES, OptionError
@@ -55,6 +53,9 @@ def add_compile_and_run_parsers(commands) -> None:
     compile_.add_argument("--force", action="store_true",
                           help="replace files that already exist in DIR, and remove the .cu and .h of another "
                                "library DIR's manifest names (they would be left stale beside the new manifest)")
+    compile_.add_argument("--name", type=library_identifier, default=None,
+                          help="the library's name: its files, functions (<name>_dgemm) and kernels (default the "
+                               "scheme's, or a hybrid's levels; two builds of one scheme in one program need two)")
     add_lowering_options(compile_)
     add_report_options(compile_)
     compile_.set_defaults(handler=_compile)
@@ -203,7 +204,7 @@ def _compile(args) -> int:
 
     program, notes = load_input(args, noted=True)
     program, per_level = _per_level(args, program)
-    name = library_name(program, per_level)
+    name = args.name or library_name(program, per_level)
     out = args.output or Path("build") / name
     inputs = [args.file, *(level_files(args.levels_schemes) if per_level else [])]
     for target in (out / artifact for artifact in artifact_names(name)):
@@ -227,7 +228,7 @@ def _compile(args) -> int:
     provenance = tuple(line for path in dict.fromkeys(inputs) for line in source_header(path))
     with removed_on_failure(out, artifact_names(name)):
         written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level,
-                                  provenance=provenance)
+                                  provenance=provenance, name=name)
     for path in earlier:
         path.unlink(missing_ok=True)
     if earlier:

@@ -8,6 +8,7 @@ bilinear.compose).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -179,3 +180,31 @@ def test_a_fused_hybrid_refusal_names_the_default_schedule_and_the_way_out(capsy
         "bilinear compile: an element-wise statement of winograd's default schedule (level 2) touches C11, which "
         "here is a sum of 2 views; fused leaves take such sums only in their products: use --leaf cublas, or "
         "winograd at the innermost level alone\n")
+
+
+def test_compile_name_sets_the_librarys_files_functions_and_kernels(capsys, tmp_path):
+    """Two builds of one scheme could not share a program: both wrote strassen_dgemm and the same
+    kernel names (a static link failed with multiple definitions; a review of compile)."""
+    out = tmp_path / "one"
+    assert main(["compile", "strassen", "--levels", "1", "--name", "strassen_l1", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.[ch]*")) == ["strassen_l1.cu", "strassen_l1.h"]
+    source = (out / "strassen_l1.cu").read_text()
+    kernels = re.findall(r'extern "C" __global__ void (\w+)\(', source)
+    assert kernels and all(kernel.startswith("strassen_l1_") for kernel in kernels)
+    assert "int strassen_l1_dgemm(" in (out / "strassen_l1.h").read_text()
+    assert json.loads((out / "manifest.json").read_text())["name"] == "strassen_l1"
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["compile", "strassen", "--name", "2x", "-o", str(tmp_path / "bad")])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "bilinear compile: error: argument --name: '2x': a library's name starts its C functions (2x_dgemm): a letter, "
+        "then letters, digits or _, at most 64 characters")
+
+
+@pytest.mark.parametrize("levels, named", [("msmes,strassen,strassen", "msmes_strassen_x2"),
+                                           ("winograd,grey333,winograd", "winograd_grey333_winograd"),
+                                           ("winograd,grey333", "winograd_grey333")])
+def test_a_hybrids_name_tells_its_levels_apart(tmp_path, levels, named):
+    """winograd,grey333,winograd and winograd,grey333 were both winograd_grey333 (files and functions)."""
+    assert main(["compile", "winograd", "--levels-schemes", levels, "-o", str(tmp_path / "h")]) == 0
+    assert json.loads((tmp_path / "h" / "manifest.json").read_text())["name"] == named

@@ -87,12 +87,12 @@ def _generated(path: Path) -> bool:
 
 def write_artifacts(
     program: Program, report, options: Options, out: Path, source_file: str, n: int = 8192,
-    per_level: tuple[str, ...] | None = None, provenance: tuple[str, ...] = (),
+    per_level: tuple[str, ...] | None = None, provenance: tuple[str, ...] = (), name: str | None = None,
 ) -> dict:
     """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``
     (a folder the caller checked: nothing is written through a link, each file atomically).
     ``provenance``: the sources' header comments (a reference, a licence that asks to be kept), for
-    the top of the ``.cu`` and the ``.h``."""
+    the top of the ``.cu`` and the ``.h``; ``name``: the library's (default the scheme's)."""
     proven = Verified(program, report)
     # every dtype the leaf computes, the one asked for (--dtype, which the report counts in) first: a
     # coefficient past float32's range leaves that function out, whichever dtype was asked for
@@ -101,7 +101,7 @@ def write_artifacts(
     built, refusals = [], {}
     for dtype in dtypes:
         try:
-            built.append(lower(proven, replace(options, dtype=dtype), per_level))
+            built.append(lower(proven, replace(options, dtype=dtype), per_level, name))
         except CoefficientOutOfRange as error:
             refusals[dtype] = error
     if not built:

@@ -3,6 +3,8 @@ product launch the plan can make, computed before anything runs."""
 
 from __future__ import annotations
 
+import itertools
+
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
@@ -153,8 +155,10 @@ def verified(program: Program) -> Verified:
     return Verified(program, verify_program(program))
 
 
-def lower(program: Verified | Program, options: Options, per_level: tuple[str, ...] | None = None) -> Lowered:
-    """Lower a verified program's main definition (or one definition name per level) to a launch plan.
+def lower(program: Verified | Program, options: Options, per_level: tuple[str, ...] | None = None,
+          name: str | None = None) -> Lowered:
+    """Lower a verified program's main definition (or one definition name per level) to a launch plan,
+    named ``name`` (default :func:`library_name`: kernels, functions and files are named after it).
 
     A plain :class:`Program` is verified first (a convenience; pass :class:`Verified` where the
     report is at hand, so nothing is verified twice).
@@ -162,23 +166,27 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
     Raises:
         BilinearError: when a named definition does not exist or the program does not verify.
     """
-    return _lower(program if isinstance(program, Verified) else verified(program), options, per_level)
+    return _lower(program if isinstance(program, Verified) else verified(program), options, per_level, name)
 
 
 def library_name(program: Program, per_level: tuple[str, ...] | None) -> str:
     """What a lowered product, its library and files are named: the file's main definition, or a
-    hybrid's definitions in level order, each once ("msmes_grey333"; it had been named after the
-    merged program's last definition, the innermost level's alone)."""
-    return "_".join(dict.fromkeys(per_level)) if per_level else program.main.name
+    hybrid's definitions in level order, a run of one as its count ("msmes_grey333", "msmes_strassen_x2";
+    it had been named after the innermost level's alone, then each definition once, so that
+    winograd,grey333,winograd and winograd,grey333 wrote the same files and functions)."""
+    if not per_level:
+        return program.main.name
+    runs = [(name, len(list(run))) for name, run in itertools.groupby(per_level)]
+    return "_".join(name if count == 1 else f"{name}_x{count}" for name, count in runs)
 
 
-def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | None) -> Lowered:
+def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | None, library: str | None) -> Lowered:
     program = checked.program
     fewer = None
     if options.breadth and options.workspace_limit is not None:
         batched_alone = options.breadth == 1 and options.launch == "batched"  # nothing left to batch
         fewer = _lower(checked, replace(options, breadth=options.breadth - 1,
-                                        launch="serial" if batched_alone else options.launch), per_level)
+                                        launch="serial" if batched_alone else options.launch), per_level, library)
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
@@ -192,7 +200,7 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
     # Breadth-first levels multiply by the algorithm itself (its Kronecker power); a schedule
     # given for them orders depth-first work only, so only its algorithm is used.
     innermost = tuple(algorithm for _, algorithm in resolved[depth_first:])
-    name = library_name(program, per_level)
+    name = library or library_name(program, per_level)
     breadth = lower_breadth_first(innermost, options.dtype, _identifier(name)) if innermost else None
     resolved = resolved[:depth_first]
     _refuse_destroying_below_top(resolved)
