@@ -1635,3 +1635,16 @@ def test_compile_keeps_the_sources_header_and_licence_in_the_library(capsys, tmp
     code, _, _ = _run(capsys, "compile", "msmes", "--levels-schemes", "msmes,grey333", "-o", str(tmp_path / "h"))
     hybrid = (tmp_path / "h" / "msmes_grey333.h").read_text()
     assert code == 0 and "// from msmes.bl\n// MSMES: Strassen with zero workspace" in hybrid and "Sandia" in hybrid
+
+
+def test_the_manifest_lists_the_generated_source_and_header_with_their_hashes(capsys, tmp_path):
+    """The manifest named no file it came with (a review of compile): a build can check what it got."""
+    import hashlib
+
+    out = tmp_path / "lib"
+    assert _run(capsys, "compile", STRASSEN, "-o", str(out))[0] == 0
+    files = json.loads((out / "manifest.json").read_text())["files"]
+    assert sorted(files) == ["strassen.cu", "strassen.h"]
+    for name, facts in files.items():
+        data = (out / name).read_bytes()
+        assert facts == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}

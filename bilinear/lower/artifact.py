@@ -10,6 +10,7 @@ C and C++ programs link against (with cuBLAS).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -166,6 +167,9 @@ def write_artifacts(
                                f"chunk of k) is at most {hosts[0].ozaki.k_last}: a call with a longer one returns 5000 and "
                                "runs nothing; leave --moduli out to have each call choose enough")
     data = manifest(lowered, source_file, host, n)
+    # what it came with, so that a build can check the files it was given
+    data["files"] = {path.name: {"bytes": len(text.encode()), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+                     for path, text in ((paths["source"], source), (paths["header"], header))}
     facts = library_facts(data, n)
     summary = library_summary(facts)
     dtype = lowered.options.dtype
