@@ -25,11 +25,12 @@ from test_properties import transformed
 
 import bilinear
 from bilinear.diagnostics import BilinearError
-from bilinear.ir import Algorithm, Form, Output, Product, Shape, Sum, Update, block_name
+from bilinear.ir import Algorithm, Form, Multiply, Output, Product, Shape, Sum, Update, block_name
 from bilinear.schedule import default_schedule, fuse_elementwise, single_target
 from bilinear.schedule.stages import depends, group_stages
 from bilinear.verify import report_algorithm
 from bilinear.verify.algorithm import brent_residual, verify_algorithm
+from bilinear.verify.conflicts import stage_conflicts
 from bilinear.verify.expand import Expansion, classical
 from bilinear.verify.lazy import LazySimulation
 from bilinear.verify.schedule import _Simulation
@@ -248,3 +249,50 @@ def test_expansion_keeps_exact_fractions_and_refuses_a_sum_that_reads_itself():
     looped = (Sum("P", Form.of({"Q": 1, "A11": 1})), Sum("Q", Form.of({"P": 2})))
     with pytest.raises(ValueError, match="depends on itself"):
         Expansion(Algorithm("loop", Shape(1, 1, 1), looped, (), ())).of("Q")
+
+
+def test_a_stage_is_checked_for_conflicts_once_per_statement_not_per_pair(monkeypatch):
+    """Every pair of a stage rebuilt both statements' reads and writes: the classical ⟨12,12,12⟩'s
+    one stage of 1728 products took `compile` 47 s.  Each statement's buffers are built once now."""
+    algorithm = _classical(8, 8, 8)
+    schedule = default_schedule(algorithm, "cublas")
+    assert [len(stage.statements) for stage in schedule.stages] == [512]
+    calls = []
+    original = Multiply.reads
+    monkeypatch.setattr(Multiply, "reads", lambda self: calls.append(self) or original(self))
+    assert _Simulation(schedule, algorithm).run().ok
+    assert len(calls) <= 2 * 512, len(calls)
+
+
+def _reference_conflicts(statements) -> list[tuple[str, str, str]]:
+    """The stage check as first written: every pair, earlier statement first."""
+    def own_reads(statement):
+        return statement.reads() - statement.writes() if statement.is_accumulation() else statement.reads()
+
+    found = []
+    for i, first in enumerate(statements):
+        for second in statements[i + 1:]:
+            for writer, reader in ((first, second), (second, first)):
+                if overlap := writer.writes() & own_reads(reader):
+                    found.append((str(writer), str(reader), f"it writes {', '.join(sorted(overlap))}, which the other reads"))
+                    break
+            else:
+                both = first.writes() & second.writes()
+                if both and not (first.is_accumulation() and second.is_accumulation()):
+                    found.append((str(second), str(first), f"both write {', '.join(sorted(both))}"))
+    return found
+
+
+@st.composite
+def products(draw):
+    def form(names):
+        return Form.of(draw(st.dictionaries(st.sampled_from(names), st.integers(-2, 2).filter(bool), min_size=1, max_size=2)))
+
+    return Multiply(form(["A11", "A12", "X"]), form(["B11", "B12", "Y"]), form(["C11", "C12", "X", "Y"]), draw(st.booleans()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(statements(), products()), max_size=10))
+def test_stage_conflicts_agree_with_pairwise(stage):
+    found = [(str(c.culprit), str(c.other), c.reason) for c in stage_conflicts(stage)]
+    assert found == _reference_conflicts(stage)

@@ -20,6 +20,7 @@ from fractions import Fraction
 from ..diagnostics import Diagnostic
 from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, format_coefficient, operand_of
 from .algorithm import describe_difference
+from .conflicts import stage_conflicts
 from .expand import Expansion, bilinear, classical, expansion_of
 from .shape_condition import BLOCK_DIMS, KIND_WORDS, ShapeCondition
 
@@ -258,18 +259,12 @@ class _Simulation:
         self.check_kinds(stage)
         if stage.ordered:
             return  # run in order per element: a later statement may read an earlier one's result
-        statements = stage.statements
-        for i, first in enumerate(statements):
-            for second in statements[i + 1:]:
-                clash = _conflict(first, second)
-                if clash:
-                    reason, culprit = clash
-                    other = second if culprit is first else first
-                    self.error(
-                        f"`{culprit}` conflicts with `{other}` in stage {stage.name}: {reason}",
-                        culprit,
-                        "statements of one stage run concurrently; move one of them to another stage",
-                    )
+        for conflict in stage_conflicts(stage.statements):
+            self.error(
+                f"`{conflict.culprit}` conflicts with `{conflict.other}` in stage {stage.name}: {conflict.reason}",
+                conflict.culprit,
+                "statements of one stage run concurrently; move one of them to another stage",
+            )
 
     def check_products(self) -> None:
         used: dict[str, ProductUse] = {}
@@ -362,23 +357,6 @@ def _product_text(expansion: Expansion, name: str) -> str:
 
 def _normalized(form: Form) -> Form:
     return form.scale(1 / form.terms[0][1]) if form.terms else form
-
-
-def _own_reads(statement: Statement) -> frozenset[str]:
-    """What a statement reads apart from the target it accumulates into."""
-    return statement.reads() - statement.writes() if statement.is_accumulation() else statement.reads()
-
-
-def _conflict(first: Statement, second: Statement) -> tuple[str, Statement] | None:
-    """Why two statements of one stage cannot run concurrently, and the one that writes."""
-    for writer, reader in ((first, second), (second, first)):
-        overlap = writer.writes() & _own_reads(reader)
-        if overlap:
-            return f"it writes {', '.join(sorted(overlap))}, which the other reads", writer
-    both = first.writes() & second.writes()
-    if both and not (first.is_accumulation() and second.is_accumulation()):
-        return f"both write {', '.join(sorted(both))}", second
-    return None
 
 
 def workspace_blocks(schedule: Schedule) -> dict[str, int]:
