@@ -16,10 +16,12 @@ class Findings:
 
     def __init__(self) -> None:
         self.errors: list[Diagnostic] = []
+        self._reported: set[Diagnostic] = set()  # beside the list: scanning it made n errors cost n² comparisons
 
     def error(self, message: str, span: Span | None, *notes: str) -> None:
         diagnostic = Diagnostic(message, span, notes=notes)
-        if diagnostic not in self.errors:  # two checks that meet one mistake (an output named C222) say it once
+        if diagnostic not in self._reported:  # two checks that meet one mistake (an output named C222) say it once
+            self._reported.add(diagnostic)
             self.errors.append(diagnostic)
 
     def raise_if_any(self) -> None:
