@@ -15,11 +15,13 @@ Algorithms written as equations are checked here; tables in
 
 from __future__ import annotations
 
+from itertools import islice
+
 from ..ir import Algorithm, Form, Output, Shape, Span, operand_of, parse_block
 from ..verify.expand import Expansion
 from .check_schedule import build_schedule
 from .check_table import build_table
-from .findings import Findings, check_block, misnamed_block, suggest
+from .findings import Findings, check_block, misnamed_block
 from .raw import RawAlgorithm, RawDefinition, RawTable
 
 __all__ = ["build", "build_algorithm", "build_schedule", "build_table"]
@@ -85,7 +87,8 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
         if name in kinds:
             return kinds[name]
         if name not in forms:
-            findings.error(f"{name} is not defined", span, *suggest(name, [*forms, *kinds]))
+            # kinds only gains names (never loses one), so its first len(kinds) are those known now
+            findings.undefined(name, span, lambda known=len(kinds): [*forms, *islice(kinds, known)])
             kinds[name] = "?"
             return "?"
         if name in visiting:
@@ -163,7 +166,7 @@ def _check_products(raw: RawAlgorithm, kinds: dict[str, str], findings: Findings
             for name in form.names():
                 span = form.span_of(name) or product.span
                 if not check_block(name, raw.shape, span, findings, f"algorithm {raw.name}") and name not in kinds:
-                    findings.error(f"{name} is not defined", span, *suggest(name, kinds))
+                    findings.undefined(name, span, lambda: kinds)  # no name is added to kinds after _infer_kinds
             got[side] = _form_kind(form, kinds, raw.shape) - {"?"}
         if got == {"left": {"B"}, "right": {"A"}}:
             findings.error(
@@ -223,7 +226,7 @@ def _check_outputs(raw: RawAlgorithm, kinds: dict[str, str], findings: Findings)
                     "write the products first (M1 = (A11 + A22) * (B11 + B22)) and add their names",
                 )
             elif name not in kinds:
-                findings.error(f"{name} is not defined", span, *suggest(name, kinds))
+                findings.undefined(name, span, lambda: kinds)  # no name is added to kinds after _infer_kinds
             elif kinds[name] in ("A", "B"):
                 where = f" at {sum_spans[name]}" if sum_spans.get(name) else ""
                 findings.error(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from ..diagnostics import BilinearError, Diagnostic, in_column_order
+from ..diagnostics import MAX_ERRORS, BilinearError, Diagnostic, in_column_order
 from ..ir import Shape, Span, block_name, parse_block
 
 ONE_INDEX_BLOCK = re.compile(r"^[ABC]\d$|^[ABC]\d{3,}$")
@@ -17,16 +19,38 @@ class Findings:
     def __init__(self) -> None:
         self.errors: list[Diagnostic] = []
         self._reported: set[Diagnostic] = set()  # beside the list: scanning it made n errors cost n² comparisons
+        # undefined names -> (the name, a call giving the names known where it was met)
+        self._undefined: dict[Diagnostic, tuple[str, Callable[[], Iterable[str]]]] = {}
 
-    def error(self, message: str, span: Span | None, *notes: str) -> None:
+    def error(self, message: str, span: Span | None, *notes: str) -> Diagnostic | None:
+        """Records an error; the new diagnostic, or None when this one was reported before."""
         diagnostic = Diagnostic(message, span, notes=notes)
-        if diagnostic not in self._reported:  # two checks that meet one mistake (an output named C222) say it once
-            self._reported.add(diagnostic)
-            self.errors.append(diagnostic)
+        if diagnostic in self._reported:  # two checks that meet one mistake (an output named C222) say it once
+            return None
+        self._reported.add(diagnostic)
+        self.errors.append(diagnostic)
+        return diagnostic
+
+    def undefined(self, name: str, span: Span | None, known: Callable[[], Iterable[str]]) -> None:
+        """``name is not defined``, with :func:`suggest`'s notes over ``known()`` added only if the
+        error is shown: searching thousands of names for each of thousands of errors took minutes,
+        and at most MAX_ERRORS are shown."""
+        diagnostic = self.error(f"{name} is not defined", span)
+        if diagnostic is not None:
+            self._undefined[diagnostic] = (name, known)
 
     def raise_if_any(self) -> None:
         if self.errors:
-            raise BilinearError(*in_column_order(self.errors))
+            raise BilinearError(*self._with_suggestions(in_column_order(self.errors)))
+
+    def _with_suggestions(self, ordered: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+        """The errors, those BilinearError may show (the first MAX_ERRORS + 1) with their suggestions."""
+        shown = MAX_ERRORS + 1
+        return tuple(
+            replace(diagnostic, notes=suggest(*self._undefined[diagnostic])) if place < shown and diagnostic in self._undefined
+            else diagnostic
+            for place, diagnostic in enumerate(ordered)
+        )
 
 
 MISNAMED_BLOCK = re.compile(r"^([ABCabc])(\d)(\d)$")
@@ -44,9 +68,10 @@ def misnamed_block(name: str) -> str | None:
 
 
 def suggest(name: str, candidates) -> tuple[str, ...]:
-    """Notes for a name that is not defined: what is wrong with a block-like name, and close names."""
+    """Notes for a name that is not defined: what is wrong with a block-like name, and close names
+    (``candidates``: the names, or a call giving them)."""
     why = misnamed_block(name)
-    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(candidates() if callable(candidates) else candidates), n=3, cutoff=0.6)
     return ((why,) if why else ()) + ((f"did you mean {' or '.join(close)}?",) if close else ())
 
 
