@@ -15,6 +15,7 @@ Algorithms written as equations are checked here; tables in
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from itertools import islice
 
 from ..ir import Algorithm, Form, Output, Shape, Span, operand_of, parse_block
@@ -81,7 +82,10 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
     kinds: dict[str, str] = {p.name: "M" for p in raw.products}
     visiting: set[str] = set()
 
-    def kind_of(name: str, span: Span | None) -> str:
+    def kind_of(name: str, span: Span | None) -> Generator[tuple[str, Span | None], str, str]:
+        """The kind of ``name``; it yields (term, span) for each term of a sum and is sent that
+        term's kind (see _walked): sums on a cycle are walked one level per sum, and a walk by
+        recursion failed past a few hundred of them."""
         if check_block(name, raw.shape, span, findings, f"algorithm {raw.name}"):
             return operand_of(name) or "?"
         if name in kinds:
@@ -95,12 +99,15 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
             findings.error(f"{name} is defined in terms of itself", forms[name].span)
             return "?"
         visiting.add(name)
-        kinds[name] = _kind_of_sum(forms[name].form, forms[name].span, name)
+        form, sum_span = forms[name].form, forms[name].span
+        found = {}
+        for term in form.names():
+            found[term] = yield term, form.span_of(term) or sum_span
+        kinds[name] = _kind_of_sum(found, sum_span, name)
         visiting.discard(name)
         return kinds[name]
 
-    def _kind_of_sum(form: Form, span: Span | None, owner: str) -> str:
-        found = {term: kind_of(term, form.span_of(term) or span) for term in form.names()}
+    def _kind_of_sum(found: dict[str, str], span: Span | None, owner: str) -> str:
         distinct = set(found.values()) - {"?"}
         if len(distinct) > 1:
             parts = ", ".join(f"{t} ({_KIND_WORDS[k]})" for t, k in found.items() if k != "?")
@@ -112,11 +119,29 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
             return "?"
         return distinct.pop() if distinct else "?"
 
-    for name in _in_dependency_order(forms):  # each sum's sums first, so kind_of never recurses deep
-        kind_of(name, forms[name].span)
+    for name in _in_dependency_order(forms):  # each sum's sums first, so each walk is one level deep
+        _walked(kind_of, name, forms[name].span)
     for entry in raw.sums:  # the sums on cycles, in the file's order
-        kind_of(entry.name, entry.span)
+        _walked(kind_of, entry.name, entry.span)
     return kinds
+
+
+def _walked(visit, name: str, span: Span | None) -> str:
+    """What the generator ``visit(name, span)`` returns, running the visits of the (term, span)
+    pairs it yields on a stack of its own, each sent back what its visit returned: the walk of a
+    recursive function, in its order, without Python's recursion limit."""
+    stack = [visit(name, span)]
+    result = None
+    while stack:
+        try:
+            term, term_span = stack[-1].send(result)
+        except StopIteration as done:
+            stack.pop()
+            result = done.value
+        else:
+            stack.append(visit(term, term_span))
+            result = None
+    return result
 
 
 def _in_dependency_order(forms: dict[str, Form]) -> list[str]:
