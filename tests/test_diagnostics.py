@@ -226,6 +226,16 @@ def test_the_quoted_line_is_the_reported_line_even_after_unusual_line_breaks(tmp
     assert render(error).splitlines()[1] == "    4 |   C11 = M2"
 
 
+@pytest.mark.parametrize("blank", ["\f", "  \f  ", "\f\t"])
+def test_a_blank_line_holding_a_form_feed_is_a_blank_line(blank):
+    """A form feed is blank space within a line, but a line holding only one (and spaces) was
+    "unexpected end of line": a newline took the spaces and tabs after it, not the form feed."""
+    text = f"# a\n{blank}\n# b\nalgorithm x <1,1,1;1>:\n  M1 = A11 * B11\n{blank}\n  C11 = M1\n{blank}\n"
+    assert bilinear.verify(program_from_text(text, "formfeed.bl")).ok
+    (error,) = pytest.raises(BilinearError, program_from_text, text.replace("C11 = M1", "C11 = M2"), "formfeed.bl").value.diagnostics
+    assert (error.span.line, error.span.column, error.message) == (7, 9, "M2 is not defined")
+
+
 def test_a_byte_order_mark_is_accepted(tmp_path):
     path = tmp_path / "bom.bl"
     path.write_bytes("\ufeffalgorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1\n".encode("utf-8"))
