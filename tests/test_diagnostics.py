@@ -253,9 +253,36 @@ def test_a_file_with_classic_mac_line_endings_is_read_by_its_lines(tmp_path):
     assert "    3 |   C11 = M2\n" in render(error)
 
 
+@pytest.mark.parametrize("ends", [(b"\r", b"\r", b"\r\n"), (b"\r\n", b"\r", b"\n"), (b"\r", b"\n", b""), (b"\n", b"\r", b"\n")],
+                         ids=["CR lines, a CRLF at the end", "CRLF, CR and LF", "CR and LF", "a lone CR in an LF file"])
+def test_a_file_mixing_line_endings_is_read_by_its_lines(tmp_path, ends):
+    """Lone CRs ended lines only in a file without any LF: CR lines and one final CRLF were one line,
+    refused at its first CR ("unexpected character U+000D").  Every CR ends a line now, as
+    Python's universal newlines (and editors) read it."""
+    path = tmp_path / "mixed.bl"
+    path.write_bytes(b"algorithm x <1,1,1>:%b  M1 = A11 * B11%b  C11 = M1%b" % ends)
+    assert bilinear.verify(path).ok
+    path.write_bytes(b"algorithm x <1,1,1>:%b  M1 = A11 * B11%b  C11 = M2%b" % ends)
+    (error,) = pytest.raises(BilinearError, bilinear.load, path).value.diagnostics
+    assert (error.span.line, error.span.column, error.message) == (3, 9, "M2 is not defined")
+    assert render(error).splitlines()[1] == "    3 |   C11 = M2"
+    text = (b"algorithm x <1,1,1>:%b  M1 = A11 * B11%b  C11 = M2%b" % ends).decode()
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "mixed_text.bl").value.diagnostics
+    assert (error.span.line, error.span.column, error.message) == (3, 9, "M2 is not defined")
+
+
+def test_a_byte_that_is_not_utf8_is_located_on_its_line_after_lone_crs(tmp_path):
+    """Its line was counted by LF alone: line 1, column 50 of a file of CR lines."""
+    path = tmp_path / "latin1.bl"
+    path.write_bytes(b"algorithm x <1,1,1>:\r  M1 = A11 * B11\r  C11 = M\xff1\r")
+    (error,) = pytest.raises(BilinearError, bilinear.load, path).value.diagnostics
+    assert (error.span.line, error.span.column) == (3, 10)
+    assert render(error).splitlines()[1] == "    3 |   C11 = M\ufffd1"
+
+
 @pytest.mark.parametrize(
     "character, shown",
-    [("\r", "character U+000D"), ("\u00a0", "character U+00A0 (NO-BREAK SPACE)"), ("\u200b", "character U+200B (ZERO WIDTH SPACE)")],
+    [("\u200e", "character U+200E (LEFT-TO-RIGHT MARK)"), ("\u00a0", "character U+00A0 (NO-BREAK SPACE)"), ("\u200b", "character U+200B (ZERO WIDTH SPACE)")],
 )
 def test_an_invisible_unexpected_character_is_named(character, shown):
     with pytest.raises(BilinearError) as caught:

@@ -67,22 +67,27 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        SOURCES.add(str(path), data.decode("utf-8", errors="replace"))  # so the message can quote the line
+        SOURCES.add(str(path), lines_ended_by_lf(data.decode("utf-8", errors="replace")))  # so the message can quote the line
         raise BilinearError(
             Diagnostic(f"{path} is not UTF-8 text (byte 0x{data[error.start]:02x})", _offset_span(str(path), data, error.start))
         ) from None
-    text = text.removeprefix("\ufeff")  # a byte order mark, as some editors write: not part of the text
-    if "\r" in text and "\n" not in text:  # classic Mac OS line endings (a CR in an LF file stays a character)
-        text = text.replace("\r", "\n")
+    text = lines_ended_by_lf(text.removeprefix("\ufeff"))  # a byte order mark, as some editors write: not part of the text
     SOURCES.add(str(path), text)
     return text
 
 
+def lines_ended_by_lf(text: str) -> str:
+    """The text with every line ending, CRLF or a lone CR (classic Mac OS), made LF, as Python's
+    universal newlines and editors read them: the parser and the quoted lines count LFs only, and
+    converting lone CRs only in a file without any LF left CR lines with one final CRLF one line."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _offset_span(path: str, data: bytes, offset: int) -> Span:
-    """The line and the column, in characters, of a byte offset."""
-    line_start = data.rfind(b"\n", 0, offset) + 1
-    line = data.count(b"\n", 0, offset) + 1
-    column = len(data[line_start:offset].decode("utf-8", errors="replace")) + 1
+    """The line and the column, in characters, of a byte offset (lines ended as lines_ended_by_lf ends them)."""
+    before = lines_ended_by_lf(data[:offset].decode("utf-8", errors="replace"))
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1) + 1
     return Span(path, line, column, line, column + 1)
 
 
@@ -164,6 +169,7 @@ def load_program(path: str | Path) -> Program:
 
 def program_from_text(text: str, path: str = "<text>") -> Program:
     """A program from text that uses no other files (for tests and the API)."""
+    text = lines_ended_by_lf(text)  # as read_source reads a file
     SOURCES.add(path, text)
     uses, definitions = parse_text(text, path)
     if uses:
