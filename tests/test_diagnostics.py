@@ -674,6 +674,16 @@ def test_a_schedule_that_overwrites_inputs_without_inplace_is_told_once(tmp_path
     assert re.fullmatch(r"\d+ more statements of s overwrite A or B blocks", error.notes[1]), error.notes
 
 
+@pytest.mark.parametrize("update", ["A12 = A11 + A12", "A12 += A11", "A12 = -A12"])
+def test_an_input_overwritten_without_inplace_is_marked_at_the_statement_that_writes_it(update):
+    """With `=` the caret was under the A12 the statement reads (column 24), not at what it writes."""
+    text = ("algorithm t2 <1,2,1;2>:\n  M1 = A11 * B11\n  M2 = A12 * B21\n  C11 = M1 + M2\n"
+            f"schedule t for t2:\n  stage s: {update}\n  stage p: A11 * B11 -> +C11;  A12 * B21 -> +C11\n")
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "t.bl").value.diagnostics
+    assert error.message == "the statement overwrites input block A12, but schedule t is not declared inplace"
+    assert render(error).splitlines()[1:3] == [f"    6 |   stage s: {update}", "      |            ^" + "~" * (len(update) - 1)]
+
+
 def test_a_misnamed_block_is_said_once(tmp_path):
     """`C222 = M7 + M8` said "C222 is not a block name" twice."""
     path = tmp_path / "n.bl"

@@ -91,7 +91,9 @@ def _check_inputs_kept(raw: RawSchedule, properties: set[str], findings: Finding
         (statement, name), more = writes[0], len({id(statement) for statement, _ in writes}) - 1
         findings.error(
             f"the statement overwrites input block {name}, but schedule {raw.name} is not declared inplace",
-            _name_span(statement, name),
+            # the whole statement: its target carries no span, and the first A12 in `A12 = A11 + A12`
+            # that does is one it reads
+            statement.span,
             "add `inplace` (and `restore`, if the inputs must come back) to the schedule's properties",
             *((f"{more} more statements of {raw.name} overwrite A or B blocks",) if more else ()),
         )
