@@ -684,6 +684,13 @@ def test_an_input_overwritten_without_inplace_is_marked_at_the_statement_that_wr
     assert render(error).splitlines()[1:3] == [f"    6 |   stage s: {update}", "      |            ^" + "~" * (len(update) - 1)]
 
 
+def test_a_close_name_is_suggested_once():
+    """A sum whose kind was known already stood twice among the names searched: "did you mean S1 or S1?"."""
+    text = "algorithm x <1,2,1;1>:\n  S1 = A11 + A12\n  S2 = S11 + A12\n  M1 = S2 * B11\n  C11 = M1\n"
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "twice.bl").value.diagnostics
+    assert (error.message, error.notes) == ("S11 is not defined", ("did you mean S1?",))
+
+
 def test_a_misnamed_block_is_said_once(tmp_path):
     """`C222 = M7 + M8` said "C222 is not a block name" twice."""
     path = tmp_path / "n.bl"

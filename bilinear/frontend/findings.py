@@ -71,7 +71,10 @@ def suggest(name: str, candidates) -> tuple[str, ...]:
     """Notes for a name that is not defined: what is wrong with a block-like name, and close names
     (``candidates``: the names, or a call giving them)."""
     why = misnamed_block(name)
-    close = difflib.get_close_matches(name, list(candidates() if callable(candidates) else candidates), n=3, cutoff=0.6)
+    names = candidates() if callable(candidates) else candidates
+    # each once: a caller's names may repeat (a sum among the sums and among the kinds known), and
+    # difflib would offer both copies ("did you mean S1 or S1?")
+    close = difflib.get_close_matches(name, list(dict.fromkeys(names)), n=3, cutoff=0.6)
     return ((why,) if why else ()) + ((f"did you mean {' or '.join(close)}?",) if close else ())
 
 
