@@ -4,7 +4,6 @@ product launch the plan can make, computed before anything runs."""
 from __future__ import annotations
 
 import itertools
-
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
