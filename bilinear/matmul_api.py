@@ -71,7 +71,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
             rounding, since (a+b)-b need not equal a: measured on the H100 at
             levels 1-3 on random normal data, to ≤ 1.4e-15 (float64) and
             ≤ 7.5e-7 (float32) normwise; other data can lose more (uniform
-            [0, 1) on the CPU: 3.3e-15 and 1.9e-6 at three levels), and each
+            [0, 1) on the CPU: 3.3e-15 and 1.9e-6 at three levels,
+            ``benchmarks/restoration.py --data uniform``), and each
             call adds its own, so inputs reused over many calls drift.  An Inf
             or NaN in A or B, or a block sum that overflows, can leave NaN or
             Inf in finite entries of the other blocks it was added to.  Calls
