@@ -77,9 +77,10 @@ def check_single_device(args) -> int | None:
         raise OptionError(f"{', '.join(given)} {verb} only with --gpus P (a distributed run under mpiexec); "
                           "without --gpus the product runs on one device")
     ranks, rank = _launched_ranks()
-    if ranks > 1 and _mpi_importable():
+    if ranks > 1:
         # Compare options with the other ranks as a --gpus rank does first: a rank started with --gpus
-        # beside this one waits in MPI_Init for every rank, and this one had never started MPI.
+        # beside this one waits in MPI_Init for every rank, and this one had never started MPI (without
+        # mpi4py there is no such rank, and _same_command returns at once).
         try:
             _same_command(args)
         except SameOnEveryRank as error:
@@ -90,12 +91,6 @@ def check_single_device(args) -> int | None:
         print(f"bilinear {args.command}: note: started as {ranks} MPI ranks without --gpus: each rank runs its own "
               f"one-device {args.command}; add --gpus {ranks} for one product over them", file=sys.stderr)
     return None
-
-
-def _mpi_importable() -> bool:
-    from importlib.util import find_spec
-
-    return find_spec("mpi4py") is not None
 
 
 def _launched_ranks() -> tuple[int, int]:

@@ -54,9 +54,10 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
     for host in hosts:  # the ozaki leaf's passes, once per dtype: every plan of it runs the same
         if host.ozaki is not None:
             parts.extend(host.ozaki.sources())
+    comments = tuple(f"// {line}" if line else "//" for line in provenance)
     first, rest = ("\n".join(parts) + "\n" + render_host(name, hosts)).split("\n", 1)
-    kept = "".join(f"// {line}\n" if line else "//\n" for line in provenance)  # its first line says who generated it
-    return f"{first}\n{kept}{rest}", render_header(name, hosts, provenance)
+    kept = "".join(f"{line}\n" for line in comments)  # after the first line, which says who generated it
+    return f"{first}\n{kept}{rest}", render_header(name, hosts, comments)
 
 
 def artifact_names(name: str) -> list[str]:

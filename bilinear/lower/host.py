@@ -345,9 +345,10 @@ CONDITION_DIMS = ("M, K, N are the level's problem: at level 1 M = n, K = k, N =
                   "library computes), and at each level below, the blocks of the level above")
 
 
-def render_header(name: str, hosts: list[HostDtype], provenance: tuple[str, ...] = ()) -> str:
+def render_header(name: str, hosts: list[HostDtype], comments: tuple[str, ...] = ()) -> str:
+    """The header; ``comments``: ``//`` lines after its first two (the sources' header comments)."""
     return render("host.h.j2", name=name, guard=f"BILINEAR_{name}_H", hosts=hosts, condition_dims=CONDITION_DIMS,
-                  provenance=provenance)
+                  comments=comments)
 
 
 def render_host(name: str, hosts: list[HostDtype]) -> str:

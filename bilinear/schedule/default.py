@@ -59,10 +59,15 @@ def fused_chunks(pairs: list[tuple[int, int]], budget: int = FUSED_STAGE_VIEWS) 
     return chunks
 
 
+def default_name(algorithm: str, leaf: str) -> str:
+    """What :func:`default_schedule` names the schedule it derives for ``leaf`` leaves."""
+    return f"{algorithm}_fused" if leaf == "fused" else f"{algorithm}_cublas"
+
+
 def is_default_name(schedule: Schedule) -> bool:
     """Whether ``schedule`` is named as :func:`default_schedule` names the one it derives (a name in
     no file, which messages should not quote as the user's)."""
-    return schedule.name in (f"{schedule.algorithm}_cublas", f"{schedule.algorithm}_fused")
+    return schedule.name in {default_name(schedule.algorithm, leaf) for leaf in ("cublas", "fused")}
 
 
 def default_schedule(algorithm: Algorithm, leaf: str = "cublas") -> Schedule:
@@ -83,7 +88,7 @@ def default_schedule(algorithm: Algorithm, leaf: str = "cublas") -> Schedule:
             Stage("products" if len(chunks) == 1 else f"products_{number}", tuple(Multiply(*products[i]) for i in chunk))
             for number, chunk in enumerate(chunks, start=1)
         )
-        return Schedule(f"{algorithm.name}_fused", algorithm.name, frozenset({"accumulate"}), (), stages)
+        return Schedule(default_name(algorithm.name, "fused"), algorithm.name, frozenset({"accumulate"}), (), stages)
     program: list = []
     for u, v, w in products:
         left = _operand(u, "X", program)
@@ -92,5 +97,5 @@ def default_schedule(algorithm: Algorithm, leaf: str = "cublas") -> Schedule:
     used = {name for s in program for name in s.writes()}
     temporaries = tuple(Temporary(name, like) for name, like in (("X", "A"), ("Y", "B")) if name in used)
     return Schedule(
-        f"{algorithm.name}_cublas", algorithm.name, frozenset({"accumulate"}), temporaries, group_stages(tuple(program))
+        default_name(algorithm.name, "cublas"), algorithm.name, frozenset({"accumulate"}), temporaries, group_stages(tuple(program))
     )
