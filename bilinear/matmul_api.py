@@ -59,7 +59,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     its launches; only the one run last keeps it (running another lets it go).
     Where less would stay free, or in tiles of the result, it runs directly
     and gives its workspace back to CuPy's pool after each call, for the
-    caller's next allocation.  NumPy matrices are multiplied on the CPU.
+    caller's next allocation.  NumPy matrices, and DLPack objects in host memory (a torch CPU
+    tensor), are multiplied on the CPU.
 
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
@@ -94,6 +95,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         return done
     from .runtime.compiled import real_scalar
 
+    A, B, out = (_on_host(x, name) for x, name in ((A, "A"), (B, "B"), (out, "out")))
     dtype = _float_dtype(A)
     alpha, beta = real_scalar(alpha, "alpha", dtype), real_scalar(beta, "beta", dtype)
     if isinstance(A, np.ndarray) and isinstance(B, np.ndarray):
@@ -152,6 +154,22 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         run = gpu.bound_gemm(call.m, call.k, call.n, ld(A), ld(B), ld(out), A.dtype)  # as gemm just called it
         prepared_calls.remember(A, B, given, run, lambda: cupy.empty((call.m, call.n), dtype=A.dtype))
     return out
+
+
+_DLPACK_CPU = 1  # kDLCPU, DLPack's DLDeviceType for host memory
+
+
+def _on_host(x, name: str):
+    """x as a NumPy array (the same memory) where it is a DLPack object in host memory, such as a
+    torch CPU tensor: matmul multiplies those on the CPU, as a compiled product does."""
+    if x is None or isinstance(x, np.ndarray) or not hasattr(x, "__dlpack_device__"):
+        return x
+    if x.__dlpack_device__()[0] != _DLPACK_CPU:
+        return x
+    try:
+        return np.from_dlpack(x)
+    except (BufferError, TypeError, ValueError) as error:  # a dtype NumPy has not (bfloat16)
+        raise ValueError(f"{name} is in host memory but NumPy cannot read it through DLPack: {error}") from None
 
 
 def _may_run_in_place(A, B) -> bool:

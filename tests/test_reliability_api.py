@@ -958,3 +958,18 @@ def test_a_complex_input_is_not_told_to_drop_its_imaginary_part():
     with pytest.raises(ValueError) as refused:
         bilinear.compile("strassen", backend="numpy", levels=1)(A, A)
     assert str(refused.value) == "A is complex128 but this product was compiled for float64" + said
+
+
+def test_matmul_multiplies_host_dlpack_objects_on_the_cpu_as_compiled_products_do():
+    """matmul refused a DLPack object in host memory (a torch CPU tensor) as "takes CuPy matrices or
+    NumPy matrices", though a compiled product multiplies it (found by an audit)."""
+    from helpers.arrays import DLPackOnly as Wrapped
+
+    A, B, C = random_inputs(np, 6, 5, 4, "float64", seed=3)
+    assert np.allclose(bilinear.matmul(Wrapped(A), Wrapped(B)), A @ B, rtol=1e-13, atol=1e-13)
+    expected = 2.0 * (A @ B) + C
+    given = C.copy()
+    result = bilinear.matmul(Wrapped(A), B, out=Wrapped(given), alpha=2.0, beta=1.0)
+    assert np.allclose(given, expected, rtol=1e-13, atol=1e-13) and np.shares_memory(result, given)
+    with pytest.raises(ValueError, match=r"^A must be a float32 or float64 matrix, not 2-D int64"):
+        bilinear.matmul(Wrapped(np.ones((2, 2), dtype=np.int64)), B[:2])
