@@ -768,3 +768,15 @@ def test_a_target_weight_may_be_a_decimal_as_coefficients_elsewhere_are(tmp_path
                     "  stage p2: C11 += A12 * B21;  C12 += A12 * B22;  C21 += A22 * B21;  C22 += A22 * B22\n",
                     encoding="utf-8")
     assert bilinear.verify(path).ok
+
+
+@pytest.mark.parametrize("zeroing", ["T1 -= T1", "T1 = T1 - T1"])
+def test_a_statement_that_zeroes_its_target_is_quoted_as_a_statement_the_language_takes(zeroing):
+    """`T1 -= T1` was quoted as `T1 = 0`, which the parser refuses ("cannot assign a number")."""
+    text = (
+        "algorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+        f"schedule s for x:\n  temp T1: A\n  stage z: {zeroing};  T1 += A11\n  stage p: A11 * B11 -> +C11\n"
+    )
+    report = verify_program(program_from_text(text, "zeroing.bl"))
+    messages = [error.message for entry in report.entries for error in entry.errors]
+    assert "`T1 += A11` conflicts with `T1 -= T1` in stage z: both write T1" in messages, messages

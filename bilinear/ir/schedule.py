@@ -49,6 +49,8 @@ class Update:
             return f"{self.target} -= {-rest}"
         if self.is_accumulation() and rest.terms:
             return f"{self.target} += {rest}"
+        if not self.form.terms:  # the language assigns no numbers: `T -= T` is how a statement zeroes T
+            return f"{self.target} -= {self.target}"
         return f"{self.target} = {self.form}"
 
 
