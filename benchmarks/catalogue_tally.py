@@ -73,7 +73,20 @@ def _files(root: Path, name: str) -> list[Path]:
     found = {p for pattern in patterns for p in base.glob(pattern) if p.is_file()}
     if name == "fast-matmul":  # the folder also holds a README and madan's parser script
         found = {p for p in found if p.name not in _NOT_SCHEMES and p.suffix not in (".py", ".md")}
+    if name == "plinopt":
+        found = _one_file_per_plinopt_scheme(found)
     return sorted(found)
+
+
+def _one_file_per_plinopt_scheme(paths: set[Path]) -> set[Path]:
+    """A PLinOpt scheme is several `_L` files: its matrices (.sms) and its program (.slp), and for an
+    alternative basis its ALT and CoB files.  Read once, from the file that reaches all of them: the
+    program (read, it is checked against the matrices beside it) of the ALT scheme (a CoB file is read
+    as the ALT scheme it changes the basis of)."""
+    chosen: dict[str, Path] = {}
+    for path in sorted(paths, key=lambda p: ("-CoB_" in p.name, p.suffix != ".slp")):
+        chosen.setdefault(path.with_suffix("").name.replace("-CoB_", "-ALT_"), path)
+    return set(chosen.values())
 
 
 def _units(root: Path, names: list[str]) -> list[tuple[str, str, str | None]]:

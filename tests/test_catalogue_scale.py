@@ -79,3 +79,17 @@ def test_the_tally_reads_a_folder_per_catalogue_by_its_short_name(tmp_path, monk
     out = tmp_path / "out.json"
     assert tally.main([str(tmp_path), "--only", "fast-matmul", "--jobs", "1", "--json", str(out)]) == 0
     assert [(r["path"].rsplit("/", 1)[1], r["outcome"]) for r in json.loads(out.read_text())] == [("strassen", "verified")]
+
+
+def test_the_tally_counts_a_plinopt_scheme_once_whatever_files_hold_it(tmp_path, monkeypatch):
+    """An alternative-basis scheme is four `_L` files (ALT and CoB, each as .sms and .slp), and a scheme
+    with a program two: the tally counted each file as a scheme (found by an audit)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    tally = importlib.import_module("catalogue_tally")
+    source = scheme_file("plinopt/2x2x2_7_Winograd_L.sms").parent
+    (tmp_path / "plinopt").symlink_to(source)
+    out = tmp_path / "out.json"
+    assert tally.main([str(tmp_path), "--only", "plinopt", "--jobs", "1", "--json", str(out)]) == 0
+    read = sorted(r["path"].rsplit("/", 1)[1] for r in json.loads(out.read_text()))
+    assert read == ["2x2x2_7_DPS-integral-12.0662_L.sms", "2x2x2_7_Strassen_L.sms", "2x2x2_7_Winograd_L.slp",
+                    "3x4x7_63_rational-ALT_L.slp"]

@@ -52,6 +52,7 @@ def local_roles(program: Program) -> tuple[bool, bool]:
 
 
 BALANCES = ("static", "dynamic")
+PROBE_PARTS = 64  # dynamic balance: a rank given no work gets about 1/64 of the next call's
 
 
 class DistributedProduct(NotPickled):
@@ -255,12 +256,14 @@ class DistributedProduct(NotPickled):
         measured = [r for r in rates if r > 0]
         if not measured:
             return
-        # A rank given no work this call measured nothing: it gets the slowest measured rate back,
-        # so it is measured again (one slow call had idled it for good)
-        rates = [r if r > 0 else min(measured) for r in rates]
+        # A rank given no work this call measured nothing: a probe of about 1/PROBE_PARTS of the work
+        # measures it again (one slow call had idled it for good; the slowest measured rate instead
+        # gave a lasting straggler half the work of 2 ranks on every other call)
+        idle = [r <= 0 for r in rates]
+        rates = [sum(measured) / PROBE_PARTS if i else r for r, i in zip(rates, idle)]
         old = list(self.weights) if self.weights else [1.0] * self.comm.size
         new_share, old_share = [r / sum(rates) for r in rates], [w / sum(old) for w in old]
-        if max(abs(a - b) for a, b in zip(new_share, old_share)) > 0.05:
+        if any(idle) or max(abs(a - b) for a, b in zip(new_share, old_share)) > 0.05:
             self.weights = rates
             self._plans.clear()
 
