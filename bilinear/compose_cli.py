@@ -16,6 +16,7 @@ from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
+from .schedule_product_cli import both_schedules, write_schedule_product
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
@@ -127,6 +128,8 @@ def product(args) -> int:
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
     second = _verified(_algorithm(loaded, None), args.second)
+    if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
+        return write_schedule_product(args, program, loaded, first, second)
     result = kronecker(first, second, name=args.name)
     if result.rank >= LARGE_PRODUCT:  # ⟨54,54,54;97336⟩ had run for 20 minutes without a word
         print(f"note: {result.name} has {result.rank} products; verifying it before it is written takes minutes from "

@@ -36,7 +36,9 @@ def test_products_are_correct_and_inputs_restored(cp, path, levels, dtype):
         product(A, B, out=C, alpha=1.5, beta=beta)
         error = relative_error(C, exact, A0, B0)
         assert error <= error_bound(dtype, K, 3.0, levels), (M, K, N, error)
-        scale = 8 * levels * np.finfo(dtype).eps * max(float(cp.abs(A0).max()), float(cp.abs(B0).max()), 1.0)
+        # a level of msmes2 (4x4 blocks) nests two of msmes's updates: the error restoring grows with that depth
+        depth = levels * max(1, int(np.log2(product.lowered.levels[0].algorithm.shape.m)))
+        scale = 8 * depth * np.finfo(dtype).eps * max(float(cp.abs(A0).max()), float(cp.abs(B0).max()), 1.0)
         assert float(cp.abs(A - A0).max()) <= scale and float(cp.abs(B - B0).max()) <= scale
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..ir import Algorithm, Form, written_coefficient
+from ..ir import Algorithm, Form, Schedule, written_coefficient
 from ..verify.expand import Expansion
 
 STYLES = ("equations", "table")
@@ -111,3 +111,21 @@ def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...
         notes = ("Written as a table: named sums are multiplied out and products are numbered M1..MR.",)
     body = _equations(algorithm) if style == "equations" else _table(algorithm)
     return "\n".join([*_comment(header + notes), "", *body]) + "\n"
+
+
+def schedule_to_bl(schedule: Schedule) -> str:
+    """A schedule as .bl text, to follow its algorithm's: one statement a line, each stage's first
+    on its ``stage`` line.  Ordered stages (one fused pass, made by the lowering's passes) have no
+    .bl form and are refused."""
+    if any(stage.ordered for stage in schedule.stages):
+        raise ValueError(f"schedule {schedule.name} has ordered stages, which .bl does not write")
+    properties = ", ".join(p for p in ("inplace", "restore", "accumulate", "overwrite") if p in schedule.properties)
+    lines = [f"schedule {schedule.name} for {schedule.algorithm}" + (f": {properties}" if properties else "")]
+    for temporary in schedule.temporaries:
+        lines.append(f"  temp {temporary.name}: {temporary.like}")
+    width = max(len(stage.name) for stage in schedule.stages) + len("  stage : ")
+    for stage in schedule.stages:
+        first, *rest = (str(statement) for statement in stage.statements)
+        lines.append(f"  stage {stage.name}: ".ljust(width) + first)
+        lines += [" " * width + statement for statement in rest]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,53 @@
+"""``bilinear product`` of two schedules: the Kronecker product of their algorithms and the two
+levels of schedule as one (:mod:`bilinear.schedule.product`), verified as written before it is written."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .diagnostics import render
+from .output import write_atomic
+
+
+def both_schedules(program, loaded) -> bool:
+    """Whether FILE's and SECOND's main definitions are both schedules."""
+    from .ir import Schedule
+
+    return isinstance(program.main, Schedule) and isinstance(loaded.main, Schedule)
+
+
+def write_schedule_product(args, program, loaded, first, second) -> int:
+    """FILE's main schedule on the outer blocks and SECOND's inside, with the product algorithm, as one .bl."""
+    from .compose import kronecker
+    from .frontend.export import schedule_to_bl, to_bl
+    from .frontend.provenance import source_header
+    from .frontend.loader import program_from_text
+    from .schedule.product import schedule_product
+    from .verify import verify_program
+
+    outer, inner = program.main, loaded.main
+    algorithm = kronecker(first, second)
+    name = args.name or f"{outer.name}_x_{inner.name}"
+    schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
+    same = Path(args.second).resolve() == Path(args.file).resolve()
+    header = (*source_header(args.file), *(() if same else source_header(args.second)), f"{name}: schedule {outer.name} on the outer blocks and {inner.name} inside each product, as one "
+              "schedule (bilinear.schedule.product): adjacent element-wise passes of the two levels fuse into one.")
+    text = to_bl(algorithm, style=args.style, header=header) + "\n" + schedule_to_bl(schedule)
+    where = str(args.output) if args.output is not None else "<stdout>"
+    report = verify_program(program_from_text(text, where))
+    if not report.ok:  # a bug here: the product of two verified schedules must verify
+        for diagnostic in (d for entry in report.entries for d in entry.errors):
+            print(render(diagnostic), file=sys.stderr)
+        print(f"bilinear: the derived schedule {name} does not verify; nothing written", file=sys.stderr)
+        return 1
+    shape = algorithm.shape
+    summary = (f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}> and schedule {name} "
+               f"[{', '.join(sorted(schedule.properties))}], verified")
+    if args.output is None:
+        sys.stdout.write(text)
+        print(summary, file=sys.stderr)
+    else:
+        write_atomic(Path(args.output), text)
+        print(f"wrote {args.output} ({summary})")
+    return 0

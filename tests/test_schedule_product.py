@@ -1,0 +1,107 @@
+"""Two levels of a schedule as one (bilinear.schedule.product): verified, fused into fewer passes, shipped as msmes2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import bilinear
+from bilinear.cli import main
+from bilinear.frontend.loader import program_from_text
+from bilinear.schedule.basis import single_target
+from bilinear.schedule.product import ScheduleProductError, schedule_product
+from bilinear.schedule.stages import fuse_elementwise
+from bilinear.verify import verify_program
+from bilinear.verify.counts import count_schedule
+
+MSMES2 = ROOT / "algorithms" / "msmes2.bl"
+
+
+def _blocks_moved(schedule) -> dict[str, int]:
+    """Blocks read and written by the element-wise passes the lowering launches (fused, single-target)."""
+    return count_schedule(fuse_elementwise(single_target(fuse_elementwise(schedule)))).elementwise_blocks_moved
+
+
+def test_msmes2_is_in_place_restores_and_verifies():
+    program = bilinear.load(MSMES2)
+    report = verify_program(program)
+    schedule = program.main
+    assert report.ok and schedule.inplace and schedule.restores and schedule.temporaries == ()
+    algorithm = program.algorithm(schedule.algorithm)
+    assert (algorithm.shape.m, algorithm.shape.k, algorithm.shape.n, algorithm.rank) == (4, 4, 4, 49)
+
+
+def test_msmes2_moves_fewer_blocks_than_msmes_at_two_levels():
+    """Counted in blocks of a quarter of msmes's (the 4x4 blocks): msmes at two levels is one level
+    of msmes's blocks (4 quarters each) and 7 of quarter blocks."""
+    one = _blocks_moved(bilinear.load(ROOT / "algorithms" / "msmes.bl").main)
+    flat = _blocks_moved(bilinear.load(MSMES2).main)
+    assert one == {"A": 20, "B": 20, "C": 22}
+    assert flat == {"A": 136, "B": 136, "C": 209}
+    two_levels = {side: 4 * count + 7 * count for side, count in one.items()}
+    assert two_levels == {"A": 220, "B": 220, "C": 242}
+
+
+def test_the_shipped_msmes2_is_what_the_product_command_writes(tmp_path, capsys):
+    written = tmp_path / "msmes2.bl"
+    assert main(["product", "msmes", "msmes", "--name", "msmes2", "-o", str(written)]) == 0
+    assert capsys.readouterr().out == (f"wrote {written} (strassen_x_strassen <4,4,4;49> and schedule msmes2 "
+                                       "[inplace, restore], verified)\n")
+    assert written.read_text() == MSMES2.read_text()
+
+
+@pytest.mark.parametrize("shape", [(64, 64, 64), (37, 29, 41)])
+def test_msmes2_multiplies_and_restores_on_numpy(shape):
+    M, K, N = shape
+    rng = np.random.default_rng(M)
+    A, B, C = rng.standard_normal((M, K)), rng.standard_normal((K, N)), rng.standard_normal((M, N))
+    A0, B0, expected = A.copy(), B.copy(), A @ B + 0.5 * C
+    bilinear.compile(MSMES2, backend="numpy")(A, B, out=C, beta=0.5)
+    assert np.allclose(C, expected, rtol=1e-12, atol=1e-12)
+    assert np.allclose(A, A0, rtol=1e-13, atol=1e-13) and np.allclose(B, B0, rtol=1e-13, atol=1e-13)
+
+
+def test_a_schedule_with_temporaries_is_refused_with_the_reason(tmp_path, capsys):
+    target = tmp_path / "x.bl"
+    assert main(["product", "rsmm", "msmes", "-o", str(target)]) == 1
+    assert ("schedule rsmm has temporaries; a product of schedules is written for schedules over the operands' "
+            "blocks alone (in-place ones such as msmes)") in capsys.readouterr().err
+    assert not target.exists()
+
+
+SHARED = """use "strassen.bl"
+use "naive2x2.bl"
+schedule shared for naive2x2
+  stage p1: A11 * B11 -> +C11;  A11 * B12 -> +C12;  A21 * B11 -> +C21;  A21 * B12 -> +C22
+  stage p2: A12 * B21 -> +C11;  A12 * B22 -> +C12;  A22 * B21 -> +C21;  A22 * B22 -> +C22
+"""
+
+
+def test_outer_products_that_share_a_block_the_inner_schedule_writes_run_one_after_another(tmp_path):
+    """In lock-step, two inner MSMES schedules would both overwrite A11's sub-blocks in one stage."""
+    (tmp_path / "shared.bl").write_text(SHARED.replace('"strassen.bl"', f'"{ROOT}/algorithms/strassen.bl"')
+                                        .replace('"naive2x2.bl"', f'"{ROOT}/algorithms/naive2x2.bl"'))
+    outer_program = bilinear.load(tmp_path / "shared.bl")
+    inner_program = bilinear.load(ROOT / "algorithms" / "msmes.bl")
+    outer, inner = outer_program.main, inner_program.main
+    first, second = outer_program.algorithm("naive2x2"), inner_program.algorithm("strassen")
+    from bilinear.compose import kronecker
+    from bilinear.frontend.export import schedule_to_bl, to_bl
+
+    algorithm = kronecker(first, second)
+    schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, "flat")
+    assert [s.name for s in schedule.stages][:3] == ["p1_1_pre", "p1_1_products1", "p1_1_mid"]
+    assert sum(s.name.endswith("_pre") for s in schedule.stages) == 4  # p1 and p2, each in two groups
+    text = to_bl(algorithm) + "\n" + schedule_to_bl(schedule)
+    assert verify_program(program_from_text(text, "flat.bl")).ok
+
+
+def test_an_inner_schedule_that_overwrites_c_is_refused():
+    text = ("algorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+            "schedule s for x: overwrite\n  stage p: C11 = A11 * B11\n")
+    program = program_from_text(text, "s.bl")
+    with pytest.raises(ScheduleProductError, match="^schedule s overwrites C; a product of schedules is written for "
+                                                   "schedules whose products add into C$"):
+        schedule_product(program.main, program.algorithm("x").shape, program.main, program.algorithm("x").shape,
+                         "x_x", "s_x_s")
