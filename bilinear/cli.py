@@ -13,6 +13,8 @@ share are in :mod:`bilinear.cli_args`.
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import signal
 import threading
 import sys
@@ -154,7 +156,17 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 
 
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout of a process started with it closed (`>&-`), which Python sets to None: a write
+    is an OSError, reported as a write error is, not an AttributeError's traceback."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "cannot write to standard output: it is closed")
+
+
 def _main(argv: list[str] | None) -> int:
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
     for stream in (sys.stdout, sys.stderr):  # γ, ‖, ⟨⟩ on a cp1252 stdout: escaped, not a failed run
         if hasattr(stream, "reconfigure") and getattr(stream, "errors", None) == "strict":  # surrogateescape kept
             stream.reconfigure(errors="backslashreplace")

@@ -295,7 +295,9 @@ def add_parsers(commands) -> None:
     product_cmd = commands.add_parser(
         "product", help="the Kronecker product of two schemes, verified, as .bl",
         description="Write the <m1*m2,k1*k2,n1*n2;R1*R2> scheme that runs FILE's algorithm on blocks and SECOND's "
-        "inside them, verified before it is written.",
+        "inside them, verified before it is written. Where both files' main definitions are schedules (bilinear "
+        "product msmes msmes), also the two levels of schedule as one schedule over its blocks (--name names it), "
+        "whose adjacent element-wise passes the lowering fuses.",
     )
     add_input_options(product_cmd)
     product_cmd.add_argument("second", type=scheme_path, metavar="SECOND", help="the inner scheme: a .bl file, a shipped name, or a catalogue file read as detected (" + SECOND_NOTE + ")")

@@ -1648,3 +1648,17 @@ def test_the_manifest_lists_the_generated_source_and_header_with_their_hashes(ca
     for name, facts in files.items():
         data = (out / name).read_bytes()
         assert facts == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+@pytest.mark.parametrize("command", [["transform", "strassen", "--to", "nkm"], ["product", "strassen", "strassen"],
+                                     ["import", "strassen"], ["verify", "strassen"]])
+def test_a_closed_stdout_is_a_write_error_not_a_traceback(command):
+    """`bilinear transform strassen --to nkm >&-` raised AttributeError: 'NoneType' object has no
+    attribute 'write' (Python sets sys.stdout to None), exit 1 with a traceback (found by an audit)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(f"{sys.executable} -m bilinear.cli {' '.join(command)} >&-", shell=True, capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[-1] == f"bilinear {command[0]}: error: cannot write to standard output: it is closed"
