@@ -792,3 +792,22 @@ def test_the_reach_of_products_names_each_dimension_short_of_the_shape():
     assert reach_note(expansion_of(bigger)) == (
         "no product reaches rows 3-4 of A and C, column 3 of A and row 3 of B, or column 3 of B and C: the products "
         "fit ⟨2,2,2⟩, inside this scheme's ⟨4,3,3⟩; a shape taken from a file's name or --shape may be the wrong one")
+
+
+@pytest.mark.parametrize("source, name, count", [
+    ("fast-matmul/grey333-23-152", "grey333-23000000000-152", "23000000000"),
+    ("plinopt/2x2x2_7_Strassen_L.sms", "2x2x2_99999999999999999999999_Strassen_L.sms", "99999999999999999999999"),
+])
+def test_a_product_count_of_ten_digits_or_more_in_a_name_is_checked_too(tmp_path, source, name, count):
+    """A name's count of nine digits was checked ("says 2300000 products, but it holds 23"); one of ten
+    or more was not read as a count at all, and the file imported (found by an audit).  Kauers's names
+    keep the limit: ten hex digits after the shape are a hash there (378-ffdb2d875f), all decimal at times."""
+    from bilinear.diagnostics import BilinearError
+
+    original = scheme_file(source)
+    for sibling in original.parent.glob(original.name.replace("_L.sms", "_*.sms")) if "_L.sms" in source else [original]:
+        part = sibling.name.replace(original.name.replace("_L.sms", ""), name.replace("_L.sms", "")) if "_L.sms" in source \
+            else name
+        (tmp_path / part).write_bytes(sibling.read_bytes())
+    with pytest.raises(BilinearError, match=f"says {count} products, but it holds"):
+        bilinear.load(tmp_path / name)

@@ -176,7 +176,7 @@ def _check_widths(section: Section, letter: str, width: int, meaning: str) -> No
 
 #: fast-matmul's names: a scheme's author, its shape, products and additions (grey333-23-152,
 #: eliminated-grey333-23-125, bini322-10-52-approx)
-_NAME = re.compile(r"(?:eliminated-)?[A-Za-z]+([1-9])([1-9])([1-9])-([0-9]{1,9})-[0-9]+(?:-approx)?")
+_NAME = re.compile(r"(?:eliminated-)?[A-Za-z]+([1-9])([1-9])([1-9])-([0-9]+)-[0-9]+(?:-approx)?")
 
 
 def name_facts(path: Path) -> tuple[Shape | None, int | None, str]:

@@ -31,6 +31,7 @@ def name_facts(path: Path) -> tuple[Shape | None, int | None, str]:
     if len({tokens[i] for i in at}) != 1:
         return None, None, ""
     after = tokens[at[0] + 1] if len(at) == 1 and at[0] + 1 < len(tokens) else ""
+    # not ten digits: a Kauers name may put its ten-hex-digit hash there (378-ffdb2d875f), all decimal at times
     rank = int(after) if re.fullmatch(r"[0-9]{1,9}", after) else None
     return Shape(*(int(d) for d in tokens[at[0]])), rank, f"the name '{path.name}'"
 

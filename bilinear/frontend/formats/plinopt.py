@@ -44,7 +44,7 @@ from .sparse import Sparse, Steps, read_slp, read_sms
 
 _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
 _NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>(?i:sms|slp))$")  # .SMS too, as detection takes it
-_SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_(?:(\d{1,9})_)?")  # PLinOpt's names: MxKxN_R_text
+_SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_(?:(\d+)_)?")  # PLinOpt's names: MxKxN_R_text
 _PLACEHOLDER = re.compile(r"(\d+) is a plac\w* ?holder for (?:sqrt\((\d+)\)|a square root of -(1))")
 
 
