@@ -811,3 +811,20 @@ def test_a_product_count_of_ten_digits_or_more_in_a_name_is_checked_too(tmp_path
         (tmp_path / part).write_bytes(sibling.read_bytes())
     with pytest.raises(BilinearError, match=f"says {count} products, but it holds"):
         bilinear.load(tmp_path / name)
+
+
+def test_a_plinopt_side_of_the_wrong_size_is_located_in_its_own_file(tmp_path):
+    """The error named 2x2x2_7_Strassen_P.sms but quoted the L file's header line (found by an audit)."""
+    from bilinear.diagnostics import BilinearError
+
+    for part in "LRP":
+        source = scheme_file(f"plinopt/2x2x2_7_Strassen_{part}.sms")
+        (tmp_path / source.name).write_bytes(source.read_bytes())
+    post = tmp_path / "2x2x2_7_Strassen_P.sms"
+    lines = post.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    lines[header] = "5 7 R"
+    post.write_text("\n".join(lines) + "\n")
+    (error,) = pytest.raises(BilinearError, bilinear.load, tmp_path / "2x2x2_7_Strassen_L.sms").value.diagnostics
+    assert error.message.startswith("2x2x2_7_Strassen_P.sms gives 5 C blocks")
+    assert (Path(error.span.path).name, error.span.line) == ("2x2x2_7_Strassen_P.sms", header + 1)

@@ -172,9 +172,11 @@ def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | Alternat
         fail(f"cannot infer the shape from {sizes[0]}, {sizes[1]} and {sizes[2]} columns and rows; give --shape m,k,n", left.header)
     if named is not None:
         shape_mismatch(named, shape, f"the file name {paths['L'].name}", left.header)
-    for size, operand, where in zip(sizes, "ABC", ("L", "R", "P")):
+    sided = changes or (left, right, post)  # the matrices the sizes came from, to locate an error in its own file
+    for size, operand, where, matrix in zip(sizes, "ABC", ("L", "R", "P"), sided):
         if size != len(shape.blocks(operand)):
-            fail(f"{paths[where].name} gives {size} {operand} blocks; {shape} needs {len(shape.blocks(operand))}", left.header)
+            named = Path(matrix.header.path).name if matrix.header else paths[where].name  # a CoB file for -ALT
+            fail(f"{named} gives {size} {operand} blocks; {shape} needs {len(shape.blocks(operand))}", matrix.header)
     name = identifier(stem, "plinopt")
     if changes is None and left.steps and right.steps and post.steps:
         algorithm = _from_programs(name, shape, (left, right, post), paths)
