@@ -1662,3 +1662,15 @@ def test_a_closed_stdout_is_a_write_error_not_a_traceback(command):
                           text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.splitlines()[-1] == f"bilinear {command[0]}: error: cannot write to standard output: it is closed"
+
+
+def test_import_of_a_file_of_two_algorithms_says_which_it_writes_and_checks_only_that_one(tmp_path, capsys):
+    """It wrote the last without a word, and refused the file when the first, which it does not write,
+    was wrong (found by an audit)."""
+    strassen = (ROOT / "algorithms" / "strassen.bl").read_text()
+    naive = (ROOT / "algorithms" / "naive2x2.bl").read_text()
+    two = tmp_path / "two.bl"
+    two.write_text(strassen.replace("C11 = M1 + M4 - M5 + M7", "C11 = 2*M1 + M4 - M5 + M7") + "\n" + naive)
+    code, out, err = _run(capsys, "import", str(two), "-o", str(tmp_path / "g.bl"))
+    assert code == 0 and "(naive2x2, <2,2,2;8>)" in out
+    assert f"bilinear import: note: {two} also defines strassen; import uses its last definition, naive2x2" in err
