@@ -336,3 +336,34 @@ def test_plinopt_exports_name_the_scheme_and_mark_the_sources_comment_as_the_sou
     assert first.startswith("# Post matrix (C blocks x products) of strassen; source: "), first
     assert " of from " not in first
 
+
+
+def test_a_fast_matmul_name_whose_shape_or_count_contradicts_the_scheme_is_refused(tmp_path):
+    """-o grey234-20-144 for the ⟨4,3,2⟩ transpose wrote a file its own reader took for ⟨2,3,4⟩ and could
+    not read back (found by an audit)."""
+    from bilinear.frontend.writers import rendered
+
+    grey = bilinear.load(ROOT / "algorithms" / "grey234.bl").main  # ⟨2,3,4;20⟩
+    with pytest.raises(ValueError, match=r"^the name grey432-20-144 says ⟨4,3,2⟩ with 20 products, but grey234 is "
+                                         r"⟨2,3,4;20⟩: fast-matmul's reader takes the shape from the name"):
+        rendered(grey, "fast-matmul", tmp_path / "grey432-20-144")
+    with pytest.raises(ValueError, match=r"^the name grey234-7-1 says ⟨2,3,4⟩ with 7 products"):
+        rendered(grey, "fast-matmul", tmp_path / "grey234-7-1")
+    assert list(rendered(grey, "fast-matmul", tmp_path / "grey234-20-144")) == [tmp_path / "grey234-20-144"]
+    assert list(rendered(grey, "fast-matmul", tmp_path / "mine")) == [tmp_path / "mine"]
+
+
+def test_a_derived_plinopt_scheme_exported_into_a_folder_gets_its_own_shape_prefix(tmp_path, capsys):
+    """The product of two PLinOpt Strassens kept the source's 2x2x2_7_ prefix in its default name, and the
+    export into a folder refused the name the user never gave (found by an audit)."""
+    from bilinear.cli import main
+
+    source = scheme_file("plinopt/2x2x2_7_Strassen_L.sms")
+    product = tmp_path / "sxs.bl"
+    assert main(["product", str(source), str(source), "-o", str(product)]) == 0
+    folder = tmp_path / "out"
+    folder.mkdir()
+    assert main(["export", str(product), "--to", "plinopt", "-o", str(folder)]) == 0
+    names = sorted(path.name for path in folder.iterdir())
+    assert names[0].startswith("4x4x4_49_") and all(name.count("2x2x2_7_") == 1 for name in names), names
+    assert bilinear.verify(folder / names[0]).ok

@@ -141,15 +141,31 @@ def to_alphatensor(algorithm: Algorithm) -> tuple[str, object]:
     return key, stacked
 
 
+def _check_fast_matmul_name(algorithm: Algorithm, path: Path) -> None:
+    """Refuse a name fast-matmul's reader would take for another shape or product count (grey234-20-144
+    for a ⟨4,3,2⟩ scheme): the file would not read back."""
+    from .formats.fast_matmul import name_facts
+
+    named, count, _ = name_facts(path)
+    shape = algorithm.shape
+    if named is not None and ((named.m, named.k, named.n), count) != ((shape.m, shape.k, shape.n), algorithm.rank):
+        raise ValueError(f"the name {path.name} says ⟨{named.m},{named.k},{named.n}⟩ with {count} products, but "
+                         f"{algorithm.name} is ⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: fast-matmul's reader "
+                         f"takes the shape from the name; name it like grey{shape.m}{shape.k}{shape.n}-{algorithm.rank}-1, "
+                         "or with no such pattern")
+
+
 def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> dict[Path, str | bytes]:
     """What :func:`write` writes: each file's path and contents (PLinOpt: three files named from
     ``path``), so that a caller can check every target before writing any."""
     if format == "fast-matmul":
+        _check_fast_matmul_name(algorithm, path)
         return {path: to_fast_matmul(algorithm, header)}
     if format == "plinopt":
         if path.is_dir():  # a folder: the three files go inside it, named after the scheme; the reader's
             # prefix of a name that starts with a digit dropped (it had grown on every round trip)
-            path = path / algorithm.name.removeprefix("plinopt_")
+            # and the shape prefix a derived scheme's default name kept of its source's (2x2x2_7_A_x_B)
+            path = path / re.sub(r"^\d+x\d+x\d+_\d+_", "", algorithm.name.removeprefix("plinopt_"))
         stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
         if path.suffix == ".sms":  # one of the three files named whole: their common stem
             stem = re.sub(r"_[LRP]$", "", stem)
