@@ -16,6 +16,7 @@ from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
+from .import_cli import import_scheme
 from .schedule_product_cli import both_schedules, write_schedule_product
 
 
@@ -270,17 +271,21 @@ def _other_programs(source, paths: list[Path]) -> list:
     return others
 
 
+STYLE_HELP = "equations (products and outputs as formulas; the default) or table (U, V and W, a row per product)"
+
+
 def add_parsers(commands) -> None:
     """``import``, ``transform``, ``product``, ``export`` and ``optimize``, in the order --help lists them."""
     import_ = commands.add_parser(
         "import",
         help="convert a catalogue scheme (fast-matmul, plinopt, kauers, mathematica, perminov, alphatensor) to a .bl file",
         description="Read a scheme in a catalogue format, verify it, and write it as .bl text (equations or a "
-        "U/V/W table) with a header saying where it came from. Approximate and modulo-p schemes are refused.",
+        "U/V/W table) with a header saying where it came from. Approximate schemes, and modulo-p ones that do not hold "
+        "over Q, are refused; one claimed modulo p that holds over Q is written, with a note.",
     )
     add_input_options(import_)
     add_bl_output_options(import_)
-    import_.add_argument("--style", choices=("equations", "table"), default="equations")
+    import_.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
     import_.add_argument("--name", type=bl_name, default=None, help="name of the algorithm in the .bl file")
     import_.set_defaults(handler=import_scheme)
 
@@ -346,53 +351,7 @@ def add_parsers(commands) -> None:
     )
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         add_bl_output_options(command)
-        command.add_argument("--style", choices=("equations", "table"), default="equations")
+        command.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
         command.add_argument("--name", type=bl_name, default=None, help="name of the new algorithm")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
         command.set_defaults(handler=handler)
-
-
-def import_scheme(args) -> int:
-    """``bilinear import``: a catalogue scheme, verified, as .bl text."""
-    from dataclasses import replace
-
-    from .frontend.export import to_bl
-    from .ir import Algorithm
-    from .verify import report_algorithm
-
-    _check_output(args, args.file)
-    program = load_input(args)
-    algorithm = program.main
-    if not isinstance(algorithm, Algorithm):
-        raise ValueError(  # noqa: TRY004 - a user mistake: reported as a message
-            f"import converts an algorithm, and the last definition of {args.file} is the schedule {algorithm.name}; "
-            "a .bl file needs no import"
-        )
-    note_unused_definitions("import", args.file, program)
-    report = report_algorithm(algorithm)  # what is written: another definition of a .bl file is left out
-    if args.name:
-        algorithm = replace(algorithm, name=args.name)
-    if not report.ok:
-        for diagnostic in report.errors:
-            print(render(diagnostic), file=sys.stderr)
-        print(f"bilinear import: {args.file} does not verify; nothing written", file=sys.stderr)
-        return 1
-    header = (*source_header(args.file), f"Imported by `bilinear import` from {args.file.name}.")
-    text = to_bl(algorithm, style=args.style, header=header)
-    _check_reads_back(text, args.output)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        write_atomic(args.output, text)
-        print(f"wrote {args.output} ({algorithm.name}, <{algorithm.shape.m},{algorithm.shape.k},{algorithm.shape.n};{algorithm.rank}>)")
-    return 0
-
-
-def _check_reads_back(text: str, output: Path | None) -> None:
-    """What import writes must load again; anything else is a bug, reported before writing."""
-    from .frontend.loader import program_from_text
-
-    try:
-        program_from_text(text, str(output or "<import>"))
-    except BilinearError as error:
-        raise ValueError(f"internal error: the imported text does not read back ({error}); nothing written") from None

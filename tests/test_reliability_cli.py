@@ -1674,3 +1674,11 @@ def test_import_of_a_file_of_two_algorithms_says_which_it_writes_and_checks_only
     code, out, err = _run(capsys, "import", str(two), "-o", str(tmp_path / "g.bl"))
     assert code == 0 and "(naive2x2, <2,2,2;8>)" in out
     assert f"bilinear import: note: {two} also defines strassen; import uses its last definition, naive2x2" in err
+
+
+def test_import_says_what_verify_notes_of_what_it_reads(tmp_path, capsys):
+    """`import --mod 3` of a scheme exact over Q wrote it without the note `verify` gives (found by an audit)."""
+    source = str(scheme_file("fast-matmul/strassen"))
+    code, _, err = _run(capsys, "import", source, "--mod", "3", "-o", str(tmp_path / "s.bl"))
+    assert code == 0
+    assert "note: strassen is claimed modulo 3 (given with --mod 3) and holds over Q (and so modulo 3)" in err

@@ -1,0 +1,60 @@
+"""``bilinear import``: a catalogue scheme, verified, as .bl text with a header saying where it came from."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .cli_args import load_input, note_unused_definitions
+from .diagnostics import BilinearError, render
+from .frontend.provenance import source_header
+from .output import check_target, write_atomic
+
+
+def import_scheme(args) -> int:
+    """``bilinear import``: a catalogue scheme, verified, as .bl text."""
+    from dataclasses import replace
+
+    from .frontend.export import to_bl
+    from .ir import Algorithm
+    from .verify import report_algorithm
+
+    if args.output is not None:  # before any reading: no input, link or existing file unless --force
+        check_target(args.output, args.force, protect=(args.file,))
+    program, notes = load_input(args, noted=True)  # what verify notes of it (an alternative basis, a modulus)
+    for note in notes:
+        print(render(note), file=sys.stderr)
+    algorithm = program.main
+    if not isinstance(algorithm, Algorithm):
+        raise ValueError(  # noqa: TRY004 - a user mistake: reported as a message
+            f"import converts an algorithm, and the last definition of {args.file} is the schedule {algorithm.name}; "
+            "a .bl file needs no import"
+        )
+    note_unused_definitions("import", args.file, program)
+    report = report_algorithm(algorithm)  # what is written: another definition of a .bl file is left out
+    if args.name:
+        algorithm = replace(algorithm, name=args.name)
+    if not report.ok:
+        for diagnostic in report.errors:
+            print(render(diagnostic), file=sys.stderr)
+        print(f"bilinear import: {args.file} does not verify; nothing written", file=sys.stderr)
+        return 1
+    header = (*source_header(args.file), f"Imported by `bilinear import` from {args.file.name}.")
+    text = to_bl(algorithm, style=args.style, header=header)
+    _check_reads_back(text, args.output)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.output, text)
+        print(f"wrote {args.output} ({algorithm.name}, <{algorithm.shape.m},{algorithm.shape.k},{algorithm.shape.n};{algorithm.rank}>)")
+    return 0
+
+
+def _check_reads_back(text: str, output: Path | None) -> None:
+    """What import writes must load again; anything else is a bug, reported before writing."""
+    from .frontend.loader import program_from_text
+
+    try:
+        program_from_text(text, str(output or "<import>"))
+    except BilinearError as error:
+        raise ValueError(f"internal error: the imported text does not read back ({error}); nothing written") from None
