@@ -147,9 +147,13 @@ def _copied_header(path: Path, program, source) -> tuple[str, ...]:
     copies comments and ``path``'s main definition is another one (a schedule, or --algorithm's choice),
     which they may describe instead (msmes.bl's describe the in-place schedule, not Strassen)."""
     header = source_header(path)
+    others = [name for name in program.own if name != source.name]  # a file's comments come first, before any
     if program.main is not source and len(header) > 1:  # more than "from NAME"
         print(f"note: the header comments copied from {path.name} may describe its main definition, "
               f"{program.main.name}, rather than {source.name}", file=sys.stderr)
+    elif others and len(header) > 1:
+        print(f"note: the header comments copied from {path.name} may describe another of its definitions, "
+              f"{', '.join(others)}, rather than {source.name}", file=sys.stderr)
     return header
 
 
@@ -236,7 +240,7 @@ def _note_unused_search_options(args, name: str, small: list[str]) -> None:
     given = [flag for flag, value, default in (("--polish", args.polish, 0), ("--chains", args.chains, 1),
                                                ("--starts", args.starts, 1)) if value != default]
     if given and not small:
-        print(f"note: {', '.join(given)} apply to small sides only, and none of {name}'s is small; "
+        print(f"note: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to small sides only, and none of {name}'s is small; "
               "each side takes the greedy elimination alone", file=sys.stderr)
     elif given and args.chains != 1 and not args.polish:
         print("note: --chains applies with --polish (independent polishing searches); without it, it is ignored",
@@ -257,11 +261,12 @@ def _other_programs(source, paths: list[Path]) -> list:
         try:
             other = _algorithm(load(path), None)
         except BilinearError as error:  # FILE's reading options are FILE's: say how to give another file's
-            if not Path(path).is_file():
-                raise  # a missing file or a folder: no reading option would help
+            if not Path(path).is_file() or not asks_for_reading_option(error):
+                raise  # a missing file, a folder, an approximate scheme: no reading option would help
+            option = "--key m,k,n" if Path(path).suffix == ".npz" else "--shape m,k,n"
             raise BilinearError(*error.diagnostics, Diagnostic(
                 f"--also {path} reads the file as detected, with no reading options (--key, --shape, ...); "
-                f"import it to .bl first, e.g. `bilinear import {path} --key m,k,n -o other.bl`")) from None
+                f"import it to .bl first, e.g. `bilinear import {path} {option} -o other.bl`")) from None
         used = [side for side, program in zip("ABC", borrowed(source, other)) if program is not None]
         if not used:
             raise ValueError(f"--also {path}: {other.name} computes none of {source.name}'s sides (left factors, right "

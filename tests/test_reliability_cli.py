@@ -1682,3 +1682,27 @@ def test_import_says_what_verify_notes_of_what_it_reads(tmp_path, capsys):
     code, _, err = _run(capsys, "import", source, "--mod", "3", "-o", str(tmp_path / "s.bl"))
     assert code == 0
     assert "note: strassen is claimed modulo 3 (given with --mod 3) and holds over Q (and so modulo 3)" in err
+
+
+def test_optimize_also_with_a_file_no_reading_option_would_read_gives_no_such_hint(capsys, tmp_path):
+    """After "approximate (border-rank) scheme", --also suggested `bilinear import ... --key m,k,n`, which
+    import refuses for such a file (found by an audit)."""
+    approximate = str(scheme_file("fast-matmul/bini322-10-52-approx"))
+    code, _, err = _run(capsys, "optimize", "strassen", "--also", approximate, "-o", str(tmp_path / "x.bl"))
+    assert code == 1 and "approximate" in err and "reads the file as detected" not in err
+
+
+def test_one_search_option_that_cannot_apply_is_noted_in_the_singular(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr("bilinear.optimize.small_sides", lambda algorithm: [])  # as for AlphaTensor's <10,10,10>
+    code, _, err = _run(capsys, "optimize", "strassen", "--polish", "2", "-o", str(tmp_path / "x.bl"))
+    assert code == 0 and "note: --polish applies to small sides only, and none of strassen's is small" in err
+
+
+def test_header_comments_of_a_file_of_several_definitions_are_noted_as_possibly_another_s(capsys, tmp_path):
+    """optimize of strassen.bl + naive2x2.bl headed naive2x2_cse with Strassen's comment, without a note
+    (found by an audit)."""
+    two = tmp_path / "two.bl"
+    two.write_text((ROOT / "algorithms" / "strassen.bl").read_text() + "\n" + (ROOT / "algorithms" / "naive2x2.bl").read_text())
+    code, _, err = _run(capsys, "optimize", str(two), "-o", str(tmp_path / "x.bl"))
+    assert code == 0 and ("note: the header comments copied from two.bl may describe another of its definitions, "
+                          "strassen, rather than naive2x2") in err
