@@ -163,6 +163,8 @@ def write_artifacts(
                                                "call can need more workspace than that and return 4000 (nothing run)")
     if note := _inplace_workspace_note(program, lowered, n):
         host["workspace_note"] = note
+    if note := _sums_note(lowered):
+        host["sums_note"] = note
     if hosts[0].ozaki is not None and hosts[0].ozaki.k_limited:
         host["moduli_note"] = (f"--moduli {options.moduli} keeps enough bits only for a leaf GEMM whose inner dimension (a "
                                f"chunk of k) is at most {hosts[0].ozaki.k_last}: a call with a longer one returns 5000 and "
@@ -246,6 +248,23 @@ def _inplace_workspace_note(program: Program, lowered: Lowered, n: int) -> str |
     return None
 
 
+def _sums_note(lowered: Lowered) -> str | None:
+    """Where the library does more additions than the report's "as written": named sums are counted, not
+    yet shared, by the schedule derived from an algorithm (a schedule's own statements run as written)."""
+    from ..schedule.default import is_default_name
+    from ..verify.counts import count_algorithm
+
+    notes = {}
+    for level in lowered.levels:
+        algorithm, counts = level.algorithm, count_algorithm(level.algorithm)
+        if is_default_name(level.schedule) and algorithm.sums and counts.additions < counts.additions_unshared:
+            notes[algorithm.name] = (f"{algorithm.name}'s {len(algorithm.sums)} named sums are not shared by the library: "
+                                     "it forms each product's operand sums and each output from the blocks, "
+                                     f"{counts.additions_unshared} block additions a level where the scheme as written "
+                                     f"has {counts.additions}")
+    return "; ".join(notes.values()) or None
+
+
 def _check_limit_reachable(lowered: Lowered) -> None:
     """Refuse a workspace limit below what even a 1×1×1 call needs (the ozaki leaf's workspace): the
     library would return 4000 at every call.
@@ -281,5 +300,5 @@ def _ozaki_entry(code: OzakiCode) -> dict:
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
     notes = [host.get("launch"), host.get("left_out"), host.get("workspace_limit", {}).get("note"),
-             host.get("workspace_note"), host.get("moduli_note")]
+             host.get("workspace_note"), host.get("sums_note"), host.get("moduli_note")]
     return [note for note in notes if note]
