@@ -5,10 +5,10 @@
     python3 benchmarks/inplace_table.py --table bilinear/data/dispatch.json --only 24576x24576x24576  # one shape's rows
 
 --table times MSMES (in place: no workspace, cuBLAS leaves; A and B overwritten and restored up to
-rounding) at 1, 2 and 3 levels against cuBLAS at every grid shape of benchmarks/dispatch_grid.py
+rounding) at 1, 2 and 3 levels, and msmes2 (its two levels as one schedule) at 1 and 2, against cuBLAS at every grid shape of benchmarks/dispatch_grid.py
 that is not tall-and-skinny, called as ``matmul(inplace=True)`` calls it (directly, not as a
 graph), interleaved after a sustained warm-up (dispatch_grid's timer), and stores each shape's
-fastest level count with its speedup.  ``matmul(inplace=True)`` runs MSMES only where the nearest
+fastest schedule and level count with its speedup.  ``matmul(inplace=True)`` runs MSMES only where the nearest
 row measured at least the table's ``min_speedup``; elsewhere it multiplies as without ``inplace``
 (before, it ran MSMES L1 wherever a fast scheme had won, and MSMES L1 measured 0.944 at FP64 8192).
 --check (a fresh process, after the table is written) times ``bilinear.matmul(..., inplace=True)``
@@ -26,14 +26,15 @@ from pathlib import Path
 import cupy
 
 import bilinear
-from bilinear.dispatch import _committed_in_place, in_place_levels, load_table, parse_table
+from bilinear.dispatch import _committed_in_place, in_place_choice, load_table, parse_table
 from bilinear.measure import error_bound, relative_error
 from bilinear.output import write_atomic
 
 from dispatch_grid import GRID, TABLE_ONLY, _in_grid_order, _inputs, _interleaved, _shape, _shape_of, no_row_because, selected
 
 ROOT = Path(__file__).resolve().parent.parent
-LEVELS = (1, 2, 3)
+# (schedule, levels, Strassen levels they nest): a level of msmes2 is two of msmes's
+CANDIDATES = (("msmes", 1, 1), ("msmes", 2, 2), ("msmes", 3, 3), ("msmes2", 1, 2), ("msmes2", 2, 4))
 MSMES_GROWTH = 1.9  # Strassen's error growth per level over the classical product's (bilinear run's bound)
 
 
@@ -50,8 +51,9 @@ def _shapes(table, dtypes: list[str], only: Sequence[tuple[int, int, int]] | Non
 
 
 def _compiled(dtype: str) -> dict:
-    """MSMES at every level count of LEVELS."""
-    return {levels: bilinear.compile(ROOT / "algorithms" / "msmes.bl", dtype=dtype, levels=levels) for levels in LEVELS}
+    """Every candidate, by its label (``msmes2 L1``): the product and the Strassen levels it nests."""
+    return {f"{scheme} L{levels}": (bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", dtype=dtype, levels=levels), nested)
+            for scheme, levels, nested in CANDIDATES}
 
 
 def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: int) -> dict:
@@ -60,14 +62,15 @@ def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: in
     out = cupy.zeros_like(C)
     reference = cupy.matmul(A, B)
     calls, speedups = {"cuBLAS": lambda: cupy.matmul(A, B, out=C)}, {}
-    for levels, product in products.items():
+    for label, (product, nested) in products.items():
         product(A, B, out=out)
-        if relative_error(out, reference, A, B) <= error_bound(dtype, k, MSMES_GROWTH, levels):
-            calls[f"L{levels}"] = lambda product=product: product(A, B, out=out)
+        if relative_error(out, reference, A, B) <= error_bound(dtype, k, MSMES_GROWTH, nested):
+            calls[label] = lambda product=product: product(A, B, out=out)
     ms = _interleaved(calls, repeat)
     speedups = {label: round(ms["cuBLAS"] / time_ms, 4) for label, time_ms in ms.items() if label != "cuBLAS"}
     best = max(speedups, key=speedups.get)
-    return {"dtype": dtype, "m": m, "k": k, "n": n, "levels": int(best[1:]), "speedup": speedups[best],
+    scheme, levels = best.split(" L")
+    return {"dtype": dtype, "m": m, "k": k, "n": n, "scheme": scheme, "levels": int(levels), "speedup": speedups[best],
             "candidates": speedups}
 
 
@@ -100,7 +103,7 @@ def measure_table(path: Path, repeat: int, dtypes: list[str],
         row = _measured_row(*shape, compiled[shape[0]], repeat)
         rows = [old for old in rows if _shape_of(old) != shape] + [row]
         done.append(shape)
-        print(f"{shape[0]} {shape[1]}x{shape[2]}x{shape[3]}: best L{row['levels']} {row['speedup']:.3f}x  "
+        print(f"{shape[0]} {shape[1]}x{shape[2]}x{shape[3]}: best {row['scheme']} L{row['levels']} {row['speedup']:.3f}x  "
               f"{row['candidates']}", flush=True)
         write(whole_run=False)
         cupy.get_default_memory_pool().free_all_blocks()
@@ -118,12 +121,12 @@ def check(repeat: int, dtypes: list[str], only: Sequence[tuple[int, int, int]] |
     for dtype, m, k, n in _shapes(load_table(), dtypes, only):
         A, B, C = _inputs(dtype, m, k, n)
         C2 = cupy.zeros_like(C)
-        levels = in_place_levels(m, k, n, dtype)
+        chosen = in_place_choice(m, k, n, dtype)
         bilinear.matmul(A, B, out=C2, inplace=True)  # compiles what it chose
         ms = _interleaved({"cuBLAS": lambda: cupy.matmul(A, B, out=C),
                            "matmul": lambda: bilinear.matmul(A, B, out=C2, inplace=True)}, repeat)
         ratio = ms["cuBLAS"] / ms["matmul"]
-        choice = f"msmes L{levels}" if levels else "as without inplace"
+        choice = f"{chosen[0]} L{chosen[1]}" if chosen else "as without inplace"
         results.append({"dtype": dtype, "m": m, "k": k, "n": n, "choice": choice, "ratio": ratio,
                         "cublas_ms": ms["cuBLAS"], "matmul_ms": ms["matmul"]})
         print(f"{dtype} {m:>6}x{k:>6}x{n:>6}  {choice:<20} ratio {ratio:6.3f}  "

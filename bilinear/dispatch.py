@@ -70,8 +70,8 @@ class Recursive:
 
 @dataclass(frozen=True)
 class InPlace:
-    """MSMES (in place: no workspace, A and B overwritten and restored) measured at one shape: the
-    levels that ran fastest and their speedup over cuBLAS."""
+    """An in-place schedule (no workspace, A and B overwritten and restored: msmes, or msmes2) measured at
+    one shape: the schedule and levels that ran fastest, and their speedup over cuBLAS."""
 
     dtype: str
     m: int
@@ -79,6 +79,7 @@ class InPlace:
     n: int
     levels: int
     speedup: float
+    scheme: str = "msmes"  # or msmes2 (its two levels as one schedule); rows from before it held msmes only
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def parse_table(data: dict) -> Table:
         tuple(Recursive(**{name: entry[name] for name in Recursive.__dataclass_fields__ if name in entry})
               for entry in recursive.get("rows", ())),
         float(recursive.get("min_speedup", Table.min_speedup)),
-        tuple(InPlace(**{name: entry[name] for name in InPlace.__dataclass_fields__})
+        tuple(InPlace(**{name: entry[name] for name in InPlace.__dataclass_fields__ if name in entry})
               for entry in data.get("inplace", {}).get("rows", ())),
         float(recursive.get("emulated_min_speedup", Table.emulated_min_speedup)),
     )
@@ -315,19 +316,20 @@ def _configuration(row: Recursive) -> tuple:
     return row.scheme, row.levels, row.breadth, row.launch, row.leaf
 
 
-def in_place_levels(m: int, k: int, n: int, dtype: str, table: Table | None = None) -> int | None:
-    """The MSMES levels ``matmul(inplace=True)`` runs for this shape, or None where MSMES was not
-    measured at least ``min_speedup`` times faster than cuBLAS near it (within RECURSIVE_REACH).
-    Without a measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
+def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | None = None) -> tuple[str, int] | None:
+    """The in-place schedule (msmes or msmes2) and levels ``matmul(inplace=True)`` runs for this shape,
+    or None where none was measured at least ``min_speedup`` times faster than cuBLAS near it (within
+    RECURSIVE_REACH).  Without a measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at
+    FP64 8192."""
     if table is None:
         return _committed_in_place(m, k, n, dtype)
     if min(m, k, n) <= 0:
         return None
     row = _near([row for row in table.inplace if row.dtype == dtype], m, k, n)
-    return row.levels if row is not None and row.speedup >= table.min_speedup else None
+    return (row.scheme, row.levels) if row is not None and row.speedup >= table.min_speedup else None
 
 
 @lru_cache(maxsize=4096)
-def _committed_in_place(m: int, k: int, n: int, dtype: str) -> int | None:
-    """:func:`in_place_levels` by the committed table, remembered (it decides before a prepared call)."""
-    return in_place_levels(m, k, n, dtype, load_table())
+def _committed_in_place(m: int, k: int, n: int, dtype: str) -> tuple[str, int] | None:
+    """:func:`in_place_choice` by the committed table, remembered (it decides before a prepared call)."""
+    return in_place_choice(m, k, n, dtype, load_table())

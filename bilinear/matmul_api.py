@@ -18,17 +18,18 @@ from .api import compile, true_or_false
 from .runtime import prepared_calls
 
 
-_RECURSIVE: dict[tuple[str, str, int], object] = {}
+_RECURSIVE: dict[tuple[str, str, str, int], object] = {}
 
 
-def _in_place_product(dtype: str, backend: str, levels: int = 1):
-    """MSMES (no workspace; overwrites A and B and restores them), compiled once per level count."""
-    if (dtype, backend, levels) not in _RECURSIVE:
+def _in_place_product(dtype: str, backend: str, levels: int = 1, scheme: str = "msmes"):
+    """An in-place schedule (no workspace; overwrites A and B and restores them): msmes, or msmes2
+    (msmes's two levels as one schedule), compiled once per level count."""
+    key = (scheme, dtype, backend, levels)
+    if key not in _RECURSIVE:
         from .paths import algorithms_dir
 
-        _RECURSIVE[(dtype, backend, levels)] = compile(algorithms_dir() / "msmes.bl", dtype=dtype, levels=levels,
-                                                       backend=backend)
-    return _RECURSIVE[(dtype, backend, levels)]
+        _RECURSIVE[key] = compile(algorithms_dir() / f"{scheme}.bl", dtype=dtype, levels=levels, backend=backend)
+    return _RECURSIVE[key]
 
 
 def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bool = False):
@@ -64,7 +65,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
 
     Args:
         inplace: allow the in-place MSMES schedule (no extra memory) where the
-            table measured it faster than cuBLAS (``dispatch.in_place_levels``;
+            table measured it faster than cuBLAS (``dispatch.in_place_choice``: MSMES, or msmes2, its
+            two levels as one schedule;
             with NumPy matrices: always, where A, B and out are row-major and
             A and B writable);
             elsewhere the product is as without it.
@@ -109,7 +111,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
         )
     import cupy
 
-    from .dispatch import dispatch, in_place_levels
+    from .dispatch import dispatch, in_place_choice
     from .runtime import tsm2
     from .runtime.views import overlaps
 
@@ -133,9 +135,10 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     # MSMES overwrites A while it reads B: where they share memory, the product without it
-    in_place = in_place_levels(call.m, call.k, call.n, str(A.dtype)) if inplace and not overlaps(A, B) else None
+    in_place = in_place_choice(call.m, call.k, call.n, str(A.dtype)) if inplace and not overlaps(A, B) else None
     if in_place is not None:
-        return _in_place_product(str(A.dtype), "cupy", in_place)(A, B, out=out, alpha=alpha, beta=beta)
+        scheme, levels = in_place
+        return _in_place_product(str(A.dtype), "cupy", levels, scheme)(A, B, out=out, alpha=alpha, beta=beta)
     # The fast scheme takes row-major operands only (compiled only when they are).
     fast = choice.kernel == "recursive" and choice.config is not None and all(x.flags.c_contiguous for x in (A, B, out))
     product = _fast_product(choice.config) if fast else None
@@ -175,12 +178,12 @@ def _on_host(x, name: str):
 def _may_run_in_place(A, B) -> bool:
     """Whether ``matmul(A, B, inplace=True)`` may run MSMES: always on NumPy (and for anything the
     checked path must look at), on the GPU where the table measured MSMES faster at this shape."""
-    from .dispatch import in_place_levels
+    from .dispatch import in_place_choice
 
     shape_a, shape_b = getattr(A, "shape", ()), getattr(B, "shape", ())
     if isinstance(A, np.ndarray) or len(shape_a) != 2 or len(shape_b) != 2:
         return True
-    return in_place_levels(shape_a[0], shape_a[1], shape_b[1], str(A.dtype)) is not None
+    return in_place_choice(shape_a[0], shape_a[1], shape_b[1], str(A.dtype)) is not None
 
 
 def _locate_gpu_array(x) -> tuple[int, int]:

@@ -183,24 +183,32 @@ def test_measured_tsm2_rows_merge_into_the_table_and_keep_the_recursive_ones():
 def test_in_place_runs_msmes_only_where_msmes_itself_measured_faster():
     """matmul(inplace=True) ran MSMES L1 wherever a fast scheme (now mostly the ozaki leaf) had won,
     and MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
-    from bilinear.dispatch import in_place_levels
+    from bilinear.dispatch import in_place_choice
 
     rows = [{"dtype": "float64", "m": n, "k": n, "n": n, "levels": levels, "speedup": speedup}
             for n, levels, speedup in ((8192, 1, 0.944), (16384, 2, 1.15))]
     table = parse_table({"rows": [], "recursive": {"min_dim": None, "min_speedup": 1.1}, "inplace": {"rows": rows}})
-    assert in_place_levels(8192, 8192, 8192, "float64", table) is None
-    assert in_place_levels(16384, 16384, 16384, "float64", table) == 2
-    assert in_place_levels(17000, 16384, 16000, "float64", table) == 2  # near the measured shape
-    assert in_place_levels(16384, 16384, 16384, "float32", table) is None  # nothing measured in float32
-    assert in_place_levels(32768, 32768, 32768, "float64", table) is None  # too far from anything measured
-    assert in_place_levels(16384, 16384, 16384, "float64", parse_table({"rows": []})) is None
+    assert in_place_choice(8192, 8192, 8192, "float64", table) is None
+    assert in_place_choice(16384, 16384, 16384, "float64", table) == ("msmes", 2)  # a row of no scheme: msmes's
+    assert in_place_choice(17000, 16384, 16000, "float64", table) == ("msmes", 2)  # near the measured shape
+    assert in_place_choice(16384, 16384, 16384, "float32", table) is None  # nothing measured in float32
+    assert in_place_choice(32768, 32768, 32768, "float64", table) is None  # too far from anything measured
+    assert in_place_choice(16384, 16384, 16384, "float64", parse_table({"rows": []})) is None
     merged = merge_tsm2_rows({"inplace": {"rows": rows}}, {"device": "new"}, [])
     assert parse_table(merged).inplace == table.inplace  # a TSM2 measurement keeps the in-place rows
+
+
+def test_an_in_place_row_may_name_msmes2():
+    from bilinear.dispatch import in_place_choice
+
+    rows = [{"dtype": "float64", "m": 16384, "k": 16384, "n": 16384, "scheme": "msmes2", "levels": 1, "speedup": 1.12}]
+    table = parse_table({"rows": [], "recursive": {"min_dim": None, "min_speedup": 1.1}, "inplace": {"rows": rows}})
+    assert in_place_choice(16384, 16384, 16384, "float64", table) == ("msmes2", 1)
 
 
 @pytest.mark.parametrize("n, dtype, levels", [(24576, "float64", 2), (32768, "float64", 2), (32768, "float32", 3)])
 def test_the_committed_table_runs_msmes_in_place_past_16384(n, dtype, levels):
     """The in-place rows stopped at 16384, so matmul(inplace=True) gave up MSMES where it measured 1.17-1.26."""
-    from bilinear.dispatch import in_place_levels
+    from bilinear.dispatch import in_place_choice
 
-    assert in_place_levels(n, n, n, dtype) == levels
+    assert in_place_choice(n, n, n, dtype)[1] == levels

@@ -20,7 +20,8 @@ def inplace(monkeypatch):
 
 
 def _row(dtype, n, speedup):
-    return {"dtype": dtype, "m": n, "k": n, "n": n, "levels": 2, "speedup": speedup, "candidates": {"L2": speedup}}
+    return {"dtype": dtype, "m": n, "k": n, "n": n, "scheme": "msmes", "levels": 2, "speedup": speedup,
+            "candidates": {"msmes L2": speedup}}
 
 
 def _table(tmp_path, rows):
