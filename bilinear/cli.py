@@ -171,10 +171,18 @@ def _main(argv: list[str] | None) -> int:
         if hasattr(stream, "reconfigure") and getattr(stream, "errors", None) == "strict":  # surrogateescape kept
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
-    args, stray = parser.parse_known_args(joined_scalars(sys.argv[1:] if argv is None else list(argv)))
-    (commands,) = [action for action in parser._actions if action.dest == "command"]
-    if stray:  # the command's own usage, not the top level's (a FILE after a one-value option of bench)
-        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
+    words = joined_scalars(sys.argv[1:] if argv is None else list(argv))
+    try:
+        args, stray = parser.parse_known_args(words)
+        (commands,) = [action for action in parser._actions if action.dest == "command"]
+        if stray:  # the command's own usage, not the top level's (a FILE after a one-value option of bench)
+            commands.choices[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
+    except SystemExit as refused:
+        if refused.code:  # a usage error: other ranks of an MPI job may be waiting for this one
+            from .distributed.cli import refused_on_this_rank
+
+            refused_on_this_rank(words)
+        raise
     try:
         return args.handler(args)
     except OptionError as error:  # contradictory or out-of-range options: a usage error, as argparse's are

@@ -1035,3 +1035,30 @@ def test_bench_with_gpus_json_rows_record_the_layouts_and_the_decomposition(tmp_
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(done.stdout)
     assert (row["inputs"], row["output"], row["decomposition"], row["global_products"]) == ("block2d", "root", "strassen", 7)
+
+
+@needs_mpi
+def test_a_rank_whose_command_line_argparse_refuses_ends_the_job_at_once():
+    """`mpiexec -n 1 bilinear run ... --gpus 2 : -n 1 bilinear run ... --gpus 2 --levls 1`: rank 1 exited on
+    argparse's error without starting MPI, and rank 0 waited in MPI_Init for good, deaf to SIGTERM
+    (found by an audit)."""
+    run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
+    start = time.monotonic()
+    done = _mpmd(run, (*run, "--levls", "1"), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert time.monotonic() - start < 45  # not the 60 s timeout
+    assert done.returncode != 0
+    assert "bilinear run: error: unrecognized arguments: --levls 1" in done.stderr
+    assert ("bilinear: the ranks were started with different commands: rank 0 run, rank 1 a command line it refused "
+            "(its own message says why); start every rank with the same command line") in done.stderr
+
+
+@needs_mpi
+def test_a_rank_waiting_for_one_that_never_starts_mpi_ends_after_the_timeout():
+    """With `bilinear plan` as the other command (it never starts MPI), rank 0 waited in MPI_Init for good."""
+    run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
+    start = time.monotonic()
+    done = _mpmd(run, ("-m", "bilinear.cli", "plan", str(ROOT / "algorithms/strassen.bl"), "--gpus", "2"), timeout=120,
+                 env={"BILINEAR_DIST_TIMEOUT": "5"})
+    assert time.monotonic() - start < 60
+    assert done.returncode != 0
+    assert "bilinear: MPI did not start within 5 s (BILINEAR_DIST_TIMEOUT)" in done.stderr

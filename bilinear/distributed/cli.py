@@ -253,6 +253,26 @@ RANK_OWN_OPTIONS = frozenset({"file", "files", "local", "json"})
 NOT_OPTIONS = frozenset({"command", "handler", "levels_given"})
 
 
+#: What a rank whose command line argparse refused tells the others, as its command.
+REFUSED = "a command line it refused (its own message says why)"
+
+
+def refused_on_this_rank(argv: list[str]) -> None:
+    """After argparse refused this rank's command line (and said why): where the job's other ranks
+    run or bench, they compare command lines before anything else, so take part with :data:`REFUSED`
+    for a command: they stop at once instead of waiting in MPI_Init for this rank."""
+    from .comm import MPIComm
+
+    command = next((word for word in argv if not word.startswith("-")), None)
+    if command not in ("run", "bench") or _launched_ranks()[0] < 2:
+        return
+    try:
+        if _world()[1] > 1:
+            MPIComm().agree((REFUSED, ""))
+    except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
+        pass
+
+
 def _same_command(args) -> None:
     """Refuse, on every rank alike, a job whose ranks were started with different options (a
     hand-built MPMD line, ``mpiexec -n 1 bilinear run ... : -n 1 bilinear run ... --alpha 2``): an
@@ -319,8 +339,10 @@ def _guarded(args, body) -> int:
 
 def _world() -> tuple[int, int]:
     """(this rank, the job's ranks) of MPI.COMM_WORLD; (0, 1) without mpi4py: there is no job to end."""
+    from .start import started_mpi
+
     try:
-        from mpi4py import MPI
+        MPI = started_mpi()
     except ImportError:
         return 0, 1
     return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()

@@ -44,8 +44,10 @@ class DistributedError(RuntimeError):
 
 def mpi_module():
     """mpi4py's MPI, or DistributedError saying what to install."""
+    from .start import started_mpi
+
     try:
-        from mpi4py import MPI
+        MPI = started_mpi()
     except ImportError as error:  # pragma: no cover - depends on the install
         raise DistributedError(
             "the distributed product needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'"

@@ -1,0 +1,56 @@
+"""Starting MPI, with a deadline.
+
+MPI_Init waits, in C, for every rank of the job.  A rank that ends without starting MPI (the other
+command of a hand-built MPMD line, ``bilinear plan``, or one that failed before it) had left the
+others there for good: the GIL is held, so no Python timer runs, and SIGTERM's handler is Python's
+(``bilinear.cli``), so ``timeout`` and ``mpiexec`` could not end them either.  While MPI starts, a
+watchdog process ends this one after BILINEAR_DIST_TIMEOUT seconds, saying why, and SIGTERM ends it
+at once.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from typing import Any
+
+from .comm import default_timeout
+
+#: The watchdog: ends its parent (SIGTERM) at the deadline, unless the parent ended first.
+WATCHDOG = """
+import os, signal, sys, time
+parent, seconds, message = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+deadline = time.monotonic() + seconds
+while time.monotonic() < deadline:
+    if os.getppid() != parent:  # the rank ended (this process was handed to another parent): nothing to end
+        sys.exit(0)
+    time.sleep(min(0.2, max(deadline - time.monotonic(), 0)))
+sys.stderr.write(message + "\\n")
+sys.stderr.flush()
+os.kill(parent, signal.SIGTERM)
+"""
+
+
+def started_mpi() -> Any:
+    """mpi4py's MPI, started here if it was not (ImportError without mpi4py)."""
+    import importlib
+    import os
+
+    if "mpi4py.MPI" in sys.modules:
+        return sys.modules["mpi4py.MPI"]
+    importlib.import_module("mpi4py")  # ImportError before any watchdog
+    seconds = default_timeout()
+    message = (f"bilinear: MPI did not start within {seconds:g} s (BILINEAR_DIST_TIMEOUT): another rank of this job "
+               "ended without starting MPI, or has not started yet; its own message, if any, says why")
+    watchdog = subprocess.Popen([sys.executable, "-c", WATCHDOG, str(os.getpid()), str(seconds), message])
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
+    try:
+        return importlib.import_module("mpi4py.MPI")  # MPI_Init_thread, as mpi4py starts it by default
+    finally:
+        watchdog.kill()
+        watchdog.wait()
+        if main:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
