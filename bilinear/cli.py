@@ -179,7 +179,7 @@ def _main(argv: list[str] | None) -> int:
             commands.choices[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
     except SystemExit as refused:
         if refused.code:  # a usage error: other ranks of an MPI job may be waiting for this one
-            from .distributed.cli import refused_on_this_rank
+            from .distributed.ranks import refused_on_this_rank
 
             refused_on_this_rank(words)
         raise

@@ -1006,7 +1006,7 @@ def test_plans_help_lists_what_plan_takes():
 def test_option_flags_name_each_option_as_the_parser_takes_it(command):
     """What a refusal of ranks started with different options names, for every option of the command."""
     from bilinear.cli import build_parser
-    from bilinear.distributed.cli import NOT_OPTIONS, option_flag
+    from bilinear.distributed.ranks import NOT_OPTIONS, option_flag
 
     (commands,) = [action for action in build_parser()._actions if action.dest == "command"]
     options = [a for a in commands.choices[command]._actions if a.option_strings and a.dest not in ("help", *NOT_OPTIONS)]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from ..lower.options import OptionError
 from .comm import end_job, say
 from .describe import describe_plan, plan_as_data
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
-
+from .ranks import SameOnEveryRank, launched_ranks, same_command, world
 
 MAX_RANKS = 4096  # a plan lists every rank's work; past this it is no longer something to read or prove
 
@@ -76,13 +75,13 @@ def check_single_device(args) -> int | None:
         verb = "applies" if len(given) == 1 else "apply"
         raise OptionError(f"{', '.join(given)} {verb} only with --gpus P (a distributed run under mpiexec); "
                           "without --gpus the product runs on one device")
-    ranks, rank = _launched_ranks()
+    ranks, rank = launched_ranks()
     if ranks > 1:
         # Compare options with the other ranks as a --gpus rank does first: a rank started with --gpus
         # beside this one waits in MPI_Init for every rank, and this one had never started MPI (without
-        # mpi4py there is no such rank, and _same_command returns at once).
+        # mpi4py there is no such rank, and same_command returns at once).
         try:
-            _same_command(args)
+            same_command(args)
         except SameOnEveryRank as error:
             if rank == 0:
                 say(f"bilinear: {error}", sys.stderr)
@@ -91,20 +90,6 @@ def check_single_device(args) -> int | None:
         print(f"bilinear {args.command}: note: started as {ranks} MPI ranks without --gpus: each rank runs its own "
               f"one-device {args.command}; add --gpus {ranks} for one product over them", file=sys.stderr)
     return None
-
-
-def _launched_ranks() -> tuple[int, int]:
-    """(ranks, this rank) as the launcher's environment says (MPICH's PMI, Open MPI's, Slurm's srun),
-    without starting MPI; (1, 0) outside a job."""
-    mpich = "PMI_FD" in os.environ or "PMI_PORT" in os.environ  # a live PMI connection, not a stale PMI_SIZE
-    launchers = (("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),) + ((("PMI_SIZE", "PMI_RANK"),) if mpich else ())
-    # srun's step (a batch script itself has SLURM_NTASKS and SLURM_PROCID, but runs as one task)
-    launchers += (("SLURM_STEP_NUM_TASKS", "SLURM_PROCID"),)
-    for size, rank in launchers:
-        if os.environ.get(size, "").isdigit():
-            given = os.environ.get(rank, "0")
-            return int(os.environ[size]), int(given) if given.isdigit() else 0
-    return 1, 0
 
 
 def add_plan_parser(commands) -> None:
@@ -204,7 +189,7 @@ def _check_fits(args, sizes: list[tuple[int, int, int]], dtype: str) -> None:
 
     backend = make_backend(args.backend)
     for M, K, N in sizes if backend.name == "numpy" else ():  # a GPU rank's, once its plan is known: device_refusal
-        check_fits(backend, M, K, N, dtype, ranks=_world()[1])
+        check_fits(backend, M, K, N, dtype, ranks=world()[1])
 
 
 def _check_device(product, sizes: list[tuple[int, int, int]], dtype: str) -> None:
@@ -212,12 +197,6 @@ def _check_device(product, sizes: list[tuple[int, int, int]], dtype: str) -> Non
 
     if why := device_refusal(product, sizes, dtype):
         raise SameOnEveryRank(why)
-
-
-class SameOnEveryRank(ValueError):
-    """A refusal every rank reaches alike (from the arguments and the job's size alone): each rank
-    returns 1 and rank 0 says why, so no rank need end the others (MPICH then killed them, and
-    mpiexec exited 9 or 1 by which rank ended first)."""
 
 
 #: Options of a one-device product that the distributed one does not take (option, attribute, default).
@@ -237,76 +216,13 @@ def _check_options(args) -> None:
                               "--levels, --leaf, --dtype and --local for what each rank multiplies")
 
 
-def _check_world(args) -> None:
+def _checkworld(args) -> None:
     from .comm import mpi_module
 
     mpi_module()  # without mpi4py, say what to install rather than how to start the job
-    if (size := _world()[1]) != args.gpus:
+    if (size := world()[1]) != args.gpus:
         raise SameOnEveryRank(f"--gpus {args.gpus} but this job has {size} rank(s): "
                               f"start it with `mpiexec -n {args.gpus} bilinear ...`")
-
-
-#: What ranks may be given differently: paths (where a node keeps FILE; what each file holds is
-#: compared as the decomposition's digest), and --json, which rank 0 alone writes.
-RANK_OWN_OPTIONS = frozenset({"file", "files", "local", "json"})
-#: What argparse keeps beside the options: the command, its handler, whether --levels was given.
-NOT_OPTIONS = frozenset({"command", "handler", "levels_given"})
-
-
-#: What a rank whose command line argparse refused tells the others, as its command.
-REFUSED = "a command line it refused (its own message says why)"
-
-
-def refused_on_this_rank(argv: list[str]) -> None:
-    """After argparse refused this rank's command line (and said why): where the job's other ranks
-    run or bench, they compare command lines before anything else, so take part with :data:`REFUSED`
-    for a command: they stop at once instead of waiting in MPI_Init for this rank."""
-    from .comm import MPIComm
-
-    command = next((word for word in argv if not word.startswith("-")), None)
-    if command not in ("run", "bench") or _launched_ranks()[0] < 2:
-        return
-    try:
-        if _world()[1] > 1:
-            MPIComm().agree((REFUSED, ""))
-    except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
-        pass
-
-
-def _same_command(args) -> None:
-    """Refuse, on every rank alike, a job whose ranks were started with different options (a
-    hand-built MPMD line, ``mpiexec -n 1 bilinear run ... : -n 1 bilinear run ... --alpha 2``): an
-    option refused on one rank alone had left the others waiting out BILINEAR_DIST_TIMEOUT."""
-    import hashlib
-
-    from .comm import MPIComm
-
-    if _world()[1] == 1:
-        return
-    names = sorted(set(vars(args)) - RANK_OWN_OPTIONS - NOT_OPTIONS)
-    digests = "".join(hashlib.sha256(repr(getattr(args, name)).encode()).hexdigest()[:6] for name in names)
-    everyone = MPIComm().agree((args.command, digests))
-    if len({command for command, _ in everyone}) > 1:
-        listing = ", ".join(f"rank {rank} {command}" for rank, (command, _) in enumerate(everyone))
-        raise SameOnEveryRank(f"the ranks were started with different commands: {listing}; "
-                              "start every rank with the same command line")
-    differ = [option_flag(name) for i, name in enumerate(names) if len({d[6 * i : 6 * i + 6] for _, d in everyone}) > 1]
-    if differ:
-        ranks = [rank for rank, (_, d) in enumerate(everyone) if d != everyone[0][1]]
-        others = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
-        raise SameOnEveryRank(
-            f"the ranks were started with different options: {', '.join(differ)} "
-            f"{'differs' if len(differ) == 1 else 'differ'} between rank 0 and {others}; "
-            "start every rank with the same command line")
-
-
-#: Options whose flag is not their name with dashes (tests hold this table to the parsers).
-FLAGS = {"fuse": "--no-fuse", "input_format": "--from", "n": "-n", "m": "-m", "k": "-k"}
-
-
-def option_flag(dest: str) -> str:
-    """The flag a user types for the option argparse keeps as ``dest``."""
-    return FLAGS.get(dest, "--" + dest.replace("_", "-"))
 
 
 def _guarded(args, body) -> int:
@@ -315,14 +231,14 @@ def _guarded(args, body) -> int:
     from ..diagnostics import BilinearError, render
 
     try:
-        _same_command(args)
+        same_command(args)
         return body()
     except OptionError:  # from the options alone, so alike on every rank: rank 0 says it as argparse would
-        if _world()[0] == 0:
+        if world()[0] == 0:
             raise
         return 2
     except SameOnEveryRank as error:
-        if _world()[0] == 0:
+        if world()[0] == 0:
             say(f"bilinear: {error}", sys.stderr)
         return 1
     except Exception as error:  # noqa: BLE001 - any failure must end the job, or the other ranks wait for this one
@@ -331,21 +247,10 @@ def _guarded(args, body) -> int:
         else:
             known = isinstance(error, (RuntimeError, ValueError))
             message = str(error) if known else f"{type(error).__name__}: {error}"
-        if _world()[1] > 1:
+        if world()[1] > 1:
             end_job(f"bilinear: {message}", sys.stderr)
         say(f"bilinear: {message}", sys.stderr)
         return 1
-
-
-def _world() -> tuple[int, int]:
-    """(this rank, the job's ranks) of MPI.COMM_WORLD; (0, 1) without mpi4py: there is no job to end."""
-    from .start import started_mpi
-
-    try:
-        MPI = started_mpi()
-    except ImportError:
-        return 0, 1
-    return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
 
 
 def run_command(args) -> int:
@@ -354,7 +259,7 @@ def run_command(args) -> int:
 
     def body() -> int:
         _check_options(args)
-        _check_world(args)
+        _checkworld(args)
         _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
         product = _product(args, load_input(args), args.levels, args.leaf, args.dtype)
         _check_device(product, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
@@ -380,8 +285,8 @@ def bench_command(args) -> int:
         if not args.levels[0].isdigit():
             raise OptionError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
         _check_options(args)
-        _check_world(args)
-        if args.json is not None and _world()[0] == 0:  # rank 0 writes it: refuse before the timings, not after
+        _checkworld(args)
+        if args.json is not None and world()[0] == 0:  # rank 0 writes it: refuse before the timings, not after
             from ..output import check_results_target
 
             check_results_target(args.json, "--json")

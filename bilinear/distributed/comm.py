@@ -47,7 +47,7 @@ def mpi_module():
     from .start import started_mpi
 
     try:
-        MPI = started_mpi()
+        MPI = started_mpi(default_timeout())
     except ImportError as error:  # pragma: no cover - depends on the install
         raise DistributedError(
             "the distributed product needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'"

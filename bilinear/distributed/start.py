@@ -16,8 +16,6 @@ import sys
 import threading
 from typing import Any
 
-from .comm import default_timeout
-
 #: The watchdog: ends its parent (SIGTERM) at the deadline, unless the parent ended first.
 WATCHDOG = """
 import os, signal, sys, time
@@ -33,15 +31,15 @@ os.kill(parent, signal.SIGTERM)
 """
 
 
-def started_mpi() -> Any:
-    """mpi4py's MPI, started here if it was not (ImportError without mpi4py)."""
+def started_mpi(seconds: float) -> Any:
+    """mpi4py's MPI, started here if it was not, ending this process where that takes over ``seconds``
+    (BILINEAR_DIST_TIMEOUT's); ImportError without mpi4py."""
     import importlib
     import os
 
     if "mpi4py.MPI" in sys.modules:
         return sys.modules["mpi4py.MPI"]
     importlib.import_module("mpi4py")  # ImportError before any watchdog
-    seconds = default_timeout()
     message = (f"bilinear: MPI did not start within {seconds:g} s (BILINEAR_DIST_TIMEOUT): another rank of this job "
                "ended without starting MPI, or has not started yet; its own message, if any, says why")
     watchdog = subprocess.Popen([sys.executable, "-c", WATCHDOG, str(os.getpid()), str(seconds), message])

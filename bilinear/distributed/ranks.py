@@ -1,0 +1,103 @@
+"""What the ranks of a distributed job agree on before anything runs: how many there are (from the
+launcher's environment, or MPI's world), and that every rank was started with the same command line."""
+
+from __future__ import annotations
+
+import os
+
+
+def launched_ranks() -> tuple[int, int]:
+    """(ranks, this rank) as the launcher's environment says (MPICH's PMI, Open MPI's, Slurm's srun),
+    without starting MPI; (1, 0) outside a job."""
+    mpich = "PMI_FD" in os.environ or "PMI_PORT" in os.environ  # a live PMI connection, not a stale PMI_SIZE
+    launchers = (("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),) + ((("PMI_SIZE", "PMI_RANK"),) if mpich else ())
+    # srun's step (a batch script itself has SLURM_NTASKS and SLURM_PROCID, but runs as one task)
+    launchers += (("SLURM_STEP_NUM_TASKS", "SLURM_PROCID"),)
+    for size, rank in launchers:
+        if os.environ.get(size, "").isdigit():
+            given = os.environ.get(rank, "0")
+            return int(os.environ[size]), int(given) if given.isdigit() else 0
+    return 1, 0
+
+
+class SameOnEveryRank(ValueError):
+    """A refusal every rank reaches alike (from the arguments and the job's size alone): each rank
+    returns 1 and rank 0 says why, so no rank need end the others (MPICH then killed them, and
+    mpiexec exited 9 or 1 by which rank ended first)."""
+
+
+
+
+#: What ranks may be given differently: paths (where a node keeps FILE; what each file holds is
+#: compared as the decomposition's digest), and --json, which rank 0 alone writes.
+RANK_OWN_OPTIONS = frozenset({"file", "files", "local", "json"})
+#: What argparse keeps beside the options: the command, its handler, whether --levels was given.
+NOT_OPTIONS = frozenset({"command", "handler", "levels_given"})
+
+
+#: What a rank whose command line argparse refused tells the others, as its command.
+REFUSED = "a command line it refused (its own message says why)"
+
+
+def refused_on_this_rank(argv: list[str]) -> None:
+    """After argparse refused this rank's command line (and said why): where the job's other ranks
+    run or bench, they compare command lines before anything else, so take part with :data:`REFUSED`
+    for a command: they stop at once instead of waiting in MPI_Init for this rank."""
+    from .comm import MPIComm
+
+    command = next((word for word in argv if not word.startswith("-")), None)
+    if command not in ("run", "bench") or launched_ranks()[0] < 2:
+        return
+    try:
+        if world()[1] > 1:
+            MPIComm().agree((REFUSED, ""))
+    except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
+        pass
+
+
+def same_command(args) -> None:
+    """Refuse, on every rank alike, a job whose ranks were started with different options (a
+    hand-built MPMD line, ``mpiexec -n 1 bilinear run ... : -n 1 bilinear run ... --alpha 2``): an
+    option refused on one rank alone had left the others waiting out BILINEAR_DIST_TIMEOUT."""
+    import hashlib
+
+    from .comm import MPIComm
+
+    if world()[1] == 1:
+        return
+    names = sorted(set(vars(args)) - RANK_OWN_OPTIONS - NOT_OPTIONS)
+    digests = "".join(hashlib.sha256(repr(getattr(args, name)).encode()).hexdigest()[:6] for name in names)
+    everyone = MPIComm().agree((args.command, digests))
+    if len({command for command, _ in everyone}) > 1:
+        listing = ", ".join(f"rank {rank} {command}" for rank, (command, _) in enumerate(everyone))
+        raise SameOnEveryRank(f"the ranks were started with different commands: {listing}; "
+                              "start every rank with the same command line")
+    differ = [option_flag(name) for i, name in enumerate(names) if len({d[6 * i : 6 * i + 6] for _, d in everyone}) > 1]
+    if differ:
+        ranks = [rank for rank, (_, d) in enumerate(everyone) if d != everyone[0][1]]
+        others = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))}"
+        raise SameOnEveryRank(
+            f"the ranks were started with different options: {', '.join(differ)} "
+            f"{'differs' if len(differ) == 1 else 'differ'} between rank 0 and {others}; "
+            "start every rank with the same command line")
+
+
+#: Options whose flag is not their name with dashes (tests hold this table to the parsers).
+FLAGS = {"fuse": "--no-fuse", "input_format": "--from", "n": "-n", "m": "-m", "k": "-k"}
+
+
+def option_flag(dest: str) -> str:
+    """The flag a user types for the option argparse keeps as ``dest``."""
+    return FLAGS.get(dest, "--" + dest.replace("_", "-"))
+
+
+def world() -> tuple[int, int]:
+    """(this rank, the job's ranks) of MPI.COMM_WORLD; (0, 1) without mpi4py: there is no job to end."""
+    from .comm import default_timeout
+    from .start import started_mpi
+
+    try:
+        MPI = started_mpi(default_timeout())
+    except ImportError:
+        return 0, 1
+    return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
