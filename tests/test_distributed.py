@@ -1062,3 +1062,24 @@ def test_a_rank_waiting_for_one_that_never_starts_mpi_ends_after_the_timeout():
     assert time.monotonic() - start < 60
     assert done.returncode != 0
     assert "bilinear: MPI did not start within 5 s (BILINEAR_DIST_TIMEOUT)" in done.stderr
+
+
+@needs_mpi
+def test_run_with_gpus_notes_the_definitions_a_file_leaves_out(tmp_path):
+    """`bilinear run two.bl -n 32` says it uses the last definition; with --gpus it said nothing (an audit)."""
+    two = tmp_path / "two.bl"
+    two.write_text((ROOT / "algorithms/strassen.bl").read_text() + "\n" + (ROOT / "algorithms/winograd.bl").read_text())
+    done = _mpi(2, "-m", "bilinear.cli", "run", str(two), "-n", "16", "--gpus", "2", "--backend", "numpy", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(f"bilinear run: note: {two} also defines strassen; run uses its last definition, winograd") == 1
+
+
+@needs_mpi
+def test_bench_with_gpus_refuses_json_given_to_some_ranks_only(tmp_path):
+    """--json on rank 1 alone wrote nothing (rank 0 writes it) and exited 0 (an audit)."""
+    bench = ("-m", "bilinear.cli", "bench", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2",
+             "--backend", "numpy", "--levels", "1")
+    done = _mpmd(bench, (*bench, "--json", str(tmp_path / "r.json")), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert ("bilinear: the ranks were started with different options: --json differs between rank 0 and rank 1; "
+            "start every rank with the same command line") in done.stderr

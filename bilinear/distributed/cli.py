@@ -216,7 +216,7 @@ def _check_options(args) -> None:
                               "--levels, --leaf, --dtype and --local for what each rank multiplies")
 
 
-def _checkworld(args) -> None:
+def _check_world(args) -> None:
     from .comm import mpi_module
 
     mpi_module()  # without mpi4py, say what to install rather than how to start the job
@@ -253,15 +253,23 @@ def _guarded(args, body) -> int:
         return 1
 
 
+def _noted_input(args, path=None):
+    """FILE's program, rank 0 saying which of its definitions the run leaves out, as a one-device run does."""
+    program = load_input(args, path)
+    if world()[0] == 0:
+        note_unused_definitions(args.command, path or args.file, program)
+    return program
+
+
 def run_command(args) -> int:
     """``bilinear run FILE -n N --gpus P``: one checked, timed product over every rank."""
     from .measure import measure
 
     def body() -> int:
         _check_options(args)
-        _checkworld(args)
+        _check_world(args)
         _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
-        product = _product(args, load_input(args), args.levels, args.leaf, args.dtype)
+        product = _product(args, _noted_input(args), args.levels, args.leaf, args.dtype)
         _check_device(product, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
         result = measure(
             product, args.m or args.n, args.k or args.n, args.n, args.dtype, repeat=args.repeat, seed=args.seed
@@ -285,13 +293,13 @@ def bench_command(args) -> int:
         if not args.levels[0].isdigit():
             raise OptionError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
         _check_options(args)
-        _checkworld(args)
+        _check_world(args)
         if args.json is not None and world()[0] == 0:  # rank 0 writes it: refuse before the timings, not after
             from ..output import check_results_target
 
             check_results_target(args.json, "--json")
         _check_fits(args, [(n, n, n) for n in args.n], args.dtype[0])
-        product = _product(args, load_input(args, args.files[0]), int(args.levels[0]), args.leaf[0], args.dtype[0])
+        product = _product(args, _noted_input(args, args.files[0]), int(args.levels[0]), args.leaf[0], args.dtype[0])
         _check_device(product, [(n, n, n) for n in args.n], args.dtype[0])
         from ..output import STDOUT, json_ready, write_results
 

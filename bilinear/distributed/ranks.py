@@ -29,7 +29,8 @@ class SameOnEveryRank(ValueError):
 
 
 #: What ranks may be given differently: paths (where a node keeps FILE; what each file holds is
-#: compared as the decomposition's digest), and --json, which rank 0 alone writes.
+#: compared as the decomposition's digest), and --json's, which rank 0 alone writes (whether it is
+#: given is compared).
 RANK_OWN_OPTIONS = frozenset({"file", "files", "local", "json"})
 #: What argparse keeps beside the options: the command, its handler, whether --levels was given.
 NOT_OPTIONS = frozenset({"command", "handler", "levels_given"})
@@ -65,8 +66,11 @@ def same_command(args) -> None:
 
     if world()[1] == 1:
         return
-    names = sorted(set(vars(args)) - RANK_OWN_OPTIONS - NOT_OPTIONS)
-    digests = "".join(hashlib.sha256(repr(getattr(args, name)).encode()).hexdigest()[:6] for name in names)
+    compared = {name: getattr(args, name) for name in set(vars(args)) - RANK_OWN_OPTIONS - NOT_OPTIONS}
+    if "json" in vars(args):  # its path is rank 0's to choose, but given on some ranks only it was lost
+        compared["json"] = args.json is not None
+    names = sorted(compared)
+    digests = "".join(hashlib.sha256(repr(compared[name]).encode()).hexdigest()[:6] for name in names)
     everyone = MPIComm().agree((args.command, digests))
     if len({command for command, _ in everyone}) > 1:
         listing = ", ".join(f"rank {rank} {command}" for rank, (command, _) in enumerate(everyone))
