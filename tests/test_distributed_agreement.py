@@ -125,6 +125,11 @@ case("inner dimensions differ", lambda: whole(A0, B0.T.copy()))
 
 from bilinear.distributed.measure import measure
 case("repeat differs", lambda: measure(whole, 16, 12, 10, "float64", repeat=3 if rank == 0 else 1))
+# each rank multiplied its own A, and C was wrong by 2-3 (relative) on every rank, without a word (an audit)
+case("replicated A differs on rank 1", lambda: whole(A0 if rank == 0 else A0 + 1, B0))
+# rank 0's C was added on every rank
+C = C0.copy()
+case("replicated out differs on rank 1", lambda: whole(A0, B0, out=C if rank == 0 else C + 1, beta=1.0), out=C)
 say(f"rank {{rank}} finished")
 """
 
@@ -148,6 +153,10 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         # each rank ran its own plan: C off by 12 to 138; the refusal named alphas and betas too
         "weights differ": "refused: the ranks hold products compiled differently: their weights differ",
         "steps differ": "refused: the ranks hold products compiled differently: their decompositions differ",
+        "replicated A differs on rank 1": "refused: the ranks were given different A or B (replicated inputs are the "
+                                          "same matrices on every rank)",
+        "replicated out differs on rank 1": "refused: the ranks were given different out with beta ≠ 0 (a replicated "
+                                            "C is the same matrix on every rank) out kept",
         # rank 1 raised at once and rank 0 waited for the timeout
         "out of the wrong shape on rank 1": "refused: rank 1: out is float64 (17, 10), not float64 (16, 10) out kept",
         "B float32 under root inputs": "refused: A and B must have one dtype on every rank that holds them, not "
@@ -166,8 +175,10 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         # rank 0 raised an AttributeError and rank 1 waited for the timeout
         "a list for A on rank 0": "refused: A, B and out must be 2-D arrays on every rank that passes them",
         # rank 1 raised and rank 0 waited for the timeout (also below)
+        # the hint: dist.matmul on a rank with no A (root inputs) took float64 where the others' A was float32
         "products compiled for two dtypes": "refused: the ranks hold products compiled differently: their dtypes "
-                                            "differ",
+                                            "differ (bilinear.distributed.matmul takes A's dtype, or dtype= on a "
+                                            "rank that passes no A, else float64)",
         "read-only out on rank 0": "refused: out is read-only on a rank; the product is written into it",
         # under an in-place local, rank 1's operand sums took np.ma's arithmetic: C off by about 10
         "a masked A on rank 1": "refused: rank 1: A is a masked array, and bilinear multiplies plain matrices: "

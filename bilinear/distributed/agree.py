@@ -46,11 +46,12 @@ def is_matrix(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "strides") and len(x.shape) == 2
 
 
-def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, Any], blocks: bool = False) -> tuple:
+def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, Any], blocks: bool = False,
+          out_sample: bool = False) -> tuple:
     """This rank's side of the call, small enough to gather on every rank (``options``, what its
     product was compiled with by name, as a digest each: one weight per rank would not fit the
-    exchange's 512 bytes past a dozen ranks; with ``blocks``, a sample of A and B each, which
-    :func:`same_blocks` compares)."""
+    exchange's 512 bytes past a dozen ranks; with ``blocks``, a sample of A and B each, and with
+    ``out_sample`` of out, which :func:`same_blocks` and :func:`judge` compare)."""
     options = tuple(f"{name}={hashlib.sha256(repr(value).encode()).hexdigest()[:6]}" for name, value in options.items())
 
     def shape(x):
@@ -68,15 +69,21 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
                 options, False, True, writable, masked, None)
     row_major = all(is_row_major(x) for x in views)
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
-    sampled = (_sample(A), _sample(B)) if blocks and A is not None and B is not None and not masked else None
+    sampled = None
+    if blocks and A is not None and B is not None and not masked:
+        sampled = (_sample(A), _sample(B), _sample(out) if out_sample and out is not None else None)
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
             row_major, apart, writable, masked, sampled)
 
 
 def _sample(x: Any) -> str:
-    """The sum of at most 17×17 of a matrix's entries, spread over it, as exact text."""
+    """The sum of at most 17×17 of a matrix's entries, spread over it, as exact text ("none" where it has
+    none: a structured dtype, which is refused after the exchange; raising here left the others waiting)."""
     rows, cols = x.shape
-    return float(x[:: max(1, rows // 16), :: max(1, cols // 16)].sum()).hex()
+    try:
+        return float(x[:: max(1, rows // 16), :: max(1, cols // 16)].sum()).hex()
+    except (TypeError, ValueError):
+        return "none"
 
 
 def same_blocks(everyone: list[tuple]) -> bool:
@@ -92,11 +99,25 @@ def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | N
     if problem is None:
         dims = _dims(everyone, inputs)
         problem = dims if isinstance(dims, str) else _out_problem(everyone, output, dims[0], dims[2], dims[3])
+        problem = problem or _replicated_problem(everyone, inputs)
         if problem is None:
             return dims
     listing = "; ".join(f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, out {v[4]}, alpha {_shown(v[6])}, beta {_shown(v[7])}"
                         for r, v in enumerate(everyone))
     raise DistributedError(f"{problem}: {listing}")
+
+
+def _replicated_problem(everyone: list[tuple], inputs: str) -> str | None:
+    """Replicated A and B (and a C that beta adds in) that differ between ranks, by their samples: each
+    rank had multiplied its own, and C was wrong on every rank without a word."""
+    samples = [v[13] for v in everyone]
+    if inputs != "replicated" or any(sample is None for sample in samples):
+        return None
+    if any(sample[:2] != samples[0][:2] for sample in samples):
+        return "the ranks were given different A or B (replicated inputs are the same matrices on every rank)"
+    if any(sample[2] != samples[0][2] for sample in samples):
+        return "the ranks were given different out with beta ≠ 0 (a replicated C is the same matrix on every rank)"
+    return None
 
 
 def _number(text: str) -> float | None:
@@ -120,7 +141,9 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
     if any(v[6:8] != everyone[0][6:8] for v in everyone):
         return "the ranks were called with different alphas or betas"
     if differ := [mine.split("=")[0] for rank in everyone for mine, first in zip(rank[8], everyone[0][8]) if mine != first]:
-        return f"the ranks hold products compiled differently: their {', '.join(dict.fromkeys(differ))} differ"
+        hint = (" (bilinear.distributed.matmul takes A's dtype, or dtype= on a rank that passes no A, else float64)"
+                if "dtypes" in differ else "")
+        return f"the ranks hold products compiled differently: their {', '.join(dict.fromkeys(differ))} differ{hint}"
     if inputs != "block2d" and any(v[:2] != holders[0][:2] for v in holders):
         return "the ranks were called with different arguments"
     if any(isinstance(shape, str) for v in everyone for shape in (v[0], v[1], v[4])):

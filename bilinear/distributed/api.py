@@ -154,7 +154,11 @@ class DistributedProduct(NotPickled):
                    "weights": tuple(float(w) for w in self.weights) if self.weights else None,
                    "dtypes": getattr(self.local.classical, "dtype", None),  # one rank's float32 products had gone alone
                    "local products": self.local.name}
-        everyone = self.comm.agree(facts(A, B, out, alpha, beta, options, blocks=self.inputs == "block2d"))
+        # samples of A and B (block2d: whole matrices passed as blocks; replicated: each rank's own), and of a
+        # replicated C that beta adds in (rank 0's is added)
+        sampled = self.inputs in ("block2d", "replicated")
+        seeded = self.output == "replicated" and _nonzero(beta)
+        everyone = self.comm.agree(facts(A, B, out, alpha, beta, options, blocks=sampled, out_sample=seeded))
         M, K, N, dtype = judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
         if self.inputs == "block2d" and self.comm.rank == 0 and same_blocks(everyone):
             warnings.warn(f"every rank passed the same blocks of A and B; under block2d inputs each rank passes its "
@@ -273,6 +277,14 @@ class DistributedProduct(NotPickled):
             partial.fill(0)
         elif beta != 1:
             combine(self.comm.xp, partial, [(beta, partial)], accumulate=False)
+
+
+def _nonzero(beta: Any) -> bool:
+    """Whether beta may be nonzero (a value that is not a number is refused later, on every rank)."""
+    try:
+        return float(beta) != 0
+    except (TypeError, ValueError):
+        return False
 
 
 def compile(
