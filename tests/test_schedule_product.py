@@ -105,3 +105,17 @@ def test_an_inner_schedule_that_overwrites_c_is_refused():
                                                    "schedules whose products add into C$"):
         schedule_product(program.main, program.algorithm("x").shape, program.main, program.algorithm("x").shape,
                          "x_x", "s_x_s")
+
+
+def test_an_inner_schedule_that_updates_c_is_refused_with_the_reason(tmp_path):
+    """Its C blocks are the sub-blocks of the product, which an outer product's targets spread over several
+    C blocks: a KeyError had escaped (found in review)."""
+    text = ('use "strassen.bl"\nschedule c for strassen: inplace, restore\n  stage t: C11 += C22\n'
+            "  stage p: A11 * B11 -> +C11\n")
+    (tmp_path / "c.bl").write_text(text.replace('"strassen.bl"', f'"{ROOT}/algorithms/strassen.bl"'))
+    inner = bilinear.load(tmp_path / "c.bl")
+    outer = bilinear.load(ROOT / "algorithms" / "msmes.bl")
+    shape = outer.algorithm("strassen").shape
+    with pytest.raises(ScheduleProductError, match="^the inner schedule's element-wise statements touch C, which an "
+                                                   "outer product's targets spread over several blocks$"):
+        schedule_product(outer.main, shape, inner.main, shape, "s_x_s", "m_x_c")

@@ -28,6 +28,10 @@ class ScheduleProductError(ValueError):
     """Why two schedules cannot be written as one."""
 
 
+C_REFUSAL = ("the inner schedule's element-wise statements touch C, which an outer product's targets spread over "
+             "several blocks")
+
+
 def schedule_product(outer: Schedule, outer_shape: Shape, inner: Schedule, inner_shape: Shape,
                      algorithm: str, name: str) -> Schedule:
     """``outer`` on the blocks of ``outer_shape`` with ``inner`` inside each product, as one schedule
@@ -127,8 +131,7 @@ def _operand_form(form: Form, factors: dict, grids: dict) -> Form:
     for name, coefficient in form.terms:
         operand, row, col = parse_block(name)
         if operand == "C":
-            raise ScheduleProductError("the inner schedule's element-wise statements touch C, which an outer product's "
-                                       "targets spread over several blocks")
+            raise ScheduleProductError(C_REFUSAL)
         for outer_name, scale in factors[operand].terms:
             sub = _sub(outer_name, row, col, grids)
             terms[sub] = terms.get(sub, 0) + coefficient * scale
@@ -136,9 +139,11 @@ def _operand_form(form: Form, factors: dict, grids: dict) -> Form:
 
 
 def _operand_update(update: Update, factors: dict, grids: dict) -> Update:
+    form = _operand_form(update.form, factors, grids)  # refuses C, which the target may be too
+    if parse_block(update.target)[0] == "C":
+        raise ScheduleProductError(C_REFUSAL)
     (target, scale), = factors[parse_block(update.target)[0]].terms
     sub_target = _sub(target, *parse_block(update.target)[1:], grids)
-    form = _operand_form(update.form, factors, grids)
     # the sub-blocks hold scale·(the inner schedule's blocks): a linear update reads the same way
     return Update(sub_target, form.scale(Fraction(1) / scale) if scale != 1 else form)
 
