@@ -118,6 +118,7 @@ def _list(args) -> int:
     from .paths import algorithms_dir
     from .verify import verify_program
 
+    rows = []
     for path in sorted(algorithms_dir().glob("*.bl")):
         program = load(path)
         for entry in verify_program(program).entries:
@@ -128,7 +129,10 @@ def _list(args) -> int:
                 what = f"schedule for {definition.algorithm} [{', '.join(sorted(definition.properties))}]"
             else:
                 what = f"algorithm <{definition.shape.m},{definition.shape.k},{definition.shape.n};{definition.rank}>"
-            print(f"{path.name:16s} {definition.name:12s} {what:40s} {'verified' if entry.ok else 'FAILS'}")
+            rows.append((path.name, definition.name, what, "verified" if entry.ok else "FAILS"))
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]  # columns as wide as their longest
+    for row in rows:
+        print(" ".join(text.ljust(width) for text, width in zip(row, widths)) + " " + row[3])
     return 0
 
 
