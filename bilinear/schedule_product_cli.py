@@ -27,6 +27,8 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     from .verify import verify_program
 
     outer, inner = program.main, loaded.main
+    for schedule, source, path in ((outer, program, args.file), (inner, loaded, args.second)):
+        _check_verified(schedule, source, path)
     algorithm = kronecker(first, second)
     name = args.name or f"{outer.name}_x_{inner.name}"
     schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
@@ -51,3 +53,15 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
         write_atomic(Path(args.output), text)
         print(f"wrote {args.output} ({summary})")
     return 0
+
+
+def _check_verified(schedule, program, path) -> None:
+    """``schedule``'s own errors, located in its file, before anything is derived from it (the derived
+    schedule's would name blocks of the product the user never wrote)."""
+    from .diagnostics import BilinearError, Diagnostic
+    from .verify import verify_program
+
+    entry = next(e for e in verify_program(program).entries if getattr(e, "schedule", None) is schedule)
+    if not entry.ok:
+        raise BilinearError(*entry.errors, Diagnostic(f"{schedule.name} in {path} does not verify; nothing was derived "
+                                                      "from it"))

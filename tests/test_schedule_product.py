@@ -119,3 +119,14 @@ def test_an_inner_schedule_that_updates_c_is_refused_with_the_reason(tmp_path):
     with pytest.raises(ScheduleProductError, match="^the inner schedule's element-wise statements touch C, which an "
                                                    "outer product's targets spread over several blocks$"):
         schedule_product(outer.main, shape, inner.main, shape, "s_x_s", "m_x_c")
+
+
+def test_a_schedule_that_does_not_verify_is_refused_before_anything_is_derived(tmp_path, capsys):
+    """The thesis's MSMES as printed (three sign errors): the derived schedule's errors had named blocks
+    of the 4x4 product the user never wrote."""
+    printed = ROOT / "tests" / "fixtures" / "msmes_thesis_printed.bl"
+    target = tmp_path / "x.bl"
+    assert main(["product", str(printed), "msmes", "-o", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"msmes_printed in {printed} does not verify; nothing was derived from it" in err
+    assert "A31" not in err and not target.exists()
