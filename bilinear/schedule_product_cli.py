@@ -32,9 +32,10 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     algorithm = kronecker(first, second)
     name = args.name or f"{outer.name}_x_{inner.name}"
     schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
-    same = Path(args.second).resolve() == Path(args.file).resolve()
-    header = (*source_header(args.file), *(() if same else source_header(args.second)), f"{name}: schedule {outer.name} on the outer blocks and {inner.name} inside each product, as one "
-              "schedule (bilinear.schedule.product): adjacent element-wise passes of the two levels fuse into one.")
+    same = Path(args.second).resolve() == Path(args.file).resolve()  # msmes ⊗ msmes: its header once
+    made = (f"{name}: schedule {outer.name} on the outer blocks and {inner.name} inside each product, as one schedule "
+            "(bilinear.schedule.product): adjacent element-wise passes of the two levels fuse into one.")
+    header = (*source_header(args.file), *(() if same else source_header(args.second)), made)
     text = to_bl(algorithm, style=args.style, header=header) + "\n" + schedule_to_bl(schedule)
     where = str(args.output) if args.output is not None else "<stdout>"
     report = verify_program(program_from_text(text, where))

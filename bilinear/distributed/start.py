@@ -10,6 +10,8 @@ at once.
 
 from __future__ import annotations
 
+import importlib
+import os
 import signal
 import subprocess
 import sys
@@ -34,9 +36,6 @@ os.kill(parent, signal.SIGTERM)
 def started_mpi(seconds: float) -> Any:
     """mpi4py's MPI, started here if it was not, ending this process where that takes over ``seconds``
     (BILINEAR_DIST_TIMEOUT's); ImportError without mpi4py."""
-    import importlib
-    import os
-
     if "mpi4py.MPI" in sys.modules:
         return sys.modules["mpi4py.MPI"]
     importlib.import_module("mpi4py")  # ImportError before any watchdog
