@@ -170,8 +170,9 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         "beta a Fraction": "ran",
         "a column vector view": "ran",
         # C was scaled by beta before the local product refused the layout
-        "Fortran-ordered A": "refused: A, B and out must be row-major matrices (C-contiguous, or row slices of one) "
-                             "on every rank out kept",
+        # it named no array and no rank, and gave no fix (an audit)
+        "Fortran-ordered A": "refused: rank 0: A is not a row-major matrix (C-contiguous, or row slices of one): pass "
+                             "np.ascontiguousarray(A) (cupy.ascontiguousarray on the GPU) out kept",
         # rank 0 raised an AttributeError and rank 1 waited for the timeout
         "a list for A on rank 0": "refused: A, B and out must be 2-D arrays on every rank that passes them",
         # rank 1 raised and rank 0 waited for the timeout (also below)

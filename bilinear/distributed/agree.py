@@ -66,14 +66,15 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
     writable = out is None or bool(getattr(getattr(out, "flags", None), "writeable", True))  # a read-only NumPy out
     if not all(is_matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
         return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"),
-                options, False, True, writable, masked, None)
-    row_major = all(is_row_major(x) for x in views)
-    apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if row_major else True
+                options, "", True, writable, masked, None)
+    # which are not row-major, to name in the refusal
+    scattered = ",".join(name for name, x in (("A", A), ("B", B), ("out", out)) if x is not None and not is_row_major(x))
+    apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if not scattered else True
     sampled = None
     if blocks and A is not None and B is not None and not masked:
         sampled = (_sample(A), _sample(B), _sample(out) if out_sample and out is not None else None)
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
-            row_major, apart, writable, masked, sampled)
+            scattered, apart, writable, masked, sampled)
 
 
 def _sample(x: Any) -> str:
@@ -151,8 +152,10 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
     if masked := next(((rank, v[12]) for rank, v in enumerate(everyone) if v[12]), None):
         rank, names = masked
         return f"rank {rank}: {masked_refusal(names.split(',')[0])}"
-    if any(not v[9] for v in everyone):
-        return "A, B and out must be row-major matrices (C-contiguous, or row slices of one) on every rank"
+    if scattered := next(((rank, v[9]) for rank, v in enumerate(everyone) if v[9]), None):
+        rank, name = scattered[0], scattered[1].split(",")[0]
+        return (f"rank {rank}: {name} is not a row-major matrix (C-contiguous, or row slices of one): pass "
+                f"np.ascontiguousarray({name}) (cupy.ascontiguousarray on the GPU)")
     if any(not v[10] for v in everyone):
         return "out must not overlap A or B"
     if any(not v[11] for v in everyone):
