@@ -1083,3 +1083,19 @@ def test_bench_with_gpus_refuses_json_given_to_some_ranks_only(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert ("bilinear: the ranks were started with different options: --json differs between rank 0 and rank 1; "
             "start every rank with the same command line") in done.stderr
+
+
+def test_a_chain_of_mixed_dtypes_is_refused_up_front_naming_the_matrix():
+    """A chain of float64, float32, float64 matrices was refused partway, after its first wave ran, naming
+    an intermediate product "A (20, 10)" the caller never passed (an audit)."""
+    import numpy as np
+
+    import bilinear.distributed as dist
+
+    product = dist.compile(ROOT / "algorithms/winograd.bl", backend="numpy", levels=0)
+    rng = np.random.default_rng(2)
+    matrices = [rng.standard_normal((30, 20)), rng.standard_normal((20, 10)).astype(np.float32),
+                rng.standard_normal((10, 40)), rng.standard_normal((40, 5))]
+    with pytest.raises(ValueError, match=r"^matrix 1 of the chain is float32, but the product was compiled for "
+                                         r"float64: a chain multiplies matrices of its product's dtype$"):
+        dist.chain(matrices, product)

@@ -227,5 +227,18 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
         if shape is None:
             what = f"an array of shape {matrix.shape}" if hasattr(matrix, "shape") else type(matrix).__name__
             raise ValueError(f"matrix {index} of the chain is not a matrix (2-D array): {what}")
+    _check_dtypes(matrices, getattr(product.local.product, "dtype", None))
     plan = plan_chain(shapes, product.comm.size, model or ChainModel())
     return run_chain(plan, matrices, product), plan
+
+
+def _check_dtypes(matrices: list, compiled: str | None) -> None:
+    """Every matrix of the chain in its product's dtype (matrix 0's where the product has none), said
+    before any wave runs: a mismatch was found at the wave that met it, named by the intermediate
+    product's shape."""
+    wanted = (compiled or str(matrices[0].dtype)) if matrices else None
+    for index, matrix in enumerate(matrices):
+        if str(matrix.dtype) != wanted:
+            whose = f"the product was compiled for {wanted}" if compiled else f"matrix 0 is {wanted}"
+            raise ValueError(f"matrix {index} of the chain is {matrix.dtype}, but {whose}: a chain multiplies matrices "
+                             "of its product's dtype")
