@@ -125,6 +125,8 @@ case("inner dimensions differ", lambda: whole(A0, B0.T.copy()))
 
 from bilinear.distributed.measure import measure
 case("repeat differs", lambda: measure(whole, 16, 12, 10, "float64", repeat=3 if rank == 0 else 1))
+# rank 0 read rank 1's chain digest as call arguments: "A a, B 9, e, out 7, alpha 4.0" (an audit)
+case("a chain on rank 1, a product on rank 0", lambda: whole(A0, B0) if rank == 0 else dist.chain([A0, B0], whole))
 # each rank multiplied its own A, and C was wrong by 2-3 (relative) on every rank, without a word (an audit)
 case("replicated A differs on rank 1", lambda: whole(A0 if rank == 0 else A0 + 1, B0))
 # rank 0's C was added on every rank
@@ -153,6 +155,8 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
         # each rank ran its own plan: C off by 12 to 138; the refusal named alphas and betas too
         "weights differ": "refused: the ranks hold products compiled differently: their weights differ",
         "steps differ": "refused: the ranks hold products compiled differently: their decompositions differ",
+        "a chain on rank 1, a product on rank 0": "refused: the ranks made different calls (rank 0 a product, rank 1 "
+                                                  "a chain); every rank makes the same call",
         "replicated A differs on rank 1": "refused: the ranks were given different A or B (replicated inputs are the "
                                           "same matrices on every rank)",
         "replicated out differs on rank 1": "refused: the ranks were given different out with beta ≠ 0 (a replicated "

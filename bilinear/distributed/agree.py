@@ -94,8 +94,20 @@ def same_blocks(everyone: list[tuple]) -> bool:
     return len(everyone) > 1 and first[13] is not None and all(v[:2] == first[:2] and v[13] == first[13] for v in everyone)
 
 
+def different_calls(everyone: list) -> str | None:
+    """Where some ranks called a product and others dist.chain (its digest, a string, where a call's facts,
+    a tuple, were expected): the two exchanges had been read as each other's."""
+    calls = ["a chain" if isinstance(said, str) else "a product" for said in everyone]
+    if len(set(calls)) == 1:
+        return None
+    listing = ", ".join(f"rank {rank} {call}" for rank, call in enumerate(calls))
+    return f"the ranks made different calls ({listing}); every rank makes the same call"
+
+
 def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | None) -> tuple[int, int, int, str]:
     """The global M, K, N and dtype, or the first problem with any rank's facts (raised on every rank)."""
+    if problem := different_calls(everyone):
+        raise DistributedError(problem)
     problem = _problem(everyone, inputs, compiled_for)
     if problem is None:
         dims = _dims(everyone, inputs)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..lower.options import check_count
-from .agree import is_matrix
+from .agree import different_calls, is_matrix
 from .comm import DistributedError, short
 from .plan import positive_float
 
@@ -220,7 +220,10 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
     shapes = [tuple(m.shape) if is_matrix(m) else None for m in matrices]
     described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices])).encode()
     # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
-    if len(set(product.comm.agree(hashlib.sha256(described).hexdigest()[:16]))) > 1:
+    everyone = product.comm.agree(hashlib.sha256(described).hexdigest()[:16])
+    if problem := different_calls(everyone):
+        raise DistributedError(problem)
+    if len(set(everyone)) > 1:
         raise DistributedError("the ranks were called with different chains (their number, shapes or dtypes of "
                                "matrices differ); every rank passes the same chain")
     for index, (matrix, shape) in enumerate(zip(matrices, shapes)):  # alike on every rank: they agreed
