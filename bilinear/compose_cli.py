@@ -30,6 +30,8 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
             print(render(diagnostic), file=sys.stderr)
         print(f"bilinear: the derived {algorithm.name} does not verify; nothing written", file=sys.stderr)
         return 1
+    for diagnostic in report.warnings:  # what verify would say of the file written (a product no output uses)
+        print(render(diagnostic), file=sys.stderr)
     text = to_bl(algorithm, style=style, header=header)
     shape = algorithm.shape
     summary = f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}>, verified"
