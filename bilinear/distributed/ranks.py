@@ -26,8 +26,6 @@ class SameOnEveryRank(ValueError):
     mpiexec exited 9 or 1 by which rank ended first)."""
 
 
-
-
 #: What ranks may be given differently: paths (where a node keeps FILE; what each file holds is
 #: compared as the decomposition's digest), and --json's, which rank 0 alone writes (whether it is
 #: given is compared).
