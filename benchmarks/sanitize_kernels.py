@@ -2,7 +2,8 @@
 breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, odd sizes),
 leaves on concurrent streams, and the Ozaki leaf's passes: plain and with a Strassen level on the
 residues, max and norm scaling, k in chunks, odd and padded sizes, float64 and float32; and
-(session 33) the element-wise kernels of from-zero plans, with beta = 0 and C full of NaN.
+(session 33) the element-wise kernels of from-zero plans, with beta = 0 and C full of NaN (and since
+session 46 msmes2's, from zero and accumulating).
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [--only SECTION ...]
 
@@ -26,7 +27,7 @@ def from_zero() -> None:
     """C = A·B through from-zero plans (msmes in place, the default schedule's temporaries), odd sizes."""
     rng = cupy.random.default_rng(1)
     for scheme, levels, dtype in [("msmes", 2, "float64"), ("msmes", 1, "float32"), ("strassen", 1, "float64"),
-                                  ("winograd", 2, "float32")]:
+                                  ("winograd", 2, "float32"), ("msmes2", 1, "float64"), ("msmes2", 1, "float32")]:
         product = bilinear.compile(ROOT / "algorithms" / f"{scheme}.bl", levels=levels, dtype=dtype)
         assert product.lowered.levels[0].from_zero is not None, scheme
         for M, K, N in ((256, 256, 256), (261, 259, 263), (96, 200, 48)):
@@ -37,6 +38,12 @@ def from_zero() -> None:
             error = float(cupy.abs(out - expected).max())
             assert error < (1e-9 if dtype == "float64" else 1e-2), (scheme, levels, dtype, M, K, N, error)
             print(f"from zero {scheme} L{levels} {dtype} {M}x{K}x{N}: max error {error:.1e}", flush=True)
+            if scheme == "msmes2":  # (session 46) its accumulating stages too: C += A·B, A and B restored
+                before, A0 = out.copy(), A.copy()
+                product(A, B, out=out, beta=1.0)
+                error = float(cupy.abs(out - before - expected).max())
+                assert error < (1e-9 if dtype == "float64" else 1e-2) and float(cupy.abs(A - A0).max()) < 1e-3, error
+                print(f"accumulating {scheme} L{levels} {dtype} {M}x{K}x{N}: max error {error:.1e}", flush=True)
 
 
 def breadth_first() -> None:
