@@ -39,8 +39,8 @@ def test_msmes2_moves_fewer_blocks_than_msmes_at_two_levels():
     flat = _blocks_moved(bilinear.load(MSMES2).main)
     assert one == {"A": 20, "B": 20, "C": 22}
     assert flat == {"A": 136, "B": 136, "C": 209}
-    two_levels = {side: 4 * count + 7 * count for side, count in one.items()}
-    assert two_levels == {"A": 220, "B": 220, "C": 242}
+    two_levels = {side: 4 * count + 7 * count for side, count in one.items()}  # in quarter blocks
+    assert all(flat[side] < two_levels[side] for side in "ABC"), (flat, two_levels)
 
 
 def test_the_shipped_msmes2_is_what_the_product_command_writes(tmp_path, capsys):
