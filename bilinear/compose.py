@@ -78,6 +78,12 @@ def unused_products(algorithm: Algorithm) -> list[str]:
     return [product.name for product, (_, _, w) in zip(algorithm.products, _coefficients(algorithm)) if not w]
 
 
+def nested(outer: tuple[int, int], inner: tuple[int, int], grid: tuple[int, int]) -> tuple[int, int]:
+    """Block ``inner`` (row, column; 1-based) of outer block ``outer``, split into a ``grid`` of rows and
+    columns, as a block of the product shape."""
+    return (outer[0] - 1) * grid[0] + inner[0], (outer[1] - 1) * grid[1] + inner[1]
+
+
 def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> Algorithm:
     """The ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩ product scheme: ``first`` on the outer blocks, ``second`` inside."""
     check_definition_name(name)
@@ -86,10 +92,7 @@ def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> A
     grids = {"A": (inner.m, inner.k), "B": (inner.k, inner.n), "C": (inner.m, inner.n)}
 
     def combine(a: dict, b: dict, operand: str) -> dict:
-        rows, cols = grids[operand]
-        return {
-            ((i1 - 1) * rows + i2, (j1 - 1) * cols + j2): c1 * c2 for (i1, j1), c1 in a.items() for (i2, j2), c2 in b.items()
-        }
+        return {nested(outer, inner, grids[operand]): c1 * c2 for outer, c1 in a.items() for inner, c2 in b.items()}
 
     products = [
         (combine(u1, u2, "A"), combine(v1, v2, "B"), combine(w1, w2, "C"))

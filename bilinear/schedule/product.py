@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..compose import nested
 from ..ir import Form, Multiply, Schedule, Shape, Stage, Update
 from ..ir.names import block_name, parse_block
 
@@ -66,8 +67,7 @@ def _check_supported(schedule: Schedule) -> None:
 def _sub(name: str, row: int, col: int, grids: dict) -> str:
     """Sub-block (row, col) of an outer block, as a block of the product shape."""
     operand, i, j = parse_block(name)
-    rows, cols = grids[operand]
-    return block_name(operand, (i - 1) * rows + row, (j - 1) * cols + col)
+    return block_name(operand, *nested((i, j), (row, col), grids[operand]))
 
 
 def _sub_updates(update: Update, grids: dict) -> list[Update]:
