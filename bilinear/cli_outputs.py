@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from .output import check_target
+
 
 def output_path(text: str) -> Path:
     """An argparse type: the file or folder -o names (an empty name had meant the working folder)."""
@@ -79,3 +81,10 @@ def output_folder(text: str) -> Path:
     """An argparse type: the folder ``compile -o`` writes into (made when missing, so ``DIR/`` names a
     new one too)."""
     return output_path(text.rstrip("/" + os.sep) or text)
+
+
+def check_bl_output(args, *inputs: Path) -> None:
+    """``-o`` of import, transform, product and optimize, checked before any work (optimizing can take
+    minutes): no input, link or existing file unless ``--force`` (--name and -o's suffix are argparse's)."""
+    if args.output is not None:
+        check_target(args.output, args.force, protect=inputs)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input, note_unused_definitions,
                        scheme_path, side_counts, tries)
-from .cli_outputs import add_bl_output_options, output_path
+from .cli_outputs import add_bl_output_options, check_bl_output, output_path
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
@@ -42,13 +42,6 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
         write_atomic(output, text)
         print(f"wrote {output} ({summary})")
     return 0
-
-
-def _check_output(args, *inputs: Path) -> None:
-    """``-o`` checked before any work (optimizing can take minutes): no input, link or existing file
-    unless ``--force`` (--name and -o's suffix are argparse's)."""
-    if args.output is not None:
-        check_target(args.output, args.force, protect=inputs)
 
 
 def _source(args, program):
@@ -94,7 +87,7 @@ def _note_sums_multiplied_out(*sources) -> None:
 def transform(args) -> int:
     from .compose import permute, unused_products
 
-    _check_output(args, args.file)
+    check_bl_output(args, args.file)
     program = load_input(args)
     source = _source(args, program)
     result = permute(source, args.to, name=args.name)
@@ -119,7 +112,7 @@ def product(args) -> int:
     from .api import load
     from .compose import kronecker
 
-    _check_output(args, args.file, args.second)
+    check_bl_output(args, args.file, args.second)
     program = load_input(args)
     first = _source(args, program)
     try:
@@ -202,7 +195,7 @@ def optimize(args) -> int:
         raise OptionError("optimize writes named sums, which --style table (one row of U, V and W per product) cannot "
                          "hold; leave --style out")
     also = args.also or []
-    _check_output(args, args.file, *also)
+    check_bl_output(args, args.file, *also)
     program = load_input(args)
     source = _source(args, program)
     if args.algorithm is None and program.main is not source:  # FILE's main definition is a schedule

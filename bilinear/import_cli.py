@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 
 from .cli_args import load_input, note_unused_definitions
+from .cli_outputs import check_bl_output
 from .diagnostics import BilinearError, render
 from .frontend.provenance import source_header
-from .output import check_target, write_atomic
+from .output import write_atomic
 
 
 def import_scheme(args) -> int:
@@ -19,8 +20,7 @@ def import_scheme(args) -> int:
     from .ir import Algorithm
     from .verify import report_algorithm
 
-    if args.output is not None:  # before any reading: no input, link or existing file unless --force
-        check_target(args.output, args.force, protect=(args.file,))
+    check_bl_output(args, args.file)
     program, notes = load_input(args, noted=True)  # what verify notes of it (an alternative basis, a modulus)
     for note in notes:
         print(render(note), file=sys.stderr)
