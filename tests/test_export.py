@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from fractions import Fraction
 
 import pytest
@@ -336,6 +337,36 @@ def test_plinopt_exports_name_the_scheme_and_mark_the_sources_comment_as_the_sou
     assert first.startswith("# Post matrix (C blocks x products) of strassen; source: "), first
     assert " of from " not in first
 
+
+
+def _header(path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.startswith("#")]
+
+
+@pytest.mark.parametrize("to", ["plinopt", "fast-matmul"])
+def test_a_round_trip_keeps_the_original_header_once_and_does_not_grow(tmp_path, capsys, to):
+    """Export then import wrapped the whole header in the next one's on every round trip ("Left matrix
+    ... of plinopt_2x2x2_7_s1; source: from s2.bl from 2x2x2_7_s1_L.sms Left matrix ... of strassen;
+    source: from strassen.bl Strassen (1969) ..."): the bilinear-written wrappers and hop notes of a
+    source go, its own text stays, once."""
+    original = "Strassen (1969): 2x2 blocks, 7 products, 18 block additions."
+    written = []
+    source = ROOT / "algorithms/strassen.bl"
+    for trip in range(3):
+        out = tmp_path / (f"s{trip}" if to == "plinopt" else f"s{trip}.txt")
+        assert main(["export", str(source), "--to", to, "-o", str(out)]) == 0
+        exported = tmp_path / f"2x2x2_7_s{trip}_L.sms" if to == "plinopt" else out
+        source = tmp_path / f"t{trip}.bl"
+        reading = ["--from", to] if to == "fast-matmul" else []  # .txt is read as another format's first
+        assert main(["import", str(exported), *reading, "-o", str(source)]) == 0
+        written.append(_header(source))
+    capsys.readouterr()
+    for header in written:
+        assert sum(line.count(original) for line in header) == 1, header
+        assert not any("source: from" in line or "Exported by" in line for line in header), header
+    renamed = [[re.sub(r"s[0-9]", "sN", line) for line in header] for header in written]
+    assert renamed[1] == renamed[2], (written[1], written[2])
+    assert len(" ".join(written[2])) <= len(" ".join(written[0])) + 20
 
 
 def test_a_fast_matmul_name_whose_shape_or_count_contradicts_the_scheme_is_refused(tmp_path):

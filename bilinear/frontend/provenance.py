@@ -5,7 +5,15 @@ near it."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+# What bilinear itself writes around a source's text (export's wrapper on PLinOpt files, the notes of
+# each hop), taken off again when a file bilinear wrote is read as a source, so a round trip keeps
+# the original text once instead of nesting every earlier header in the next one's.
+_WRAPPER = re.compile(r"^(?:Left|Right|Post) matrix \([^)]*\) of [^;]*; source: ")
+_HOPS = re.compile(r"\s*(?:Imported by `bilinear import` from|Exported by bilinear from) \S(?:.*?\S)?\.(?=\s|$)")
+_FROM = re.compile(r"^from \S+(?:\s+|$)")  # the first line of every header bilinear writes
 
 
 def source_header(path: Path) -> tuple[str, ...]:
@@ -19,9 +27,23 @@ def source_header(path: Path) -> tuple[str, ...]:
                 if not line.startswith("#") or len(lines) >= 40:
                     break
                 lines.append(line[1:].strip())
+    lines = _unwrapped(lines)
     if path.suffix != ".bl":
-        lines += licence(path)
+        lines += [line for line in licence(path) if line not in lines]
     return (f"from {path.name}", *(line for line in lines if line))
+
+
+def _unwrapped(lines: list[str]) -> list[str]:
+    """A source's header lines without what bilinear wrote around them, where bilinear wrote the source
+    (a hop note or export's wrapper says so; a user's line that starts "from" is left alone)."""
+    if not any(_WRAPPER.match(line) or _HOPS.search(line) for line in lines):
+        return lines
+    kept = []
+    for line in lines:
+        line = _HOPS.sub("", _FROM.sub("", _WRAPPER.sub("", line), count=1)).strip()
+        if line and line not in kept:
+            kept.append(line)
+    return kept
 
 
 def licence(path: Path) -> list[str]:
