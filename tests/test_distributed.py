@@ -1099,3 +1099,31 @@ def test_a_chain_of_mixed_dtypes_is_refused_up_front_naming_the_matrix():
     with pytest.raises(ValueError, match=r"^matrix 1 of the chain is float32, but the product was compiled for "
                                          r"float64: a chain multiplies matrices of its product's dtype$"):
         dist.chain(matrices, product)
+
+
+@needs_mpi
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_file_no_rank_can_read_is_said_once_and_every_rank_exits_1(tmp_path, attempt):
+    """Every rank printed "bilinear: cannot read ..." and the first to fail ended the job (once in
+    some attempts, where it ended the other before it printed): the same failure on every rank is
+    said once, by rank 0, and no rank ends another."""
+    missing = tmp_path / "missing.bl"
+    done = _mpi(2, "-m", "bilinear.cli", "run", str(missing), "-n", "16", "--gpus", "2", "--backend", "numpy",
+                timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.count(f"cannot read {missing}: No such file or directory") == 1, done.stderr
+    assert "BAD TERMINATION" not in done.stdout + done.stderr
+
+
+@needs_mpi
+def test_a_file_one_rank_cannot_read_is_said_once_with_the_rank(tmp_path):
+    """FILE is each rank's own path: where one rank's does not read, rank 0 says which rank and why,
+    once, and every rank exits 1 (the others had waited to be ended)."""
+    good, bad = str(ROOT / "algorithms/strassen.bl"), tmp_path / "bad.bl"
+    bad.write_text("algorithm broken <2,2,2;1>:\n")
+    common = ("-n", "16", "--gpus", "2", "--backend", "numpy")
+    done = _mpmd(("-m", "bilinear.cli", "run", good, *common), ("-m", "bilinear.cli", "run", str(bad), *common),
+                 timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.count(f"rank 1 could not read its FILE, {bad}:") == 1, done.stderr
+    assert "BAD TERMINATION" not in done.stdout + done.stderr

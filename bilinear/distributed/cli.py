@@ -12,7 +12,7 @@ from ..lower.options import OptionError
 from .comm import end_job, say
 from .describe import describe_plan, plan_as_data
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
-from .ranks import SameOnEveryRank, launched_ranks, same_command, world
+from .ranks import SameOnEveryRank, launched_ranks, read_on_every_rank, same_command, world
 
 MAX_RANKS = 4096  # a plan lists every rank's work; past this it is no longer something to read or prove
 
@@ -255,7 +255,7 @@ def _guarded(args, body) -> int:
 
 def _noted_input(args, path=None):
     """FILE's program, rank 0 saying which of its definitions the run leaves out, as a one-device run does."""
-    program = load_input(args, path)
+    program = read_on_every_rank(lambda: load_input(args, path), path or args.file)
     if world()[0] == 0:
         note_unused_definitions(args.command, path or args.file, program)
     return program

@@ -3,7 +3,12 @@ launcher's environment, or MPI's world), and that every rank was started with th
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 
 def launched_ranks() -> tuple[int, int]:
@@ -52,6 +57,39 @@ def refused_on_this_rank(argv: list[str]) -> None:
             MPIComm().agree((REFUSED, ""))
     except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
         pass
+
+
+def read_on_every_rank(read: Callable[[], T], path: Path) -> T:
+    """``read()`` (FILE's program) on every rank, then refused alike where it failed on any: the same
+    failure everywhere is said once, by rank 0; one rank's own is said with the rank and its path.  A
+    failure each rank had met and ended the job with had been printed once per rank (or once, where
+    the first to end the job killed the others first), and one rank's had left the others waiting for
+    it to end them."""
+    from ..diagnostics import BilinearError, render
+    from ..lower.options import OptionError
+    from .comm import MPIComm, short
+
+    failure: Exception | None = None
+    try:
+        value = read()
+    except (BilinearError, ValueError, OSError) as error:
+        failure = error
+    if world()[1] == 1:
+        if failure is not None:
+            raise failure
+        return value
+    said = "" if failure is None else (
+        "\n".join(render(d) for d in failure.diagnostics) if isinstance(failure, BilinearError) else str(failure))
+    digest = hashlib.sha256(said.encode()).hexdigest()[:12] if said else ""
+    everyone = MPIComm().agree((digest, str(path), short(said, 300)))
+    if not any(d for d, _, _ in everyone):
+        return value
+    if len({d for d, _, _ in everyone}) == 1:  # alike: rank 0 says its own whole message
+        if isinstance(failure, OptionError):
+            raise failure  # a usage error, as argparse says it (rank 0; the others return 2)
+        raise SameOnEveryRank(said)
+    raise SameOnEveryRank("; ".join(f"rank {rank} could not read its FILE, {where}: {why}"
+                                    for rank, (d, where, why) in enumerate(everyone) if d))
 
 
 def same_command(args) -> None:
