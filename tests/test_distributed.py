@@ -1127,3 +1127,27 @@ def test_a_file_one_rank_cannot_read_is_said_once_with_the_rank(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.count(f"rank 1 could not read its FILE, {bad}:") == 1, done.stderr
     assert "BAD TERMINATION" not in done.stdout + done.stderr
+
+
+RAISES_ON_ONE_RANK = """
+import time, numpy as np, bilinear.distributed as dist
+from mpi4py import MPI
+product = dist.compile("{root}/algorithms/winograd.bl", backend="numpy")
+A = np.ones((32, 32))
+product(A, A)
+if MPI.COMM_WORLD.Get_rank() == 1:
+    raise RuntimeError("a mistake of rank 1's own")
+product(A, A)
+"""
+
+
+@needs_mpi
+def test_a_script_that_raises_on_one_rank_ends_the_job():
+    """A script of the Python API that raised on one rank ended that rank alone, and the others
+    waited out BILINEAR_DIST_TIMEOUT in the next product; an uncaught exception now ends the job
+    once the distributed API has started MPI, as `python -m mpi4py` does."""
+    start = time.monotonic()
+    done = _mpi(2, "-c", RAISES_ON_ONE_RANK.format(root=ROOT), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert time.monotonic() - start < 45, done.stderr
+    assert done.returncode != 0
+    assert "RuntimeError: a mistake of rank 1's own" in done.stderr

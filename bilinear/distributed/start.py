@@ -36,8 +36,11 @@ os.kill(parent, signal.SIGTERM)
 def started_mpi(seconds: float) -> Any:
     """mpi4py's MPI, started here if it was not, ending this process where that takes over ``seconds``
     (BILINEAR_DIST_TIMEOUT's); ImportError without mpi4py."""
-    if "mpi4py.MPI" in sys.modules:
-        return sys.modules["mpi4py.MPI"]
+    if "mpi4py.MPI" in sys.modules:  # started by the caller (``from mpi4py import MPI``), or here before
+        MPI = sys.modules["mpi4py.MPI"]
+        if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
+            _end_the_job_on_uncaught_exceptions(MPI)
+        return MPI
     importlib.import_module("mpi4py")  # ImportError before any watchdog
     message = (f"bilinear: MPI did not start within {seconds:g} s (BILINEAR_DIST_TIMEOUT): another rank of this job "
                "ended without starting MPI, or has not started yet; its own message, if any, says why")
@@ -45,9 +48,29 @@ def started_mpi(seconds: float) -> Any:
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
     try:
-        return importlib.import_module("mpi4py.MPI")  # MPI_Init_thread, as mpi4py starts it by default
+        MPI = importlib.import_module("mpi4py.MPI")  # MPI_Init_thread, as mpi4py starts it by default
+        if MPI.COMM_WORLD.Get_size() > 1:
+            _end_the_job_on_uncaught_exceptions(MPI)
+        return MPI
     finally:
         watchdog.kill()
         watchdog.wait()
         if main:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _end_the_job_on_uncaught_exceptions(MPI: Any) -> None:
+    """An exception nothing catches ends every rank, after its traceback, as ``python -m mpi4py``
+    does: a script of the Python API that raised on one rank had ended that rank alone (MPI counts
+    its exit as clean), and the others had waited out BILINEAR_DIST_TIMEOUT in its next product."""
+    previous = sys.excepthook
+    if getattr(previous, "ends_the_job", False):
+        return
+
+    def hook(kind, value, traceback) -> None:
+        previous(kind, value, traceback)
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
+
+    hook.ends_the_job = True  # type: ignore[attr-defined]
+    sys.excepthook = hook
