@@ -108,6 +108,18 @@ def test_scalars_the_checked_path_refuses_take_it():
         for alpha, beta in ((float("nan"), 0.0), (huge, 0.0), (1.0, huge), (1.0, float("nan"))):
             assert prepared_calls.issue(A, B, C, alpha, beta) is None
     assert calls == []
-    # as the checked path: 3.4028235e38 rounds to float32's largest, and is taken
+    # as the checked path: 3.4028235e38 rounds to float32's largest, and is taken as that
     with np.errstate(over="ignore"):
-        assert prepared_calls.issue(A, B, C, 3.4028235e38, 0.0) is C and calls == [(3.4028235e38, 0.0)]
+        assert prepared_calls.issue(A, B, C, 3.4028235e38, 0.0) is C
+    assert calls == [(float(np.finfo(np.float32).max), 0.0)]
+
+
+def test_a_prepared_call_takes_alpha_and_beta_as_the_dtype_holds_them():
+    """The checked path takes beta = 1e-46 as float32's 0 (so C is not read); the prepared one
+    passed 1e-46 on, and NumPy's float64 arithmetic then read C's NaN."""
+    calls: list = []
+    A, B, C = _operands(dtype="float32")
+    _remember(A, B, C, calls)
+    C[...] = np.nan
+    assert prepared_calls.issue(A, B, C, 1, 1e-46) is C
+    assert calls == [(1.0, 0.0)] and not np.isnan(C).any()

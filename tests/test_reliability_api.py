@@ -973,3 +973,16 @@ def test_matmul_multiplies_host_dlpack_objects_on_the_cpu_as_compiled_products_d
     assert np.allclose(given, expected, rtol=1e-13, atol=1e-13) and np.shares_memory(result, given)
     with pytest.raises(ValueError, match=r"^A must be a float32 or float64 matrix, not 2-D int64"):
         bilinear.matmul(Wrapped(np.ones((2, 2), dtype=np.int64)), B[:2])
+
+
+@pytest.mark.parametrize("call", ["compiled", "matmul"])
+def test_a_beta_that_is_zero_in_the_dtype_does_not_read_c(call):
+    """beta = 1e-46 is 0 in float32, yet C was read: NaN in C came through (BLAS takes beta in the
+    product's type, where it is 0, and then does not read C)."""
+    A = np.ones((4, 4), np.float32)
+    C = np.full((4, 4), np.nan, np.float32)
+    if call == "compiled":
+        result = bilinear.compile("strassen", backend="numpy", dtype="float32")(A, A, out=C, beta=1e-46)
+    else:
+        result = bilinear.matmul(A, A, out=C, beta=1e-46)
+    assert np.array_equal(result, np.full((4, 4), 4, np.float32))

@@ -28,7 +28,8 @@ BACKENDS = ("cupy", "numpy")
 
 def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
     """``value`` as a float when it is a real number (Python, NumPy, Fraction or Decimal; 0-d arrays
-    too), finite in ``dtype`` where one is given (1e39 is inf in float32).
+    too), finite in ``dtype`` where one is given (1e39 is inf in float32), and then as ``dtype``
+    holds it, as BLAS takes it: a beta of 1e-46 is 0 in float32, so C is not read.
 
     Raises:
         ValueError: for complex numbers, None, strings, arrays with elements and the like; for a
@@ -47,7 +48,7 @@ def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
     if dtype is not None and abs(number) >= rounds_to_inf(dtype):
         raise ValueError(f"{name} = {number:g} is past {np.dtype(dtype).name}'s range (its largest is "
                          f"{np.finfo(dtype).max!s}): the product would be inf or NaN")
-    return number
+    return number if dtype is None else float(np.dtype(dtype).type(number))
 
 
 def rounds_to_inf(dtype: Any) -> float:

@@ -61,10 +61,12 @@ def remember(A: Any, B: Any, out: Any, run: Callable[[Any, Any, Any, float, floa
     out_extent = None if out is None else _extent(out)
     locate = array_types[type(A)]
     past = rounds_to_inf(A.dtype)  # the checked path's range (real_scalar)
+    held = A.dtype.type  # and its scalars as the dtype holds them (beta = 1e-46 is float32's 0)
 
     def call(A, B, out, alpha, beta):
         if not (abs(alpha) < past and abs(beta) < past):
             return None  # NaN, inf, or past the dtype's range (1e39 in float32): the checked path refuses it
+        alpha, beta = float(held(alpha)), float(held(beta))
         if out is None:
             if beta != 0:
                 return None  # the checked path says why out is needed
