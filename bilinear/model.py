@@ -18,6 +18,7 @@ from .diagnostics import BilinearError
 from .lower.breadth import BreadthFirst
 from .lower.elementwise import ElementwiseKernel
 from .lower.options import TooLarge
+from .lower.ozaki_host import moduli_refusal
 from .lower.plan import LevelPlan, Lowered, broken_condition, recurses
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
@@ -180,12 +181,16 @@ def leaf_alone(leaves: Iterable[str]) -> str:
 def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings, M: int, K: int, N: int,
                   leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
     """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library
-    alone.  Levels stop where a schedule's shape condition breaks, or where the lowering would be too
-    large (fused leaves past their kernel cap), or where a deeper level cannot be lowered at all (an
-    in-place schedule that does not restore its inputs runs at the top only): more levels would not
-    be either.  A scheme no leaf can lower at one level is an error."""
+    alone.  Levels whose ozaki leaves a fixed count of moduli refuses at their inner dimension are
+    passed over (a deeper level halves it).  Levels stop where a schedule's shape condition breaks,
+    or where the lowering would be too large (fused leaves past their kernel cap), or where a deeper
+    level cannot be lowered at all (an in-place schedule that does not restore its inputs runs at
+    the top only): more levels would not be either.  A scheme no leaf can lower at one level is an
+    error."""
     leaves = tuple(leaves)
-    best = (0, leaf_alone(leaves), 2.0 * M * K * N / ceilings.rate(M, K, N))
+    alone = (0, leaf_alone(leaves), 2.0 * M * K * N / ceilings.rate(M, K, N))
+    # the ozaki leaf alone, where moduli too few for k refuse it, is the last resort (its call says why)
+    best = alone if alone[1] != "ozaki" or not moduli_refusal(lowered_for(0, "ozaki"), M, K, N) else None
     refusals = []  # why each leaf could not lower one level
     for leaf in leaves:
         for levels in range(1, max_levels + 1):
@@ -199,9 +204,11 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
                 break
             if broken_condition(lowered, M, K, N):  # its blocks break a shape condition: it cannot run
                 break
+            if moduli_refusal(lowered, M, K, N):  # fixed moduli keep no bit at its leaves' k; a deeper level halves k
+                continue
             seconds = predict(lowered, ceilings, M, K, N)
-            if seconds < best[2]:
+            if best is None or seconds < best[2]:
                 best = (levels, leaf, seconds)
     if leaves and len(refusals) == len(leaves):
         raise refusals[0]
-    return best
+    return best or alone

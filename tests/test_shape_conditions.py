@@ -124,3 +124,17 @@ def test_the_cpp_library_returns_a_status_for_blocks_that_break_a_condition(y_li
              # a null C is argument 11 even when k = 0 and A is null too (it said -6)
              "rsmm_ya_dgemm(handle, 4, 4, 0, 1.0, nullptr, 64, B, 64, 0.0, nullptr, 64, nullptr)"]
     assert statuses(out, "rsmm_ya", calls) == [3001, 0, 0, 0, -11]
+
+
+def test_auto_levels_skip_ozaki_leaves_whose_moduli_keep_no_bit_at_their_inner_dimension():
+    """With moduli=2, "auto" chose the ozaki leaf alone at k = 10000, which its own call then refused
+    (2 moduli keep no bit past k = 8159); one level halves k, and runs."""
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((64, 10000)), rng.standard_normal((10000, 64))
+    auto = bilinear.compile("strassen", backend="numpy", levels="auto", leaf="ozaki", moduli=2)
+    levels, leaf, _ = auto.choose(64, 10000, 64)
+    assert (levels, leaf) != (0, "ozaki") and levels >= 1
+    assert auto(A, B).shape == (64, 64)
+    fixed = bilinear.compile("strassen", backend="numpy", levels=0, leaf="ozaki", moduli=2)
+    with pytest.raises(ValueError, match="2 moduli are too few for an inner dimension of 10000"):
+        fixed(A, B)
