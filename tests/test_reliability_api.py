@@ -986,3 +986,28 @@ def test_a_beta_that_is_zero_in_the_dtype_does_not_read_c(call):
     else:
         result = bilinear.matmul(A, A, out=C, beta=1e-46)
     assert np.array_equal(result, np.full((4, 4), 4, np.float32))
+
+
+@pytest.mark.parametrize("out, said", [
+    (np.zeros((4, 4), np.float32), "out is float32 but this product was compiled for float64: the product is written "
+                                   "into out, so give a float64 array (a converted copy would receive it instead)"),
+    (np.zeros((4, 4), order="F"), "the product is written into out, so give a row-major one (a contiguous copy would "
+                                  "receive it instead)"),
+])
+def test_a_refused_out_is_not_told_to_pass_a_copy(out, said):
+    """The refusal of a float32 or Fortran-ordered out advised out.astype(np.float64) or
+    np.ascontiguousarray(out): the product then went into the copy, and out stayed as it was."""
+    product = bilinear.compile("strassen", backend="numpy")
+    with pytest.raises(ValueError) as refused:
+        product(np.ones((4, 4)), np.ones((4, 4)), out=out)
+    assert said in str(refused.value) and "astype" not in str(refused.value) and "ascontiguous" not in str(refused.value)
+
+
+def test_a_view_whose_strides_are_not_whole_elements_is_said_so():
+    """A field of a structured array steps 12 bytes a row: the refusal said "steps 6 elements a row,
+    less than its 4 columns" (the strides floor-divided by the element size)."""
+    record = np.zeros((4, 4), dtype=[("x", "f8"), ("y", "f4")])
+    with pytest.raises(ValueError) as refused:
+        bilinear.compile("strassen", backend="numpy")(record["x"], np.eye(4))
+    assert ("A steps 48 bytes a row and 12 a column, not whole 8-byte elements (a field of a structured array, or a "
+            "view as another dtype)") in str(refused.value), refused.value

@@ -89,3 +89,14 @@ def test_fingerprint_tells_views_apart():
     big = np.zeros((4, 4))
     assert views.fingerprint(big[:2]) == views.fingerprint(big[:2])
     assert views.fingerprint(big[:2]) != views.fingerprint(big[2:]) != views.fingerprint(big[2:, :2])
+
+
+def test_a_column_major_out_is_not_told_to_pass_a_copy():
+    """bilinear.matmul on the GPU refused a Fortran-ordered out with "pass cupy.ascontiguousarray(...)":
+    the product would then go into the copy (NumPy arrays stand in: only the strides are read)."""
+    column_major = np.zeros((4, 3), order="F")
+    with pytest.raises(ValueError, match="the product is written into out, so give a row-major one") as refused:
+        views.leading_dimension(column_major, "out")
+    assert "ascontiguousarray" not in str(refused.value)
+    with pytest.raises(ValueError, match=r"pass cupy\.ascontiguousarray"):
+        views.leading_dimension(column_major, "A")

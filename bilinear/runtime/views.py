@@ -29,6 +29,8 @@ import numpy as np
 View = Any  # a 2-D numpy.ndarray or cupy.ndarray, possibly a slice of a larger one
 
 FORTRAN_HINT = " It is column-major (Fortran order): pass cupy.ascontiguousarray(...) or use cuBLAS."
+# out receives the product: a contiguous copy would, and out would stay as it was
+OUT_HINT = " It is column-major (Fortran order): the product is written into out, so give a row-major one."
 
 
 # --- where a view's bytes are -------------------------------------------------------------------
@@ -145,9 +147,14 @@ def is_row_major(view: View) -> bool:
 
 
 def layout_refusal(view: View, name: str, module: str) -> str:
-    """Why ``view`` is not row-major (:func:`is_row_major`), in steps of elements, with the copy that is."""
+    """Why ``view`` is not row-major (:func:`is_row_major`), in steps of elements, with the copy that is
+    (for ``out``, which receives the product, not a copy: what to give instead)."""
     rows, cols = (stride // view.itemsize for stride in view.strides)
-    if cols != 1:
+    if any(stride % view.itemsize for stride in view.strides):
+        row_bytes, col_bytes = view.strides
+        why = (f"{name} steps {row_bytes} bytes a row and {col_bytes} a column, not whole {view.itemsize}-byte elements "
+               "(a field of a structured array, or a view as another dtype)")
+    elif cols != 1:
         layout = "transposed or Fortran-ordered" if abs(rows) == 1 else "a column slice with a step"
         why = f"{name} steps {rows} element{'s' * (abs(rows) != 1)} a row and {cols} a column ({layout})"
     elif rows < 0:
@@ -155,8 +162,10 @@ def layout_refusal(view: View, name: str, module: str) -> str:
     else:
         why = f"{name} steps {rows} elements a row, less than its {view.shape[1]} columns"
     alias = "np" if module == "numpy" else module
+    fix = (f"pass {alias}.ascontiguousarray({name})" if name != "out" else
+           "the product is written into out, so give a row-major one (a contiguous copy would receive it instead)")
     return (f"{name} must be row-major with unit column stride (a C-contiguous matrix or a row slice of one); {why}: "
-            f"pass {alias}.ascontiguousarray({name})")
+            + fix)
 
 
 def is_contiguous(view: View) -> bool:
@@ -201,7 +210,7 @@ def leading_dimension(view: View, name: str) -> int:
         fortran = rows <= 1 or view.strides[0] == view.itemsize
         raise ValueError(
             f"{name} must be row-major with unit stride along its rows; got strides {view.strides} "
-            f"for shape {view.shape} and {view.itemsize}-byte elements.{FORTRAN_HINT if fortran else ''}"
+            f"for shape {view.shape} and {view.itemsize}-byte elements.{(OUT_HINT if name == 'out' else FORTRAN_HINT) if fortran else ''}"
         )
     pitch = row_pitch(view)
     if pitch is None:
@@ -255,4 +264,7 @@ def convert_hint(name: str, dtype: Any, wanted: str | None = None) -> str:
     if np.dtype(dtype).kind == "c":  # a cast to a real type would drop the imaginary part
         return ": complex products are not supported; multiply the real and imaginary parts as real matrices"
     wanted = wanted or (str(np.dtype(dtype).newbyteorder("=")) if np.dtype(dtype).kind == "f" else "float64")
-    return f": pass {name}.astype(np.{wanted if wanted in ('float32', 'float64') else 'float64'})"
+    wanted = wanted if wanted in ("float32", "float64") else "float64"
+    if name == "out":  # it receives the product: a converted copy would, and out would stay as it was
+        return f": the product is written into out, so give a {wanted} array (a converted copy would receive it instead)"
+    return f": pass {name}.astype(np.{wanted})"
