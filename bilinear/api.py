@@ -222,10 +222,12 @@ def verify(
     """Verify every definition of a file (or a loaded program, or one algorithm); see :class:`Report`.
 
     Catalogue schemes that are exact only in a limit or modulo p get an
-    :class:`~bilinear.verify.rings.ApproximateReport` or
-    :class:`~bilinear.verify.rings.ModularReport` entry, which says what
-    holds and is never ``ok`` unless the scheme is exact over Q.  The
-    options are those of :func:`load`.
+    ``ApproximateReport`` or ``ModularReport`` entry, which says what holds
+    and is never ``ok`` unless the scheme is exact over Q.  The options are
+    those of :func:`load`.  Their classes, for ``isinstance``:
+    ``from bilinear.verify.rings import ApproximateReport, ModularReport``
+    (``bilinear.verify`` is this function, so ``import bilinear.verify.rings``
+    does not make ``bilinear.verify.rings`` an attribute path).
     """
     if isinstance(path_or_program, (Program, Algorithm, Schedule)):
         _no_reading_options(path_or_program, format=format, shape=shape, key=key, allow_pickle=allow_pickle,

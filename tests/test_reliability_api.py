@@ -1011,3 +1011,18 @@ def test_a_view_whose_strides_are_not_whole_elements_is_said_so():
         bilinear.compile("strassen", backend="numpy")(record["x"], np.eye(4))
     assert ("A steps 48 bytes a row and 12 a column, not whole 8-byte elements (a field of a structured array, or a "
             "view as another dtype)") in str(refused.value), refused.value
+
+
+def test_the_imports_the_docs_give_for_the_verify_package_work():
+    """verify's docstring named bilinear.verify.rings.ApproximateReport and the README "the module
+    bilinear.verify.algorithm", which the bilinear.verify function hides as attribute paths."""
+    from bilinear import api
+
+    doc = " ".join(api.verify.__doc__.split())
+    statement = re.search(r"``(from bilinear\.verify\.rings import [A-Za-z, ]+)``", doc).group(1)
+    namespace: dict = {}
+    exec(statement, namespace)  # noqa: S102 - the documented line itself
+    assert {"ApproximateReport", "ModularReport"} <= set(namespace)
+    readme = (ROOT / "README.md").read_text()
+    exec(re.search(r"`(from bilinear\.verify\.algorithm import wrong_blocks)`", readme).group(1), namespace)  # noqa: S102
+    assert callable(namespace["wrong_blocks"])
