@@ -224,10 +224,9 @@ def verify(
     Catalogue schemes that are exact only in a limit or modulo p get an
     ``ApproximateReport`` or ``ModularReport`` entry, which says what holds
     and is never ``ok`` unless the scheme is exact over Q.  The options are
-    those of :func:`load`.  Their classes, for ``isinstance``:
+    those of :func:`load`.  Their classes, for ``isinstance``, are imported as
     ``from bilinear.verify.rings import ApproximateReport, ModularReport``
-    (``bilinear.verify`` is this function, so ``import bilinear.verify.rings``
-    does not make ``bilinear.verify.rings`` an attribute path).
+    (``bilinear.verify`` is this function, not the package, as an attribute).
     """
     if isinstance(path_or_program, (Program, Algorithm, Schedule)):
         _no_reading_options(path_or_program, format=format, shape=shape, key=key, allow_pickle=allow_pickle,

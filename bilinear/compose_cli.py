@@ -352,6 +352,7 @@ def add_parsers(commands) -> None:
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         add_bl_output_options(command)
         command.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
-        command.add_argument("--name", type=bl_name, default=None, help="name of the new algorithm")
+        named = " (of the new schedule where FILE and SECOND are both schedules)" if command is product_cmd else ""
+        command.add_argument("--name", type=bl_name, default=None, help=f"name of the new algorithm{named}")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
         command.set_defaults(handler=handler)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .diagnostics import render
+from .lower.options import OptionError
 from .output import write_atomic
 
 
@@ -31,15 +32,18 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
         _check_verified(schedule, source, path)
     algorithm = kronecker(first, second)
     name = args.name or f"{outer.name}_x_{inner.name}"
+    if name == algorithm.name:
+        raise OptionError(f"--name {name} is the name of the product algorithm the schedule is written for; give the "
+                          "schedule another")
     schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
     same = Path(args.second).resolve() == Path(args.file).resolve()  # msmes ⊗ msmes: its header once
     made = (f"{name}: schedule {outer.name} on the outer blocks and {inner.name} inside each product, as one schedule "
             "(bilinear.schedule.product): adjacent element-wise passes of the two levels fuse into one.")
     header = (*source_header(args.file), *(() if same else source_header(args.second)), made)
     text = to_bl(algorithm, style=args.style, header=header) + "\n" + schedule_to_bl(schedule)
-    where = str(args.output) if args.output is not None else "<stdout>"
-    report = verify_program(program_from_text(text, where))
-    if not report.ok:  # a bug here: the product of two verified schedules must verify
+    # the checks before refuse what would not verify; located in the derived text, never in -o (not written)
+    report = verify_program(program_from_text(text, f"<derived {name}>"))
+    if not report.ok:
         for diagnostic in (d for entry in report.entries for d in entry.errors):
             print(render(diagnostic), file=sys.stderr)
         print(f"bilinear: the derived schedule {name} does not verify; nothing written", file=sys.stderr)

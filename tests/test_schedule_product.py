@@ -130,3 +130,61 @@ def test_a_schedule_that_does_not_verify_is_refused_before_anything_is_derived(t
     err = capsys.readouterr().err
     assert f"msmes_printed in {printed} does not verify; nothing was derived from it" in err
     assert "A31" not in err and not target.exists()
+
+
+NOT_RESTORING = """use "{root}/algorithms/strassen.bl"
+schedule msmes_nr for strassen: inplace
+  stage pre:        A21 += A22;  A12 += A11;  B12 -= B22;  B21 -= B11
+  stage products1:  A21 * B11 -> +C21 -C22
+                    A11 * B12 -> +C12 +C22
+                    A22 * B21 -> +C11 +C21
+                    A12 * B22 -> -C11 +C12
+  stage mid:        A11 += A22;  B11 += B22
+  stage mid2:       A21 -= A11;  B12 += B11;  A12 -= A11;  B21 += B11
+  stage products2:  A11 * B11 -> +C11 +C22
+                    A21 * B12 -> +C22
+                    A12 * B21 -> +C11
+"""
+
+
+def _without_restore(tmp_path):
+    """msmes without its two restoring stages: it verifies alone (it may leave A and B changed)."""
+    path = tmp_path / "nr.bl"
+    path.write_text(NOT_RESTORING.format(root=ROOT))
+    assert bilinear.verify(path).ok
+    return path
+
+
+def test_an_inner_schedule_that_does_not_restore_is_refused_up_front(tmp_path, capsys):
+    """Inside each outer product it would leave the outer schedule's blocks changed: the derived schedule
+    failed to verify, and its errors were located in the -o file, which was never written (an audit)."""
+    target = tmp_path / "out.bl"
+    assert main(["product", "msmes", str(_without_restore(tmp_path)), "-o", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert ("schedule msmes_nr overwrites A or B without restoring them: inside each outer product it would leave the "
+            "outer schedule's blocks changed; give an inner schedule that restores (restore)") in err, err
+    assert "out.bl:" not in err and not target.exists()
+
+
+def test_a_name_that_is_the_product_algorithms_is_a_usage_error(tmp_path, capsys):
+    """--name strassen_x_strassen wrote a program defining that name twice, and reported it in an -o file
+    never written."""
+    target = tmp_path / "out.bl"
+    with pytest.raises(SystemExit) as exited:
+        main(["product", "msmes", "msmes", "--name", "strassen_x_strassen", "-o", str(target)])
+    assert exited.value.code == 2
+    assert ("--name strassen_x_strassen is the name of the product algorithm the schedule is written for; give the "
+            "schedule another") in capsys.readouterr().err
+    assert not target.exists()
+
+
+def test_stage_names_that_would_repeat_are_made_unique(tmp_path, capsys):
+    """An outer stage named products1_pre beside the expanded products1 + _pre: "stage products1_pre is
+    defined twice" (an audit)."""
+    source = (ROOT / "algorithms" / "msmes.bl").read_text().replace("stage mid:", "stage products1_pre:")
+    renamed = tmp_path / "ren.bl"
+    renamed.write_text(source.replace('use "strassen.bl"', f'use "{ROOT}/algorithms/strassen.bl"'))
+    target = tmp_path / "renp.bl"
+    assert main(["product", str(renamed), "msmes", "-o", str(target)]) == 0, capsys.readouterr().err
+    names = [s.name for s in bilinear.load(target).main.stages]
+    assert len(names) == len(set(names)) and "products1_pre_2" in names

@@ -39,6 +39,10 @@ def schedule_product(outer: Schedule, outer_shape: Shape, inner: Schedule, inner
     for ``algorithm`` (the Kronecker product of the two algorithms)."""
     for schedule in (outer, inner):
         _check_supported(schedule)
+    if inner.inplace and not inner.restores:
+        raise ScheduleProductError(f"schedule {inner.name} overwrites A or B without restoring them: inside each outer "
+                                   "product it would leave the outer schedule's blocks changed; give an inner schedule "
+                                   "that restores (restore)")
     grids = {"A": (inner_shape.m, inner_shape.k), "B": (inner_shape.k, inner_shape.n), "C": (inner_shape.m, inner_shape.n)}
     stages: list[Stage] = []
     for stage in outer.stages:
@@ -52,7 +56,22 @@ def schedule_product(outer: Schedule, outer_shape: Shape, inner: Schedule, inner
     if writing and all(schedule.restores for schedule in writing):
         properties.add("restore")
     properties |= (outer.properties | inner.properties) & {"accumulate"}
-    return Schedule(name, algorithm, frozenset(properties), (), tuple(stages))
+    return Schedule(name, algorithm, frozenset(properties), (), _uniquely_named(stages))
+
+
+def _uniquely_named(stages: list[Stage]) -> tuple[Stage, ...]:
+    """The stages, a name that repeats an earlier one numbered (an outer stage named ``products1_pre``
+    beside the expansion of ``products1`` and the inner ``pre``)."""
+    taken: set[str] = set()
+    named = []
+    for stage in stages:
+        name, number = stage.name, 1
+        while name in taken:
+            number += 1
+            name = f"{stage.name}_{number}"
+        taken.add(name)
+        named.append(stage if name == stage.name else Stage(name, stage.statements, ordered=stage.ordered))
+    return tuple(named)
 
 
 def _check_supported(schedule: Schedule) -> None:
