@@ -292,11 +292,13 @@ def load_input(args, path=None, noted: bool = False):
 CHOOSE_WITH_ALGORITHM = ("export", "transform", "product", "optimize")  # the commands that take --algorithm NAME
 
 
-def note_unused_definitions(command: str, path, program) -> None:
+def note_unused_definitions(command: str, path, program, choosable: bool = True) -> None:
     """Say which of ``path``'s own definitions ``command`` leaves out, as it uses ``program``'s last
-    (a file of two algorithms was compiled, benched, planned or exported by its last without a word)."""
+    (a file of two algorithms was compiled, benched, planned or exported by its last without a word);
+    ``choosable``: whether --algorithm chooses among them (FILE's, not product's SECOND's)."""
     if unused := program.unused():
-        another = "--algorithm NAME" if command in CHOOSE_WITH_ALGORITHM else "put it last, or in a file of its own"
+        chosen = choosable and command in CHOOSE_WITH_ALGORITHM
+        another = "--algorithm NAME" if chosen else "put it last, or in a file of its own"
         print(f"bilinear {command}: note: {path} also defines {', '.join(unused)}; {command} uses its last "
               f"definition, {program.main.name} (another: {another})", file=sys.stderr)
 

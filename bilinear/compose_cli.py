@@ -123,6 +123,7 @@ def product(args) -> int:
             raise
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
+    note_unused_definitions(args.command, args.second, loaded, choosable=False)  # --algorithm chooses FILE's only
     second = _verified(_algorithm(loaded, None), args.second)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)

@@ -398,3 +398,34 @@ def test_a_derived_plinopt_scheme_exported_into_a_folder_gets_its_own_shape_pref
     names = sorted(path.name for path in folder.iterdir())
     assert names[0].startswith("4x4x4_49_") and all(name.count("2x2x2_7_") == 1 for name in names), names
     assert bilinear.verify(folder / names[0]).ok
+
+
+def test_a_users_header_line_that_starts_with_from_survives_a_second_derivation(tmp_path, capsys):
+    """Once a file carried bilinear's "Imported by" note, every header line lost a leading "from WORD"
+    ("from the 1969 paper ..." became "1969 paper ...", a line "from https://..." went): only bilinear's
+    own first line is taken off."""
+    source = tmp_path / "fr.bl"
+    lines = ["My Strassen variant", "from the 1969 paper by V. Strassen, Numer. Math. 13",
+             "from https://example.org/strassen-notes"]
+    source.write_text("".join(f"# {line}\n" for line in lines) + (ROOT / "algorithms/strassen.bl").read_text())
+    assert main(["import", str(source), "-o", str(tmp_path / "fr1.bl")]) == 0
+    assert main(["transform", str(tmp_path / "fr1.bl"), "--to", "nkm", "-o", str(tmp_path / "fr2.bl")]) == 0
+    header = _header(tmp_path / "fr2.bl")
+    for line in lines:
+        assert f"# {line}" in header, header
+
+
+def test_a_long_header_is_kept_whole(tmp_path, capsys):
+    """Header comments were cut at 40 lines without a word, a second licence's disclaimer with them."""
+    source = tmp_path / "long.bl"
+    source.write_text("".join(f"# licence line {i}\n" for i in range(1, 61)) + (ROOT / "algorithms/strassen.bl").read_text())
+    assert main(["import", str(source), "-o", str(tmp_path / "o.bl")]) == 0
+    assert sum(line.startswith("# licence line") for line in _header(tmp_path / "o.bl")) == 60
+
+
+def test_a_byte_order_mark_does_not_hide_the_header(tmp_path, capsys):
+    """A file starting with a UTF-8 BOM verified (the parser skips it), but its header was dropped."""
+    source = tmp_path / "bom.bl"
+    source.write_bytes(b"\xef\xbb\xbf" + (ROOT / "algorithms/strassen.bl").read_bytes())
+    assert main(["import", str(source), "-o", str(tmp_path / "o.bl")]) == 0
+    assert any("Strassen (1969)" in line for line in _header(tmp_path / "o.bl"))

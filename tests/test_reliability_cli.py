@@ -1732,3 +1732,26 @@ def test_optimize_passes_on_the_warning_of_a_product_no_output_uses(capsys, tmp_
     source.write_text(unused)
     code, _, err = _run(capsys, "optimize", str(source), "-o", str(tmp_path / "u.opt.bl"))
     assert code == 0 and "warning: M9 is never used in an output" in err, err
+
+
+def test_optimize_also_with_a_bl_file_credits_no_licence_found_near_it(capsys, tmp_path):
+    """A .bl FILE's header never looks for a licence file in the folders above it (its own comments say
+    what it is), but --also's did: a project's "Proprietary" LICENSE.txt was credited to the result."""
+    (tmp_path / "LICENSE.txt").write_text("Proprietary - do not distribute\n")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    also = tmp_path / "a" / "b" / "w.bl"
+    also.write_text((ROOT / "algorithms" / "winograd.bl").read_text())
+    code, _, err = _run(capsys, "optimize", "winograd", "--also", str(also), "-o", str(tmp_path / "out.bl"))
+    assert code == 0, err
+    assert "Licence file found near" not in (tmp_path / "out.bl").read_text()
+
+
+def test_product_notes_the_definitions_second_leaves_out(capsys, tmp_path):
+    """FILE of two algorithms got "also defines ...; product uses its last definition", SECOND nothing,
+    and --algorithm does not choose SECOND's: the note says how to."""
+    both = tmp_path / "both.bl"
+    both.write_text((ROOT / "algorithms/strassen.bl").read_text() + "\n" + (ROOT / "algorithms/winograd.bl").read_text())
+    code, _, err = _run(capsys, "product", "strassen", str(both), "-o", str(tmp_path / "p.bl"))
+    assert code == 0, err
+    assert (f"bilinear product: note: {both} also defines strassen; product uses its last definition, winograd "
+            "(another: put it last, or in a file of its own)") in err, err

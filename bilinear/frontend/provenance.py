@@ -22,14 +22,14 @@ def source_header(path: Path) -> tuple[str, ...]:
     inside a fetched repository, that repository's licence file and its first line."""
     lines: list[str] = []
     if path.suffix != ".npz" and path.is_file():
-        with path.open(encoding="utf-8", errors="replace") as stream:
-            for line in stream:
-                if not line.startswith("#") or len(lines) >= 40:
+        # utf-8-sig: a byte order mark, which the parser skips, is not the first line's first character
+        with path.open(encoding="utf-8-sig", errors="replace") as stream:
+            for line in stream:  # all of them: a licence's disclaimer may come last
+                if not line.startswith("#"):
                     break
                 lines.append(line[1:].strip())
     lines = _unwrapped(lines)
-    if path.suffix != ".bl":
-        lines += [line for line in licence(path) if line not in lines]
+    lines += [line for line in licence(path) if line not in lines]
     return (f"from {path.name}", *(line for line in lines if line))
 
 
@@ -39,17 +39,23 @@ def _unwrapped(lines: list[str]) -> list[str]:
     if not any(_WRAPPER.match(line) or _HOPS.search(line) for line in lines):
         return lines
     kept = []
-    for line in lines:
-        line = _HOPS.sub("", _FROM.sub("", _WRAPPER.sub("", line), count=1)).strip()
-        if line and line not in kept:
-            kept.append(line)
+    for number, line in enumerate(lines):
+        unwrapped = _WRAPPER.sub("", line)
+        if number == 0 or unwrapped != line:  # "from NAME" opens the header, and so a wrapped copy of it
+            unwrapped = _FROM.sub("", unwrapped, count=1)
+        unwrapped = _HOPS.sub("", unwrapped).strip()
+        if unwrapped and unwrapped not in kept:
+            kept.append(unwrapped)
     return kept
 
 
 def licence(path: Path) -> list[str]:
     """The first licence file in the source's folder or up to three above (a catalogue file deep in
     a fetched repository), named relative to the source (no absolute path of this machine goes into
-    a written file), with its first line: found near it, which need not make it the source's."""
+    a written file), with its first line: found near it, which need not make it the source's.  None for
+    a .bl file, whose own comments say what it is and where it came from."""
+    if path.suffix == ".bl":
+        return []
     source = path.resolve()
     for folder in list(source.parents)[:4]:
         for candidate in sorted(folder.iterdir()) if folder.is_dir() else ():
