@@ -47,15 +47,15 @@ def _read(
         if not others:
             raise
         first, *rest = error.diagnostics
-        note = f"{path.name}'s text reads as {others[0]}: give --from {others[0]}"
+        note = f"{path.name}'s text reads as {others[0]}: give --from {others[0]} (format={others[0]!r})"
         raise BilinearError(replace(first, notes=(*first.notes, note)), *rest) from None
 
 
 def _read_as(path: Path, format: str, shape: str | None, key: str | None, allow_pickle: bool,
              modulus: int | None) -> Scheme | Program:
     if format == "bl":
-        given = [option for option, value in (("--mod", modulus), ("--shape", shape), ("--key", key),
-                                              ("--allow-pickle", allow_pickle or None)) if value is not None]
+        given = [option for option, value in (("--mod (modulus=)", modulus), ("--shape (shape=)", shape), ("--key (key=)", key),
+                                              ("--allow-pickle (allow_pickle=)", allow_pickle or None)) if value is not None]
         if given:  # --shape and --key had been ignored without a word
             raise BilinearError(Diagnostic(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
                                            "catalogue schemes, not to .bl files"))
@@ -95,7 +95,7 @@ def _check_shape_option(shape: str | None) -> None:
     except ValueError:
         return  # the reader says what is wrong with it
     if dims is not None and len(dims) == 3 and (problem := shape_too_large(*dims)):
-        raise BilinearError(Diagnostic(f"--shape: {problem}"))
+        raise BilinearError(Diagnostic(f"--shape (shape=): {problem}"))
 
 
 def _as_path(value: object) -> Path:

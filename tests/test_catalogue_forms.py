@@ -335,7 +335,7 @@ def test_complex_entries_with_no_imaginary_part_are_an_exact_algorithm(tmp_path)
                                   "this is not a scheme\nit is a note to self\n",  # lowercase: read as fast-matmul
                                   "1 2 3\nthree and four\n"])
 def test_content_no_reader_recognises_asks_for_from(tmp_path, text):
-    with pytest.raises(BilinearError, match=r"cannot tell which format notes is in; give it with --from \(bl, fast-matmul"):
+    with pytest.raises(BilinearError, match=r"cannot tell which format notes is in; give it with --from \(format=\): bl, fast-matmul"):
         detect_format(_write(tmp_path, "notes", text))
 
 
@@ -502,7 +502,7 @@ def test_mod_is_checked(tmp_path):
     assert _error(path, modulus=1) == "--mod (modulus=) must be a modulus of at least 2, not 1"
     mod2 = _write(tmp_path, "222-x.mod2.exp", FLIP_VERTEX)
     assert _error(mod2, modulus=3) == "222-x.mod2.exp is a scheme modulo 2, not modulo 3 as --mod says"
-    with pytest.raises(BilinearError, match="--mod applies to catalogue schemes, not to .bl files"):
+    with pytest.raises(BilinearError, match=r"--mod \(modulus=\) applies to catalogue schemes, not to .bl files"):
         bilinear.verify(Path(__file__).parents[1] / "algorithms" / "strassen.bl", modulus=2)
 
 

@@ -449,7 +449,7 @@ def test_a_file_whose_suffix_is_another_formats_says_what_its_text_reads_as(tmp_
         bilinear.load(path)
     first = caught.value.diagnostics[0]
     assert said in first.message
-    assert first.notes[-1] == f"{name}'s text reads as kauers: give --from kauers"
+    assert first.notes[-1] == f"{name}'s text reads as kauers: give --from kauers (format='kauers')"
     assert bilinear.load(path, format="kauers").main.rank == 8
 
 

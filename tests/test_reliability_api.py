@@ -1026,3 +1026,20 @@ def test_the_imports_the_docs_give_for_the_verify_package_work():
     readme = (ROOT / "README.md").read_text()
     exec(re.search(r"`(from bilinear\.verify\.algorithm import wrong_blocks)`", readme).group(1), namespace)  # noqa: S102
     assert callable(namespace["wrong_blocks"])
+
+
+@pytest.mark.parametrize("options, said", [
+    ({"shape": "2,2,2"}, "--shape (shape=) applies to catalogue schemes, not to .bl files"),
+    ({"allow_pickle": True}, "--allow-pickle (allow_pickle=) applies to catalogue schemes, not to .bl files"),
+])
+def test_the_apis_refusals_name_its_keyword_beside_the_flag(options, said):
+    """bilinear.load(..., shape=...) was told "--shape applies ...", an option it has no way to give."""
+    with pytest.raises(BilinearError, match=re.escape(said)):
+        bilinear.load("strassen", **options)
+
+
+def test_a_bl_file_saved_as_txt_is_told_the_format_keyword(tmp_path):
+    text = tmp_path / "s.txt"
+    text.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    with pytest.raises(BilinearError, match=re.escape("give the format with --from (format=): bl, ")):
+        bilinear.load(text)

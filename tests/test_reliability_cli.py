@@ -370,8 +370,8 @@ def test_optimize_refuses_the_table_style_it_cannot_write(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    (["--shape", "2,2,2"], "--shape applies"), (["--key", "2,2,2"], "--key applies"),
-    (["--shape", "2,2,2", "--key", "3,3,3"], "--shape and --key apply"),
+    (["--shape", "2,2,2"], "--shape (shape=) applies"), (["--key", "2,2,2"], "--key (key=) applies"),
+    (["--shape", "2,2,2", "--key", "3,3,3"], "--shape (shape=) and --key (key=) apply"),
 ])
 def test_catalogue_options_on_a_bl_file_are_refused(capsys, options, message):
     """They had been ignored without a word, as --mod was refused."""
@@ -622,7 +622,7 @@ def test_mod_is_refused_on_a_bl_file_by_every_command_that_reads_one(capsys, com
     """verify and import refused it; transform, optimize, export and product ignored it."""
     name, *rest = command
     code, _, err = _run(capsys, name, STRASSEN, *rest, "--mod", "3", "-o", str(tmp_path / "x"))
-    assert code == 1 and "--mod applies to catalogue schemes, not to .bl files" in err
+    assert code == 1 and "--mod (modulus=) applies to catalogue schemes, not to .bl files" in err
 
 
 def test_mod_reads_a_catalogue_file_modulo_p_in_transform(capsys, tmp_path):
@@ -902,11 +902,11 @@ def test_optimize_says_when_no_side_is_small(capsys, tmp_path, monkeypatch):
 
 def test_allow_pickle_is_refused_where_there_is_nothing_to_unpickle(capsys):
     code, _, err = _run(capsys, "verify", STRASSEN, "--allow-pickle")
-    assert code == 1 and "--allow-pickle applies to catalogue schemes, not to .bl files" in err
+    assert code == 1 and "--allow-pickle (allow_pickle=) applies to catalogue schemes, not to .bl files" in err
     from conftest import scheme_file
 
     code, _, err = _run(capsys, "verify", str(scheme_file("fast-matmul/strassen")), "--allow-pickle")
-    assert code == 1 and "--allow-pickle lets an AlphaTensor .npz archive's pickled entries load; a fast-matmul file has none" in err
+    assert code == 1 and "--allow-pickle (allow_pickle=) lets an AlphaTensor .npz archive's pickled entries load; a fast-matmul file has none" in err
 
 
 def test_mod_p_that_divides_a_denominator_says_so(capsys, tmp_path):

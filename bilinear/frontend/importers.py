@@ -106,7 +106,7 @@ def detect_format(path: Path) -> str:
     if owners and owners[0] != "alphatensor" and _looks_like_bl(_beginning(path)):  # a .bl file saved as .txt
         raise BilinearError(Diagnostic(
             f"{path.name} could be bl or {owners[0]} (its suffix says {owners[0]}, its text reads as .bl); "
-            f"give the format with --from (bl, {', '.join(FORMATS)})", None))
+            f"give the format with --from (format=): bl, {', '.join(FORMATS)}", None))
     if owners:
         return owners[0]
     try:
@@ -119,11 +119,11 @@ def detect_format(path: Path) -> str:
     known = "bl, " + ", ".join(FORMATS)
     if not matches:
         raise BilinearError(
-            Diagnostic(f"cannot tell which format {path.name} is in; give it with --from ({known})", None)
+            Diagnostic(f"cannot tell which format {path.name} is in; give it with --from (format=): {known}", None)
         )
     if len(matches) > 1:
         raise BilinearError(
-            Diagnostic(f"{path.name} could be {' or '.join(matches)}; give the format with --from ({known})", None)
+            Diagnostic(f"{path.name} could be {' or '.join(matches)}; give the format with --from (format=): {known}", None)
         )
     return matches[0]
 
@@ -183,7 +183,7 @@ def read_catalogue(
     if key is not None and format != "alphatensor":
         fail(f"--key (key=) picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
     if allow_pickle and format != "alphatensor":  # it had been accepted without a word
-        fail(f"--allow-pickle lets an AlphaTensor .npz archive's pickled entries load; a {format} file has none", None)
+        fail(f"--allow-pickle (allow_pickle=) lets an AlphaTensor .npz archive's pickled entries load; a {format} file has none", None)
     if modulus is not None and modulus < 2:
         fail(f"--mod (modulus=) must be a modulus of at least 2, not {modulus}", None)
     try:

@@ -61,7 +61,7 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text")
     if data.startswith(b"PK\x03\x04"):  # where AlphaTensor's factors are, under another name
         raise BilinearError(Diagnostic(f"{path} is a zip archive (an AlphaTensor .npz?), not {text_of}",
                                        _offset_span(str(path), data, 0),
-                                       notes=("to read it as AlphaTensor factors, give --from alphatensor",)))
+                                       notes=("to read it as AlphaTensor factors, give --from alphatensor (format='alphatensor')",)))
     if b"\0" in data:
         raise BilinearError(Diagnostic(f"{path} is a binary file, not {text_of}", _offset_span(str(path), data, data.index(b"\0"))))
     try:
