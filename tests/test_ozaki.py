@@ -749,3 +749,34 @@ def test_the_moduli_check_skips_the_empty_strips_a_breadth_first_grid_leaves():
     A, B = rng.standard_normal((8, 40)), rng.standard_normal((40, 8))
     product = bilinear.compile("strassen", levels=1, breadth=1, leaf="ozaki", moduli=1, backend="numpy")
     assert np.isfinite(product(A, B)).all()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_another_threads_query_does_not_change_a_running_calls_tile_budget(monkeypatch):
+    """executor_for resets and sets the Ozaki leaf's budget; it ran outside the product's lock, so a
+    query (or a call's first look) from another thread changed the tiles of a call already running."""
+    import threading
+
+    from helpers.ozaki_emulation import emulated_runner
+
+    product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=2, breadth=1, leaf="ozaki",
+                               backend="numpy", workspace_limit=60_000)
+    for executor in product.executors:  # the GPU leaf's workspace (emulated), which the limit tiles
+        executor.leaf.cuda = emulated_runner(monkeypatch)
+    tiled = product.executors[-1]
+    seen = []
+
+    def run(A, B, C, alpha=1.0, beta=0.0):
+        budget = tiled.leaf.budget
+        other = threading.Thread(target=product.executor_for, args=(60, 60, 60))  # tiled too, in another budget
+        other.start()
+        other.join(0.5)
+        seen.append((budget, tiled.leaf.budget))
+        threads.append(other)
+
+    threads: list = []
+    monkeypatch.setattr(tiled, "run", run)
+    product(np.ones((37, 50)), np.ones((50, 21)))
+    for thread in threads:
+        thread.join()
+    assert seen == [(60_000 - 6_944, 60_000 - 6_944)]

@@ -134,13 +134,14 @@ class CompiledProduct(NotPickled):
         limit = self.lowered.options.workspace_limit
         if limit is None:
             return self.executor
-        for executor in self.executors:
-            executor.leaf_budget(None)
-            if executor.workspace_bytes(M, K, N) <= limit:
-                return executor
-        last = self.executors[-1]
-        if self._fits_in_tiles(last, M, K, N, limit):
-            return last
+        with self._calling:  # it sets the Ozaki leaves' budgets, which another thread's running call reads
+            for executor in self.executors:
+                executor.leaf_budget(None)
+                if executor.workspace_bytes(M, K, N) <= limit:
+                    return executor
+            last = self.executors[-1]
+            if self._fits_in_tiles(last, M, K, N, limit):
+                return last
         needed = last.workspace_bytes(M, K, N)
         tiled = " (its Ozaki leaves one element of C at a time too)" if self.lowered.options.leaf == "ozaki" else ""
         raise ValueError(
@@ -160,7 +161,8 @@ class CompiledProduct(NotPickled):
         M, K, N = check_sizes(M, K, N)
         if not is_byte_count(limit):
             raise ValueError(f"limit must be a number of bytes from 0 to 2^63 - 1, not {limit!r}")
-        return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
+        with self._calling:  # it sets the leaf's budget (kept), which a running call reads
+            return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
 
     @contextmanager
     def leaf_budget(self, budget: int | None) -> Iterator[None]:
