@@ -13,7 +13,7 @@ import numpy as np
 
 from .diagnostics import BilinearError, Diagnostic
 from .frontend import load_program
-from .frontend.loader import find_scheme
+from .frontend.loader import ShippedDefinition, find_scheme
 from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue, reads_as
 from .ir import Algorithm, Program, Schedule, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
@@ -99,12 +99,12 @@ def _check_shape_option(shape: str | None) -> None:
 
 
 def _as_path(value: object) -> Path:
-    """A file name as a Path, or the shipped scheme a bare name names (as the CLI reads FILE);
-    ValueError for anything else (None, numbers, bytes, lists)."""
+    """A file name as a Path, or the shipped scheme a bare name names (as the CLI reads FILE, whose
+    ShippedDefinition stays one); ValueError for anything else (None, numbers, bytes, lists)."""
     if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
         path = Path(value)
         if str(path) not in ("", "."):
-            return find_scheme(str(path))
+            return value if isinstance(value, ShippedDefinition) else find_scheme(str(path))
         raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}")  # "" or "."
     # reprlib: a large object (a loaded Algorithm) is named, not printed whole
     raise ValueError(f"expected a path to a .bl or catalogue file, not {type(value).__name__} {reprlib.repr(value)}")
@@ -173,8 +173,8 @@ def load_noted(path: str | Path, format: str | None = None, shape: str | None = 
     that ``compile``'s report says what ``verify``'s says."""
     path = _as_path(path)
     loaded = _read(path, format, shape, key, allow_pickle, modulus)
-    if isinstance(loaded, Program):
-        return loaded, ()
+    if isinstance(loaded, Program):  # a shipped definition found by its name is the one named
+        return (loaded.narrowed(path.definition) if isinstance(path, ShippedDefinition) else loaded), ()
     notes = ()
     if isinstance(loaded, AlternativeBasis):
         notes = (Diagnostic(loaded.note, loaded.algorithm.span, severity="note"),)

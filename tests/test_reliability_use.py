@@ -8,6 +8,7 @@ import threading
 import pytest
 
 import bilinear
+from bilinear.cli import main
 from bilinear.diagnostics import BilinearError, render
 from bilinear.frontend import loader
 
@@ -92,3 +93,15 @@ def test_symlink_loop_in_use_is_one_message(tmp_path):
     loop = tmp_path / "loop.bl"
     os.symlink(loop, loop)
     assert "loop.bl" in "\n".join(_diagnostics(_user(tmp_path, "loop.bl")))
+
+
+def test_a_shipped_definition_named_that_is_not_its_files_last_is_the_one_used(capsys, tmp_path):
+    """`bilinear run strassen_x_strassen` ran msmes2, the last definition of the file defining it, an
+    in-place schedule (its A and B overwritten and restored), without a word; the README says a
+    name picks the definition of that name."""
+    program = bilinear.load("strassen_x_strassen")
+    assert program.main.name == "strassen_x_strassen" and program.unused() == ()
+    assert bilinear.load("msmes2").main.name == "msmes2"
+    assert main(["run", "strassen_x_strassen", "-n", "16", "--backend", "numpy", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "strassen_x_strassen" in out and "msmes2" not in out and "restored" not in out, out

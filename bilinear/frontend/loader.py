@@ -230,5 +230,17 @@ def find_scheme(text: str) -> Path:
     for candidate in sorted(algorithms_dir().glob("*.bl")):
         _, definitions = parse_text(candidate.read_text(encoding="utf-8"), str(candidate))
         if any(definition.name == text for definition in definitions):
-            return candidate
+            if definitions[-1].name == text:  # the file's last definition: what it runs
+                return candidate
+            found = ShippedDefinition(candidate)
+            found.definition = text
+            return found
     return path
+
+
+class ShippedDefinition(type(Path())):  # type: ignore[misc] - Path's concrete class (PosixPath, WindowsPath)
+    """A shipped file found by the name of a definition that is not its last (``strassen_x_strassen``
+    in msmes2.bl): loading it gives the program with that definition as its main, as the name asks
+    (the file's last, msmes2, had run instead, without a word)."""
+
+    definition: str

@@ -40,6 +40,10 @@ class Program:
         """The last definition written in the file: what ``compile`` and ``run`` use."""
         return self.own_definitions()[-1]
 
+    def narrowed(self, name: str) -> Program:
+        """The program with ``name``'s definition as its only own one (its main), what it uses kept."""
+        return Program(self.path, self.algorithms, self.schedules, (name,))
+
     def unused(self) -> tuple[str, ...]:
         """The file's own definitions that ``main`` neither is nor schedules: what compile and run
         leave out (two algorithms in one file: the first)."""
