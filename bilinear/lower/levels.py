@@ -141,15 +141,19 @@ class KernelNames:
     the ``.cu`` file never drops a kernel and no launch runs another kernel's body.
     """
 
-    def __init__(self, prefix: str = "") -> None:
+    def __init__(self, prefix: str = "", always: bool = False) -> None:
         self.bodies: dict[str, ElementwiseKernel] = {}  # name -> the kernel with its name blanked
         # The library's name begins every kernel's (where the schedule's does not already): rsmm's
         # library and winograd's both exported winograd_cublas_float64_s0, and no program linked both.
+        # ``always``: a name given to the library (compile --name) begins them all, even a schedule's
+        # that starts with it: --name strassen_cublas had exported strassen's default build's kernels.
         self.prefix = prefix
+        self.always = always
 
     def unique(self, kernel: ElementwiseKernel) -> ElementwiseKernel:
         body = replace(kernel, name="")
-        first = kernel.name if not self.prefix or kernel.name.startswith(f"{self.prefix}_") else f"{self.prefix}_{kernel.name}"
+        kept = not self.prefix or (kernel.name.startswith(f"{self.prefix}_") and not self.always)
+        first = kernel.name if kept else f"{self.prefix}_{kernel.name}"
         name, number = first, 1
         while self.bodies.setdefault(name, body) != body:
             number += 1

@@ -203,7 +203,7 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
     breadth = lower_breadth_first(innermost, options.dtype, _identifier(name)) if innermost else None
     resolved = resolved[:depth_first]
     _refuse_destroying_below_top(resolved)
-    kernel_names = KernelNames(_identifier(name))
+    kernel_names = KernelNames(_identifier(name), always=name != library_name(program, per_level))
     carried = _levels_carrying_sums(resolved) if options.leaf == "fused" else 0
     plans = []
     for level, (schedule, algorithm) in enumerate(resolved):
