@@ -102,13 +102,12 @@ def test_steps_of_a_step_function_and_where_it_stops():
     ("winograd", ("--levels", "0"), {"levels": 0}),
     ("winograd", ("--levels", "1"), {"levels": 1}),
     ("strassen", ("--levels", "2", "--breadth", "1"), {"levels": 2, "breadth": 1}),
-    ("winograd", ("--levels", "2", "--breadth", "1", "--launch", "batched"), {"levels": 2, "breadth": 1}),
     ("winograd", ("--levels", "1", "--scaling", "norm"), {"levels": 1, "scaling": "norm"}),
     ("grey333", ("--levels", "1", "--moduli", "6"), {"levels": 1, "moduli": 6}),
-], ids=["direct", "winograd-L1", "strassen-bfs", "batched-asked", "norm", "grey333-fixed-moduli"])
+], ids=["direct", "winograd-L1", "strassen-bfs", "norm", "grey333-fixed-moduli"])
 def test_the_library_computes_the_runtimes_ozaki_product_bit_for_bit(tmp_path, scheme, options, runtime):
-    """Odd sizes, both dtypes, beta 0 (C holds NaN: not read) and 0.5; with --launch batched the leaves
-    still run one after another (the runtime's rule for a leaf with a workspace of its own)."""
+    """Odd sizes, both dtypes, beta 0 (C holds NaN: not read) and 0.5 (--launch batched, which ozaki
+    leaves would not batch, is refused: test_reliability_api)."""
     out = _compile(tmp_path, scheme, *options)
     rng = np.random.default_rng(7)
     for dtype, shapes in (("float64", [(37, 50, 21), (64, 65, 33)]), ("float32", [(37, 50, 21)])):
@@ -257,13 +256,10 @@ def test_the_manifest_and_header_say_the_library_runs_the_ozaki_leaf(tmp_path):
     # it said "0 bytes, nothing allocated, for schedules without temporaries" (msmes: 184,832 at 64³)
     assert "never 0 bytes where k > 0" in header and "0 bytes, nothing allocated" not in header
     assert host["ozaki"]["float64"]["int8_gemms"].startswith("cublasGemmStridedBatchedEx with a batch of one")
-    # --launch batched: the ozaki leaves run one after another, and the manifest and a note say so (it said batched)
-    batched = _compile(tmp_path, "winograd", "--levels", "2", "--breadth", "1", "--launch", "batched")
-    host = json.loads((batched / "manifest.json").read_text())["host"]
-    assert host["breadth_first"]["products"] == "one GEMM after another"
-    assert host["launch"] == ("ozaki leaves run one after another, sharing their workspace (as in the Python runtime): "
-                              "--launch batched batches cuBLAS leaves only")
-    assert "as one strided-batched GEMM" not in (batched / "winograd.h").read_text()
+    # --launch batched: the ozaki leaves would run one after another, so it is refused (the manifest had said batched)
+    with pytest.raises(SystemExit) as refused:
+        _compile(tmp_path, "winograd", "--levels", "2", "--breadth", "1", "--launch", "batched")
+    assert refused.value.code == 2
 
 
 # ---- on the GPU --------------------------------------------------------------------------------------

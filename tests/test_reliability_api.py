@@ -1043,3 +1043,15 @@ def test_a_bl_file_saved_as_txt_is_told_the_format_keyword(tmp_path):
     text.write_text((ROOT / "algorithms" / "strassen.bl").read_text())
     with pytest.raises(BilinearError, match=re.escape("give the format with --from (format=): bl, ")):
         bilinear.load(text)
+
+
+@pytest.mark.parametrize("leaf, launch, breadth, why", [
+    ("ozaki", "streams", 0, "the ozaki leaf runs its leaves one after another (they share one workspace)"),
+    ("ozaki", "batched", 1, "the ozaki leaf runs its leaves one after another (they share one workspace)"),
+    ("fused", "streams", 0, "the fused leaf runs each stage's products as one kernel"),
+])
+def test_a_launch_mode_the_leaf_kind_would_ignore_is_refused(leaf, launch, breadth, why):
+    """--launch streams or batched with ozaki leaves ran them one after another without a word in `run`
+    (and compile's note said streams ran in the Python runtime); fused leaves ignored streams alike."""
+    with pytest.raises(ValueError, match=re.escape(why)):
+        bilinear.compile("winograd", backend="numpy", levels=1, leaf=leaf, launch=launch, breadth=breadth)

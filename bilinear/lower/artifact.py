@@ -142,12 +142,9 @@ def write_artifacts(
             "kernels": [k.name for k in lowered.breadth.kernels()],
             "products": "one strided-batched GEMM" if hosts[0].breadth.batched else "one GEMM after another",
         }
-    if options.launch == "streams":
+    if options.launch == "streams":  # (cuBLAS leaves only: Options refuses streams for the others)
         host["launch"] = "the C++ host layer issues leaf products one at a time on the caller's stream; --launch " \
                          "streams runs through the Python runtime"
-    elif options.launch == "batched" and lowered.breadth is not None and not hosts[0].breadth.batched:
-        host["launch"] = f"{options.leaf} leaves run one after another, sharing their workspace (as in the Python " \
-                         "runtime): --launch batched batches cuBLAS leaves only"
     if left_out:
         host["left_out"] = "; ".join(left_out)
     if options.workspace_limit is not None:  # the library runs the plans a limit falls back to itself

@@ -176,6 +176,13 @@ class Options:
                 "use cublas leaves (--leaf cublas, leaf='cublas'; or another single-view leaf such as ozaki) with "
                 "breadth-first levels"
             )
+        kind = LEAF_KINDS[self.leaf]
+        if self.launch != "serial" and (kind.sums or kind.gemm is not None):  # it had been ignored without a word
+            how = "on concurrent streams" if self.launch == "streams" else "as one strided-batched GEMM"
+            why = ("runs each stage's products as one kernel" if kind.sums else
+                   "runs its leaves one after another (they share one workspace)")
+            raise OptionError(f"--launch {self.launch} (launch={self.launch!r}) issues cuBLAS leaves {how}; the "
+                              f"{self.leaf} leaf {why}: leave --launch out, or use cublas leaves")
         if self.workspace_limit is not None and not is_byte_count(self.workspace_limit):
             raise OptionError(f"workspace_limit must be a number of bytes from 0 to 2^63 - 1, not {self.workspace_limit!r}")
 
