@@ -197,6 +197,13 @@ def bytes_text(count: int) -> str:  # 2.62 GiB, 512 bytes
     return f"{count} bytes"
 
 
+def _per_level(speedup: float) -> str:
+    """Classical products over the scheme's, in words: "1.1429x fewer", "2x more", "as many"."""
+    if speedup == 1:
+        return "as many"
+    return f"{speedup}x fewer" if speedup > 1 else f"{round(1 / speedup, 4):g}x more"
+
+
 def _algorithm_text(data: dict) -> list[str]:
     lines = [f"algorithm {data['name']} {data['shape']}: {_status(data['ok'])}"]
     if data["ok"]:
@@ -206,7 +213,7 @@ def _algorithm_text(data: dict) -> list[str]:
         (
             f"  products: {data['products']}{f', of which {n} never used' if (n := data.get('unused_products')) else ''}"
             f" (classical {data['classical_products']}"
-            + (f"; {data['speedup_per_level']}x fewer multiplications per level)" if data["speedup_per_level"] else ")")
+            + (f"; {_per_level(data['speedup_per_level'])} multiplications per level)" if data["speedup_per_level"] else ")")
         ),
         (
             f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, "

@@ -828,3 +828,12 @@ def test_a_plinopt_side_of_the_wrong_size_is_located_in_its_own_file(tmp_path):
     (error,) = pytest.raises(BilinearError, bilinear.load, tmp_path / "2x2x2_7_Strassen_L.sms").value.diagnostics
     assert error.message.startswith("2x2x2_7_Strassen_P.sms gives 5 C blocks")
     assert (Path(error.span.path).name, error.span.line) == ("2x2x2_7_Strassen_P.sms", header + 1)
+
+
+def test_a_key_with_leading_zeros_names_the_same_shape(tmp_path):
+    """--key 02,2,2 passed the option's check (as --shape 02,2,2 does, which works) and then found no
+    scheme '02,2,2'; the numbers are compared, in the archive's keys too."""
+    u, v, w = (np.array(t, dtype=np.int64) for t in ([[1]], [[1]], [[1]]))
+    path = tmp_path / "zeros.npz"
+    np.savez(path, **{"1,1,1": np.stack([u, v, w]), "2,2,2": np.zeros((3, 4, 7), dtype=np.int64)})
+    assert read_catalogue(path, key="01,1,001").shape == Shape(1, 1, 1)

@@ -323,3 +323,15 @@ def test_the_report_counts_the_products_an_output_uses(tmp_path):
     assert "  products: 8, of which 1 never used (classical 8; 1.1429x fewer multiplications per level)" in text
     assert "one level at n=8192: 962.1 GFLOP in products" in text
 
+
+
+@pytest.mark.parametrize("rank, said", [
+    (2, "products: 2 (classical 1; 2x more multiplications per level)"),
+    (1, "products: 1 (classical 1; as many multiplications per level)"),
+])
+def test_a_scheme_with_as_many_or_more_products_is_not_said_to_have_fewer(tmp_path, rank, said):
+    """A <1,1,1;2> scheme read "products: 2 (classical 1; 0.5x fewer multiplications per level)"."""
+    products = "  M1 = (3*A11) * B11\n  M2 = (2*A11) * B11\n  C11 = M1 - M2\n" if rank == 2 else "  M1 = A11 * B11\n  C11 = M1\n"
+    report = bilinear.verify(_write(tmp_path, "c.bl", f"algorithm c <1,1,1;{rank}>:\n{products}"))
+    from bilinear.report import to_text
+    assert said in to_text(report), to_text(report)

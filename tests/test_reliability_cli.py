@@ -1305,7 +1305,8 @@ def test_alpha_that_brings_the_product_below_the_normal_range_is_refused(capsys,
     """A correct product "EXCEEDS THE BOUND": on the subnormal grid the rounding is coarser than
     the bound's unit roundoff (relative error 4.5e-11 against a bound of 1.3e-14)."""
     code, _, err = _run(capsys, "run", "strassen", "-n", "64", "--dtype", dtype, "--alpha", alpha, "--backend", "numpy")
-    assert code == 1 and f"may bring this run's product below {dtype}'s normal range" in err
+    tiny = {"float64": "1e-292", "float32": "9.86e-32"}[dtype]  # the smallest normal over epsilon
+    assert code == 1 and f"may bring this run's product below {tiny}, {dtype}'s smallest normal number over its" in err, err
     code, out, _ = _run(capsys, "run", "strassen", "-n", "64", "--dtype", dtype, "--alpha", "1e-250" if dtype == "float64" else "1e-25",
                         "--backend", "numpy", "--repeat", "1")
     assert code == 0 and "EXCEEDS" not in out

@@ -189,9 +189,10 @@ def _check_in_range(A, B, C, alpha: float, beta: float, dtype: str) -> None:
                          f"{described}; choose smaller ones")
     # below tiny/eps the spacing of the subnormals passes eps relative to the result, and a correct
     # product reads as past its error bound
-    if 0 < bound < float(np.finfo(dtype).tiny / np.finfo(dtype).eps):
-        raise ValueError(f"alpha {alpha:.9g} and beta {beta:.9g} may bring this run's product below {dtype}'s normal "
-                         f"range {described}, where its rounding is coarser than the error bound assumes; choose larger ones")
+    if 0 < bound < (floor := float(np.finfo(dtype).tiny / np.finfo(dtype).eps)):
+        raise ValueError(f"alpha {alpha:.9g} and beta {beta:.9g} may bring this run's product below {floor:.3g}, "
+                         f"{dtype}'s smallest normal number over its epsilon {described}, where the spacing of the "
+                         "numbers near it is coarser than the error bound assumes; choose larger ones")
 
 
 def run_once(

@@ -42,7 +42,10 @@ _DAMAGED = (
 
 
 def _normal_key(key: str) -> str:
-    return ",".join(part.strip() for part in key.strip().replace("x", ",").replace("×", ",").split(","))
+    """A key as compared: separators and spaces as "2,2,2", and a number's leading zeros dropped
+    (--key 02,2,2 names the shape --shape 02,2,2 does)."""
+    parts = [part.strip() for part in key.strip().replace("x", ",").replace("×", ",").split(",")]
+    return ",".join(str(int(part)) if part.isascii() and part.isdigit() else part for part in parts)
 
 
 def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Path) -> str:
