@@ -280,3 +280,22 @@ def test_matmul_checks_the_scalars_range_for_inputs_that_come_through_dlpack(cp)
     with pytest.raises(ValueError, match=r"^alpha = 1e\+39 is past float32's range"):
         bilinear.matmul(Tensor(A), Tensor(A.copy()), alpha=1e39)
     assert float(bilinear.matmul(Tensor(A), Tensor(A.copy()), alpha=2.0)[0, 0]) == 128.0
+
+
+@pytest.mark.parametrize("shape", [(64, 48, 32), (100000, 16, 16), (4096, 4096, 2)])
+def test_a_beta_that_is_zero_in_float32_does_not_read_c_on_either_path(cp, shape):
+    """beta = 1e-46 is float32's 0: C's NaN must not come through, on the checked first call or the
+    prepared later ones (cuBLAS, TSM2)."""
+    m, k, n = shape
+    A, B = cp.ones((m, k), dtype=cp.float32), cp.ones((k, n), dtype=cp.float32)
+    for _ in range(3):  # the first call checked, the later ones prepared
+        C = cp.full((m, n), cp.nan, dtype=cp.float32)
+        result = bilinear.matmul(A, B, out=C, beta=1e-46)
+        assert bool(cp.all(result == k))
+
+
+def test_a_refused_out_on_the_gpu_is_not_told_to_pass_a_copy(cp):
+    A = cp.ones((64, 64))
+    with pytest.raises(ValueError, match="the product is written into out") as refused:
+        bilinear.matmul(A, A, out=cp.asfortranarray(cp.zeros((64, 64))))
+    assert "ascontiguousarray" not in str(refused.value)
