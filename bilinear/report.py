@@ -199,9 +199,8 @@ def bytes_text(count: int) -> str:  # 2.62 GiB, 512 bytes
 
 def _per_level(speedup: float) -> str:
     """Classical products over the scheme's, in words: "1.1429x fewer", "2x more", "as many"."""
-    if speedup == 1:
-        return "as many"
-    return f"{speedup}x fewer" if speedup > 1 else f"{round(1 / speedup, 4):g}x more"
+    more = f"{round(1 / speedup, 4):g}x more"
+    return "as many" if speedup == 1 else f"{speedup}x fewer" if speedup > 1 else more
 
 
 def _algorithm_text(data: dict) -> list[str]:
@@ -210,19 +209,13 @@ def _algorithm_text(data: dict) -> list[str]:
         lines.append("  Brent equations: every C block equals its classical sum exactly")
     sides = data["additions_by_side"]
     lines += [
-        (
-            f"  products: {data['products']}{f', of which {n} never used' if (n := data.get('unused_products')) else ''}"
-            f" (classical {data['classical_products']}"
-            + (f"; {_per_level(data['speedup_per_level'])} multiplications per level)" if data["speedup_per_level"] else ")")
-        ),
-        (
-            f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, "
-            f"C side {sides['C']}); {data['additions_unshared']} without sharing"
-        ),
-        (
-            f"  stability: growth factor {data['growth_factor']} per level (L levels: its L-th power); "
-            f"e_max {data['e_max']}, Q {data['q']} (Ballard et al. 2016)"
-        ),
+        f"  products: {data['products']}{f', of which {n} never used' if (n := data.get('unused_products')) else ''}"
+        f" (classical {data['classical_products']}"
+        + (f"; {_per_level(data['speedup_per_level'])} multiplications per level)" if data["speedup_per_level"] else ")"),
+        f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, "
+        f"C side {sides['C']}); {data['additions_unshared']} without sharing",
+        f"  stability: growth factor {data['growth_factor']} per level (L levels: its L-th power); "
+        f"e_max {data['e_max']}, Q {data['q']} (Ballard et al. 2016)",
         "  error growth after L levels (γ^L, e_max^L, L·Q): "
         + "; ".join(f"L={g['levels']}: {g['growth_factor']:.6g}, {g['e_max']:g}, {g['q']}" for g in data["error_growth"]),
     ]

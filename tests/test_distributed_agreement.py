@@ -7,6 +7,10 @@ cores); rank 0 prints what each case did.
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
+import pytest
 from conftest import ROOT
 from helpers.mpi import needs_mpi, run_ranks
 
@@ -310,3 +314,25 @@ def test_a_ranks_facts_fit_the_exchange_whatever_the_rank_count():
     # the longest texts a rank may send: refusals of alpha and beta, three structured dtypes
     wide = np.zeros((8, 8), dtype=[(f"field{i}", "f8") for i in range(30)])
     _encode(facts(wide, wide.copy(), wide.copy(), "≠" * 300, [1.0] * 300, options))
+
+
+def test_host_arrays_for_a_product_on_the_gpu_are_refused_on_every_rank():
+    """NumPy arrays given to dist.compile's default (CuPy) product failed on every rank in CuPy's DLPack
+    import ("CPU arrays cannot be directly imported to CuPy", on 2 H100s); a rank's facts now say which
+    of its arrays are in host memory, and every rank refuses them alike (a stand-in for CuPy here)."""
+    import types
+
+    from bilinear.distributed.agree import facts, judge
+    from bilinear.distributed.comm import DistributedError
+
+    class DeviceArray:
+        pass
+
+    cupy = types.SimpleNamespace(__name__="cupy", ndarray=DeviceArray)
+    A = np.ones((4, 4))
+    on_host = facts(A, A, None, 1.0, 0.0, {}, xp=cupy)
+    assert on_host[14] == "A,B@cupy" and facts(A, A, None, 1.0, 0.0, {})[14] == ""
+    with pytest.raises(DistributedError, match=re.escape(
+            "rank 1: A is a NumPy array (host memory), but this product runs on cupy: pass cupy.asarray(A), or compile "
+            "with backend='numpy'")):
+        judge([facts(A, A, None, 1.0, 0.0, {}), on_host], "replicated", "replicated", "float64")

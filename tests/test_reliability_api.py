@@ -1055,3 +1055,27 @@ def test_a_launch_mode_the_leaf_kind_would_ignore_is_refused(leaf, launch, bread
     (and compile's note said streams ran in the Python runtime); fused leaves ignored streams alike."""
     with pytest.raises(ValueError, match=re.escape(why)):
         bilinear.compile("winograd", backend="numpy", levels=1, leaf=leaf, launch=launch, breadth=breadth)
+
+
+@pytest.mark.parametrize("name, said", [
+    ("A", "A is a NumPy array (host memory), but this product runs on cupy: pass cupy.asarray(A), or compile "
+          "with backend='numpy'"),
+    ("out", "out is a NumPy array (host memory), but this product runs on cupy: the product is written into out, so "
+            "give a cupy array"),
+])
+def test_a_host_array_given_to_a_gpu_product_is_said_so(name, said):
+    """A NumPy array given to a CuPy product (dist.compile's default too) failed in CuPy's DLPack import,
+    "TypeError: CPU arrays cannot be directly imported to CuPy" (seen on 2 H100s).  A stand-in for
+    CuPy's module here: only its array type and name are read before the refusal."""
+    import types
+
+    from bilinear.runtime.views import check_on_device
+
+    class DeviceArray:
+        pass
+
+    cupy = types.SimpleNamespace(__name__="cupy", ndarray=DeviceArray)
+    with pytest.raises(ValueError, match=re.escape(said)):
+        check_on_device(np.ones((2, 2)), name, cupy)
+    check_on_device(DeviceArray(), name, cupy)  # the backend's own arrays pass
+    check_on_device(np.ones((2, 2)), name, np)  # and NumPy's on the CPU

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..runtime.compiled import real_scalar
-from ..runtime.views import is_masked, is_row_major, masked_refusal, overlaps, with_line_strides
+from ..runtime.views import is_masked, is_row_major, masked_refusal, on_host, on_host_refusal, overlaps, with_line_strides
 from .comm import DistributedError, short
 from .layout import block_shape, global_shape
 
@@ -47,11 +47,12 @@ def is_matrix(x: Any) -> bool:
 
 
 def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, Any], blocks: bool = False,
-          out_sample: bool = False) -> tuple:
+          out_sample: bool = False, xp: Any = np) -> tuple:
     """This rank's side of the call, small enough to gather on every rank (``options``, what its
     product was compiled with by name, as a digest each: one weight per rank would not fit the
     exchange's 512 bytes past a dozen ranks; with ``blocks``, a sample of A and B each, and with
-    ``out_sample`` of out, which :func:`same_blocks` and :func:`judge` compare)."""
+    ``out_sample`` of out, which :func:`same_blocks` and :func:`judge` compare; which arrays are in
+    host memory where the product runs on ``xp``, CuPy)."""
     options = tuple(f"{name}={hashlib.sha256(repr(value).encode()).hexdigest()[:6]}" for name, value in options.items())
 
     def shape(x):
@@ -64,9 +65,11 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
     # which are masked arrays: under an in-place local schedule np.ma's arithmetic formed the operand sums
     masked = ",".join(name for name, x in (("A", A), ("B", B), ("out", out)) if is_masked(x))
     writable = out is None or bool(getattr(getattr(out, "flags", None), "writeable", True))  # a read-only NumPy out
+    host = ",".join(name for name, x in (("A", A), ("B", B), ("out", out)) if on_host(x, xp))
+    host = f"{host}@{xp.__name__}" if host else ""
     if not all(is_matrix(x) for x in views):  # said on every rank below, not raised here while the others wait
         return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"),
-                options, "", True, writable, masked, None)
+                options, "", True, writable, masked, None, host)
     # which are not row-major, to name in the refusal
     scattered = ",".join(name for name, x in (("A", A), ("B", B), ("out", out)) if x is not None and not is_row_major(x))
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if not scattered else True
@@ -74,7 +77,7 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
     if blocks and A is not None and B is not None and not masked:
         sampled = (_sample(A), _sample(B), _sample(out) if out_sample and out is not None else None)
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
-            scattered, apart, writable, masked, sampled)
+            scattered, apart, writable, masked, sampled, host)
 
 
 def _sample(x: Any) -> str:
@@ -161,6 +164,9 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
         return "the ranks were called with different arguments"
     if any(isinstance(shape, str) for v in everyone for shape in (v[0], v[1], v[4])):
         return "A, B and out must be 2-D arrays on every rank that passes them"
+    if host := next(((rank, v[14]) for rank, v in enumerate(everyone) if v[14]), None):
+        rank, (names, module) = host[0], host[1].split("@")
+        return f"rank {rank}: {on_host_refusal(names.split(',')[0], module)}"
     if masked := next(((rank, v[12]) for rank, v in enumerate(everyone) if v[12]), None):
         rank, names = masked
         return f"rank {rank}: {masked_refusal(names.split(',')[0])}"

@@ -158,7 +158,8 @@ class DistributedProduct(NotPickled):
         # replicated C that beta adds in (rank 0's is added)
         sampled = self.inputs in ("block2d", "replicated")
         seeded = self.output == "replicated" and _nonzero(beta)
-        everyone = self.comm.agree(facts(A, B, out, alpha, beta, options, blocks=sampled, out_sample=seeded))
+        everyone = self.comm.agree(facts(A, B, out, alpha, beta, options, blocks=sampled, out_sample=seeded,
+                                         xp=self.comm.xp))
         M, K, N, dtype = judge(everyone, self.inputs, self.output, getattr(self.local.product, "dtype", None))
         if self.inputs == "block2d" and self.comm.rank == 0 and same_blocks(everyone):
             warnings.warn(f"every rank passed the same blocks of A and B; under block2d inputs each rank passes its "

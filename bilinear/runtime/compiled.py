@@ -19,7 +19,7 @@ from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_d
 from ..lower.options import is_byte_count
 from .backend import Backend, NotPickled
 from .executor import Executor
-from .views import (check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major,
+from .views import (check_on_device, check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major,
                     layout_refusal, overlaps, with_line_strides)
 
 
@@ -373,6 +373,7 @@ class CompiledProduct(NotPickled):
     def _as_array(self, array: Any, name: str) -> Any:
         xp = self.backend.xp
         check_unmasked(array, name)
+        check_on_device(array, name, xp)
         if not isinstance(array, xp.ndarray):
             if not hasattr(array, "__dlpack__"):
                 raise ValueError(f"{name} must be a {xp.__name__} array or support DLPack, not {type(array).__name__}")

@@ -112,6 +112,24 @@ def check_unmasked(array: Any, name: str) -> None:
         raise ValueError(masked_refusal(name))
 
 
+def on_host(array: Any, xp: Any) -> bool:
+    """Whether ``array`` is a NumPy (host) array where the product runs on ``xp``, CuPy."""
+    return isinstance(array, np.ndarray) and xp is not np and not isinstance(array, xp.ndarray)
+
+
+def on_host_refusal(name: str, module: str) -> str:
+    fix = (f"the product is written into out, so give a {module} array" if name == "out" else
+           f"pass {module}.asarray({name}), or compile with backend='numpy'")
+    return f"{name} is a NumPy array (host memory), but this product runs on {module}: {fix}"
+
+
+def check_on_device(array: Any, name: str, xp: Any) -> None:
+    """Refuse a NumPy (host) array given to a product on the GPU (``xp`` CuPy): CuPy's DLPack import
+    had raised "CPU arrays cannot be directly imported to CuPy"."""
+    if on_host(array, xp):
+        raise ValueError(on_host_refusal(name, xp.__name__))
+
+
 def check_writable(array: Any, name: str, why: str = "bilinear writes the product into it") -> None:
     """Refuse a read-only NumPy array that a call would write (NumPy's own error came after the work)."""
     if isinstance(array, np.ndarray) and not array.flags.writeable:
