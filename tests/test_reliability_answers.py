@@ -338,3 +338,15 @@ def test_a_scheme_with_as_many_or_more_products_is_not_said_to_have_fewer(tmp_pa
     report = bilinear.verify(_write(tmp_path, "c.bl", text))
     from bilinear.report import to_text
     assert said in to_text(report), to_text(report)
+
+
+def test_a_schedule_for_an_algorithm_that_fails_says_why_it_fails(tmp_path):
+    """Its entry read "schedule s for n [no properties]: FAILED" with no error at all ("errors": [] in the
+    JSON): its algorithm's Brent equations fail, which its own entry says."""
+    text = ("algorithm n <1,1,1;2>:\n  M1 = A11*B11\n  M2 = A11*B11\n  C11 = M1 + M2\n"
+            "schedule s for n:\n  stage a: A11 * B11 -> +1/2*C11\n           A11 * B11 -> +1/2*C11\n")
+    report = bilinear.verify(_write(tmp_path, "wa.bl", text))
+    algorithm, schedule = report.entries
+    assert not algorithm.ok and not schedule.ok
+    assert [d.message for d in schedule.errors] == [
+        "schedule s is for n, which does not verify (its entry above says why); a schedule of it computes what it does"]

@@ -109,16 +109,21 @@ def report_schedule(schedule: Schedule, algorithm: Algorithm) -> ScheduleReport:
                      for temp in schedule.unused)
     if schedule.inplace and not schedule.restores:
         warnings += (Diagnostic(_unrestored(schedule, algorithm, check), schedule.span, "warning"),)
+    algorithm_ok = not verify_algorithm(algorithm)
+    # said, not only counted: the entry had read FAILED with no error ("errors": [] in the JSON)
+    failed = () if algorithm_ok else (Diagnostic(
+        f"schedule {schedule.name} is for {algorithm.name}, which does not verify (its entry above says why); a "
+        "schedule of it computes what it does", schedule.span),)
     return ScheduleReport(
         schedule=schedule,
         algorithm=algorithm,
-        errors=limited(check.errors),
+        errors=limited(failed + check.errors),
         warnings=warnings,
         counts=count_schedule(schedule),
         workspace=workspace_blocks(schedule),
         product_uses=check.product_uses,
         shape_conditions=check.shape_conditions,
-        algorithm_ok=not verify_algorithm(algorithm),
+        algorithm_ok=algorithm_ok,
     )
 
 
