@@ -371,7 +371,9 @@ def test_errors_on_one_line_are_in_column_order_and_the_lines_keep_their_order()
 def test_errors_of_two_definitions_on_one_line_are_in_column_order():
     """Schedules are checked after algorithms, so the schedule's error at 1:1 came after the algorithm's."""
     text = "schedule s for x: stage p: A11 * B11 -> +C11; algorithm x <1,1,1>: M1 = A11 * B11; C11 = M1 + Q\n"
-    assert _located(text) == [(1, 1, "schedule s is for x, which is not defined"), (1, 95, "Q is not defined")]
+    assert _located(text) == [
+        (1, 1, "schedule s is for x, which has errors of its own; the schedule is checked once they are fixed"),
+        (1, 95, "Q is not defined")]
 
 
 def test_the_errors_shown_of_a_long_line_are_its_first_columns():

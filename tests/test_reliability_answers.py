@@ -350,3 +350,18 @@ def test_a_schedule_for_an_algorithm_that_fails_says_why_it_fails(tmp_path):
     assert not algorithm.ok and not schedule.ok
     assert [d.message for d in schedule.errors] == [
         "schedule s is for n, which does not verify (its entry above says why); a schedule of it computes what it does"]
+
+
+def test_a_schedule_for_an_algorithm_with_errors_is_not_told_it_is_undefined(tmp_path):
+    """"schedule s is for strassen2, which is not defined; did you mean strassen?" where strassen2 is
+    defined (with an error) two lines up: following the note would schedule another algorithm."""
+    algorithm = (ROOT / "algorithms" / "strassen.bl").read_text().split("algorithm strassen", 1)[1]
+    text = ("algorithm strassen2" + algorithm).replace("C22 = M1 - M2 + M3 + M6", "C22 = M1 - M2 + M3 + M6 + M8")
+    text = f'use "{ROOT}/algorithms/strassen.bl"\n' + text + "\nschedule s for strassen2: inplace\n  stage a: A11 * B12 -> +C12 +C22\n"
+    with pytest.raises(BilinearError) as refused:
+        bilinear.load(_write(tmp_path, "bad2.bl", text))
+    messages = [d.message for d in refused.value.diagnostics]
+    assert "M8 is not defined" in messages
+    assert "schedule s is for strassen2, which has errors of its own; the schedule is checked once they are fixed" in messages
+    assert not any("not defined" in m and "strassen2" in m for m in messages)
+    assert not any("did you mean" in note for d in refused.value.diagnostics for note in d.notes)

@@ -191,16 +191,23 @@ def _assemble(path: str, raw_definitions: list, own: tuple[str, ...]) -> Program
         unique.append(raw)
     # Algorithms first, so a schedule may come before the algorithm it is for.
     schedules_for = {raw.name: raw.algorithm for raw in unique if isinstance(raw, RawSchedule)}
+    broken: set[str] = set()  # algorithms whose errors are said: their schedules are not told they are undefined
     for raw in sorted(unique, key=lambda raw: isinstance(raw, RawSchedule)):
+        if isinstance(raw, RawSchedule) and raw.algorithm in broken:
+            errors.append(Diagnostic(f"schedule {raw.name} is for {raw.algorithm}, which has errors of its own; the "
+                                     "schedule is checked once they are fixed", raw.span))
+            continue
         try:
             built = build(raw, algorithms, schedules_for)
         except BilinearError as error:
             errors.extend(error.diagnostics)
+            broken.add(raw.name)
             continue
         except RecursionError:  # name resolution recurses once per level of named sums
             kind = "algorithm" if isinstance(raw, RawAlgorithm) else "definition"
             message = f"{kind} {raw.name} nests its named sums too deeply to check (a chain of hundreds of sums)"
             errors.append(Diagnostic(message, raw.span))
+            broken.add(raw.name)
             continue
         (algorithms if isinstance(built, Algorithm) else schedules)[built.name] = built
     if errors:  # each definition's are in order already; two definitions may share a line
