@@ -782,3 +782,15 @@ def test_a_statement_that_zeroes_its_target_is_quoted_as_a_statement_the_languag
     report = verify_program(program_from_text(text, "zeroing.bl"))
     messages = [error.message for entry in report.entries for error in entry.errors]
     assert "`T1 += A11` conflicts with `T1 -= T1` in stage z: both write T1" in messages, messages
+
+
+def test_a_byte_order_mark_does_not_shift_the_column_of_a_bad_byte(tmp_path):
+    """An invalid UTF-8 byte at column 12 was located at 1:13 after a BOM, which the parser skips (a
+    syntax error there was at 1:12)."""
+    for prefix in (b"", b"\xef\xbb\xbf"):
+        path = tmp_path / "bomb.bl"
+        path.write_bytes(prefix + b"algorithm n\xff <1,1,1;1>:\n")
+        with pytest.raises(BilinearError) as refused:
+            bilinear.load(path)
+        span = refused.value.diagnostics[0].span
+        assert (span.line, span.column) == (1, 12), prefix

@@ -85,7 +85,8 @@ def lines_ended_by_lf(text: str) -> str:
 
 def _offset_span(path: str, data: bytes, offset: int) -> Span:
     """The line and the column, in characters, of a byte offset (lines ended as lines_ended_by_lf ends them)."""
-    before = lines_ended_by_lf(data[:offset].decode("utf-8", errors="replace"))
+    # utf-8-sig: a byte order mark, which the parser skips, takes no column
+    before = lines_ended_by_lf(data[:offset].decode("utf-8-sig", errors="replace"))
     line = before.count("\n") + 1
     column = len(before) - (before.rfind("\n") + 1) + 1
     return Span(path, line, column, line, column + 1)
