@@ -794,3 +794,20 @@ def test_a_byte_order_mark_does_not_shift_the_column_of_a_bad_byte(tmp_path):
             bilinear.load(path)
         span = refused.value.diagnostics[0].span
         assert (span.line, span.column) == (1, 12), prefix
+
+
+@pytest.mark.parametrize("statement, said, note", [
+    ("C22 = S1 * T1", "S1 is a named sum of winograd, not a buffer: a schedule reads and writes blocks and temporaries",
+     "write the blocks it sums instead: A21 + A22"),
+    ("for = A11 + A22", "for is neither a block nor a declared temporary",
+     "for is a keyword of the language: a temporary needs another name"),
+])
+def test_a_name_no_temporary_could_take_is_not_told_to_declare_one(tmp_path, statement, said, note):
+    """`temp S1: A` then read "S1 is read before anything is written to it", and `temp for: A` "for is a
+    keyword of the language", where the note had said to declare them (an audit)."""
+    path = tmp_path / "ns.bl"
+    path.write_text(f'use "{ROOT}/algorithms/winograd.bl"\nschedule r for winograd: overwrite\n  stage p1:  {statement}\n')
+    with pytest.raises(BilinearError) as refused:
+        bilinear.load(path)
+    found = next(d for d in refused.value.diagnostics if d.message == said)
+    assert found.notes == (note,)

@@ -115,6 +115,7 @@ def _check_temporaries(raw: RawSchedule, findings: Findings) -> dict[str, str]:
 def _check_statement(statement, algorithm: Algorithm, temporaries, schedule: str, findings: Findings) -> None:
     owner = f"the algorithm of {schedule}"
     products = {product.name: product for product in algorithm.products}
+    sums = {named.name: named for named in algorithm.sums}
     for name in sorted(statement.reads() | statement.writes()):
         span = _name_span(statement, name)
         if name in temporaries:
@@ -126,12 +127,14 @@ def _check_statement(statement, algorithm: Algorithm, temporaries, schedule: str
                 span,
                 f"compute it with a product statement of its factors: `({product.left}) * ({product.right}) -> ...`",
             )
+        elif name in sums:  # declared as a temporary it would be read before written: say what it is
+            findings.error(f"{name} is a named sum of {algorithm.name}, not a buffer: a schedule reads and writes "
+                           "blocks and temporaries", span, f"write the blocks it sums instead: {sums[name].form}")
         elif not check_block(name, algorithm.shape, span, findings, owner):
-            findings.error(
-                f"{name} is neither a block nor a declared temporary",
-                span,
-                *(suggest(name, temporaries) or (f"declare it: temp {name}: {_like(statement, name)}",)),
-            )
+            declare = (f"{name} is a keyword of the language: a temporary needs another name" if name in KEYWORDS
+                       else f"declare it: temp {name}: {_like(statement, name)}")
+            findings.error(f"{name} is neither a block nor a declared temporary", span,
+                           *(suggest(name, temporaries) or (declare,)))
     for name in statement.writes():
         span = _name_span(statement, name)
         operand = operand_of(name)
