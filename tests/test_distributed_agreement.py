@@ -336,3 +336,18 @@ def test_host_arrays_for_a_product_on_the_gpu_are_refused_on_every_rank():
             "rank 1: A is a NumPy array (host memory), but this product runs on cupy: pass cupy.asarray(A), or compile "
             "with backend='numpy'")):
         judge([facts(A, A, None, 1.0, 0.0, {}), on_host], "replicated", "replicated", "float64")
+
+
+@pytest.mark.parametrize("inputs", ["root", "block2d"])
+def test_a_replicated_out_that_differs_between_ranks_is_refused_under_every_input_layout(inputs):
+    """Only replicated inputs compared the ranks' out: under root or block2d inputs rank 1 got A·B plus
+    rank 0's C instead of its own, without a word (an audit)."""
+    from bilinear.distributed.agree import facts, judge
+    from bilinear.distributed.comm import DistributedError
+
+    A = np.arange(16.0).reshape(4, 4)  # root: rank 0's whole A and B; block2d: each of 4 ranks' block of 8x8 ones
+    blocks, ranks, size = (True, 4, 8) if inputs == "block2d" else (False, 2, 4)
+    mine = [facts(A if rank == 0 or blocks else None, A if rank == 0 or blocks else None, np.full((size, size), float(rank)),
+                  1.0, 1.0, {}, blocks=blocks, out_sample=True) for rank in range(ranks)]
+    with pytest.raises(DistributedError, match="the ranks were given different out with beta ≠ 0"):
+        judge(mine, inputs, "replicated", "float64")

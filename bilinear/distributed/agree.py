@@ -74,8 +74,10 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
     scattered = ",".join(name for name, x in (("A", A), ("B", B), ("out", out)) if x is not None and not is_row_major(x))
     apart = out is None or not any(x is not None and overlaps(out, x) for x in (A, B)) if not scattered else True
     sampled = None
-    if blocks and A is not None and B is not None and not masked:
-        sampled = (_sample(A), _sample(B), _sample(out) if out_sample and out is not None else None)
+    if (blocks and A is not None and B is not None or out_sample) and not masked:  # out's under any input layout
+        held = blocks and A is not None and B is not None
+        sampled = (_sample(A) if held else None, _sample(B) if held else None,
+                   _sample(out) if out_sample and out is not None else None)
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
             scattered, apart, writable, masked, sampled, host)
 
@@ -127,11 +129,11 @@ def _replicated_problem(everyone: list[tuple], inputs: str) -> str | None:
     """Replicated A and B (and a C that beta adds in) that differ between ranks, by their samples: each
     rank had multiplied its own, and C was wrong on every rank without a word."""
     samples = [v[13] for v in everyone]
-    if inputs != "replicated" or any(sample is None for sample in samples):
+    if any(sample is None for sample in samples):
         return None
-    if any(sample[:2] != samples[0][:2] for sample in samples):
+    if inputs == "replicated" and any(sample[:2] != samples[0][:2] for sample in samples):
         return "the ranks were given different A or B (replicated inputs are the same matrices on every rank)"
-    if any(sample[2] != samples[0][2] for sample in samples):
+    if any(sample[2] != samples[0][2] for sample in samples):  # a replicated C beta adds in, whatever the inputs
         return "the ranks were given different out with beta ≠ 0 (a replicated C is the same matrix on every rank)"
     return None
 
