@@ -174,7 +174,7 @@ def load_noted(path: str | Path, format: str | None = None, shape: str | None = 
     path = _as_path(path)
     loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):  # a shipped definition found by its name is the one named
-        return (loaded.narrowed(path.definition) if isinstance(path, ShippedDefinition) else loaded), ()
+        return (loaded.narrowed(path.definition) if getattr(path, "definition", None) else loaded), ()
     notes = ()
     if isinstance(loaded, AlternativeBasis):
         notes = (Diagnostic(loaded.note, loaded.algorithm.span, severity="note"),)

@@ -105,3 +105,11 @@ def test_a_shipped_definition_named_that_is_not_its_files_last_is_the_one_used(c
     assert main(["run", "strassen_x_strassen", "-n", "16", "--backend", "numpy", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "strassen_x_strassen" in out and "msmes2" not in out and "restored" not in out, out
+
+
+def test_a_path_derived_from_a_shipped_definitions_path_loads_as_its_file():
+    """Path operations keep the subclass (p.resolve() is a ShippedDefinition too) but not the name it was
+    found by: loading one must read the file, not fail on the missing name."""
+    found = loader.find_scheme("strassen_x_strassen")
+    assert bilinear.load(found).main.name == "strassen_x_strassen"
+    assert bilinear.load(found.resolve()).main.name == "msmes2"

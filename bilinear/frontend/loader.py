@@ -249,6 +249,7 @@ def find_scheme(text: str) -> Path:
 class ShippedDefinition(type(Path())):  # type: ignore[misc] - Path's concrete class (PosixPath, WindowsPath)
     """A shipped file found by the name of a definition that is not its last (``strassen_x_strassen``
     in msmes2.bl): loading it gives the program with that definition as its main, as the name asks
-    (the file's last, msmes2, had run instead, without a word)."""
+    (the file's last, msmes2, had run instead, without a word).  A path derived from it (``resolve()``)
+    keeps the class but not the name: None, the file as it is."""
 
-    definition: str
+    definition: str | None = None
