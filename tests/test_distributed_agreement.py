@@ -351,3 +351,18 @@ def test_a_replicated_out_that_differs_between_ranks_is_refused_under_every_inpu
                   1.0, 1.0, {}, blocks=blocks, out_sample=True) for rank in range(ranks)]
     with pytest.raises(DistributedError, match="the ranks were given different out with beta ≠ 0"):
         judge(mine, inputs, "replicated", "float64")
+
+
+def test_a_column_major_out_on_a_rank_is_not_told_to_pass_a_copy():
+    """The ranks' layout refusal told out, as A, to pass np.ascontiguousarray(out): the product would
+    go into the copy (the one-device refusal says what to give instead)."""
+    from bilinear.distributed.agree import facts, judge
+    from bilinear.distributed.comm import DistributedError
+
+    A = np.ones((4, 4))
+    mine = [facts(A, A, np.zeros((4, 4), order="F"), 1.0, 0.0, {}) for _ in range(2)]
+    with pytest.raises(DistributedError) as refused:
+        judge(mine, "replicated", "replicated", "float64")
+    assert "rank 0: out is not a row-major matrix" in str(refused.value)
+    assert "the product is written into out, so give a row-major one" in str(refused.value)
+    assert "ascontiguousarray(out)" not in str(refused.value)

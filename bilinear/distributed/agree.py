@@ -174,8 +174,9 @@ def _problem(everyone: list[tuple], inputs: str, compiled_for: str | None) -> st
         return f"rank {rank}: {masked_refusal(names.split(',')[0])}"
     if scattered := next(((rank, v[9]) for rank, v in enumerate(everyone) if v[9]), None):
         rank, name = scattered[0], scattered[1].split(",")[0]
-        return (f"rank {rank}: {name} is not a row-major matrix (C-contiguous, or row slices of one): pass "
-                f"np.ascontiguousarray({name}) (cupy.ascontiguousarray on the GPU)")
+        fix = ("the product is written into out, so give a row-major one" if name == "out" else
+               f"pass np.ascontiguousarray({name}) (cupy.ascontiguousarray on the GPU)")  # a copy of out would get it
+        return f"rank {rank}: {name} is not a row-major matrix (C-contiguous, or row slices of one): {fix}"
     if any(not v[10] for v in everyone):
         return "out must not overlap A or B"
     if any(not v[11] for v in everyone):
