@@ -191,6 +191,7 @@ def optimize(args) -> int:
 
     from .optimize import optimize as eliminate_common_sums
     from .optimize import small_sides
+    from .optimize_products import moved, said
 
     if args.style == "table":  # it had been ignored: the result was written as equations anyway
         raise OptionError("optimize writes named sums, which --style table (one row of U, V and W per product) cannot "
@@ -218,6 +219,9 @@ def optimize(args) -> int:
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
+    rescaled = moved(source, result)
+    if rescaled:
+        print(f"note: products rescaled where that saves scalings (the same C): {said(rescaled)}", file=sys.stderr)
     if source.sums:  # "before" is each form on its own; a file with named sums already shares some
         from .optimize_sides import written
 

@@ -51,9 +51,13 @@ The outputs are also tried by the transposition principle (over the
 products' weights, then backwards).  Every random choice is seeded, so the
 result is reproducible.
 
+First, a product carrying a constant on one factor and its inverse on the
+other (or on its weights) loses both (:mod:`bilinear.optimize_products`).
+
 Assumes: a checked algorithm.  Ensures: an algorithm with the same products
-(as expanded coefficients) and outputs, whose factors and outputs are
-written over named sums; the caller verifies it (the CLI does, before writing it).
+(as expanded coefficients, up to those constants) and outputs, whose factors
+and outputs are written over named sums; the caller verifies it (the CLI does,
+before writing it).
 """
 
 from __future__ import annotations
@@ -67,21 +71,19 @@ from .optimize_kernel import kernel_split
 from .optimize_arguments import check_arguments
 from .optimize_pairs import Terms, additions, eliminate, scalings
 from .optimize_pairs import pairs as _pairs
+from .optimize_products import product_factors, rescaled, rescaled_sides
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
 from .optimize_search import perturbed, search
-from .optimize_sides import Side, free_prefix, sides, written
+from .optimize_sides import Side, free_prefix, overfull, sides, small, small_sides, written
 from .processes import mapped
 from .verify.expand import expansion_of
 
-__all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "sides"]
+__all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "sides", "small_sides"]
 
 
 # Above this many distinct pairs, only the deterministic run is made (each seeded run sorts its pool).
 SEEDED_PAIRS = 20_000
-# Up to this many coefficients (targets × inputs), the kernel split and the shortcut pass run too:
-# ⟨4,4,4;48⟩ has 48 × 16; AlphaTensor's ⟨11,11,11;896⟩ (896 × 121) stays on pair elimination alone.
-REUSE_CELLS = 4_096
 
 
 def _candidates(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> list[Side]:
@@ -93,28 +95,13 @@ def _candidates(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> 
         seeds = 0
     seeded = range(first, first + seeds)
     candidates += [Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in seeded for slack in (0, 1)]
-    if _small(forms) and _overfull(forms):
+    if small(forms) and overfull(forms):
         candidates += [Side(*kernel_split(forms, prefix, random.Random(seed))) for seed in seeded]
-    if _small(forms):
+    if small(forms):
         candidates = [
             Side(*shortcut(side.sums, side.forms, random.Random(seed))) for seed, side in enumerate(candidates)
         ]
     return [_rescaled(side) for side in candidates]
-
-
-def _small(forms: list[Terms]) -> bool:
-    return len(forms) * len({name for form in forms for name in form}) <= REUSE_CELLS
-
-
-def small_sides(algorithm: Algorithm) -> list[str]:
-    """The sides ("A", "B", "C") small enough (REUSE_CELLS) for the searches past greedy elimination."""
-    return [side for side, forms in zip("ABC", sides(algorithm)) if _small(forms)]
-
-
-def _overfull(forms: list[Terms]) -> bool:
-    """More targets than inputs, so some are combinations of others: what the kernel split and the
-    deeper shortcut look for (a scheme's outputs over its products rarely are)."""
-    return len(forms) > len({name for form in forms for name in form})
 
 
 # The cheapest few candidates per side also get the shortcut over three vectors (a search over pairs).
@@ -123,7 +110,7 @@ DEEPENED = 3
 
 def _best_side(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> Side:
     candidates = sorted(_candidates(forms, prefix, seeds, first), key=_cost)
-    if _small(forms) and _overfull(forms):
+    if small(forms) and overfull(forms):
         candidates += [_deepened(side) for side in candidates[:DEEPENED]]
     return min(candidates, key=_cost)
 
@@ -167,7 +154,7 @@ def _transposed(
     collected.  Every sum becomes a named sum Z_S over products and other Z's.
     """
     inners = _candidates(weights, "_t", seeds, first)
-    if not _small(weights):  # transposing every candidate costs as much again; take the cheapest's transpose
+    if not small(weights):  # transposing every candidate costs as much again; take the cheapest's transpose
         return _backwards(min(inners, key=_cost), products, blocks, prefix)
     ranked = sorted(((_backwards(inner, products, blocks, prefix), inner) for inner in inners), key=lambda pair: _cost(pair[0]))
     deepened = [_backwards(_deepened(inner), products, blocks, prefix) for _, inner in ranked[:DEEPENED]]
@@ -337,7 +324,7 @@ def _side_program(job: tuple[list[Terms], str, int, tuple | None, int]) -> Side:
     side = _best_side(forms, prefix, seeds, start * seeds)
     if backwards is not None:
         side = min((side, _transposed(*backwards, prefix, seeds, start * seeds)), key=_cost)
-    return _finished(side, forms, prefix, seeds, backwards is not None) if _small(forms) else side
+    return _finished(side, forms, prefix, seeds, backwards is not None) if small(forms) else side
 
 
 def _cost(side: Side) -> tuple[int, int]:
@@ -361,26 +348,34 @@ def optimize(
     starts), the cheapest kept; starts, then chains, run in parallel processes.  ``also``: other
     programs of the scheme; their sides computing the same forms (``borrowed``) are candidates too."""
     borrowed_sides = check_arguments(algorithm, seeds, polish, chains, also, starts, name)
-    left, right, outputs = sides(algorithm)
-    taken = {p.name for p in algorithm.products}
-    prefixes = [free_prefix(letter, taken) for letter in "XYZ"]
-    weights = [w.as_dict() for w in expansion_of(algorithm).weights]
-    backwards = (weights, [p.name for p in algorithm.products], algorithm.shape.blocks("C"))
-    small = [index for index, forms in enumerate((left, right, outputs)) if _small(forms)]
-    counts = [(starts.get(side, 1) if isinstance(starts, Mapping) else starts) if index in small else 1
+    names, expanded = [p.name for p in algorithm.products], sides(algorithm)
+    factors = product_factors(*expanded, names)  # a constant on one side of a product and its inverse on another go
+    left, right, outputs = rescaled(*expanded, names, factors)
+    prefixes = [free_prefix(letter, set(names)) for letter in "XYZ"]
+    weights = [{block: c / (a * b) for block, c in w.as_dict().items()} for w, (a, b) in zip(expansion_of(algorithm).weights, factors)]
+    backwards = (weights, names, algorithm.shape.blocks("C"))
+    small_ones = [index for index, forms in enumerate((left, right, outputs)) if small(forms)]
+    counts = [(starts.get(side, 1) if isinstance(starts, Mapping) else starts) if index in small_ones else 1
               for index, side in enumerate("ABC")]
     jobs = [(forms, prefix, seeds, back, k) for forms, prefix, back, count in
             zip((left, right, outputs), prefixes, (None, None, backwards), counts) for k in range(count)]
+    # A side that rescaling changed is also optimized as it was, then rescaled: the searches are
+    # heuristic, and the old targets' program can be the cheaper one (Kauers' <2,5,7;55>: A side).
+    changed = [index for index, (old, new) in enumerate(zip(expanded, (left, right, outputs))) if old != new]
+    unscaled = ([w.as_dict() for w in expansion_of(algorithm).weights], *backwards[1:])
+    jobs += [(expanded[index], prefixes[index], seeds, unscaled if index == 2 else None, 0) for index in changed]
     found = mapped(_side_program, jobs)
+    as_was = dict(zip(changed, found[len(found) - len(changed):]))
     found = [found[sum(counts[:index]):sum(counts[:index + 1])] for index in range(3)]  # each side's starts
     # The scheme's own program too, where it costs less than start 0 (then polished from there); large
     # sides are written without scaled copies, so they are rated without them.
-    given = zip(written(algorithm), *borrowed_sides)
+    programs = (written(algorithm), *borrowed_sides, tuple(as_was.get(index) for index in range(3)))
+    given = zip(*(rescaled_sides(program, names, factors) for program in programs))
     for index, candidates in enumerate(given):
-        rated = _copied_cost if index in small else _cost
+        rated = _copied_cost if index in small_ones else _cost
         found[index][0] = min((found[index][0], *(side for side in candidates if side is not None)), key=rated)
     programs = [starting[0] for starting in found]
-    for index, side in zip(small, _polished_sides([found[index] for index in small], polish, chains)):
+    for index, side in zip(small_ones, _polished_sides([found[index] for index in small_ones], polish, chains)):
         programs[index] = _copied(side)
     a_side, b_side, c_side = (_renumbered(side, prefix) for side, prefix in zip(programs, prefixes))
     products = tuple(
@@ -392,7 +387,7 @@ def optimize(
     sums = tuple(Sum(n, Form.of(t)) for side in (a_side, b_side, c_side) for n, t in side.sums)
     name = name or (algorithm.name if algorithm.name.endswith("_cse") else f"{algorithm.name}_cse")  # again: not _cse_cse
     result = Algorithm(name, algorithm.shape, sums, products, outputs_written, declared_rank=algorithm.rank)
-    before = [Side([], left), Side([], right), Side([], outputs)]
+    before = [Side([], forms) for forms in expanded]
     counts = {
         side: {"before": (b.additions, b.scalings), "after": (a.additions, a.scalings)}
         for side, b, a in zip("ABC", before, (a_side, b_side, c_side))

@@ -1,7 +1,7 @@
 """A scheme's three sides for the optimizer: what each computes (left factors over A blocks, right
 factors over B blocks, outputs over products), expanded, and how the scheme writes it (its own named
 sums), so that a program given in the file is a candidate too: optimizing an optimized scheme never
-returns a dearer one."""
+returns a dearer one; and which sides are small enough for the searches past greedy elimination."""
 
 from __future__ import annotations
 
@@ -81,3 +81,23 @@ def borrowed(algorithm: Algorithm, other: Algorithm) -> tuple[Side | None, Side 
     left, right, outputs = written(other)
     outputs = Side([(name, products_renamed(terms)) for name, terms in outputs.sums], [products_renamed(f) for f in outputs.forms])
     return tuple(side if same == given else None for side, same, given in zip((left, right, outputs), mine, theirs))
+
+
+# Up to this many coefficients (targets × inputs), the kernel split and the shortcut pass run too:
+# ⟨4,4,4;48⟩ has 48 × 16; AlphaTensor's ⟨11,11,11;896⟩ (896 × 121) stays on pair elimination alone.
+REUSE_CELLS = 4_096
+
+
+def small(forms: list[Terms]) -> bool:
+    return len(forms) * len({name for form in forms for name in form}) <= REUSE_CELLS
+
+
+def small_sides(algorithm: Algorithm) -> list[str]:
+    """The sides ("A", "B", "C") small enough (REUSE_CELLS) for the searches past greedy elimination."""
+    return [side for side, forms in zip("ABC", sides(algorithm)) if small(forms)]
+
+
+def overfull(forms: list[Terms]) -> bool:
+    """More targets than inputs, so some are combinations of others: what the kernel split and the
+    deeper shortcut look for (a scheme's outputs over its products rarely are)."""
+    return len(forms) > len({name for form in forms for name in form})

@@ -23,7 +23,7 @@ LAYERS = [
                                         "bilinear.optimize_scale", "bilinear.optimize_pairs",
                                         "bilinear.optimize_kernel", "bilinear.optimize_reuse", "bilinear.optimize_lookup",
                                         "bilinear.optimize_search", "bilinear.optimize_butterfly",
-                                        "bilinear.optimize_sides", "bilinear.optimize_arguments")),
+                                        "bilinear.optimize_sides", "bilinear.optimize_arguments", "bilinear.optimize_products")),
     ("lower", ("bilinear.lower",)),
     ("model and measurement", ("bilinear.model", "bilinear.measure", "bilinear.dispatch")),
     ("runtime", ("bilinear.runtime",)),
