@@ -581,6 +581,44 @@ def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, na
            "--dtype and --local for what each rank multiplies" in done.stderr
 
 
+LEVEL_ZERO_GEMM = ("at --levels 0 each rank multiplies its products with the library's GEMM (cuBLAS, NumPy's on "
+                   "the CPU), no scheme and no leaf")
+
+
+@pytest.mark.parametrize("command", ["run", "bench"])
+@pytest.mark.parametrize("options, named", [(("--leaf", "fused"), "--leaf fused"),
+                                            (("--local", "winograd"), "--local"),
+                                            (("--leaf", "ozaki", "--local", "winograd"), "--leaf ozaki, --local")])
+def test_leaf_and_local_at_no_local_levels_are_refused(command, options, named):
+    """run/bench --gpus --levels 0 ran every rank's products with the library's GEMM, --leaf and --local
+    dropped without a word (the plan line said "local NumPy")."""
+    done = _cli(command, "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy", "--levels", "0", *options)
+    assert done.returncode == 2, done.stdout + done.stderr
+    verb = "apply" if "," in named else "applies"
+    assert f"bilinear {command}: error: {named} {verb} only with --levels 1 or more; {LEVEL_ZERO_GEMM}\n" in done.stderr
+
+
+def test_the_default_leaf_at_no_local_levels_runs_the_librarys_gemm():
+    done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy", "--levels", "0", "--leaf", "cublas",
+                "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("strassen (7 products) over 1 ranks, local NumPy: ")
+
+
+def test_compile_refuses_a_leaf_or_local_scheme_at_no_local_levels():
+    import bilinear.distributed as dist
+
+    winograd = ROOT / "algorithms/winograd.bl"
+    with pytest.raises(ValueError) as leaf:
+        dist.compile(winograd, backend="numpy", levels=0, leaf="fused")
+    assert str(leaf.value) == ("leaf='fused' applies only with levels of 1 or more; at levels=0 each rank multiplies "
+                               "its products with the library's GEMM (cuBLAS, NumPy's on the CPU), no scheme and no leaf")
+    with pytest.raises(ValueError) as local:
+        dist.compile(winograd, backend="numpy", levels=0, local=winograd)
+    assert str(local.value) == ("local= applies only with levels of 1 or more; at levels=0 each rank multiplies "
+                                "its products with the library's GEMM (cuBLAS, NumPy's on the CPU), no scheme and no leaf")
+
+
 @pytest.mark.parametrize("options, named", [(("--plot", "p.png"), "--plot"), (("--breakdown",), "--breakdown")])
 def test_bench_with_gpus_refuses_the_options_it_would_drop(options, named):
     """bench --gpus wrote no plot and printed no breakdown, and exited 0."""

@@ -51,6 +51,9 @@ def local_roles(program: Program) -> tuple[bool, bool]:
     return schedule and main.inplace, not (schedule and main.overwrites_c)
 
 
+#: What a rank runs at no local levels, where neither a local scheme nor a leaf is used.
+NO_LOCAL_LEVELS = "each rank multiplies its products with the library's GEMM (cuBLAS, NumPy's on the CPU), no scheme and no leaf"
+
 BALANCES = ("static", "dynamic")
 PROBE_PARTS = 64  # dynamic balance: a rank given no work gets about 1/64 of the next call's
 
@@ -311,7 +314,8 @@ def compile(
         decomposition: ``"bfs"`` (breadth-first steps of ``scheme``) or ``"2d"`` (classical tiles).
         steps: breadth-first steps (default: the fewest that give every rank a product).
         local: what each rank multiplies its products with (default ``scheme`` itself,
-            e.g. an in-place MSMES schedule), at ``levels`` levels with ``leaf`` leaves.
+            e.g. an in-place MSMES schedule), at ``levels`` levels with ``leaf`` leaves; at
+            ``levels=0`` a rank runs the library's GEMM, and a ``leaf`` or ``local`` is refused.
         backend: ``"cupy"`` (NCCL) or ``"numpy"`` (MPI); default CuPy when a GPU is there.
         weights: relative speeds of the ranks (uneven shares); equal by default.
         balance: ``"static"`` (the weights as given), or ``"dynamic"``: every call measures each
@@ -324,6 +328,7 @@ def compile(
         raise ValueError(f"levels must be a whole number of local levels, not {levels!r} (the distributed product "
                          "does not choose them per shape)")
     levels = operator.index(levels)
+    _check_local_levels(levels, leaf, local)
     backend = backend or ("cupy" if cupy_available() else "numpy")
     comm = comm or make_comm(backend)
     program = scheme if isinstance(scheme, Program) else load(scheme)
@@ -340,6 +345,15 @@ def compile(
         weights=weights,
         balance=balance,
     )
+
+
+def _check_local_levels(levels: int, leaf: str, local: object) -> None:
+    """Refuse a leaf or a local scheme at levels=0, where local_products runs the library's GEMM
+    alone (they had been dropped without a word)."""
+    given = [name for name, unused in ((f"leaf={leaf!r}", leaf != "cublas"), ("local=", local is not None)) if unused]
+    if levels == 0 and given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ValueError(f"{' and '.join(given)} {verb} only with levels of 1 or more; at levels=0 {NO_LOCAL_LEVELS}")
 
 
 _PRODUCTS: dict[tuple, DistributedProduct] = {}

@@ -20,7 +20,10 @@ So every product band is computed exactly once, by some rank, with the
 right operand sums and the right weights, and the fringe is covered, or
 the check names what is wrong.  Coefficients are scaled to integers by
 their common denominator and accumulated exactly (int64 when the values
-provably fit, Python integers otherwise).
+provably fit, Python integers otherwise), every entry of the tensor
+compared, not a sample of them: the tensor is summed one slice (one piece
+of one mode) at a time, so memory holds a slice, never every product's
+terms at once.
 """
 
 from __future__ import annotations
@@ -59,56 +62,99 @@ def _structure(plan: Plan) -> list[str]:
     return problems
 
 
+# Entries of one slice of the tensor held at once (32 MiB of int64): a slice whose mode gives a larger
+# one is taken only where every mode does.
+SLAB_LIMIT = 1 << 22
+
+Factor = tuple[np.ndarray, tuple[int, ...]]  # the pieces of one mode a product touches, and its integer coefficients
+
+
 class _Tensor:
-    """Index arithmetic over pieces: A (row, inner), B (inner, col), C (row, col); the fringe is the last index."""
+    """The plan's tensor over pieces, one mode each: A (row, inner), B (inner, col), C (row, col);
+    the fringe is the last inner and col index."""
 
     def __init__(self, plan: Plan):
         d = plan.decomposition
         self.rows, self.inner, self.cols = d.rows, d.inner + 1, d.cols + 1
+        self.sizes = (self.rows * self.inner, self.inner * self.cols, self.rows * self.cols)
         self.scale = math.lcm(1, *(c.denominator for p in d.products for part in (p.u, p.v, p.w) for _, c in part))
+        widths = (self.inner, self.cols, self.cols)
+        self.factors = [tuple(self._factor(part, width) for part, width in zip((p.u, p.v, p.w), widths))
+                        for p in d.products]
 
-    def index(self, i, j, jb, col, ic, lc):
-        a = np.asarray(i) * self.inner + np.asarray(j)
-        b = np.asarray(jb) * self.cols + np.asarray(col)
-        c = np.asarray(ic) * self.cols + np.asarray(lc)
-        return (a * (self.inner * self.cols) + b) * (self.rows * self.cols) + c
+    def _factor(self, part, width: int) -> Factor:
+        # A block named twice adds both coefficients (the slices' += must see each piece once)
+        merged: Counter = Counter()
+        for (i, j), c in part:
+            merged[i * width + j] += c.numerator * (self.scale // c.denominator)  # exact, and no Fraction made
+        pieces = [piece for piece, c in merged.items() if c]
+        return np.array(pieces, dtype=np.intp), tuple(merged[piece] for piece in pieces)
 
-    def classical(self, rows, inners, cols) -> tuple[np.ndarray, list[int]]:
-        i, j, c = (g.ravel() for g in np.meshgrid(rows, inners, cols, indexing="ij"))
-        return self.index(i, j, j, c, i, c), [self.scale**3] * i.size
-
-
-def _integers(part, scale: int) -> tuple[list[tuple[int, int]], list[int]]:
-    return [index for index, _ in part], [int(c * scale) for _, c in part]
-
-
-def _product_terms(tensor: _Tensor, product, copies: int) -> tuple[np.ndarray, list[int]]:
-    (u_at, u), (v_at, v), (w_at, w) = (_integers(part, tensor.scale) for part in (product.u, product.v, product.w))
-    ua, va, wa = np.array(u_at), np.array(v_at), np.array(w_at)
-    index = tensor.index(
-        ua[:, 0, None, None],
-        ua[:, 1, None, None],
-        va[None, :, 0, None],
-        va[None, :, 1, None],
-        wa[None, None, :, 0],
-        wa[None, None, :, 1],
-    )
-    values = [x * y * z * copies for x in u for y in v for z in w]
-    return index.ravel(), values
+    def classical(self, rows, inners, cols) -> Counter:
+        """The classical product's terms over these pieces, by (A, B, C) piece, scaled as the products are."""
+        return Counter({(i * self.inner + j, j * self.cols + c, i * self.cols + c): self.scale**3
+                        for i in rows for j in inners for c in cols})
 
 
-def _sum_terms(indices: list[np.ndarray], values: list[int]) -> dict[int, int]:
-    """Exact sums of values by index (int64 when they provably fit)."""
-    flat = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int64)
-    if values and max(abs(v) for v in values) * len(values) < 2**62:
-        keys, inverse = np.unique(flat, return_inverse=True)
-        sums = np.zeros(keys.size, dtype=np.int64)
-        np.add.at(sums, inverse, np.array(values, dtype=np.int64))
-        return {int(k): int(s) for k, s in zip(keys, sums) if s}
-    totals: Counter = Counter()
-    for key, value in zip(flat.tolist(), values):
-        totals[key] += value
-    return {k: v for k, v in totals.items() if v}
+def _slicing_mode(tensor: _Tensor, products: tuple) -> int:
+    """The mode whose pieces the tensor is summed one at a time in: the fewest product terms to
+    visit one by one, with a slice within SLAB_LIMIT where one is."""
+    touched = [sum(len(tensor.factors[p][mode][0]) * copies for p, copies in products) for mode in range(3)]
+    slab = [math.prod(tensor.sizes) // size for size in tensor.sizes]
+    return min(range(3), key=lambda mode: (slab[mode] > SLAB_LIMIT, touched[mode], slab[mode]))
+
+
+def _magnitude(tensor: _Tensor, products: tuple, expected: Counter) -> int:
+    """A bound on every partial sum of the check: the sum of the terms' absolute values."""
+    def norm(factor: Factor) -> int:
+        return sum(map(abs, factor[1]))
+
+    return sum(copies * math.prod(map(norm, tensor.factors[p])) for p, copies in products) + sum(
+        map(abs, expected.values()))
+
+
+def _by_piece(tensor: _Tensor, products: tuple, mode: int, dtype) -> dict[int, list]:
+    """For each piece of ``mode``: (weight, factor, factor) of the products touching it, the two
+    other modes' factors with their coefficients as arrays of ``dtype``."""
+    others = [m for m in range(3) if m != mode]
+    pieces: dict[int, list] = {}
+    for product, copies in products:
+        factors = tensor.factors[product]
+        pair = [(factors[m][0], np.array(factors[m][1], dtype=dtype)) for m in others]
+        for piece, coefficient in zip(*factors[mode]):
+            pieces.setdefault(int(piece), []).append((coefficient * copies, *pair))
+    return pieces
+
+
+def _by_key(expected: Counter, mode: int) -> dict[int, list]:
+    """The expected terms for each piece of ``mode``: (piece, piece, value) of the two other modes."""
+    first, second = (m for m in range(3) if m != mode)
+    pieces: dict[int, list] = {}
+    for key, value in expected.items():
+        pieces.setdefault(key[mode], []).append((key[first], key[second], value))
+    return pieces
+
+
+def _differences(tensor: _Tensor, products: tuple, expected: Counter):
+    """Slice by slice of one mode, what the products sum to less what they should (``expected``).
+
+    Memory is one slice and the factors, not the 3·10⁸ terms ⟨3,3,6;40⟩²'s 1,600 products expand
+    to (which had taken past 12 GB).  A slice is summed exactly: in int64 when the sum of every
+    term's magnitude fits (so no partial sum can overflow), else in Python integers.  One product
+    touches each pair of pieces once, so its terms go in with one fancy-indexed ``+=`` that repeats
+    no index.
+    """
+    dtype = np.int64 if _magnitude(tensor, products, expected) < 2**63 else object
+    mode = _slicing_mode(tensor, products)
+    first, second = (tensor.sizes[m] for m in range(3) if m != mode)
+    contributions, wanted = _by_piece(tensor, products, mode, dtype), _by_key(expected, mode)
+    for piece in contributions.keys() | wanted.keys():
+        slab = np.zeros((first, second), dtype=dtype)
+        for weight, (at, coefficients), (at_other, other) in contributions.get(piece, ()):
+            slab[np.ix_(at, at_other)] += np.outer(coefficients * weight, other)
+        for row, col, value in wanted.get(piece, ()):
+            slab[row, col] -= value
+        yield slab
 
 
 def _band_classes(plan: Plan) -> dict[tuple, list[int]]:
@@ -123,27 +169,17 @@ def _band_classes(plan: Plan) -> dict[tuple, list[int]]:
     return classes
 
 
-def _check_band(plan: Plan, tensor: _Tensor, products: tuple, fringe: Counter) -> tuple[str | None, int]:
-    d = plan.decomposition
-    indices, values = [], []
-    for product, copies in products:
-        index, value = _product_terms(tensor, d.products[product], copies)
-        indices.append(index)
-        values += value
-    core_rows, core_cols = range(d.rows), range(d.cols)
-    every_inner, every_col = range(d.inner + 1), range(d.cols + 1)
-    pieces = {"inner": (core_rows, [d.inner], core_cols), "cols": (core_rows, every_inner, [d.cols])}
-    for kind, (rows, inners, cols) in pieces.items():
-        for _ in range(fringe[kind]):
-            index, value = tensor.classical(rows, inners, cols)
-            indices.append(index)
-            values += value
-    have = _sum_terms(indices, values)
-    index, value = tensor.classical(core_rows, every_inner, every_col)
-    want = _sum_terms([index], value)
-    if have == want:
+def _check_band(tensor: _Tensor, products: tuple, fringe: Counter) -> tuple[str | None, int]:
+    rows, every_inner, every_col = range(tensor.rows), range(tensor.inner), range(tensor.cols)
+    want = tensor.classical(rows, every_inner, every_col)
+    expected = Counter(want)  # what the products must sum to: the classical product less the fringe's
+    pieces = {"inner": (every_inner[-1:], every_col[:-1]), "cols": (every_inner, every_col[-1:])}
+    for kind, (inners, cols) in pieces.items():
+        for key, value in tensor.classical(rows, inners, cols).items():
+            expected[key] -= value * fringe[kind]
+    wrong = sum(np.count_nonzero(slab) for slab in _differences(tensor, products, expected))
+    if not wrong:
         return None, len(want)
-    wrong = sum(1 for k in have if have[k] != want.get(k)) + sum(1 for k in want if k not in have)
     return f"{wrong} of the tensor's terms differ from the classical product's", len(want)
 
 
@@ -166,7 +202,7 @@ def verify_plan(plan: Plan) -> PlanCheck:
     classes = _band_classes(plan)
     terms = 0
     for products, bands in classes.items():
-        problem, compared = _check_band(plan, tensor, products, fringe)
+        problem, compared = _check_band(tensor, products, fringe)
         terms += compared
         if problem:
             problems.append(f"{_describe_band(plan, bands, products)}: {problem}")

@@ -216,6 +216,18 @@ def _check_options(args) -> None:
                               "--levels, --leaf, --dtype and --local for what each rank multiplies")
 
 
+def _check_local_levels(args, levels: int, leaf: str) -> None:
+    """Refuse --leaf and --local at --levels 0, where a rank runs neither (they had been dropped
+    without a word, the run exiting 0)."""
+    from .api import NO_LOCAL_LEVELS
+
+    given = [option for option, unused in ((f"--leaf {leaf}", leaf != "cublas"), ("--local", args.local is not None))
+             if unused]
+    if levels == 0 and given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise OptionError(f"{', '.join(given)} {verb} only with --levels 1 or more; at --levels 0 {NO_LOCAL_LEVELS}")
+
+
 def _check_world(args) -> None:
     from .comm import mpi_module
 
@@ -267,6 +279,7 @@ def run_command(args) -> int:
 
     def body() -> int:
         _check_options(args)
+        _check_local_levels(args, args.levels, args.leaf)
         _check_world(args)
         _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
         product = _product(args, _noted_input(args), args.levels, args.leaf, args.dtype)
@@ -293,6 +306,7 @@ def bench_command(args) -> int:
         if not args.levels[0].isdigit():
             raise OptionError(f"bench --gpus needs a whole number of local levels, not {args.levels[0]!r}")
         _check_options(args)
+        _check_local_levels(args, int(args.levels[0]), args.leaf[0])
         _check_world(args)
         if args.json is not None and world()[0] == 0:  # rank 0 writes it: refuse before the timings, not after
             from ..output import check_results_target

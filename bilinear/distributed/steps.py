@@ -11,7 +11,7 @@ from ..lower.options import OptionError, check_count
 
 
 # The most global products a plan is built with: the plan and its exact proof grow with them
-# (Winograd's 7⁴ = 2401 take 4 s and 0.7 GB; 7⁵ ran past 21 GB).
+# (Winograd's 7⁴ = 2401 are proven in 1.2 s; 7⁵ = 16807 take 19 s to build and 27 s to prove).
 MAX_GLOBAL_PRODUCTS = 4096
 #: Two products a step pass MAX_GLOBAL_PRODUCTS after this many steps; one product a step gains
 #: nothing from a second step.
