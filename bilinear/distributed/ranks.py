@@ -60,18 +60,23 @@ def refused_on_this_rank(argv: list[str]) -> None:
 
 
 def read_on_every_rank(read: Callable[[], T], path: Path) -> T:
-    """``read()`` (FILE's program) on every rank, then refused alike where it failed on any: the same
-    failure everywhere is said once, by rank 0; one rank's own is said with the rank and its path.  A
-    failure each rank had met and ended the job with had been printed once per rank (or once, where
-    the first to end the job killed the others first), and one rank's had left the others waiting for
-    it to end them."""
+    """``read()`` (FILE's program) on every rank, as :func:`alike_on_every_rank` runs a step."""
+    return alike_on_every_rank(read, f"could not read its FILE, {path}")
+
+
+def alike_on_every_rank(step: Callable[[], T], failed: str) -> T:
+    """``step()`` (one with no collective in it) on every rank, then refused alike where it failed on
+    any: the same failure everywhere is said once, by rank 0; one rank's own is said as "rank R
+    ``failed``: why".  A failure each rank had met and ended the job with had been printed once per
+    rank (or once, where the first to end the job killed the others first, and mpiexec exited 9),
+    and one rank's had left the others waiting for it to end them."""
     from ..diagnostics import BilinearError, render
     from ..lower.options import OptionError
     from .comm import MPIComm, short
 
     failure: Exception | None = None
     try:
-        value = read()
+        value = step()
     except (BilinearError, ValueError, OSError) as error:
         failure = error
     if world()[1] == 1:
@@ -81,15 +86,14 @@ def read_on_every_rank(read: Callable[[], T], path: Path) -> T:
     said = "" if failure is None else (
         "\n".join(render(d) for d in failure.diagnostics) if isinstance(failure, BilinearError) else str(failure))
     digest = hashlib.sha256(said.encode()).hexdigest()[:12] if said else ""
-    everyone = MPIComm().agree((digest, str(path), short(said, 300)))
+    everyone = MPIComm().agree((digest, short(failed, 150), short(said, 300)))
     if not any(d for d, _, _ in everyone):
         return value
     if len({d for d, _, _ in everyone}) == 1:  # alike: rank 0 says its own whole message
         if isinstance(failure, OptionError):
             raise failure  # a usage error, as argparse says it (rank 0; the others return 2)
         raise SameOnEveryRank(said)
-    raise SameOnEveryRank("; ".join(f"rank {rank} could not read its FILE, {where}: {why}"
-                                    for rank, (d, where, why) in enumerate(everyone) if d))
+    raise SameOnEveryRank("; ".join(f"rank {rank} {what}: {why}" for rank, (d, what, why) in enumerate(everyone) if d))
 
 
 def same_command(args) -> None:

@@ -1,0 +1,54 @@
+"""How `bilinear run/bench --gpus` under mpiexec ends on an error: a failure every rank meets is said
+once, by rank 0, and every rank exits with the tool's own status; one rank's own is said with the
+rank.  Each job is a few ranks of small products on the NumPy backend."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+from helpers.mpi import needs_mpi, run_mpmd, run_ranks
+
+STRASSEN = str(ROOT / "algorithms/strassen.bl")
+RUN = ("-m", "bilinear.cli", "run")
+ON_THREE = ("--gpus", "3", "--backend", "numpy")
+
+
+def _wrong_strassen(folder):
+    """strassen.bl with one sign of C12 flipped: it fails verification."""
+    wrong = folder / "wrong.bl"
+    wrong.write_text((ROOT / "algorithms/strassen.bl").read_text().replace("C12 = M3 + M5", "C12 = M3 - M5"))
+    return wrong
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", ["wrong scheme", "missing --local", "too many steps", "too large"])
+def test_a_failure_every_rank_meets_after_the_comparison_is_said_once_and_every_rank_exits_1(tmp_path, case):
+    """Each rank had printed the same error and ended the job itself: the error came once per rank
+    (or fewer, where the first to end the job killed the others), and mpiexec exited 9 at times."""
+    missing = tmp_path / "missing.bl"
+    args, said = {
+        "wrong scheme": ((str(_wrong_strassen(tmp_path)), "-n", "16"), "error: C12 is wrong"),
+        "missing --local": ((STRASSEN, "-n", "16", "--local", str(missing)),
+                            f"bilinear: error: cannot read {missing}: No such file or directory\n"),
+        "too many steps": ((STRASSEN, "-n", "16", "--steps", "50"),
+                           "bilinear: at most 4 breadth-first steps of strassen are planned, not 50: 7^5 = 16807 "
+                           "global products would pass the 4096 a plan is built with\n"),
+        "too large": ((STRASSEN, "-n", "10000000"), "choose smaller sizes (-n, -m, -k)\n"),
+    }[case]
+    done = run_ranks(3, *RUN, *args, *ON_THREE, timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.count(said) == 1, done.stderr
+    assert done.stderr.count("bilinear:") == 1, done.stderr
+    assert "BAD TERMINATION" not in done.stdout + done.stderr
+
+
+@needs_mpi
+def test_a_local_file_one_rank_cannot_read_is_said_once_with_the_rank(tmp_path):
+    """--local is each rank's own path: where one rank's is missing, the job says which rank and
+    why, once, and every rank exits 1."""
+    missing = tmp_path / "missing.bl"
+    common = (*RUN, STRASSEN, "-n", "16", "--gpus", "2", "--backend", "numpy", "--local")
+    done = run_mpmd((*common, STRASSEN), (*common, str(missing)), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == (f"bilinear: rank 1 could not build its product: error: cannot read {missing}: "
+                           "No such file or directory\n")
