@@ -52,3 +52,31 @@ def test_a_local_file_one_rank_cannot_read_is_said_once_with_the_rank(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == (f"bilinear: rank 1 could not build its product: error: cannot read {missing}: "
                            "No such file or directory\n")
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [1, 3])
+@pytest.mark.parametrize("value", ["abc", "-1"])
+def test_a_bad_timeout_is_one_line_and_exit_1(ranks, value):
+    """_guarded's handler asked world(), which read the variable again: two tracebacks per rank."""
+    done = run_ranks(ranks, *RUN, STRASSEN, "-n", "16", "--gpus", str(ranks), "--backend", "numpy", timeout=120,
+                     env={"BILINEAR_DIST_TIMEOUT": value})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == f"bilinear: BILINEAR_DIST_TIMEOUT must be a number of seconds above 0, not {value!r}\n"
+
+
+#: The command line after it, on a rank whose BILINEAR_DIST_TIMEOUT is abc (the others' is unset).
+WITH_BAD_TIMEOUT = ("-c", "import os, sys; os.environ['BILINEAR_DIST_TIMEOUT'] = 'abc'; "
+                          "from bilinear.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+@needs_mpi
+def test_a_timeout_bad_on_one_rank_alone_is_named_at_once():
+    """The rank with the bad value is refused by the comparison of the ranks' command lines, not
+    left to exit alone while the others wait out MPI's start-up."""
+    run = ("run", STRASSEN, "-n", "16", "--gpus", "2", "--backend", "numpy")
+    done = run_mpmd(("-m", "bilinear.cli", *run), (*WITH_BAD_TIMEOUT, *run), timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == ("bilinear: the ranks were started with different options: BILINEAR_DIST_TIMEOUT differs "
+                           "between rank 0 and rank 1; start every rank with the same command line and "
+                           "BILINEAR_DIST_TIMEOUT\n")

@@ -38,6 +38,16 @@ def default_timeout() -> float:
     return seconds
 
 
+def start_timeout() -> float:
+    """BILINEAR_DIST_TIMEOUT, or the default where it is bad: the deadline for starting MPI and
+    comparing the ranks' command lines, which then refuse a bad value on every rank alike
+    (``ranks.same_command``; a rank that refused it alone had left the others in MPI_Init)."""
+    try:
+        return default_timeout()
+    except DistributedError:
+        return DEFAULT_TIMEOUT
+
+
 class DistributedError(RuntimeError):
     """A distributed product could not run: the same message on every rank that can still say it."""
 
@@ -47,7 +57,7 @@ def mpi_module():
     from .start import started_mpi
 
     try:
-        MPI = started_mpi(default_timeout())
+        MPI = started_mpi(start_timeout())
     except ImportError as error:  # pragma: no cover - depends on the install
         raise DistributedError(
             "the distributed product needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'"
