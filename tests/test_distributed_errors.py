@@ -80,3 +80,46 @@ def test_a_timeout_bad_on_one_rank_alone_is_named_at_once():
     assert done.stderr == ("bilinear: the ranks were started with different options: BILINEAR_DIST_TIMEOUT differs "
                            "between rank 0 and rank 1; start every rank with the same command line and "
                            "BILINEAR_DIST_TIMEOUT\n")
+
+
+SLOW_RANK_0 = """
+import os, time, numpy as np, bilinear.distributed as dist
+from bilinear.distributed import measure
+p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy", output="{output}")
+calls, {name} = [], measure.{name}
+def slow(*args, **kwargs):  # rank 0's serial work takes longer than BILINEAR_DIST_TIMEOUT
+    calls.append(1)
+    if p.comm.rank == 0 and len(calls) == {slow_call}:
+        time.sleep(60)
+    return {name}(*args, **kwargs)
+measure.{name} = slow
+try:
+    measure.measure(p, 16, 16, 16, "float64", repeat=1)
+except dist.DistributedError as error:
+    os.write(1, f"rank {{p.comm.rank}} stopped: {{error}}\\n".encode())  # one write: atomic on the shared pipe
+    p.comm.abort("ending the job")
+"""
+
+
+@needs_mpi
+@pytest.mark.parametrize("name, slow_call, output, said", [
+    # the check of C, against a float64 reference rank 0 computes alone
+    ("_squared_error", 1, "replicated", "rank 1 stopped: rank 1: waiting for rank 0's check of the product did not complete within "
+                          "5 s: rank 0 alone compares the product with a float64 reference, and had not finished; "
+                          "raise the limit for sizes this large (BILINEAR_DIST_TIMEOUT sets the limit)\n"),
+    # the timing of one device's product (rank 0's 2nd timing: the 1st is the distributed product's)
+    ("time_device", 2, "replicated", "rank 1 stopped: rank 1: waiting for rank 0's timing of one device's product did not complete "
+                       "within 5 s: rank 0 alone times it, and had not finished; raise the limit for sizes this large "
+                       "(BILINEAR_DIST_TIMEOUT sets the limit)\n"),
+    # under block2d every rank checks its own block: rank 1 waits for rank 0's, not for rank 0 alone
+    ("_squared_error", 1, "block2d", "rank 1 stopped: rank 1: waiting for the other ranks' checks of their blocks did "
+                                     "not complete within 5 s: another rank had not finished comparing its block with a "
+                                     "float64 reference, or stopped answering; raise the limit for sizes this large "
+                                     "(BILINEAR_DIST_TIMEOUT sets the limit)\n"),
+])
+def test_ranks_waiting_for_rank_0s_own_work_say_so_when_it_takes_too_long(name, slow_call, output, said):
+    """The other ranks had blamed a dead or unanswering rank while rank 0 was still at work."""
+    done = run_ranks(2, "-c", SLOW_RANK_0.format(root=ROOT, name=name, slow_call=slow_call, output=output), timeout=120,
+                     env={"BILINEAR_DIST_TIMEOUT": "5"})
+    assert done.returncode != 0
+    assert said in done.stdout, done.stdout + done.stderr
