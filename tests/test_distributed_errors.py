@@ -123,3 +123,20 @@ def test_ranks_waiting_for_rank_0s_own_work_say_so_when_it_takes_too_long(name, 
                      env={"BILINEAR_DIST_TIMEOUT": "5"})
     assert done.returncode != 0
     assert said in done.stdout, done.stdout + done.stderr
+
+
+#: run --gpus, where every rank's share of the product fails alike (as running out of memory would).
+FAILS_EVERYWHERE = ("-c", "import sys\nfrom bilinear.distributed.execute import RankProgram\n"
+                          "def out_of_memory(self, *args):\n    raise MemoryError('no room for the operand sums')\n"
+                          "RankProgram.run = out_of_memory\nfrom bilinear.cli import main\nsys.exit(main(sys.argv[1:]))")
+
+
+@needs_mpi
+def test_a_failure_the_ranks_exchanged_is_said_once_and_every_rank_exits_1():
+    """The ranks exchange whether their share failed, and each raised the same error: each had said
+    it and ended the job."""
+    done = run_ranks(3, *FAILS_EVERYWHERE, "run", STRASSEN, "-n", "16", *ON_THREE, timeout=120,
+                     env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == "bilinear: " + "; ".join(f"rank {rank} failed: MemoryError: no room for the operand sums"
+                                                   for rank in range(3)) + "\n"

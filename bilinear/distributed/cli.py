@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..cli_args import add_input_options, asks_for_reading_option, dimension, load_input, note_unused_definitions, positive
 from ..lower.options import OptionError
-from .comm import end_job, say
+from .comm import AgreedError, end_job, say
 from .describe import describe_plan, plan_as_data
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
 from .ranks import SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, same_command, world
@@ -253,7 +253,7 @@ def _guarded(args, body) -> int:
         if world()[0] == 0:
             raise
         return 2
-    except SameOnEveryRank as error:
+    except (SameOnEveryRank, AgreedError) as error:  # alike on every rank: rank 0 says it
         if world()[0] == 0:
             say(f"bilinear: {error}", sys.stderr)
         return 1

@@ -52,6 +52,11 @@ class DistributedError(RuntimeError):
     """A distributed product could not run: the same message on every rank that can still say it."""
 
 
+class AgreedError(DistributedError):
+    """A DistributedError every rank raises alike, from what the ranks exchanged: none need end the
+    others, and one may say it for all (each rank of ``run --gpus`` had said it and ended the job)."""
+
+
 def mpi_module():
     """mpi4py's MPI, or DistributedError saying what to install."""
     from .start import started_mpi

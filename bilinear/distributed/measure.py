@@ -19,7 +19,7 @@ from ..measure import bound_verdict, median, time_device, within_bound
 from ..output import WRITTEN_BY
 from ..runtime.run import growth_run, levels_run
 from .api import DistributedProduct
-from .comm import DistributedError
+from .comm import AgreedError
 from .layout import block_of
 
 
@@ -197,12 +197,12 @@ def measure(
     """Check one product against the one-GPU GEMM, then time both, interleaved.
 
     Raises:
-        DistributedError: on every rank, when the ranks asked for different runs (a rank with
+        AgreedError: on every rank, when the ranks asked for different runs (a rank with
             another ``--repeat`` had fallen out of step and read another collective's bytes).
     """
     comm, xp = product.comm, product.comm.xp
     if len(set(comm.agree((M, K, N, dtype, repeat, seed)))) > 1:
-        raise DistributedError("the ranks asked for different runs (sizes, dtype, repetitions or seed); start every "
+        raise AgreedError("the ranks asked for different runs (sizes, dtype, repetitions or seed); start every "
                                "rank with the same options")
     A, B = same_inputs(xp, M, K, N, dtype, seed)
     given = layout_pieces(product, A, B)
