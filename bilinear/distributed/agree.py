@@ -16,7 +16,7 @@ import numpy as np
 
 from ..runtime.compiled import real_scalar
 from ..runtime.views import is_masked, is_row_major, masked_refusal, on_host, on_host_refusal, overlaps, with_line_strides
-from .comm import DistributedError, short
+from .comm import AgreedError, DistributedError, short
 from .layout import block_shape, global_shape
 
 
@@ -112,7 +112,7 @@ def different_calls(everyone: list) -> str | None:
 def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | None) -> tuple[int, int, int, str]:
     """The global M, K, N and dtype, or the first problem with any rank's facts (raised on every rank)."""
     if problem := different_calls(everyone):
-        raise DistributedError(problem)
+        raise AgreedError(problem)
     problem = _problem(everyone, inputs, compiled_for)
     if problem is None:
         dims = _dims(everyone, inputs)
@@ -122,7 +122,7 @@ def judge(everyone: list[tuple], inputs: str, output: str, compiled_for: str | N
             return dims
     listing = "; ".join(f"rank {r}: A {v[0]}, B {v[1]}, {v[2]}, out {v[4]}, alpha {_shown(v[6])}, beta {_shown(v[7])}"
                         for r, v in enumerate(everyone))
-    raise DistributedError(f"{problem}: {listing}")
+    raise AgreedError(f"{problem}: {listing}")
 
 
 def _replicated_problem(everyone: list[tuple], inputs: str) -> str | None:

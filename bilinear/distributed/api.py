@@ -15,7 +15,7 @@ from ..runtime.backend import LIBRARY_NAMES, NotPickled
 from ..runtime.compiled import real_scalar
 from ..runtime.views import is_contiguous
 from .check import verify_plan
-from .comm import Comm, DistributedError, make_comm, short
+from .comm import AgreedError, Comm, DistributedError, make_comm, short
 from ..lower.decompose import Decomposition, growth_ratio
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
 from .agree import facts, judge, line_strided, same_blocks
@@ -117,7 +117,7 @@ class DistributedProduct(NotPickled):
             )
             check = verify_plan(plan)
             if not check.ok:
-                raise DistributedError("the distributed plan does not verify: " + "; ".join(check.problems[:3]))
+                raise AgreedError("the distributed plan does not verify: " + "; ".join(check.problems[:3]))
             self._plans[key] = plan
         return self._plans[key]
 
@@ -225,7 +225,7 @@ class DistributedProduct(NotPickled):
         seconds = time.perf_counter() - started
         failed = [(rank, s) for rank, s in enumerate(self.comm.agree(status)) if s]
         if failed:
-            raise DistributedError("; ".join(f"rank {rank} failed: {s}" for rank, s in failed))
+            raise AgreedError("; ".join(f"rank {rank} failed: {s}" for rank, s in failed))
         return seconds
 
     def __call__(self, A: Any, B: Any, out: Any = None, alpha: float = 1.0, beta: float = 0.0) -> Any:

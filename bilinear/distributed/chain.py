@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from ..lower.options import check_count
 from .agree import different_calls, is_matrix
-from .comm import DistributedError, short
+from .comm import AgreedError, short
 from .plan import positive_float
 
 
@@ -200,7 +200,7 @@ def _agree_on_failures(comm, failure: str | None) -> None:
     broadcast until the timeout, then blamed a dead rank)."""
     for rank, said in enumerate(comm.agree(failure)):
         if said is not None:
-            raise DistributedError(f"a product of the chain failed on rank {rank}: {said}")
+            raise AgreedError(f"a product of the chain failed on rank {rank}: {said}")
 
 
 def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None) -> tuple[Any, ChainPlan]:
@@ -222,9 +222,9 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
     # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
     everyone = product.comm.agree(hashlib.sha256(described).hexdigest()[:16])
     if problem := different_calls(everyone):
-        raise DistributedError(problem)
+        raise AgreedError(problem)
     if len(set(everyone)) > 1:
-        raise DistributedError("the ranks were called with different chains (their number, shapes or dtypes of "
+        raise AgreedError("the ranks were called with different chains (their number, shapes or dtypes of "
                                "matrices differ); every rank passes the same chain")
     for index, (matrix, shape) in enumerate(zip(matrices, shapes)):  # alike on every rank: they agreed
         if shape is None:

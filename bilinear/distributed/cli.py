@@ -9,10 +9,10 @@ from pathlib import Path
 
 from ..cli_args import add_input_options, asks_for_reading_option, dimension, load_input, note_unused_definitions, positive
 from ..lower.options import OptionError
-from .comm import end_job, say
+from .comm import AgreedError, end_job, say
 from .describe import describe_plan, plan_as_data
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
-from .ranks import SameOnEveryRank, launched_ranks, read_on_every_rank, same_command, world
+from .ranks import SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, same_command, world
 
 MAX_RANKS = 4096  # a plan lists every rank's work; past this it is no longer something to read or prove
 
@@ -143,8 +143,22 @@ def plan_command(args) -> int:
     return 0 if check.ok else 1
 
 
-def _product(args, source, levels: int, leaf: str, dtype: str):
-    """The distributed product of ``source`` (a file, or a Program read with the input options)."""
+def _prepared(args, path, sizes: list[tuple[int, int, int]], levels: int, leaf: str, dtype: str):
+    """The distributed product of FILE (``path`` where bench names it) for runs of ``sizes``, built on
+    every rank: a refusal any rank meets is said once, and every rank returns (:func:`alike_on_every_rank`)."""
+    from .comm import make_comm
+
+    backend = alike_on_every_rank(lambda: _fitting_backend(args, sizes, dtype), "refused the run")
+    comm = make_comm(backend)  # outside the steps: NCCL's set-up is itself collective
+    program = _noted_input(args, path)
+    product = alike_on_every_rank(lambda: _product(args, program, levels, leaf, dtype, comm),
+                                  "could not build its product")
+    _check_device(product, sizes, dtype)
+    return product
+
+
+def _product(args, source, levels: int, leaf: str, dtype: str, comm):
+    """The distributed product of ``source`` (a file, or a Program read with the input options) over ``comm``."""
     from .api import compile
 
     return compile(
@@ -155,9 +169,10 @@ def _product(args, source, levels: int, leaf: str, dtype: str):
         levels=levels,
         leaf=leaf,
         dtype=dtype,
-        backend=args.backend,
+        backend=args.backend,  # resolved as the comm was (make_backend)
         inputs=args.inputs,
         output=args.output,
+        comm=comm,
     )
 
 
@@ -181,15 +196,16 @@ def _local(path: Path | None):
         raise BilinearError(*(replace(d, notes=(*d.notes, note)) for d in error.diagnostics)) from None
 
 
-def _check_fits(args, sizes: list[tuple[int, int, int]], dtype: str) -> None:
-    """Refuse sizes whose arrays cannot fit, before anything is lowered or allocated (the ranks of
-    a CPU job share the host's memory; a GPU rank has its device's)."""
+def _fitting_backend(args, sizes: list[tuple[int, int, int]], dtype: str) -> str:
+    """--backend's name, once the sizes' arrays are known to fit it: refused before anything is
+    lowered or allocated (the ranks of a CPU job share the host's memory; a GPU rank has its device's)."""
     from ..runtime.compiled import make_backend
     from ..runtime.run import check_fits
 
     backend = make_backend(args.backend)
     for M, K, N in sizes if backend.name == "numpy" else ():  # a GPU rank's, once its plan is known: device_refusal
         check_fits(backend, M, K, N, dtype, ranks=world()[1])
+    return backend.name
 
 
 def _check_device(product, sizes: list[tuple[int, int, int]], dtype: str) -> None:
@@ -249,7 +265,7 @@ def _guarded(args, body) -> int:
         if world()[0] == 0:
             raise
         return 2
-    except SameOnEveryRank as error:
+    except (SameOnEveryRank, AgreedError) as error:  # alike on every rank: rank 0 says it
         if world()[0] == 0:
             say(f"bilinear: {error}", sys.stderr)
         return 1
@@ -281,9 +297,8 @@ def run_command(args) -> int:
         _check_options(args)
         _check_local_levels(args, args.levels, args.leaf)
         _check_world(args)
-        _check_fits(args, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
-        product = _product(args, _noted_input(args), args.levels, args.leaf, args.dtype)
-        _check_device(product, [(args.m or args.n, args.k or args.n, args.n)], args.dtype)
+        product = _prepared(args, None, [(args.m or args.n, args.k or args.n, args.n)], args.levels, args.leaf,
+                            args.dtype)
         result = measure(
             product, args.m or args.n, args.k or args.n, args.n, args.dtype, repeat=args.repeat, seed=args.seed
         )
@@ -312,9 +327,8 @@ def bench_command(args) -> int:
             from ..output import check_results_target
 
             check_results_target(args.json, "--json")
-        _check_fits(args, [(n, n, n) for n in args.n], args.dtype[0])
-        product = _product(args, _noted_input(args, args.files[0]), int(args.levels[0]), args.leaf[0], args.dtype[0])
-        _check_device(product, [(n, n, n) for n in args.n], args.dtype[0])
+        product = _prepared(args, args.files[0], [(n, n, n) for n in args.n], int(args.levels[0]), args.leaf[0],
+                            args.dtype[0])
         from ..output import STDOUT, json_ready, write_results
 
         results, passed = [], True

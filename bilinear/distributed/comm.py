@@ -38,8 +38,23 @@ def default_timeout() -> float:
     return seconds
 
 
+def start_timeout() -> float:
+    """BILINEAR_DIST_TIMEOUT, or the default where it is bad: the deadline for starting MPI and
+    comparing the ranks' command lines, which then refuse a bad value on every rank alike
+    (``ranks.same_command``; a rank that refused it alone had left the others in MPI_Init)."""
+    try:
+        return default_timeout()
+    except DistributedError:
+        return DEFAULT_TIMEOUT
+
+
 class DistributedError(RuntimeError):
     """A distributed product could not run: the same message on every rank that can still say it."""
+
+
+class AgreedError(DistributedError):
+    """A DistributedError every rank raises alike, from what the ranks exchanged: none need end the
+    others, and one may say it for all (each rank of ``run --gpus`` had said it and ended the job)."""
 
 
 def mpi_module():
@@ -47,7 +62,7 @@ def mpi_module():
     from .start import started_mpi
 
     try:
-        MPI = started_mpi(default_timeout())
+        MPI = started_mpi(start_timeout())
     except ImportError as error:  # pragma: no cover - depends on the install
         raise DistributedError(
             "the distributed product needs mpi4py and an MPI runtime: pip install 'bilinear[dist]'"
@@ -76,15 +91,21 @@ def end_job(message: str, stream: TextIO | None = None) -> NoReturn:
     os._exit(1)
 
 
-def _wait(test: Callable[[], bool], timeout: float, what: str, rank: int) -> None:
-    """Poll ``test`` until it holds, or raise after ``timeout`` seconds."""
+#: Why a collective did not complete, where the ranks were not waiting on one rank's own work.
+STOPPED = "another rank died or stopped answering"
+#: What agree() waits for, and why it may not come, unless told.
+AGREEING = ("agreeing on the call", STOPPED)
+
+
+def _wait(test: Callable[[], bool], timeout: float, what: str, rank: int, cause: str = STOPPED) -> None:
+    """Poll ``test`` until it holds, or raise after ``timeout`` seconds, saying ``cause``."""
     deadline = time.monotonic() + timeout
     pause = 1e-5
     while not test():
         if time.monotonic() > deadline:
             raise DistributedError(
-                f"rank {rank}: {what} did not complete within {timeout:.0f} s: another rank died or stopped "
-                "answering (BILINEAR_DIST_TIMEOUT sets the limit)"
+                f"rank {rank}: {what} did not complete within {timeout:.0f} s: {cause} "
+                "(BILINEAR_DIST_TIMEOUT sets the limit)"
             )
         time.sleep(pause)
         pause = min(pause * 2, 1e-3)
@@ -101,20 +122,21 @@ class Comm(ABC):
         self.size = mpi_comm.Get_size()
         self.timeout = default_timeout() if timeout is None else timeout
 
-    def agree(self, value: Any) -> list:
-        """Every rank's small host ``value`` (shapes, options), gathered on every rank."""
+    def agree(self, value: Any, waiting: tuple[str, str] = AGREEING) -> list:
+        """Every rank's small host ``value`` (shapes, options), gathered on every rank; ``waiting`` is
+        what the ranks are waiting for and why it may not come, as a timeout says them."""
         gathered = bytearray(_WIDTH * self.size)
         request = self.mpi.Iallgather(_encode(value), gathered)
-        _wait(request.Test, self.timeout, "agreeing on the call", self.rank)
+        _wait(request.Test, self.timeout, waiting[0], self.rank, waiting[1])
         return [_decode(bytes(gathered[r * _WIDTH : (r + 1) * _WIDTH])) for r in range(self.size)]
 
     def barrier(self) -> None:
         request = self.mpi.Ibarrier()
         _wait(request.Test, self.timeout, "a barrier", self.rank)
 
-    def max(self, value: float) -> float:
-        """The largest of every rank's ``value``."""
-        return max(float(v) for v in self.agree(float(value)))
+    def max(self, value: float, waiting: tuple[str, str] = AGREEING) -> float:
+        """The largest of every rank's ``value`` (``waiting`` as :meth:`agree` takes it)."""
+        return max(float(v) for v in self.agree(float(value), waiting))
 
     def abort(self, message: str) -> NoReturn:
         """End every rank of the job (after printing ``message`` once, here)."""

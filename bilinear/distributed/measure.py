@@ -19,7 +19,7 @@ from ..measure import bound_verdict, median, time_device, within_bound
 from ..output import WRITTEN_BY
 from ..runtime.run import growth_run, levels_run
 from .api import DistributedProduct
-from .comm import DistributedError
+from .comm import AgreedError
 from .layout import block_of
 
 
@@ -168,13 +168,24 @@ def layout_pieces(product: DistributedProduct, A: Any, B: Any, C: Any | None = N
     return {"A": a, "B": b, "out": out, "region": region}
 
 
+#: What the other ranks wait for while rank 0 alone works, and why it may not come: a timeout
+#: there had blamed a dead or unanswering rank while rank 0 was still at work.
+CHECKING = ("waiting for rank 0's check of the product", "rank 0 alone compares the product with a float64 "
+            "reference, and had not finished; raise the limit for sizes this large")
+BLOCK_CHECKS = ("waiting for the other ranks' checks of their blocks", "another rank had not finished comparing "
+                "its block with a float64 reference, or stopped answering; raise the limit for sizes this large")
+TIMING = ("waiting for rank 0's timing of one device's product", "rank 0 alone times it, and had not finished; "
+          "raise the limit for sizes this large")
+
+
 def _error(product: DistributedProduct, ours: Any, region, A: Any, B: Any) -> tuple[float, float]:
     """The relative error of the whole product, from each rank's part of it (once per element), and
     the error a C of zeros would have (measure.zero_error)."""
     comm, xp = product.comm, product.comm.xp
     counted = ours is not None and (product.output == "block2d" or comm.rank == 0)
     squared = _squared_error(xp, ours, A, B, *region) if counted and ours.size else (0.0, 0.0)
-    total, reference = (sum(float(pair[i]) for pair in comm.agree(squared)) for i in (0, 1))
+    waiting = BLOCK_CHECKS if product.output == "block2d" else CHECKING
+    total, reference = (sum(float(pair[i]) for pair in comm.agree(squared, waiting)) for i in (0, 1))
     scale = float(xp.linalg.norm(A.astype("float64", copy=False)))
     scale *= float(xp.linalg.norm(B.astype("float64", copy=False)))
     return (total**0.5 / scale, reference**0.5 / scale) if scale else (total**0.5, 1.0)
@@ -186,12 +197,12 @@ def measure(
     """Check one product against the one-GPU GEMM, then time both, interleaved.
 
     Raises:
-        DistributedError: on every rank, when the ranks asked for different runs (a rank with
+        AgreedError: on every rank, when the ranks asked for different runs (a rank with
             another ``--repeat`` had fallen out of step and read another collective's bytes).
     """
     comm, xp = product.comm, product.comm.xp
     if len(set(comm.agree((M, K, N, dtype, repeat, seed)))) > 1:
-        raise DistributedError("the ranks asked for different runs (sizes, dtype, repetitions or seed); start every "
+        raise AgreedError("the ranks asked for different runs (sizes, dtype, repetitions or seed); start every "
                                "rank with the same options")
     A, B = same_inputs(xp, M, K, N, dtype, seed)
     given = layout_pieces(product, A, B)
@@ -208,7 +219,7 @@ def measure(
         times.append(comm.max(time_device(call, xp, repeat=1, warmup=0)[0]))
         comm.barrier()
         mine = time_device(lambda: xp.matmul(A, B, out=single), xp, repeat=1, warmup=0)[0] if comm.rank == 0 else 0.0
-        single_times.append(comm.max(mine))
+        single_times.append(comm.max(mine, TIMING))
     itemsize = A.dtype.itemsize
     return DistributedResult(
         dims=(M, K, N),

@@ -35,6 +35,9 @@ class SameOnEveryRank(ValueError):
 #: compared as the decomposition's digest), and --json's, which rank 0 alone writes (whether it is
 #: given is compared).
 RANK_OWN_OPTIONS = frozenset({"file", "files", "local", "json"})
+#: The environment variable the ranks compare beside their options (bad on one rank, it had ended that
+#: rank alone).
+TIMEOUT = "BILINEAR_DIST_TIMEOUT"
 #: What argparse keeps beside the options: the command, its handler, whether --levels was given.
 NOT_OPTIONS = frozenset({"command", "handler", "levels_given"})
 
@@ -47,31 +50,36 @@ def refused_on_this_rank(argv: list[str]) -> None:
     """After argparse refused this rank's command line (and said why): where the job's other ranks
     run or bench, they compare command lines before anything else, so take part with :data:`REFUSED`
     for a command: they stop at once instead of waiting in MPI_Init for this rank."""
-    from .comm import MPIComm
+    from .comm import MPIComm, start_timeout
 
     command = next((word for word in argv if not word.startswith("-")), None)
     if command not in ("run", "bench") or launched_ranks()[0] < 2:
         return
     try:
         if world()[1] > 1:
-            MPIComm().agree((REFUSED, ""))
+            MPIComm(timeout=start_timeout()).agree((REFUSED, ""))
     except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
         pass
 
 
 def read_on_every_rank(read: Callable[[], T], path: Path) -> T:
-    """``read()`` (FILE's program) on every rank, then refused alike where it failed on any: the same
-    failure everywhere is said once, by rank 0; one rank's own is said with the rank and its path.  A
-    failure each rank had met and ended the job with had been printed once per rank (or once, where
-    the first to end the job killed the others first), and one rank's had left the others waiting for
-    it to end them."""
+    """``read()`` (FILE's program) on every rank, as :func:`alike_on_every_rank` runs a step."""
+    return alike_on_every_rank(read, f"could not read its FILE, {path}")
+
+
+def alike_on_every_rank(step: Callable[[], T], failed: str) -> T:
+    """``step()`` (one with no collective in it) on every rank, then refused alike where it failed on
+    any: the same failure everywhere is said once, by rank 0; one rank's own is said as "rank R
+    ``failed``: why".  A failure each rank had met and ended the job with had been printed once per
+    rank (or once, where the first to end the job killed the others first, and mpiexec exited 9),
+    and one rank's had left the others waiting for it to end them."""
     from ..diagnostics import BilinearError, render
     from ..lower.options import OptionError
     from .comm import MPIComm, short
 
     failure: Exception | None = None
     try:
-        value = read()
+        value = step()
     except (BilinearError, ValueError, OSError) as error:
         failure = error
     if world()[1] == 1:
@@ -81,33 +89,32 @@ def read_on_every_rank(read: Callable[[], T], path: Path) -> T:
     said = "" if failure is None else (
         "\n".join(render(d) for d in failure.diagnostics) if isinstance(failure, BilinearError) else str(failure))
     digest = hashlib.sha256(said.encode()).hexdigest()[:12] if said else ""
-    everyone = MPIComm().agree((digest, str(path), short(said, 300)))
+    everyone = MPIComm().agree((digest, short(failed, 150), short(said, 300)))
     if not any(d for d, _, _ in everyone):
         return value
     if len({d for d, _, _ in everyone}) == 1:  # alike: rank 0 says its own whole message
         if isinstance(failure, OptionError):
             raise failure  # a usage error, as argparse says it (rank 0; the others return 2)
         raise SameOnEveryRank(said)
-    raise SameOnEveryRank("; ".join(f"rank {rank} could not read its FILE, {where}: {why}"
-                                    for rank, (d, where, why) in enumerate(everyone) if d))
+    raise SameOnEveryRank("; ".join(f"rank {rank} {what}: {why}" for rank, (d, what, why) in enumerate(everyone) if d))
 
 
 def same_command(args) -> None:
     """Refuse, on every rank alike, a job whose ranks were started with different options (a
     hand-built MPMD line, ``mpiexec -n 1 bilinear run ... : -n 1 bilinear run ... --alpha 2``): an
     option refused on one rank alone had left the others waiting out BILINEAR_DIST_TIMEOUT."""
-    import hashlib
-
-    from .comm import MPIComm
+    from .comm import MPIComm, start_timeout
 
     if world()[1] == 1:
+        _check_timeout()
         return
     compared = {name: getattr(args, name) for name in set(vars(args)) - RANK_OWN_OPTIONS - NOT_OPTIONS}
     if "json" in vars(args):  # its path is rank 0's to choose, but given on some ranks only it was lost
         compared["json"] = args.json is not None
+    compared[TIMEOUT] = os.environ.get(TIMEOUT)  # each rank's own environment: bad on one, it is refused here
     names = sorted(compared)
     digests = "".join(hashlib.sha256(repr(compared[name]).encode()).hexdigest()[:6] for name in names)
-    everyone = MPIComm().agree((args.command, digests))
+    everyone = MPIComm(timeout=start_timeout()).agree((args.command, digests))
     if len({command for command, _ in everyone}) > 1:
         listing = ", ".join(f"rank {rank} {command}" for rank, (command, _) in enumerate(everyone))
         raise SameOnEveryRank(f"the ranks were started with different commands: {listing}; "
@@ -119,11 +126,22 @@ def same_command(args) -> None:
         raise SameOnEveryRank(
             f"the ranks were started with different options: {', '.join(differ)} "
             f"{'differs' if len(differ) == 1 else 'differ'} between rank 0 and {others}; "
-            "start every rank with the same command line")
+            f"start every rank with the same command line{f' and {TIMEOUT}' if TIMEOUT in differ else ''}")
+    _check_timeout()
+
+
+def _check_timeout() -> None:
+    """Refuse a bad BILINEAR_DIST_TIMEOUT, the same on every rank once compared."""
+    from .comm import DistributedError, default_timeout
+
+    try:
+        default_timeout()
+    except DistributedError as error:
+        raise SameOnEveryRank(str(error)) from None
 
 
 #: Options whose flag is not their name with dashes (tests hold this table to the parsers).
-FLAGS = {"fuse": "--no-fuse", "input_format": "--from", "n": "-n", "m": "-m", "k": "-k"}
+FLAGS = {TIMEOUT: TIMEOUT, "fuse": "--no-fuse", "input_format": "--from", "n": "-n", "m": "-m", "k": "-k"}
 
 
 def option_flag(dest: str) -> str:
@@ -133,11 +151,11 @@ def option_flag(dest: str) -> str:
 
 def world() -> tuple[int, int]:
     """(this rank, the job's ranks) of MPI.COMM_WORLD; (0, 1) without mpi4py: there is no job to end."""
-    from .comm import default_timeout
+    from .comm import start_timeout
     from .start import started_mpi
 
     try:
-        MPI = started_mpi(default_timeout())
+        MPI = started_mpi(start_timeout())
     except ImportError:
         return 0, 1
     return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
