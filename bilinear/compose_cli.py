@@ -105,6 +105,13 @@ SECOND_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read FILE; to c
                "`bilinear import` it to a .bl file first")
 
 
+# What product's --name names: FILE and SECOND are files, their main definitions schedules; --algorithm
+# (an algorithm of FILE) makes the product an algorithm's even of two schedules.
+PRODUCT_NAME_HELP = (" (default: FILE's and SECOND's algorithms' names joined by _x_, as strassen_x_winograd); where "
+                     "FILE's and SECOND's main definitions are both schedules and no --algorithm is given, of the new "
+                     "schedule instead (default: their names joined by _x_, as msmes_x_msmes), the algorithm keeping "
+                     "its default name")
+
 LARGE_PRODUCT = 10_000  # products past which verifying takes minutes (12,167 took 22 s, 25,921 90 s, on 2 cores)
 
 
@@ -357,7 +364,7 @@ def add_parsers(commands) -> None:
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         add_bl_output_options(command)
         command.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
-        named = " (of the new schedule where FILE and SECOND are both schedules)" if command is product_cmd else ""
+        named = PRODUCT_NAME_HELP if command is product_cmd else ""
         command.add_argument("--name", type=bl_name, default=None, help=f"name of the new algorithm{named}")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
         command.set_defaults(handler=handler)

@@ -196,7 +196,7 @@ def _compile(args) -> int:
                                  write_artifacts)
     from .lower.plan import library_name
     from .frontend.provenance import source_header
-    from .hybrid import level_files, level_names
+    from .hybrid import level_files
     from .output import check_folder, input_among, removed_on_failure
     from .api import with_notes
     from .report import to_text
@@ -206,7 +206,8 @@ def _compile(args) -> int:
     program, per_level = _per_level(args, program)
     name = args.name or library_name(program, per_level)
     out = args.output or Path("build") / name
-    inputs = [args.file, *(level_files(args.levels_schemes) if per_level else [])]
+    level_paths = level_files(args.levels_schemes) if per_level else []
+    inputs = [args.file, *level_paths]
     for target in (out / artifact for artifact in artifact_names(name)):
         # refused even with --force: the input would become compile's output (a link is replaced itself);
         # os.path.islink: a name too long to exist is no link (check_folder says what is wrong with it)
@@ -215,15 +216,16 @@ def _compile(args) -> int:
                              "choose another -o")
     report = verify_program(program) if per_level else with_notes(verify_program(program), notes)  # verify's notes
     if per_level:  # a hybrid's definitions come from every level's file (the first's had been credited with all)
-        report = replace(report, path=", ".join(dict.fromkeys(str(path) for path in level_files(args.levels_schemes))))
+        report = replace(report, path=", ".join(dict.fromkeys(str(path) for path in level_paths)))
     if not report.ok:  # said first: a refusal to replace files hid it until --force
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
     check_folder(out, artifact_names(name), args.force)  # before lowering, the work that takes time
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
-    # a hybrid's levels come from their own files
-    source = ",".join(level_names(args.levels_schemes)) if per_level else str(args.file)
+    # the files it was built from (a hybrid's levels come from their own), absolute: the manifest is read
+    # from its own folder, where a path as typed, relative to where compile ran, names nothing
+    source = ",".join(str(path.resolve()) for path in (level_paths or inputs))
     # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept)
     provenance = tuple(line for path in dict.fromkeys(inputs) for line in source_header(path))
     with removed_on_failure(out, artifact_names(name)):

@@ -811,3 +811,26 @@ def test_a_name_no_temporary_could_take_is_not_told_to_declare_one(tmp_path, sta
         bilinear.load(path)
     found = next(d for d in refused.value.diagnostics if d.message == said)
     assert found.notes == (note,)
+
+
+KEYWORD_EXPECTED = "expected 'algorithm', 'schedule', 'table' or 'use'"
+
+
+@pytest.mark.parametrize("text, line, word, keyword", [
+    ("algoritm x <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n", 1, "algoritm", "algorithm"),
+    (ONE_PRODUCT + "\nalgoritm y <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n", 5, "algoritm", "algorithm"),
+    (ONE_PRODUCT + "schedule s for x:\n  stage p: A11 * B11 -> +C11\nshedule t for x:\n  stage p: A11 * B11 -> +C11\n",
+     6, "shedule", "schedule"),
+    (ONE_PRODUCT + 'uses "other.bl"\n', 4, "uses", "use"),
+    ("table t <1,1,1;1>:\n  U:\n  1\n  V:\n  1\n  W:\n  1\ntabel u <1,1,1;1>:\n  U:\n  1\n  V:\n  1\n  W:\n  1\n",
+     8, "tabel", "table"),
+], ids=["first-definition", "algorithm-after-algorithm", "schedule-after-schedule", "use-after-algorithm",
+        "table-after-table"])
+def test_a_misspelt_keyword_is_pointed_at_after_a_definition_as_before_the_first(text, line, word, keyword):
+    """After a definition the misspelt word was read as a name beginning an equation or a statement, and
+    the error stood at the next word (`algoritm second <1,1,1;1>:` at 5:10, "unexpected 'second';
+    expected '=' or '['")."""
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "typo.bl").value.diagnostics
+    assert (error.span.line, error.span.column, error.span.end_column) == (line, 1, 1 + len(word))
+    assert error.message == f"unexpected '{word}'; {KEYWORD_EXPECTED}"
+    assert error.notes == (f"did you mean {keyword}?",)

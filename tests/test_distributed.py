@@ -200,7 +200,8 @@ import warnings, numpy as np, bilinear.distributed as dist
 p = dist.compile("{root}/algorithms/winograd.bl", backend="numpy", inputs="block2d", output="block2d")
 rng = np.random.default_rng(0)
 A, B = rng.standard_normal((8, 8)), rng.standard_normal((8, 8))
-for label, a, b in (("whole", A, B), ("own", A + p.comm.rank, B - p.comm.rank)):
+ones = np.ones((8, 8))  # each rank's block of an all-ones 16x16 A and B: alike, as they should be
+for label, a, b in (("whole", A, B), ("own", A + p.comm.rank, B - p.comm.rank), ("ones", ones, 2 * ones)):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         p(a, b)
@@ -212,10 +213,11 @@ for label, a, b in (("whole", A, B), ("own", A + p.comm.rank, B - p.comm.rank)):
 @needs_mpi
 def test_the_same_blocks_on_every_rank_of_a_square_grid_are_warned_of():
     """Whole matrices passed on each of 4 ranks (a 2x2 grid) fit the block2d layout: each rank got
-    2·A·B and nothing was said."""
+    2·A·B and nothing was said.  The blocks of constant matrices are alike on every rank by right: they
+    had been warned of too."""
     done = _mpi(4, "-c", SAME_BLOCKS.format(root=ROOT), timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "own []" in done.stdout
+    assert "own []" in done.stdout and "ones []" in done.stdout
     assert ("whole ['every rank passed the same blocks of A and B; under block2d inputs each rank passes its own "
             "block, and this call multiplies the 16x16 and 16x16 matrices they form']") in done.stdout
 

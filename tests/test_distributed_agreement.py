@@ -366,3 +366,22 @@ def test_a_column_major_out_on_a_rank_is_not_told_to_pass_a_copy():
     assert "rank 0: out is not a row-major matrix" in str(refused.value)
     assert "the product is written into out, so give a row-major one" in str(refused.value)
     assert "ascontiguousarray(out)" not in str(refused.value)
+
+
+def test_the_alike_blocks_of_constant_matrices_are_not_taken_for_whole_matrices():
+    """Under block2d inputs every rank's block of an all-ones A is all ones: rank 0 had warned that
+    every rank passed the same blocks.  Alike blocks that are not one value each are still told of."""
+    from bilinear.distributed.agree import facts, same_blocks
+
+    ones, varied = np.ones((4, 4)), np.arange(16.0).reshape(4, 4)
+    sparse = np.zeros((40, 40))
+    sparse[1, 1] = 1.0  # off the sampled entries: one value as far as the sample shows, not throughout
+
+    def alike(A, B):
+        return same_blocks([facts(A, B, None, 1.0, 0.0, {}, blocks=True) for _ in range(4)])
+
+    assert not alike(ones, 2 * ones)
+    assert not alike(np.zeros((4, 4)), ones)
+    assert alike(varied, varied)
+    assert alike(ones, varied)  # A's blocks alike by right, B's not
+    assert alike(sparse, sparse)

@@ -1176,7 +1176,22 @@ def test_a_hybrids_manifest_names_its_level_files(capsys, tmp_path):
     """The manifest named FILE as the source, which --levels-schemes had left unused."""
     code, _, err = _run(capsys, "compile", "winograd", "--levels-schemes", "strassen,grey333", "-o", str(tmp_path))
     assert code == 0, err
-    assert json.loads((tmp_path / "manifest.json").read_text())["source"] == "strassen,grey333"
+    shipped = (ROOT / "algorithms").resolve()
+    assert json.loads((tmp_path / "manifest.json").read_text())["source"] == f"{shipped}/strassen.bl,{shipped}/grey333.bl"
+
+
+def test_the_manifest_names_its_sources_by_absolute_paths(capsys, tmp_path, monkeypatch):
+    """The source was the path as typed: schemes/mine.bl, relative to where compile ran, named nothing
+    where the manifest was read from its own folder (a shipped name's was absolute already)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schemes").mkdir()
+    (tmp_path / "schemes" / "mine.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text(), encoding="utf-8")
+    mine, shipped = tmp_path.resolve() / "schemes" / "mine.bl", (ROOT / "algorithms").resolve()
+    for argv, source in ((["schemes/mine.bl"], f"{mine}"), (["strassen"], f"{shipped}/strassen.bl"),
+                         (["winograd", "--levels-schemes", "schemes/mine.bl, strassen"], f"{mine},{shipped}/strassen.bl")):
+        code, _, err = _run(capsys, "compile", *argv, "-o", "build", "--force")
+        assert code == 0, err
+        assert json.loads((tmp_path / "build" / "manifest.json").read_text())["source"] == source, argv
 
 
 def test_compile_knows_a_level_file_named_with_spaces_around_commas(capsys, tmp_path, monkeypatch):

@@ -188,3 +188,30 @@ def test_stage_names_that_would_repeat_are_made_unique(tmp_path, capsys):
     assert main(["product", str(renamed), "msmes", "-o", str(target)]) == 0, capsys.readouterr().err
     names = [s.name for s in bilinear.load(target).main.stages]
     assert len(names) == len(set(names)) and "products1_pre_2" in names
+
+
+PRODUCT_NAME_HELP = (
+    "--name NAME name of the new algorithm (default: FILE's and SECOND's algorithms' names joined by _x_, as "
+    "strassen_x_winograd); where FILE's and SECOND's main definitions are both schedules and no --algorithm is given, "
+    "of the new schedule instead (default: their names joined by _x_, as msmes_x_msmes), the algorithm keeping its "
+    "default name --algorithm ALGORITHM")
+
+
+def test_product_help_says_what_name_names_and_its_defaults(capsys):
+    """It read "name of the new algorithm (of the new schedule where FILE and SECOND are both schedules)":
+    files are not schedules, --algorithm makes --name the algorithm's again, and no default was given."""
+    with pytest.raises(SystemExit):
+        main(["product", "--help"])
+    assert PRODUCT_NAME_HELP in " ".join(capsys.readouterr().out.split())
+
+
+def test_product_name_names_what_its_help_says(tmp_path, capsys):
+    """The help's claims: the defaults, and --name naming the algorithm where --algorithm is given."""
+    for argv, lines in (([], ["algorithm strassen_x_strassen <4,4,4;49>:", "schedule msmes_x_msmes for strassen_x_strassen: "
+                                                                          "inplace, restore"]),
+                        (["--name", "m2"], ["algorithm strassen_x_strassen <4,4,4;49>:",
+                                            "schedule m2 for strassen_x_strassen: inplace, restore"]),
+                        (["--algorithm", "strassen", "--name", "s2"], ["algorithm s2 <4,4,4;49>:"])):
+        assert main(["product", "msmes", "msmes", *argv]) == 0
+        headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("algorithm ", "schedule "))]
+        assert headers == lines, argv

@@ -50,9 +50,9 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
           out_sample: bool = False, xp: Any = np) -> tuple:
     """This rank's side of the call, small enough to gather on every rank (``options``, what its
     product was compiled with by name, as a digest each: one weight per rank would not fit the
-    exchange's 512 bytes past a dozen ranks; with ``blocks``, a sample of A and B each, and with
-    ``out_sample`` of out, which :func:`same_blocks` and :func:`judge` compare; which arrays are in
-    host memory where the product runs on ``xp``, CuPy)."""
+    exchange's 512 bytes past a dozen ranks; with ``blocks``, a sample of A and B each and whether
+    both are one value throughout, and with ``out_sample`` of out, which :func:`same_blocks` and
+    :func:`judge` compare; which arrays are in host memory where the product runs on ``xp``, CuPy)."""
     options = tuple(f"{name}={hashlib.sha256(repr(value).encode()).hexdigest()[:6]}" for name, value in options.items())
 
     def shape(x):
@@ -77,26 +77,47 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
     if (blocks and A is not None and B is not None or out_sample) and not masked:  # out's under any input layout
         held = blocks and A is not None and B is not None
         sampled = (_sample(A) if held else None, _sample(B) if held else None,
-                   _sample(out) if out_sample and out is not None else None)
+                   _sample(out) if out_sample and out is not None else None,
+                   held and _one_value(A) and _one_value(B))
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
             scattered, apart, writable, masked, sampled, host)
 
 
-def _sample(x: Any) -> str:
-    """The sum of at most 17×17 of a matrix's entries, spread over it, as exact text ("none" where it has
-    none: a structured dtype, which is refused after the exchange; raising here left the others waiting)."""
+def _spread(x: Any) -> Any:
+    """At most 17×17 of a matrix's entries, spread over it."""
     rows, cols = x.shape
+    return x[:: max(1, rows // 16), :: max(1, cols // 16)]
+
+
+def _sample(x: Any) -> str:
+    """The sum of :func:`_spread`'s entries as exact text ("none" where it has none: a structured dtype,
+    which is refused after the exchange; raising here left the others waiting)."""
     try:
-        return float(x[:: max(1, rows // 16), :: max(1, cols // 16)].sum()).hex()
+        return float(_spread(x).sum()).hex()
     except (TypeError, ValueError):
         return "none"
 
 
+def _one_value(x: Any) -> bool:
+    """Whether every entry of a matrix is the same (all ones, all zeros; vacuously where it has none).
+    The whole matrix is read only where its spread sample is one value; min and max, not ``x == v``,
+    which would allocate a mask the size of the matrix."""
+    if 0 in x.shape:
+        return True
+    try:
+        return all(float(part.min()) == float(part.max()) for part in (_spread(x), x))  # NaN: never one value
+    except (TypeError, ValueError):
+        return False
+
+
 def same_blocks(everyone: list[tuple]) -> bool:
     """Whether every rank passed blocks of A and B alike in shape and sample: whole matrices passed
-    on every rank, most likely (on a square grid of ranks they fit the block2d layout)."""
+    on every rank, most likely (on a square grid of ranks they fit the block2d layout).  Where each
+    block of A and of B is one value throughout, they are alike by right (the blocks of a constant
+    matrix), and whole constant matrices passed on every rank cannot be told from them: not said."""
     first = everyone[0]
-    return len(everyone) > 1 and first[13] is not None and all(v[:2] == first[:2] and v[13] == first[13] for v in everyone)
+    return (len(everyone) > 1 and first[13] is not None and not first[13][3]
+            and all(v[:2] == first[:2] and v[13] == first[13] for v in everyone))
 
 
 def different_calls(everyone: list) -> str | None:

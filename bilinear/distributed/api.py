@@ -64,7 +64,8 @@ class DistributedProduct(NotPickled):
     With ``inputs="replicated"`` every rank passes A and B; with ``"root"``
     rank 0 does and the others pass ``None``; with ``"block2d"`` each rank
     passes its block (:mod:`.layout`; whole matrices passed on every rank are refused where their
-    blocks do not fit together, and on a square grid of ranks, where they do, rank 0 warns).  With
+    blocks do not fit together, and on a square grid of ranks, where they do, rank 0 warns, unless
+    they are constant: a constant matrix's blocks are alike by right).  With
     ``output="replicated"`` every
     rank gets C; with ``"root"`` rank 0 does and the others get ``None``;
     with ``"block2d"`` each rank gets its block of C.

@@ -8,7 +8,6 @@ definition.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import stat
@@ -20,15 +19,12 @@ from ..paths import algorithms_dir
 from .check import build
 from .parser import parse_text
 from .raw import RawAlgorithm, RawSchedule, Use
+from .syntax_errors import DEFINITION_KEYWORDS, misspelt_keyword
 
 # The largest source file read: far above any real scheme (a .bl file of 10^5 products is
 # a few MiB), so /dev/zero or a stray disk image cannot exhaust memory.
 MAX_SOURCE_BYTES = 64 << 20
-KEYWORDS = ("algorithm", "table", "schedule", "use")
-# What follows a misspelt keyword for a header to be recognised, to the end of the line: `x <2,2,2;7>:`,
-# `x for y:` (with properties), `"f.bl"`; lowercase letters only before it (prose starts otherwise).
-HEADER_AFTER = re.compile(r'^[a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*|"[^"]*\.bl")\s*(#.*)?$')
-BL_START = re.compile(rf"^({'|'.join(KEYWORDS)})\b")  # what a .bl file's first statement begins with
+BL_START = re.compile(rf"^({'|'.join(DEFINITION_KEYWORDS)})\b")  # what a .bl file's first statement begins with
 
 
 def check_regular(path: Path, span: Span | None = None, wanted: str = "a .bl file") -> os.stat_result:
@@ -151,8 +147,7 @@ def _looks_like_bl(text: str) -> bool:
         if stripped and not stripped.startswith("#"):
             if BL_START.match(stripped):
                 return True
-            first = stripped.split(maxsplit=1)[0]  # a near keyword before a header's shape (never a foreign file's line)
-            return bool(difflib.get_close_matches(first, KEYWORDS, cutoff=0.75)) and bool(HEADER_AFTER.match(stripped))
+            return misspelt_keyword(stripped) is not None  # a near keyword before a header's shape (never a foreign file's line)
     return True  # empty or only comments: the loader reports that it defines nothing
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 
@@ -12,6 +13,24 @@ from ..diagnostics import Diagnostic
 from ..ir import Span
 from ..ir.names import KEYWORDS
 from .grammar import LARK
+
+
+# The words a definition begins with.
+DEFINITION_KEYWORDS = ("algorithm", "table", "schedule", "use")
+# What follows a misspelt keyword for a header to be recognised, to the end of the line: `x <2,2,2;7>:`,
+# `x for y:` (with properties), `"f.bl"`; lowercase letters only before it (prose starts otherwise).
+HEADER_AFTER = re.compile(r'^[a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*|"[^"]*\.bl")\s*(#.*)?$')
+
+
+def misspelt_keyword(line: str) -> str | None:
+    """The keyword a line that reads as a definition's header misspells (`algoritm x <2,2,2;7>:`:
+    algorithm); None for a line that is no header or begins with the keyword itself."""
+    stripped = line.strip()
+    first = stripped.split(maxsplit=1)[0] if stripped else ""
+    if first in DEFINITION_KEYWORDS or not HEADER_AFTER.match(stripped):
+        return None
+    close = difflib.get_close_matches(first, DEFINITION_KEYWORDS, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 _FRIENDLY = {
@@ -40,7 +59,11 @@ def _expected(names) -> str:
     words = set(words)
     if "a number" in words:
         words.discard("a whole number")  # where any number may stand, do not list integers apart
-    words = sorted(words)
+    return _or(sorted(words))
+
+
+def _or(words: list[str]) -> str:
+    """`a`, `a or b`, `a, b or c`."""
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
@@ -104,6 +127,8 @@ def _after_a_bare_name(error: UnexpectedToken) -> bool:
 
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     line, column = max(error.line, 1), max(error.column, 1)
+    if header := _misspelt_header(text, line, path):
+        return header
     if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
         line, column = _end_of_text(text)
     expected = _accepted(error)
@@ -115,11 +140,29 @@ def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     return Diagnostic(message, span, notes=_keyword_as_name(text, line, column))
 
 
+def _source_line(text: str, line: int) -> str:
+    lines = text.replace("\r\n", "\n").split("\n")  # as lark counts lines
+    return lines[line - 1] if line <= len(lines) else ""
+
+
+def _misspelt_header(text: str, line: int, path: str) -> Diagnostic | None:
+    """The error at a misspelt keyword where the line it stopped on reads as a definition's header.
+    After a definition the parser takes the word for a name that begins an equation or a statement,
+    and stops at the next word (`second` in `algoritm second <1,1,1;1>:`), which is not the mistake."""
+    here = _source_line(text, line)
+    if (keyword := misspelt_keyword(here)) is None:
+        return None
+    word = here.split(maxsplit=1)[0]
+    start = len(here) - len(here.lstrip()) + 1
+    expected = _or(sorted(f"'{k}'" for k in DEFINITION_KEYWORDS))
+    return Diagnostic(f"unexpected '{word}'; expected {expected}", Span(path, line, start, line, start + len(word)),
+                      notes=(f"did you mean {keyword}?",))
+
+
 def _keyword_as_name(text: str, line: int, column: int) -> tuple[str, ...]:
     """A note where a keyword is assigned to as a name (`algorithm = ...`: the parser took it for
     a header, `stage s: stage = A11` for a stage, and said only that '=' was unexpected)."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    here = lines[line - 1] if line <= len(lines) else ""
+    here = _source_line(text, line)
     word = re.search(r"\b([A-Za-z_]\w*)\s*$", here[: column - 1])
     if word and word.group(1) in KEYWORDS and here[column - 1 :].startswith("="):
         return (f"{word.group(1)} is a keyword of the language; a name must be another word",)

@@ -16,7 +16,8 @@ from .product import default_config, describe
 MANIFEST_SCHEMA_VERSION = 5  # 2: host.breadth_first.note went (the library runs them); 3: host.workspace_limit is
 # an object (the plans the library falls back to), and kernels lists theirs too; 4: host.leaves went (the library
 # runs ozaki leaves: host.ozaki), and workspace_bytes counts their workspace; 5: files (the .cu and .h, their bytes
-# and SHA-256), host.workspace_note and host.moduli_note.  Added since, with no bump (no key changed): host.sums_note
+# and SHA-256), host.workspace_note and host.moduli_note.  Added since, with no bump (no key changed): host.sums_note;
+# source's files by absolute path, comma-separated (still the files it was built from: they had been as typed)
 _SIZES = (1024, 2048, 4096, 8192, 16384)
 
 
