@@ -26,6 +26,7 @@ from .levels import CoefficientOutOfRange
 from .manifest import library_call_bytes, library_workspace_bytes, manifest, refused_from
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
+from .render import comment_line
 
 
 def build_commands(name: str) -> list[str]:
@@ -54,7 +55,7 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
     for host in hosts:  # the ozaki leaf's passes, once per dtype: every plan of it runs the same
         if host.ozaki is not None:
             parts.extend(host.ozaki.sources())
-    comments = tuple(f"// {line}" if line else "//" for line in provenance)
+    comments = tuple(comment_line(line) for line in provenance)
     first, rest = ("\n".join(parts) + "\n" + render_host(name, hosts)).split("\n", 1)
     kept = "".join(f"{line}\n" for line in comments)  # after the first line, which says who generated it
     return f"{first}\n{kept}{rest}", render_header(name, hosts, comments)
