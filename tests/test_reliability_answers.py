@@ -192,6 +192,22 @@ def test_a_wrong_sign_in_a_product_statement_is_pointed_at_that_statement(tmp_pa
     assert error.notes[0] == "`X * B11 -> +C21 +C22` adds M2 to C22 times 1; strassen's C22 has it times -1"
 
 
+@pytest.mark.parametrize("right, wrong, note", [
+    ("A12 * B22 -> -C11 +C12", "A12 * B22 -> -C11",
+     "`A12 * B22 -> -C11` adds M5 to C11 only; strassen's C12 has it times 1: add +C12"),
+    ("A21 * B11 -> +C21 -C22", "A21 * B11 -> +C21",
+     "`A21 * B11 -> +C21` adds M2 to C21 only; strassen's C22 has it times -1: add -C22"),
+], ids=["M5", "M2"])
+def test_a_product_statement_that_leaves_out_a_target_is_pointed_at(tmp_path, right, wrong, note):
+    """The error pointed at the last statement that wrote the block, a correct one (msmes's M3), with no
+    fix: only statements naming the block had been looked at, and the wrong one no longer names it."""
+    text = (ALGORITHMS / "msmes.bl").read_text()
+    path = _write(tmp_path, "missing.bl", text.replace(right, wrong))
+    (error,) = [e for entry in bilinear.verify(path).entries for e in entry.errors]
+    line = next(number for number, each in enumerate(text.splitlines(), 1) if right in each)
+    assert error.span.line == line and error.notes[0] == note
+
+
 # --- a product statement that writes one of its own factors -------------------------------------------
 
 ONE = "algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\n"

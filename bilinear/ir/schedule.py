@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Iterable, Union
 
 from .form import Form, format_coefficient
@@ -95,11 +96,12 @@ class Multiply:
             (target, coef), = self.targets.terms
             scale = "" if coef == 1 else ("-" if coef == -1 else f"{format_coefficient(coef)}*")
             return f"{target} = {scale}{product}"
-        targets = " ".join(
-            ("+" if c > 0 else "-") + ("" if abs(c) == 1 else f"{format_coefficient(abs(c))}*") + name
-            for name, c in self.targets.terms
-        )
-        return f"{product} -> {targets}"
+        return f"{product} -> {' '.join(target_text(name, c) for name, c in self.targets.terms)}"
+
+
+def target_text(name: str, coef: Fraction) -> str:
+    """One target of a product statement as written: ``+C12``, ``-2*C21``."""
+    return ("+" if coef > 0 else "-") + ("" if abs(coef) == 1 else f"{format_coefficient(abs(coef))}*") + name
 
 
 Statement = Union[Update, Multiply]

@@ -19,6 +19,7 @@ from fractions import Fraction
 
 from ..diagnostics import Diagnostic
 from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, format_coefficient, operand_of
+from ..ir.schedule import target_text
 from .algorithm import describe_difference
 from .conflicts import stage_conflicts
 from .expand import Expansion, bilinear, classical, expansion_of
@@ -318,18 +319,28 @@ class _Simulation:
 
     def _wrong_weight(self, block: str) -> tuple[Multiply, tuple[str]] | None:
         """Where only product statements add into ``block``, the one that adds its product times another
-        coefficient than the algorithm's output has (the statement that last wrote it may be right)."""
-        writes = self.writers.get(block, [])
-        if not writes or not all(isinstance(statement, Multiply) and not statement.overwrite for _, statement in writes):
+        coefficient than the algorithm's output has, 0 where it leaves the block out of its targets (the
+        statement that last wrote the block may be right)."""
+        if not all(isinstance(statement, Multiply) and not statement.overwrite for _, statement in self.writers.get(block, [])):
             return None
         weights = dict(zip((product.name for product in self.algorithm.products), self.expansion.weights))
         for use in self.uses:
-            if use.product is not None and block in use.statement.targets.names():
-                have, want = use.scale * use.statement.targets.coefficient(block), weights[use.product].coefficient(block)
-                if have != want:
-                    return use.statement, (f"`{use.statement}` adds {use.product} to {block} times {format_coefficient(have)}; "
-                                           f"{self.algorithm.name}'s {block} has it times {format_coefficient(want)}",)
+            if use.product is None:
+                continue
+            have, want = use.scale * use.statement.targets.coefficient(block), weights[use.product].coefficient(block)
+            if have != want:
+                return use.statement, (self._weight_note(use, block, have, want),)
         return None
+
+    def _weight_note(self, use: ProductUse, block: str, have: Fraction, want: Fraction) -> str:
+        """What ``use``'s statement adds into ``block`` and what the algorithm's output has, and, where
+        the statement leaves the block out, the target it needs."""
+        expected = f"{self.algorithm.name}'s {block} has it times {format_coefficient(want)}"
+        if block in use.statement.targets.names():
+            return f"`{use.statement}` adds {use.product} to {block} times {format_coefficient(have)}; {expected}"
+        *others, last = use.statement.targets.names()
+        into = f"{', '.join(others)} and {last}" if others else last
+        return f"`{use.statement}` adds {use.product} to {into} only; {expected}: add {target_text(block, want / use.scale)}"
 
     def _written_by(self, buffer: str) -> tuple[str, ...]:
         writes = self.writers.get(buffer, [])
