@@ -1628,6 +1628,31 @@ def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp
     assert code == 0 and "workspace" not in err  # in place with cuBLAS leaves: nothing to say
 
 
+@pytest.mark.parametrize("options, note", [
+    (("--breadth", "1", "--workspace-limit", "0"),
+     "--breadth 1 --workspace-limit 0: at n=8192 no breadth-first level fits the limit: msmes's in-place stages run at "
+     "every level, and the library allocates nothing"),
+    (("--levels", "2", "--breadth", "2", "--workspace-limit", "1G"),
+     "--breadth 2 --workspace-limit 1073741824: at n=8192 the 2 breadth-first levels asked for need more workspace "
+     "than the limit, and a call runs 1: the innermost level runs strassen's products breadth-first, from operand sums "
+     "in a workspace (672.00 MiB at n=8192; a call whose workspace would pass the limit runs fewer breadth-first "
+     "levels); msmes's in-place stages run at the outer level only"),
+    (("--breadth", "1", "--workspace-limit", "100M", "-n", "1024"),
+     "--breadth 1: the innermost level runs strassen's products breadth-first, from operand sums in a workspace "
+     "(42.00 MiB at n=1024; a call whose workspace would pass --workspace-limit 104857600 runs fewer breadth-first "
+     "levels); msmes's in-place stages run at no level: --levels 2 --breadth 1 keeps one, and without --breadth the "
+     "library allocates nothing"),
+], ids=["none-fits", "one-of-two-fits", "all-fit-at-n"])
+def test_the_in_place_workspace_note_describes_the_plan_a_workspace_limit_leaves(capsys, tmp_path, options, note):
+    """--breadth 1 --workspace-limit 0 noted breadth-first products from a workspace "(0 bytes at n=8192)" and
+    msmes's in-place stages at no level, while the library falls back to the plan without breadth-first
+    levels at every size: msmes runs in place."""
+    out = tmp_path / "wl"
+    code, _, err = _run(capsys, "compile", MSMES, *options, "-o", str(out))
+    assert code == 0 and f"note: {note}\n" in err, err
+    assert json.loads((out / "manifest.json").read_text())["host"]["workspace_note"] == note
+
+
 def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
     """--moduli 1 wrote a library that returns 5000 from 64x64x64 up without a word (run refuses it)."""
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "1", "-o", str(tmp_path / "one"))

@@ -23,7 +23,7 @@ from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode
 from .levels import CoefficientOutOfRange
-from .manifest import library_call_bytes, library_workspace_bytes, manifest, refused_from
+from .manifest import library_call_bytes, library_plan, library_workspace_bytes, manifest, refused_from
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
 from .render import comment_line
@@ -225,25 +225,43 @@ _SHOWN_OPTIONS = (("breadth", "--breadth", 0), ("launch", "--launch", "serial"),
 
 
 def _inplace_workspace_note(program: Program, lowered: Lowered, n: int) -> str | None:
-    """Why the library of an in-place schedule (0 bytes, as verified) holds a workspace: breadth-first
-    levels run the algorithm's products from operand sums in one, and ozaki leaves need their own."""
+    """Why the library of an in-place schedule (0 bytes, as verified) holds a workspace, or not, at ``n``:
+    breadth-first levels run the algorithm's products from operand sums in one (as many as a workspace
+    limit leaves at n), and ozaki leaves need their own."""
     schedule = program.main
     if not (isinstance(schedule, Schedule) and schedule.inplace):
         return None
-    options, held = lowered.options, bytes_text(library_workspace_bytes(lowered, n))
-    if options.breadth:
-        outer = len(lowered.levels)
-        where = (("at the outer level only" if outer == 1 else f"at the outer {outer} levels only") if outer else
-                 f"at no level: --levels {options.levels + 1} --breadth {options.breadth} keeps one, and without "
-                 "--breadth the library allocates nothing")
-        inner = "innermost level runs" if options.breadth == 1 else f"innermost {options.breadth} levels run"
-        return (f"--breadth {options.breadth}: the {inner} {schedule.algorithm}'s "
-                f"products breadth-first, from operand sums in a workspace ({held} at n={n}); {schedule.name}'s "
-                f"in-place stages run {where}")
-    if options.leaf == "ozaki":
-        return (f"ozaki leaves need a workspace of their own ({held} at n={n}): {schedule.name}'s in-place stages "
-                "allocate nothing, its leaves do")
-    return None
+    options, running = lowered.options, library_plan(lowered, n)
+    held = bytes_text(library_workspace_bytes(lowered, n))
+    if running.options.breadth:
+        return _breadth_note(schedule, lowered, running, n, held)
+    ozaki = (f"ozaki leaves need a workspace of their own ({held} at n={n}): {schedule.name}'s in-place stages "
+             "allocate nothing, its leaves do") if options.leaf == "ozaki" else None
+    if not options.breadth:
+        return ozaki
+    left = (f"--breadth {options.breadth} --workspace-limit {options.workspace_limit}: at n={n} no breadth-first level "
+            f"fits the limit: {schedule.name}'s in-place stages run at every level")
+    return f"{left}; {ozaki}" if ozaki else f"{left}, and the library allocates nothing"
+
+
+def _breadth_note(schedule: Schedule, lowered: Lowered, running: Lowered, n: int, held: str) -> str:
+    """What ``running`` (``lowered`` or a plan its workspace limit falls back to, with breadth-first
+    levels) runs where at compile's ``n``, with ``held`` bytes of workspace."""
+    asked, breadth, outer = lowered.options.breadth, running.options.breadth, len(running.levels)
+    where = (("at the outer level only" if outer == 1 else f"at the outer {outer} levels only") if outer else
+             f"at no level: --levels {running.options.levels + 1} --breadth {breadth} keeps one, and without "
+             "--breadth the library allocates nothing")
+    inner = "innermost level runs" if breadth == 1 else f"innermost {breadth} levels run"
+    fell = breadth < asked  # the limit left fewer breadth-first levels than asked at compile's n
+    said = (f"--breadth {asked} --workspace-limit {lowered.options.workspace_limit}: at n={n} the "
+            f"{asked} breadth-first levels asked for need more workspace than the limit, and a call runs {breadth}"
+            if fell else f"--breadth {breadth}")
+    workspace = f"{held} at n={n}"
+    if running.fewer_breadth is not None:  # a larger call may not fit the limit this plan's workspace fits
+        limit = "the limit" if fell else f"--workspace-limit {lowered.options.workspace_limit}"
+        workspace += f"; a call whose workspace would pass {limit} runs fewer breadth-first levels"
+    return (f"{said}: the {inner} {schedule.algorithm}'s products breadth-first, from operand sums in a workspace "
+            f"({workspace}); {schedule.name}'s in-place stages run {where}")
 
 
 def _sums_note(lowered: Lowered) -> str | None:

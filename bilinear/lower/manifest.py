@@ -95,13 +95,21 @@ def library_workspace_bytes(lowered: Lowered, n: int) -> int:
     buffers, each rounded up to :data:`TEMP_ALIGN` elements as the host layer rounds them, of the
     plan it runs (under a workspace limit, the first that fits; where none does, the last with its
     ozaki leaves in tiles of C that fit, or as it is where even that does not)."""
+    plan = library_plan(lowered, n)
+    held = library_call_bytes(plan, n, n, n)
     limit = lowered.options.workspace_limit
-    for plan in lowered.with_fallbacks():
-        held = library_call_bytes(plan, n, n, n)
-        if limit is None or held <= limit:
-            return held
+    if limit is None or held <= limit:
+        return held
     tiled = library_call_bytes(plan, n, n, n, limit)
     return held if tiled is None else tiled
+
+
+def library_plan(lowered: Lowered, n: int) -> Lowered:
+    """The plan the library runs an n×n×n call with: under a workspace limit, the first of
+    ``lowered``'s plans whose workspace fits it, else the last (fewest breadth-first levels)."""
+    limit = lowered.options.workspace_limit
+    plans = lowered.with_fallbacks()
+    return next((plan for plan in plans if limit is None or library_call_bytes(plan, n, n, n) <= limit), plans[-1])
 
 
 #: The C API's sizes are ints: no call is larger.
