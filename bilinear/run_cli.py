@@ -223,13 +223,13 @@ def _compile(args) -> int:
         return 1
     check_folder(out, artifact_names(name), args.force)  # before lowering, the work that takes time
     earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
-    # the files it was built from (a hybrid's levels come from their own), absolute: the manifest is read
-    # from its own folder, where a path as typed, relative to where compile ran, names nothing
-    source = ",".join(str(path.resolve()) for path in (level_paths or inputs))
+    # the files it was built from (a hybrid's levels come from their own), each once, absolute: the manifest is
+    # read from its own folder, where a path as typed, relative to where compile ran, names nothing
+    sources = list(dict.fromkeys(str(path.resolve()) for path in (level_paths or inputs)))
     # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept)
     provenance = tuple(line for path in dict.fromkeys(inputs) for line in source_header(path))
     with removed_on_failure(out, artifact_names(name)):
-        written = write_artifacts(program, report, _options(args), out, source, n=args.n, per_level=per_level,
+        written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,
                                   provenance=provenance, name=name)
     for path in earlier:
         path.unlink(missing_ok=True)

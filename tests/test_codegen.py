@@ -96,7 +96,7 @@ def test_compile_with_fused_leaves_writes_the_product_kernels(tmp_path):
     assert main(["compile", "algorithms/msmes.bl", "-o", str(tmp_path), "--leaf", "fused", "--levels", "2"]) == 0
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     source = (tmp_path / "msmes.cu").read_text()
-    assert manifest["schema_version"] == 5
+    assert manifest["schema_version"] == 6  # 6: source is a list of files
     products = manifest["product_kernels"]
     assert products and {p["depth"] for p in products} == {0, 1, 2}
     for kernel in manifest["kernels"]:

@@ -1173,11 +1173,13 @@ def test_export_of_a_schedules_algorithm_notes_whose_header_it_copies(capsys, tm
 
 
 def test_a_hybrids_manifest_names_its_level_files(capsys, tmp_path):
-    """The manifest named FILE as the source, which --levels-schemes had left unused."""
-    code, _, err = _run(capsys, "compile", "winograd", "--levels-schemes", "strassen,grey333", "-o", str(tmp_path))
+    """The manifest named FILE as the source, which --levels-schemes had left unused; then its level files
+    comma-joined in one string (a path can hold a comma), each level's, where report.json names each file once."""
+    code, _, err = _run(capsys, "compile", "winograd", "--levels-schemes", "strassen,grey333,strassen", "-o", str(tmp_path))
     assert code == 0, err
     shipped = (ROOT / "algorithms").resolve()
-    assert json.loads((tmp_path / "manifest.json").read_text())["source"] == f"{shipped}/strassen.bl,{shipped}/grey333.bl"
+    files = [f"{shipped}/strassen.bl", f"{shipped}/grey333.bl"]
+    assert json.loads((tmp_path / "manifest.json").read_text())["source"] == files
 
 
 def test_the_manifest_names_its_sources_by_absolute_paths(capsys, tmp_path, monkeypatch):
@@ -1187,8 +1189,11 @@ def test_the_manifest_names_its_sources_by_absolute_paths(capsys, tmp_path, monk
     (tmp_path / "schemes").mkdir()
     (tmp_path / "schemes" / "mine.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text(), encoding="utf-8")
     mine, shipped = tmp_path.resolve() / "schemes" / "mine.bl", (ROOT / "algorithms").resolve()
-    for argv, source in ((["schemes/mine.bl"], f"{mine}"), (["strassen"], f"{shipped}/strassen.bl"),
-                         (["winograd", "--levels-schemes", "schemes/mine.bl, strassen"], f"{mine},{shipped}/strassen.bl")):
+    comma = tmp_path.resolve() / "schemes" / "a,b.bl"
+    comma.write_text(mine.read_text(), encoding="utf-8")
+    for argv, source in ((["schemes/mine.bl"], [f"{mine}"]), (["strassen"], [f"{shipped}/strassen.bl"]),
+                         (["schemes/a,b.bl"], [f"{comma}"]),
+                         (["winograd", "--levels-schemes", "schemes/mine.bl, strassen"], [f"{mine}", f"{shipped}/strassen.bl"])):
         code, _, err = _run(capsys, "compile", *argv, "-o", "build", "--force")
         assert code == 0, err
         assert json.loads((tmp_path / "build" / "manifest.json").read_text())["source"] == source, argv

@@ -89,11 +89,12 @@ def _generated(path: Path) -> bool:
 
 
 def write_artifacts(
-    program: Program, report, options: Options, out: Path, source_file: str, n: int = 8192,
+    program: Program, report, options: Options, out: Path, sources: list[str], n: int = 8192,
     per_level: tuple[str, ...] | None = None, provenance: tuple[str, ...] = (), name: str | None = None,
 ) -> dict:
     """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``
     (a folder the caller checked: nothing is written through a link, each file atomically).
+    ``sources``: the files it was built from, for the manifest.
     ``provenance``: the sources' header comments (a reference, a licence that asks to be kept), for
     the top of the ``.cu`` and the ``.h``; ``name``: the library's (default the scheme's)."""
     proven = Verified(program, report)
@@ -167,7 +168,7 @@ def write_artifacts(
         host["moduli_note"] = (f"--moduli {options.moduli} keeps enough bits only for a leaf GEMM whose inner dimension (a "
                                f"chunk of k) is at most {hosts[0].ozaki.k_last}: a call with a longer one returns 5000 and "
                                "runs nothing; leave --moduli out to have each call choose enough")
-    data = manifest(lowered, source_file, host, n)
+    data = manifest(lowered, sources, host, n)
     # what it came with, so that a build can check the files it was given
     data["files"] = {path.name: {"bytes": len(text.encode()), "sha256": hashlib.sha256(text.encode()).hexdigest()}
                      for path, text in ((paths["source"], source), (paths["header"], header))}
