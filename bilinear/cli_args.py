@@ -155,15 +155,14 @@ def per_level_schemes(text: str) -> str:
 # --- option groups several commands share ------------------------------------------
 
 
-def add_report_options(parser: argparse.ArgumentParser) -> None:
-    """-n and --dtype: the size and element type the report counts bytes for."""
+def add_report_options(parser: argparse.ArgumentParser, dtype_help: str = "element type the report counts bytes in") -> None:
+    """-n and --dtype: the size and element type the report counts bytes for; ``dtype_help``: what --dtype does
+    for this command (each command's --help says only what applies to it)."""
     parser.add_argument(
         "-n", type=dimension, default=8192, metavar="N",
         help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
     )
-    parser.add_argument("--dtype", choices=DTYPES, default="float64",
-                        help="element type the report counts bytes in; compile: also the library's main function and the "
-                             "manifest's kernels (default float64)")
+    parser.add_argument("--dtype", choices=DTYPES, default="float64", help=f"{dtype_help} (default float64)")
 
 
 class Given(argparse.Action):

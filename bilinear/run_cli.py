@@ -57,7 +57,8 @@ def add_compile_and_run_parsers(commands) -> None:
                           help="the library's name: its files, functions (<name>_dgemm) and kernels (default the "
                                "scheme's, or a hybrid's levels; two builds of one scheme in one program need two)")
     add_lowering_options(compile_)
-    add_report_options(compile_)
+    add_report_options(compile_, "element type of the library's main function and the manifest's kernels, and that the "
+                                 "report counts bytes in")
     compile_.set_defaults(handler=_compile)
 
     run = commands.add_parser(

@@ -142,6 +142,21 @@ def test_compile_help_gives_the_build_command_that_works(capsys):
         capsys.readouterr().out.split())
 
 
+@pytest.mark.parametrize("command, said", [
+    ("verify", "element type the report counts bytes in (default float64)"),
+    ("compile", "element type of the library's main function and the manifest's kernels, and that the report counts "
+                "bytes in (default float64)"),
+])
+def test_dtype_help_says_what_it_does_for_each_command(capsys, command, said):
+    """verify --help said "; compile: also the library's main function and the manifest's kernels" (one text for both)."""
+    (commands,) = [a for a in build_parser()._actions if a.dest == "command"]
+    (dtype,) = [a for a in commands.choices[command]._actions if a.dest == "dtype"]
+    assert dtype.help == said
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert f"--dtype {{float32,float64}} {said}" in " ".join(capsys.readouterr().out.split())
+
+
 def test_no_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main([])
