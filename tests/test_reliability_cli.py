@@ -1631,7 +1631,7 @@ def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp
 def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
     """--moduli 1 wrote a library that returns 5000 from 64x64x64 up without a word (run refuses it)."""
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "1", "-o", str(tmp_path / "one"))
-    note = ("--moduli 1 keeps enough bits only for a leaf GEMM whose inner dimension (a chunk of k) is at most 31: a "
+    note = ("--moduli 1 keeps enough bits only for a leaf GEMM whose inner dimension (a chunk of k) is at most 15: a "
             "call with a longer one returns 5000 and runs nothing; leave --moduli out to have each call choose enough")
     assert code == 0 and f"note: {note}" in err
     assert json.loads((tmp_path / "one" / "manifest.json").read_text())["host"]["moduli_note"] == note
