@@ -545,9 +545,23 @@ def test_pickled_alphatensor_schemes_are_refused_by_default():
     )
 
 
+MANY_SCHEMES = "factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2, key='2,2,2')"
+
+
 def test_an_archive_of_many_schemes_needs_a_key():
+    """The refusal named --key alone, which a caller of bilinear.load cannot pass."""
     message, where = _error(scheme_file("alphatensor/factorizations_r.npz"))
-    assert (message, where) == ("factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2)", "1:1")
+    assert (message, where) == (MANY_SCHEMES, "1:1")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(scheme_file("alphatensor/factorizations_r.npz"))
+    assert [d.message for d in caught.value.diagnostics] == [MANY_SCHEMES]
+
+
+def test_the_command_line_names_both_spellings_of_key(capsys):
+    from helpers.cli import run_cli
+
+    code, _, err = run_cli(capsys, "verify", str(scheme_file("alphatensor/factorizations_r.npz")))
+    assert code == 1 and f"error: {MANY_SCHEMES}\n" in err
 
 
 def test_an_unknown_key_is_named(tmp_path):
