@@ -564,6 +564,18 @@ def test_the_command_line_names_both_spellings_of_key(capsys):
     assert code == 1 and f"error: {MANY_SCHEMES}\n" in err
 
 
+def test_an_archive_of_no_arrays_holds_no_schemes(tmp_path, capsys):
+    """np.savez of nothing writes a zip of no members, which begins PK\\x05\\x06, not PK\\x03\\x04: it was
+    'not an .npz archive (a zip file of arrays)', its first bytes quoted as a line of text."""
+    from helpers.cli import run_cli
+
+    path = tmp_path / "empty.npz"
+    np.savez(path)
+    assert _error(path, key="2,2,2") == ("empty.npz is an empty archive: it holds no schemes", "1:1")
+    code, _, err = run_cli(capsys, "verify", str(path), "--key", "2,2,2")
+    assert (code, err) == (1, f"{path}:1:1: error: empty.npz is an empty archive: it holds no schemes\n")
+
+
 def test_an_unknown_key_is_named(tmp_path):
     path = tmp_path / "schemes.npz"
     np.savez(path, **{"2,2,2": np.zeros((3, 4, 7), dtype=np.int64), "3,3,3": np.zeros((3, 9, 23), dtype=np.int64)})
