@@ -534,6 +534,24 @@ def test_kauers_shape_comes_from_the_folder_or_the_largest_indices(tmp_path):
     assert read_catalogue(_write(tmp_path, "classical.exp", line)).shape == Shape(1, 2, 2)
 
 
+STRAY_INDEX = "a36 says m ≥ 3 and k ≥ 6, but no c entry has a second index past 2 and no b entry a first index past 5"
+
+
+def test_a_stray_index_in_a_kauers_file_without_a_shape_in_its_name_is_named(tmp_path, capsys):
+    """The larger of two sides over one dimension was taken: a36 in a ⟨2,5,7⟩ scheme made it ⟨3,6,7⟩, and
+    21 errors about C blocks followed, a36 never named (the name's shape names it)."""
+    from helpers.cli import run_cli
+
+    lines = scheme_file("kauers/k108391c6c35ad0c4.exp").read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace("(a12", "(a36", 1)
+    path = _write(tmp_path, "idx3.exp", "".join(lines))
+    assert _error(path) == (STRAY_INDEX, "2:2")
+    code, _, err = run_cli(capsys, "verify", str(path))
+    assert code == 1 and err.startswith(f"{path}:2:2: error: {STRAY_INDEX}\n    2 | (a36 - a13")
+    assert _error(_write(tmp_path, "wide.exp", "(a11)*(b13)*(c11)\n")) == (
+        "b13 says n ≥ 3, but no c entry has a first index past 1", "1:8")
+
+
 # --- malformed alphatensor archives -------------------------------------------------------------------
 
 
