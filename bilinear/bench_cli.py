@@ -17,7 +17,7 @@ from .bench import BenchResult, bench_one, plot, write_json
 from .diagnostics import brief
 from .cli_args import bench_levels, load_input, note_unused_definitions, positive, scheme_path
 from .frontend.loader import read_source
-from .measure import bound_verdict
+from .measure import bound_verdict, growth_in
 from .model import choose_levels
 from .output import STDOUT
 from .runtime.ceilings import measure_ceilings
@@ -284,7 +284,7 @@ def _line(r: BenchResult) -> str:
 
 def _verdict(r: BenchResult) -> str:
     """What a line says after the error where it misses run's bound: the bound and why."""
-    said = "" if r.bound is None else bound_verdict(r.error, r.bound, r.trivial or 1.0).strip()
+    said = "" if r.bound is None else bound_verdict(r.error, r.bound, r.trivial or 1.0, growth_in(r.bound, r.dtype, r.K)).strip()
     return f" (bound {r.bound:.1e}): {said}" if said else ""
 
 

@@ -92,6 +92,8 @@ class SourceCache:
                 text = Path(path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
+            if "\x00" in text:  # a binary file (an empty zip is valid UTF-8) has no line to quote
+                return None
             self._texts[path] = text
         # Only '\n' ends a line, as for the parser; str.splitlines would also split at form
         # feeds and U+2028 and quote the wrong line.  An empty file still has a line 1.

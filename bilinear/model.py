@@ -204,7 +204,7 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
                 break
             if broken_condition(lowered, M, K, N):  # its blocks break a shape condition: it cannot run
                 break
-            if moduli_refusal(lowered, M, K, N):  # fixed moduli keep no bit at its leaves' k; a deeper level halves k
+            if moduli_refusal(lowered, M, K, N):  # fixed moduli keep no correct bit at its leaves' k; a deeper level halves k
                 continue
             seconds = predict(lowered, ceilings, M, K, N)
             if best is None or seconds < best[2]:

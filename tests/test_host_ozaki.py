@@ -148,7 +148,7 @@ def test_the_int8_gemms_run_one_per_modulus_in_tiles(tmp_path):
 
 @needs_gxx
 def test_too_few_fixed_moduli_are_refused_before_anything_runs(tmp_path):
-    """--moduli 2 keeps no bit past its table's last k (where the runtime raises): status 5000 and C as
+    """--moduli 2 keeps no correct bit past its table's last k (where the runtime raises): status 5000 and C as
     it was; shorter leaves run; the header says so."""
     out = _compile(tmp_path, "winograd", "--levels", "0", "--moduli", "2")
     last = ozaki_code(Options(leaf="ozaki", moduli=2), "winograd").k_last

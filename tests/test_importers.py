@@ -534,6 +534,24 @@ def test_kauers_shape_comes_from_the_folder_or_the_largest_indices(tmp_path):
     assert read_catalogue(_write(tmp_path, "classical.exp", line)).shape == Shape(1, 2, 2)
 
 
+STRAY_INDEX = "a36 says m ≥ 3 and k ≥ 6, but no c entry has a second index past 2 and no b entry a first index past 5"
+
+
+def test_a_stray_index_in_a_kauers_file_without_a_shape_in_its_name_is_named(tmp_path, capsys):
+    """The larger of two sides over one dimension was taken: a36 in a ⟨2,5,7⟩ scheme made it ⟨3,6,7⟩, and
+    21 errors about C blocks followed, a36 never named (the name's shape names it)."""
+    from helpers.cli import run_cli
+
+    lines = scheme_file("kauers/k108391c6c35ad0c4.exp").read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace("(a12", "(a36", 1)
+    path = _write(tmp_path, "idx3.exp", "".join(lines))
+    assert _error(path) == (STRAY_INDEX, "2:2")
+    code, _, err = run_cli(capsys, "verify", str(path))
+    assert code == 1 and err.startswith(f"{path}:2:2: error: {STRAY_INDEX}\n    2 | (a36 - a13")
+    assert _error(_write(tmp_path, "wide.exp", "(a11)*(b13)*(c11)\n")) == (
+        "b13 says n ≥ 3, but no c entry has a first index past 1", "1:8")
+
+
 # --- malformed alphatensor archives -------------------------------------------------------------------
 
 
@@ -545,9 +563,35 @@ def test_pickled_alphatensor_schemes_are_refused_by_default():
     )
 
 
+MANY_SCHEMES = "factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2, key='2,2,2')"
+
+
 def test_an_archive_of_many_schemes_needs_a_key():
+    """The refusal named --key alone, which a caller of bilinear.load cannot pass."""
     message, where = _error(scheme_file("alphatensor/factorizations_r.npz"))
-    assert (message, where) == ("factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2)", "1:1")
+    assert (message, where) == (MANY_SCHEMES, "1:1")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(scheme_file("alphatensor/factorizations_r.npz"))
+    assert [d.message for d in caught.value.diagnostics] == [MANY_SCHEMES]
+
+
+def test_the_command_line_names_both_spellings_of_key(capsys):
+    from helpers.cli import run_cli
+
+    code, _, err = run_cli(capsys, "verify", str(scheme_file("alphatensor/factorizations_r.npz")))
+    assert code == 1 and f"error: {MANY_SCHEMES}\n" in err
+
+
+def test_an_archive_of_no_arrays_holds_no_schemes(tmp_path, capsys):
+    """np.savez of nothing writes a zip of no members, which begins PK\\x05\\x06, not PK\\x03\\x04: it was
+    'not an .npz archive (a zip file of arrays)', its first bytes quoted as a line of text."""
+    from helpers.cli import run_cli
+
+    path = tmp_path / "empty.npz"
+    np.savez(path)
+    assert _error(path, key="2,2,2") == ("empty.npz is an empty archive: it holds no schemes", "1:1")
+    code, _, err = run_cli(capsys, "verify", str(path), "--key", "2,2,2")
+    assert (code, err) == (1, f"{path}:1:1: error: empty.npz is an empty archive: it holds no schemes\n")
 
 
 def test_an_unknown_key_is_named(tmp_path):

@@ -734,19 +734,54 @@ def test_too_few_moduli_are_refused_before_anything_is_written(scheme):
     A, B, C = rng.standard_normal((8, 64)), rng.standard_normal((64, 8)), np.full((8, 8), 7.0)
     A0, B0 = A.copy(), B.copy()
     product = bilinear.compile(scheme, levels=1, leaf="ozaki", moduli=1, backend="numpy")
-    message = (r"^1 moduli are too few for an inner dimension of 32 \(1 keep no bit past 31\): give more moduli, "
+    message = (r"^1 moduli are too few for an inner dimension of 32 \(1 keep no correct bit past 15\): give 2 or more, "
                r"or none to have them chosen from k$")
     with pytest.raises(ValueError, match=message):
         product(A, B, out=C, beta=1.0)
     assert np.array_equal(A, A0) and np.array_equal(B, B0) and (C == 7).all()
-    assert np.isfinite(product(A[:, :62], B[:62], out=C, beta=1.0)).all() and not (C == 7).all()  # leaves of k = 31 run
+    assert np.isfinite(product(A[:, :30], B[:30], out=C, beta=1.0)).all() and not (C == 7).all()  # leaves of k = 15 run
+
+
+@pytest.mark.parametrize("k", [16, 31])
+def test_moduli_that_keep_one_bit_of_each_side_are_refused(k):
+    """One modulus at k = 16..31 kept 1 bit of A's and B's elements: the error bound 2^-1 + 2^-1 of the
+    scale max|A_i:|·Σ|B_:j| is C's own size (C = 0 meets it), and the results had no correct digit."""
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((31, k)), rng.standard_normal((k, 31))
+    product = bilinear.compile("strassen", levels=0, leaf="ozaki", moduli=1, backend="numpy")
+    message = (rf"^1 moduli are too few for an inner dimension of {k} \(1 keep no correct bit past 15\): give 2 or more, "
+               r"or none to have them chosen from k$")
+    with pytest.raises(ValueError, match=message):
+        product(A, B)
+    with pytest.raises(ValueError, match=rf"^1 moduli are too few for an inner dimension of {k}$"):
+        ozaki.scale_bits(1, k)
+    assert ozaki.scale_bits(1, 15) == (2, 1)  # 3/4 of the scale: the fewest bits whose bound says something
+
+
+def test_auto_levels_with_one_modulus_halve_k_until_it_keeps_a_correct_bit():
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((32, 32)), rng.standard_normal((32, 32))
+    auto = bilinear.compile("strassen", levels="auto", leaf="ozaki", moduli=1, backend="numpy")
+    assert auto.choose(32, 32, 32)[:2] == (2, "ozaki")  # k = 32 and 16 are refused; two levels leave 8
+    assert np.isfinite(auto(A, B)).all()  # (Strassen's sums grow the leaves' error: 3 bits give no digit of C)
+
+
+def test_too_few_moduli_with_norm_scaling_name_how_many_would_do():
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((4, 300)), rng.standard_normal((300, 3))
+    product = bilinear.compile("strassen", levels=0, leaf="ozaki", moduli=1, scaling="norm", backend="numpy")
+    message = (r"^1 moduli are too few for an inner dimension of 300 with norm scaling \(1 keep no correct bit past 16\): "
+               r"give 2 or more, use max scaling, or none to have them chosen from k$")
+    with pytest.raises(ValueError, match=message):
+        product(A, B)
 
 
 def test_the_moduli_check_skips_the_empty_strips_a_breadth_first_grid_leaves():
     """gemm_shapes lists (0, k, n)-style strips past the grid, on which no GEMM runs: their full k
-    refused 8x40 @ 40x8 (leaves of 4x20x4) with one modulus (a review of the check)."""
+    refused 8x40 @ 40x8 (leaves of 4x20x4) with one modulus (a review of the check); 8x30 @ 30x8 since
+    one modulus keeps no correct bit past k = 15."""
     rng = np.random.default_rng(1)
-    A, B = rng.standard_normal((8, 40)), rng.standard_normal((40, 8))
+    A, B = rng.standard_normal((8, 30)), rng.standard_normal((30, 8))
     product = bilinear.compile("strassen", levels=1, breadth=1, leaf="ozaki", moduli=1, backend="numpy")
     assert np.isfinite(product(A, B)).all()
 

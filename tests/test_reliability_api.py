@@ -776,6 +776,16 @@ def test_tile_and_leaf_budgets_check_their_arguments(call, message):
     assert product.executor.leaf.budget is None  # nothing kept
 
 
+def test_a_product_without_ozaki_leaves_gets_a_tile_budget_of_0_where_it_fits():
+    """Its leaves take no budget, and tile_budget said None, "does not fit", at any limit (10**9 bytes
+    for strassen at 100³, which needs 40,000)."""
+    product = bilinear.compile("strassen", levels=1, backend="numpy")
+    needed = product.workspace_bytes(100, 100, 100)
+    assert product.tile_budget(100, 100, 100, 10**9) == product.tile_budget(100, 100, 100, needed) == 0
+    assert product.tile_budget(100, 100, 100, needed - 1) is None
+    assert bilinear.compile("strassen", levels=0, backend="numpy").tile_budget(100, 100, 100, 0) == 0
+
+
 @pytest.mark.parametrize("name", [5, "a b", "A11", "schedule"])
 def test_transformed_and_kronecker_schemes_check_their_names(name):
     """permute and kronecker kept any name: 5 broke compiling the result, "a b" writing it as .bl."""

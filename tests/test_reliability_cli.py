@@ -1599,11 +1599,28 @@ def test_a_bound_that_a_c_of_zeros_would_pass_checks_nothing(capsys, monkeypatch
     from bilinear.measure import bound_verdict, within_bound
 
     assert not within_bound(1e-5, 0.04, trivial=0.031) and within_bound(1e-5, 0.02, trivial=0.031)
-    assert bound_verdict(0.031, 0.04, trivial=0.031) == ("   NOT CHECKED: the bound passes even a C of zeros (its error "
-                                                          "would be 3.1e-02; the scheme's error growth is too large)")
+    assert bound_verdict(0.031, 0.04, trivial=0.031, growth=2650.0) == (
+        "   NOT CHECKED: the bound passes even a C of zeros (its error would be 3.1e-02; the scheme's error growth is too large)")
     code, out, _ = _run(capsys, "run", scheme_file("kauers/k108391c6c35ad0c4.exp"), "-m", "8", "-k", "1000", "-n", "98",
                         "--levels", "2", "--dtype", "float32", "--backend", "numpy", "--repeat", "1")
     assert code == 1 and "NOT CHECKED: the bound passes even a C of zeros" in out, out
+
+
+def test_a_bound_that_passes_zeros_before_any_growth_blames_k(capsys):
+    """No level ran at 1x3000000 @ 3000000x1 in float32, so nothing grew: 8·u·√K (8.3e-4) alone passes
+    C = 0 (4.3e-4, about 1/√K), and the run blamed 'the scheme's error growth'.  It still exits 1:
+    the run cannot tell a right product from zeros (as README has it for NOT CHECKED)."""
+    from bilinear.measure import bound_verdict
+
+    assert bound_verdict(0.0, 0.04, trivial=0.031, growth=1.0) == (
+        "   NOT CHECKED: the bound passes even a C of zeros (its error would be 3.1e-02; 8·u·√K alone, 4.0e-02, "
+        "passes it at this K, before any error growth)")
+    assert "the scheme's error growth is too large" in bound_verdict(0.0, 0.04, trivial=0.031, growth=2.0)
+    for levels in ((), ("--levels", "0")):
+        code, out, _ = _run(capsys, "run", "strassen", "-m", "1", "-k", "3000000", "-n", "1", "--dtype", "float32",
+                            "--backend", "numpy", "--repeat", "1", *levels)
+        assert code == 1 and ("bound 8.259e-04)   NOT CHECKED: the bound passes even a C of zeros (its error would be "
+                              "4.3e-04; 8·u·√K alone, 8.3e-04, passes it at this K, before any error growth)\n") in out, out
 
 
 def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp_path):
@@ -1661,7 +1678,7 @@ def test_the_in_place_workspace_note_describes_the_plan_a_workspace_limit_leaves
 def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
     """--moduli 1 wrote a library that returns 5000 from 64x64x64 up without a word (run refuses it)."""
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "1", "-o", str(tmp_path / "one"))
-    note = ("--moduli 1 keeps enough bits only for a leaf GEMM whose inner dimension (a chunk of k) is at most 31: a "
+    note = ("--moduli 1 keeps enough bits only for a leaf GEMM whose inner dimension (a chunk of k) is at most 15: a "
             "call with a longer one returns 5000 and runs nothing; leave --moduli out to have each call choose enough")
     assert code == 0 and f"note: {note}" in err
     assert json.loads((tmp_path / "one" / "manifest.json").read_text())["host"]["moduli_note"] == note

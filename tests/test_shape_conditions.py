@@ -128,7 +128,7 @@ def test_the_cpp_library_returns_a_status_for_blocks_that_break_a_condition(y_li
 
 def test_auto_levels_skip_ozaki_leaves_whose_moduli_keep_no_bit_at_their_inner_dimension():
     """With moduli=2, "auto" chose the ozaki leaf alone at k = 10000, which its own call then refused
-    (2 moduli keep no bit past k = 8159); one level halves k, and runs."""
+    (2 moduli kept no bit past k = 8159, and keep no correct one past 4079); deeper levels halve k, and run."""
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((64, 10000)), rng.standard_normal((10000, 64))
     auto = bilinear.compile("strassen", backend="numpy", levels="auto", leaf="ozaki", moduli=2)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..measure import error_bound as measure_bound
-from ..measure import bound_verdict, median, time_device, within_bound
+from ..measure import bound_verdict, growth_in, median, time_device, within_bound
 from ..output import WRITTEN_BY
 from ..runtime.run import growth_run, levels_run
 from .api import DistributedProduct
@@ -64,7 +64,7 @@ class DistributedResult:
                    "blocks are too small for more; the bound counts those that ran)"]
                   if self.levels_run != self.levels_requested else []),
                 f"  relative error  {self.error:.3e}   (bound {self.bound:.3e})"
-                + bound_verdict(self.error, self.bound, self.trivial),
+                + bound_verdict(self.error, self.bound, self.trivial, growth_in(self.bound, self.dtype, K)),
                 f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); {reference} "
                 f"{self.one_gpu_seconds * 1e3:.2f} ms: speed-up {self.speedup:.3f}",
                 f"  memory per {device} (largest) {self.memory_bytes / 2**30:.2f} GiB, "

@@ -139,8 +139,8 @@ def ozaki_code(options: Options, name: str) -> OzakiCode | None:
 
 def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
     """Why the ozaki leaves of an M×K×N product cannot run: --moduli fixed a count that keeps no
-    bit for a chunk of some leaf GEMM's inner dimension (the library's status 5000); None where
-    they can, and where the count follows k."""
+    correct bit for a chunk of some leaf GEMM's inner dimension (:func:`ozaki.scale_bits` refuses
+    it; the library's status 5000); None where they can, and where the count follows k."""
     code = ozaki_code(lowered.options, lowered.name)
     if code is None or not code.k_limited:
         return None
@@ -148,10 +148,10 @@ def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
                   default=0)  # (a strip past a breadth-first grid may be empty: no GEMM runs on it, as oz_plan has it)
     if longest <= code.k_last:
         return None
-    count, norm = lowered.options.moduli, code.scaling == "norm"
+    count, norm, needed = lowered.options.moduli, code.scaling == "norm", ozaki.fewest_moduli(longest, code.scaling)
     return (f"{count} moduli are too few for an inner dimension of {longest}{' with norm scaling' if norm else ''} "
-            f"({count} keep no bit past {code.k_last}): give more moduli{', use max scaling' if norm else ''}, or none "
-            "to have them chosen from k")
+            f"({count} keep no correct bit past {code.k_last}): give {needed} or more{', use max scaling' if norm else ''}, "
+            "or none to have them chosen from k")
 
 
 def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, budget: int | None = None) -> int | None:

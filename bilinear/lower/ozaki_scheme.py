@@ -111,7 +111,9 @@ def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
     row's norm).
 
     Raises:
-        ValueError: when M is too small for even one bit each, or with "norm" for 2^b ≥ 2√k.
+        ValueError: when M is too small for bA + bB ≥ 3, or with "norm" for 2^b ≥ 2√k: one bit each
+            bounds the error by 2^-1 + 2^-1 of max|A_i:|·Σ|B_:j| (and Σ|A_i:|·max|B_:j|), which
+            bound |C_ij| themselves: C = 0 would meet it, so no bit of the result is sure.
     """
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}, not {scaling!r}")
@@ -121,7 +123,7 @@ def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
         root = math.isqrt(k - 1) + 1  # ⌈√k⌉
         while total >= 2 and (2 ** (total - total // 2 + 1) + root) * (2 ** (total // 2 + 1) + root) > 4 * bound:
             total -= 1
-    if total < 2:
+    if total < 3:  # (1, 1): an error bound as large as C itself
         raise ValueError(f"{count} moduli are too few for an inner dimension of {k}")
     cap = MAX_BITS if scaling == "max" else MAX_BITS - 1
     bits = min(cap, total - total // 2), min(cap, total // 2)
@@ -143,6 +145,17 @@ def moduli_for(bits: int, k: int) -> int:
         if usable(modulus_product(count)) >= k << (2 * bits):
             return count
     raise ValueError(f"{bits} bits at inner dimension {k} need more than {MAX_MODULI} moduli")
+
+
+def fewest_moduli(k: int, scaling: str = "max") -> int:
+    """The fewest moduli :func:`scale_bits` takes at inner dimension ``k`` (at most MAX_MODULI)."""
+    for count in range(1, MAX_MODULI):
+        try:
+            scale_bits(count, k, scaling)
+            return count
+        except ValueError:
+            continue
+    return MAX_MODULI
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,8 @@ class CompiledProduct(NotPickled):
     def tile_budget(self, M: int, K: int, N: int, limit: int) -> int | None:
         """The bytes its Ozaki leaves get where a product without a workspace limit of its own fits
         ``limit`` with them in tiles of C (``bilinear.matmul`` gives it what is free on the device),
-        its calls keeping that budget; None where it does not fit.
+        its calls keeping that budget; None where it does not fit.  A product without Ozaki leaves
+        has nothing to tile: 0 where its workspace fits ``limit`` (its leaves get no bytes of it).
 
         Raises:
             ValueError: for sizes that are not whole numbers of at least 0, or a limit that is not a
@@ -161,6 +162,8 @@ class CompiledProduct(NotPickled):
         M, K, N = check_sizes(M, K, N)
         if not is_byte_count(limit):
             raise ValueError(f"limit must be a number of bytes from 0 to 2^63 - 1, not {limit!r}")
+        if not self.executor.leaf_takes_budget:
+            return 0 if self.executor.workspace_bytes(M, K, N) <= limit else None
         with self._calling:  # it sets the leaf's budget (kept), which a running call reads
             return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
 

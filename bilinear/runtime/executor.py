@@ -122,10 +122,15 @@ class Executor:
         # the temporaries, the breadth-first buffers (none without them), and the Ozaki leaf's, which its GEMMs share
         return call_workspace_bytes(self.lowered, M, K, N) + leaf_workspace_bytes(self.lowered, self.leaf, M, K, N)
 
+    @property
+    def leaf_takes_budget(self) -> bool:
+        """Whether its leaf GEMM runs in tiles of C that fit a budget (the Ozaki leaf's)."""
+        return hasattr(self.leaf, "budget")
+
     def leaf_budget(self, room: int | None) -> bool:
         """Give the leaf GEMM ``room`` device bytes (the Ozaki leaf then runs in tiles of C that fit;
         None: no budget, all of C at once); False where the leaf kind takes no budget."""
-        if not hasattr(self.leaf, "budget"):
+        if not self.leaf_takes_budget:
             return False
         self.leaf.budget = room
         return True

@@ -69,7 +69,7 @@ class RunResult:
                    if self.levels_run == self.levels_requested and self.breadth_run < self.breadth_requested else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
-            + bound_verdict(self.error, self.bound, self.trivial),
+            + bound_verdict(self.error, self.bound, self.trivial, self.growth ** self.levels_run),
             (
                 f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
                 f"ratio {self.reference_seconds / self.seconds:.3f})"

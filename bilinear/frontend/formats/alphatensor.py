@@ -33,6 +33,7 @@ from ...verify.rings import ComplexScheme, ModularScheme
 from .common import algorithm_from_tables, check_side, fail, identifier, shape_mismatch, transposed_c_rows, whole_file
 
 ZIP_MAGIC = b"PK\x03\x04"
+EMPTY_ZIP_MAGIC = b"PK\x05\x06"  # a zip of no members (np.savez of nothing) is its end record alone
 _MAX_MEMBER_BYTES = 1 << 30  # an uncompressed member above 1 GiB is no scheme
 # What zipfile, zlib and numpy's .npy parser raise for a damaged archive.
 _DAMAGED = (
@@ -55,7 +56,7 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
         if len(keys) == 1:
             return keys[0]
         fail(
-            f"{path.name} holds {len(keys)} schemes; choose one with --key (e.g. --key {keys[0]})",
+            f"{path.name} holds {len(keys)} schemes; choose one with --key (e.g. --key {keys[0]}, key={keys[0]!r})",
             whole_file(path),
             "keys: " + " ".join(keys),
         )
@@ -174,7 +175,7 @@ def read_alphatensor(
             magic = stream.read(4)
     except OSError as error:
         fail(f"cannot read {path}: {error.strerror or error}", None)
-    if magic != ZIP_MAGIC:
+    if magic not in (ZIP_MAGIC, EMPTY_ZIP_MAGIC):
         fail(f"{path.name} is not an .npz archive (a zip file of arrays)", span)
     try:
         with zipfile.ZipFile(path) as archive:

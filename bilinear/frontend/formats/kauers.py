@@ -62,13 +62,35 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
     return ModularScheme(algorithm, modulus) if modulus else algorithm
 
 
+#: The two entry indices each dimension of ⟨m,k,n⟩ runs over, as (letter, place in the entry's key):
+#: a is m×k, b is k×n, c (transposed) is n×m.
+_DIMENSIONS = {"m": (("a", 1), ("c", 2)), "k": (("a", 2), ("b", 1)), "n": (("b", 2), ("c", 1))}
+_PLACES = {1: "first", 2: "second"}
+
+
 def _inferred_shape(products: list[TrilinearProduct]) -> Shape:
-    """⟨m,k,n⟩ from the largest indices: a is m×k, b is k×n, c (transposed) is n×m."""
-    a, b, c = ([key for p in products for key in p.factors[side]] for side in range(3))
-    m = max(max(i for i, _ in a), max(j for _, j in c))
-    k = max(max(j for _, j in a), max(i for i, _ in b))
-    n = max(max(j for _, j in b), max(i for i, _ in c))
-    return Shape(m, k, n)
+    """⟨m,k,n⟩ from the largest indices, where the two sides over each dimension agree.  The larger
+    had been taken: a stray a36 in a ⟨2,5,7⟩ scheme made it ⟨3,6,7⟩, and only C blocks were blamed."""
+    entries = [key for product in products for key in product.entry_spans]
+
+    def side_end(letter: str, place: int) -> tuple[int, tuple, int]:
+        """(largest index, the first entry holding it, its place) over one side of a dimension."""
+        top = max((key for key in entries if key[0] == letter), key=lambda key: key[place])
+        return top[place], top, place
+
+    largest, stray, lacks = [], None, []  # the entry past the other side, and what that side lacks
+    for dimension, sides in _DIMENSIONS.items():
+        (low, short, place), (high, long, _) = sorted((side_end(*side) for side in sides), key=lambda end: end[0])
+        largest.append(high)
+        if low < high and stray in (None, long):
+            stray = long
+            lacks.append((f"{dimension} ≥ {high}", f"{short[0]} entry", f"a {_PLACES[place]} index past {low}"))
+    if stray is not None:
+        span = next(product.entry_spans[stray] for product in products if stray in product.entry_spans)
+        says = " and ".join(claim for claim, _, _ in lacks)
+        missing = " and ".join(f"no {entry} {'has ' if n == 0 else ''}{index}" for n, (_, entry, index) in enumerate(lacks))
+        fail(f"{''.join(map(str, stray))} says {says}, but {missing}", span)
+    return Shape(*largest)
 
 
 def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) -> None:
