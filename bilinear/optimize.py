@@ -352,7 +352,8 @@ def optimize(
     factors = product_factors(*expanded, names)  # a constant on one side of a product and its inverse on another go
     left, right, outputs = rescaled(*expanded, names, factors)
     prefixes = [free_prefix(letter, set(names)) for letter in "XYZ"]
-    weights = [{block: c / (a * b) for block, c in w.as_dict().items()} for w, (a, b) in zip(expansion_of(algorithm).weights, factors)]
+    plain_weights = [w.as_dict() for w in expansion_of(algorithm).weights]
+    weights = [{block: c / (a * b) for block, c in w.items()} for w, (a, b) in zip(plain_weights, factors)]
     backwards = (weights, names, algorithm.shape.blocks("C"))
     small_ones = [index for index, forms in enumerate((left, right, outputs)) if small(forms)]
     counts = [(starts.get(side, 1) if isinstance(starts, Mapping) else starts) if index in small_ones else 1
@@ -362,7 +363,7 @@ def optimize(
     # A side that rescaling changed is also optimized as it was, then rescaled: the searches are
     # heuristic, and the old targets' program can be the cheaper one (Kauers' <2,5,7;55>: A side).
     changed = [index for index, (old, new) in enumerate(zip(expanded, (left, right, outputs))) if old != new]
-    unscaled = ([w.as_dict() for w in expansion_of(algorithm).weights], *backwards[1:])
+    unscaled = (plain_weights, *backwards[1:])
     jobs += [(expanded[index], prefixes[index], seeds, unscaled if index == 2 else None, 0) for index in changed]
     found = mapped(_side_program, jobs)
     as_was = dict(zip(changed, found[len(found) - len(changed):]))
