@@ -181,12 +181,14 @@ def leaf_alone(leaves: Iterable[str]) -> str:
 def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings, M: int, K: int, N: int,
                   leaves: Iterable[str] = ("cublas",), max_levels: int = 4) -> tuple[int, str, float]:
     """The (levels, leaf) the model predicts fastest, with its predicted seconds; levels 0 is the library
-    alone.  Levels whose ozaki leaves a fixed count of moduli refuses at their inner dimension are
-    passed over (a deeper level halves it).  Levels stop where a schedule's shape condition breaks,
-    or where the lowering would be too large (fused leaves past their kernel cap), or where a deeper
-    level cannot be lowered at all (an in-place schedule that does not restore its inputs runs at
-    the top only): more levels would not be either.  A scheme no leaf can lower at one level is an
-    error."""
+    alone.  Levels whose ozaki leaves a fixed count of moduli refuses are passed over: at their inner
+    dimension (a deeper level halves it), or where the levels can grow the leaves' error bound past
+    the largest C can be (:func:`~bilinear.lower.ozaki_host.moduli_refusal`); where all are, the
+    leaf alone is the last resort (its call says why).  Levels stop where a schedule's shape
+    condition breaks, or where the lowering would be too large (fused leaves past their kernel cap),
+    or where a deeper level cannot be lowered at all (an in-place schedule that does not restore its
+    inputs runs at the top only): more levels would not be either.  A scheme no leaf can lower at
+    one level is an error."""
     leaves = tuple(leaves)
     alone = (0, leaf_alone(leaves), 2.0 * M * K * N / ceilings.rate(M, K, N))
     # the ozaki leaf alone, where moduli too few for k refuse it, is the last resort (its call says why)
@@ -204,7 +206,7 @@ def choose_levels(lowered_for: Callable[[int, str], Lowered], ceilings: Ceilings
                 break
             if broken_condition(lowered, M, K, N):  # its blocks break a shape condition: it cannot run
                 break
-            if moduli_refusal(lowered, M, K, N):  # fixed moduli keep no correct bit at its leaves' k; a deeper level halves k
+            if moduli_refusal(lowered, M, K, N):  # fixed moduli keep no correct bit of C here; a deeper level halves k
                 continue
             seconds = predict(lowered, ceilings, M, K, N)
             if best is None or seconds < best[2]:

@@ -71,9 +71,9 @@ def test_norms_of_non_finite_and_empty_matrices():
 
 @pytest.mark.parametrize("alpha", [1e-200, 1.0, 1e200])
 def test_run_judges_a_wrong_product_wrong_whatever_alpha_scales(alpha):
-    """One modulus of the ozaki leaf is far too few: the error must not vanish (or blow up) with α.
-    (Two levels: one modulus keeps no correct bit at a level's k = 16, and is refused.)"""
-    product = bilinear.compile("strassen", levels=2, leaf="ozaki", moduli=1, backend="numpy")
+    """Two moduli of the ozaki leaf are far too few: the error must not vanish (or blow up) with α.
+    (One modulus keeps no correct bit of C at any level here, and is refused.)"""
+    product = bilinear.compile("strassen", levels=1, leaf="ozaki", moduli=2, backend="numpy")
     result = run_once(product, 32, 32, 32, alpha=alpha, repeat=1)
     assert 1e-3 < result.error < 1 and not result.within_bound
 

@@ -739,7 +739,10 @@ def test_too_few_moduli_are_refused_before_anything_is_written(scheme):
     with pytest.raises(ValueError, match=message):
         product(A, B, out=C, beta=1.0)
     assert np.array_equal(A, A0) and np.array_equal(B, B0) and (C == 7).all()
-    assert np.isfinite(product(A[:, :30], B[:30], out=C, beta=1.0)).all() and not (C == 7).all()  # leaves of k = 15 run
+    # leaves of k = 15 keep (2, 1) bits, and one level can grow their error bound past the largest C can be
+    with pytest.raises(ValueError, match=r"^1 moduli are too few for 1 levels over leaves of inner dimension 15: "):
+        product(A[:, :30], B[:30], out=C, beta=1.0)
+    assert (C == 7).all()
 
 
 @pytest.mark.parametrize("k", [16, 31])
@@ -758,12 +761,34 @@ def test_moduli_that_keep_one_bit_of_each_side_are_refused(k):
     assert ozaki.scale_bits(1, 15) == (2, 1)  # 3/4 of the scale: the fewest bits whose bound says something
 
 
-def test_auto_levels_with_one_modulus_halve_k_until_it_keeps_a_correct_bit():
+def test_auto_levels_with_one_modulus_refuse_levels_that_grow_the_error_past_c():
+    """levels="auto" chose two levels at 32x32x32 (one modulus keeps (2, 1) bits at the leaves' k = 8, an
+    error bound of 3/4 of the scale) and returned an error 2.6 times max|C|: each Strassen level can grow
+    the leaves' error bound 6 times.  No level keeps a correct bit, so the call is refused as level 0's."""
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((32, 32)), rng.standard_normal((32, 32))
     auto = bilinear.compile("strassen", levels="auto", leaf="ozaki", moduli=1, backend="numpy")
-    assert auto.choose(32, 32, 32)[:2] == (2, "ozaki")  # k = 32 and 16 are refused; two levels leave 8
-    assert np.isfinite(auto(A, B)).all()  # (Strassen's sums grow the leaves' error: 3 bits give no digit of C)
+    assert auto.choose(32, 32, 32)[:2] == (0, "ozaki")  # the last resort: its call says why
+    message = (r"^1 moduli are too few for an inner dimension of 32 \(1 keep no correct bit past 15\): give 2 or more, "
+               r"or none to have them chosen from k$")
+    with pytest.raises(ValueError, match=message):
+        auto(A, B)
+
+
+def test_levels_that_grow_the_leaves_error_past_c_are_refused():
+    """Two Strassen levels on leaves of k = 8 with one modulus gave an error 2.6 times max|C| without a word."""
+    rng = np.random.default_rng(1)
+    A, B, C = rng.standard_normal((32, 32)), rng.standard_normal((32, 32)), np.full((32, 32), 7.0)
+    product = bilinear.compile("strassen", levels=2, leaf="ozaki", moduli=1, backend="numpy")
+    message = (r"^1 moduli are too few for 2 levels over leaves of inner dimension 8: their error bound, 0\.75 of the "
+               r"scale, can grow 36 times through the levels, past the largest C can be; give 3 or more, fewer levels, "
+               r"or none to have them chosen from k$")
+    with pytest.raises(ValueError, match=message):
+        product(A, B, out=C, beta=1.0)
+    assert (C == 7).all()
+    three = bilinear.compile("strassen", levels=2, leaf="ozaki", moduli=3, backend="numpy")(A, B)
+    largest = 32 * np.abs(A).max() * np.abs(B).max()  # the largest C can be
+    assert np.abs(three - A @ B).max() <= (2.0**-10 + 2.0**-9) * 36 * largest < largest  # (10, 9) bits at k = 8
 
 
 def test_too_few_moduli_with_norm_scaling_name_how_many_would_do():
@@ -779,10 +804,11 @@ def test_too_few_moduli_with_norm_scaling_name_how_many_would_do():
 def test_the_moduli_check_skips_the_empty_strips_a_breadth_first_grid_leaves():
     """gemm_shapes lists (0, k, n)-style strips past the grid, on which no GEMM runs: their full k
     refused 8x40 @ 40x8 (leaves of 4x20x4) with one modulus (a review of the check); 8x30 @ 30x8 since
-    one modulus keeps no correct bit past k = 15."""
+    one modulus keeps no correct bit past k = 15.  The classical scheme's level does not grow the
+    leaves' error (Strassen's can, 6 times, past C's size: refused)."""
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((8, 30)), rng.standard_normal((30, 8))
-    product = bilinear.compile("strassen", levels=1, breadth=1, leaf="ozaki", moduli=1, backend="numpy")
+    product = bilinear.compile("naive2x2", levels=1, breadth=1, leaf="ozaki", moduli=1, backend="numpy")
     assert np.isfinite(product(A, B)).all()
 
 
@@ -815,3 +841,19 @@ def test_another_threads_query_does_not_change_a_running_calls_tile_budget(monke
     for thread in threads:
         thread.join()
     assert seen == [(60_000 - 6_944, 60_000 - 6_944)]
+
+
+@pytest.mark.parametrize("name", ["naive2x2", "strassen", "winograd", "grey234"])
+def test_breadth_first_steps_grow_the_leaves_error_as_depth_first_levels(name):
+    """The refusal takes a depth-first level's growth, e_max/k, from verify.stability, and breadth-first
+    steps' from their decomposition: they agree, two steps grow as two levels (the classical one's: 1)."""
+    from bilinear.lower.decompose import breadth_first
+    from bilinear.lower.ozaki_host import level_growth
+    from bilinear.verify.stability import stability
+
+    algorithm = bilinear.compile(name, levels=1, backend="numpy").lowered.levels[0].algorithm
+    growth = stability(algorithm).e_max / algorithm.shape.k
+    assert breadth_first(algorithm, 2).max_norm_growth == growth**2 >= 1
+    product = bilinear.compile(name, levels=2, breadth=1, leaf="ozaki", moduli=4, backend="numpy")
+    assert level_growth(product.lowered, 64, 72, 64) == (2, growth**2)
+    assert level_growth(product.lowered, 1, 72, 64) == (0, 1)  # no level runs on one row

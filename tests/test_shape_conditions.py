@@ -126,15 +126,18 @@ def test_the_cpp_library_returns_a_status_for_blocks_that_break_a_condition(y_li
     assert statuses(out, "rsmm_ya", calls) == [3001, 0, 0, 0, -11]
 
 
-def test_auto_levels_skip_ozaki_leaves_whose_moduli_keep_no_bit_at_their_inner_dimension():
+def test_auto_levels_refuse_moduli_that_keep_no_correct_bit_at_any_level():
     """With moduli=2, "auto" chose the ozaki leaf alone at k = 10000, which its own call then refused
-    (2 moduli kept no bit past k = 8159, and keep no correct one past 4079); deeper levels halve k, and run."""
+    (2 moduli keep no correct bit past k = 4079); then two levels, which halve k twice but can grow the
+    leaves' error bound 36 times: an error 4.4 times max|C|, returned without a word.  No level keeps a
+    correct bit, so the call is refused as the leaf alone's, naming 3 moduli, with which it runs."""
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((64, 10000)), rng.standard_normal((10000, 64))
     auto = bilinear.compile("strassen", backend="numpy", levels="auto", leaf="ozaki", moduli=2)
-    levels, leaf, _ = auto.choose(64, 10000, 64)
-    assert (levels, leaf) != (0, "ozaki") and levels >= 1
-    assert auto(A, B).shape == (64, 64)
-    fixed = bilinear.compile("strassen", backend="numpy", levels=0, leaf="ozaki", moduli=2)
-    with pytest.raises(ValueError, match="2 moduli are too few for an inner dimension of 10000"):
-        fixed(A, B)
+    assert auto.choose(64, 10000, 64)[:2] == (0, "ozaki")
+    message = r"^2 moduli are too few for an inner dimension of 10000 \(2 keep no correct bit past 4079\): give 3 or more"
+    with pytest.raises(ValueError, match=message):
+        auto(A, B)
+    three = bilinear.compile("strassen", backend="numpy", levels="auto", leaf="ozaki", moduli=3)
+    assert three.choose(64, 10000, 64)[0] <= 1  # two levels can grow 3 moduli's error bound past C
+    assert np.abs(three(A, B) - A @ B).max() < 0.5 * np.abs(A @ B).max()

@@ -18,6 +18,7 @@ Two kinds, both plain data:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
 from typing import Mapping
 
@@ -74,6 +75,17 @@ class Decomposition:
     @property
     def rank(self) -> int:
         return len(self.products)
+
+    @cached_property
+    def max_norm_growth(self) -> Fraction:
+        """How much the products' errors can grow into C's largest, over the classical grid's: e_max /
+        inner, e_i = Σ_r |w_ir|·‖u_r‖₁·‖v_r‖₁ (:mod:`bilinear.verify.stability`); 6 a Strassen step."""
+        e: dict[Index, Fraction] = {}
+        for product in self.products:
+            weight = sum(abs(c) for _, c in product.u) * sum(abs(c) for _, c in product.v)
+            for block, coef in product.w:
+                e[block] = e.get(block, Fraction(0)) + abs(coef) * weight
+        return max(e.values(), default=Fraction(0)) / self.inner
 
     @property
     def growth_ratio(self) -> float:

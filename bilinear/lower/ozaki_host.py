@@ -11,13 +11,17 @@ table can choose brings its own passes (``templates/ozaki.cu.j2``, in a namespac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from typing import Callable
 
+from ..ir import Algorithm
+from ..verify.stability import stability
 from . import ozaki_scheme as ozaki
 from .options import Options
-from .plan import Lowered, gemm_shapes
+from .plan import Lowered, gemm_shapes, leaf_shapes, level_dims
 from .ozaki_passes import BT_LANES, KERNELS, SPAN_ALIGN, THREADS, TILE, VALUES, KernelSource
 
 #: The passes of the plain scheme (the kernels but the residue Strassen level's), in the order the host's
@@ -140,18 +144,51 @@ def ozaki_code(options: Options, name: str) -> OzakiCode | None:
 def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
     """Why the ozaki leaves of an M×K×N product cannot run: --moduli fixed a count that keeps no
     correct bit for a chunk of some leaf GEMM's inner dimension (:func:`ozaki.scale_bits` refuses
-    it; the library's status 5000); None where they can, and where the count follows k."""
+    it; the library's status 5000), or whose error bound the levels that run can grow past the
+    largest C can be (:func:`growth_refusal`); None where they can, and where the count follows k."""
     code = ozaki_code(lowered.options, lowered.name)
-    if code is None or not code.k_limited:
+    if code is None or not code.fixed:
         return None
     longest = max((min(k, code.k_chunk) for m, k, n in gemm_shapes(lowered, M, K, N) if min(m, k, n) > 0),
                   default=0)  # (a strip past a breadth-first grid may be empty: no GEMM runs on it, as oz_plan has it)
     if longest <= code.k_last:
-        return None
+        return growth_refusal(lowered, longest, M, K, N)
     count, norm, needed = lowered.options.moduli, code.scaling == "norm", ozaki.fewest_moduli(longest, code.scaling)
     return (f"{count} moduli are too few for an inner dimension of {longest}{' with norm scaling' if norm else ''} "
             f"({count} keep no correct bit past {code.k_last}): give {needed} or more{', use max scaling' if norm else ''}, "
             "or none to have them chosen from k")
+
+
+def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> str | None:
+    """Why the fixed moduli of an M×K×N product's leaves, whose longest chunk of k is ``longest``, keep no
+    correct bit of C: the levels that run can grow the leaves' error bound (:func:`ozaki.error_bound`,
+    at most ``longest``'s) past the largest C can be (two Strassen levels over one modulus's leaves of
+    k = 8 returned an error 2.6 times max|C|); None where they cannot."""
+    levels, growth = level_growth(lowered, M, K, N)
+    count, scaling = lowered.options.moduli, lowered.options.scaling
+    if longest == 0 or growth == 1 or (bound := ozaki.error_bound(count, longest, scaling)) * growth < 1:
+        return None
+    return (f"{count} moduli are too few for {levels} levels over leaves of inner dimension {longest}: their error bound, "
+            f"{bound:.2g} of the scale, can grow {float(growth):.3g} times through the levels, past the largest C can "
+            f"be; give {ozaki.fewest_moduli(longest, scaling, float(growth))} or more, fewer levels, or none to have "
+            "them chosen from k")
+
+
+def level_growth(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, Fraction]:
+    """(levels, growth): the levels an M×K×N product runs, depth- then breadth-first (those on any of its
+    leaf shapes), and how much they can grow its leaf products' max-norm error into C's, over the
+    classical product's: e_max / k a level (:mod:`bilinear.verify.stability`; Strassen 6, classical 1)."""
+    plans = [plan for _, plan, _ in level_dims(lowered, M, K, N)]
+    growth = math.prod((_depth_growth(plan.algorithm) for plan in plans), start=Fraction(1))
+    breadth, cutoff = lowered.breadth, max(lowered.options.cutoff, 1)
+    if breadth is None or all(min(breadth.leaf_dims(*dims)) < cutoff for dims in leaf_shapes(lowered, M, K, N)):
+        return len(plans), growth
+    return len(plans) + lowered.options.breadth, growth * breadth.decomposition.max_norm_growth
+
+
+@lru_cache(maxsize=64)
+def _depth_growth(algorithm: Algorithm) -> Fraction:
+    return stability(algorithm).e_max / algorithm.shape.k
 
 
 def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, budget: int | None = None) -> int | None:

@@ -147,12 +147,26 @@ def moduli_for(bits: int, k: int) -> int:
     raise ValueError(f"{bits} bits at inner dimension {k} need more than {MAX_MODULI} moduli")
 
 
-def fewest_moduli(k: int, scaling: str = "max") -> int:
-    """The fewest moduli :func:`scale_bits` takes at inner dimension ``k`` (at most MAX_MODULI)."""
+def error_bound(count: int, k: int, scaling: str = "max") -> float:
+    """The error bound of one product at inner dimension ``k`` over k·max|A|·max|B| (the largest |C| can
+    be): 2^-bA + 2^-bB with "max" scaling, √k times that with "norm" (a unit of 2^-b of a row's 2-norm,
+    at most √k·max); the reconstruction's two roundings of C aside.
+
+    Raises:
+        ValueError: as :func:`scale_bits`.
+    """
+    bits_a, bits_b = scale_bits(count, k, scaling)
+    return (2.0**-bits_a + 2.0**-bits_b) * (math.sqrt(k) if scaling == "norm" else 1.0)
+
+
+def fewest_moduli(k: int, scaling: str = "max", growth: float = 1.0) -> int:
+    """The fewest moduli :func:`scale_bits` takes at inner dimension ``k`` (at most MAX_MODULI); where
+    levels above the products can grow their error ``growth`` times (more than 1), the fewest whose
+    :func:`error_bound`, so grown, stays below 1."""
     for count in range(1, MAX_MODULI):
         try:
-            scale_bits(count, k, scaling)
-            return count
+            if error_bound(count, k, scaling) * growth < 1 or growth == 1:  # (error_bound raises as scale_bits)
+                return count
         except ValueError:
             continue
     return MAX_MODULI
