@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, scheme_file
 
 import bilinear
+import bilinear.distributed.describe as describe
 from bilinear.distributed import check
 from bilinear.distributed.plan import make_plan
 from bilinear.distributed.steps import decomposition_for
@@ -65,6 +66,15 @@ def test_a_composed_decomposition_is_the_kronecker_product_term_by_term(order):
         for p in outer.products for q in inner.products
     )
     assert composed.products == expected and composed.name == f"{outer.name}*{inner.name}"
+
+
+def test_the_text_writes_each_distinct_term_once(monkeypatch, smirnov_plan):
+    calls = _counting(monkeypatch, describe, "format_coefficient")
+    lines = describe.describe_plan(smirnov_plan, 8, (False, False))
+    assert len(lines) == 1 + 2 + 1600 + 3 + 1  # the title, a line per rank, per product, per fringe product, the data
+    distinct = {(side, index, c.numerator, c.denominator) for p in smirnov_plan.decomposition.products
+                for side, part in zip("ABC", (p.u, p.v, p.w)) for index, c in part if abs(c) != 1}
+    assert calls["format_coefficient"] <= len(distinct) < 2_000  # had been 212,992, one per term
 
 
 def test_the_proof_of_the_1600_products_takes_matrix_products(monkeypatch, smirnov_plan):
