@@ -198,6 +198,7 @@ def optimize(args) -> int:
 
     from .optimize import optimize as eliminate_common_sums
     from .optimize import small_sides
+    from .optimize_dead import dropped
     from .optimize_products import moved, said
 
     if args.style == "table":  # it had been ignored: the result was written as equations anyway
@@ -226,6 +227,10 @@ def optimize(args) -> int:
     for side, label in zip("ABC", ("A side (left factors)", "B side (right factors)", "C side (outputs)")):
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
+    if gone := dropped(source, result):  # verify would only warn of them; the scheme is smaller without
+        shape = result.shape
+        print(f"note: dropped {', '.join(gone)}, which no output uses: {result.name} has {result.rank} products, "
+              f"<{shape.m},{shape.k},{shape.n};{result.rank}>", file=sys.stderr)
     rescaled = moved(source, result)
     if rescaled:
         print(f"note: products rescaled where that saves scalings (the same C): {said(rescaled)}", file=sys.stderr)

@@ -54,8 +54,10 @@ result is reproducible.
 First, a product carrying a constant on one factor and its inverse on the
 other (or on its weights) loses both (:mod:`bilinear.optimize_products`).
 
+A product no output uses goes, with the sums only it used (:mod:`bilinear.optimize_dead`).
+
 Assumes: a checked algorithm.  Ensures: an algorithm with the same products
-(as expanded coefficients, up to those constants) and outputs, whose factors
+(as expanded coefficients, up to those constants; less those no output uses) and outputs, whose factors
 and outputs are written over named sums; the caller verifies it (the CLI does,
 before writing it).
 """
@@ -67,6 +69,7 @@ from collections.abc import Mapping, Sequence
 
 from .ir import Algorithm, Form, Output, Product, Sum
 from .optimize_butterfly import Butterfly, pairing, recovered, scaled, transformed
+from .optimize_dead import live
 from .optimize_kernel import kernel_split
 from .optimize_arguments import check_arguments
 from .optimize_pairs import Terms, additions, eliminate, scalings
@@ -75,7 +78,7 @@ from .optimize_products import product_factors, rescaled, rescaled_sides
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
 from .optimize_search import perturbed, search
-from .optimize_sides import Side, free_prefix, overfull, sides, small, small_sides, written
+from .optimize_sides import Side, free_prefix, overfull, renumbered, sides, small, small_sides, written
 from .processes import mapped
 from .verify.expand import expansion_of
 
@@ -118,16 +121,6 @@ def _best_side(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> S
 def _deepened(side: Side) -> Side:
     """The side through the shortcut pass again, now also over three computed vectors."""
     return _rescaled(Side(*shortcut(side.sums, side.forms, random.Random(0), deeper=True)))
-
-
-def _renumbered(side: Side, prefix: str) -> Side:
-    """The sums named prefix1, prefix2, … in definition order (the passes name theirs as they go)."""
-    names = {name: f"{prefix}{index}" for index, (name, _) in enumerate(side.sums, start=1)}
-
-    def renamed(terms: Terms) -> Terms:
-        return {names.get(name, name): coef for name, coef in terms.items()}
-
-    return Side([(names[name], renamed(terms)) for name, terms in side.sums], [renamed(form) for form in side.forms])
 
 
 def _copied(side: Side) -> Side:
@@ -348,6 +341,7 @@ def optimize(
     starts), the cheapest kept; starts, then chains, run in parallel processes.  ``also``: other
     programs of the scheme; their sides computing the same forms (``borrowed``) are candidates too."""
     borrowed_sides = check_arguments(algorithm, seeds, polish, chains, also, starts, name)
+    as_given, algorithm = algorithm, live(algorithm)  # a product no output uses goes (optimize_dead)
     names, expanded = [p.name for p in algorithm.products], sides(algorithm)
     factors = product_factors(*expanded, names)  # a constant on one side of a product and its inverse on another go
     left, right, outputs = rescaled(*expanded, names, factors)
@@ -378,7 +372,7 @@ def optimize(
     programs = [starting[0] for starting in found]
     for index, side in zip(small_ones, _polished_sides([found[index] for index in small_ones], polish, chains)):
         programs[index] = _copied(side)
-    a_side, b_side, c_side = (_renumbered(side, prefix) for side, prefix in zip(programs, prefixes))
+    a_side, b_side, c_side = (renumbered(side, prefix) for side, prefix in zip(programs, prefixes))
     products = tuple(
         Product(p.name, Form.of(u), Form.of(v)) for p, u, v in zip(algorithm.products, a_side.forms, b_side.forms)
     )
@@ -388,7 +382,7 @@ def optimize(
     sums = tuple(Sum(n, Form.of(t)) for side in (a_side, b_side, c_side) for n, t in side.sums)
     name = name or (algorithm.name if algorithm.name.endswith("_cse") else f"{algorithm.name}_cse")  # again: not _cse_cse
     result = Algorithm(name, algorithm.shape, sums, products, outputs_written, declared_rank=algorithm.rank)
-    before = [Side([], forms) for forms in expanded]
+    before = [Side([], forms) for forms in sides(as_given)]  # as given: with the products no output uses
     counts = {
         side: {"before": (b.additions, b.scalings), "after": (a.additions, a.scalings)}
         for side, b, a in zip("ABC", before, (a_side, b_side, c_side))

@@ -113,7 +113,11 @@ def _times(form: Terms, factor: Fraction) -> Terms:
 def moved(source: Algorithm, result: Algorithm) -> dict[str, Factor]:
     """Product name -> (α, β) for each product ``result`` (an optimized ``source``) carries rescaled."""
     found = {}
-    for product, (u, v), (u_after, v_after) in zip(source.products, expansion_of(source).factors, expansion_of(result).factors):
+    after = dict(zip((product.name for product in result.products), expansion_of(result).factors))
+    for product, (u, v) in zip(source.products, expansion_of(source).factors):
+        if product.name not in after:  # no output used it: dropped (optimize_dead)
+            continue
+        u_after, v_after = after[product.name]
         factor = (_ratio(u_after, u), _ratio(v_after, v))
         if factor != ONE:
             found[product.name] = factor

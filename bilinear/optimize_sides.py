@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ir import Algorithm, Form
+from .optimize_dead import live
 from .optimize_pairs import Terms, additions, scalings
 from .verify.counts import side_of
 from .verify.expand import expansion_of
@@ -61,11 +62,22 @@ def written(algorithm: Algorithm) -> tuple[Side, Side, Side]:
     )
 
 
+def renumbered(side: Side, prefix: str) -> Side:
+    """The sums named prefix1, prefix2, … in definition order (the passes name theirs as they go)."""
+    names = {name: f"{prefix}{index}" for index, (name, _) in enumerate(side.sums, start=1)}
+
+    def renamed(terms: Terms) -> Terms:
+        return {names.get(name, name): coef for name, coef in terms.items()}
+
+    return Side([(names[name], renamed(terms)) for name, terms in side.sums], [renamed(form) for form in side.forms])
+
+
 def borrowed(algorithm: Algorithm, other: Algorithm) -> tuple[Side | None, Side | None, Side | None]:
     """Another program's sides where they compute what ``algorithm``'s do (its products taken in
     order and renamed as ``algorithm`` names them), None where a side computes something else: a
     scheme's programs from several sources (an optimized file, PLinOpt's ``.slp``) can then each
     give the side they do best."""
+    algorithm, other = live(algorithm), live(other)  # with or without the products no output uses, alike
     if other.shape != algorithm.shape or other.rank != algorithm.rank:
         return None, None, None
     renamed = {theirs.name: mine.name for theirs, mine in zip(other.products, algorithm.products)}

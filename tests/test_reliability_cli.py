@@ -1786,15 +1786,17 @@ def test_compile_of_a_scheme_with_named_sums_says_the_library_forms_them_from_th
     assert code == 0 and "named sums" not in err
 
 
-def test_optimize_passes_on_the_warning_of_a_product_no_output_uses(capsys, tmp_path):
-    """M9, used by no output, was kept and counted without the warning verify gives (found by an audit)."""
+def test_optimize_drops_a_product_no_output_uses_and_says_so(capsys, tmp_path):
+    """M9, used by no output, was kept and counted without the warning verify gives (found by an audit);
+    then kept with the warning; now it goes, with a note (tests/test_optimize_dead.py)."""
     naive = (ROOT / "algorithms" / "naive2x2.bl").read_text()
     extra = "  M8 = A22 * B22\n  M9 = (A11 + A22) * (B11 - B22)\n"
     unused = naive.replace("<2,2,2;8>", "<2,2,2;9>").replace("  M8 = A22 * B22\n", extra)
     source = tmp_path / "u.bl"
     source.write_text(unused)
     code, _, err = _run(capsys, "optimize", str(source), "-o", str(tmp_path / "u.opt.bl"))
-    assert code == 0 and "warning: M9 is never used in an output" in err, err
+    assert code == 0 and "note: dropped M9, which no output uses: naive2x2_cse has 8 products, <2,2,2;8>" in err, err
+    assert "never used" not in err and "<2,2,2;8>" in (tmp_path / "u.opt.bl").read_text()
 
 
 def test_optimize_also_with_a_bl_file_credits_no_licence_found_near_it(capsys, tmp_path):

@@ -66,8 +66,8 @@ class Report:
         return self.ok
 
 
-def unused_warnings(algorithm: Algorithm) -> tuple[Diagnostic, ...]:
-    """Products and sums that no output depends on."""
+def used_names(algorithm: Algorithm) -> set[str]:
+    """The names some output depends on, as written: products, sums and blocks."""
     depends = {s.name: s.form.names() for s in algorithm.sums}
     depends.update({p.name: p.left.names() + p.right.names() for p in algorithm.products})
     used: set[str] = set()
@@ -77,6 +77,12 @@ def unused_warnings(algorithm: Algorithm) -> tuple[Diagnostic, ...]:
         if name not in used:
             used.add(name)
             pending.extend(depends.get(name, ()))
+    return used
+
+
+def unused_warnings(algorithm: Algorithm) -> tuple[Diagnostic, ...]:
+    """Products and sums that no output depends on."""
+    used = used_names(algorithm)
     return tuple(
         Diagnostic(f"{item.name} is never used in an output", item.span, severity="warning")
         for item in (*algorithm.sums, *algorithm.products)
