@@ -287,3 +287,15 @@ def test_the_additions_of_a_sum_that_cancels_count_on_its_own_side():
 
     text = "algorithm s <1,1,1;1>:\n  S = A11 + A11\n  T = S - 2*A11\n  M1 = (A11 + T) * B11\n  C11 = M1\n"
     assert count_algorithm(program_from_text(text, "cancels.bl").main).additions_by_side == (2, 0, 0)
+
+
+def test_python_dash_m_bilinear_runs_the_command_line():
+    """`python -m bilinear` failed: the package had no __main__ (only `python -m bilinear.cli` ran)."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "bilinear", "verify", str(ROOT / "algorithms" / "strassen.bl")],
+                          capture_output=True, text=True, cwd=ROOT, env=environment, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "strassen" in done.stdout
+    usage = subprocess.run([sys.executable, "-m", "bilinear", "--help"], capture_output=True, text=True, cwd=ROOT,
+                           env=environment, timeout=120, check=False)
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: bilinear ")
