@@ -39,36 +39,35 @@ def main(out):
 
 
 def probe(rng, stream, dtype, m, k, n):
-    if True:
-        a = rng.standard_normal((m, k), dtype=dtype)
-        b = rng.standard_normal((k, n), dtype=dtype)
-        mm = Matmul(a, b, stream=stream)
-        mm.plan()
-        default_algo = mm.execute(stream=stream)
-        ref = cp.matmul(a, b)
-        err_default = float(cp.abs(default_algo - ref).max() / cp.abs(ref).max())
-        mm.autotune(iterations=10, stream=stream)
-        tuned = mm.execute(stream=stream)
-        err_tuned = float(cp.abs(tuned - ref).max() / cp.abs(ref).max())
-        del default_algo, tuned, ref
-        calls = {"cublas": lambda: cp.matmul(a, b), "lt_tuned": lambda: mm.execute(stream=stream)}
-        for call in calls.values():
-            for _ in range(3):
-                call()
-        times = {name: [] for name in calls}
-        for _ in range(11):
-            for name, call in calls.items():
-                times[name].append(timed(call, stream))
-        med = {name: float(np.median(t)) for name, t in times.items()}
-        row = {"dtype": dtype, "shape": [m, k, n], **{f"{n_}_ms": v for n_, v in med.items()},
-               "ratio": med["cublas"] / med["lt_tuned"],
-               "rounds": [c / t for c, t in zip(times["cublas"], times["lt_tuned"])],
-               "err_vs_cupy_default_algo": err_default, "err_vs_cupy_tuned": err_tuned}
-        print(f"{dtype} {m}x{k}x{n}: cublas {med['cublas']:.4f} ms, lt tuned {med['lt_tuned']:.4f} ms, "
-              f"ratio {row['ratio']:.3f} (rounds {min(row['rounds']):.3f}-{max(row['rounds']):.3f}), "
-              f"diff {err_tuned:.1e}", flush=True)
-        mm.free()
-        return row
+    a = rng.standard_normal((m, k), dtype=dtype)
+    b = rng.standard_normal((k, n), dtype=dtype)
+    mm = Matmul(a, b, stream=stream)
+    mm.plan()
+    default_algo = mm.execute(stream=stream)
+    ref = cp.matmul(a, b)
+    err_default = float(cp.abs(default_algo - ref).max() / cp.abs(ref).max())
+    mm.autotune(iterations=10, stream=stream)
+    tuned = mm.execute(stream=stream)
+    err_tuned = float(cp.abs(tuned - ref).max() / cp.abs(ref).max())
+    del default_algo, tuned, ref
+    calls = {"cublas": lambda: cp.matmul(a, b), "lt_tuned": lambda: mm.execute(stream=stream)}
+    for call in calls.values():
+        for _ in range(3):
+            call()
+    times = {name: [] for name in calls}
+    for _ in range(11):
+        for name, call in calls.items():
+            times[name].append(timed(call, stream))
+    med = {name: float(np.median(t)) for name, t in times.items()}
+    row = {"dtype": dtype, "shape": [m, k, n], **{f"{n_}_ms": v for n_, v in med.items()},
+           "ratio": med["cublas"] / med["lt_tuned"],
+           "rounds": [c / t for c, t in zip(times["cublas"], times["lt_tuned"])],
+           "err_vs_cupy_default_algo": err_default, "err_vs_cupy_tuned": err_tuned}
+    print(f"{dtype} {m}x{k}x{n}: cublas {med['cublas']:.4f} ms, lt tuned {med['lt_tuned']:.4f} ms, "
+          f"ratio {row['ratio']:.3f} (rounds {min(row['rounds']):.3f}-{max(row['rounds']):.3f}), "
+          f"diff {err_tuned:.1e}", flush=True)
+    mm.free()
+    return row
 
 
 if __name__ == "__main__":
