@@ -834,3 +834,17 @@ def test_a_misspelt_keyword_is_pointed_at_after_a_definition_as_before_the_first
     assert (error.span.line, error.span.column, error.span.end_column) == (line, 1, 1 + len(word))
     assert error.message == f"unexpected '{word}'; {KEYWORD_EXPECTED}"
     assert error.notes == (f"did you mean {keyword}?",)
+
+
+@pytest.mark.parametrize("word", ["uze", "us", "uss", "ues", "usse"])
+@pytest.mark.parametrize("before", ["", ONE_PRODUCT, 'use "one.bl"\n'], ids=["first", "after-algorithm", "after-use"])
+def test_a_use_one_letter_off_is_pointed_at_as_a_misspelt_keyword(word, before):
+    """`uze "one.bl"` got "unexpected 'uze'; expected 'algorithm', ..., the end of the file or the end of
+    the line" and no note where `usse` was told "did you mean use?": one letter in three is too much for
+    difflib's 0.75 against `use`, and a two-letter word was not taken for a keyword at all."""
+    text = before + f'{word} "other.bl"\n'
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "typo.bl").value.diagnostics
+    line = before.count("\n") + 1
+    assert (error.span.line, error.span.column, error.span.end_column) == (line, 1, 1 + len(word))
+    assert error.message == f"unexpected '{word}'; {KEYWORD_EXPECTED}"
+    assert error.notes == ("did you mean use?",)

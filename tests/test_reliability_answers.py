@@ -208,6 +208,27 @@ def test_a_product_statement_that_leaves_out_a_target_is_pointed_at(tmp_path, ri
     assert error.span.line == line and error.notes[0] == note
 
 
+M1_SPLIT = "A11 * B11 -> +C11 +C22       # M1 = (A11 + A22)(B11 + B22)"
+
+
+@pytest.mark.parametrize("halves, note", [
+    (("A11 * B11 -> +C11", "A11 * B11 -> -C22"),
+     "`A11 * B11 -> -C22` adds M1 to C22 times -1; strassen's C22 has it times 1"),
+    (("A11 * B11 -> +C11 +C22", "A11 * B11 -> +C22"),
+     "`A11 * B11 -> +C22` adds M1 to C22 times 1, and `A11 * B11 -> +C11 +C22` (line 25) adds it times 1; "
+     "strassen's C22 has it times 1"),
+], ids=["wrong sign in the second", "added twice"])
+def test_a_product_split_over_two_statements_is_weighed_as_one(tmp_path, halves, note):
+    """With M1 computed by two statements, each was weighed alone: the first, `-> +C11`, was blamed for
+    leaving C22 out ("add +C22", which leaves C22 wrong) where the second adds it with the wrong sign,
+    and two statements adding it once each were both right, so the error stood at the last writer (M6)."""
+    text = (ALGORITHMS / "msmes.bl").read_text().replace(M1_SPLIT, "\n                    ".join(halves))
+    errors = [e for entry in bilinear.verify(_write(tmp_path, "split.bl", text)).entries for e in entry.errors]
+    assert errors[0].message == f"`{halves[1]}` computes M1 again" and errors[1].message.startswith("C22 ends holding")
+    line = next(number for number, each in enumerate(text.splitlines(), 1) if each.strip() == halves[1])
+    assert (errors[1].span.line, errors[1].span.column, errors[1].notes[0]) == (line, 21, note)
+
+
 # --- a product statement that writes one of its own factors -------------------------------------------
 
 ONE = "algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\n"

@@ -1199,6 +1199,28 @@ def test_the_manifest_names_its_sources_by_absolute_paths(capsys, tmp_path, monk
         assert json.loads((tmp_path / "build" / "manifest.json").read_text())["source"] == source, argv
 
 
+def test_the_reports_beside_the_manifest_name_its_sources_by_absolute_paths(capsys, tmp_path, monkeypatch):
+    """report.json's file, its diagnostics' files and report.txt/.md named schemes/mine.bl as typed, where
+    the manifest beside them names /…/schemes/mine.bl; now all name the manifest's sources (a hybrid's
+    comma-joined); compile's own output, read where it ran, still names the file as typed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schemes").mkdir()
+    strassen = (ROOT / "algorithms" / "strassen.bl").read_text()  # M8 is never used: a warning located in mine.bl
+    unused = strassen.replace("strassen <2,2,2;7>", "mine <2,2,2;8>").replace("  C11 =", "  M8 = A11 * B11\n\n  C11 =")
+    (tmp_path / "schemes" / "mine.bl").write_text(unused, encoding="utf-8")
+    mine, shipped = tmp_path.resolve() / "schemes" / "mine.bl", (ROOT / "algorithms").resolve()
+    for argv, file in ((["schemes/mine.bl"], f"{mine}"),
+                       (["winograd", "--levels-schemes", "schemes/mine.bl,strassen"], f"{mine}, {shipped}/strassen.bl")):
+        code, out, err = _run(capsys, "compile", *argv, "-o", "build", "--force")
+        assert code == 0 and out.startswith("schemes/mine.bl:13:3: warning") and f"{mine}" not in out + err, err
+        report = json.loads((tmp_path / "build" / "report.json").read_text())
+        assert report["file"] == ", ".join(json.loads((tmp_path / "build" / "manifest.json").read_text())["source"]) == file
+        assert [w["file"] for entry in report["entries"] for w in entry["warnings"]] == [f"{mine}"]
+        text = (tmp_path / "build" / "report.txt").read_text()
+        assert text.startswith(f"{mine}:") and f"\n{file}: " in text, argv
+        assert (tmp_path / "build" / "report.md").read_text().startswith(f"# Verification report: `{file}`"), argv
+
+
 def test_compile_knows_a_level_file_named_with_spaces_around_commas(capsys, tmp_path, monkeypatch):
     """"winograd, report.md" got past the input check (the space) and --force replaced report.md."""
     monkeypatch.chdir(tmp_path)

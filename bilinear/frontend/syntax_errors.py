@@ -18,19 +18,35 @@ from .grammar import LARK
 # The words a definition begins with.
 DEFINITION_KEYWORDS = ("algorithm", "table", "schedule", "use")
 # What follows a misspelt keyword for a header to be recognised, to the end of the line: `x <2,2,2;7>:`,
-# `x for y:` (with properties), `"f.bl"`; lowercase letters only before it (prose starts otherwise).
-HEADER_AFTER = re.compile(r'^[a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*|"[^"]*\.bl")\s*(#.*)?$')
+# `x for y:` (with properties), `"f.bl"` (a use's file, after as few as two letters: `us`); lowercase
+# letters only before it (prose starts otherwise).
+HEADER_AFTER = re.compile(r'^([a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*)'
+                          r'|[a-z]{2,}\s+(?P<file>"[^"]*\.bl"))\s*(#.*)?$')
 
 
 def misspelt_keyword(line: str) -> str | None:
     """The keyword a line that reads as a definition's header misspells (`algoritm x <2,2,2;7>:`:
-    algorithm); None for a line that is no header or begins with the keyword itself."""
+    algorithm; `uze "f.bl"`: use); None for a line that is no header or begins with the keyword itself."""
     stripped = line.strip()
     first = stripped.split(maxsplit=1)[0] if stripped else ""
-    if first in DEFINITION_KEYWORDS or not HEADER_AFTER.match(stripped):
+    if first in DEFINITION_KEYWORDS or not (header := HEADER_AFTER.match(stripped)):
         return None
+    if header.group("file") and _one_edit_apart(first, "use"):
+        return "use"  # difflib's 0.75 takes no changed letter in three (`uze`, `ues`)
     close = difflib.get_close_matches(first, DEFINITION_KEYWORDS, n=1, cutoff=0.75)
     return close[0] if close else None
+
+
+def _one_edit_apart(word: str, keyword: str) -> bool:
+    """Whether one letter added, dropped or changed, or two neighbours swapped, turn word into keyword."""
+    if abs(len(word) - len(keyword)) == 1:
+        shorter, longer = sorted((word, keyword), key=len)
+        return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
+    differ = [i for i, (a, b) in enumerate(zip(word, keyword)) if a != b] if len(word) == len(keyword) else []
+    if len(differ) == 2 and differ[1] == differ[0] + 1:
+        first, last = differ
+        return word[first : last + 1] == keyword[last] + keyword[first]
+    return len(differ) == 1
 
 
 _FRIENDLY = {

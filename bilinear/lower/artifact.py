@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
-from ..diagnostics import markdown_text
+from ..diagnostics import Diagnostic, markdown_text
 from ..ir import Program, Schedule
 from ..output import make_folder, write_atomic
 from ..report import bytes_text, to_json, to_markdown, to_text
@@ -178,12 +178,29 @@ def write_artifacts(
     write_atomic(paths["source"], source)
     write_atomic(paths["header"], header)
     write_atomic(paths["manifest"], json.dumps(data, indent=2) + "\n")
+    report = named_as_the_manifest(report, sources)
     write_atomic(out / "report.txt", to_text(report, n=n, dtype=dtype) + "\n\n" + "\n".join(summary) + "\n")
     write_atomic(out / "report.md", to_markdown(report, n=n, dtype=dtype).rstrip("\n") + "\n\n## Library\n\n"
                  + "\n".join(f"- {markdown_text(line.strip())}" for line in summary) + "\n")
     verified = json.loads(to_json(report, n=n, dtype=dtype))
     write_atomic(out / "report.json", json.dumps({**verified, "library": facts}, indent=2, ensure_ascii=False) + "\n")
     return paths
+
+
+def named_as_the_manifest(report, sources: list[str]):
+    """``report`` as the reports beside the manifest give it: its file the manifest's ``source`` (a
+    hybrid's comma-joined) and each diagnostic's file absolute, as there: they are read from their
+    folder, where a path as typed, relative to where compile ran, names nothing."""
+    def located(diagnostic: Diagnostic) -> Diagnostic:
+        span = diagnostic.span
+        if span is None or not Path(span.path).exists():  # a program from text has no file
+            return diagnostic
+        return replace(diagnostic, span=replace(span, path=str(Path(span.path).resolve())))
+
+    entries = tuple(replace(entry, **{each.name: tuple(map(located, getattr(entry, each.name))) for each in fields(entry)
+                                      if each.name.endswith(("errors", "warnings"))})  # a modular entry's rational_errors
+                    for entry in report.entries)
+    return replace(report, path=", ".join(sources), entries=entries)
 
 
 def kernel_count(data: dict) -> int:

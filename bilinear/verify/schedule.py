@@ -66,6 +66,10 @@ def _where(stage: Stage, statement: Statement) -> str:
     return f"`{statement}` ({line}stage {stage.name})"
 
 
+def _line_of(statement: Statement) -> str:
+    return f" (line {statement.span.line})" if statement.span else ""
+
+
 class _Simulation:
     def __init__(self, schedule: Schedule, algorithm: Algorithm):
         self.schedule = schedule
@@ -320,24 +324,37 @@ class _Simulation:
     def _wrong_weight(self, block: str) -> tuple[Multiply, tuple[str]] | None:
         """Where only product statements add into ``block``, the one that adds its product times another
         coefficient than the algorithm's output has, 0 where it leaves the block out of its targets (the
-        statement that last wrote the block may be right)."""
+        statement that last wrote the block may be right).  A product computed by several statements is
+        weighed by what they add together (each alone may be right with the others: +C11, then +C22)."""
         if not all(isinstance(statement, Multiply) and not statement.overwrite for _, statement in self.writers.get(block, [])):
             return None
         weights = dict(zip((product.name for product in self.algorithm.products), self.expansion.weights))
+        by_product: dict[str, list[ProductUse]] = {}
         for use in self.uses:
-            if use.product is None:
-                continue
-            have, want = use.scale * use.statement.targets.coefficient(block), weights[use.product].coefficient(block)
-            if have != want:
-                return use.statement, (self._weight_note(use, block, have, want),)
+            if use.product is not None:
+                by_product.setdefault(use.product, []).append(use)
+        for product, uses in by_product.items():
+            want = weights[product].coefficient(block)
+            if sum(use.scale * use.statement.targets.coefficient(block) for use in uses) != want:
+                return self._weight_culprit(uses, block, want)
         return None
 
-    def _weight_note(self, use: ProductUse, block: str, have: Fraction, want: Fraction) -> str:
-        """What ``use``'s statement adds into ``block`` and what the algorithm's output has, and, where
-        the statement leaves the block out, the target it needs."""
+    def _weight_culprit(self, uses: list[ProductUse], block: str, want: Fraction) -> tuple[Multiply, tuple[str]]:
+        """Of the statements that compute one product, the one to blame for too much or too little of it
+        in ``block``: the last that adds it there, else the first (which leaves the block out)."""
+        naming = [use for use in uses if block in use.statement.targets.names()]
+        culprit = naming[-1] if naming else uses[0]
+        return culprit.statement, (self._weight_note(culprit, block, want, naming[:-1]),)
+
+    def _weight_note(self, use: ProductUse, block: str, want: Fraction, besides: list[ProductUse]) -> str:
+        """What ``use``'s statement and the others computing its product (``besides``) add into ``block``
+        and what the algorithm's output has, or, where the statement leaves the block out, the target it needs."""
         expected = f"{self.algorithm.name}'s {block} has it times {format_coefficient(want)}"
         if block in use.statement.targets.names():
-            return f"`{use.statement}` adds {use.product} to {block} times {format_coefficient(have)}; {expected}"
+            added = [f"`{each.statement}`{_line_of(each.statement)} adds it times "
+                     f"{format_coefficient(each.scale * each.statement.targets.coefficient(block))}" for each in besides]
+            have = format_coefficient(use.scale * use.statement.targets.coefficient(block))
+            return f"`{use.statement}` adds {use.product} to {block} times {have}{''.join(', and ' + a for a in added)}; {expected}"
         *others, last = use.statement.targets.names()
         into = f"{', '.join(others)} and {last}" if others else last
         return f"`{use.statement}` adds {use.product} to {into} only; {expected}: add {target_text(block, want / use.scale)}"
