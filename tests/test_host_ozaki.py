@@ -349,8 +349,8 @@ def test_fixed_moduli_no_leaf_can_keep_under_the_levels_are_refused_at_compile(c
               "-o", str(out)])
     assert stopped.value.code == 2 and not out.exists()
     assert ("--moduli 1 is too few for the 2 levels compiled: a leaf GEMM of any inner dimension keeps no correct bit "
-            "of C (one modulus's error bound, 0.25 of the scale at k = 1, can grow 36 times through the levels); give 2 "
-            "or more (4 for leaves of every k), fewer levels, or leave --moduli out to have each call choose enough") in capsys.readouterr().err
+            "of C (one modulus's error bound, 0.25 of the scale at k = 1, can grow 36 times through the levels); give 4 "
+            "or more, fewer levels, or leave --moduli out to have each call choose enough") in capsys.readouterr().err
 
 
 @needs_gxx
@@ -365,15 +365,11 @@ def test_fixed_moduli_under_a_level_return_5000_where_the_level_can_grow_the_err
     A, B = rng.standard_normal((4, 256)), rng.standard_normal((256, 6))
     status, got = product(out, "strassen", A, B, C, 1.0, 0.5)
     assert status == 5000 and np.array_equal(got, C)
-    with pytest.raises(ValueError, match="too few for 1 level over"):
+    with pytest.raises(ValueError, match="too few for 1 levels"):
         _runtime("strassen", "float64", A, B, C, 1.0, 0.5, levels=1, moduli=2)
-    # a call no level runs on (one row) is refused alike, where the runtime, counting the levels it runs, takes it
-    status, got = product(out, "strassen", A[:1], B, C[:1], 1.0, 0.5)
-    assert status == 5000 and np.array_equal(got, C[:1])
-    assert _runtime("strassen", "float64", A[:1], B, C[:1], 1.0, 0.5, levels=1, moduli=2).shape == (1, 6)
     A, B = A[:, :254], B[:254]
     status, got = product(out, "strassen", A, B, C, 1.0, 0.5)
     assert status == 0 and np.array_equal(got, _runtime("strassen", "float64", A, B, C, 1.0, 0.5, levels=1, moduli=2))
     header = (out / "strassen.h").read_text()
     assert ("Returns 5000 (nothing run) where a leaf's inner dimension reaches past 127: that many moduli keep a "
-            "correct bit of C only up to it under the 1 level compiled (a call that runs fewer alike).") in header
+            "correct bit of C only up to it under the 1 level compiled.") in header

@@ -1707,9 +1707,9 @@ def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
     assert code == 0 and f"note: {note}" in err
     assert json.loads((tmp_path / "one" / "manifest.json").read_text())["host"]["moduli_note"] == note
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "2", "-o", str(tmp_path / "level"))
-    note = ("--moduli 2 keeps a correct bit of C under the 1 level compiled (a call that runs fewer alike) only for a "
-            "leaf GEMM whose inner dimension (a chunk of k) is at most 127: a call with a longer one returns 5000 and runs "
-            "nothing; leave --moduli out to have each call choose enough")
+    note = ("--moduli 2 keeps a correct bit of C under the 1 level compiled only for a leaf GEMM whose inner dimension "
+            "(a chunk of k) is at most 127: a call with a longer one returns 5000 and runs nothing; leave --moduli out to "
+            "have each call choose enough")
     assert code == 0 and f"note: {note}" in err
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "-o", str(tmp_path / "chosen"))
     assert code == 0 and "--moduli" not in err

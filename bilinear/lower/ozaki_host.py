@@ -168,8 +168,7 @@ def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> st
     count, scaling = lowered.options.moduli, lowered.options.scaling
     if longest == 0 or growth == 1 or (bound := ozaki.error_bound(count, longest, scaling)) * growth < 1:
         return None
-    return (f"{count} moduli are too few for {levels} level{'' if levels == 1 else 's'} over leaves of inner dimension "
-            f"{longest}: their error bound, "
+    return (f"{count} moduli are too few for {levels} levels over leaves of inner dimension {longest}: their error bound, "
             f"{bound:.2g} of the scale, can grow {float(growth):.3g} times through the levels, past the largest C can "
             f"be; give {ozaki.fewest_moduli(longest, scaling, float(growth))} or more, fewer levels, or none to have "
             "them chosen from k")
@@ -208,13 +207,8 @@ class KLimit:
 
     @property
     def under(self) -> str:
-        """What the limit is under, as the note and the header say it (every level compiled, a call that runs
-        fewer alike)."""
-        return f" under {self.compiled} (a call that runs fewer alike)" if self.levels else ""
-
-    @property
-    def compiled(self) -> str:
-        return f"the {self.levels} level{'' if self.levels == 1 else 's'} compiled"
+        """What the limit is under, as the note and the header say it."""
+        return f" under the {self.levels} level{'' if self.levels == 1 else 's'} compiled" if self.levels else ""
 
     @property
     def kept(self) -> str:
@@ -223,10 +217,9 @@ class KLimit:
 
 
 def library_k_limit(lowered: Lowered, name: str) -> KLimit | None:
-    """Where the library ``name``'s fixed moduli stop, under every level it is compiled with: as the
-    runtime's :func:`growth_refusal` of a call that runs them all, and cautious for one that runs fewer
-    (the runtime counts the levels a call runs; the library's check does not, and refuses such a call
-    alike); None where the count follows k, or where every chunk is within the limit."""
+    """Where the library ``name``'s fixed moduli stop, under every level it is compiled with (as the
+    runtime's :func:`growth_refusal` of a call that runs them all: cautious for one that runs fewer);
+    None where the count follows k, or where every chunk is within the limit."""
     code = ozaki_code(lowered.options, name)
     if code is None or not code.fixed:
         return None
@@ -252,11 +245,10 @@ def library_moduli_refusal(lowered: Lowered, name: str) -> str | None:
         return None
     count, scaling = lowered.options.moduli, lowered.options.scaling
     held = "one modulus's" if count == 1 else f"{count} moduli's"
-    growth = float(limit.growth)
-    return (f"--moduli {count} is too few for {limit.compiled}: a leaf GEMM of any inner dimension "
+    return (f"--moduli {count} is too few for{limit.under.removeprefix(' under')}: a leaf GEMM of any inner dimension "
             f"keeps no correct bit of C ({held} error bound, {ozaki.error_bound(count, 1, scaling):.2g} of the scale at "
-            f"k = 1, can grow {growth:.3g} times through the levels); give {ozaki.fewest_moduli(1, scaling, growth)} or "
-            f"more ({ozaki.fewest_moduli(ozaki.K_CHUNK, scaling, growth)} for leaves of every k), fewer levels, or leave "
+            f"k = 1, can grow {float(limit.growth):.3g} times through the levels); give "
+            f"{ozaki.fewest_moduli(ozaki.K_CHUNK, scaling, float(limit.growth))} or more, fewer levels, or leave "
             "--moduli out to have each call choose enough")
 
 
