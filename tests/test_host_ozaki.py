@@ -339,10 +339,9 @@ def test_a_limit_no_call_can_meet_is_refused_at_compile_time(tmp_path, capsys):
 
 
 def test_fixed_moduli_no_leaf_can_keep_under_the_levels_are_refused_at_compile(capsys, tmp_path):
-    """--moduli 1 --levels 2 wrote a library whose calls up to k = 15 ran keeping no correct bit of C (two
-    Strassen levels can grow one modulus's error bound, 1/4 to 3/4 of the scale, 36 times; the runtime's same
-    product measured an error 2.6 times max|C|), its note saying leaves up to k = 15 kept enough bits;
-    nothing is written now, as the runtime refuses it."""
+    """--moduli 1 --levels 2 wrote a library whose calls up to k = 15 ran and returned C off by more than
+    max|C| (two Strassen levels can grow one modulus's error bound, 1/4 to 3/4 of the scale, 36 times), its note
+    saying leaves up to k = 15 kept enough bits; nothing is written now, as the runtime refuses it."""
     out = tmp_path / "two"
     with pytest.raises(SystemExit) as stopped:
         main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "--levels", "2",
