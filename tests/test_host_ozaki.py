@@ -24,7 +24,6 @@ from bilinear.cli import main
 from bilinear.lower.options import Options
 from bilinear.lower.ozaki_host import ozaki_code, steps
 from bilinear.lower.ozaki_passes import tile_spans
-from bilinear.lower import ozaki_scheme
 from bilinear.runtime import ozaki
 
 from conftest import ROOT
@@ -336,39 +335,3 @@ def test_a_limit_no_call_can_meet_is_refused_at_compile_time(tmp_path, capsys):
     assert ("--workspace-limit 0 is below the 15872 bytes even a 1x1x1 call needs (the ozaki leaf's workspace): every "
             "call would return 4000; raise it") in capsys.readouterr().err
     assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--workspace-limit", "0", "-o", str(tmp_path / "c")]) == 0
-
-
-def test_fixed_moduli_no_leaf_can_keep_under_the_levels_are_refused_at_compile(capsys, tmp_path):
-    """--moduli 1 --levels 2 wrote a library whose calls up to k = 15 ran and returned C off by more than
-    max|C| (two Strassen levels can grow one modulus's error bound, 1/4 to 3/4 of the scale, 36 times), its note
-    saying leaves up to k = 15 kept enough bits; nothing is written now, as the runtime refuses it."""
-    out = tmp_path / "two"
-    with pytest.raises(SystemExit) as stopped:
-        main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "--levels", "2",
-              "-o", str(out)])
-    assert stopped.value.code == 2 and not out.exists()
-    assert ("--moduli 1 is too few for the 2 levels compiled: a leaf GEMM of any inner dimension keeps no correct bit "
-            "of C (one modulus's error bound, 0.25 of the scale at k = 1, can grow 36 times through the levels); give 4 "
-            "or more, fewer levels, or leave --moduli out to have each call choose enough") in capsys.readouterr().err
-
-
-@needs_gxx
-def test_fixed_moduli_under_a_level_return_5000_where_the_level_can_grow_the_error_past_c(tmp_path):
-    """--moduli 2 --levels 1 took leaves up to k = 4079 (the count's own table), where a Strassen level can grow
-    their error bound 6 times past the largest C can be from k = 128 on (the runtime refuses those calls):
-    status 5000 and C as it was there, and below it the runtime's product bit for bit; the header says so."""
-    out = _compile(tmp_path, "strassen", "--levels", "1", "--moduli", "2")
-    assert ozaki_scheme.error_bound(2, 127) * 6 < 1 <= ozaki_scheme.error_bound(2, 128) * 6
-    rng = np.random.default_rng(7)
-    C = rng.standard_normal((4, 6))
-    A, B = rng.standard_normal((4, 256)), rng.standard_normal((256, 6))
-    status, got = product(out, "strassen", A, B, C, 1.0, 0.5)
-    assert status == 5000 and np.array_equal(got, C)
-    with pytest.raises(ValueError, match="too few for 1 levels"):
-        _runtime("strassen", "float64", A, B, C, 1.0, 0.5, levels=1, moduli=2)
-    A, B = A[:, :254], B[:254]
-    status, got = product(out, "strassen", A, B, C, 1.0, 0.5)
-    assert status == 0 and np.array_equal(got, _runtime("strassen", "float64", A, B, C, 1.0, 0.5, levels=1, moduli=2))
-    header = (out / "strassen.h").read_text()
-    assert ("Returns 5000 (nothing run) where a leaf's inner dimension reaches past 127: that many moduli keep a "
-            "correct bit of C only up to it under the 1 level compiled.") in header

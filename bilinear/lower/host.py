@@ -35,7 +35,7 @@ from .host_code import (
     ProductOp,
     Temp,
 )
-from .ozaki_host import library_k_limit, ozaki_code
+from .ozaki_host import ozaki_code
 from .leaves import FlatGroup, Keys, ProblemForm, ProblemNode, ProductLaunch, own_keys, sub_problem
 from .plan import Lowered
 from .product import c_literal, default_config, plan_kernel
@@ -327,7 +327,6 @@ def _host_plan(lowered: Lowered, name: str, namespace_suffix: str) -> HostDtype:
         breadth=_breadth(lowered),
         direct_leaf=not lowered.levels and lowered.options.leaf != "fused",
         ozaki=ozaki_code(lowered.options, name),
-        ozaki_limit=library_k_limit(lowered, name),
     )
 
 

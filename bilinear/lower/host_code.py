@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ozaki_host import KLimit, OzakiCode
+from .ozaki_host import OzakiCode
 
 #: Every temporary of the library's workspace starts on a multiple of this many elements (vector
 #: loads need 16-byte rows; a 256-byte start for float64).  The manifest counts the same.
@@ -187,7 +187,6 @@ class HostDtype:
     fallbacks: tuple[HostDtype, ...] = ()
     workspace_limit: int | None = None
     ozaki: OzakiCode | None = None  # the ozaki leaf's passes and tables, where the leaf is ozaki
-    ozaki_limit: KLimit | None = None  # where fixed moduli stop (status 5000), under this plan's levels
 
     @property
     def members(self) -> tuple[HostDtype, ...]:

@@ -179,77 +179,16 @@ def level_growth(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, Fractio
     leaf shapes), and how much they can grow its leaf products' max-norm error into C's, over the
     classical product's: e_max / k a level (:mod:`bilinear.verify.stability`; Strassen 6, classical 1)."""
     plans = [plan for _, plan, _ in level_dims(lowered, M, K, N)]
-    growth = _depth_levels_growth(plans)
+    growth = math.prod((_depth_growth(plan.algorithm) for plan in plans), start=Fraction(1))
     breadth, cutoff = lowered.breadth, max(lowered.options.cutoff, 1)
     if breadth is None or all(min(breadth.leaf_dims(*dims)) < cutoff for dims in leaf_shapes(lowered, M, K, N)):
         return len(plans), growth
     return len(plans) + lowered.options.breadth, growth * breadth.decomposition.max_norm_growth
 
 
-def _depth_levels_growth(plans) -> Fraction:
-    return math.prod((_depth_growth(plan.algorithm) for plan in plans), start=Fraction(1))
-
-
 @lru_cache(maxsize=64)
 def _depth_growth(algorithm: Algorithm) -> Fraction:
     return stability(algorithm).e_max / algorithm.shape.k
-
-
-@dataclass(frozen=True)
-class KLimit:
-    """The longest chunk of k the library's fixed moduli take (its call returns 5000 past it): where
-    they keep a correct bit of C under the ``levels`` compiled that can grow the leaves' error (0: none
-    can, and ``k`` is the count's own table's last)."""
-
-    k: int
-    levels: int
-    growth: Fraction
-
-    @property
-    def under(self) -> str:
-        """What the limit is under, as the note and the header say it."""
-        return f" under the {self.levels} level{'' if self.levels == 1 else 's'} compiled" if self.levels else ""
-
-    @property
-    def kept(self) -> str:
-        """What the moduli keep up to the limit."""
-        return "a correct bit of C" if self.levels else "enough bits"
-
-
-def library_k_limit(lowered: Lowered, name: str) -> KLimit | None:
-    """Where the library ``name``'s fixed moduli stop, under every level it is compiled with (as the
-    runtime's :func:`growth_refusal` of a call that runs them all: cautious for one that runs fewer);
-    None where the count follows k, or where every chunk is within the limit."""
-    code = ozaki_code(lowered.options, name)
-    if code is None or not code.fixed:
-        return None
-    levels = len(lowered.levels) + (lowered.options.breadth if lowered.breadth is not None else 0)
-    growth = _depth_levels_growth(lowered.levels)
-    if lowered.breadth is not None:
-        growth *= lowered.breadth.decomposition.max_norm_growth
-    if growth == 1:
-        return KLimit(code.k_last, 0, growth) if code.k_limited else None
-    count, scaling = lowered.options.moduli, lowered.options.scaling
-    low, high = 0, code.k_last  # the longest k whose bound, grown, stays below 1 (the bound grows with k)
-    while low < high:
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if ozaki.error_bound(count, middle, scaling) * growth < 1 else (low, middle - 1)
-    return KLimit(low, levels, growth) if low < code.k_chunk else None
-
-
-def library_moduli_refusal(lowered: Lowered, name: str) -> str | None:
-    """Why the library's fixed moduli cannot be compiled: under its levels no chunk of k keeps a correct
-    bit of C (every call would return 5000); None where some does."""
-    limit = library_k_limit(lowered, name)
-    if limit is None or limit.k > 0:
-        return None
-    count, scaling = lowered.options.moduli, lowered.options.scaling
-    held = "one modulus's" if count == 1 else f"{count} moduli's"
-    return (f"--moduli {count} is too few for{limit.under.removeprefix(' under')}: a leaf GEMM of any inner dimension "
-            f"keeps no correct bit of C ({held} error bound, {ozaki.error_bound(count, 1, scaling):.2g} of the scale at "
-            f"k = 1, can grow {float(limit.growth):.3g} times through the levels); give "
-            f"{ozaki.fewest_moduli(ozaki.K_CHUNK, scaling, float(limit.growth))} or more, fewer levels, or leave "
-            "--moduli out to have each call choose enough")
 
 
 def library_bytes(lowered: Lowered, code: OzakiCode, M: int, K: int, N: int, budget: int | None = None) -> int | None:
