@@ -384,3 +384,20 @@ def test_a_limit_no_call_can_meet_is_refused_at_compile_time(tmp_path, capsys):
             "call would return 4000; raise it") in capsys.readouterr().err
     assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--workspace-limit", "0", "-o", str(tmp_path / "c")]) == 0
 
+
+def test_fixed_moduli_no_leaf_keeps_a_correct_bit_of_c_for_under_the_levels_are_refused_at_compile_time(tmp_path, capsys):
+    """strassen --leaf ozaki --moduli 1 (one level) wrote a library that returned C off by more than max|C| at
+    every call running its level (one modulus keeps at most (3, 3) bits, a quarter of the scale at k = 1, and
+    Strassen's level can grow that 6 times); nothing is written now, and the error says what would do."""
+    out = tmp_path / "one"
+    with pytest.raises(SystemExit) as stopped:
+        main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "-o", str(out)])
+    assert stopped.value.code == 2 and not out.exists()
+    assert ("error: 1 moduli are too few for 1 levels over leaves of any inner dimension: their error bound, 0.25 of the "
+            "scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every call that "
+            "runs them would return 5000; give 2 or more, fewer levels, or none to have them chosen from k\n"
+            ) in capsys.readouterr().err
+    assert main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "--levels", "0",
+                 "-o", str(tmp_path / "none")]) == 0
+    assert main(["compile", str(ROOT / "algorithms" / "naive2x2.bl"), "--leaf", "ozaki", "--moduli", "1", "-o",
+                 str(tmp_path / "classical")]) == 0  # the classical level grows nothing

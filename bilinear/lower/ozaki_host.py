@@ -172,7 +172,7 @@ def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> st
 
 
 def _too_few(lowered: Lowered, levels: int, growth: Fraction, k: int, leaves: str, at: str = "", then: str = "") -> str:
-    """What :func:`growth_refusal` says: the bound at ``k`` grows past C's size."""
+    """What :func:`growth_refusal` and :func:`compile_refusal` say: the bound at ``k`` grows past C's size."""
     count, scaling = lowered.options.moduli, lowered.options.scaling
     return (f"{count} moduli are too few for {levels} levels over {leaves}: their error bound, "
             f"{ozaki.error_bound(count, k, scaling):.2g} of the scale{at}, can grow {float(growth):.3g} times through the "
@@ -239,6 +239,18 @@ def k_limit_text(lowered: Lowered) -> str | None:
     said = [f"{min(ks)}{'' if len(ks) == 1 else f' to {max(ks)}'} where {'no level' if levels == 0 else levels} "
             f"{'runs' if levels < 2 else 'run'}" for levels, ks in sorted(held.items())]
     return ", ".join(said[:-1]) + " and " + said[-1]
+
+
+def compile_refusal(lowered: Lowered) -> str | None:
+    """Why ``lowered``'s library would return 5000 at every call that runs all its levels: its fixed moduli
+    keep no correct bit of C there at any k (their bound at k = 1, so grown, reaches the largest C can be)."""
+    limits = k_limits(lowered)
+    breadth = lowered.breadth is not None
+    if limits is None or limits[-1][breadth] > 0:
+        return None
+    levels, growth = growth_of(lowered, len(lowered.levels), breadth)
+    return _too_few(lowered, levels, growth, 1, "leaves of any inner dimension", " even at k = 1",
+                    ", so every call that runs them would return 5000")
 
 
 @lru_cache(maxsize=64)
