@@ -84,6 +84,23 @@ def test_the_tables_hold_the_runtimes_choice_at_any_k(k, dtype, scaling):
     assert _chosen(code, k) == (count, ozaki.scale_bits(count, k, scaling))
 
 
+def test_the_k_limits_are_the_longest_k_whose_error_bound_the_levels_grow_stays_below_c():
+    """By the depth-first levels a call runs and whether its breadth-first one does (each Strassen level grows
+    the leaves' error bound 6 times), the longest k by brute force; none where no limit falls below a chunk."""
+    from bilinear.lower.ozaki_host import k_limits
+    from bilinear.lower.ozaki_scheme import error_bound
+
+    def longest(growth):
+        return max(k for k in range(1, 4080) if growth == 1 or error_bound(2, k) * growth < 1)
+
+    two = bilinear.compile("strassen", levels=2, breadth=1, leaf="ozaki", moduli=2, backend="numpy").lowered
+    assert k_limits(two) == ((longest(1), longest(6)), (longest(6), longest(36))) == ((4079, 127), (127, 3))
+    assert k_limits(bilinear.compile("naive2x2", levels=2, leaf="ozaki", moduli=2, backend="numpy").lowered) == \
+        ((4079, 4079),) * 3  # the classical levels grow nothing: --moduli 2's own table
+    for moduli in (None, 8):  # chosen from k, or enough at every k and level
+        assert k_limits(bilinear.compile("strassen", levels=2, leaf="ozaki", moduli=moduli, backend="numpy").lowered) is None
+
+
 def test_steps_of_a_step_function_and_where_it_stops():
     assert [(s.k_last, s.value) for s in steps(lambda k: (k // 10,), 35)] == [(9, (0,)), (19, (1,)), (29, (2,)), (35, (3,))]
 
@@ -161,6 +178,37 @@ def test_too_few_fixed_moduli_are_refused_before_anything_runs(tmp_path):
     status, _ = product(out, "winograd", rng.standard_normal((5, last)), rng.standard_normal((last, 3)), C, 1.0, 0.5)
     assert status == 0
     assert f"Returns 5000 (nothing run) where a leaf's inner dimension reaches past {last}" in (out / "winograd.h").read_text()
+
+
+@needs_gxx
+@pytest.mark.parametrize("options, runtime", [
+    (("--levels", "2", "--moduli", "2"), {"levels": 2, "moduli": 2}),
+    (("--levels", "2", "--breadth", "1", "--moduli", "2"), {"levels": 2, "breadth": 1, "moduli": 2}),
+], ids=["depth-first", "breadth-first"])
+def test_fixed_moduli_are_refused_where_the_levels_that_run_grow_their_error_past_c(tmp_path, options, runtime):
+    """strassen --levels 2 --moduli 2 returned status 0 and C off by 3.9 times max|C| at 64x10000x64 (the
+    leaves' k = 2500 keeps (2, 1) bits, 3/4 of the scale, and each Strassen level can grow that 6 times), where
+    the runtime refuses the call: the library checked the leaves' k only against --moduli 2's table (4079).
+    Now the leaves' k may reach 4079 where no level runs, 127 where one does and 3 where two do, and the
+    library returns 5000 (C as it was) exactly where the runtime raises, else the runtime's C bit for bit."""
+    out = _compile(tmp_path, "strassen", *options)
+    rng = np.random.default_rng(11)
+    got_statuses = {}
+    for m, k, n in [(64, 10000, 64), (16, 12, 16), (16, 13, 16), (16, 16, 16), (3, 127, 2), (3, 128, 2), (1, 4079, 3),
+                    (1, 4080, 3)]:
+        A, B, C = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+        status, got = product(out, "strassen", A, B, C, 1.0, 0.5)
+        try:
+            want, refused = _runtime("strassen", "float64", A, B, C, 1.0, 0.5, **runtime), 0
+        except ValueError as error:
+            assert "too few" in str(error)
+            want, refused = C, 5000
+        assert status == refused and np.array_equal(got, want), (m, k, n, status)
+        got_statuses[m, k, n] = status
+    assert [got_statuses[dims] for dims in [(64, 10000, 64), (16, 12, 16), (16, 16, 16), (3, 128, 2), (1, 4080, 3)]] == \
+        [5000, 0, 5000, 5000, 5000]
+    assert ("Returns 5000 (nothing run) where a leaf's inner dimension reaches past 4079 where no level runs, 127 where 1 "
+            "runs and 3 where 2 run: that many moduli keep no correct bit of C there") in (out / "strassen.h").read_text()
 
 
 @needs_gxx
@@ -335,3 +383,21 @@ def test_a_limit_no_call_can_meet_is_refused_at_compile_time(tmp_path, capsys):
     assert ("--workspace-limit 0 is below the 15872 bytes even a 1x1x1 call needs (the ozaki leaf's workspace): every "
             "call would return 4000; raise it") in capsys.readouterr().err
     assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--workspace-limit", "0", "-o", str(tmp_path / "c")]) == 0
+
+
+def test_fixed_moduli_no_leaf_keeps_a_correct_bit_of_c_for_under_the_levels_are_refused_at_compile_time(tmp_path, capsys):
+    """strassen --leaf ozaki --moduli 1 (one level) wrote a library that returned C off by more than max|C| at
+    every call running its level (one modulus keeps at most (3, 3) bits, a quarter of the scale at k = 1, and
+    Strassen's level can grow that 6 times); nothing is written now, and the error says what would do."""
+    out = tmp_path / "one"
+    with pytest.raises(SystemExit) as stopped:
+        main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "-o", str(out)])
+    assert stopped.value.code == 2 and not out.exists()
+    assert ("error: 1 moduli are too few for 1 levels over leaves of any inner dimension: their error bound, 0.25 of the "
+            "scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every call that "
+            "runs them would return 5000; give 2 or more, fewer levels, or none to have them chosen from k\n"
+            ) in capsys.readouterr().err
+    assert main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "--levels", "0",
+                 "-o", str(tmp_path / "none")]) == 0
+    assert main(["compile", str(ROOT / "algorithms" / "naive2x2.bl"), "--leaf", "ozaki", "--moduli", "1", "-o",
+                 str(tmp_path / "classical")]) == 0  # the classical level grows nothing

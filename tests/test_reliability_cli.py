@@ -1698,12 +1698,22 @@ def test_the_in_place_workspace_note_describes_the_plan_a_workspace_limit_leaves
 
 
 def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
-    """--moduli 1 wrote a library that returns 5000 from 64x64x64 up without a word (run refuses it)."""
-    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "1", "-o", str(tmp_path / "one"))
+    """--moduli 1 wrote a library that returns 5000 from 64x64x64 up without a word (run refuses it).  Under
+    levels the note said the same 15 (4079 for --moduli 2), while each Strassen level that runs can grow the
+    leaves' error bound 6 times: the library now returns 5000 past the k the levels a call runs leave."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "1", "--levels", "0", "-o",
+                        str(tmp_path / "one"))
     note = ("--moduli 1 keeps enough bits only for a leaf GEMM whose inner dimension (a chunk of k) is at most 15: a "
             "call with a longer one returns 5000 and runs nothing; leave --moduli out to have each call choose enough")
     assert code == 0 and f"note: {note}" in err
     assert json.loads((tmp_path / "one" / "manifest.json").read_text())["host"]["moduli_note"] == note
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "2", "--levels", "2", "-o",
+                        str(tmp_path / "two"))
+    note = ("--moduli 2 keeps enough bits only for a leaf GEMM whose inner dimension (a chunk of k) is at most 4079 where "
+            "no level runs, 127 where 1 runs and 3 where 2 run: a call with a longer one returns 5000 and runs nothing; "
+            "leave --moduli out to have each call choose enough")
+    assert code == 0 and f"note: {note}" in err
+    assert json.loads((tmp_path / "two" / "manifest.json").read_text())["host"]["moduli_note"] == note
     code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "-o", str(tmp_path / "chosen"))
     assert code == 0 and "--moduli" not in err
 

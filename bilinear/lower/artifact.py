@@ -21,7 +21,7 @@ from ..output import make_folder, write_atomic
 from ..report import bytes_text, to_json, to_markdown, to_text
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
-from .ozaki_host import OzakiCode
+from .ozaki_host import OzakiCode, compile_refusal
 from .levels import CoefficientOutOfRange
 from .manifest import library_call_bytes, library_plan, library_workspace_bytes, manifest, refused_from
 from .options import LEAF_KINDS, OptionError
@@ -115,6 +115,8 @@ def write_artifacts(
     if options.dtype in refusals:  # the report and the manifest count in the main function's dtype
         left_out.append(f"the library's main function is {lowered.options.dtype}, and report.txt counts in it")
     _check_limit_reachable(lowered)
+    if why := compile_refusal(lowered):  # every call that runs its levels would return 5000
+        raise OptionError(why)
     hosts = [host_dtype(each, lowered.name) for each in [lowered, *others]]  # the first is lowered's
     source, header = library_source(lowered, others, hosts, provenance)
     make_folder(out)
@@ -164,9 +166,9 @@ def write_artifacts(
         host["workspace_note"] = note
     if note := _sums_note(lowered):
         host["sums_note"] = note
-    if hosts[0].ozaki is not None and hosts[0].ozaki.k_limited:
+    if hosts[0].oz_limit_text is not None:
         host["moduli_note"] = (f"--moduli {options.moduli} keeps enough bits only for a leaf GEMM whose inner dimension (a "
-                               f"chunk of k) is at most {hosts[0].ozaki.k_last}: a call with a longer one returns 5000 and "
+                               f"chunk of k) is at most {hosts[0].oz_limit_text}: a call with a longer one returns 5000 and "
                                "runs nothing; leave --moduli out to have each call choose enough")
     data = manifest(lowered, sources, host, n)
     # what it came with, so that a build can check the files it was given

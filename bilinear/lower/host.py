@@ -35,7 +35,7 @@ from .host_code import (
     ProductOp,
     Temp,
 )
-from .ozaki_host import ozaki_code
+from .ozaki_host import k_limit_text, k_limits, ozaki_code
 from .leaves import FlatGroup, Keys, ProblemForm, ProblemNode, ProductLaunch, own_keys, sub_problem
 from .plan import Lowered
 from .product import c_literal, default_config, plan_kernel
@@ -294,7 +294,8 @@ def host_dtype(lowered: Lowered, name: str) -> HostDtype:
     # whichever plan does), and restored only where every plan that writes them restores them
     return replace(top, fallbacks=tuple(fallbacks), workspace_limit=lowered.options.workspace_limit,
                    const_inputs=all(plan.const_inputs for plan in (top, *fallbacks)),
-                   restores_inputs=all(plan.restores_inputs for plan in (top, *fallbacks)))
+                   restores_inputs=all(plan.restores_inputs for plan in (top, *fallbacks)),
+                   oz_limit_text=k_limit_text(lowered))
 
 
 def _host_plan(lowered: Lowered, name: str, namespace_suffix: str) -> HostDtype:
@@ -327,6 +328,7 @@ def _host_plan(lowered: Lowered, name: str, namespace_suffix: str) -> HostDtype:
         breadth=_breadth(lowered),
         direct_leaf=not lowered.levels and lowered.options.leaf != "fused",
         ozaki=ozaki_code(lowered.options, name),
+        oz_limits=k_limits(lowered),
     )
 
 

@@ -187,6 +187,10 @@ class HostDtype:
     fallbacks: tuple[HostDtype, ...] = ()
     workspace_limit: int | None = None
     ozaki: OzakiCode | None = None  # the ozaki leaf's passes and tables, where the leaf is ozaki
+    # Fixed moduli: the longest chunk of k a leaf may take, by the depth-first levels a call runs and whether
+    # its breadth-first ones do (ozaki_host.k_limits; longer: 5000), and the same said of every plan, in words
+    oz_limits: tuple[tuple[int, int], ...] | None = None
+    oz_limit_text: str | None = None
 
     @property
     def members(self) -> tuple[HostDtype, ...]:

@@ -166,24 +166,91 @@ def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> st
     k = 8 returned an error 2.6 times max|C|); None where they cannot."""
     levels, growth = level_growth(lowered, M, K, N)
     count, scaling = lowered.options.moduli, lowered.options.scaling
-    if longest == 0 or growth == 1 or (bound := ozaki.error_bound(count, longest, scaling)) * growth < 1:
+    if longest == 0 or growth == 1 or ozaki.error_bound(count, longest, scaling) * growth < 1:
         return None
-    return (f"{count} moduli are too few for {levels} levels over leaves of inner dimension {longest}: their error bound, "
-            f"{bound:.2g} of the scale, can grow {float(growth):.3g} times through the levels, past the largest C can "
-            f"be; give {ozaki.fewest_moduli(longest, scaling, float(growth))} or more, fewer levels, or none to have "
-            "them chosen from k")
+    return _too_few(lowered, levels, growth, longest, f"leaves of inner dimension {longest}")
+
+
+def _too_few(lowered: Lowered, levels: int, growth: Fraction, k: int, leaves: str, at: str = "", then: str = "") -> str:
+    """What :func:`growth_refusal` and :func:`compile_refusal` say: the bound at ``k`` grows past C's size."""
+    count, scaling = lowered.options.moduli, lowered.options.scaling
+    return (f"{count} moduli are too few for {levels} levels over {leaves}: their error bound, "
+            f"{ozaki.error_bound(count, k, scaling):.2g} of the scale{at}, can grow {float(growth):.3g} times through the "
+            f"levels, past the largest C can be{then}; give {ozaki.fewest_moduli(k, scaling, float(growth))} or more, "
+            "fewer levels, or none to have them chosen from k")
 
 
 def level_growth(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, Fraction]:
     """(levels, growth): the levels an M×K×N product runs, depth- then breadth-first (those on any of its
-    leaf shapes), and how much they can grow its leaf products' max-norm error into C's, over the
-    classical product's: e_max / k a level (:mod:`bilinear.verify.stability`; Strassen 6, classical 1)."""
-    plans = [plan for _, plan, _ in level_dims(lowered, M, K, N)]
-    growth = math.prod((_depth_growth(plan.algorithm) for plan in plans), start=Fraction(1))
+    leaf shapes), and how much they can grow its leaf products' max-norm error into C's (:func:`growth_of`)."""
     breadth, cutoff = lowered.breadth, max(lowered.options.cutoff, 1)
-    if breadth is None or all(min(breadth.leaf_dims(*dims)) < cutoff for dims in leaf_shapes(lowered, M, K, N)):
-        return len(plans), growth
-    return len(plans) + lowered.options.breadth, growth * breadth.decomposition.max_norm_growth
+    runs = breadth is not None and any(min(breadth.leaf_dims(*dims)) >= cutoff for dims in leaf_shapes(lowered, M, K, N))
+    return growth_of(lowered, sum(1 for _ in level_dims(lowered, M, K, N)), runs)
+
+
+def growth_of(lowered: Lowered, depth: int, breadth: bool) -> tuple[int, Fraction]:
+    """(levels, growth) where the first ``depth`` depth-first levels run, and the breadth-first ones where
+    ``breadth``: how much they can grow the leaf products' max-norm error into C's, over the classical
+    product's: e_max / k a level (:mod:`bilinear.verify.stability`; Strassen 6, classical 1)."""
+    growth = math.prod((_depth_growth(plan.algorithm) for plan in lowered.levels[:depth]), start=Fraction(1))
+    if not breadth or lowered.breadth is None:
+        return depth, growth
+    return depth + lowered.options.breadth, growth * lowered.breadth.decomposition.max_norm_growth
+
+
+def k_limits(lowered: Lowered) -> tuple[tuple[int, int], ...] | None:
+    """The library's check of fixed moduli: the longest chunk of k its leaves may take where d depth-first
+    levels run, at [d][0], and its breadth-first ones too, at [d][1]: the table's ``k_last``, or where the
+    levels grow the error bound, the longest k whose bound, so grown, stays below the largest C can be (0:
+    none), as :func:`moduli_refusal` refuses; None where no entry falls below a chunk (and where the count
+    follows k)."""
+    code = ozaki_code(lowered.options, lowered.name)
+    if code is None or not code.fixed:
+        return None
+    limits = tuple(tuple(_k_limit(lowered, code, depth, breadth) for breadth in (False, True))
+                   for depth in range(len(lowered.levels) + 1))
+    return limits if min(min(row) for row in limits) < code.k_chunk else None
+
+
+def _k_limit(lowered: Lowered, code: OzakiCode, depth: int, breadth: bool) -> int:
+    _, growth = growth_of(lowered, depth, breadth)
+    count, scaling = lowered.options.moduli, lowered.options.scaling
+    low, high = 0, code.k_last  # the bound grows with k: the largest k that keeps it, by bisection
+    while low < high and growth != 1:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if ozaki.error_bound(count, middle, scaling) * growth < 1 else (low, middle - 1)
+    return high
+
+
+def k_limit_text(lowered: Lowered) -> str | None:
+    """The longest leaves' k ``lowered``'s library (a workspace limit's fallbacks too) runs with fixed moduli,
+    by the levels a call runs: "15", or "4079 where no level runs, 127 where 1 runs and 3 where 2 run" (a
+    range where those levels grow the bound unlike); None where it checks none."""
+    code = ozaki_code(lowered.options, lowered.name)
+    if not any(k_limits(plan) for plan in lowered.with_fallbacks()):
+        return None
+    held: dict[int, set[int]] = {}  # by the levels that run
+    for plan in lowered.with_fallbacks():
+        for depth in range(len(plan.levels) + 1):
+            for breadth in (False, True)[: 1 + (plan.breadth is not None)]:
+                held.setdefault(growth_of(plan, depth, breadth)[0], set()).add(_k_limit(plan, code, depth, breadth))
+    if len({k for ks in held.values() for k in ks}) == 1:
+        return str(held[0].pop())
+    said = [f"{min(ks)}{'' if len(ks) == 1 else f' to {max(ks)}'} where {'no level' if levels == 0 else levels} "
+            f"{'runs' if levels < 2 else 'run'}" for levels, ks in sorted(held.items())]
+    return ", ".join(said[:-1]) + " and " + said[-1]
+
+
+def compile_refusal(lowered: Lowered) -> str | None:
+    """Why ``lowered``'s library would return 5000 at every call that runs all its levels: its fixed moduli
+    keep no correct bit of C there at any k (their bound at k = 1, so grown, reaches the largest C can be)."""
+    limits = k_limits(lowered)
+    breadth = lowered.breadth is not None
+    if limits is None or limits[-1][breadth] > 0:
+        return None
+    levels, growth = growth_of(lowered, len(lowered.levels), breadth)
+    return _too_few(lowered, levels, growth, 1, "leaves of any inner dimension", " even at k = 1",
+                    ", so every call that runs them would return 5000")
 
 
 @lru_cache(maxsize=64)
