@@ -740,7 +740,7 @@ def test_too_few_moduli_are_refused_before_anything_is_written(scheme):
         product(A, B, out=C, beta=1.0)
     assert np.array_equal(A, A0) and np.array_equal(B, B0) and (C == 7).all()
     # leaves of k = 15 keep (2, 1) bits, and one level can grow their error bound past the largest C can be
-    with pytest.raises(ValueError, match=r"^1 moduli are too few for 1 levels over leaves of inner dimension 15: "):
+    with pytest.raises(ValueError, match=r"^1 moduli are too few for 1 level over leaves of inner dimension 15: "):
         product(A[:, :30], B[:30], out=C, beta=1.0)
     assert (C == 7).all()
 

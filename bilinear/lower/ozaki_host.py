@@ -174,7 +174,7 @@ def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> st
 def _too_few(lowered: Lowered, levels: int, growth: Fraction, k: int, leaves: str, at: str = "", then: str = "") -> str:
     """What :func:`growth_refusal` and :func:`compile_refusal` say: the bound at ``k`` grows past C's size."""
     count, scaling = lowered.options.moduli, lowered.options.scaling
-    return (f"{count} moduli are too few for {levels} levels over {leaves}: their error bound, "
+    return (f"{count} moduli are too few for {levels} level{'' if levels == 1 else 's'} over {leaves}: their error bound, "
             f"{ozaki.error_bound(count, k, scaling):.2g} of the scale{at}, can grow {float(growth):.3g} times through the "
             f"levels, past the largest C can be{then}; give {ozaki.fewest_moduli(k, scaling, float(growth))} or more, "
             "fewer levels, or none to have them chosen from k")
