@@ -4,4 +4,5 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # (importing the module, as tests that walk the package do, runs nothing)
+    sys.exit(main())
