@@ -386,9 +386,9 @@ def test_a_limit_no_call_can_meet_is_refused_at_compile_time(tmp_path, capsys):
 
 
 def test_fixed_moduli_no_leaf_keeps_a_correct_bit_of_c_for_under_the_levels_are_refused_at_compile_time(tmp_path, capsys):
-    """strassen --leaf ozaki --moduli 1 (one level) wrote a library that returned C off by more than max|C| at
-    every call running its level (one modulus keeps at most (3, 3) bits, a quarter of the scale at k = 1, and
-    Strassen's level can grow that 6 times); nothing is written now, and the error says what would do."""
+    """strassen --leaf ozaki --moduli 1 (one level) wrote a library that kept no guaranteed correct bit of C at
+    any call running its level (one modulus keeps at most (3, 3) bits, a quarter of the scale at k = 1, and
+    Strassen's level can grow that bound 6 times); nothing is written now, and the error says what would do."""
     out = tmp_path / "one"
     with pytest.raises(SystemExit) as stopped:
         main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "-o", str(out)])
