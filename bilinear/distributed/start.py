@@ -69,8 +69,11 @@ def _end_the_job_on_uncaught_exceptions(MPI: Any) -> None:
 
     def hook(kind, value, traceback) -> None:
         previous(kind, value, traceback)
+        # Not MPI_Abort: its kill overtook the traceback in the launcher's pipes (CI lost it once);
+        # an exit without finalising ends every rank as well (comm.end_job)
+        sys.stdout.flush()
         sys.stderr.flush()
-        MPI.COMM_WORLD.Abort(1)
+        os._exit(1)
 
     hook.ends_the_job = True  # type: ignore[attr-defined]
     sys.excepthook = hook
