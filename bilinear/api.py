@@ -16,9 +16,9 @@ from .frontend import load_program
 from .frontend.loader import ShippedDefinition, find_scheme
 from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue, reads_as
 from .ir import Algorithm, Program, Schedule, shape_too_large
-from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower
+from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower, verification
 from .lower.options import check_ozaki_options
-from .verify import Report, verify_program
+from .verify import Report
 from .verify.ring_modular import ModularScheme
 from .verify.rings import check_inexact
 
@@ -231,16 +231,16 @@ def verify(
     if isinstance(path_or_program, (Program, Algorithm, Schedule)):
         _no_reading_options(path_or_program, format=format, shape=shape, key=key, allow_pickle=allow_pickle,
                             modulus=modulus)
-        return verify_program(_loaded(path_or_program))
+        return verification(_loaded(path_or_program))
     path = _as_path(path_or_program)
     loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):
-        return verify_program(loaded)
+        return verification(loaded)
     if isinstance(loaded, Algorithm):
-        return verify_program(_program(path, loaded))
+        return verification(_program(path, loaded))
     if isinstance(loaded, AlternativeBasis):
         note = Diagnostic(loaded.note, loaded.algorithm.span, severity="note")
-        return with_notes(verify_program(_program(path, loaded.algorithm)), (note,))
+        return with_notes(verification(_program(path, loaded.algorithm)), (note,))
     return Report(str(path), (check_inexact(loaded),))
 
 

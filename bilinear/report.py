@@ -74,12 +74,13 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
 
 
 def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
-    schedule, algorithm, counts = entry.schedule, entry.algorithm, entry.counts
-    s = algorithm.shape
+    schedule, algorithm, counts, s = entry.schedule, entry.algorithm, entry.counts, entry.algorithm.shape
     block = {"A": (n // s.m) * (n // s.k), "B": (n // s.k) * (n // s.n), "C": (n // s.m) * (n // s.n)}
-    itemsize = _ITEMSIZE[dtype]
-    per_level = sum(count * block[like] * itemsize for like, count in entry.workspace.items())
-    elementwise_bytes = sum(count * block[like] * itemsize for like, count in counts.elementwise_blocks_moved.items())
+
+    def bytes_of(blocks: dict[str, int]) -> int:
+        return sum(count * block[like] * _ITEMSIZE[dtype] for like, count in blocks.items())
+
+    compiled = entry.compiled_counts
     return {
         "kind": "schedule",
         "name": schedule.name,
@@ -99,8 +100,10 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
             for use in entry.product_uses
         ],
         "workspace_blocks_per_level": entry.workspace,
-        "workspace_bytes_one_level": per_level,
-        "elementwise_bytes_one_level": elementwise_bytes,
+        "workspace_bytes_one_level": bytes_of(entry.workspace),
+        "elementwise_bytes_one_level": bytes_of(counts.elementwise_blocks_moved),  # stage by stage, as written
+        "elementwise_bytes_compiled_one_level": None if compiled is None else bytes_of(compiled.elementwise_blocks_moved),
+        "compiled_as": entry.compiled_as or None,
         "shape_conditions": [str(condition) for condition in entry.shape_conditions],
         "restores": schedule.restores,
         "n": n,
@@ -240,7 +243,10 @@ def _schedule_text(data: dict) -> list[str]:
     lines.append(
         f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
     )
-    lines.append(f"  element-wise traffic per level: {bytes_text(data['elementwise_bytes_one_level'])} at n={data['n']}")
+    traffic = f"{bytes_text(data['elementwise_bytes_one_level'])} as written"
+    if data["elementwise_bytes_compiled_one_level"] is not None:
+        traffic += f", {bytes_text(data['elementwise_bytes_compiled_one_level'])} as compiled ({data['compiled_as']})"
+    lines.append(f"  element-wise traffic per level at n={data['n']}: {traffic}")
     for condition in data["shape_conditions"]:
         lines.append(f"  requires {condition}")
     if data["restores"] and data["ok"]:
@@ -314,13 +320,8 @@ def _complex_text(data: dict) -> list[str]:
     return lines
 
 
-_TEXT = {
-    "algorithm": _algorithm_text,
-    "schedule": _schedule_text,
-    "approximate": _approximate_text,
-    "modular": _modular_text,
-    "complex": _complex_text,
-}
+_TEXT = {"algorithm": _algorithm_text, "schedule": _schedule_text, "approximate": _approximate_text,
+         "modular": _modular_text, "complex": _complex_text}
 
 
 def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:

@@ -200,6 +200,7 @@ def _compile(args) -> int:
     from .hybrid import level_files
     from .output import check_folder, input_among, removed_on_failure
     from .api import with_notes
+    from .lower.plan import with_compiled_counts
     from .report import to_text
     from .verify import verify_program
 
@@ -229,6 +230,7 @@ def _compile(args) -> int:
     sources = list(dict.fromkeys(str(path.resolve()) for path in (level_paths or inputs)))
     # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept)
     provenance = tuple(line for path in dict.fromkeys(inputs) for line in source_header(path))
+    report = with_compiled_counts(report, _options(args))  # its traffic as this compile runs it, beside as written
     with removed_on_failure(out, artifact_names(name)):
         written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,
                                   provenance=provenance, name=name)

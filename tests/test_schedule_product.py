@@ -9,6 +9,7 @@ from conftest import ROOT
 import bilinear
 from bilinear.cli import main
 from bilinear.frontend.loader import program_from_text
+from bilinear.report import report_data
 from bilinear.schedule.basis import single_target
 from bilinear.schedule.product import ScheduleProductError, schedule_product
 from bilinear.schedule.stages import fuse_elementwise
@@ -41,6 +42,31 @@ def test_msmes2_moves_fewer_blocks_than_msmes_at_two_levels():
     assert flat == {"A": 136, "B": 136, "C": 209}
     two_levels = {side: 4 * count + 7 * count for side, count in one.items()}  # in quarter blocks
     assert all(flat[side] < two_levels[side] for side in "ABC"), (flat, two_levels)
+
+
+def test_verify_reports_the_traffic_the_compiled_passes_move_beside_the_written_one(capsys):
+    """As written, msmes2 moves what msmes at two levels does (506 quarter blocks at n = 8192); the
+    lowering's passes (single-target C, fused element-wise runs) move 481.  Verify shows both."""
+    quarter = (8192 // 4) ** 2 * 8
+    entry = next(e for e in report_data(bilinear.verify(MSMES2))["entries"] if e["kind"] == "schedule")
+    assert entry["elementwise_bytes_one_level"] == 506 * quarter
+    assert entry["elementwise_bytes_compiled_one_level"] == (136 + 136 + 209) * quarter
+    assert main(["verify", str(MSMES2)]) == 0
+    assert ("  element-wise traffic per level at n=8192: 15.81 GiB as written, 15.03 GiB as compiled "
+            "(library GEMM leaves, fused passes)\n") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("options, compiled", [
+    ([], "7.75 GiB as compiled (library GEMM leaves, fused passes)"),
+    (["--no-fuse"], "8.62 GiB as compiled (library GEMM leaves, passes not fused)"),
+    (["--leaf", "fused"], "5.00 GiB as compiled (product kernels that form the sums, fused passes)"),
+])
+def test_compile_reports_the_traffic_of_the_passes_it_ran(tmp_path, capsys, options, compiled):
+    """msmes's C basis change (one target per library GEMM) costs C passes; fused leaves need none."""
+    assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "-o", str(tmp_path / "out"), *options]) == 0
+    line = f"  element-wise traffic per level at n=8192: 5.75 GiB as written, {compiled}\n"
+    assert line in capsys.readouterr().out
+    assert line in (tmp_path / "out" / "report.txt").read_text()
 
 
 def test_the_shipped_msmes2_is_what_the_product_command_writes(tmp_path, capsys):

@@ -22,13 +22,16 @@ from ..ir import Algorithm, Multiply, Schedule, Stage, Update
 from ..ir.names import Span
 from ..schedule import default_schedule, from_zero, fuse_elementwise, single_target
 from ..schedule.default import is_default_name
+from ..verify import Report, ScheduleReport
+from ..verify.counts import count_schedule
 from ..verify.lazy import verify_schedule
 from ..verify.schedule import ShapeCondition
 from .elementwise import ElementwiseKernel, lower_elementwise
 from .options import DTYPES, LAUNCH_PRODUCTS, LAUNCH_SUM_SHAPES, LEAF_KINDS, LEAVES, MAX_LEVELS, Options
 
 __all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LAUNCH_SUM_SHAPES", "LEAVES", "MAX_LEVELS", "KernelNames", "LevelPlan",
-           "Options", "Step", "level_plan", "PASSES", "Pass", "prepare_schedule", "recurses"]
+           "Options", "Step", "level_plan", "PASSES", "Pass", "prepare_schedule", "recurses",
+           "with_compiled_counts"]
 
 Step = Union[ElementwiseKernel, Stage]
 
@@ -130,6 +133,22 @@ def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options)
             )
     _PREPARED.put(key, (), prepared)
     return prepared
+
+
+def with_compiled_counts(report: Report, options: Options = Options()) -> Report:
+    """``report`` with each verified schedule's counts as ``compile`` runs it with ``options``
+    (the passes of :data:`PASSES`): written, msmes2 moves what msmes at two levels does; its
+    saving is in the fused passes, which the report should show beside it."""
+    how = ", ".join(("product kernels that form the sums" if LEAF_KINDS[options.leaf].sums else "library GEMM leaves",
+                     "fused passes" if options.fuse else "passes not fused"))
+
+    def compiled(entry):
+        if not isinstance(entry, ScheduleReport) or not entry.ok:
+            return entry
+        prepared = prepare_schedule(entry.schedule, entry.algorithm, options)
+        return replace(entry, compiled_counts=count_schedule(prepared), compiled_as=how)
+
+    return replace(report, entries=tuple(compiled(entry) for entry in report.entries))
 
 
 class KernelNames:

@@ -29,9 +29,11 @@ from .levels import (
     level_plan,
     prepare_schedule,
     recurses,
+    with_compiled_counts,
 )
 
-__all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LEAVES", "LevelPlan", "Lowered", "Options", "Step", "lower", "prepare_schedule"]
+__all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LEAVES", "LevelPlan", "Lowered", "Options", "Step", "lower", "prepare_schedule",
+           "verification"]
 
 
 @dataclass(frozen=True)
@@ -149,9 +151,15 @@ class Verified:
                      if isinstance(entry, ScheduleReport) and entry.schedule.name == schedule), ())
 
 
+def verification(program: Program) -> Report:
+    """``program``'s verification report, with what each schedule moves as compiled beside what it
+    moves as written (:func:`with_compiled_counts`)."""
+    return with_compiled_counts(verify_program(program))
+
+
 def verified(program: Program) -> Verified:
     """Verify ``program``; raises BilinearError with the diagnostics when it does not verify."""
-    return Verified(program, verify_program(program))
+    return Verified(program, verification(program))
 
 
 def lower(program: Verified | Program, options: Options, per_level: tuple[str, ...] | None = None,

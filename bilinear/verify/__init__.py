@@ -43,6 +43,10 @@ class ScheduleReport:
     product_uses: tuple[ProductUse, ...]
     shape_conditions: tuple[ShapeCondition, ...]  # the block shapes it needs (the report's "requires")
     algorithm_ok: bool = True
+    # The counts of the schedule as the default lowering runs it (its passes live above this
+    # layer, which fills this in: bilinear.lower.levels.with_compiled_counts); None where unknown.
+    compiled_counts: ScheduleCounts | None = None
+    compiled_as: str = ""  # how it was compiled for those counts, as the report says it
 
     @property
     def ok(self) -> bool:
