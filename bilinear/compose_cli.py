@@ -16,7 +16,7 @@ from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
-from .import_cli import import_scheme
+from .import_cli import import_scheme, sums_multiplied_out
 from .schedule_product_cli import both_schedules, write_schedule_product
 
 
@@ -79,9 +79,9 @@ def _verified(algorithm, path: Path):
 
 
 def _note_sums_multiplied_out(*sources) -> None:
-    for source in (source for source in sources if source.sums):  # what permute and kronecker write has none
-        print(f"note: {source.name}'s {len(source.sums)} named sums are multiplied out in the result; "
-              "`bilinear optimize` it to share sums again", file=sys.stderr)
+    for source in sources:  # what permute and kronecker write has no named sums
+        if note := sums_multiplied_out(source, "the result", "`bilinear optimize` it to share sums again"):
+            print(note, file=sys.stderr)
 
 
 def transform(args) -> int:

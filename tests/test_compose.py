@@ -82,13 +82,28 @@ def test_transform_and_product_say_when_named_sums_are_multiplied_out(tmp_path, 
     """Named sums (winograd's, or optimize's) went into products of block sums without a word."""
     shared = ROOT / "algorithms" / "winograd.bl"
     sums = len(bilinear.load(shared).main.sums)
-    note = (f"note: winograd's {sums} named sums are multiplied out in the result; `bilinear optimize` it to "
-            "share sums again\n")
+    note = (f"note: winograd's {sums} named sums are multiplied out in the result (its block additions: 15 as "
+            "written, 24 multiplied out); `bilinear optimize` it to share sums again\n")
     assert main(["transform", str(shared), "--to", "nkm", "-o", str(tmp_path / "t.bl")]) == 0
     assert capsys.readouterr().err == note and not bilinear.load(tmp_path / "t.bl").main.sums
     assert main(["product", "strassen", str(shared), "-o", str(tmp_path / "p.bl")]) == 0
     assert capsys.readouterr().err == note
     assert main(["transform", "strassen", "--to", "nkm", "-o", str(tmp_path / "plain.bl")]) == 0
+    assert "note" not in capsys.readouterr().err
+
+
+def test_import_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, capsys):
+    """The table's comment said so, the command nothing: an optimized winograd's 15 additions became 24."""
+    optimized = tmp_path / "w.bl"
+    assert main(["optimize", "winograd", "--seeds", "0", "-o", str(optimized)]) == 0
+    capsys.readouterr()
+    assert main(["import", str(optimized), "--style", "table", "-o", str(tmp_path / "t.bl")]) == 0
+    sums = len(bilinear.load(optimized).main.sums)
+    assert capsys.readouterr().err == (f"note: winograd_cse's {sums} named sums are multiplied out in the table (its "
+                                       "block additions: 15 as written, 24 multiplied out); --style equations keeps "
+                                       "them\n")
+    assert main(["import", str(optimized), "-o", str(tmp_path / "e.bl")]) == 0  # equations keep the sums
+    assert main(["import", "strassen", "--style", "table", "-o", str(tmp_path / "s.bl")]) == 0  # it has none
     assert "note" not in capsys.readouterr().err
 
 
