@@ -107,6 +107,22 @@ def test_import_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, cap
     assert "note" not in capsys.readouterr().err
 
 
+def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, capsys):
+    """`transform msmes` wrote strassen permuted and dropped the in-place schedule without a word."""
+    assert main(["transform", "msmes", "--to", "nkm", "-o", str(tmp_path / "t.bl")]) == 0
+    assert ("note: msmes is a schedule; transform permutes its algorithm strassen and writes no schedule (transform "
+            "derives algorithms only: a schedule's statements name blocks of A, B and C, which a permutation moves); "
+            "compile and run derive one for the result\n") in capsys.readouterr().err
+    assert main(["product", "strassen", "msmes", "-o", str(tmp_path / "p.bl")]) == 0
+    assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
+            "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
+            ) in capsys.readouterr().err
+    for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"], ["transform", "strassen", "--to", "nkm"],
+                    ["product", "msmes", "msmes"]):  # asked for the algorithm, no schedule, or both schedules written
+        assert main([*command, "-o", str(tmp_path / "again.bl"), "--force"]) == 0
+        assert "writes no schedule" not in capsys.readouterr().err
+
+
 def test_shipped_schemes_are_found_by_name(capsys):
     assert find_scheme("strassen").name == "strassen.bl"
     assert find_scheme("rsmm").name == "rsmm.bl" and find_scheme("msmes.bl").name == "msmes.bl"
