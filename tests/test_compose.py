@@ -232,6 +232,23 @@ def test_compile_name_sets_the_librarys_files_functions_and_kernels(capsys, tmp_
         "then letters, digits or _, at most 64 characters")
 
 
+@pytest.mark.parametrize("name, library, bl", [("A11", True, False), ("algorithm", True, False), ("_x", False, True),
+                                               ("x" * 64, True, True), ("x" * 65, False, True)])
+def test_compiles_name_is_a_c_librarys_and_the_bl_writers_a_bl_name(name, library, bl):
+    """What the README says each --name takes: compile's names C functions (A11_dgemm is fine), the .bl
+    writers' an algorithm (A11 is a block, algorithm a keyword); the README had said .bl names for both."""
+    import argparse
+
+    from bilinear.cli_args import bl_name
+    from bilinear.cli_outputs import library_identifier
+
+    for check, accepted in ((library_identifier, library), (bl_name, bl)):
+        if accepted:
+            assert check(name) == name
+        else:
+            pytest.raises(argparse.ArgumentTypeError, check, name)
+
+
 @pytest.mark.parametrize("levels, named", [("msmes,strassen,strassen", "msmes_strassen_x2"),
                                            ("winograd,grey333,winograd", "winograd_grey333_winograd"),
                                            ("winograd,grey333", "winograd_grey333")])
