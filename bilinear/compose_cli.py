@@ -16,8 +16,8 @@ from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
-from .import_cli import import_scheme
-from .schedule_product_cli import both_schedules, write_schedule_product
+from .import_cli import import_scheme, sums_multiplied_out
+from .schedule_product_cli import both_schedules, note_schedule_not_carried, write_schedule_product
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
@@ -79,9 +79,9 @@ def _verified(algorithm, path: Path):
 
 
 def _note_sums_multiplied_out(*sources) -> None:
-    for source in (source for source in sources if source.sums):  # what permute and kronecker write has none
-        print(f"note: {source.name}'s {len(source.sums)} named sums are multiplied out in the result; "
-              "`bilinear optimize` it to share sums again", file=sys.stderr)
+    for source in sources:  # what permute and kronecker write has no named sums
+        if note := sums_multiplied_out(source, "the result", "`bilinear optimize` it to share sums again"):
+            print(note, file=sys.stderr)
 
 
 def transform(args) -> int:
@@ -91,6 +91,8 @@ def transform(args) -> int:
     program = load_input(args)
     source = _source(args, program)
     result = permute(source, args.to, name=args.name)
+    if args.algorithm is None:
+        note_schedule_not_carried(program, source, "transform permutes", TRANSFORM_SCHEDULE)
     _note_sums_multiplied_out(source)
     if dropped := unused_products(source):
         print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
@@ -100,6 +102,11 @@ def transform(args) -> int:
               f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file.name}.")
     return _write(result, header, args.output, args.style)
 
+
+TRANSFORM_SCHEDULE = (" (transform derives algorithms only: a schedule's statements name blocks of A, B and C, which "
+                      "a permutation moves); compile and run derive one for the result")
+PRODUCT_SCHEDULE = (" (it writes one schedule of both levels only where FILE's and SECOND's main definitions are both "
+                    "schedules)")
 
 SECOND_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
                "`bilinear import` it to a .bl file first")
@@ -134,6 +141,8 @@ def product(args) -> int:
     second = _verified(_algorithm(loaded, None), args.second)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
+    for source, derived in ((program, first), (loaded, second)) if args.algorithm is None else ():
+        note_schedule_not_carried(source, derived, "product multiplies", PRODUCT_SCHEDULE)
     result = kronecker(first, second, name=args.name)
     if result.rank >= LARGE_PRODUCT:  # ⟨54,54,54;97336⟩ had run for 20 minutes without a word
         print(f"note: {result.name} has {result.rank} products; verifying it before it is written takes minutes from "
@@ -208,9 +217,8 @@ def optimize(args) -> int:
     check_bl_output(args, args.file, *also)
     program = load_input(args)
     source = _source(args, program)
-    if args.algorithm is None and program.main is not source:  # FILE's main definition is a schedule
-        print(f"note: {program.main.name} is a schedule; optimize rewrites its algorithm {source.name} and writes no "
-              "schedule", file=sys.stderr)
+    if args.algorithm is None:
+        note_schedule_not_carried(program, source, "optimize rewrites")
     small = small_sides(source)
     _note_unused_search_options(args, source.name, small)
     others = _other_programs(source, also)

@@ -41,6 +41,8 @@ def import_scheme(args) -> int:
         return 1
     header = (*source_header(args.file), f"Imported by `bilinear import` from {args.file.name}.")
     text = to_bl(algorithm, style=args.style, header=header)
+    if args.style == "table" and (note := sums_multiplied_out(algorithm, "the table", "--style equations keeps them")):
+        print(note, file=sys.stderr)  # the table's comment said so, the command nothing (15 additions became 24)
     _check_reads_back(text, args.output)
     if args.output is None:
         sys.stdout.write(text)
@@ -58,3 +60,15 @@ def _check_reads_back(text: str, output: Path | None) -> None:
         program_from_text(text, str(output or "<import>"))
     except BilinearError as error:
         raise ValueError(f"internal error: the imported text does not read back ({error}); nothing written") from None
+
+
+def sums_multiplied_out(source, where: str, remedy: str) -> str | None:
+    """The note for a result (``where``) that multiplies out ``source``'s named sums, with the block
+    additions a level they saved, or None where it has none; ``remedy`` says how to keep them."""
+    from .verify.counts import count_algorithm
+
+    if not source.sums:
+        return None
+    counts = count_algorithm(source)
+    return (f"note: {source.name}'s {len(source.sums)} named sums are multiplied out in {where} (its block additions: "
+            f"{counts.additions} as written, {counts.additions_unshared} multiplied out); {remedy}")

@@ -93,6 +93,7 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
         raise _refuse(f"{folder} exists and is not a folder; -o names the output folder")
     ancestor = folder
     while not os.path.exists(ancestor) and ancestor != ancestor.parent:
+        _refuse_dangling_link(ancestor, folder)
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise _refuse(f"cannot create the output folder {folder}: {ancestor} is not a folder")
@@ -114,6 +115,16 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
     if problems:
         raise BilinearError(*problems)
     return targets
+
+
+def _refuse_dangling_link(path: Path, folder: Path) -> None:
+    """Refuse ``folder`` where ``path`` (it or a folder above it, not there) is a link to nothing: mkdir
+    said "File exists", and making the folder it points to would write through it."""
+    if os.path.islink(path):
+        missing = path.parent / os.readlink(path)  # a relative target is relative to the link's folder
+        raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link to {missing}, which does "
+                      "not exist", f"compile makes no folder through a link (--force neither): create {missing}, or "
+                      "choose another -o")
 
 
 def _longest_name(folder: Path) -> int:

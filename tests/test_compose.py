@@ -82,14 +82,45 @@ def test_transform_and_product_say_when_named_sums_are_multiplied_out(tmp_path, 
     """Named sums (winograd's, or optimize's) went into products of block sums without a word."""
     shared = ROOT / "algorithms" / "winograd.bl"
     sums = len(bilinear.load(shared).main.sums)
-    note = (f"note: winograd's {sums} named sums are multiplied out in the result; `bilinear optimize` it to "
-            "share sums again\n")
+    note = (f"note: winograd's {sums} named sums are multiplied out in the result (its block additions: 15 as "
+            "written, 24 multiplied out); `bilinear optimize` it to share sums again\n")
     assert main(["transform", str(shared), "--to", "nkm", "-o", str(tmp_path / "t.bl")]) == 0
     assert capsys.readouterr().err == note and not bilinear.load(tmp_path / "t.bl").main.sums
     assert main(["product", "strassen", str(shared), "-o", str(tmp_path / "p.bl")]) == 0
     assert capsys.readouterr().err == note
     assert main(["transform", "strassen", "--to", "nkm", "-o", str(tmp_path / "plain.bl")]) == 0
     assert "note" not in capsys.readouterr().err
+
+
+def test_import_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, capsys):
+    """The table's comment said so, the command nothing: an optimized winograd's 15 additions became 24."""
+    optimized = tmp_path / "w.bl"
+    assert main(["optimize", "winograd", "--seeds", "0", "-o", str(optimized)]) == 0
+    capsys.readouterr()
+    assert main(["import", str(optimized), "--style", "table", "-o", str(tmp_path / "t.bl")]) == 0
+    sums = len(bilinear.load(optimized).main.sums)
+    assert capsys.readouterr().err == (f"note: winograd_cse's {sums} named sums are multiplied out in the table (its "
+                                       "block additions: 15 as written, 24 multiplied out); --style equations keeps "
+                                       "them\n")
+    assert main(["import", str(optimized), "-o", str(tmp_path / "e.bl")]) == 0  # equations keep the sums
+    assert main(["import", "strassen", "--style", "table", "-o", str(tmp_path / "s.bl")]) == 0  # it has none
+    assert "note" not in capsys.readouterr().err
+
+
+def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, capsys):
+    """`transform msmes` wrote strassen permuted and dropped the in-place schedule without a word."""
+    assert main(["transform", "msmes", "--to", "nkm", "-o", str(tmp_path / "t.bl")]) == 0
+    assert ("note: msmes is a schedule; transform permutes its algorithm strassen and writes no schedule (transform "
+            "derives algorithms only: a schedule's statements name blocks of A, B and C, which a permutation moves); "
+            "compile and run derive one for the result\n") in capsys.readouterr().err
+    assert main(["product", "strassen", "msmes", "-o", str(tmp_path / "p.bl")]) == 0
+    assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
+            "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
+            ) in capsys.readouterr().err
+    for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"], ["transform", "strassen", "--to", "nkm"],
+                    ["product", "msmes", "msmes"]):  # asked for the algorithm, no schedule, or both schedules written
+        assert main([*command, "-o", str(tmp_path / "again.bl"), "--force"]) == 0
+        assert "writes no schedule" not in capsys.readouterr().err
 
 
 def test_shipped_schemes_are_found_by_name(capsys):
@@ -199,6 +230,23 @@ def test_compile_name_sets_the_librarys_files_functions_and_kernels(capsys, tmp_
     assert capsys.readouterr().err.splitlines()[-1] == (
         "bilinear compile: error: argument --name: '2x': a library's name starts its C functions (2x_dgemm): a letter, "
         "then letters, digits or _, at most 64 characters")
+
+
+@pytest.mark.parametrize("name, library, bl", [("A11", True, False), ("algorithm", True, False), ("_x", False, True),
+                                               ("x" * 64, True, True), ("x" * 65, False, True)])
+def test_compiles_name_is_a_c_librarys_and_the_bl_writers_a_bl_name(name, library, bl):
+    """What the README says each --name takes: compile's names C functions (A11_dgemm is fine), the .bl
+    writers' an algorithm (A11 is a block, algorithm a keyword); the README had said .bl names for both."""
+    import argparse
+
+    from bilinear.cli_args import bl_name
+    from bilinear.cli_outputs import library_identifier
+
+    for check, accepted in ((library_identifier, library), (bl_name, bl)):
+        if accepted:
+            assert check(name) == name
+        else:
+            pytest.raises(argparse.ArgumentTypeError, check, name)
 
 
 @pytest.mark.parametrize("levels, named", [("msmes,strassen,strassen", "msmes_strassen_x2"),

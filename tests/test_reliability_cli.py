@@ -49,6 +49,31 @@ def test_compile_never_writes_through_a_symlink(tmp_path, capsys):
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
 
 
+@pytest.mark.parametrize("force", [(), ("--force",)], ids=["", "force"])
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_compile_into_a_link_to_nothing_says_so(tmp_path, capsys, force, below):
+    """A dangling link as -o (or above it) was "cannot create the output folder link: File exists"."""
+    link, missing = tmp_path / "link", tmp_path / "nowhere"
+    link.symlink_to(missing)
+    out = link / below if below else link
+    code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(out), *force)
+    assert (code, err) == (1, f"error: cannot create the output folder {out}: {link} is a symbolic link to {missing}, "
+                              "which does not exist\n  note: compile makes no folder through a link (--force neither): "
+                              f"create {missing}, or choose another -o\n")
+    assert link.is_symlink() and not os.path.lexists(missing)
+
+
+@pytest.mark.parametrize("argv", [("import", STRASSEN), ("transform", STRASSEN, "--to", "nkm")], ids=lambda argv: argv[0])
+def test_a_bl_output_that_is_a_link_to_nothing_is_replaced_only_with_force(tmp_path, capsys, argv):
+    link, missing = tmp_path / "link.bl", tmp_path / "nowhere.bl"
+    link.symlink_to(missing)
+    assert _run(capsys, *argv, "-o", str(link))[1:] == (
+        "", f"error: {link} is a symbolic link; refusing to write through it\n"
+            "  note: --force replaces the link itself (never the file it points to)\n")
+    assert _run(capsys, *argv, "-o", str(link), "--force")[0] == 0
+    assert not link.is_symlink() and "strassen" in link.read_text(encoding="utf-8") and not os.path.lexists(missing)
+
+
 @pytest.mark.parametrize("where", ["a file", "/dev/null", "below a file"])
 def test_compile_output_that_is_not_a_folder_is_one_message(tmp_path, capsys, where):
     target = {"a file": tmp_path / "f", "/dev/null": "/dev/null", "below a file": tmp_path / "f" / "sub"}[where]
