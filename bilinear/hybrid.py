@@ -30,7 +30,8 @@ def merge(programs: list[Program]) -> Program:
                     Diagnostic(f"{definition.name} is defined differently in {program.path} and another scheme of the hybrid")
                 )
     own = tuple(dict.fromkeys(name for program in programs for name in program.own))
-    return Program(programs[0].path, tuple(algorithms), tuple(schedules), own)
+    uses = tuple(dict.fromkeys(file for program in programs for file in program.uses))
+    return Program(programs[0].path, tuple(algorithms), tuple(schedules), own, uses)
 
 
 def same_definition(one, other) -> bool:

@@ -171,7 +171,9 @@ def error_bound(dtype: str, K: int, growth_ratio: float, levels: int) -> float:
     factor over the classical one's (Strassen 14.83/8 ≈ 1.85, Winograd 2.23)
     and L the levels.  For the classical product the normwise error of
     random normal data is well under u·√K; each level of a fast algorithm
-    can amplify it by at most about ρ.
+    can amplify it by at most about ρ.  Levels of different schemes (a
+    hybrid) amplify it by the product of their ρ: ``growth_ratio`` is then
+    that product and ``levels`` 1, as ``bilinear run`` passes them.
     """
     return 8 * UNIT_ROUNDOFF[dtype] * math.sqrt(max(K, 1)) * growth_ratio**levels
 
@@ -191,7 +193,7 @@ def within_bound(error: float, bound: float, trivial: float = 1.0) -> bool:
 
 def bound_verdict(error: float, bound: float, trivial: float, growth: float) -> str:
     """What a run's report says after its error and bound: nothing where the error passes.  ``growth``
-    is the bound's ρ^L: where 8·u·√K alone (bound / growth) passes a C of zeros, a long K is why, not
+    is the bound's ρ^L (ρ_1·…·ρ_L): where 8·u·√K alone (bound / growth) passes a C of zeros, a long K is why, not
     the scheme (float32 from K ≈ 2·10⁶, where C = 0's error, about 1/√K, falls below it)."""
     if bound >= trivial:
         why = ("the scheme's error growth is too large" if bound / growth < trivial else
@@ -201,7 +203,7 @@ def bound_verdict(error: float, bound: float, trivial: float, growth: float) -> 
 
 
 def growth_in(bound: float, dtype: str, K: int) -> float:
-    """The ρ^L of a bound :func:`error_bound` gave at ``dtype`` and ``K``."""
+    """The ρ^L (ρ_1·…·ρ_L) of a bound :func:`error_bound` gave at ``dtype`` and ``K``."""
     return bound / error_bound(dtype, K, 1.0, 0)
 
 

@@ -68,7 +68,8 @@ def add_compile_and_run_parsers(commands) -> None:
         "(cuBLAS on the GPU, NumPy on the CPU; both against a float64 product), and print the relative error "
         "‖C−C_ref‖/(|α|‖A‖‖B‖ + |β|‖C‖), the time, the extra device bytes and, for in-place schedules, how well A and B "
         "were restored. Exits 1 when the error exceeds the bound 8·u·√K·ρ^L (u: unit roundoff, ρ: the "
-        "algorithm's growth factor over the classical one's, L: levels), or when that bound is so loose that a C "
+        "algorithm's growth factor over the classical one's, L: levels; a hybrid's ρ^L is the product of its "
+        "levels' own factors), or when that bound is so loose that a C "
         "of zeros would pass it (the run says NOT CHECKED).",
     )
     add_input_options(run)

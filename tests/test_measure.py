@@ -132,3 +132,30 @@ def test_non_finite_inputs_are_multiplied_plainly_in_either_operand():
     assert np.array_equal(np.isnan(result), np.isnan(A @ B))
     B[1, 1], A[0, 0] = 1.0, np.inf
     assert np.array_equal(measure.exact_product(A, B), A @ B)
+
+
+def test_a_hybrids_bound_grows_by_each_levels_own_factor(capsys):
+    """msmes,grey333 was judged by its worst level's ratio to the power of the levels, grey333's 2.519²
+    = 6.345, where the levels grow the error by msmes's 1.854 times grey333's 2.519 = 4.669: the
+    growth factor of a Kronecker product of schemes is the product of theirs."""
+    from bilinear.cli import main
+    from bilinear.hybrid import hybrid
+    from bilinear.lower.decompose import compose, one_step
+
+    program, per_level = hybrid("msmes,grey333", bilinear.load)
+    product = bilinear.compile(program, levels=2, per_level=per_level, backend="numpy")
+    result = run_once(product, 36, 36, 36, repeat=1)
+    assert result.levels_run == 2
+    assert result.growth == pytest.approx((12 + 2 * 2**0.5) / 8 * 68.01347479514432 / 27, rel=1e-12)
+    assert result.growth == pytest.approx(4.669134, abs=1e-6)
+    # the two levels as one algorithm, grey333 in each block of msmes's: the same growth over its classical
+    steps = compose(one_step(program.algorithm("strassen")), one_step(program.algorithm("grey333")))
+    growth = sum(_two_norm(p.u) * _two_norm(p.v) * _two_norm(p.w) for p in steps.products) / (6 * 6 * 6)
+    assert result.growth == pytest.approx(growth, rel=1e-12)
+    assert result.bound == pytest.approx(8 * U64 * 6 * result.growth, rel=1e-12)
+    assert main(["run", "msmes", "--levels-schemes", "msmes,grey333", "-n", "36", "--backend", "numpy", "--repeat", "1"]) == 0
+    assert "bound 2.488e-14)" in capsys.readouterr().out
+
+
+def _two_norm(coefficients) -> float:
+    return sum(float(c) ** 2 for _, c in coefficients) ** 0.5

@@ -1224,6 +1224,26 @@ def test_the_manifest_names_its_sources_by_absolute_paths(capsys, tmp_path, monk
         assert json.loads((tmp_path / "build" / "manifest.json").read_text())["source"] == source, argv
 
 
+def test_the_manifest_names_the_files_its_sources_use(capsys, tmp_path, monkeypatch):
+    """msmes.bl's `use "strassen.bl"` (the algorithm its schedule runs) was not in the manifest, which named
+    msmes.bl alone: now `uses` lists every file read through `use`, by absolute path, each once, those a
+    file only passes on too, in the order read; a hybrid's level file is a source, not a use."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "schemes").mkdir()
+    msmes = (ROOT / "algorithms" / "msmes.bl").read_text()
+    (tmp_path / "schemes" / "mine.bl").write_text(msmes.replace('use "strassen.bl"', 'use "relay.bl"'), encoding="utf-8")
+    (tmp_path / "schemes" / "relay.bl").write_text('use "strassen.bl"\n', encoding="utf-8")  # defines nothing itself
+    (tmp_path / "schemes" / "strassen.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text(), encoding="utf-8")
+    schemes, shipped = tmp_path.resolve() / "schemes", (ROOT / "algorithms").resolve()
+    for argv, uses in ((["msmes"], [f"{shipped}/strassen.bl"]), (["strassen"], []),
+                       (["schemes/mine.bl"], [f"{schemes}/strassen.bl", f"{schemes}/relay.bl"]),
+                       (["strassen", "--levels-schemes", "msmes,grey333"], [f"{shipped}/strassen.bl"]),
+                       (["strassen", "--levels-schemes", "msmes,strassen"], [])):
+        code, _, err = _run(capsys, "compile", *argv, "-o", "build", "--force")
+        assert code == 0, err
+        assert json.loads((tmp_path / "build" / "manifest.json").read_text())["uses"] == uses, argv
+
+
 def test_the_reports_beside_the_manifest_name_its_sources_by_absolute_paths(capsys, tmp_path, monkeypatch):
     """report.json's file, its diagnostics' files and report.txt/.md named schemes/mine.bl as typed, where
     the manifest beside them names /…/schemes/mine.bl; now all name the manifest's sources (a hybrid's

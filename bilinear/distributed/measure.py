@@ -85,14 +85,14 @@ def same_inputs(xp: Any, M: int, K: int, N: int, dtype: str, seed: int) -> tuple
 
 def local_levels(product: DistributedProduct, M: int, K: int, N: int) -> tuple[int, float]:
     """The most levels the local products recurse through in an M×K×N call, and the largest error
-    growth ρ^L among the products the plan gives them: fewer levels than asked for where a rank's
-    blocks are too small (``--levels 20`` at n = 16 runs 3)."""
+    growth ρ_1·…·ρ_L among the products the plan gives them: fewer levels than asked for where a
+    rank's blocks are too small (``--levels 20`` at n = 16 runs 3)."""
     local = product.local
     if not hasattr(local.product, "executor_for"):  # a caller's own product: what it was built with
         return local.levels, local.growth
     ran = [(levels_run(local.product, *dims), growth_run(local.product, *dims))
            for dims in product.plan(M, K, N).task_dims()]
-    return max((levels for levels, _ in ran), default=0), max((ratio**levels for levels, ratio in ran), default=1.0)
+    return max((levels for levels, _ in ran), default=0), max((growth for _, growth in ran), default=1.0)
 
 
 def error_bound(product: DistributedProduct, dtype: str, M: int, K: int, N: int) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 from ..diagnostics import SOURCES, BilinearError, Diagnostic, in_column_order
@@ -109,6 +110,7 @@ class _Loader:
     def __init__(self) -> None:
         self.raw: list = []  # raw definitions in dependency order
         self.done: set[Path] = set()
+        self.files: list[Path] = []  # resolved, each once, each after the files it uses
 
     def visit(self, path: Path, stack: tuple[tuple[Path, Span | None], ...], span: Span | None) -> tuple[str, ...]:
         text = read_source(path, span)  # first: it reports unreadable files and symlink loops
@@ -131,6 +133,7 @@ class _Loader:
             for use in uses:
                 self.visit(_resolve_use(use, path), stack + ((key, use.span),), use.span)
             self.done.add(key)
+            self.files.append(key)
             self.raw.extend(definitions)
         return tuple(d.name for d in definitions)
 
@@ -160,7 +163,8 @@ def load_program(path: str | Path) -> Program:
     path = Path(path)
     loader = _Loader()
     own = loader.visit(path, (), None)
-    return _assemble(str(path), loader.raw, own)
+    # what the manifest names beside the source: the definitions read through them are built too
+    return replace(_assemble(str(path), loader.raw, own), uses=tuple(str(file) for file in loader.files[:-1]))
 
 
 def program_from_text(text: str, path: str = "<text>") -> Program:

@@ -15,13 +15,15 @@ Definition = Union[Algorithm, Schedule]
 class Program:
     """Everything one file defines, with what it ``use``s, resolved and checked.
 
-    ``own`` names the definitions written in the file itself (in order).
+    ``own`` names the definitions written in the file itself (in order); ``uses`` the files read
+    through ``use``, resolved, each once, in the order read (a file only passing others on too).
     """
 
     path: str
     algorithms: tuple[Algorithm, ...]
     schedules: tuple[Schedule, ...]
     own: tuple[str, ...]
+    uses: tuple[str, ...] = ()
 
     def algorithm(self, name: str) -> Algorithm | None:
         return next((a for a in self.algorithms if a.name == name), None)
@@ -42,7 +44,7 @@ class Program:
 
     def narrowed(self, name: str) -> Program:
         """The program with ``name``'s definition as its only own one (its main), what it uses kept."""
-        return Program(self.path, self.algorithms, self.schedules, (name,))
+        return Program(self.path, self.algorithms, self.schedules, (name,), self.uses)
 
     def unused(self) -> tuple[str, ...]:
         """The file's own definitions that ``main`` neither is nor schedules: what compile and run

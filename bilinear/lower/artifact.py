@@ -170,7 +170,9 @@ def write_artifacts(
         host["moduli_note"] = (f"--moduli {options.moduli} keeps enough bits only for a leaf GEMM whose inner dimension (a "
                                f"chunk of k) is at most {hosts[0].oz_limit_text}: a call with a longer one returns 5000 and "
                                "runs nothing; leave --moduli out to have each call choose enough")
-    data = manifest(lowered, sources, host, n)
+    # absolute, as the loader resolved them; a hybrid's level file another level uses is a source already
+    uses = tuple(file for file in program.uses if file not in sources)
+    data = manifest(lowered, sources, host, n, uses)
     # what it came with, so that a build can check the files it was given
     data["files"] = {path.name: {"bytes": len(text.encode()), "sha256": hashlib.sha256(text.encode()).hexdigest()}
                      for path, text in ((paths["source"], source), (paths["header"], header))}

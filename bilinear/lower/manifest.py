@@ -17,7 +17,8 @@ MANIFEST_SCHEMA_VERSION = 6  # 2: host.breadth_first.note went (the library runs
 # an object (the plans the library falls back to), and kernels lists theirs too; 4: host.leaves went (the library
 # runs ozaki leaves: host.ozaki), and workspace_bytes counts their workspace; 5: files (the .cu and .h, their bytes
 # and SHA-256), host.workspace_note and host.moduli_note (added since, with no bump: host.sums_note); 6: source is a
-# list of the files it was built from by absolute path, each once (a string, one file or a hybrid's comma-joined)
+# list of the files it was built from by absolute path, each once (a string, one file or a hybrid's comma-joined);
+# added since, with no bump: uses
 _SIZES = (1024, 2048, 4096, 8192, 16384)
 
 
@@ -67,16 +68,19 @@ def _product_kernel(launch: ProductLaunch) -> dict:
     }
 
 
-def manifest(lowered: Lowered, sources: list[str], host: dict | None = None, n: int | None = None) -> dict:
+def manifest(lowered: Lowered, sources: list[str], host: dict | None = None, n: int | None = None,
+             uses: tuple[str, ...] = ()) -> dict:
     """What ``bilinear compile`` wrote: every kernel of the ``.cu`` (element-wise, then fused
     product stages with the depth their products run at), the launch plan per level, workspace
-    (at fixed sizes, and at ``n``: compile's -n); ``sources``: the files it was built from."""
+    (at fixed sizes, and at ``n``: compile's -n); ``sources``: the files it was built from, ``uses``:
+    the other files they read through ``use`` (a schedule's algorithm is built too)."""
     sizes = sorted({*_SIZES, *([n] if n else [])})
     launches = lowered.product_launches()
     data = {
         "schema_version": MANIFEST_SCHEMA_VERSION,
         "name": lowered.name,
         "source": sources,
+        "uses": list(uses),
         "options": asdict(lowered.options),
         "kernels": lowered.library_kernel_names(),
         "product_kernels": [_product_kernel(launch) for launch in launches],

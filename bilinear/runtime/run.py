@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,7 @@ class RunResult:
     restored_b: Restoration
     levels_run: int = 0  # levels of recursion this size reached (the bound's L)
     levels_requested: int = 0
-    growth: float = 1.0  # the largest growth ratio ρ among the levels that ran
+    growth: float = 1.0  # the bound's growth: the product of the ratios ρ of the levels that ran
     breadth_run: int = 0  # how many of levels_run ran breadth-first
     breadth_requested: int = 0
     inputs_restored: bool = True  # False for an in-place schedule that declares no restore
@@ -69,7 +70,7 @@ class RunResult:
                    if self.levels_run == self.levels_requested and self.breadth_run < self.breadth_requested else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
-            + bound_verdict(self.error, self.bound, self.trivial, self.growth ** self.levels_run),
+            + bound_verdict(self.error, self.bound, self.trivial, self.growth),
             (
                 f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
                 f"ratio {self.reference_seconds / self.seconds:.3f})"
@@ -144,21 +145,25 @@ def levels_run(product: CompiledProduct, M: int, K: int, N: int) -> int:
     return len(_levels_run(product, M, K, N)) + product.breadth_levels(M, K, N)
 
 
-def _growth_ratio(plans: list, breadth_ratios: tuple[float, ...] = ()) -> float:
-    """The largest per-level growth over the classical algorithm's (m·k·n) among the levels that ran
-    (depth-first plans, and the breadth-first levels' own ratios)."""
+def _growth(plans: list, breadth_ratios: tuple[float, ...] = ()) -> float:
+    """The error growth of the levels that ran over the classical algorithm's: the product of each
+    level's ratio ρ = γ/(m·k·n) (depth-first plans, and the breadth-first levels' own ratios).  γ and
+    m·k·n are both multiplicative under the Kronecker product of schemes, so L levels of one scheme
+    grow the bound by ρ^L and a hybrid's by ρ_1·…·ρ_L (its worst ρ to the L-th power had judged
+    msmes,grey333 by 6.35 for 4.67)."""
     ratios = [
         stability(plan.algorithm).growth_factor / (plan.algorithm.shape.m * plan.algorithm.shape.k * plan.algorithm.shape.n)
         for plan in plans
     ]
-    return max([*ratios, *breadth_ratios], default=1.0)
+    return math.prod([*ratios, *breadth_ratios])
 
 
 def growth_run(product: CompiledProduct, M: int, K: int, N: int) -> float:
-    """The largest growth ratio ρ among the levels an M×K×N call runs (depth- and breadth-first)."""
+    """The error growth ρ_1·…·ρ_L of the levels an M×K×N call runs (depth- and breadth-first): the
+    bound's whole growth, ``error_bound``'s growth_ratio at levels 1."""
     breadth = product.breadth_levels(M, K, N)
     ratios = product.executor_for(M, K, N).lowered.breadth.decomposition.growth_ratios if breadth else ()
-    return _growth_ratio(_levels_run(product, M, K, N), ratios)
+    return _growth(_levels_run(product, M, K, N), ratios)
 
 
 def _reference(product: CompiledProduct, A, B, C, out, alpha: float, beta: float):
@@ -244,7 +249,7 @@ def run_once(
         backend=product.backend.name,
         error=error,
         reference_error=reference_error,
-        bound=error_bound(product.dtype, K, growth, len(ran) + breadth),
+        bound=error_bound(product.dtype, K, growth, 1),  # growth holds every level that ran
         trivial=trivial,
         seconds=median(ours),
         reference_seconds=median(theirs),
