@@ -621,6 +621,16 @@ def test_compile_refuses_a_leaf_or_local_scheme_at_no_local_levels():
                                 "its products with the library's GEMM (cuBLAS, NumPy's on the CPU), no scheme and no leaf")
 
 
+def test_compile_and_the_command_line_refuse_leaves_at_no_local_levels_by_one_rule():
+    """The CLI had its own copy of compile's rule (two places to keep alike); now both ask local_levels_refusal."""
+    from bilinear.distributed.api import local_levels_refusal
+
+    assert local_levels_refusal(1, "fused", True) is None and local_levels_refusal(0, "cublas", False) is None
+    assert local_levels_refusal(0, "ozaki", True) == ("leaf='ozaki' and local= apply only with levels of 1 or more; "
+                                                      f"at levels=0 {LEVEL_ZERO_GEMM.removeprefix('at --levels 0 ')}")
+    assert local_levels_refusal(0, "ozaki", True, cli=True) == f"--leaf ozaki, --local apply only with --levels 1 or more; {LEVEL_ZERO_GEMM}"
+
+
 @pytest.mark.parametrize("options, named", [(("--plot", "p.png"), "--plot"), (("--breakdown",), "--breakdown")])
 def test_bench_with_gpus_refuses_the_options_it_would_drop(options, named):
     """bench --gpus wrote no plot and printed no breakdown, and exited 0."""

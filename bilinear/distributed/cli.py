@@ -233,15 +233,12 @@ def _check_options(args) -> None:
 
 
 def _check_local_levels(args, levels: int, leaf: str) -> None:
-    """Refuse --leaf and --local at --levels 0, where a rank runs neither (they had been dropped
-    without a word, the run exiting 0)."""
-    from .api import NO_LOCAL_LEVELS
+    """Refuse --leaf and --local where compile would (--levels 0), as a usage error: compile's
+    ValueError would come only once every rank had read FILE and made its comm, and exit 1."""
+    from .api import local_levels_refusal
 
-    given = [option for option, unused in ((f"--leaf {leaf}", leaf != "cublas"), ("--local", args.local is not None))
-             if unused]
-    if levels == 0 and given:
-        verb = "applies" if len(given) == 1 else "apply"
-        raise OptionError(f"{', '.join(given)} {verb} only with --levels 1 or more; at --levels 0 {NO_LOCAL_LEVELS}")
+    if why := local_levels_refusal(levels, leaf, args.local is not None, cli=True):
+        raise OptionError(why)
 
 
 def _check_world(args) -> None:
