@@ -608,6 +608,23 @@ def test_negative_scalars_in_scientific_notation_are_values_not_options(capsys, 
     assert code == 0 and "relative error" in out
 
 
+@pytest.mark.parametrize("command, options, refusal", [
+    ("run", ("-n", "64", "--backend", "numpy"), "1 moduli are too few for an inner dimension of 32 (1 keep no correct "
+     "bit past 15): give 2 or more (--moduli 2, moduli=2), or none to have them chosen from k (leave --moduli out, "
+     "moduli=None)\n"),
+    ("compile", ("-o", "lib"), "1 moduli are too few for 1 level over leaves of any inner dimension: their error bound, "
+     "0.25 of the scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every call "
+     "that runs them would return 5000; give 2 or more (--moduli 2, moduli=2), fewer levels, or none to have them "
+     "chosen from k (leave --moduli out, moduli=None)\n"),
+])
+def test_too_few_moduli_refused_say_how_to_leave_them_out_on_the_command_line(capsys, tmp_path, command, options, refusal):
+    """The refusal said "or none to have them chosen from k", the Python API's moduli=None, to a command line
+    where --moduli has no such value: it names the flag beside the API's argument, as other refusals do."""
+    options = tuple(str(tmp_path / word) if word == "lib" else word for word in options)
+    code, _, err = _run(capsys, command, STRASSEN, "--leaf", "ozaki", "--moduli", "1", *options)
+    assert code == (1 if command == "run" else 2) and refusal in err, err
+
+
 def test_a_negative_infinite_scalar_is_judged_as_a_number(capsys):
     code, _, err = _run(capsys, "run", STRASSEN, "-n", "8", "--backend", "numpy", "--alpha", "-inf")
     assert code == 2 and "argument --alpha: must be a finite number, not '-inf'" in err

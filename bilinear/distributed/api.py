@@ -53,6 +53,22 @@ def local_roles(program: Program) -> tuple[bool, bool]:
 
 #: What a rank runs at no local levels, where neither a local scheme nor a leaf is used.
 NO_LOCAL_LEVELS = "each rank multiplies its products with the library's GEMM (cuBLAS, NumPy's on the CPU), no scheme and no leaf"
+#: local_levels_refusal's words (leaf, local, joiner, levels needed, levels refused): the API's, the CLI's (True).
+_LEVEL_WORDS = {False: ("leaf={!r}", "local=", " and ", "levels of 1 or more", "levels=0"),
+                True: ("--leaf {}", "--local", ", ", "--levels 1 or more", "--levels 0")}
+
+
+def local_levels_refusal(levels: int, leaf: str, local: bool, cli: bool = False) -> str | None:
+    """Why a leaf other than cublas, or a ``local`` scheme, cannot be asked for at ``levels`` local levels
+    (at none a rank runs the library's GEMM alone; they had been dropped without a word), or None: one
+    rule for compile and for ``run``/``bench --gpus`` (``cli``: in the command line's words)."""
+    leaf_word, local_word, joiner, some, none = _LEVEL_WORDS[cli]
+    given = [word for word, unused in ((leaf_word.format(leaf), leaf != "cublas"), (local_word, local)) if unused]
+    if levels or not given:
+        return None
+    verb = "applies" if len(given) == 1 else "apply"
+    return f"{joiner.join(given)} {verb} only with {some}; at {none} {NO_LOCAL_LEVELS}"
+
 
 BALANCES = ("static", "dynamic")
 PROBE_PARTS = 64  # dynamic balance: a rank given no work gets about 1/64 of the next call's
@@ -329,7 +345,8 @@ def compile(
         raise ValueError(f"levels must be a whole number of local levels, not {levels!r} (the distributed product "
                          "does not choose them per shape)")
     levels = operator.index(levels)
-    _check_local_levels(levels, leaf, local)
+    if why := local_levels_refusal(levels, leaf, local is not None):
+        raise ValueError(why)
     backend = backend or ("cupy" if cupy_available() else "numpy")
     comm = comm or make_comm(backend)
     program = scheme if isinstance(scheme, Program) else load(scheme)
@@ -346,15 +363,6 @@ def compile(
         weights=weights,
         balance=balance,
     )
-
-
-def _check_local_levels(levels: int, leaf: str, local: object) -> None:
-    """Refuse a leaf or a local scheme at levels=0, where local_products runs the library's GEMM
-    alone (they had been dropped without a word)."""
-    given = [name for name, unused in ((f"leaf={leaf!r}", leaf != "cublas"), ("local=", local is not None)) if unused]
-    if levels == 0 and given:
-        verb = "applies" if len(given) == 1 else "apply"
-        raise ValueError(f"{' and '.join(given)} {verb} only with levels of 1 or more; at levels=0 {NO_LOCAL_LEVELS}")
 
 
 _PRODUCTS: dict[tuple, DistributedProduct] = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..cli_args import add_input_options, asks_for_reading_option, dimension, load_input, note_unused_definitions, positive
 from ..lower.options import OptionError
 from .comm import AgreedError, end_job, say
-from .describe import describe_plan, plan_as_data
+from .describe import describe_plan, json_text, plan_as_data
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
 from .ranks import SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, same_command, world
 
@@ -134,8 +134,7 @@ def plan_command(args) -> int:
     check = verify_plan(plan)
     itemsize = 8 if args.dtype == "float64" else 4
     if args.format == "json":
-        print(json.dumps(plan_as_data(plan, itemsize, roles) | {"verified": check.ok, "problems": list(check.problems)},
-                         indent=1))
+        print(json_text(plan_as_data(plan, itemsize, roles) | {"verified": check.ok, "problems": list(check.problems)}))
     else:
         print("\n".join(describe_plan(plan, itemsize, roles)))
         verdict = "C = A·B holds exactly" if check.ok else "FAILS: " + "; ".join(check.problems)
@@ -233,15 +232,12 @@ def _check_options(args) -> None:
 
 
 def _check_local_levels(args, levels: int, leaf: str) -> None:
-    """Refuse --leaf and --local at --levels 0, where a rank runs neither (they had been dropped
-    without a word, the run exiting 0)."""
-    from .api import NO_LOCAL_LEVELS
+    """Refuse --leaf and --local where compile would (--levels 0), as a usage error: compile's
+    ValueError would come only once every rank had read FILE and made its comm, and exit 1."""
+    from .api import local_levels_refusal
 
-    given = [option for option, unused in ((f"--leaf {leaf}", leaf != "cublas"), ("--local", args.local is not None))
-             if unused]
-    if levels == 0 and given:
-        verb = "applies" if len(given) == 1 else "apply"
-        raise OptionError(f"{', '.join(given)} {verb} only with --levels 1 or more; at --levels 0 {NO_LOCAL_LEVELS}")
+    if why := local_levels_refusal(levels, leaf, args.local is not None, cli=True):
+        raise OptionError(why)
 
 
 def _check_world(args) -> None:

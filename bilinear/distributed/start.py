@@ -39,7 +39,7 @@ def started_mpi(seconds: float) -> Any:
     if "mpi4py.MPI" in sys.modules:  # started by the caller (``from mpi4py import MPI``), or here before
         MPI = sys.modules["mpi4py.MPI"]
         if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
-            _end_the_job_on_uncaught_exceptions(MPI)
+            _end_the_job_on_uncaught_exceptions()
         return MPI
     importlib.import_module("mpi4py")  # ImportError before any watchdog
     message = (f"bilinear: MPI did not start within {seconds:g} s (BILINEAR_DIST_TIMEOUT): another rank of this job "
@@ -50,7 +50,7 @@ def started_mpi(seconds: float) -> Any:
     try:
         MPI = importlib.import_module("mpi4py.MPI")  # MPI_Init_thread, as mpi4py starts it by default
         if MPI.COMM_WORLD.Get_size() > 1:
-            _end_the_job_on_uncaught_exceptions(MPI)
+            _end_the_job_on_uncaught_exceptions()
         return MPI
     finally:
         watchdog.kill()
@@ -59,7 +59,7 @@ def started_mpi(seconds: float) -> Any:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
-def _end_the_job_on_uncaught_exceptions(MPI: Any) -> None:
+def _end_the_job_on_uncaught_exceptions() -> None:
     """An exception nothing catches ends every rank, after its traceback, as ``python -m mpi4py``
     does: a script of the Python API that raised on one rank had ended that rank alone (MPI counts
     its exit as clean), and the others had waited out BILINEAR_DIST_TIMEOUT in its next product."""

@@ -154,9 +154,9 @@ def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
     if longest <= code.k_last:
         return growth_refusal(lowered, longest, M, K, N)
     count, norm, needed = lowered.options.moduli, code.scaling == "norm", ozaki.fewest_moduli(longest, code.scaling)
+    instead = _instead(needed, "use max scaling") if norm else _instead(needed)
     return (f"{count} moduli are too few for an inner dimension of {longest}{' with norm scaling' if norm else ''} "
-            f"({count} keep no correct bit past {code.k_last}): give {needed} or more{', use max scaling' if norm else ''}, "
-            "or none to have them chosen from k")
+            f"({count} keep no correct bit past {code.k_last}): {instead}")
 
 
 def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> str | None:
@@ -176,8 +176,15 @@ def _too_few(lowered: Lowered, levels: int, growth: Fraction, k: int, leaves: st
     count, scaling = lowered.options.moduli, lowered.options.scaling
     return (f"{count} moduli are too few for {levels} level{'' if levels == 1 else 's'} over {leaves}: their error bound, "
             f"{ozaki.error_bound(count, k, scaling):.2g} of the scale{at}, can grow {float(growth):.3g} times through the "
-            f"levels, past the largest C can be{then}; give {ozaki.fewest_moduli(k, scaling, float(growth))} or more, "
-            "fewer levels, or none to have them chosen from k")
+            f"levels, past the largest C can be{then}; {_instead(ozaki.fewest_moduli(k, scaling, float(growth)), 'fewer levels')}")
+
+
+def _instead(needed: int, *others: str) -> str:
+    """What to ask for instead of too few moduli: ``needed`` or more, ``others``, or a count that follows k;
+    in the command line's words beside the API's, as the refusal reaches both (``bilinear run --moduli``
+    and ``compile(moduli=)``; "none" alone had been the API's None, which --moduli does not take)."""
+    return ", ".join((f"give {needed} or more (--moduli {needed}, moduli={needed})", *others,
+                      "or none to have them chosen from k (leave --moduli out, moduli=None)"))
 
 
 def level_growth(lowered: Lowered, M: int, K: int, N: int) -> tuple[int, Fraction]:
