@@ -1042,24 +1042,6 @@ def test_ranks_agree_on_values_that_are_not_finite():
     assert value[0] == 1.5 and math.isnan(value[1]) and value[2] == -math.inf and value[3] == [math.inf, "nan"]
 
 
-def test_plan_json_is_laid_out_as_json_dumps_with_indent_1_lays_it_out():
-    """plan --format json took 2.5 s of json.dumps(indent=1) (pure Python) for Winograd's 7⁴ products;
-    json_text writes the same text: here the CLI's output is its own content as json.dumps lays it out."""
-    done = _cli("plan", "winograd", "--gpus", "3", "--steps", "2", "-n", "1001", "--inputs", "root", "--format", "json")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == json.dumps(json.loads(done.stdout), indent=1) + "\n"
-
-
-@pytest.mark.parametrize("value", [
-    {"a": [], "b": {}, "c": [[((0, 1), "-1/8"), ((0, 1), "-1/8")]], "d": ((2, 3), "1"), "e": [None, True, 1.5, -2]},
-    [{"problem": 'C12 ≠ "A·B"\nat band 0', "rows": (0, 4)}, [[], [{}]]], ((), ((1,), "x")), "top", 7,
-])
-def test_json_text_is_json_dumps_with_indent_1(value):
-    from bilinear.distributed.describe import json_text
-
-    assert json_text(value) == json.dumps(value, indent=1)
-
-
 def test_plan_of_a_wrong_scheme_says_where_it_is_wrong(tmp_path):
     """plan built the plan and said only "proof: FAILS ... 2 of the tensor's terms differ"."""
     wrong = tmp_path / "wrong.bl"

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..cli_args import add_input_options, asks_for_reading_option, dimension, load_input, note_unused_definitions, positive
 from ..lower.options import OptionError
 from .comm import AgreedError, end_job, say
-from .describe import describe_plan, json_text, plan_as_data
+from .describe import describe_plan, plan_as_data
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
 from .ranks import SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, same_command, world
 
@@ -134,7 +134,8 @@ def plan_command(args) -> int:
     check = verify_plan(plan)
     itemsize = 8 if args.dtype == "float64" else 4
     if args.format == "json":
-        print(json_text(plan_as_data(plan, itemsize, roles) | {"verified": check.ok, "problems": list(check.problems)}))
+        print(json.dumps(plan_as_data(plan, itemsize, roles) | {"verified": check.ok, "problems": list(check.problems)},
+                         indent=1))
     else:
         print("\n".join(describe_plan(plan, itemsize, roles)))
         verdict = "C = A·B holds exactly" if check.ok else "FAILS: " + "; ".join(check.problems)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from ..ir import block_name, format_coefficient
 from .plan import Plan
 
@@ -90,28 +87,10 @@ def plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
         "bands": plan.bands,
         "inputs": plan.inputs,
         "output": plan.output,
-        # terms as tuples, which json_text writes once each (Winograd's 7⁴ products hold 115,248 terms)
+        # terms as tuples, not copied into lists (Winograd's 7⁴ products hold 115,248 of them)
         "products": [{"u": [(i, str(c)) for i, c in p.u], "v": [(i, str(c)) for i, c in p.v],
                       "w": [(i, str(c)) for i, c in p.w]} for p in d.products],
         "tasks": [{"rank": t.rank, "product": t.product, "bands": t.bands} for t in plan.tasks],
         "fringe": [{"rank": f.rank, "kind": f.kind} for f in plan.fringe],
     }
 
-
-def json_text(value: Any, level: int = 0, written: dict | None = None) -> str:
-    """``json.dumps(value, indent=1)`` (dict keys strings), the same text, ``level`` containers deep, with
-    each distinct tuple (hashable: a plan's terms) encoded once: json's encoder takes an indent only in
-    Python, where Winograd's 7⁴-product plan took a second (of its 6.7 MB) visiting every number and string."""
-    written = {} if written is None else written
-    if isinstance(value, tuple):
-        key = (value, level)
-        if key not in written:  # json escapes a newline in a string: each one left is the layout's
-            written[key] = json.dumps(value, indent=1).replace("\n", "\n" + " " * level)
-        return written[key]
-    if not value or not isinstance(value, (list, dict)):
-        return json.dumps(value)
-    inner, close = "\n" + " " * (level + 1), "\n" + " " * level
-    if isinstance(value, list):
-        return "[" + inner + ("," + inner).join(json_text(item, level + 1, written) for item in value) + close + "]"
-    items = (json.dumps(key) + ": " + json_text(item, level + 1, written) for key, item in value.items())
-    return "{" + inner + ("," + inner).join(items) + close + "}"
