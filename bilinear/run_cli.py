@@ -229,8 +229,10 @@ def _compile(args) -> int:
     # the files it was built from (a hybrid's levels come from their own), each once, absolute: the manifest is
     # read from its own folder, where a path as typed, relative to where compile ran, names nothing
     sources = list(dict.fromkeys(str(path.resolve()) for path in (level_paths or inputs)))
-    # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept)
-    provenance = tuple(line for path in dict.fromkeys(inputs) for line in source_header(path))
+    # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept),
+    # and those of the files they `use`, whose definitions the library is built from too
+    headed = dict.fromkeys([*(path.resolve() for path in inputs), *map(Path, program.uses)])
+    provenance = tuple(line for path in headed for line in source_header(path))
     report = with_compiled_counts(report, _options(args))  # its traffic as this compile runs it, beside as written
     with removed_on_failure(out, artifact_names(name)):
         written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,

@@ -1795,6 +1795,19 @@ def test_compile_keeps_the_sources_header_and_licence_in_the_library(capsys, tmp
     assert code == 0 and "// from msmes.bl\n// MSMES: Strassen with zero workspace" in hybrid and "Sandia" in hybrid
 
 
+def test_compile_keeps_the_header_and_licence_of_the_files_its_source_uses(capsys, tmp_path):
+    """msmes.bl `use`s strassen.bl, whose header could hold a licence asking to be kept: the library
+    carried the schedule file's header alone (its .cu named strassen.bl nowhere)."""
+    notice = "# Copyright (c) 1969 V. Strassen; keep this notice.\n"
+    (tmp_path / "strassen.bl").write_text(notice + (ROOT / "algorithms" / "strassen.bl").read_text())
+    (tmp_path / "msmes.bl").write_text((ROOT / "algorithms" / "msmes.bl").read_text())
+    code, _, err = _run(capsys, "compile", str(tmp_path / "msmes.bl"), "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    for text in ((tmp_path / "out" / "msmes.cu").read_text(), (tmp_path / "out" / "msmes.h").read_text()):
+        assert "\n// from msmes.bl\n// MSMES: Strassen with zero workspace" in text
+        assert "\n// from strassen.bl\n// Copyright (c) 1969 V. Strassen; keep this notice.\n// Strassen (1969)" in text
+
+
 def test_the_manifest_lists_the_generated_source_and_header_with_their_hashes(capsys, tmp_path):
     """The manifest named no file it came with (a review of compile): a build can check what it got."""
     import hashlib
