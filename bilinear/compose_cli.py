@@ -157,7 +157,12 @@ def product(args) -> int:
 def _copied_header(path: Path, program, source) -> tuple[str, ...]:
     """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where it
     copies comments and ``path``'s main definition is another one (a schedule, or --algorithm's choice),
-    which they may describe instead (msmes.bl's describe the in-place schedule, not Strassen)."""
+    which they may describe instead (msmes.bl's describe the in-place schedule, not Strassen).  A
+    definition read through ``use`` takes the header of the file that defines it (strassen.bl's for
+    msmes.bl's strassen): its reference and any licence that asks to be kept are there."""
+    defined_in = Path(source.span.path) if source.span is not None else path
+    if defined_in.is_file() and defined_in.resolve() != path.resolve():
+        return source_header(defined_in)
     header = source_header(path)
     others = [name for name in program.own if name != source.name]  # a file's comments come first, before any
     if program.main is not source and len(header) > 1:  # more than "from NAME"

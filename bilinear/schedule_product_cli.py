@@ -46,10 +46,11 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
         raise OptionError(f"--name {name} is the name of the product algorithm the schedule is written for; give the "
                           "schedule another")
     schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
-    same = Path(args.second).resolve() == Path(args.file).resolve()  # msmes ⊗ msmes: its header once
     made = (f"{name}: schedule {outer.name} on the outer blocks and {inner.name} inside each product, as one schedule "
             "(bilinear.schedule.product): adjacent element-wise passes of the two levels fuse into one.")
-    header = (*source_header(args.file), *(() if same else source_header(args.second)), made)
+    # each file once: the schedules', then those their algorithms come from through `use` (msmes.bl, strassen.bl)
+    files = dict.fromkeys(Path(path).resolve() for path in (args.file, args.second, first.span.path, second.span.path))
+    header = (*(line for path in files for line in source_header(path)), made)
     text = to_bl(algorithm, style=args.style, header=header) + "\n" + schedule_to_bl(schedule)
     # the checks before refuse what would not verify; located in the derived text, never in -o (not written)
     report = verify_program(program_from_text(text, f"<derived {name}>"))

@@ -1207,11 +1207,26 @@ def test_transform_and_product_keep_the_sources_reference(capsys, tmp_path):
     assert "# (0, 2, 1) permutation of hk332-2" in (tmp_path / "p.bl").read_text()
 
 
-def test_export_of_a_schedules_algorithm_notes_whose_header_it_copies(capsys, tmp_path):
-    """msmes.bl's comments describe the in-place schedule: export wrote them over a plain Strassen table."""
-    code, _, err = _run(capsys, "export", "msmes", "--to", "fast-matmul", "-o", str(tmp_path / "x"))
-    assert code == 0 and ("note: the header comments copied from msmes.bl may describe its main definition, msmes, "
-                          "rather than strassen") in err, err
+def test_a_schedules_algorithm_is_written_with_the_header_of_the_file_that_defines_it(capsys, tmp_path):
+    """msmes.bl's comments describe the in-place schedule: export wrote them over a plain Strassen table
+    (then noted it), and dropped strassen.bl's, where a licence asking to be kept would be."""
+    notice = "# Copyright (c) 1969 V. Strassen; keep this notice.\n"
+    (tmp_path / "strassen.bl").write_text(notice + (ROOT / "algorithms" / "strassen.bl").read_text())
+    (tmp_path / "msmes.bl").write_text((ROOT / "algorithms" / "msmes.bl").read_text())
+    msmes = str(tmp_path / "msmes.bl")
+    for command in (["export", msmes, "--to", "fast-matmul", "-o", str(tmp_path / "x")],
+                    ["transform", msmes, "--to", "kmn", "-o", str(tmp_path / "t.bl")],
+                    ["optimize", msmes, "-o", str(tmp_path / "o.bl")]):
+        code, _, err = _run(capsys, *command)
+        written = (tmp_path / command[-1].rsplit("/", 1)[-1]).read_text()
+        assert code == 0 and "may describe" not in err, err
+        assert "from strassen.bl" in written and "Copyright (c) 1969 V. Strassen; keep this notice." in written
+        assert "Strassen with zero workspace" not in written  # msmes.bl's own comment
+    # a product of two schedules writes the schedule and its algorithm: both files' headers
+    code, _, err = _run(capsys, "product", msmes, msmes, "--name", "m2", "-o", str(tmp_path / "m2.bl"))
+    written = (tmp_path / "m2.bl").read_text()
+    assert code == 0 and "# from msmes.bl\n# MSMES: Strassen with zero workspace" in written, err
+    assert "# from strassen.bl\n# Copyright (c) 1969 V. Strassen; keep this notice.\n" in written
 
 
 def test_a_hybrids_manifest_names_its_level_files(capsys, tmp_path):
