@@ -394,6 +394,17 @@ def test_optimize_refuses_the_table_style_it_cannot_write(tmp_path, capsys):
                         "W per product) cannot hold; leave --style out\n")
 
 
+def test_optimize_help_does_not_offer_the_table_style_it_refuses(capsys):
+    """optimize --help listed --style's table beside equations, as import's does, though optimize refuses it."""
+    code, out, _ = _run(capsys, "optimize", "--help")
+    style = " ".join(out.split("\n  --style {equations,table}")[1].split("\n  --name")[0].split())
+    assert code == 0
+    assert style == "equations only (the default): optimize writes named sums, which a table (U, V and W, a row per " \
+                    "product) cannot hold"
+    code, out, _ = _run(capsys, "import", "--help")  # import writes either
+    assert "or table (U, V and W, a row per product)" in " ".join(out.split())
+
+
 @pytest.mark.parametrize(("options", "message"), [
     (["--shape", "2,2,2"], "--shape (shape=) applies"), (["--key", "2,2,2"], "--key (key=) applies"),
     (["--shape", "2,2,2", "--key", "3,3,3"], "--shape (shape=) and --key (key=) apply"),
