@@ -115,8 +115,9 @@ def _check_before_measuring(args, configurations, backend) -> None:
                 check_results_target(path, option)  # its own earlier results only
             else:
                 check_plot_target(path, option)  # its own earlier plot only, never through a link
+    advice = "a smaller -n" if args.configs is None else f"a smaller n in {args.configs}"  # bench has no -m, -k
     for _, n, dtype, _, _ in configurations:
-        check_fits(backend, n, n, n, dtype)
+        check_fits(backend, n, n, n, dtype, advice=advice)
 
 
 def _plot_file(path: Path) -> Path:
