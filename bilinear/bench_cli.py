@@ -15,7 +15,7 @@ from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
 from .diagnostics import brief
-from .cli_args import bench_levels, load_input, note_unused_definitions, positive, scheme_path
+from .cli_args import bench_levels, load_input, note_unused_definitions, scheme_path
 from .frontend.loader import read_source
 from .measure import bound_verdict, growth_in
 from .model import choose_levels
@@ -57,11 +57,23 @@ def _listed(path: Path):
             if words[4] == "auto" and levels != "auto":
                 raise ArgumentTypeError("a leaf of auto needs levels auto")
             listed += 1
-            yield _scheme(words[0], path), positive(words[1]), words[2], levels, words[4]
+            yield _scheme(words[0], path), _size(words[1]), words[2], levels, words[4]
         except ArgumentTypeError as error:
             raise ValueError(f"{path}:{number}: {error}, got {line!r}") from None
     if not listed:
         raise ValueError(f"{path} lists no configurations (one per line: 'scheme.bl n dtype levels leaf')")
+
+
+def _size(text: str) -> int:
+    """A configuration line's n; its refusal names the field, as the levels' does ('levels must be ...'):
+    -n's own words ('must be at least 1, not 0') said nothing of which of the line's numbers was meant."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ArgumentTypeError(f"n must be a whole number, not {text!r}") from None
+    if value < 1:
+        raise ArgumentTypeError(f"n must be at least 1, not {value}")
+    return value
 
 
 def _scheme(text: str, configs: Path) -> Path:
@@ -115,8 +127,9 @@ def _check_before_measuring(args, configurations, backend) -> None:
                 check_results_target(path, option)  # its own earlier results only
             else:
                 check_plot_target(path, option)  # its own earlier plot only, never through a link
+    advice = "a smaller -n" if args.configs is None else f"a smaller n in {args.configs}"  # bench has no -m, -k
     for _, n, dtype, _, _ in configurations:
-        check_fits(backend, n, n, n, dtype)
+        check_fits(backend, n, n, n, dtype, advice=advice)
 
 
 def _plot_file(path: Path) -> Path:

@@ -302,6 +302,10 @@ def _other_programs(source, paths: list[Path]) -> list:
 
 
 STYLE_HELP = "equations (products and outputs as formulas; the default) or table (U, V and W, a row per product)"
+# optimize keeps --style so that `--style table` meets its own refusal (which says why), not argparse's
+# "unrecognized arguments"; its help must not offer what that refusal turns down
+OPTIMIZE_STYLE_HELP = ("equations only (the default): optimize writes named sums, which a table (U, V and W, a row "
+                       "per product) cannot hold")
 
 
 def add_parsers(commands) -> None:
@@ -381,7 +385,8 @@ def add_parsers(commands) -> None:
     )
     for command, handler in ((transform_cmd, transform), (product_cmd, product), (optimize_cmd, optimize)):
         add_bl_output_options(command)
-        command.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
+        style_help = OPTIMIZE_STYLE_HELP if command is optimize_cmd else STYLE_HELP
+        command.add_argument("--style", choices=("equations", "table"), default="equations", help=style_help)
         named = PRODUCT_NAME_HELP if command is product_cmd else ""
         command.add_argument("--name", type=bl_name, default=None, help=f"name of the new algorithm{named}")
         command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")

@@ -132,6 +132,16 @@ def test_a_bad_scheme_or_config_line_is_refused_before_anything_is_timed(capsys,
     assert code == 1 and f"{configs} is a binary file, not a text list of configurations" in err, err
 
 
+@pytest.mark.parametrize(("n", "says"), [("0", "n must be at least 1, not 0"),
+                                          ("16.5", "n must be a whole number, not '16.5'")])
+def test_a_config_lines_size_that_is_no_size_is_named(capsys, tmp_path, n, says):
+    """The line's n was refused as 'must be at least 1, not 0', naming no field (levels said 'levels must ...')."""
+    configs = tmp_path / "c.txt"
+    configs.write_text(f"strassen {n} float64 1 cublas\n")
+    code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
+    assert (code, err) == (1, f"bilinear bench: {configs}:1: {says}, got 'strassen {n} float64 1 cublas'\n")
+
+
 def test_configs_take_no_other_configuration_options_and_must_list_one(capsys, tmp_path):
     configs = tmp_path / "c.txt"
     configs.write_text(f"{STRASSEN} 16 float64 1 cublas\n")

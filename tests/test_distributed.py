@@ -1014,6 +1014,8 @@ def test_a_gpu_rank_is_refused_by_what_it_holds_not_by_nine_whole_matrices(monke
     assert device_refusal(product, [(1024, 1024, 1024), (n, n, n)], "float64") == (
         f"a {n}x{n} @ {n}x{n} float64 run needs about {expected / 2**30:.1f} GiB on a rank's device, more than its "
         f"{(expected - 1) / 2**30:.1f} GiB; choose smaller sizes (-n, -m, -k) or more GPUs")
+    bench = device_refusal(product, [(n, n, n)], "float64", "a smaller -n")  # bench has no -m, -k
+    assert bench.endswith("GiB; choose a smaller -n or more GPUs")
 
 
 def test_a_decomposition_past_the_dtypes_range_is_refused_when_compiled(tmp_path):

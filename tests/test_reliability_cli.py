@@ -394,6 +394,17 @@ def test_optimize_refuses_the_table_style_it_cannot_write(tmp_path, capsys):
                         "W per product) cannot hold; leave --style out\n")
 
 
+def test_optimize_help_does_not_offer_the_table_style_it_refuses(capsys):
+    """optimize --help listed --style's table beside equations, as import's does, though optimize refuses it."""
+    code, out, _ = _run(capsys, "optimize", "--help")
+    style = " ".join(out.split("\n  --style {equations,table}")[1].split("\n  --name")[0].split())
+    assert code == 0
+    assert style == "equations only (the default): optimize writes named sums, which a table (U, V and W, a row per " \
+                    "product) cannot hold"
+    code, out, _ = _run(capsys, "import", "--help")  # import writes either
+    assert "or table (U, V and W, a row per product)" in " ".join(out.split())
+
+
 @pytest.mark.parametrize(("options", "message"), [
     (["--shape", "2,2,2"], "--shape (shape=) applies"), (["--key", "2,2,2"], "--key (key=) applies"),
     (["--shape", "2,2,2", "--key", "3,3,3"], "--shape (shape=) and --key (key=) apply"),
@@ -453,13 +464,33 @@ def test_the_from_choices_are_the_readers():
     assert INPUT_FORMATS == ("bl", *FORMATS)
 
 
-@pytest.mark.parametrize("command", ["run", "bench"])
-def test_distributed_sizes_that_cannot_fit_are_refused_before_lowering(capsys, command):
-    """`--gpus` skipped the memory check: the job loaded, lowered, then died in allocation (or was killed)."""
+@pytest.mark.parametrize(("command", "advice"), [("run", "smaller sizes (-n, -m, -k)"), ("bench", "a smaller -n")])
+def test_distributed_sizes_that_cannot_fit_are_refused_before_lowering(capsys, command, advice):
+    """`--gpus` skipped the memory check: the job loaded, lowered, then died in allocation (or was killed);
+    bench, which has no -m or -k, was told to choose them smaller."""
     start = time.perf_counter()
     code, _, err = _run(capsys, command, STRASSEN, "-n", "10000000", "--levels", "1", "--gpus", "1", "--backend", "numpy")
-    assert code == 1 and "needs about" in err and "GiB of host memory; choose smaller sizes (-n, -m, -k)" in err
+    assert code == 1 and "needs about" in err and f"GiB of host memory; choose {advice}\n" in err
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize(("argv", "advice"), [
+    (["bench", STRASSEN, "-n", "10000000"], "choose a smaller -n"),
+    (["run", STRASSEN, "-n", "10000000"], "choose smaller sizes (-n, -m, -k)"),
+])
+def test_sizes_that_cannot_fit_name_the_options_the_command_has(capsys, argv, advice):
+    """bench, which has no -m or -k, was told to 'choose smaller sizes (-n, -m, -k)'."""
+    code, _, err = _run(capsys, *argv, "--backend", "numpy")
+    assert code == 1 and err.endswith(f"GiB of host memory; {advice}\n")
+
+
+def test_sizes_from_a_configs_file_that_cannot_fit_name_the_file(tmp_path, capsys):
+    """The size came from the file, and bench was told to choose smaller -n, -m, -k, which it has not
+    (the message's sizes say which line)."""
+    configs = tmp_path / "configs.txt"
+    configs.write_text(f"{STRASSEN} 16 float64 1 cublas\n{STRASSEN} 10000000 float64 1 cublas\n")
+    code, _, err = _run(capsys, "bench", "--configs", configs, "--backend", "numpy")
+    assert code == 1 and err.endswith(f"GiB of host memory; choose a smaller n in {configs}\n")
 
 
 def test_compile_says_which_options_the_cpp_library_does_not_run(tmp_path, capsys):

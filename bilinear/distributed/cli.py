@@ -148,12 +148,13 @@ def _prepared(args, path, sizes: list[tuple[int, int, int]], levels: int, leaf: 
     every rank: a refusal any rank meets is said once, and every rank returns (:func:`alike_on_every_rank`)."""
     from .comm import make_comm
 
-    backend = alike_on_every_rank(lambda: _fitting_backend(args, sizes, dtype), "refused the run")
+    advice = _size_advice(args)
+    backend = alike_on_every_rank(lambda: _fitting_backend(args, sizes, dtype, advice), "refused the run")
     comm = make_comm(backend)  # outside the steps: NCCL's set-up is itself collective
     program = _noted_input(args, path)
     product = alike_on_every_rank(lambda: _product(args, program, levels, leaf, dtype, comm),
                                   "could not build its product")
-    _check_device(product, sizes, dtype)
+    _check_device(product, sizes, dtype, advice)
     return product
 
 
@@ -196,7 +197,12 @@ def _local(path: Path | None):
         raise BilinearError(*(replace(d, notes=(*d.notes, note)) for d in error.diagnostics)) from None
 
 
-def _fitting_backend(args, sizes: list[tuple[int, int, int]], dtype: str) -> str:
+def _size_advice(args) -> str:
+    """What a refusal for memory asks to choose smaller: bench has -n alone (it had been told -m and -k too)."""
+    return "a smaller -n" if args.command == "bench" else "smaller sizes (-n, -m, -k)"
+
+
+def _fitting_backend(args, sizes: list[tuple[int, int, int]], dtype: str, advice: str) -> str:
     """--backend's name, once the sizes' arrays are known to fit it: refused before anything is
     lowered or allocated (the ranks of a CPU job share the host's memory; a GPU rank has its device's)."""
     from ..runtime.compiled import make_backend
@@ -204,14 +210,14 @@ def _fitting_backend(args, sizes: list[tuple[int, int, int]], dtype: str) -> str
 
     backend = make_backend(args.backend)
     for M, K, N in sizes if backend.name == "numpy" else ():  # a GPU rank's, once its plan is known: device_refusal
-        check_fits(backend, M, K, N, dtype, ranks=world()[1])
+        check_fits(backend, M, K, N, dtype, ranks=world()[1], advice=advice)
     return backend.name
 
 
-def _check_device(product, sizes: list[tuple[int, int, int]], dtype: str) -> None:
+def _check_device(product, sizes: list[tuple[int, int, int]], dtype: str, advice: str) -> None:
     from .measure import device_refusal
 
-    if why := device_refusal(product, sizes, dtype):
+    if why := device_refusal(product, sizes, dtype, advice):
         raise SameOnEveryRank(why)
 
 

@@ -121,7 +121,8 @@ def held_bytes(product: DistributedProduct, M: int, K: int, N: int, itemsize: in
     return itemsize * elements + 2 * 8 * ERROR_BAND * N + product.workspace_bytes(M, K, N, itemsize)
 
 
-def device_refusal(product: DistributedProduct, sizes: list[tuple[int, int, int]], dtype: str) -> str | None:
+def device_refusal(product: DistributedProduct, sizes: list[tuple[int, int, int]], dtype: str,
+                   advice: str = "smaller sizes (-n, -m, -k)") -> str | None:
     """Why a run of these sizes cannot fit the ranks' devices (the same on every rank: the largest
     rank's need), or None; a GPU rank holds a fraction of the operands' work, so the one-device
     check (nine matrices) had refused 49152³ on four H200s."""
@@ -133,7 +134,7 @@ def device_refusal(product: DistributedProduct, sizes: list[tuple[int, int, int]
         needed = int(product.comm.max(held_bytes(product, M, K, N, itemsize)))
         if needed > total:
             return (f"a {M}x{K} @ {K}x{N} {dtype} run needs about {needed / 2**30:.1f} GiB on a rank's device, more "
-                    f"than its {total / 2**30:.1f} GiB; choose smaller sizes (-n, -m, -k) or more GPUs")
+                    f"than its {total / 2**30:.1f} GiB; choose {advice} or more GPUs")
     return None
 
 

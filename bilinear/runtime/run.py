@@ -111,9 +111,12 @@ def _memory_available(backend) -> int:
         return 64 << 30
 
 
-def check_fits(backend, M: int, K: int, N: int, dtype: str, ranks: int = 1) -> None:
+def check_fits(backend, M: int, K: int, N: int, dtype: str, ranks: int = 1,
+               advice: str = "smaller sizes (-n, -m, -k)") -> None:
     """Refuse a run that cannot fit the backend's memory, before anything is allocated; ``ranks``
     processes that share it (distributed ranks on one host's CPU) each hold a run's arrays.
+    ``advice`` names what to choose smaller where the sizes came from: bench has -n alone, or a
+    --configs file.
 
     Raises:
         ValueError: with the sizes and the memory they need.
@@ -124,7 +127,7 @@ def check_fits(backend, M: int, K: int, N: int, dtype: str, ranks: int = 1) -> N
         shared = f" ({ranks} ranks, each with its own copies)" if ranks > 1 else ""
         raise ValueError(
             f"a {M}x{K} @ {K}x{N} {dtype} run needs about {_gib(needed)} GiB{shared}, more than the "
-            f"{available / 2**30:.1f} GiB of {where} memory; choose smaller sizes (-n, -m, -k)"
+            f"{available / 2**30:.1f} GiB of {where} memory; choose {advice}"
         )
 
 
