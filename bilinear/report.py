@@ -12,6 +12,8 @@ from fractions import Fraction
 from .diagnostics import Diagnostic, markdown_text, render
 from .ir import Algorithm, Shape
 from .output import json_ready
+from .report_rings import (approximate_status, approximate_text, complex_status, complex_text,
+                           modular_status, modular_text)
 from .verify import AlgorithmReport, Report, ScheduleReport
 from .verify.counts import algorithm_flops
 from .verify.rings import ApproximateReport, ComplexReport, ModularReport
@@ -80,7 +82,7 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
     def bytes_of(blocks: dict[str, int]) -> int:
         return sum(count * block[like] * _ITEMSIZE[dtype] for like, count in blocks.items())
 
-    compiled = entry.compiled_counts
+    compiled = entry.compiled
     return {
         "kind": "schedule",
         "name": schedule.name,
@@ -102,8 +104,11 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
         "workspace_blocks_per_level": entry.workspace,
         "workspace_bytes_one_level": bytes_of(entry.workspace),
         "elementwise_bytes_one_level": bytes_of(counts.elementwise_blocks_moved),  # stage by stage, as written
-        "elementwise_bytes_compiled_one_level": None if compiled is None else bytes_of(compiled.elementwise_blocks_moved),
-        "compiled_as": entry.compiled_as or None,
+        "compiled": None if compiled is None else {
+            "leaf": compiled.leaf, "fuse": compiled.fuse,
+            "elementwise_bytes_one_level": bytes_of(compiled.counts.elementwise_blocks_moved),
+            "from_zero_elementwise_bytes_one_level":
+                None if compiled.from_zero is None else bytes_of(compiled.from_zero.elementwise_blocks_moved)},
         "shape_conditions": [str(condition) for condition in entry.shape_conditions],
         "restores": schedule.restores,
         "n": n,
@@ -243,10 +248,8 @@ def _schedule_text(data: dict) -> list[str]:
     lines.append(
         f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
     )
-    traffic = f"{bytes_text(data['elementwise_bytes_one_level'])} as written"
-    if data["elementwise_bytes_compiled_one_level"] is not None:
-        traffic += f", {bytes_text(data['elementwise_bytes_compiled_one_level'])} as compiled ({data['compiled_as']})"
-    lines.append(f"  element-wise traffic per level at n={data['n']}: {traffic}")
+    lines.append(f"  element-wise traffic per level at n={data['n']}: {bytes_text(data['elementwise_bytes_one_level'])} "
+                 f"as written{_compiled_traffic(data['compiled'], data['computes'])}")
     for condition in data["shape_conditions"]:
         lines.append(f"  requires {condition}")
     if data["restores"] and data["ok"]:
@@ -255,73 +258,22 @@ def _schedule_text(data: dict) -> list[str]:
     return lines
 
 
-NOT_COMPILED = "not an exact algorithm over Q, so it is never compiled"
+def _compiled_traffic(compiled: dict | None, computes: str) -> str:
+    if compiled is None:
+        return ""
+    text = (f"; compiled ({compiled['leaf']} leaves, {'fused' if compiled['fuse'] else 'unfused'} passes): "
+            f"{bytes_text(compiled['elementwise_bytes_one_level'])} for {computes.replace('*', '·')}")
+    zero = compiled["from_zero_elementwise_bytes_one_level"]
+    return text if zero is None else text + f", {bytes_text(zero)} where C starts at zero"
 
 
-def _approximate_status(data: dict) -> str:
-    x = data["parameter"]
-    if not data["holds_in_the_limit"]:
-        return f"FAILED in the limit {x} → 0"
-    if data["error_order"] is None:
-        return f"holds for every {x} (not only in the limit {x} → 0)"
-    return f"holds in the limit {x} → 0 only"
-
-
-def _approximate_text(data: dict) -> list[str]:
-    x = data["parameter"]
-    lines = [f"approximate scheme {data['name']} {data['shape']}: {_approximate_status(data)}"]
-    if data["holds_in_the_limit"] and data["error_order"] is None:
-        lines.append(f"  Brent equations: hold for every {x}; substitute a value for {x} to get an exact algorithm")
-    elif data["holds_in_the_limit"]:
-        lines.append(
-            f"  Brent equations: every C block equals its classical sum plus O({x}^{data['error_order']}): "
-            f"an approximate (border-rank) scheme, exact only in the limit, for no fixed {x}"
-        )
-    if data["cancellation"]:
-        lines.append(
-            f"  single products carry up to {x}^-{data['cancellation']}, "
-            f"so rounding errors grow like u·{x}^-{data['cancellation']} as {x} shrinks"
-        )
-    lines.append(f"  {NOT_COMPILED}")
-    return lines
-
-
-def _modular_status(data: dict) -> str:
-    p = data["modulus"]
-    if not data["holds_modulo"]:
-        return f"FAILED modulo {p}"
-    if data["wrong_over_q"]:
-        return f"holds modulo {p} only"
-    return f"verified over Q (and so modulo {p})"
-
-
-def _modular_text(data: dict) -> list[str]:
-    p = data["modulus"]
-    lines = [f"modular scheme {data['name']} {data['shape']}: {_modular_status(data)}"]
-    if data["modulus_reason"]:
-        lines.append(f"  modulus: {data['modulus_reason']}")
-    if data["holds_modulo"] and data["wrong_over_q"]:
-        lines.append(f"  Brent equations: hold modulo {p}; over Q {data['wrong_over_q']} C blocks are wrong (above)")
-    if not data["ok"]:  # an exact scheme that fails modulo p (p divides a denominator) is still exact over Q
-        lines.append(f"  {NOT_COMPILED}" if not data["exact_over_q"] else
-                     "  over Q it is an exact algorithm: without --mod it verifies and compiles")
-    return lines
-
-
-def _complex_status(data: dict) -> str:
-    return "holds over Q(i) (complex rationals)" if data["holds_over_q_i"] else "FAILED over Q(i)"
-
-
-def _complex_text(data: dict) -> list[str]:
-    lines = [f"complex scheme {data['name']} {data['shape']}: {_complex_status(data)}"]
-    if data["holds_over_q_i"]:
-        lines.append("  Brent equations: hold exactly over Q(i), real and imaginary parts checked as integer tensors")
-    lines.append(f"  not compiled: {data['why_not_compiled']}")
-    return lines
-
-
-_TEXT = {"algorithm": _algorithm_text, "schedule": _schedule_text, "approximate": _approximate_text,
-         "modular": _modular_text, "complex": _complex_text}
+_TEXT = {
+    "algorithm": _algorithm_text,
+    "schedule": _schedule_text,
+    "approximate": approximate_text,
+    "modular": modular_text,
+    "complex": complex_text,
+}
 
 
 def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
@@ -338,7 +290,7 @@ def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
 
 def _tally(entries: list[dict]) -> str:
     """How many verified, held only modulo p or in the limit (never compiled, but not wrong), or failed."""
-    only = {"modular": lambda e: _modular_status(e).replace("holds", "holding"),
+    only = {"modular": lambda e: modular_status(e).replace("holds", "holding"),
             "approximate": lambda e: "holding in the limit only", "complex": lambda e: "holding over Q(i) only"}
     held = [only[e["kind"]](e) for e in entries
             if not e["ok"] and (e.get("holds_modulo") or e.get("holds_in_the_limit") or e.get("holds_over_q_i"))]
@@ -367,18 +319,20 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         ]
         out.append("")
     if inexact:
-        status = {"approximate": _approximate_status, "modular": _modular_status, "complex": _complex_status}
+        status = {"approximate": approximate_status, "modular": modular_status, "complex": complex_status}
         out += ["| scheme | shape | kind | status |", "|---|---|---|---|"]
         out += [f"| {e['name']} | {e['shape']} | {e['kind']} | {status[e['kind']](e)} |" for e in inexact]
         out.append("")
     if schedules:
         out += [
-            f"| schedule | for | computes | status | stages | workspace per level at n={n} {dtype} |",
-            "|---|---|---|---|---|---|",
+            f"| schedule | for | computes | status | stages | workspace per level at n={n} {dtype} | "
+            f"element-wise traffic per level at n={n} {dtype} |",
+            "|---|---|---|---|---|---|---|",
         ]
         out += [
             f"| {s['name']} | {s['algorithm']} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
-            f"{bytes_text(s['workspace_bytes_one_level'])} |"
+            f"{bytes_text(s['workspace_bytes_one_level'])} | {bytes_text(s['elementwise_bytes_one_level'])} as written"
+            f"{_compiled_traffic(s['compiled'], s['computes'])} |"
             for s in schedules
         ]
         out.append("")

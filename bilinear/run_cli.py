@@ -233,7 +233,8 @@ def _compile(args) -> int:
     # and those of the files they `use`, whose definitions the library is built from too
     headed = dict.fromkeys([*(path.resolve() for path in inputs), *map(Path, program.uses)])
     provenance = tuple(line for path in headed for line in source_header(path))
-    report = with_compiled_counts(report, _options(args))  # its traffic as this compile runs it, beside as written
+    if not per_level and args.levels != 0:  # its traffic as this compile runs it (a hybrid's levels run otherwise)
+        report = with_compiled_counts(report, _options(args))
     with removed_on_failure(out, artifact_names(name)):
         written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,
                                   provenance=provenance, name=name)

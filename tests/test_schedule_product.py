@@ -46,27 +46,38 @@ def test_msmes2_moves_fewer_blocks_than_msmes_at_two_levels():
 
 def test_verify_reports_the_traffic_the_compiled_passes_move_beside_the_written_one(capsys):
     """As written, msmes2 moves what msmes at two levels does (506 quarter blocks at n = 8192); the
-    lowering's passes (single-target C, fused element-wise runs) move 481.  Verify shows both."""
+    lowering's passes (single-target C, fused element-wise runs) move 481, and 449 where C starts at
+    zero (the plan a beta = 0 call runs).  Verify shows all three."""
     quarter = (8192 // 4) ** 2 * 8
     entry = next(e for e in report_data(bilinear.verify(MSMES2))["entries"] if e["kind"] == "schedule")
     assert entry["elementwise_bytes_one_level"] == 506 * quarter
-    assert entry["elementwise_bytes_compiled_one_level"] == (136 + 136 + 209) * quarter
+    assert entry["compiled"] == {"leaf": "cublas", "fuse": True, "elementwise_bytes_one_level": (136 + 136 + 209) * quarter,
+                                 "from_zero_elementwise_bytes_one_level": (136 + 136 + 177) * quarter}
     assert main(["verify", str(MSMES2)]) == 0
-    assert ("  element-wise traffic per level at n=8192: 15.81 GiB as written, 15.03 GiB as compiled "
-            "(library GEMM leaves, fused passes)\n") in capsys.readouterr().out
+    assert ("  element-wise traffic per level at n=8192: 15.81 GiB as written; compiled (cublas leaves, fused passes): "
+            "15.03 GiB for C += A·B, 14.03 GiB where C starts at zero\n") in capsys.readouterr().out
+    assert main(["verify", str(MSMES2), "--format", "md"]) == 0
+    assert ("| 0 bytes | 15.81 GiB as written; compiled (cublas leaves, fused passes): 15.03 GiB for C += A·B, "
+            "14.03 GiB where C starts at zero |\n") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("options, compiled", [
-    ([], "7.75 GiB as compiled (library GEMM leaves, fused passes)"),
-    (["--no-fuse"], "8.62 GiB as compiled (library GEMM leaves, passes not fused)"),
-    (["--leaf", "fused"], "5.00 GiB as compiled (product kernels that form the sums, fused passes)"),
+    ([], "; compiled (cublas leaves, fused passes): 7.75 GiB for C += A·B, 6.88 GiB where C starts at zero"),
+    (["--no-fuse"], "; compiled (cublas leaves, unfused passes): 8.62 GiB for C += A·B, 7.75 GiB where C starts at zero"),
+    (["--leaf", "fused"], "; compiled (fused leaves, fused passes): 5.00 GiB for C += A·B"),
+    (["--levels", "0"], ""),  # no kernels: nothing compiled to count
 ])
 def test_compile_reports_the_traffic_of_the_passes_it_ran(tmp_path, capsys, options, compiled):
     """msmes's C basis change (one target per library GEMM) costs C passes; fused leaves need none."""
     assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "-o", str(tmp_path / "out"), *options]) == 0
-    line = f"  element-wise traffic per level at n=8192: 5.75 GiB as written, {compiled}\n"
+    line = f"  element-wise traffic per level at n=8192: 5.75 GiB as written{compiled}\n"
     assert line in capsys.readouterr().out
     assert line in (tmp_path / "out" / "report.txt").read_text()
+
+
+def test_an_overwriting_schedules_compiled_traffic_is_for_c_equals_a_times_b(capsys):
+    assert main(["verify", str(ROOT / "algorithms" / "rsmm.bl")]) == 0
+    assert "; compiled (cublas leaves, fused passes): 4.12 GiB for C = A·B\n" in capsys.readouterr().out
 
 
 def test_the_shipped_msmes2_is_what_the_product_command_writes(tmp_path, capsys):

@@ -12,7 +12,7 @@ from typing import Union
 from ..diagnostics import Diagnostic, limited
 from ..ir import Algorithm, Form, Program, Schedule
 from .algorithm import verify_algorithm
-from .counts import AlgorithmCounts, ScheduleCounts, count_algorithm, count_schedule
+from .counts import AlgorithmCounts, CompiledCounts, ScheduleCounts, count_algorithm, count_schedule
 from .expand import Expansion
 from .lazy import verify_schedule
 from .schedule import ProductUse, ScheduleCheck, ShapeCondition, workspace_blocks
@@ -43,10 +43,7 @@ class ScheduleReport:
     product_uses: tuple[ProductUse, ...]
     shape_conditions: tuple[ShapeCondition, ...]  # the block shapes it needs (the report's "requires")
     algorithm_ok: bool = True
-    # The counts of the schedule as the default lowering runs it (its passes live above this
-    # layer, which fills this in: bilinear.lower.levels.with_compiled_counts); None where unknown.
-    compiled_counts: ScheduleCounts | None = None
-    compiled_as: str = ""  # how it was compiled for those counts, as the report says it
+    compiled: CompiledCounts | None = None  # its counts as compiled, where a caller above this layer asked
 
     @property
     def ok(self) -> bool:

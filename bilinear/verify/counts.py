@@ -95,6 +95,17 @@ class ScheduleCounts:
     temporaries: int
 
 
+@dataclass(frozen=True)
+class CompiledCounts:
+    """What a schedule's element-wise passes move as ``compile`` runs it with ``leaf`` and ``fuse``
+    (the passes live above this layer, which fills this in: bilinear.lower.levels.compiled_counts)."""
+
+    leaf: str
+    fuse: bool
+    counts: ScheduleCounts  # the plan as the schedule computes (C += A·B, or C = A·B where it overwrites C)
+    from_zero: ScheduleCounts | None  # the plan run where C starts at zero (beta = 0), where there is one
+
+
 def count_schedule(schedule: Schedule) -> ScheduleCounts:
     elementwise = [s for s in schedule.stages if not s.is_product_stage()]
     moved: dict[str, int] = {}
