@@ -75,6 +75,13 @@ def test_compile_reports_the_traffic_of_the_passes_it_ran(tmp_path, capsys, opti
     assert line in (tmp_path / "out" / "report.txt").read_text()
 
 
+def test_a_hybrids_report_counts_no_compiled_traffic(tmp_path, capsys):
+    """Its levels run other schedules than each file's on its own (rsmm under msmes runs the default)."""
+    assert main(["compile", "strassen", "--levels-schemes", "msmes,rsmm", "-o", str(tmp_path / "h")]) == 0
+    out = capsys.readouterr().out
+    assert "  element-wise traffic per level at n=8192: 5.75 GiB as written\n" in out and "; compiled" not in out
+
+
 def test_an_overwriting_schedules_compiled_traffic_is_for_c_equals_a_times_b(capsys):
     assert main(["verify", str(ROOT / "algorithms" / "rsmm.bl")]) == 0
     assert "; compiled (cublas leaves, fused passes): 4.12 GiB for C = A·B\n" in capsys.readouterr().out
