@@ -159,7 +159,7 @@ def verification(program: Program) -> Report:
 
 def verified(program: Program) -> Verified:
     """Verify ``program``; raises BilinearError with the diagnostics when it does not verify."""
-    return Verified(program, verify_program(program))  # its counts as compiled are the report's, not needed here
+    return Verified(program, verify_program(program))  # counts as compiled are for reports: lowering needs none
 
 
 def lower(program: Verified | Program, options: Options, per_level: tuple[str, ...] | None = None,
