@@ -63,6 +63,30 @@ def test_compile_into_a_link_to_nothing_says_so(tmp_path, capsys, force, below):
     assert link.is_symlink() and not os.path.lexists(missing)
 
 
+def test_compile_into_a_chain_of_links_names_the_missing_end(tmp_path, capsys):
+    """It said "l2 is a symbolic link to l1, which does not exist ... create l1", and l1 is there, a link."""
+    l1, l2, missing = tmp_path / "l1", tmp_path / "l2", tmp_path / "nowhere"
+    l1.symlink_to(missing)
+    l2.symlink_to(l1)
+    assert _run(capsys, "compile", STRASSEN, "-o", str(l2))[1:] == (
+        "", f"error: cannot create the output folder {l2}: {l2} is a symbolic link to {l1}, a link to {missing}, "
+            "which does not exist\n  note: compile makes no folder through a link (--force neither): "
+            f"create {missing}, or choose another -o\n")
+
+
+@pytest.mark.parametrize("names", [("loop",), ("a", "b")], ids=["itself", "two"])
+def test_compile_into_a_loop_of_links_calls_it_a_loop(tmp_path, capsys, names):
+    """``ln -s loop loop`` said "loop is a symbolic link to loop, which does not exist ... create loop"."""
+    links = [tmp_path / name for name in names]
+    for link, target in zip(links, links[1:] + links[:1]):
+        link.symlink_to(target)
+    hops = ", a link to ".join(str(link) for link in links[1:] + links[:1])
+    assert _run(capsys, "compile", STRASSEN, "-o", str(links[0]))[1:] == (
+        "", f"error: cannot create the output folder {links[0]}: {links[0]} is a symbolic link to {hops}: a loop of "
+            "links, which leads to no folder\n  note: compile makes no folder through a link (--force neither): "
+            "choose another -o\n")
+
+
 @pytest.mark.parametrize("argv", [("import", STRASSEN), ("transform", STRASSEN, "--to", "nkm")], ids=lambda argv: argv[0])
 def test_a_bl_output_that_is_a_link_to_nothing_is_replaced_only_with_force(tmp_path, capsys, argv):
     link, missing = tmp_path / "link.bl", tmp_path / "nowhere.bl"
