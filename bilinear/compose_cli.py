@@ -141,14 +141,14 @@ def product(args) -> int:
     second = _verified(_algorithm(loaded, None), args.second)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
-    for source, derived in ((program, first), (loaded, second)) if args.algorithm is None else ():
-        note_schedule_not_carried(source, derived, "product multiplies", PRODUCT_SCHEDULE)
+    for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:
+        note_schedule_not_carried(source, derived, "product multiplies", PRODUCT_SCHEDULE)  # --algorithm: FILE's only
     result = kronecker(first, second, name=args.name)
     if result.rank >= LARGE_PRODUCT:  # ⟨54,54,54;97336⟩ had run for 20 minutes without a word
         print(f"note: {result.name} has {result.rank} products; verifying it before it is written takes minutes from "
               "about 10,000 products", file=sys.stderr)
-    _note_sums_multiplied_out(first, *(() if second is first else (second,)))
     same = args.second.resolve() == args.file.resolve()  # strassen ⊗ strassen: its header once
+    _note_sums_multiplied_out(first, *(() if same and second.name == first.name else (second,)))  # and its note
     header = (*_copied_header(args.file, program, first), *(() if same else _copied_header(args.second, loaded, second)),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
     return _write(result, header, args.output, args.style)

@@ -88,6 +88,9 @@ def test_transform_and_product_say_when_named_sums_are_multiplied_out(tmp_path, 
     assert capsys.readouterr().err == note and not bilinear.load(tmp_path / "t.bl").main.sums
     assert main(["product", "strassen", str(shared), "-o", str(tmp_path / "p.bl")]) == 0
     assert capsys.readouterr().err == note
+    for second in (str(shared), "winograd"):  # one definition twice: the note once (it was printed twice)
+        assert main(["product", str(shared), second, "-o", str(tmp_path / "ww.bl"), "--force"]) == 0
+        assert capsys.readouterr().err == note
     assert main(["transform", "strassen", "--to", "nkm", "-o", str(tmp_path / "plain.bl")]) == 0
     assert "note" not in capsys.readouterr().err
 
@@ -114,6 +117,11 @@ def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, caps
             "derives algorithms only: a schedule's statements name blocks of A, B and C, which a permutation moves); "
             "compile and run derive one for the result\n") in capsys.readouterr().err
     assert main(["product", "strassen", "msmes", "-o", str(tmp_path / "p.bl")]) == 0
+    assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
+            "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
+            ) in capsys.readouterr().err
+    # --algorithm chooses FILE's definition only: SECOND's schedule is still not written, and it said nothing
+    assert main(["product", "strassen", "msmes", "--algorithm", "strassen", "-o", str(tmp_path / "a.bl")]) == 0
     assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
             "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
             ) in capsys.readouterr().err
