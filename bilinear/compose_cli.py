@@ -9,15 +9,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input, note_unused_definitions,
-                       scheme_path, side_counts, tries)
+from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input, note_schedule_not_carried,
+                       note_unused_definitions, scheme_path, side_counts, tries)
 from .cli_outputs import add_bl_output_options, check_bl_output, output_path
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
 from .import_cli import import_scheme, sums_multiplied_out
-from .schedule_product_cli import both_schedules, note_schedule_not_carried, write_schedule_product
+from .schedule_product_cli import both_schedules, write_schedule_product
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
