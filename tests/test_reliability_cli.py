@@ -669,8 +669,8 @@ def test_negative_scalars_in_scientific_notation_are_values_not_options(capsys, 
      "moduli=None)\n"),
     ("compile", ("-o", "lib"), "1 moduli are too few for 1 level over leaves of any inner dimension: their error bound, "
      "0.25 of the scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every call "
-     "that runs them would return 5000; give 2 or more (--moduli 2, moduli=2), fewer levels, or none to have them "
-     "chosen from k (leave --moduli out, moduli=None)\n"),
+     "that runs them would return 5000; give 2 or more (--moduli 2, moduli=2), fewer levels (a lower --levels, "
+     "levels=), or none to have them chosen from k (leave --moduli out, moduli=None)\n"),
 ])
 def test_too_few_moduli_refused_say_how_to_leave_them_out_on_the_command_line(capsys, tmp_path, command, options, refusal):
     """The refusal said "or none to have them chosen from k", the Python API's moduli=None, to a command line
