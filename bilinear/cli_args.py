@@ -309,8 +309,8 @@ def note_schedule_not_carried(program, source, does: str, why: str = "") -> None
     from .ir import Schedule
 
     if isinstance(program.main, Schedule) and program.main.algorithm == source.name:
-        print(f"note: {program.main.name} is a schedule; {does} its algorithm {source.name} and writes no schedule{why}",
-              file=sys.stderr)
+        print(f"note: {program.main.name} is a schedule; {does} its algorithm {source.name} and writes no "
+              f"schedule{why}", file=sys.stderr)
 
 
 SCALAR_OPTIONS = ("--alpha", "--beta")

@@ -9,8 +9,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input, note_schedule_not_carried,
-                       note_unused_definitions, scheme_path, side_counts, tries)
+from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input,
+                       note_schedule_not_carried, note_unused_definitions, scheme_path, side_counts, tries)
 from .cli_outputs import add_bl_output_options, check_bl_output, output_path
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header

@@ -125,8 +125,9 @@ def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, caps
     assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
             "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
             ) in capsys.readouterr().err
-    for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"], ["transform", "strassen", "--to", "nkm"],
-                    ["product", "msmes", "msmes"]):  # asked for the algorithm, no schedule, or both schedules written
+    # asked for the algorithm, no schedule, or both schedules written
+    for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"],
+                    ["transform", "strassen", "--to", "nkm"], ["product", "msmes", "msmes"]):
         assert main([*command, "-o", str(tmp_path / "again.bl"), "--force"]) == 0
         assert "writes no schedule" not in capsys.readouterr().err
 

@@ -752,8 +752,9 @@ def test_moduli_that_keep_one_bit_of_each_side_are_refused(k):
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((31, k)), rng.standard_normal((k, 31))
     product = bilinear.compile("strassen", levels=0, leaf="ozaki", moduli=1, backend="numpy")
-    message = (rf"^1 moduli are too few for an inner dimension of {k} \(1 keep no correct bit past 15\): give 2 or more "
-               r"\(--moduli 2, moduli=2\), or none to have them chosen from k \(leave --moduli out, moduli=None\)$")
+    message = (rf"^1 moduli are too few for an inner dimension of {k} \(1 keep no correct bit past 15\): give 2 or "
+               r"more \(--moduli 2, moduli=2\), or none to have them chosen from k \(leave --moduli out, "
+               r"moduli=None\)$")
     with pytest.raises(ValueError, match=message):
         product(A, B)
     with pytest.raises(ValueError, match=rf"^1 moduli are too few for an inner dimension of {k}$"):
