@@ -140,7 +140,7 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
             )
     flops = 2.0 * M * K * N
     options = product.lowered.options
-    bound = error_bound(options.dtype, K, growth_run(product, M, K, N), 1)  # the growth of every level that ran
+    bound = error_bound(options.dtype, K, growth_run(product, M, K, N))  # the growth of every level that ran
     return BenchResult(
         name=name or product.lowered.name, source=source, levels=levels_run(product, M, K, N),
         levels_requested=options.levels if requested is None else requested, leaf=options.leaf, dtype=options.dtype, backend=product.backend.name,

@@ -1,4 +1,5 @@
-"""Command-line argument types and checks: a bad value is refused before any work starts."""
+"""Command-line argument types and checks: a bad value is refused before any work starts; and the
+notes that several commands print on what they leave out of their input."""
 
 from __future__ import annotations
 
@@ -300,6 +301,16 @@ def note_unused_definitions(command: str, path, program, choosable: bool = True)
         another = "--algorithm NAME" if chosen else "put it last, or in a file of its own"
         print(f"bilinear {command}: note: {path} also defines {', '.join(unused)}; {command} uses its last "
               f"definition, {program.main.name} (another: {another})", file=sys.stderr)
+
+
+def note_schedule_not_carried(program, source, does: str, why: str = "") -> None:
+    """Say that ``program``'s main schedule is not written where a command ``does`` something to its
+    algorithm ``source`` alone (transform msmes dropped the in-place schedule without a word)."""
+    from .ir import Schedule
+
+    if isinstance(program.main, Schedule) and program.main.algorithm == source.name:
+        print(f"note: {program.main.name} is a schedule; {does} its algorithm {source.name} and writes no "
+              f"schedule{why}", file=sys.stderr)
 
 
 SCALAR_OPTIONS = ("--alpha", "--beta")

@@ -9,15 +9,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input, note_unused_definitions,
-                       scheme_path, side_counts, tries)
+from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input,
+                       note_schedule_not_carried, note_unused_definitions, scheme_path, side_counts, tries)
 from .cli_outputs import add_bl_output_options, check_bl_output, output_path
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
 from .import_cli import import_scheme, sums_multiplied_out
-from .schedule_product_cli import both_schedules, note_schedule_not_carried, write_schedule_product
+from .schedule_product_cli import both_schedules, write_schedule_product
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
@@ -141,14 +141,14 @@ def product(args) -> int:
     second = _verified(_algorithm(loaded, None), args.second)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
-    for source, derived in ((program, first), (loaded, second)) if args.algorithm is None else ():
-        note_schedule_not_carried(source, derived, "product multiplies", PRODUCT_SCHEDULE)
+    for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:
+        note_schedule_not_carried(source, derived, "product multiplies", PRODUCT_SCHEDULE)  # --algorithm: FILE's only
     result = kronecker(first, second, name=args.name)
     if result.rank >= LARGE_PRODUCT:  # ⟨54,54,54;97336⟩ had run for 20 minutes without a word
         print(f"note: {result.name} has {result.rank} products; verifying it before it is written takes minutes from "
               "about 10,000 products", file=sys.stderr)
-    _note_sums_multiplied_out(first, *(() if second is first else (second,)))
     same = args.second.resolve() == args.file.resolve()  # strassen ⊗ strassen: its header once
+    _note_sums_multiplied_out(first, *(() if same and second.name == first.name else (second,)))  # and its note
     header = (*_copied_header(args.file, program, first), *(() if same else _copied_header(args.second, loaded, second)),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
     return _write(result, header, args.output, args.style)

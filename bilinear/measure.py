@@ -164,7 +164,7 @@ def exact_product(A: Any, B: Any) -> Any:
     return out
 
 
-def error_bound(dtype: str, K: int, growth_ratio: float, levels: int) -> float:
+def error_bound(dtype: str, K: int, growth_ratio: float, levels: int = 1) -> float:
     """The bound ``bilinear run`` checks: 8·u·√K·ρ^L.
 
     u is the unit roundoff, K the inner dimension, ρ the algorithm's growth
@@ -172,8 +172,9 @@ def error_bound(dtype: str, K: int, growth_ratio: float, levels: int) -> float:
     and L the levels.  For the classical product the normwise error of
     random normal data is well under u·√K; each level of a fast algorithm
     can amplify it by at most about ρ.  Levels of different schemes (a
-    hybrid) amplify it by the product of their ρ: ``growth_ratio`` is then
-    that product and ``levels`` 1, as ``bilinear run`` passes them.
+    hybrid) amplify it by the product of their ρ: ``bilinear run`` and
+    ``bench`` pass that product as ``growth_ratio``, with ``levels`` left at 1
+    (the tests and benchmarks pass one scheme's ρ and its L).
     """
     return 8 * UNIT_ROUNDOFF[dtype] * math.sqrt(max(K, 1)) * growth_ratio**levels
 
@@ -204,7 +205,7 @@ def bound_verdict(error: float, bound: float, trivial: float, growth: float) -> 
 
 def growth_in(bound: float, dtype: str, K: int) -> float:
     """The ρ^L (ρ_1·…·ρ_L) of a bound :func:`error_bound` gave at ``dtype`` and ``K``."""
-    return bound / error_bound(dtype, K, 1.0, 0)
+    return bound / error_bound(dtype, K, 1.0)
 
 
 @dataclass(frozen=True)

@@ -120,11 +120,39 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
 def _refuse_dangling_link(path: Path, folder: Path) -> None:
     """Refuse ``folder`` where ``path`` (it or a folder above it, not there) is a link to nothing: mkdir
     said "File exists", and making the folder it points to would write through it."""
-    if os.path.islink(path):
-        missing = path.parent / os.readlink(path)  # a relative target is relative to the link's folder
-        raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link to {missing}, which does "
-                      "not exist", f"compile makes no folder through a link (--force neither): create {missing}, or "
+    if not os.path.islink(path):
+        return
+    targets, loops = _link_chain(path)
+    hops = ", a link to ".join(str(target) for target in targets)
+    if loops:
+        raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link to {hops}: a loop of "
+                      "links, which leads to no folder", "compile makes no folder through a link (--force neither): "
                       "choose another -o")
+    raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link to {hops}, which does not "
+                  f"exist", f"compile makes no folder through a link (--force neither): create {targets[-1]}, or "
+                  "choose another -o")
+
+
+_MOST_LINKS = 40  # Linux's limit on the links one path may follow (ELOOP beyond)
+
+
+def _link_chain(link: Path) -> tuple[list[Path], bool]:
+    """The paths the symbolic link ``link`` leads to, in turn, up to the first that is no link; and
+    whether they loop instead (back to a link already followed, or past Linux's limit of 40)."""
+    seen = {_link_key(link)}
+    targets = []
+    while os.path.islink(link) and len(targets) < _MOST_LINKS:
+        link = link.parent / os.readlink(link)  # a relative target is relative to the link's folder
+        targets.append(link)
+        if _link_key(link) in seen:
+            return targets, True
+        seen.add(_link_key(link))
+    return targets, os.path.islink(link)
+
+
+def _link_key(path: Path) -> str:
+    """``path`` with its folder resolved, so that two spellings of one link compare equal."""
+    return os.path.join(os.path.realpath(path.parent), path.name)
 
 
 def _longest_name(folder: Path) -> int:

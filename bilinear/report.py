@@ -248,7 +248,8 @@ def _schedule_text(data: dict) -> list[str]:
     lines.append(
         f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
     )
-    lines.append(f"  element-wise traffic per level at n={data['n']}: {bytes_text(data['elementwise_bytes_one_level'])} "
+    lines.append(f"  element-wise traffic per level at n={data['n']}: "
+                 f"{bytes_text(data['elementwise_bytes_one_level'])} "
                  f"as written{_compiled_traffic(data['compiled'], data['computes'])}")
     for condition in data["shape_conditions"]:
         lines.append(f"  requires {condition}")

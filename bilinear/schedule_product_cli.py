@@ -18,16 +18,6 @@ def both_schedules(program, loaded) -> bool:
     return isinstance(program.main, Schedule) and isinstance(loaded.main, Schedule)
 
 
-def note_schedule_not_carried(program, source, does: str, why: str = "") -> None:
-    """Say that ``program``'s main schedule is not written where a command ``does`` something to its
-    algorithm ``source`` alone (transform msmes dropped the in-place schedule without a word)."""
-    from .ir import Schedule
-
-    if isinstance(program.main, Schedule) and program.main.algorithm == source.name:
-        print(f"note: {program.main.name} is a schedule; {does} its algorithm {source.name} and writes no schedule{why}",
-              file=sys.stderr)
-
-
 def write_schedule_product(args, program, loaded, first, second) -> int:
     """FILE's main schedule on the outer blocks and SECOND's inside, with the product algorithm, as one .bl."""
     from .compose import kronecker

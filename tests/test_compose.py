@@ -88,6 +88,9 @@ def test_transform_and_product_say_when_named_sums_are_multiplied_out(tmp_path, 
     assert capsys.readouterr().err == note and not bilinear.load(tmp_path / "t.bl").main.sums
     assert main(["product", "strassen", str(shared), "-o", str(tmp_path / "p.bl")]) == 0
     assert capsys.readouterr().err == note
+    for second in (str(shared), "winograd"):  # one definition twice: the note once (it was printed twice)
+        assert main(["product", str(shared), second, "-o", str(tmp_path / "ww.bl"), "--force"]) == 0
+        assert capsys.readouterr().err == note
     assert main(["transform", "strassen", "--to", "nkm", "-o", str(tmp_path / "plain.bl")]) == 0
     assert "note" not in capsys.readouterr().err
 
@@ -117,8 +120,14 @@ def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, caps
     assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
             "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
             ) in capsys.readouterr().err
-    for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"], ["transform", "strassen", "--to", "nkm"],
-                    ["product", "msmes", "msmes"]):  # asked for the algorithm, no schedule, or both schedules written
+    # --algorithm chooses FILE's definition only: SECOND's schedule is still not written, and it said nothing
+    assert main(["product", "strassen", "msmes", "--algorithm", "strassen", "-o", str(tmp_path / "a.bl")]) == 0
+    assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
+            "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
+            ) in capsys.readouterr().err
+    # asked for the algorithm, no schedule, or both schedules written
+    for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"],
+                    ["transform", "strassen", "--to", "nkm"], ["product", "msmes", "msmes"]):
         assert main([*command, "-o", str(tmp_path / "again.bl"), "--force"]) == 0
         assert "writes no schedule" not in capsys.readouterr().err
 

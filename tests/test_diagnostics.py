@@ -368,6 +368,14 @@ def test_errors_on_one_line_are_in_column_order_and_the_lines_keep_their_order()
     ]
 
 
+@pytest.mark.parametrize("rank, products", [(0, "1 product"), (1, "2 products")])
+def test_a_declared_rank_that_is_not_the_count_of_products_says_how_many_agree(rank, products):
+    """It said "declares rank 0 but defines 1 products"."""
+    defined = "".join(f"  M{i} = A11 * B11\n" for i in range(1, rank + 2))
+    text = f"algorithm x <1,1,1;{rank}>:\n{defined}  C11 = M1\n"
+    assert _located(text)[-1] == (1, 1, f"algorithm x declares rank {rank} but defines {products}")
+
+
 def test_errors_of_two_definitions_on_one_line_are_in_column_order():
     """Schedules are checked after algorithms, so the schedule's error at 1:1 came after the algorithm's."""
     text = "schedule s for x: stage p: A11 * B11 -> +C11; algorithm x <1,1,1>: M1 = A11 * B11; C11 = M1 + Q\n"

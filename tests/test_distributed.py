@@ -635,7 +635,8 @@ def test_compile_and_the_command_line_refuse_leaves_at_no_local_levels_by_one_ru
     assert local_levels_refusal(1, "fused", True) is None and local_levels_refusal(0, "cublas", False) is None
     assert local_levels_refusal(0, "ozaki", True) == ("leaf='ozaki' and local= apply only with levels of 1 or more; "
                                                       f"at levels=0 {LEVEL_ZERO_GEMM.removeprefix('at --levels 0 ')}")
-    assert local_levels_refusal(0, "ozaki", True, cli=True) == f"--leaf ozaki, --local apply only with --levels 1 or more; {LEVEL_ZERO_GEMM}"
+    assert local_levels_refusal(0, "ozaki", True, cli=True) == (
+        f"--leaf ozaki, --local apply only with --levels 1 or more; {LEVEL_ZERO_GEMM}")
 
 
 @pytest.mark.parametrize("options, named", [(("--plot", "p.png"), "--plot"), (("--breakdown",), "--breakdown")])

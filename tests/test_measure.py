@@ -153,7 +153,8 @@ def test_a_hybrids_bound_grows_by_each_levels_own_factor(capsys):
     growth = sum(_two_norm(p.u) * _two_norm(p.v) * _two_norm(p.w) for p in steps.products) / (6 * 6 * 6)
     assert result.growth == pytest.approx(growth, rel=1e-12)
     assert result.bound == pytest.approx(8 * U64 * 6 * result.growth, rel=1e-12)
-    assert main(["run", "msmes", "--levels-schemes", "msmes,grey333", "-n", "36", "--backend", "numpy", "--repeat", "1"]) == 0
+    assert main(["run", "msmes", "--levels-schemes", "msmes,grey333", "-n", "36", "--backend", "numpy",
+                 "--repeat", "1"]) == 0
     assert "bound 2.488e-14)" in capsys.readouterr().out
 
 

@@ -752,8 +752,9 @@ def test_moduli_that_keep_one_bit_of_each_side_are_refused(k):
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((31, k)), rng.standard_normal((k, 31))
     product = bilinear.compile("strassen", levels=0, leaf="ozaki", moduli=1, backend="numpy")
-    message = (rf"^1 moduli are too few for an inner dimension of {k} \(1 keep no correct bit past 15\): give 2 or more "
-               r"\(--moduli 2, moduli=2\), or none to have them chosen from k \(leave --moduli out, moduli=None\)$")
+    message = (rf"^1 moduli are too few for an inner dimension of {k} \(1 keep no correct bit past 15\): give 2 or "
+               r"more \(--moduli 2, moduli=2\), or none to have them chosen from k \(leave --moduli out, "
+               r"moduli=None\)$")
     with pytest.raises(ValueError, match=message):
         product(A, B)
     with pytest.raises(ValueError, match=rf"^1 moduli are too few for an inner dimension of {k}$"):
@@ -782,7 +783,8 @@ def test_levels_that_grow_the_leaves_error_past_c_are_refused():
     product = bilinear.compile("strassen", levels=2, leaf="ozaki", moduli=1, backend="numpy")
     message = (r"^1 moduli are too few for 2 levels over leaves of inner dimension 8: their error bound, 0\.75 of the "
                r"scale, can grow 36 times through the levels, past the largest C can be; give 3 or more \(--moduli 3, "
-               r"moduli=3\), fewer levels, or none to have them chosen from k \(leave --moduli out, moduli=None\)$")
+               r"moduli=3\), fewer levels \(a lower --levels, levels=\), or none to have them chosen from k \(leave "
+               r"--moduli out, moduli=None\)$")
     with pytest.raises(ValueError, match=message):
         product(A, B, out=C, beta=1.0)
     assert (C == 7).all()
@@ -796,8 +798,8 @@ def test_too_few_moduli_with_norm_scaling_name_how_many_would_do():
     A, B = rng.standard_normal((4, 300)), rng.standard_normal((300, 3))
     product = bilinear.compile("strassen", levels=0, leaf="ozaki", moduli=1, scaling="norm", backend="numpy")
     message = (r"^1 moduli are too few for an inner dimension of 300 with norm scaling \(1 keep no correct bit past 16\): "
-               r"give 2 or more \(--moduli 2, moduli=2\), use max scaling, or none to have them chosen from k "
-               r"\(leave --moduli out, moduli=None\)$")
+               r"give 2 or more \(--moduli 2, moduli=2\), use max scaling \(--scaling max, scaling=\"max\"\), or none "
+               r"to have them chosen from k \(leave --moduli out, moduli=None\)$")
     with pytest.raises(ValueError, match=message):
         product(A, B)
 

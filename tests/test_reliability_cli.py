@@ -63,7 +63,32 @@ def test_compile_into_a_link_to_nothing_says_so(tmp_path, capsys, force, below):
     assert link.is_symlink() and not os.path.lexists(missing)
 
 
-@pytest.mark.parametrize("argv", [("import", STRASSEN), ("transform", STRASSEN, "--to", "nkm")], ids=lambda argv: argv[0])
+def test_compile_into_a_chain_of_links_names_the_missing_end(tmp_path, capsys):
+    """It said "l2 is a symbolic link to l1, which does not exist ... create l1", and l1 is there, a link."""
+    l1, l2, missing = tmp_path / "l1", tmp_path / "l2", tmp_path / "nowhere"
+    l1.symlink_to(missing)
+    l2.symlink_to(l1)
+    assert _run(capsys, "compile", STRASSEN, "-o", str(l2))[1:] == (
+        "", f"error: cannot create the output folder {l2}: {l2} is a symbolic link to {l1}, a link to {missing}, "
+            "which does not exist\n  note: compile makes no folder through a link (--force neither): "
+            f"create {missing}, or choose another -o\n")
+
+
+@pytest.mark.parametrize("names", [("loop",), ("a", "b")], ids=["itself", "two"])
+def test_compile_into_a_loop_of_links_calls_it_a_loop(tmp_path, capsys, names):
+    """``ln -s loop loop`` said "loop is a symbolic link to loop, which does not exist ... create loop"."""
+    links = [tmp_path / name for name in names]
+    for link, target in zip(links, links[1:] + links[:1]):
+        link.symlink_to(target)
+    hops = ", a link to ".join(str(link) for link in links[1:] + links[:1])
+    assert _run(capsys, "compile", STRASSEN, "-o", str(links[0]))[1:] == (
+        "", f"error: cannot create the output folder {links[0]}: {links[0]} is a symbolic link to {hops}: a loop of "
+            "links, which leads to no folder\n  note: compile makes no folder through a link (--force neither): "
+            "choose another -o\n")
+
+
+@pytest.mark.parametrize("argv", [("import", STRASSEN), ("transform", STRASSEN, "--to", "nkm")],
+                         ids=lambda argv: argv[0])
 def test_a_bl_output_that_is_a_link_to_nothing_is_replaced_only_with_force(tmp_path, capsys, argv):
     link, missing = tmp_path / "link.bl", tmp_path / "nowhere.bl"
     link.symlink_to(missing)
@@ -643,12 +668,13 @@ def test_negative_scalars_in_scientific_notation_are_values_not_options(capsys, 
     ("run", ("-n", "64", "--backend", "numpy"), "1 moduli are too few for an inner dimension of 32 (1 keep no correct "
      "bit past 15): give 2 or more (--moduli 2, moduli=2), or none to have them chosen from k (leave --moduli out, "
      "moduli=None)\n"),
-    ("compile", ("-o", "lib"), "1 moduli are too few for 1 level over leaves of any inner dimension: their error bound, "
-     "0.25 of the scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every call "
-     "that runs them would return 5000; give 2 or more (--moduli 2, moduli=2), fewer levels, or none to have them "
-     "chosen from k (leave --moduli out, moduli=None)\n"),
+    ("compile", ("-o", "lib"), "1 moduli are too few for 1 level over leaves of any inner dimension: their error "
+     "bound, 0.25 of the scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every "
+     "call that runs them would return 5000; give 2 or more (--moduli 2, moduli=2), fewer levels (a lower --levels, "
+     "levels=), or none to have them chosen from k (leave --moduli out, moduli=None)\n"),
 ])
-def test_too_few_moduli_refused_say_how_to_leave_them_out_on_the_command_line(capsys, tmp_path, command, options, refusal):
+def test_too_few_moduli_refused_say_how_to_leave_them_out_on_the_command_line(capsys, tmp_path, command, options,
+                                                                              refusal):
     """The refusal said "or none to have them chosen from k", the Python API's moduli=None, to a command line
     where --moduli has no such value: it names the flag beside the API's argument, as other refusals do."""
     options = tuple(str(tmp_path / word) if word == "lib" else word for word in options)
@@ -1294,9 +1320,11 @@ def test_the_manifest_names_the_files_its_sources_use(capsys, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     (tmp_path / "schemes").mkdir()
     msmes = (ROOT / "algorithms" / "msmes.bl").read_text()
-    (tmp_path / "schemes" / "mine.bl").write_text(msmes.replace('use "strassen.bl"', 'use "relay.bl"'), encoding="utf-8")
+    mine = msmes.replace('use "strassen.bl"', 'use "relay.bl"')
+    (tmp_path / "schemes" / "mine.bl").write_text(mine, encoding="utf-8")
     (tmp_path / "schemes" / "relay.bl").write_text('use "strassen.bl"\n', encoding="utf-8")  # defines nothing itself
-    (tmp_path / "schemes" / "strassen.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text(), encoding="utf-8")
+    strassen = (ROOT / "algorithms" / "strassen.bl").read_text()
+    (tmp_path / "schemes" / "strassen.bl").write_text(strassen, encoding="utf-8")
     schemes, shipped = tmp_path.resolve() / "schemes", (ROOT / "algorithms").resolve()
     for argv, uses in ((["msmes"], [f"{shipped}/strassen.bl"]), (["strassen"], []),
                        (["schemes/mine.bl"], [f"{schemes}/strassen.bl", f"{schemes}/relay.bl"]),

@@ -51,7 +51,8 @@ def test_verify_reports_the_traffic_the_compiled_passes_move_beside_the_written_
     quarter = (8192 // 4) ** 2 * 8
     entry = next(e for e in report_data(bilinear.verify(MSMES2))["entries"] if e["kind"] == "schedule")
     assert entry["elementwise_bytes_one_level"] == 506 * quarter
-    assert entry["compiled"] == {"leaf": "cublas", "fuse": True, "elementwise_bytes_one_level": (136 + 136 + 209) * quarter,
+    assert entry["compiled"] == {"leaf": "cublas", "fuse": True,
+                                 "elementwise_bytes_one_level": (136 + 136 + 209) * quarter,
                                  "from_zero_elementwise_bytes_one_level": (136 + 136 + 177) * quarter}
     assert main(["verify", str(MSMES2)]) == 0
     assert ("  element-wise traffic per level at n=8192: 15.81 GiB as written; compiled (cublas leaves, fused passes): "
@@ -63,7 +64,8 @@ def test_verify_reports_the_traffic_the_compiled_passes_move_beside_the_written_
 
 @pytest.mark.parametrize("options, compiled", [
     ([], "; compiled (cublas leaves, fused passes): 7.75 GiB for C += A·B, 6.88 GiB where C starts at zero"),
-    (["--no-fuse"], "; compiled (cublas leaves, unfused passes): 8.62 GiB for C += A·B, 7.75 GiB where C starts at zero"),
+    (["--no-fuse"], "; compiled (cublas leaves, unfused passes): 8.62 GiB for C += A·B, 7.75 GiB where C starts at "
+                    "zero"),
     (["--leaf", "fused"], "; compiled (fused leaves, fused passes): 5.00 GiB for C += A·B"),
     (["--levels", "0"], ""),  # no kernels: nothing compiled to count
 ])

@@ -93,4 +93,3 @@ def plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
         "tasks": [{"rank": t.rank, "product": t.product, "bands": t.bands} for t in plan.tasks],
         "fringe": [{"rank": f.rank, "kind": f.kind} for f in plan.fringe],
     }
-

@@ -105,7 +105,7 @@ def _bound(product: DistributedProduct, dtype: str, dims: tuple[int, int, int], 
     """The bound with the global steps' growth where they ran: a shape smaller than their grid in
     any dimension is peeled whole (3³ under three steps of Strassen had been judged by ρ³)."""
     ran = all(product.plan(*dims).core)
-    return measure_bound(dtype, dims[1], (product.decomposition.growth_ratio if ran else 1.0) * local_growth, 1)
+    return measure_bound(dtype, dims[1], (product.decomposition.growth_ratio if ran else 1.0) * local_growth)
 
 
 #: Rows of the exact product the error is summed over at a time.

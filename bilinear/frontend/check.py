@@ -64,9 +64,8 @@ def build_algorithm(raw: RawAlgorithm) -> Algorithm:
         if why and (meant in missing or meant is None):
             findings.error(f"{entry.name} is not a C block, so it is read as a named sum; {why}", entry.span)
     if raw.rank is not None and raw.rank != len(raw.products):
-        findings.error(
-            f"algorithm {raw.name} declares rank {raw.rank} but defines {len(raw.products)} products", raw.span
-        )
+        defined = f"{len(raw.products)} product{'' if len(raw.products) == 1 else 's'}"
+        findings.error(f"algorithm {raw.name} declares rank {raw.rank} but defines {defined}", raw.span)
     findings.raise_if_any()
     return Algorithm(raw.name, raw.shape, raw.sums, raw.products, _ordered(raw.outputs, raw.shape), raw.rank, raw.span)
 

@@ -154,7 +154,7 @@ def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
     if longest <= code.k_last:
         return growth_refusal(lowered, longest, M, K, N)
     count, norm, needed = lowered.options.moduli, code.scaling == "norm", ozaki.fewest_moduli(longest, code.scaling)
-    instead = _instead(needed, "use max scaling") if norm else _instead(needed)
+    instead = _instead(needed, MAX_SCALING) if norm else _instead(needed)
     return (f"{count} moduli are too few for an inner dimension of {longest}{' with norm scaling' if norm else ''} "
             f"({count} keep no correct bit past {code.k_last}): {instead}")
 
@@ -174,9 +174,15 @@ def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> st
 def _too_few(lowered: Lowered, levels: int, growth: Fraction, k: int, leaves: str, at: str = "", then: str = "") -> str:
     """What :func:`growth_refusal` and :func:`compile_refusal` say: the bound at ``k`` grows past C's size."""
     count, scaling = lowered.options.moduli, lowered.options.scaling
+    instead = _instead(ozaki.fewest_moduli(k, scaling, float(growth)), FEWER_LEVELS)
     return (f"{count} moduli are too few for {levels} level{'' if levels == 1 else 's'} over {leaves}: their error bound, "
             f"{ozaki.error_bound(count, k, scaling):.2g} of the scale{at}, can grow {float(growth):.3g} times through the "
-            f"levels, past the largest C can be{then}; {_instead(ozaki.fewest_moduli(k, scaling, float(growth)), 'fewer levels')}")
+            f"levels, past the largest C can be{then}; {instead}")
+
+
+# the other advice, in both spellings too (it had named "use max scaling" and "fewer levels" in neither)
+MAX_SCALING = 'use max scaling (--scaling max, scaling="max")'
+FEWER_LEVELS = "fewer levels (a lower --levels, levels=)"
 
 
 def _instead(needed: int, *others: str) -> str:

@@ -32,8 +32,8 @@ from .levels import (
     with_compiled_counts,
 )
 
-__all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LEAVES", "LevelPlan", "Lowered", "Options", "Step", "lower", "prepare_schedule",
-           "verification"]
+__all__ = ["DTYPES", "LAUNCH_PRODUCTS", "LEAVES", "LevelPlan", "Lowered", "Options", "Step", "lower",
+           "prepare_schedule", "verification"]
 
 
 @dataclass(frozen=True)

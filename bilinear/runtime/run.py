@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..lower.decompose import growth_ratio
 from ..lower.host import writes_inputs
 from ..lower.plan import level_dims
 from ..measure import (
@@ -24,7 +25,6 @@ from ..measure import (
     within_bound,
     zero_error,
 )
-from ..verify.stability import stability
 from .compiled import CompiledProduct
 
 
@@ -154,16 +154,12 @@ def _growth(plans: list, breadth_ratios: tuple[float, ...] = ()) -> float:
     m·k·n are both multiplicative under the Kronecker product of schemes, so L levels of one scheme
     grow the bound by ρ^L and a hybrid's by ρ_1·…·ρ_L (its worst ρ to the L-th power had judged
     msmes,grey333 by 6.35 for 4.67)."""
-    ratios = [
-        stability(plan.algorithm).growth_factor / (plan.algorithm.shape.m * plan.algorithm.shape.k * plan.algorithm.shape.n)
-        for plan in plans
-    ]
-    return math.prod([*ratios, *breadth_ratios])
+    return math.prod([*(growth_ratio(plan.algorithm) for plan in plans), *breadth_ratios])
 
 
 def growth_run(product: CompiledProduct, M: int, K: int, N: int) -> float:
     """The error growth ρ_1·…·ρ_L of the levels an M×K×N call runs (depth- and breadth-first): the
-    bound's whole growth, ``error_bound``'s growth_ratio at levels 1."""
+    bound's whole growth, ``error_bound``'s growth_ratio."""
     breadth = product.breadth_levels(M, K, N)
     ratios = product.executor_for(M, K, N).lowered.breadth.decomposition.growth_ratios if breadth else ()
     return _growth(_levels_run(product, M, K, N), ratios)
@@ -252,7 +248,7 @@ def run_once(
         backend=product.backend.name,
         error=error,
         reference_error=reference_error,
-        bound=error_bound(product.dtype, K, growth, 1),  # growth holds every level that ran
+        bound=error_bound(product.dtype, K, growth),  # growth holds every level that ran
         trivial=trivial,
         seconds=median(ours),
         reference_seconds=median(theirs),
