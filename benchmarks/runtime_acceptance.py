@@ -22,7 +22,7 @@ from bilinear.api import lower_program
 from bilinear.runtime.compiled import CompiledProduct, make_backend
 from bilinear.runtime.prepare import compile_ahead
 from bilinear.measure import error_bound, extra_bytes, float64_reference, random_inputs, relative_error, restoration
-from bilinear.runtime.run import _growth_ratio
+from bilinear.runtime.run import growth_run
 
 SCHEMES = ["strassen", "winograd", "msmes", "rsmm", "grey333"]
 SIZES = [(1, 1, 1), (7, 7, 7), (33, 33, 33), (1000, 1000, 1000), (1023, 517, 2049), (4097, 4097, 4097)]
@@ -38,7 +38,7 @@ def check(product, M, K, N, seed=0):
     product(A, B, out=C, beta=beta)
     error = relative_error(C, exact, A0, B0)
     library = relative_error(reference, exact, A0, B0)
-    bound = error_bound(dtype, K, _growth_ratio(product), product.lowered.options.levels)
+    bound = error_bound(dtype, K, growth_run(product, M, K, N))  # the levels this shape runs
     ra, rb = restoration(A, A0), restoration(B, B0)
     return {
         "error": error, "cublas_error": library, "bound": bound, "ok": error <= bound,
