@@ -122,37 +122,16 @@ def _refuse_dangling_link(path: Path, folder: Path) -> None:
     said "File exists", and making the folder it points to would write through it."""
     if not os.path.islink(path):
         return
-    targets, loops = _link_chain(path)
-    hops = ", a link to ".join(str(target) for target in targets)
-    if loops:
-        raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link to {hops}: a loop of "
-                      "links, which leads to no folder", "compile makes no folder through a link (--force neither): "
-                      "choose another -o")
-    raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link to {hops}, which does not "
-                  f"exist", f"compile makes no folder through a link (--force neither): create {targets[-1]}, or "
-                  "choose another -o")
-
-
-_MOST_LINKS = 40  # Linux's limit on the links one path may follow (ELOOP beyond)
-
-
-def _link_chain(link: Path) -> tuple[list[Path], bool]:
-    """The paths the symbolic link ``link`` leads to, in turn, up to the first that is no link; and
-    whether they loop instead (back to a link already followed, or past Linux's limit of 40)."""
-    seen = {_link_key(link)}
-    targets = []
-    while os.path.islink(link) and len(targets) < _MOST_LINKS:
-        link = link.parent / os.readlink(link)  # a relative target is relative to the link's folder
-        targets.append(link)
-        if _link_key(link) in seen:
-            return targets, True
-        seen.add(_link_key(link))
-    return targets, os.path.islink(link)
-
-
-def _link_key(path: Path) -> str:
-    """``path`` with its folder resolved, so that two spellings of one link compare equal."""
-    return os.path.join(os.path.realpath(path.parent), path.name)
+    note = "compile makes no folder through a link (--force neither)"
+    try:
+        os.path.realpath(path, strict=True)
+    except FileNotFoundError:  # the end of the links (through a chain of them too) is missing: name it
+        end = os.path.realpath(path)
+        raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link that leads to {end}, which "
+                      "does not exist", f"{note}: create {end}, or choose another -o") from None
+    except OSError:  # ELOOP
+        raise _refuse(f"cannot create the output folder {folder}: {path} is a symbolic link in a loop of links, which "
+                      "leads to no folder", f"{note}: choose another -o") from None
 
 
 def _longest_name(folder: Path) -> int:

@@ -57,9 +57,9 @@ def test_compile_into_a_link_to_nothing_says_so(tmp_path, capsys, force, below):
     link.symlink_to(missing)
     out = link / below if below else link
     code, _, err = _run(capsys, "compile", STRASSEN, "-o", str(out), *force)
-    assert (code, err) == (1, f"error: cannot create the output folder {out}: {link} is a symbolic link to {missing}, "
-                              "which does not exist\n  note: compile makes no folder through a link (--force neither): "
-                              f"create {missing}, or choose another -o\n")
+    assert (code, err) == (1, f"error: cannot create the output folder {out}: {link} is a symbolic link that leads to "
+                              f"{missing}, which does not exist\n  note: compile makes no folder through a link (--force "
+                              f"neither): create {missing}, or choose another -o\n")
     assert link.is_symlink() and not os.path.lexists(missing)
 
 
@@ -69,7 +69,7 @@ def test_compile_into_a_chain_of_links_names_the_missing_end(tmp_path, capsys):
     l1.symlink_to(missing)
     l2.symlink_to(l1)
     assert _run(capsys, "compile", STRASSEN, "-o", str(l2))[1:] == (
-        "", f"error: cannot create the output folder {l2}: {l2} is a symbolic link to {l1}, a link to {missing}, "
+        "", f"error: cannot create the output folder {l2}: {l2} is a symbolic link that leads to {missing}, "
             "which does not exist\n  note: compile makes no folder through a link (--force neither): "
             f"create {missing}, or choose another -o\n")
 
@@ -80,10 +80,9 @@ def test_compile_into_a_loop_of_links_calls_it_a_loop(tmp_path, capsys, names):
     links = [tmp_path / name for name in names]
     for link, target in zip(links, links[1:] + links[:1]):
         link.symlink_to(target)
-    hops = ", a link to ".join(str(link) for link in links[1:] + links[:1])
     assert _run(capsys, "compile", STRASSEN, "-o", str(links[0]))[1:] == (
-        "", f"error: cannot create the output folder {links[0]}: {links[0]} is a symbolic link to {hops}: a loop of "
-            "links, which leads to no folder\n  note: compile makes no folder through a link (--force neither): "
+        "", f"error: cannot create the output folder {links[0]}: {links[0]} is a symbolic link in a loop of links, "
+            "which leads to no folder\n  note: compile makes no folder through a link (--force neither): "
             "choose another -o\n")
 
 
