@@ -178,16 +178,16 @@ def split_phases(statements: tuple[Multiply, ...]) -> list[_Phase]:
     (msmes2's 16-product stage: 3 phases written, 2 shuffled; its passes over C at n = 8192, from
     zero, 177 quarter blocks before, 142 after).  Each phase keeps its products in written order."""
     best = _greedy_phases(statements)
-    if len(statements) > SEARCHED_STATEMENTS or len(best) <= _fewest_possible(statements):
+    if len(statements) > SEARCHED_STATEMENTS:
         return best
-    order, shuffled = list(statements), random.Random(0)
+    fewest, order, shuffled = _fewest_possible(statements), list(statements), random.Random(0)
     for _ in range(SEARCHED_ORDERS):
+        if len(best) <= fewest:
+            break
         shuffled.shuffle(order)
         phases = _greedy_phases(tuple(order))
         if len(phases) < len(best):
             best = phases
-            if len(best) <= _fewest_possible(statements):
-                break
     written = {id(statement): index for index, statement in enumerate(statements)}
     for phase in best:
         phase.members.sort(key=lambda member: written[id(member[0])])
