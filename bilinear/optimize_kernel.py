@@ -29,8 +29,10 @@ from .optimize_pairs import Terms, eliminate
 Row = dict[str, Fraction]
 
 
-def _reduce(rows: list[tuple[str, Row, Row]], vector: Row) -> tuple[Row, Row]:
-    """(what is left of ``vector`` past the echelon rows, the combination of basis targets taken off)."""
+def reduce_past(rows: list[tuple[str, Row, Row]], vector: Row) -> tuple[Row, Row]:
+    """(what is left of ``vector`` past the echelon rows (pivot, row with 1 at its pivot, that row's
+    combination of basis vectors), the combination taken off): left empty exactly where ``vector``
+    depends on the rows."""
     rest, taken = dict(vector), {}
     for pivot, row, combination in rows:
         coef = rest.get(pivot)
@@ -52,7 +54,7 @@ def basis_and_combinations(targets: list[Terms], order: list[int]) -> tuple[list
     basis: list[int] = []
     dependent: dict[int, dict[int, Fraction]] = {}
     for index in order:
-        rest, taken = _reduce(rows, targets[index])
+        rest, taken = reduce_past(rows, targets[index])
         if not rest:
             dependent[index] = taken
             continue

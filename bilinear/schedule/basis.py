@@ -20,6 +20,7 @@ from itertools import combinations
 from math import comb
 
 from ..ir import Form, Multiply, Schedule, Stage, Update
+from ..optimize_kernel import reduce_past
 
 Matrix = list[list[Fraction]]
 
@@ -120,21 +121,10 @@ def _inverse_operation(buffers: tuple[str, ...], target: int, combination: dict[
 # --- phases ---------------------------------------------------------------------------------
 
 
-def _reduced(column: dict[str, Fraction], echelon: list[tuple[str, dict[str, Fraction]]]) -> dict[str, Fraction]:
-    """``column`` less its components along ``echelon``'s vectors, each eliminating its pivot block
-    (pivots are distinct and each later vector is zero at the earlier pivots): empty exactly where
-    ``column`` depends on them."""
-    rest = {block: value for block, value in column.items() if value}
-    for pivot, vector in echelon:
-        if pivot in rest:
-            scale = rest[pivot] / vector[pivot]
-            for block, value in vector.items():
-                left = rest.get(block, 0) - scale * value
-                if left:
-                    rest[block] = left
-                else:
-                    rest.pop(block, None)
-    return rest
+def _echelon_row(reduced: dict[str, Fraction]) -> tuple[str, dict[str, Fraction], dict]:
+    """A direction left independent by :func:`reduce_past`, as its echelon row (1 at its pivot)."""
+    pivot = min(reduced)
+    return pivot, {block: value / reduced[pivot] for block, value in reduced.items()}, {}
 
 
 class _Phase:
@@ -143,9 +133,9 @@ class _Phase:
     def __init__(self) -> None:
         self.directions: list[dict[str, Fraction]] = []
         self.members: list[tuple[Multiply, int, Fraction]] = []  # statement, direction index, scale
-        # the directions in echelon form, (pivot block, vector): a column's independence is then one
+        # the directions in echelon form (reduce_past's rows): a column's independence is then one
         # reduction, not the rank of every direction again (a 2401-product schedule spent 40 s there)
-        self.echelon: list[tuple[str, dict[str, Fraction]]] = []
+        self.echelon: list[tuple[str, dict[str, Fraction], dict]] = []
 
     def blocks(self) -> list[str]:
         return sorted({b for d in self.directions for b in d})
@@ -157,10 +147,10 @@ class _Phase:
             if ratio is not None:
                 self.members.append((statement, index, ratio))
                 return True
-        reduced = _reduced(column, self.echelon)
+        reduced, _ = reduce_past(self.echelon, column)
         if not reduced:
             return False
-        self.echelon.append((min(reduced), reduced))
+        self.echelon.append(_echelon_row(reduced))
         self.directions.append(column)
         self.members.append((statement, len(self.directions) - 1, Fraction(1)))
         return True
@@ -208,13 +198,13 @@ def _greedy_phases(statements: tuple[Multiply, ...]) -> list[_Phase]:
 def _fewest_possible(statements: tuple[Multiply, ...]) -> int:
     """⌈distinct directions / their rank⌉: a phase holds independent directions only."""
     directions: list[Form] = []
-    echelon: list[tuple[str, dict[str, Fraction]]] = []
+    echelon: list[tuple[str, dict[str, Fraction], dict]] = []
     for statement in statements:
         if any(statement.targets.ratio_to(direction) is not None for direction in directions):
             continue
         directions.append(statement.targets)
-        if reduced := _reduced(statement.targets.as_dict(), echelon):
-            echelon.append((min(reduced), reduced))
+        if reduced := reduce_past(echelon, statement.targets.as_dict())[0]:
+            echelon.append(_echelon_row(reduced))
     return -(-len(directions) // max(1, len(echelon)))
 
 
