@@ -21,6 +21,7 @@ import sys
 
 from .cli_args import add_input_options, add_report_options, joined_scalars, report_format
 from .compose_cli import add_parsers as add_compose_parsers
+from .inplace_cli import add_parser as add_inplace_parser
 from . import __version__
 from .diagnostics import BilinearError, Diagnostic, render
 from .lower.options import OptionError
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compile_and_run_parsers(commands)
     add_compose_parsers(commands)
+    add_inplace_parser(commands)
 
     list_ = commands.add_parser("list", help="list the shipped algorithms and schedules",
                                 description="List every definition in the shipped algorithms/ folder with its "

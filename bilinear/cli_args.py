@@ -289,7 +289,7 @@ def load_input(args, path=None, noted: bool = False):
     return loaded if noted else loaded[0]
 
 
-CHOOSE_WITH_ALGORITHM = ("export", "transform", "product", "optimize")  # the commands that take --algorithm NAME
+CHOOSE_WITH_ALGORITHM = ("export", "transform", "product", "optimize", "inplace")  # the commands that take --algorithm NAME
 
 
 def note_unused_definitions(command: str, path, program, choosable: bool = True) -> None:

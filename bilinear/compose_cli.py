@@ -44,7 +44,7 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
     return 0
 
 
-def _source(args, program):
+def chosen_algorithm(args, program):
     """FILE's algorithm, verified: --algorithm's, or its main one's (with a note on what that leaves out)."""
     if args.algorithm is None:
         note_unused_definitions(args.command, args.file, program)
@@ -89,7 +89,7 @@ def transform(args) -> int:
 
     check_bl_output(args, args.file)
     program = load_input(args)
-    source = _source(args, program)
+    source = chosen_algorithm(args, program)
     result = permute(source, args.to, name=args.name)
     if args.algorithm is None:
         note_schedule_not_carried(program, source, "transform permutes", TRANSFORM_SCHEDULE)
@@ -98,7 +98,7 @@ def transform(args) -> int:
         print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
               "W column into a zero factor)", file=sys.stderr)
     shape = source.shape
-    header = (*_copied_header(args.file, program, source),
+    header = (*copied_header(args.file, program, source),
               f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file.name}.")
     return _write(result, header, args.output, args.style)
 
@@ -128,7 +128,7 @@ def product(args) -> int:
 
     check_bl_output(args, args.file, args.second)
     program = load_input(args)
-    first = _source(args, program)
+    first = chosen_algorithm(args, program)
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
@@ -149,12 +149,12 @@ def product(args) -> int:
               "about 10,000 products", file=sys.stderr)
     same = args.second.resolve() == args.file.resolve()  # strassen ⊗ strassen: its header once
     _note_sums_multiplied_out(first, *(() if same and second.name == first.name else (second,)))  # and its note
-    header = (*_copied_header(args.file, program, first), *(() if same else _copied_header(args.second, loaded, second)),
+    header = (*copied_header(args.file, program, first), *(() if same else copied_header(args.second, loaded, second)),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
     return _write(result, header, args.output, args.style)
 
 
-def _copied_header(path: Path, program, source) -> tuple[str, ...]:
+def copied_header(path: Path, program, source) -> tuple[str, ...]:
     """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where it
     copies comments and ``path``'s main definition is another one (a schedule, or --algorithm's choice),
     which they may describe instead (msmes.bl's describe the in-place schedule, not Strassen).  A
@@ -188,8 +188,8 @@ def export(args) -> int:
     elif not (args.output.is_dir() or args.output.parent.is_dir()):
         raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
     program = load_input(args)
-    algorithm = _source(args, program)
-    header = (*_copied_header(args.file, program, algorithm), f"Exported by bilinear from {args.file.name}.")
+    algorithm = chosen_algorithm(args, program)
+    header = (*copied_header(args.file, program, algorithm), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind
         check_target(path, args.force, protect=(args.file,))
@@ -221,7 +221,7 @@ def optimize(args) -> int:
     also = args.also or []
     check_bl_output(args, args.file, *also)
     program = load_input(args)
-    source = _source(args, program)
+    source = chosen_algorithm(args, program)
     if args.algorithm is None:
         note_schedule_not_carried(program, source, "optimize rewrites")
     small = small_sides(source)
@@ -252,7 +252,7 @@ def optimize(args) -> int:
 
         as_written = ", ".join(f"{side} {s.additions}+{s.scalings}" for side, s in zip("ABC", written(source)))
         print(f"(before: each form on its own; {source.name} as written: {as_written}, additions+scalings)", file=sys.stderr)
-    header = (*_copied_header(args.file, program, source),
+    header = (*copied_header(args.file, program, source),
               f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     for path, other in zip(also, others):  # a side may be this program's: say where it came from
         header += (f"Also tried (--also): {other.name} from {path.name}.", *licence(path))

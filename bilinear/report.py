@@ -75,12 +75,17 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
     }
 
 
+def level_bytes(shape: Shape, blocks: dict[str, int], n: int = 8192, dtype: str = "float64") -> int:
+    """Bytes of ``blocks`` (a count of A, B and C blocks) at one level of an n×n×n product."""
+    size = {"A": (n // shape.m) * (n // shape.k), "B": (n // shape.k) * (n // shape.n), "C": (n // shape.m) * (n // shape.n)}
+    return sum(count * size[like] * _ITEMSIZE[dtype] for like, count in blocks.items())
+
+
 def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
-    schedule, algorithm, counts, s = entry.schedule, entry.algorithm, entry.counts, entry.algorithm.shape
-    block = {"A": (n // s.m) * (n // s.k), "B": (n // s.k) * (n // s.n), "C": (n // s.m) * (n // s.n)}
+    schedule, algorithm, counts = entry.schedule, entry.algorithm, entry.counts
 
     def bytes_of(blocks: dict[str, int]) -> int:
-        return sum(count * block[like] * _ITEMSIZE[dtype] for like, count in blocks.items())
+        return level_bytes(algorithm.shape, blocks, n, dtype)
 
     compiled = entry.compiled
     return {

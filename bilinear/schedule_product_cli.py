@@ -21,11 +21,8 @@ def both_schedules(program, loaded) -> bool:
 def write_schedule_product(args, program, loaded, first, second) -> int:
     """FILE's main schedule on the outer blocks and SECOND's inside, with the product algorithm, as one .bl."""
     from .compose import kronecker
-    from .frontend.export import schedule_to_bl, to_bl
     from .frontend.provenance import source_header
-    from .frontend.loader import program_from_text
     from .schedule.product import schedule_product
-    from .verify import verify_program
 
     outer, inner = program.main, loaded.main
     for schedule, source, path in ((outer, program, args.file), (inner, loaded, args.second)):
@@ -41,23 +38,33 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     # each file once: the schedules', then those their algorithms come from through `use` (msmes.bl, strassen.bl)
     files = dict.fromkeys(Path(path).resolve() for path in (args.file, args.second, first.span.path, second.span.path))
     header = (*(line for path in files for line in source_header(path)), made)
-    text = to_bl(algorithm, style=args.style, header=header) + "\n" + schedule_to_bl(schedule)
-    # the checks before refuse what would not verify; located in the derived text, never in -o (not written)
-    report = verify_program(program_from_text(text, f"<derived {name}>"))
+    return write_verified(algorithm, schedule, header, args.style, args.output)
+
+
+def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, output) -> int:
+    """``algorithm`` and ``schedule`` as one .bl text, to ``output`` (stdout when None), only once the
+    text verifies as written: a derived schedule that does not is a bug, said and not written."""
+    from .frontend.export import schedule_to_bl, to_bl
+    from .frontend.loader import program_from_text
+    from .verify import verify_program
+
+    text = to_bl(algorithm, style=style, header=header) + "\n" + schedule_to_bl(schedule)
+    # located in the derived text, never in -o (not written)
+    report = verify_program(program_from_text(text, f"<derived {schedule.name}>"))
     if not report.ok:
         for diagnostic in (d for entry in report.entries for d in entry.errors):
             print(render(diagnostic), file=sys.stderr)
-        print(f"bilinear: the derived schedule {name} does not verify; nothing written", file=sys.stderr)
+        print(f"bilinear: the derived schedule {schedule.name} does not verify; nothing written", file=sys.stderr)
         return 1
     shape = algorithm.shape
-    summary = (f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}> and schedule {name} "
+    summary = (f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}> and schedule {schedule.name} "
                f"[{', '.join(sorted(schedule.properties))}], verified")
-    if args.output is None:
+    if output is None:
         sys.stdout.write(text)
         print(summary, file=sys.stderr)
     else:
-        write_atomic(Path(args.output), text)
-        print(f"wrote {args.output} ({summary})")
+        write_atomic(Path(output), text)
+        print(f"wrote {output} ({summary})")
     return 0
 
 

@@ -1,0 +1,104 @@
+"""``bilinear inplace``: a schedule that needs no workspace, derived from any algorithm
+(:mod:`bilinear.schedule.inplace`), verified as written before it is written, with what its
+compiled passes move beside the default schedule's."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+from .cli_args import add_input_options, bl_name, positive
+from .cli_outputs import add_bl_output_options, check_bl_output
+from .compose_cli import STYLE_HELP, chosen_algorithm, copied_header
+from .lower.options import OptionError, Options
+from .schedule_product_cli import write_verified
+
+DEFAULT_TRIES = 64
+SHOWN_AT = 8192  # the size the traffic is said at, as verify says it
+
+
+def _tries(text: str) -> int:
+    """An argparse type: --tries, 1 to MOST_TRIES (the written order is the first)."""
+    from .optimize_arguments import MOST_TRIES
+
+    return positive(text, least=1, most=MOST_TRIES)
+
+
+def add_parser(commands) -> None:
+    command = commands.add_parser(
+        "inplace", help="derive a schedule that needs no workspace (A and B overwritten, then restored), verified, as .bl",
+        description="Write a schedule of FILE's algorithm that computes C += A·B with no workspace at all: each "
+        "product's operand sums are formed in the A and B blocks themselves, which later statements put back "
+        "(restore), and C's targets are left to compile's change of basis, as msmes does for Strassen. The "
+        "products' order decides the element-wise traffic: the written order and --tries - 1 shuffled ones are "
+        "derived, and the one whose compiled passes (cuBLAS leaves, fused) move the fewest blocks is kept. The "
+        "algorithm and the schedule are written together and verified (every block of A and B restored) before "
+        "they are written.",
+    )
+    add_input_options(command)
+    add_bl_output_options(command)
+    command.add_argument("--tries", type=_tries, default=DEFAULT_TRIES,
+                         help=f"product orders derived: the written one and TRIES - 1 shuffled ones (default {DEFAULT_TRIES})")
+    command.add_argument("--seed", type=lambda text: positive(text, least=0), default=0,
+                         help="seed of the shuffled orders (default 0: the same schedule every time)")
+    command.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
+    command.add_argument("--name", type=bl_name, default=None,
+                         help="name of the schedule (default: the algorithm's name with _inplace)")
+    command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
+    command.set_defaults(handler=inplace)
+
+
+def inplace(args) -> int:
+    from .cli_args import load_input, note_schedule_not_carried
+    from .schedule.inplace import inplace_schedule, products_of
+
+    check_bl_output(args, args.file)
+    program = load_input(args)
+    source = chosen_algorithm(args, program)
+    if args.algorithm is None:
+        note_schedule_not_carried(program, source, "inplace derives a schedule of", " other than the one derived")
+    name = args.name or f"{source.name}_inplace"
+    if name == source.name:
+        raise OptionError(f"--name {name} is the algorithm's name; give the schedule another")
+    print(f"deriving an in-place schedule of {source.name}: {len(products_of(source))} products, {args.tries} "
+          f"order{'s' if args.tries > 1 else ''} tried", file=sys.stderr)
+    schedule = inplace_schedule(source, lambda candidate: _moved(candidate, source), args.tries, args.seed, name)
+    header = (*copied_header(args.file, program, source),
+              f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
+              f"restored), the cheapest of {args.tries} product order{'s' if args.tries > 1 else ''} (seed {args.seed}).")
+    if written := write_verified(source, schedule, header, args.style, args.output):
+        return written
+    print(_traffic_note(schedule, source), file=sys.stderr)
+    return 0
+
+
+def _counts(schedule, algorithm):
+    from .lower.levels import compiled_counts
+
+    return compiled_counts(schedule, algorithm, Options())
+
+
+def _moved(schedule, algorithm) -> tuple[int, int]:
+    """The rank of a candidate: blocks its compiled passes move for C += A·B, then where C starts at zero."""
+    counts = _counts(schedule, algorithm)
+    return (sum(counts.counts.elementwise_blocks_moved.values()),
+            sum((counts.from_zero or counts.counts).elementwise_blocks_moved.values()))
+
+
+def _traffic_note(schedule, algorithm) -> str:
+    """What the derived schedule's compiled passes move, beside the default schedule's and its workspace."""
+    from .report import bytes_text, level_bytes
+    from .schedule.default import default_schedule
+
+    def moved(candidate) -> str:
+        counts = _counts(candidate, algorithm)
+        zero = counts.from_zero or counts.counts
+        return (f"{bytes_text(level_bytes(algorithm.shape, counts.counts.elementwise_blocks_moved, SHOWN_AT))} for "
+                f"C += A·B, {bytes_text(level_bytes(algorithm.shape, zero.elementwise_blocks_moved, SHOWN_AT))} where C "
+                "starts at zero")
+
+    default = default_schedule(algorithm)
+    workspace = Counter(temporary.like for temporary in default.temporaries)
+    return (f"element-wise traffic per level at n={SHOWN_AT} float64, compiled (cublas leaves, fused passes): "
+            f"{moved(schedule)}, no workspace; the default schedule: {moved(default)}, with "
+            f"{bytes_text(level_bytes(algorithm.shape, workspace, SHOWN_AT))} of workspace")

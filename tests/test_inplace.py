@@ -1,0 +1,115 @@
+"""In-place schedules derived from any algorithm (bilinear.schedule.inplace, `bilinear inplace`):
+each verifies, restores A and B, needs no workspace, and runs."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from conftest import ALGORITHMS, check_golden, scheme_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bilinear
+from bilinear.cli import main
+from bilinear.frontend.export import schedule_to_bl
+from bilinear.lower.levels import compiled_counts
+from bilinear.lower.options import Options
+from bilinear.schedule.inplace import _restore, derive_inplace, inplace_schedule, products_of
+from bilinear.verify import report_schedule
+
+SHIPPED = [(path.stem, algorithm) for path in ALGORITHMS for algorithm in bilinear.load(path).algorithms]
+
+
+def _moved(schedule, algorithm) -> int:
+    return sum(compiled_counts(schedule, algorithm, Options()).counts.elementwise_blocks_moved.values())
+
+
+def _assert_in_place(schedule, algorithm) -> None:
+    report = report_schedule(schedule, algorithm)
+    assert report.ok, [str(error) for error in report.errors]
+    assert schedule.properties == {"inplace", "restore"} and schedule.temporaries == ()
+    assert schedule.restores and not schedule.overwrites_c
+
+
+@pytest.mark.parametrize("algorithm", [a for _, a in SHIPPED], ids=[f"{stem}-{a.name}" for stem, a in SHIPPED])
+def test_every_shipped_algorithm_gets_an_in_place_schedule_that_verifies(algorithm):
+    _assert_in_place(derive_inplace(algorithm), algorithm)
+    searched = inplace_schedule(algorithm, lambda schedule: _moved(schedule, algorithm), tries=8)
+    _assert_in_place(searched, algorithm)
+    assert _moved(searched, algorithm) <= _moved(derive_inplace(algorithm), algorithm)  # the written order is tried
+
+
+@pytest.mark.parametrize("relative", ["fast-matmul/grey333-23-152", "fast-matmul/hk323-15-94",
+                                      "fast-matmul/smirnov336-40-960", "flips/444-49-mod0.exp",
+                                      "kauers/446-k0a44a47e90f9bce.exp"])
+def test_catalogue_schemes_get_in_place_schedules_that_verify(relative):
+    algorithm = bilinear.load(scheme_file(relative)).algorithms[-1]
+    _assert_in_place(derive_inplace(algorithm), algorithm)
+
+
+@pytest.mark.parametrize("name", ["strassen", "winograd", "grey234"])
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_any_order_of_the_products_gives_a_schedule_that_verifies(name, data):
+    algorithm = bilinear.load(name).algorithms[-1]
+    order = data.draw(st.permutations(range(len(products_of(algorithm)))))
+    _assert_in_place(derive_inplace(algorithm, list(order)), algorithm)
+
+
+def test_an_order_must_list_every_product_once():
+    strassen = bilinear.load("strassen").algorithms[-1]
+    with pytest.raises(ValueError, match="order must list each of the 7 products once"):
+        derive_inplace(strassen, [0, 1, 2, 3, 4, 5, 5])
+
+
+def test_the_derived_strassen_schedule_matches_golden():
+    check_golden("strassen-inplace.bl", schedule_to_bl(derive_inplace(bilinear.load("strassen").algorithms[-1])))
+
+
+def test_swapped_blocks_are_restored_through_a_third_statement():
+    """No block of a swap can take its original back in one statement (each needs only the other's
+    content): one subtraction first, then two restoring statements."""
+    rows = [{"A12": Fraction(1)}, {"A11": Fraction(1)}]
+    statements = _restore(rows, ("A11", "A12"))
+    assert [str(s) for s in statements] == ["A12 -= A11", "A11 += A12", "A12 = A11 - A12"]
+    assert rows == [{"A11": 1}, {"A12": 1}]
+
+
+def test_winograd_in_place_moves_less_than_msmes():
+    """What the search is for: derived from Winograd, fewer bytes than the hand-written MSMES (62
+    quarter blocks at one level, compiled, C += A·B)."""
+    winograd = bilinear.load("winograd").algorithms[-1]
+    msmes = bilinear.load("msmes")
+    derived = inplace_schedule(winograd, lambda schedule: _moved(schedule, winograd))
+    assert _moved(derived, winograd) < _moved(msmes.main, msmes.algorithm("strassen")) == 62
+
+
+def test_cli_writes_a_verified_file_that_runs(tmp_path, capsys):
+    out = tmp_path / "grey234_inplace.bl"
+    assert main(["inplace", "grey234", "-o", str(out), "--tries", "4"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == (f"wrote {out} (grey234 <2,3,4;20> and schedule grey234_inplace [inplace, restore], "
+                            "verified)\n")
+    assert "deriving an in-place schedule of grey234: 20 products, 4 orders tried" in captured.err
+    assert "compiled (cublas leaves, fused passes): " in captured.err and ", no workspace; the default schedule: " in captured.err
+    assert main(["verify", str(out)]) == 0
+    assert main(["run", str(out), "-m", "52", "-k", "75", "-n", "96", "--levels", "2", "--backend", "numpy"]) == 0
+    assert "restored" in capsys.readouterr().out
+
+
+def test_cli_refuses_no_tries_and_the_algorithms_own_name(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["inplace", "strassen", "--tries", "0"])
+    assert stopped.value.code == 2
+    assert "argument --tries: must be at least 1, not 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["inplace", "strassen", "--name", "strassen"])
+    assert stopped.value.code == 2
+    assert "bilinear inplace: error: --name strassen is the algorithm's name; give the schedule another" in capsys.readouterr().err
+
+
+def test_cli_says_the_files_schedule_is_not_the_one_written(capsys):
+    assert main(["inplace", "msmes", "--tries", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "note: msmes is a schedule; inplace derives a schedule of its algorithm strassen" in err
