@@ -5,6 +5,7 @@ compiled passes move beside the default schedule's."""
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 
 from .cli_args import add_input_options, bl_name, positive
@@ -49,6 +50,8 @@ def add_parser(commands) -> None:
 
 
 def inplace(args) -> int:
+    from rich.console import Console
+
     from .cli_args import load_input, note_schedule_not_carried
     from .schedule.inplace import inplace_schedule, products_of
 
@@ -62,7 +65,8 @@ def inplace(args) -> int:
         raise OptionError(f"--name {name} is the algorithm's name; give the schedule another")
     print(f"deriving an in-place schedule of {source.name}: {len(products_of(source))} products, {args.tries} "
           f"order{'s' if args.tries > 1 else ''} tried", file=sys.stderr)
-    schedule = inplace_schedule(source, lambda candidate: _moved(candidate, source), args.tries, args.seed, name)
+    with Console(stderr=True).status(f"deriving {name}"):  # a spinner where stderr is a terminal
+        schedule = inplace_schedule(source, _Ranked(source, args.tries), args.tries, args.seed, name)
     header = (*copied_header(args.file, program, source),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
               f"restored), the cheapest of {args.tries} product order{'s' if args.tries > 1 else ''} (seed {args.seed}).")
@@ -70,6 +74,28 @@ def inplace(args) -> int:
         return written
     print(_traffic_note(schedule, source), file=sys.stderr)
     return 0
+
+
+class _Ranked:
+    """The search's cost (:func:`_moved`), which says after the first order how long the rest will take
+    where that is long (⟨11,11,11;896⟩: 13 s an order)."""
+
+    SAY_AFTER = 20.0  # seconds of search left past which the estimate is printed
+
+    def __init__(self, algorithm, tries: int) -> None:
+        self.algorithm, self.tries = algorithm, tries
+        self.started: float | None = time.perf_counter()
+
+    def __call__(self, schedule) -> tuple[int, int]:
+        moved = _moved(schedule, self.algorithm)
+        if self.started is not None:
+            left = (self.tries - 1) * (time.perf_counter() - self.started)
+            if left > self.SAY_AFTER:
+                print(f"note: the first order took {left / (self.tries - 1):.1f} s; the other {self.tries - 1} will take "
+                      f"about {f'{left:.0f} s' if left < 120 else f'{left / 60:.0f} min'} (--tries sets how many)",
+                      file=sys.stderr)
+            self.started = None
+        return moved
 
 
 def _counts(schedule, algorithm):

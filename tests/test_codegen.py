@@ -59,13 +59,17 @@ def _nvcc_all(sources: list[Path], objects: Path, include: Path) -> list[str]:
 @pytest.mark.skipif(NVCC is None or CUBLAS is None, reason="needs nvcc and cuBLAS headers (the test extra brings them)")
 def test_nvcc_compiles_the_generated_source_of_every_shipped_scheme(tmp_path):
     """`bilinear compile` for each shipped file at two levels (each .cu holds the kernels of both
-    element types and the host layer), and winograd with breadth-first levels, then nvcc -arch=sm_90 -c
+    element types and the host layer), winograd with breadth-first levels and a schedule `bilinear inplace`
+    derives, then nvcc -arch=sm_90 -c
     on every .cu file it wrote.
     (Fused product kernels in an artifact: tests/test_host_layer.py builds msmes with them.)"""
     for path in ALGORITHMS:
         assert main(["compile", str(path), "-o", str(tmp_path / path.stem), "--levels", "2"]) == 0
     # breadth-first kernels of both element types in one file: they had one extern "C" name each
     assert main(["compile", "winograd", "-o", str(tmp_path / "winograd-breadth"), "--levels", "2", "--breadth", "2"]) == 0
+    # a derived in-place schedule: statements of four terms with coefficients (`bilinear inplace`)
+    assert main(["inplace", "grey234", "--tries", "2", "-o", str(tmp_path / "grey234_inplace.bl")]) == 0
+    assert main(["compile", str(tmp_path / "grey234_inplace.bl"), "-o", str(tmp_path / "grey234-inplace"), "--levels", "2"]) == 0
     objects = tmp_path / "objects"
     objects.mkdir()
     errors = _nvcc_all(sorted(tmp_path.glob("*/*.cu")), objects, CUBLAS[0])

@@ -15,7 +15,7 @@ from bilinear.cli import main
 from bilinear.frontend.export import schedule_to_bl
 from bilinear.lower.levels import compiled_counts
 from bilinear.lower.options import Options
-from bilinear.schedule.inplace import _restore, derive_inplace, inplace_schedule, products_of
+from bilinear.schedule.inplace import _Blocks, _restore, derive_inplace, inplace_schedule, products_of
 from bilinear.verify import report_schedule
 
 SHIPPED = [(path.stem, algorithm) for path in ALGORITHMS for algorithm in bilinear.load(path).algorithms]
@@ -70,10 +70,13 @@ def test_the_derived_strassen_schedule_matches_golden():
 def test_swapped_blocks_are_restored_through_a_third_statement():
     """No block of a swap can take its original back in one statement (each needs only the other's
     content): one subtraction first, then two restoring statements."""
-    rows = [{"A12": Fraction(1)}, {"A11": Fraction(1)}]
-    statements = _restore(rows, ("A11", "A12"))
+    contents = _Blocks(("A11", "A12"))
+    for target, combination in ((0, {0: 1, 1: 1}), (1, {0: 1, 1: -1}), (0, {0: 1, 1: -1})):  # the swap
+        contents.replace(target, {j: Fraction(c) for j, c in combination.items()})
+    assert contents.rows == [{"A12": 1}, {"A11": 1}]
+    statements = _restore(contents)
     assert [str(s) for s in statements] == ["A12 -= A11", "A11 += A12", "A12 = A11 - A12"]
-    assert rows == [{"A11": 1}, {"A12": 1}]
+    assert contents.rows == [{"A11": 1}, {"A12": 1}] and contents.changed() == []
 
 
 def test_winograd_in_place_moves_less_than_msmes():
@@ -113,3 +116,15 @@ def test_cli_says_the_files_schedule_is_not_the_one_written(capsys):
     assert main(["inplace", "msmes", "--tries", "2"]) == 0
     err = capsys.readouterr().err
     assert "note: msmes is a schedule; inplace derives a schedule of its algorithm strassen" in err
+
+
+def test_cli_says_how_long_a_long_search_will_take(monkeypatch, capsys):
+    """⟨11,11,11;896⟩ takes 13 s an order: 64 of them had run for 14 minutes without a word."""
+    import re
+
+    from bilinear import inplace_cli
+
+    monkeypatch.setattr(inplace_cli._Ranked, "SAY_AFTER", 0.0)
+    assert main(["inplace", "strassen", "--tries", "3"]) == 0
+    assert re.search(r"note: the first order took \d+\.\d s; the other 2 will take about \d+ s \(--tries sets how many\)",
+                     capsys.readouterr().err)

@@ -24,7 +24,6 @@ from typing import Callable
 
 from ..ir import Algorithm, Form, Multiply, Schedule, Update
 from ..verify.expand import expansion_of
-from .basis import inverse
 from .stages import group_stages
 
 Row = dict[str, Fraction]  # a block's content over the original blocks
@@ -95,84 +94,109 @@ def inplace_schedule(algorithm: Algorithm, cost: Callable[[Schedule], object], t
 # --- one operand ---------------------------------------------------------------------------------
 
 
+class _Blocks:
+    """The blocks' contents over the original blocks, as sparse rows and as FLINT's exact matrix
+    whose column j is row j (a combination is one solve in C: ⟨11,11,11;896⟩'s 121 blocks had spent
+    two minutes turning inverses into Fractions)."""
+
+    def __init__(self, blocks: tuple[str, ...]) -> None:
+        import flint  # python-flint, as the single-target pass uses it
+
+        self.blocks = blocks
+        self.position = {block: k for k, block in enumerate(blocks)}
+        self.rows: list[Row] = [{block: _ONE} for block in blocks]
+        self.matrix = flint.fmpq_mat(len(blocks), len(blocks))
+        for k in range(len(blocks)):
+            self.matrix[k, k] = 1
+
+    def changed(self) -> list[int]:
+        return [i for i, row in enumerate(self.rows) if row != {self.blocks[i]: _ONE}]
+
+    def holding(self, factor: Row) -> tuple[int, Fraction] | None:
+        """A block holding ``factor`` times a scale, and the scale."""
+        return next(((index, scale) for index, row in enumerate(self.rows)
+                     if (scale := _scale(row, factor)) is not None), None)
+
+    def combination(self, wanted: Row) -> dict[int, Fraction]:
+        """λ with wanted = Σ λ_j rows_j (exact: the rows stay independent), its nonzero entries."""
+        import flint
+
+        vector = flint.fmpq_mat(len(self.blocks), 1)
+        for block, value in wanted.items():
+            vector[self.position[block], 0] = flint.fmpq(value.numerator, value.denominator)
+        solved = self.matrix.solve(vector)
+        return {j: Fraction(int(x.p), int(x.q)) for j in range(len(self.blocks)) if (x := solved[j, 0]) != 0}
+
+    def ways_back(self) -> dict[int, dict[int, Fraction]]:
+        """Per changed block, the combination that gives it its original back (row i of T⁻¹)."""
+        inverted = self.matrix.inv()  # column i of (Tᵀ)⁻¹ is row i of T⁻¹
+        size = len(self.blocks)
+        return {i: {j: Fraction(int(x.p), int(x.q)) for j in range(size) if (x := inverted[j, i]) != 0}
+                for i in self.changed()}
+
+    def replace(self, target: int, combination: dict[int, Fraction]) -> Update:
+        """``block_target := Σ λ_j block_j``, applied to the contents."""
+        import flint
+
+        row: Row = {}
+        for j, coefficient in combination.items():
+            for block, value in self.rows[j].items():
+                row[block] = row.get(block, Fraction(0)) + coefficient * value
+        self.rows[target] = {block: value for block, value in row.items() if value != 0}
+        for k, block in enumerate(self.blocks):
+            value = self.rows[target].get(block, Fraction(0))
+            self.matrix[k, target] = flint.fmpq(value.numerator, value.denominator)
+        return Update(self.blocks[target], Form.of({self.blocks[j]: c for j, c in combination.items()}))
+
+
+def _scale(row: Row, factor: Row) -> Fraction | None:
+    """s with row = s·factor, if there is one."""
+    if row.keys() != factor.keys():
+        return None
+    first = next(iter(factor))
+    scale = row[first] / factor[first]
+    return scale if all(row[block] == scale * value for block, value in factor.items()) else None
+
+
 def _side(factors: list[Row], blocks: tuple[str, ...]) -> _Side:
-    rows: list[Row] = [{block: _ONE} for block in blocks]
+    contents = _Blocks(blocks)
     before: list[tuple[Update, ...]] = []
     reads: list[tuple[str, Fraction]] = []
     for position, factor in enumerate(factors):
-        held = _holding(rows, factor)
+        held = contents.holding(factor)
         if held is not None:
             before.append(())
             reads.append((blocks[held[0]], held[1]))
             continue
-        combination = _combination(rows, blocks, factor)
-        target = max((i for i in combination), key=lambda i: _keep_less(rows, blocks, factors, position, i))
-        before.append((_replace(rows, blocks, target, combination),))
+        combination = contents.combination(factor)
+        target = max(combination, key=lambda i: _keep_less(contents, factors, position, i))
+        before.append((contents.replace(target, combination),))
         reads.append((blocks[target], _ONE))
-    return _Side(tuple(before), tuple(reads), _restore(rows, blocks))
+    return _Side(tuple(before), tuple(reads), _restore(contents))
 
 
-def _holding(rows: list[Row], factor: Row) -> tuple[int, Fraction] | None:
-    """A block holding ``factor`` times a scale, and the scale."""
-    for index, row in enumerate(rows):
-        if row.keys() == factor.keys():
-            first = next(iter(factor))
-            scale = row[first] / factor[first]
-            if all(row[block] == scale * value for block, value in factor.items()):
-                return index, scale
-    return None
+def _keep_less(contents: _Blocks, factors: list[Row], position: int, index: int) -> tuple:
+    """Rank of overwriting block ``index`` (larger is better): the later its content is needed
+    (never best), then a block already changed before an original one (both need restoring anyway)."""
+    row = contents.rows[index]
+    needed = next((later for later in range(position + 1, len(factors)) if _scale(row, factors[later]) is not None),
+                  len(factors))
+    return needed, row != {contents.blocks[index]: _ONE}, -index
 
 
-def _inverted(rows: list[Row], blocks: tuple[str, ...]) -> list[list[Fraction]]:
-    inverted = inverse([[row.get(block, Fraction(0)) for block in blocks] for row in rows])
-    assert inverted is not None, "the blocks' contents stay independent"
-    return inverted
-
-
-def _combination(rows: list[Row], blocks: tuple[str, ...], wanted: Row, inverted=None) -> dict[int, Fraction]:
-    """λ with wanted = Σ λ_j rows_j (exact: the rows are independent), its nonzero entries;
-    ``inverted``: the rows' inverse where the caller has it."""
-    inverted = _inverted(rows, blocks) if inverted is None else inverted
-    position = {block: k for k, block in enumerate(blocks)}
-    combination = {j: sum((value * inverted[position[block]][j] for block, value in wanted.items()), Fraction(0))
-                   for j in range(len(rows))}
-    return {j: value for j, value in combination.items() if value != 0}
-
-
-def _keep_less(rows: list[Row], blocks: tuple[str, ...], factors: list[Row], position: int, index: int) -> tuple:
-    """Rank of overwriting row ``index`` (larger is better): the later its content is needed (never
-    best), then a row already changed before an original one (both need restoring anyway)."""
-    needed = next((later for later in range(position + 1, len(factors))
-                   if _holding([rows[index]], factors[later]) is not None), len(factors))
-    return needed, rows[index] != {blocks[index]: _ONE}, -index
-
-
-def _replace(rows: list[Row], blocks: tuple[str, ...], target: int, combination: dict[int, Fraction]) -> Update:
-    """``block_target := Σ λ_j block_j``, applied to ``rows``."""
-    row: Row = {}
-    for j, coefficient in combination.items():
-        for block, value in rows[j].items():
-            row[block] = row.get(block, Fraction(0)) + coefficient * value
-    rows[target] = {block: value for block, value in row.items() if value != 0}
-    return Update(blocks[target], Form.of({blocks[j]: coefficient for j, coefficient in combination.items()}))
-
-
-def _restore(rows: list[Row], blocks: tuple[str, ...]) -> tuple[Update, ...]:
+def _restore(contents: _Blocks) -> tuple[Update, ...]:
     """Statements that bring every block back to its original, the shortest available first."""
     statements: list[Update] = []
-    while changed := [i for i, row in enumerate(rows) if row != {blocks[i]: _ONE}]:
-        inverted = _inverted(rows, blocks)  # one inverse gives every block's way back
-        ways = [(len(combination), i, combination) for i in changed
-                if i in (combination := _combination(rows, blocks, {blocks[i]: _ONE}, inverted))]
-        if ways:
-            _, target, combination = min(ways, key=lambda way: (way[0], way[1]))
-            statements.append(_replace(rows, blocks, target, combination))
+    while ways := contents.ways_back():
+        direct = [(len(combination), i, combination) for i, combination in ways.items() if i in combination]
+        if direct:
+            _, target, combination = min(direct, key=lambda way: (way[0], way[1]))
+            statements.append(contents.replace(target, combination))
             continue
         # Every changed block's original needs the others and not its own content (T⁻¹ has zeros
         # on those diagonal entries): subtracting the first such block from one its original does
         # need makes that entry nonzero, (T⁻¹)_jj - c (T⁻¹)_ji with c = -1.
-        first = changed[0]
-        needs = _combination(rows, blocks, {blocks[first]: _ONE}, inverted)
-        other = min(needs, key=lambda j: (j not in changed, j))
-        statements.append(_replace(rows, blocks, other, {other: _ONE, first: -_ONE}))
+        first = min(ways)
+        other = min(ways[first], key=lambda j: (j not in ways, j))
+        statements.append(contents.replace(other, {other: _ONE, first: -_ONE}))
     return tuple(statements)
