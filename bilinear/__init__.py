@@ -1,6 +1,6 @@
 """bilinear: a compiler, exact verifier and GPU runtime for fast matrix multiplication.
 
-``load``, ``compile`` and ``matmul`` are imported on first use (PEP 562), so
+``load``, ``compile``, ``inplace`` and ``matmul`` are imported on first use (PEP 562), so
 ``import bilinear`` stays fast: the parser's grammar loads only when a scheme
 is read, and sympy only when an approximate scheme (a parameter in its
 coefficients) is.
@@ -11,9 +11,9 @@ from .diagnostics import BilinearError
 
 __version__ = "0.1.0"
 
-__all__ = ["BilinearError", "__version__", "compile", "load", "matmul", "verify"]
+__all__ = ["BilinearError", "__version__", "compile", "inplace", "load", "matmul", "verify"]
 
-_LAZY = {"compile": "api", "load": "api", "matmul": "matmul_api"}  # name -> the module that defines it
+_LAZY = {"compile": "api", "inplace": "inplace_api", "load": "api", "matmul": "matmul_api"}  # name -> the module that defines it
 
 
 def verify(*args, **options):

@@ -114,7 +114,7 @@ def _program(path: Path, algorithm: Algorithm) -> Program:
     return Program(str(path), (algorithm,), (), (algorithm.name,))
 
 
-def _loaded(source: Program | Algorithm | Schedule) -> Program:
+def as_program(source: Program | Algorithm | Schedule) -> Program:
     """A loaded program, or one algorithm (``load(...).main`` of a scheme, optimize's result) as a
     program of its own; a schedule alone is refused: it needs its algorithm."""
     if isinstance(source, Schedule):
@@ -231,7 +231,7 @@ def verify(
     if isinstance(path_or_program, (Program, Algorithm, Schedule)):
         _no_reading_options(path_or_program, format=format, shape=shape, key=key, allow_pickle=allow_pickle,
                             modulus=modulus)
-        return verification(_loaded(path_or_program))
+        return verification(as_program(path_or_program))
     path = _as_path(path_or_program)
     loaded = _read(path, format, shape, key, allow_pickle, modulus)
     if isinstance(loaded, Program):
@@ -262,7 +262,7 @@ def lower_program(
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
     dtype, levels, per_level = _plain_options(dtype, levels, per_level)
     check_ozaki_options(leaf, moduli, scaling)
-    program = _loaded(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)  # as compile
+    program = as_program(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)  # as compile
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
                       workspace_limit=workspace_limit, launch=launch, moduli=moduli, scaling=scaling)
     return lower(program, options, per_level)
@@ -379,7 +379,7 @@ def compile(
         raise ValueError(f"dtype must be float32 or float64, not {dtype!r}")
     if leaf not in (*LEAVES, "auto"):
         raise ValueError(f"leaf must be one of {', '.join(LEAVES)} or auto, not {leaf!r}")
-    program = _loaded(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)
+    program = as_program(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)
     chosen_backend = make_backend(backend)
     if levels == "auto":
         _check_automatic(leaf, breadth=breadth, per_level=per_level, workspace_limit=workspace_limit, launch=launch,

@@ -11,10 +11,11 @@ from collections import Counter
 from .cli_args import add_input_options, bl_name, positive
 from .cli_outputs import add_bl_output_options, check_bl_output
 from .compose_cli import STYLE_HELP, chosen_algorithm, copied_header
+from .inplace_api import DEFAULT_TRIES, inplace
+from .inplace_api import moved as blocks_moved
 from .lower.options import OptionError, Options
 from .schedule_product_cli import write_verified
 
-DEFAULT_TRIES = 64
 SHOWN_AT = 8192  # the size the traffic is said at, as verify says it
 
 
@@ -46,14 +47,14 @@ def add_parser(commands) -> None:
     command.add_argument("--name", type=bl_name, default=None,
                          help="name of the schedule (default: the algorithm's name with _inplace)")
     command.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
-    command.set_defaults(handler=inplace)
+    command.set_defaults(handler=derive)
 
 
-def inplace(args) -> int:
+def derive(args) -> int:
     from rich.console import Console
 
     from .cli_args import load_input, note_schedule_not_carried
-    from .schedule.inplace import inplace_schedule, products_of
+    from .schedule.inplace import products_of
 
     check_bl_output(args, args.file)
     program = load_input(args)
@@ -66,7 +67,7 @@ def inplace(args) -> int:
     print(f"deriving an in-place schedule of {source.name}: {len(products_of(source))} products, {args.tries} "
           f"order{'s' if args.tries > 1 else ''} tried", file=sys.stderr)
     with Console(stderr=True).status(f"deriving {name}"):  # a spinner where stderr is a terminal
-        schedule = inplace_schedule(source, _Ranked(source, args.tries), args.tries, args.seed, name)
+        schedule = inplace(source, tries=args.tries, seed=args.seed, name=name, cost=_Ranked(source, args.tries)).main
     header = (*copied_header(args.file, program, source),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
               f"restored), the cheapest of {args.tries} product order{'s' if args.tries > 1 else ''} (seed {args.seed}).")
@@ -77,7 +78,7 @@ def inplace(args) -> int:
 
 
 class _Ranked:
-    """The search's cost (:func:`_moved`), which says after the first order how long the rest will take
+    """The search's cost (:func:`bilinear.inplace_api.moved`), which says after the first order how long the rest will take
     where that is long (⟨11,11,11;896⟩: 13 s an order)."""
 
     SAY_AFTER = 20.0  # seconds of search left past which the estimate is printed
@@ -87,7 +88,7 @@ class _Ranked:
         self.started: float | None = time.perf_counter()
 
     def __call__(self, schedule) -> tuple[int, int]:
-        moved = _moved(schedule, self.algorithm)
+        moved = blocks_moved(schedule, self.algorithm)
         if self.started is not None:
             left = (self.tries - 1) * (time.perf_counter() - self.started)
             if left > self.SAY_AFTER:
@@ -102,13 +103,6 @@ def _counts(schedule, algorithm):
     from .lower.levels import compiled_counts
 
     return compiled_counts(schedule, algorithm, Options())
-
-
-def _moved(schedule, algorithm) -> tuple[int, int]:
-    """The rank of a candidate: blocks its compiled passes move for C += A·B, then where C starts at zero."""
-    counts = _counts(schedule, algorithm)
-    return (sum(counts.counts.elementwise_blocks_moved.values()),
-            sum((counts.from_zero or counts.counts).elementwise_blocks_moved.values()))
 
 
 def _traffic_note(schedule, algorithm) -> str:

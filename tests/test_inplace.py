@@ -128,3 +128,30 @@ def test_cli_says_how_long_a_long_search_will_take(monkeypatch, capsys):
     assert main(["inplace", "strassen", "--tries", "3"]) == 0
     assert re.search(r"note: the first order took \d+\.\d s; the other 2 will take about \d+ s \(--tries sets how many\)",
                      capsys.readouterr().err)
+
+
+def test_the_python_api_gives_a_program_that_compiles_and_runs_with_no_workspace():
+    import numpy as np
+
+    program = bilinear.inplace("winograd", tries=4)
+    assert [d.name for d in program.own_definitions()] == ["winograd", "winograd_inplace"]
+    assert program.main.properties == {"inplace", "restore"}
+    product = bilinear.compile(program, levels=2, backend="numpy")
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((68, 36)), rng.standard_normal((36, 52))
+    A0, B0 = A.copy(), B.copy()
+    C = product(A, B)
+    assert np.allclose(C, A0 @ B0, rtol=0, atol=1e-12) and np.allclose(A, A0, atol=1e-13) and np.allclose(B, B0, atol=1e-13)
+    assert product.executor.workspace_bytes(68, 36, 52) == 0
+
+
+def test_the_python_api_refuses_what_cannot_be_derived():
+    strassen = bilinear.load("strassen").algorithms[-1]
+    for tries in (0, 2.5, True):
+        with pytest.raises(ValueError, match=f"tries must be a whole number of at least 1, not {tries!r}"):
+            bilinear.inplace(strassen, tries=tries)
+    with pytest.raises(ValueError, match="name 'strassen' is the algorithm's; give the schedule another"):
+        bilinear.inplace(strassen, name="strassen")
+    with pytest.raises(ValueError, match="name 'A11'"):
+        bilinear.inplace(strassen, name="A11")
+    assert bilinear.inplace(bilinear.load("msmes")).main.name == "strassen_inplace"  # a schedule's file: its algorithm

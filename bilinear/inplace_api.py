@@ -1,0 +1,59 @@
+"""``bilinear.inplace``: a program of an algorithm and an in-place schedule derived for it
+(:mod:`bilinear.schedule.inplace`), ranked by what compile's passes move; ``bilinear.compile`` runs it
+with no workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from .diagnostics import BilinearError
+from .ir import Algorithm, Program, Schedule
+from .lower.options import Options
+
+DEFAULT_TRIES = 64
+
+
+def moved(schedule: Schedule, algorithm: Algorithm) -> tuple[int, int]:
+    """Blocks a schedule's compiled passes (cuBLAS leaves, fused) move at one level for C += A·B, then
+    where C starts at zero: the rank of a derived candidate."""
+    from .lower.levels import compiled_counts
+
+    counts = compiled_counts(schedule, algorithm, Options())
+    return (sum(counts.counts.elementwise_blocks_moved.values()),
+            sum((counts.from_zero or counts.counts).elementwise_blocks_moved.values()))
+
+
+def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TRIES, seed: int = 0,
+            name: str | None = None, cost: Callable[[Schedule], object] | None = None) -> Program:
+    """``source``'s algorithm (a path, a shipped name, a loaded program's main algorithm, or one
+    Algorithm) with an in-place schedule derived for it: C += A·B with no workspace, A and B
+    restored; the cheapest by ``cost`` (default :func:`moved`) of the written order of its products
+    and ``tries - 1`` shuffled ones (``seed``).  Pass the result to :func:`bilinear.compile`.
+
+    Raises:
+        ValueError: for tries below 1, or a name that is the algorithm's.
+        BilinearError: where ``source`` is not an exact algorithm that verifies.
+    """
+    from .api import as_program, load
+    from .ir.names import definition_name_problem
+    from .schedule.inplace import inplace_schedule
+    from .verify import verify_schedule
+    from .verify.algorithm import verify_algorithm
+
+    program = as_program(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)  # as compile
+    main = program.main
+    algorithm = main if isinstance(main, Algorithm) else program.algorithm(main.algorithm)
+    if errors := verify_algorithm(algorithm):
+        raise BilinearError(*errors)
+    name = name or f"{algorithm.name}_inplace"
+    if problem := definition_name_problem(name):
+        raise ValueError(f"name {name!r}: {problem}")
+    if name == algorithm.name:
+        raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
+    if not isinstance(tries, int) or isinstance(tries, bool) or tries < 1:
+        raise ValueError(f"tries must be a whole number of at least 1, not {tries!r}")
+    schedule = inplace_schedule(algorithm, cost or (lambda candidate: moved(candidate, algorithm)), tries, seed, name)
+    if (check := verify_schedule(schedule, algorithm)).errors:  # a bug in the derivation: never returned
+        raise BilinearError(*check.errors)
+    return Program(program.path, (algorithm,), (schedule,), (algorithm.name, schedule.name), program.uses)
