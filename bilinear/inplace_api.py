@@ -12,6 +12,7 @@ from .ir import Algorithm, Program, Schedule
 from .lower.options import Options
 
 DEFAULT_TRIES = 64
+DEFAULT_STEPS = 256
 
 
 def moved(schedule: Schedule, algorithm: Algorithm) -> tuple[int, int]:
@@ -24,15 +25,16 @@ def moved(schedule: Schedule, algorithm: Algorithm) -> tuple[int, int]:
             sum((counts.from_zero or counts.counts).elementwise_blocks_moved.values()))
 
 
-def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TRIES, seed: int = 0,
-            name: str | None = None, cost: Callable[[Schedule], object] | None = None) -> Program:
+def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TRIES, steps: int = DEFAULT_STEPS,
+            seed: int = 0, name: str | None = None, cost: Callable[[Schedule], object] | None = None) -> Program:
     """``source``'s algorithm (a path, a shipped name, a loaded program's main algorithm, or one
     Algorithm) with an in-place schedule derived for it: C += A·B with no workspace, A and B
-    restored; the cheapest by ``cost`` (default :func:`moved`) of the written order of its products
-    and ``tries - 1`` shuffled ones (``seed``).  Pass the result to :func:`bilinear.compile`.
+    restored; the cheapest by ``cost`` (default :func:`moved`) of the written order of its products,
+    ``tries - 1`` shuffled ones and ``steps`` steps of a local search from the cheapest (``seed``).
+    Pass the result to :func:`bilinear.compile`.
 
     Raises:
-        ValueError: for tries below 1, or a name that is the algorithm's.
+        ValueError: for tries below 1, steps below 0, or a name that is the algorithm's.
         BilinearError: where ``source`` is not an exact algorithm that verifies.
     """
     from .api import as_program, load
@@ -51,9 +53,11 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
         raise ValueError(f"name {name!r}: {problem}")
     if name == algorithm.name:
         raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
-    if not isinstance(tries, int) or isinstance(tries, bool) or tries < 1:
-        raise ValueError(f"tries must be a whole number of at least 1, not {tries!r}")
-    schedule = inplace_schedule(algorithm, cost or (lambda candidate: moved(candidate, algorithm)), tries, seed, name)
+    for label, value, least in (("tries", tries, 1), ("steps", steps, 0), ("seed", seed, 0)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise ValueError(f"{label} must be a whole number of at least {least}, not {value!r}")
+    schedule = inplace_schedule(algorithm, cost or (lambda candidate: moved(candidate, algorithm)), tries, seed, name,
+                                steps)
     if (check := verify_schedule(schedule, algorithm)).errors:  # a bug in the derivation: never returned
         raise BilinearError(*check.errors)
     return Program(program.path, (algorithm,), (schedule,), (algorithm.name, schedule.name), program.uses)

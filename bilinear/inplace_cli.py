@@ -11,7 +11,7 @@ from collections import Counter
 from .cli_args import add_input_options, bl_name, positive
 from .cli_outputs import add_bl_output_options, check_bl_output
 from .compose_cli import STYLE_HELP, chosen_algorithm, copied_header
-from .inplace_api import DEFAULT_TRIES, inplace
+from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
 from .inplace_api import moved as blocks_moved
 from .lower.options import OptionError, Options
 from .schedule_product_cli import write_verified
@@ -41,8 +41,11 @@ def add_parser(commands) -> None:
     add_bl_output_options(command)
     command.add_argument("--tries", type=_tries, default=DEFAULT_TRIES,
                          help=f"product orders derived: the written one and TRIES - 1 shuffled ones (default {DEFAULT_TRIES})")
+    command.add_argument("--steps", type=lambda text: positive(text, least=0), default=DEFAULT_STEPS,
+                         help=f"then steps of a local search from the cheapest order: a product moved or two swapped, "
+                         f"kept when no dearer (default {DEFAULT_STEPS}; 0: none)")
     command.add_argument("--seed", type=lambda text: positive(text, least=0), default=0,
-                         help="seed of the shuffled orders (default 0: the same schedule every time)")
+                         help="seed of the shuffled orders and the search's steps (default 0: the same schedule every time)")
     command.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
     command.add_argument("--name", type=bl_name, default=None,
                          help="name of the schedule (default: the algorithm's name with _inplace)")
@@ -65,12 +68,15 @@ def derive(args) -> int:
     if name == source.name:
         raise OptionError(f"--name {name} is the algorithm's name; give the schedule another")
     print(f"deriving an in-place schedule of {source.name}: {len(products_of(source))} products, {args.tries} "
-          f"order{'s' if args.tries > 1 else ''} tried", file=sys.stderr)
+          f"order{'s' if args.tries > 1 else ''}, then {args.steps} step{'' if args.steps == 1 else 's'} of a local "
+          "search", file=sys.stderr)
     with Console(stderr=True).status(f"deriving {name}"):  # a spinner where stderr is a terminal
-        schedule = inplace(source, tries=args.tries, seed=args.seed, name=name, cost=_Ranked(source, args.tries)).main
+        ranked = _Ranked(source, args.tries - 1 + args.steps)
+        schedule = inplace(source, tries=args.tries, steps=args.steps, seed=args.seed, name=name, cost=ranked).main
     header = (*copied_header(args.file, program, source),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
-              f"restored), the cheapest of {args.tries} product order{'s' if args.tries > 1 else ''} (seed {args.seed}).")
+              f"restored), the cheapest of {args.tries} product order{'s' if args.tries > 1 else ''} and {args.steps} "
+              f"local search step{'' if args.steps == 1 else 's'} (seed {args.seed}).")
     if written := write_verified(source, schedule, header, args.style, args.output):
         return written
     print(_traffic_note(schedule, source), file=sys.stderr)
@@ -78,22 +84,23 @@ def derive(args) -> int:
 
 
 class _Ranked:
-    """The search's cost (:func:`bilinear.inplace_api.moved`), which says after the first order how long the rest will take
-    where that is long (⟨11,11,11;896⟩: 13 s an order)."""
+    """The search's cost (:func:`bilinear.inplace_api.moved`), which says after the first order how long
+    the rest will take where that is long (⟨11,11,11;896⟩: 13 s an order)."""
 
     SAY_AFTER = 20.0  # seconds of search left past which the estimate is printed
 
-    def __init__(self, algorithm, tries: int) -> None:
-        self.algorithm, self.tries = algorithm, tries
+    def __init__(self, algorithm, rest: int) -> None:
+        self.algorithm, self.rest = algorithm, rest  # rest: the orders ranked after the first
         self.started: float | None = time.perf_counter()
 
     def __call__(self, schedule) -> tuple[int, int]:
         moved = blocks_moved(schedule, self.algorithm)
         if self.started is not None:
-            left = (self.tries - 1) * (time.perf_counter() - self.started)
+            first = time.perf_counter() - self.started
+            left = self.rest * first
             if left > self.SAY_AFTER:
-                print(f"note: the first order took {left / (self.tries - 1):.1f} s; the other {self.tries - 1} will take "
-                      f"about {f'{left:.0f} s' if left < 120 else f'{left / 60:.0f} min'} (--tries sets how many)",
+                print(f"note: the first order took {first:.1f} s; the other {self.rest} will take about "
+                      f"{f'{left:.0f} s' if left < 120 else f'{left / 60:.0f} min'} (--tries and --steps set how many)",
                       file=sys.stderr)
             self.started = None
         return moved

@@ -68,7 +68,7 @@ def test_nvcc_compiles_the_generated_source_of_every_shipped_scheme(tmp_path):
     # breadth-first kernels of both element types in one file: they had one extern "C" name each
     assert main(["compile", "winograd", "-o", str(tmp_path / "winograd-breadth"), "--levels", "2", "--breadth", "2"]) == 0
     # a derived in-place schedule: statements of four terms with coefficients (`bilinear inplace`)
-    assert main(["inplace", "grey234", "--tries", "2", "-o", str(tmp_path / "grey234_inplace.bl")]) == 0
+    assert main(["inplace", "grey234", "--tries", "2", "--steps", "2", "-o", str(tmp_path / "grey234_inplace.bl")]) == 0
     assert main(["compile", str(tmp_path / "grey234_inplace.bl"), "-o", str(tmp_path / "grey234-inplace"), "--levels", "2"]) == 0
     objects = tmp_path / "objects"
     objects.mkdir()

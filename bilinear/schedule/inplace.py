@@ -10,9 +10,8 @@ each product keeps the algorithm's targets, scaled by what its blocks hold, and 
 single-target pass changes the basis of C as it does for msmes.
 
 The order of the products decides what that costs, so :func:`inplace_schedule` derives the
-written order and shuffled ones and keeps the cheapest by a cost the caller gives (compile
-counts the traffic of the passes it runs).  MSMES, written by hand for Strassen, moves 62
-quarter blocks at one level; the derived Strassen 63, Winograd 59 (compiled, C += A·B).
+written order, shuffled ones, and then neighbours of the cheapest, ranked by a cost the caller
+gives (compile counts the traffic of the passes it runs).
 """
 
 from __future__ import annotations
@@ -75,20 +74,43 @@ def derive_inplace(algorithm: Algorithm, order: list[int] | None = None, name: s
 
 
 def inplace_schedule(algorithm: Algorithm, cost: Callable[[Schedule], object], tries: int = 64, seed: int = 0,
-                     name: str | None = None) -> Schedule:
+                     name: str | None = None, steps: int = 256) -> Schedule:
     """The cheapest by ``cost`` of :func:`derive_inplace` in the written order and ``tries - 1``
-    shuffled orders (``seed`` fixes them: the same schedule every time)."""
-    if tries < 1:
-        raise ValueError(f"tries must be at least 1, not {tries}")
-    order, shuffled = list(range(len(products_of(algorithm)))), random.Random(seed)
-    best = derive_inplace(algorithm, order, name)
-    best_cost = cost(best)
+    shuffled orders, then ``steps`` steps of a local search from the cheapest order: one product
+    moved to another place, or two swapped, kept when no dearer (``seed`` fixes the draws: the same
+    schedule every time).  The local search is where most of the saving is: grey333 from 254 blocks
+    at one level (the best of 64 orders) to 219 after 300 steps, below its default schedule's 244
+    with workspace; Strassen from 66 to 59, below MSMES's 62."""
+    if tries < 1 or steps < 0:
+        raise ValueError(f"tries must be at least 1 and steps at least 0, not {tries} and {steps}")
+    draws = random.Random(seed)
+    order = list(range(len(products_of(algorithm))))
+    best_order, best, best_cost = _tried(algorithm, order, cost, name)
     for _ in range(tries - 1):
-        shuffled.shuffle(order)
-        schedule = derive_inplace(algorithm, order, name)
-        if (found := cost(schedule)) < best_cost:
-            best, best_cost = schedule, found
+        draws.shuffle(order)
+        if (found := _tried(algorithm, order, cost, name))[2] < best_cost:
+            best_order, best, best_cost = found
+    for _ in range(steps if len(order) > 1 else 0):
+        found = _tried(algorithm, _neighbour(best_order, draws), cost, name)
+        if not best_cost < found[2]:  # a step to an equal cost too: the search crosses plateaus
+            best_order, best, best_cost = found
     return best
+
+
+def _tried(algorithm: Algorithm, order: list[int], cost, name: str | None) -> tuple[list[int], Schedule, object]:
+    schedule = derive_inplace(algorithm, order, name)
+    return list(order), schedule, cost(schedule)
+
+
+def _neighbour(order: list[int], draws: random.Random) -> list[int]:
+    """``order`` with one product moved to another place, or two swapped (an even chance)."""
+    first, second = draws.sample(range(len(order)), 2)
+    neighbour = list(order)
+    if draws.random() < 0.5:
+        neighbour[first], neighbour[second] = neighbour[second], neighbour[first]
+    else:
+        neighbour.insert(second, neighbour.pop(first))
+    return neighbour
 
 
 # --- one operand ---------------------------------------------------------------------------------
