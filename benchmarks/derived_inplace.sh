@@ -2,12 +2,13 @@
 # Schedules that `bilinear inplace` derives (no workspace; A and B overwritten, then restored) on the GPU:
 # every one run against the reference at odd and power-of-two sizes, levels 1-2, both element types
 # (`run` checks the product and measures how well A and B came back); memcheck and racecheck of one at
-# two levels; then FP64 16384 against cuBLAS beside the hand-written msmes, in one `bilinear bench` run.
+# two levels; then FP64 against cuBLAS: strassen's and winograd's beside the hand-written msmes at 16384,
+# grey333's beside its default schedule (with workspace) at 15552, a `bilinear bench` run each.
 # Run on the lent GPU from the repository root with .whl/ carried:
 #
 #   bash benchmarks/derived_inplace.sh [SCHEMES...]     (default strassen winograd grey333 grey234)
 #
-# Results land in $OUT/derived: the .bl files, run.txt, sanitize_*.txt, bench.txt and bench.json.
+# Results land in $OUT/derived: the .bl files, run.txt, sanitize_*.txt, bench*.txt and bench*.json.
 . "$(dirname "$0")/device_env.sh"
 schemes=("${@:-strassen winograd grey333 grey234}")
 D=$OUT/derived
@@ -33,6 +34,9 @@ for tool in memcheck racecheck; do
     run "$D/winograd.bl" -n 300 --levels 2 --dtype float64 > "$D/sanitize_$tool.txt" 2>&1 || failed=1
   tail -3 "$D/sanitize_$tool.txt"
 done
-bl bench "$D/winograd.bl" algorithms/msmes.bl "$D/grey333.bl" -n 16384 --dtype float64 --levels 1 2 \
+bl bench "$D/strassen.bl" "$D/winograd.bl" algorithms/msmes.bl -n 16384 --dtype float64 --levels 1 2 \
   --leaf cublas --repeat 7 --json "$D/bench.json" 2>&1 | tee "$D/bench.txt"
+# grey333 at a size its levels divide (15552 = 3^5 * 64): at 16384 its 5461^3 leaves are slow, with any schedule
+bl bench "$D/grey333.bl" algorithms/grey333.bl -n 15552 --dtype float64 --levels 1 2 \
+  --leaf cublas --repeat 7 --json "$D/bench_grey333.json" 2>&1 | tee "$D/bench_grey333.txt"
 exit $failed
