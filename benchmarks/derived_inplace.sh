@@ -6,19 +6,19 @@
 # grey333's beside its default schedule (with workspace) at 15552, a `bilinear bench` run each.
 # Run on the lent GPU from the repository root with .whl/ carried:
 #
-#   bash benchmarks/derived_inplace.sh [SCHEMES...]     (default strassen winograd grey333 grey234)
+#   bash benchmarks/derived_inplace.sh      (strassen, winograd, grey333 and grey234)
 #
 # Results land in $OUT/derived: the .bl files, run.txt, sanitize_*.txt, bench*.txt and bench*.json.
 . "$(dirname "$0")/device_env.sh"
-schemes=("${@:-strassen winograd grey333 grey234}")
+schemes=(strassen winograd grey333 grey234)
 D=$OUT/derived
 mkdir -p "$D"
 bl() { python3 -c 'import sys; from bilinear.cli import main; sys.exit(main())' "$@"; }
 failed=0
-for s in ${schemes[@]}; do
+for s in "${schemes[@]}"; do
   bl inplace "$s" -o "$D/$s.bl" --force 2>&1 | tee -a "$D/derive.txt" || failed=1
 done
-for s in ${schemes[@]}; do
+for s in "${schemes[@]}"; do
   for dtype in float64 float32; do
     for levels in 1 2; do
       for n in 1000 4097; do

@@ -7,23 +7,18 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from functools import partial
 
-from .cli_args import add_input_options, bl_name, positive
+from .cli_args import add_input_options, bl_name, positive, tries
 from .cli_outputs import add_bl_output_options, check_bl_output
 from .compose_cli import STYLE_HELP, chosen_algorithm, copied_header
 from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
 from .inplace_api import moved as blocks_moved
 from .lower.options import OptionError, Options
+from .optimize_arguments import MOST_TRIES
 from .schedule_product_cli import write_verified
 
 SHOWN_AT = 8192  # the size the traffic is said at, as verify says it
-
-
-def _tries(text: str) -> int:
-    """An argparse type: --tries, 1 to MOST_TRIES (the written order is the first)."""
-    from .optimize_arguments import MOST_TRIES
-
-    return positive(text, least=1, most=MOST_TRIES)
 
 
 def add_parser(commands) -> None:
@@ -33,18 +28,18 @@ def add_parser(commands) -> None:
         "product's operand sums are formed in the A and B blocks themselves, which later statements put back "
         "(restore), and C's targets are left to compile's change of basis, as msmes does for Strassen. The "
         "products' order decides the element-wise traffic: the written order and --tries - 1 shuffled ones are "
-        "derived, and the one whose compiled passes (cuBLAS leaves, fused) move the fewest blocks is kept. The "
-        "algorithm and the schedule are written together and verified (every block of A and B restored) before "
-        "they are written.",
+        "derived, then --steps steps of a local search from the cheapest, and the order whose compiled passes "
+        "(cuBLAS leaves, fused) move the fewest blocks is kept. The algorithm and the schedule are written "
+        "together and verified (every block of A and B restored) before they are written.",
     )
     add_input_options(command)
     add_bl_output_options(command)
-    command.add_argument("--tries", type=_tries, default=DEFAULT_TRIES,
+    command.add_argument("--tries", type=partial(positive, least=1, most=MOST_TRIES), default=DEFAULT_TRIES,
                          help=f"product orders derived: the written one and TRIES - 1 shuffled ones (default {DEFAULT_TRIES})")
-    command.add_argument("--steps", type=lambda text: positive(text, least=0), default=DEFAULT_STEPS,
+    command.add_argument("--steps", type=tries, default=DEFAULT_STEPS,
                          help=f"then steps of a local search from the cheapest order: a product moved or two swapped, "
                          f"kept when no dearer (default {DEFAULT_STEPS}; 0: none)")
-    command.add_argument("--seed", type=lambda text: positive(text, least=0), default=0,
+    command.add_argument("--seed", type=partial(positive, least=0), default=0,
                          help="seed of the shuffled orders and the search's steps (default 0: the same schedule every time)")
     command.add_argument("--style", choices=("equations", "table"), default="equations", help=STYLE_HELP)
     command.add_argument("--name", type=bl_name, default=None,
@@ -57,7 +52,8 @@ def derive(args) -> int:
     from rich.console import Console
 
     from .cli_args import load_input, note_schedule_not_carried
-    from .schedule.inplace import products_of
+    from .compose import unused_products
+    from .schedule.inplace import product_count
 
     check_bl_output(args, args.file)
     program = load_input(args)
@@ -67,58 +63,68 @@ def derive(args) -> int:
     name = args.name or f"{source.name}_inplace"
     if name == source.name:
         raise OptionError(f"--name {name} is the algorithm's name; give the schedule another")
-    print(f"deriving an in-place schedule of {source.name}: {len(products_of(source))} products, {args.tries} "
-          f"order{'s' if args.tries > 1 else ''}, then {args.steps} step{'' if args.steps == 1 else 's'} of a local "
-          "search", file=sys.stderr)
+    if dropped := unused_products(source):
+        print(f"note: {', '.join(dropped)}, which no output uses, {'is' if len(dropped) == 1 else 'are'} not computed",
+              file=sys.stderr)
+    plural = {True: "s", False: ""}
+    print(f"deriving an in-place schedule of {source.name}: {product_count(source)} products, {args.tries} "
+          f"order{plural[args.tries > 1]}, then {args.steps} step{plural[args.steps != 1]} of a local search",
+          file=sys.stderr)
     with Console(stderr=True).status(f"deriving {name}"):  # a spinner where stderr is a terminal
         ranked = _Ranked(source, args.tries - 1 + args.steps)
         schedule = inplace(source, tries=args.tries, steps=args.steps, seed=args.seed, name=name, cost=ranked).main
     header = (*copied_header(args.file, program, source),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
-              f"restored), the cheapest of {args.tries} product order{'s' if args.tries > 1 else ''} and {args.steps} "
-              f"local search step{'' if args.steps == 1 else 's'} (seed {args.seed}).")
+              f"restored), the cheapest of {args.tries} product order{plural[args.tries > 1]} and {args.steps} "
+              f"local search step{plural[args.steps != 1]} (seed {args.seed}).")
     if written := write_verified(source, schedule, header, args.style, args.output):
         return written
-    print(_traffic_note(schedule, source), file=sys.stderr)
+    with Console(stderr=True).status("counting the default schedule's traffic"):
+        print(_traffic_note(schedule, source), file=sys.stderr)
     return 0
 
 
 class _Ranked:
-    """The search's cost (:func:`bilinear.inplace_api.moved`), which says after the first order how long
-    the rest will take where that is long (⟨11,11,11;896⟩: 13 s an order)."""
+    """The search's cost (:func:`bilinear.inplace_api.moved`), which says after the second candidate
+    how long the others will take where that is long (⟨11,11,11;896⟩: 13 s a candidate).  The first
+    is not timed: it pays for imports and first compilations (40 ms of Strassen's, 5 ms each after)."""
 
     SAY_AFTER = 20.0  # seconds of search left past which the estimate is printed
 
-    def __init__(self, algorithm, rest: int) -> None:
-        self.algorithm, self.rest = algorithm, rest  # rest: the orders ranked after the first
-        self.started: float | None = time.perf_counter()
+    def __init__(self, algorithm, others: int) -> None:
+        self.algorithm, self.others = algorithm, others  # others: the candidates ranked after the first
+        self.ranked = 0
+        self.last = time.perf_counter()
 
     def __call__(self, schedule) -> tuple[int, int]:
-        moved = blocks_moved(schedule, self.algorithm)
-        if self.started is not None:
-            first = time.perf_counter() - self.started
-            left = self.rest * first
-            if left > self.SAY_AFTER:
-                print(f"note: the first order took {first:.1f} s; the other {self.rest} will take about "
-                      f"{f'{left:.0f} s' if left < 120 else f'{left / 60:.0f} min'} (--tries and --steps set how many)",
-                      file=sys.stderr)
-            self.started = None
-        return moved
+        blocks = blocks_moved(schedule, self.algorithm)
+        self.ranked += 1
+        if self.ranked <= 2:
+            now, began = time.perf_counter(), self.last
+            self.last = now
+            if self.ranked == 2 and (left := (now - began) * (self.others - 1)) > self.SAY_AFTER:
+                print(f"note: a candidate order takes {now - began:.1f} s; the other {self.others - 1} will take about "
+                      f"{_duration(left)} (--tries and --steps set how many)", file=sys.stderr)
+        return blocks
 
 
-def _counts(schedule, algorithm):
-    from .lower.levels import compiled_counts
-
-    return compiled_counts(schedule, algorithm, Options())
+def _duration(seconds: float) -> str:
+    """45 s, 14 min, 3.2 h, 12 days."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 3 * 86400 else f"{seconds / 86400:.0f} days"
 
 
 def _traffic_note(schedule, algorithm) -> str:
     """What the derived schedule's compiled passes move, beside the default schedule's and its workspace."""
+    from .lower.levels import compiled_counts
     from .report import bytes_text, level_bytes
     from .schedule.default import default_schedule
 
-    def moved(candidate) -> str:
-        counts = _counts(candidate, algorithm)
+    def traffic(candidate) -> str:
+        counts = compiled_counts(candidate, algorithm, Options())
         zero = counts.from_zero or counts.counts
         return (f"{bytes_text(level_bytes(algorithm.shape, counts.counts.elementwise_blocks_moved, SHOWN_AT))} for "
                 f"C += A·B, {bytes_text(level_bytes(algorithm.shape, zero.elementwise_blocks_moved, SHOWN_AT))} where C "
@@ -127,5 +133,5 @@ def _traffic_note(schedule, algorithm) -> str:
     default = default_schedule(algorithm)
     workspace = Counter(temporary.like for temporary in default.temporaries)
     return (f"element-wise traffic per level at n={SHOWN_AT} float64, compiled (cublas leaves, fused passes): "
-            f"{moved(schedule)}, no workspace; the default schedule: {moved(default)}, with "
+            f"{traffic(schedule)}, no workspace; the default schedule: {traffic(default)}, with "
             f"{bytes_text(level_bytes(algorithm.shape, workspace, SHOWN_AT))} of workspace")

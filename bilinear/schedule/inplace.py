@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from ..ir import Algorithm, Form, Multiply, Schedule, Update
 from ..verify.expand import expansion_of
@@ -47,7 +47,12 @@ class _Side:
     restore: tuple[Update, ...]
 
 
-def products_of(algorithm: Algorithm) -> list[_Product]:
+def product_count(algorithm: Algorithm) -> int:
+    """How many products an in-place schedule of ``algorithm`` computes (the orders' length)."""
+    return len(_products(algorithm))
+
+
+def _products(algorithm: Algorithm) -> list[_Product]:
     """The products a schedule computes: those some output uses, with nonzero factors."""
     expansion = expansion_of(algorithm)
     return [_Product(u.as_dict(), v.as_dict(), w) for (u, v), w in zip(expansion.factors, expansion.weights)
@@ -55,9 +60,9 @@ def products_of(algorithm: Algorithm) -> list[_Product]:
 
 
 def derive_inplace(algorithm: Algorithm, order: list[int] | None = None, name: str | None = None) -> Schedule:
-    """The in-place, restoring schedule of ``algorithm`` with its products (:func:`products_of`) in
+    """The in-place, restoring schedule of ``algorithm`` with its products (those some output uses) in
     ``order`` (default: as written), named ``name`` (default ``<algorithm>_inplace``)."""
-    products = products_of(algorithm)
+    products = _products(algorithm)
     order = list(range(len(products))) if order is None else order
     if sorted(order) != list(range(len(products))):
         raise ValueError(f"order must list each of the {len(products)} products once")
@@ -78,28 +83,34 @@ def inplace_schedule(algorithm: Algorithm, cost: Callable[[Schedule], object], t
     """The cheapest by ``cost`` of :func:`derive_inplace` in the written order and ``tries - 1``
     shuffled orders, then ``steps`` steps of a local search from the cheapest order: one product
     moved to another place, or two swapped, kept when no dearer (``seed`` fixes the draws: the same
-    schedule every time).  The local search is where most of the saving is: grey333 from 254 blocks
-    at one level (the best of 64 orders) to 219 after 300 steps, below its default schedule's 244
+    schedule every time).  The local search is where most of the saving is: grey333 from 252 blocks
+    at one level (the best of 64 orders) to 220 after 256 steps, below its default schedule's 244
     with workspace; Strassen from 66 to 59, below MSMES's 62."""
     if tries < 1 or steps < 0:
         raise ValueError(f"tries must be at least 1 and steps at least 0, not {tries} and {steps}")
     draws = random.Random(seed)
-    order = list(range(len(products_of(algorithm))))
-    best_order, best, best_cost = _tried(algorithm, order, cost, name)
+    order = list(range(len(_products(algorithm))))
+    best = _tried(algorithm, order, cost, name)
     for _ in range(tries - 1):
         draws.shuffle(order)
-        if (found := _tried(algorithm, order, cost, name))[2] < best_cost:
-            best_order, best, best_cost = found
+        if (found := _tried(algorithm, order, cost, name)).cost < best.cost:
+            best = found
     for _ in range(steps if len(order) > 1 else 0):
-        found = _tried(algorithm, _neighbour(best_order, draws), cost, name)
-        if not best_cost < found[2]:  # a step to an equal cost too: the search crosses plateaus
-            best_order, best, best_cost = found
-    return best
+        found = _tried(algorithm, _neighbour(best.order, draws), cost, name)
+        if not best.cost < found.cost:  # a step to an equal cost too: the search crosses plateaus
+            best = found
+    return best.schedule
 
 
-def _tried(algorithm: Algorithm, order: list[int], cost, name: str | None) -> tuple[list[int], Schedule, object]:
+class _Candidate(NamedTuple):
+    order: list[int]
+    schedule: Schedule
+    cost: object
+
+
+def _tried(algorithm: Algorithm, order: list[int], cost, name: str | None) -> _Candidate:
     schedule = derive_inplace(algorithm, order, name)
-    return list(order), schedule, cost(schedule)
+    return _Candidate(list(order), schedule, cost(schedule))
 
 
 def _neighbour(order: list[int], draws: random.Random) -> list[int]:
@@ -191,15 +202,18 @@ def _side(factors: list[Row], blocks: tuple[str, ...]) -> _Side:
             reads.append((blocks[held[0]], held[1]))
             continue
         combination = contents.combination(factor)
-        target = max(combination, key=lambda i: _keep_less(contents, factors, position, i))
-        before.append((contents.replace(target, combination),))
-        reads.append((blocks[target], _ONE))
+        target = max(combination, key=lambda i: _overwrite_rank(contents, factors, position, i))
+        # the block takes factor / λ_target, its own coefficient 1 (A_i += Σ c_j A_j): the scale goes
+        # into the product's targets, not into A or B, which restore then with fewer roundings
+        own = combination[target]
+        before.append((contents.replace(target, {j: c / own for j, c in combination.items()}),))
+        reads.append((blocks[target], 1 / own))
     return _Side(tuple(before), tuple(reads), _restore(contents))
 
 
-def _keep_less(contents: _Blocks, factors: list[Row], position: int, index: int) -> tuple:
-    """Rank of overwriting block ``index`` (larger is better): the later its content is needed
-    (never best), then a block already changed before an original one (both need restoring anyway)."""
+def _overwrite_rank(contents: _Blocks, factors: list[Row], position: int, index: int) -> tuple:
+    """How well block ``index`` may be overwritten (the largest is): the later its content is needed
+    (never, best), then a block already changed before an original one (both need restoring anyway)."""
     row = contents.rows[index]
     needed = next((later for later in range(position + 1, len(factors)) if _scale(row, factors[later]) is not None),
                   len(factors))
