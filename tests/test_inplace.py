@@ -189,3 +189,26 @@ def test_the_python_api_refuses_what_cannot_be_derived():
     with pytest.raises(ValueError, match="name 'A11'"):
         bilinear.inplace(strassen, name="A11")
     assert bilinear.inplace(bilinear.load("msmes")).main.name == "strassen_inplace"  # a schedule's file: its algorithm
+
+
+def test_a_scaled_factor_is_formed_up_to_its_scale_and_the_scale_goes_into_the_targets(tmp_path):
+    """Strassen with M2's left factor doubled (and its uses halved): the block that forms 2·(A21 + A22)
+    had been scaled by 2 as well (`A21 = 2*A21 + 2*A22`), and put back by 1/2, roundings in A
+    that the product's targets take instead (they are doubled)."""
+    scheme = tmp_path / "scaled.bl"
+    scheme.write_text("algorithm scaled <2,2,2;7>:\n" + "\n".join(f"  {line}" for line in [
+        "M1 = (A11 + A22) * (B11 + B22)", "M2 = (2*A21 + 2*A22) * B11", "M3 = A11 * (B12 - B22)",
+        "M4 = A22 * (B21 - B11)", "M5 = (A11 + A12) * B22", "M6 = (A21 - A11) * (B11 + B12)",
+        "M7 = (A12 - A22) * (B21 + B22)", "C11 = M1 + M4 - M5 + M7", "C12 = M3 + M5", "C21 = 1/2*M2 + M4",
+        "C22 = M1 - 1/2*M2 + M3 + M6"]) + "\n")
+    algorithm = bilinear.load(scheme).algorithms[-1]
+    for order in ([1, 0, 2, 3, 4, 5, 6], list(range(7))):
+        schedule = derive_inplace(algorithm, order)
+        _assert_in_place(schedule, algorithm)
+        statements = [statement for stage in schedule.stages for statement in stage.statements]
+        last_product = max(i for i, statement in enumerate(statements) if not hasattr(statement, "target"))
+        forming = [statement for statement in statements[:last_product] if hasattr(statement, "target")]
+        assert forming and all(statement.is_accumulation() for statement in forming), [str(s) for s in forming]
+    first = derive_inplace(algorithm, [1, 0, 2, 3, 4, 5, 6])
+    assert [str(s) for s in first.stages[0].statements[:1] + first.stages[1].statements[:1]] == [
+        "A21 += A22", "A21 * B11 -> +C21 -C22"]  # A21 + A22 is half the factor: the targets' halves doubled
