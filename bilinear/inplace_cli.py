@@ -30,7 +30,8 @@ def add_parser(commands) -> None:
         "products' order decides the element-wise traffic: the written order and --tries - 1 shuffled ones are "
         "derived, then --steps steps of a local search from the cheapest, and the order whose compiled passes "
         "(cuBLAS leaves, fused) move the fewest blocks is kept. The algorithm and the schedule are written "
-        "together and verified (every block of A and B restored) before they are written.",
+        "together and verified (every block of A and B restored) before they are written; `bilinear run` or "
+        "`bilinear compile` the file then, as any schedule (e.g. bilinear inplace grey333 -o grey333_inplace.bl).",
     )
     add_input_options(command)
     add_bl_output_options(command)
