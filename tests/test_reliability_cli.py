@@ -140,7 +140,8 @@ def test_import_name_must_be_a_bl_name(tmp_path, capsys, name):
 
 # --- transform, product, optimize -o and export: the same protection, checked before any work ------------
 
-DERIVED = [("transform", STRASSEN, "--to", "nkm"), ("product", STRASSEN, STRASSEN), ("optimize", STRASSEN, "--seeds", "1")]
+DERIVED = [("transform", STRASSEN, "--to", "nkm"), ("product", STRASSEN, STRASSEN), ("optimize", STRASSEN, "--seeds", "1"),
+           ("inplace", STRASSEN, "--tries", "1", "--steps", "0")]
 
 
 @pytest.mark.parametrize("argv", DERIVED, ids=lambda argv: argv[0])
@@ -213,7 +214,8 @@ def test_derived_scheme_names_must_be_bl_names(tmp_path, capsys, argv):
 
 
 @pytest.mark.parametrize("argv", [("transform", "{wrong}", "--to", "nkm"), ("product", STRASSEN, "{wrong}"), ("optimize", "{wrong}"),
-                                  ("export", "{wrong}", "--to", "fast-matmul")], ids=lambda argv: argv[0])
+                                  ("export", "{wrong}", "--to", "fast-matmul"), ("inplace", "{wrong}")],
+                         ids=lambda argv: argv[0])
 def test_a_wrong_input_is_reported_in_its_own_file_before_anything_is_derived(tmp_path, capsys, argv):
     """The derived scheme's errors were reported instead (blocks of the 4x4 product, a coefficient of
     B21 in M5 that the file never wrote), after the whole optimization had run."""
@@ -715,7 +717,7 @@ def test_product_takes_algorithm_as_transform_does(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("command", [("transform", "--to", "nkm"), ("optimize",), ("export", "--to", "fast-matmul"),
-                                     ("product", "strassen")])
+                                     ("product", "strassen"), ("inplace",)])
 def test_mod_is_refused_on_a_bl_file_by_every_command_that_reads_one(capsys, command, tmp_path):
     """verify and import refused it; transform, optimize, export and product ignored it."""
     name, *rest = command
