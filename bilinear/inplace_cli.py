@@ -111,9 +111,9 @@ class _Ranked:
 
 def _duration(seconds: float) -> str:
     """45 s, 14 min, 3.2 h, 12 days."""
-    if seconds < 120:
+    if seconds < 119.5:  # what rounds to 120 s is said as 2 min
         return f"{seconds:.0f} s"
-    if seconds < 7200:
+    if seconds < 7170:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h" if seconds < 3 * 86400 else f"{seconds / 86400:.0f} days"
 

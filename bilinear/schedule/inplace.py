@@ -1,12 +1,12 @@
 """In-place schedules derived from any algorithm: C += A·B with no workspace, A and B restored.
 
 The A blocks hold T·a for an invertible T (rows over the original blocks a), the identity at
-first.  A product's left factor u must be one block when its GEMM runs: where u is no row of T
-(up to a scale), one statement ``A_i := Σ λ_j A_j`` with u = λ·T replaces a row i with λ_i ≠ 0,
-so T stays invertible.  Of those rows it overwrites the one whose content the products still
-to come need last (never, best; a row already changed before one still original).  Once every
-product has run, statements of the same kind bring T back to the identity.  B is done alike;
-each product keeps the algorithm's targets, scaled by what its blocks hold, and compile's
+first.  A product's left factor u must be one block when its GEMM runs, up to a scale: where u
+is no row of T, with u = λ·T, one statement ``A_i += Σ_{j≠i} (λ_j/λ_i) A_j`` makes row i (λ_i ≠ 0)
+u/λ_i, so T stays invertible.  Of those rows it overwrites the one whose content the products
+still to come need last (never, best; a row already changed before one still original).  Once
+every product has run, statements ``A_i := Σ μ_j A_j`` bring T back to the identity.  B is done
+alike; each product keeps the algorithm's targets, scaled by what its blocks hold, and compile's
 single-target pass changes the basis of C as it does for msmes.
 
 The order of the products decides what that costs, so :func:`inplace_schedule` derives the
@@ -204,7 +204,7 @@ def _side(factors: list[Row], blocks: tuple[str, ...]) -> _Side:
         combination = contents.combination(factor)
         target = max(combination, key=lambda i: _overwrite_rank(contents, factors, position, i))
         # the block takes factor / λ_target, its own coefficient 1 (A_i += Σ c_j A_j): the scale goes
-        # into the product's targets, not into A or B, which restore then with fewer roundings
+        # into the product's targets, not into A or B (scaled then only where they are put back)
         own = combination[target]
         before.append((contents.replace(target, {j: c / own for j, c in combination.items()}),))
         reads.append((blocks[target], 1 / own))
