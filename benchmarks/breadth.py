@@ -79,6 +79,25 @@ def time_interleaved(calls: dict, repeat: int) -> dict[str, list[float]]:
     return times
 
 
+def time_rotated(calls: dict, repeat: int, before=lambda: None, warm_s: float = 2.0) -> dict[str, list[float]]:
+    """Milliseconds of each call after a sustained warm-up (FP64 GEMMs reach the power cap's clocks
+    within 0.5 s), ``repeat`` rounds that run every call once, each round starting one later in the
+    list (each call first in turn); ``before`` runs ahead of every call, untimed."""
+    end = time.perf_counter() + warm_s
+    while time.perf_counter() < end:
+        for call in calls.values():
+            before()
+            call()
+    times: dict[str, list[float]] = {label: [] for label in calls}
+    labels = list(calls)
+    for round_ in range(repeat):
+        shift = round_ % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            before()
+            times[label].append(_event_ms(calls[label]))
+    return times
+
+
 def _host_us(call, count: int = 5, repeat: int = 7) -> float:
     """Host microseconds per call issued back to back: ``count`` calls after the GPU went idle,
     few enough that the launch queue never fills (a full queue makes the host wait for the GPU

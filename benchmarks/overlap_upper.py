@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import cupy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from breadth import ROOT, _event_ms  # noqa: E402
+from breadth import ROOT, time_rotated  # noqa: E402
 
 import bilinear  # noqa: E402
 from bilinear.measure import median, relative_error  # noqa: E402
@@ -88,18 +87,7 @@ def main() -> None:
         A[...] = A0
         B[...] = B0
 
-    end = time.perf_counter() + 2.0
-    while time.perf_counter() < end:
-        for call in calls.values():
-            fresh()
-            call()
-    samples: dict[str, list[float]] = {label: [] for label in calls}
-    labels = list(calls)
-    for round_ in range(args.repeat):
-        shift = round_ % len(labels)
-        for label in labels[shift:] + labels[:shift]:
-            fresh()
-            samples[label].append(_event_ms(calls[label]))
+    samples = time_rotated(calls, args.repeat, before=fresh)
     ms = {label: median(times) for label, times in samples.items()}
     rows = {label: {"ms": ms[label], "ratio": ms["cuBLAS"] / ms[label]} for label in ms}
     for label, row in rows.items():

@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import cupy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from breadth import ROOT, _event_ms  # noqa: E402
+from breadth import ROOT, time_rotated  # noqa: E402
 
 import bilinear  # noqa: E402
 import bilinear.schedule.basis as basis  # noqa: E402
@@ -56,15 +55,7 @@ def main() -> None:
         product(A, B, out=out)
         print(f"{label}: {stages[label]} product stages, error {relative_error(out, reference, A, B):.1e}", flush=True)
         calls[label] = lambda product=product: product(A, B, out=out)
-    end = time.perf_counter() + 2.0  # FP64 GEMMs reach the power cap's clocks within 0.5 s
-    while time.perf_counter() < end:
-        for call in calls.values():
-            call()
-    samples: dict[str, list[float]] = {label: [] for label in calls}
-    labels = list(calls)
-    for round_ in range(args.repeat):
-        for label in labels[round_ % 3:] + labels[:round_ % 3]:  # each first in turn
-            samples[label].append(_event_ms(calls[label]))
+    samples = time_rotated(calls, args.repeat)
     ms = {label: median(times) for label, times in samples.items()}
     rows = {label: {"ms": ms[label], "ratio": ms["cuBLAS"] / ms[label]} for label in ms}
     for label, row in rows.items():
