@@ -43,6 +43,7 @@ CONFIGS = [
     ("msmes L2 dfs streams (0 B)", "msmes", 2, 0, "streams"),
     ("msmes L2 dfs (0 B)", "msmes", 2, 0, "serial"),
     ("msmes2 L1 dfs (0 B)", "msmes2", 1, 0, "serial"),  # msmes at two levels written as one schedule
+    ("msmes2 L1 dfs streams (0 B)", "msmes2", 1, 0, "streams"),
     ("rsmm L3 dfs1+bfs2 streams", "rsmm", 3, 2, "streams"),
     ("winograd L3 dfs1+bfs2 batched", "winograd", 3, 2, "batched"),
 ]
