@@ -156,6 +156,12 @@ def brief(text: str, width: int = 40) -> str:
     return text if len(text) <= width else f"{text[:width - 12]}…{text[-10:]}"
 
 
+def listed(words) -> str:
+    """Words as a sentence lists them: "a", "a and b", "a, b and c"."""
+    words = list(words)
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")  # what Markdown reads as emphasis, links or HTML
 
 

@@ -25,7 +25,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .diagnostics import BilinearError, Diagnostic, brief
+from .diagnostics import BilinearError, Diagnostic, brief, listed
 
 
 def _refuse(message: str, *notes: str) -> BilinearError:
@@ -106,15 +106,30 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
     _check_name_lengths([*targets, *missing], _longest_name(ancestor))
     if not folder.is_dir():
         return targets
+    # An earlier run's files are said in one message (it had been one each); anything else, each as it is.
+    earlier = [target for target in targets if not force and _regular_file(target)]
+    said_together = earlier if len(earlier) > 1 else []
     problems = []
     for target in targets:
-        try:
-            check_target(target, force)
-        except BilinearError as error:
-            problems.extend(error.diagnostics)
+        if target not in said_together:
+            try:
+                check_target(target, force)
+            except BilinearError as error:
+                problems.extend(error.diagnostics)
+    if said_together:
+        problems.append(Diagnostic(f"{folder} already holds {listed(target.name for target in said_together)}; "
+                                   "refusing to overwrite them", notes=("pass --force to replace them",)))
     if problems:
         raise BilinearError(*problems)
     return targets
+
+
+def _regular_file(path: Path) -> bool:
+    """A regular file at ``path`` itself (a link to one is not)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _refuse_dangling_link(path: Path, folder: Path) -> None:

@@ -35,6 +35,17 @@ def test_compile_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["name"] == "strassen"
 
 
+def test_compile_into_an_earlier_compiles_folder_says_so_once(tmp_path, capsys):
+    """It printed "exists; refusing to overwrite it" with its note six times, once per file."""
+    out = tmp_path / "out"
+    assert _run(capsys, "compile", STRASSEN, "-o", str(out))[0] == 0
+    (out / "report.md").unlink()
+    code, stdout, err = _run(capsys, "compile", STRASSEN, "-o", str(out))
+    assert (code, stdout) == (1, "")
+    assert err == (f"error: {out} already holds strassen.cu, strassen.h, manifest.json, report.txt and report.json; "
+                   "refusing to overwrite them\n  note: pass --force to replace them\n")
+
+
 def test_compile_never_writes_through_a_symlink(tmp_path, capsys):
     outside = tmp_path / "precious.txt"
     outside.write_text("keep me", encoding="utf-8")

@@ -17,6 +17,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Callable
 
+from ..diagnostics import listed
 from ..ir import Algorithm
 from ..verify.stability import stability
 from . import ozaki_scheme as ozaki
@@ -251,7 +252,7 @@ def k_limit_text(lowered: Lowered) -> str | None:
         return str(held[0].pop())
     said = [f"{min(ks)}{'' if len(ks) == 1 else f' to {max(ks)}'} where {'no level' if levels == 0 else levels} "
             f"{'runs' if levels < 2 else 'run'}" for levels, ks in sorted(held.items())]
-    return ", ".join(said[:-1]) + " and " + said[-1]
+    return listed(said)
 
 
 def compile_refusal(lowered: Lowered) -> str | None:
