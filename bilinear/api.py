@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .diagnostics import BilinearError, Diagnostic
+from .diagnostics import BilinearError, Diagnostic, brief
 from .frontend import load_program
 from .frontend.loader import ShippedDefinition, find_scheme
 from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue, reads_as
@@ -103,6 +103,10 @@ def _as_path(value: object) -> Path:
     ShippedDefinition stays one); ValueError for anything else (None, numbers, bytes, lists)."""
     if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
         path = Path(value)
+        if "\n" in str(value):  # a scheme's text, not its file's name
+            raise ValueError(f"expected a path to a .bl or catalogue file, not text of several lines "
+                             f"({brief(repr(str(value)))}); for a scheme's text, "
+                             "bilinear.frontend.program_from_text(text) gives a program to pass instead")
         if str(path) not in ("", "."):
             return value if isinstance(value, ShippedDefinition) else find_scheme(str(path))
         raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}")  # "" or "."
@@ -192,13 +196,9 @@ def load_noted(path: str | Path, format: str | None = None, shape: str | None = 
                 f"{loaded.name} does not hold modulo {loaded.modulus}: {first.message}", first.span or loaded.span,
                 notes=("`bilinear verify` with the same options lists every problem",)))
     if not isinstance(loaded, Algorithm):
-        raise BilinearError(
-            Diagnostic(
-                f"{loaded.not_exact_because}, so it cannot be loaded as an exact algorithm or compiled",
-                loaded.span,
-                notes=("`bilinear verify` (bilinear.api.verify) checks what it claims",),
-            )
-        )
+        raise BilinearError(Diagnostic(f"{loaded.not_exact_because}, so it cannot be loaded as an exact algorithm or "
+                                       "compiled", loaded.span,
+                                       notes=("`bilinear verify` (bilinear.api.verify) checks what it claims",)))
     return _program(path, loaded), notes
 
 
@@ -271,7 +271,7 @@ def lower_program(
 def _plain_options(dtype, levels, per_level) -> tuple:
     """A NumPy dtype (``np.float64``) as its name, a NumPy integer as an int, per_level as a tuple:
     the values Options holds.  Anything else is left for Options to refuse."""
-    if dtype is not None:  # "f8" and "double" too, as NumPy spells float64; anything else as given
+    if dtype is not None and not isinstance(dtype, (np.ndarray, np.generic)):  # "f8", "double"; np.float64(2.0) is no type
         try:
             name = np.dtype(dtype).name
         except Exception:  # noqa: BLE001 - NumPy's parser raises TypeError, ValueError, even SyntaxError
@@ -375,13 +375,13 @@ def compile(
     from .runtime.compiled import CompiledProduct, make_backend
 
     dtype, levels, per_level = _plain_options(dtype, levels, per_level)
-    if dtype not in DTYPES:  # before the scheme is read: a bad option says so at once
-        raise ValueError(f"dtype must be float32 or float64, not {dtype!r}")
+    if not isinstance(dtype, str) or dtype not in DTYPES:  # before the scheme is read: a bad option says so at once
+        raise ValueError(f"dtype must be float32 or float64, not {reprlib.repr(dtype)}")
     if leaf not in (*LEAVES, "auto"):
         raise ValueError(f"leaf must be one of {', '.join(LEAVES)} or auto, not {leaf!r}")
     program = as_program(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)
     chosen_backend = make_backend(backend)
-    if levels == "auto":
+    if isinstance(levels, str) and levels == "auto":
         _check_automatic(leaf, breadth=breadth, per_level=per_level, workspace_limit=workspace_limit, launch=launch,
                          moduli=moduli, scaling=scaling, fuse=fuse, cutoff=cutoff)
         leaves = ("cublas", "fused") if leaf == "auto" else (leaf,)

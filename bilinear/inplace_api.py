@@ -9,7 +9,7 @@ from typing import Callable
 
 from .diagnostics import BilinearError
 from .ir import Algorithm, Program, Schedule
-from .lower.options import Options
+from .lower.options import Options, check_count
 
 DEFAULT_TRIES = 64
 DEFAULT_STEPS = 256
@@ -53,9 +53,8 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
         raise ValueError(f"name {name!r}: {problem}")
     if name == algorithm.name:
         raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
-    for label, value, least in (("tries", tries, 1), ("steps", steps, 0), ("seed", seed, 0)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise ValueError(f"{label} must be a whole number of at least {least}, not {value!r}")
+    tries, steps, seed = (check_count(value, label, least)  # NumPy's integers too, as compile takes them
+                          for label, value, least in (("tries", tries, 1), ("steps", steps, 0), ("seed", seed, 0)))
     schedule = inplace_schedule(algorithm, cost or (lambda candidate: moved(candidate, algorithm)), tries, seed, name,
                                 steps)
     if (check := verify_schedule(schedule, algorithm)).errors:  # a bug in the derivation: never returned

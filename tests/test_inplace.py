@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from conftest import ALGORITHMS, check_golden, scheme_file
 from hypothesis import given, settings
@@ -163,8 +164,6 @@ def test_cli_says_which_products_no_output_uses(tmp_path, capsys):
 
 
 def test_the_python_api_gives_a_program_that_compiles_and_runs_with_no_workspace():
-    import numpy as np
-
     program = bilinear.inplace("winograd", tries=4)
     assert [d.name for d in program.own_definitions()] == ["winograd", "winograd_inplace"]
     assert program.main.properties == {"inplace", "restore"}
@@ -189,6 +188,13 @@ def test_the_python_api_refuses_what_cannot_be_derived():
     with pytest.raises(ValueError, match="name 'A11'"):
         bilinear.inplace(strassen, name="A11")
     assert bilinear.inplace(bilinear.load("msmes")).main.name == "strassen_inplace"  # a schedule's file: its algorithm
+
+
+def test_the_python_api_takes_numpy_integers_for_tries_steps_and_seed():
+    """tries=np.int64(4) was refused as "not a whole number", where compile takes levels=np.int64(2)."""
+    strassen = bilinear.load("strassen")
+    assert (bilinear.inplace(strassen, tries=np.int64(4), steps=np.int32(3), seed=np.uint8(1)).main
+            == bilinear.inplace(strassen, tries=4, steps=3, seed=1).main)
 
 
 def test_a_scaled_factor_is_formed_up_to_its_scale_and_the_scale_goes_into_the_targets(tmp_path):

@@ -114,6 +114,37 @@ def test_compile_options_take_numpy_integers():
     assert type(product.lowered.options.cutoff) is int
 
 
+@pytest.mark.parametrize("name", ["levels", "cutoff", "breadth", "workspace_limit", "moduli"])
+def test_an_array_for_a_whole_number_option_is_a_value_error(name):
+    """cutoff=np.array([1, 2]) raised NumPy's TypeError ("only integer scalar arrays can be converted")."""
+    with pytest.raises(ValueError, match=f"^{name} must be "):
+        bilinear.compile("strassen", backend="numpy", **{"leaf": "ozaki", "levels": 1, name: np.array([1, 2])})
+
+
+@pytest.mark.parametrize("dtype", [np.zeros(3, "f4"), np.float64(2.0), [np.float32]])
+def test_a_dtype_that_is_a_value_not_a_type_is_refused_as_such(dtype):
+    """An array raised "The truth value of an array ... is ambiguous"; np.float64(2.0) was taken as float64."""
+    with pytest.raises(ValueError, match="^dtype must be float32 or float64, not "):
+        bilinear.compile("strassen", backend="numpy", dtype=dtype)
+
+
+@pytest.mark.parametrize("format", [["bl"], {"fast-matmul": 1}])
+def test_an_unhashable_format_is_refused_as_unknown(format):
+    """format=["bl"] raised TypeError: unhashable type: 'list'."""
+    with pytest.raises(bilinear.BilinearError, match="^unknown input format"):
+        bilinear.load(ROOT / "algorithms" / "strassen.bl", format=format)
+
+
+def test_scheme_text_given_as_a_path_says_what_to_do():
+    """The text was taken as a file name and echoed whole in "cannot read ...: No such file or directory"."""
+    text = "algorithm x <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+    with pytest.raises(ValueError) as refused:
+        bilinear.compile(text, backend="numpy")
+    assert str(refused.value) == (
+        "expected a path to a .bl or catalogue file, not text of several lines ('algorithm x <1,1,1;1>:\\n  M…11 = M1\\n'); "
+        "for a scheme's text, bilinear.frontend.program_from_text(text) gives a program to pass instead")
+
+
 @pytest.mark.parametrize("options, message", [
     ({"fuse": "no"}, "fuse must be True or False, not 'no'"),  # it had meant True
     ({"leaf": "auto", "levels": 1}, "leaf must be one of cublas, fused, ozaki, not 'auto'; leaf='auto' chooses with "
@@ -946,10 +977,13 @@ def test_an_auto_products_calls_run_one_at_a_time_across_shapes(monkeypatch):
     (lambda X: X.T, "A steps 1 element a row and 8 a column (transposed or Fortran-ordered): pass np.ascontiguousarray(A)"),
     (lambda X: X[:, ::2], "A steps 8 elements a row and 2 a column (a column slice with a step): "
                           "pass np.ascontiguousarray(A)"),
+    (lambda X: np.asfortranarray(X)[1:2], "A steps 1 element a row and 8 a column (transposed or Fortran-ordered): "
+                                          "pass np.ascontiguousarray(A)"),
 ])
 def test_a_layout_refusal_names_what_is_wrong_with_the_strides(make, said):
     """X[::-1] is a row slice with unit column stride, but was refused as not one, and the advice
-    named a literal `xp.ascontiguousarray` (a review of the API)."""
+    named a literal `xp.ascontiguousarray` (a review of the API).  One row of a Fortran-ordered
+    matrix was said to step 8 elements a row: the stride its single row had been given to check it."""
     X = np.random.default_rng(0).standard_normal((8, 8))
     product = bilinear.compile("strassen", backend="numpy", levels=1)
     with pytest.raises(ValueError) as refused:

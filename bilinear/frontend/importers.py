@@ -17,6 +17,7 @@ over Q, an :class:`~bilinear.verify.rings.ApproximateScheme`,
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,8 +179,8 @@ def read_catalogue(
         check_regular(path, wanted=ONE_SCHEME_FILE)  # before a reader opens it: a FIFO would wait for a writer for ever
     if format == "bl":
         fail(f"{path.name} is a .bl file; load it with bilinear.load, not as a catalogue scheme", None)
-    if format not in _BY_NAME:
-        fail(f"unknown input format {format!r}; known: bl, {', '.join(FORMATS)}", None)
+    if not isinstance(format, str) or format not in _BY_NAME:
+        fail(f"unknown input format {reprlib.repr(format)}; known: bl, {', '.join(FORMATS)}", None)
     if key is not None and format != "alphatensor":
         fail(f"--key (key=) picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
     if allow_pickle and format != "alphatensor":  # it had been accepted without a word

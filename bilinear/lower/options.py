@@ -123,7 +123,10 @@ class Options:
         for name in ("levels", "cutoff", "breadth", "moduli", "workspace_limit"):  # NumPy's integers too
             value = getattr(self, name)
             if not isinstance(value, (int, str, type(None))) and hasattr(value, "__index__"):
-                object.__setattr__(self, name, operator.index(value))
+                try:
+                    object.__setattr__(self, name, operator.index(value))
+                except TypeError:  # an array of several (it has __index__ too): refused below as no whole number
+                    pass
         if isinstance(self.fuse, np.bool_):  # NumPy's
             object.__setattr__(self, "fuse", bool(self.fuse))
         if not isinstance(self.fuse, bool):

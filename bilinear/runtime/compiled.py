@@ -387,12 +387,12 @@ class CompiledProduct(NotPickled):
             array = np.asarray(array)
         if array.ndim != 2:
             raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
-        array = with_line_strides(array, xp)
         if array.dtype != np.dtype(self.dtype):
             raise ValueError(f"{name} is {dtype_shown(array.dtype)} but this product was compiled for {self.dtype}"
                              + convert_hint(name, array.dtype, self.dtype))
+        given, array = array, with_line_strides(array, xp)
         if not is_row_major(array):
-            raise ValueError(layout_refusal(array, name, xp.__name__))
+            raise ValueError(layout_refusal(given, name, xp.__name__))  # the strides as given, not as lined up
         if name == "out":
             check_writable(array, name)
         elif self.writes_inputs:
