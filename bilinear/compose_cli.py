@@ -14,6 +14,7 @@ from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chai
 from .cli_outputs import add_bl_output_options, check_bl_output, output_path
 from .diagnostics import BilinearError, Diagnostic, render
 from .frontend.provenance import licence, source_header
+from .ir import shape_too_large
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
 from .import_cli import import_scheme, sums_multiplied_out
@@ -128,7 +129,9 @@ def product(args) -> int:
 
     check_bl_output(args, args.file, args.second)
     program = load_input(args)
-    first = chosen_algorithm(args, program)
+    if args.algorithm is None:
+        note_unused_definitions(args.command, args.file, program)
+    first = _algorithm(program, args.algorithm)
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
@@ -138,7 +141,11 @@ def product(args) -> int:
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
     note_unused_definitions(args.command, args.second, loaded, choosable=False)  # --algorithm chooses FILE's only
-    second = _verified(_algorithm(loaded, None), args.second)
+    second = _algorithm(loaded, None)
+    outer, inner = first.shape, second.shape
+    if too_large := shape_too_large(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n):  # before verifying either
+        raise BilinearError(Diagnostic(too_large))
+    first, second = _verified(first, args.file), _verified(second, args.second)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
     for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:
