@@ -49,7 +49,7 @@ def chosen_algorithm(args, program):
     """FILE's algorithm, verified: --algorithm's, or its main one's (with a note on what that leaves out)."""
     if args.algorithm is None:
         note_unused_definitions(args.command, args.file, program)
-    return _verified(_algorithm(program, args.algorithm), args.file)
+    return _verified(_algorithm(program, args.algorithm), args.file, program if args.algorithm is None else None)
 
 
 def _algorithm(program, name: str | None):
@@ -68,14 +68,21 @@ def _algorithm(program, name: str | None):
     return found
 
 
-def _verified(algorithm, path: Path):
-    """``algorithm`` (from ``path``) when it verifies; otherwise its own errors, located in its file,
-    before anything is derived from it (a derived scheme's errors name blocks and products the
-    user never wrote)."""
+def _verified(algorithm, path: Path, program=None):
+    """``algorithm`` (from ``path``) when it verifies, and ``program``'s main schedule of it where there
+    is one (a file whose schedule does not restore A had been taken for its algorithm); otherwise their
+    own errors, located in the file, before anything is derived from it (a derived scheme's errors name
+    blocks and products the user never wrote)."""
+    from .ir import Schedule
+    from .verify import verify_schedule
     from .verify.algorithm import verify_algorithm
 
-    if errors := verify_algorithm(algorithm):
-        raise BilinearError(*errors, Diagnostic(f"{algorithm.name} in {path} does not verify; nothing was derived from it"))
+    wrong, errors = algorithm, verify_algorithm(algorithm)
+    main = program.main if program is not None else None
+    if not errors and isinstance(main, Schedule) and main.algorithm == algorithm.name:
+        wrong, errors = main, verify_schedule(main, algorithm).errors
+    if errors:
+        raise BilinearError(*errors, Diagnostic(f"{wrong.name} in {path} does not verify; nothing was derived from it"))
     return algorithm
 
 
@@ -145,7 +152,8 @@ def product(args) -> int:
     outer, inner = first.shape, second.shape
     if too_large := shape_too_large(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n):  # before verifying either
         raise BilinearError(Diagnostic(too_large))
-    first, second = _verified(first, args.file), _verified(second, args.second)
+    first = _verified(first, args.file, program if args.algorithm is None else None)
+    second = _verified(second, args.second, loaded)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
     for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:

@@ -242,6 +242,24 @@ def test_a_wrong_input_is_reported_in_its_own_file_before_anything_is_derived(tm
     assert err.rstrip().endswith(f"error: strassen in {wrong} does not verify; nothing was derived from it")
 
 
+@pytest.mark.parametrize("argv", [("transform", "{wrong}", "--to", "nkm"), ("product", "{wrong}", STRASSEN),
+                                  ("product", STRASSEN, "{wrong}"), ("optimize", "{wrong}"),
+                                  ("export", "{wrong}", "--to", "fast-matmul"), ("inplace", "{wrong}")],
+                         ids=lambda argv: "-".join(argv[:2]).replace("{wrong}", "wrong").replace(STRASSEN, "strassen"))
+def test_a_main_schedule_that_does_not_verify_is_reported_before_its_algorithm_is_used(tmp_path, capsys, argv):
+    """msmes without its last stage (A and B not restored) was taken for its algorithm, which verifies:
+    transform, optimize, product, inplace and export wrote their output and exited 0 (a CLI hunt)."""
+    wrong = tmp_path / "msmes_cut.bl"
+    text = (ROOT / "algorithms" / "msmes.bl").read_text(encoding="utf-8")
+    wrong.write_text(text[:text.index("  stage restore2")].replace('use "strassen.bl"', f'use "{ROOT}/algorithms/strassen.bl"'),
+                     encoding="utf-8")
+    out = tmp_path / ("out.txt" if argv[0] == "export" else "out.bl")
+    code, _, err = _run(capsys, *(part.format(wrong=wrong) for part in argv), "-o", str(out))
+    assert code == 1 and not out.exists()
+    assert "error: A12 ends holding A12 - A22; `restore` needs it to end as A12" in err
+    assert err.rstrip().endswith(f"error: msmes in {wrong} does not verify; nothing was derived from it")
+
+
 def test_a_wrong_levels_schemes_file_is_blamed_itself(tmp_path, capsys):
     """The merged program's errors had no file, and the failure was blamed on FILE (strassen)."""
     wrong = tmp_path / "off1.bl"
