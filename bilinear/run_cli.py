@@ -208,6 +208,10 @@ def _compile(args) -> int:
     program, notes = load_input(args, noted=True)
     program, per_level = _per_level(args, program)
     name = args.name or library_name(program, per_level)
+    if name.startswith("_"):  # --name is checked as it is read; a definition's name may be longer, not this
+        after = "its levels' definitions" if per_level else "the file's main definition"
+        raise ValueError(f"the library would be named {name!r} after {after}, and its C functions "
+                         f"({name}_dgemm) with it, but C reserves names that start with _: give --name")
     out = args.output or Path("build") / name
     level_paths = level_files(args.levels_schemes) if per_level else []
     inputs = [args.file, *level_paths]

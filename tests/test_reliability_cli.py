@@ -260,6 +260,19 @@ def test_a_main_schedule_that_does_not_verify_is_reported_before_its_algorithm_i
     assert err.rstrip().endswith(f"error: msmes in {wrong} does not verify; nothing was derived from it")
 
 
+@pytest.mark.parametrize("name", ["_", "__Q", "_x"])
+def test_compile_refuses_a_definition_name_that_c_reserves_as_the_librarys(tmp_path, capsys, name):
+    """`algorithm _` compiled to _.cu with functions __dgemm and __sgemm (names C reserves), where
+    --name _ is refused (a CLI hunt)."""
+    source, out = tmp_path / "us.bl", tmp_path / "out"
+    source.write_text(f"algorithm {name} <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n", encoding="utf-8")
+    code, _, err = _run(capsys, "compile", str(source), "-o", str(out))
+    assert (code, out.exists()) == (1, False)
+    assert err == (f"bilinear compile: the library would be named {name!r} after the file's main definition, and its C "
+                   f"functions ({name}_dgemm) with it, but C reserves names that start with _: give --name\n")
+    assert _run(capsys, "compile", str(source), "-o", str(out), "--name", "ok")[0] == 0
+
+
 def test_a_wrong_levels_schemes_file_is_blamed_itself(tmp_path, capsys):
     """The merged program's errors had no file, and the failure was blamed on FILE (strassen)."""
     wrong = tmp_path / "off1.bl"
