@@ -856,3 +856,22 @@ def test_a_use_one_letter_off_is_pointed_at_as_a_misspelt_keyword(word, before):
     assert (error.span.line, error.span.column, error.span.end_column) == (line, 1, 1 + len(word))
     assert error.message == f"unexpected '{word}'; {KEYWORD_EXPECTED}"
     assert error.notes == ("did you mean use?",)
+
+
+def test_a_long_wrong_block_is_said_in_a_few_terms_and_too_few_products_are_named():
+    """A Kauers file cut to its first five products printed 52 KB: each C block's whole expansion, twice,
+    in lines of up to 5,542 characters, and nothing said that five products cannot be a ⟨6,6,6⟩ scheme
+    (a CLI hunt)."""
+    program = program_from_text(
+        "algorithm dot <1,9,1;1>:\n"
+        "  M1 = (A11 + A12 + A13 + A14 + A15 + A16 + A17 + A18 + A19) * (B11 + B21 + B31 + B41 + B51 + B61 + B71 + B81 + B91)\n"
+        "  C11 = M1\n", "dot.bl")
+    (error,) = verify_program(program).entries[0].errors
+    computed = " + ".join(f"A1{l}*B{r}1" for l in range(1, 10) for r in range(1, 10))
+    extra = ", ".join(f"+A1{l}*B{r}1" for l in range(1, 10) for r in range(1, 10) if l != r)
+    assert error.message == (
+        f"C11 is wrong: it computes {computed[:computed.index(' + A12*B41')]} … (81 terms) but must be "
+        f"{' + '.join(f'A1{l}*B{l}1' for l in range(1, 10))}; has {extra[:extra.index(', +A12*B61')]} and 60 more "
+        "that should not be there")
+    assert error.notes == ("no ⟨1,9,1⟩ scheme has fewer than 9 products (A, B and C have 9, 9 and 1 blocks); this one "
+                           "has 1: is it complete?",)

@@ -31,12 +31,28 @@ def describe_difference(actual: Form, expected: Form) -> str:
             wrong.append(f"{_signed(actual.coefficient(name), name)} where it needs {_signed(want, name)}")
     parts = []
     if extra:
-        parts.append(f"has {', '.join(extra)} that should not be there")
+        parts.append(f"has {_few(extra, ', ')} that should not be there")
     if missing:
-        parts.append(f"misses {', '.join(missing)}")
+        parts.append(f"misses {_few(missing, ', ')}")
     if wrong:
-        parts.append(f"has {'; '.join(wrong)}")
+        parts.append(f"has {_few(wrong, '; ')}")
     return "; ".join(parts)
+
+
+# Terms a wrong block's message shows of each sum: a scheme cut short had put whole expansions of
+# thousands of terms in one line (52 KB for six C blocks).
+SHOWN_TERMS = 12
+
+
+def _few(items: list[str], separator: str) -> str:
+    shown = separator.join(items[:SHOWN_TERMS])
+    return shown if len(items) <= SHOWN_TERMS else f"{shown} and {len(items) - SHOWN_TERMS} more"
+
+
+def _form_text(form: Form) -> str:
+    if len(form.terms) <= SHOWN_TERMS:
+        return str(form or "0")
+    return f"{Form.of(dict(form.terms[:SHOWN_TERMS]))} … ({len(form.terms)} terms)"
 
 
 def _signed(coef: Fraction, name: str) -> str:
@@ -95,12 +111,17 @@ def verify_algorithm(algorithm: Algorithm, fix_search_sums: int = FIX_SEARCH_SUM
                  f"(the search covers up to {fix_search_sums})",)
     if (reach := reach_note(expansion)) is not None:
         notes = (reach, *notes)
+    shape = algorithm.shape
+    if algorithm.rank < (least := max(shape.m * shape.k, shape.k * shape.n, shape.m * shape.n)):  # a file cut short
+        notes = (f"no {shape} scheme has fewer than {least} products (A, B and C have {shape.m * shape.k}, "
+                 f"{shape.k * shape.n} and {shape.m * shape.n} blocks); this one has {algorithm.rank}: is it complete?",
+                 *notes)
     errors = []
     for block, difference in residual.items():
         expected = classical(*_indices(block), algorithm.shape.k)
         actual = expected + difference
         message = (
-            f"{block} is wrong: it computes {actual or '0'} but must be {expected}; "
+            f"{block} is wrong: it computes {_form_text(actual)} but must be {_form_text(expected)}; "
             f"{describe_difference(actual, expected)}"
         )
         errors.append(Diagnostic(message, spans.get(block) or algorithm.span, notes=() if errors else notes))
