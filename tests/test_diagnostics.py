@@ -133,10 +133,11 @@ def test_a_non_utf8_file_is_refused_at_the_bad_byte_and_quoted(tmp_path):
     assert render(error).splitlines()[1:] == ["    1 | algorithm x <1,1,1>:  # caf\ufffd", "      | " + " " * 27 + "^"]
 
 
-def test_use_of_an_empty_path_names_the_folder(tmp_path):
+def test_use_of_an_empty_path_says_it_names_no_file(tmp_path):
+    """`use ""` said "<the including file's folder> is a directory, not a .bl file" (a CLI hunt)."""
     path = tmp_path / "uses_nothing.bl"
     path.write_text('use ""\n')
-    assert _errors(path) == [(1, 1, f"{tmp_path} is a directory, not a .bl file")]
+    assert _errors(path) == [(1, 1, "`use` names no file: give it a .bl file's name, as in use \"strassen.bl\"")]
 
 
 # --- fast-matmul coefficient files -------------------------------------------------------
@@ -875,3 +876,17 @@ def test_a_long_wrong_block_is_said_in_a_few_terms_and_too_few_products_are_name
         "that should not be there")
     assert error.notes == ("no ⟨1,9,1⟩ scheme has fewer than 9 products (A, B and C have 9, 9 and 1 blocks); this one "
                            "has 1: is it complete?",)
+
+
+
+@pytest.mark.parametrize("typed, said", [
+    ("strasen", "no file strasen here, and no shipped scheme of that name: did you mean strassen? (`bilinear list` shows "
+                "the shipped ones)"),
+    ("nothing_like_it", "no file nothing_like_it here, and no shipped scheme of that name (`bilinear list` shows the "
+                        "shipped ones)"),
+    ("-", "- is no file: a scheme is read from a file, not from standard input"),
+])
+def test_a_name_that_is_no_file_and_no_shipped_scheme_says_what_was_looked_for(capsys, typed, said):
+    """A misspelled shipped name got only "cannot read strasen: No such file or directory" (a CLI hunt)."""
+    assert main(["verify", typed]) == 1
+    assert capsys.readouterr().err == f"error: cannot read {typed}: No such file or directory\n  note: {said}\n"

@@ -8,6 +8,7 @@ definition.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -34,12 +35,25 @@ def check_regular(path: Path, span: Span | None = None, wanted: str = "a .bl fil
     try:
         info = path.stat()
     except OSError as error:
-        raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span)) from None
+        notes = _not_found_notes(path) if isinstance(error, FileNotFoundError) else ()
+        raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span, notes=notes)) from None
     if stat.S_ISDIR(info.st_mode):
         raise BilinearError(Diagnostic(f"{path} is a directory, not {wanted}", span))
     if not stat.S_ISREG(info.st_mode):
         raise BilinearError(Diagnostic(f"{path} is not a regular file (a device, FIFO or socket); it is not read", span))
     return info
+
+
+def _not_found_notes(path: Path) -> tuple[str, ...]:
+    """What a bare name that is no file was looked for as (a shipped scheme, found by :func:`find_scheme`),
+    with the names it is close to; ``-`` is not standard input."""
+    if str(path) == "-":
+        return ("- is no file: a scheme is read from a file, not from standard input",)
+    if len(path.parts) != 1 or path.suffix:
+        return ()
+    close = difflib.get_close_matches(path.name, sorted(shipped.stem for shipped in algorithms_dir().glob("*.bl")), n=3)
+    meant = f": did you mean {' or '.join(close)}?" if close else ""
+    return (f"no file {path} here, and no shipped scheme of that name{meant} (`bilinear list` shows the shipped ones)",)
 
 
 def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text") -> str:
@@ -90,7 +104,9 @@ def _offset_span(path: str, data: bytes, offset: int) -> Span:
 
 
 def _resolve_use(use: Use, including: Path) -> Path:
-    if use.path and not use.path.endswith(".bl"):
+    if not use.path.strip():  # it had resolved to the including file's folder: ". is a directory"
+        raise BilinearError(Diagnostic('`use` names no file: give it a .bl file\'s name, as in use "strassen.bl"', use.span))
+    if not use.path.endswith(".bl"):
         raise BilinearError(Diagnostic(f"`use` takes .bl files, not {use.path!r}", use.span))
     local = (including.parent / use.path)
     if os.path.lexists(local):  # a broken or looping link too: read_source says which
