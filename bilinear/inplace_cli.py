@@ -4,6 +4,7 @@ compiled passes move beside the default schedule's."""
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import Counter
@@ -36,7 +37,8 @@ def add_parser(commands) -> None:
     add_input_options(command)
     add_bl_output_options(command)
     command.add_argument("--tries", type=partial(positive, least=1, most=MOST_TRIES), default=DEFAULT_TRIES,
-                         help=f"product orders derived: the written one and TRIES - 1 shuffled ones (default {DEFAULT_TRIES})")
+                         help=f"product orders derived: the written one and TRIES - 1 shuffled ones (default {DEFAULT_TRIES}); "
+                         "every order once, and no search, where there are no more than TRIES")
     command.add_argument("--steps", type=tries, default=DEFAULT_STEPS,
                          help=f"then steps of a local search from the cheapest order: a product moved or two swapped, "
                          f"kept when no dearer (default {DEFAULT_STEPS}; 0: none)")
@@ -54,7 +56,7 @@ def derive(args) -> int:
 
     from .cli_args import load_input, note_schedule_not_carried
     from .compose import unused_products
-    from .schedule.inplace import product_count
+    from .schedule.inplace import every_order, product_count
 
     check_bl_output(args, args.file)
     program = load_input(args)
@@ -68,16 +70,21 @@ def derive(args) -> int:
         print(f"note: {', '.join(dropped)}, which no output uses, {'is' if len(dropped) == 1 else 'are'} not computed",
               file=sys.stderr)
     plural = {True: "s", False: ""}
-    print(f"deriving an in-place schedule of {source.name}: {product_count(source)} products, {args.tries} "
-          f"order{plural[args.tries > 1]}, then {args.steps} step{plural[args.steps != 1]} of a local search",
-          file=sys.stderr)
+    count = product_count(source)
+    every = every_order(source, args.tries)  # fewer orders than --tries: each once, and no search
+    orders = math.factorial(count) if every else args.tries + args.steps
+    order_word, step_word = f"order{plural[args.tries > 1]}", f"step{plural[args.steps != 1]}"
+    print(f"deriving an in-place schedule of {source.name}: {count} product{plural[count != 1]}, "
+          + ((f"each of their {orders} orders" if orders > 1 else "its one order") if every else
+             f"{args.tries} {order_word}, then {args.steps} {step_word} of a local search"), file=sys.stderr)
     with Console(stderr=True).status(f"deriving {name}"):  # a spinner where stderr is a terminal
-        ranked = _Ranked(source, args.tries - 1 + args.steps)
+        ranked = _Ranked(source, orders - 1)
         schedule = inplace(source, tries=args.tries, steps=args.steps, seed=args.seed, name=name, cost=ranked).main
+    chosen = ((f"the cheapest of all {orders} product orders" if orders > 1 else "in its one product order") if every
+              else f"the cheapest of {args.tries} product {order_word} and {args.steps} local search {step_word}")
     header = (*copied_header(args.file, program, source),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
-              f"restored), the cheapest of {args.tries} product order{plural[args.tries > 1]} and {args.steps} "
-              f"local search step{plural[args.steps != 1]} (seed {args.seed}).")
+              f"restored), {chosen} (seed {args.seed}).")
     if written := write_verified(source, schedule, header, args.style, args.output):
         return written
     with Console(stderr=True).status("counting the default schedule's traffic"):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import bilinear
 from bilinear.cli import main
 from bilinear.frontend.export import schedule_to_bl
+from bilinear.frontend.loader import program_from_text
 from bilinear.lower.levels import compiled_counts
 from bilinear.lower.options import Options
 from bilinear.schedule.inplace import _Blocks, _restore, derive_inplace, inplace_schedule, product_count
@@ -101,6 +102,28 @@ def test_the_local_search_saves_on_grey333():
     shuffled = inplace_schedule(grey333, rank, tries=64, steps=0)
     searched = inplace_schedule(grey333, rank, tries=64, steps=256)
     assert rank(searched) < rank(default_schedule(grey333)) < rank(shuffled)
+
+
+RECT = "algorithm rect <1,2,1;2>:\n  M1 = A11 * B11\n  M2 = A12 * B21\n  C11 = M1 + M2\n"
+THREE = "algorithm three <1,3,1;3>:\n  M1 = A11 * B11\n  M2 = A12 * B21\n  M3 = A13 * B31\n  C11 = M1 + M2 + M3\n"
+
+
+def test_a_scheme_with_fewer_orders_than_tries_derives_each_order_once_and_searches_no_further():
+    """A 3-product scheme derived 64 orders (six distinct, again and again) and 256 search steps."""
+    three = program_from_text(THREE).main
+    seen = []
+    schedule = inplace_schedule(three, lambda candidate: seen.append(candidate) or len(seen) % 4, tries=64, steps=256)
+    assert len(seen) == 6 and len({tuple(s.stages) for s in seen}) == 6
+    assert schedule == seen[3]  # cost 0: the first order found at the least cost
+
+
+def test_cli_says_every_order_where_there_are_fewer_than_tries(tmp_path, capsys):
+    """⟨1,2,1;2⟩ was said to be "the cheapest of 64 product orders" where it has two."""
+    source, out = tmp_path / "rect.bl", tmp_path / "rect_inplace.bl"
+    source.write_text(RECT, encoding="utf-8")
+    assert main(["inplace", str(source), "-o", str(out)]) == 0
+    assert "deriving an in-place schedule of rect: 2 products, each of their 2 orders\n" in capsys.readouterr().err
+    assert "the cheapest of all 2 product orders (seed 0)." in out.read_text(encoding="utf-8")
 
 
 def test_cli_writes_a_verified_file_that_runs(tmp_path, capsys):

@@ -16,6 +16,8 @@ gives (compile counts the traffic of the passes it runs).
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
@@ -50,6 +52,13 @@ class _Side:
 def product_count(algorithm: Algorithm) -> int:
     """How many products an in-place schedule of ``algorithm`` computes (the orders' length)."""
     return len(_products(algorithm))
+
+
+def every_order(algorithm: Algorithm, tries: int) -> bool:
+    """Whether ``tries`` orders are at least all the orders of the products (a scheme of at most four
+    at the default 64): then each is derived once and no search follows."""
+    count = product_count(algorithm)
+    return count <= 20 and math.factorial(count) <= tries  # 21! is past any count of tries
 
 
 def _products(algorithm: Algorithm) -> list[_Product]:
@@ -88,6 +97,9 @@ def inplace_schedule(algorithm: Algorithm, cost: Callable[[Schedule], object], t
     with workspace; Strassen from 66 to 59, below MSMES's 62."""
     if tries < 1 or steps < 0:
         raise ValueError(f"tries must be at least 1 and steps at least 0, not {tries} and {steps}")
+    if every_order(algorithm, tries):  # each once, the written first (the cheapest wins, the first of equals)
+        orders = itertools.permutations(range(product_count(algorithm)))
+        return min((_tried(algorithm, list(order), cost, name) for order in orders), key=lambda found: found.cost).schedule
     draws = random.Random(seed)
     order = list(range(len(_products(algorithm))))
     best = _tried(algorithm, order, cost, name)
