@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -38,13 +39,31 @@ def _pooled(function, jobs: list, workers: int, context: str | None) -> list:
     try:
         outcomes = list(pool.map(_outcome, [function] * len(jobs), jobs))
     except BaseException as error:
-        if not isinstance(error, Exception):
-            for process in list((getattr(pool, "_processes", None) or {}).values()):  # (no public way to end them)
-                process.terminate()
-        pool.shutdown(wait=isinstance(error, Exception), cancel_futures=True)
+        if isinstance(error, Exception):
+            pool.shutdown(cancel_futures=True)
+        else:
+            _end_at_once(pool)
         raise
     pool.shutdown()
     return outcomes
+
+
+def _end_at_once(pool: ProcessPoolExecutor) -> None:
+    """End a stopped pool's workers and wait for its threads, whose errors at that point are dropped:
+    they go on writing to the pipes of the ended workers (with SIGPIPE's default, which the command line
+    sets so that ``| head`` ends quietly, one interrupted run in five died of it, exit 141, instead of
+    returning 130), and Python 3.11's manager thread sets the futures ``map`` cancelled as broken
+    (InvalidStateError tracebacks).  Left to the interpreter's exit, they raced it with tracebacks."""
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python's own default: a write error, not a death
+    manager, report = getattr(pool, "_executor_manager_thread", None), threading.excepthook
+    threading.excepthook = lambda args: None if args.thread is manager else report(args)
+    try:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):  # (no public way to end them)
+            process.terminate()
+        pool.shutdown(cancel_futures=True)
+    finally:
+        threading.excepthook = report
 
 
 def _default_termination() -> None:

@@ -3,9 +3,13 @@ cannot start."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import warnings
 
 import pytest
+from conftest import ROOT
 
 from bilinear import processes
 
@@ -77,3 +81,16 @@ def test_a_stopped_parent_stops_its_workers_at_once():
     done = subprocess.run([sys.executable, "-c", STOPPED], capture_output=True, text=True, timeout=60)
     assert done.stdout.startswith("stopped after 1."), done.stdout + done.stderr
     assert time.monotonic() - started < 8  # the jobs alone take 12 s; the workers did not keep it alive
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGPIPE"), reason="SIGPIPE is POSIX's")
+def test_an_interrupted_pool_ends_with_the_interrupt_and_no_traceback():
+    """Interrupted, one optimize run in five died of SIGPIPE (exit 141: the pool's threads wrote to the
+    pipes of the ended workers), and others printed the pool threads' tracebacks (a CLI hunt).  Each
+    run is interrupted at another moment of its jobs."""
+    outcomes = []
+    for delay in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85):
+        run = subprocess.run([sys.executable, str(ROOT / "tests" / "helpers" / "interrupted_pool.py"), str(delay)],
+                             capture_output=True, text=True, timeout=60, cwd=ROOT)
+        outcomes.append((run.returncode, run.stderr))
+    assert outcomes == [(130, "")] * len(outcomes)

@@ -1,0 +1,26 @@
+"""A process that keeps bilinear.processes.mapped busy with quick jobs, with SIGPIPE at its default as the
+command line sets it, interrupts itself after ARGV[1] seconds and exits 130 as the command line does:
+tests/test_processes.py runs it to see an interrupted pool end cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+from bilinear.processes import mapped
+
+
+def job(value: int) -> int:
+    return value
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    threading.Timer(float(sys.argv[1]), lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    try:
+        while True:
+            mapped(job, list(range(2000)), workers=2)
+    except KeyboardInterrupt:
+        sys.exit(130)
