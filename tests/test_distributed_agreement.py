@@ -385,3 +385,19 @@ def test_the_alike_blocks_of_constant_matrices_are_not_taken_for_whole_matrices(
     assert alike(varied, varied)
     assert alike(ones, varied)  # A's blocks alike by right, B's not
     assert alike(sparse, sparse)
+
+
+
+def test_complex_matrices_are_sampled_without_a_complex_warning():
+    """Complex A and B printed NumPy's ComplexWarning ("Casting complex values to real discards the
+    imaginary part") on every rank before the refusal of their dtype (a hunt on 2 ranks); their samples
+    had dropped the imaginary parts, so matrices differing there compared alike."""
+    import warnings
+
+    from bilinear.distributed.agree import _one_value, _sample
+
+    ones = np.ones((3, 4), complex)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _sample(ones) != _sample(ones + 1j) and _sample(ones) == _sample(ones.copy())
+        assert _one_value(ones) and not _one_value(np.array([[1, 1j]]))

@@ -678,7 +678,7 @@ OPTION_REFUSALS = [
     (("plan", STRASSEN, "--local", "msmes"), "plan lays out the products over the ranks; --local (what each rank "
      "multiplies its products with) applies to run and bench"),
     (("plan", STRASSEN, "--decomposition", "2d", "--steps", "2"),
-     "--steps sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none"),
+     "--steps (steps=) sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none"),
     (("compile", STRASSEN, "--levels-schemes", "strassen,winograd", "--levels", "3", "-o", "{tmp}/out"),
      "--levels 3 contradicts --levels-schemes, which names 2 levels; leave --levels out"),
     (("run", STRASSEN, "-n", "8", "--backend", "numpy", "--levels-schemes", "strassen,"),

@@ -93,9 +93,10 @@ def _sample(x: Any) -> str:
     """The sum of :func:`_spread`'s entries as exact text ("none" where it has none: a structured dtype,
     which is refused after the exchange; raising here left the others waiting)."""
     try:
-        return float(_spread(x).sum()).hex()
+        total = complex(_spread(x).sum())  # complex: a float() of a complex sum warned, and dropped its imaginary part
     except (TypeError, ValueError):
         return "none"
+    return total.real.hex() if not total.imag else f"{total.real.hex()}{total.imag.hex()}j"
 
 
 def _one_value(x: Any) -> bool:
@@ -105,7 +106,7 @@ def _one_value(x: Any) -> bool:
     if 0 in x.shape:
         return True
     try:
-        return all(float(part.min()) == float(part.max()) for part in (_spread(x), x))  # NaN: never one value
+        return all(complex(part.min()) == complex(part.max()) for part in (_spread(x), x))  # NaN: never one value
     except (TypeError, ValueError):
         return False
 

@@ -117,7 +117,7 @@ class DistributedProduct(NotPickled):
 
     def describe(self) -> str:
         d = self.decomposition
-        return f"{d.name} ({d.rank} products) over {self.comm.size} ranks, local {self.local.name}"
+        return f"{d.name} ({d.rank} products) over {self.comm.size} rank{'s' * (self.comm.size != 1)}, local {self.local.name}"
 
     def plan(self, M: int, K: int, N: int) -> Plan:
         """The verified plan for one shape (cached); raises if it does not verify."""

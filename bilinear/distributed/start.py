@@ -43,7 +43,8 @@ def started_mpi(seconds: float) -> Any:
         return MPI
     importlib.import_module("mpi4py")  # ImportError before any watchdog
     message = (f"bilinear: MPI did not start within {seconds:g} s (BILINEAR_DIST_TIMEOUT): another rank of this job "
-               "ended without starting MPI, or has not started yet; its own message, if any, says why")
+               "ended without starting MPI, or has not started yet (its own message, if any, says why), or MPI takes "
+               "longer than that to start here (a larger BILINEAR_DIST_TIMEOUT gives it time)")
     watchdog = subprocess.Popen([sys.executable, "-c", WATCHDOG, str(os.getpid()), str(seconds), message])
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None

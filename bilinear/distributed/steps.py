@@ -39,7 +39,7 @@ def decomposition_for(program: Program, ranks: int, kind: str = "bfs", steps: in
     ranks = check_count(ranks, "ranks", 1)
     if kind == "2d":
         if steps is not None:  # it had been ignored
-            raise OptionError("--steps sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none")
+            raise OptionError("--steps (steps=) sets the breadth-first (bfs) decomposition's steps; the 2d decomposition has none")
         return tiles_2d(ranks)
     if kind != "bfs":
         raise ValueError(f"decomposition must be 'bfs' or '2d', not {kind!r}")
