@@ -1163,6 +1163,22 @@ def test_a_chain_of_mixed_dtypes_is_refused_up_front_naming_the_matrix():
         dist.chain(matrices, product)
 
 
+def test_a_chain_matrix_that_is_not_row_major_is_refused_up_front_naming_it():
+    """A Fortran-ordered third matrix was refused after the first wave ran, as "rank 0: B is not a
+    row-major matrix", the B of an intermediate product (a hunt on 2 ranks)."""
+    import numpy as np
+
+    import bilinear.distributed as dist
+
+    product = dist.compile(ROOT / "algorithms/winograd.bl", backend="numpy", levels=0)
+    matrices = [np.ones((40, 30)), np.ones((30, 20)), np.asfortranarray(np.ones((20, 10)))]
+    with pytest.raises(ValueError, match=r"^matrix 2 of the chain is not row-major \(C-contiguous, or row slices of "
+                                         r"one\): pass np.ascontiguousarray\(it\)$"):
+        dist.chain(matrices, product)
+    assert np.array_equal(dist.chain([*matrices[:2], np.ascontiguousarray(matrices[2])], product)[0],
+                          np.full((40, 10), 600.0))
+
+
 @needs_mpi
 @pytest.mark.parametrize("attempt", range(3))
 def test_a_file_no_rank_can_read_is_said_once_and_every_rank_exits_1(tmp_path, attempt):

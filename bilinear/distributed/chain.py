@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..lower.options import check_count
-from .agree import different_calls, is_matrix
+from ..runtime.views import is_row_major
+from .agree import different_calls, is_matrix, line_strided
 from .comm import AgreedError, short
 from .plan import positive_float
 
@@ -218,19 +219,23 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
                          f"and output={product.output!r}: every rank holds every matrix of the chain")
     matrices = list(matrices)  # a generator was used up by the shapes
     shapes = [tuple(m.shape) if is_matrix(m) else None for m in matrices]
-    described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices])).encode()
+    row_major = [is_matrix(m) and is_row_major(line_strided(m, product.comm.xp)) for m in matrices]
+    described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices], row_major)).encode()
     # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
     everyone = product.comm.agree(hashlib.sha256(described).hexdigest()[:16])
     if problem := different_calls(everyone):
         raise AgreedError(problem)
     if len(set(everyone)) > 1:
-        raise AgreedError("the ranks were called with different chains (their number, shapes or dtypes of "
+        raise AgreedError("the ranks were called with different chains (their number, shapes, dtypes or layouts of "
                                "matrices differ); every rank passes the same chain")
     for index, (matrix, shape) in enumerate(zip(matrices, shapes)):  # alike on every rank: they agreed
         if shape is None:
             what = f"an array of shape {matrix.shape}" if hasattr(matrix, "shape") else type(matrix).__name__
             raise ValueError(f"matrix {index} of the chain is not a matrix (2-D array): {what}")
     _check_dtypes(matrices, getattr(product.local.product, "dtype", None))
+    if False in row_major:  # said here, not by the wave that meets it, of an intermediate product's B
+        raise ValueError(f"matrix {row_major.index(False)} of the chain is not row-major (C-contiguous, or row slices of "
+                         "one): pass np.ascontiguousarray(it)")
     plan = plan_chain(shapes, product.comm.size, model or ChainModel())
     return run_chain(plan, matrices, product), plan
 
