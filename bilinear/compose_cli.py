@@ -12,8 +12,9 @@ from pathlib import Path
 from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input,
                        note_schedule_not_carried, note_unused_definitions, scheme_path, side_counts, tries)
 from .cli_outputs import add_bl_output_options, check_bl_output, output_path
+from .cli_sources import chosen_algorithm, copied_header, named_algorithm, verified
 from .diagnostics import BilinearError, Diagnostic, render
-from .frontend.provenance import licence, source_header
+from .frontend.provenance import licence
 from .ir import shape_too_large
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
@@ -43,47 +44,6 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
         write_atomic(output, text)
         print(f"wrote {output} ({summary})")
     return 0
-
-
-def chosen_algorithm(args, program):
-    """FILE's algorithm, verified: --algorithm's, or its main one's (with a note on what that leaves out)."""
-    if args.algorithm is None:
-        note_unused_definitions(args.command, args.file, program)
-    return _verified(_algorithm(program, args.algorithm), args.file, program if args.algorithm is None else None)
-
-
-def _algorithm(program, name: str | None):
-    from .ir import Algorithm
-
-    if name is None:
-        main = program.main
-        return main if isinstance(main, Algorithm) else program.algorithm(main.algorithm)
-    found = program.algorithm(name)
-    schedule = next((s for s in program.schedules if s.name == name), None)
-    if found is None and schedule is not None:  # "no algorithm named msmes" left the user guessing
-        raise ValueError(f"{name} is a schedule (for {schedule.algorithm}); --algorithm names an algorithm: "
-                         f"--algorithm {schedule.algorithm}")
-    if found is None:
-        raise ValueError(f"no algorithm named {name!r}; the file defines {', '.join(a.name for a in program.algorithms)}")
-    return found
-
-
-def _verified(algorithm, path: Path, program=None):
-    """``algorithm`` (from ``path``) when it verifies, and ``program``'s main schedule of it where there
-    is one (a file whose schedule does not restore A had been taken for its algorithm); otherwise their
-    own errors, located in the file, before anything is derived from it (a derived scheme's errors name
-    blocks and products the user never wrote)."""
-    from .ir import Schedule
-    from .verify import verify_schedule
-    from .verify.algorithm import verify_algorithm
-
-    wrong, errors = algorithm, verify_algorithm(algorithm)
-    main = program.main if program is not None else None
-    if not errors and isinstance(main, Schedule) and main.algorithm == algorithm.name:
-        wrong, errors = main, verify_schedule(main, algorithm).errors
-    if errors:
-        raise BilinearError(*errors, Diagnostic(f"{wrong.name} in {path} does not verify; nothing was derived from it"))
-    return algorithm
 
 
 def _note_sums_multiplied_out(*sources) -> None:
@@ -138,7 +98,7 @@ def product(args) -> int:
     program = load_input(args)
     if args.algorithm is None:
         note_unused_definitions(args.command, args.file, program)
-    first = _algorithm(program, args.algorithm)
+    first = named_algorithm(program, args.algorithm)
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
@@ -148,12 +108,12 @@ def product(args) -> int:
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
     note_unused_definitions(args.command, args.second, loaded, choosable=False)  # --algorithm chooses FILE's only
-    second = _algorithm(loaded, None)
+    second = named_algorithm(loaded, None)
     outer, inner = first.shape, second.shape
     if too_large := shape_too_large(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n):  # before verifying either
         raise BilinearError(Diagnostic(too_large))
-    first = _verified(first, args.file, program if args.algorithm is None else None)
-    second = _verified(second, args.second, loaded)
+    first = verified(first, args.file, program if args.algorithm is None else None)
+    second = verified(second, args.second, loaded)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
     for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:
@@ -167,26 +127,6 @@ def product(args) -> int:
     header = (*copied_header(args.file, program, first), *(() if same else copied_header(args.second, loaded, second)),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
     return _write(result, header, args.output, args.style)
-
-
-def copied_header(path: Path, program, source) -> tuple[str, ...]:
-    """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where it
-    copies comments and ``path``'s main definition is another one (a schedule, or --algorithm's choice),
-    which they may describe instead (msmes.bl's describe the in-place schedule, not Strassen).  A
-    definition read through ``use`` takes the header of the file that defines it (strassen.bl's for
-    msmes.bl's strassen): its reference and any licence that asks to be kept are there."""
-    defined_in = Path(source.span.path) if source.span is not None else path
-    if defined_in.is_file() and defined_in.resolve() != path.resolve():
-        return source_header(defined_in)
-    header = source_header(path)
-    others = [name for name in program.own if name != source.name]  # a file's comments come first, before any
-    if program.main is not source and len(header) > 1:  # more than "from NAME"
-        print(f"note: the header comments copied from {path.name} may describe its main definition, "
-              f"{program.main.name}, rather than {source.name}", file=sys.stderr)
-    elif others and len(header) > 1:
-        print(f"note: the header comments copied from {path.name} may describe another of its definitions, "
-              f"{', '.join(others)}, rather than {source.name}", file=sys.stderr)
-    return header
 
 
 def export(args) -> int:
@@ -299,7 +239,7 @@ def _other_programs(source, paths: list[Path]) -> list:
     others = []
     for path in paths:
         try:
-            other = _algorithm(load(path), None)
+            other = named_algorithm(load(path), None)
         except BilinearError as error:  # FILE's reading options are FILE's: say how to give another file's
             if not Path(path).is_file() or not asks_for_reading_option(error):
                 raise  # a missing file, a folder, an approximate scheme: no reading option would help

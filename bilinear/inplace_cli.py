@@ -12,7 +12,8 @@ from functools import partial
 
 from .cli_args import add_input_options, bl_name, positive, tries
 from .cli_outputs import add_bl_output_options, check_bl_output
-from .compose_cli import STYLE_HELP, chosen_algorithm, copied_header
+from .cli_sources import chosen_algorithm, copied_header
+from .compose_cli import STYLE_HELP
 from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
 from .inplace_api import moved as blocks_moved
 from .lower.options import OptionError, Options
