@@ -179,6 +179,26 @@ def test_malformed_fast_matmul_files_exit_1_with_a_located_message(tmp_path, cap
     assert first == f"{path}:{where[0]}:{where[1]}: error: {message}"
 
 
+@pytest.mark.parametrize("separator", ["\f", "\v", "\u2028", "\x85", "\x1c"], ids=["ff", "vt", "u2028", "nel", "fs"])
+@pytest.mark.parametrize("name, text, old, new, where, message", [
+    ("strassen-edited", "# Strassen\n" + STRASSEN_UVW, "1 0 -1 0 1 0 1", "1 0 -1 0 Q 0 1", (10, 10), "'Q' is not a coefficient"),
+    ("k-222-7.exp", "# Strassen\n(a11+a22)*(b11+b22)*(c11+c22)\n(a21+a22)*(b11)*(c21-c22)\n(a11)*(b12-b22)*(c12+c22)\n"
+     "(a22)*(b21-b11)*(c11+c21)\n(a11+a12)*(b22)*(-c11+c12)\n(-a11+a21)*(b11+b12)*(c22)\n(a12-a22)*(b21+b22)*(c11)\n",
+     "(a22)*(b21-b11)", "(q22)*(b21-b11)", (5, 2), "expected an entry a11..a99, found 'q22'"),
+])
+def test_a_line_separator_other_than_a_newline_does_not_move_an_error(tmp_path, capsys, separator, name, text, old, new,
+                                                                      where, message):
+    """A form feed (or \\v, U+2028, \\x85, \\x1c) in a header comment moved every later error a line down, under
+    the wrong line's text, and turned the rest of the comment into a data row: the catalogue readers split
+    lines as str.splitlines does, the quoted lines at LFs only (a catalogue hunt)."""
+    path = tmp_path / name
+    path.write_text(text.replace("# Strassen", f"# Strassen{separator} world", 1).replace(old, new, 1), encoding="utf-8")
+    assert main(["verify", str(path), *(["--from", "fast-matmul"] if "." not in name else [])]) == 1
+    first, quoted = capsys.readouterr().err.split("\n")[:2]
+    assert (first, quoted.split("|")[1].strip()) == (f"{path}:{where[0]}:{where[1]}: error: {message}",
+                                                    text.splitlines()[where[0] - 1].replace(old, new))
+
+
 # --- hardening: inputs that once crashed or misreported (each fixed with this test first) ---
 
 

@@ -32,7 +32,7 @@ from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
 from .formats.perminov import looks_like_perminov, read_perminov, read_perminov_text
 from .formats.plinopt import AlternativeBasis, read_plinopt
-from .loader import BL_START, check_regular, read_source
+from .loader import BL_START, check_regular, read_source, source_lines
 
 Scheme = Algorithm | AlternativeBasis | ApproximateScheme | ModularScheme | ComplexScheme
 
@@ -77,7 +77,7 @@ _BY_NAME = {reader.name: reader for reader in READERS}
 def _looks_like_bl(text: str) -> bool:
     """Whether the first statement starts a .bl definition (after a byte-order mark; `algorithm`
     followed by a tab counts, as the loader counts it)."""
-    for line in text.lstrip("\ufeff").splitlines():
+    for line in source_lines(text.lstrip("\ufeff")):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             return bool(BL_START.match(stripped))

@@ -94,6 +94,13 @@ def lines_ended_by_lf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def source_lines(text: str) -> list[str]:
+    """A source's lines as the parser and the quoted lines count them: at LFs only (read_source has made
+    every line ending one).  str.splitlines also breaks at form feeds, \\v, \\x1c-\\x1e, \\x85, U+2028 and
+    U+2029: one in a catalogue file's comment moved every later error a line down."""
+    return text.split("\n")
+
+
 def _offset_span(path: str, data: bytes, offset: int) -> Span:
     """The line and the column, in characters, of a byte offset (lines ended as lines_ended_by_lf ends them)."""
     # utf-8-sig: a byte order mark, which the parser skips, takes no column

@@ -28,7 +28,7 @@ from lark import Lark, Transformer, UnexpectedInput
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
 from ...verify.rings import ApproximateScheme
-from ..loader import read_source
+from ..loader import read_source, source_lines
 from .common import (check_side, fail, identifier, infer_shape, line_span, rank_mismatch, rational, shape_mismatch,
                      token_span, whole_file)
 
@@ -124,7 +124,7 @@ def sections(text: str, path: Path) -> tuple[list[Section], list[Section]]:
     groups: list[Section] = []
     rows: list[Row] = []
     heading, heading_span = "", whole_file(path)
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(source_lines(text), start=1):
         stripped = line.strip()
         if stripped.startswith("#"):
             groups.append(Section(tuple(rows), heading, heading_span))
@@ -302,7 +302,7 @@ def looks_like_fast_matmul(text: str) -> bool:
     letter followed by nothing but ``i`` and digits, as gen.py's ``x2i``), each row with a digit,
     in blocks separated by ``#`` lines: lowercase prose ("this is a note") is not taken for one."""
     rows = 0
-    for line in text.splitlines()[:5000]:
+    for line in source_lines(text)[:5000]:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name
 from ...verify.rings import ModularScheme
-from ..loader import read_source
+from ..loader import read_source, source_lines
 from .common import fail, identifier, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
 from .trilinear import TrilinearProduct, parse_product
 
@@ -39,7 +39,7 @@ def name_facts(path: Path) -> tuple[Shape | None, int | None, str]:
 def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
     """A ``.exp`` scheme; a ModularScheme when its name marks it valid modulo p."""
     products = []
-    for number, line in enumerate(read_source(path, text_of="Kauers text").splitlines(), start=1):
+    for number, line in enumerate(source_lines(read_source(path, text_of="Kauers text")), start=1):
         if line.strip() and not line.strip().startswith("#"):
             products.append(parse_product(line, number, path))
     if not products:
@@ -140,7 +140,7 @@ def _algorithm(products: list[TrilinearProduct], shape: Shape, path: Path) -> Al
 
 def looks_like_kauers(text: str) -> bool:
     """The first line that is not a comment is a product of a-, b- and c-entries."""
-    for line in text.splitlines():
+    for line in source_lines(text):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             return all(re.search(rf"\b{letter}[1-9][0-9]", stripped) for letter in "abc") and "{" not in stripped

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
-from ..loader import read_source
+from ..loader import read_source, source_lines
 from .common import (
     TOO_MANY_DIGITS,
     TooManyDigits,
@@ -163,7 +163,7 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
 def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
     """A ``.txt`` scheme: ``m k n R``, then U, V and W flattened product by product (W over Cᵀ)."""
     numbers = []
-    for number, line in enumerate(read_source(path, text_of="Perminov text").splitlines(), start=1):
+    for number, line in enumerate(source_lines(read_source(path, text_of="Perminov text")), start=1):
         if line.startswith("#"):
             continue
         position = 0

@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ...ir import Span
-from ..loader import read_source
+from ..loader import read_source, source_lines
 from .common import fail, line_span, rational, token_span, whole_file
 
 
@@ -87,7 +87,7 @@ def read_sms(path: Path) -> Sparse:
     comments: list[str] = []
     ended = False
     last = whole_file(path)
-    for number, line in enumerate(read_source(path, text_of="PLinOpt text").splitlines(), start=1):
+    for number, line in enumerate(source_lines(read_source(path, text_of="PLinOpt text")), start=1):
         stripped = line.strip()
         if stripped.startswith("#"):
             comments.append(stripped.lstrip("# "))
@@ -262,7 +262,7 @@ def read_slp(path: Path) -> Sparse:
     program, steps = _Program(path), _Program(path)
     assignments, versions, finals = [], {}, {}
     comments = []
-    for number, line in enumerate(read_source(path, text_of="PLinOpt text").splitlines(), start=1):
+    for number, line in enumerate(source_lines(read_source(path, text_of="PLinOpt text")), start=1):
         statement = line.split(";", 1)[0]
         if line.lstrip().startswith("#"):
             comments.append(line.strip().lstrip("# "))
