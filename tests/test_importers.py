@@ -881,3 +881,40 @@ def test_a_key_with_leading_zeros_names_the_same_shape(tmp_path):
     path = tmp_path / "zeros.npz"
     np.savez(path, **{"1,1,1": np.stack([u, v, w]), "2,2,2": np.zeros((3, 4, 7), dtype=np.int64)})
     assert read_catalogue(path, key="01,1,001").shape == Shape(1, 1, 1)
+
+
+def _terms(algorithm: Algorithm) -> tuple:
+    """What an algorithm computes, without where it was written (spans)."""
+    return tuple((p.left, p.right) for p in algorithm.products), tuple(o.form for o in algorithm.outputs)
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("122-2.m", "{{{{1, 0}}", "{{{{01, 0}}"),  # Python's parser: "leading zeros in decimal integer literals..."
+    ("122-2.m", "{{{{1, 0}}", " \t{{{{1, 0}}"),  # "unexpected indent"
+    ("122-2.m", "{{{{1, 0}}", "\n  {{{{1, 0}}"),
+    ("x-222-3.exp", "(a12)*(b21)*(c11)", "(a12)*(b21)*(007*c11/7)"),
+], ids=["m-leading-zero", "m-indent", "m-indent-after-blank", "exp-leading-zeros"])
+def test_whole_numbers_and_indentation_read_as_the_catalogues_mean_them(tmp_path, name, old, new):
+    """A Mathematica list with a leading space was "not a Mathematica list of products (unexpected indent)",
+    and 01 was refused in Python's words (a catalogue hunt)."""
+    original = read_catalogue(_write(tmp_path, name, FUZZ_SOURCES[name]))
+    (tmp_path / "edited").mkdir()
+    edited = read_catalogue(_write(tmp_path / "edited", name, FUZZ_SOURCES[name].replace(old, new, 1)))
+    assert _terms(edited) == _terms(original)
+
+
+@pytest.mark.parametrize("name, old, new, where, literal", [
+    ("122-2.m", "{{{{1, 0}}", "{{{{0x1, 0}}", (1, 5), "0x1"),
+    ("122-2.m", "{{{{1, 0}}", "{{{{1_0, 0}}", (1, 5), "1_0"),
+    ("122-2.m", "{{{{1, 0}}", "\n {{{{0o1, 0}}", (2, 6), "0o1"),
+    ("x-222-3.exp", "(a12)*(b21)", "(0x1*a12)*(b21)", (3, 2), "0x1"),
+    ("x-222-3.exp", "(a12)*(b21)", "(a12)*(1_0*b21)", (3, 8), "1_0"),
+], ids=["m-hex", "m-underscore", "m-octal-indented", "exp-hex", "exp-underscore"])
+def test_python_spellings_of_whole_numbers_are_refused_where_they_stand(tmp_path, name, old, new, where, literal):
+    """0x1, 0o1 and 0b1 read as 1 and 1_0 as 10: Python's parser reads them, the catalogues write none."""
+    path = _write(tmp_path, name, FUZZ_SOURCES[name].replace(old, new, 1))
+    with pytest.raises(BilinearError) as refused:
+        read_catalogue(path)
+    (error,) = refused.value.diagnostics
+    assert ((error.span.line, error.span.column), error.message) == (
+        where, f"'{literal}' is not a whole number in decimal digits")

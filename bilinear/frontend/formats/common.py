@@ -41,6 +41,23 @@ def line_span(path: Path, line_number: int, line: str) -> Span:
     return Span(str(path), line_number, 1, line_number, len(line) + 1)
 
 
+# The Mathematica and Kauers readers hand their text to Python's parser, which refuses a whole number
+# with leading zeros (007: the catalogues' 7) and reads some the catalogues never write (0x1, 0b1, 0o1,
+# 1_0).  The zeros become spaces first, columns kept, and every literal the tree holds is checked.
+_LEADING_ZEROS = re.compile(r"(?<![\w.])0+(?=[0-9])")
+
+
+def blank_leading_zeros(text: str) -> str:
+    """``text`` with the leading zeros of its whole numbers as spaces (``007`` as ``  7``)."""
+    return _LEADING_ZEROS.sub(lambda zeros: " " * len(zeros.group()), text)
+
+
+def check_decimal(literal: str, span: Span) -> None:
+    """Refuse a whole number written any other way than in decimal digits, where it stands."""
+    if not literal.isascii() or not literal.isdigit():
+        fail(f"'{literal}' is not a whole number in decimal digits", span)
+
+
 # Python reads and writes integers of at most this many digits as text; a coefficient past it
 # is refused before it is computed (``Fraction("1e1000000000")`` computes 10**1000000000).
 MAX_DIGITS = sys.get_int_max_str_digits() or 4300

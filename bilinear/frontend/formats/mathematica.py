@@ -12,30 +12,57 @@ whole numbers and fractions.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
 from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import algorithm_from_tables, check_side, fail, identifier, modulus_in_name, rank_mismatch, whole_file
+from .common import (algorithm_from_tables, blank_leading_zeros, check_decimal, check_side, fail, identifier, modulus_in_name,
+                     rank_mismatch, whole_file)
 from .kauers import name_facts
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What Python's parser reads of a list: brackets for braces, leading zeros blanked, and the
+    indentation before its first line taken out (Python's "unexpected indent"; nothing to Mathematica),
+    with that line and how many columns it lost."""
+
+    text: str
+    line: int
+    indent: int
+
+    @classmethod
+    def of(cls, text: str) -> _Parsed:
+        text = blank_leading_zeros(text.translate(str.maketrans("{}", "[]")))
+        start = len(text) - len(text.lstrip())
+        line_start = text.rfind("\n", 0, start) + 1
+        return cls(text[:line_start] + text[start:], text.count("\n", 0, start) + 1, start - line_start)
+
+    def column(self, line: int, column: int) -> int:
+        """A 1-based column of the parsed text as a column of the file."""
+        return column + (self.indent if line == self.line else 0)
 
 
 class _Lists:
     """Nested lists of rationals from the tree of one file, every node located for diagnostics."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, parsed: _Parsed):
+        self.path, self.parsed = path, parsed
+        self.lines = [line.encode() for line in parsed.text.split("\n")]  # ast's offsets count UTF-8 bytes
 
     def span(self, node: ast.AST) -> Span:
-        return Span(str(self.path), node.lineno, node.col_offset + 1, node.lineno, node.col_offset + 2)
+        column = self.parsed.column(node.lineno, node.col_offset + 1)
+        return Span(str(self.path), node.lineno, column, node.lineno, column + 1)
 
     def number(self, node: ast.AST) -> Fraction:
         sign = 1
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             sign, node = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
         if isinstance(node, ast.Constant) and type(node.value) is int:
+            check_decimal(self.lines[node.lineno - 1][node.col_offset:node.end_col_offset].decode(), self.span(node))
             return Fraction(sign * node.value)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             numerator, denominator = self.number(node.left), self.number(node.right)
@@ -53,14 +80,15 @@ class _Lists:
         return rows
 
 
-def _tree(text: str, path: Path) -> ast.AST:
+def _tree(text: str, parsed: _Parsed, path: Path) -> ast.AST:
     if "[" in text or "]" in text:  # brackets would become lists too; a Mathematica list has none
         line = text[: text.find("[") if "[" in text else text.find("]")].count("\n") + 1
         fail("unexpected '[' or ']' in a Mathematica list", Span(str(path), line, 1, line, 2))
     try:
-        return ast.parse(text.translate(str.maketrans("{}", "[]")), mode="eval").body
+        return ast.parse(parsed.text, mode="eval").body
     except SyntaxError as error:
-        line, column = error.lineno or 1, error.offset or 1
+        line = error.lineno or 1
+        column = parsed.column(line, error.offset or 1)
         reason = (error.msg or "").split(".")[0].translate(str.maketrans("[]", "{}"))  # the braces it read
         fail(f"this is not a Mathematica list of products ({reason})", Span(str(path), line, column, line, column + 1))
     except (RecursionError, MemoryError, ValueError):
@@ -70,8 +98,8 @@ def _tree(text: str, path: Path) -> ast.AST:
 def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
     """A ``.m`` scheme; a ModularScheme when the name marks it valid modulo p (``mod2``, ``Z2``)."""
     text = read_source(path, text_of="Mathematica text")
-    tree = _tree(text, path)
-    lists = _Lists(path)
+    parsed = _Parsed.of(text)
+    tree, lists = _tree(text, parsed, path), _Lists(path, parsed)
     if not isinstance(tree, ast.List) or not tree.elts:
         fail("expected a list of products {{A, B, C}, ...}", whole_file(path))
     triples = []

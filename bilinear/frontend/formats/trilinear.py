@@ -26,7 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ...ir import Span
-from .common import TOO_MANY_DIGITS, fail
+from .common import TOO_MANY_DIGITS, blank_leading_zeros, check_decimal, fail
 
 _LETTERS = "abc"
 _ENTRY = re.compile(r"([abc])([1-9])([1-9])")
@@ -94,6 +94,7 @@ class _Line:
             inner = self.value(node.operand)
             return _scale(inner, -1) if isinstance(node.op, ast.USub) else inner
         if isinstance(node, ast.Constant) and type(node.value) is int:
+            check_decimal(self.text.encode()[node.col_offset:node.end_col_offset].decode(), self.span(node))
             return Term(node.value)
         if isinstance(node, ast.Name):
             return self.entry(node)
@@ -222,7 +223,7 @@ def _starts_entry(line: str, position: int) -> bool:
 
 def _tree(text: str, reader: _Line) -> ast.AST:
     try:
-        return ast.parse(text, mode="eval").body
+        return ast.parse(blank_leading_zeros(text), mode="eval").body
     except SyntaxError as error:
         _adjacent_operands(text, reader)
         offset = (error.offset or 1) - 1
