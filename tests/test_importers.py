@@ -918,3 +918,39 @@ def test_python_spellings_of_whole_numbers_are_refused_where_they_stand(tmp_path
     (error,) = refused.value.diagnostics
     assert ((error.span.line, error.span.column), error.message) == (
         where, f"'{literal}' is not a whole number in decimal digits")
+
+
+@pytest.mark.parametrize("name", ["222-x.MOD2.EXP", "222-x.Mod2.exp"])
+def test_a_modulus_in_a_name_of_any_case_is_read(tmp_path, name):
+    """378-ffdb2d875f.MOD2.EXP (a Kauers mod-2 scheme renamed in capitals) was read over Q and failed, 20
+    errors, where its lowercase name holds modulo 2 (a catalogue hunt)."""
+    path = _write(tmp_path, name, "(a11)*(b11)*(c11)\n(a12)*(b21)*(c11)\n(a11)*(b12)*(c21)\n")
+    scheme = read_catalogue(path)
+    assert isinstance(scheme, ModularScheme) and scheme.modulus == 2
+
+
+PERMINOV_JSON = FUZZ_SOURCES["1x1x2_m2_Z.json"]
+PERMINOV_TEXT = FUZZ_SOURCES["1x1x2_m2_Z.txt"]
+
+
+@pytest.mark.parametrize("name, text, said", [
+    ("3x3x3_m23_Q.json", PERMINOV_JSON, "the name '3x3x3_m23_Q.json' says ⟨3,3,3⟩, but the scheme is ⟨1,1,2⟩"),
+    ("1x1x2_m3_Q.json", PERMINOV_JSON, "the name '1x1x2_m3_Q.json' says 3 products, but it holds 2"),
+    ("4x4x4_m49_Q.txt", PERMINOV_TEXT, "the name '4x4x4_m49_Q.txt' says ⟨4,4,4⟩, but the scheme is ⟨1,1,2⟩"),
+    ("1x1x2_m2_Z.json", PERMINOV_JSON.replace('"z2": false', '"z2": "true"'),
+     "1x1x2_m2_Z.json: \"z2\" must be true or false, not 'true'"),
+])
+def test_a_perminov_file_whose_name_or_z2_says_otherwise_is_refused(tmp_path, name, text, said):
+    """3x3x3_m23_Q.json holding ⟨2,3,4;20⟩ verified without a word, where every other reader checks its file's
+    name, and "z2": "true" (a string) was read over Q (a catalogue hunt)."""
+    with pytest.raises(BilinearError) as refused:
+        read_catalogue(_write(tmp_path, name, text))
+    assert [d.message for d in refused.value.diagnostics] == [said]
+
+
+def test_an_indented_comment_in_a_perminov_text_file_is_a_comment(tmp_path):
+    """`  # a comment` was refused as "'#' is not a rational coefficient"; the Kauers and fast-matmul readers take it."""
+    plain = read_catalogue(_write(tmp_path, "1x1x2_m2_Z.txt", PERMINOV_TEXT))
+    (tmp_path / "c").mkdir()
+    commented = read_catalogue(_write(tmp_path / "c", "1x1x2_m2_Z.txt", "  # a comment\n" + PERMINOV_TEXT))
+    assert _terms(commented) == _terms(plain)

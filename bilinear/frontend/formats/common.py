@@ -156,9 +156,10 @@ def identifier(text: str, prefix: str = "scheme") -> str:
 
 
 def modulus_in_name(path: Path) -> int:
-    """``p`` for a ``modp`` token in the file name (``mod2``), 0 for ``mod0`` or none (over Q)."""
+    """``p`` for a ``modp`` token in the file name (``mod2``, ``MOD2``: suffixes are read in any case
+    too), 0 for ``mod0`` or none (over Q)."""
     modulus = 0
-    for token in re.split(r"[-_.]", path.name):
+    for token in re.split(r"[-_.]", path.name.lower()):
         match = re.fullmatch(r"mod([0-9]+)[a-z]?", token)
         if match:
             modulus = int(match.group(1))

@@ -17,6 +17,7 @@ product.  The same schemes' ``.m`` files are Mathematica lists
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from .common import (
     exact_fraction,
     fail,
     identifier,
+    rank_mismatch,
     rational,
     token_span,
     transposed_c_rows,
@@ -145,13 +147,16 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
     rank = data.get("m", len(data["u"]) if isinstance(data["u"], list) else 0)
     if type(rank) is not int or rank < 1:
         fail(f"{path.name}: \"m\" must be the number of products, not {rank!r}", whole_file(path))
+    _check_name(path, found, rank)
+    if type(z2 := data.get("z2", False)) is not bool:  # "true", a string, had been read over Q
+        fail(f"{path.name}: \"z2\" must be true or false, not {z2!r}", whole_file(path))
     if "u_fresh" in data:
         algorithm = _reduced(data, found, rank, path)
-        return ModularScheme(algorithm, 2) if data.get("z2") is True else algorithm
+        return ModularScheme(algorithm, 2) if z2 else algorithm
     u = _table(data, "u", rank, found.m * found.k, path)
     v = _table(data, "v", rank, found.k * found.n, path)
     w = _table(data, "w", rank, found.n * found.m, path)
-    modulus = 2 if data.get("z2") is True else 0
+    modulus = 2 if z2 else 0
     if modulus and any(x.denominator != 1 for table in (u, v, w) for row in table for x in row):
         fail(f"{path.name}: a scheme valid modulo 2 has integer coefficients", whole_file(path))
     algorithm = algorithm_from_tables(
@@ -164,7 +169,7 @@ def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | Mo
     """A ``.txt`` scheme: ``m k n R``, then U, V and W flattened product by product (W over Cᵀ)."""
     numbers = []
     for number, line in enumerate(source_lines(read_source(path, text_of="Perminov text")), start=1):
-        if line.startswith("#"):
+        if line.lstrip().startswith("#"):  # indented too, as the Kauers and fast-matmul readers take one
             continue
         position = 0
         for token in line.split():
@@ -177,6 +182,7 @@ def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | Mo
     found = check_side(Shape(m, k, n), f"the first line of {path.name}", whole_file(path))
     if shape is not None and shape != found:
         fail(f"the first line of {path.name} says {found}, but the shape given is {shape}", whole_file(path))
+    _check_name(path, found, rank)
     sizes = (m * k, k * n, n * m)
     if len(numbers) - 4 != rank * sum(sizes):
         fail(f"{path.name} holds {len(numbers) - 4} coefficients; {found} with {rank} products needs {rank * sum(sizes)}", whole_file(path))
@@ -189,6 +195,20 @@ def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | Mo
         identifier(path.stem, "scheme"), found, tables[0], tables[1], transposed_c_rows(tables[2], found), path.name, whole_file(path)
     )
     return ModularScheme(algorithm, 2) if "Z2" in path.stem.split("_") else algorithm
+
+
+_NAME = re.compile(r"([0-9]{1,4})x([0-9]{1,4})x([0-9]{1,4})_m([0-9]{1,9})(?:_|$)")  # 2x3x4_m20_Q
+
+
+def _check_name(path: Path, found: Shape, rank: int) -> None:
+    """A name such as ``2x3x4_m20_Q`` says the shape and the product count: a file it does not describe is
+    refused, as the other catalogues' readers refuse theirs (3x3x3_m23_Q.json had held ⟨2,3,4;20⟩ unremarked)."""
+    if (match := _NAME.match(path.stem)) is None:
+        return
+    m, k, n, named = (int(group) for group in match.groups())
+    if (m, k, n) != (found.m, found.k, found.n):
+        fail(f"the name '{path.name}' says ⟨{m},{k},{n}⟩, but the scheme is {found}", whole_file(path))
+    rank_mismatch(named, rank, f"the name '{path.name}'", whole_file(path))
 
 
 def looks_like_perminov(text: str) -> bool:
