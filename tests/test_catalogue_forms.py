@@ -573,7 +573,9 @@ def test_perminovs_reduced_checks_its_lengths_before_building_names(tmp_path):
     """"m": 300000000 built 3·10⁸ product names before finding u had 1 entry (out of memory)."""
     text = ('{"n": [1, 1, 1], "m": 300000000, "z2": false, "u_fresh": [], "v_fresh": [], "w_fresh": [],'
             ' "u": [[{"index": 0, "value": 1}]], "v": [[{"index": 0, "value": 1}]], "w": [[{"index": 0, "value": 1}]]}')
-    assert _error(_write(tmp_path, "1x1x1_m1_reduced.json", text)) == '1x1x1_m1_reduced.json: "u" needs 300000000 entries'
+    # (named for its "m": a name that says 1 product is refused first, as cheaply)
+    assert _error(_write(tmp_path, "1x1x1_m300000000_reduced.json", text)) == (
+        '1x1x1_m300000000_reduced.json: "u" needs 300000000 entries')
 
 
 def test_a_cyclic_sum_in_a_catalogue_file_is_located(tmp_path):
