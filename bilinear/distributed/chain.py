@@ -234,8 +234,10 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
             raise ValueError(f"matrix {index} of the chain is not a matrix (2-D array): {what}")
     _check_dtypes(matrices, getattr(product.local.product, "dtype", None))
     if False in row_major:  # said here, not by the wave that meets it, of an intermediate product's B
-        raise ValueError(f"matrix {row_major.index(False)} of the chain is not row-major (C-contiguous, or row slices of "
-                         "one): pass np.ascontiguousarray(it)")
+        index = row_major.index(False)
+        module = type(matrices[index]).__module__.split(".")[0]
+        raise ValueError(f"matrix {index} of the chain is not row-major (C-contiguous, or row slices of one): pass "
+                         f"{'np' if module == 'numpy' else module}.ascontiguousarray(it)")
     plan = plan_chain(shapes, product.comm.size, model or ChainModel())
     return run_chain(plan, matrices, product), plan
 
