@@ -103,7 +103,7 @@ def _as_path(value: object) -> Path:
     ShippedDefinition stays one); ValueError for anything else (None, numbers, bytes, lists)."""
     if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
         path = Path(value)
-        if "\n" in str(value):  # a scheme's text, not its file's name
+        if isinstance(value, str) and "\n" in value and not os.path.lexists(value):  # a scheme's text, not a name
             raise ValueError(f"expected a path to a .bl or catalogue file, not text of several lines "
                              f"({brief(repr(str(value)))}); for a scheme's text, "
                              "bilinear.frontend.program_from_text(text) gives a program to pass instead")

@@ -30,7 +30,8 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
     """``source``'s algorithm (a path, a shipped name, a loaded program's main algorithm, or one
     Algorithm) with an in-place schedule derived for it: C += A·B with no workspace, A and B
     restored; the cheapest by ``cost`` (default :func:`moved`) of the written order of its products,
-    ``tries - 1`` shuffled ones and ``steps`` steps of a local search from the cheapest (``seed``).
+    ``tries - 1`` shuffled ones and ``steps`` steps of a local search from the cheapest (``seed``); or
+    each order once, and no search, where the products have no more than ``tries`` orders.
     Pass the result to :func:`bilinear.compile`.
 
     Raises:

@@ -85,7 +85,7 @@ def derive(args) -> int:
               else f"the cheapest of {args.tries} product {order_word} and {args.steps} local search {step_word}")
     header = (*copied_header(args.file, program, source),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
-              f"restored), {chosen} (seed {args.seed}).")
+              f"restored), {chosen}{'' if every else f' (seed {args.seed})'}.")
     if written := write_verified(source, schedule, header, args.style, args.output):
         return written
     with Console(stderr=True).status("counting the default schedule's traffic"):

@@ -61,7 +61,8 @@ def _end_at_once(pool: ProcessPoolExecutor) -> None:
     try:
         for process in list((getattr(pool, "_processes", None) or {}).values()):  # (no public way to end them)
             process.terminate()
-        pool.shutdown(cancel_futures=True)
+        # (a thread map was starting when the interrupt came is not joined: "cannot join thread before it is started")
+        pool.shutdown(wait=manager is not None and manager.ident is not None, cancel_futures=True)
     finally:
         threading.excepthook = report
 

@@ -19,14 +19,13 @@ def both_schedules(program, loaded) -> bool:
 
 
 def write_schedule_product(args, program, loaded, first, second) -> int:
-    """FILE's main schedule on the outer blocks and SECOND's inside, with the product algorithm, as one .bl."""
+    """FILE's main schedule on the outer blocks and SECOND's inside, with the product algorithm, as one .bl
+    (``product`` has verified both schedules with their algorithms, :func:`bilinear.cli_sources.verified`)."""
     from .compose import kronecker
     from .frontend.provenance import source_header
     from .schedule.product import schedule_product
 
     outer, inner = program.main, loaded.main
-    for schedule, source, path in ((outer, program, args.file), (inner, loaded, args.second)):
-        _check_verified(schedule, source, path)
     algorithm = kronecker(first, second)
     name = args.name or f"{outer.name}_x_{inner.name}"
     if name == algorithm.name:
@@ -66,15 +65,3 @@ def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, out
         write_atomic(Path(output), text)
         print(f"wrote {output} ({summary})")
     return 0
-
-
-def _check_verified(schedule, program, path) -> None:
-    """``schedule``'s own errors, located in its file, before anything is derived from it (the derived
-    schedule's would name blocks of the product the user never wrote)."""
-    from .diagnostics import BilinearError, Diagnostic
-    from .verify import verify_program
-
-    entry = next(e for e in verify_program(program).entries if getattr(e, "schedule", None) is schedule)
-    if not entry.ok:
-        raise BilinearError(*entry.errors, Diagnostic(f"{schedule.name} in {path} does not verify; nothing was derived "
-                                                      "from it"))

@@ -893,7 +893,8 @@ def _terms(algorithm: Algorithm) -> tuple:
     ("122-2.m", "{{{{1, 0}}", " \t{{{{1, 0}}"),  # "unexpected indent"
     ("122-2.m", "{{{{1, 0}}", "\n  {{{{1, 0}}"),
     ("x-222-3.exp", "(a12)*(b21)*(c11)", "(a12)*(b21)*(007*c11/7)"),
-], ids=["m-leading-zero", "m-indent", "m-indent-after-blank", "exp-leading-zeros"])
+    ("x-222-3.exp", "(-a11)*(b12-b22)/2*(c21)", "01*(-a11)*(b12-b22)/2*(c21)"),  # had been "unexpected indent"
+], ids=["m-leading-zero", "m-indent", "m-indent-after-blank", "exp-leading-zeros", "exp-line-starts-with-zero"])
 def test_whole_numbers_and_indentation_read_as_the_catalogues_mean_them(tmp_path, name, old, new):
     """A Mathematica list with a leading space was "not a Mathematica list of products (unexpected indent)",
     and 01 was refused in Python's words (a catalogue hunt)."""
@@ -938,7 +939,7 @@ PERMINOV_TEXT = FUZZ_SOURCES["1x1x2_m2_Z.txt"]
     ("1x1x2_m3_Q.json", PERMINOV_JSON, "the name '1x1x2_m3_Q.json' says 3 products, but it holds 2"),
     ("4x4x4_m49_Q.txt", PERMINOV_TEXT, "the name '4x4x4_m49_Q.txt' says ⟨4,4,4⟩, but the scheme is ⟨1,1,2⟩"),
     ("1x1x2_m2_Z.json", PERMINOV_JSON.replace('"z2": false', '"z2": "true"'),
-     "1x1x2_m2_Z.json: \"z2\" must be true or false, not 'true'"),
+     "1x1x2_m2_Z.json: \"z2\" must be true or false, not \"true\""),
 ])
 def test_a_perminov_file_whose_name_or_z2_says_otherwise_is_refused(tmp_path, name, text, said):
     """3x3x3_m23_Q.json holding ⟨2,3,4;20⟩ verified without a word, where every other reader checks its file's
@@ -954,3 +955,12 @@ def test_an_indented_comment_in_a_perminov_text_file_is_a_comment(tmp_path):
     (tmp_path / "c").mkdir()
     commented = read_catalogue(_write(tmp_path / "c", "1x1x2_m2_Z.txt", "  # a comment\n" + PERMINOV_TEXT))
     assert _terms(commented) == _terms(plain)
+
+
+def test_a_zero_led_number_does_not_change_what_a_malformed_product_is_told(tmp_path):
+    """With 002 on the line, an unclosed parenthesis was "expected an operator (+ - * /) between '00' and '2'"."""
+    path = _write(tmp_path, "x-222-3.exp", FUZZ_SOURCES["x-222-3.exp"].replace("(-a11)*(b12-b22)/2*(c21)",
+                                                                               "(-a11)*(b12-b22)/002*(c21", 1))
+    with pytest.raises(BilinearError) as refused:
+        read_catalogue(path)
+    assert refused.value.diagnostics[0].message.startswith("'(' is never closed")

@@ -123,7 +123,7 @@ def test_cli_says_every_order_where_there_are_fewer_than_tries(tmp_path, capsys)
     source.write_text(RECT, encoding="utf-8")
     assert main(["inplace", str(source), "-o", str(out)]) == 0
     assert "deriving an in-place schedule of rect: 2 products, each of their 2 orders\n" in capsys.readouterr().err
-    assert "the cheapest of all 2 product orders (seed 0)." in out.read_text(encoding="utf-8")
+    assert "the cheapest of all 2 product orders." in out.read_text(encoding="utf-8")  # (no seed plays a part)
 
 
 def test_cli_writes_a_verified_file_that_runs(tmp_path, capsys):

@@ -135,6 +135,13 @@ def test_an_unhashable_format_is_refused_as_unknown(format):
         bilinear.load(ROOT / "algorithms" / "strassen.bl", format=format)
 
 
+def test_a_file_whose_name_holds_a_newline_still_loads(tmp_path):
+    """The refusal of .bl text given as a path took any name with a newline for text (a review)."""
+    odd = tmp_path / "a\nb.bl"
+    odd.write_text((ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8"), encoding="utf-8")
+    assert bilinear.load(str(odd)).main.name == "strassen"
+
+
 def test_scheme_text_given_as_a_path_says_what_to_do():
     """The text was taken as a file name and echoed whole in "cannot read ...: No such file or directory"."""
     text = "algorithm x <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"

@@ -92,7 +92,8 @@ def inplace_schedule(algorithm: Algorithm, cost: Callable[[Schedule], object], t
     """The cheapest by ``cost`` of :func:`derive_inplace` in the written order and ``tries - 1``
     shuffled orders, then ``steps`` steps of a local search from the cheapest order: one product
     moved to another place, or two swapped, kept when no dearer (``seed`` fixes the draws: the same
-    schedule every time).  The local search is where most of the saving is: grey333 from 252 blocks
+    schedule every time); or each order once, and no search, where there are no more than ``tries``
+    (:func:`every_order`).  The local search is where most of the saving is: grey333 from 252 blocks
     at one level (the best of 64 orders) to 220 after 256 steps, below its default schedule's 244
     with workspace; Strassen from 66 to 59, below MSMES's 62."""
     if tries < 1 or steps < 0:

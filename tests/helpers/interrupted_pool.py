@@ -1,6 +1,7 @@
-"""A process that keeps bilinear.processes.mapped busy with quick jobs, with SIGPIPE at its default as the
-command line sets it, interrupts itself after ARGV[1] seconds and exits 130 as the command line does:
-tests/test_processes.py runs it to see an interrupted pool end cleanly."""
+"""A process that keeps bilinear.processes.mapped busy with ARGV[2] quick jobs a pool, with SIGPIPE at its
+default as the command line sets it, interrupts itself after ARGV[1] seconds and exits 130 as the command
+line does: tests/test_processes.py runs it to see an interrupted pool end cleanly (few jobs a pool: the
+interrupt often comes while a pool starts)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,6 @@ if __name__ == "__main__":
     threading.Timer(float(sys.argv[1]), lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     try:
         while True:
-            mapped(job, list(range(2000)), workers=2)
+            mapped(job, list(range(int(sys.argv[2]))), workers=2)
     except KeyboardInterrupt:
         sys.exit(130)

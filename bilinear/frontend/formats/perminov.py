@@ -149,7 +149,7 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
         fail(f"{path.name}: \"m\" must be the number of products, not {rank!r}", whole_file(path))
     _check_name(path, found, rank)
     if type(z2 := data.get("z2", False)) is not bool:  # "true", a string, had been read over Q
-        fail(f"{path.name}: \"z2\" must be true or false, not {z2!r}", whole_file(path))
+        fail(f"{path.name}: \"z2\" must be true or false, not {json.dumps(z2)}", whole_file(path))
     if "u_fresh" in data:
         algorithm = _reduced(data, found, rank, path)
         return ModularScheme(algorithm, 2) if z2 else algorithm

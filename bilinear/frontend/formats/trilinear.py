@@ -222,10 +222,11 @@ def _starts_entry(line: str, position: int) -> bool:
 
 
 def _tree(text: str, reader: _Line) -> ast.AST:
+    blanked = blank_leading_zeros(text)  # (parse_product took those that began the line)
     try:
-        return ast.parse(blank_leading_zeros(text), mode="eval").body
+        return ast.parse(blanked, mode="eval").body
     except SyntaxError as error:
-        _adjacent_operands(text, reader)
+        _adjacent_operands(blanked, reader)
         offset = (error.offset or 1) - 1
         column = reader.column(offset)
         found = text[offset] if offset < len(text) else None
@@ -320,8 +321,10 @@ def parse_product(line: str, number: int, path: Path) -> TrilinearProduct:
         fail(TOO_MANY_DIGITS, whole)
     if plain is not None:
         return plain
-    text, inserted = _explicit(line.strip())
-    reader = _Line(path, number, text, len(line) - len(line.lstrip()), inserted)
+    stripped = line.strip()
+    zeros = len(stripped) - len(stripped.lstrip("0")) if stripped.lstrip("0")[:1].isdigit() else 0  # 07*(…): 7*(…)
+    text, inserted = _explicit(stripped[zeros:])
+    reader = _Line(path, number, text, len(line) - len(line.lstrip()) + zeros, inserted)
     try:
         term = reader.value(_tree(text, reader))
     except RecursionError:
