@@ -3,6 +3,7 @@ tuning, the optimizer's three sides and its polishing chains."""
 
 from __future__ import annotations
 
+import concurrent.futures.process
 import multiprocessing
 import os
 import signal
@@ -63,8 +64,12 @@ def _end_at_once(pool: ProcessPoolExecutor) -> None:
             process.terminate()
         # (a thread map was starting when the interrupt came is not joined: "cannot join thread before it is started")
         pool.shutdown(wait=manager is not None and manager.ident is not None, cancel_futures=True)
+    except (RuntimeError, OSError):  # the teardown racing the interrupt (Python 3.11): the interrupt is what is raised
+        pass
     finally:
         threading.excepthook = report
+        # and the interpreter's exit must not wake it through a pipe its workers' ending closed ("Bad file descriptor")
+        concurrent.futures.process._threads_wakeups.pop(manager, None)
 
 
 def _default_termination() -> None:

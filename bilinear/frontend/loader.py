@@ -49,9 +49,9 @@ def _not_found_notes(path: Path) -> tuple[str, ...]:
     with the names it is close to; ``-`` is not standard input."""
     if str(path) == "-":
         return ("- is no file: a scheme is read from a file, not from standard input",)
-    if len(path.parts) != 1 or path.suffix not in ("", ".bl"):
+    if len(path.parts) != 1 or path.suffix:  # (a file name, x.bl, is not taken for a shipped scheme's)
         return ()
-    close = difflib.get_close_matches(path.stem, sorted(shipped.stem for shipped in algorithms_dir().glob("*.bl")), n=3)
+    close = difflib.get_close_matches(path.name, sorted(shipped.stem for shipped in algorithms_dir().glob("*.bl")), n=3)
     meant = f": did you mean {' or '.join(close)}?" if close else ""
     return (f"no file {path} here, and no shipped scheme of that name{meant} (`bilinear list` shows the shipped ones)",)
 
