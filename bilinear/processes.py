@@ -68,8 +68,8 @@ def _end_at_once(pool: ProcessPoolExecutor) -> None:
         pass
     finally:
         threading.excepthook = report
-        # and the interpreter's exit must not wake it through a pipe its workers' ending closed ("Bad file descriptor")
-        concurrent.futures.process._threads_wakeups.pop(manager, None)
+        if manager is not None:  # the interpreter's exit must not wake it through a pipe the ending closed (EBADF)
+            concurrent.futures.process._threads_wakeups.pop(manager, None)
 
 
 def _default_termination() -> None:

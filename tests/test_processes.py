@@ -96,3 +96,11 @@ def test_an_interrupted_pool_ends_with_the_interrupt_and_no_traceback():
                              capture_output=True, text=True, timeout=60, cwd=ROOT)
         outcomes.append((run.returncode, run.stderr))
     assert outcomes == [(130, "")] * len(outcomes)
+
+
+def test_ending_a_pool_interrupted_before_it_started_raises_nothing():
+    """Interrupted before map started the pool's manager thread, the teardown raised TypeError (no weak
+    reference to None), which would have replaced the interrupt (a re-read of the change)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    processes._end_at_once(ProcessPoolExecutor(2))
