@@ -5,7 +5,9 @@ left out they took 129.9 ms (session 51), 2.65 ms each, where cuBLAS's 16384³ t
 per 4096³ of work.  This times, interleaved after a sustained warm-up, the one 16384³ GEMM and 49
 leaves of 4096³ issued as: one after another on views (``views serial``), in groups of 2, 4 or 7 on
 concurrent streams (``views streams G``, the backend's fork and join, as a product phase issues
-them), and one after another on contiguous 4096² arrays (``contiguous``).  Each line prints the
+them), one after another on contiguous 4096² arrays (``contiguous``), and as strided-batched calls
+of 7 or 49 contiguous leaves each (``batched 7``, ``batched 49``: one library call fills the SMs
+with several leaves' tiles, which no in-place schedule's dependent leaves could do).  Each line prints the
 median and its time per 4096³ of work beside the big GEMM's.
 
     python3 benchmarks/leaf_tails.py -n 16384 --repeat 9
@@ -48,6 +50,12 @@ def _grouped(backend, calls: list, group: int):
     return lambda: [backend.concurrently(calls[start:start + group]) for start in range(0, len(calls), group)]
 
 
+def _batched(backend, rng, size: int, batch: int):
+    """49 leaves as strided-batched calls of ``batch`` contiguous ``size``² leaves each (C = A·B)."""
+    a, b, c = (rng.standard_normal((batch, size, size)) for _ in range(3))
+    return lambda: [backend.gemm_batched(a, b, c) for _ in range(LEAVES // batch)]
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=16384)
@@ -66,7 +74,8 @@ def main(argv=None) -> None:
     calls = {f"cuBLAS {n}³": lambda: backend.gemm(A, B, C, 1.0, 1.0),
              "views serial": _grouped(backend, views, 1),
              **{f"views streams {group}": _grouped(backend, views, group) for group in (2, 4, 7)},
-             "contiguous": _grouped(backend, contiguous, 1)}
+             "contiguous": _grouped(backend, contiguous, 1),
+             **{f"batched {batch}": _batched(backend, rng, size, batch) for batch in (7, 49)}}
     times = {label: median(samples) for label, samples in time_rotated(calls, args.repeat).items()}
     whole = times[f"cuBLAS {n}³"] / parts ** 3
     for label, ms in times.items():
