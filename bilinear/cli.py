@@ -49,8 +49,25 @@ examples:
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose help and version fail when they cannot be written: argparse drops
+    the OSError, so `bilinear --help > /dev/full` exited 0 having written nothing."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        file = file or sys.stderr
+        try:
+            file.write(message)
+            file.flush()  # a full disk is found now, not in the interpreter's exit
+        except OSError as error:
+            if file is not sys.stdout:  # a usage error's message: nowhere to say more, its status 2 stands
+                return
+            if isinstance(file, _ClosedStdout):  # its message says so already
+                raise
+            raise OSError(error.errno, f"cannot write to standard output: {error.strerror or error}") from error
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bilinear", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"bilinear {__version__}")
@@ -189,6 +206,9 @@ def _main(argv: list[str] | None) -> int:
 
             refused_on_this_rank(words)
         raise
+    except OSError as error:  # --help or --version to a full disk or a closed stdout
+        print(f"bilinear: error: {error.strerror or error}", file=sys.stderr)
+        return 1
     try:
         return args.handler(args)
     except OptionError as error:  # contradictory or out-of-range options: a usage error, as argparse's are

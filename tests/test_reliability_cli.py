@@ -1963,6 +1963,20 @@ def test_a_closed_stdout_is_a_write_error_not_a_traceback(command):
     assert done.stderr.splitlines()[-1] == f"bilinear {command[0]}: error: cannot write to standard output: it is closed"
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("words", ["--help", "--version", "verify --help"])
+def test_help_that_cannot_be_written_is_a_write_error_not_a_success(words):
+    """`bilinear --help > /dev/full` exited 0 with nothing written: argparse drops its own write
+    errors (found by an audit)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(f"{sys.executable} -m bilinear.cli {words} > /dev/full", shell=True, capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr == "bilinear: error: cannot write to standard output: No space left on device\n"
+
+
 def test_import_of_a_file_of_two_algorithms_says_which_it_writes_and_checks_only_that_one(tmp_path, capsys):
     """It wrote the last without a word, and refused the file when the first, which it does not write,
     was wrong (found by an audit)."""
