@@ -36,6 +36,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
 
     Raises:
         ValueError: for tries below 1, steps below 0, or a name that is the algorithm's.
+        TypeError: where ``cost`` returns values that do not compare with ``<``.
         BilinearError: where ``source`` is not an exact algorithm that verifies.
     """
     from .api import as_program, load
@@ -56,8 +57,28 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
         raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
     tries, steps, seed = (check_count(value, label, least)  # NumPy's integers too, as compile takes them
                           for label, value, least in (("tries", tries, 1), ("steps", steps, 0), ("seed", seed, 0)))
-    schedule = inplace_schedule(algorithm, cost or (lambda candidate: moved(candidate, algorithm)), tries, seed, name,
-                                steps)
+    schedule = inplace_schedule(algorithm, _compared(cost) if cost else (lambda candidate: moved(candidate, algorithm)),
+                                tries, seed, name, steps)
     if (check := verify_schedule(schedule, algorithm)).errors:  # a bug in the derivation: never returned
         raise BilinearError(*check.errors)
     return Program(program.path, (algorithm,), (schedule,), (algorithm.name, schedule.name), program.uses)
+
+
+def _compared(cost: Callable[[Schedule], object]) -> Callable[[Schedule], object]:
+    """``cost``, refusing values that do not compare with ``<`` with the first it returned: the
+    search's own comparison would raise Python's TypeError from inside it, naming no cost."""
+    first: list[object] = []
+
+    def checked(schedule: Schedule) -> object:
+        value = cost(schedule)
+        against = first[0] if first else value
+        try:
+            value < against, against < value  # noqa: B015 (the comparison is the check)
+        except TypeError:
+            then = f"{against!r}, then {value!r}" if first else repr(value)
+            raise TypeError("cost must return values that compare with <, as numbers or tuples of numbers do; "
+                            f"it returned {then}") from None
+        first[:] = first or [value]
+        return value
+
+    return checked

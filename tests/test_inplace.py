@@ -3,6 +3,7 @@ each verifies, restores A and B, needs no workspace, and runs."""
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -211,6 +212,21 @@ def test_the_python_api_refuses_what_cannot_be_derived():
     with pytest.raises(ValueError, match="name 'A11'"):
         bilinear.inplace(strassen, name="A11")
     assert bilinear.inplace(bilinear.load("msmes")).main.name == "strassen_inplace"  # a schedule's file: its algorithm
+
+
+def test_the_python_api_says_which_costs_cannot_be_compared():
+    """A cost of None, or of an int for some orders and a str for others, raised Python's own
+    "'<' not supported between instances of 'str' and 'int'" from inside the search."""
+    strassen = bilinear.load("strassen")
+    with pytest.raises(TypeError, match=re.escape(
+            "cost must return values that compare with <, as numbers or tuples of numbers do; it returned None")):
+        bilinear.inplace(strassen, cost=lambda schedule: None)
+    with pytest.raises(TypeError, match=re.escape(
+            "cost must return values that compare with <, as numbers or tuples of numbers do; it returned 1, then 'x'")):
+        bilinear.inplace(strassen, cost=lambda _, values=iter([1] + ["x"] * 400): next(values))
+    three = program_from_text(THREE).main  # each order once: compared by min() rather than by the search
+    with pytest.raises(TypeError, match=re.escape("it returned 1, then 'x'")):
+        bilinear.inplace(three, cost=lambda _, values=iter([1, "x", 2, 3, 4, 5]): next(values))
 
 
 def test_the_python_api_takes_numpy_integers_for_tries_steps_and_seed():
