@@ -46,7 +46,8 @@ def _listed(path: Path):
         raise OptionError(f"--configs {path} is a folder; give the file that lists the configurations")
     listed = 0
     # what the file holds is no command-line mistake: its errors exit 1, not 2 with the usage
-    for number, line in enumerate(read_source(path, text_of="a text list of configurations").splitlines(), start=1):
+    text = read_source(path, text_of="a text list of configurations", scheme=False)
+    for number, line in enumerate(text.splitlines(), start=1):
         words = line.split("#")[0].split()
         if not words:
             continue

@@ -152,6 +152,14 @@ def test_configs_take_no_other_configuration_options_and_must_list_one(capsys, t
     assert code == 1 and f"{configs} lists no configurations" in err, err
 
 
+def test_a_missing_configs_file_is_not_looked_for_as_a_shipped_scheme(capsys, tmp_path, monkeypatch):
+    """`bench --configs strasen` added "no shipped scheme of that name: did you mean strassen?": a
+    configurations list is never a shipped scheme."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "--configs", "strasen", "--backend", "numpy")
+    assert (code, err) == (1, "error: cannot read strasen: No such file or directory\n")
+
+
 def test_a_config_line_with_auto_levels_keeps_its_leaf(capsys, tmp_path):
     configs, target = tmp_path / "c.txt", tmp_path / "r.json"
     configs.write_text(f"{STRASSEN} 16 float64 auto ozaki\n")  # --leaf's default, cublas, was taken instead

@@ -29,13 +29,15 @@ MAX_SOURCE_BYTES = 64 << 20
 BL_START = re.compile(rf"^({'|'.join(DEFINITION_KEYWORDS)})\b")  # what a .bl file's first statement begins with
 
 
-def check_regular(path: Path, span: Span | None = None, wanted: str = "a .bl file") -> os.stat_result:
+def check_regular(path: Path, span: Span | None = None, wanted: str = "a .bl file",
+                  scheme: bool = True) -> os.stat_result:
     """The file's status, or a located error where it is not a regular file (``wanted``, said of a
-    directory): opening a FIFO would wait for a writer for ever, and a directory or device is no scheme."""
+    directory): opening a FIFO would wait for a writer for ever, and a directory or device is no scheme.
+    A missing ``scheme`` file's error says which shipped schemes its name is close to."""
     try:
         info = path.stat()
     except OSError as error:
-        notes = _not_found_notes(path) if isinstance(error, FileNotFoundError) else ()
+        notes = _not_found_notes(path) if scheme and isinstance(error, FileNotFoundError) else ()
         raise BilinearError(Diagnostic(f"cannot read {path}: {error.strerror or error}", span, notes=notes)) from None
     if stat.S_ISDIR(info.st_mode):
         raise BilinearError(Diagnostic(f"{path} is a directory, not {wanted}", span))
@@ -56,10 +58,11 @@ def _not_found_notes(path: Path) -> tuple[str, ...]:
     return (f"no file {path} here, and no shipped scheme of that name{meant} (`bilinear list` shows the shipped ones)",)
 
 
-def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text") -> str:
+def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text", scheme: bool = True) -> str:
     """The UTF-8 text of a source file (a regular file of at most MAX_SOURCE_BYTES), or a
-    located error saying why not (a binary file is not ``text_of``)."""
-    info = check_regular(path, span)
+    located error saying why not (a binary file is not ``text_of``; a missing file that is no
+    ``scheme`` is not looked for among the shipped ones)."""
+    info = check_regular(path, span, scheme=scheme)
     try:
         if info.st_size > MAX_SOURCE_BYTES:
             raise BilinearError(Diagnostic(f"{path} is {info.st_size} bytes; source files are limited to {MAX_SOURCE_BYTES >> 20} MiB", span))
