@@ -14,7 +14,8 @@ import numpy as np
 from .diagnostics import BilinearError, Diagnostic, brief
 from .frontend import load_program
 from .frontend.loader import ShippedDefinition, find_scheme
-from .frontend.importers import AlternativeBasis, Scheme, detect_format, parse_shape, read_catalogue, reads_as
+from .frontend.importers import (AlternativeBasis, Scheme, detect_format, detected_format_note, parse_shape,
+                                 read_catalogue)
 from .ir import Algorithm, Program, Schedule, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower, verification
 from .lower.options import check_ozaki_options
@@ -42,12 +43,10 @@ def _read(
     format = detect_format(path)
     try:
         return _read_as(path, format, shape, key, allow_pickle, modulus)
-    except BilinearError as error:  # read by its suffix: its text may be another format's
-        others = [other for other in reads_as(path) if other != format]
-        if not others:
+    except BilinearError as error:
+        if (note := detected_format_note(path, format)) is None:
             raise
         first, *rest = error.diagnostics
-        note = f"{path.name}'s text reads as {others[0]}: give --from {others[0]} (format={others[0]!r})"
         raise BilinearError(replace(first, notes=(*first.notes, note)), *rest) from None
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import bilinear
 from bilinear.diagnostics import BilinearError
 from bilinear.frontend.formats.trilinear import WHOLE_PRODUCT as WHOLE
-from bilinear.frontend.importers import detect_format, identifier, read_catalogue
+from bilinear.frontend.importers import FORMATS, detect_format, identifier, read_catalogue
 from bilinear.ir import Algorithm, Shape
 from bilinear.report import report_data, to_text
 from bilinear.verify import report_algorithm
@@ -451,6 +451,19 @@ def test_a_file_whose_suffix_is_another_formats_says_what_its_text_reads_as(tmp_
     assert said in first.message
     assert first.notes[-1] == f"{name}'s text reads as kauers: give --from kauers (format='kauers')"
     assert bilinear.load(path, format="kauers").main.rank == 8
+
+
+def test_a_file_without_a_suffix_read_by_its_look_says_to_give_the_format(tmp_path):
+    """Perminov's text saved without its .txt (its reader has no look to detect it by) was read as
+    fast-matmul text, by how it looks, and failed with fast-matmul's complaint and no word of --from."""
+    path = _write(tmp_path, "1x1x2_m2_Z", "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 1\n")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    first = caught.value.diagnostics[0]
+    assert first.message == "expected U, V and W blocks separated by '#' lines; found 1"
+    assert first.notes[-1] == ("1x1x2_m2_Z has no suffix that names a format and was read as fast-matmul by how its "
+                               "text looks; if it is another, give it with --from (format=): bl, " + ", ".join(FORMATS))
+    assert bilinear.load(path, format="perminov-text").main.rank == 2
 
 
 def test_plinopt_names_the_missing_matrix(tmp_path):

@@ -103,7 +103,7 @@ def detect_format(path: Path) -> str:
     if suffix == ".bl":
         return "bl"
     check_regular(path, wanted=ONE_SCHEME_FILE)  # before anything opens it: a FIFO would wait for a writer for ever
-    owners = [reader.name for reader in READERS if suffix in reader.suffixes]
+    owners = _suffix_owners(suffix)
     if owners and owners[0] != "alphatensor" and _looks_like_bl(_beginning(path)):  # a .bl file saved as .txt
         raise BilinearError(Diagnostic(
             f"{path.name} could be bl or {owners[0]} (its suffix says {owners[0]}, its text reads as .bl); "
@@ -127,6 +127,25 @@ def detect_format(path: Path) -> str:
             Diagnostic(f"{path.name} could be {' or '.join(matches)}; give the format with --from (format=): {known}", None)
         )
     return matches[0]
+
+
+def _suffix_owners(suffix: str) -> list[str]:
+    """The catalogue formats whose files have this (lower-case) suffix."""
+    return [reader.name for reader in READERS if suffix in reader.suffixes]
+
+
+def detected_format_note(path: Path, format: str) -> str | None:
+    """What to add to the error of a file read as ``format`` by :func:`detect_format`: the format its
+    text reads as, where that is another (its suffix said ``format``), or that its name says none
+    (a format was guessed from its look; perminov-text has no look to be told by)."""
+    others = [other for other in reads_as(path) if other != format]
+    if others:
+        return f"{path.name}'s text reads as {others[0]}: give --from {others[0]} (format={others[0]!r})"
+    suffix = path.suffix.lower()
+    if format == "alphatensor" or suffix == ".bl" or _suffix_owners(suffix):
+        return None
+    return (f"{path.name} has no suffix that names a format and was read as {format} by how its text looks; "
+            f"if it is another, give it with --from (format=): bl, {', '.join(FORMATS)}")
 
 
 def _looks_like(text: str) -> list[str]:
