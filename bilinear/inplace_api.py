@@ -36,7 +36,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
 
     Raises:
         ValueError: for tries below 1, steps below 0, or a name that is the algorithm's.
-        TypeError: where ``cost`` returns values that do not compare with ``<``.
+        TypeError: where ``cost`` is no function, or returns values that do not compare with ``<``.
         BilinearError: where ``source`` is not an exact algorithm that verifies.
     """
     from .api import as_program, load
@@ -57,8 +57,10 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
         raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
     tries, steps, seed = (check_count(value, label, least)  # NumPy's integers too, as compile takes them
                           for label, value, least in (("tries", tries, 1), ("steps", steps, 0), ("seed", seed, 0)))
-    schedule = inplace_schedule(algorithm, _compared(cost) if cost else (lambda candidate: moved(candidate, algorithm)),
-                                tries, seed, name, steps)
+    if cost is not None and not callable(cost):  # (a falsy one, 0, had been taken for no cost at all)
+        raise TypeError(f"cost must be a function of a Schedule, not {cost!r}")
+    ranked = _compared(cost) if cost is not None else (lambda candidate: moved(candidate, algorithm))
+    schedule = inplace_schedule(algorithm, ranked, tries, seed, name, steps)
     if (check := verify_schedule(schedule, algorithm)).errors:  # a bug in the derivation: never returned
         raise BilinearError(*check.errors)
     return Program(program.path, (algorithm,), (schedule,), (algorithm.name, schedule.name), program.uses)

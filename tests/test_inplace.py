@@ -224,6 +224,9 @@ def test_the_python_api_says_which_costs_cannot_be_compared():
     with pytest.raises(TypeError, match=re.escape(
             "cost must return values that compare with <, as numbers or tuples of numbers do; it returned 1, then 'x'")):
         bilinear.inplace(strassen, cost=lambda _, values=iter([1] + ["x"] * 400): next(values))
+    for cost in (5, 0, False, ""):  # a falsy one had been taken for no cost at all
+        with pytest.raises(TypeError, match=re.escape(f"cost must be a function of a Schedule, not {cost!r}")):
+            bilinear.inplace(strassen, cost=cost)
     three = program_from_text(THREE).main  # each order once: compared by min() rather than by the search
     with pytest.raises(TypeError, match=re.escape("it returned 1, then 'x'")):
         bilinear.inplace(three, cost=lambda _, values=iter([1, "x", 2, 3, 4, 5]): next(values))
