@@ -95,7 +95,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     done = None if inplace and _may_run_in_place(A, B) else prepared_calls.issue(A, B, out, alpha, beta)
     if done is not None:
         return done
-    from .runtime.compiled import real_scalar
+    from .runtime.arguments import real_scalar
 
     A, B, out = (_on_host(x, name) for x, name in ((A, "A"), (B, "B"), (out, "out")))
     dtype = _float_dtype(A)

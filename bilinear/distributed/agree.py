@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime.compiled import real_scalar
+from ..runtime.arguments import real_scalar
 from ..runtime.views import is_masked, is_row_major, masked_refusal, on_host, on_host_refusal, overlaps, with_line_strides
 from .comm import AgreedError, DistributedError, short
 from .layout import block_shape, global_shape

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from ..ir import Program, Schedule
 from ..runtime.backend import LIBRARY_NAMES, NotPickled
-from ..runtime.compiled import real_scalar
+from ..runtime.arguments import real_scalar
 from ..runtime.views import is_contiguous
 from .check import verify_plan
 from .comm import AgreedError, Comm, DistributedError, make_comm, short

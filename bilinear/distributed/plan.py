@@ -25,7 +25,7 @@ from typing import Sequence
 
 from ..lower.decompose import Decomposition
 from ..lower.options import check_count
-from ..runtime.compiled import check_sizes
+from ..runtime.arguments import check_sizes
 
 INPUT_LAYOUTS = ("replicated", "root", "block2d")
 OUTPUT_LAYOUTS = ("replicated", "root", "block2d")

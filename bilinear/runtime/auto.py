@@ -17,7 +17,8 @@ from ..lower.options import TooLarge
 from ..lower.plan import Lowered
 from ..model import Ceilings, choose_levels, leaf_alone
 from .backend import Backend, NotPickled
-from .compiled import CompiledProduct, check_inner_dimensions, check_sizes, real_scalar
+from .arguments import check_inner_dimensions, check_sizes, real_scalar
+from .compiled import CompiledProduct
 
 
 class AutoProduct(NotPickled):

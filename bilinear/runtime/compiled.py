@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import decimal
-import math
-import numbers
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnostics import brief
 from ..lower.host import restores_inputs, writes_inputs
 from ..lower.ozaki_host import moduli_refusal
 from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_dims
 from ..lower.options import is_byte_count
+from .arguments import check_inner_dimensions, check_sizes, real_scalar
 from .backend import Backend, NotPickled
 from .executor import Executor
 from .views import (check_on_device, check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major,
@@ -24,66 +21,6 @@ from .views import (check_on_device, check_out_apart, check_unmasked, check_writ
 
 
 BACKENDS = ("cupy", "numpy")
-
-
-def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
-    """``value`` as a float when it is a real number (Python, NumPy, Fraction or Decimal; 0-d arrays
-    too), finite in ``dtype`` where one is given (1e39 is inf in float32), and then as ``dtype``
-    holds it, as BLAS takes it: a beta of 1e-46 is 0 in float32, so C is not read.
-
-    Raises:
-        ValueError: for complex numbers, None, strings, arrays with elements and the like; for a
-            number past ``dtype``'s range.
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal, np.ndarray)):
-        raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")  # noqa: TRY004 - documented
-    if isinstance(value, np.ndarray) and (value.ndim != 0 or value.dtype.kind not in "iuf"):
-        raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
-    try:
-        number = float(value)
-    except (OverflowError, ValueError):  # past the float range (digits too many to print), or Decimal's sNaN
-        number = math.inf
-    if not math.isfinite(number):  # inf or NaN makes every element of the result NaN
-        raise ValueError(f"{name} must be a finite number, not {_shown(value)}")
-    if dtype is not None and abs(number) >= rounds_to_inf(dtype):
-        raise ValueError(f"{name} = {number:g} is past {np.dtype(dtype).name}'s range (its largest is "
-                         f"{np.finfo(dtype).max!s}): the product would be inf or NaN")
-    return number if dtype is None else float(np.dtype(dtype).type(number))
-
-
-def rounds_to_inf(dtype: Any) -> float:
-    """The least magnitude that rounds to inf in ``dtype``: its largest and half an ulp (float32's
-    largest written as 3.4028235e38 rounds down to it; float64's bound is inf itself)."""
-    largest = np.finfo(dtype).max
-    return float(largest) + float(largest - np.nextafter(largest, np.zeros_like(largest))) / 2
-
-
-def _shown(value: Any) -> str:
-    """A number for a message: an integer past the float range by its size, anything else its text cut
-    short (Fraction(10**5000)'s text is past Python's digit limit)."""
-    if isinstance(value, (int, np.integer)):
-        return f"an integer of {int(value).bit_length()} bits"
-    try:
-        return brief(str(value))
-    except ValueError:
-        return f"a {type(value).__name__} past the float range"
-
-
-def check_sizes(M: Any, K: Any, N: Any) -> tuple[int, int, int]:
-    """M, K and N as Python integers (NumPy's wrapped in int64: 2**31 cubed gave 4.6e18 bytes).
-
-    Raises:
-        ValueError: unless they are whole numbers of at least 0 (-4 had given 0 bytes).
-    """
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in (M, K, N)):
-        raise ValueError(f"M, K and N must be whole numbers of at least 0, not {M!r}, {K!r}, {N!r}")
-    return int(M), int(K), int(N)
-
-
-def check_inner_dimensions(A: Any, B: Any) -> None:
-    """Raise ValueError unless A's columns are B's rows."""
-    if A.shape[1] != B.shape[0]:
-        raise ValueError(f"A is {A.shape[0]}x{A.shape[1]} and B is {B.shape[0]}x{B.shape[1]}: inner dimensions differ")
 
 
 def make_backend(name: str | None) -> Backend:
@@ -337,12 +274,23 @@ class CompiledProduct(NotPickled):
             raise ValueError(
                 f"{overwriting} computes C = A*B and overwrites C, so beta must be 0 "
                 f"(got {beta}); use an accumulating schedule such as msmes for beta != 0"
+                + self._fallback_note(executor, A.shape[0], A.shape[1], B.shape[1])
             )
         if self.writes_inputs and overlaps(A, B):
             raise ValueError(
                 f"{self.lowered.name} is in place (it overwrites A and B while it runs), so A and B must not be the "
                 "same array or overlap; pass a copy of one of them"
             )
+
+    def _fallback_note(self, executor: Executor | None, M: int, K: int, N: int) -> str:
+        """Why beta is refused at this size where it is taken at others: the workspace limit runs a
+        plan with fewer breadth-first levels ("" for the plan with every one)."""
+        if executor is None or executor is self.executor:
+            return ""
+        options = executor.lowered.options
+        return (f" (at {M}x{K}x{N} the workspace limit of {options.workspace_limit} bytes runs {options.breadth} of "
+                f"{self.lowered.name}'s {options.levels} levels breadth-first, and the top level, depth-first, "
+                "overwrites C; with every level breadth-first, as at sizes whose workspace fits, beta is taken)")
 
     def capture(self, A: Any, B: Any, out: Any, alpha: float = 1.0, beta: float = 0.0):
         """This product on these arrays as a CUDA graph (:class:`~bilinear.runtime.graphs.CapturedProduct`):

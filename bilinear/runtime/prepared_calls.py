@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .compiled import rounds_to_inf
+from .arguments import rounds_to_inf
 from .views import memory_span
 
 #: Signatures kept; past this the oldest go (a program of ever-new shapes stays bounded).
