@@ -84,7 +84,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
             Where A and B share memory (``matmul(X, X, inplace=True)``) the
             product runs without it, as for read-only inputs.  With beta ≠ 0
             it mixes C's blocks through a change of basis, so C's own error
-            is normwise, about ε·‖beta·out‖ (README, "Python API").
+            is normwise, about ε·‖beta·out‖, and an Inf or NaN in ``out``
+            reaches the entries it is mixed with as NaN (README, "Python API").
 
     Raises:
         ValueError: for arrays of the wrong kind, dtype, shape or layout, and
