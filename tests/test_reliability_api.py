@@ -902,6 +902,24 @@ def test_beta_c_mixes_across_blocks_only_through_a_change_of_basis():
     assert fused <= 4 * classical
 
 
+@pytest.mark.parametrize(("scheme", "corner", "nans"), [("msmes", np.inf, [[4, 0], [4, 4]]), ("msmes2", np.nan, 16),
+                                                    ("strassen", np.inf, [])])
+def test_an_inf_in_c_reaches_the_entries_it_is_mixed_with_as_nan(scheme, corner, nans):
+    """The README's example (found by an audit): C[0,0] = ∞ with beta = 1, 8×8 on the NumPy backend.
+    strassen's default schedule keeps C's blocks apart; fused leaves keep them apart in every scheme."""
+    rng = np.random.default_rng(0)
+    A, B = (rng.standard_normal((8, 8)) for _ in range(2))
+    C = np.zeros((8, 8))
+    C[0, 0] = np.inf
+    with np.errstate(invalid="ignore"):
+        out = bilinear.compile(scheme, backend="numpy")(A, B, out=C.copy(), beta=1.0)
+        fused = bilinear.compile(scheme, backend="numpy", leaf="fused")(A, B, out=C.copy(), beta=1.0)
+    np.testing.assert_equal(out[0, 0], corner)
+    found = np.argwhere(np.isnan(out)).tolist()
+    assert (len(found) if isinstance(nans, int) else found) == nans
+    assert fused[0, 0] == np.inf and not np.isnan(fused).any()
+
+
 def test_automatic_levels_choose_nothing_for_a_product_they_refuse():
     """A mismatch of inner dimensions ran the model and kept a choice for the shape before it raised."""
     product = bilinear.compile("strassen", levels="auto", backend="numpy")
