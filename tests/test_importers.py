@@ -318,8 +318,14 @@ def test_a_wrong_fast_matmul_scheme_names_the_block(tmp_path):
          "product 4 has a zero factor: column 4 of U is all zero", "2:1"),
         # The first row of U sets the rank.
         ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 0 x\n", "this row of U has 7 entries; it needs 8, one per product", "3:1"),
+        # gen.py's grammar has the reciprocal of a sum; verify then raised AttributeError: 'Pow' object has no
+        # attribute 'p' (found by an audit)
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (1+x)i\n", "'(1+x)i' is 1/(x + 1), not a Laurent polynomial in x "
+         "(a sum of rational multiples of powers of x)", "2:14"),
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (x+x2)i\n", "'(x+x2)i' is 1/(x**2 + x), not a Laurent polynomial in x "
+         "(a sum of rational multiples of powers of x)", "2:14"),
     ],
-    ids=["letters", "zero-denominator", "short-row", "shape", "zero-factor", "long-row"],
+    ids=["letters", "zero-denominator", "short-row", "shape", "zero-factor", "long-row", "reciprocal", "reciprocal2"],
 )
 def test_malformed_fast_matmul_files(tmp_path, old, new, message, where):
     assert _error(_write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace(old, new, 1))) == (message, where)
@@ -453,17 +459,18 @@ def test_a_file_whose_suffix_is_another_formats_says_what_its_text_reads_as(tmp_
     assert bilinear.load(path, format="kauers").main.rank == 8
 
 
-def test_a_file_without_a_suffix_read_by_its_look_says_to_give_the_format(tmp_path):
-    """Perminov's text saved without its .txt (its reader has no look to detect it by) was read as
-    fast-matmul text, by how it looks, and failed with fast-matmul's complaint and no word of --from."""
+def test_perminovs_text_without_its_suffix_is_told_by_its_look(tmp_path):
+    """Perminov's text saved without its .txt (its reader had no look to detect it by) was read as
+    fast-matmul text, by how that looks, and failed with fast-matmul's complaint and no word of --from."""
     path = _write(tmp_path, "1x1x2_m2_Z", "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 1\n")
     with pytest.raises(BilinearError) as caught:
         bilinear.load(path)
-    first = caught.value.diagnostics[0]
-    assert first.message == "expected U, V and W blocks separated by '#' lines; found 1"
-    assert first.notes[-1] == ("1x1x2_m2_Z has no suffix that names a format and was read as fast-matmul by how its "
-                               "text looks; if it is another, give it with --from (format=): bl, " + ", ".join(FORMATS))
+    assert caught.value.diagnostics[0].message == (
+        "1x1x2_m2_Z could be fast-matmul or perminov-text; give the format with --from (format=): bl, "
+        + ", ".join(FORMATS))
     assert bilinear.load(path, format="perminov-text").main.rank == 2
+    path.write_text("1 1 2 2\n1 1\n1 0 0 1\n1 0 0\n")  # a coefficient short: no Perminov text
+    assert detect_format(path) == "fast-matmul"
 
 
 def test_plinopt_names_the_missing_matrix(tmp_path):

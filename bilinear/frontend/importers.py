@@ -30,7 +30,7 @@ from .formats.common import fail, identifier, infer_shape, parse_shape, unresolv
 from .formats.fast_matmul import looks_like_fast_matmul, read_fast_matmul
 from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
-from .formats.perminov import looks_like_perminov, read_perminov, read_perminov_text
+from .formats.perminov import looks_like_perminov, looks_like_perminov_text, read_perminov, read_perminov_text
 from .formats.plinopt import AlternativeBasis, read_plinopt
 from .loader import BL_START, check_regular, read_source, source_lines
 
@@ -67,7 +67,7 @@ READERS: tuple[Reader, ...] = (
     Reader("kauers", (".exp",), looks_like_kauers, _plain(read_kauers), "mkauers/matrix-multiplication, jakobmoosbauer/flips"),
     Reader("mathematica", (".m",), looks_like_mathematica, _plain(read_mathematica), "Kauers', flips' and Perminov's .m lists"),
     Reader("perminov", (".json",), looks_like_perminov, _plain(read_perminov), "dronperminov/FastMatrixMultiplication schemes"),
-    Reader("perminov-text", (".txt",), None, _plain(read_perminov_text), "dronperminov/FastMatrixMultiplication schemes"),
+    Reader("perminov-text", (".txt",), looks_like_perminov_text, _plain(read_perminov_text), "dronperminov/FastMatrixMultiplication schemes"),
     Reader("alphatensor", (".npz",), None, read_alphatensor, "google-deepmind/alphatensor, AlphaEvolve results"),
 )
 FORMATS = tuple(reader.name for reader in READERS)
@@ -136,16 +136,11 @@ def _suffix_owners(suffix: str) -> list[str]:
 
 def detected_format_note(path: Path, format: str) -> str | None:
     """What to add to the error of a file read as ``format`` by :func:`detect_format`: the format its
-    text reads as, where that is another (its suffix said ``format``), or that its name says none
-    (a format was guessed from its look; perminov-text has no look to be told by)."""
+    text reads as, where that is another (its suffix said ``format``)."""
     others = [other for other in reads_as(path) if other != format]
     if others:
         return f"{path.name}'s text reads as {others[0]}: give --from {others[0]} (format={others[0]!r})"
-    suffix = path.suffix.lower()
-    if format == "alphatensor" or suffix == ".bl" or _suffix_owners(suffix):
-        return None
-    return (f"{path.name} has no suffix that names a format and was read as {format} by how its text looks; "
-            f"if it is another, give it with --from (format=): bl, {', '.join(FORMATS)}")
+    return None
 
 
 def _looks_like(text: str) -> list[str]:

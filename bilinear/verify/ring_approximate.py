@@ -63,6 +63,16 @@ class ApproximateScheme:
         )
 
 
+def is_laurent(expr: sympy.Expr, parameter: sympy.Symbol) -> bool:
+    """Whether ``expr`` is a Laurent polynomial in ``parameter`` with rational coefficients (what
+    :func:`laurent_terms` reads): 1/(1 + x) is not one."""
+    import sympy
+
+    return all(coefficient.is_Rational and power.is_Integer
+               for coefficient, power in (term.as_coeff_exponent(parameter)
+                                          for term in sympy.Add.make_args(sympy.expand(expr))))
+
+
 def laurent_terms(expr: sympy.Expr, parameter: sympy.Symbol) -> dict[int, Fraction]:
     """``{power: coefficient}`` of a Laurent polynomial with rational coefficients."""
     terms: dict[int, Fraction] = defaultdict(Fraction)

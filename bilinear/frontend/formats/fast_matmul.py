@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from lark import Lark, Transformer, UnexpectedInput
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
+from ...verify.ring_approximate import is_laurent
 from ...verify.rings import ApproximateScheme
 from ..loader import read_source, source_lines
 from .common import (check_side, fail, identifier, infer_shape, line_span, rank_mismatch, rational, shape_mismatch,
@@ -91,7 +92,13 @@ def entry(token: str, span: Span) -> Entry:
             "entries are rationals (3, -1/2, 0.25) or, as fast-matmul's gen.py reads them, expressions in one "
             "parameter: x, -x, 2x, x2 (x squared), xi (1/x), -1/2x2i, (x+x2), (1+-x)",
         )
-    return Fraction(int(value.p), int(value.q)) if value.is_Rational else value
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    (parameter,) = value.free_symbols  # (the grammar has one parameter name per entry)
+    if not is_laurent(value, parameter):  # gen.py reads the reciprocal of a sum, (1+x)i
+        fail(f"{token!r} is {value}, not a Laurent polynomial in {parameter} (a sum of rational multiples of "
+             f"powers of {parameter})", span)
+    return value
 
 
 @dataclass(frozen=True)

@@ -214,3 +214,13 @@ def _check_name(path: Path, found: Shape, rank: int) -> None:
 def looks_like_perminov(text: str) -> bool:
     head = text.lstrip()[:400]
     return head.startswith("{") and '"n"' in head
+
+
+def looks_like_perminov_text(text: str) -> bool:
+    """``m k n R`` alone on the first line, then as many numbers as U, V and W hold: R·(mk + kn + nm)
+    (a fast-matmul table's first row has one entry per product, and no count to agree with)."""
+    lines = [line.split() for line in source_lines(text) if line.strip() and not line.lstrip().startswith("#")]
+    if not lines or len(lines[0]) != 4 or not all(token.isdigit() and int(token) > 0 for token in lines[0]):
+        return False
+    m, k, n, rank = (int(token) for token in lines[0])
+    return sum(map(len, lines[1:])) == rank * (m * k + k * n + n * m)
