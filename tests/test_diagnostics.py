@@ -257,6 +257,20 @@ def test_a_blank_line_holding_a_form_feed_is_a_blank_line(blank):
     assert (error.span.line, error.span.column, error.message) == (7, 9, "M2 is not defined")
 
 
+@pytest.mark.parametrize(("lines", "where", "name"), [
+    (["M1 = (A11 + X9 - X9) * B11", "C11 = M1"], (2, 15), "X9"),
+    (["M1 = A11 * B11", "C11 = M1 + Q - Q"], (3, 14), "Q"),
+    (["S1 = A11 + Y - Y", "M1 = S1 * B11", "C11 = M1"], (2, 14), "Y"),
+    (["M1 = A11 * B11", "C11 = M1 + Q + Q"], (3, 14), "Q"),  # where it is first written (it had been the last)
+])
+def test_an_undefined_name_is_refused_even_where_its_terms_cancel(lines, where, name):
+    """`M1 = (A11 + X9 - X9) * B11` verified: the sum dropped X9 before names were resolved (found by
+    an audit)."""
+    text = "algorithm s <1,1,1;1>:\n" + "".join(f"  {line}\n" for line in lines)
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "cancel.bl").value.diagnostics
+    assert ((error.span.line, error.span.column), error.message) == (where, f"{name} is not defined")
+
+
 def test_a_byte_order_mark_is_accepted(tmp_path):
     path = tmp_path / "bom.bl"
     path.write_bytes("\ufeffalgorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1\n".encode("utf-8"))

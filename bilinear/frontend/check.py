@@ -55,6 +55,7 @@ def build_algorithm(raw: RawAlgorithm) -> Algorithm:
     kinds = _infer_kinds(raw, findings)
     _check_products(raw, kinds, findings)
     _check_outputs(raw, kinds, findings)
+    _check_cancelled_names(raw, kinds, findings)
     missing = [block for block in raw.shape.blocks("C") if block not in seen_outputs]
     for block in missing:
         findings.error(f"algorithm {raw.name} has no equation for {block}", raw.span)
@@ -236,6 +237,19 @@ def _sum_expander(raw: RawAlgorithm):
             return False
 
     return is_zero
+
+
+def _check_cancelled_names(raw: RawAlgorithm, kinds: dict[str, str], findings: Findings) -> None:
+    """Names written in a sum whose terms cancel (``A11 + X9 - X9``) must be defined too: the sum
+    dropped them before names were resolved, so the other checks never see them."""
+    forms = [*(s.form for s in raw.sums), *(f for p in raw.products for f in (p.left, p.right)),
+             *(o.form for o in raw.outputs)]
+    for form in forms:
+        kept = set(form.names())
+        for name in dict(form.spans).keys() - kept:
+            span = form.span_of(name)
+            if not check_block(name, raw.shape, span, findings, f"algorithm {raw.name}") and name not in kinds:
+                findings.undefined(name, span, lambda: kinds)  # no name is added to kinds after _infer_kinds
 
 
 def _check_outputs(raw: RawAlgorithm, kinds: dict[str, str], findings: Findings) -> None:

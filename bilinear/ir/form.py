@@ -107,7 +107,7 @@ class Form:
 
     @cached_property
     def _span_lookup(self) -> dict[str, Span]:
-        return dict(self.spans)
+        return dict(reversed(self.spans))  # where each name is first written (`M1 + Q + Q`: the first Q)
 
     def span_of(self, name: str) -> Span | None:
         return self._span_lookup.get(name)
