@@ -110,8 +110,9 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
         "workspace_bytes_one_level": bytes_of(entry.workspace),
         "elementwise_bytes_one_level": bytes_of(counts.elementwise_blocks_moved),  # stage by stage, as written
         "compiled": None if compiled is None else {
-            "leaf": compiled.leaf, "fuse": compiled.fuse,
-            "elementwise_bytes_one_level": bytes_of(compiled.counts.elementwise_blocks_moved),
+            "leaf": compiled.leaf, "fuse": compiled.fuse, "refused": compiled.refused,
+            "elementwise_bytes_one_level":
+                None if compiled.counts is None else bytes_of(compiled.counts.elementwise_blocks_moved),
             "from_zero_elementwise_bytes_one_level":
                 None if compiled.from_zero is None else bytes_of(compiled.from_zero.elementwise_blocks_moved)},
         "shape_conditions": [str(condition) for condition in entry.shape_conditions],
@@ -267,6 +268,8 @@ def _schedule_text(data: dict) -> list[str]:
 def _compiled_traffic(compiled: dict | None, computes: str) -> str:
     if compiled is None:
         return ""
+    if compiled["refused"]:
+        return f"; compiled ({compiled['leaf']} leaves): refused, {compiled['refused']} (--leaf fused runs it)"
     text = (f"; compiled ({compiled['leaf']} leaves, {'fused' if compiled['fuse'] else 'unfused'} passes): "
             f"{bytes_text(compiled['elementwise_bytes_one_level'])} for {computes.replace('*', '·')}")
     zero = compiled["from_zero_elementwise_bytes_one_level"]

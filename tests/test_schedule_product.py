@@ -51,7 +51,7 @@ def test_verify_reports_the_traffic_the_compiled_passes_move_beside_the_written_
     quarter = (8192 // 4) ** 2 * 8
     entry = next(e for e in report_data(bilinear.verify(MSMES2))["entries"] if e["kind"] == "schedule")
     assert entry["elementwise_bytes_one_level"] == 506 * quarter
-    assert entry["compiled"] == {"leaf": "cublas", "fuse": True,
+    assert entry["compiled"] == {"leaf": "cublas", "fuse": True, "refused": None,
                                  "elementwise_bytes_one_level": (136 + 136 + 175) * quarter,
                                  "from_zero_elementwise_bytes_one_level": (136 + 136 + 142) * quarter}
     assert main(["verify", str(MSMES2)]) == 0
@@ -87,6 +87,35 @@ def test_a_hybrids_report_counts_no_compiled_traffic(tmp_path, capsys):
 def test_an_overwriting_schedules_compiled_traffic_is_for_c_equals_a_times_b(capsys):
     assert main(["verify", str(ROOT / "algorithms" / "rsmm.bl")]) == 0
     assert "; compiled (cublas leaves, fused passes): 4.12 GiB for C = A·B\n" in capsys.readouterr().out
+
+
+SUM_PRODUCT = """\
+algorithm dot <1,2,1;2>:
+  M1 = (A11 + 2*A12) * B11
+  M2 = A12 * (B21 - 2*B11)
+  C11 = M1 + M2
+schedule sums for dot:
+  stage p: (A11 + 2*A12) * B11 -> +C11
+  stage q: A12 * (B21 - 2*B11) -> +C11
+"""
+
+
+def test_a_schedule_that_cublas_leaves_cannot_run_reports_no_compiled_traffic_for_them(tmp_path, capsys):
+    """verify said "compiled (cublas leaves, fused passes): 1.50 GiB" of a schedule that compile refuses
+    with cublas leaves (its products multiply sums of blocks; found by an audit)."""
+    path = tmp_path / "sums.bl"
+    path.write_text(SUM_PRODUCT)
+    assert main(["verify", str(path)]) == 0
+    assert ("  element-wise traffic per level at n=8192: 0 bytes as written; compiled (cublas leaves): refused, "
+            "the product (A11 + 2*A12) * B11 multiplies a sum of blocks, and cublas leaves multiply single blocks "
+            "(--leaf fused runs it)\n") in capsys.readouterr().out
+    entry = next(e for e in report_data(bilinear.verify(path))["entries"] if e["kind"] == "schedule")
+    assert entry["compiled"] == {"leaf": "cublas", "fuse": True, "elementwise_bytes_one_level": None,
+                                 "from_zero_elementwise_bytes_one_level": None, "refused": (
+                                     "the product (A11 + 2*A12) * B11 multiplies a sum of blocks, and cublas leaves "
+                                     "multiply single blocks")}
+    assert main(["compile", str(path), "--leaf", "fused", "-o", str(tmp_path / "out")]) == 0
+    assert "; compiled (fused leaves, fused passes): 0 bytes for C += A·B\n" in capsys.readouterr().out
 
 
 def test_a_product_stages_products_go_into_the_fewest_phases_found():

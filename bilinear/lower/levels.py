@@ -138,7 +138,10 @@ def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options)
 def compiled_counts(schedule: Schedule, algorithm: Algorithm, options: Options) -> CompiledCounts:
     """What ``schedule``'s element-wise passes move as compiled with ``options``: the passes of
     :data:`PASSES`, and :func:`from_zero` where compile builds that plan too.  Counted, not verified
-    again (compile verifies what it runs; re-verifying a 2401-product schedule took a minute)."""
+    again (compile verifies what it runs; re-verifying a 2401-product schedule took a minute).
+    None of them where the leaves cannot run its products (a sum of blocks under library leaves)."""
+    if refused := leaf_refusal(schedule, options.leaf):
+        return CompiledCounts(options.leaf, options.fuse, None, None, refused)
     prepared = schedule
     for step in PASSES:
         if step.enabled(options):
@@ -221,6 +224,19 @@ def check_range(numbers: Iterable[Fraction], dtype: str, what: str, span: Span |
             raise CoefficientOutOfRange(dtype, Diagnostic(
                 f"{what} a coefficient of about 1e{exponent:.0f}, {'beyond' if abs(coef) > 1 else 'below'} the {dtype} "
                 f"range ({info.tiny:.3g} to {info.max:.3g} in magnitude); it cannot be run in {dtype}", span))
+
+
+def leaf_refusal(schedule: Schedule, leaf: str) -> str | None:
+    """Why ``leaf`` leaves cannot run one of ``schedule``'s products as written: one that multiplies a
+    sum of blocks, where they multiply single ones (:func:`check_sub_problem` finds it in lowering)."""
+    if LEAF_KINDS[leaf].sums:
+        return None
+    for stage in schedule.stages:
+        for statement in stage.statements:
+            if isinstance(statement, Multiply) and max(len(statement.left.terms), len(statement.right.terms)) > 1:
+                return (f"the product {statement.product_text()} multiplies a sum of blocks, and {leaf} leaves "
+                        "multiply single blocks")
+    return None
 
 
 def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement: Multiply, schedule: Schedule,

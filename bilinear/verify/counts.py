@@ -102,8 +102,9 @@ class CompiledCounts:
 
     leaf: str
     fuse: bool
-    counts: ScheduleCounts  # the plan as the schedule computes (C += A·B, or C = A·B where it overwrites C)
+    counts: ScheduleCounts | None  # the plan as the schedule computes (C += A·B, or C = A·B where it overwrites C)
     from_zero: ScheduleCounts | None  # the plan run where C starts at zero (beta = 0), where there is one
+    refused: str | None = None  # why compile refuses the schedule with these leaves (then no counts)
 
 
 def count_schedule(schedule: Schedule) -> ScheduleCounts:
