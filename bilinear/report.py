@@ -243,14 +243,14 @@ def _algorithm_text(data: dict) -> list[str]:
 def _schedule_text(data: dict) -> list[str]:
     props = ", ".join(data["properties"]) or "no properties"
     lines = [f"schedule {data['name']} for {data['algorithm']} [{props}]: {_status(data['ok'])}"]
-    lines.append(f"  computes {data['computes']}; {data['stages']} stages "
+    lines.append(f"  computes {data['computes']}; {data['stages']} stage{'' if data['stages'] == 1 else 's'} "
                  f"({data['elementwise_stages']} element-wise, {data['product_stages']} with products)")
     for use in data["products"]:
         scale = "" if use["scale"] == "1" else f" x {use['scale']}"
         matched = f"{use['product']}{scale}" if use["product"] else f"no product of {data['algorithm']}"
         lines.append(f"    {use['stage']}: {use['statement']}  = {matched}")
     workspace = data["workspace_blocks_per_level"]
-    blocks = ", ".join(f"{count} {like} block(s)" for like, count in workspace.items()) or "none"
+    blocks = ", ".join(f"{count} {like} block{'' if count == 1 else 's'}" for like, count in workspace.items()) or "none"
     lines.append(
         f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
     )

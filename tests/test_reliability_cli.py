@@ -1835,6 +1835,20 @@ def test_a_bound_that_passes_zeros_before_any_growth_blames_k(capsys):
                               "4.3e-04; 8·u·√K alone, 8.3e-04, passes it at this K, before any error growth)\n") in out, out
 
 
+def test_a_schedule_report_counts_one_stage_and_one_block_in_the_singular(capsys, tmp_path):
+    """"1 stages" and "1 C block(s)" (found by an audit)."""
+    path = tmp_path / "one.bl"
+    algorithm = "algorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+    path.write_text(algorithm + "schedule s for one:\n  stage p: A11 * B11 -> +C11\n")
+    code, out, _ = _run(capsys, "verify", str(path))
+    assert code == 0 and "  computes C += A*B; 1 stage (0 element-wise, 1 with products)\n" in out
+    path.write_text(algorithm + "schedule s for one:\n  temp T: C\n  stage p: T = A11 * B11\n  stage q: C11 += T\n")
+    code, out, _ = _run(capsys, "verify", str(path))
+    assert code == 0 and "  workspace per level: 1 C block = 512.00 MiB at n=8192 float64\n" in out
+    code, out, _ = _run(capsys, "verify", "msmes")
+    assert "; 7 stages (" in out
+
+
 def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp_path):
     """compile msmes --breadth 1 built breadth-first Strassen with a 2.6 GiB workspace while its console
     and report said "workspace per level: none = 0 bytes", without a note (a review of compile)."""
