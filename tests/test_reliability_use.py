@@ -113,3 +113,10 @@ def test_a_path_derived_from_a_shipped_definitions_path_loads_as_its_file():
     found = loader.find_scheme("strassen_x_strassen")
     assert bilinear.load(found).main.name == "strassen_x_strassen"
     assert bilinear.load(found.resolve()).main.name == "msmes2"
+
+
+def test_use_takes_a_bl_suffix_in_any_case_as_verify_does(tmp_path):
+    """`bilinear verify ONE.BL` read it, and `use "ONE.BL"` refused it: "`use` takes .bl files" (an audit)."""
+    (tmp_path / "ONE.BL").write_text("algorithm two <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n", encoding="utf-8")
+    program = bilinear.load(_user(tmp_path, "ONE.BL"))
+    assert [a.name for a in program.algorithms] == ["two", "one"]

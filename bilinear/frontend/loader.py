@@ -116,7 +116,7 @@ def _offset_span(path: str, data: bytes, offset: int) -> Span:
 def _resolve_use(use: Use, including: Path) -> Path:
     if not use.path.strip():  # it had resolved to the including file's folder: ". is a directory"
         raise BilinearError(Diagnostic('`use` names no file: give it a .bl file\'s name, as in use "strassen.bl"', use.span))
-    if not use.path.endswith(".bl"):
+    if not use.path.lower().endswith(".bl"):  # as a file named on the command line is told
         raise BilinearError(Diagnostic(f"`use` takes .bl files, not {use.path!r}", use.span))
     local = (including.parent / use.path)
     if os.path.lexists(local):  # a broken or looping link too: read_source says which
