@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     list_ = commands.add_parser("list", help="list the shipped algorithms and schedules",
                                 description="List every definition in the shipped algorithms/ folder with its "
-                                "shape, rank and whether it verifies.")
+                                "shape, rank and whether it verifies. Exits 1 if one does not.")
     list_.set_defaults(handler=_list)
 
     add_bench_parser(commands)
@@ -149,10 +149,13 @@ def _list(args) -> int:
             else:
                 what = f"algorithm <{definition.shape.m},{definition.shape.k},{definition.shape.n};{definition.rank}>"
             rows.append((path.name, definition.name, what, "verified" if entry.ok else "FAILS"))
+    if not rows:  # an installation that lost its algorithms/ folder's files
+        print(f"bilinear list: no .bl files in {algorithms_dir()}", file=sys.stderr)
+        return 1
     widths = [max(len(row[column]) for row in rows) for column in range(3)]  # columns as wide as their longest
     for row in rows:
         print(" ".join(text.ljust(width) for text, width in zip(row, widths)) + " " + row[3])
-    return 0
+    return 0 if all(row[3] == "verified" for row in rows) else 1
 
 
 class Terminated(BaseException):

@@ -40,6 +40,18 @@ def test_list_shows_every_shipped_definition(capsys):
     assert len(starts) == 1 and len(ends) == 1, lines
 
 
+def test_list_exits_1_where_a_shipped_definition_fails_and_says_an_empty_folder_is_empty(capsys, tmp_path,
+                                                                                          monkeypatch):
+    """It exited 0 beside a FAILS row, and said "max() arg is an empty sequence" of an empty folder (an audit)."""
+    monkeypatch.setattr("bilinear.paths.algorithms_dir", lambda: tmp_path)
+    code, out, err = run_cli(capsys, "list")
+    assert (code, out, err) == (1, "", f"bilinear list: no .bl files in {tmp_path}\n")
+    wrong = open("algorithms/strassen.bl").read().replace("M3 + M5", "M3 - M5")
+    (tmp_path / "wrong.bl").write_text(wrong)
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 1 and out.splitlines()[0].split() == ["wrong.bl", "strassen", "algorithm", "<2,2,2;7>", "FAILS"]
+
+
 def test_run_on_the_cpu_reports_and_exits_zero(capsys):
     code = main(["run", "algorithms/msmes.bl", "-n", "33", "--levels", "2", "--backend", "numpy", "--repeat", "1"])
     out = capsys.readouterr().out
