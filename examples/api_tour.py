@@ -32,7 +32,10 @@ def main() -> None:
     print(f"verified: {report.ok} (schedule {program.main.name} of algorithm {program.main.algorithm})")
 
     # 2. Compile for two levels of recursion with library GEMM leaves.
-    msmes = bilinear.compile(program, dtype="float64", levels=2, backend=args.backend)
+    try:
+        msmes = bilinear.compile(program, dtype="float64", levels=2, backend=args.backend)
+    except ValueError as error:  # --backend cupy on a machine without a GPU
+        parser.exit(1, f"api_tour.py: {error}\n")
     print(msmes, "- workspace bytes at this size:", msmes.workspace_bytes(args.n, args.n, args.n))
 
     # 3. Multiply: C = 2·A@B + C, with A and B restored afterwards (up to rounding).

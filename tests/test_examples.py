@@ -28,3 +28,18 @@ def test_api_tour_refuses_a_size_below_one():
                                 capture_output=True, text=True, cwd=ROOT)
         assert result.returncode == 2 and f"--n must be at least 1, not {n}" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_api_tour_on_a_machine_without_cupy_says_so_without_a_traceback():
+    """--backend cupy without a GPU ended in a traceback (the ValueError's own words at its foot; an audit)."""
+    import importlib.util
+
+    if importlib.util.find_spec("cupy") is not None:
+        import pytest
+
+        pytest.skip("CuPy is installed here")
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "api_tour.py"), "--n", "8", "--backend", "cupy"],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.endswith("api_tour.py: the cupy backend needs CuPy and a CUDA GPU; on the CPU use the numpy "
+                                  "backend (--backend numpy, backend='numpy')\n")
