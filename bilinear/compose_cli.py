@@ -133,8 +133,9 @@ def export(args) -> int:
     from .frontend.importers import READERS
     from .frontend.writers import rendered
 
-    # a .bl name reads back as .bl text, which this is not (PLinOpt's -o is a stem or folder: its files end _L.sms)
-    if args.to != "plinopt" and args.output.suffix.lower() == ".bl":
+    # a .bl name reads back as .bl text, which this is not (PLinOpt's -o, a stem, would make out.bl_L.sms; a
+    # folder named x.bl is a folder)
+    if args.output.suffix.lower() == ".bl" and not (args.to == "plinopt" and args.output.is_dir()):
         meant = args.output.with_suffix(".npz" if args.to == "alphatensor" else "")
         raise OptionError(f"-o {args.output}: export --to {args.to} writes {args.to} files, and one named .bl would be "
                           f"read back as .bl text: name it {meant} instead (`bilinear import` writes .bl)")

@@ -230,7 +230,8 @@ def test_a_plinopt_name_whose_shape_prefix_contradicts_the_scheme_is_refused(tmp
     assert [p.name for p in rendered(grey, "plinopt", tmp_path / "2x3x4_20_foo")][0] == "2x3x4_20_foo_L.sms"
 
 
-@pytest.mark.parametrize("given", ["2x3x4_20_foo_L.sms", "2x3x4_20_foo_P.sms", "foo_R.sms", "2x3x4_20_foo.sms"])
+@pytest.mark.parametrize("given", ["2x3x4_20_foo_L.sms", "2x3x4_20_foo_P.sms", "foo_R.sms", "2x3x4_20_foo.sms",
+                                   "2x3x4_20_foo_L.SMS"])  # (it had written 2x3x4_20_foo_L.SMS_L.sms: an audit)
 def test_a_plinopt_file_name_given_whole_names_its_three_files(tmp_path, given):
     """-o 2x2x2_7_mine_L.sms, one of the three files named whole, wrote 2x2x2_7_mine_L_L.sms, _L_R, _L_P."""
     from bilinear.frontend.writers import rendered
@@ -284,10 +285,11 @@ def test_a_plinopt_export_that_cannot_write_every_file_writes_none(tmp_path, cap
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before  # the old trio, whole
 
 
-@pytest.mark.parametrize("to", ["alphatensor", "fast-matmul"])
+@pytest.mark.parametrize("to", ["alphatensor", "fast-matmul", "plinopt"])
 def test_export_refuses_a_bl_name_for_what_is_not_bl_text(tmp_path, capsys, to):
     """export --to alphatensor -o o.bl wrote an .npz under a .bl name without a word, and `verify o.bl`
-    then said "binary file, not .bl text" (fast-matmul: a .bl syntax error), with no hint of --from."""
+    then said "binary file, not .bl text" (fast-matmul: a .bl syntax error), with no hint of --from;
+    plinopt wrote 2x2x2_7_o.bl_L.sms, _R and _P (an audit)."""
     from bilinear.cli import main
 
     target = tmp_path / "o.bl"

@@ -166,8 +166,9 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             # prefix of a name that starts with a digit dropped (it had grown on every round trip)
             # and the shape prefix a derived scheme's default name kept of its source's (2x2x2_7_A_x_B)
             path = path / re.sub(r"^\d+x\d+x\d+_\d+_", "", algorithm.name.removeprefix("plinopt_"))
-        stem = path.name[: -len(path.suffix)] if path.suffix == ".sms" else path.name
-        if path.suffix == ".sms":  # one of the three files named whole: their common stem
+        whole = path.suffix.lower() == ".sms"  # one of the three files named whole (.SMS too)
+        stem = path.name[: -len(path.suffix)] if whole else path.name
+        if whole:  # their common stem
             stem = re.sub(r"_[LRP]$", "", stem)
         shape = algorithm.shape
         prefix = f"{shape.m}x{shape.k}x{shape.n}_{algorithm.rank}_"
