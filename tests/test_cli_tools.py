@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import bilinear
 from bilinear.cli import main
 
@@ -57,6 +59,26 @@ def test_run_on_the_cpu_reports_and_exits_zero(capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "relative error" in out and "restored" in out
+
+
+@pytest.mark.parametrize("command", ["run", "bench"])
+def test_an_overflowing_scheme_is_reported_without_numpys_warnings(capsys, tmp_path, command):
+    """NumPy's "numpy_backend.py:36: RuntimeWarning: overflow encountered in matmul" came before the
+    report, which says what overflowed (an audit)."""
+    import warnings
+
+    big, small = f"{6 * 10**18}*", f"1/{36 * 10**36}*"  # M1 by 6e18 on both sides, and its uses by 1/36e36
+    scaled = open("algorithms/strassen.bl").read().replace(
+        "M1 = (A11 + A22) * (B11 + B22)", f"M1 = ({big}A11 + {big}A22) * ({big}B11 + {big}B22)").replace(
+        "C11 = M1", f"C11 = {small}M1").replace("C22 = M1", f"C22 = {small}M1")
+    path = tmp_path / "overflow.bl"
+    path.write_text(scaled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, out, err = run_cli(capsys, command, str(path), "-n", "64", "--dtype", "float32", "--backend", "numpy",
+                               "--repeat", "1", *(["--levels", "1"] if command == "bench" else []))
+    assert code == 1 and err == "", (out, err)
+    assert ("relative error  inf" in out) if command == "run" else ("error inf (bound 7.1e-06): EXCEEDS THE BOUND" in out)
 
 
 def test_run_rejects_beta_for_an_overwriting_schedule(capsys):
