@@ -116,8 +116,12 @@ def product(args) -> int:
     second = verified(second, args.second, loaded)
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
+    why = PRODUCT_SCHEDULE
+    if args.algorithm is not None and both_schedules(program, loaded):
+        why = (f" (--algorithm {args.algorithm} chose FILE's algorithm; without it, product writes one schedule of both "
+               "levels)")
     for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:
-        note_schedule_not_carried(source, derived, "product multiplies", PRODUCT_SCHEDULE)  # --algorithm: FILE's only
+        note_schedule_not_carried(source, derived, "product multiplies", why)  # --algorithm: FILE's only
     result = kronecker(first, second, name=args.name)
     if result.rank >= LARGE_PRODUCT:  # ⟨54,54,54;97336⟩ had run for 20 minutes without a word
         print(f"note: {result.name} has {result.rank} products; verifying it before it is written takes minutes from "

@@ -23,7 +23,7 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     (``product`` has verified both schedules with their algorithms, :func:`bilinear.cli_sources.verified`)."""
     from .compose import kronecker
     from .frontend.provenance import source_header
-    from .schedule.product import schedule_product
+    from .schedule.product import ScheduleProductError, schedule_product
 
     outer, inner = program.main, loaded.main
     algorithm = kronecker(first, second)
@@ -31,7 +31,10 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     if name == algorithm.name:
         raise OptionError(f"--name {name} is the name of the product algorithm the schedule is written for; give the "
                           "schedule another")
-    schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
+    try:
+        schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
+    except ScheduleProductError as error:  # the way to the algorithms' product, which needs no schedule
+        raise ScheduleProductError(f"{error}; --algorithm {first.name} multiplies the algorithms alone") from None
     made = (f"{name}: schedule {outer.name} on the outer blocks and {inner.name} inside each product, as one schedule "
             "(bilinear.schedule.product): adjacent element-wise passes of the two levels fuse into one.")
     # each file once: the schedules', then those their algorithms come from through `use` (msmes.bl, strassen.bl)

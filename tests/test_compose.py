@@ -125,6 +125,11 @@ def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, caps
     assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (it writes "
             "one schedule of both levels only where FILE's and SECOND's main definitions are both schedules)\n"
             ) in capsys.readouterr().err
+    # both schedules, and --algorithm chose FILE's algorithm: that is why (it had said the rule above; an audit)
+    assert main(["product", "msmes", "msmes", "--algorithm", "strassen", "-o", str(tmp_path / "b.bl")]) == 0
+    assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (--algorithm "
+            "strassen chose FILE's algorithm; without it, product writes one schedule of both levels)\n"
+            ) in capsys.readouterr().err
     # asked for the algorithm, no schedule, or both schedules written
     for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"],
                     ["transform", "strassen", "--to", "nkm"], ["product", "msmes", "msmes"]):
