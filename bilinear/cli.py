@@ -23,7 +23,7 @@ from .cli_args import add_input_options, add_report_options, joined_scalars, rep
 from .compose_cli import add_parsers as add_compose_parsers
 from .inplace_cli import add_parser as add_inplace_parser
 from . import __version__
-from .diagnostics import BilinearError, Diagnostic, render
+from .diagnostics import BilinearError, diagnostics_of, render
 from .lower.options import OptionError
 from .distributed.cli import add_plan_parser
 from .run_cli import add_bench_parser, add_compile_and_run_parsers
@@ -119,7 +119,7 @@ def _verify(args) -> int:
             raise
         # A JSON reader gets JSON whatever happened: the file did not load, so no entries.  A
         # ValueError is a request refused before reading (a shape too large), with no location.
-        diagnostics = error.diagnostics if isinstance(error, BilinearError) else (Diagnostic(str(error)),)
+        diagnostics = diagnostics_of(error)
         errors = [d.to_json() for d in diagnostics]
         document = {"schema_version": REPORT_SCHEMA_VERSION, "file": str(args.file), "ok": False, "entries": [],
                     "errors": errors}

@@ -76,6 +76,12 @@ class BilinearError(Exception):
         self.diagnostics = diagnostics
 
 
+def diagnostics_of(error: Exception) -> tuple[Diagnostic, ...]:
+    """A BilinearError's diagnostics, or a refusal made before anything was read (a ValueError) as one
+    without a location: what a JSON report lists as its errors."""
+    return error.diagnostics if isinstance(error, BilinearError) else (Diagnostic(str(error)),)
+
+
 class SourceCache:
     """The text of every file read, so a diagnostic can quote its line."""
 

@@ -766,6 +766,24 @@ def test_plan_json_gives_each_ranks_flops_and_workspace_at_the_dtype():
 
 
 
+def test_plan_json_holds_what_the_text_says_and_is_json_when_the_input_fails(tmp_path):
+    """The JSON had no core shape, no fringe sizes and no proof figures, and a file that did not load
+    printed nothing on stdout (verify --format json prints its errors as JSON; an audit)."""
+    data = json.loads(_cli("plan", "winograd", "--gpus", "3", "-n", "1001", "--format", "json").stdout)
+    text = _cli("plan", "winograd", "--gpus", "3", "-n", "1001").stdout
+    assert data["core"] == [1000, 1000, 1000] and "core 1000x1000x1000 of 1001x1001x1001" in text
+    assert {f["kind"]: f["dims"] for f in data["fringe"]} == {"inner": [1000, 1, 1000], "rows": [1, 1001, 1001],
+                                                            "cols": [1000, 1001, 1]}
+    assert f"({data['band_classes']} band class(es), {data['terms']} tensor terms compared)" in text
+    wrong = tmp_path / "wrong.bl"
+    wrong.write_text((ROOT / "algorithms/strassen.bl").read_text().replace("M3 + M5", "M3 - M5"))
+    for source in (str(wrong), "nosuch"):
+        done = _cli("plan", source, "--format", "json")
+        failed = json.loads(done.stdout)
+        assert done.returncode == 1 and failed["verified"] is False and failed["errors"], done.stdout
+        assert failed["errors"][0]["message"] in done.stderr
+
+
 def test_compile_refuses_levels_it_does_not_choose():
     """levels="auto" (the one-device compile's) ended in a TypeError from the growth ratio's power."""
     import bilinear.distributed as dist

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..cli_args import add_input_options, asks_for_reading_option, dimension, load_input, note_unused_definitions, positive
+from ..diagnostics import BilinearError, diagnostics_of, render
 from ..lower.options import OptionError
 from .comm import AgreedError, end_job, say
 from .describe import describe_plan, plan_as_data
@@ -124,18 +125,28 @@ def plan_command(args) -> int:
     ranks = args.gpus or 2
     if ranks < 1:
         raise ValueError(f"--gpus must be at least 1, not {ranks}")
-    program = load_input(args)
-    note_unused_definitions(args.command, args.file, program)
-    verified(program)  # a wrong scheme's located errors, before a plan of it fails its proof
-    decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
+    try:
+        program = load_input(args)
+        note_unused_definitions(args.command, args.file, program)
+        verified(program)  # a wrong scheme's located errors, before a plan of it fails its proof
+        decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
+        shape = (args.m or args.n, args.k or args.n, args.n)
+        plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
+    except (BilinearError, ValueError) as error:
+        if args.format != "json" or isinstance(error, OptionError):
+            raise
+        diagnostics = diagnostics_of(error)  # a JSON reader gets JSON whatever happened, as verify's does
+        print(json.dumps({"verified": False, "problems": [], "errors": [d.to_json() for d in diagnostics]}, indent=1))
+        for diagnostic in diagnostics:
+            print(render(diagnostic), file=sys.stderr)
+        return 1
     roles = local_roles(program)  # run's default: FILE's own definition is each rank's local product
-    shape = (args.m or args.n, args.k or args.n, args.n)
-    plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
     check = verify_plan(plan)
     itemsize = 8 if args.dtype == "float64" else 4
     if args.format == "json":
-        print(json.dumps(plan_as_data(plan, itemsize, roles) | {"verified": check.ok, "problems": list(check.problems)},
-                         indent=1))
+        print(json.dumps(plan_as_data(plan, itemsize, roles) | {
+            "verified": check.ok, "problems": list(check.problems), "errors": [], "band_classes": check.band_classes,
+            "terms": check.terms}, indent=1))
     else:
         print("\n".join(describe_plan(plan, itemsize, roles)))
         verdict = "C = A·B holds exactly" if check.ok else "FAILS: " + "; ".join(check.problems)

@@ -83,6 +83,7 @@ def plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
         "decomposition": d.name,
         "grid": [d.rows, d.inner, d.cols],
         "shape": list(plan.shape),
+        "core": list(plan.core),
         "ranks": plan.ranks,
         "bands": plan.bands,
         "inputs": plan.inputs,
@@ -91,5 +92,5 @@ def plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
         "products": [{"u": [(i, str(c)) for i, c in p.u], "v": [(i, str(c)) for i, c in p.v],
                       "w": [(i, str(c)) for i, c in p.w]} for p in d.products],
         "tasks": [{"rank": t.rank, "product": t.product, "bands": t.bands} for t in plan.tasks],
-        "fringe": [{"rank": f.rank, "kind": f.kind} for f in plan.fringe],
+        "fringe": [{"rank": f.rank, "kind": f.kind, "dims": list(plan.fringe_dims(f.kind))} for f in plan.fringe],
     }
