@@ -127,7 +127,30 @@ def level_count(text: str) -> int:
 
 
 def bench_levels(text: str) -> str:
-    return text if text == "auto" else str(level_count(text))
+    if text == "auto":
+        return text
+    try:
+        return str(level_count(text))
+    except argparse.ArgumentTypeError as error:
+        if str(error).startswith("expected"):
+            raise argparse.ArgumentTypeError(f"expected a whole number of levels, or auto, not {text!r}") from None
+        raise
+
+
+def listed(kind):
+    """An argparse type for an option of several values (bench's -n, --levels), whose refusal of a word
+    that is no number says where FILE goes: `bench -n 16 strassen` takes strassen for a size."""
+    def parse(text: str):
+        try:
+            return kind(text)
+        except argparse.ArgumentTypeError as error:
+            if str(error).startswith("expected"):
+                raise argparse.ArgumentTypeError(f"{error} (FILE goes before options that take several values, or "
+                                                 "after --: bench strassen -n 16)") from None
+            raise
+
+    parse.__name__ = kind.__name__  # argparse names the type by it in some refusals
+    return parse
 
 
 def report_format(text: str) -> str:

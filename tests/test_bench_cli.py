@@ -160,6 +160,19 @@ def test_a_missing_configs_file_is_not_looked_for_as_a_shipped_scheme(capsys, tm
     assert (code, err) == (1, "error: cannot read strasen: No such file or directory\n")
 
 
+@pytest.mark.parametrize(("words", "said"), [
+    (["-n", "16", "strassen"], "argument -n: expected a whole number, not 'strassen'"),
+    (["--levels", "1", "strassen"], "argument --levels: expected a whole number of levels, or auto, not 'strassen'"),
+])
+def test_a_scheme_after_a_list_option_is_told_where_it_goes(capsys, words, said):
+    """`bench -n 16 strassen` said only "expected a whole number, not 'strassen'" (an audit)."""
+    code, _, err = _run(capsys, *words, "--backend", "numpy")
+    assert code == 2 and err.endswith(f"{said} (FILE goes before options that take several values, or after --: "
+                                      "bench strassen -n 16)\n"), err
+    code, _, err = _run(capsys, "-n", "0", "--backend", "numpy")
+    assert code == 2 and err.endswith("argument -n: must be at least 1, not 0\n")  # a number: no such hint
+
+
 def test_a_config_line_with_auto_levels_keeps_its_leaf(capsys, tmp_path):
     configs, target = tmp_path / "c.txt", tmp_path / "r.json"
     configs.write_text(f"{STRASSEN} 16 float64 auto ozaki\n")  # --leaf's default, cublas, was taken instead
