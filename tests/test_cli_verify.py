@@ -289,6 +289,22 @@ def test_the_additions_of_a_sum_that_cancels_count_on_its_own_side():
     assert count_algorithm(program_from_text(text, "cancels.bl").main).additions_by_side == (2, 0, 0)
 
 
+def test_additions_count_only_what_an_output_uses():
+    """Strassen with an unused product M8 and an unused sum S9 said "24 as written; 21 without sharing":
+    the written count held both, the unshared one M8 only, and neither is computed (an audit)."""
+    from bilinear.frontend.loader import program_from_text
+    from bilinear.verify.counts import count_algorithm
+
+    strassen = (ROOT / "algorithms" / "strassen.bl").read_text()
+    dead = strassen.replace("<2,2,2;7>", "<2,2,2;8>").replace(
+        "  M7 = (A12 - A22) * (B21 + B22)\n",
+        "  M7 = (A12 - A22) * (B21 + B22)\n  M8 = (A11 + A12 + A21) * (B11 + B12)\n  S9 = A11 + A12 + A21 + A22\n")
+    with_dead, alone = (count_algorithm(program_from_text(text, "s.bl").main) for text in (dead, strassen))
+    assert (with_dead.additions, with_dead.additions_unshared, with_dead.additions_by_side) == (
+        alone.additions, alone.additions_unshared, alone.additions_by_side) == (18, 18, (5, 5, 8))
+    assert with_dead.unused_products == 1
+
+
 def test_python_dash_m_bilinear_runs_the_command_line():
     """`python -m bilinear` failed: the package had no __main__ (only `python -m bilinear.cli` ran)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

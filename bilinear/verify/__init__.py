@@ -12,7 +12,7 @@ from typing import Union
 from ..diagnostics import Diagnostic, limited
 from ..ir import Algorithm, Form, Program, Schedule
 from .algorithm import verify_algorithm
-from .counts import AlgorithmCounts, CompiledCounts, ScheduleCounts, count_algorithm, count_schedule
+from .counts import AlgorithmCounts, CompiledCounts, ScheduleCounts, count_algorithm, count_schedule, used_names
 from .expand import Expansion
 from .lazy import verify_schedule
 from .schedule import ProductUse, ScheduleCheck, ShapeCondition, workspace_blocks
@@ -65,20 +65,6 @@ class Report:
     def __bool__(self) -> bool:
         """``if bilinear.verify(path):`` means "if it verified" (a dataclass is otherwise always true)."""
         return self.ok
-
-
-def used_names(algorithm: Algorithm) -> set[str]:
-    """The names some output depends on, as written: products, sums and blocks."""
-    depends = {s.name: s.form.names() for s in algorithm.sums}
-    depends.update({p.name: p.left.names() + p.right.names() for p in algorithm.products})
-    used: set[str] = set()
-    pending = [name for output in algorithm.outputs for name in output.form.names()]
-    while pending:
-        name = pending.pop()
-        if name not in used:
-            used.add(name)
-            pending.extend(depends.get(name, ()))
-    return used
 
 
 def unused_warnings(algorithm: Algorithm) -> tuple[Diagnostic, ...]:

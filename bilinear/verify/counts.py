@@ -42,18 +42,37 @@ def side_of(expansion: Expansion, form: Form, name: str) -> str:
     return next((side for term in form.names() if (side := operand_of(term) or expansion.operand(term))), "C")
 
 
+def used_names(algorithm: Algorithm) -> set[str]:
+    """The names some output depends on, as written: products, sums and blocks."""
+    depends = {s.name: s.form.names() for s in algorithm.sums}
+    depends.update({p.name: p.left.names() + p.right.names() for p in algorithm.products})
+    used: set[str] = set()
+    pending = [name for output in algorithm.outputs for name in output.form.names()]
+    while pending:
+        name = pending.pop()
+        if name not in used:
+            used.add(name)
+            pending.extend(depends.get(name, ()))
+    return used
+
+
 def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
+    """Products, and the additions of what an output uses (a product or sum none uses is never computed)."""
     expansion = expansion_of(algorithm)
     shape = algorithm.shape
+    used = used_names(algorithm)
     side = {"A": 0, "B": 0, "C": 0}
     for entry in algorithm.sums:
-        side[side_of(expansion, entry.form, entry.name)] += _adds(entry.form)
+        if entry.name in used:
+            side[side_of(expansion, entry.form, entry.name)] += _adds(entry.form)
     for product in algorithm.products:
-        side["A"] += _adds(product.left)
-        side["B"] += _adds(product.right)
+        if product.name in used:
+            side["A"] += _adds(product.left)
+            side["B"] += _adds(product.right)
     for output in algorithm.outputs:
         side["C"] += _adds(output.form)
-    unshared = sum(_adds(u) + _adds(v) for u, v in expansion.factors) + sum(_adds(w) for w in expansion.outputs.values())
+    unshared = sum(_adds(u) + _adds(v) for product, (u, v) in zip(algorithm.products, expansion.factors)
+                   if product.name in used) + sum(_adds(w) for w in expansion.outputs.values())
     return AlgorithmCounts(
         products=algorithm.rank,
         additions=sum(side.values()),
