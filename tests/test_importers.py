@@ -471,6 +471,21 @@ def test_perminovs_text_without_its_suffix_is_told_by_its_look(tmp_path):
     assert bilinear.load(path, format="perminov-text").main.rank == 2
     path.write_text("1 1 2 2\n1 1\n1 0 0 1\n1 0 0\n")  # a coefficient short: no Perminov text
     assert detect_format(path) == "fast-matmul"
+    from bilinear.frontend.formats.perminov import looks_like_perminov_text
+
+    # digits int() takes and the look must not (it had raised ValueError for '²', in place of the reader's error)
+    for head in ("² 1 1 1", "٢ ٢ ٢ 1", "9" * 5000 + " 1 1 1", "1 1 1"):
+        assert not looks_like_perminov_text(f"{head}\n" + "1 " * 12)
+
+
+def test_a_perminov_text_that_fails_is_not_told_to_read_as_fast_matmul(tmp_path):
+    """Every Perminov text looks like fast-matmul too: a .txt failing its own reader was told "its text
+    reads as fast-matmul: give --from fast-matmul" (a review)."""
+    path = _write(tmp_path, "1x1x2_m3_Q.txt", "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 1\n")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    first = caught.value.diagnostics[0]
+    assert (first.message, first.notes) == ("the name '1x1x2_m3_Q.txt' says 3 products, but it holds 2", ())
 
 
 def test_plinopt_names_the_missing_matrix(tmp_path):

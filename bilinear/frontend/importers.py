@@ -136,11 +136,11 @@ def _suffix_owners(suffix: str) -> list[str]:
 
 def detected_format_note(path: Path, format: str) -> str | None:
     """What to add to the error of a file read as ``format`` by :func:`detect_format`: the format its
-    text reads as, where that is another (its suffix said ``format``)."""
-    others = [other for other in reads_as(path) if other != format]
-    if others:
-        return f"{path.name}'s text reads as {others[0]}: give --from {others[0]} (format={others[0]!r})"
-    return None
+    text reads as, where that is another and not ``format`` too (its suffix said ``format``)."""
+    looks = reads_as(path)
+    if format in looks or not looks:  # (every Perminov text looks like fast-matmul too: its own reader's error stands)
+        return None
+    return f"{path.name}'s text reads as {looks[0]}: give --from {looks[0]} (format={looks[0]!r})"
 
 
 def _looks_like(text: str) -> list[str]:

@@ -216,11 +216,16 @@ def looks_like_perminov(text: str) -> bool:
     return head.startswith("{") and '"n"' in head
 
 
+_HEAD = re.compile(r"\s*([1-9][0-9]{0,8})\s+([1-9][0-9]{0,8})\s+([1-9][0-9]{0,8})\s+([1-9][0-9]{0,8})\s*")  # m k n R
+
+
 def looks_like_perminov_text(text: str) -> bool:
     """``m k n R`` alone on the first line, then as many numbers as U, V and W hold: R·(mk + kn + nm)
-    (a fast-matmul table's first row has one entry per product, and no count to agree with)."""
-    lines = [line.split() for line in source_lines(text) if line.strip() and not line.lstrip().startswith("#")]
-    if not lines or len(lines[0]) != 4 or not all(token.isdigit() and int(token) > 0 for token in lines[0]):
+    (a fast-matmul table's first row has one entry per product, and no count to agree with).  Never
+    raises: ASCII digits only (int() takes '²' and Arabic-Indic ones), the head before the rest."""
+    lines = (line for line in source_lines(text) if line.strip() and not line.lstrip().startswith("#"))
+    head = _HEAD.fullmatch(next(lines, ""))
+    if head is None:
         return False
-    m, k, n, rank = (int(token) for token in lines[0])
-    return sum(map(len, lines[1:])) == rank * (m * k + k * n + n * m)
+    m, k, n, rank = map(int, head.groups())
+    return sum(len(line.split()) for line in lines) == rank * (m * k + k * n + n * m)
