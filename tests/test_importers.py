@@ -324,8 +324,12 @@ def test_a_wrong_fast_matmul_scheme_names_the_block(tmp_path):
          "(a sum of rational multiples of powers of x)", "2:14"),
         ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (x+x2)i\n", "'(x+x2)i' is 1/(x**2 + x), not a Laurent polynomial in x "
          "(a sum of rational multiples of powers of x)", "2:14"),
+        # the reciprocal of a sum that is zero had raised lark's VisitError (a review)
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (1+-1)i\n", "'(1+-1)i' is not a coefficient", "2:14"),
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (x+-x)i\n", "'(x+-x)i' is not a coefficient", "2:14"),
     ],
-    ids=["letters", "zero-denominator", "short-row", "shape", "zero-factor", "long-row", "reciprocal", "reciprocal2"],
+    ids=["letters", "zero-denominator", "short-row", "shape", "zero-factor", "long-row", "reciprocal", "reciprocal2",
+         "reciprocal-of-zero", "reciprocal-of-zero-x"],
 )
 def test_malformed_fast_matmul_files(tmp_path, old, new, message, where):
     assert _error(_write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace(old, new, 1))) == (message, where)
@@ -345,6 +349,12 @@ def test_extra_blocks_need_the_substitution_heading(tmp_path):
         "(three blocks after a '# Substitution information' line)"
     )
     assert _error(path) == (message, "17:1")
+
+
+def test_an_entry_of_two_parameters_is_refused_as_a_scheme_of_two_parameters(tmp_path):
+    """(x+y) had raised "too many values to unpack" from the Laurent check (a review)."""
+    text = STRASSEN_FAST_MATMUL.replace("1 0 1 0 1 -1 0\n", "(x+y) 0 1 0 1 -1 0\n")
+    assert _error(_write(tmp_path, "scheme", text)) == ("an approximate scheme has one parameter; this one has x, y", "2:1")
 
 
 def test_an_approximate_scheme_has_one_parameter(tmp_path):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lark import Lark, Transformer, UnexpectedInput
+from lark.exceptions import VisitError
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
 from ...verify.ring_approximate import is_laurent
@@ -79,13 +80,25 @@ def _coefficient_parser() -> Lark:
     return Lark.open("fast_matmul_coefficient.lark", rel_to=__file__, start="coefficient", parser="lalr")
 
 
+def _parsed(token: str):
+    """The expression gen.py's grammar reads ``token`` as, or None where it reads none or one that
+    divides by zero (``0i``, the reciprocal of a sum that is zero: ``(1+-1)i``)."""
+    try:
+        return _Coefficient().transform(_coefficient_parser().parse(token))
+    except VisitError as error:  # lark wraps what a rule raised
+        if isinstance(error.orig_exc, ZeroDivisionError):
+            return None
+        raise
+    except (UnexpectedInput, ZeroDivisionError):
+        return None
+
+
 def entry(token: str, span: Span) -> Entry:
     """One coefficient: a Fraction, or a sympy expression in a parameter."""
     if not any(c.isalpha() for c in token) or _EXPONENT.fullmatch(token):  # 1e5: a number, as gen.py's float() reads it
         return rational(token, span)
-    try:
-        value = _Coefficient().transform(_coefficient_parser().parse(token))
-    except (UnexpectedInput, ZeroDivisionError):
+    value = _parsed(token)
+    if value is None:
         fail(
             f"{token!r} is not a coefficient",
             span,
@@ -94,7 +107,9 @@ def entry(token: str, span: Span) -> Entry:
         )
     if value.is_Rational:
         return Fraction(int(value.p), int(value.q))
-    (parameter,) = value.free_symbols  # (the grammar has one parameter name per entry)
+    if len(value.free_symbols) > 1:  # refused for the whole scheme, where its parameters are gathered
+        return value
+    (parameter,) = value.free_symbols
     if not is_laurent(value, parameter):  # gen.py reads the reciprocal of a sum, (1+x)i
         fail(f"{token!r} is {value}, not a Laurent polynomial in {parameter} (a sum of rational multiples of "
              f"powers of {parameter})", span)
