@@ -688,6 +688,11 @@ ONE_BY_ONE = "algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"
      ("declare it: temp X: B",)),
     ("schedule x for s: Inplace\n  stage p: A11 * B11 -> +C11\n", "unknown schedule property 'Inplace'",
      ("did you mean inplace?", "known properties: ")),
+    # names whose terms cancel had verified (a review): every written name is checked
+    ("schedule x for s: inplace\n  stage q: A11 += A11 + T9 - T9\n  stage r: A11 -= A11\n"
+     "  stage p: A11 * B11 -> +C11\n", "T9 is neither a block nor a declared temporary", ("declare it: temp T9: A",)),
+    ("schedule x for s:\n  stage p: (A11 + Z1 - Z1) * B11 -> +C11\n", "Z1 is neither a block nor a declared temporary",
+     ("declare it: temp Z1: A",)),
 ])
 def test_schedule_hints_name_the_schedule_fix(schedule, message, notes):
     (error,) = pytest.raises(BilinearError, program_from_text, ONE_BY_ONE + schedule, "hint.bl").value.diagnostics

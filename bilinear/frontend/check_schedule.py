@@ -116,7 +116,9 @@ def _check_statement(statement, algorithm: Algorithm, temporaries, schedule: str
     owner = f"the algorithm of {schedule}"
     products = {product.name: product for product in algorithm.products}
     sums = {named.name: named for named in algorithm.sums}
-    for name in sorted(statement.reads() | statement.writes()):
+    # with the names whose terms cancel (`A11 + T9 - T9`), which the statement's sums dropped as written
+    written = {name for form in _forms(statement) for name, _ in form.spans}
+    for name in sorted(statement.reads() | statement.writes() | written):
         span = _name_span(statement, name)
         if name in temporaries:
             continue
@@ -146,14 +148,18 @@ def _like(statement, name: str) -> str:
     """The operand a temporary ``name`` would be shaped like in ``statement``: C where it holds a
     product, else the side of the factor or of the blocks beside it (A where that says nothing)."""
     if isinstance(statement, Multiply):
-        return "C" if name in statement.writes() else "A" if name in statement.left.names() else "B"
+        left = name in statement.left.names() or statement.left.span_of(name) is not None  # (cancelled: spans only)
+        return "C" if name in statement.writes() else "A" if left else "B"
     sides = {operand_of(other) for other in statement.reads() | statement.writes()} - {None}
     return sides.pop() if len(sides) == 1 else "A"
 
 
+def _forms(statement) -> list:
+    return [statement.form] if hasattr(statement, "form") else [statement.left, statement.right, statement.targets]
+
+
 def _name_span(statement, name: str) -> Span | None:
-    forms = [statement.form] if hasattr(statement, "form") else [statement.left, statement.right, statement.targets]
-    for form in forms:
+    for form in _forms(statement):
         span = form.span_of(name)
         if span:
             return span
