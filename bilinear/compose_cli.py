@@ -93,6 +93,7 @@ LARGE_PRODUCT = 10_000  # products past which verifying takes minutes (12,167 to
 def product(args) -> int:
     from .api import load
     from .compose import kronecker
+    from .schedule.product import product_refusal
 
     check_bl_output(args, args.file, args.second)
     program = load_input(args)
@@ -117,9 +118,10 @@ def product(args) -> int:
     if args.algorithm is None and both_schedules(program, loaded):  # msmes ⊗ msmes: one schedule of both levels
         return write_schedule_product(args, program, loaded, first, second)
     why = PRODUCT_SCHEDULE
-    if args.algorithm is not None and both_schedules(program, loaded):
-        why = (f" (--algorithm {args.algorithm} chose FILE's algorithm; without it, product writes one schedule of both "
-               "levels)")
+    if args.algorithm is not None and both_schedules(program, loaded):  # two schedules: why no product of them
+        refused = next(filter(None, map(product_refusal, (program.main, loaded.main))), None)
+        why = (f" ({refused})" if refused else f" (--algorithm {args.algorithm} chose FILE's algorithm; without it, "
+               "product writes one schedule of both levels)")
     for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:
         note_schedule_not_carried(source, derived, "product multiplies", why)  # --algorithm: FILE's only
     result = kronecker(first, second, name=args.name)

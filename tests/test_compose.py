@@ -130,6 +130,11 @@ def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, caps
     assert ("note: msmes is a schedule; product multiplies its algorithm strassen and writes no schedule (--algorithm "
             "strassen chose FILE's algorithm; without it, product writes one schedule of both levels)\n"
             ) in capsys.readouterr().err
+    # two schedules that make no schedule product either way: that, not --algorithm, is why (a review)
+    assert main(["product", "msmes", "rsmm", "--algorithm", "strassen", "-o", str(tmp_path / "c.bl")]) == 0
+    assert ("note: rsmm is a schedule; product multiplies its algorithm winograd and writes no schedule (schedule "
+            "rsmm has temporaries; a product of schedules is written for schedules over the operands' blocks alone "
+            "(in-place ones such as msmes))\n") in capsys.readouterr().err
     # asked for the algorithm, no schedule, or both schedules written
     for command in (["transform", "msmes", "--to", "nkm", "--algorithm", "strassen"],
                     ["transform", "strassen", "--to", "nkm"], ["product", "msmes", "msmes"]):

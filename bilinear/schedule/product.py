@@ -74,13 +74,20 @@ def _uniquely_named(stages: list[Stage]) -> tuple[Stage, ...]:
     return tuple(named)
 
 
-def _check_supported(schedule: Schedule) -> None:
+def product_refusal(schedule: Schedule) -> str | None:
+    """Why ``schedule`` cannot be one level of a product of schedules, or None."""
     if schedule.temporaries:
-        raise ScheduleProductError(f"schedule {schedule.name} has temporaries; a product of schedules is written for "
-                                   "schedules over the operands' blocks alone (in-place ones such as msmes)")
+        return (f"schedule {schedule.name} has temporaries; a product of schedules is written for schedules over the "
+                "operands' blocks alone (in-place ones such as msmes)")
     if schedule.overwrites_c or any(isinstance(s, Multiply) and s.overwrite for _, s in schedule.statements()):
-        raise ScheduleProductError(f"schedule {schedule.name} overwrites C; a product of schedules is written for "
-                                   "schedules whose products add into C")
+        return (f"schedule {schedule.name} overwrites C; a product of schedules is written for schedules whose "
+                "products add into C")
+    return None
+
+
+def _check_supported(schedule: Schedule) -> None:
+    if why := product_refusal(schedule):
+        raise ScheduleProductError(why)
 
 
 def _sub(name: str, row: int, col: int, grids: dict) -> str:
