@@ -137,20 +137,29 @@ def bench_levels(text: str) -> str:
         raise
 
 
-def listed(kind):
+def listed(kind, example: str):
     """An argparse type for an option of several values (bench's -n, --levels), whose refusal of a word
-    that is no number says where FILE goes: `bench -n 16 strassen` takes strassen for a size."""
+    that names a scheme says where FILE goes: `bench -n 16 strassen` takes strassen for a size
+    (``example``: the option with a value, for the hint)."""
     def parse(text: str):
         try:
             return kind(text)
         except argparse.ArgumentTypeError as error:
-            if str(error).startswith("expected"):
+            if _names_a_scheme(text):
                 raise argparse.ArgumentTypeError(f"{error} (FILE goes before options that take several values, or "
-                                                 "after --: bench strassen -n 16)") from None
+                                                 f"after --: bench {text} {example})") from None
             raise
 
     parse.__name__ = kind.__name__  # argparse names the type by it in some refusals
     return parse
+
+
+def _names_a_scheme(text: str) -> bool:
+    """Whether ``text`` is a file, a .bl name or a shipped scheme's name."""
+    from .paths import algorithms_dir
+
+    path = Path(text)
+    return path.suffix.lower() == ".bl" or path.exists() or (len(path.parts) == 1 and (algorithms_dir() / f"{text}.bl").is_file())
 
 
 def report_format(text: str) -> str:

@@ -105,9 +105,9 @@ def add_bench_parser(commands) -> None:
                        help="schemes to time: files or shipped schemes' names (default msmes)")
     add_reading_options(bench)
     # several values each, and an option given twice keeps both (the second had replaced the first)
-    bench.add_argument("-n", type=listed(positive), nargs="+", action="extend", default=None, metavar="N", help="square sizes (default 4096 8192)")
+    bench.add_argument("-n", type=listed(positive, "-n 4096"), nargs="+", action="extend", default=None, metavar="N", help="square sizes (default 4096 8192)")
     bench.add_argument("--dtype", nargs="+", action="extend", choices=DTYPES, default=None, help="element types (default float64)")
-    bench.add_argument("--levels", type=listed(bench_levels), nargs="+", action="extend", default=None, metavar="L",
+    bench.add_argument("--levels", type=listed(bench_levels, "--levels 1"), nargs="+", action="extend", default=None, metavar="L",
                        help="level counts, or auto (default 1 2; with --gpus 1)")
     bench.add_argument("--leaf", nargs="+", action="extend", choices=LEAVES, default=None, help="leaf kinds (default cublas)")
     bench.add_argument("--repeat", type=positive, default=5, help="timed repetitions per configuration (median; default 5)")

@@ -160,17 +160,21 @@ def test_a_missing_configs_file_is_not_looked_for_as_a_shipped_scheme(capsys, tm
     assert (code, err) == (1, "error: cannot read strasen: No such file or directory\n")
 
 
-@pytest.mark.parametrize(("words", "said"), [
-    (["-n", "16", "strassen"], "argument -n: expected a whole number, not 'strassen'"),
-    (["--levels", "1", "strassen"], "argument --levels: expected a whole number of levels, or auto, not 'strassen'"),
+@pytest.mark.parametrize(("words", "said", "example"), [
+    (["-n", "16", "strassen"], "argument -n: expected a whole number, not 'strassen'", "-n 4096"),
+    (["--levels", "1", "strassen"], "argument --levels: expected a whole number of levels, or auto, not 'strassen'",
+     "--levels 1"),
 ])
-def test_a_scheme_after_a_list_option_is_told_where_it_goes(capsys, words, said):
+def test_a_scheme_after_a_list_option_is_told_where_it_goes(capsys, words, said, example):
     """`bench -n 16 strassen` said only "expected a whole number, not 'strassen'" (an audit)."""
     code, _, err = _run(capsys, *words, "--backend", "numpy")
     assert code == 2 and err.endswith(f"{said} (FILE goes before options that take several values, or after --: "
-                                      "bench strassen -n 16)\n"), err
+                                      f"bench strassen {example})\n"), err
+    for word in ("x", "1e3"):  # no scheme's name: no such hint (a review)
+        code, _, err = _run(capsys, words[0], word, "--backend", "numpy")
+        assert code == 2 and "FILE goes" not in err and f"not {word!r}" in err, err
     code, _, err = _run(capsys, "-n", "0", "--backend", "numpy")
-    assert code == 2 and err.endswith("argument -n: must be at least 1, not 0\n")  # a number: no such hint
+    assert code == 2 and err.endswith("argument -n: must be at least 1, not 0\n")
 
 
 def test_a_config_line_with_auto_levels_keeps_its_leaf(capsys, tmp_path):
