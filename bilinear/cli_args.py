@@ -159,7 +159,8 @@ def _names_a_scheme(text: str) -> bool:
     from .paths import algorithms_dir
 
     path = Path(text)
-    return path.suffix.lower() == ".bl" or path.exists() or (len(path.parts) == 1 and (algorithms_dir() / f"{text}.bl").is_file())
+    shipped = len(path.parts) == 1 and (algorithms_dir() / f"{text}.bl").is_file()
+    return path.suffix.lower() == ".bl" or path.exists() or shipped
 
 
 def report_format(text: str) -> str:

@@ -104,7 +104,7 @@ def product(args) -> int:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
         # a reading option would not help (a modular scheme: import refuses it too)
-        if args.second.suffix == ".bl" or not os.path.isfile(args.second) or not asks_for_reading_option(error):
+        if args.second.suffix.lower() == ".bl" or not os.path.isfile(args.second) or not asks_for_reading_option(error):
             raise
         first_error, *rest = error.diagnostics
         raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None

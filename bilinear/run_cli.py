@@ -165,7 +165,7 @@ def _level_file(path: Path):
     try:
         return load(path)
     except BilinearError as error:
-        if path.suffix == ".bl" or not path.is_file():  # a reading option would not help
+        if path.suffix.lower() == ".bl" or not path.is_file():  # a reading option would not help
             raise
         note = Diagnostic(f"{path} is a --levels-schemes file: it is read as detected, without FILE's reading options "
                           "(--from, --shape, --key, --mod, --allow-pickle); `bilinear import` it to a .bl file first",

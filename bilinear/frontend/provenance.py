@@ -54,7 +54,7 @@ def licence(path: Path) -> list[str]:
     a fetched repository), named relative to the source (no absolute path of this machine goes into
     a written file), with its first line: found near it, which need not make it the source's.  None for
     a .bl file, whose own comments say what it is and where it came from."""
-    if path.suffix == ".bl":
+    if path.suffix.lower() == ".bl":
         return []
     source = path.resolve()
     for folder in list(source.parents)[:4]:
