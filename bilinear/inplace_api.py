@@ -75,8 +75,8 @@ def _compared(cost: Callable[[Schedule], object]) -> Callable[[Schedule], object
         value = cost(schedule)
         against = first[0] if first else value
         try:
-            value < against, against < value  # noqa: B015 (the comparison is the check)
-        except TypeError:
+            bool(value < against), bool(against < value)  # the search takes each as a truth value
+        except (TypeError, ValueError):  # (NumPy arrays: "the truth value of an array ... is ambiguous")
             then = f"{against!r}, then {value!r}" if first else repr(value)
             raise TypeError("cost must return values that compare with <, as numbers or tuples of numbers do; "
                             f"it returned {then}") from None

@@ -227,6 +227,9 @@ def test_the_python_api_says_which_costs_cannot_be_compared():
     for cost in (5, 0, False, ""):  # a falsy one had been taken for no cost at all
         with pytest.raises(TypeError, match=re.escape(f"cost must be a function of a Schedule, not {cost!r}")):
             bilinear.inplace(strassen, cost=cost)
+    # an array's comparison is no truth value: NumPy's ValueError had come from inside the search (a review)
+    with pytest.raises(TypeError, match=re.escape("it returned array([1, 2])")):
+        bilinear.inplace(strassen, cost=lambda _: np.array([1, 2]))
     three = program_from_text(THREE).main  # each order once: compared by min() rather than by the search
     with pytest.raises(TypeError, match=re.escape("it returned 1, then 'x'")):
         bilinear.inplace(three, cost=lambda _, values=iter([1, "x", 2, 3, 4, 5]): next(values))
