@@ -139,12 +139,15 @@ def export(args) -> int:
     from .frontend.importers import READERS
     from .frontend.writers import rendered
 
-    # a .bl name reads back as .bl text, which this is not (PLinOpt's -o, a stem, would make out.bl_L.sms; a
+    # a .bl name reads back as .bl text, which this is not; PLinOpt's -o, a stem, would make x.bl_L.sms (a
     # folder named x.bl is a folder)
     if args.output.suffix.lower() == ".bl" and not (args.to == "plinopt" and args.output.is_dir()):
         meant = args.output.with_suffix(".npz" if args.to == "alphatensor" else "")
-        raise OptionError(f"-o {args.output}: export --to {args.to} writes {args.to} files, and one named .bl would be "
-                          f"read back as .bl text: name it {meant} instead (`bilinear import` writes .bl)")
+        why = ("names its three files after -o (MxKxN_R_OUT_L.sms, _R.sms and _P.sms), and .bl would sit inside their "
+               "names" if args.to == "plinopt" else
+               f"writes {args.to} files, and one named .bl would be read back as .bl text")
+        raise OptionError(f"-o {args.output}: export --to {args.to} {why}: name it {meant} instead (`bilinear import` "
+                          "writes .bl)")
     if args.to != "plinopt":  # its one file is known now: checked before any work (6.7 s on <16,16,16>)
         check_target(args.output, args.force, protect=(args.file,))
     elif not (args.output.is_dir() or args.output.parent.is_dir()):

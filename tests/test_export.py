@@ -298,8 +298,9 @@ def test_export_refuses_a_bl_name_for_what_is_not_bl_text(tmp_path, capsys, to):
     err = " ".join(capsys.readouterr().err.split())
     # the name it takes, not `bilinear import` (which writes .bl) alone
     meant = tmp_path / ("o.npz" if to == "alphatensor" else "o")
-    assert stopped.value.code == 2 and f"export --to {to} writes {to} files, and one named .bl would be read back as " \
-        f".bl text: name it {meant} instead" in err, err
+    why = ("names its three files after -o (MxKxN_R_OUT_L.sms, _R.sms and _P.sms), and .bl would sit inside their "
+           "names" if to == "plinopt" else f"writes {to} files, and one named .bl would be read back as .bl text")
+    assert stopped.value.code == 2 and f"export --to {to} {why}: name it {meant} instead" in err, err
     assert list(tmp_path.iterdir()) == []
     if to == "fast-matmul":  # PLinOpt's -o is a stem or a folder: a folder named x.bl is no .bl file
         folder = tmp_path / "x.bl"
