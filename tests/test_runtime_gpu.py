@@ -113,3 +113,12 @@ def test_single_row_and_column_views_multiply_on_the_gpu(cp, leaf):
     square = cp.arange(64.0 * 64).reshape(64, 64) / 4096
     assert cp.allclose(product(v[None, :], square.copy()), v[None, :] @ square, rtol=1e-12, atol=1e-12)
     assert cp.allclose(product(v[:, None], v[None, :].copy()), cp.outer(v, v), rtol=1e-12, atol=1e-12)
+
+
+def test_breadth_first_kernels_too_large_to_build_are_refused_when_compiled(cp):
+    """The CuPy backend builds the same unrolled kernels with NVRTC: refused at compile, not minutes
+    into the first call."""
+    from bilinear.lower.options import TooLarge
+
+    with pytest.raises(TooLarge, match=r"^strassen\^4's breadth-first split and merge kernels have 62208 terms"):
+        bilinear.compile("strassen", levels=4, breadth=4, backend="cupy")

@@ -30,7 +30,7 @@ from .decompose import Coefficients, Decomposition, breadth_first, compose, one_
 from .elementwise import CTYPES, VECTOR, _literal
 from .leaves import ProblemForm, ProblemNode
 from .levels import check_range
-from .options import MAX_BREADTH_PRODUCTS, TooLarge
+from .options import MAX_BREADTH_PRODUCTS, MAX_BREADTH_TERMS, TooLarge
 from .render import render
 
 Terms = tuple[tuple[int, Fraction], ...]  # (flat input index, exact coefficient)
@@ -87,6 +87,11 @@ class BreadthFirst:
     @property
     def rank(self) -> int:
         return self.decomposition.rank
+
+    @property
+    def terms(self) -> int:
+        """Terms of the three kernels' sums, each a line of unrolled code (what building them takes)."""
+        return sum(len(terms) for kernel in (self.split_a, self.split_b, self.merge) for terms in kernel.outputs)
 
     def main_dims(self, M: int, K: int, N: int) -> tuple[int, int, int]:
         """The largest part of an M×K×N product the grid divides."""
@@ -194,8 +199,25 @@ def _signed(terms: Terms, dtype: str) -> list[dict]:
     ]
 
 
+def check_buildable(plan: BreadthFirst) -> None:
+    """Refuse kernels too large to build in minutes (:data:`MAX_BREADTH_TERMS`).
+
+    Raises:
+        TooLarge: past MAX_BREADTH_TERMS terms.
+    """
+    if plan.terms > MAX_BREADTH_TERMS:
+        raise TooLarge(f"{plan.decomposition.name}'s breadth-first split and merge kernels have {plan.terms} terms, "
+                       f"more than {MAX_BREADTH_TERMS}: nvcc or NVRTC would take many minutes to build them (they are "
+                       "unrolled); use fewer breadth-first levels, or the numpy backend")
+
+
 def render_breadth_first(plan: BreadthFirst) -> str:
-    """CUDA source of the three kernels (compiles with nvcc and NVRTC)."""
+    """CUDA source of the three kernels (compiles with nvcc and NVRTC).
+
+    Raises:
+        TooLarge: for kernels too large to build (:func:`check_buildable`).
+    """
+    check_buildable(plan)
     vector, width, components = VECTOR[plan.dtype]
     splits = [
         {

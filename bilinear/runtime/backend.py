@@ -88,5 +88,9 @@ class Backend(ABC):
     def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
         """Compile ahead of the first call (nothing to compile on the CPU)."""
 
+    def check_breadth(self, plan: BreadthFirst) -> None:
+        """Refuse, before the first call, breadth-first kernels this backend could not build in minutes
+        (the CPU builds none)."""
+
     def synchronize(self) -> None:
         """Wait for queued work (nothing to wait for on the CPU)."""

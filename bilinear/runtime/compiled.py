@@ -60,6 +60,8 @@ class CompiledProduct(NotPickled):
             self.executors.append(Executor(self.executors[-1].lowered.fewer_breadth, backend))
         for executor in self.executors:
             backend.prepare(executor.lowered.kernels())
+            if executor.lowered.breadth is not None:
+                backend.check_breadth(executor.lowered.breadth)
 
     def executor_for(self, M: int, K: int, N: int) -> Executor:
         """The executor a call runs: the most breadth-first levels whose workspace fits the limit;

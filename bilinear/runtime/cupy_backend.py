@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..lower.breadth import BreadthFirst, SplitKernel, render_breadth_first
+from ..lower.breadth import BreadthFirst, SplitKernel, check_buildable, render_breadth_first
 from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
 from . import cublas_capture
 from .backend import Backend, View
@@ -74,6 +74,9 @@ class CupyBackend(Backend):
         self.xp.cuda.get_current_stream().synchronize()
 
     # --- element-wise kernels ------------------------------------------------------------------
+    def check_breadth(self, plan: BreadthFirst) -> None:
+        check_buildable(plan)  # (built at the first call, as NVRTC builds it: refused here, not minutes in)
+
     def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
         """Compile each kernel not yet compiled (the kernel service keys them by rendered source)."""
         for kernel in kernels:
