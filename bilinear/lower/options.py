@@ -75,7 +75,7 @@ MAX_PRODUCT_TARGETS = 256
 # 12 s; grey333 at four, 279,841, ran for minutes into gigabytes).  Past this many, refused.
 MAX_BREADTH_PRODUCTS = 20000
 # The split and merge kernels are unrolled: their terms (every product's operand sums and every C
-# block's sum of products) are what nvcc and NVRTC take the time of.  nvcc -O3 -arch=sm_90 on two
+# block's sum of products) are what nvcc and NVRTC take the time of.  nvcc -O3 -arch=sm_90 on two shared
 # cores (session 53): winograd at two levels, 588 terms, 7.5 s; strassen at three, 5,184, 35 s;
 # grey333 at two, 7,704, 106 s; strassen at four, 62,208, 357 s; grey333 at three, 390,608, not done
 # in 25 minutes.  Past this many, kernels are not built (the NumPy backend, which builds none, runs them).
