@@ -236,9 +236,14 @@ def _compile(args) -> int:
     sources = list(dict.fromkeys(str(path.resolve()) for path in (level_paths or inputs)))
     # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept),
     # and those of the files they `use`, whose definitions the library is built from too
-    headed = dict.fromkeys([*(path.resolve() for path in inputs), *map(Path, program.uses)])
+    # (a hybrid's: its levels' files, not FILE's where no level is FILE's, as its sources)
+    file_used = not level_paths or args.file.resolve() in {path.resolve() for path in level_paths}
+    headed = dict.fromkeys([*(path.resolve() for path in (level_paths or inputs)),
+                            *(map(Path, program.uses) if file_used else ())])
     provenance = tuple(line for path in headed for line in source_header(path))
-    if not per_level and args.levels != 0:  # its traffic as this compile runs it (a hybrid's levels run otherwise)
+    # its traffic as this compile runs it: a hybrid's levels run other schedules, and where every level is
+    # breadth-first no schedule's passes run
+    if not per_level and args.levels != 0 and (args.breadth or 0) < args.levels:
         report = with_compiled_counts(report, _options(args))
     with removed_on_failure(out, artifact_names(name)):
         written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,

@@ -1950,6 +1950,15 @@ def test_compile_keeps_the_header_and_licence_of_the_files_its_source_uses(capsy
         assert "\n// from strassen.bl\n// Copyright (c) 1969 V. Strassen; keep this notice.\n// Strassen (1969)" in text
 
 
+def test_a_hybrid_that_does_not_use_file_carries_no_header_of_it(capsys, tmp_path):
+    """compile strassen --levels-schemes grey234,winograd said strassen is not used, and left it out of the
+    manifest's sources, yet its .cu and .h opened with "// from strassen.bl" (an audit)."""
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", "grey234,winograd", "-o", str(tmp_path / "h"))
+    assert code == 0, err
+    for text in ((tmp_path / "h" / "grey234_winograd.cu").read_text(), (tmp_path / "h" / "grey234_winograd.h").read_text()):
+        assert "// from strassen.bl" not in text and "// from grey234.bl" in text and "// from winograd.bl" in text
+
+
 def test_the_manifest_lists_the_generated_source_and_header_with_their_hashes(capsys, tmp_path):
     """The manifest named no file it came with (a review of compile): a build can check what it got."""
     import hashlib

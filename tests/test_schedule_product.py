@@ -77,6 +77,16 @@ def test_compile_reports_the_traffic_of_the_passes_it_ran(tmp_path, capsys, opti
     assert line in (tmp_path / "out" / "report.txt").read_text()
 
 
+def test_a_library_whose_every_level_is_breadth_first_counts_no_compiled_traffic(tmp_path, capsys):
+    """compile msmes --levels 1 --breadth 1 said msmes's passes move 7.75 GiB, beside its note that
+    msmes's in-place stages run at no level (an audit)."""
+    assert main(["compile", "msmes", "--levels", "1", "--breadth", "1", "-o", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "  element-wise traffic per level at n=8192: 5.75 GiB as written\n" in out and "; compiled" not in out
+    assert main(["compile", "msmes", "--levels", "2", "--breadth", "1", "-o", str(tmp_path / "c")]) == 0
+    assert "; compiled (cublas leaves, fused passes): 7.75 GiB" in capsys.readouterr().out  # its top level runs them
+
+
 def test_a_hybrids_report_counts_no_compiled_traffic(tmp_path, capsys):
     """Its levels run other schedules than each file's on its own (rsmm under msmes runs the default)."""
     assert main(["compile", "strassen", "--levels-schemes", "msmes,rsmm", "-o", str(tmp_path / "h")]) == 0
