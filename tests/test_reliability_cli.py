@@ -1876,6 +1876,14 @@ def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp
     assert code == 0 and "workspace" not in err  # in place with cuBLAS leaves: nothing to say
 
 
+def test_the_library_summary_names_the_ozaki_scaling_it_was_built_with(capsys, tmp_path):
+    """--scaling norm went into the manifest but not into the summary's options (an audit)."""
+    code, printed, err = _run(capsys, "compile", "grey234", "--leaf", "ozaki", "--dtype", "float32", "--scaling", "norm",
+                              "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    assert "library grey234: 1 level, ozaki leaves, --scaling norm; " in printed
+
+
 @pytest.mark.parametrize("options, note", [
     (("--breadth", "1", "--workspace-limit", "0"),
      "--breadth 1 --workspace-limit 0: at n=8192 no breadth-first level fits the limit: msmes's in-place stages run at "

@@ -243,7 +243,8 @@ def library_summary(facts: dict) -> list[str]:
 
 #: Options the summary names where they differ from their default: (manifest name, flag, default).
 _SHOWN_OPTIONS = (("breadth", "--breadth", 0), ("launch", "--launch", "serial"), ("moduli", "--moduli", None),
-                  ("workspace_limit", "--workspace-limit", None), ("cutoff", "--cutoff", 1), ("fuse", "--no-fuse", True))
+                  ("scaling", "--scaling", "max"), ("workspace_limit", "--workspace-limit", None), ("cutoff", "--cutoff", 1),
+                  ("fuse", "--no-fuse", True))
 
 
 def _inplace_workspace_note(program: Program, lowered: Lowered, n: int) -> str | None:
