@@ -205,7 +205,7 @@ def _status(ok: bool) -> str:
 
 
 def bytes_text(count: int) -> str:  # 2.62 GiB, 512 bytes
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+    for unit, size in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if count >= size:
             return f"{count / size:.2f} {unit}"
     return f"{count} bytes"

@@ -197,6 +197,7 @@ def _compile(args) -> int:
 
     from .lower.artifact import (artifact_names, earlier_library, host_notes, kernel_count, library_facts, library_summary,
                                  write_artifacts)
+    from .lower.manifest import LARGEST_SIDE
     from .lower.plan import library_name
     from .frontend.provenance import source_header
     from .hybrid import level_files
@@ -206,6 +207,9 @@ def _compile(args) -> int:
     from .report import to_text
     from .verify import verify_program
 
+    if args.n > LARGEST_SIDE:  # the manifest's workspace figure is what the C function returns at n
+        raise OptionError(f"-n {args.n}: the library's functions take sizes up to {LARGEST_SIDE} (a C int); give a "
+                          "smaller -n")
     program, notes = load_input(args, noted=True)
     program, per_level = _per_level(args, program)
     name = args.name or library_name(program, per_level)

@@ -1876,6 +1876,19 @@ def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp
     assert code == 0 and "workspace" not in err  # in place with cuBLAS leaves: nothing to say
 
 
+def test_compile_refuses_an_n_its_library_functions_cannot_take(capsys, tmp_path):
+    """-n 4294967296 wrote a manifest whose workspace at n was 7.4e19 bytes, from a C function that takes
+    an int and returns a size_t (an audit); the summary said it in GiB past a billion of them."""
+    from bilinear.report import bytes_text
+
+    code, _, err = _run(capsys, "compile", "strassen", "-n", "2147483648", "-o", str(tmp_path / "big"))
+    assert code == 2 and err.endswith("bilinear compile: error: -n 2147483648: the library's functions take sizes up to "
+                                      "2147483647 (a C int); give a smaller -n\n"), err
+    assert not (tmp_path / "big").exists()
+    assert _run(capsys, "compile", "strassen", "-n", "2147483647", "-o", str(tmp_path / "most"))[0] == 0
+    assert [bytes_text(2**40 * 3), bytes_text(2**60 * 64)] == ["3.00 TiB", "64.00 EiB"]
+
+
 def test_the_library_summary_names_the_ozaki_scaling_it_was_built_with(capsys, tmp_path):
     """--scaling norm went into the manifest but not into the summary's options (an audit)."""
     code, printed, err = _run(capsys, "compile", "grey234", "--leaf", "ozaki", "--dtype", "float32", "--scaling", "norm",
