@@ -142,7 +142,16 @@ def _per_level(args, program):
     from .hybrid import hybrid, same_definition
 
     given = program.main
-    program, per_level = hybrid(args.levels_schemes, lambda path: _verified_level(_level_file(path), path))
+    noted: set[Path] = set()
+
+    def level(path: Path):
+        loaded = _level_file(path)
+        if path.resolve() not in noted:  # a file named for two levels is noted once
+            noted.add(path.resolve())
+            note_unused_definitions(args.command, path, loaded, choosable=False)
+        return _verified_level(loaded, path)
+
+    program, per_level = hybrid(args.levels_schemes, level)
     if getattr(args, "levels_given", False) and args.levels != len(per_level):
         raise OptionError(f"--levels {args.levels} contradicts --levels-schemes, which names {len(per_level)} levels; "
                          "leave --levels out")

@@ -1971,6 +1971,19 @@ def test_compile_keeps_the_header_and_licence_of_the_files_its_source_uses(capsy
         assert "\n// from strassen.bl\n// Copyright (c) 1969 V. Strassen; keep this notice.\n// Strassen (1969)" in text
 
 
+def test_a_levels_schemes_file_of_two_definitions_is_noted_once(capsys, tmp_path):
+    """A --levels-schemes file of two algorithms was used by its last without a word, where FILE's gets the
+    "also defines" note every command gives (an audit)."""
+    both = tmp_path / "both.bl"
+    both.write_text((ROOT / "algorithms/strassen.bl").read_text().replace("algorithm strassen", "algorithm half")
+                    + "\n" + (ROOT / "algorithms/winograd.bl").read_text())
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", f"{both},{both}", "-o", str(tmp_path / "h"))
+    assert code == 0, err
+    note = (f"bilinear compile: note: {both} also defines half; compile uses its last definition, winograd (another: "
+            "put it last, or in a file of its own)")
+    assert err.count(note) == 1, err
+
+
 def test_a_hybrid_that_does_not_use_file_carries_no_header_of_it(capsys, tmp_path):
     """compile strassen --levels-schemes grey234,winograd said strassen is not used, and left it out of the
     manifest's sources, yet its .cu and .h opened with "// from strassen.bl" (an audit)."""
