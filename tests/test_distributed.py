@@ -1131,6 +1131,37 @@ def test_a_rank_whose_command_line_argparse_refuses_ends_the_job_at_once():
 
 
 @needs_mpi
+@pytest.mark.parametrize(("signal_name", "said"), [("SIGTERM", "bilinear: terminated"), ("SIGINT", "bilinear: interrupted")])
+def test_a_rank_stopped_by_a_signal_ends_the_job_at_once(tmp_path, signal_name, said):
+    """SIGTERM or Ctrl-C to one rank: it said "terminated" and finalised MPI while the other waited out
+    BILINEAR_DIST_TIMEOUT (300 s by default) for it (found by an audit)."""
+    import signal
+
+    from helpers.mpi import MPIEXEC
+
+    script = ("import os, sys; from bilinear.cli import main; "
+              "open(os.path.join(sys.argv[1], 'pid' + os.environ.get('PMI_RANK', '0')), 'w').write(str(os.getpid())); "
+              "sys.exit(main(sys.argv[2:]))")
+    command = [MPIEXEC, "-n", "2", sys.executable, "-c", script, str(tmp_path), "run", str(ROOT / "algorithms/strassen.bl"),
+               "-n", "128", "--gpus", "2", "--backend", "numpy", "--repeat", "1000000"]
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=os.environ | {"BILINEAR_DIST_TIMEOUT": "90"})
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "pid1").exists() or not (tmp_path / "pid1").read_text():
+            assert time.monotonic() < deadline and job.poll() is None, job.communicate()
+            time.sleep(0.2)
+        time.sleep(5)  # into the timed calls
+        stopped = time.monotonic()
+        os.kill(int((tmp_path / "pid1").read_text()), getattr(signal, signal_name))
+        _, err = job.communicate(timeout=80)
+    finally:
+        job.kill()
+    assert time.monotonic() - stopped < 30, err  # not the 90 s the other rank would wait
+    assert job.returncode != 0 and said in err, err
+
+
+@needs_mpi
 def test_a_rank_waiting_for_one_that_never_starts_mpi_ends_after_the_timeout():
     """With `bilinear plan` as the other command (it never starts MPI), rank 0 waited in MPI_Init for good."""
     run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")

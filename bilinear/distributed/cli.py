@@ -293,6 +293,12 @@ def _guarded(args, body) -> int:
             end_job(f"bilinear: {message}", sys.stderr)
         say(f"bilinear: {message}", sys.stderr)
         return 1
+    except BaseException as stopped:  # Ctrl-C or SIGTERM (bilinear.cli's Terminated) on this rank alone
+        if isinstance(stopped, (SystemExit, GeneratorExit)) or world()[1] == 1:
+            raise
+        # finalising MPI (as a normal return does) left the other ranks waiting out BILINEAR_DIST_TIMEOUT
+        interrupted = isinstance(stopped, KeyboardInterrupt)
+        end_job(f"bilinear: {'interrupted' if interrupted else 'terminated'}", sys.stderr, 130 if interrupted else 143)
 
 
 def _noted_input(args, path=None):

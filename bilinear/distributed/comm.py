@@ -78,8 +78,8 @@ def say(message: str, stream: TextIO | None = None) -> None:
     stream.flush()
 
 
-def end_job(message: str, stream: TextIO | None = None) -> NoReturn:
-    """Say ``message`` on ``stream`` (stdout by default), then end this rank and with it the job.
+def end_job(message: str, stream: TextIO | None = None, status: int = 1) -> NoReturn:
+    """Say ``message`` on ``stream`` (stdout by default), then end this rank (with ``status``) and with it the job.
 
     Not ``MPI_Abort``: its kill overtook the output still in the launcher's pipes and lost the
     message in 2 of 12 jobs.  A process that exits lets the launcher read its pipes to the end,
@@ -88,7 +88,7 @@ def end_job(message: str, stream: TextIO | None = None) -> NoReturn:
     say(message, stream)
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(1)
+    os._exit(status)
 
 
 #: Why a collective did not complete, where the ranks were not waiting on one rank's own work.
