@@ -1162,6 +1162,18 @@ def test_a_rank_stopped_by_a_signal_ends_the_job_at_once(tmp_path, signal_name, 
 
 
 @needs_mpi
+def test_a_rank_refusing_distribution_options_without_gpus_ends_the_job_at_once():
+    """`... --gpus 2 : ... --inputs root` (no --gpus): the second rank refused --inputs without starting MPI, and
+    the first waited in MPI_Init for the whole BILINEAR_DIST_TIMEOUT (found by an audit)."""
+    run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--backend", "numpy")
+    start = time.monotonic()
+    done = _mpmd((*run, "--gpus", "2"), (*run, "--inputs", "root"), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert time.monotonic() - start < 45 and done.returncode != 0, done.stderr
+    assert ("bilinear run: error: --inputs applies only with --gpus P (a distributed run under mpiexec); without --gpus "
+            "the product runs on one device") in done.stderr
+
+
+@needs_mpi
 def test_a_rank_waiting_for_one_that_never_starts_mpi_ends_after_the_timeout():
     """With `bilinear plan` as the other command (it never starts MPI), rank 0 waited in MPI_Init for good."""
     run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
