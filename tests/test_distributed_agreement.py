@@ -237,6 +237,12 @@ try:  # rank 1 passes two more matrices: rank 0 had returned a wrong product, ra
     say(f"rank {{product.comm.rank}} ran chains that differ")
 except DistributedError as error:
     say(f"rank {{product.comm.rank}} refused chains: {{error}}")
+try:  # each rank its own entries, shapes alike: the waves had mixed them into no rank's product (an audit)
+    own = np.random.default_rng(10 + product.comm.rank)
+    chain([own.standard_normal(shape) for shape in shapes[:4]], product)
+    say(f"rank {{product.comm.rank}} ran chains of other entries")
+except DistributedError as error:
+    say(f"rank {{product.comm.rank}} refused other entries: {{error}}")
 import time
 started = time.monotonic()
 try:  # a transposed view: the rank that multiplies it had raised, the other waited for the timeout; then both
@@ -280,6 +286,9 @@ def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_repl
     assert len(refusals) == 2
     differ = [line for line in done.stdout.splitlines() if "refused chains: the ranks were called with different chains" in line]
     assert len(differ) == 2, done.stdout
+    entries = [line for line in done.stdout.splitlines() if "refused other entries: the ranks were called with "
+               "different chains (their number, shapes, dtypes, layouts or entries of matrices differ)" in line]
+    assert len(entries) == 2, done.stdout
     failed = [line for line in done.stdout.splitlines() if "refused a transposed view after" in line]
     assert len(failed) == 2 and all(line.endswith("s: matrix 0 of the chain is not row-major (C-contiguous, or row "
                                                   "slices of one): pass np.ascontiguousarray(it)")
@@ -396,10 +405,10 @@ def test_complex_matrices_are_sampled_without_a_complex_warning():
     had dropped the imaginary parts, so matrices differing there compared alike."""
     import warnings
 
-    from bilinear.distributed.agree import _one_value, _sample
+    from bilinear.distributed.agree import _one_value, sample_of
 
     ones = np.ones((3, 4), complex)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert _sample(ones) != _sample(ones + 1j) and _sample(ones) == _sample(ones.copy())
+        assert sample_of(ones) != sample_of(ones + 1j) and sample_of(ones) == sample_of(ones.copy())
         assert _one_value(ones) and not _one_value(np.array([[1, 1j]]))

@@ -76,8 +76,8 @@ def facts(A: Any, B: Any, out: Any, alpha: Any, beta: Any, options: dict[str, An
     sampled = None
     if (blocks and A is not None and B is not None or out_sample) and not masked:  # out's under any input layout
         held = blocks and A is not None and B is not None
-        sampled = (_sample(A) if held else None, _sample(B) if held else None,
-                   _sample(out) if out_sample and out is not None else None,
+        sampled = (sample_of(A) if held else None, sample_of(B) if held else None,
+                   sample_of(out) if out_sample and out is not None else None,
                    held and _one_value(A) and _one_value(B))
     return (shape(A), shape(B), dtype(A), dtype(B), shape(out), dtype(out), _scalar(alpha, "alpha"), _scalar(beta, "beta"), options,
             scattered, apart, writable, masked, sampled, host)
@@ -89,7 +89,7 @@ def _spread(x: Any) -> Any:
     return x[:: max(1, rows // 16), :: max(1, cols // 16)]
 
 
-def _sample(x: Any) -> str:
+def sample_of(x: Any) -> str:
     """The sum of :func:`_spread`'s entries as exact text ("none" where it has none: a structured dtype,
     which is refused after the exchange; raising here left the others waiting)."""
     try:

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from ..lower.options import check_count
 from ..runtime.views import is_row_major
-from .agree import different_calls, is_matrix, line_strided
+from .agree import different_calls, is_matrix, line_strided, sample_of
 from .comm import AgreedError, short
 from .plan import positive_float
 
@@ -220,14 +220,18 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
     matrices = list(matrices)  # a generator was used up by the shapes
     shapes = [tuple(m.shape) if is_matrix(m) else None for m in matrices]
     row_major = [is_matrix(m) and is_row_major(line_strided(m, product.comm.xp)) for m in matrices]
-    described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices], row_major)).encode()
+    # with a sample of each matrix's entries: replicated inputs are the same matrices on every rank (the waves had
+    # mixed ranks' own matrices into no rank's product), as product()'s agreement checks them
+    samples = [sample_of(m) if shape is not None else None for m, shape in zip(matrices, shapes)]
+    described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices], row_major,
+                      samples)).encode()
     # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
     everyone = product.comm.agree(hashlib.sha256(described).hexdigest()[:16])
     if problem := different_calls(everyone):
         raise AgreedError(problem)
     if len(set(everyone)) > 1:
-        raise AgreedError("the ranks were called with different chains (their number, shapes, dtypes or layouts of "
-                               "matrices differ); every rank passes the same chain")
+        raise AgreedError("the ranks were called with different chains (their number, shapes, dtypes, layouts or "
+                          "entries of matrices differ); every rank passes the same chain")
     for index, (matrix, shape) in enumerate(zip(matrices, shapes)):  # alike on every rank: they agreed
         if shape is None:
             what = f"an array of shape {matrix.shape}" if hasattr(matrix, "shape") else type(matrix).__name__
