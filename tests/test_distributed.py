@@ -784,6 +784,19 @@ def test_plan_json_holds_what_the_text_says_and_is_json_when_the_input_fails(tmp
         assert failed["errors"][0]["message"] in done.stderr
 
 
+def test_plan_refuses_a_decomposition_whose_coefficients_the_dtype_cannot_hold(tmp_path):
+    """plan --dtype float32 proved and exited 0 for a decomposition that run refuses (2^160 past float32; an audit)."""
+    big, small = f"{2**40}*", f"1/{2**40}*"
+    scaled = tmp_path / "scaled.bl"
+    scaled.write_text((ROOT / "algorithms/strassen.bl").read_text().replace(
+        "M1 = (A11 + A22) * (B11 + B22)", f"M1 = ({big}A11 + {big}A22) * (B11 + B22)").replace(
+        "C11 = M1", f"C11 = {small}M1").replace("C22 = M1", f"C22 = {small}M1"))
+    done = _cli("plan", str(scaled), "--gpus", "2", "-n", "64", "--steps", "4", "--dtype", "float32")
+    assert done.returncode == 1 and "strassen^4's global products multiply by a coefficient of about 1e48, beyond the " \
+        "float32 range" in done.stderr, done.stdout + done.stderr
+    assert _cli("plan", str(scaled), "--gpus", "2", "-n", "64", "--steps", "4").returncode == 0  # float64 holds it
+
+
 def test_compile_refuses_levels_it_does_not_choose():
     """levels="auto" (the one-device compile's) ended in a TypeError from the growth ratio's power."""
     import bilinear.distributed as dist

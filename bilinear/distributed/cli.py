@@ -117,6 +117,7 @@ def add_plan_parser(commands) -> None:
 
 def plan_command(args) -> int:
     from .api import decomposition_for, local_roles
+    from .steps import check_in_range
     from ..lower.plan import verified
     from .check import verify_plan
     from .plan import make_plan
@@ -132,6 +133,7 @@ def plan_command(args) -> int:
         note_unused_definitions(args.command, args.file, program)
         verified(program)  # a wrong scheme's located errors, before a plan of it fails its proof
         decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
+        check_in_range(decomposition, args.dtype)  # as run refuses it (a Kronecker power's coefficients multiply)
         shape = (args.m or args.n, args.k or args.n, args.n)
         plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
     except (BilinearError, ValueError) as error:
