@@ -590,6 +590,12 @@ def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, na
            "--dtype and --local for what each rank multiplies" in done.stderr
 
 
+def test_run_on_one_rank_says_one_rank():
+    """"16x16 @ 16x16 float64 on 1 ranks" (an audit)."""
+    done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy")
+    assert done.returncode == 0 and "16x16 @ 16x16 float64 on 1 rank\n" in done.stdout, done.stdout
+
+
 LEVEL_ZERO_GEMM = ("at --levels 0 each rank multiplies its products with the library's GEMM (cuBLAS, NumPy's on "
                    "the CPU), no scheme and no leaf")
 

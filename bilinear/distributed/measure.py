@@ -59,7 +59,7 @@ class DistributedResult:
         device, reference = ("GPU", "one GPU's GEMM") if self.backend == "cupy" else ("rank", "one rank's NumPy product")
         return "\n".join(
             [
-                f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {self.ranks} ranks",
+                f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {self.ranks} rank{'' if self.ranks == 1 else 's'}",
                 *([f"  local levels run {self.levels_run} of the {self.levels_requested} requested (a rank's "
                    "blocks are too small for more; the bound counts those that ran)"]
                   if self.levels_run != self.levels_requested else []),
