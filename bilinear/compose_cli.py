@@ -61,7 +61,8 @@ def transform(args) -> int:
     result = permute(source, args.to, name=args.name)
     if args.algorithm is None:
         note_schedule_not_carried(program, source, "transform permutes", TRANSFORM_SCHEDULE)
-    _note_sums_multiplied_out(source)
+    if note := sums_multiplied_out(source, "the result", "`bilinear optimize` it to share sums again", result):
+        print(note, file=sys.stderr)
     if dropped := unused_products(source):
         print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
               "W column into a zero factor)", file=sys.stderr)

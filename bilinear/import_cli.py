@@ -62,13 +62,16 @@ def _check_reads_back(text: str, output: Path | None) -> None:
         raise ValueError(f"internal error: the imported text does not read back ({error}); nothing written") from None
 
 
-def sums_multiplied_out(source, where: str, remedy: str) -> str | None:
+def sums_multiplied_out(source, where: str, remedy: str, result=None) -> str | None:
     """The note for a result (``where``) that multiplies out ``source``'s named sums, with the block
-    additions a level they saved, or None where it has none; ``remedy`` says how to keep them."""
+    additions a level they saved, or None where it has none; ``remedy`` says how to keep them.  With
+    ``result`` (a permutation of ``source``), its own count: a cyclic one moves C's side onto A or B."""
     from .verify.counts import count_algorithm
 
     if not source.sums:
         return None
     counts = count_algorithm(source)
+    after = (f"{count_algorithm(result).additions} in {where}" if result is not None
+             else f"{counts.additions_unshared} multiplied out")
     return (f"note: {source.name}'s {len(source.sums)} named sums are multiplied out in {where} (its block additions: "
-            f"{counts.additions} as written, {counts.additions_unshared} multiplied out); {remedy}")
+            f"{counts.additions} as written, {after}); {remedy}")
