@@ -85,7 +85,8 @@ def nested(outer: tuple[int, int], inner: tuple[int, int], grid: tuple[int, int]
 
 
 def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> Algorithm:
-    """The ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩ product scheme: ``first`` on the outer blocks, ``second`` inside."""
+    """The ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩ product scheme: ``first`` on the outer blocks, ``second`` inside
+    (without the products of :func:`unused_products`, which no output of the product uses either)."""
     check_definition_name(name)
     outer, inner = first.shape, second.shape
     shape = Shape(outer.m * inner.m, outer.k * inner.k, outer.n * inner.n)  # refused here when too large, before any work
@@ -94,9 +95,10 @@ def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> A
     def combine(a: dict, b: dict, operand: str) -> dict:
         return {nested(outer, inner, grids[operand]): c1 * c2 for outer, c1 in a.items() for inner, c2 in b.items()}
 
-    products = [
+    products = [  # without a product no output uses (a zero W column, of either factor's): as permute drops it
         (combine(u1, u2, "A"), combine(v1, v2, "B"), combine(w1, w2, "C"))
         for u1, v1, w1 in _coefficients(first)
         for u2, v2, w2 in _coefficients(second)
+        if w1 and w2
     ]
     return _build(name or f"{first.name}_x_{second.name}", shape, products)

@@ -111,6 +111,20 @@ def test_transform_says_the_additions_of_the_result_it_writes(tmp_path, capsys, 
     assert f"  additions: {additions} as written" in capsys.readouterr().out
 
 
+def test_product_drops_the_products_of_unused_ones_as_transform_does(tmp_path, capsys):
+    """strassen with an unused M8, times itself, was written as <4,4,4;64> with 15 products no output uses,
+    where transform drops such a product with a note (an audit)."""
+    s8 = tmp_path / "s8.bl"
+    s8.write_text((ROOT / "algorithms/strassen.bl").read_text().replace("<2,2,2;7>", "<2,2,2;8>").replace(
+        "  M7 = (A12 - A22) * (B21 + B22)\n", "  M7 = (A12 - A22) * (B21 + B22)\n  M8 = A11 * B11\n"))
+    assert main(["product", str(s8), str(s8), "-o", str(tmp_path / "p.bl")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("note: dropped the products that multiply FILE's M8 or SECOND's M8: no output uses "
+                          "them\n"), err
+    assert "never used" not in err
+    assert bilinear.verify(tmp_path / "p.bl").entries[0].algorithm.rank == 49
+
+
 def test_import_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, capsys):
     """The table's comment said so, the command nothing: an optimized winograd's 15 additions became 24."""
     optimized = tmp_path / "w.bl"
