@@ -594,6 +594,8 @@ def test_run_on_one_rank_says_one_rank():
     """"16x16 @ 16x16 float64 on 1 ranks" (an audit)."""
     done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy")
     assert done.returncode == 0 and "16x16 @ 16x16 float64 on 1 rank\n" in done.stdout, done.stdout
+    done = _cli("plan", "strassen", "--gpus", "1", "-n", "16")  # (a review: plan said it too)
+    assert done.returncode == 0 and "block grid, 1 rank, " in done.stdout, done.stdout
 
 
 LEVEL_ZERO_GEMM = ("at --levels 0 each rank multiplies its products with the library's GEMM (cuBLAS, NumPy's on "

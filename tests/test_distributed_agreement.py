@@ -412,3 +412,6 @@ def test_complex_matrices_are_sampled_without_a_complex_warning():
         warnings.simplefilter("error")
         assert sample_of(ones) != sample_of(ones + 1j) and sample_of(ones) == sample_of(ones.copy())
         assert _one_value(ones) and not _one_value(np.array([[1, 1j]]))
+        # inf and -inf summed warned on every chain call; an object matrix of 10**400 raised OverflowError (a review)
+        assert sample_of(np.array([[np.inf, -np.inf]])) == "nan"
+        assert sample_of(np.array([[10**400]], dtype=object)) == "none"

@@ -93,8 +93,9 @@ def sample_of(x: Any) -> str:
     """The sum of :func:`_spread`'s entries as exact text ("none" where it has none: a structured dtype,
     which is refused after the exchange; raising here left the others waiting)."""
     try:
-        total = complex(_spread(x).sum())  # complex: a float() of a complex sum warned, and dropped its imaginary part
-    except (TypeError, ValueError):
+        with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is NaN, said in the text as it is
+            total = complex(_spread(x).sum())  # complex: a float() of a complex sum warned, and dropped its imaginary part
+    except (TypeError, ValueError, ArithmeticError):  # (an object matrix of 10**400: OverflowError)
         return "none"
     return total.real.hex() if not total.imag else f"{total.real.hex()}{total.imag.hex()}j"
 

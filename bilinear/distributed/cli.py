@@ -249,7 +249,6 @@ def _check_options(args) -> None:
     given = [option for option, name, default in ONE_DEVICE_OPTIONS if getattr(args, name, default) != default]
     if given:
         verb = "applies" if len(given) == 1 else "apply"
-        refused_on_this_rank([args.command])  # a --gpus rank beside this one would wait in MPI_Init for it
         raise OptionError(f"{', '.join(given)} {verb} only to a one-device run; the distributed product takes "
                               "--levels, --leaf, --dtype and --local for what each rank multiplies")
 

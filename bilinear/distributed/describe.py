@@ -41,7 +41,7 @@ def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[s
 
     d = plan.decomposition
     lines = [
-        f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} ranks, "
+        f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} rank{'' if plan.ranks == 1 else 's'}, "
         f"{plan.bands} band(s) per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"
     ]
     terms = _Terms()
