@@ -318,22 +318,21 @@ def test_each_part_of_the_workspace_is_an_allocation_of_its_own():
     assert runner.held_bytes == product.workspace_bytes(20, 20, 20)
 
 
-BUILD_REFUSAL = ("strassen^4's breadth-first split and merge kernels have 62208 terms, more than 12000: nvcc or "
-                 "NVRTC would take many minutes to build them (they are unrolled); use fewer breadth-first levels, or "
-                 "the numpy backend")
+BUILD_REFUSAL = ("winograd^4's breadth-first split and merge kernels have 115248 terms, more than 70000: nvcc or "
+                 "NVRTC would take many minutes to build them (they are unrolled); use fewer breadth-first levels")
 
 
 def test_breadth_first_kernels_too_large_to_build_are_refused_by_compile(tmp_path, capsys):
-    """strassen --levels 4 --breadth 4 wrote a 2.5 MB .cu that nvcc built in 6 minutes, and grey333 at three
-    such levels one that was still building after 25 (an audit): generated terms cap what compile writes."""
+    """grey333 --levels 3 --breadth 3 wrote a 15 MB .cu that nvcc was still building after 25 minutes (an
+    audit); NVRTC took more than 5 minutes for winograd at four levels: generated terms cap what is built."""
     from bilinear.cli import main
 
     out = tmp_path / "lib"
-    assert main(["compile", "strassen", "--levels", "4", "--breadth", "4", "-o", str(out)]) == 1
+    assert main(["compile", "winograd", "--levels", "4", "--breadth", "4", "-o", str(out)]) == 1
     assert capsys.readouterr().err == f"bilinear compile: {BUILD_REFUSAL}\n" and not out.exists()
-    product = bilinear.compile("strassen", levels=4, breadth=4, backend="numpy")  # nothing to build there
-    assert product.lowered.breadth.terms == 62208
-    assert bilinear.compile("grey333", levels=2, breadth=2, backend="numpy").lowered.breadth.terms == 7704  # built
+    product = bilinear.compile("winograd", levels=4, breadth=4, backend="numpy")  # nothing to build there
+    assert product.lowered.breadth.terms == 115248
+    assert bilinear.compile("strassen", levels=4, breadth=4, backend="numpy").lowered.breadth.terms == 62208  # built
 
 
 def test_breadth_first_levels_past_the_product_cap_are_refused_at_once():

@@ -199,8 +199,8 @@ def _signed(terms: Terms, dtype: str) -> list[dict]:
     ]
 
 
-def check_buildable(plan: BreadthFirst) -> None:
-    """Refuse kernels too large to build in minutes (:data:`MAX_BREADTH_TERMS`).
+def check_buildable(plan: BreadthFirst, remedy: str = "use fewer breadth-first levels") -> None:
+    """Refuse kernels too large to build in minutes (:data:`MAX_BREADTH_TERMS`), saying ``remedy``.
 
     Raises:
         TooLarge: past MAX_BREADTH_TERMS terms.
@@ -208,7 +208,7 @@ def check_buildable(plan: BreadthFirst) -> None:
     if plan.terms > MAX_BREADTH_TERMS:
         raise TooLarge(f"{plan.decomposition.name}'s breadth-first split and merge kernels have {plan.terms} terms, "
                        f"more than {MAX_BREADTH_TERMS}: nvcc or NVRTC would take many minutes to build them (they are "
-                       "unrolled); use fewer breadth-first levels, or the numpy backend")
+                       f"unrolled); {remedy}")
 
 
 def render_breadth_first(plan: BreadthFirst) -> str:

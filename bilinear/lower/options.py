@@ -75,11 +75,13 @@ MAX_PRODUCT_TARGETS = 256
 # 12 s; grey333 at four, 279,841, ran for minutes into gigabytes).  Past this many, refused.
 MAX_BREADTH_PRODUCTS = 20000
 # The split and merge kernels are unrolled: their terms (every product's operand sums and every C
-# block's sum of products) are what nvcc and NVRTC take the time of.  nvcc -O3 -arch=sm_90 on two shared
-# cores (session 53): winograd at two levels, 588 terms, 7.5 s; strassen at three, 5,184, 35 s;
-# grey333 at two, 7,704, 106 s; strassen at four, 62,208, 357 s; grey333 at three, 390,608, not done
-# in 25 minutes.  Past this many, kernels are not built (the NumPy backend, which builds none, runs them).
-MAX_BREADTH_TERMS = 12000
+# block's sum of products) are what NVRTC and nvcc take the time of.  NVRTC through the CuPy backend on
+# the lent H100's host (benchmarks/results/issue13/session53/nvrtc_breadth_probe.txt): winograd at two
+# levels, 588 terms, 0.5 s; strassen at three, 5,184, 16 s; grey333 at two, 7,704, 46 s; strassen at
+# four (msmes2 at two), 62,208, 137 s; winograd at four, 115,248, not done in 5 minutes.  nvcc -O3 on
+# two shared cores here: strassen at four 357 s, grey333 at three (390,608) not done in 25 minutes.
+# Past this many, kernels are not built (the NumPy backend, which builds none, runs them).
+MAX_BREADTH_TERMS = 70000
 # Each level divides a dimension by at least 2, so no real matrix reaches 32 levels; a larger
 # count is a typo (and lowering 10^5 levels would take minutes).
 MAX_LEVELS = 32

@@ -58,10 +58,11 @@ class CompiledProduct(NotPickled):
         self.executors = [self.executor]
         while self.executors[-1].lowered.fewer_breadth is not None:
             self.executors.append(Executor(self.executors[-1].lowered.fewer_breadth, backend))
-        for executor in self.executors:
-            backend.prepare(executor.lowered.kernels())
+        for executor in self.executors:  # every plan refused before any kernel is built
             if executor.lowered.breadth is not None:
                 backend.check_breadth(executor.lowered.breadth)
+        for executor in self.executors:
+            backend.prepare(executor.lowered.kernels())
 
     def executor_for(self, M: int, K: int, N: int) -> Executor:
         """The executor a call runs: the most breadth-first levels whose workspace fits the limit;

@@ -75,7 +75,8 @@ class CupyBackend(Backend):
 
     # --- element-wise kernels ------------------------------------------------------------------
     def check_breadth(self, plan: BreadthFirst) -> None:
-        check_buildable(plan)  # (built at the first call, as NVRTC builds it: refused here, not minutes in)
+        # (built at the first call: refused here, not minutes into it)
+        check_buildable(plan, "use fewer breadth-first levels, or the numpy backend (backend='numpy'), which builds none")
 
     def prepare(self, kernels: Sequence[ElementwiseKernel]) -> None:
         """Compile each kernel not yet compiled (the kernel service keys them by rendered source)."""
