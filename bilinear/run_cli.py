@@ -249,14 +249,13 @@ def _compile(args) -> int:
     sources = list(dict.fromkeys(str(path.resolve()) for path in (level_paths or inputs)))
     # each source's header comment (a reference; a licence such as fast-matmul's BSD text asks to be kept),
     # and those of the files they `use`, whose definitions the library is built from too
-    # (a hybrid's: its levels' files, not FILE's where no level is FILE's, as its sources)
-    file_used = not level_paths or args.file.resolve() in {path.resolve() for path in level_paths}
-    headed = dict.fromkeys([*(path.resolve() for path in (level_paths or inputs)),
-                            *(map(Path, program.uses) if file_used else ())])
+    # (a hybrid's: its levels' files, as its sources, and what they use: its program is theirs merged)
+    headed = dict.fromkeys([*(path.resolve() for path in (level_paths or inputs)), *map(Path, program.uses)])
     provenance = tuple(line for path in headed for line in source_header(path))
     # its traffic as this compile runs it: a hybrid's levels run other schedules, and where every level is
     # breadth-first no schedule's passes run
-    if not per_level and args.levels != 0 and (args.breadth or 0) < args.levels:
+    every_level_breadth_first = (args.breadth or 0) == args.levels and args.workspace_limit is None  # (no fallback)
+    if not per_level and args.levels != 0 and not every_level_breadth_first:
         report = with_compiled_counts(report, _options(args))
     with removed_on_failure(out, artifact_names(name)):
         written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,

@@ -1991,6 +1991,11 @@ def test_a_hybrid_that_does_not_use_file_carries_no_header_of_it(capsys, tmp_pat
     assert code == 0, err
     for text in ((tmp_path / "h" / "grey234_winograd.cu").read_text(), (tmp_path / "h" / "grey234_winograd.h").read_text()):
         assert "// from strassen.bl" not in text and "// from grey234.bl" in text and "// from winograd.bl" in text
+    # the files the levels' files use are carried (msmes's strassen.bl, rsmm's winograd.bl: a review)
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", "msmes,rsmm", "-o", str(tmp_path / "m"))
+    assert code == 0, err
+    text = (tmp_path / "m" / "msmes_rsmm.cu").read_text()
+    assert all(f"// from {name}.bl" in text for name in ("msmes", "rsmm", "strassen", "winograd")), text[:600]
 
 
 def test_the_manifest_lists_the_generated_source_and_header_with_their_hashes(capsys, tmp_path):

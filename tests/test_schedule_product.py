@@ -85,6 +85,10 @@ def test_a_library_whose_every_level_is_breadth_first_counts_no_compiled_traffic
     assert "  element-wise traffic per level at n=8192: 5.75 GiB as written\n" in out and "; compiled" not in out
     assert main(["compile", "msmes", "--levels", "2", "--breadth", "1", "-o", str(tmp_path / "c")]) == 0
     assert "; compiled (cublas leaves, fused passes): 7.75 GiB" in capsys.readouterr().out  # its top level runs them
+    # a workspace limit's depth-first fallback runs them too (a review)
+    assert main(["compile", "msmes", "--levels", "1", "--breadth", "1", "--workspace-limit", "0", "-o",
+                 str(tmp_path / "d")]) == 0
+    assert "; compiled (cublas leaves, fused passes): 7.75 GiB" in capsys.readouterr().out
 
 
 def test_a_hybrids_report_counts_no_compiled_traffic(tmp_path, capsys):
