@@ -19,7 +19,7 @@ from .ir import shape_too_large
 from .lower.options import OptionError
 from .output import check_target, write_atomic, write_together
 from .import_cli import import_scheme, sums_multiplied_out
-from .schedule_product_cli import both_schedules, write_schedule_product
+from .schedule_product_cli import both_schedules, note_dropped_products, write_schedule_product
 
 
 def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
@@ -93,7 +93,7 @@ LARGE_PRODUCT = 10_000  # products past which verifying takes minutes (12,167 to
 
 def product(args) -> int:
     from .api import load
-    from .compose import kronecker, unused_products
+    from .compose import kronecker
     from .schedule.product import product_refusal
 
     check_bl_output(args, args.file, args.second)
@@ -126,10 +126,7 @@ def product(args) -> int:
     for source, derived in ((program, first), (loaded, second))[0 if args.algorithm is None else 1:]:
         note_schedule_not_carried(source, derived, "product multiplies", why)  # --algorithm: FILE's only
     result = kronecker(first, second, name=args.name)
-    unused = [f"{side}'s {', '.join(names)}" for side, names in (("FILE", unused_products(first)),
-                                                                 ("SECOND", unused_products(second))) if names]
-    if unused:
-        print(f"note: dropped the products that multiply {' or '.join(unused)}: no output uses them", file=sys.stderr)
+    note_dropped_products(first, second)
     if result.rank >= LARGE_PRODUCT:  # ⟨54,54,54;97336⟩ had run for 20 minutes without a word
         print(f"note: {result.name} has {result.rank} products; verifying it before it is written takes minutes from "
               "about 10,000 products", file=sys.stderr)

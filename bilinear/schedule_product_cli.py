@@ -27,6 +27,7 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
 
     outer, inner = program.main, loaded.main
     algorithm = kronecker(first, second)
+    note_dropped_products(first, second)
     name = args.name or f"{outer.name}_x_{inner.name}"
     if name == algorithm.name:
         raise OptionError(f"--name {name} is the name of the product algorithm the schedule is written for; give the "
@@ -68,3 +69,14 @@ def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, out
         write_atomic(Path(output), text)
         print(f"wrote {output} ({summary})")
     return 0
+
+
+def note_dropped_products(first, second) -> None:
+    """Say which products of the factors ``kronecker`` leaves out, with every product of them: none
+    of those is used by an output (the schedule product's algorithm too)."""
+    from .compose import unused_products
+
+    unused = [f"{side}'s {', '.join(names)}" for side, names in (("FILE", unused_products(first)),
+                                                                 ("SECOND", unused_products(second))) if names]
+    if unused:
+        print(f"note: dropped the products that multiply {' or '.join(unused)}: no output uses them", file=sys.stderr)

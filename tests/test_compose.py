@@ -123,6 +123,13 @@ def test_product_drops_the_products_of_unused_ones_as_transform_does(tmp_path, c
                           "them\n"), err
     assert "never used" not in err
     assert bilinear.verify(tmp_path / "p.bl").entries[0].algorithm.rank == 49
+    # with its msmes schedule: the schedule product's algorithm drops them too, and says so (a review)
+    m8 = tmp_path / "m8.bl"
+    m8.write_text('use "s8.bl"\n' + (ROOT / "algorithms/msmes.bl").read_text().split('use "strassen.bl"', 1)[1])
+    assert main(["product", str(m8), str(m8), "-o", str(tmp_path / "q.bl")]) == 0
+    assert "note: dropped the products that multiply FILE's M8 or SECOND's M8: no output uses them\n" in \
+        capsys.readouterr().err
+    assert bilinear.verify(tmp_path / "q.bl").ok
 
 
 def test_import_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, capsys):
