@@ -1885,7 +1885,13 @@ def test_compile_refuses_an_n_its_library_functions_cannot_take(capsys, tmp_path
     assert code == 2 and err.endswith("bilinear compile: error: -n 2147483648: the library's functions take sizes up to "
                                       "2147483647 (a C int); give a smaller -n\n"), err
     assert not (tmp_path / "big").exists()
-    assert _run(capsys, "compile", "strassen", "-n", "2147483647", "-o", str(tmp_path / "most"))[0] == 0
+    assert _run(capsys, "compile", "msmes", "-n", "2147483647", "-o", str(tmp_path / "most"))[0] == 0  # 0 bytes
+    # a size the functions take whose workspace their long long cannot count (a review)
+    code, _, err = _run(capsys, "compile", "winograd", "--levels", "2", "--breadth", "2", "-n", "2147483647", "-o",
+                        str(tmp_path / "wide"))
+    assert code == 2 and "bilinear compile: error: -n 2147483647: an n×n×n call needs 338958921091692627456 bytes " \
+        "of workspace, more than the library's functions count (9223372036854775807); give a smaller -n" in err, err
+    assert not (tmp_path / "wide").exists()
     assert [bytes_text(2**40 * 3), bytes_text(2**60 * 64)] == ["3.00 TiB", "64.00 EiB"]
 
 

@@ -10,6 +10,7 @@ from .leaves import ProductLaunch
 from .host_code import TEMP_ALIGN
 from .ozaki_host import library_bytes, ozaki_code
 from .plan import LevelPlan, Lowered, call_workspace_bytes
+from .options import MAX_BYTES, OptionError
 from .product import default_config, describe
 
 #: Bumped whenever a key of the manifest changes meaning or goes away.
@@ -75,6 +76,9 @@ def manifest(lowered: Lowered, sources: list[str], host: dict | None = None, n: 
     (at fixed sizes, and at ``n``: compile's -n); ``sources``: the files it was built from, ``uses``:
     the other files they read through ``use`` (a schedule's algorithm is built too)."""
     sizes = sorted({*_SIZES, *([n] if n else [])})
+    if n and (held := library_workspace_bytes(lowered, n)) > MAX_BYTES:  # the C side counts bytes in a long long
+        raise OptionError(f"-n {n}: an n×n×n call needs {held} bytes of workspace, more than the library's functions "
+                          f"count ({MAX_BYTES}); give a smaller -n")
     launches = lowered.product_launches()
     data = {
         "schema_version": MANIFEST_SCHEMA_VERSION,
