@@ -5,6 +5,7 @@ interrupt often comes while a pool starts)."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -18,6 +19,9 @@ def job(value: int) -> int:
 
 
 if __name__ == "__main__":
+    # a run that hangs says where, all threads' stacks on stderr, before the test's 60 s timeout kills it silently
+    # (one of 12 runs hung once in CI, at 0.3 s on a loaded machine, with nothing to show)
+    faulthandler.dump_traceback_later(45, exit=True)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     threading.Timer(float(sys.argv[1]), lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     try:
