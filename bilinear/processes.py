@@ -60,8 +60,14 @@ def _end_at_once(pool: ProcessPoolExecutor) -> None:
     manager, report = getattr(pool, "_executor_manager_thread", None), threading.excepthook
     threading.excepthook = lambda args: None if args.thread is manager else report(args)
     try:
-        for process in list((getattr(pool, "_processes", None) or {}).values()):  # (no public way to end them)
+        # the pool's workers, and any a starting pool had forked but not listed yet: left alive, they held the
+        # caller's stdout open (a hung run in CI left two reading their call pipe)
+        listed = list((getattr(pool, "_processes", None) or {}).values())  # (no public way to end them)
+        for process in {*listed, *multiprocessing.active_children()}:
             process.terminate()
+        if (calls := getattr(pool, "_call_queue", None)) is not None:
+            # its feeder thread can be blocked writing to the ended workers' pipe (seen in CI): not joined at exit
+            calls.cancel_join_thread()
         # (a thread map was starting when the interrupt came is not joined: "cannot join thread before it is started")
         pool.shutdown(wait=manager is not None and manager.ident is not None, cancel_futures=True)
     except (RuntimeError, OSError):  # the teardown racing the interrupt (Python 3.11): the interrupt is what is raised
