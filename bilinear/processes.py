@@ -1,28 +1,32 @@
 """Work spread over processes, for jobs that share nothing: candidate kernels compiled for
-tuning, the optimizer's three sides and its polishing chains."""
+tuning, the optimizer's three sides and its polishing chains.
+
+The pool is this module's own: a pipe to each worker, one job in flight on each, and no thread in
+the calling process.  ``concurrent.futures``' pool, stopped by Ctrl-C, raced its manager and feeder
+threads (Python 3.11): tracebacks, deaths by SIGPIPE, and one interrupted run in a few hundred in CI
+hung with its workers alive."""
 
 from __future__ import annotations
 
-import concurrent.futures.process
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
-import threading
 import warnings
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def mapped(function, jobs: list, workers: int | None = None, context: str | None = None) -> list:
     """``function`` over ``jobs``, in order, in up to ``workers`` processes (default: one per core)
     started by the ``context`` method (default: the platform's); in this process when one would do,
-    or, with a warning, when workers cannot start here.  An error a job raises is raised here as it
-    is.  ``function`` must be a module's top-level function and the jobs picklable."""
+    or, with a warning, when workers cannot start here or one is lost.  An error a job raises is
+    raised here as it is.  ``function`` must be a module's top-level function and the jobs picklable."""
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1:
         try:
-            outcomes = _pooled(function, jobs, workers, context)
-        except (OSError, BrokenProcessPool) as error:  # no /dev/shm, a sandbox without fork, a killed worker
+            outcomes = _pooled(function, jobs, workers, multiprocessing.get_context(context))
+        except OSError as error:  # no /dev/shm, a sandbox without fork, a killed worker
             warnings.warn(f"parallel work failed ({error}); running it in one process", stacklevel=2)
         else:
             for failed, value in outcomes:
@@ -32,56 +36,97 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
     return [function(job) for job in jobs]
 
 
-def _pooled(function, jobs: list, workers: int, context: str | None) -> list:
-    """Every job's outcome from a pool of ``workers`` processes.  Stopped (Ctrl-C, SIGTERM), the
-    workers are ended at once: leaving the pool would wait for the jobs they run (a whole optimize
-    run), and without that they were left running."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(context), initializer=_default_termination)
+def _pooled(function, jobs: list, workers: int, methods) -> list:
+    """Every job's outcome from ``workers`` processes.  However this ends (done, a job's result that
+    cannot be sent, Ctrl-C, SIGTERM), the workers end with it: leaving them would keep a stopped
+    command's output open, and waiting for them would wait for the jobs they run (a whole optimize
+    run)."""
+    links: list[tuple[object, object, object]] = []  # (process, our end, its end), listed before it starts
     try:
-        outcomes = list(pool.map(_outcome, [function] * len(jobs), jobs))
-    except BaseException as error:
-        if isinstance(error, Exception):
-            pool.shutdown(cancel_futures=True)
-        else:
-            _end_at_once(pool)
+        with _stops_held():  # a forked worker starts with them held, until it ignores Ctrl-C
+            for _ in range(workers):
+                ours, theirs = methods.Pipe()
+                links.append((methods.Process(target=_serve, args=(function, theirs, ours)), ours, theirs))
+                links[-1][0].start()
+                theirs.close()
+        outcomes = _dispatched(jobs, [ours for _, ours, _ in links])
+    except BaseException:
+        _end([process for process, _, _ in links], stop=True)
         raise
-    pool.shutdown()
+    finally:
+        for _, ours, theirs in links:
+            ours.close()  # a worker forked but not yet listed when Ctrl-C came reads the end of its pipe and ends
+            theirs.close()
+    _end([process for process, _, _ in links], stop=False)
     return outcomes
 
 
-def _end_at_once(pool: ProcessPoolExecutor) -> None:
-    """End a stopped pool's workers and wait for its threads, whose errors at that point are dropped:
-    they go on writing to the pipes of the ended workers (with SIGPIPE's default, which the command line
-    sets so that ``| head`` ends quietly, one interrupted run in five died of it, exit 141, instead of
-    returning 130), and Python 3.11's manager thread sets the futures ``map`` cancelled as broken
-    (InvalidStateError tracebacks).  Left to the interpreter's exit, they raced it with tracebacks."""
-    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python's own default: a write error, not a death
-    manager, report = getattr(pool, "_executor_manager_thread", None), threading.excepthook
-    threading.excepthook = lambda args: None if args.thread is manager else report(args)
-    try:
-        # the pool's workers, and any a starting pool had forked but not listed yet: left alive, they held the
-        # caller's stdout open (a hung run in CI left two reading their call pipe)
-        listed = list((getattr(pool, "_processes", None) or {}).values())  # (no public way to end them)
-        for process in {*listed, *multiprocessing.active_children()}:
+def _dispatched(jobs: list, connections: list) -> list:
+    """Each job's outcome, the jobs handed out one at a time to whichever worker is free."""
+    outcomes, waiting, running = [None] * len(jobs), iter(enumerate(jobs)), {}
+    for connection in connections:
+        _hand_next(connection, waiting, running)
+    while running:
+        for connection in multiprocessing.connection.wait(list(running)):
+            index = running.pop(connection)
+            try:
+                outcomes[index] = connection.recv()
+            except EOFError:
+                raise ConnectionAbortedError(f"a worker process ended during job {index}") from None
+            _hand_next(connection, waiting, running)
+    return outcomes
+
+
+def _hand_next(connection, waiting, running: dict) -> None:
+    """The next job to the worker at ``connection`` (in a tuple: a job may be anything), or, with
+    none left, its signal to end (an empty tuple)."""
+    for index, job in waiting:  # (the first left, if any)
+        connection.send((job,))
+        running[connection] = index
+        return
+    connection.send(())
+
+
+def _end(processes: list, stop: bool) -> None:
+    """Wait for the workers; ``stop``: end them first.  One still alive after a few seconds is killed."""
+    started = [process for process in processes if process.pid is not None]
+    if stop:
+        for process in started:
             process.terminate()
-        if (calls := getattr(pool, "_call_queue", None)) is not None:
-            # its feeder thread can be blocked writing to the ended workers' pipe (seen in CI): not joined at exit
-            calls.cancel_join_thread()
-        # (a thread map was starting when the interrupt came is not joined: "cannot join thread before it is started")
-        pool.shutdown(wait=manager is not None and manager.ident is not None, cancel_futures=True)
-    except (RuntimeError, OSError):  # the teardown racing the interrupt (Python 3.11): the interrupt is what is raised
-        pass
-    finally:
-        threading.excepthook = report
-        if manager is not None:  # the interpreter's exit must not wake it through a pipe the ending closed (EBADF)
-            concurrent.futures.process._threads_wakeups.pop(manager, None)
+    for process in started:
+        process.join(5)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
 
 
-def _default_termination() -> None:
-    """A worker ends on SIGTERM (the pool's own way to stop it), whatever handler the command line
-    set in the process it was forked from."""
+class _stops_held:
+    """Ctrl-C and SIGTERM held back from this thread while workers start (where the platform can)."""
+
+    def __enter__(self):
+        self.held = hasattr(signal, "pthread_sigmask")
+        if self.held:
+            self.before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+
+    def __exit__(self, *exc):
+        if self.held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.before)
+
+
+def _serve(function, connection, parents_end) -> None:
+    """A worker: each job it is sent, done, its outcome sent back, until told to end or its caller
+    is gone.  It ignores Ctrl-C (which a terminal sends to the whole group): its caller ends it, with
+    SIGTERM at its default whatever handler the command line set in the process it was forked from."""
+    parents_end.close()  # a fork's copy: left open, this worker would never see its caller go
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+    try:
+        while message := connection.recv():
+            _send_back(connection, _outcome(function, *message))
+    except (EOFError, OSError):  # its caller is gone
+        pass
 
 
 def _outcome(function, job) -> tuple[bool, object]:
@@ -91,3 +136,14 @@ def _outcome(function, job) -> tuple[bool, object]:
         return False, function(job)
     except Exception as error:  # noqa: BLE001 — handed back to the caller, who raises it
         return True, error
+
+
+def _send_back(connection, outcome: tuple[bool, object]) -> None:
+    """``outcome`` to the caller, or, where it cannot be pickled, an error that says so."""
+    try:
+        connection.send(outcome)  # (pickled whole before a byte is written)
+    except OSError:
+        raise
+    except Exception as error:  # noqa: BLE001 — any pickling failure
+        what = "error" if outcome[0] else "result"
+        connection.send((True, TypeError(f"a job's {what} could not be sent back: {error}")))

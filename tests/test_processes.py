@@ -3,10 +3,13 @@ cannot start."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import signal
 import subprocess
 import sys
 import warnings
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT
@@ -26,13 +29,13 @@ def test_mapped_runs_here_with_a_warning_when_workers_cannot_start(monkeypatch):
     def refused(*args, **kwargs):
         raise OSError("no /dev/shm")
 
-    monkeypatch.setattr(processes, "ProcessPoolExecutor", refused)
+    monkeypatch.setattr(processes.multiprocessing, "get_context", lambda method: SimpleNamespace(Pipe=refused))
     with pytest.warns(UserWarning, match=r"parallel work failed \(no /dev/shm\); running it in one process"):
         assert processes.mapped(_square, [2, 3], workers=2) == [4, 9]
 
 
 def test_mapped_starts_no_process_for_one_job(monkeypatch):
-    monkeypatch.setattr(processes, "ProcessPoolExecutor", None)  # calling it would fail
+    monkeypatch.setattr(processes, "_pooled", None)  # calling it would fail
     assert processes.mapped(_square, [5]) == [25]
 
 
@@ -89,8 +92,7 @@ def test_an_interrupted_pool_ends_with_the_interrupt_and_no_traceback():
     pipes of the ended workers), and others printed the pool threads' tracebacks (a CLI hunt).  Each run
     is interrupted at another moment of its jobs."""
     outcomes = []
-    # (2000 jobs a pool: with a few, the interrupt often lands while a pool starts, where Python 3.11's own
-    # teardown races it and at times hangs; _end_at_once drops what it can of that, the test does not time it)
+    # (2000 jobs a pool: with a few, the interrupt often lands while a pool starts)
     for delay, jobs in zip((0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85), [2000] * 12):
         run = subprocess.run([sys.executable, str(ROOT / "tests" / "helpers" / "interrupted_pool.py"), str(delay), str(jobs)],
                              capture_output=True, text=True, timeout=60, cwd=ROOT)
@@ -98,9 +100,59 @@ def test_an_interrupted_pool_ends_with_the_interrupt_and_no_traceback():
     assert outcomes == [(130, "")] * len(outcomes)
 
 
-def test_ending_a_pool_interrupted_before_it_started_raises_nothing():
-    """Interrupted before map started the pool's manager thread, the teardown raised TypeError (no weak
-    reference to None), which would have replaced the interrupt (a re-read of the change)."""
-    from concurrent.futures import ProcessPoolExecutor
+def test_mapped_leaves_no_worker_behind():
+    processes.mapped(_square, list(range(20)), workers=3)
+    assert multiprocessing.active_children() == []
 
-    processes._end_at_once(ProcessPoolExecutor(2))
+
+def test_an_interrupted_caller_ends_its_workers_and_raises_the_interrupt(monkeypatch):
+    """Ctrl-C while the caller waits for results: the interrupt is raised, and no worker outlives it."""
+    waits, wait = [], processes.multiprocessing.connection.wait
+
+    def interrupted(objects, timeout=None):
+        if waits:  # (joining a worker waits too)
+            return wait(objects, timeout)
+        waits.append(objects)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(processes.multiprocessing.connection, "wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        processes.mapped(_square, list(range(20)), workers=3)
+    assert len(waits) == 1 and multiprocessing.active_children() == []
+
+
+def _killed_in_a_worker(value: int) -> int:
+    if multiprocessing.parent_process() is not None:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return value
+
+
+def test_a_lost_worker_runs_the_jobs_here_with_a_warning():
+    with pytest.warns(UserWarning, match=r"parallel work failed \(a worker process ended during job [01]\); "
+                                         r"running it in one process"):
+        assert processes.mapped(_killed_in_a_worker, [1, 2, 3], workers=2) == [1, 2, 3]
+    assert multiprocessing.active_children() == []
+
+
+def _unpicklable(value: int):
+    return lambda: value
+
+
+def test_a_result_that_cannot_be_sent_back_is_an_error_of_its_job():
+    with pytest.raises(TypeError, match=r"a job's result could not be sent back: "):
+        processes.mapped(_unpicklable, [1, 2], workers=2)
+
+
+def test_a_worker_whose_caller_is_gone_ends():
+    """A worker forked just before Ctrl-C, before the caller listed it, is not ended by the caller:
+    it ends when the caller closes its end of the pipe (its own copy of that end closed at start)."""
+    context = multiprocessing.get_context("fork")
+    ours, theirs = context.Pipe()
+    worker = context.Process(target=processes._serve, args=(_square, theirs, ours))
+    worker.start()
+    theirs.close()
+    ours.send((3,))
+    assert ours.recv() == (False, 9)
+    ours.close()
+    worker.join(10)
+    assert worker.exitcode == 0
