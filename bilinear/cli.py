@@ -13,6 +13,7 @@ share are in :mod:`bilinear.cli_args`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import io
 import signal
@@ -26,6 +27,7 @@ from . import __version__
 from .diagnostics import BilinearError, diagnostics_of, render
 from .lower.options import OptionError
 from .distributed.cli import add_plan_parser
+from .distributed.ranks import launched_ranks, refused_on_this_rank
 from .run_cli import add_bench_parser, add_compile_and_run_parsers
 
 DESCRIPTION = """\
@@ -198,16 +200,16 @@ def _main(argv: list[str] | None) -> int:
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     words = joined_scalars(sys.argv[1:] if argv is None else list(argv))
+    usage = io.StringIO()  # a usage error's message, held where a job's ranks may say it once between them
     try:
-        args, stray = parser.parse_known_args(words)
-        (commands,) = [action for action in parser._actions if action.dest == "command"]
-        if stray:  # the command's own usage, not the top level's (a FILE after a one-value option of bench)
-            commands.choices[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
+        with contextlib.redirect_stderr(usage) if launched_ranks()[0] > 1 else contextlib.nullcontext():
+            args, stray = parser.parse_known_args(words)
+            (commands,) = [action for action in parser._actions if action.dest == "command"]
+            if stray:  # the command's own usage, not the top level's (a FILE after a one-value option of bench)
+                commands.choices[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
     except SystemExit as refused:
         if refused.code:  # a usage error: other ranks of an MPI job may be waiting for this one
-            from .distributed.ranks import refused_on_this_rank
-
-            refused_on_this_rank(words)
+            refused_on_this_rank(words, usage.getvalue())
         raise
     except OSError as error:  # --help or --version to a full disk or a closed stdout
         print(f"bilinear: error: {error.strerror or error}", file=sys.stderr)

@@ -1152,6 +1152,17 @@ def test_a_rank_whose_command_line_argparse_refuses_ends_the_job_at_once():
 
 
 @needs_mpi
+def test_a_command_line_every_rank_refuses_is_said_once():
+    """`mpiexec -n 3 bilinear run ... --levls 1`: each rank printed argparse's usage and error, three
+    times over (an open note)."""
+    done = _mpi(3, "-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "3",
+                "--backend", "numpy", "--levls", "1", timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("usage: bilinear run") == 1, done.stderr
+    assert done.stderr.endswith("bilinear run: error: unrecognized arguments: --levls 1\n")
+
+
+@needs_mpi
 @pytest.mark.parametrize(("signal_name", "said"), [("SIGTERM", "bilinear: terminated"), ("SIGINT", "bilinear: interrupted")])
 def test_a_rank_stopped_by_a_signal_ends_the_job_at_once(tmp_path, signal_name, said):
     """SIGTERM or Ctrl-C to one rank: it said "terminated" and finalised MPI while the other waited out

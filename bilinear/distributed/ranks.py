@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -46,20 +47,32 @@ NOT_OPTIONS = frozenset({"command", "handler", "levels_given"})
 REFUSED = "a command line it refused (its own message says why)"
 
 
-def refused_on_this_rank(argv: list[str]) -> None:
-    """After argparse refused this rank's command line (and said why): where the job's other ranks
-    run or bench, they compare command lines before anything else, so take part with :data:`REFUSED`
-    for a command: they stop at once instead of waiting in MPI_Init for this rank."""
+def refused_on_this_rank(argv: list[str], message: str) -> None:
+    """After argparse refused this rank's command line: say ``message`` (its usage and why), here, or
+    once for the job where every rank refused it alike (rank 0 says it: a typo on an 8-rank job's
+    command line printed eight usages).  Where the job's ranks run or bench, they compare command lines
+    before anything else, so this rank takes part with :data:`REFUSED` for a command: the others stop
+    at once instead of waiting in MPI_Init for it."""
     from .comm import MPIComm, start_timeout
 
+    alike = False
     command = next((word for word in argv if not word.startswith("-")), None)
-    if command not in ("run", "bench") or launched_ranks()[0] < 2:
-        return
-    try:
-        if world()[1] > 1:
-            MPIComm(timeout=start_timeout()).agree((REFUSED, ""))
-    except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
-        pass
+    if command in ("run", "bench") and launched_ranks()[0] > 1:
+        try:
+            rank, size = world()
+            if size > 1:
+                mine = (REFUSED, hashlib.sha256(message.encode()).hexdigest()[:12])
+                everyone = MPIComm(timeout=start_timeout()).agree(mine)
+                alike = rank > 0 and all(tuple(theirs) == mine for theirs in everyone)
+        except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
+            pass
+            pass
+    if not alike:
+        try:
+            sys.stderr.write(message)
+            sys.stderr.flush()
+        except OSError:  # nowhere to say it: the usage error's status stands
+            pass
 
 
 def read_on_every_rank(read: Callable[[], T], path: Path) -> T:
