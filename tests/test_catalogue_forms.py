@@ -238,6 +238,9 @@ def test_a_straight_line_program_with_a_zero_factor_is_refused(tmp_path):
         ("o0:=i0+1;\n", "a straight-line program for a linear map adds no constants"),
         ("o0:=(i0;\n", "this is not a linear expression ('(' was never closed)"),
         ("o1:=i0;\n", "x_L.slp never assigns o0, although it assigns o1"),
+        # everything after the first ';' had been dropped unread, a second assignment too (a hunt)
+        ("o0:=i0; o0:=i1;\n", "one statement a line: found 'o0:=i1;' after the first ';'"),
+        ("o0:=i0; not parsed at all\n", "one statement a line: found 'not parsed at all' after the first ';'"),
     ],
 )
 def test_malformed_straight_line_programs(tmp_path, text, message):
@@ -246,6 +249,14 @@ def test_malformed_straight_line_programs(tmp_path, text, message):
     with pytest.raises(BilinearError) as caught:
         read_slp(_write(tmp_path, "x_L.slp", text))
     assert caught.value.diagnostics[0].message == message
+
+
+def test_a_comment_line_of_a_straight_line_program_is_not_read_as_code(tmp_path):
+    """`# o0:=i0+i1;` was read as an assignment to `# o0` and refused (a hunt)."""
+    from bilinear.frontend.formats.sparse import read_slp
+
+    program = read_slp(_write(tmp_path, "x_L.slp", "# o0:=i0+i1; an old line\no0:=i0;  # the one\n"))
+    assert (program.entries, program.comments) == ({(0, 0): 1}, ("o0:=i0+i1; an old line",))
 
 
 @pytest.mark.parametrize(

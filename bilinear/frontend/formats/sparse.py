@@ -263,11 +263,15 @@ def read_slp(path: Path) -> Sparse:
     assignments, versions, finals = [], {}, {}
     comments = []
     for number, line in enumerate(source_lines(read_source(path, text_of="PLinOpt text")), start=1):
-        statement = line.split(";", 1)[0]
         if line.lstrip().startswith("#"):
             comments.append(line.strip().lstrip("# "))
+            continue
+        statement, _, rest = line.split("#", 1)[0].partition(";")
         if ":=" not in statement:
             continue  # PLinOpt ignores lines without an assignment
+        if rest.strip():  # dropped unread, a second assignment had been lost
+            fail(f"one statement a line: found {rest.strip()!r} after the first ';'",
+                 token_span(path, number, len(statement) + 2 + len(rest) - len(rest.lstrip()), rest.strip()))
         target, expression = statement.split(":=", 1)
         target = target.strip()
         span = line_span(path, number, line)
