@@ -432,3 +432,17 @@ def test_a_byte_order_mark_does_not_hide_the_header(tmp_path, capsys):
     source.write_bytes(b"\xef\xbb\xbf" + (ROOT / "algorithms/strassen.bl").read_bytes())
     assert main(["import", str(source), "-o", str(tmp_path / "o.bl")]) == 0
     assert any("Strassen (1969)" in line for line in _header(tmp_path / "o.bl"))
+
+
+def test_a_fraction_of_two_long_numbers_reads_back_from_fast_matmul_and_plinopt(tmp_path):
+    """(10^2500+1)/(10^2500+3): each number within the readers' digit limit, the export was written,
+    and read back as "a number of more than 4300 digits" (the two counted together; a hunt)."""
+    from bilinear.frontend.writers import to_fast_matmul, to_plinopt
+
+    big = 10**2500
+    algorithm = _strassen_with_cancelling(f"{big + 1}/{big + 3}")
+    (tmp_path / "big-fast").write_text(to_fast_matmul(algorithm), encoding="utf-8")
+    for suffix, text in to_plinopt(algorithm).items():
+        (tmp_path / f"2x2x2_9_big_{suffix}.sms").write_text(text, encoding="utf-8")
+    for path in (tmp_path / "big-fast", tmp_path / "2x2x2_9_big_L.sms"):
+        assert Fraction(big + 1, big + 3) in read_catalogue(path).products[7].left.as_dict().values()

@@ -77,7 +77,8 @@ def exact_fraction(text: str) -> Fraction:
         ValueError, ZeroDivisionError: as ``Fraction`` does for malformed text.
     """
     exponent = _EXPONENT.search(text)
-    digits = sum(c.isdigit() for c in (text[: exponent.start()] if exponent else text))
+    # each of p/q within the limit is read (Python's limit is per number; the writers check each)
+    digits = max(sum(c.isdigit() for c in part) for part in (text[: exponent.start()] if exponent else text).split("/"))
     if exponent:
         power = exponent.group(1).replace("_", "")
         digits += abs(int(power)) if len(power) <= 12 else MAX_DIGITS + 1
