@@ -183,7 +183,7 @@ def optimize(args) -> int:
     from .optimize_products import moved, said
 
     if args.style == "table":  # it had been ignored: the result was written as equations anyway
-        raise OptionError("optimize writes named sums, which --style table (one row of U, V and W per product) cannot "
+        raise OptionError("optimize writes named sums, which --style table (U, V and W, a column per product) cannot "
                          "hold; leave --style out")
     also = args.also or []
     check_bl_output(args, args.file, *also)
@@ -268,10 +268,10 @@ def _other_programs(source, paths: list[Path]) -> list:
     return others
 
 
-STYLE_HELP = "equations (products and outputs as formulas; the default) or table (U, V and W, a row per product)"
+STYLE_HELP = "equations (products and outputs as formulas; the default) or table (U, V and W, a row per block, a column per product)"
 # optimize keeps --style so that `--style table` meets its own refusal (which says why), not argparse's
 # "unrecognized arguments"; its help must not offer what that refusal turns down
-OPTIMIZE_STYLE_HELP = ("equations only (the default): optimize writes named sums, which a table (U, V and W, a row "
+OPTIMIZE_STYLE_HELP = ("equations only (the default): optimize writes named sums, which a table (U, V and W, a column "
                        "per product) cannot hold")
 
 

@@ -469,8 +469,8 @@ def test_optimize_refuses_the_table_style_it_cannot_write(tmp_path, capsys):
     out = tmp_path / "o.bl"
     code, stdout, err = _run(capsys, "optimize", STRASSEN, "--style", "table", "-o", str(out))
     assert (code, stdout, out.exists()) == (2, "", False)
-    assert err.endswith("bilinear optimize: error: optimize writes named sums, which --style table (one row of U, V and "
-                        "W per product) cannot hold; leave --style out\n")
+    assert err.endswith("bilinear optimize: error: optimize writes named sums, which --style table (U, V and W, a column "
+                        "per product) cannot hold; leave --style out\n")
 
 
 def test_optimize_help_does_not_offer_the_table_style_it_refuses(capsys):
@@ -478,10 +478,10 @@ def test_optimize_help_does_not_offer_the_table_style_it_refuses(capsys):
     code, out, _ = _run(capsys, "optimize", "--help")
     style = " ".join(out.split("\n  --style {equations,table}")[1].split("\n  --name")[0].split())
     assert code == 0
-    assert style == "equations only (the default): optimize writes named sums, which a table (U, V and W, a row per " \
+    assert style == "equations only (the default): optimize writes named sums, which a table (U, V and W, a column per " \
                     "product) cannot hold"
     code, out, _ = _run(capsys, "import", "--help")  # import writes either
-    assert "or table (U, V and W, a row per product)" in " ".join(out.split())
+    assert "or table (U, V and W, a row per block, a column per product)" in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -684,7 +684,7 @@ OPTION_REFUSALS = [
     (("run", STRASSEN, "-n", "8", "--backend", "numpy", "--levels-schemes", "strassen,"),
      "argument --levels-schemes: expected one file or shipped name per level, comma-separated, not 'strassen,'"),
     (("optimize", STRASSEN, "--style", "table", "-o", "{tmp}/o.bl"), "optimize writes named sums, which --style "
-     "table (one row of U, V and W per product) cannot hold; leave --style out"),
+     "table (U, V and W, a column per product) cannot hold; leave --style out"),
     (("transform", STRASSEN, "--to", "nkm", "--name", "A11", "-o", "{tmp}/t.bl"),
      "argument --name: must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword "
      "or a block name like A11), not 'A11'"),
