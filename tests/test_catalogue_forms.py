@@ -688,3 +688,14 @@ def test_an_eliminated_file_cut_inside_its_last_block_says_so(tmp_path):
     assert message == ("this row of W has 28 entries; it needs 26, one per product and one per product substitution; "
                        "every row of W has 28: 5 product substitutions, but the last block has 3 rows (is the file "
                        "cut short?)"), message
+
+
+@pytest.mark.parametrize("dimensions, said", [((-1, 2, 2), "shape ⟨-1,2,2⟩ has a dimension below 1"),
+                                              ((0, 2, 2), "shape ⟨0,2,2⟩ has a dimension below 1")])
+def test_a_shape_with_a_dimension_below_one_says_so(dimensions, said):
+    """⟨-1,2,2⟩ was said to have "a zero dimension" (a hunt)."""
+    from bilinear.ir.names import Shape
+
+    with pytest.raises(ValueError) as caught:
+        Shape(*dimensions)
+    assert str(caught.value) == said

@@ -77,7 +77,7 @@ class Shape:
 
     def __post_init__(self) -> None:
         if min(self.m, self.k, self.n) < 1:
-            raise ValueError(f"shape ⟨{self.m},{self.k},{self.n}⟩ has a zero dimension")
+            raise ValueError(f"shape ⟨{self.m},{self.k},{self.n}⟩ has a dimension below 1")
         if problem := shape_too_large(self.m, self.k, self.n):
             raise ValueError(problem)
 
