@@ -434,11 +434,21 @@ def test_a_change_of_basis_without_its_scheme_names_what_is_missing(tmp_path):
         "2x2x2_7_S-ALT_R.sms and 2x2x2_7_S-ALT_P.sms, is missing beside it", "")
 
 
-@pytest.mark.parametrize("format", [None, "plinopt"])
+@pytest.mark.parametrize("format", [None, "plinopt", "kauers"])
 def test_a_catalogue_folder_is_said_to_be_one(tmp_path, format):
-    """A folder given with --from plinopt was 'not a .bl file'."""
-    assert _error(tmp_path, format=format) == (
-        f"{tmp_path} is a directory, not one scheme file (of PLinOpt's, one of NAME_L, NAME_R and NAME_P)", "")
+    """A folder given with --from plinopt was 'not a .bl file'; with --from kauers it was said not to be
+    one of PLinOpt's files (a hunt)."""
+    parts = "" if format == "kauers" else " (of PLinOpt's, one of NAME_L, NAME_R and NAME_P)"
+    assert _error(tmp_path, format=format) == (f"{tmp_path} is a directory, not one scheme file{parts}", "")
+
+
+def test_a_folder_in_place_of_a_plinopt_part_is_said_not_to_be_a_plinopt_file(tmp_path):
+    """A folder named like the _R file beside the _L one was "not a .bl file" (a hunt)."""
+    for part, text in SMS.items():
+        _write(tmp_path, f"2x2x2_7_S_{part}.sms", text)
+    (tmp_path / "2x2x2_7_S_R.sms").unlink()
+    (tmp_path / "2x2x2_7_S_R.sms").mkdir()
+    assert _error(tmp_path / "2x2x2_7_S_L.sms")[0] == f"{tmp_path / '2x2x2_7_S_R.sms'} is a directory, not a PLinOpt file"
 
 
 @pytest.mark.parametrize(("format", "text"), [("fast-matmul", "fast-matmul text"), ("kauers", "Kauers text"),

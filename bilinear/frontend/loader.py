@@ -62,7 +62,8 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text",
     """The UTF-8 text of a source file (a regular file of at most MAX_SOURCE_BYTES), or a
     located error saying why not (a binary file is not ``text_of``; a missing file that is no
     ``scheme`` is not looked for among the shipped ones)."""
-    info = check_regular(path, span, scheme=scheme)
+    info = check_regular(path, span, wanted=f"a {text_of.removesuffix(' text')} file" if text_of.endswith(" text") else text_of,
+                         scheme=scheme)
     try:
         if info.st_size > MAX_SOURCE_BYTES:
             raise BilinearError(Diagnostic(f"{path} is {info.st_size} bytes; source files are limited to {MAX_SOURCE_BYTES >> 20} MiB", span))
