@@ -156,6 +156,9 @@ def export(args) -> int:
         raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
     program = load_input(args)
     algorithm = chosen_algorithm(args, program)
+    if args.algorithm is None:
+        note_schedule_not_carried(program, algorithm, "export writes", " (a catalogue format holds a scheme's "
+                                  "coefficients alone)")
     header = (*copied_header(args.file, program, algorithm), f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind

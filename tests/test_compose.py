@@ -147,6 +147,16 @@ def test_import_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, cap
     assert "note" not in capsys.readouterr().err
 
 
+def test_export_says_that_a_schedule_is_not_carried(tmp_path, capsys):
+    """`export msmes --to fast-matmul` wrote strassen and dropped the schedule without a word (a hunt)."""
+    assert main(["export", "msmes", "--to", "fast-matmul", "-o", str(tmp_path / "m")]) == 0
+    assert ("note: msmes is a schedule; export writes its algorithm strassen and writes no schedule (a catalogue "
+            "format holds a scheme's coefficients alone)\n") in capsys.readouterr().err
+    assert main(["export", "msmes", "--to", "fast-matmul", "--algorithm", "strassen", "-o", str(tmp_path / "s"),
+                 ]) == 0
+    assert "note" not in capsys.readouterr().err
+
+
 def test_transform_and_product_say_that_a_schedule_is_not_carried(tmp_path, capsys):
     """`transform msmes` wrote strassen permuted and dropped the in-place schedule without a word."""
     assert main(["transform", "msmes", "--to", "nkm", "-o", str(tmp_path / "t.bl")]) == 0
