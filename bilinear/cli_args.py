@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from .diagnostics import brief
+from .frontend.formats.common import TOO_MANY_DIGITS
 from .ir.names import definition_name_problem
 from .optimize_arguments import MOST_CHAINS, MOST_TRIES
 from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, MAX_BYTES, OZAKI_SCALINGS
@@ -21,6 +22,8 @@ def positive(text: str, least: int = 1, most: int | None = None) -> int:
     try:
         value = int(text)
     except ValueError:
+        if text.strip().lstrip("+-").isdigit():  # a whole number past Python's digit limit
+            raise argparse.ArgumentTypeError(f"{brief(text)!r}: {TOO_MANY_DIGITS}") from None
         raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
     if value < least:
         raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")

@@ -2139,3 +2139,9 @@ def test_product_notes_the_definitions_second_leaves_out(capsys, tmp_path):
     assert code == 0, err
     assert (f"bilinear product: note: {both} also defines strassen; product uses its last definition, winograd "
             "(another: put it last, or in a file of its own)") in err, err
+
+
+def test_a_number_past_the_digit_limit_says_so(capsys):
+    """A 5,000-digit --mod was "expected a whole number": it is one, too long to read (a hunt)."""
+    code, _, err = _run(capsys, "verify", STRASSEN, "--mod", "9" * 5000)
+    assert code == 2 and f"argument --mod: '{'9' * 28}…{'9' * 10}': a number of more than 4300 digits cannot be read" in err
