@@ -132,7 +132,10 @@ def product(args) -> int:
               "about 10,000 products", file=sys.stderr)
     same = args.second.resolve() == args.file.resolve()  # strassen ⊗ strassen: its header once
     _note_sums_multiplied_out(first, *(() if same and second.name == first.name else (second,)))  # and its note
-    header = (*copied_header(args.file, program, first), *(() if same else copied_header(args.second, loaded, second)),
+    first_header = copied_header(args.file, program, first)
+    second_header = () if same else copied_header(args.second, loaded, second)
+    # msmes ⊗ strassen: both algorithms are strassen.bl's, whose header both copies are
+    header = (*first_header, *(() if second_header == first_header else second_header),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
     return _write(result, header, args.output, args.style)
 

@@ -1437,8 +1437,10 @@ def test_a_level_file_with_a_syntax_error_gets_no_reading_options_note(capsys, t
     assert code == 1 and "--levels-schemes file" not in err, err
 
 
-def test_product_of_a_file_with_itself_copies_its_header_once(capsys, tmp_path):
-    assert _run(capsys, "product", "strassen", "strassen", "-o", str(tmp_path / "p.bl"))[0] == 0
+@pytest.mark.parametrize("first, second", [("strassen", "strassen"), ("msmes", "strassen"), ("strassen", "msmes")])
+def test_product_of_one_algorithms_file_with_itself_copies_its_header_once(capsys, tmp_path, first, second):
+    """msmes's algorithm is strassen.bl's: `product msmes strassen` copied strassen.bl's header twice (a hunt)."""
+    assert _run(capsys, "product", first, second, "-o", str(tmp_path / "p.bl"))[0] == 0
     assert (tmp_path / "p.bl").read_text().count("# from strassen.bl") == 1
 
 
