@@ -1322,3 +1322,16 @@ def test_a_script_that_raises_on_one_rank_ends_the_job():
     assert time.monotonic() - start < 45, done.stderr
     assert done.returncode != 0
     assert "RuntimeError: a mistake of rank 1's own" in done.stderr
+
+
+def test_steps_help_says_where_the_default_stops(capsys):
+    """--help said the default gives every rank a product; at 4096 ranks it plans strassen^4, 2401
+    products (a hunt)."""
+    from bilinear.cli import main
+    from bilinear.distributed.steps import MAX_GLOBAL_PRODUCTS, default_steps
+
+    assert default_steps(7, 4096) == 4 and 7**4 < 4096 < 7**5 and MAX_GLOBAL_PRODUCTS == 4096
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    assert "every rank a product, within 4096 products; past that, products are cut into row bands among the ranks" in (
+        " ".join(capsys.readouterr().out.split()))

@@ -12,6 +12,7 @@ from ..diagnostics import BilinearError, diagnostics_of, render
 from ..lower.options import OptionError
 from .comm import AgreedError, end_job, say
 from .describe import describe_plan, plan_as_data
+from .steps import MAX_GLOBAL_PRODUCTS
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
 from .ranks import (SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, refused_on_this_rank,
                     same_command, world)
@@ -48,7 +49,8 @@ def add_distribution_options(parser: argparse.ArgumentParser, planning: bool = F
         type=positive,
         default=None,
         metavar="S",
-        help="breadth-first steps (default: the fewest that give every rank a product)",
+        help=f"breadth-first steps (default: the fewest that give every rank a product, within {MAX_GLOBAL_PRODUCTS} "
+             "products; past that, products are cut into row bands among the ranks)",
     )
     parser.add_argument(
         "--local",
