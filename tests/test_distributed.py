@@ -1335,3 +1335,14 @@ def test_steps_help_says_where_the_default_stops(capsys):
         main(["plan", "--help"])
     assert "every rank a product, within 4096 products; past that, products are cut into row bands among the ranks" in (
         " ".join(capsys.readouterr().out.split()))
+
+
+def test_a_plan_whose_core_is_empty_says_so(capsys):
+    """-n 1 over 8 ranks: "core 0x0x0 of 1x1x1", then 6.125 products a rank, while one rank's fringe
+    product held all the work (a hunt)."""
+    from bilinear.cli import main
+
+    assert main(["plan", "strassen", "-n", "1", "--gpus", "8"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("core 0x0x0 of 1x1x1 (empty: the fringe products hold all the work)")
+    assert lines[1] == "rank 0: 6.125 products of the empty core, 0.00 TFLOP, workspace 0.00 GiB"

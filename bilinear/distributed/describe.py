@@ -40,15 +40,17 @@ def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[s
     from .execute import rank_workspace_bytes
 
     d = plan.decomposition
+    empty = 0 in plan.core  # (too small a product for the grid: the fringes are all of it)
     lines = [
         f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} rank{'' if plan.ranks == 1 else 's'}, "
         f"{plan.bands} band(s) per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"
+        + (" (empty: the fringe products hold all the work)" if empty else "")
     ]
     terms = _Terms()
     for rank in range(plan.ranks):
         share = sum(t.band_count for t in plan.tasks_of(rank)) / plan.bands
         lines.append(
-            f"rank {rank}: {share:g} products, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
+            f"rank {rank}: {share:g} products{' of the empty core' if empty else ''}, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
             f"workspace {rank_workspace_bytes(plan, rank, itemsize, *roles) / 2**30:.2f} GiB"
         )
         for task in plan.tasks_of(rank):
