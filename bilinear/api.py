@@ -14,7 +14,7 @@ import numpy as np
 from .diagnostics import BilinearError, Diagnostic, brief
 from .frontend import load_program
 from .frontend.loader import ShippedDefinition, find_scheme
-from .frontend.importers import (AlternativeBasis, Scheme, detect_format, detected_format_note, parse_shape,
+from .frontend.importers import (AlternativeBasis, Scheme, detect_format, format_note, other_look, parse_shape,
                                  read_catalogue)
 from .ir import Algorithm, Program, Schedule, shape_too_large
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower, verification
@@ -44,10 +44,20 @@ def _read(
     try:
         return _read_as(path, format, shape, key, allow_pickle, modulus)
     except BilinearError as error:
-        if (note := detected_format_note(path, format)) is None:
+        if (other := other_look(path, format)) is None or not _reads(path, other, shape, key, allow_pickle, modulus):
             raise
         first, *rest = error.diagnostics
-        raise BilinearError(replace(first, notes=(*first.notes, note)), *rest) from None
+        raise BilinearError(replace(first, notes=(*first.notes, format_note(path, other))), *rest) from None
+
+
+def _reads(path: Path, format: str, *options) -> bool:
+    """Whether ``format``'s reader reads the file (the look of its text alone had offered fast-matmul for
+    PLinOpt text it could not read)."""
+    try:
+        _read_as(path, format, *options)
+    except BilinearError:
+        return False
+    return True
 
 
 def _read_as(path: Path, format: str, shape: str | None, key: str | None, allow_pickle: bool,

@@ -1019,3 +1019,13 @@ def test_a_zero_led_number_does_not_change_what_a_malformed_product_is_told(tmp_
     with pytest.raises(BilinearError) as refused:
         read_catalogue(path)
     assert refused.value.diagnostics[0].message.startswith("'(' is never closed")
+
+
+def test_no_other_format_is_offered_where_it_would_not_read_the_file(tmp_path):
+    """An .sms header without its type letter was told its text "reads as fast-matmul: give --from
+    fast-matmul", which then failed on the U, V and W blocks (a hunt)."""
+    path = _plinopt(tmp_path, L=SMS["L"].replace("7 4 R\n", "7 4\n"))
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    (first,) = caught.value.diagnostics
+    assert first.message == "expected the header 'rows cols type', e.g. '7 4 R'" and first.notes == ()

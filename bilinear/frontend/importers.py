@@ -135,13 +135,18 @@ def _suffix_owners(suffix: str) -> list[str]:
     return [reader.name for reader in READERS if suffix in reader.suffixes]
 
 
-def detected_format_note(path: Path, format: str) -> str | None:
-    """What to add to the error of a file read as ``format`` by :func:`detect_format`: the format its
-    text reads as, where that is another and not ``format`` too (its suffix said ``format``)."""
+def other_look(path: Path, format: str) -> str | None:
+    """The format a file's text reads as, where :func:`detect_format` chose ``format`` (by its suffix)
+    and the text does not look like that one too."""
     looks = reads_as(path)
     if format in looks or not looks:  # (every Perminov text looks like fast-matmul too: its own reader's error stands)
         return None
-    return f"{path.name}'s text reads as {looks[0]}: give --from {looks[0]} (format={looks[0]!r})"
+    return looks[0]
+
+
+def format_note(path: Path, format: str) -> str:
+    """The note that offers ``format`` for a file read as another."""
+    return f"{path.name}'s text reads as {format}: give --from {format} (format={format!r})"
 
 
 def _looks_like(text: str) -> list[str]:
