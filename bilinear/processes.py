@@ -37,8 +37,8 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
 
 
 def _pooled(function, jobs: list, workers: int, methods) -> list:
-    """Every job's outcome from ``workers`` processes.  However this ends (done, a job's result that
-    cannot be sent, Ctrl-C, SIGTERM), the workers end with it: leaving them would keep a stopped
+    """Every job's outcome from ``workers`` processes.  However this ends (done, a lost worker,
+    Ctrl-C, SIGTERM), the workers end with it: leaving them would keep a stopped
     command's output open, and waiting for them would wait for the jobs they run (a whole optimize
     run)."""
     links: list[tuple[object, object, object]] = []  # (process, our end, its end), listed before it starts
@@ -55,7 +55,7 @@ def _pooled(function, jobs: list, workers: int, methods) -> list:
         raise
     finally:
         for _, ours, theirs in links:
-            ours.close()  # a worker forked but not yet listed when Ctrl-C came reads the end of its pipe and ends
+            ours.close()  # a worker forked by a start that Ctrl-C cut short (no pid kept to end it) reads EOF and ends
             theirs.close()
     _end([process for process, _, _ in links], stop=False)
     return outcomes
