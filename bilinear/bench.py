@@ -172,6 +172,16 @@ def read_json(path: Path) -> list[BenchResult]:
 _MARKERS = {0: "D", 1: "o", 2: "s", 3: "^"}  # by level count
 
 
+def plot_series(results: list[BenchResult]) -> dict[tuple[str, int | str, str], list[BenchResult]]:
+    """The plot's lines: rows by scheme, levels as requested (those that ran may be fewer at small n:
+    grouped by those, one request was split over lines and merged into another's) and leaf, by n."""
+    series: dict[tuple[str, int | str, str], list[BenchResult]] = {}
+    for r in sorted(results, key=lambda r: r.N):
+        asked = r.levels if r.levels_requested is None else r.levels_requested
+        series.setdefault((r.name, asked, r.leaf), []).append(r)
+    return dict(sorted(series.items(), key=lambda item: tuple(map(str, item[0]))))
+
+
 def plot(results: list[BenchResult], path: Path) -> None:
     """Effective TFLOP/s against n, one panel per dtype: a colour per scheme, a marker per level
     count, solid lines for cuBLAS leaves and dotted for fused ones; cuBLAS itself in black."""
@@ -188,11 +198,10 @@ def plot(results: list[BenchResult], path: Path) -> None:
     colours = {name: palette[i % len(palette)] for i, name in enumerate(sorted({r.name for r in results}))}
     for axis, dtype in zip(axes[0], dtypes):
         of_dtype = [r for r in results if r.dtype == dtype]
-        for name, levels, leaf in sorted({(r.name, r.levels, r.leaf) for r in of_dtype}):
-            rows = sorted((r for r in of_dtype if (r.name, r.levels, r.leaf) == (name, levels, leaf)), key=lambda r: r.N)
+        for (name, levels, leaf), rows in plot_series(of_dtype).items():
             axis.plot([r.N for r in rows], [r.ours_tflops for r in rows], color=colours[name],
                       marker=_MARKERS.get(levels, "x"), linestyle="-" if leaf == "cublas" else ":",
-                      label=f"{name} L{levels} {leaf}")
+                      label=f"{name} {'levels auto' if levels == 'auto' else f'L{levels}'} {leaf}")
         library: dict[int, list[float]] = {}
         for r in of_dtype:
             library.setdefault(r.N, []).append(r.library_tflops)

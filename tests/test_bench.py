@@ -198,3 +198,18 @@ def test_the_plot_gives_more_than_ten_schemes_each_a_colour(tmp_path):
     picture = tmp_path / "many.png"
     plot([replace(row, name=f"s{i}", N=n) for i in range(12) for n in (64, 128)], picture)
     assert picture.stat().st_size > 1000
+
+
+def test_the_plot_draws_a_line_per_requested_level_count():
+    """--levels 1 3 at n = 2 and 4: the L3 request ran 1 level at n = 2 and 2 at n = 4, and the plot put
+    its points on the L1 line and an L2 marker of their own, grouped by the levels that ran (a hunt)."""
+    from bilinear.bench import BenchResult, plot_series
+
+    def row(n, ran, asked):
+        return BenchResult("s", "s.bl", ran, "cublas", "float64", n, n, n, 1.0, 1.0, 1.0, 0.5, 0.5, 0, 1e-16, 1e-16,
+                           1.0, levels_requested=asked)
+
+    rows = [row(2, 1, 1), row(4, 1, 1), row(2, 1, 3), row(4, 2, 3), row(4, 0, "auto")]
+    series = plot_series(rows)
+    assert {key: [r.N for r in found] for key, found in series.items()} == {
+        ("s", 1, "cublas"): [2, 4], ("s", 3, "cublas"): [2, 4], ("s", "auto", "cublas"): [4]}
