@@ -10,6 +10,7 @@ from argparse import ArgumentTypeError
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -207,9 +208,12 @@ def run_bench(args) -> int:
                 level_count, leaf, _ = choose_levels(lowered, ceilings[dtype], n, n, n, leaves=leaves)
             else:
                 level_count = int(levels)
-            progress.update(task, description=f"{path.name} n={n} {dtype} L{level_count} {leaf}")
+            progress.update(task, description=escape(f"{path.name} n={n} {dtype} L{level_count} {leaf}"))
             product = CompiledProduct(lowered(level_count, leaf), backend)
-            result = bench_one(product, str(path), n, n, n, ceilings.get(dtype), args.repeat, breakdown=args.breakdown,
+            # (on the CPU, ceilings are measured for auto rows alone: a fixed row's model time had hung on
+            # whether an auto row came before it)
+            modelled = ceilings.get(dtype) if backend.name == "cupy" or levels == "auto" else None
+            result = bench_one(product, str(path), n, n, n, modelled, args.repeat, breakdown=args.breakdown,
                                name=names[path], requested="auto" if levels == "auto" else None)
             results.append(result)
             # Each result as soon as it exists, so a run cut short still leaves its numbers.
@@ -234,17 +238,18 @@ def run_bench(args) -> int:
 
 def _console(stderr: bool) -> Console:
     """COLUMNS where it is a positive width (0 had printed nothing), else the terminal's the output
-    goes to (stderr's with --json -: stdout is then a pipe), and 200 columns for a pipe or file."""
+    goes to (stderr's with --json -: stdout is then a pipe), and 200 columns for a pipe or file.  No
+    markup: what it prints holds paths, and `[/x]` in one had ended the run in rich's MarkupError."""
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
-        return Console(stderr=stderr, width=int(columns))
+        return Console(stderr=stderr, width=int(columns), markup=False)
     if not Console(stderr=stderr).is_terminal:
-        return Console(stderr=stderr, width=200)
+        return Console(stderr=stderr, width=200, markup=False)
     try:
         width = os.get_terminal_size((sys.stderr if stderr else sys.stdout).fileno()).columns
     except (OSError, ValueError):
         width = 80
-    return Console(stderr=stderr, width=width)
+    return Console(stderr=stderr, width=width, markup=False)
 
 
 def _print_table(console: Console, table: Table) -> None:
@@ -311,11 +316,16 @@ def _table(results: list[BenchResult]) -> Table:
     for r in results:
         table.add_row(
             r.name, str(r.N), r.dtype, _levels(r)[1:], r.leaf, f"{r.ours_ms:.2f}", f"{r.library_ms:.2f}",
-            f"{r.ratio:.3f}", f"{r.ours_tflops:.1f}", f"{r.library_tflops:.1f}",
+            f"{r.ratio:.3f}", _tflops(r.ours_tflops), _tflops(r.library_tflops),
             "-" if r.extra_bytes is None else str(r.extra_bytes), f"{r.error:.1e}", f"{r.library_error:.1e}",
             _model(r),
         )
     return table
+
+
+def _tflops(rate: float) -> str:
+    """A GPU's tens of TFLOP/s to a tenth; a CPU's hundredths and less to three digits (they were all 0.0)."""
+    return f"{rate:.1f}" if rate >= 1 else f"{rate:.3g}"
 
 
 def _stage_table(result: BenchResult) -> Table:

@@ -346,3 +346,38 @@ def test_an_unmarked_plot_format_that_exists_is_refused_for_what_it_is(capsys, t
     code, _, err = _run(capsys, *bench)
     assert code == 1 and f"--plot {target} exists, and .jpg files carry no mark to tell bench's plots by: " \
         "choose another name, remove it, or plot to .png, .pdf, .svg, .eps, .ps (bench replaces its own)" in err, err
+
+
+def test_paths_with_brackets_are_printed_as_typed(capsys, tmp_path):
+    """rich read `[/x]` in a --json path as markup: a traceback after the timing, and `r[red].json`
+    was said as `wrote r.json` (a hunt)."""
+    folder = tmp_path / "d[/x]"
+    folder.mkdir(parents=True)
+    shutil.copy(STRASSEN, folder / "strassen.bl")
+    for target in (folder / "r.json", tmp_path / "r[red].json"):
+        code, out, err = _run(capsys, str(folder / "strassen.bl"), "strassen", "-n", "8", "--levels", "1",
+                              "--backend", "numpy", "--repeat", "1", "--json", str(target))
+        assert code == 0 and f"wrote {target}" in out, out + err
+        assert len(json.loads(target.read_text())["results"]) == 2
+
+
+def test_a_fixed_level_row_has_the_same_model_time_whatever_else_is_timed(capsys):
+    """On the CPU the ceilings were measured at the first `auto` row: a fixed-level row after it had a
+    model time, one before it had none (a hunt)."""
+    rows = []
+    for levels in (("1", "auto"), ("auto", "1")):
+        code, out, err = _run(capsys, "strassen", "-n", "32", "--levels", *levels, "--backend", "numpy", "--repeat", "1",
+                              "--json", "-")
+        assert code == 0, err
+        (fixed,) = [row for row in json.loads(out)["results"] if row["levels_requested"] != "auto"]
+        rows.append(fixed["predicted_ms"] is None)
+    assert rows == [True, True]
+
+
+def test_tflops_on_the_cpu_show_their_digits(capsys):
+    """The TFLOP/s columns said 0.0 for every CPU row (a hunt)."""
+    code, out, err = _run(capsys, "strassen", "-n", "64", "--levels", "1", "--backend", "numpy", "--repeat", "1")
+    assert code == 0, err
+    (row,) = [line for line in out.splitlines() if line.count("│") > 10 and "strassen" in line]
+    cells = [cell.strip() for cell in row.split("│")]
+    assert all(float(cells[index]) > 0 for index in (9, 10)), row
