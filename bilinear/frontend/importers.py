@@ -50,7 +50,6 @@ class Reader:
 
 # what a catalogue folder is not (a folder had been "not a .bl file" with --from plinopt given)
 ONE_SCHEME_FILE = "one scheme file (of PLinOpt's, one of NAME_L, NAME_R and NAME_P)"
-ONE_FILE_OF = {"plinopt": ONE_SCHEME_FILE}  # a format given: what its folder is not (PLinOpt's alone in parts)
 
 
 def _plain(reader: Callable[[Path, Shape | None], Scheme]) -> Callable[..., Scheme]:
@@ -197,7 +196,8 @@ def read_catalogue(
         format = detect_format(path)  # it checks the file is a regular one first
     else:
         # before a reader opens it: a FIFO would wait for a writer for ever
-        check_regular(path, wanted=ONE_FILE_OF.get(format, "one scheme file"))
+        # (PLinOpt's alone come in parts; a format may be anything here, a list too: refused below)
+        check_regular(path, wanted=ONE_SCHEME_FILE if format == "plinopt" else "one scheme file")
     if format == "bl":
         fail(f"{path.name} is a .bl file; load it with bilinear.load, not as a catalogue scheme", None)
     if not isinstance(format, str) or format not in _BY_NAME:
