@@ -1756,6 +1756,15 @@ def test_a_workspace_limit_that_some_sizes_pass_says_from_where(capsys, tmp_path
     code, _, err = _run(capsys, "compile", msmes, "--levels", "2", "--workspace-limit", "0", "-o", str(tmp_path / "none"))
     assert code == 0 and "returns 4000" not in err
     assert "refused_from_n" not in json.loads((tmp_path / "none" / "manifest.json").read_text())["host"]["workspace_limit"]
+    # (it had said nothing at all: a limit that changes nothing is said to, as --cutoff at --levels 0 is; a hunt)
+    assert ("note: --workspace-limit 0 changes nothing: this library needs no workspace at any size" in err), err
+
+
+def test_a_cutoff_with_no_level_to_cut_says_it_changes_nothing(capsys, tmp_path):
+    code, _, err = _run(capsys, "compile", STRASSEN, "--levels", "0", "--cutoff", "64", "-o", str(tmp_path / "c"))
+    assert code == 0 and "note: --cutoff 64 changes nothing: at --levels 0 no level recurses" in err, err
+    code, _, err = _run(capsys, "compile", STRASSEN, "--levels", "1", "--cutoff", "64", "-o", str(tmp_path / "d"))
+    assert code == 0 and "changes nothing" not in err, err
 
 
 @pytest.mark.parametrize("options", [(), ("--leaf", "ozaki"), ("--leaf", "ozaki", "--moduli", "14"),

@@ -23,7 +23,7 @@ from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode, compile_refusal
 from .levels import CoefficientOutOfRange
-from .manifest import library_call_bytes, library_plan, library_workspace_bytes, manifest, refused_from
+from .manifest import LARGEST_SIDE, library_call_bytes, library_plan, library_workspace_bytes, manifest, refused_from
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
 from .render import comment_line
@@ -162,6 +162,8 @@ def write_artifacts(
             host["workspace_limit"]["refused_from_n"] = first
             host["workspace_limit"]["note"] = (f"--workspace-limit {options.workspace_limit}: from n = {first}, an n×n×n "
                                                "call can need more workspace than that and return 4000 (nothing run)")
+    if unused := _unused_options(lowered):
+        host["unused"] = unused
     if note := _inplace_workspace_note(program, lowered, n):
         host["workspace_note"] = note
     if note := _sums_note(lowered):
@@ -245,6 +247,17 @@ def library_summary(facts: dict) -> list[str]:
 _SHOWN_OPTIONS = (("breadth", "--breadth", 0), ("launch", "--launch", "serial"), ("moduli", "--moduli", None),
                   ("scaling", "--scaling", "max"), ("workspace_limit", "--workspace-limit", None), ("cutoff", "--cutoff", 1),
                   ("fuse", "--no-fuse", True))
+
+
+def _unused_options(lowered: Lowered) -> list[str]:
+    """Options given that change nothing in this library, each said (none is dropped without a word)."""
+    options, unused = lowered.options, []
+    if options.levels == 0 and options.cutoff != 1:
+        unused.append(f"--cutoff {options.cutoff} changes nothing: at --levels 0 no level recurses")
+    if options.workspace_limit is not None and library_call_bytes(lowered, *[LARGEST_SIDE] * 3) == 0:
+        unused.append(f"--workspace-limit {options.workspace_limit} changes nothing: this library needs no workspace "
+                      "at any size")
+    return unused
 
 
 def _inplace_workspace_note(program: Program, lowered: Lowered, n: int) -> str | None:
@@ -339,5 +352,5 @@ def _ozaki_entry(code: OzakiCode) -> dict:
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
     notes = [host.get("launch"), host.get("left_out"), host.get("workspace_limit", {}).get("note"),
-             host.get("workspace_note"), host.get("sums_note"), host.get("moduli_note")]
+             host.get("workspace_note"), host.get("sums_note"), host.get("moduli_note"), *host.get("unused", ())]
     return [note for note in notes if note]
