@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from helpers import schemes as S
 import bilinear
 from bilinear.cli import main
 from bilinear.compose import PERMUTATIONS, kronecker, permute
+from bilinear.diagnostics import BilinearError
 from bilinear.frontend.loader import find_scheme
 from bilinear.verify import report_algorithm
 
@@ -195,6 +197,19 @@ def test_shipped_schemes_are_found_by_name(capsys):
     assert find_scheme("no_such_scheme").name == "no_such_scheme"
     assert main(["verify", "msmes"]) == 0
     assert "msmes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text", ["./strassen", "./strassen.bl", "sub/../strassen"])
+def test_a_path_with_a_folder_in_it_is_taken_as_it_is(tmp_path, monkeypatch, capsys, text):
+    """`compile ./strassen` where no such file is compiled the shipped strassen: pathlib drops the ./, so
+    the path looked like a bare name (a hunt)."""
+    monkeypatch.chdir(tmp_path)
+    assert find_scheme(text).absolute() == Path(text).absolute()
+    assert main(["verify", text]) == 1
+    said = capsys.readouterr().err
+    assert said.startswith(f"error: cannot read {find_scheme(text)}: No such file or directory"), said
+    with pytest.raises(BilinearError, match="No such file or directory"):
+        bilinear.load(text)
 
 
 def test_levels_schemes_makes_a_hybrid(tmp_path, capsys):

@@ -329,8 +329,7 @@ def compile(
     Args:
         scheme: the .bl file (or program) whose algorithm decomposes the product globally.
         decomposition: ``"bfs"`` (breadth-first steps of ``scheme``) or ``"2d"`` (classical tiles).
-        steps: breadth-first steps (default: the fewest that give every rank a product, within
-            MAX_GLOBAL_PRODUCTS = 4096 products; past that, products are cut into row bands).
+        steps: breadth-first steps (default: the fewest that give every rank a product, up to 4096 products).
         local: what each rank multiplies its products with (default ``scheme`` itself,
             e.g. an in-place MSMES schedule), at ``levels`` levels with ``leaf`` leaves; at
             ``levels=0`` a rank runs the library's GEMM, and a ``leaf`` or ``local`` is refused.

@@ -254,8 +254,11 @@ def find_scheme(text: str) -> Path:
     path = Path(text)
     # os.path's checks, not Path's: a name too long, or a folder one may not enter, is not a file
     # here (Path.is_file raised, in an argparse type: a traceback); reading it says why
-    if os.path.isfile(path) or len(path.parts) != 1:
+    if os.path.isfile(path):
         return path
+    if any(sep and sep in text for sep in (os.sep, os.altsep)):  # (the text: Path drops a leading ./)
+        # ./strassen as Path is strassen, which the next lookup (bilinear.load's) took for the shipped one
+        return path if len(path.parts) != 1 else path.absolute()
     for shipped_file in (algorithms_dir() / text, algorithms_dir() / f"{text}.bl"):
         if os.path.isfile(shipped_file):
             return shipped_file
