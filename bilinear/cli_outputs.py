@@ -37,11 +37,14 @@ def plot_path(text: str) -> Path:
     return output_path(text)
 
 
+MOST_NAME_CHARACTERS = 64  # a library's name: its files' and C functions' (<name>_dgemm) start
+
+
 def library_identifier(text: str) -> str:
     """An argparse type: a library's name, which starts its C functions and files (<name>_dgemm)."""
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,63}", text):
+    if not re.fullmatch(rf"[A-Za-z][A-Za-z0-9_]{{0,{MOST_NAME_CHARACTERS - 1}}}", text):
         raise argparse.ArgumentTypeError(f"{text!r}: a library's name starts its C functions ({text}_dgemm): a letter, "
-                                         "then letters, digits or _, at most 64 characters")
+                                         f"then letters, digits or _, at most {MOST_NAME_CHARACTERS} characters")
     return text
 
 

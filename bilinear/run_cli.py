@@ -25,7 +25,8 @@ from .cli_args import (
     positive,
     scheme_path,
 )
-from .cli_outputs import library_identifier, output_folder, plot_path, results_path
+from .cli_outputs import MOST_NAME_CHARACTERS, library_identifier, output_folder, plot_path, results_path
+from .diagnostics import brief
 from .distributed.cli import add_distribution_options
 from .paths import algorithms_dir
 from .lower.options import DTYPES, LEAVES, OptionError
@@ -222,10 +223,13 @@ def _compile(args) -> int:
     program, notes = load_input(args, noted=True)
     program, per_level = _per_level(args, program)
     name = args.name or library_name(program, per_level)
+    after = "its levels' definitions" if per_level else "the file's main definition"
     if name.startswith("_"):  # --name is checked as it is read; a definition's name may be longer, not this
-        after = "its levels' definitions" if per_level else "the file's main definition"
         raise ValueError(f"the library would be named {name!r} after {after}, and its C functions "
                          f"({name}_dgemm) with it, but C reserves names that start with _: give --name")
+    if len(name) > MOST_NAME_CHARACTERS:  # a hybrid's: every level's name (290 bytes at 32 levels: no file name)
+        raise ValueError(f"the library would be named after {after}, {len(name)} characters ({brief(name)}), more "
+                         f"than a library's name may have ({MOST_NAME_CHARACTERS}): give --name")
     out = args.output or Path("build") / name
     level_paths = level_files(args.levels_schemes) if per_level else []
     inputs = [args.file, *level_paths]

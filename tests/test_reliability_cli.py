@@ -2156,3 +2156,15 @@ def test_a_number_past_the_digit_limit_says_so(capsys):
     """A 5,000-digit --mod was "expected a whole number": it is one, too long to read (a hunt)."""
     code, _, err = _run(capsys, "verify", STRASSEN, "--mod", "9" * 5000)
     assert code == 2 and f"argument --mod: '{'9' * 28}…{'9' * 10}': a number of more than 4300 digits cannot be read" in err
+
+
+def test_a_hybrid_named_past_a_librarys_longest_name_asks_for_name(capsys, tmp_path):
+    """Eight levels of winograd and strassen named the library with 71 characters, which --name refuses;
+    at 32 levels the build failed on a 290-byte file name without a word of --name (a hunt)."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--levels-schemes", ",".join(["winograd,strassen"] * 4),
+                        "-o", str(tmp_path / "h"))
+    assert code == 1 and "more than a library's name may have (64): give --name" in err, err
+    assert not (tmp_path / "h").exists()
+    code, _, err = _run(capsys, "compile", STRASSEN, "--levels-schemes", ",".join(["winograd,strassen"] * 4),
+                        "--name", "hy", "-o", str(tmp_path / "h"))
+    assert code == 0, err
