@@ -227,9 +227,11 @@ def _compile(args) -> int:
     if name.startswith("_"):  # --name is checked as it is read; a definition's name may be longer, not this
         raise ValueError(f"the library would be named {name!r} after {after}, and its C functions "
                          f"({name}_dgemm) with it, but C reserves names that start with _: give --name")
-    if len(name) > MOST_NAME_CHARACTERS:  # a hybrid's: every level's name (290 bytes at 32 levels: no file name)
+    # a hybrid's default joins every level's name (290 bytes at 32 levels: no file name); a definition's own
+    # name is the user's, taken up to what a file name may hold
+    if per_level and not args.name and len(name) > MOST_NAME_CHARACTERS:
         raise ValueError(f"the library would be named after {after}, {len(name)} characters ({brief(name)}), more "
-                         f"than a library's name may have ({MOST_NAME_CHARACTERS}): give --name")
+                         f"than --name takes ({MOST_NAME_CHARACTERS}): give --name")
     out = args.output or Path("build") / name
     level_paths = level_files(args.levels_schemes) if per_level else []
     inputs = [args.file, *level_paths]
