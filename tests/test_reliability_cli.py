@@ -2163,8 +2163,15 @@ def test_a_hybrid_named_past_a_librarys_longest_name_asks_for_name(capsys, tmp_p
     at 32 levels the build failed on a 290-byte file name without a word of --name (a hunt)."""
     code, _, err = _run(capsys, "compile", STRASSEN, "--levels-schemes", ",".join(["winograd,strassen"] * 4),
                         "-o", str(tmp_path / "h"))
-    assert code == 1 and "more than a library's name may have (64): give --name" in err, err
+    assert code == 1 and "more than --name takes (64): give --name" in err, err
     assert not (tmp_path / "h").exists()
     code, _, err = _run(capsys, "compile", STRASSEN, "--levels-schemes", ",".join(["winograd,strassen"] * 4),
                         "--name", "hy", "-o", str(tmp_path / "h"))
     assert code == 0, err
+
+
+def test_the_summary_says_a_call_past_the_workspace_limit_returns_4000(capsys, tmp_path):
+    """It gave 1.75 GiB as the workspace of the n=8192 call, which returns 4000 under a 300K limit (a hunt)."""
+    code, out, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--workspace-limit", "300K", "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    assert "  an n×n×n call at n=8192 float64 returns 4000 under --workspace-limit 307200: it needs 1.75 GiB" in out, out

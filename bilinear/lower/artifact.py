@@ -237,10 +237,13 @@ def library_summary(facts: dict) -> list[str]:
     asked = [f"{levels} level{'' if levels == 1 else 's'}", f"{options['leaf']} leaves"]
     asked += [flag if value is False else f"{flag} {value}" for name, flag, default in _SHOWN_OPTIONS
               if (value := options[name]) != default]
+    held, limit = facts["workspace_bytes"], options["workspace_limit"]
+    call = f"an n×n×n call at n={facts['n']} {options['dtype']}"
+    # (past the limit, the call returns 4000: the bytes alone had read as what it runs in)
+    workspace = (f"  workspace of {call}: {bytes_text(held)}" if limit is None or held <= limit else
+                 f"  {call} returns 4000 under --workspace-limit {limit}: it needs {bytes_text(held)}")
     return [f"library {facts['name']}: {', '.join(asked)}; {', '.join(facts['functions'])}; {facts['kernels']} kernels",
-            f"  workspace of an n×n×n call at n={facts['n']} {options['dtype']}: {bytes_text(facts['workspace_bytes'])} "
-            f"({facts['workspace_function']})",
-            *(f"  note: {note}" for note in facts["notes"])]
+            f"{workspace} ({facts['workspace_function']})", *(f"  note: {note}" for note in facts["notes"])]
 
 
 #: Options the summary names where they differ from their default: (manifest name, flag, default).
