@@ -50,9 +50,9 @@ REFUSED = "a command line it refused (its own message says why)"
 def refused_on_this_rank(argv: list[str], message: str | None = None) -> None:
     """After argparse refused this rank's command line: say ``message`` (its usage and why; None: the
     caller says why), here, or once for the job where every rank refused it alike (rank 0 says it: a
-    typo on an 8-rank job's command line printed eight usages).  Where the job's ranks run or bench, they compare command lines
-    before anything else, so this rank takes part with :data:`REFUSED` for a command: the others stop
-    at once instead of waiting in MPI_Init for it."""
+    typo on an 8-rank job's command line printed eight usages).  Where the job's ranks run or bench,
+    they compare command lines before anything else, so this rank takes part with :data:`REFUSED` for
+    a command: the others stop at once instead of waiting in MPI_Init for it."""
     from .comm import MPIComm, start_timeout
 
     alike = False
@@ -65,7 +65,6 @@ def refused_on_this_rank(argv: list[str], message: str | None = None) -> None:
                 everyone = MPIComm(timeout=start_timeout()).agree(mine)
                 alike = rank > 0 and all(tuple(theirs) == mine for theirs in everyone)
         except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
-            pass
             pass
     if message is not None and not alike:
         try:
