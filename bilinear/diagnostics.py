@@ -75,6 +75,11 @@ class BilinearError(Exception):
         super().__init__("; ".join(d.message for d in diagnostics))
         self.diagnostics = diagnostics
 
+    def __reduce__(self):
+        """Rebuilt from its diagnostics (a job's error comes back so from a worker process; from its
+        message alone, as Exception's pickle does, it had become AttributeError there)."""
+        return type(self), self.diagnostics
+
 
 def diagnostics_of(error: Exception) -> tuple[Diagnostic, ...]:
     """A BilinearError's diagnostics, or a refusal made before anything was read (a ValueError) as one

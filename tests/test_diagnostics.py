@@ -929,3 +929,17 @@ def test_a_name_that_is_no_file_and_no_shipped_scheme_says_what_was_looked_for(c
     """A misspelled shipped name got only "cannot read strasen: No such file or directory" (a CLI hunt)."""
     assert main(["verify", typed]) == 1
     assert capsys.readouterr().err == f"error: cannot read {typed}: No such file or directory\n  note: {said}\n"
+
+
+def test_errors_come_back_from_a_pickle_as_they_went():
+    """A job's BilinearError, sent back from a worker process, was rebuilt from its message alone and
+    raised AttributeError there (a review)."""
+    import pickle
+
+    from bilinear.diagnostics import BilinearError, Diagnostic
+    from bilinear.lower.levels import CoefficientOutOfRange
+
+    plain = pickle.loads(pickle.dumps(BilinearError(Diagnostic("boom"), Diagnostic("and this", notes=("why",)))))
+    assert (type(plain), plain.diagnostics) == (BilinearError, (Diagnostic("boom"), Diagnostic("and this", notes=("why",))))
+    ranged = pickle.loads(pickle.dumps(CoefficientOutOfRange("float32", Diagnostic("too large"))))
+    assert (type(ranged), ranged.dtype, ranged.diagnostics) == (CoefficientOutOfRange, "float32", (Diagnostic("too large"),))

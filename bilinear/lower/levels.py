@@ -211,6 +211,9 @@ class CoefficientOutOfRange(BilinearError):
         super().__init__(*diagnostics)
         self.dtype = dtype
 
+    def __reduce__(self):
+        return type(self), (self.dtype, *self.diagnostics)
+
 
 def check_range(numbers: Iterable[Fraction], dtype: str, what: str, span: Span | None) -> None:
     """Refuse the first nonzero of ``numbers`` past the normal range of ``dtype``: ``what`` (a
