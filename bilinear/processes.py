@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.resource_tracker
 import os
 import signal
+import threading
 import warnings
+from multiprocessing.reduction import ForkingPickler
 
 _STOPS = {signal.SIGINT, signal.SIGTERM}
 
@@ -42,14 +45,19 @@ def _pooled(function, jobs: list, workers: int, methods) -> list:
     command's output open, and waiting for them would wait for the jobs they run (a whole optimize
     run)."""
     links: list[tuple[object, object, object]] = []  # (process, our end, its end), listed before it starts
+    if methods.get_start_method() != "fork":
+        # multiprocessing's resource tracker, started by the first spawn, unblocks Ctrl-C and SIGTERM as it
+        # starts: started before they are held, the workers after the first had started with them deliverable
+        multiprocessing.resource_tracker.ensure_running()
     try:
-        with _stops_held():  # a forked worker starts with them held, until it ignores Ctrl-C
-            for _ in range(workers):
-                ours, theirs = methods.Pipe()
-                links.append((methods.Process(target=_serve, args=(function, theirs, ours)), ours, theirs))
-                links[-1][0].start()
-                theirs.close()
-        outcomes = _dispatched(jobs, [ours for _, ours, _ in links])
+        with _pipe_errors_raised():
+            with _stops_held():  # a worker starts with them held, until it ignores Ctrl-C
+                for _ in range(workers):
+                    ours, theirs = methods.Pipe()
+                    links.append((methods.Process(target=_serve, args=(function, theirs, ours)), ours, theirs))
+                    links[-1][0].start()
+                    theirs.close()
+            outcomes = _dispatched(jobs, [ours for _, ours, _ in links])
     except BaseException:
         _end([process for process, _, _ in links], stop=True)
         raise
@@ -100,6 +108,21 @@ def _end(processes: list, stop: bool) -> None:
             process.join()
 
 
+class _pipe_errors_raised:
+    """SIGPIPE ignored while the pool runs (in the main thread, where a handler may be set): the command
+    line sets its default, which killed the caller without a word (exit 141) where a job was handed to a
+    worker already gone; ignored, the write raises, and the jobs run here instead."""
+
+    def __enter__(self):
+        self.before = None
+        if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+            self.before = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        if self.before is not None:
+            signal.signal(signal.SIGPIPE, self.before)
+
+
 class _stops_held:
     """Ctrl-C and SIGTERM held back from this thread while workers start (where the platform can)."""
 
@@ -139,11 +162,14 @@ def _outcome(function, job) -> tuple[bool, object]:
 
 
 def _send_back(connection, outcome: tuple[bool, object]) -> None:
-    """``outcome`` to the caller, or, where it cannot be pickled, an error that says so."""
+    """``outcome`` to the caller, or, where it does not come back as it went (it cannot be pickled, or
+    its class cannot be rebuilt from its pickle: BilinearError had become AttributeError in the caller),
+    an error that says so."""
     try:
-        connection.send(outcome)  # (pickled whole before a byte is written)
-    except OSError:
-        raise
+        data = ForkingPickler.dumps(outcome)
+        ForkingPickler.loads(data)  # as the caller will
     except Exception as error:  # noqa: BLE001 — any pickling failure
-        what = "error" if outcome[0] else "result"
-        connection.send((True, TypeError(f"a job's {what} could not be sent back: {error}")))
+        failed, value = outcome
+        what = f"error could not be sent back: {value!r}" if failed else "result could not be sent back"
+        data = ForkingPickler.dumps((True, TypeError(f"a job's {what} ({type(error).__name__}: {error})")))
+    connection.send_bytes(data)  # recv() in the caller unpickles it

@@ -29,7 +29,7 @@ def test_mapped_runs_here_with_a_warning_when_workers_cannot_start(monkeypatch):
     def refused(*args, **kwargs):
         raise OSError("no /dev/shm")
 
-    monkeypatch.setattr(processes.multiprocessing, "get_context", lambda method: SimpleNamespace(Pipe=refused))
+    monkeypatch.setattr(processes.multiprocessing, "get_context", lambda method: SimpleNamespace(Pipe=refused, get_start_method=lambda: "fork"))
     with pytest.warns(UserWarning, match=r"parallel work failed \(no /dev/shm\); running it in one process"):
         assert processes.mapped(_square, [2, 3], workers=2) == [4, 9]
 
@@ -139,7 +139,7 @@ def _unpicklable(value: int):
 
 
 def test_a_result_that_cannot_be_sent_back_is_an_error_of_its_job():
-    with pytest.raises(TypeError, match=r"a job's result could not be sent back: "):
+    with pytest.raises(TypeError, match=r"a job's result could not be sent back \(AttributeError: Can't pickle local object"):
         processes.mapped(_unpicklable, [1, 2], workers=2)
 
 
@@ -156,3 +156,83 @@ def test_a_worker_whose_caller_is_gone_ends():
     ours.close()
     worker.join(10)
     assert worker.exitcode == 0
+
+
+def _refused(value: int) -> int:
+    from bilinear.diagnostics import BilinearError, Diagnostic
+
+    raise BilinearError(Diagnostic(f"job {value} refused"))
+
+
+class _Rebuilt(Exception):
+    def __init__(self, first: int, second: int):
+        super().__init__(f"{first} and {second}")
+
+
+def _unrebuildable(value: int) -> int:
+    raise _Rebuilt(value, value + 1)
+
+
+def test_a_jobs_error_that_unpickles_differently_still_reaches_the_caller():
+    """BilinearError was rebuilt from its message in the caller and became AttributeError; an error whose
+    class cannot be rebuilt from its pickle replaced the job's (a review)."""
+    from bilinear.diagnostics import BilinearError
+
+    with pytest.raises(BilinearError, match="job 1 refused") as caught:
+        processes.mapped(_refused, [1, 2], workers=2)
+    assert caught.value.diagnostics[0].message == "job 1 refused"
+    with pytest.raises(TypeError, match=r"a job's error could not be sent back: _Rebuilt\('1 and 2'\)"):
+        processes.mapped(_unrebuildable, [1, 2], workers=2)
+
+
+LOST_AT_START = """
+import os, signal, warnings
+from bilinear import processes
+
+def dead(function, connection, parents_end):
+    os._exit(0)
+
+def square(value):
+    return value * value
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as the command line sets it
+processes._serve = dead  # forked: every worker ends before it reads a job
+start = processes.multiprocessing.context.ForkProcess.start
+def started(self):
+    start(self)
+    self.join()  # dead before the first job is handed to it
+processes.multiprocessing.context.ForkProcess.start = started
+with warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    print(processes.mapped(square, [1, 2, 3], workers=2, context="fork"), [str(w.message) for w in said])
+"""
+
+
+def test_a_worker_lost_before_its_first_job_falls_back_and_does_not_kill_the_caller():
+    """With SIGPIPE at its default (the command line's), handing a job to a worker already gone killed the
+    caller silently, exit 141, instead of the fallback (a review)."""
+    done = subprocess.run([sys.executable, "-c", LOST_AT_START], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("[1, 4, 9] ['parallel work failed (") and "running it in one process" in done.stdout
+
+
+SPAWN_MASK = """
+import signal
+from bilinear import processes
+
+masks = []
+start = processes.multiprocessing.context.SpawnProcess.start
+def started(self):
+    start(self)
+    masks.append(sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+processes.multiprocessing.context.SpawnProcess.start = started
+print(processes.mapped(abs, [-1, -2, -3], workers=3, context="spawn"), masks == [sorted({signal.SIGINT, signal.SIGTERM})] * 3)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX's")
+def test_spawned_workers_start_with_ctrl_c_held():
+    """The first spawn started multiprocessing's resource tracker, which unblocked SIGINT and SIGTERM:
+    the other workers started with Ctrl-C deliverable, and printed tracebacks from their imports (a review)."""
+    done = subprocess.run([sys.executable, "-c", SPAWN_MASK], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.stdout == "[1, 2, 3] True\n", done.stdout + done.stderr
