@@ -242,7 +242,8 @@ def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workspace-limit", type=byte_count, default=None, metavar="BYTES",
         help="most workspace a call may use (e.g. 0, 512M, 24G); breadth-first levels that would pass it run "
-             "depth-first, and ozaki leaves that still would run in tiles of C (default: no limit)",
+             "depth-first, and ozaki leaves that still would run in tiles of C; a call that needs more even then "
+             "is refused (the compiled library returns 4000) (default: no limit)",
     )
     parser.add_argument(
         "--levels-schemes", type=per_level_schemes, default=None, metavar="A.bl,B.bl",

@@ -2175,3 +2175,11 @@ def test_the_summary_says_a_call_past_the_workspace_limit_returns_4000(capsys, t
     code, out, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--workspace-limit", "300K", "-o", str(tmp_path / "o"))
     assert code == 0, err
     assert "  an n×n×n call at n=8192 float64 returns 4000 under --workspace-limit 307200: it needs 1.75 GiB" in out, out
+
+
+def test_workspace_limit_help_says_what_a_call_past_it_does(capsys):
+    """It named the breadth-first and ozaki fallbacks only: a depth-first call past the limit is refused,
+    status 4000 in the library (a hunt)."""
+    code, out, _ = _run(capsys, "compile", "--help")
+    assert code == 0 and "a call that needs more even then is refused (the compiled library returns 4000)" in " ".join(
+        out.split())
