@@ -195,7 +195,10 @@ def run_bench(args) -> int:
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("benchmarking", total=len(configurations))
         for path, n, dtype, levels, leaf in configurations:
-            if dtype not in ceilings and (backend.name == "cupy" or levels == "auto"):
+            # on the CPU, ceilings are measured for auto rows alone: a fixed row's model time had hung on
+            # whether an auto row came before it
+            modelled = backend.name == "cupy" or levels == "auto"
+            if dtype not in ceilings and modelled:
                 progress.update(task, description=f"measuring {dtype} ceilings")
                 ceilings[dtype] = measure_ceilings(backend.xp, dtype)
             program = programs[path]
@@ -210,10 +213,8 @@ def run_bench(args) -> int:
                 level_count = int(levels)
             progress.update(task, description=escape(f"{path.name} n={n} {dtype} L{level_count} {leaf}"))
             product = CompiledProduct(lowered(level_count, leaf), backend)
-            # (on the CPU, ceilings are measured for auto rows alone: a fixed row's model time had hung on
-            # whether an auto row came before it)
-            modelled = ceilings.get(dtype) if backend.name == "cupy" or levels == "auto" else None
-            result = bench_one(product, str(path), n, n, n, modelled, args.repeat, breakdown=args.breakdown,
+            result = bench_one(product, str(path), n, n, n, ceilings[dtype] if modelled else None, args.repeat,
+                               breakdown=args.breakdown,
                                name=names[path], requested="auto" if levels == "auto" else None)
             results.append(result)
             # Each result as soon as it exists, so a run cut short still leaves its numbers.
