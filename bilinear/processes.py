@@ -8,6 +8,7 @@ hung with its workers alive."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.resource_tracker
@@ -96,7 +97,10 @@ def _hand_next(connection, waiting, running: dict) -> None:
 
 
 def _end(processes: list, stop: bool) -> None:
-    """Wait for the workers; ``stop``: end them first.  One still alive after a few seconds is killed."""
+    """Wait for the workers; ``stop``: end them first.  One still alive after a few seconds is killed.
+    Each is closed here: left to the garbage collector, its finalizer ran at some later moment, and
+    a Ctrl-C that landed in it was dropped ("Exception ignored"), the command going on as if never
+    interrupted."""
     started = [process for process in processes if process.pid is not None]
     if stop:
         for process in started:
@@ -106,34 +110,35 @@ def _end(processes: list, stop: bool) -> None:
         if process.exitcode is None:
             process.kill()
             process.join()
+        process.close()
 
 
-class _pipe_errors_raised:
+@contextlib.contextmanager
+def _pipe_errors_raised():
     """SIGPIPE ignored while the pool runs (in the main thread, where a handler may be set): the command
     line sets its default, which killed the caller without a word (exit 141) where a job was handed to a
     worker already gone; ignored, the write raises, and the jobs run here instead."""
+    if not hasattr(signal, "SIGPIPE") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGPIPE, before)
 
-    def __enter__(self):
-        self.before = None
-        if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
-            self.before = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
-    def __exit__(self, *exc):
-        if self.before is not None:
-            signal.signal(signal.SIGPIPE, self.before)
-
-
-class _stops_held:
+@contextlib.contextmanager
+def _stops_held():
     """Ctrl-C and SIGTERM held back from this thread while workers start (where the platform can)."""
-
-    def __enter__(self):
-        self.held = hasattr(signal, "pthread_sigmask")
-        if self.held:
-            self.before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-
-    def __exit__(self, *exc):
-        if self.held:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.before)
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _serve(function, connection, parents_end) -> None:

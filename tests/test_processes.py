@@ -100,12 +100,30 @@ def test_an_interrupted_pool_ends_with_the_interrupt_and_no_traceback():
     assert outcomes == [(130, "")] * len(outcomes)
 
 
-def test_mapped_leaves_no_worker_behind():
+@pytest.fixture
+def collected(monkeypatch):
+    """The multiprocessing finalizers the garbage collector runs (their weak reference died), as a list."""
+    from multiprocessing import util
+
+    ran, call = [], util.Finalize.__call__
+
+    def recorded(self, wr=None, **kwargs):
+        if wr is not None:
+            ran.append(self._callback.__name__)
+        return call(self, wr, **kwargs)
+
+    monkeypatch.setattr(util.Finalize, "__call__", recorded)
+    return ran
+
+
+def test_mapped_leaves_no_worker_behind(collected):
+    """Nor a worker's finalizer for the garbage collector: a Ctrl-C that landed in one was dropped
+    ("Exception ignored"), and the run went on (2 of about 60 interrupted runs of 3 jobs)."""
     processes.mapped(_square, list(range(20)), workers=3)
-    assert multiprocessing.active_children() == []
+    assert multiprocessing.active_children() == [] and collected == []
 
 
-def test_an_interrupted_caller_ends_its_workers_and_raises_the_interrupt(monkeypatch):
+def test_an_interrupted_caller_ends_its_workers_and_raises_the_interrupt(monkeypatch, collected):
     """Ctrl-C while the caller waits for results: the interrupt is raised, and no worker outlives it."""
     waits, wait = [], processes.multiprocessing.connection.wait
 
@@ -118,7 +136,7 @@ def test_an_interrupted_caller_ends_its_workers_and_raises_the_interrupt(monkeyp
     monkeypatch.setattr(processes.multiprocessing.connection, "wait", interrupted)
     with pytest.raises(KeyboardInterrupt):
         processes.mapped(_square, list(range(20)), workers=3)
-    assert len(waits) == 1 and multiprocessing.active_children() == []
+    assert len(waits) == 1 and multiprocessing.active_children() == [] and collected == []
 
 
 def _killed_in_a_worker(value: int) -> int:
