@@ -29,7 +29,7 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1:
         try:
-            outcomes = _pooled(function, jobs, workers, multiprocessing.get_context(context))
+            outcomes = _pooled(function, jobs, workers, multiprocessing.get_context(context or _safe_default()))
         except OSError as error:  # no /dev/shm, a sandbox without fork, a killed worker
             warnings.warn(f"parallel work failed ({error}); running it in one process", stacklevel=2)
         else:
@@ -38,6 +38,15 @@ def mapped(function, jobs: list, workers: int | None = None, context: str | None
                     raise value
             return [value for _, value in outcomes]
     return [function(job) for job in jobs]
+
+
+def _safe_default() -> str | None:
+    """The platform's start method, but spawn where it forks and another thread runs (rich's spinner
+    around ``optimize``): a fork copies whatever lock that thread holds, unheld in the child, and Python
+    3.12 warns that the worker may deadlock."""
+    if threading.active_count() > 1 and multiprocessing.get_start_method() == "fork":
+        return "spawn"
+    return None
 
 
 def _pooled(function, jobs: list, workers: int, methods) -> list:

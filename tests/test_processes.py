@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import warnings
 from types import SimpleNamespace
 
@@ -254,3 +255,28 @@ def test_spawned_workers_start_with_ctrl_c_held():
     the other workers started with Ctrl-C deliverable, and printed tracebacks from their imports (a review)."""
     done = subprocess.run([sys.executable, "-c", SPAWN_MASK], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.stdout == "[1, 2, 3] True\n", done.stdout + done.stderr
+
+
+MARK = ["as imported"]  # changed by the test below: a forked worker sees the change, a spawned one does not
+
+
+def _mark(_: int) -> str:
+    return MARK[0]
+
+
+def test_workers_are_spawned_where_other_threads_run():
+    """A fork while another thread runs (rich's spinner, around `optimize`) copies whatever lock that thread
+    holds, and Python 3.12 warns that the child may deadlock: the workers are spawned then."""
+    MARK[0] = "changed here"
+    try:
+        assert processes.mapped(_mark, [1, 2], workers=2) == ["changed here"] * 2  # no other thread: forked
+        stop = threading.Event()
+        spinner = threading.Thread(target=stop.wait)
+        spinner.start()
+        try:
+            assert processes.mapped(_mark, [1, 2], workers=2) == ["as imported"] * 2
+        finally:
+            stop.set()
+            spinner.join()
+    finally:
+        MARK[0] = "as imported"
