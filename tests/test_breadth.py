@@ -228,6 +228,20 @@ def test_compile_writes_the_breadth_first_kernels_and_says_where_they_run(tmp_pa
         assert f"__global__ void {kernel}(" in source
 
 
+def test_the_manifest_names_each_breadth_first_levels_scheme(tmp_path):
+    """A hybrid's manifest listed its depth-first levels only: the breadth-first levels' schemes were in
+    the kernels' code and no field."""
+    import json
+
+    schemes = ",".join(str(ROOT / "algorithms" / name) for name in ("strassen.bl", "winograd.bl", "naive2x2.bl"))
+    assert main(["compile", "algorithms/strassen.bl", "--levels-schemes", schemes, "--breadth", "2",
+                 "-o", str(tmp_path)]) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert [level["algorithm"] for level in manifest["levels"]] == ["strassen"]
+    assert manifest["host"]["breadth_first"]["algorithms"] == [
+        {"algorithm": "winograd", "shape": [2, 2, 2]}, {"algorithm": "naive2x2", "shape": [2, 2, 2]}]
+
+
 def test_release_workspace_drops_what_the_last_call_kept():
     product = bilinear.compile(ROOT / "algorithms/rsmm.bl", levels=2, breadth=1, backend="numpy")
     rng = np.random.default_rng(4)

@@ -143,6 +143,7 @@ def write_artifacts(
     if lowered.breadth is not None:  # every leaf GEMM that splits: split, the products, merge
         host["breadth_first"] = {
             "levels": options.breadth,
+            "algorithms": [{"algorithm": name, "shape": list(shape)} for name, shape in lowered.breadth.schemes],
             "kernels": [k.name for k in lowered.breadth.kernels()],
             "products": "one strided-batched GEMM" if hosts[0].breadth.batched else "one GEMM after another",
         }

@@ -78,6 +78,7 @@ class BreadthFirst:
     split_a: SplitKernel
     split_b: SplitKernel
     merge: MergeKernel
+    schemes: tuple[tuple[str, tuple[int, int, int]], ...] = ()  # per level, outermost first: its name and ⟨m,k,n⟩
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -150,7 +151,8 @@ def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: s
     # the Kronecker power multiplies the levels' coefficients: in range one by one, maybe not together
     check_range((coef for kernel in (split_a, split_b, merge) for terms in kernel.outputs for _, coef in terms), dtype,
                 f"{len(algorithms)} breadth-first level(s) of {algorithms[0].name} multiply by", algorithms[0].span)
-    return BreadthFirst(d, dtype, split_a, split_b, merge)
+    schemes = tuple((a.name, (a.shape.m, a.shape.k, a.shape.n)) for a in algorithms)
+    return BreadthFirst(d, dtype, split_a, split_b, merge, schemes)
 
 
 def check_under(plan: BreadthFirst, tops: dict[bool, ProblemNode], span: Span | None) -> None:
