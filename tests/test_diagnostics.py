@@ -784,6 +784,35 @@ def test_a_keyword_used_as_a_name_is_told_so(tmp_path):
     assert (error.span.line, error.message) == (3, "stage is a keyword of the language; choose another name for the temporary")
 
 
+GLUED = "algorithm x <1,1,1;1>:\n  M1 = A11*B11\n  C11 = M1\nschedule s for x: overwrite\n"
+
+
+@pytest.mark.parametrize(("text", "where", "message", "notes"), [
+    (GLUED + "  stagefirst: C11 = A11*B11\n", (5, 3), "unexpected 'stagefirst'; expected 'algorithm', 'schedule', "
+     "'stage', 'table', 'temp', 'use' or the end of the file", ("did you mean stage first?",)),
+    (GLUED + "  temporary: C\n  stage p: C11 = A11*B11\n", (5, 3), "unexpected 'temporary'; expected 'algorithm', "
+     "'schedule', 'stage', 'table', 'temp', 'use' or the end of the file", ()),
+    ("algorithmstrassen <1,1,1;1>:\n  M1 = A11*B11\n  C11 = M1\n", (1, 1), "unexpected 'algorithmstrassen'; expected "
+     "'algorithm', 'schedule', 'table', 'use', the end of the file or the end of the line", ("did you mean algorithm strassen?",)),
+    (GLUED.replace("s for x", "s format") + "  stage p: C11 = A11*B11\n", (4, 12), "unexpected 'format'; expected 'for'", ()),
+])
+def test_a_keyword_glued_to_the_next_word_is_a_syntax_error(tmp_path, text, where, message, notes):
+    """Where the parser took no name, a keyword was matched at the start of a longer word: `stagefirst:`
+    was stage first, `temporary: C` a temporary `orary` (exit 0), `algorithmstrassen` an algorithm (a hunt)."""
+    path = tmp_path / "g.bl"
+    path.write_text(text, encoding="utf-8")
+    error = _only_error(path)
+    assert ((error.span.line, error.span.column), error.message, error.notes) == (where, message, notes)
+
+
+def test_names_that_begin_with_a_keyword_are_names(tmp_path):
+    path = tmp_path / "k.bl"
+    path.write_text("algorithm usex <1,1,1;1>:\n  stage2 = A11\n  M1 = stage2*B11\n  C11 = M1\n"
+                    "schedule forward for usex: overwrite\n  temp tables, temp1: C\n  stage stage_one: tables = A11*B11\n"
+                    "  stage fortwo: C11 = tables; temp1 = tables\n", encoding="utf-8")
+    assert bilinear.verify(path).ok
+
+
 def test_a_product_of_the_algorithm_named_in_a_schedule_is_told_what_to_write(tmp_path):
     """It was "M1 is neither a block nor a declared temporary", with the advice `temp M1: C`."""
     (tmp_path / "strassen.bl").write_text((ROOT / "algorithms/strassen.bl").read_text(), encoding="utf-8")

@@ -66,6 +66,9 @@ def _expected(names) -> str:
         if name in _FRIENDLY:
             words.append(_FRIENDLY[name])
             continue
+        if name.startswith("_") and (keyword := name[1:].lower()) in KEYWORDS:  # `_STAGE: /stage(?!…)/`
+            words.append(f"'{keyword}'")
+            continue
         try:
             pattern = LARK.get_terminal(name).pattern
         except KeyError:
@@ -153,7 +156,7 @@ def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     message = f"unexpected {_found(error, text)}"
     if expected:
         message += f"; expected {_expected(expected)}"
-    return Diagnostic(message, span, notes=_keyword_as_name(text, line, column))
+    return Diagnostic(message, span, notes=_keyword_as_name(text, line, column) + _glued_keyword(error, expected))
 
 
 def _source_line(text: str, line: int) -> str:
@@ -173,6 +176,18 @@ def _misspelt_header(text: str, line: int, path: str) -> Diagnostic | None:
     expected = _or(sorted(f"'{k}'" for k in DEFINITION_KEYWORDS))
     return Diagnostic(f"unexpected '{word}'; expected {expected}", Span(path, line, start, line, start + len(word)),
                       notes=(f"did you mean {keyword}?",))
+
+
+def _glued_keyword(error: UnexpectedInput, expected: set[str]) -> tuple[str, ...]:
+    """A note where a name begins with a keyword the parser takes there (`stagefirst:`: a space left out).
+    Not for `for` and `temp`, which begin words meant whole (`format`, `temporary`)."""
+    if not isinstance(error, UnexpectedToken) or error.token.type != "NAME":
+        return ()
+    word = str(error.token)
+    for keyword in (*DEFINITION_KEYWORDS, "stage"):
+        if f"_{keyword.upper()}" in expected and word.startswith(keyword) and len(word) > len(keyword):
+            return (f"did you mean {keyword} {word[len(keyword):]}?",)
+    return ()
 
 
 def _keyword_as_name(text: str, line: int, column: int) -> tuple[str, ...]:
