@@ -27,7 +27,7 @@ from . import __version__
 from .diagnostics import BilinearError, diagnostics_of, render
 from .lower.options import OptionError
 from .distributed.cli import add_plan_parser
-from .distributed.ranks import launched_ranks, refused_on_this_rank
+from .distributed.ranks import launched_ranks, mpi_started, refused_on_this_rank
 from .run_cli import add_bench_parser, add_compile_and_run_parsers
 
 DESCRIPTION = """\
@@ -184,6 +184,20 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 
 
+@contextlib.contextmanager
+def _usage_errors_said_once(words: list[str]):
+    """A usage error (argparse's SystemExit) raised inside, said once for an MPI job whose ranks all
+    refuse it alike, and told to ranks that wait to compare command lines with this one."""
+    usage = io.StringIO()  # the message, held where a job's ranks may say it once between them
+    try:
+        with contextlib.redirect_stderr(usage) if launched_ranks()[0] > 1 else contextlib.nullcontext():
+            yield
+    except SystemExit as refused:
+        if refused.code:
+            refused_on_this_rank(words, usage.getvalue())
+        raise
+
+
 class _ClosedStdout(io.TextIOBase):
     """sys.stdout of a process started with it closed (`>&-`), which Python sets to None: a write
     is an OSError, reported as a write error is, not an AttributeError's traceback."""
@@ -200,24 +214,22 @@ def _main(argv: list[str] | None) -> int:
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     words = joined_scalars(sys.argv[1:] if argv is None else list(argv))
-    usage = io.StringIO()  # a usage error's message, held where a job's ranks may say it once between them
     try:
-        with contextlib.redirect_stderr(usage) if launched_ranks()[0] > 1 else contextlib.nullcontext():
+        with _usage_errors_said_once(words):
             args, stray = parser.parse_known_args(words)
             (commands,) = [action for action in parser._actions if action.dest == "command"]
             if stray:  # the command's own usage, not the top level's (a FILE after a one-value option of bench)
                 commands.choices[args.command].error(f"unrecognized arguments: {' '.join(stray)}")
-    except SystemExit as refused:
-        if refused.code:  # a usage error: other ranks of an MPI job may be waiting for this one
-            refused_on_this_rank(words, usage.getvalue())
-        raise
     except OSError as error:  # --help or --version to a full disk or a closed stdout
         print(f"bilinear: error: {error.strerror or error}", file=sys.stderr)
         return 1
     try:
         return args.handler(args)
     except OptionError as error:  # contradictory or out-of-range options: a usage error, as argparse's are
-        commands.choices[args.command].error(str(error))
+        if mpi_started():  # refused on every rank alike once they compared options: rank 0 alone is here
+            commands.choices[args.command].error(str(error))
+        with _usage_errors_said_once(words):  # refused before any rank compared: as argparse's refusals
+            commands.choices[args.command].error(str(error))
     except BilinearError as error:
         for diagnostic in error.diagnostics:
             print(render(diagnostic), file=sys.stderr)

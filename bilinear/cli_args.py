@@ -62,9 +62,10 @@ def chains(text: str) -> int:
     return positive(text, most=MOST_CHAINS)
 
 
-def count(text: str) -> int:
-    """An argparse type: a whole number of at least 0."""
-    return positive(text, least=0)
+def seed(text: str) -> int:
+    """An argparse type: a random seed, 0 to 2^64 - 1 (a longer one overflowed what a distributed
+    run's ranks agree on)."""
+    return positive(text, least=0, most=2**64 - 1)
 
 
 def finite(text: str) -> float:

@@ -17,13 +17,13 @@ from .cli_args import (
     add_lowering_options,
     add_report_options,
     bench_levels,
-    count,
     finite,
     listed,
     load_input,
     note_unused_definitions,
     positive,
     scheme_path,
+    seed,
 )
 from .cli_outputs import MOST_NAME_CHARACTERS, library_identifier, output_folder, plot_path, results_path
 from .diagnostics import brief
@@ -84,7 +84,7 @@ def add_compile_and_run_parsers(commands) -> None:
     run.add_argument("--alpha", type=finite, default=1.0, help="C = alpha·A@B + beta·C (default 1)")
     run.add_argument("--beta", type=finite, default=0.0, help="(default 0: C is not read)")
     run.add_argument("--repeat", type=positive, default=5, help="timed repetitions (median reported; default 5)")
-    run.add_argument("--seed", type=count, default=0, help="of the random matrices (default 0)")
+    run.add_argument("--seed", type=seed, default=0, help="of the random matrices, 0 to 2^64 - 1 (default 0)")
     add_distribution_options(run)
     run.set_defaults(handler=_run)
 
@@ -314,7 +314,7 @@ BENCH_DEFAULTS = {"files": [algorithms_dir() / "msmes.bl"], "n": [4096, 8192], "
 def bench_defaults(args) -> None:
     """Fill in the configuration options left out; beside --configs, refuse any that were given."""
     given = [name for name in BENCH_DEFAULTS if getattr(args, name)]
-    if args.configs is not None and given:
+    if args.configs is not None and given and not getattr(args, "gpus", None):  # the distributed bench refuses it
         flags = {"files": "FILE", "n": "-n", "dtype": "--dtype", "levels": "--levels", "leaf": "--leaf"}
         raise OptionError(f"--configs lists every configuration; leave out {', '.join(flags[name] for name in given)}")
     # the distributed bench times one level count at a time: one level, as run --gpus

@@ -82,6 +82,27 @@ def test_missing_or_repeated_fringe_fails():
     assert not verify_plan(twice).ok
 
 
+def test_fringe_products_go_where_they_end_soonest_by_the_weights():
+    """The fringe went to the rank with the fewest flops: a rank weighted 1000 times slower, given the
+    least core work, took all three fringe products (at 3×4096×4096, 40% of the flops; a hunt)."""
+    import itertools
+
+    from bilinear.distributed.plan import FringeTask
+
+    weights = [1.0, 1.0, 0.001]
+    decomposition = decomposition_for(bilinear.load(ROOT / "algorithms/strassen.bl"), 3)
+    for shape in ((3, 4096, 4096), (4097, 4097, 4097)):
+        plan = make_plan(decomposition, shape, 3, weights=weights)
+
+        def ends(fringe):
+            placed = dataclasses.replace(plan, fringe=fringe)
+            return max(placed.flops_of(rank) / weight for rank, weight in enumerate(weights))
+
+        every = [tuple(FringeTask(rank, task.kind) for rank, task in zip(ranks, plan.fringe))
+                 for ranks in itertools.product(range(3), repeat=len(plan.fringe))]
+        assert ends(plan.fringe) <= 1.001 * min(map(ends, every)), (shape, plan.fringe)
+
+
 def test_out_of_range_tasks_are_structural_errors():
     plan = _winograd_plan()
     broken = dataclasses.replace(plan, tasks=plan.tasks + (Task(5, 0, (0, 1)),))
@@ -1160,6 +1181,35 @@ def test_a_command_line_every_rank_refuses_is_said_once():
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("usage: bilinear run") == 1, done.stderr
     assert done.stderr.endswith("bilinear run: error: unrecognized arguments: --levls 1\n")
+
+
+@needs_mpi
+def test_an_option_every_rank_refuses_after_parsing_is_said_once():
+    """`mpiexec -n 3 bilinear run ... --inputs root` (no --gpus): argparse took it, the run refused it, and
+    each rank printed the usage and the error (a hunt)."""
+    done = _mpi(3, "-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--backend", "numpy",
+                "--inputs", "root", timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("usage: bilinear run") == 1, done.stderr
+    assert done.stderr.endswith("bilinear run: error: --inputs applies only with --gpus P (a distributed run under "
+                                "mpiexec); without --gpus the product runs on one device\n")
+
+
+@needs_mpi
+def test_a_rank_refusing_bench_options_alone_ends_the_job_at_once(tmp_path):
+    """`mpiexec -n 1 bilinear bench --gpus 2 --configs c.json -n 16 : -n 1 bilinear bench --gpus 2 -n 16`:
+    rank 0 refused --configs beside -n without starting MPI, and rank 1 waited out BILINEAR_DIST_TIMEOUT
+    in MPI_Init (a hunt).  Beside --gpus, --configs is refused as the distributed bench's, not for -n."""
+    configs = tmp_path / "c.json"
+    configs.write_text(json.dumps([{"file": "strassen", "n": 16}]))
+    bench = ("-m", "bilinear.cli", "bench", "--gpus", "2", "--backend", "numpy", "-n", "16")
+    start = time.monotonic()
+    done = _mpmd((*bench, "--configs", str(configs)), bench, timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert time.monotonic() - start < 45, done.stderr  # not the 60 s timeout
+    assert done.returncode != 0
+    assert "leave out -n" not in done.stderr
+    assert "bilinear: the ranks were started with different options: --configs differs between rank 0 and rank 1" \
+        in done.stderr
 
 
 @needs_mpi

@@ -2183,3 +2183,12 @@ def test_workspace_limit_help_says_what_a_call_past_it_does(capsys):
     code, out, _ = _run(capsys, "compile", "--help")
     assert code == 0 and "a call that needs more even then is refused (the compiled library returns 4000)" in " ".join(
         out.split())
+
+
+def test_a_seed_past_64_bits_is_a_usage_error(capsys):
+    """A 600-digit --seed ran on one device but failed every rank of a distributed run with an internal
+    "a value to agree on is too long (628 bytes)" (a hunt): a seed is at most 64 bits everywhere."""
+    code, _, err = _run(capsys, "run", STRASSEN, "-n", "8", "--backend", "numpy", "--seed", "9" * 600)
+    assert code == 2
+    assert err.endswith(f"bilinear run: error: argument --seed: must be at most {2**64 - 1}, not {'9' * 28}…{'9' * 10}\n"), err
+    assert _run(capsys, "run", STRASSEN, "-n", "8", "--backend", "numpy", "--seed", str(2**64 - 1))[0] == 0

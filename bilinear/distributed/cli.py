@@ -14,8 +14,7 @@ from .comm import AgreedError, end_job, say
 from .describe import describe_plan, plan_as_data
 from .steps import MAX_GLOBAL_PRODUCTS
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
-from .ranks import (SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, refused_on_this_rank,
-                    same_command, world)
+from .ranks import (SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, same_command, world)
 
 MAX_RANKS = 4096  # a plan lists every rank's work; past this it is no longer something to read or prove
 
@@ -77,7 +76,6 @@ def check_single_device(args) -> int | None:
         ("--inputs", args.inputs, "replicated"), ("--output", args.output, "replicated")) if value != default]
     if given:
         verb = "applies" if len(given) == 1 else "apply"
-        refused_on_this_rank([args.command])  # a --gpus rank beside this one would wait in MPI_Init for it
         raise OptionError(f"{', '.join(given)} {verb} only with --gpus P (a distributed run under mpiexec); "
                           "without --gpus the product runs on one device")
     ranks, rank = launched_ranks()

@@ -185,15 +185,19 @@ def assign(products: int, ranks: int, bands: int, weights: Sequence[float] | Non
     return tuple(sorted(tasks, key=lambda t: (t.rank, t.product, t.bands)))
 
 
-def _with_fringe(plan: Plan) -> Plan:
-    """Give each fringe product to the rank with the fewest flops so far.
+def _with_fringe(plan: Plan, weights: Sequence[float] | None) -> Plan:
+    """Give each fringe product to the rank that would end it soonest: the fewest flops with it, over
+    the rank's weight (by flops so far, a rank weighted slow, given the least core work, took every
+    fringe product).
 
     Empty fringes are given too (and skipped when run), so a plan's structure,
     and its proof, do not depend on the shape.
     """
+    speeds = [float(w) for w in weights] if weights is not None else [1.0] * plan.ranks
     fringe: list[FringeTask] = []
     for kind in FRINGES:
-        rank = min(range(plan.ranks), key=lambda p: (replace(plan, fringe=tuple(fringe)).flops_of(p), p))
+        rank = min(range(plan.ranks),
+                   key=lambda p: (replace(plan, fringe=(*fringe, FringeTask(p, kind))).flops_of(p) / speeds[p], p))
         fringe.append(FringeTask(rank, kind))
     return replace(plan, fringe=tuple(fringe))
 
@@ -222,4 +226,4 @@ def make_plan(
         bands = default_bands(decomposition.rank, ranks) if even else 8 * ranks
     bands = check_count(bands, "bands", 1)
     tasks = assign(decomposition.rank, ranks, bands, weights)
-    return _with_fringe(Plan(decomposition, tuple(shape), ranks, bands, tasks, (), inputs, output))
+    return _with_fringe(Plan(decomposition, tuple(shape), ranks, bands, tasks, (), inputs, output), weights)

@@ -161,6 +161,12 @@ def option_flag(dest: str) -> str:
     return FLAGS.get(dest, "--" + dest.replace("_", "-"))
 
 
+def mpi_started() -> bool:
+    """Whether this process has started MPI (without starting it, or importing mpi4py)."""
+    MPI = sys.modules.get("mpi4py.MPI")
+    return MPI is not None and MPI.Is_initialized()
+
+
 def world() -> tuple[int, int]:
     """(this rank, the job's ranks) of MPI.COMM_WORLD; (0, 1) without mpi4py: there is no job to end."""
     from .comm import start_timeout
