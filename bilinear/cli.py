@@ -180,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated:  # (in the arguments' parsing too)
         print("bilinear: terminated", file=sys.stderr)
         return 143
+    except KeyboardInterrupt:  # in the arguments' parsing (a command's own is said where it runs)
+        print("bilinear: interrupted", file=sys.stderr)
+        return 130
     finally:  # a caller's own handler, when main runs inside a program (None: one not set from Python)
         signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
 

@@ -2192,3 +2192,40 @@ def test_a_seed_past_64_bits_is_a_usage_error(capsys):
     assert code == 2
     assert err.endswith(f"bilinear run: error: argument --seed: must be at most {2**64 - 1}, not {'9' * 28}…{'9' * 10}\n"), err
     assert _run(capsys, "run", STRASSEN, "-n", "8", "--backend", "numpy", "--seed", str(2**64 - 1))[0] == 0
+
+
+INTERRUPTED_IMPORT = """
+import builtins, sys
+real = builtins.__import__
+def interrupted(name, globals=None, locals=None, fromlist=(), level=0):
+    if name == "cli" and level == 1 or name == "bilinear.cli":  # Ctrl-C while the command line's modules load
+        raise KeyboardInterrupt
+    return real(name, globals, locals, fromlist, level)
+builtins.__import__ = interrupted
+from bilinear.__main__ import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_the_command_line_loads_is_said_as_an_interrupt():
+    """Ctrl-C in the half second `bilinear.cli` takes to import, before main's handlers existed, printed a
+    traceback (on every rank of an MPI job; a hunt).  The script's entry point imports it inside main."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT, "verify", STRASSEN], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT)
+    assert (done.returncode, done.stderr) == (130, "bilinear: interrupted\n")
+    scripts = (ROOT / "pyproject.toml").read_text()
+    assert 'bilinear = "bilinear.__main__:main"' in scripts  # the entry point the script runs
+
+
+def test_ctrl_c_while_the_arguments_are_read_is_said_as_an_interrupt(capsys, monkeypatch):
+    from bilinear import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["verify", STRASSEN]) == 130
+    assert capsys.readouterr().err == "bilinear: interrupted\n"
