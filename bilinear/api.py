@@ -297,7 +297,9 @@ def compile(
                                  launch=launch, moduli=moduli, scaling=scaling)
 
         name = lowered_for(0, leaves[0]).name  # proves the scheme now, not at the first call (levels are chosen per shape)
-        return AutoProduct(lowered_for, chosen_backend, dtype, leaves, name=name)
+        automatic = AutoProduct(lowered_for, chosen_backend, dtype, leaves, name=name)
+        automatic.one_level  # what every call needs: a leaf kind none lowers is refused here, not at each call
+        return automatic
     if not isinstance(levels, int) or isinstance(levels, bool):
         raise ValueError(f"levels must be a whole number or 'auto', not {levels!r}")  # noqa: TRY004 - documented as ValueError
     lowered = lower_program(program, dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, per_level=per_level,

@@ -1148,3 +1148,47 @@ def test_a_host_array_given_to_a_gpu_product_is_said_so(name, said):
         check_on_device(np.ones((2, 2)), name, cupy)
     check_on_device(DeviceArray(), name, cupy)  # the backend's own arrays pass
     check_on_device(np.ones((2, 2)), name, np)  # and NumPy's on the CPU
+
+
+def test_norm_scaled_ozaki_leaves_raise_no_floating_point_trap_numpy_does_not():
+    """Under np.errstate(under="raise"), the norm statistic's discarded branch (x·2^(e-1024) for rows
+    within range) underflowed and raised on ordinary data that A @ B multiplies cleanly (a hunt)."""
+    product = bilinear.compile("strassen", levels=0, leaf="ozaki", scaling="norm", backend="numpy")
+    A = np.random.default_rng(0).standard_normal((4, 4))
+    with np.errstate(all="raise"):
+        expected = A @ A
+        assert np.allclose(product(A, A), expected, rtol=1e-14, atol=1e-14)
+
+
+def test_automatic_levels_refuse_at_compile_a_scheme_no_level_of_which_lowers(tmp_path):
+    """levels=1 refused a schedule that multiplies sums with cublas leaves at compile, levels="auto"
+    at every call, even at n=1 (a hunt)."""
+    (tmp_path / "winograd.bl").write_text((ROOT / "algorithms/winograd.bl").read_text(), encoding="utf-8")
+    sums = tmp_path / "sums.bl"
+    sums.write_text('use "winograd.bl"\nschedule s for winograd: overwrite\n  temp X: A\n  stage s1:  X = A21 + A22\n'
+                    "  stage p1:  C22 = X * (B12 - B11)\n  stage s2:  X = X - A11\n"
+                    "  stage p2:  C21 = X * (B22 - B12 + B11);  C11 = A11 * B11\n  stage s3:  C21 += C11;  X = A12 - X\n"
+                    "  stage s4:  C12 = C21 + C22\n  stage p3:  C12 += X * B22\n  stage s5:  X = B22 - B12\n"
+                    "  stage p4:  C21 += (A11 - A21) * X\n  stage s6:  C22 += C21\n"
+                    "  stage p5:  C21 -= A22 * (X + B11 - B21);  C11 += A12 * B21\n", encoding="utf-8")
+    with pytest.raises(BilinearError) as fixed:
+        bilinear.compile(sums, levels=1, leaf="cublas", backend="numpy")
+    with pytest.raises(BilinearError) as automatic:
+        bilinear.compile(sums, levels="auto", leaf="cublas", backend="numpy")
+    assert str(automatic.value) == str(fixed.value)
+    product = bilinear.compile(sums, levels="auto", leaf="auto", backend="numpy")  # fused leaves take the sums
+    A = np.random.default_rng(1).standard_normal((8, 8))
+    assert np.allclose(product(A, A), A @ A, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize(("array", "said"), [
+    (np.broadcast_to(np.float64(2.0), (6, 6)), "A steps 0 elements a row and 0 a column (a broadcast view)"),
+    (np.broadcast_to(np.arange(6.0)[:, None], (6, 6)), "A steps 1 element a row and 0 a column (a broadcast view)"),
+    (np.broadcast_to(np.arange(6.0), (6, 6)), "A steps 0 elements a row and 1 a column (a broadcast view)"),
+])
+def test_a_broadcast_view_is_called_one(array, said):
+    """A stride of 0 was told as "a column slice with a step" or "transposed or Fortran-ordered" (a hunt)."""
+    product = bilinear.compile("strassen", backend="numpy")
+    with pytest.raises(ValueError) as refused:
+        product(array, np.ones((6, 6)))
+    assert f"; {said}: pass np.ascontiguousarray(A)" in str(refused.value)

@@ -91,9 +91,13 @@ def statistic(xp: Any, x: Any, axis: int, scaling: str) -> Any:
     if scaling == "max":
         return amax
     ex = xp.frexp(xp.where(xp.isfinite(amax), amax, 0.0))[1]
-    root = xp.sqrt((xp.ldexp(x, -(ex[:, None] if axis == 1 else ex[None, :])) ** 2).sum(axis=axis)) * NORM_SAFETY
+    # Squares of entries far below a row's largest underflow to zero, as the bound may: not a trap to raise
+    # under np.errstate(under="raise"), which A @ B does not raise either (a hunt).
+    with np.errstate(under="ignore"):
+        root = xp.sqrt((xp.ldexp(x, -(ex[:, None] if axis == 1 else ex[None, :])) ** 2).sum(axis=axis)) * NORM_SAFETY
     over = ex + xp.frexp(root)[1] > 1024  # root < 2√k: only the exponent can pass the range
-    bound = xp.where(over, -xp.ldexp(root, ex - 1024), xp.ldexp(root, xp.where(over, 0, ex)))
+    # each branch's exponent only where it is kept: 2^(e-1024) for a row in range had underflowed, then been dropped
+    bound = xp.where(over, -xp.ldexp(root, xp.where(over, ex - 1024, 0)), xp.ldexp(root, xp.where(over, 0, ex)))
     return xp.where(xp.isfinite(amax), bound, amax)
 
 

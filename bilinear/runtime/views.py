@@ -172,6 +172,8 @@ def layout_refusal(view: View, name: str, module: str) -> str:
         row_bytes, col_bytes = view.strides
         why = (f"{name} steps {row_bytes} bytes a row and {col_bytes} a column, not whole {view.itemsize}-byte elements "
                "(a field of a structured array, or a view as another dtype)")
+    elif 0 in (rows, cols):  # np.broadcast_to: one element, row or column read again and again
+        why = f"{name} steps {rows} element{'s' * (abs(rows) != 1)} a row and {cols} a column (a broadcast view)"
     elif cols != 1:
         layout = "transposed or Fortran-ordered" if abs(rows) == 1 else "a column slice with a step"
         why = f"{name} steps {rows} element{'s' * (abs(rows) != 1)} a row and {cols} a column ({layout})"
