@@ -93,8 +93,9 @@ def test_the_search_moves_less_than_msmes(name):
 
 
 def test_the_local_search_saves_on_grey333():
-    """Shuffled orders alone leave grey333 above its default schedule's traffic (with workspace); the
-    local search takes it below."""
+    """Shuffled orders alone do no better than grey333's default schedule's traffic (with workspace; as
+    the compiled kernels count it, both move 244 blocks, and the shuffled orders had seemed above it);
+    the local search takes it below."""
     from bilinear.schedule.default import default_schedule
 
     grey333 = bilinear.load("grey333").algorithms[-1]
@@ -102,7 +103,7 @@ def test_the_local_search_saves_on_grey333():
         return _moved(schedule, grey333)
     shuffled = inplace_schedule(grey333, rank, tries=64, steps=0)
     searched = inplace_schedule(grey333, rank, tries=64, steps=256)
-    assert rank(searched) < rank(default_schedule(grey333)) < rank(shuffled)
+    assert rank(searched) < rank(default_schedule(grey333)) <= rank(shuffled)
 
 
 RECT = "algorithm rect <1,2,1;2>:\n  M1 = A11 * B11\n  M2 = A12 * B21\n  C11 = M1 + M2\n"

@@ -16,7 +16,7 @@ from .algorithm import Algorithm, Output, Product, Sum
 from .form import Form, format_coefficient, written_coefficient
 from .names import MAX_SHAPE_VOLUME, OPERANDS, Shape, Span, block_name, operand_of, parse_block, shape_too_large
 from .program import Definition, Program
-from .schedule import PROPERTIES, Multiply, Schedule, Stage, Statement, Temporary, Update
+from .schedule import PROPERTIES, Multiply, Schedule, Stage, Statement, Temporary, Update, net_effect
 
 __all__ = [
     "MAX_SHAPE_VOLUME",
@@ -39,6 +39,7 @@ __all__ = [
     "Update",
     "block_name",
     "format_coefficient",
+    "net_effect",
     "written_coefficient",
     "operand_of",
     "parse_block",

@@ -55,6 +55,20 @@ class Update:
         return f"{self.target} = {self.form}"
 
 
+def net_effect(statements: tuple[Update, ...]) -> dict[str, Form]:
+    """Each written buffer's final value over the buffers' values at the start, the statements run in
+    order (what one fused element-wise kernel computes)."""
+    values: dict[str, dict[str, Fraction]] = {}
+    for statement in statements:
+        total: dict[str, Fraction] = {}
+        for name, coef in statement.form.terms:
+            coef = coef.numerator if coef.denominator == 1 else coef  # int arithmetic where it can
+            for inner, inner_coef in values.get(name, {name: 1}).items():
+                total[inner] = total.get(inner, 0) + coef * inner_coef
+        values[statement.target] = {name: coef for name, coef in total.items() if coef != 0}
+    return {target: Form.of(value) for target, value in values.items()}
+
+
 @dataclass(frozen=True)
 class Multiply:
     """A product statement: ``(left) * (right)`` times each coefficient into its target.

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..ir import Form, Schedule, Stage
-from ..schedule.effect import crossing_shapes, like_of, net_effect
+from ..ir import Form, Schedule, Stage, net_effect
+from ..schedule.effect import crossing_shapes, like_of
 from .render import render
 
 CTYPES = {"float64": "double", "float32": "float"}

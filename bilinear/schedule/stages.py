@@ -9,8 +9,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import replace
 
-from ..ir import Multiply, Schedule, Stage, Statement
-from .effect import crossing_shapes, net_effect
+from ..ir import Multiply, Schedule, Stage, Statement, net_effect
+from .effect import crossing_shapes
 
 
 def depends(later: Statement, earlier: Statement) -> bool:

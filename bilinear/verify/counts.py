@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Algorithm, Form, Multiply, Schedule, Update, operand_of
+from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Update, net_effect, operand_of
 from .expand import Expansion, expansion_of
 
 
@@ -126,12 +126,22 @@ class CompiledCounts:
     refused: str | None = None  # why compile refuses the schedule with these leaves (then no counts)
 
 
+def _stage_traffic(stage: Stage) -> tuple[set[str], set[str]]:
+    """(buffers read, buffers written) by an element-wise stage.  An ordered stage (a fused pass) runs as
+    one kernel over its net effect: a buffer whose first value no statement uses is not read (`C21 = C22`
+    then `C22 += C21` had counted C21 read), and one left as it was is not written."""
+    if not stage.ordered:
+        return (set().union(*(s.reads() for s in stage.statements)),
+                set().union(*(s.writes() for s in stage.statements)))
+    effect = {target: form for target, form in net_effect(stage.statements).items() if form != Form.symbol(target)}
+    return {name for form in effect.values() for name in form.names()}, set(effect)
+
+
 def count_schedule(schedule: Schedule) -> ScheduleCounts:
     elementwise = [s for s in schedule.stages if not s.is_product_stage()]
     moved: dict[str, int] = {}
     for stage in elementwise:
-        read = set().union(*(s.reads() for s in stage.statements))
-        written = set().union(*(s.writes() for s in stage.statements))
+        read, written = _stage_traffic(stage)
         for buffer in [*read, *written]:
             temp = schedule.temporary(buffer)
             like = temp.like if temp else operand_of(buffer)
