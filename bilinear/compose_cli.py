@@ -221,9 +221,9 @@ def optimize(args) -> int:
     if rescaled:
         print(f"note: products rescaled where that saves scalings (the same C): {said(rescaled)}", file=sys.stderr)
     if source.sums:  # "before" is each form on its own; a file with named sums already shares some
-        from .optimize_sides import written
+        from .optimize_sides import in_use
 
-        as_written = ", ".join(f"{side} {s.additions}+{s.scalings}" for side, s in zip("ABC", written(source)))
+        as_written = ", ".join(f"{side} {s.additions}+{s.scalings}" for side, s in zip("ABC", in_use(source)))
         print(f"(before: each form on its own; {source.name} as written: {as_written}, additions+scalings)", file=sys.stderr)
     header = (*copied_header(args.file, program, source),
               f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")

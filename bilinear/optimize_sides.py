@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .ir import Algorithm, Form
 from .optimize_dead import live
 from .optimize_pairs import Terms, additions, scalings
-from .verify.counts import side_of
+from .verify.counts import side_of, used_names
 from .verify.expand import expansion_of
 
 
@@ -60,6 +60,20 @@ def written(algorithm: Algorithm) -> tuple[Side, Side, Side]:
         Side(by_side["B"], [product.right.as_dict() for product in algorithm.products]),
         Side(by_side["C"], [outputs.get(block, {}) for block in algorithm.shape.blocks("C")]),
     )
+
+
+def in_use(algorithm: Algorithm) -> tuple[Side, Side, Side]:
+    """:func:`written`'s sides less what no output uses (a named sum, a product's factors), which is never
+    computed: the scheme's cost as written, as ``verify`` counts it."""
+    used = used_names(algorithm)
+    left, right, outputs = written(algorithm)
+
+    def kept(side: Side, factors: bool) -> Side:
+        forms = [form if product.name in used else {} for form, product in zip(side.forms, algorithm.products)] \
+            if factors else side.forms
+        return Side([(name, terms) for name, terms in side.sums if name in used], forms)
+
+    return kept(left, True), kept(right, True), kept(outputs, False)
 
 
 def renumbered(side: Side, prefix: str) -> Side:

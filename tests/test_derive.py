@@ -257,6 +257,19 @@ def test_optimize_command_prints_counts_and_writes_a_verified_file(tmp_path, cap
     assert len(left) == len(right) == 7 and len(outputs) == 4
 
 
+def test_optimize_counts_the_file_as_written_as_verify_does_without_what_no_output_uses(tmp_path, capsys):
+    """The "as written" line had counted named sums and a product's factor that no output uses (A 7, B 5, C 9
+    where verify says 4, 4 and 7; an audit)."""
+    dead = next(path for path in ALGORITHMS if path.name == "winograd.bl").read_text().replace("  P1 = A11 * B11", "  S9 = A11 + A12 + A21\n"
+           "  T9 = B11 + B12\n  P8 = (A11 + A12) * T9\n  U9 = P1 + P2 + P3\n  P1 = A11 * B11")
+    path = tmp_path / "dead.bl"
+    path.write_text(dead.replace("<2,2,2;7>", "<2,2,2;8>"), encoding="utf-8")
+    assert "15 as written (A side 4, B side 4, C side 7)" in " ".join(main(["verify", str(path)]) == 0 and
+                                                                     capsys.readouterr().out.split())
+    assert main(["optimize", str(path), "-o", str(tmp_path / "w.bl")]) == 0
+    assert "winograd as written: A 4+0, B 4+0, C 7+0, additions+scalings)" in capsys.readouterr().err
+
+
 PLINOPT_48 = [root / "4x4x4_48_rational_L.sms" for root in (SHARED / "plinopt", Path("/work/catalogues/jgdumas+plinopt/data"))]
 
 
