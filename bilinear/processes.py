@@ -62,21 +62,34 @@ def _pooled(function, jobs: list, workers: int, methods) -> list:
     try:
         with _pipe_errors_raised():
             with _stops_held():  # a worker starts with them held, until it ignores Ctrl-C
-                for _ in range(workers):
-                    ours, theirs = methods.Pipe()
-                    links.append((methods.Process(target=_serve, args=(function, theirs, ours)), ours, theirs))
-                    links[-1][0].start()
-                    theirs.close()
-            outcomes = _dispatched(jobs, [ours for _, ours, _ in links])
+                _start(function, workers, methods, links)
+            outcomes = _dispatched(jobs, [link[1] for link in links])
     except BaseException:
-        _end([process for process, _, _ in links], stop=True)
+        _end([link[0] for link in links], stop=True)
         raise
     finally:
-        for _, ours, theirs in links:
-            ours.close()  # a worker forked by a start that Ctrl-C cut short (no pid kept to end it) reads EOF and ends
-            theirs.close()
-    _end([process for process, _, _ in links], stop=False)
+        _close_pipes(links)  # a worker forked by a start that Ctrl-C cut short (no pid kept to end it) reads EOF and ends
+    _end([link[0] for link in links], stop=False)
+    # No name here holds a worker's objects but links: dropped with Ctrl-C held, their finalizers (multiprocessing's
+    # weak set of processes, a connection's __del__) run where a Ctrl-C cannot land in them and be lost.
+    with _stops_held():
+        links.clear()
     return outcomes
+
+
+def _start(function, workers: int, methods, links: list) -> None:
+    """``workers`` processes serving ``function``, each listed in ``links`` before it starts."""
+    for _ in range(workers):
+        ours, theirs = methods.Pipe()
+        links.append((methods.Process(target=_serve, args=(function, theirs, ours)), ours, theirs))
+        links[-1][0].start()
+        theirs.close()
+
+
+def _close_pipes(links: list) -> None:
+    for _, ours, theirs in links:
+        ours.close()
+        theirs.close()
 
 
 def _dispatched(jobs: list, connections: list) -> list:
