@@ -56,8 +56,8 @@ class Update:
 
 
 def net_effect(statements: tuple[Update, ...]) -> dict[str, Form]:
-    """Each written buffer's final value over the buffers' values at the start, the statements run in
-    order (what one fused element-wise kernel computes)."""
+    """Each buffer the statements change, run in order, with its final value over the buffers' values at
+    the start (what one fused element-wise kernel computes); one they leave as it was is not listed."""
     values: dict[str, dict[str, Fraction]] = {}
     for statement in statements:
         total: dict[str, Fraction] = {}
@@ -66,7 +66,7 @@ def net_effect(statements: tuple[Update, ...]) -> dict[str, Form]:
             for inner, inner_coef in values.get(name, {name: 1}).items():
                 total[inner] = total.get(inner, 0) + coef * inner_coef
         values[statement.target] = {name: coef for name, coef in total.items() if coef != 0}
-    return {target: Form.of(value) for target, value in values.items()}
+    return {target: Form.of(value) for target, value in values.items() if value != {target: 1}}
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..ir import Form, Schedule, Stage, net_effect
+from ..ir import Schedule, Stage, net_effect
 from ..schedule.effect import crossing_shapes, like_of
 from .render import render
 
@@ -89,7 +89,6 @@ def _body(stage: Stage, schedule: Schedule) -> tuple[tuple[str, ...], tuple[Grou
 
 def _compute_body(stage: Stage, schedule: Schedule) -> tuple[tuple[str, ...], tuple[Group, ...]]:
     effect = net_effect(stage.statements)
-    effect = {target: form for target, form in effect.items() if form != Form.symbol(target)}
     buffers = tuple(sorted({target for target in effect} | {n for form in effect.values() for n in form.names()}))
     slot = {buffer: index for index, buffer in enumerate(buffers)}
     groups = []

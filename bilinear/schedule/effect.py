@@ -16,7 +16,7 @@ def crossing_shapes(effect: dict[str, Form], schedule: Schedule) -> tuple[str, s
     """(the shape written, the shape that reads it) where one kernel could not run ``effect``
     (:func:`net_effect`'s result), else None.  A kernel runs each block shape's part over that
     shape's blocks, so no part may read a buffer another part writes."""
-    written = {target: like_of(target, schedule) for target, form in effect.items() if form != Form.symbol(target)}
+    written = {target: like_of(target, schedule) for target in effect}
     for target, like in written.items():
         for name in effect[target].names():
             if name in written and written[name] != like:

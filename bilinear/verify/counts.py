@@ -133,7 +133,7 @@ def _stage_traffic(stage: Stage) -> tuple[set[str], set[str]]:
     if not stage.ordered:
         return (set().union(*(s.reads() for s in stage.statements)),
                 set().union(*(s.writes() for s in stage.statements)))
-    effect = {target: form for target, form in net_effect(stage.statements).items() if form != Form.symbol(target)}
+    effect = net_effect(stage.statements)
     return {name for form in effect.values() for name in form.names()}, set(effect)
 
 
