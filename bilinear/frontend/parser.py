@@ -39,6 +39,7 @@ from .formats.common import TOO_MANY_DIGITS
 from .grammar import LARK
 from .raw import RawAlgorithm, RawDefinition, RawSchedule, RawTable, Use
 from .syntax_errors import syntax_error
+from .table_rows import row_values
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class _ToIR(Transformer_NonRecursive):
     def __init__(self, path: str):
         super().__init__()
         self.path = path
+        self._entries_read: dict[str, Fraction] = {}  # a table's entries by their text, each read once
 
     # --- helpers ---------------------------------------------------------
     def _span(self, meta) -> Span:
@@ -226,20 +228,11 @@ class _ToIR(Transformer_NonRecursive):
         return RawAlgorithm(str(name), shape, rank, tuple(sums), tuple(products), tuple(outputs), self._span(meta))
 
     # --- tables -------------------------------------------------------------------
-    def signed_number(self, meta, children):
-        sign, numerator, denominator = children
-        value = Fraction(int(numerator))
-        if denominator is not None:
-            if int(denominator) == 0:
-                self._fail("division by zero in a coefficient", self._span(meta))
-            value /= int(denominator)
-        return -value if sign == "-" else value
-
     def sign(self, meta, children):
         return str(children[0])
 
     def table_row(self, meta, children):
-        return tuple(children), self._span(meta)
+        return row_values(children[0], self.path, self._entries_read), self._span(meta)
 
     def table_section(self, meta, children):
         letter, *rows = children

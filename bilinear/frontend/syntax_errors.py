@@ -6,7 +6,7 @@ import difflib
 import re
 import unicodedata
 
-from lark import Tree
+from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import Diagnostic
@@ -58,6 +58,8 @@ _FRIENDLY = {
     "$END": "the end of the file",
     "SECTION": "U:, V: or W:",
 }
+# A table's row is one token (ROW), read in Python: where one may begin or go on, say what its entries begin with.
+_ROW_WORDS = ("'+'", "'-'", "a whole number")
 
 
 def _expected(names) -> str:
@@ -65,6 +67,9 @@ def _expected(names) -> str:
     for name in sorted(set(names)):
         if name in _FRIENDLY:
             words.append(_FRIENDLY[name])
+            continue
+        if name == "ROW":
+            words.extend(_ROW_WORDS)
             continue
         if name.startswith("_") and (keyword := name[1:].lower()) in KEYWORDS:  # `_STAGE: /stage(?!…)/`
             words.append(f"'{keyword}'")
@@ -129,10 +134,11 @@ def _accepted(error: UnexpectedInput) -> set[str]:
     included (`=`, `->` and `)` after a name in an equation); the interactive parser it leaves on the
     error tries each terminal, as `accepts` does for an unexpected token."""
     if isinstance(error, UnexpectedToken):
-        return (error.accepts or error.expected) | ({"LSQB"} if _after_a_bare_name(error) else set())
+        accepted = (error.accepts or error.expected) | ({"LSQB"} if _after_a_bare_name(error) else set())
+        return _after_a_row(error, accepted)
     parser = getattr(error, "interactive_parser", None)  # absent where lark's LALR parser did not raise it
     if parser is not None and (accepted := parser.accepts()):
-        return accepted
+        return _after_a_row(error, accepted)
     return getattr(error, "allowed", None) or getattr(error, "expected", None) or set()
 
 
@@ -142,6 +148,23 @@ def _after_a_bare_name(error: UnexpectedToken) -> bool:
     parser = getattr(error, "interactive_parser", None)
     values = parser.parser_state.value_stack if parser is not None else ()
     return bool(values) and isinstance(values[-1], Tree) and values[-1].data == "ref" and values[-1].children[1] is None
+
+
+_OPEN_ENTRY = re.compile(r"[+/-][ \t\f]*$")  # a row that stops after a sign or a '/'
+_WITH_DENOMINATOR = re.compile(r"/[ \t\f]*[0-9]+[ \t\f]*$")
+
+
+def _after_a_row(error: UnexpectedInput, accepted: set[str]) -> set[str]:
+    """What the grammar takes where the parser stopped right after a table's row.  The row is one
+    token (ROW), so lark accepts only the end of the line there; the row itself takes another entry,
+    a `/` after a whole number, and only a whole number after a sign or a `/`."""
+    parser = getattr(error, "interactive_parser", None)
+    values = parser.parser_state.value_stack if parser is not None else ()
+    if not values or not isinstance(values[-1], Token) or values[-1].type != "ROW":
+        return accepted
+    if _OPEN_ENTRY.search(values[-1]):
+        return {"INT"}
+    return accepted | {"ROW"} | (set() if _WITH_DENOMINATOR.search(values[-1]) else {"SLASH"})
 
 
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
