@@ -1939,6 +1939,37 @@ def test_the_in_place_workspace_note_describes_the_plan_a_workspace_limit_leaves
     assert json.loads((out / "manifest.json").read_text())["host"]["workspace_note"] == note
 
 
+@pytest.mark.parametrize("options, note", [
+    (("--levels-schemes", "strassen,msmes", "--leaf", "ozaki"), None),
+    (("--levels-schemes", "strassen,msmes", "--breadth", "1"), None),
+    (("--levels-schemes", "msmes,strassen", "--breadth", "1"),
+     "--breadth 1: the innermost level runs strassen's products breadth-first, from operand sums in a workspace "
+     "(672.00 MiB at n=8192); msmes's in-place stages run at the outer level only"),
+    (("--levels-schemes", "msmes", "--breadth", "1"),
+     "--breadth 1: the innermost level runs strassen's products breadth-first, from operand sums in a workspace "
+     "(2.62 GiB at n=8192); msmes's in-place stages run at no level: every level of --levels-schemes runs "
+     "breadth-first, and without --breadth the library allocates nothing"),
+    (("--breadth", "1", "--leaf", "ozaki"),
+     "--breadth 1: the innermost level runs strassen's products breadth-first, from operand sums in a workspace "
+     "(4.13 GiB at n=8192, the ozaki leaves' own included); msmes's in-place stages run at no level: --levels 2 "
+     "--breadth 1 keeps one"),
+    (("--levels-schemes", "msmes,msmes2", "--leaf", "ozaki"),
+     "ozaki leaves need a workspace of their own (90.02 MiB at n=8192): msmes's and msmes2's in-place stages "
+     "allocate nothing, their leaves do"),
+], ids=["strassen-outside-ozaki", "strassen-outside-breadth", "msmes-outside-breadth", "hybrid-of-one", "ozaki-breadth",
+        "two-in-place"])
+def test_the_in_place_workspace_note_names_what_runs_at_each_level(capsys, tmp_path, options, note):
+    """The note was built from the program's last definition: a hybrid whose outer level is strassen with
+    temporaries blamed its workspace on msmes's leaves or on breadth-first levels, and named msmes, which ran
+    at no level (a review of compile).  Beside ozaki leaves it said that without --breadth the library
+    allocates nothing; a hybrid was told to give --levels."""
+    out = tmp_path / "lib"
+    code, _, err = _run(capsys, "compile", "msmes", *options, "-o", str(out))
+    assert code == 0, err
+    assert json.loads((out / "manifest.json").read_text())["host"].get("workspace_note") == note
+    assert (f"note: {note}\n" in err) if note else ("in-place stages" not in err)
+
+
 def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
     """--moduli 1 wrote a library that returns 5000 from 64x64x64 up without a word (run refuses it).  Under
     levels the note said the same 15 (4079 for --moduli 2), while each Strassen level that runs can grow the

@@ -165,7 +165,7 @@ def write_artifacts(
                                                "call can need more workspace than that and return 4000 (nothing run)")
     if unused := _unused_options(lowered):
         host["unused"] = unused
-    if note := _inplace_workspace_note(program, lowered, n):
+    if note := _inplace_workspace_note(program, lowered, n, per_level):
         host["workspace_note"] = note
     if note := _sums_note(lowered):
         host["sums_note"] = note
@@ -264,44 +264,65 @@ def _unused_options(lowered: Lowered) -> list[str]:
     return unused
 
 
-def _inplace_workspace_note(program: Program, lowered: Lowered, n: int) -> str | None:
-    """Why the library of an in-place schedule (0 bytes, as verified) holds a workspace, or not, at ``n``:
-    breadth-first levels run the algorithm's products from operand sums in one (as many as a workspace
-    limit leaves at n), and ozaki leaves need their own."""
-    schedule = program.main
-    if not (isinstance(schedule, Schedule) and schedule.inplace):
+def _inplace_workspace_note(program: Program, lowered: Lowered, n: int, per_level: tuple[str, ...] | None) -> str | None:
+    """Why a library whose depth-first levels run in-place schedules (0 bytes, as verified) holds a
+    workspace, or not, at ``n``: breadth-first levels run products from operand sums in one (as many as
+    a workspace limit leaves at n), and ozaki leaves need their own.  None where a level that runs holds
+    temporaries, which the report's workspace per level counts."""
+    running = library_plan(lowered, n)
+    named = [program.definition(name) for name in per_level] if per_level else [program.main]
+    every_one_in_place = all(isinstance(d, Schedule) and d.inplace for d in named)
+    depth_first = [level.schedule for level in running.levels]
+    if not all(schedule.inplace for schedule in depth_first):
         return None
-    options, running = lowered.options, library_plan(lowered, n)
+    in_place = depth_first or [d for d in named if isinstance(d, Schedule) and d.inplace]
+    if not in_place:
+        return None
+    whose = _possessive(dict.fromkeys(schedule.name for schedule in in_place))
     held = bytes_text(library_workspace_bytes(lowered, n))
+    options, ozaki = lowered.options, lowered.options.leaf == "ozaki"
+    nothing = every_one_in_place and not ozaki  # what the library holds without breadth-first levels
     if running.options.breadth:
-        return _breadth_note(schedule, lowered, running, n, held)
-    ozaki = (f"ozaki leaves need a workspace of their own ({held} at n={n}): {schedule.name}'s in-place stages "
-             "allocate nothing, its leaves do") if options.leaf == "ozaki" else None
+        return _breadth_note(whose, lowered, running, n, held, nothing, hybrid=per_level is not None)
+    their = "their" if " and " in whose else "its"
+    leaves = (f"ozaki leaves need a workspace of their own ({held} at n={n}): {whose} in-place stages "
+              f"allocate nothing, {their} leaves do") if ozaki else None
     if not options.breadth:
-        return ozaki
+        return leaves
     left = (f"--breadth {options.breadth} --workspace-limit {options.workspace_limit}: at n={n} no breadth-first level "
-            f"fits the limit: {schedule.name}'s in-place stages run at every level")
-    return f"{left}; {ozaki}" if ozaki else f"{left}, and the library allocates nothing"
+            f"fits the limit: {whose} in-place stages run at every level")
+    return f"{left}; {leaves}" if leaves else f"{left}, and the library allocates nothing"
 
 
-def _breadth_note(schedule: Schedule, lowered: Lowered, running: Lowered, n: int, held: str) -> str:
+def _possessive(names) -> str:
+    """``msmes's``, ``msmes's and msmes2's``."""
+    said = [f"{name}'s" for name in names]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+
+def _breadth_note(whose: str, lowered: Lowered, running: Lowered, n: int, held: str, nothing: bool, hybrid: bool) -> str:
     """What ``running`` (``lowered`` or a plan its workspace limit falls back to, with breadth-first
-    levels) runs where at compile's ``n``, with ``held`` bytes of workspace."""
+    levels) runs where at compile's ``n``, with ``held`` bytes of workspace; ``nothing``: whether the
+    library would hold none without them."""
     asked, breadth, outer = lowered.options.breadth, running.options.breadth, len(running.levels)
-    where = (("at the outer level only" if outer == 1 else f"at the outer {outer} levels only") if outer else
-             f"at no level: --levels {running.options.levels + 1} --breadth {breadth} keeps one, and without "
-             "--breadth the library allocates nothing")
+    if outer:
+        where = "at the outer level only" if outer == 1 else f"at the outer {outer} levels only"
+    else:
+        keeps = ("every level of --levels-schemes runs breadth-first" if hybrid else
+                 f"--levels {running.options.levels + 1} --breadth {breadth} keeps one")
+        where = f"at no level: {keeps}" + (", and without --breadth the library allocates nothing" if nothing else "")
     inner = "innermost level runs" if breadth == 1 else f"innermost {breadth} levels run"
     fell = breadth < asked  # the limit left fewer breadth-first levels than asked at compile's n
     said = (f"--breadth {asked} --workspace-limit {lowered.options.workspace_limit}: at n={n} the "
             f"{asked} breadth-first levels asked for need more workspace than the limit, and a call runs {breadth}"
             if fell else f"--breadth {breadth}")
-    workspace = f"{held} at n={n}"
+    workspace = f"{held} at n={n}" + (", the ozaki leaves' own included" if lowered.options.leaf == "ozaki" else "")
     if running.fewer_breadth is not None:  # a larger call may not fit the limit this plan's workspace fits
         limit = "the limit" if fell else f"--workspace-limit {lowered.options.workspace_limit}"
         workspace += f"; a call whose workspace would pass {limit} runs fewer breadth-first levels"
-    return (f"{said}: the {inner} {schedule.algorithm}'s products breadth-first, from operand sums in a workspace "
-            f"({workspace}); {schedule.name}'s in-place stages run {where}")
+    products = _possessive(dict.fromkeys(name for name, _shape in running.breadth.schemes))
+    return (f"{said}: the {inner} {products} products breadth-first, from operand sums in a workspace "
+            f"({workspace}); {whose} in-place stages run {where}")
 
 
 def _sums_note(lowered: Lowered) -> str | None:
