@@ -327,6 +327,17 @@ def load_input(args, path=None, noted: bool = False):
     return loaded if noted else loaded[0]
 
 
+def load_input_noting(args, path=None):
+    """:func:`load_input`'s program, the notes ``verify`` gives it said on stderr (a scheme claimed
+    modulo p that holds over Q, an alternative basis): a command that writes or runs it says them too."""
+    from .diagnostics import render
+
+    program, notes = load_input(args, path, noted=True)
+    for note in notes:
+        print(render(note), file=sys.stderr)
+    return program
+
+
 CHOOSE_WITH_ALGORITHM = ("export", "transform", "product", "optimize", "inplace")  # the commands that take --algorithm NAME
 
 

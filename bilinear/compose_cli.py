@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input,
+from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input_noting,
                        note_schedule_not_carried, note_unused_definitions, scheme_path, side_counts, tries)
 from .cli_outputs import add_bl_output_options, check_bl_output, output_path
 from .cli_sources import chosen_algorithm, copied_header, named_algorithm, verified
@@ -56,7 +56,7 @@ def transform(args) -> int:
     from .compose import permute, unused_products
 
     check_bl_output(args, args.file)
-    program = load_input(args)
+    program = load_input_noting(args)
     source = chosen_algorithm(args, program)
     result = permute(source, args.to, name=args.name)
     if args.algorithm is None:
@@ -97,7 +97,7 @@ def product(args) -> int:
     from .schedule.product import product_refusal
 
     check_bl_output(args, args.file, args.second)
-    program = load_input(args)
+    program = load_input_noting(args)
     if args.algorithm is None:
         note_unused_definitions(args.command, args.file, program)
     first = named_algorithm(program, args.algorithm)
@@ -157,7 +157,7 @@ def export(args) -> int:
         check_target(args.output, args.force, protect=(args.file,))
     elif not (args.output.is_dir() or args.output.parent.is_dir()):
         raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
-    program = load_input(args)
+    program = load_input_noting(args)
     algorithm = chosen_algorithm(args, program)
     if args.algorithm is None:
         note_schedule_not_carried(program, algorithm, "export writes", " (a catalogue format holds a scheme's "
@@ -193,7 +193,7 @@ def optimize(args) -> int:
                          "hold; leave --style out")
     also = args.also or []
     check_bl_output(args, args.file, *also)
-    program = load_input(args)
+    program = load_input_noting(args)
     source = chosen_algorithm(args, program)
     if args.algorithm is None:
         note_schedule_not_carried(program, source, "optimize rewrites")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .cli_args import load_input, note_unused_definitions
+from .cli_args import load_input_noting, note_unused_definitions
 from .cli_outputs import check_bl_output
 from .diagnostics import BilinearError, render
 from .frontend.provenance import source_header
@@ -21,9 +21,7 @@ def import_scheme(args) -> int:
     from .verify import report_algorithm
 
     check_bl_output(args, args.file)
-    program, notes = load_input(args, noted=True)  # what verify notes of it (an alternative basis, a modulus)
-    for note in notes:
-        print(render(note), file=sys.stderr)
+    program = load_input_noting(args)  # what verify notes of it (an alternative basis, a modulus)
     algorithm = program.main
     if not isinstance(algorithm, Algorithm):
         raise ValueError(  # noqa: TRY004 - a user mistake: reported as a message

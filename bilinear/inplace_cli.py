@@ -55,12 +55,12 @@ def add_parser(commands) -> None:
 def derive(args) -> int:
     from rich.console import Console
 
-    from .cli_args import load_input, note_schedule_not_carried
+    from .cli_args import load_input_noting, note_schedule_not_carried
     from .compose import unused_products
     from .schedule.inplace import every_order, product_count
 
     check_bl_output(args, args.file)
-    program = load_input(args)
+    program = load_input_noting(args)
     source = chosen_algorithm(args, program)
     if args.algorithm is None:
         note_schedule_not_carried(program, source, "inplace derives a schedule of", " other than the one derived")

@@ -20,6 +20,7 @@ from .cli_args import (
     finite,
     listed,
     load_input,
+    load_input_noting,
     note_unused_definitions,
     positive,
     scheme_path,
@@ -294,7 +295,7 @@ def _run(args) -> int:
     K = args.k or args.n
     backend = make_backend(args.backend)
     check_fits(backend, M, K, args.n, args.dtype)  # before loading and lowering: refuse at once
-    program = load_input(args)
+    program = load_input_noting(args)
     product = CompiledProduct(_lowered(args, program), backend)
     with _quiet_numpy():
         result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)

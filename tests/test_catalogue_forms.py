@@ -299,6 +299,20 @@ def test_plinopt_files_that_are_not_matrix_products_say_so(tmp_path, name, messa
     assert _error(_write(tmp_path, name, "1 1 R\n1 1 1\n0 0 0\n")) == message
 
 
+@pytest.mark.parametrize("placeholder, entry, what", [
+    ("2 is a placeholder for sqrt(7)", "1", "2² − 7 = -3"),
+    ("3 is a placeholder for sqrt(9)", "1/2", "3² − 9 = 0"),
+    ("3 is a placeholder for sqrt(7)", "1/2", "3² − 7 = 2, and the coefficients' denominators divide it"),
+])
+def test_a_placeholder_that_leaves_no_modulus_says_so(tmp_path, placeholder, entry, what):
+    """It was read as a modulus below 2, and the reader said only "a modulus is at least 2, not -3";
+    one of 0 beside a denominator divided it out forever."""
+    for part in "LRP":
+        _write(tmp_path, f"1x1x1_1_root_{part}.sms", f"# {placeholder}\n1 1 R\n1 1 {entry}\n0 0 0\n")
+    assert _error(tmp_path / "1x1x1_1_root_L.sms") == (
+        f"the comment '{placeholder}' leaves no modulus to check the scheme in ({what})")
+
+
 def test_a_symbol_standing_for_a_root_is_refused_with_the_files_words(tmp_path):
     text = "# X is a placeholder for sqrt(3)\n1 1 R\n1 1 1/2X\n0 0 0\n"
     for part in "LRP":

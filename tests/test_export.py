@@ -219,6 +219,20 @@ def test_a_plinopt_export_reads_back_whatever_line_separators_its_header_holds(t
     assert bilinear.verify(left).ok
 
 
+@pytest.mark.parametrize("header", ["2 is a placeholder for sqrt(7)", "5 is a placeholder for sqrt(3)"])
+def test_a_plinopt_export_reads_back_over_q_whatever_its_header_says_of_placeholders(tmp_path, capsys, header):
+    """The source's header, quoted in each file's comment, was read back as the file's own claim: strassen
+    became a scheme modulo 22, or failed to load with "a modulus is at least 2, not -3" (a hunt)."""
+    source = tmp_path / "src.bl"
+    source.write_text(f"# {header}\n" + (ROOT / "algorithms/strassen.bl").read_text())
+    assert main(["export", str(source), "--to", "plinopt", "-o", str(tmp_path / "S")]) == 0
+    left = tmp_path / "2x2x2_7_S_L.sms"
+    assert header in left.read_text().splitlines()[0]
+    read = read_catalogue(left)
+    assert isinstance(read, Algorithm) and bilinear.verify(left).ok
+    assert main(["verify", str(left)]) == 0 and "modulo" not in capsys.readouterr().out
+
+
 def test_a_plinopt_name_whose_shape_prefix_contradicts_the_scheme_is_refused(tmp_path):
     """-o 2x3x3_15_foo for a ⟨3,2,3;15⟩ scheme wrote files PLinOpt's readers take for ⟨2,3,3⟩ (they did not read back)."""
     from bilinear.frontend.writers import rendered

@@ -2107,6 +2107,24 @@ def test_import_says_what_verify_notes_of_what_it_reads(tmp_path, capsys):
     assert "note: strassen is claimed modulo 3 (given with --mod 3) and holds over Q (and so modulo 3)" in err
 
 
+@pytest.mark.parametrize("command", [
+    ("export", "--to", "fast-matmul", "-o", "{out}.fm"), ("transform", "--to", "nkm", "-o", "{out}.bl"),
+    ("product", "strassen", "-o", "{out}.bl"), ("optimize", "-o", "{out}.bl"), ("inplace", "-o", "{out}.bl"),
+    ("run", "-n", "16", "--repeat", "1"),
+], ids=lambda command: command[0])
+def test_every_command_says_what_verify_notes_of_what_it_reads(tmp_path, capsys, command):
+    """Only import, compile and run said that a scheme claimed modulo p holds over Q; export, transform,
+    product, optimize and inplace wrote it without a word (a hunt)."""
+    name, *options = command
+    source = str(scheme_file("fast-matmul/strassen"))
+    argv = [name, source, "--mod", "3", *(option.format(out=tmp_path / "out") for option in options)]
+    if name == "product":  # SECOND comes after FILE
+        argv = [name, source, *argv[2:]]
+    code, _, err = _run(capsys, *argv)
+    assert code == 0, err
+    assert err.count("note: strassen is claimed modulo 3 (given with --mod 3) and holds over Q (and so modulo 3)") == 1
+
+
 def test_optimize_also_with_a_file_no_reading_option_would_read_gives_no_such_hint(capsys, tmp_path):
     """After "approximate (border-rank) scheme", --also suggested `bilinear import ... --key m,k,n`, which
     import refuses for such a file (found by an audit)."""

@@ -46,6 +46,10 @@ _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
 _NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>(?i:sms|slp))$")  # .SMS too, as detection takes it
 _SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_(?:(\d+)_)?")  # PLinOpt's names: MxKxN_R_text
 _PLACEHOLDER = re.compile(r"(\d+) is a plac\w* ?holder for (?:sqrt\((\d+)\)|a square root of -(1))")
+# How `bilinear export --to plinopt` begins each file's comment (writers.to_plinopt), before it quotes
+# the source's header: what the quote says of placeholders is the source's, not the file's (an export
+# holds over Q).  Read as a claim, "2 is a placeholder for sqrt(7)" there made strassen unreadable.
+EXPORTED_COMMENT = re.compile(r"(?:Left|Right|Post) matrix \([^)]*\) of \w+; source: ")
 
 
 @dataclass(frozen=True)
@@ -129,13 +133,21 @@ def _modulus(matrices: list[Sparse]) -> tuple[int, str]:
     (1013² − 3 = 2·513083, and the scheme halves: it is checked modulo 513083)."""
     for matrix in matrices:
         for comment in matrix.comments:
-            match = _PLACEHOLDER.search(comment)
+            quoted = EXPORTED_COMMENT.match(comment)
+            match = _PLACEHOLDER.search(comment[: quoted.end()] if quoted else comment)
             if match:
                 number, root, minus = match.groups()
-                modulus = int(number) ** 2 + 1 if minus else int(number) ** 2 - int(root)
+                value = int(number) ** 2 + 1 if minus else int(number) ** 2 - int(root)
+                said = f"{number}² + 1 = {value}" if minus else f"{number}² − {root} = {value}"
+                if value < 2:
+                    fail(f"the comment '{match.group(0)}' leaves no modulus to check the scheme in ({said})", matrix.header)
+                modulus = value
                 denominators = math.lcm(*(c.denominator for m in matrices for c in m.entries.values()))
                 while (common := math.gcd(modulus, denominators)) > 1:
                     modulus //= common
+                if modulus < 2:
+                    fail(f"the comment '{match.group(0)}' leaves no modulus to check the scheme in ({said}, and the "
+                         "coefficients' denominators divide it)", matrix.header)
                 what = "√-1" if minus else f"√{root}"
                 return modulus, f"the file writes {number} for {what}; {number}² ≡ {'-1' if minus else root} modulo {modulus}"
     return 0, ""
