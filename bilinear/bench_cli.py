@@ -111,13 +111,13 @@ def _once(configurations: list, console) -> list:
 
 def _check_before_measuring(args, configurations, backend) -> None:
     """Everything that would fail after the timing ran, checked first: options, output paths, sizes."""
-    from .output import check_plot_target, check_results_target, input_among
+    from .output import check_plot_target, check_results_target, input_among, same_place
 
     if args.breakdown and backend.name != "cupy":
         raise OptionError("--breakdown times each stage with CUDA events; it needs the cupy backend (a GPU)")
     if args.plot is not None:
         args.plot = _plot_file(args.plot)
-    if args.json is not None and args.plot is not None and args.json.absolute() == args.plot.absolute():
+    if args.json is not None and args.plot is not None and same_place(args.json, args.plot):
         raise OptionError(f"--json and --plot name one file, {args.json}; the plot would replace the numbers")
     inputs = [*(path for path, *_ in configurations), *([args.configs] if args.configs else [])]
     for option, path in (("--json", args.json), ("--plot", args.plot)):

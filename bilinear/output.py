@@ -85,6 +85,12 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def same_place(a: Path, b: Path) -> bool:
+    """Whether two paths name one file, whether or not it exists yet: ``sub/../r.png`` and ``r.png``,
+    or a name through a link to its folder."""
+    return _same_file(a, b) or a.resolve() == b.resolve()
+
+
 def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
     """Check that ``folder`` is or can become a folder and every file to be written in it may be
     written; returns their paths.  Creates nothing (:func:`make_folder` does, when writing)."""

@@ -92,6 +92,19 @@ def test_json_and_plot_on_one_file_are_refused(capsys, tmp_path):
     assert code == 2 and "--json and --plot name one file" in err and not target.exists(), err
 
 
+@pytest.mark.parametrize("spelt", ["sub/../r.png", "here/r.png"], ids=["dot-dot", "linked-folder"])
+def test_json_and_plot_on_one_file_spelt_two_ways_are_refused(capsys, tmp_path, monkeypatch, spelt):
+    """`--json sub/../r.png --plot r.png` (or through a link to the folder) wrote the numbers, then the
+    plot over them, and said it wrote both (a hunt): the paths were compared as written."""
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "here").symlink_to(tmp_path)
+    code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy",
+                        "--json", spelt, "--plot", "r.png")
+    assert code == 2 and f"--json and --plot name one file, {spelt}" in err and not (tmp_path / "r.png").exists(), err
+
+
 def test_plot_without_a_suffix_names_the_file_matplotlib_writes(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     (tmp_path / "z.png").mkdir()
