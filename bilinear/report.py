@@ -300,7 +300,9 @@ def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
 def _tally(entries: list[dict]) -> str:
     """How many verified, held only modulo p or in the limit (never compiled, but not wrong), or failed."""
     only = {"modular": lambda e: modular_status(e).replace("holds", "holding"),
-            "approximate": lambda e: "holding in the limit only", "complex": lambda e: "holding over Q(i) only"}
+            "approximate": lambda e: "holding in the limit only" if e["error_order"] is not None
+            else f"holding for every {e['parameter']}",
+            "complex": lambda e: "holding over Q(i) only"}
     held = [only[e["kind"]](e) for e in entries
             if not e["ok"] and (e.get("holds_modulo") or e.get("holds_in_the_limit") or e.get("holds_over_q_i"))]
     counts = {"verified": sum(e["ok"] for e in entries), **{kind: held.count(kind) for kind in dict.fromkeys(held)}}

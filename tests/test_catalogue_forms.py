@@ -610,18 +610,32 @@ def test_a_cyclic_sum_in_a_catalogue_file_is_located(tmp_path):
         "1x1x1_m1_reduced.json: algorithm scheme_1x1x1_m1_reduced has a named sum, A_X1, that depends on itself")
 
 
-def test_a_plinopt_alternative_basis_with_an_undefined_row_is_located(tmp_path):
-    """One line gone from the ALT P matrix left M_X41 undefined: a StopIteration traceback from the
-    fix-note search."""
-    from conftest import scheme_file
-
+def _alternative_basis_copy(tmp_path, edits: dict[str, tuple[str, str]]) -> Path:
+    """The six 3x4x7 alternative-basis files in tmp_path, with ``edits`` (file suffix: old line, new)."""
     for source in scheme_file("plinopt/3x4x7_63_rational-ALT_P.sms").parent.glob("3x4x7_63_rational-*.sms"):
         lines = source.read_text().splitlines()
-        if source.name == "3x4x7_63_rational-ALT_P.sms":
-            lines.remove("41 42 1")
-        (tmp_path / source.name).write_text("\n".join(lines) + "\n")
-    assert _error(tmp_path / "3x4x7_63_rational-ALT_P.sms") == (
-        "3x4x7_63_rational-ALT_P.sms: algorithm plinopt_3x4x7_63_rational_ALT uses M_X41, which is not defined")
+        for suffix, (old, new) in edits.items():
+            if source.name.endswith(suffix):
+                lines[lines.index(old)] = new
+        (tmp_path / source.name).write_text("\n".join(line for line in lines if line) + "\n")
+    return tmp_path / "3x4x7_63_rational-ALT_L.sms"
+
+
+def test_an_empty_row_of_an_alternative_bases_products_is_a_zero_element(tmp_path):
+    """One line gone from the ALT P matrix (row 41's one entry) had left M_X41 named and undefined: a
+    StopIteration traceback from the fix-note search, then "uses M_X41, which is not defined", which
+    named neither file nor row (a hunt).  Row 41 is now a zero element, and verify names what it breaks."""
+    wrong = bilinear.verify(_alternative_basis_copy(tmp_path, {"ALT_P.sms": ("41 42 1", "")}))
+    text = to_text(wrong)
+    assert not wrong.ok and "error: C11 is wrong: it computes " in text and "not defined" not in text
+    assert "note: changing the coefficient of M42 in C11 from 0 to 1 (line 2) would make every equation hold" in text
+
+
+def test_an_unused_empty_row_of_an_alternative_bases_products_changes_nothing(tmp_path):
+    """A 63rd basis element that is zero, which C takes once: the scheme is still right (a hunt)."""
+    path = _alternative_basis_copy(tmp_path, {"ALT_P.sms": ("62 63 R", "63 63 R"),
+                                              "CoB_P.sms": ("21 62 R", "21 63 R\n1 63 1")})
+    assert bilinear.verify(path).ok
 
 
 @pytest.mark.parametrize("old, new, message", [

@@ -327,9 +327,15 @@ def test_a_wrong_fast_matmul_scheme_names_the_block(tmp_path):
         # the reciprocal of a sum that is zero had raised lark's VisitError (a review)
         ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (1+-1)i\n", "'(1+-1)i' is not a coefficient", "2:14"),
         ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (x+-x)i\n", "'(x+-x)i' is not a coefficient", "2:14"),
+        # each digit after a coefficient is another power (x99 is x^81): (1+x)99999 is (1+x)^59049, which hung
+        # in the expansion of the Laurent check (a hunt)
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (1+x)99999\n", "'(1+x)99999' raises to a power of at least 81 (each digit after "
+         "a coefficient is another power, as gen.py reads it); powers past 64 are refused", "2:14"),
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 x99i\n", "'x99i' raises to a power of at least 81 (each digit after "
+         "a coefficient is another power, as gen.py reads it); powers past 64 are refused", "2:14"),
     ],
     ids=["letters", "zero-denominator", "short-row", "shape", "zero-factor", "long-row", "reciprocal", "reciprocal2",
-         "reciprocal-of-zero", "reciprocal-of-zero-x"],
+         "reciprocal-of-zero", "reciprocal-of-zero-x", "compounded-power", "compounded-power-reciprocal"],
 )
 def test_malformed_fast_matmul_files(tmp_path, old, new, message, where):
     assert _error(_write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace(old, new, 1))) == (message, where)
@@ -807,6 +813,8 @@ def test_an_approximate_scheme_that_holds_for_every_x_says_so_in_its_headline(tm
     text = to_text(bilinear.verify(str(path)))
     assert "approximate scheme strx_approx <2,2,2;7>: holds for every x (not only in the limit x → 0)" in text, text
     assert "only" not in text.split("\n")[1], text
+    # the tally too: it had said "0 verified, 1 holding in the limit only, 0 failed" (a hunt)
+    assert text.endswith(f"{path}: 0 verified, 1 holding for every x, 0 failed"), text
 
 
 def test_a_key_written_with_spaces_in_the_archive_is_found(tmp_path):

@@ -47,6 +47,15 @@ def _sympy():
     return sympy
 
 
+# gen.py reads each digit after a coefficient as another power (x99 is x^81), so a few characters
+# compound to a power whose expansion never ends ((1+x)99999 is (1+x)^59049); the catalogue's reach x^4
+MOST_POWER = 64
+
+
+class _TooHighPower(ValueError):
+    """A coefficient raised past MOST_POWER (its power)."""
+
+
 class _Coefficient(Transformer):
     def number(self, children):
         return _sympy().Rational(str(children[0]))
@@ -66,7 +75,11 @@ class _Coefficient(Transformer):
         return 1 / children[0]
 
     def power(self, children):
-        return children[0] ** int(children[1])
+        value = children[0] ** int(children[1])
+        highest = max((abs(p.exp) for p in value.atoms(_sympy().Pow)), default=0)
+        if highest > MOST_POWER:  # checked as powers compound, before anything expands them
+            raise _TooHighPower(int(highest))
+        return value
 
     def total(self, children):
         return _sympy().Add(*children)
@@ -88,6 +101,8 @@ def _parsed(token: str):
     except VisitError as error:  # lark wraps what a rule raised
         if isinstance(error.orig_exc, ZeroDivisionError):
             return None
+        if isinstance(error.orig_exc, _TooHighPower):
+            raise error.orig_exc from None
         raise
     except (UnexpectedInput, ZeroDivisionError):
         return None
@@ -97,7 +112,11 @@ def entry(token: str, span: Span) -> Entry:
     """One coefficient: a Fraction, or a sympy expression in a parameter."""
     if not any(c.isalpha() for c in token) or _EXPONENT.fullmatch(token):  # 1e5: a number, as gen.py's float() reads it
         return rational(token, span)
-    value = _parsed(token)
+    try:
+        value = _parsed(token)
+    except _TooHighPower as power:
+        fail(f"{token!r} raises to a power of at least {power} (each digit after a coefficient is another power, as gen.py "
+             f"reads it); powers past {MOST_POWER} are refused", span)
     if value is None:
         fail(
             f"{token!r} is not a coefficient",

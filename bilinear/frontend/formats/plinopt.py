@@ -243,7 +243,7 @@ def _products(left: Sparse, right: Sparse, a_names: list[str], b_names: list[str
 
 def _row_form(matrix: Sparse, rows: dict[int, dict[int, Fraction]], i: int, names: list[str]) -> Form:
     """Row ``i`` of ``matrix`` as a form over ``names``, each term located where its file wrote it."""
-    entries = rows.get(i, {})
+    entries = {j: c for j, c in rows.get(i, {}).items() if names[j] is not None}  # None: a zero element
     return Form.of({names[j]: c for j, c in entries.items()}, ((names[j], matrix.spans[(i, j)]) for j in entries
                                                               if (i, j) in matrix.spans))
 
@@ -279,8 +279,11 @@ def _alternative(name: str, shape: Shape, alt: tuple[Sparse, ...], cob: tuple[Sp
             empty = next(x for x in range(matrix.rows) if names[x] not in {s.name for s in sums})
             fail(f"row {empty + 1} of the basis change is empty: that basis element is zero", matrix.header)
     products = _products(left, right, a_names, b_names, paths)
-    m_sums = [Sum(f"M_X{y + 1}", f, post.row_span(y)) for y, f in _forms(post, [p.name for p in products])]
-    outputs = _outputs(cob[2], shape, [f"M_X{y + 1}" for y in range(post.rows)])
+    post_forms = _forms(post, [p.name for p in products])
+    m_sums = [Sum(f"M_X{y + 1}", f, post.row_span(y)) for y, f in post_forms]
+    # an empty row of P is a zero basis element: C takes nothing from it (it had been named, undefined)
+    m_names = {y: f"M_X{y + 1}" for y, _ in post_forms}
+    outputs = _outputs(cob[2], shape, [m_names.get(y) for y in range(post.rows)])
     sums = tuple(a_sums + b_sums + m_sums)
     return Algorithm(name, shape, sums, tuple(products), outputs, len(products), left.header, tabular=False)
 
