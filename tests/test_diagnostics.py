@@ -34,7 +34,7 @@ def _only_error(path):
 
 
 CASES = {
-    "unclosed_paren.bl": (2, 32, "unexpected end of line; expected ')', '+' or '-'"),
+    "unclosed_paren.bl": (2, 32, "unexpected end of line; expected ')', '*', '+', '-' or '/'"),
     "missing_shape.bl": (1, 18, "unexpected ':'; expected '<'"),
     "double_star.bl": (2, 13, "unexpected '*'; expected '(', '+', '-', a name or a number"),
     "block_outside_shape.bl": (
@@ -378,9 +378,15 @@ def test_an_unexpected_character_lists_only_what_the_parser_takes_there(text, li
      2, 21, "unexpected '5'; expected '*', '+', '-', '/', ';' or the end of the line"),
     ("algorithm x <1,1,1>:\n  M1 = A11 * (B11) 5\n  C11 = M1\n",
      2, 20, "unexpected '5'; expected '*', '+', '-', '/', ';' or the end of the line"),
+    # a line that ends inside parentheses: lark had reduced the factor to a sum, and `*` and `/` were missing
+    ("algorithm x <1,1,1>:\n  M1 = (A11 * B11\n  C11 = M1\n",
+     2, 18, "unexpected end of line; expected ')', '*', '+', '-', '/' or '['"),
+    ("algorithm x <1,1,1>:\n  M1 = (A11 * 2\n  C11 = M1\n",
+     2, 16, "unexpected end of line; expected ')', '*', '+', '-' or '/'"),
 ])
 def test_an_unexpected_token_after_a_name_lists_its_index(text, line, column, message):
-    """lark reduces the name before it raises, so its `[` was missing from the list."""
+    """lark reduces on the token before it raises, so what the state before it took (the name's `[`,
+    a product's `*` and `/`) was missing from the list: the text is parsed again up to the token."""
     (error,) = pytest.raises(BilinearError, program_from_text, text, "typo.bl").value.diagnostics
     assert (error.span.line, error.span.column, error.message) == (line, column, message)
 

@@ -6,7 +6,7 @@ import difflib
 import re
 import unicodedata
 
-from lark import Token, Tree
+from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import Diagnostic
@@ -128,13 +128,13 @@ def _end_of_text(text: str) -> tuple[int, int]:
     return len(lines), len(lines[-1]) + 1
 
 
-def _accepted(error: UnexpectedInput) -> set[str]:
+def _accepted(error: UnexpectedInput, text: str) -> set[str]:
     """The terminals the parser takes where it stopped.  At an unexpected character lark's `allowed`
     is what the lexer could match in that parser state, lookaheads LALR merged from other places
     included (`=`, `->` and `)` after a name in an equation); the interactive parser it leaves on the
     error tries each terminal, as `accepts` does for an unexpected token."""
     if isinstance(error, UnexpectedToken):
-        accepted = (error.accepts or error.expected) | ({"LSQB"} if _after_a_bare_name(error) else set())
+        accepted = _accepted_before_reducing(error, text) or error.accepts or error.expected
         return _after_a_row(error, accepted)
     parser = getattr(error, "interactive_parser", None)  # absent where lark's LALR parser did not raise it
     if parser is not None and (accepted := parser.accepts()):
@@ -142,12 +142,20 @@ def _accepted(error: UnexpectedInput) -> set[str]:
     return getattr(error, "allowed", None) or getattr(error, "expected", None) or set()
 
 
-def _after_a_bare_name(error: UnexpectedToken) -> bool:
-    """Whether the parser stopped right after a name without an index: lark reduces the name to a
-    `ref` before it raises at the next token, so the ref's `[` is no longer among those it accepts."""
-    parser = getattr(error, "interactive_parser", None)
-    values = parser.parser_state.value_stack if parser is not None else ()
-    return bool(values) and isinstance(values[-1], Tree) and values[-1].data == "ref" and values[-1].children[1] is None
+def _accepted_before_reducing(error: UnexpectedToken, text: str) -> set[str]:
+    """The terminals the parser took before the unexpected token.  Lark reduces on it before it
+    raises (`B11` to a sum, where the newline after `(A11 * B11` is among the merged lookaheads), so the
+    state it raises in no longer takes `*`, `/` or `[`: ``text`` is parsed again up to that token."""
+    if error.token.type == "$END":
+        return set()
+    replay = LARK.parse_interactive(text if text.endswith("\n") else text + "\n")  # as parse_text parsed it
+    try:
+        for token in replay.iter_parse():
+            if token.start_pos == error.token.start_pos:
+                return replay.accepts()
+    except UnexpectedInput:  # the lexer raised it, with nothing reduced: lark's own set stands
+        pass
+    return set()
 
 
 _OPEN_ENTRY = re.compile(r"[+/-][ \t\f]*$")  # a row that stops after a sign or a '/'
@@ -173,7 +181,7 @@ def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
         return header
     if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
         line, column = _end_of_text(text)
-    expected = _accepted(error)
+    expected = _accepted(error, text)
     width = len(str(error.token)) if isinstance(error, UnexpectedToken) and error.token.type not in ("$END", "_NL") else 1
     span = Span(path, line, column, line, column + width)
     message = f"unexpected {_found(error, text)}"
