@@ -1,7 +1,8 @@
 """The ``bilinear`` command: verify, compile, run and benchmark bilinear schemes.
 
-Exit status: 0 when everything holds, 1 when verification fails or the input
-is wrong (with located diagnostics on stderr), 2 for a bad command line.
+Exit status: 0 when everything holds, 1 when verification fails (``verify``'s report,
+its findings with it, on stdout) or the input is wrong (located diagnostics on stderr),
+2 for a bad command line.
 
 This module builds the parser and runs ``verify`` and ``list``; each other group
 of commands has a module with its parsers and handlers: :mod:`bilinear.run_cli`

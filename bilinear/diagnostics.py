@@ -176,6 +176,21 @@ def listed(words) -> str:
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")  # what Markdown reads as emphasis, links or HTML
 
 
+def shown(text: str) -> str:
+    """Text quoted from a file or its name, as a terminal may print it: control characters as U+FFFD."""
+    return text.translate(_CONTROLS)
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as one Markdown code span, whatever it holds (a path with a backtick had closed its span
+    early): fenced by one backtick more than its longest run of them, padded where it begins or ends
+    with one, and on one line, its line breaks and control characters as U+FFFD."""
+    text = shown(text).replace("\n", "\ufffd").replace("\t", " ")
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def markdown_text(text: str) -> str:
     """A message in Markdown: escaped outside its `code` spans (2*A11*B11 had rendered as 2<em>A11</em>B11)."""
     parts = text.split("`")

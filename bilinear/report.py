@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from .diagnostics import Diagnostic, markdown_text, render
+from .diagnostics import Diagnostic, markdown_code, markdown_text, render, shown
 from .ir import Algorithm, Shape
 from .output import json_ready
 from .report_rings import (approximate_status, approximate_text, complex_status, complex_text,
@@ -293,7 +293,7 @@ def to_text(report: Report, n: int = 8192, dtype: str = "float64") -> str:
             out.append(render(diagnostic))
         out += _TEXT[entry["kind"]](entry)
         out.append("")
-    out.append(f"{report.path}: {_tally(data['entries'])}")
+    out.append(f"{shown(report.path)}: {_tally(data['entries'])}")
     return "\n".join(out)
 
 
@@ -314,7 +314,7 @@ def _tally(entries: list[dict]) -> str:
 
 def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     data = report_data(report, n, dtype)
-    out = [f"# Verification report: `{report.path}`", ""]
+    out = [f"# Verification report: {markdown_code(report.path)}", ""]
     algorithms = [e for e in data["entries"] if e["kind"] == "algorithm"]
     schedules = [e for e in data["entries"] if e["kind"] == "schedule"]
     inexact = [e for e in data["entries"] if e["kind"] in ("approximate", "modular", "complex")]
@@ -324,7 +324,7 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
             "|---|---|---|---|---|---|---|---|",
         ]
         out += [
-            f"| {a['name']} | {a['shape']} | {_status(a['ok'])} | {a['products']} | "
+            f"| {markdown_text(a['name'])} | {a['shape']} | {_status(a['ok'])} | {a['products']} | "
             f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} | {a['e_max']} | {a['q']} |"
             for a in algorithms
         ]
@@ -332,7 +332,7 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     if inexact:
         status = {"approximate": approximate_status, "modular": modular_status, "complex": complex_status}
         out += ["| scheme | shape | kind | status |", "|---|---|---|---|"]
-        out += [f"| {e['name']} | {e['shape']} | {e['kind']} | {status[e['kind']](e)} |" for e in inexact]
+        out += [f"| {markdown_text(e['name'])} | {e['shape']} | {e['kind']} | {status[e['kind']](e)} |" for e in inexact]
         out.append("")
     if schedules:
         out += [
@@ -341,23 +341,29 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
             "|---|---|---|---|---|---|---|",
         ]
         out += [
-            f"| {s['name']} | {s['algorithm']} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
+            f"| {markdown_text(s['name'])} | {markdown_text(s['algorithm'])} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
             f"{bytes_text(s['workspace_bytes_one_level'])} | {bytes_text(s['elementwise_bytes_one_level'])} as written"
             f"{_compiled_traffic(s['compiled'], s['computes'])} |"
             for s in schedules
         ]
         out.append("")
         # a result that holds only where blocks have some shape is said as the text report says it
-        out += [f"- {s['name']} requires {condition}" for s in schedules for condition in s["shape_conditions"]]
+        out += [f"- {markdown_text(s['name'])} requires {condition}" for s in schedules for condition in s["shape_conditions"]]
         out += [""] if any(s["shape_conditions"] for s in schedules) else []
     problems = [d for e in data["entries"] for d in (*e["errors"], *e["warnings"])]
     if problems:
         out += ["## Findings", ""]
         for d in problems:
-            out.append(f"- `{d.get('file', '')}:{d.get('line', '')}` {d['severity']}: {markdown_text(d['message'])}")
+            out.append(f"- {_markdown_place(d)}{d['severity']}: {markdown_text(d['message'])}")
             out += [f"  - note: {markdown_text(note)}" for note in d.get("notes", ())]
         out.append("")
     return "\n".join(out)
+
+
+def _markdown_place(diagnostic: dict) -> str:
+    """Where a finding is, as the text report says it (file:line:column), and nothing where it is nowhere."""
+    place = ":".join(str(diagnostic[key]) for key in ("file", "line", "column") if key in diagnostic)
+    return f"{markdown_code(place)} " if place else ""
 
 
 RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json}

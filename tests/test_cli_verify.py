@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -103,7 +104,7 @@ def test_markdown_report_is_well_formed(capsys, wrong_strassen, target):
         assert set(separator) == {"---"} and len(separator) == len(header)
         assert rows and all(len(row) == len(header) for row in rows), (header, rows)
     if target == "wrong":
-        assert "## Findings" in out and f"- `{path}:14` error: C12 is wrong" in out
+        assert "## Findings" in out and f"- `{path}:14:3` error: C12 is wrong" in out
         # the suggested fix, which text and JSON give, was left out
         assert "  - note: changing the coefficient of M5 in C12 from -1 to 1 (line 14) would make every equation hold" in out
 
@@ -272,12 +273,54 @@ def test_markdown_findings_keep_their_asterisks(capsys, tmp_path):
     code, out, _ = _run(capsys, "verify", path, "--format", "md")
     assert code == 1
     finding = next(line for line in out.splitlines() if " error: " in line)
-    assert finding == (f"- `{path}:3` error: C11 is wrong: it computes 2\\*A11\\*B11 but must be A11\\*B11; "
+    assert finding == (f"- `{path}:3:3` error: C11 is wrong: it computes 2\\*A11\\*B11 but must be A11\\*B11; "
                        "has +2\\*A11\\*B11 where it needs +A11\\*B11")
     path.write_text("algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\nschedule al for s:\n  temp X: A\n"
                     "  stage s1: X = A11\n  stage p: X = X * B11\n  stage s2: C11 += X\n")
     code, out, _ = _run(capsys, "verify", path, "--format", "md")
     assert "error: `X = X * B11` writes X, one of its own factors: a product kernel" in out
+
+
+def _code_spans(markdown: str) -> list[str]:
+    markdown_it = pytest.importorskip("markdown_it")
+    tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(markdown)
+    return [child.content for token in tokens if token.type == "inline" for child in token.children
+            if child.type == "code_inline"]
+
+
+def test_markdown_quotes_any_path_and_name_as_written(capsys, tmp_path):
+    """A path holding a backtick closed its code span early (heading and findings), and a name such as
+    __strassen__ rendered bold in the tables while the findings escaped it (a hunt)."""
+    folder = tmp_path / "we|ird`na*me_x"
+    folder.mkdir()
+    path = folder / "`s`.bl"
+    path.write_text(WRONG_STRASSEN.replace("algorithm strassen ", "algorithm __strassen__ "))
+    code, out, _ = _run(capsys, "verify", path, "--format", "md")
+    assert code == 1
+    spans = _code_spans(out)
+    assert spans[0] == str(path) and f"{path}:14:3" in spans, spans
+    assert "| \\_\\_strassen\\_\\_ | <2,2,2;7> | FAILED |" in out
+
+
+def test_markdown_leaves_out_a_location_it_does_not_have():
+    """A finding without a file was located at "`:`" (a hunt)."""
+    import bilinear
+    from bilinear.frontend.loader import program_from_text
+    from bilinear.report import to_markdown
+
+    algorithm = program_from_text(WRONG_STRASSEN, "w.bl").main
+    findings = [line for line in to_markdown(bilinear.verify(dataclasses.replace(algorithm, span=None, outputs=tuple(
+        dataclasses.replace(o, span=None) for o in algorithm.outputs)))).splitlines() if line.startswith("- ")]
+    assert findings and all(line.startswith("- error: ") for line in findings), findings
+
+
+def test_the_tally_prints_no_control_character_from_a_file_name(capsys, tmp_path):
+    """The diagnostics showed an escape in the file name as U+FFFD; the last line printed it raw (a hunt)."""
+    path = tmp_path / "esc\x1b[31mred.bl"
+    path.write_text(WRONG_STRASSEN)
+    code, out, _ = _run(capsys, "verify", path)
+    assert code == 1 and "\x1b" not in out
+    assert out.rstrip().endswith(f"{tmp_path}/esc\ufffd[31mred.bl: 0 verified, 1 failed")
 
 
 def test_the_additions_of_a_sum_that_cancels_count_on_its_own_side():

@@ -64,7 +64,7 @@ def test_the_markdown_report_states_the_conditions_too(y_like_a, capsys):
     """md showed a plain "verified" row: the conditions were in the text and JSON reports only."""
     assert main(["verify", str(y_like_a), "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert all(f"- rsmm_ya requires {condition}" in out for condition in CONDITIONS)
+    assert all(f"- rsmm\\_ya requires {condition}" in out for condition in CONDITIONS)  # the name escaped
 
 
 def test_a_call_whose_blocks_break_a_condition_is_refused_before_it_runs(y_like_a):
