@@ -148,9 +148,10 @@ def _list(args) -> int:
             if definition.name not in program.own:
                 continue  # an algorithm the file only uses
             if isinstance(definition, Schedule):
-                what = f"schedule for {definition.algorithm} [{', '.join(sorted(definition.properties))}]"
+                what = (f"schedule for {definition.algorithm} {program.algorithm(definition.algorithm).signature} "
+                        f"[{', '.join(sorted(definition.properties))}]")
             else:
-                what = f"algorithm <{definition.shape.m},{definition.shape.k},{definition.shape.n};{definition.rank}>"
+                what = f"algorithm {definition.signature}"
             rows.append((path.name, definition.name, what, "verified" if entry.ok else "FAILS"))
     if not rows:  # an installation that lost its algorithms/ folder's files
         print(f"bilinear list: no .bl files in {algorithms_dir()}", file=sys.stderr)

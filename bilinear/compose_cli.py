@@ -13,7 +13,7 @@ from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chai
                        note_schedule_not_carried, note_unused_definitions, scheme_path, side_counts, tries)
 from .cli_outputs import add_bl_output_options, check_bl_output, output_path
 from .cli_sources import chosen_algorithm, copied_header, named_algorithm, verified
-from .diagnostics import BilinearError, Diagnostic, render
+from .diagnostics import BilinearError, Diagnostic, brief, render
 from .frontend.provenance import licence
 from .ir import shape_too_large
 from .lower.options import OptionError
@@ -35,8 +35,7 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
     for diagnostic in report.warnings:  # what verify would say of the file written (a product no output uses)
         print(render(diagnostic), file=sys.stderr)
     text = to_bl(algorithm, style=style, header=header)
-    shape = algorithm.shape
-    summary = f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}>, verified"
+    summary = f"{algorithm.name} {algorithm.signature}, verified"
     if output is None:
         sys.stdout.write(text)
         print(summary, file=sys.stderr)
@@ -162,7 +161,8 @@ def export(args) -> int:
     if args.algorithm is None:
         note_schedule_not_carried(program, algorithm, "export writes", " (a catalogue format holds a scheme's "
                                   "coefficients alone)")
-    header = (*copied_header(args.file, program, algorithm), f"Exported by bilinear from {args.file.name}.")
+    kept = copied_header(args.file, program, algorithm)
+    header = (*kept, f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
     for path in files:  # every target checked before any is written: a refusal leaves nothing behind
         check_target(path, args.force, protect=(args.file,))
@@ -173,6 +173,9 @@ def export(args) -> int:
     if args.to != "plinopt" and owner != args.to:  # detection goes by the suffix first
         print(f"note: {args.output.suffix} is the suffix of {owner} files: read it back with --from {args.to}",
               file=sys.stderr)
+    if args.to == "alphatensor" and len(kept) > 1:  # more than "from NAME": a reference, a licence
+        print(f"note: an .npz has no place for a comment: the header comment of {args.file.name} ({brief(kept[1])}) "
+              f"is not in {args.output.name}", file=sys.stderr)
     shape = algorithm.shape
     if args.to == "alphatensor" and not shape.m == shape.k == shape.n:
         print("note: a rectangular scheme is stored as AlphaTensor stores its own, an object array (pickled); "
@@ -214,9 +217,8 @@ def optimize(args) -> int:
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
     if gone := dropped(source, result):  # verify would only warn of them; the scheme is smaller without
-        shape = result.shape
         print(f"note: dropped {', '.join(gone)}, which no output uses: {result.name} has {result.rank} products, "
-              f"<{shape.m},{shape.k},{shape.n};{result.rank}>", file=sys.stderr)
+              f"{result.signature}", file=sys.stderr)
     rescaled = moved(source, result)
     if rescaled:
         print(f"note: products rescaled where that saves scalings (the same C): {said(rescaled)}", file=sys.stderr)
@@ -316,7 +318,8 @@ def add_parsers(commands) -> None:
     export_cmd = commands.add_parser(
         "export", help="write a verified scheme as fast-matmul, PLinOpt .sms or AlphaTensor .npz",
         description="Write FILE's algorithm (named sums multiplied out) in a catalogue format; the header comment "
-        "of a .bl source (reference, licence) goes into the formats' comments. plinopt writes MxKxN_R_OUT_L/_R/_P.sms.",
+        "of a .bl source (reference, licence) goes into the fast-matmul and PLinOpt files' comments (an AlphaTensor "
+        ".npz has no place for it, and a note says so). plinopt writes MxKxN_R_OUT_L/_R/_P.sms.",
     )
     add_input_options(export_cmd)
     export_cmd.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")

@@ -46,7 +46,7 @@ def import_scheme(args) -> int:
         sys.stdout.write(text)
     else:
         write_atomic(args.output, text)
-        print(f"wrote {args.output} ({algorithm.name}, <{algorithm.shape.m},{algorithm.shape.k},{algorithm.shape.n};{algorithm.rank}>)")
+        print(f"wrote {args.output} ({algorithm.name}, {algorithm.signature})")
     return 0
 
 

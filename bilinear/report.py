@@ -10,7 +10,7 @@ import json
 from fractions import Fraction
 
 from .diagnostics import Diagnostic, markdown_code, markdown_text, render, shown
-from .ir import Algorithm, Shape
+from .ir import Shape
 from .output import json_ready
 from .report_rings import (approximate_status, approximate_text, complex_status, complex_text,
                            modular_status, modular_text)
@@ -23,10 +23,6 @@ _ITEMSIZE = {"float32": 4, "float64": 8}
 
 FLOATING_POINT_NOTE = ("restoration is exact in this proof; in floating point (a+b)-b may differ from a in the last "
                        "bits, so `bilinear run` measures the restoration error instead of claiming bitwise recovery")
-
-
-def _shape_text(algorithm: Algorithm) -> str:
-    return _signature(algorithm.shape, algorithm.rank)
 
 
 def _signature(s: Shape, rank: int) -> str:
@@ -54,7 +50,7 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
     return {
         "kind": "algorithm",
         "name": algorithm.name,
-        "shape": _shape_text(algorithm),
+        "shape": algorithm.signature,
         "ok": entry.ok,
         "errors": _diagnostics(entry.errors),
         "warnings": _diagnostics(entry.warnings),
@@ -143,7 +139,7 @@ def _modular_data(entry: ModularReport) -> dict:
     return {
         "kind": "modular",
         "name": algorithm.name,
-        "shape": _shape_text(algorithm),
+        "shape": algorithm.signature,
         "ok": entry.ok,
         "modulus": entry.scheme.modulus,
         "modulus_reason": entry.scheme.reason,
@@ -320,12 +316,14 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     inexact = [e for e in data["entries"] if e["kind"] in ("approximate", "modular", "complex")]
     if algorithms:
         out += [
-            "| algorithm | shape | status | products | additions (shared / unshared) | growth factor | e_max | Q |",
-            "|---|---|---|---|---|---|---|---|",
+            "| algorithm | shape | status | products | additions (shared / unshared) | growth factor | e_max | Q | "
+            f"GFLOP of one level at n={n}: products / additions as written |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         out += [
             f"| {markdown_text(a['name'])} | {a['shape']} | {_status(a['ok'])} | {a['products']} | "
-            f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} | {a['e_max']} | {a['q']} |"
+            f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} | {a['e_max']} | {a['q']} | "
+            f"{a['one_level']['leaf_flops'] / 1e9:.1f} / {a['one_level']['addition_flops'] / 1e9:.3f} |"
             for a in algorithms
         ]
         out.append("")

@@ -99,7 +99,8 @@ def add_bench_parser(commands) -> None:
         "same process, interleaved, with CUDA events after a warm-up (median of --repeat), on random normal "
         "data. Reports effective TFLOP/s (2mnk/time), the ratio cuBLAS-time/our-time, extra device bytes, the "
         "relative error against a float64 product, the model's prediction and (with --breakdown) the time of "
-        "each level-1 stage beside the model. `--levels auto` lets the model choose levels and leaf.",
+        "each level-1 stage beside the model. `--levels auto` lets the model choose the levels, and the leaf among "
+        "--leaf's kinds (cublas alone by default).",
     )
     # The configuration options default to None, so that beside --configs a given one is refused
     # (it was dropped); bench_defaults fills them in.
@@ -119,6 +120,7 @@ def add_bench_parser(commands) -> None:
     bench.add_argument(
         "--configs", type=Path, default=None, metavar="FILE",
         help="bench exactly the configurations listed in FILE, one per line: 'scheme.bl n dtype levels leaf' "
+        "(levels auto: the model chooses them, with that leaf; a leaf of auto, beside levels auto, is cublas) "
         "(# comments allowed), instead of every combination of the options above",
     )
     bench.add_argument("--json", type=results_path, default=None, metavar="FILE",

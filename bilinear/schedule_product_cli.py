@@ -59,8 +59,7 @@ def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, out
             print(render(diagnostic), file=sys.stderr)
         print(f"bilinear: the derived schedule {schedule.name} does not verify; nothing written", file=sys.stderr)
         return 1
-    shape = algorithm.shape
-    summary = (f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}> and schedule {schedule.name} "
+    summary = (f"{algorithm.name} {algorithm.signature} and schedule {schedule.name} "
                f"[{', '.join(sorted(schedule.properties))}], verified")
     if output is None:
         sys.stdout.write(text)

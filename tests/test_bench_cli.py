@@ -394,3 +394,15 @@ def test_tflops_on_the_cpu_show_their_digits(capsys):
     (row,) = [line for line in out.splitlines() if line.count("│") > 10 and "strassen" in line]
     cells = [cell.strip() for cell in row.split("│")]
     assert all(float(cells[index]) > 0 for index in (9, 10)), row
+
+
+def test_bench_help_says_levels_auto_chooses_the_leaf_among_leafs_kinds(capsys):
+    """It said "`--levels auto` lets the model choose levels and leaf", where the leaf is chosen among
+    --leaf's kinds, cublas alone by default (a hunt)."""
+    from bilinear.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "the leaf among --leaf's kinds (cublas alone by default)" in help_text
+    assert "a leaf of auto, beside levels auto, is cublas" in help_text

@@ -40,6 +40,9 @@ def test_list_shows_every_shipped_definition(capsys):
     starts = {max(line.find(" algorithm <"), line.find(" schedule for ")) for line in lines}
     ends = {line.rfind(" verified") for line in lines}
     assert len(starts) == 1 and len(ends) == 1, lines
+    # a schedule's shape and rank are its algorithm's: --help promised them, and schedules had none (a hunt)
+    (msmes,) = [line for line in lines if line.split()[:2] == ["msmes.bl", "msmes"]]
+    assert " schedule for strassen <2,2,2;7> [inplace, restore] " in msmes, msmes
 
 
 def test_list_exits_1_where_a_shipped_definition_fails_and_says_an_empty_folder_is_empty(capsys, tmp_path,

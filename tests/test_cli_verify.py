@@ -302,6 +302,16 @@ def test_markdown_quotes_any_path_and_name_as_written(capsys, tmp_path):
     assert "| \\_\\_strassen\\_\\_ | <2,2,2;7> | FAILED |" in out
 
 
+def test_markdown_counts_an_algorithms_level_at_the_n_asked_for(capsys):
+    """`verify --format md -n 16` printed what it printed at 8192: its algorithm table had no per-level
+    figure, which text and JSON give (a hunt)."""
+    text = _run(capsys, "verify", "strassen", "-n", "4096")[1]
+    markdown = _run(capsys, "verify", "strassen", "--format", "md", "-n", "4096")[1]
+    assert "  one level at n=4096: 120.3 GFLOP in products, 0.075 GFLOP in additions as written" in text  # 7·2·2048³, 18·2048²
+    assert "GFLOP of one level at n=4096: products / additions as written |" in markdown
+    assert "| 8 | 120.3 / 0.075 |" in markdown
+
+
 def test_markdown_leaves_out_a_location_it_does_not_have():
     """A finding without a file was located at "`:`" (a hunt)."""
     import bilinear

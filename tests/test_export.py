@@ -233,6 +233,18 @@ def test_a_plinopt_export_reads_back_over_q_whatever_its_header_says_of_placehol
     assert main(["verify", str(left)]) == 0 and "modulo" not in capsys.readouterr().out
 
 
+def test_an_alphatensor_export_says_the_header_it_cannot_keep(tmp_path, capsys):
+    """export's help said the header (a reference, a licence) goes into the formats' comments; an .npz
+    has none, and the header was dropped without a word (a hunt)."""
+    assert main(["export", "strassen", "--to", "alphatensor", "-o", str(tmp_path / "s.npz")]) == 0
+    assert ("note: an .npz has no place for a comment: the header comment of strassen.bl (Strassen (1969): 2x2 "
+            "blocks,…additions.) is not in s.npz") in capsys.readouterr().err
+    bare = tmp_path / "bare.bl"
+    bare.write_text("algorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n")
+    assert main(["export", str(bare), "--to", "alphatensor", "-o", str(tmp_path / "b.npz")]) == 0
+    assert "no place for a comment" not in capsys.readouterr().err  # nothing to keep, nothing to say
+
+
 def test_a_plinopt_name_whose_shape_prefix_contradicts_the_scheme_is_refused(tmp_path):
     """-o 2x3x3_15_foo for a ⟨3,2,3;15⟩ scheme wrote files PLinOpt's readers take for ⟨2,3,3⟩ (they did not read back)."""
     from bilinear.frontend.writers import rendered

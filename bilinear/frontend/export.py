@@ -51,8 +51,7 @@ def _factor(form: Form) -> str:
 
 
 def _signature(algorithm: Algorithm) -> str:
-    shape = algorithm.shape
-    return f"{algorithm.name} <{shape.m},{shape.k},{shape.n};{algorithm.rank}>:"
+    return f"{algorithm.name} {algorithm.signature}:"
 
 
 def _equations(algorithm: Algorithm) -> list[str]:

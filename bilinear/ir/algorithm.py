@@ -62,5 +62,10 @@ class Algorithm:
     def rank(self) -> int:
         return len(self.products)
 
+    @property
+    def signature(self) -> str:
+        """``<m,k,n;R>``, as a header writes it."""
+        return f"<{self.shape.m},{self.shape.k},{self.shape.n};{self.rank}>"
+
     def product(self, name: str) -> Product:
         return next(p for p in self.products if p.name == name)
