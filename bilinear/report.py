@@ -25,10 +25,6 @@ FLOATING_POINT_NOTE = ("restoration is exact in this proof; in floating point (a
                        "bits, so `bilinear run` measures the restoration error instead of claiming bitwise recovery")
 
 
-def _signature(s: Shape, rank: int) -> str:
-    return f"<{s.m},{s.k},{s.n};{rank}>"
-
-
 def _plain(value: Fraction) -> int | float:
     """An exact quantity as JSON shows it: whole numbers stay whole (up to 2^53; larger ones
     become floats, inf beyond their range, so text formatting never overflows)."""
@@ -123,7 +119,7 @@ def _approximate_data(entry: ApproximateReport) -> dict:
     return {
         "kind": "approximate",
         "name": scheme.name,
-        "shape": _signature(scheme.shape, scheme.rank),
+        "shape": scheme.shape.signature(scheme.rank),
         "ok": entry.ok,
         "holds_in_the_limit": entry.holds,
         "parameter": str(scheme.parameter),
@@ -156,7 +152,7 @@ def _complex_data(entry: ComplexReport) -> dict:
     return {
         "kind": "complex",
         "name": scheme.name,
-        "shape": _signature(scheme.shape, scheme.rank),
+        "shape": scheme.shape.signature(scheme.rank),
         "ok": entry.ok,
         "holds_over_q_i": entry.holds,
         "why_not_compiled": scheme.not_exact_because,

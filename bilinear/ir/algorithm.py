@@ -65,7 +65,7 @@ class Algorithm:
     @property
     def signature(self) -> str:
         """``<m,k,n;R>``, as a header writes it."""
-        return f"<{self.shape.m},{self.shape.k},{self.shape.n};{self.rank}>"
+        return self.shape.signature(self.rank)
 
     def product(self, name: str) -> Product:
         return next(p for p in self.products if p.name == name)

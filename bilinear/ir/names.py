@@ -101,6 +101,10 @@ class Shape:
     def __str__(self) -> str:
         return f"⟨{self.m},{self.k},{self.n}⟩"
 
+    def signature(self, rank: int) -> str:
+        """``<m,k,n;R>``, as a header writes it, for a scheme of ``rank`` products."""
+        return f"<{self.m},{self.k},{self.n};{rank}>"
+
 
 # The largest m·k·n (classical products) accepted: ⟨64,64,64⟩.  Every check is at least linear
 # in it, and a ⟨1000,1000,1000⟩ header of three lines would otherwise run for minutes.
