@@ -62,7 +62,8 @@ _FRIENDLY = {
 _ROW_WORDS = ("'+'", "'-'", "a whole number")
 
 
-def _expected(names) -> str:
+def expected_words(names) -> str:
+    """Terminal names as a sentence says them: `'+', '-', a whole number or the end of the line`."""
     words = []
     for name in sorted(set(names)):
         if name in _FRIENDLY:
@@ -186,7 +187,7 @@ def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     span = Span(path, line, column, line, column + width)
     message = f"unexpected {_found(error, text)}"
     if expected:
-        message += f"; expected {_expected(expected)}"
+        message += f"; expected {expected_words(expected)}"
     return Diagnostic(message, span, notes=_keyword_as_name(text, line, column) + _glued_keyword(error, expected))
 
 

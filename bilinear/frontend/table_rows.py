@@ -16,10 +16,12 @@ from lark import Token
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Span
 from .formats.common import MAX_DIGITS, TOO_MANY_DIGITS
+from .syntax_errors import expected_words
 
 _ENTRY = re.compile(r"[+-]?[0-9]+(?:/[0-9]+)?")
 _PIECE = re.compile(r"[0-9]+|[^ \t\f]")  # a run of digits, or one other character
-_AT_AN_ENTRY = "'+', '-', a whole number or the end of the line"
+_AT_AN_ENTRY = expected_words({"ROW", "_NL"})  # where an entry may begin, or the row end
+_A_WHOLE_NUMBER = expected_words({"INT"})  # after a sign or a '/'
 
 
 def row_values(row: Token, path: str, seen: dict[str, Fraction]) -> tuple[Fraction, ...]:
@@ -68,12 +70,12 @@ def _scanned(row: Token, path: str) -> tuple[Fraction, ...]:
         start, sign = pieces[index][0], pieces[index][1]
         if sign in "+-":
             index += 1
-        numerator = expect_digits("a whole number" if sign in "+-" else _AT_AN_ENTRY)
+        numerator = expect_digits(_A_WHOLE_NUMBER if sign in "+-" else _AT_AN_ENTRY)
         index += 1
         denominator = "1"
         if index < len(pieces) and pieces[index][1] == "/":
             index += 1
-            denominator = expect_digits("a whole number")
+            denominator = expect_digits(_A_WHOLE_NUMBER)
             index += 1
         end = pieces[index - 1][0] + len(pieces[index - 1][1])
         values.append(_entry(row, path, sign == "-", numerator, denominator, start, end))
