@@ -54,6 +54,9 @@ def modular_text(data: dict) -> list[str]:
     if not data["ok"]:  # an exact scheme that fails modulo p (p divides a denominator) is still exact over Q
         lines.append(f"  {NOT_COMPILED}" if not data["exact_over_q"] else
                      "  over Q it is an exact algorithm: without --mod it verifies and compiles")
+    elif not data["wrong_over_q"]:  # the algorithm's figures are an exact algorithm's entry, shown without --mod
+        lines.append("  over Q it is an exact algorithm: without --mod it verifies with its figures (products, "
+                     "additions, stability) and compiles")
     return lines
 
 

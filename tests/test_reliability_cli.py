@@ -1665,6 +1665,18 @@ def test_verify_mod_p_that_divides_a_denominator_does_not_call_an_exact_scheme_i
     code, out, _ = _run(capsys, "verify", path, "--mod", "13")
     assert code == 1 and "FAILED modulo 13" in out and "not an exact algorithm over Q" not in out
     assert "over Q it is an exact algorithm: without --mod it verifies and compiles" in out
+
+
+def test_verify_mod_p_of_a_scheme_exact_over_q_says_where_its_figures_are(capsys):
+    """A scheme given with --mod that holds over Q printed its modular entry alone: no products,
+    additions or stability, and nothing saying that they are shown without --mod."""
+    from conftest import scheme_file
+
+    path = str(scheme_file("kauers/k000000011c4745e-333-23-mod0.exp"))
+    code, out, _ = _run(capsys, "verify", path, "--mod", "7")
+    assert code == 0 and "verified over Q (and so modulo 7)" in out
+    assert ("  over Q it is an exact algorithm: without --mod it verifies with its figures (products, additions, "
+            "stability) and compiles") in out
     code, out, _ = _run(capsys, "verify", path, "--mod", "13", "--format", "json")
     assert json.loads(out)["entries"][0]["exact_over_q"] is True
 
