@@ -1,9 +1,11 @@
 """The measuring harness's own accuracy: the reference product, the norms and what `run` compares."""
 
+import shutil
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 import bilinear
 from bilinear import measure
@@ -160,3 +162,32 @@ def test_a_hybrids_bound_grows_by_each_levels_own_factor(capsys):
 
 def _two_norm(coefficients) -> float:
     return sum(float(c) ** 2 for _, c in coefficients) ** 0.5
+
+
+# msmes with a detour that cancels exactly but, in floating point, loses B22 to B21's 2^40 multiple
+MSMES_DETOUR = (ROOT / "algorithms" / "msmes.bl").read_text().replace(
+    "  stage products2:", "  stage detour1:    B22 += 1099511627776*B21\n  stage products2:"
+).replace("  stage restore1:", "  stage detour2:    B22 -= 1099511627776*B21\n  stage restore1:")
+
+
+def test_run_exits_1_when_a_schedule_restores_its_inputs_past_the_bound(capsys, tmp_path):
+    """The restore is exact, so verify proves it; in floating point B came back 3e-4 off (normwise),
+    and run printed it and exited 0: only C's error was judged."""
+    from bilinear.cli import main
+
+    assert "detour1" in MSMES_DETOUR and "detour2" in MSMES_DETOUR
+    path = tmp_path / "detour.bl"
+    path.write_text(MSMES_DETOUR)
+    shutil.copy(ROOT / "algorithms" / "strassen.bl", tmp_path / "strassen.bl")
+    assert main(["verify", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["run", str(path), "-n", "64", "--backend", "numpy", "--repeat", "1"]) == 1
+    line = next(line for line in capsys.readouterr().out.splitlines() if "restored to" in line)
+    assert line.endswith("   B EXCEEDS THE BOUND") and "A EXCEEDS" not in line
+
+
+def test_a_restoration_within_the_bound_passes():
+    product = bilinear.compile("msmes", levels=2, dtype="float32", backend="numpy")
+    result = run_once(product, 96, 96, 96, repeat=1)
+    assert result.restored_within_bound and result.within_bound
+    assert "EXCEEDS" not in result.describe()

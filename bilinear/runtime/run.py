@@ -55,6 +55,24 @@ class RunResult:
     def within_bound(self) -> bool:
         return within_bound(self.error, self.bound, self.trivial)
 
+    def _restoration_past(self) -> tuple[str, ...]:
+        """The inputs whose restoration lost more than C's own bound (normwise): an exact restore can
+        still cancel large multiples in floating point.  The product's bound holds its additions'
+        rounding, the ones A and B pass through, so a sound restore stays far inside it."""
+        if not (self.inputs_restored and self.inputs_written):
+            return ()
+        return tuple(name for name, restored in (("A", self.restored_a), ("B", self.restored_b))
+                     if not restored.normwise <= self.bound)  # NaN is past it too
+
+    @property
+    def restored_within_bound(self) -> bool:
+        return not self._restoration_past()
+
+    @property
+    def passes(self) -> bool:
+        """What `bilinear run` exits 0 on: C within its bound, and A and B restored within it."""
+        return self.within_bound and self.restored_within_bound
+
     def describe(self) -> str:
         M, K, N = self.dims
         lines = [
@@ -87,6 +105,7 @@ class RunResult:
             f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
             f"normwise {self.restored_a.normwise:.2e}); B to {self.restored_b.max_ulps:.0f} ulp "
             f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})"
+            + "".join(f"   {name} EXCEEDS THE BOUND" for name in self._restoration_past())
         )
         if not (self.restored_a.exact and self.restored_b.exact):
             lines.append("  (in-place schedules restore A and B up to rounding: (a+b)-b need not equal a)")
