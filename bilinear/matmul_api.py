@@ -16,6 +16,7 @@ import numpy as np
 
 from .api import compile, true_or_false
 from .runtime import prepared_calls
+from .runtime.views import DLPACK_CPU, DLPACK_ERRORS
 
 
 _RECURSIVE: dict[tuple[str, str, str, int], object] = {}
@@ -160,7 +161,6 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     return out
 
 
-_DLPACK_CPU = 1  # kDLCPU, DLPack's DLDeviceType for host memory
 
 
 def _on_host(x, name: str):
@@ -168,11 +168,11 @@ def _on_host(x, name: str):
     torch CPU tensor: matmul multiplies those on the CPU, as a compiled product does."""
     if x is None or isinstance(x, np.ndarray) or not hasattr(x, "__dlpack_device__"):
         return x
-    if x.__dlpack_device__()[0] != _DLPACK_CPU:
+    if x.__dlpack_device__()[0] != DLPACK_CPU:
         return x
     try:
         return np.from_dlpack(x)
-    except (BufferError, TypeError, ValueError) as error:  # a dtype NumPy has not (bfloat16)
+    except DLPACK_ERRORS as error:  # a dtype NumPy has not (bfloat16)
         raise ValueError(f"{name} is in host memory but NumPy cannot read it through DLPack: {error}") from None
 
 

@@ -1192,3 +1192,21 @@ def test_a_broadcast_view_is_called_one(array, said):
     with pytest.raises(ValueError) as refused:
         product(array, np.ones((6, 6)))
     assert f"; {said}: pass np.ascontiguousarray(A)" in str(refused.value)
+
+
+def test_dlpack_objects_numpy_cannot_read_are_value_errors():
+    """NumPy raises RuntimeError ("Unsupported dtype in DLTensor", "Unsupported device in DLTensor"), which
+    matmul's host check and a compiled product let through as they came."""
+    from helpers.arrays import DLPackAltered
+
+    B = np.ones((4, 4))
+    bfloat16 = DLPackAltered(np.ones((4, 4), np.float16), dtype_code=4)
+    with pytest.raises(ValueError, match=r"^A is in host memory but NumPy cannot read it through DLPack: "):
+        bilinear.matmul(bfloat16, B)
+    product = bilinear.compile("strassen", backend="numpy")
+    with pytest.raises(ValueError, match=r"^A cannot be read through DLPack by numpy: "):
+        product(bfloat16, B)
+    with pytest.raises(ValueError) as refused:
+        product(B, DLPackAltered(np.ones((4, 4)), device_type=2))
+    assert str(refused.value) == ("B is in device memory (DLPack device type 2), but this product runs on numpy: "
+                                  "compile with backend='cupy', or copy B to the host")

@@ -16,8 +16,8 @@ from ..lower.options import is_byte_count
 from .arguments import check_inner_dimensions, check_sizes, real_scalar
 from .backend import Backend, NotPickled
 from .executor import Executor
-from .views import (check_on_device, check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major,
-                    layout_refusal, overlaps, with_line_strides)
+from .views import (check_on_device, check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown,
+                    from_dlpack, is_row_major, layout_refusal, overlaps, with_line_strides)
 
 
 BACKENDS = ("cupy", "numpy")
@@ -331,7 +331,7 @@ class CompiledProduct(NotPickled):
         if not isinstance(array, xp.ndarray):
             if not hasattr(array, "__dlpack__"):
                 raise ValueError(f"{name} must be a {xp.__name__} array or support DLPack, not {type(array).__name__}")
-            array = xp.from_dlpack(array)
+            array = from_dlpack(array, name, xp)
         if isinstance(array, np.ndarray) and type(array) is not np.ndarray:
             # a subclass's operators are not the element-wise ones the runtime means (np.matrix's *
             # is a product, its max() takes no initial=): the same memory as a plain array

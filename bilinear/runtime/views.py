@@ -123,6 +123,24 @@ def on_host_refusal(name: str, module: str) -> str:
     return f"{name} is a NumPy array (host memory), but this product runs on {module}: {fix}"
 
 
+DLPACK_CPU = 1  # kDLCPU, DLPack's DLDeviceType for host memory
+# what importing a DLPack object raises: NumPy's "Unsupported dtype in DLTensor" (a bfloat16) is a RuntimeError
+DLPACK_ERRORS = (BufferError, TypeError, ValueError, RuntimeError)
+
+
+def from_dlpack(array: Any, name: str, xp: Any) -> Any:
+    """An object seen only through DLPack as an ``xp`` array (the same memory), or a ValueError that
+    names it: device memory given to NumPy, or what ``xp`` cannot import."""
+    device = array.__dlpack_device__()[0] if hasattr(array, "__dlpack_device__") else DLPACK_CPU
+    if xp is np and device != DLPACK_CPU:
+        raise ValueError(f"{name} is in device memory (DLPack device type {device}), but this product runs on numpy: "
+                         f"compile with backend='cupy', or copy {name} to the host")
+    try:
+        return xp.from_dlpack(array)
+    except DLPACK_ERRORS as error:
+        raise ValueError(f"{name} cannot be read through DLPack by {xp.__name__}: {error}") from None
+
+
 def check_on_device(array: Any, name: str, xp: Any) -> None:
     """Refuse a NumPy (host) array given to a product on the GPU (``xp`` CuPy): CuPy's DLPack import
     had raised "CPU arrays cannot be directly imported to CuPy"."""
