@@ -208,8 +208,8 @@ def _check_automatic(leaf: str, *, breadth: int, per_level, workspace_limit: int
     if launch == "batched":  # it batches breadth-first leaves, and "auto" runs none
         raise ValueError("levels='auto' runs no breadth-first levels, so launch='batched' has nothing to batch; use "
                          "'serial' or 'streams'")
-    kept = "cublas" if leaf == "auto" else leaf  # "auto" chooses between cublas and fused leaves
-    check_ozaki_options(kept, moduli, scaling)
+    check_ozaki_options(leaf, moduli, scaling)  # "auto" chooses between cublas and fused leaves: neither takes them
+    kept = "cublas" if leaf == "auto" else leaf
     Options(levels=1, leaf=kept, launch=launch, moduli=moduli, scaling=scaling, fuse=fuse, cutoff=cutoff)
 
 

@@ -50,7 +50,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
     algorithm = main if isinstance(main, Algorithm) else program.algorithm(main.algorithm)
     if errors := verify_algorithm(algorithm):
         raise BilinearError(*errors)
-    name = name or f"{algorithm.name}_inplace"
+    name = f"{algorithm.name}_inplace" if name is None else name
     if problem := definition_name_problem(name):
         raise ValueError(f"name {name!r}: {problem}")
     if name == algorithm.name:

@@ -517,18 +517,25 @@ def test_allow_pickle_must_be_a_bool(value):
         bilinear.load(ROOT / "algorithms" / "strassen.bl", allow_pickle=value)
 
 
-@pytest.mark.parametrize("alpha, shown", [
-    (float("inf"), "inf"), (float("nan"), "nan"), (-float("inf"), "-inf"),
-    (__import__("decimal").Decimal("1e400"), "1E+400"), (10**400, "an integer of 1329 bits"),
-    (10**5000, "an integer of 16610 bits"),
-], ids=["inf", "nan", "-inf", "decimal", "10**400", "10**5000"])
-def test_alpha_and_beta_must_be_finite(alpha, shown):
+FLOAT64_RANGE = "must be within float64's range (its largest is 1.7976931348623157e+308), not"
+
+
+@pytest.mark.parametrize("alpha, refusal", [
+    (float("inf"), "must be a finite number, not inf"), (float("nan"), "must be a finite number, not nan"),
+    (-float("inf"), "must be a finite number, not -inf"),
+    (__import__("decimal").Decimal("1e400"), f"{FLOAT64_RANGE} 1E+400"),
+    (__import__("decimal").Decimal("-Infinity"), "must be a finite number, not -Infinity"),
+    (np.longdouble("1e400") if np.finfo(np.longdouble).max > 1e400 else 10**401, FLOAT64_RANGE),
+    (10**400, f"{FLOAT64_RANGE} an integer of 1329 bits"), (10**5000, f"{FLOAT64_RANGE} an integer of 16610 bits"),
+], ids=["inf", "nan", "-inf", "decimal", "decimal inf", "longdouble", "10**400", "10**5000"])
+def test_alpha_and_beta_must_be_finite_in_float64(alpha, refusal):
     """inf and Decimal('1e400') made every element NaN without a word; 10**5000 raised Python's own
-    "Exceeds the limit (4300 digits)", and 10**400 printed its 401 digits."""
+    "Exceeds the limit (4300 digits)", and 10**400 printed its 401 digits.  Numbers that are finite but
+    past float64's range were called not finite."""
     product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy")
     A, B, C = random_inputs(np, 4, 4, 4, "float64", seed=11)
     for name, scalars in (("alpha", {"alpha": alpha}), ("beta", {"beta": alpha, "out": C})):
-        with pytest.raises(ValueError, match=rf"^{name} must be a finite number, not {re.escape(shown)}$"):
+        with pytest.raises(ValueError, match=rf"^{name} {re.escape(refusal)}"):
             product(A, B, **scalars)
 
 
@@ -686,14 +693,15 @@ def test_automatic_levels_workspace_bytes_take_sizes(dims):
         product.workspace_bytes(*dims)
 
 
-@pytest.mark.parametrize("value, shown", [
-    (Fraction(10**400), "1000000000000000000000000000…0000000000"), (Fraction(10**5000), "a Fraction past the float range"),
-    (__import__("decimal").Decimal("sNaN"), "sNaN"),
+@pytest.mark.parametrize("value, refusal", [
+    (Fraction(10**400), f"{FLOAT64_RANGE} 1000000000000000000000000000…0000000000"),
+    (Fraction(10**5000), f"{FLOAT64_RANGE} a Fraction past the float range"),
+    (__import__("decimal").Decimal("sNaN"), "must be a finite number, not sNaN"),
 ], ids=["fraction", "huge fraction", "snan"])
-def test_scalars_past_the_floats_are_shown_short(value, shown):
+def test_scalars_past_the_floats_are_shown_short(value, refusal):
     product = bilinear.compile("strassen", backend="numpy")
     A = np.ones((2, 2))
-    with pytest.raises(ValueError, match=rf"^alpha must be a finite number, not {re.escape(shown)}$"):
+    with pytest.raises(ValueError, match=rf"^alpha {re.escape(refusal)}$"):
         product(A, A, alpha=value)
 
 
@@ -1210,3 +1218,33 @@ def test_dlpack_objects_numpy_cannot_read_are_value_errors():
         product(B, DLPackAltered(np.ones((4, 4)), device_type=2))
     assert str(refused.value) == ("B is in device memory (DLPack device type 2), but this product runs on numpy: "
                                   "compile with backend='cupy', or copy B to the host")
+
+
+@pytest.mark.parametrize("beta, refusal", [
+    (1e-46, None),  # 0 in float32: taken, as one level takes it
+    (1e39, "beta = 1e+39 is past float32's range"),
+])
+def test_automatic_levels_take_beta_in_the_products_dtype(beta, refusal):
+    """levels='auto' read beta as a float64: 1e-46 was "beta must be 0 (got 1e-46)" for rsmm, which one
+    level takes (it is 0 in float32), and 1e39 got the same wrong reason."""
+    A = np.ones((64, 64), np.float32)
+    for levels in (1, "auto"):
+        product = bilinear.compile("rsmm", backend="numpy", dtype="float32", levels=levels)
+        if refusal is None:
+            assert np.allclose(product(A, A, out=A.copy(), beta=beta), 64.0)
+        else:
+            with pytest.raises(ValueError, match=rf"^{re.escape(refusal)}"):
+                product(A, A, out=A.copy(), beta=beta)
+
+
+def test_automatic_leaf_refusing_moduli_names_the_leaf_asked_for():
+    """It said "the cublas leaf has none" of leaf='auto'."""
+    with pytest.raises(ValueError) as refused:
+        bilinear.compile("strassen", levels="auto", leaf="auto", moduli=3, backend="numpy")
+    assert str(refused.value).startswith("moduli set the ozaki leaf's emulation, and the auto leaf has none: ")
+
+
+def test_an_empty_in_place_schedule_name_is_refused():
+    """name='' was taken for no name: the schedule came back as strassen_inplace."""
+    with pytest.raises(ValueError, match=r"^name '': must be an identifier in \.bl"):
+        bilinear.inplace("strassen", name="")

@@ -27,8 +27,13 @@ def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
         raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
     try:
         number = float(value)
-    except (OverflowError, ValueError):  # past the float range (digits too many to print), or Decimal's sNaN
+    except OverflowError:  # an integer or Fraction past the float range
         number = math.inf
+    except ValueError:  # Decimal's sNaN
+        number = math.nan
+    if math.isinf(number) and _finite(value):  # 10**400, Decimal('1e400'): finite, yet inf as a float
+        raise ValueError(f"{name} must be within float64's range (its largest is {np.finfo(np.float64).max!s}), "
+                         f"not {_shown(value)}")
     if not math.isfinite(number):  # inf or NaN makes every element of the result NaN
         raise ValueError(f"{name} must be a finite number, not {_shown(value)}")
     if dtype is not None and abs(number) >= rounds_to_inf(dtype):
@@ -42,6 +47,15 @@ def rounds_to_inf(dtype: Any) -> float:
     largest written as 3.4028235e38 rounds down to it; float64's bound is inf itself)."""
     largest = np.finfo(dtype).max
     return float(largest) + float(largest - np.nextafter(largest, np.zeros_like(largest))) / 2
+
+
+def _finite(value: Any) -> bool:
+    """Whether a real number is finite in itself (a Decimal or long double past float64's range is)."""
+    if isinstance(value, numbers.Rational):
+        return True
+    if isinstance(value, decimal.Decimal):
+        return value.is_finite()
+    return bool(np.isfinite(value)) if isinstance(value, (np.ndarray, np.floating)) else math.isfinite(value)
 
 
 def _shown(value: Any) -> str:

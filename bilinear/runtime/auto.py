@@ -139,7 +139,7 @@ class AutoProduct(NotPickled):
         one = self.one_level
         A, B = one._as_array(A, "A"), one._as_array(B, "B")
         check_inner_dimensions(A, B)  # before a choice is made (and kept) for a shape that cannot run
-        one.refuse_at_every_size(A, B, real_scalar(beta, "beta"))
+        one.refuse_at_every_size(A, B, real_scalar(beta, "beta", self.dtype))
         return A, B
 
     def __repr__(self) -> str:
