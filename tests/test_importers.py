@@ -341,6 +341,13 @@ def test_malformed_fast_matmul_files(tmp_path, old, new, message, where):
     assert _error(_write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace(old, new, 1))) == (message, where)
 
 
+@pytest.mark.parametrize("entry", ["1_0", "\u0661"])
+def test_fast_matmul_entries_are_ascii_decimal_numbers(tmp_path, entry):
+    """Fraction() reads Python's underscores and any script's digits: 1_0 was read as 10."""
+    path = _write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace("1 0 1 0 1 -1 0\n", f"{entry} 0 1 0 1 -1 0\n", 1))
+    assert _error(path, format="fast-matmul") == (f"{entry!r} is not a rational coefficient", "2:1")
+
+
 def test_a_fast_matmul_file_needs_three_blocks(tmp_path):
     text = STRASSEN_FAST_MATMUL.split("#\n1 0 0 1")[0]
     assert _error(_write(tmp_path, "scheme", text)) == (
@@ -403,10 +410,15 @@ def test_a_hand_written_plinopt_strassen_verifies(tmp_path):
         ("R", "7 4 R\n", "7 4\n", "expected the header 'rows cols type', e.g. '7 4 R'", "1:1"),
         ("R", "0 0 0\n", "0 0 0\n1 1 1\n", "text after the end marker '0 0 0'", "15:1"),
         ("L", "3 3 1\n", "3 3 1/0\n", "'1/0' is not a rational coefficient", "7:5"),
+        # Fraction() reads Python's underscores and any script's digits: 1_0 was 10, ١ (Arabic-Indic) 1
+        ("L", "3 3 1\n", "3 3 1_0\n", "'1_0' is not a rational coefficient", "7:5"),
+        ("L", "3 3 1\n", "3 3 \u0661\n", "'\u0661' is not a rational coefficient", "7:5"),
+        ("L", "7 4 1\n0 0 0", "7 4 1\n0 0 5", "expected the end marker '0 0 0', not '0 0 5'", "14:1"),
         ("R", "7 4 R\n", "8 4 R\n", "2x2x2_7_S_R.sms has 8 rows; 2x2x2_7_S_L.sms has 7 rows, one per product", "1:1"),
         ("L", "7 3 1\n7 4 1\n", "", "product 7 has a zero factor: row 7 of 2x2x2_7_S_L.sms is empty", "1:1"),
     ],
-    ids=["truncated", "outside", "twice", "header", "after-end", "zero-denominator", "rank", "zero-factor"],
+    ids=["truncated", "outside", "twice", "header", "after-end", "zero-denominator", "underscore", "arabic-indic",
+         "end-marker", "rank", "zero-factor"],
 )
 def test_malformed_plinopt_files(tmp_path, part, old, new, message, where):
     path = _plinopt(tmp_path, **{part: SMS[part].replace(old, new, 1)})

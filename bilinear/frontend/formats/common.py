@@ -62,7 +62,9 @@ def check_decimal(literal: str, span: Span) -> None:
 # is refused before it is computed (``Fraction("1e1000000000")`` computes 10**1000000000).
 MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 TOO_MANY_DIGITS = f"a number of more than {MAX_DIGITS} digits cannot be read"
-_EXPONENT = re.compile(r"[eE]([+-]?[0-9][0-9_]*)\s*$")
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)$")
+# p/q, or a decimal with an exponent perhaps: what the catalogues write, in ASCII digits only
+_ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+/[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
 
 
 class TooManyDigits(ValueError):
@@ -76,6 +78,8 @@ def exact_fraction(text: str) -> Fraction:
         TooManyDigits: the value would have more than MAX_DIGITS digits.
         ValueError, ZeroDivisionError: as ``Fraction`` does for malformed text.
     """
+    if not _ASCII_NUMBER.fullmatch(text):  # Fraction() also reads 1_0 as 10, and any script's digits
+        raise ValueError(f"{brief(text)!r} is not a number in ASCII decimal digits")
     exponent = _EXPONENT.search(text)
     # each of p/q within the limit is read (Python's limit is per number; the writers check each)
     digits = max(sum(c.isdigit() for c in part) for part in (text[: exponent.start()] if exponent else text).split("/"))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ...ir import Span
 from ..loader import read_source, source_lines
+from ...diagnostics import brief
 from .common import fail, line_span, rational, token_span, whole_file
 
 
@@ -110,6 +111,8 @@ def read_sms(path: Path) -> Sparse:
             fail("expected an entry 'row column value' (1-based), or '0 0 0' at the end", span)
         i, j = int(tokens[0]), int(tokens[1])
         if (i, j) == (0, 0):
+            if tokens[2] != "0":  # 0 0 5 had ended the matrix as well
+                fail(f"expected the end marker '0 0 0', not '{brief(' '.join(tokens))}'", span)
             ended = True
             continue
         rows, cols, _ = header
