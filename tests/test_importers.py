@@ -348,6 +348,19 @@ def test_fast_matmul_entries_are_ascii_decimal_numbers(tmp_path, entry):
     assert _error(path, format="fast-matmul") == (f"{entry!r} is not a rational coefficient", "2:1")
 
 
+def test_a_suffix_less_file_with_one_row_unlike_fast_matmul_is_told_where(tmp_path):
+    """One '#' for a '0' in eliminated-grey333-23-125 gave "cannot tell which format", with no place: with
+    --from fast-matmul the same file says which entry is wrong."""
+    path = _write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace("1 0 1 0 1 -1 0\n", "1 0 1_0 0 1 -1 0\n", 1))
+    assert _error(path) == (
+        "cannot tell which format scheme is in: its rows read as fast-matmul but for line 2 (--from fast-matmul says "
+        "what is wrong there); give it with --from (format=): bl, " + ", ".join(FORMATS),
+        "2:1")
+    prose = _write(tmp_path, "notes", "this is a note\nabout nothing\n")
+    assert _error(prose) == (
+        "cannot tell which format notes is in; give it with --from (format=): bl, " + ", ".join(FORMATS), "")
+
+
 def test_a_fast_matmul_file_needs_three_blocks(tmp_path):
     text = STRASSEN_FAST_MATMUL.split("#\n1 0 0 1")[0]
     assert _error(_write(tmp_path, "scheme", text)) == (

@@ -26,8 +26,8 @@ from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Shape
 from ..verify.rings import ApproximateScheme, ComplexScheme, ModularScheme
 from .formats.alphatensor import ZIP_MAGIC, read_alphatensor
-from .formats.common import fail, identifier, infer_shape, parse_shape, unresolved, whole_file
-from .formats.fast_matmul import looks_like_fast_matmul, read_fast_matmul
+from .formats.common import fail, identifier, infer_shape, line_span, parse_shape, unresolved, whole_file
+from .formats.fast_matmul import first_unlike_row, looks_like_fast_matmul, read_fast_matmul
 from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
 from .formats.perminov import looks_like_perminov, looks_like_perminov_text, read_perminov, read_perminov_text
@@ -116,9 +116,15 @@ def detect_format(path: Path) -> str:
                 return "alphatensor"
     except OSError:
         pass  # read_source below reports why the file cannot be read
-    matches = _looks_like(read_source(path))
+    text = read_source(path)
+    matches = _looks_like(text)
     known = "bl, " + ", ".join(FORMATS)
     if not matches:
+        if (line := first_unlike_row(text)) is not None:
+            raise BilinearError(Diagnostic(
+                f"cannot tell which format {path.name} is in: its rows read as fast-matmul but for line {line} "
+                f"(--from fast-matmul says what is wrong there); give it with --from (format=): {known}",
+                line_span(path, line, source_lines(text)[line - 1])))
         raise BilinearError(
             Diagnostic(f"cannot tell which format {path.name} is in; give it with --from (format=): {known}", None)
         )

@@ -342,14 +342,27 @@ def looks_like_fast_matmul(text: str) -> bool:
     """Rows of whitespace-separated coefficients (digits, ``/ . - + ( )`` and parameter letters, a
     letter followed by nothing but ``i`` and digits, as gen.py's ``x2i``), each row with a digit,
     in blocks separated by ``#`` lines: lowercase prose ("this is a note") is not taken for one."""
-    rows = 0
-    for line in source_lines(text)[:5000]:
+    rows, unlike = _rows(text)
+    return rows > 0 and not unlike
+
+
+def first_unlike_row(text: str) -> int | None:
+    """The first line that keeps ``text`` from reading as fast-matmul, where at least two thirds of its
+    rows (three or more) do: a typo in a file without a suffix, which detection cannot place."""
+    rows, unlike = _rows(text)
+    return unlike[0] if unlike and rows >= max(3, 2 * len(unlike)) else None
+
+
+def _rows(text: str) -> tuple[int, list[int]]:
+    """How many rows (of the first 5000 lines) read as fast-matmul's, and the line numbers of those that do not."""
+    rows, unlike = 0, []
+    for number, line in enumerate(source_lines(text)[:5000], 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        if not all(c.isdigit() or c in "/.-+() \t" or ("a" <= c <= "z") for c in stripped):
-            return False
-        if not any(c.isdigit() for c in stripped) or _TWO_LETTERS.search(stripped):
-            return False
-        rows += 1
-    return rows > 0
+        if (all(c.isdigit() or c in "/.-+() \t" or ("a" <= c <= "z") for c in stripped)
+                and any(c.isdigit() for c in stripped) and not _TWO_LETTERS.search(stripped)):
+            rows += 1
+        else:
+            unlike.append(number)
+    return rows, unlike
