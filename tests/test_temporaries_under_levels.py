@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import bilinear
+from conftest import ROOT
 from bilinear.cli import main
 from bilinear.verify.stability import stability
 
@@ -95,5 +96,35 @@ def test_fused_leaves_refuse_element_wise_statements_on_a_sum_of_views_when_lowe
     """A parent product with two targets makes the child's C a sum of two views, which an element-wise
     statement cannot update: it was found at the first call (compile had already returned)."""
     path = _schedule(tmp_path, "plain", scaled=False)
-    with pytest.raises(ValueError, match=r"an element-wise statement of plain \(level 2\) touches C11, which here is a sum of 2 views"):
+    with pytest.raises(ValueError) as refused:
         bilinear.compile(path, levels=2, leaf="fused", backend="numpy")
+    assert str(refused.value) == (
+        "an element-wise statement of plain (level 2) touches C11, which here is a sum of 2 views (the level above adds "
+        "this product into 2 targets, which fused leaves keep apart); use library leaves (--leaf cublas, "
+        "leaf='cublas'), where each target is one view, or a schedule whose element-wise statements leave C alone")
+
+
+FACTOR_SUMS = """use "msmes.bl"
+schedule sums for strassen
+  stage p1: (A11 + A22) * (B11 + B22) -> +C11 +C22
+            (A21 + A22) * B11 -> +C21 -C22
+            A11 * (B12 - B22) -> +C12 +C22
+            A22 * (B21 - B11) -> +C11 +C21
+            (A11 + A12) * B22 -> -C11 +C12
+            (A21 - A11) * (B11 + B12) -> +C22
+            (A12 - A22) * (B21 + B22) -> +C11
+"""
+
+
+def test_an_in_place_level_under_a_level_multiplying_sums_is_told_what_to_change(tmp_path):
+    """The advice was "use this schedule with a single target (library leaves) or without in-place
+    statements": the sum is the level above's factor, not a target, and library leaves refuse that level."""
+    for name in ("strassen.bl", "msmes.bl"):
+        shutil.copy(ROOT / "algorithms" / name, tmp_path / name)
+    (tmp_path / "hybrid.bl").write_text(FACTOR_SUMS)
+    with pytest.raises(ValueError) as refused:
+        bilinear.compile(tmp_path / "hybrid.bl", levels=2, leaf="fused", backend="numpy", per_level=("sums", "msmes"))
+    assert str(refused.value) == (
+        "an element-wise statement of msmes (level 2) touches A11, which here is a sum of 2 views (the level above "
+        "multiplies a sum of its blocks); put msmes where its A and B are single blocks (at the top level, or under "
+        "a schedule whose products multiply single blocks), or use a schedule that does not write A there")

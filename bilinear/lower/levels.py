@@ -19,7 +19,7 @@ import numpy as np
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Multiply, Schedule, Stage, Update
-from ..ir.names import Span
+from ..ir.names import Span, operand_of
 from ..schedule import default_schedule, from_zero, fuse_elementwise, single_target
 from ..schedule.default import is_default_name
 from ..verify import Report, ScheduleReport
@@ -263,13 +263,20 @@ def check_sub_problem(coefficients: tuple[tuple[Fraction, ...], ...], statement:
 
 def sum_refusal(schedule: Schedule, level: int, buffer: str, count: int) -> str:
     """Why an element-wise statement may not touch ``buffer``, here a sum of ``count`` views, and what
-    lowers instead; a derived default schedule by its algorithm's name (winograd_cublas is in no file)."""
-    where = f"(level {level + 1}) touches {buffer}, which here is a sum of {count} views; "
+    lowers instead; a derived default schedule by its algorithm's name (winograd_cublas is in no file).
+    A C block is a sum of the level above's targets; an A or B block, of the blocks its factor adds."""
+    where = f"(level {level + 1}) touches {buffer}, which here is a sum of {count} views"
     if is_default_name(schedule):
-        return (f"an element-wise statement of {schedule.algorithm}'s default schedule {where}fused leaves take such "
+        return (f"an element-wise statement of {schedule.algorithm}'s default schedule {where}; fused leaves take such "
                 f"sums only in their products: use --leaf cublas, or {schedule.algorithm} at the innermost level alone")
-    return (f"an element-wise statement of {schedule.name} {where}use this schedule with a single target (library "
-            "leaves) or without in-place statements")
+    operand = operand_of(buffer)
+    if operand == "C":
+        return (f"an element-wise statement of {schedule.name} {where} (the level above adds this product into {count} "
+                "targets, which fused leaves keep apart); use library leaves (--leaf cublas, leaf='cublas'), where each "
+                "target is one view, or a schedule whose element-wise statements leave C alone")
+    return (f"an element-wise statement of {schedule.name} {where} (the level above multiplies a sum of its blocks); put "
+            f"{schedule.name} where its A and B are single blocks (at the top level, or under a schedule whose products "
+            f"multiply single blocks), or use a schedule that does not write {operand} there")
 
 
 def _check_written(algorithm: Algorithm, dtype: str) -> None:
