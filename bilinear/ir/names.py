@@ -46,8 +46,10 @@ KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", 
 
 
 def definition_name_problem(name: object) -> str | None:
-    """Why ``name`` cannot name an algorithm or schedule in .bl, or None: an ASCII letter or _,
-    then letters, digits or _; not a keyword or a block name."""
+    """Why ``name`` may not name an algorithm or schedule the tool writes (``--name``, ``name=``), or None:
+    an ASCII letter or _, then letters, digits or _; not a keyword or a block name.  The grammar reads
+    those after ``algorithm`` or ``schedule`` (a file may use them), but everywhere else they read as
+    the keyword or the block, so a written file does not choose them."""
     if isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in KEYWORDS \
             and parse_block(name) is None:
         return None
