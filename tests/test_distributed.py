@@ -1398,3 +1398,28 @@ def test_a_plan_whose_core_is_empty_says_so(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("core 0x0x0 of 1x1x1 (empty: the fringe products hold all the work)")
     assert lines[1] == "rank 0: 6.125 products of the empty core, 0.00 TFLOP, workspace 0.00 GiB"
+
+
+ALPHA_ZERO = """
+import os, numpy as np, bilinear.distributed as dist
+p = dist.compile("{root}/algorithms/winograd.bl", local="{root}/algorithms/msmes.bl", levels=1, backend="numpy")
+rng = np.random.default_rng(5)
+A, B, C = rng.standard_normal((3, 64, 64))
+C *= 1000
+C[0, 0] = np.inf
+A[1, 1] = np.nan  # alpha = 0 reads neither A nor B, as BLAS
+out = C.copy()
+p(A, B, out=out, alpha=0.0, beta=1.0)
+same = np.array_equal(out, C)
+p(A, B, out=out, alpha=0.0, beta=0.5)
+os.write(1, f"rank {{p.comm.rank}}: {{same}} {{np.array_equal(out, 0.5 * C)}}\\n".encode())
+"""
+
+
+@needs_mpi
+def test_alpha_zero_leaves_c_as_beta_c_under_an_in_place_local_schedule():
+    """The local msmes changed C's basis around products that added nothing: 1315 entries of C moved by
+    rounding at alpha = 0, beta = 1, and an Inf in C made finite entries NaN."""
+    done = _mpi(2, "-c", ALPHA_ZERO.format(root=ROOT), timeout=90)
+    assert sorted(line for line in done.stdout.splitlines() if line.startswith("rank")) == [
+        "rank 0: True True", "rank 1: True True"], done.stdout + done.stderr

@@ -140,3 +140,31 @@ def test_a_failure_the_ranks_exchanged_is_said_once_and_every_rank_exits_1():
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == "bilinear: " + "; ".join(f"rank {rank} failed: MemoryError: no room for the operand sums"
                                                    for rank in range(3)) + "\n"
+
+
+SLOW_SHARE = """
+import os, time, numpy as np, bilinear.distributed as dist
+from bilinear.distributed.execute import RankProgram
+p = dist.compile("{root}/algorithms/strassen.bl", backend="numpy", comm=dist.comm.make_comm("numpy", timeout=0.5))
+run = RankProgram.run
+def slow(self, *args):  # rank 0's share takes longer than the limit
+    if p.comm.rank == 0:
+        time.sleep(3)
+    return run(self, *args)
+RankProgram.run = slow
+try:
+    p(np.ones((16, 16)), np.ones((16, 16)))
+except dist.DistributedError as error:
+    os.write(1, f"rank {{p.comm.rank}} stopped: {{error}}\\n".encode())  # one write: atomic on the shared pipe
+    p.comm.abort("ending the job")
+"""
+
+
+@needs_mpi
+def test_ranks_waiting_for_another_ranks_share_say_so_with_the_limit_as_given():
+    """Rank 1 blamed a dead rank while rank 0 was still at its share, and a limit of 0.5 s read "within 0 s"."""
+    done = run_ranks(2, "-c", SLOW_SHARE.format(root=ROOT), timeout=120)
+    assert done.returncode != 0
+    assert ("rank 1 stopped: rank 1: waiting for the other ranks' shares of the product did not complete within 0.5 s: "
+            "another rank had not finished its share, or stopped answering; raise the limit for sizes this large "
+            "(BILINEAR_DIST_TIMEOUT sets the limit)\n") in done.stdout, done.stdout + done.stderr

@@ -15,7 +15,7 @@ from ..runtime.backend import LIBRARY_NAMES, NotPickled
 from ..runtime.arguments import real_scalar
 from ..runtime.views import is_contiguous
 from .check import verify_plan
-from .comm import AgreedError, Comm, DistributedError, make_comm, short
+from .comm import SHARING, AgreedError, Comm, DistributedError, make_comm, short
 from ..lower.decompose import Decomposition, growth_ratio
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
 from .agree import facts, judge, line_strided, same_blocks
@@ -240,7 +240,7 @@ class DistributedProduct(NotPickled):
         except Exception as error:  # reported to every rank below, then raised there
             status = short(f"{type(error).__name__}: {error}")
         seconds = time.perf_counter() - started
-        failed = [(rank, s) for rank, s in enumerate(self.comm.agree(status)) if s]
+        failed = [(rank, s) for rank, s in enumerate(self.comm.agree(status, SHARING)) if s]
         if failed:
             raise AgreedError("; ".join(f"rank {rank} failed: {s}" for rank, s in failed))
         return seconds
@@ -259,9 +259,12 @@ class DistributedProduct(NotPickled):
         else:
             self._seed(partial, C, beta)
         plan = self.plan(M, K, N)
-        seconds = self._run_locally(plan, A, B, partial, alpha)
-        if self.balance == "dynamic":
-            self._rebalance(plan, seconds)
+        # alpha = 0 reads neither A nor B (as BLAS): C = beta·C exactly, where an in-place local schedule
+        # would change C's basis around products that add nothing (rounding C, and turning an Inf NaN)
+        if alpha != 0:
+            seconds = self._run_locally(plan, A, B, partial, alpha)
+            if self.balance == "dynamic":
+                self._rebalance(plan, seconds)
         if self.output == "replicated":
             self.comm.allreduce(partial)
         elif self.output == "root":

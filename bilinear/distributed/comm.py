@@ -95,6 +95,9 @@ def end_job(message: str, stream: TextIO | None = None, status: int = 1) -> NoRe
 STOPPED = "another rank died or stopped answering"
 #: What agree() waits for, and why it may not come, unless told.
 AGREEING = ("agreeing on the call", STOPPED)
+#: What the ranks wait for after their own share: the others' (a large or uneven share is still at work).
+SHARING = ("waiting for the other ranks' shares of the product", "another rank had not finished its share, or stopped "
+           "answering; raise the limit for sizes this large")
 
 
 def _wait(test: Callable[[], bool], timeout: float, what: str, rank: int, cause: str = STOPPED) -> None:
@@ -104,7 +107,7 @@ def _wait(test: Callable[[], bool], timeout: float, what: str, rank: int, cause:
     while not test():
         if time.monotonic() > deadline:
             raise DistributedError(
-                f"rank {rank}: {what} did not complete within {timeout:.0f} s: {cause} "
+                f"rank {rank}: {what} did not complete within {timeout:g} s: {cause} "
                 "(BILINEAR_DIST_TIMEOUT sets the limit)"
             )
         time.sleep(pause)
