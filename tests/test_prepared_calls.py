@@ -123,3 +123,41 @@ def test_a_prepared_call_takes_alpha_and_beta_as_the_dtype_holds_them():
     C[...] = np.nan
     assert prepared_calls.issue(A, B, C, 1, 1e-46) is C
     assert calls == [(1.0, 0.0)] and not np.isnan(C).any()
+
+
+def test_an_alpha_that_is_zero_in_the_dtype_goes_back_to_the_checked_path():
+    """alpha = 1e-46 is float32's 0, which the checked path takes as "A and B are not read"; the prepared
+    call launched with alpha 0, and a NaN in A came through as 0·NaN."""
+    calls: list = []
+    A, B, C = _operands(dtype="float32")
+    _remember(A, B, C, calls)
+    A[0, 0] = np.nan
+    assert prepared_calls.issue(A, B, C, 1e-46, 0.0) is None and calls == []
+
+
+@pytest.mark.parametrize("alpha, beta", [(10**400, 0), (1, 10**400)], ids=["alpha", "beta"])
+def test_integers_past_float64_go_back_to_the_checked_path(alpha, beta):
+    """They passed the range check (float64's bound is inf) and raised OverflowError in the conversion,
+    where the checked path raises its ValueError."""
+    calls: list = []
+    A, B, C = _operands()
+    _remember(A, B, C, calls)
+    assert prepared_calls.issue(A, B, C, alpha, beta) is None and calls == []
+
+
+def test_the_signature_holds_every_operands_device():
+    """Only A's device was in it: B or out on another GPU reused the launch bound for the first."""
+    def located(x):
+        return (getattr(x, "device_number", 0), x.ctypes.data)
+
+    class OnDevice(np.ndarray):
+        device_number = 0
+
+    prepared_calls.array_types[OnDevice] = located
+    A, B, C = (x.view(OnDevice) for x in _operands())
+    B_elsewhere = B.copy().view(OnDevice)
+    B_elsewhere.device_number = 1
+    C_elsewhere = C.copy().view(OnDevice)
+    C_elsewhere.device_number = 1
+    key = prepared_calls.signature(A, B, C)
+    assert prepared_calls.signature(A, B_elsewhere, C) != key and prepared_calls.signature(A, B, C_elsewhere) != key

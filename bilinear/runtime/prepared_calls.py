@@ -34,9 +34,13 @@ def signature(A: Any, B: Any, out: Any) -> tuple | None:
     locate = array_types.get(kind)
     if locate is None or type(B) is not kind or (out is not None and type(out) is not kind):
         return None
-    device, a = locate(A)
-    key = (device, A.shape, A.strides, A.dtype, a % 16, B.shape, B.strides, B.dtype, locate(B)[1] % 16)
-    return key if out is None else key + (out.shape, out.strides, out.dtype, locate(out)[1] % 16)
+    # each operand's device: a launch and its cuBLAS handle are bound to one
+    (device, a), (b_device, b) = locate(A), locate(B)
+    key = (device, A.shape, A.strides, A.dtype, a % 16, b_device, B.shape, B.strides, B.dtype, b % 16)
+    if out is None:
+        return key
+    out_device, o = locate(out)
+    return key + (out_device, out.shape, out.strides, out.dtype, o % 16)
 
 
 def issue(A: Any, B: Any, out: Any, alpha: Any, beta: Any):
@@ -66,7 +70,12 @@ def remember(A: Any, B: Any, out: Any, run: Callable[[Any, Any, Any, float, floa
     def call(A, B, out, alpha, beta):
         if not (abs(alpha) < past and abs(beta) < past):
             return None  # NaN, inf, or past the dtype's range (1e39 in float32): the checked path refuses it
-        alpha, beta = float(held(alpha)), float(held(beta))
+        try:
+            alpha, beta = float(held(alpha)), float(held(beta))
+        except OverflowError:  # an integer past float64's range (its bound is inf): the checked path refuses it
+            return None
+        if alpha == 0:
+            return None  # 1e-46 is float32's 0: the checked path reads neither A nor B
         if out is None:
             if beta != 0:
                 return None  # the checked path says why out is needed
