@@ -40,7 +40,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     unless ``inplace=True``.  On CuPy matrices, tall-and-skinny products go to
     the TSM2R/TSM2L kernels, large ones to the fast scheme (breadth-first
     Winograd and the like, with workspace) that measured faster than cuBLAS at
-    the nearest measured shape (within about 1.4× in volume; TSM2 shapes
+    the nearest measured shape (within about 1.4× overall: the three dimensions'
+    ratios multiply to at most √2, whatever the volume; TSM2 shapes
     within 2× below the measured ones in each large dimension), and the rest
     to cuBLAS; the choices come from
     ``bilinear/data/dispatch.json``, measured on the GPU by

@@ -11,8 +11,8 @@ the device except ``out`` when it is not given.
 Layouts: every matrix must have unit stride along its rows (C order, or a
 row-major view with a leading dimension: ``big[:, :k]``).  A column-major
 (Fortran-ordered) matrix is the transpose of a row-major one; pass
-``cupy.ascontiguousarray(x)`` — or let ``bilinear.dispatch`` send such calls to
-cuBLAS, which reads either layout.
+``cupy.ascontiguousarray(x)`` (``bilinear.matmul`` refuses such matrices on CuPy with
+that hint, before any kernel is chosen).
 """
 
 from __future__ import annotations
