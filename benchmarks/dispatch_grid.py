@@ -235,7 +235,7 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
         if not whole_run:
             command += " --only " + " ".join(dict.fromkeys(f"{m}x{k}x{n}" for _, m, k, n in done))
         data["recursive"] = {
-            "min_dim": None, "min_speedup": min_speedup, **kept, "rows": _in_grid_order(rows), "timed_as": TIMED_AS,
+            "min_speedup": min_speedup, **kept, "rows": _in_grid_order(rows), "timed_as": TIMED_AS,
             "generated_by": f"{previous}; then {command}" if previous else command,
             "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         }

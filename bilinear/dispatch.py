@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .dispatch_checks import check_table
 from .lower.tsm2 import Params
 
 TABLE = Path(__file__).resolve().parent / "data" / "dispatch.json"
@@ -115,7 +116,6 @@ class Table:
     rows: tuple[Row, ...]
     tsm2r_max_n: int = 32
     tsm2l_max_k: int = 32
-    recursive_min_dim: int | None = None  # None: never measured, never chosen
     recursive: tuple[Recursive, ...] = ()
     min_speedup: float = 1.1  # a fast scheme runs only where it measured at least this much faster
     inplace: tuple[InPlace, ...] = ()  # MSMES's own measurements (matmul(inplace=True))
@@ -125,7 +125,12 @@ class Table:
 
 
 def parse_table(data: dict) -> Table:
-    """A table from its JSON form (the benchmark writes it; see benchmarks/tsm2.py)."""
+    """A table from its JSON form (the benchmark writes it; see benchmarks/tsm2.py).
+
+    Raises:
+        TableError: (a ValueError) for a value missing or wrong, named with its place in the table.
+    """
+    check_table(data)
     rows = []
     for entry in data.get("rows", ()):
         params = Params.from_dict(entry["params"]) if entry.get("params") else None
@@ -147,7 +152,6 @@ def parse_table(data: dict) -> Table:
         tuple(rows),
         int(limits.get("tsm2r_max_n", 32)),
         int(limits.get("tsm2l_max_k", 32)),
-        recursive.get("min_dim"),
         tuple(Recursive(**{name: entry[name] for name in Recursive.__dataclass_fields__ if name in entry})
               for entry in recursive.get("rows", ())),
         float(recursive.get("min_speedup", Table.min_speedup)),
@@ -166,7 +170,7 @@ def merge_tsm2_rows(old: dict, header: dict, rows: list[dict]) -> dict:
 
     measured = {shape(row) for row in rows}
     kept = [row for row in old.get("rows", ()) if shape(row) not in measured]
-    return {**header, "recursive": old.get("recursive", {"min_dim": None}), **({"inplace": old["inplace"]} if "inplace" in old else {}),
+    return {**header, "recursive": old.get("recursive", {}), **({"inplace": old["inplace"]} if "inplace" in old else {}),
             "rows": sorted(kept + rows, key=lambda row: (row["family"], row["dtype"], row["n"], row["m"], row["k"]))}
 
 
@@ -228,8 +232,6 @@ def _committed_choice(m: int, k: int, n: int, dtype: str, row_major: bool) -> Ch
 def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table) -> Choice:
     if min(m, k, n) <= 0:
         return Choice("cublas", reason="empty product")
-    if table.recursive_min_dim and min(m, k, n) >= table.recursive_min_dim:
-        return Choice("recursive", reason=f"all dimensions ≥ {table.recursive_min_dim} (measured)")
     if dtype not in ("float32", "float64") or not row_major:
         return Choice("cublas", reason="TSM2 kernels take row-major float32/float64 only")
     family = family_of(m, k, n, table)

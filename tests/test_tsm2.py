@@ -239,11 +239,8 @@ def test_dispatch_never_extrapolates_down_or_to_other_layouts():
     assert dispatch(10**6, 2, 2, "float32", table=Table(())).kernel == "cublas"
 
 
-def test_recursive_only_with_a_measured_threshold():
+def test_recursive_only_where_a_row_was_measured():
     assert dispatch(8192, 8192, 8192, "float64", table=TABLE).kernel == "cublas"
-    measured = Table(TABLE.rows, recursive_min_dim=4096)
-    assert dispatch(8192, 8192, 8192, "float64", table=measured).kernel == "recursive"
-    assert dispatch(16384, 16384, 2, "float32", table=measured).kernel == "tsm2r"
 
 
 def test_table_round_trip():
@@ -264,7 +261,7 @@ def test_table_round_trip():
         ],
     }
     table = parse_table(data)
-    assert table.rows[0].params == Params("tsm2r", k_groups=2) and table.recursive_min_dim is None
+    assert table.rows[0].params == Params("tsm2r", k_groups=2)
 
 
 def test_the_committed_table_is_inside_the_package_and_parses():

@@ -1,0 +1,123 @@
+"""What a dispatch table's JSON must hold before ``bilinear.matmul`` chooses from it.
+
+The table is written by the GPU benchmarks and may be edited by hand.  Unchecked, a NaN threshold
+had made every nearby measurement a fast choice ("nan× cuBLAS"), a string speedup failed only for
+shapes near its row, and an unknown scheme name only when a call compiled it.  Every value is
+checked when the table is read, and the first wrong one is named with its place
+(``rows[3].m``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .lower.options import LAUNCHES, LEAF_KINDS
+from .lower.tsm2_params import TSM2L_MAX_K, TSM2L_MAX_N, Params
+from .paths import algorithms_dir
+
+DTYPES = ("float32", "float64")
+FAMILIES = ("tsm2r", "tsm2l")
+
+
+class TableError(ValueError):
+    """A dispatch table value that cannot be chosen from, with its place in the table."""
+
+
+def check_table(data: Any) -> None:
+    """Raise TableError for the first value of a dispatch table's JSON that is missing or wrong."""
+    _expect(isinstance(data, dict), "the table", "must be a JSON object")
+    for index, row in enumerate(_entries(data, "rows", "rows")):
+        _tsm2_row(row, f"rows[{index}]")
+    limits = _section(data, "limits", "limits")
+    for key, most in (("tsm2r_max_n", TSM2L_MAX_N), ("tsm2l_max_k", TSM2L_MAX_K)):
+        if key in limits:
+            _whole(limits[key], f"limits.{key}", 1, most)
+    recursive = _section(data, "recursive", "recursive")
+    _expect(recursive.get("min_dim") is None, "recursive.min_dim",
+            "is no longer read (the measured rows decide each shape): remove it or set it to null")
+    for key in ("min_speedup", "emulated_min_speedup"):
+        if key in recursive:
+            _speedup(recursive[key], f"recursive.{key}")
+    for index, row in enumerate(_entries(recursive, "rows", "recursive.rows")):
+        _recursive_row(row, f"recursive.rows[{index}]")
+    for index, row in enumerate(_entries(_section(data, "inplace", "inplace"), "rows", "inplace.rows")):
+        _in_place_row(row, f"inplace.rows[{index}]")
+
+
+def _tsm2_row(row: Any, where: str) -> None:
+    _shape_of(row, where)
+    _one_of(row.get("family"), f"{where}.family", FAMILIES)
+    _one_of(row.get("winner"), f"{where}.winner", (*FAMILIES, "cublas"))
+    if "speedup" in row:
+        _speedup(row["speedup"], f"{where}.speedup")
+    if row.get("params"):
+        _expect(isinstance(row["params"], dict), f"{where}.params", "must be an object")
+        try:
+            Params.from_dict(row["params"])
+        except (TypeError, ValueError) as error:
+            raise TableError(f"{where}.params: {error}") from None
+
+
+def _recursive_row(row: Any, where: str) -> None:
+    _shape_of(row, where)
+    _scheme(row.get("scheme"), f"{where}.scheme")
+    levels = _whole(row.get("levels"), f"{where}.levels", 0, 64)
+    _whole(row.get("breadth"), f"{where}.breadth", 0, levels)
+    _speedup(row.get("speedup"), f"{where}.speedup")
+    _one_of(row.get("leaf", "cublas"), f"{where}.leaf", tuple(LEAF_KINDS))
+    _one_of(row.get("launch", "serial"), f"{where}.launch", LAUNCHES)
+    if "workspace_bytes" in row:
+        _whole(row["workspace_bytes"], f"{where}.workspace_bytes", 0, 2**63 - 1)
+
+
+def _in_place_row(row: Any, where: str) -> None:
+    _shape_of(row, where)
+    _scheme(row.get("scheme", "msmes"), f"{where}.scheme")
+    _whole(row.get("levels"), f"{where}.levels", 1, 64)
+    _speedup(row.get("speedup"), f"{where}.speedup")
+
+
+def _shape_of(row: Any, where: str) -> None:
+    _expect(isinstance(row, dict), where, "must be an object")
+    _one_of(row.get("dtype"), f"{where}.dtype", DTYPES)
+    for key in "mkn":
+        _whole(row.get(key), f"{where}.{key}", 1, 2**31 - 1)
+
+
+def _section(data: dict, key: str, where: str) -> dict:
+    section = data.get(key, {})
+    _expect(isinstance(section, dict), where, "must be an object")
+    return section
+
+
+def _entries(data: dict, key: str, where: str) -> list:
+    entries = data.get(key, [])
+    _expect(isinstance(entries, list), where, "must be a list")
+    return entries
+
+
+def _whole(value: Any, where: str, least: int, most: int) -> int:
+    _expect(isinstance(value, int) and not isinstance(value, bool) and least <= value <= most, where,
+            f"must be a whole number from {least} to {most}, not {value!r}")
+    return value
+
+
+def _speedup(value: Any, where: str) -> None:
+    _expect(isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0,
+            where, f"must be a finite number above 0, not {value!r}")
+
+
+def _one_of(value: Any, where: str, allowed: tuple[str, ...]) -> None:
+    _expect(value in allowed, where, f"must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def _scheme(value: Any, where: str) -> None:
+    """A shipped algorithm's name: matmul compiles ``algorithms/NAME.bl`` (never a path from the table)."""
+    _expect(isinstance(value, str) and value.isidentifier() and (algorithms_dir() / f"{value}.bl").is_file(), where,
+            f"must name a shipped scheme (a file algorithms/NAME.bl), not {value!r}")
+
+
+def _expect(holds: bool, where: str, what: str) -> None:
+    if not holds:
+        raise TableError(f"{where} {what}")

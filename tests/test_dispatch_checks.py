@@ -1,0 +1,81 @@
+"""A dispatch table is checked when it is read: every malformed value is named with its place."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from bilinear.dispatch import TABLE, dispatch, parse_table
+from bilinear.dispatch_checks import TableError
+
+COMMITTED = json.loads(TABLE.read_text())
+
+
+def _with(path: str, value):
+    """The committed table with the value at ``path`` (dots and [i]) replaced, or deleted for ``...``."""
+    data = copy.deepcopy(COMMITTED)
+    *parents, last = path.replace("[", ".").replace("]", "").split(".")
+    holder = data
+    for key in parents:
+        holder = holder[int(key)] if isinstance(holder, list) else holder[key]
+    if value is ...:
+        del holder[last]
+    elif isinstance(holder, list):
+        holder[int(last)] = value
+    else:
+        holder[last] = value
+    return data
+
+
+def test_the_committed_table_passes():
+    assert parse_table(COMMITTED).recursive
+
+
+@pytest.mark.parametrize("path, value, message", [
+    ("recursive.min_speedup", float("nan"), "recursive.min_speedup must be a finite number above 0, not nan"),
+    ("recursive.emulated_min_speedup", -1, "recursive.emulated_min_speedup must be a finite number above 0, not -1"),
+    ("recursive.min_dim", -1, "recursive.min_dim is no longer read (the measured rows decide each shape): remove it or "
+                              "set it to null"),
+    ("recursive.rows[0].speedup", float("nan"), "recursive.rows[0].speedup must be a finite number above 0, not nan"),
+    ("recursive.rows[0].speedup", "1.5", "recursive.rows[0].speedup must be a finite number above 0, not '1.5'"),
+    ("recursive.rows[0].m", 0, "recursive.rows[0].m must be a whole number from 1 to 2147483647, not 0"),
+    ("recursive.rows[0].m", "8192", "recursive.rows[0].m must be a whole number from 1 to 2147483647, not '8192'"),
+    ("recursive.rows[0].scheme", ..., "recursive.rows[0].scheme must name a shipped scheme (a file algorithms/NAME.bl), "
+                                      "not None"),
+    ("recursive.rows[0].scheme", "../../x", "recursive.rows[0].scheme must name a shipped scheme (a file "
+                                            "algorithms/NAME.bl), not '../../x'"),
+    ("recursive.rows[0].levels", 1.5, "recursive.rows[0].levels must be a whole number from 0 to 64, not 1.5"),
+    ("recursive.rows[0].breadth", 2, "recursive.rows[0].breadth must be a whole number from 0 to 1, not 2"),
+    ("recursive.rows[0].leaf", "gpu", "recursive.rows[0].leaf must be one of cublas, fused, ozaki, not 'gpu'"),
+    ("recursive", None, "recursive must be an object"),
+    ("rows[0].family", ..., "rows[0].family must be one of tsm2r, tsm2l, not None"),
+    ("rows[0].k", -2, "rows[0].k must be a whole number from 1 to 2147483647, not -2"),
+    ("rows[0].speedup", None, "rows[0].speedup must be a finite number above 0, not None"),
+    ("rows[0].params", {"kind": "tsm2l", "colour": 1}, "rows[0].params: "),
+    ("limits.tsm2l_max_k", 65, "limits.tsm2l_max_k must be a whole number from 1 to 64, not 65"),
+    ("limits.tsm2r_max_n", float("nan"), "limits.tsm2r_max_n must be a whole number from 1 to 64, not nan"),
+    ("inplace.rows[0].scheme", "nosuch", "inplace.rows[0].scheme must name a shipped scheme (a file algorithms/NAME.bl), "
+                                         "not 'nosuch'"),
+    ("inplace.rows[0].levels", 0, "inplace.rows[0].levels must be a whole number from 1 to 64, not 0"),
+    ("rows", {}, "rows must be a list"),
+])
+def test_a_malformed_value_is_named_where_it_is(path, value, message):
+    """A NaN threshold made every nearby row a fast choice ("nan× cuBLAS"), min_dim = -1 sent every shape
+    to a recursive choice with no configuration (matmul then ran cuBLAS, saying otherwise), and the rest
+    failed only at the call, for shapes near the row, with TypeError, KeyError or ZeroDivisionError."""
+    with pytest.raises(TableError) as refused:
+        parse_table(_with(path, value))
+    assert str(refused.value).startswith(message) if message.endswith(": ") else str(refused.value) == message
+
+
+def test_a_table_that_is_not_an_object_is_refused():
+    with pytest.raises(TableError, match=r"^the table must be a JSON object$"):
+        parse_table([])
+
+
+def test_dispatch_by_a_checked_table_still_chooses_as_measured():
+    table = parse_table(COMMITTED)
+    assert dispatch(16384, 16384, 16384, "float64", table=table).kernel == "recursive"
+    assert dispatch(10000, 2, 2, "float32", table=table).kernel == "tsm2l"
