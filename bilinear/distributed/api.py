@@ -221,11 +221,8 @@ class DistributedProduct(NotPickled):
         partial.fill(0)
         if C is None or beta == 0 or (self.output != "block2d" and self.comm.rank != 0):
             return
-        rows, cols = (
-            block_of(self.comm.rank, self.comm.size, *partial.shape)
-            if self.output == "block2d"
-            else (slice(None), slice(None))
-        )
+        whole = (slice(None), slice(None))
+        rows, cols = block_of(self.comm.rank, self.comm.size, *partial.shape) if self.output == "block2d" else whole
         combine(self.comm.xp, partial[rows, cols], [(beta, C)], accumulate=False)
 
     def _run_locally(self, plan: Plan, A: Any, B: Any, partial: Any, alpha: float) -> float:
@@ -259,9 +256,7 @@ class DistributedProduct(NotPickled):
         else:
             self._seed(partial, C, beta)
         plan = self.plan(M, K, N)
-        # alpha = 0 reads neither A nor B (as BLAS): C = beta·C exactly, where an in-place local schedule
-        # would change C's basis around products that add nothing (rounding C, and turning an Inf NaN)
-        if alpha != 0:
+        if alpha != 0:  # else C = beta·C exactly, as BLAS (an in-place local schedule's basis changes had rounded it)
             seconds = self._run_locally(plan, A, B, partial, alpha)
             if self.balance == "dynamic":
                 self._rebalance(plan, seconds)
