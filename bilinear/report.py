@@ -63,8 +63,20 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
             {"levels": g.levels, "growth_factor": round(g.growth_factor, 4), "e_max": _plain(g.e_max), "q": g.q}
             for g in entry.stability.per_level(STABILITY_LEVELS)
         ],
-        "one_level": {"n": n, "dtype": dtype, "leaf_flops": leaf, "addition_flops": adds},
+        "one_level": {"n": n, "dtype": dtype, "leaf_flops": leaf, "addition_flops": adds,
+                      "part": split_part(algorithm.shape, n)},
     }
+
+
+def split_part(shape: Shape, n: int) -> list[int]:
+    """The M×K×N part of an n×n×n product one level of ``shape`` splits (the rest is peeled): what
+    the figures at n count."""
+    return [n - n % shape.m, n - n % shape.k, n - n % shape.n]
+
+
+def _at_n(n: int, part: list[int]) -> str:
+    """``n=8192``, and the part a level splits where the shape does not divide n."""
+    return f"n={n}" if part == [n, n, n] else f"n={n} (its {'×'.join(map(str, part))} part; the rest is peeled)"
 
 
 def level_bytes(shape: Shape, blocks: dict[str, int], n: int = 8192, dtype: str = "float64") -> int:
@@ -110,6 +122,7 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
         "shape_conditions": [str(condition) for condition in entry.shape_conditions],
         "restores": schedule.restores,
         "n": n,
+        "part": split_part(algorithm.shape, n),
         "dtype": dtype,
     }
 
@@ -227,9 +240,15 @@ def _algorithm_text(data: dict) -> list[str]:
         + "; ".join(f"L={g['levels']}: {g['growth_factor']:.6g}, {g['e_max']:g}, {g['q']}" for g in data["error_growth"]),
     ]
     one = data["one_level"]
-    lines.append(f"  one level at n={one['n']}: {one['leaf_flops'] / 1e9:.1f} GFLOP in products, "
+    lines.append(f"  one level at {_at_n(one['n'], one['part'])}: {one['leaf_flops'] / 1e9:.1f} GFLOP in products, "
                  f"{one['addition_flops'] / 1e9:.3f} GFLOP in additions as written")
     return lines
+
+
+def _part_cell(one: dict) -> str:
+    """A markdown cell's note of the part a level splits, where it is not all of n."""
+    n = one["n"]
+    return "" if one["part"] == [n, n, n] else f" (on {'×'.join(map(str, one['part']))})"
 
 
 def _schedule_text(data: dict) -> list[str]:
@@ -244,9 +263,10 @@ def _schedule_text(data: dict) -> list[str]:
     workspace = data["workspace_blocks_per_level"]
     blocks = ", ".join(f"{count} {like} block{'' if count == 1 else 's'}" for like, count in workspace.items()) or "none"
     lines.append(
-        f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at n={data['n']} {data['dtype']}"
+        f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at "
+        f"{_at_n(data['n'], data['part'])} {data['dtype']}"
     )
-    lines.append(f"  element-wise traffic per level at n={data['n']}: "
+    lines.append(f"  element-wise traffic per level at {_at_n(data['n'], data['part'])}: "
                  f"{bytes_text(data['elementwise_bytes_one_level'])} "
                  f"as written{_compiled_traffic(data['compiled'], data['computes'])}")
     for condition in data["shape_conditions"]:
@@ -319,7 +339,8 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         out += [
             f"| {markdown_text(a['name'])} | {a['shape']} | {_status(a['ok'])} | {a['products']} | "
             f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} | {a['e_max']} | {a['q']} | "
-            f"{a['one_level']['leaf_flops'] / 1e9:.1f} / {a['one_level']['addition_flops'] / 1e9:.3f} |"
+            f"{a['one_level']['leaf_flops'] / 1e9:.1f} / {a['one_level']['addition_flops'] / 1e9:.3f}"
+            f"{_part_cell(a['one_level'])} |"
             for a in algorithms
         ]
         out.append("")

@@ -368,3 +368,16 @@ def test_python_dash_m_bilinear_runs_the_command_line():
     usage = subprocess.run([sys.executable, "-m", "bilinear", "--help"], capture_output=True, text=True, cwd=ROOT,
                            env=environment, timeout=120, check=False)
     assert usage.returncode == 0 and usage.stdout.startswith("usage: bilinear ")
+
+
+def test_figures_at_n_say_which_part_of_n_a_level_splits(capsys):
+    """grey333 at n = 8192 splits 8190×8190×8190 and peels the rest; "one level at n=8192: 935.9 GFLOP"
+    read as the whole product (classical333 printed 1098.7 GFLOP where 2n³ is 1099.5)."""
+    code, out, _ = _run(capsys, "verify", str(ROOT / "algorithms" / "grey333.bl"))
+    assert code == 0
+    assert "  one level at n=8192 (its 8190×8190×8190 part; the rest is peeled): 935.9 GFLOP in products" in out
+    code, out, _ = _run(capsys, "verify", str(ROOT / "algorithms" / "grey333.bl"), "--format", "json")
+    (entry,) = [e for e in json.loads(out)["entries"] if e["kind"] == "algorithm"]
+    assert entry["one_level"]["part"] == [8190, 8190, 8190]
+    code, out, _ = _run(capsys, "verify", str(ROOT / "algorithms" / "strassen.bl"))
+    assert "  one level at n=8192: 962.1 GFLOP in products" in out
