@@ -362,6 +362,17 @@ def test_the_report_counts_the_products_an_output_uses(tmp_path):
     assert "one level at n=8192: 962.1 GFLOP in products" in text
 
 
+def test_additions_without_sharing_leave_out_a_product_that_cancels(tmp_path):
+    """M8 reaches C22 through S = M8 + M1 and leaves it again (S - M8): "never used", its GFLOP left
+    out, yet its three additions were in the 21 "without sharing", where each product is formed from
+    its expansion and M8's is never formed (Strassen's own 18)."""
+    text = (ROOT / "algorithms/strassen.bl").read_text().replace("<2,2,2;7>", "<2,2,2;8>").replace(
+        "  C11 =", "  M8 = (A11 + A12 + A21) * (B11 - B12)\n  S = M8 + M1\n\n  C11 =", 1)
+    text = text.replace("  C22 = M1", "  C22 = S - M8", 1)
+    (entry,) = bilinear.verify(_write(tmp_path, "s8.bl", text)).entries
+    assert entry.ok and entry.counts.unused_products == 1
+    assert entry.counts.additions_unshared == 18
+
 
 @pytest.mark.parametrize("text, said", [
     ("algorithm c <1,1,1;2>:\n  M1 = (3*A11) * B11\n  M2 = (2*A11) * B11\n  C11 = M1 - M2\n",

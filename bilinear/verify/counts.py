@@ -71,8 +71,10 @@ def count_algorithm(algorithm: Algorithm) -> AlgorithmCounts:
             side["B"] += _adds(product.right)
     for output in algorithm.outputs:
         side["C"] += _adds(output.form)
+    # without sharing, each product is formed from its expansion: one that cancels out of every output
+    # (S = M8 + M1, then S - M8) is never formed
     unshared = sum(_adds(u) + _adds(v) for product, (u, v) in zip(algorithm.products, expansion.factors)
-                   if product.name in used) + sum(_adds(w) for w in expansion.outputs.values())
+                   if expansion.uses[product.name]) + sum(_adds(w) for w in expansion.outputs.values())
     return AlgorithmCounts(
         products=algorithm.rank,
         additions=sum(side.values()),
