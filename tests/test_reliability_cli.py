@@ -1183,7 +1183,10 @@ def test_a_coefficient_past_float32_leaves_the_float32_function_out(capsys, tmp_
     assert code == 0 and "note: no float32 function: " in err and "it cannot be run in float32" in err, err
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["host"]["functions"] == {"float64": "strassen_dgemm"} and "left_out" in manifest["host"]
-    assert "strassen_sgemm" not in (tmp_path / "out" / "strassen.h").read_text()
+    header = (tmp_path / "out" / "strassen.h").read_text()
+    assert "strassen_sgemm" not in header
+    # the header said nothing of it, as compile --help says it does: a reader of it alone met an undeclared name
+    assert "// Left out: no float32 function: " in header and "beyond the float32 range" in header
     # --dtype (the report's byte counts) float32 refused the library float64 had written
     code, _, err = _run(capsys, "compile", path, "--dtype", "float32", "-o", str(tmp_path / "f32"))
     assert code == 0 and "note: no float32 function: " in err, err

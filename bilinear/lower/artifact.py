@@ -41,9 +41,10 @@ def build_commands(name: str) -> list[str]:
 
 
 def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtype],
-                   provenance: tuple[str, ...] = ()) -> tuple[str, str]:
+                   provenance: tuple[str, ...] = (), left_out: tuple[str, ...] = ()) -> tuple[str, str]:
     """(``<name>.cu``, ``<name>.h``): the kernels of every dtype, then the host layer (``hosts``:
-    :func:`host_dtype` of each); both carry ``provenance``, the sources' header comments."""
+    :func:`host_dtype` of each); both carry ``provenance``, the sources' header comments, and the
+    header ``left_out``, why a function it might declare is not there."""
     name = lowered.name
     parts, written, bodies = [], frozenset(), {}
     for plan in (plan for each in [lowered, *others] for plan in each.with_fallbacks()):
@@ -58,7 +59,8 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
     comments = tuple(comment_line(line) for line in provenance)
     first, rest = ("\n".join(parts) + "\n" + render_host(name, hosts)).split("\n", 1)
     kept = "".join(f"{line}\n" for line in comments)  # after the first line, which says who generated it
-    return f"{first}\n{kept}{rest}", render_header(name, hosts, comments)
+    notes = tuple(comment_line(f"Left out: {note}") for note in left_out)
+    return f"{first}\n{kept}{rest}", render_header(name, hosts, comments + notes)
 
 
 def artifact_names(name: str) -> list[str]:
@@ -118,7 +120,7 @@ def write_artifacts(
     if why := compile_refusal(lowered):  # every call that runs its levels would return 5000
         raise OptionError(why)
     hosts = [host_dtype(each, lowered.name) for each in [lowered, *others]]  # the first is lowered's
-    source, header = library_source(lowered, others, hosts, provenance)
+    source, header = library_source(lowered, others, hosts, provenance, tuple(left_out))
     make_folder(out)
     paths = {"source": out / f"{lowered.name}.cu", "header": out / f"{lowered.name}.h", "manifest": out / "manifest.json"}
     host = {
