@@ -16,7 +16,7 @@ from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
 from .diagnostics import brief
-from .cli_args import bench_levels, load_input, note_unused_definitions, scheme_path
+from .cli_args import ascii_number, bench_levels, load_input, note_unused_definitions, scheme_path
 from .frontend.loader import read_source
 from .measure import bound_verdict, growth_in
 from .model import choose_levels
@@ -70,7 +70,7 @@ def _size(text: str) -> int:
     """A configuration line's n; its refusal names the field, as the levels' does ('levels must be ...'):
     -n's own words ('must be at least 1, not 0') said nothing of which of the line's numbers was meant."""
     try:
-        value = int(text)
+        value = ascii_number(text)
     except ValueError:
         raise ArgumentTypeError(f"n must be a whole number, not {text!r}") from None
     if value < 1:

@@ -17,12 +17,24 @@ from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, MAX_BYTES, OZAK
 REPORT_FORMATS = ("text", "md", "json")
 
 
+def ascii_number(text: str, kind: type = int):
+    """``int(text)`` or ``float(text)`` of text in ASCII only, without ``_``: Python's own read 1_6 as 16
+    and any script's digits as digits (--seeds ١٢ ran 12 seeds).
+
+    Raises:
+        ValueError: for anything else, as ``kind`` does for text it cannot read.
+    """
+    if not text.isascii() or "_" in text:
+        raise ValueError(f"not an ASCII number: {text!r}")
+    return kind(text)
+
+
 def positive(text: str, least: int = 1, most: int | None = None) -> int:
     """An argparse type: a whole number of at least 1 (``least``) and at most ``most``."""
     try:
-        value = int(text)
+        value = ascii_number(text)
     except ValueError:
-        if text.strip().lstrip("+-").isdigit():  # a whole number past Python's digit limit
+        if text.isascii() and text.strip().lstrip("+-").isdigit():  # a whole number past Python's digit limit
             raise argparse.ArgumentTypeError(f"{brief(text)!r}: {TOO_MANY_DIGITS}") from None
         raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
     if value < least:
@@ -71,7 +83,7 @@ def seed(text: str) -> int:
 def finite(text: str) -> float:
     """An argparse type: a finite number (``nan`` and ``inf`` would make every product exceed its bound)."""
     try:
-        value = float(text)
+        value = ascii_number(text, float)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
@@ -120,7 +132,7 @@ def level_count(text: str) -> int:
     from .lower.options import MAX_LEVELS
 
     try:
-        value = int(text)
+        value = ascii_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of levels, not {text!r}") from None
     if not 0 <= value <= MAX_LEVELS:
@@ -387,7 +399,7 @@ def joined_scalars(argv: list[str]) -> list[str]:
 
 def _is_number(text: str) -> bool:
     try:
-        float(text)
+        ascii_number(text, float)
     except ValueError:
         return False
     return True

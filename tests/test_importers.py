@@ -1062,3 +1062,12 @@ def test_no_other_format_is_offered_where_it_would_not_read_the_file(tmp_path):
         bilinear.load(path)
     (first,) = caught.value.diagnostics
     assert first.message == "expected the header 'rows cols type', e.g. '7 4 R'" and first.notes == ()
+
+
+@pytest.mark.parametrize("text", ["2,2,1_0", "2,2,\u0662"])
+def test_a_shape_option_is_ascii_digits(text):
+    """int() read 1_0 as 10 and Arabic-Indic digits as digits."""
+    from bilinear.frontend.formats.common import parse_shape
+
+    with pytest.raises(BilinearError, match=r"^--shape \(shape=\) must be three positive whole numbers m,k,n, not "):
+        parse_shape(text)

@@ -2293,3 +2293,16 @@ def test_ctrl_c_while_the_arguments_are_read_is_said_as_an_interrupt(capsys, mon
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["verify", STRASSEN]) == 130
     assert capsys.readouterr().err == "bilinear: interrupted\n"
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("optimize", "strassen", "--seeds", "\u0661\u0662"), "argument --seeds: expected a whole number, not '\u0661\u0662'"),
+    (("run", "strassen", "-n", "1_6", "--backend", "numpy"), "argument -n: expected a whole number, not '1_6'"),
+    (("run", "strassen", "-n", "16", "--levels", "\u0662", "--backend", "numpy"),
+     "argument --levels: expected a whole number of levels, not '\u0662'"),
+    (("run", "strassen", "-n", "16", "--alpha", "1_0", "--backend", "numpy"), "argument --alpha: expected a number, not '1_0'"),
+], ids=["arabic-indic seeds", "underscore n", "arabic-indic levels", "underscore alpha"])
+def test_numbers_on_the_command_line_are_ascii_digits(capsys, argv, said):
+    """int() and float() read 1_6 as 16 and Arabic-Indic digits as digits: --seeds ١٢ ran 12 seeds."""
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and said in err, err

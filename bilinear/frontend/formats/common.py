@@ -126,6 +126,8 @@ def parse_shape(text: str | None) -> Shape | None:
     if text is None:
         return None
     try:
+        if not text.isascii() or "_" in text:  # int() reads 1_0 as 10, and any script's digits
+            raise ValueError(text)
         m, k, n = (int(part) for part in text.split(","))
         return check_side(Shape(m, k, n), "--shape", None)
     except ValueError:
