@@ -161,3 +161,58 @@ def test_the_signature_holds_every_operands_device():
     C_elsewhere.device_number = 1
     key = prepared_calls.signature(A, B, C)
     assert prepared_calls.signature(A, B_elsewhere, C) != key and prepared_calls.signature(A, B, C_elsewhere) != key
+
+
+def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
+    """bound_gemm wrote alpha and beta into one host array per closure, which prepared calls share
+    across threads: a call paused between writing them and cuBLAS reading them (host pointer mode)
+    ran with the other thread's.  A fake CuPy and cuBLAS force that interleaving."""
+    import ctypes
+    import threading
+    import types
+
+    from bilinear.runtime.cupy_backend import CupyBackend
+
+    seen = []
+
+    class FakeCublas:
+        CUBLAS_POINTER_MODE_HOST = CUBLAS_OP_N = 0
+
+        def setStream(self, handle, stream):
+            pass
+
+        def setPointerMode(self, handle, mode):
+            pass
+
+        def sgemm(self, handle, ta, tb, n, m, k, alpha_at, b, ldb, a, lda, beta_at, c, ldc):
+            read = ctypes.c_float.from_address
+            seen.append((threading.current_thread().name, read(alpha_at).value, read(beta_at).value))
+
+    paused, resumed = threading.Event(), threading.Event()
+
+    def current_stream():
+        if threading.current_thread().name == "first" and not paused.is_set():
+            paused.set()  # after the scalars are written, before cuBLAS reads them
+            resumed.wait()
+        return types.SimpleNamespace(ptr=7)
+
+    backend = object.__new__(CupyBackend)
+    backend.xp = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        get_current_stream=current_stream, device=types.SimpleNamespace(get_cublas_handle=lambda: 1)))
+    backend._handles, backend.capturing = {}, False
+    backend.__dict__["_cublas"] = FakeCublas()
+    run = backend.bound_gemm(4, 4, 4, 4, 4, 4, np.float32)
+    view = types.SimpleNamespace(data=types.SimpleNamespace(ptr=0))
+
+    def second():
+        paused.wait()
+        run(view, view, view, -5.0, 1.0)
+        resumed.set()
+
+    threads = [threading.Thread(name="first", target=run, args=(view, view, view, 2.0, 0.0)),
+               threading.Thread(name="second", target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(seen) == [("first", 2.0, 0.0), ("second", -5.0, 1.0)]

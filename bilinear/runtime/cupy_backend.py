@@ -119,11 +119,11 @@ class CupyBackend(Backend):
     def bound_gemm(self, m: int, k: int, n: int, lda: int, ldb: int, ldc: int, dtype):
         """:meth:`gemm` with its sizes and leading dimensions fixed (k > 0): ``run(a, b, c, alpha,
         beta)`` (matmul's prepared calls keep it: a repeated small product pays only the call)."""
-        scalars = np.empty(2, dtype=dtype)  # alpha and beta on the host, read by cuBLAS during the call
-        alpha_at, beta_at = scalars.ctypes.data, scalars.ctypes.data + scalars.itemsize
-
         def run(a: View, b: View, c: View, alpha: float, beta: float) -> None:
-            scalars[0], scalars[1] = alpha, beta
+            # alpha and beta on the host, read by cuBLAS during the call: an array of this call's own (the
+            # closure is shared by threads' prepared calls, and one thread's could overwrite another's)
+            scalars = np.array((alpha, beta), dtype=dtype)
+            alpha_at, beta_at = scalars.ctypes.data, scalars.ctypes.data + scalars.itemsize
             # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
             self._cublas_call("gemm", dtype, (n, m, k, alpha_at, b.data.ptr, ldb, a.data.ptr, lda, beta_at, c.data.ptr,
                                               ldc), scalars)
