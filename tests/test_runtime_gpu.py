@@ -124,3 +124,79 @@ def test_breadth_first_kernels_too_large_to_build_are_refused_when_compiled(cp):
         bilinear.compile("winograd", levels=4, breadth=4, backend="cupy")
     assert str(refused.value).endswith("use fewer breadth-first levels, or the numpy backend (backend='numpy'), which "
                                        "builds none")
+
+
+SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+}
+"""
+
+
+def _paused_after_the_first_step(cp, product):
+    """An observer that, once, queues a ~50 ms spin on the current stream after the call's first step:
+    the rest of that call waits behind it, its workspace half written."""
+    spin = cp.RawKernel(SPIN, "spin")
+    done = []
+
+    def observer(level, step, when):
+        if when == "end" and not done:
+            done.append(step)
+            spin((1,), (1,), (np.int64(100_000_000),))
+
+    product.executor.observer = observer
+
+
+def _exact(cp, A, B):
+    return float64_reference(A, B, None, 1.0, 0.0)
+
+
+def test_calls_on_two_streams_do_not_share_their_workspace_at_once(cp):
+    """The executor's temporaries are reused from call to call; a call on a second stream ran while one
+    on the first was paused halfway, and overwrote what its later steps read."""
+    product = bilinear.compile("rsmm", levels=1, backend="cupy")
+    n = 1024
+    (A1, B1, C1), (A2, B2, C2) = (random_inputs(cp, n, n, n, "float64", seed=s) for s in (1, 2))
+    product(A1, B1, out=C1)  # kernels compiled, workspace allocated
+    first, second = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    _paused_after_the_first_step(cp, product)
+    with first:
+        product(A1, B1, out=C1)
+    product.executor.observer = None
+    with second:
+        product(A2, B2, out=C2)
+    cp.cuda.Device().synchronize()
+    for A, B, C in ((A1, B1, C1), (A2, B2, C2)):
+        assert relative_error(C, _exact(cp, A, B), A, B) < 1e-14
+
+
+def test_a_capture_starts_after_the_callers_stream(cp):
+    """The warm-up run of a capture went on a stream of its own without waiting: it wrote the
+    workspace of a call still running on the caller's stream."""
+    product = bilinear.compile("rsmm", levels=1, backend="cupy")
+    n = 1024
+    (A1, B1, C1), (A2, B2, C2) = (random_inputs(cp, n, n, n, "float64", seed=s) for s in (3, 4))
+    product(A1, B1, out=C1)
+    _paused_after_the_first_step(cp, product)
+    product(A1, B1, out=C1)
+    product.executor.observer = None
+    graph = product.capture(A2, B2, C2)
+    graph()
+    cp.cuda.Device().synchronize()
+    for A, B, C in ((A1, B1, C1), (A2, B2, C2)):
+        assert relative_error(C, _exact(cp, A, B), A, B) < 1e-14
+
+
+def test_a_capture_of_alpha_zero_holds_no_freed_memory(cp):
+    """C = beta·C went through a temporary, freed while the stream captured it: each replay wrote
+    memory the pool had handed out again."""
+    product = bilinear.compile("strassen", levels=1, backend="cupy")
+    A, B, C = random_inputs(cp, 64, 64, 64, "float64", seed=5)
+    C0 = C.copy()
+    graph = product.capture(A, B, C, alpha=0.0, beta=2.0)
+    with graph.stream:
+        kept = cp.full(C.shape, 7.0)
+    graph()
+    cp.cuda.Device().synchronize()
+    assert bool((kept == 7.0).all()) and bool((C == 2.0 * C0).all())

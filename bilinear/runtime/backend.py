@@ -94,3 +94,10 @@ class Backend(ABC):
 
     def synchronize(self) -> None:
         """Wait for queued work (nothing to wait for on the CPU)."""
+
+    def ordered_after(self, last: Any) -> Any:
+        """Order the work issued next after the work issued so far on ``last`` (what this returned
+        for the product's previous call) and return what the next call returns it: a product's
+        workspace is shared by its calls, so one issued on another stream must not overlap it.
+        Nothing to order on the CPU, where work is done as it is issued."""
+        return None

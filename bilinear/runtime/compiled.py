@@ -53,6 +53,7 @@ class CompiledProduct(NotPickled):
         # Calls run one at a time: an executor keeps alpha and its workspace between the stages of a
         # call, so two threads' calls would mix them.
         self._calling = threading.RLock()
+        self._last_stream = None  # the stream the last call (or replay) was issued on: see ordered()
         self.executor = Executor(lowered, backend)
         # With a workspace limit, the same product with fewer breadth-first levels, most first.
         self.executors = [self.executor]
@@ -251,7 +252,7 @@ class CompiledProduct(NotPickled):
         # alpha·A@B is an empty sum, or (as BLAS has it) not computed at all: out = beta·out, and a
         # NaN or Inf in A or B reaches nothing
         if not multiplies:
-            out[...] = beta * out if beta else 0
+            self.backend.scale(out, beta)  # in place: a temporary would be freed while a graph captures it
             return out if given is None else given
         dims = A.shape[0], A.shape[1], B.shape[1]
         if why := broken_condition(executor.lowered, *dims) or moduli_refusal(executor.lowered, *dims):
@@ -261,8 +262,15 @@ class CompiledProduct(NotPickled):
             # thread's call or query may have changed since
             executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
             self._hold_within_limit(executor, A.shape[0], A.shape[1], B.shape[1])
+            self.order_after_earlier_calls()
             executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
+
+    def order_after_earlier_calls(self) -> None:
+        """Issue what comes next (a call's work, a graph's replay) after every earlier call's: they
+        share the workspace, and a call on another stream than the last (``with stream:``) would
+        overlap it."""
+        self._last_stream = self.backend.ordered_after(self._last_stream)
 
     def refuse_at_every_size(self, A: Any, B: Any, beta: float, executor: Executor | None = None) -> None:
         """What no call may ask of ``executor``'s plan (default: the plan without a workspace limit's

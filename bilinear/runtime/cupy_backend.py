@@ -73,6 +73,16 @@ class CupyBackend(Backend):
     def synchronize(self) -> None:
         self.xp.cuda.get_current_stream().synchronize()
 
+    def ordered_after(self, last):
+        """The current stream, made to wait for everything issued on ``last`` (the previous call's
+        stream) where that is another: an event recorded now follows that call's work.  Nothing
+        is recorded while a graph is captured (an event from outside would break the capture), nor
+        where the stream stays the same (no host time for the usual case)."""
+        stream = self.xp.cuda.get_current_stream()
+        if last is not None and last.ptr != stream.ptr and not self.capturing and not stream.is_capturing():
+            stream.wait_event(last.record())
+        return stream
+
     # --- element-wise kernels ------------------------------------------------------------------
     def check_breadth(self, plan: BreadthFirst) -> None:
         # (built at the first call: refused here, not minutes into it)

@@ -17,6 +17,7 @@ keep no memory beyond what the products themselves hold; :func:`drop` forgets a 
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -24,6 +25,9 @@ from typing import Any, Callable
 LIMIT = 16
 _graphs: OrderedDict[tuple, Any] = OrderedDict()
 _seen: OrderedDict[tuple, None] = OrderedDict()
+# The caches are changed by every matmul thread: one at a time (a scan for stale graphs met another
+# thread's insertion as "OrderedDict mutated during iteration").  Re-entrant: a capture may drop.
+_changing = threading.RLock()
 
 
 def _capture(product: Any, A: Any, B: Any, out: Any, alpha: float, beta: float) -> Any:
@@ -42,20 +46,21 @@ def run(product: Any, A: Any, B: Any, out: Any, alpha: float, beta: float,
     """``out = alpha·A@B + beta·out`` by ``product``: directly the first two times for these arrays,
     by a replay of its graph from then on."""
     key = _key(product, (A, B, out), alpha, beta)
-    graph = _graphs.get(key)
-    if graph is not None and graph.holds_current_workspace():
-        _graphs.move_to_end(key)
-        graph()
-        return
-    product(A, B, out=out, alpha=alpha, beta=beta)
-    # A direct call at another shape may have replaced workspace that graphs still hold: let it go now.
-    for stale in [k for k, g in _graphs.items() if not g.holds_current_workspace()]:
-        del _graphs[stale]
-    if graph is None and key not in _seen:
-        _remember(_seen, key, None)
-        return
-    _seen.pop(key, None)
-    _remember(_graphs, key, capture(product, A, B, out, alpha, beta))
+    with _changing:
+        graph = _graphs.get(key)
+        if graph is not None and graph.holds_current_workspace():
+            _graphs.move_to_end(key)
+            graph()
+            return
+        product(A, B, out=out, alpha=alpha, beta=beta)
+        # A direct call at another shape may have replaced workspace that graphs still hold: let it go now.
+        for stale in [k for k, g in _graphs.items() if not g.holds_current_workspace()]:
+            del _graphs[stale]
+        if graph is None and key not in _seen:
+            _remember(_seen, key, None)
+            return
+        _seen.pop(key, None)
+        _remember(_graphs, key, capture(product, A, B, out, alpha, beta))
 
 
 def _remember(cache: OrderedDict, key: tuple, value: Any) -> None:
@@ -67,12 +72,14 @@ def _remember(cache: OrderedDict, key: tuple, value: Any) -> None:
 
 def drop(product: Any) -> None:
     """Forget the product's graphs (and the workspace they hold) and the keys seen for it."""
-    for cache in (_graphs, _seen):
-        for key in [key for key in cache if key[0] == id(product)]:
-            del cache[key]
+    with _changing:
+        for cache in (_graphs, _seen):
+            for key in [key for key in cache if key[0] == id(product)]:
+                del cache[key]
 
 
 def forget() -> None:
     """Drop every graph (tests; a changed dispatch table)."""
-    _graphs.clear()
-    _seen.clear()
+    with _changing:
+        _graphs.clear()
+        _seen.clear()

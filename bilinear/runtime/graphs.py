@@ -38,6 +38,7 @@ class CapturedProduct:
         self.arrays = (A, B, out) if warm else ()  # the graph holds their addresses: keep them alive
         self.stream = cupy.cuda.Stream(non_blocking=True)
         backend = product.backend
+        self.stream.wait_event(cupy.cuda.get_current_stream().record())  # A, B and out as the caller's work leaves them
         with self.stream:
             if warm:
                 # A first run on copies compiles every kernel and sizes every workspace, so the
@@ -72,7 +73,9 @@ class CapturedProduct:
         return schedule_current and leaf_current
 
     def __call__(self) -> None:
-        """Replay the captured launches on the current stream (asynchronously, in its order)."""
+        """Replay the captured launches on the current stream (asynchronously, in its order), after
+        the product's calls on other streams (the graph writes their workspace)."""
+        self.product.order_after_earlier_calls()
         self.graph.launch(self._cupy.cuda.get_current_stream())
 
     def synchronize(self) -> None:
