@@ -6,9 +6,11 @@ In a wheel they are force-included inside the package; in a source checkout
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -47,3 +49,31 @@ def write_atomic(path: Path, text: str) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write(path, text)
+
+
+def read_cache_file(path: Path) -> dict:
+    """A JSON cache file's entries.  One missing, unreadable, truncated, edited, nested past the
+    parser's depth, or not a regular file (a named pipe had made bench wait for ever) counts as
+    empty: what it held is measured again."""
+    try:
+        if not path.is_file():
+            return {}
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return entries if isinstance(entries, dict) else {}
+
+
+def update_cache_file(path: Path, key: str, entry: Any) -> bool:
+    """Set one entry of a JSON cache file, the others as the file holds them now (another process
+    may have added its own since this one read it); False where it cannot be written, which costs
+    only a measurement next time."""
+    from .diagnostics import BilinearError
+
+    entries = read_cache_file(path)
+    entries[key] = entry
+    try:
+        write_atomic(path, json.dumps(entries, indent=1, sort_keys=True))
+    except (OSError, BilinearError):
+        return False
+    return True

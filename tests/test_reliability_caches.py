@@ -66,3 +66,42 @@ def test_a_damaged_tuning_cache_means_tuning_again(tmp_path, content):
     path = tmp_path / "tuning.json"
     path.write_text(content, encoding="utf-8")
     assert tuning.lookup("gpu", "float64", "tsm2r", path) is None
+
+
+def test_a_deeply_nested_cache_counts_as_empty(cache, monkeypatch, tmp_path):
+    """json.loads raised RecursionError, which neither reader caught: bench ended in a traceback."""
+    cache.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: 2e9)
+    assert bench.measure_ceilings(np, "float64").gemm_rate
+    deep = tmp_path / "tuning.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert tuning.lookup("gpu", "float64", "tsm2r", deep) is None
+
+
+def test_a_fifo_in_the_cache_is_not_read(cache, monkeypatch):
+    """Reading a named pipe at ceilings.json waited for a writer for ever: bench hung without a word."""
+    import os
+
+    os.mkfifo(cache)
+    monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: 2e9)
+    assert bench.measure_ceilings(np, "float64").gemm_rate  # a hang here is the failure
+
+
+def test_a_cache_that_cannot_be_written_costs_only_a_measurement(cache, monkeypatch):
+    """write_atomic raises BilinearError, and only OSError was caught: bench ended with "cannot write"."""
+    cache.mkdir()  # a folder where the file goes: the rename over it fails
+    monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: 2e9)
+    assert bench.measure_ceilings(np, "float64").gemm_rate
+
+
+def test_entries_another_process_wrote_meanwhile_are_kept(cache, monkeypatch):
+    """Two measurements at once: each wrote the file as it had read it before measuring, and the
+    later one dropped the other's entry."""
+    def measured_while_another_wrote(xp, dtype, n):
+        cache.write_text(json.dumps({"cpu|float32|leaf-gemm-sustained": {"bandwidth": 1e10, "gemm_rate": [[64, 1e9]]}}))
+        return 2e9
+
+    monkeypatch.setattr(bench, "_gemm_rate", measured_while_another_wrote)
+    bench.measure_ceilings(np, "float64")
+    assert sorted(json.loads(cache.read_text(encoding="utf-8"))) == [
+        "cpu|float32|leaf-gemm-sustained", "cpu|float64|leaf-gemm-sustained"]

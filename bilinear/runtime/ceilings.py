@@ -5,7 +5,6 @@ per device and dtype (in :func:`bilinear.paths.cache_dir`).
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Callable, Iterable
 
@@ -13,7 +12,7 @@ import numpy as np
 
 from ..measure import median, random_inputs, time_device
 from ..model import Ceilings
-from ..paths import cache_dir, write_atomic
+from ..paths import cache_dir, read_cache_file, update_cache_file
 from .compiled import make_backend
 
 CEILING_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
@@ -46,15 +45,6 @@ def _copy_bandwidth(xp, dtype: str) -> float:
     return 2 * source.nbytes / seconds
 
 
-def _stored_ceilings(cache) -> dict:
-    """The cache file's entries; an unreadable, truncated or edited file counts as empty."""
-    try:
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return stored if isinstance(stored, dict) else {}
-
-
 def _ceilings_from(device: str, dtype: str, entry) -> Ceilings | None:
     """A cache entry as Ceilings, or None when it is not what this version writes (then re-measure)."""
 
@@ -83,7 +73,7 @@ def measure_ceilings(xp, dtype: str, sizes: Iterable[int] | None = None, fused: 
     """
     device = _device_name(xp)
     cache = cache_dir() / "ceilings.json"
-    stored = _stored_ceilings(cache)
+    stored = read_cache_file(cache)
     key = f"{device}|{dtype}|leaf-gemm-sustained"  # older entries: xp.matmul, or burst clocks
     if key in stored and (ceilings := _ceilings_from(device, dtype, stored[key])) is not None:
         return ceilings
@@ -92,11 +82,7 @@ def measure_ceilings(xp, dtype: str, sizes: Iterable[int] | None = None, fused: 
     rates = [(n, _gemm_rate(xp, dtype, n)) for n in sizes]
     launch = _launch_seconds(xp, dtype)
     ceilings = Ceilings(device, dtype, bandwidth, tuple(rates), launch_seconds=launch)
-    stored[key] = {"bandwidth": bandwidth, "gemm_rate": rates, "launch_seconds": launch}
-    try:
-        write_atomic(cache, json.dumps(stored, indent=1))
-    except OSError:
-        pass  # a cache that cannot be written costs a measurement next time, nothing else
+    update_cache_file(cache, key, {"bandwidth": bandwidth, "gemm_rate": rates, "launch_seconds": launch})
     return ceilings
 
 

@@ -8,11 +8,10 @@ The cache is ``tuning.json`` in :func:`bilinear.paths.cache_dir` (``$BILINEAR_CA
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..lower.product import DEFAULTS, ProductStageSpec, TileConfig, config_problems, variant
-from ..paths import cache_dir, write_atomic
+from ..paths import cache_dir, read_cache_file, update_cache_file
 
 
 def cache_path() -> Path:
@@ -31,20 +30,12 @@ def cache_key(gpu: str, dtype: str, kind: str) -> str:
 
 def load_cache(path: Path | None = None) -> dict:
     """The cache's entries; a missing, truncated or edited file counts as empty (tune again)."""
-    path = path or cache_path()
-    try:
-        cache = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return cache if isinstance(cache, dict) else {}
+    return read_cache_file(path or cache_path())
 
 
-def store(gpu: str, dtype: str, kind: str, config: TileConfig, details: dict, path: Path | None = None) -> None:
-    """Record the winner; other entries in the file are kept."""
-    path = path or cache_path()
-    cache = load_cache(path)
-    cache[cache_key(gpu, dtype, kind)] = {"config": config.to_json(), **details}
-    write_atomic(path, json.dumps(cache, indent=2, sort_keys=True))
+def store(gpu: str, dtype: str, kind: str, config: TileConfig, details: dict, path: Path | None = None) -> bool:
+    """Record the winner; other entries in the file are kept.  False where it cannot be written."""
+    return update_cache_file(path or cache_path(), cache_key(gpu, dtype, kind), {"config": config.to_json(), **details})
 
 
 def lookup(gpu: str, dtype: str, kind: str, path: Path | None = None) -> TileConfig | None:
