@@ -16,6 +16,7 @@ path they will write *before* doing any work, so a mistake costs nothing:
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -192,6 +193,35 @@ def removed_on_failure(folder: Path, names: list[str]):
             except OSError:  # not empty (something else was put there) or already gone: kept
                 pass
         raise
+
+
+@contextmanager
+def writing_into(folder: Path, names: list[str], force: bool):
+    """Run the block that writes ``names`` into ``folder`` as its one writer: a second process writing
+    into it waits, then checks again (two compiles into one new folder had both said "wrote", and one's
+    .cu sat beside the other's manifest).  On failure, what :func:`removed_on_failure` removes, and the
+    folders made for it.
+
+    Raises:
+        BilinearError: where the folder now holds files that may not be replaced (without --force).
+    """
+    made = [f for f in (folder, *folder.parents) if not os.path.exists(f)]  # deepest first
+    make_folder(folder)
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes, or the process ends
+        check_folder(folder, names, force)  # another writer may have finished since the first check
+        with removed_on_failure(folder, names):
+            yield
+    except BaseException:
+        for each in made:
+            try:
+                each.rmdir()
+            except OSError:  # not empty, or already gone: kept
+                pass
+        raise
+    finally:
+        os.close(handle)
 
 
 def make_folder(folder: Path) -> None:

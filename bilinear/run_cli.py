@@ -215,7 +215,7 @@ def _compile(args) -> int:
     from .lower.plan import library_name
     from .frontend.provenance import source_header
     from .hybrid import level_files
-    from .output import check_folder, input_among, removed_on_failure
+    from .output import check_folder, input_among, writing_into
     from .api import with_notes
     from .lower.plan import with_compiled_counts
     from .report import to_text
@@ -252,8 +252,7 @@ def _compile(args) -> int:
         print(to_text(report, n=args.n, dtype=args.dtype), file=sys.stderr)
         print(f"bilinear compile: {args.file} does not verify; nothing written", file=sys.stderr)
         return 1
-    check_folder(out, artifact_names(name), args.force)  # before lowering, the work that takes time
-    earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
+    check_folder(out, artifact_names(name), args.force)  # before lowering, the work that takes time (again when writing)
     # the files it was built from (a hybrid's levels come from their own), each once, absolute: the manifest is
     # read from its own folder, where a path as typed, relative to where compile ran, names nothing
     sources = list(dict.fromkeys(str(path.resolve()) for path in (level_paths or inputs)))
@@ -267,11 +266,12 @@ def _compile(args) -> int:
     every_level_breadth_first = (args.breadth or 0) == args.levels and args.workspace_limit is None  # (no fallback)
     if not per_level and args.levels != 0 and not every_level_breadth_first:
         report = with_compiled_counts(report, _options(args))
-    with removed_on_failure(out, artifact_names(name)):
+    with writing_into(out, artifact_names(name), args.force):
+        earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
         written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,
                                   provenance=provenance, name=name)
-    for path in earlier:
-        path.unlink(missing_ok=True)
+        for path in earlier:
+            path.unlink(missing_ok=True)
     if earlier:
         print(f"note: removed {' and '.join(p.name for p in earlier)}, the earlier library in this folder", file=sys.stderr)
     manifest = json.loads(written["manifest"].read_text())

@@ -2306,3 +2306,20 @@ def test_numbers_on_the_command_line_are_ascii_digits(capsys, argv, said):
     """int() and float() read 1_6 as 16 and Arabic-Indic digits as digits: --seeds ١٢ ran 12 seeds."""
     code, _, err = _run(capsys, *argv)
     assert code == 2 and said in err, err
+
+
+def test_two_compiles_into_one_new_folder_leave_one_library(tmp_path):
+    """Both passed the check for earlier files before either wrote, and both said "wrote": the folder
+    held grey333's .cu and .h beside rsmm's, and one manifest."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "lib"
+    runs = [subprocess.Popen([sys.executable, "-m", "bilinear", "compile", scheme, "-o", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for scheme in ("strassen", "winograd")]
+    finished = [(run.wait(timeout=300), run.stderr.read()) for run in runs]
+    assert sorted(code for code, _ in finished) == [0, 1], finished
+    refused = next(err for code, err in finished if code == 1)
+    assert "refusing to overwrite" in refused, refused
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(p.name for p in out.glob("*.cu")) == [f"{manifest['name']}.cu"]
