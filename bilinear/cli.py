@@ -19,6 +19,7 @@ import errno
 import io
 import signal
 import threading
+import warnings
 import sys
 
 from .cli_args import add_input_options, add_report_options, joined_scalars, report_format
@@ -171,7 +172,25 @@ def _terminated(signum, frame) -> None:
     raise Terminated
 
 
+def _said_as_a_note(shown):
+    """warnings.showwarning for a command: bilinear's own warnings (UserWarning: a pool that could not
+    run, work done in one process instead) as one note each, not Python's path, line and source."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, UserWarning):
+            print(f"note: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
+    with warnings.catch_warnings():  # the caller's own display comes back after
+        warnings.showwarning = _said_as_a_note(warnings.showwarning)
+        return _signalled(argv)
+
+
+def _signalled(argv: list[str] | None) -> int:
     if threading.current_thread() is not threading.main_thread():  # signal handlers are the main thread's
         return _main(argv)
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools

@@ -301,3 +301,19 @@ def test_the_workers_objects_are_dropped_with_ctrl_c_held(monkeypatch):
     monkeypatch.setattr(processes, "_end", ended)
     assert processes.mapped(_square, [1, 2, 3], workers=2) == [1, 4, 9]
     assert held == [True, True]
+
+
+def test_the_command_line_says_a_parallel_failure_as_a_note(monkeypatch, capsys, tmp_path):
+    """It printed Python's warning: the module's path and line, "UserWarning:", and the source line."""
+    from bilinear import processes
+    from bilinear.cli import main
+
+    def no_shared_memory(*args):
+        raise OSError("no /dev/shm")
+
+    monkeypatch.setattr(processes, "_pooled", no_shared_memory)
+    monkeypatch.setattr(processes.os, "cpu_count", lambda: 2)
+    assert main(["optimize", "strassen", "--seeds", "2", "-o", str(tmp_path / "s.bl")]) == 0
+    err = capsys.readouterr().err
+    assert "note: parallel work failed (no /dev/shm); running it in one process\n" in err
+    assert "UserWarning" not in err and "processes.py" not in err
