@@ -200,3 +200,20 @@ def test_a_capture_of_alpha_zero_holds_no_freed_memory(cp):
     graph()
     cp.cuda.Device().synchronize()
     assert bool((kept == 7.0).all()) and bool((C == 2.0 * C0).all())
+
+
+def test_a_product_runs_inside_a_graph_the_caller_captures(cp):
+    """Only CapturedProduct's own captures sent cuBLAS through the capture path: a product called while
+    the caller's stream captured went to CuPy's wrapper, which refuses capture."""
+    product = bilinear.compile("winograd", levels=1, backend="cupy")
+    A, B, C = random_inputs(cp, 256, 256, 256, "float64", seed=6)
+    product(A, B, out=C)  # kernels compiled, workspace allocated: nothing is allocated under capture
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        product(A, B, out=C, alpha=2.0)
+        graph = stream.end_capture()
+    C[...] = 0
+    graph.launch(stream)
+    stream.synchronize()
+    assert relative_error(C, float64_reference(A, B, None, 2.0, 0.0), A, B) < 1e-14

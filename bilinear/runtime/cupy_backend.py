@@ -155,9 +155,10 @@ class CupyBackend(Backend):
         """A cuBLAS GEMM (``kind`` "gemm" or "gemm_strided") without transposes on the current stream,
         through CuPy, or through :mod:`cublas_capture` while a graph is being captured.  ``scalars``
         holds alpha and beta on the host (host pointer mode): kept alive until the call returns."""
-        handle, stream = self._handle(), self.xp.cuda.get_current_stream().ptr
+        current = self.xp.cuda.get_current_stream()
+        handle, stream = self._handle(), current.ptr
         double = dtype == np.float64
-        if self.capturing:
+        if self.capturing or current.is_capturing():  # a graph of ours, or one the caller captures
             cublas_capture.prepare(handle, stream)
             getattr(cublas_capture, kind)(double, handle, *args)
             return
