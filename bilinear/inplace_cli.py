@@ -129,7 +129,7 @@ def _duration(seconds: float) -> str:
 def _traffic_note(schedule, algorithm) -> str:
     """What the derived schedule's compiled passes move, beside the default schedule's and its workspace."""
     from .lower.levels import compiled_counts
-    from .report import bytes_text, level_bytes
+    from .report import at_n, bytes_text, level_bytes, split_part
     from .schedule.default import default_schedule
 
     def traffic(candidate) -> str:
@@ -141,6 +141,6 @@ def _traffic_note(schedule, algorithm) -> str:
 
     default = default_schedule(algorithm)
     workspace = Counter(temporary.like for temporary in default.temporaries)
-    return (f"element-wise traffic per level at n={SHOWN_AT} float64, compiled (cublas leaves, fused passes): "
+    return (f"element-wise traffic per level at {at_n(SHOWN_AT, split_part(algorithm.shape, SHOWN_AT))} float64, compiled (cublas leaves, fused passes): "
             f"{traffic(schedule)}, no workspace; the default schedule: {traffic(default)}, with "
             f"{bytes_text(level_bytes(algorithm.shape, workspace, SHOWN_AT))} of workspace")

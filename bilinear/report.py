@@ -74,7 +74,7 @@ def split_part(shape: Shape, n: int) -> list[int]:
     return [n - n % shape.m, n - n % shape.k, n - n % shape.n]
 
 
-def _at_n(n: int, part: list[int]) -> str:
+def at_n(n: int, part: list[int]) -> str:
     """``n=8192``, and the part a level splits where the shape does not divide n."""
     return f"n={n}" if part == [n, n, n] else f"n={n} (its {'×'.join(map(str, part))} part; the rest is peeled)"
 
@@ -240,7 +240,7 @@ def _algorithm_text(data: dict) -> list[str]:
         + "; ".join(f"L={g['levels']}: {g['growth_factor']:.6g}, {g['e_max']:g}, {g['q']}" for g in data["error_growth"]),
     ]
     one = data["one_level"]
-    lines.append(f"  one level at {_at_n(one['n'], one['part'])}: {one['leaf_flops'] / 1e9:.1f} GFLOP in products, "
+    lines.append(f"  one level at {at_n(one['n'], one['part'])}: {one['leaf_flops'] / 1e9:.1f} GFLOP in products, "
                  f"{one['addition_flops'] / 1e9:.3f} GFLOP in additions as written")
     return lines
 
@@ -264,9 +264,9 @@ def _schedule_text(data: dict) -> list[str]:
     blocks = ", ".join(f"{count} {like} block{'' if count == 1 else 's'}" for like, count in workspace.items()) or "none"
     lines.append(
         f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at "
-        f"{_at_n(data['n'], data['part'])} {data['dtype']}"
+        f"{at_n(data['n'], data['part'])} {data['dtype']}"
     )
-    lines.append(f"  element-wise traffic per level at {_at_n(data['n'], data['part'])}: "
+    lines.append(f"  element-wise traffic per level at {at_n(data['n'], data['part'])}: "
                  f"{bytes_text(data['elementwise_bytes_one_level'])} "
                  f"as written{_compiled_traffic(data['compiled'], data['computes'])}")
     for condition in data["shape_conditions"]:
