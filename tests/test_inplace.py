@@ -266,3 +266,13 @@ def test_a_scaled_factor_is_formed_up_to_its_scale_and_the_scale_goes_into_the_t
     first = derive_inplace(algorithm, [1, 0, 2, 3, 4, 5, 6])
     assert [str(s) for s in first.stages[0].statements[:1] + first.stages[1].statements[:1]] == [
         "A21 += A22", "A21 * B11 -> +C21 -C22"]  # A21 + A22 is half the factor: the targets' halves doubled
+
+
+def test_deriving_again_from_a_derived_file_keeps_one_description(tmp_path, capsys):
+    """The copied header kept the first derivation's "strassen_inplace: ... (seed 0)" line above the new
+    one's "(seed 3)": two descriptions of one schedule, contradicting each other."""
+    first, again = tmp_path / "first.bl", tmp_path / "again.bl"
+    assert main(["inplace", "strassen", "-o", str(first), "--tries", "2", "--steps", "1"]) == 0
+    assert main(["inplace", str(first), "-o", str(again), "--tries", "2", "--steps", "1", "--seed", "3"]) == 0
+    described = [line for line in again.read_text(encoding="utf-8").splitlines() if line.startswith("# strassen_inplace:")]
+    assert len(described) == 1 and described[0].endswith("(seed 3).")
