@@ -16,7 +16,6 @@ path they will write *before* doing any work, so a mistake costs nothing:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
@@ -209,7 +208,7 @@ def writing_into(folder: Path, names: list[str], force: bool):
     make_folder(folder)
     handle = os.open(folder, os.O_RDONLY)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes, or the process ends
+        _hold(handle)
         check_folder(folder, names, force)  # another writer may have finished since the first check
         with removed_on_failure(folder, names):
             yield
@@ -222,6 +221,18 @@ def writing_into(folder: Path, names: list[str], force: bool):
         raise
     finally:
         os.close(handle)
+
+
+def _hold(handle: int) -> None:
+    """An exclusive lock on an open folder, released when the handle closes or the process ends;
+    none where the file system or the platform has none (NFS takes flock on files opened for
+    writing only, Lustre may not take it at all): writing goes on unlocked, as it did before."""
+    try:
+        import fcntl
+
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    except (ImportError, OSError):
+        pass
 
 
 def make_folder(folder: Path) -> None:

@@ -53,7 +53,7 @@ class CompiledProduct(NotPickled):
         # Calls run one at a time: an executor keeps alpha and its workspace between the stages of a
         # call, so two threads' calls would mix them.
         self._calling = threading.RLock()
-        self._last_stream = None  # the stream the last call (or replay) was issued on: see ordered()
+        self._last_stream = None  # the stream the last call (or replay) was issued on: see issuing()
         self.executor = Executor(lowered, backend)
         # With a workspace limit, the same product with fewer breadth-first levels, most first.
         self.executors = [self.executor]
@@ -262,15 +262,19 @@ class CompiledProduct(NotPickled):
             # thread's call or query may have changed since
             executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
             self._hold_within_limit(executor, A.shape[0], A.shape[1], B.shape[1])
-            self.order_after_earlier_calls()
-            executor.run(A, B, out, alpha=alpha, beta=beta)
+            with self.issuing():
+                executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
 
-    def order_after_earlier_calls(self) -> None:
-        """Issue what comes next (a call's work, a graph's replay) after every earlier call's: they
-        share the workspace, and a call on another stream than the last (``with stream:``) would
-        overlap it."""
-        self._last_stream = self.backend.ordered_after(self._last_stream)
+    @contextmanager
+    def issuing(self) -> Iterator[None]:
+        """Issue the block's work (a call's, a graph's replay) after every earlier call's, one thread
+        at a time: they share the workspace, and a call on another stream than the last (``with
+        stream:``) would overlap it.  Ordering and issuing are one step, or another thread could
+        order itself between them."""
+        with self._calling:
+            self._last_stream = self.backend.ordered_after(self._last_stream)
+            yield
 
     def refuse_at_every_size(self, A: Any, B: Any, beta: float, executor: Executor | None = None) -> None:
         """What no call may ask of ``executor``'s plan (default: the plan without a workspace limit's

@@ -26,8 +26,8 @@ LIMIT = 16
 _graphs: OrderedDict[tuple, Any] = OrderedDict()
 _seen: OrderedDict[tuple, None] = OrderedDict()
 # The caches are changed by every matmul thread: one at a time (a scan for stale graphs met another
-# thread's insertion as "OrderedDict mutated during iteration").  Re-entrant: a capture may drop.
-_changing = threading.RLock()
+# thread's insertion as "OrderedDict mutated during iteration"); only while they change.
+_changing = threading.Lock()
 
 
 def _capture(product: Any, A: Any, B: Any, out: Any, alpha: float, beta: float) -> Any:
@@ -48,11 +48,14 @@ def run(product: Any, A: Any, B: Any, out: Any, alpha: float, beta: float,
     key = _key(product, (A, B, out), alpha, beta)
     with _changing:
         graph = _graphs.get(key)
-        if graph is not None and graph.holds_current_workspace():
+        replay = graph is not None and graph.holds_current_workspace()
+        if replay:
             _graphs.move_to_end(key)
-            graph()
-            return
-        product(A, B, out=out, alpha=alpha, beta=beta)
+    if replay:  # the calls and captures themselves outside the lock: other threads' products run meanwhile
+        graph()
+        return
+    product(A, B, out=out, alpha=alpha, beta=beta)
+    with _changing:
         # A direct call at another shape may have replaced workspace that graphs still hold: let it go now.
         for stale in [k for k, g in _graphs.items() if not g.holds_current_workspace()]:
             del _graphs[stale]
@@ -60,7 +63,9 @@ def run(product: Any, A: Any, B: Any, out: Any, alpha: float, beta: float,
             _remember(_seen, key, None)
             return
         _seen.pop(key, None)
-        _remember(_graphs, key, capture(product, A, B, out, alpha, beta))
+    captured = capture(product, A, B, out, alpha, beta)
+    with _changing:
+        _remember(_graphs, key, captured)
 
 
 def _remember(cache: OrderedDict, key: tuple, value: Any) -> None:

@@ -75,8 +75,8 @@ class CapturedProduct:
     def __call__(self) -> None:
         """Replay the captured launches on the current stream (asynchronously, in its order), after
         the product's calls on other streams (the graph writes their workspace)."""
-        self.product.order_after_earlier_calls()
-        self.graph.launch(self._cupy.cuda.get_current_stream())
+        with self.product.issuing():
+            self.graph.launch(self._cupy.cuda.get_current_stream())
 
     def synchronize(self) -> None:
         self._cupy.cuda.get_current_stream().synchronize()
