@@ -115,7 +115,7 @@ def byte_count(text: str) -> int:
     unit = cleaned[-1:] if cleaned[-1:] in BYTE_UNITS else ""
     number = cleaned[: len(cleaned) - len(unit)]
     try:
-        value = float(number)
+        value = ascii_number(number, float)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected bytes such as 0, 512M or 24G, not {text!r}") from None
     total = value * BYTE_UNITS[unit]  # 1e308G passes float's range here

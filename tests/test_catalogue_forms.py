@@ -241,6 +241,10 @@ def test_a_straight_line_program_with_a_zero_factor_is_refused(tmp_path):
         # everything after the first ';' had been dropped unread, a second assignment too (a hunt)
         ("o0:=i0; o0:=i1;\n", "one statement a line: found 'o0:=i1;' after the first ';'"),
         ("o0:=i0; not parsed at all\n", "one statement a line: found 'not parsed at all' after the first ';'"),
+        # Python's parser reads these as 10, 16 and 3 (a review)
+        ("o0:=i0*1_0;\n", "'1_0' is not a whole number in decimal digits"),
+        ("o0:=i0*0x10;\n", "'0x10' is not a whole number in decimal digits"),
+        ("o0:=0b11*i0;\n", "'0b11' is not a whole number in decimal digits"),
     ],
 )
 def test_malformed_straight_line_programs(tmp_path, text, message):

@@ -1071,3 +1071,10 @@ def test_a_shape_option_is_ascii_digits(text):
 
     with pytest.raises(BilinearError, match=r"^--shape \(shape=\) must be three positive whole numbers m,k,n, not "):
         parse_shape(text)
+
+
+def test_a_kauers_line_with_another_scripts_digit_is_refused_where_it_stands(tmp_path):
+    """The fast reader's \\d took the Arabic-Indic ٢ for 2: (٢*a11)*(b11)*(c11) read as 2*A11*B11."""
+    path = _write(tmp_path, "k-111-1.exp", "(\u0662*a11)*(b11)*(c11)\n")
+    message, where = _error(path, format="kauers")
+    assert message.startswith("unexpected '\u0662' in a product") and where == "1:2"

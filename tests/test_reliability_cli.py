@@ -2301,7 +2301,9 @@ def test_ctrl_c_while_the_arguments_are_read_is_said_as_an_interrupt(capsys, mon
     (("run", "strassen", "-n", "16", "--levels", "\u0662", "--backend", "numpy"),
      "argument --levels: expected a whole number of levels, not '\u0662'"),
     (("run", "strassen", "-n", "16", "--alpha", "1_0", "--backend", "numpy"), "argument --alpha: expected a number, not '1_0'"),
-], ids=["arabic-indic seeds", "underscore n", "arabic-indic levels", "underscore alpha"])
+    (("compile", "strassen", "--workspace-limit", "1_0G"), "argument --workspace-limit: expected bytes such as 0, 512M or "
+                                                          "24G, not '1_0G'"),
+], ids=["arabic-indic seeds", "underscore n", "arabic-indic levels", "underscore alpha", "underscore bytes"])
 def test_numbers_on_the_command_line_are_ascii_digits(capsys, argv, said):
     """int() and float() read 1_6 as 16 and Arabic-Indic digits as digits: --seeds ١٢ ran 12 seeds."""
     code, _, err = _run(capsys, *argv)

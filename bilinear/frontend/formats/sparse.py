@@ -23,7 +23,7 @@ from pathlib import Path
 from ...ir import Span
 from ..loader import read_source, source_lines
 from ...diagnostics import brief
-from .common import fail, line_span, rational, token_span, whole_file
+from .common import check_decimal, fail, line_span, rational, token_span, whole_file
 
 
 Assigned = tuple[str, int]  # a program's variable and which assignment of it (1, 2, …): each is a value of its own
@@ -184,13 +184,15 @@ class _Program:
         self.outputs: dict[int, tuple[_Linear, Span]] = {}
         self.inputs = 0  # one more than the largest input index read
         self.inputs_read: set[int] = set()
+        self.text = ""  # the expression being read (ASCII: ast's byte columns are its characters)
 
     def span(self, number: int, node: ast.AST, offset: int) -> Span:
         return Span(str(self.path), number, offset + node.col_offset + 1, number, offset + (node.end_col_offset or node.col_offset) + 1)
 
     def form(self, node: ast.AST, number: int, offset: int) -> _Linear | Fraction:
         """A linear form (numerators, denominator) or a number (Fraction)."""
-        if isinstance(node, ast.Constant) and type(node.value) is int:
+        if isinstance(node, ast.Constant) and type(node.value) is int:  # 1_0, 0x10 are Python's, not PLinOpt's
+            check_decimal(self.text[node.col_offset:node.end_col_offset], self.span(number, node, offset))
             return Fraction(node.value)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.form(node.operand, number, offset)
@@ -291,6 +293,7 @@ def read_slp(path: Path) -> Sparse:
             fail(f"this is not a linear expression ({(error.msg or '').split('.')[0]})", Span(str(path), number, column, number, column + 1))
         except (RecursionError, MemoryError, ValueError):
             fail("the expression nests too deeply to read", span)
+        program.text = steps.text = expression.strip()
         value = program.form(tree, number, offset)
         if isinstance(value, Fraction):
             fail("a straight-line program for a linear map assigns no constants", span)

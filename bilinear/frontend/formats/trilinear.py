@@ -266,12 +266,13 @@ def _adjacent_operands(text: str, reader: _Line) -> None:
 # three parenthesised sums of entries with whole-number factors, a sum perhaps scaled by a whole
 # number, the line perhaps divided by one.  A line of exactly this regular language is read by
 # two regular expressions (the whole line is matched first, so nothing is skipped); every other
-# line, and every error, goes through Python's parser below, which reads the same values.
-_TERM = r"\s*(?:\d+\s*\*?\s*)?[abc][1-9][1-9]\s*"  # 2*b21, 2b21, 2 b21
+# line, and every error, goes through Python's parser below, which reads the same values.  Digits
+# are ASCII ([0-9], not \d): another script's are refused there, at their place.
+_TERM = r"\s*(?:[0-9]+\s*\*?\s*)?[abc][1-9][1-9]\s*"  # 2*b21, 2b21, 2 b21
 _SUM = rf"\s*[+-]?{_TERM}(?:[+-]{_TERM})*"
-_FACTOR = rf"\(\s*(?:([+-]?)\s*(\d+)\s*\*\s*\(({_SUM})\)|({_SUM}))\s*\)"
-_PLAIN_LINE = re.compile(rf"{_FACTOR}\s*\*\s*{_FACTOR}\s*\*\s*{_FACTOR}\s*(?:/\s*(\d+)\s*)?")
-_PLAIN_TERM = re.compile(r"([+-]?)\s*(?:(\d+)\s*\*?\s*)?([abc])([1-9])([1-9])")
+_FACTOR = rf"\(\s*(?:([+-]?)\s*([0-9]+)\s*\*\s*\(({_SUM})\)|({_SUM}))\s*\)"
+_PLAIN_LINE = re.compile(rf"{_FACTOR}\s*\*\s*{_FACTOR}\s*\*\s*{_FACTOR}\s*(?:/\s*([0-9]+)\s*)?")
+_PLAIN_TERM = re.compile(r"([+-]?)\s*(?:([0-9]+)\s*\*?\s*)?([abc])([1-9])([1-9])")
 
 
 def _plain_product(line: str, number: int, path: Path, whole: Span) -> TrilinearProduct | None:
