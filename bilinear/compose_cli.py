@@ -17,7 +17,7 @@ from .diagnostics import BilinearError, Diagnostic, brief, render
 from .frontend.provenance import licence
 from .ir import shape_too_large
 from .lower.options import OptionError
-from .output import check_target, write_atomic, write_together
+from .output import check_target, held, write_atomic, write_together
 from .import_cli import import_scheme, sums_multiplied_out
 from .schedule_product_cli import both_schedules, note_dropped_products, write_schedule_product
 
@@ -164,9 +164,10 @@ def export(args) -> int:
     kept = copied_header(args.file, program, algorithm)
     header = (*kept, f"Exported by bilinear from {args.file.name}.")
     files = rendered(algorithm, args.to, args.output, header)
-    for path in files:  # every target checked before any is written: a refusal leaves nothing behind
-        check_target(path, args.force, protect=(args.file,))
-    write_together(files)  # PLinOpt's three files, all or none
+    with held(next(iter(files)).parent):  # a second export into the folder waits, then finds the files
+        for path in files:  # every target checked before any is written: a refusal leaves nothing behind
+            check_target(path, args.force, protect=(args.file,))
+        write_together(files)  # PLinOpt's three files, all or none
     for path in files:
         print(f"wrote {path}")
     owner = next((reader.name for reader in READERS if args.output.suffix.lower() in reader.suffixes), args.to)

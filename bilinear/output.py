@@ -206,12 +206,11 @@ def writing_into(folder: Path, names: list[str], force: bool):
     """
     made = [f for f in (folder, *folder.parents) if not os.path.exists(f)]  # deepest first
     make_folder(folder)
-    handle = os.open(folder, os.O_RDONLY)
     try:
-        _hold(handle)
-        check_folder(folder, names, force)  # another writer may have finished since the first check
-        with removed_on_failure(folder, names):
-            yield
+        with held(folder):
+            check_folder(folder, names, force)  # another writer may have finished since the first check
+            with removed_on_failure(folder, names):
+                yield
     except BaseException:
         for each in made:
             try:
@@ -219,20 +218,25 @@ def writing_into(folder: Path, names: list[str], force: bool):
             except OSError:  # not empty, or already gone: kept
                 pass
         raise
+
+
+@contextmanager
+def held(folder: Path):
+    """An exclusive lock on an existing folder while the block runs (released at its end, or when the
+    process ends): another bilinear writing into it waits.  None where the file system or the
+    platform has none (NFS takes flock on files opened for writing only, Lustre may not take it at
+    all): the block runs unlocked, as it did before."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass
+        yield
     finally:
         os.close(handle)
-
-
-def _hold(handle: int) -> None:
-    """An exclusive lock on an open folder, released when the handle closes or the process ends;
-    none where the file system or the platform has none (NFS takes flock on files opened for
-    writing only, Lustre may not take it at all): writing goes on unlocked, as it did before."""
-    try:
-        import fcntl
-
-        fcntl.flock(handle, fcntl.LOCK_EX)
-    except (ImportError, OSError):
-        pass
 
 
 def make_folder(folder: Path) -> None:
