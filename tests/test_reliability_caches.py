@@ -105,3 +105,15 @@ def test_entries_another_process_wrote_meanwhile_are_kept(cache, monkeypatch):
     bench.measure_ceilings(np, "float64")
     assert sorted(json.loads(cache.read_text(encoding="utf-8"))) == [
         "cpu|float32|leaf-gemm-sustained", "cpu|float64|leaf-gemm-sustained"]
+
+
+def test_storing_a_tuning_winner_says_whether_it_was_written(tmp_path):
+    """It raised BilinearError where the file could not be written: a whole tuning run was lost for it.
+    Now it says False, and tune() warns that the winner was not cached."""
+    from bilinear.lower.product import DEFAULTS
+
+    config = next(iter(DEFAULTS.values()))
+    assert tuning.store("gpu", "float64", "single", config, {"n": 64}, tmp_path / "tuning.json")
+    assert tuning.lookup("gpu", "float64", "single", tmp_path / "tuning.json") == config
+    (tmp_path / "folder.json").mkdir()
+    assert not tuning.store("gpu", "float64", "single", config, {"n": 64}, tmp_path / "folder.json")

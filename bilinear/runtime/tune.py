@@ -6,6 +6,7 @@ time the survivors on the GPU and store the fastest (:mod:`bilinear.runtime.tuni
 from __future__ import annotations
 
 import statistics
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -27,7 +28,7 @@ from ..measure import time_interleaved
 from ..processes import mapped
 from .cuda import device_info
 from .product import ProductStage, compiled_kernel
-from .tuning import gpu_model, store
+from .tuning import cache_path, gpu_model, store
 
 MIN_WARPS = 8  # resident warps per SM below which a candidate is not timed
 
@@ -119,8 +120,8 @@ def tune(
     timed = dict(zip(survivors, seconds))
     best = min(timed, key=timed.get)
     tflops = 2 * n**3 / timed[best] / 1e12  # effective: the operand sums are not counted
-    if save:
-        store(gpu_model(), dtype, kind, best, {"n": n, "seconds": timed[best], "effective_tflops": tflops})
+    if save and not store(gpu_model(), dtype, kind, best, {"n": n, "seconds": timed[best], "effective_tflops": tflops}):
+        warnings.warn(f"the winner could not be cached in {cache_path()} (the next tuning measures again)", stacklevel=2)
     return TuneResult(tuple(judged), timed, best, tflops)
 
 
