@@ -19,8 +19,9 @@ import errno
 import io
 import signal
 import threading
-import warnings
 import sys
+import warnings
+from pathlib import Path
 
 from .cli_args import add_input_options, add_report_options, joined_scalars, report_format
 from .compose_cli import add_parsers as add_compose_parsers
@@ -172,11 +173,14 @@ def _terminated(signum, frame) -> None:
     raise Terminated
 
 
+_PACKAGE = Path(__file__).resolve().parent
+
+
 def _said_as_a_note(shown):
     """warnings.showwarning for a command: bilinear's own warnings (UserWarning: a pool that could not
     run, work done in one process instead) as one note each, not Python's path, line and source."""
     def show(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, UserWarning):
+        if issubclass(category, UserWarning) and Path(filename).resolve().is_relative_to(_PACKAGE):
             print(f"note: {message}", file=sys.stderr)
         else:
             shown(message, category, filename, lineno, file, line)

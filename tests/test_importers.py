@@ -1078,3 +1078,12 @@ def test_a_kauers_line_with_another_scripts_digit_is_refused_where_it_stands(tmp
     path = _write(tmp_path, "k-111-1.exp", "(\u0662*a11)*(b11)*(c11)\n")
     message, where = _error(path, format="kauers")
     assert message.startswith("unexpected '\u0662' in a product") and where == "1:2"
+
+
+def test_a_coefficient_with_spaces_around_it_is_read_as_fraction_reads_it():
+    """The ASCII check refused " 1/2", which Fraction() took (Perminov's JSON strings)."""
+    from bilinear.frontend.formats.common import exact_fraction
+
+    assert exact_fraction(" 1/2 ") == Fraction(1, 2)
+    with pytest.raises(ValueError):
+        exact_fraction("1 /2")

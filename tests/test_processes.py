@@ -317,3 +317,14 @@ def test_the_command_line_says_a_parallel_failure_as_a_note(monkeypatch, capsys,
     err = capsys.readouterr().err
     assert "note: parallel work failed (no /dev/shm); running it in one process\n" in err
     assert "UserWarning" not in err and "processes.py" not in err
+
+
+def test_only_bilinears_own_warnings_become_notes(capsys):
+    """Every UserWarning became a note, another library's too (CuPy's): theirs keep Python's form."""
+    from bilinear import cli
+
+    shown = []
+    show = cli._said_as_a_note(lambda *args: shown.append(args[2]))
+    show("from us", UserWarning, str(cli._PACKAGE / "processes.py"), 3)
+    show("from elsewhere", UserWarning, "/elsewhere/module.py", 7)
+    assert capsys.readouterr().err == "note: from us\n" and shown == ["/elsewhere/module.py"]

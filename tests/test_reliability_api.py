@@ -525,7 +525,8 @@ FLOAT64_RANGE = "must be within float64's range (its largest is 1.79769313486231
     (-float("inf"), "must be a finite number, not -inf"),
     (__import__("decimal").Decimal("1e400"), f"{FLOAT64_RANGE} 1E+400"),
     (__import__("decimal").Decimal("-Infinity"), "must be a finite number, not -Infinity"),
-    (np.longdouble("1e400") if np.finfo(np.longdouble).max > 1e400 else 10**401, FLOAT64_RANGE),
+    # a long double past float64's range where the platform has one (x86: 80 bits), else an integer
+    (np.longdouble(10) ** 400 if np.isfinite(np.longdouble(10) ** 400) else 10**401, FLOAT64_RANGE),
     (10**400, f"{FLOAT64_RANGE} an integer of 1329 bits"), (10**5000, f"{FLOAT64_RANGE} an integer of 16610 bits"),
 ], ids=["inf", "nan", "-inf", "decimal", "decimal inf", "longdouble", "10**400", "10**5000"])
 def test_alpha_and_beta_must_be_finite_in_float64(alpha, refusal):
@@ -1248,3 +1249,21 @@ def test_an_empty_in_place_schedule_name_is_refused():
     """name='' was taken for no name: the schedule came back as strassen_inplace."""
     with pytest.raises(ValueError, match=r"^name '': must be an identifier in \.bl"):
         bilinear.inplace("strassen", name="")
+
+
+def test_a_cuda_error_from_dlpack_is_not_called_the_arguments_fault():
+    """RuntimeError was caught for NumPy's "Unsupported dtype"; CuPy's CUDARuntimeError is one too, and
+    a fault of the device read as "A cannot be read through DLPack"."""
+    from bilinear.runtime.views import from_dlpack
+
+    failure = type("CUDARuntimeError", (RuntimeError,), {"__module__": "cupy_backends.cuda.api.runtime"})
+
+    class Device:
+        __name__ = "cupy"
+
+        @staticmethod
+        def from_dlpack(array):
+            raise failure("cudaErrorIllegalAddress")
+
+    with pytest.raises(failure):
+        from_dlpack(object(), "A", Device())

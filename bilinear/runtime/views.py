@@ -138,6 +138,8 @@ def from_dlpack(array: Any, name: str, xp: Any) -> Any:
     try:
         return xp.from_dlpack(array)
     except DLPACK_ERRORS as error:
+        if type(error).__module__.startswith(("cupy", "cupy_backends")):  # CUDARuntimeError: the device's, not the argument's
+            raise
         raise ValueError(f"{name} cannot be read through DLPack by {xp.__name__}: {error}") from None
 
 

@@ -78,6 +78,7 @@ def exact_fraction(text: str) -> Fraction:
         TooManyDigits: the value would have more than MAX_DIGITS digits.
         ValueError, ZeroDivisionError: as ``Fraction`` does for malformed text.
     """
+    text = text.strip()  # as Fraction() takes it: a JSON string " 1/2"
     if not _ASCII_NUMBER.fullmatch(text):  # Fraction() also reads 1_0 as 10, and any script's digits
         raise ValueError(f"{brief(text)!r} is not a number in ASCII decimal digits")
     exponent = _EXPONENT.search(text)
