@@ -54,16 +54,18 @@ def verified(algorithm, path: Path, program=None):
     return algorithm
 
 
-def copied_header(path: Path, program, source) -> tuple[str, ...]:
+def copied_header(path: Path, program, source, writes: str | None = None) -> tuple[str, ...]:
     """``path``'s header (:func:`source_header`) for a file written from ``source``, with a note where it
     copies comments and ``path``'s main definition is another one (a schedule, or --algorithm's choice),
     which they may describe instead (msmes.bl's describe the in-place schedule, not Strassen).  A
     definition read through ``use`` takes the header of the file that defines it (strassen.bl's for
-    msmes.bl's strassen): its reference and any licence that asks to be kept are there."""
+    msmes.bl's strassen): its reference and any licence that asks to be kept are there.  A line that
+    describes ``writes`` (``NAME: ...``, what a command writes of a definition it derives) goes: the
+    command writes its own, and a file derived again had carried both."""
     defined_in = Path(source.span.path) if source.span is not None else path
     if defined_in.is_file() and defined_in.resolve() != path.resolve():
-        return source_header(defined_in)
-    header = source_header(path)
+        return _without_description(source_header(defined_in), writes)
+    header = _without_description(source_header(path), writes)
     others = [name for name in program.own if name != source.name]  # a file's comments come first, before any
     if program.main is not source and len(header) > 1:  # more than "from NAME"
         print(f"note: the header comments copied from {path.name} may describe its main definition, "
@@ -72,3 +74,7 @@ def copied_header(path: Path, program, source) -> tuple[str, ...]:
         print(f"note: the header comments copied from {path.name} may describe another of its definitions, "
               f"{', '.join(others)}, rather than {source.name}", file=sys.stderr)
     return header
+
+
+def _without_description(header: tuple[str, ...], name: str | None) -> tuple[str, ...]:
+    return header if name is None else tuple(line for line in header if not line.startswith(f"{name}: "))

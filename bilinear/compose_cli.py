@@ -66,7 +66,7 @@ def transform(args) -> int:
         print(f"note: dropped {', '.join(dropped)}, which no output uses (a permutation would turn its zero "
               "W column into a zero factor)", file=sys.stderr)
     shape = source.shape
-    header = (*copied_header(args.file, program, source),
+    header = (*copied_header(args.file, program, source, writes=result.name),
               f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file.name}.")
     return _write(result, header, args.output, args.style)
 
@@ -131,8 +131,8 @@ def product(args) -> int:
               "about 10,000 products", file=sys.stderr)
     same = args.second.resolve() == args.file.resolve()  # strassen ⊗ strassen: its header once
     _note_sums_multiplied_out(first, *(() if same and second.name == first.name else (second,)))  # and its note
-    first_header = copied_header(args.file, program, first)
-    second_header = () if same else copied_header(args.second, loaded, second)
+    first_header = copied_header(args.file, program, first, writes=result.name)
+    second_header = () if same else copied_header(args.second, loaded, second, writes=result.name)
     # msmes ⊗ strassen: both algorithms are strassen.bl's, whose header both copies are
     header = (*first_header, *(() if second_header == first_header else second_header),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
@@ -228,7 +228,7 @@ def optimize(args) -> int:
 
         as_written = ", ".join(f"{side} {s.additions}+{s.scalings}" for side, s in zip("ABC", in_use(source)))
         print(f"(before: each form on its own; {source.name} as written: {as_written}, additions+scalings)", file=sys.stderr)
-    header = (*copied_header(args.file, program, source),
+    header = (*copied_header(args.file, program, source, writes=result.name),
               f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     for path, other in zip(also, others):  # a side may be this program's: say where it came from
         header += (f"Also tried (--also): {other.name} from {path.name}.", *licence(path))

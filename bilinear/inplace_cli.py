@@ -83,9 +83,7 @@ def derive(args) -> int:
         schedule = inplace(source, tries=args.tries, steps=args.steps, seed=args.seed, name=name, cost=ranked).main
     chosen = ((f"the cheapest of all {orders} product orders" if orders > 1 else "in its one product order") if every
               else f"the cheapest of {args.tries} product {order_word} and {args.steps} local search {step_word}")
-    # a derived file's own description of a schedule of this name goes: this one replaces it
-    copied = (line for line in copied_header(args.file, program, source) if not line.startswith(f"{name}: "))
-    header = (*copied,
+    header = (*copied_header(args.file, program, source, writes=name),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
               f"restored), {chosen}{'' if every else f' (seed {args.seed})'}.")
     if written := write_verified(source, schedule, header, args.style, args.output):

@@ -337,3 +337,12 @@ def test_a_hybrids_name_tells_its_levels_apart(tmp_path, levels, named):
     """winograd,grey333,winograd and winograd,grey333 were both winograd_grey333 (files and functions)."""
     assert main(["compile", "winograd", "--levels-schemes", levels, "-o", str(tmp_path / "h")]) == 0
     assert json.loads((tmp_path / "h" / "manifest.json").read_text())["name"] == named
+
+
+def test_transforming_again_from_a_transformed_file_keeps_one_description(tmp_path):
+    """transform --name X from a file it wrote as X kept that file's "X: ..." line above the new one."""
+    first, again = tmp_path / "first.bl", tmp_path / "again.bl"
+    assert main(["transform", "grey234", "--to", "knm", "--name", "g", "-o", str(first)]) == 0
+    assert main(["transform", str(first), "--to", "knm", "--name", "g", "-o", str(again)]) == 0
+    described = [line for line in again.read_text(encoding="utf-8").splitlines() if line.startswith("# g:")]
+    assert len(described) == 1 and "from first.bl" in described[0]
