@@ -234,7 +234,7 @@ def run_bench(args) -> int:
     if args.plot:
         plot(results, args.plot)
         console.print(f"wrote {args.plot}")
-    return 0 if all(result.within_bound for result in results) else 1  # as bilinear run judges
+    return 0 if all(result.within_bound for result in results) else 1  # the product's error, as bilinear run judges it
 
 
 def _console(stderr: bool) -> Console:

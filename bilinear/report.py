@@ -357,8 +357,8 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         ]
         out += [
             f"| {markdown_text(s['name'])} | {markdown_text(s['algorithm'])} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
-            f"{bytes_text(s['workspace_bytes_one_level'])} | {bytes_text(s['elementwise_bytes_one_level'])} as written"
-            f"{_compiled_traffic(s['compiled'], s['computes'])} |"
+            f"{bytes_text(s['workspace_bytes_one_level'])}{_part_cell(s)} | {bytes_text(s['elementwise_bytes_one_level'])} "
+            f"as written{_compiled_traffic(s['compiled'], s['computes'])}{_part_cell(s)} |"
             for s in schedules
         ]
         out.append("")

@@ -381,3 +381,13 @@ def test_figures_at_n_say_which_part_of_n_a_level_splits(capsys):
     assert entry["one_level"]["part"] == [8190, 8190, 8190]
     code, out, _ = _run(capsys, "verify", str(ROOT / "algorithms" / "strassen.bl"))
     assert "  one level at n=8192: 962.1 GFLOP in products" in out
+
+
+def test_the_markdown_schedule_table_says_the_part_of_n_too(capsys, tmp_path):
+    """The text report said "(its 8192×8190×8192 part ...)" of a grey234 schedule; the markdown table not."""
+    out = tmp_path / "g.bl"
+    assert main(["inplace", "grey234", "--tries", "2", "--steps", "0", "-o", str(out)]) == 0
+    capsys.readouterr()
+    code, markdown, _ = _run(capsys, "verify", str(out), "--format", "md")
+    (row,) = [line for line in markdown.splitlines() if line.startswith("| grey234\\_inplace ")]
+    assert code == 0 and row.count("(on 8192×8190×8192)") == 2
