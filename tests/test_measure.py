@@ -191,3 +191,14 @@ def test_a_restoration_within_the_bound_passes():
     result = run_once(product, 96, 96, 96, repeat=1)
     assert result.restored_within_bound and result.within_bound
     assert "EXCEEDS" not in result.describe()
+
+
+def test_a_hybrid_whose_in_place_level_did_not_run_claims_no_restoration(capsys):
+    """strassen,msmes at n = 3 runs strassen's level alone: "A restored to 0 ulp" claimed a restoration
+    of inputs nothing wrote (only whether some level ran was asked)."""
+    from bilinear.cli import main
+
+    assert main(["run", "strassen", "-n", "3", "--levels-schemes", "strassen,msmes", "--backend", "numpy",
+                 "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "levels run      1 of the 2 requested" in out and "A and B        only read" in out and "restored" not in out

@@ -69,7 +69,12 @@ def restores_inputs(lowered: Lowered) -> bool:
 
 def writes_inputs(lowered: Lowered) -> bool:
     """Whether some schedule writes A or B blocks (in-place schedules overwrite and restore them)."""
-    plans = [p for plan in lowered.levels for p in (plan, plan.accumulate_fallback) if p is not None]
+    return levels_write_inputs(lowered.levels)
+
+
+def levels_write_inputs(levels) -> bool:
+    """Whether some of these levels' schedules (their accumulating fallbacks too) write A or B blocks."""
+    plans = [p for plan in levels for p in (plan, plan.accumulate_fallback) if p is not None]
     return any(
         isinstance(s, Update) and operand_of(s.target) in ("A", "B")
         for plan in plans

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lower.decompose import growth_ratio
-from ..lower.host import writes_inputs
+from ..lower.host import levels_write_inputs
 from ..lower.plan import level_dims
 from ..measure import (
     Restoration,
@@ -259,7 +259,6 @@ def run_once(
     multiplies = alpha != 0 and 0 not in (M, K, N)
     ran = _levels_run(product, M, K, N) if multiplies else []
     breadth = product.breadth_levels(M, K, N) if multiplies else 0
-    executor = product.executor_for(M, K, N) if multiplies else product.executor
     growth = growth_run(product, M, K, N) if multiplies else 1.0
     return RunResult(
         name=repr(product),
@@ -280,6 +279,6 @@ def run_once(
         levels_requested=product.lowered.options.levels,
         growth=growth,
         inputs_restored=product.restores_inputs,
-        inputs_written=bool(ran) and writes_inputs(executor.lowered),  # no level ran at n = 1: nothing was written
+        inputs_written=levels_write_inputs(ran),  # the levels that ran (none at n = 1; strassen,msmes's first at n = 3)
         multiplied=multiplies,
     )
