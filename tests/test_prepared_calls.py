@@ -193,8 +193,8 @@ def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
     def current_stream():
         if threading.current_thread().name == "first" and not paused.is_set():
             paused.set()  # after the scalars are written, before cuBLAS reads them
-            resumed.wait()
-        return types.SimpleNamespace(ptr=7)
+            resumed.wait(timeout=30)
+        return types.SimpleNamespace(ptr=7, is_capturing=lambda: False)
 
     backend = object.__new__(CupyBackend)
     backend.xp = types.SimpleNamespace(cuda=types.SimpleNamespace(
@@ -205,14 +205,16 @@ def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
     view = types.SimpleNamespace(data=types.SimpleNamespace(ptr=0))
 
     def second():
-        paused.wait()
-        run(view, view, view, -5.0, 1.0)
-        resumed.set()
+        paused.wait(timeout=30)
+        try:
+            run(view, view, view, -5.0, 1.0)
+        finally:  # the first goes on whatever happened here: a failure is the assertion's, not a hang
+            resumed.set()
 
     threads = [threading.Thread(name="first", target=run, args=(view, view, view, 2.0, 0.0)),
                threading.Thread(name="second", target=second)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(timeout=60)
     assert sorted(seen) == [("first", 2.0, 0.0), ("second", -5.0, 1.0)]
