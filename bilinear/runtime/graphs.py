@@ -75,8 +75,7 @@ class CapturedProduct:
     def __call__(self) -> None:
         """Replay the captured launches on the current stream (asynchronously, in its order), after
         the product's calls on other streams (the graph writes their workspace)."""
-        with self.product.issuing():
-            self.graph.launch(self._cupy.cuda.get_current_stream())
+        self.product.launch_graph(self.graph)
 
     def synchronize(self) -> None:
         self._cupy.cuda.get_current_stream().synchronize()
