@@ -18,12 +18,7 @@ REPORT_FORMATS = ("text", "md", "json")
 
 
 def ascii_number(text: str, kind: type = int):
-    """``int(text)`` or ``float(text)`` of text in ASCII only, without ``_``: Python's own read 1_6 as 16
-    and any script's digits as digits (--seeds ١٢ ran 12 seeds).
-
-    Raises:
-        ValueError: for anything else, as ``kind`` does for text it cannot read.
-    """
+    """``kind(text)`` of ASCII text without ``_``, else ValueError (int() read 1_6 as 16, ١٢ as 12)."""
     if not text.isascii() or "_" in text:
         raise ValueError(f"not an ASCII number: {text!r}")
     return kind(text)
