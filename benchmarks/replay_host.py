@@ -1,16 +1,18 @@
-"""Host time of a graph replay through CapturedProduct.__call__ (the product's ordering and lock) against
-the bare cudaGraphLaunch of the same graph, interleaved in one process."""
-import sys
+"""Host time of a graph replay through ``CapturedProduct.__call__`` (the product's stream ordering and
+lock) against the bare ``cudaGraphLaunch`` of the same graph, interleaved in one process (GPU only).
+
+    python3 benchmarks/replay_host.py
+"""
 import time
 from statistics import median
 
 import cupy
 
-sys.path.insert(0, ".")
 import bilinear
 
 
-def host_us(call, count=5, repeat=15):
+def host_us(call, count: int = 5, repeat: int = 15) -> float:
+    """Host microseconds per call, ``count`` calls issued after the GPU went idle; median of ``repeat``."""
     samples = []
     for _ in range(repeat):
         cupy.cuda.Device().synchronize()
@@ -22,17 +24,24 @@ def host_us(call, count=5, repeat=15):
     return median(samples) * 1e6
 
 
-for n in (4096, 8192, 16384):
+def one_size(n: int) -> str:
     product = bilinear.compile("winograd", dtype="float64", levels=2, breadth=2, launch="streams", backend="cupy")
     rng = cupy.random.default_rng(n)
     A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-    C = cupy.zeros((n, n))
-    graph = product.capture(A, B, C)
-    bare = lambda: graph.graph.launch(cupy.cuda.get_current_stream())
+    graph = product.capture(A, B, cupy.zeros((n, n)))
+
+    def bare() -> None:
+        graph.graph.launch(cupy.cuda.get_current_stream())
+
     rows = {"through __call__": [], "bare launch": []}
     for _ in range(5):
         rows["through __call__"].append(host_us(graph))
         rows["bare launch"].append(host_us(bare))
-    print(f"n={n}: " + ", ".join(f"{k} {median(v):.1f} us (samples {', '.join(f'{x:.1f}' for x in v)})" for k, v in rows.items()))
-    del graph, product
-    cupy.get_default_memory_pool().free_all_blocks()
+    return f"n={n}: " + ", ".join(f"{label} {median(us):.1f} us (samples {', '.join(f'{x:.1f}' for x in us)})"
+                                  for label, us in rows.items())
+
+
+if __name__ == "__main__":
+    for n in (4096, 8192, 16384):
+        print(one_size(n))
+        cupy.get_default_memory_pool().free_all_blocks()

@@ -189,14 +189,16 @@ def _said_as_a_note(shown):
 
 
 def main(argv: list[str] | None = None) -> int:
+    # signal handlers are the main thread's, and so is the process's warning display (catch_warnings
+    # sets module state, which two threads' commands would leave to each other)
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
     with warnings.catch_warnings():  # the caller's own display comes back after
         warnings.showwarning = _said_as_a_note(warnings.showwarning)
         return _signalled(argv)
 
 
 def _signalled(argv: list[str] | None) -> int:
-    if threading.current_thread() is not threading.main_thread():  # signal handlers are the main thread's
-        return _main(argv)
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     before = signal.signal(signal.SIGTERM, _terminated)
