@@ -202,3 +202,16 @@ def test_a_hybrid_whose_in_place_level_did_not_run_claims_no_restoration(capsys)
                  "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "levels run      1 of the 2 requested" in out and "A and B        only read" in out and "restored" not in out
+
+
+def test_a_hybrid_run_names_the_schemes_that_ran(capsys):
+    """strassen,grey333,strassen at n = 4: grey333 cannot split strassen's 2×2 blocks, the breadth-first
+    strassen below it ran all the same, and "levels run 2 of the 3 requested" read as the first two."""
+    from bilinear.cli import main
+
+    assert main(["run", "strassen", "-n", "4", "--levels-schemes", "strassen,grey333,strassen", "--breadth", "1",
+                 "--backend", "numpy", "--repeat", "1"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  levels run"))
+    assert line.endswith("; ran strassen, then strassen breadth-first"), line
+    assert main(["run", "strassen", "-n", "8", "--levels", "2", "--backend", "numpy", "--repeat", "1"]) == 0
+    assert "; ran" not in capsys.readouterr().out  # one scheme at every level: nothing to name

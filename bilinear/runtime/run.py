@@ -50,6 +50,8 @@ class RunResult:
     inputs_written: bool = True  # False where no level that ran writes A or B (nothing to restore)
     multiplied: bool = True  # False for alpha = 0 or an empty product: no level runs whatever the size
     trivial: float = 1.0  # the error a C of zeros would have: a bound at or past it checks nothing
+    # a hybrid's schemes that ran, outermost first, the breadth-first ones so named (empty for one scheme)
+    schemes_run: tuple[str, ...] = ()
 
     @property
     def within_bound(self) -> bool:
@@ -86,6 +88,7 @@ class RunResult:
                 + (f" ({self.breadth_run} of the {self.breadth_requested} breadth-first levels asked for: the workspace "
                    "limit runs the others depth-first)"
                    if self.levels_run == self.levels_requested and self.breadth_run < self.breadth_requested else "")
+                + (f"; ran {', then '.join(self.schemes_run)}" if self.schemes_run else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
             + bound_verdict(self.error, self.bound, self.trivial, self.growth),
@@ -159,6 +162,17 @@ def _gib(nbytes: int) -> str:
 def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
     """The plans of the depth-first levels an M×K×N product actually recurses through."""
     return [plan for _, plan, _ in level_dims(product.executor_for(M, K, N).lowered, M, K, N)]
+
+
+def schemes_run(product: CompiledProduct, M: int, K: int, N: int) -> tuple[str, ...]:
+    """A hybrid's schemes an M×K×N call ran, outermost first (breadth-first levels below a level that
+    did not split still run: strassen,grey333,strassen at n = 4 runs strassen twice); () for one scheme."""
+    lowered = product.executor_for(M, K, N).lowered
+    breadth = [name for name, _ in lowered.breadth.schemes] if lowered.breadth else []
+    if len({plan.algorithm.name for plan in lowered.levels} | set(breadth)) < 2:
+        return ()
+    ran = [plan.algorithm.name for plan in _levels_run(product, M, K, N)]
+    return (*ran, *(f"{name} breadth-first" for name in breadth[:product.breadth_levels(M, K, N)]))
 
 
 def levels_run(product: CompiledProduct, M: int, K: int, N: int) -> int:
@@ -281,4 +295,5 @@ def run_once(
         inputs_restored=product.restores_inputs,
         inputs_written=levels_write_inputs(ran),  # the levels that ran (none at n = 1; strassen,msmes's first at n = 3)
         multiplied=multiplies,
+        schemes_run=schemes_run(product, M, K, N) if multiplies else (),
     )
