@@ -3,25 +3,12 @@ lock) against the bare ``cudaGraphLaunch`` of the same graph, interleaved in one
 
     python3 benchmarks/replay_host.py
 """
-import time
 from statistics import median
 
 import cupy
+from breadth import _host_us  # the crossover table's host timing, which issue 13's < 20 µs is read from
 
 import bilinear
-
-
-def host_us(call, count: int = 5, repeat: int = 15) -> float:
-    """Host microseconds per call, ``count`` calls issued after the GPU went idle; median of ``repeat``."""
-    samples = []
-    for _ in range(repeat):
-        cupy.cuda.Device().synchronize()
-        begin = time.perf_counter()
-        for _ in range(count):
-            call()
-        samples.append((time.perf_counter() - begin) / count)
-    cupy.cuda.Device().synchronize()
-    return median(samples) * 1e6
 
 
 def one_size(n: int) -> str:
@@ -35,8 +22,8 @@ def one_size(n: int) -> str:
 
     rows = {"through __call__": [], "bare launch": []}
     for _ in range(5):
-        rows["through __call__"].append(host_us(graph))
-        rows["bare launch"].append(host_us(bare))
+        rows["through __call__"].append(_host_us(graph, repeat=15))
+        rows["bare launch"].append(_host_us(bare, repeat=15))
     return f"n={n}: " + ", ".join(f"{label} {median(us):.1f} us (samples {', '.join(f'{x:.1f}' for x in us)})"
                                   for label, us in rows.items())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import ROOT
-from helpers.schedules import STRASSEN_THROUGH_TEMPORARIES
+from helpers.schedules import STRASSEN_SUMS_STAGE, STRASSEN_THROUGH_TEMPORARIES
 
 import bilinear
 from bilinear.diagnostics import BilinearError
@@ -332,16 +332,7 @@ def test_an_unused_product_before_its_used_twin_is_not_taken_for_it(tmp_path, op
 
 
 def test_a_schedule_computing_a_used_product_that_has_an_unused_twin_verifies(tmp_path):
-    schedule = """use "twin.bl"
-schedule s0 for twin: accumulate
-  stage p: (A11 + A22) * (B11 + B22) -> +C11 +C22
-           (A21 + A22) * B11 -> +C21 -C22
-           A11 * (B12 - B22) -> +C12 +C22
-           A22 * (B21 - B11) -> +C11 +C21
-           (A11 + A12) * B22 -> -C11 +C12
-           (A21 - A11) * (B11 + B12) -> +C22
-           (A12 - A22) * (B21 + B22) -> +C11
-"""
+    schedule = 'use "twin.bl"\nschedule s0 for twin: accumulate\n' + STRASSEN_SUMS_STAGE
     _write(tmp_path, "twin.bl", STRASSEN_WITH_AN_UNUSED_TWIN)
     report = bilinear.verify(_write(tmp_path, "s0.bl", schedule))
     assert report.ok, [e.message for entry in report.entries for e in entry.errors]

@@ -19,7 +19,7 @@ from bilinear.cli import main
 from bilinear.verify.stability import stability
 
 from helpers.emulated import run_driver
-from helpers.schedules import STRASSEN_THROUGH_TEMPORARIES
+from helpers.schedules import STRASSEN_SUMS_STAGE, STRASSEN_THROUGH_TEMPORARIES
 
 
 def _schedule(tmp_path, name: str, scaled: bool, last: str | None = None, more_temps: str = "") -> str:
@@ -104,16 +104,7 @@ def test_fused_leaves_refuse_element_wise_statements_on_a_sum_of_views_when_lowe
         "leaf='cublas'), where each target is one view, or a schedule whose element-wise statements leave C alone")
 
 
-FACTOR_SUMS = """use "msmes.bl"
-schedule sums for strassen
-  stage p1: (A11 + A22) * (B11 + B22) -> +C11 +C22
-            (A21 + A22) * B11 -> +C21 -C22
-            A11 * (B12 - B22) -> +C12 +C22
-            A22 * (B21 - B11) -> +C11 +C21
-            (A11 + A12) * B22 -> -C11 +C12
-            (A21 - A11) * (B11 + B12) -> +C22
-            (A12 - A22) * (B21 + B22) -> +C11
-"""
+FACTOR_SUMS = 'use "msmes.bl"\nschedule sums for strassen\n' + STRASSEN_SUMS_STAGE
 
 
 def test_an_in_place_level_under_a_level_multiplying_sums_is_told_what_to_change(tmp_path):

@@ -34,3 +34,15 @@ algorithm pair <1,1,2;2>:
   C11 = M1
   C12 = M2
 """
+
+
+#: Strassen's seven products with their operand sums written in the statements, one stage: append it to a
+#: ``schedule NAME for ALGORITHM`` line (the algorithm Strassen's, or one with Strassen's products).
+STRASSEN_SUMS_STAGE = """  stage p: (A11 + A22) * (B11 + B22) -> +C11 +C22
+           (A21 + A22) * B11 -> +C21 -C22
+           A11 * (B12 - B22) -> +C12 +C22
+           A22 * (B21 - B11) -> +C11 +C21
+           (A11 + A12) * B22 -> -C11 +C12
+           (A21 - A11) * (B11 + B12) -> +C22
+           (A12 - A22) * (B21 + B22) -> +C11
+"""
