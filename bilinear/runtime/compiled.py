@@ -53,7 +53,7 @@ class CompiledProduct(NotPickled):
         # Calls run one at a time: an executor keeps alpha and its workspace between the stages of a
         # call, so two threads' calls would mix them.
         self._calling = threading.RLock()
-        self._last_stream = None  # the stream the last call (or replay) was issued on: see issuing()
+        self._last_stream = None  # the stream the last call (or replay) was issued on: see _ordered()
         self.executor = Executor(lowered, backend)
         # With a workspace limit, the same product with fewer breadth-first levels, most first.
         self.executors = [self.executor]
@@ -262,26 +262,22 @@ class CompiledProduct(NotPickled):
             # thread's call or query may have changed since
             executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
             self._hold_within_limit(executor, A.shape[0], A.shape[1], B.shape[1])
-            with self.issuing():
-                executor.run(A, B, out, alpha=alpha, beta=beta)
+            self._ordered()
+            executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
 
-    @contextmanager
-    def issuing(self) -> Iterator[None]:
-        """Issue the block's work (a call's, a graph's replay) after every earlier call's, one thread
-        at a time: they share the workspace, and a call on another stream than the last (``with
-        stream:``) would overlap it.  Ordering and issuing are one step, or another thread could
-        order itself between them."""
-        with self._calling:
-            self._last_stream = self.backend.ordered_after(self._last_stream)
-            yield
-
     def launch_graph(self, graph: Any) -> None:
-        """Replay a captured CUDA graph of this product on the current stream, as :meth:`issuing`
-        orders a call, without its generator: a replay's whole host time is a few microseconds."""
+        """Replay a captured CUDA graph of this product on the current stream, ordered as a call is."""
         with self._calling:
-            self._last_stream = stream = self.backend.ordered_after(self._last_stream)
-            graph.launch(stream)
+            graph.launch(self._ordered())
+
+    def _ordered(self) -> Any:
+        """The current stream (None on the CPU), made to follow every earlier call's work: the calls
+        and replays share the workspace, and one issued on another stream than the last (``with
+        stream:``) would overlap it.  Called under the product's lock, with the work issued before
+        it is let go: another thread could otherwise order itself in between."""
+        self._last_stream = self.backend.ordered_after(self._last_stream)
+        return self._last_stream
 
     def refuse_at_every_size(self, A: Any, B: Any, beta: float, executor: Executor | None = None) -> None:
         """What no call may ask of ``executor``'s plan (default: the plan without a workspace limit's
