@@ -9,11 +9,13 @@ hung with its workers alive."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.resource_tracker
 import os
 import signal
+import sys
 import threading
 import warnings
 from multiprocessing.reduction import ForkingPickler
@@ -170,6 +172,7 @@ def _serve(function, connection, parents_end) -> None:
     parents_end.close()  # a fork's copy: left open, this worker would never see its caller go
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _end_with_caller()
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     try:
@@ -177,6 +180,19 @@ def _serve(function, connection, parents_end) -> None:
             _send_back(connection, _outcome(function, *message))
     except (EOFError, OSError):  # its caller is gone
         pass
+
+
+def _end_with_caller() -> None:
+    """SIGTERM to this worker when its caller dies (Linux).  The pipe tells a worker only between jobs:
+    a caller killed by SIGKILL left its workers running their jobs (a whole optimize chain) to the end."""
+    if not sys.platform.startswith("linux"):
+        return
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):  # no libc to ask: the pipe still ends it
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    caller = multiprocessing.parent_process()
+    if caller is not None and os.getppid() != caller.pid:  # it died before the request was made
+        os._exit(0)
 
 
 def _outcome(function, job) -> tuple[bool, object]:

@@ -87,6 +87,47 @@ def test_a_stopped_parent_stops_its_workers_at_once():
     assert time.monotonic() - started < 8  # the jobs alone take 12 s; the workers did not keep it alive
 
 
+KILLED = """
+import os, sys, time
+from bilinear.processes import mapped
+
+def slow(x):
+    os.write(1, f"{os.getpid()}\\n".encode())  # the worker's pid, for the test to watch (one write: two workers)
+    time.sleep(60)
+    return x
+
+mapped(slow, [0, 1], workers=2)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie has ended: only its parent has not collected it
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a parent's death is signalled to its children on Linux")
+def test_workers_end_when_their_caller_is_killed():
+    """SIGKILL gives the caller no chance to end its workers: they ran their jobs to the end (a whole
+    optimize chain) with nobody to read the result (a review)."""
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    workers = [int(parent.stdout.readline()) for _ in range(2)]
+    parent.kill()
+    parent.wait(10)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [pid for pid in workers if _alive(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGPIPE"), reason="SIGPIPE is POSIX's")
 def test_an_interrupted_pool_ends_with_the_interrupt_and_no_traceback():
     """Interrupted, one optimize run in five died of SIGPIPE (exit 141: the pool's threads wrote to the
