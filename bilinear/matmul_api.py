@@ -19,13 +19,13 @@ from .runtime import prepared_calls
 from .runtime.views import DLPACK_CPU, DLPACK_ERRORS
 
 
-_RECURSIVE: dict[tuple[str, str, str, int], object] = {}
+_RECURSIVE: dict[tuple[str, str, str, int, int | None], object] = {}
 
 
 def _in_place_product(dtype: str, backend: str, levels: int = 1, scheme: str = "msmes"):
     """An in-place schedule (no workspace; overwrites A and B and restores them): msmes, or msmes2
     (msmes's two levels as one schedule), compiled once per level count."""
-    key = (scheme, dtype, backend, levels)
+    key = (scheme, dtype, backend, levels, _device(backend))  # a product per GPU: it keeps workspace on one
     if key not in _RECURSIVE:
         from .paths import algorithms_dir
 
@@ -119,6 +119,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     from .runtime.views import overlaps
 
     prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
+    prepared_calls.current_device = cupy.cuda.runtime.getDevice
     given = out
     A, B, out, call = tsm2.validate(A, B, out, beta)
     if dtype is None:  # came through DLPack (a torch tensor's dtype is not NumPy's): its range now
@@ -193,8 +194,8 @@ def _locate_gpu_array(x) -> tuple[int, int]:
     return memory.device_id, memory.ptr
 
 
-_FAST: dict[tuple[str, int, int, str, str, str], object] = {}
-_LAST_FAST: list = [None]  # the fast product matmul ran last: the one whose workspace it keeps
+_FAST: dict[tuple[str, int, int, str, str, str, int | None], object] = {}
+_LAST_FAST: dict[int | None, object] = {}  # per GPU, the fast product matmul ran last there: the one whose workspace it keeps
 _GPU: list = []  # the CuPy backend matmul issues cuBLAS calls through, made on first use
 
 
@@ -206,9 +207,18 @@ def _gpu_backend():
     return _GPU[0]
 
 
+def _device(backend: str) -> int | None:
+    """The GPU work is issued to (None for the numpy backend)."""
+    if backend != "cupy":
+        return None
+    import cupy
+
+    return cupy.cuda.runtime.getDevice()
+
+
 def _fast_product(config):
     """The non-perturbing fast scheme the dispatch table measured fastest, compiled once."""
-    key = (config.scheme, config.levels, config.breadth, config.dtype, config.launch, config.leaf)
+    key = (config.scheme, config.levels, config.breadth, config.dtype, config.launch, config.leaf, _device("cupy"))
     if key not in _FAST:
         from .paths import algorithms_dir
 
@@ -272,16 +282,18 @@ def _holds_workspace_for(product, A, B) -> bool:
 def _keep_workspace_of(product) -> None:
     """The other fast products let their workspace go (and their graphs, which hold it): matmul
     keeps one scheme's memory, the one it runs now, not every scheme's it ever ran (before, the
-    H100's grid check held 75 GB after twenty shapes, and its next allocation failed)."""
+    H100's grid check held 75 GB after twenty shapes, and its next allocation failed).  On each GPU
+    apart: the others' memory is not this one's."""
     from .runtime import graph_cache
 
-    if _LAST_FAST[0] is product:
+    device = _device("cupy")
+    if _LAST_FAST.get(device) is product:
         return
-    for other in _FAST.values():
-        if other is not product:
+    for key, other in _FAST.items():
+        if other is not product and key[-1] == device:
             graph_cache.drop(other)
             other.release_workspace()
-    _LAST_FAST[0] = product
+    _LAST_FAST[device] = product
 
 
 def _fits(product, A, B) -> Room:

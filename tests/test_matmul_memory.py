@@ -61,8 +61,9 @@ class _Product:
 @pytest.fixture
 def product(monkeypatch):
     events: list = []
-    monkeypatch.setattr(api, "_LAST_FAST", [None])
+    monkeypatch.setattr(api, "_LAST_FAST", {})
     monkeypatch.setattr(api, "_FAST", {})
+    monkeypatch.setattr(api, "_device", lambda backend: 0)  # one GPU
 
     def run(product, A, B, out, alpha, beta):
         product(A, B, out, alpha, beta)
@@ -132,3 +133,15 @@ def test_a_repeated_call_kept_fits_anew_once_its_workspace_is_gone(product, monk
     run(A, B, "C", 1.0, 0.0)
     assert product.events == [("graph cache", None)] * 2 + [("released", None), ("graphs dropped", None),
                                                              ("direct", GIB // 2 - 100), ("released", GIB // 2 - 100)]
+
+
+def test_a_fast_product_on_one_gpu_leaves_the_others_workspace_alone(product, monkeypatch):
+    """matmul keeps one fast scheme's memory per GPU: a call on GPU 1 let go the workspace GPU 0's
+    product held (each call on two GPUs in turn then allocated it again)."""
+    other_events: list = []
+    on_gpu_0, same_gpu = _Product(other_events), _Product(other_events)
+    monkeypatch.setattr(api, "_FAST", {("msmes", 0): on_gpu_0, ("winograd", 1): same_gpu, ("strassen", 1): product})
+    monkeypatch.setattr(api, "_device", lambda backend: 1)
+    api._keep_workspace_of(product)
+    assert other_events == [("released", None)]  # same_gpu's alone
+    assert api._LAST_FAST == {1: product}

@@ -163,6 +163,20 @@ def test_the_signature_holds_every_operands_device():
     assert prepared_calls.signature(A, B_elsewhere, C) != key and prepared_calls.signature(A, B, C_elsewhere) != key
 
 
+def test_a_call_prepared_on_one_gpu_is_not_issued_from_another(monkeypatch):
+    """The signature held the operands' devices, not the current one: the same arrays under
+    `with cupy.cuda.Device(1):` ran the call bound for GPU 0 with GPU 1's cuBLAS handle."""
+    current = [0]
+    monkeypatch.setattr(prepared_calls, "current_device", lambda: current[0])
+    calls: list = []
+    A, B, C = _operands()
+    _remember(A, B, C, calls)
+    current[0] = 1
+    assert prepared_calls.issue(A, B, C, 1.0, 0.0) is None and calls == []
+    current[0] = 0
+    assert prepared_calls.issue(A, B, C, 1.0, 0.0) is C and calls == [(1.0, 0.0)]
+
+
 def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
     """bound_gemm wrote alpha and beta into one host array per closure, which prepared calls share
     across threads: a call paused between writing them and cuBLAS reading them (host pointer mode)
@@ -198,8 +212,9 @@ def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
 
     backend = object.__new__(CupyBackend)
     backend.xp = types.SimpleNamespace(cuda=types.SimpleNamespace(
-        get_current_stream=current_stream, device=types.SimpleNamespace(get_cublas_handle=lambda: 1)))
-    backend._handles, backend.capturing = {}, False
+        get_current_stream=current_stream, device=types.SimpleNamespace(get_cublas_handle=lambda: 1),
+        runtime=types.SimpleNamespace(getDevice=lambda: 0)))
+    backend._devices, backend.capturing = {}, False
     backend.__dict__["_cublas"] = FakeCublas()
     run = backend.bound_gemm(4, 4, 4, 4, 4, 4, np.float32)
     view = types.SimpleNamespace(data=types.SimpleNamespace(ptr=0))

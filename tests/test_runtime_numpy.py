@@ -164,3 +164,26 @@ def test_dlpack_inputs_are_accepted():
     product = bilinear.compile("algorithms/strassen.bl", backend="numpy")
     A, B, _ = random_inputs(np, 6, 6, 6, "float64")
     assert np.allclose(product(Wrapped(A), Wrapped(B)), A @ B)
+
+
+def test_a_call_on_another_device_takes_workspace_of_its_own():
+    """A product kept its workspace between calls of one shape, whatever device the next ran on: a
+    call on a second GPU would have handed the first GPU's memory to its kernels.  Here a backend
+    whose current device changes stands in for CuPy's."""
+    class TwoDevices(NumpyBackend):
+        current = 0
+
+        def device(self):
+            return self.current
+
+    backend = TwoDevices()
+    product = CompiledProduct(bilinear.api.lower_program("algorithms/strassen.bl", levels=1), backend)
+    A, B = random_inputs(np, 64, 64, 64, "float64")[:2]
+    product(A, B)
+    first = list(product.executor.workspace.values())  # held: ids of freed views come back
+    product(A, B)
+    assert first and all(a is b for a, b in zip(product.executor.workspace.values(), first))  # one device
+    backend.current = 1
+    out = product(A, B)
+    assert not any(a is b for a in product.executor.workspace.values() for b in first)
+    assert relative_error(out, A @ B, A, B) <= error_bound("float64", 64, 3.0, 1)

@@ -95,6 +95,10 @@ class Backend(ABC):
     def synchronize(self) -> None:
         """Wait for queued work (nothing to wait for on the CPU)."""
 
+    def device(self) -> Any:
+        """The device work is issued to now (None on the CPU, which has one)."""
+        return None
+
     def ordered_after(self, last: Any) -> Any:
         """Order the work issued next after the work issued so far on ``last`` (what this returned
         for the product's previous call) and return what the next call returns it: a product's

@@ -16,8 +16,8 @@ from ..lower.options import is_byte_count
 from .arguments import check_inner_dimensions, check_sizes, real_scalar
 from .backend import Backend, NotPickled
 from .executor import Executor
-from .views import (check_on_device, check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown,
-                    from_dlpack, is_row_major, layout_refusal, overlaps, with_line_strides)
+from .views import (check_current_device, check_on_device, check_out_apart, check_unmasked, check_writable, convert_hint,
+                    dtype_shown, from_dlpack, is_row_major, layout_refusal, overlaps, with_line_strides)
 
 
 BACKENDS = ("cupy", "numpy")
@@ -54,6 +54,7 @@ class CompiledProduct(NotPickled):
         # call, so two threads' calls would mix them.
         self._calling = threading.RLock()
         self._last_stream = None  # the stream the last call (or replay) was issued on: see _ordered()
+        self._last_device = None  # and the device it ran on
         self.executor = Executor(lowered, backend)
         # With a workspace limit, the same product with fewer breadth-first levels, most first.
         self.executors = [self.executor]
@@ -186,9 +187,12 @@ class CompiledProduct(NotPickled):
         """Drop the workspace kept from the last call (the next call allocates it again); a
         captured graph keeps its own."""
         with self._calling:  # not under another thread's call
-            for executor in self.executors:
-                executor.workspace = {}
-                executor.release_leaf()
+            self._release_kept()
+
+    def _release_kept(self) -> None:
+        for executor in self.executors:
+            executor.workspace = {}
+            executor.release_leaf()
 
     def held_workspace_bytes(self) -> int:
         """Device bytes of workspace kept from the last calls (what :meth:`release_workspace` frees)."""
@@ -275,7 +279,13 @@ class CompiledProduct(NotPickled):
         """The current stream (None on the CPU), made to follow every earlier call's work: the calls
         and replays share the workspace, and one issued on another stream than the last (``with
         stream:``) would overlap it.  Called under the product's lock, with the work issued before
-        it is let go: another thread could otherwise order itself in between."""
+        it is let go: another thread could otherwise order itself in between.  A call on another
+        GPU than the last lets go what the calls kept: it is the other GPU's memory, and that
+        GPU's stream orders nothing here."""
+        device = self.backend.device()
+        if device != self._last_device:
+            self._release_kept()
+            self._last_stream, self._last_device = None, device
         self._last_stream = self.backend.ordered_after(self._last_stream)
         return self._last_stream
 
@@ -353,6 +363,7 @@ class CompiledProduct(NotPickled):
             array = np.asarray(array)
         if array.ndim != 2:
             raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
+        check_current_device(array, name, xp)
         if array.dtype != np.dtype(self.dtype):
             raise ValueError(f"{name} is {dtype_shown(array.dtype)} but this product was compiled for {self.dtype}"
                              + convert_hint(name, array.dtype, self.dtype))

@@ -2,7 +2,9 @@
 
 Kernels are compiled once per process by the kernel service
 (:mod:`bilinear.runtime.cuda`), keyed by their rendered source, the options
-and the GPU architecture.
+and the GPU architecture.  What a backend keeps of them, its streams and their
+cuBLAS handles belong to one device each: one backend serves every device a
+process uses, the current device's state at each launch.
 Nothing here allocates device memory: views are passed as pointers with their
 leading dimensions, and cuBLAS is called directly on them (``cupy.matmul``
 would copy non-contiguous views).
@@ -10,8 +12,9 @@ would copy non-contiguous views).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -38,6 +41,19 @@ def cupy_available() -> bool:
         return False
 
 
+@dataclass
+class _OnDevice:
+    """What a backend keeps on one device: a kernel loaded on one device does not run on another,
+    nor does a stream or a cuBLAS handle made there (a product compiled once, then called on a
+    second GPU, had launched the first GPU's kernels)."""
+
+    by_kernel: dict[ElementwiseKernel, Any] = field(default_factory=dict)
+    fused: Any = None  # a fused.FusedLaunches, made on the first fused launch
+    breadth: dict[tuple[int, str], tuple[BreadthFirst, Any]] = field(default_factory=dict)
+    streams: list = field(default_factory=list)  # concurrent streams for independent leaf products, made on first use
+    handles: dict[int, int] = field(default_factory=dict)  # stream pointer -> its own cuBLAS handle (per stream)
+
+
 class CupyBackend(Backend):
     name = "cupy"
 
@@ -45,12 +61,16 @@ class CupyBackend(Backend):
         import cupy
 
         self.xp = cupy
-        self._by_kernel: dict[ElementwiseKernel, object] = {}
-        self._fused = None  # a fused.FusedLaunches, made on the first fused launch
         self.capturing = False  # a stream is capturing a graph: GEMMs go through cublas_capture
-        self._breadth: dict[tuple[int, str], tuple[BreadthFirst, object]] = {}
-        self._streams: list = []  # concurrent streams for independent leaf products, made on first use
-        self._handles: dict[int, int] = {}  # stream pointer -> its own cuBLAS handle (a handle's workspace is per stream)
+        self._devices: dict[int, _OnDevice] = {}
+
+    def _here(self) -> _OnDevice:
+        """The current device's state, made on its first launch."""
+        device = self.xp.cuda.runtime.getDevice()
+        state = self._devices.get(device)
+        if state is None:
+            state = self._devices.setdefault(device, _OnDevice())
+        return state
 
     @cached_property
     def _cublas(self):
@@ -73,6 +93,9 @@ class CupyBackend(Backend):
     def synchronize(self) -> None:
         self.xp.cuda.get_current_stream().synchronize()
 
+    def device(self) -> int:
+        return self.xp.cuda.runtime.getDevice()
+
     def ordered_after(self, last):
         """The current stream, made to wait for everything issued on ``last`` (the previous call's
         stream) where that is another: an event recorded now follows that call's work.  Nothing
@@ -94,9 +117,10 @@ class CupyBackend(Backend):
             self._function(kernel)
 
     def _function(self, kernel: ElementwiseKernel):
-        if kernel not in self._by_kernel:
-            self._by_kernel[kernel] = compiled_function(render_elementwise(kernel), kernel.name)
-        return self._by_kernel[kernel]
+        by_kernel = self._here().by_kernel
+        if kernel not in by_kernel:
+            by_kernel[kernel] = compiled_function(render_elementwise(kernel), kernel.name)
+        return by_kernel[kernel]
 
     def elementwise(self, kernel: ElementwiseKernel, views: Sequence[View]) -> None:
         width = VECTOR[kernel.dtype][1]
@@ -171,12 +195,12 @@ class CupyBackend(Backend):
     # --- concurrent leaf products -------------------------------------------------------------------
     def _handle(self) -> int:
         """CuPy's cuBLAS handle on its streams; a handle of its own on each of ours."""
-        stream = self.xp.cuda.get_current_stream().ptr
-        if stream not in self._handles:
+        stream, handles = self.xp.cuda.get_current_stream().ptr, self._here().handles
+        if stream not in handles:
             return self.xp.cuda.device.get_cublas_handle()
-        if self._handles[stream] == 0:
-            self._handles[stream] = self._cublas.create()
-        return self._handles[stream]
+        if handles[stream] == 0:
+            handles[stream] = self._cublas.create()
+        return handles[stream]
 
     def concurrently(self, calls) -> None:
         """Fork the calls over CONCURRENT_STREAMS streams after the current stream's work, and
@@ -186,13 +210,13 @@ class CupyBackend(Backend):
             for call in calls:
                 call()
             return
-        cuda = self.xp.cuda
-        if not self._streams:
-            self._streams = [cuda.Stream(non_blocking=True) for _ in range(CONCURRENT_STREAMS)]
-            self._handles.update({stream.ptr: 0 for stream in self._streams})
+        cuda, here = self.xp.cuda, self._here()
+        if not here.streams:
+            here.streams = [cuda.Stream(non_blocking=True) for _ in range(CONCURRENT_STREAMS)]
+            here.handles.update({stream.ptr: 0 for stream in here.streams})
         origin = cuda.get_current_stream()
         start = origin.record()
-        used = self._streams[: len(calls)]
+        used = here.streams[: len(calls)]
         for stream in used:
             stream.wait_event(start)
         for index, call in enumerate(calls):
@@ -205,10 +229,10 @@ class CupyBackend(Backend):
     def _breadth_function(self, plan: BreadthFirst, name: str):
         """The plan's kernel, rendered and compiled on first use.  Keyed by the plan's identity:
         rendering (or even hashing) a plan of hundreds of products on every call cost milliseconds."""
-        key = (id(plan), name)
-        if key not in self._breadth:
-            self._breadth[key] = (plan, compiled_function(render_breadth_first(plan), name))  # the plan kept alive with its id
-        return self._breadth[key][1]
+        key, breadth = (id(plan), name), self._here().breadth
+        if key not in breadth:
+            breadth[key] = (plan, compiled_function(render_breadth_first(plan), name))  # the plan kept alive with its id
+        return breadth[key][1]
 
     def split(self, plan: BreadthFirst, kernel: SplitKernel, source: View, out) -> None:
         rows, cols = out.shape[1], out.shape[2]
@@ -234,9 +258,10 @@ class CupyBackend(Backend):
 
     # --- fused product stages ------------------------------------------------------------------
     def fused(self, launch, views, dims, alpha: float) -> None:
-        if self._fused is None:
+        here = self._here()
+        if here.fused is None:
             from .fused import FusedLaunches
             from .product import ProductStage
 
-            self._fused = FusedLaunches(ProductStage)
-        self._fused.run(launch, views, dims, alpha)
+            here.fused = FusedLaunches(ProductStage)
+        here.fused.run(launch, views, dims, alpha)

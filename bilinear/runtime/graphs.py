@@ -35,6 +35,7 @@ class CapturedProduct:
 
         self.product = product
         self._cupy = cupy
+        self.device = cupy.cuda.runtime.getDevice()  # a graph runs on the GPU it was captured on
         self.arrays = (A, B, out) if warm else ()  # the graph holds their addresses: keep them alive
         self.stream = cupy.cuda.Stream(non_blocking=True)
         backend = product.backend
@@ -74,7 +75,13 @@ class CapturedProduct:
 
     def __call__(self) -> None:
         """Replay the captured launches on the current stream (asynchronously, in its order), after
-        the product's calls on other streams (the graph writes their workspace)."""
+        the product's calls on other streams (the graph writes their workspace).
+
+        Raises:
+            ValueError: under another current device than the one it was captured on."""
+        if (current := self._cupy.cuda.runtime.getDevice()) != self.device:
+            raise ValueError(f"this graph was captured on GPU {self.device}, but the current device is GPU {current}: "
+                             f"replay it under `with cupy.cuda.Device({self.device}):`")
         self.product.launch_graph(self.graph)
 
     def synchronize(self) -> None:

@@ -75,7 +75,7 @@ class CudaOzaki:
         # still split, for exactness)
         self.tile = TILE
         self.k_tile: int | None = int8_gemm.K_TILE  # tiles of k at most this long (None: ``tile``; 0: whole)
-        self._kernels: dict[tuple[int, str], dict[str, Any]] = {}
+        self._kernels: dict[tuple[int, str, int], dict[str, Any]] = {}  # (moduli, dtype, device): loaded on one
 
     @cached_property
     def _cublas(self):
@@ -87,7 +87,7 @@ class CudaOzaki:
 
     def kernels(self, count: int, dtype: Any = np.float64) -> dict[str, Any]:
         """The compiled passes for ``count`` moduli and A, B, C of ``dtype`` (rendered once each)."""
-        key = (count, np.dtype(dtype).name)
+        key = (count, np.dtype(dtype).name, self.cupy.cuda.runtime.getDevice())
         if key not in self._kernels:
             source = KernelSource.of(count, "float" if key[1] == "float32" else "double").render()
             self._kernels[key] = {name: compiled_function(source, name) for name in KERNELS}

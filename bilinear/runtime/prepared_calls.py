@@ -27,6 +27,15 @@ _prepared: dict[tuple, Callable] = {}
 array_types: dict[type, Callable[[Any], tuple[int, int]]] = {}
 
 
+def _one_device() -> int:
+    return -1
+
+
+#: The device work is issued to now (matmul sets CuPy's): a call prepared there runs only there,
+#: its operands on another device being refused by the checked path.
+current_device: Callable[[], int] = _one_device
+
+
 def signature(A: Any, B: Any, out: Any) -> tuple | None:
     """What decides a call's kernel and validity apart from addresses; None for anything but
     arrays of a known type (those always take the checked path)."""
@@ -36,7 +45,7 @@ def signature(A: Any, B: Any, out: Any) -> tuple | None:
         return None
     # each operand's device: a launch and its cuBLAS handle are bound to one
     (device, a), (b_device, b) = locate(A), locate(B)
-    key = (device, A.shape, A.strides, A.dtype, a % 16, b_device, B.shape, B.strides, B.dtype, b % 16)
+    key = (current_device(), device, A.shape, A.strides, A.dtype, a % 16, b_device, B.shape, B.strides, B.dtype, b % 16)
     if out is None:
         return key
     out_device, o = locate(out)

@@ -30,7 +30,7 @@ import numpy as np
 from ..lower import tsm2 as model
 from ..lower.tsm2 import Alignment, LSpec, Params, RSpec
 from .cuda import LOCK, OPTIONS, compiled_function, device_info
-from .views import address, check_out_apart, leading_dimension
+from .views import address, check_current_device, check_out_apart, leading_dimension
 
 _DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 
@@ -60,6 +60,7 @@ def _device_matrix(x: Any, name: str):
             raise ValueError(f"{name} is not a GPU array CuPy can view ({type(x).__name__})") from error
     if x.ndim != 2:
         raise ValueError(f"{name} must be a matrix (2-D), not {x.ndim}-D with shape {x.shape}")
+    check_current_device(x, name, cupy)
     return x
 
 

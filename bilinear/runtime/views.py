@@ -150,6 +150,15 @@ def check_on_device(array: Any, name: str, xp: Any) -> None:
         raise ValueError(on_host_refusal(name, xp.__name__))
 
 
+def check_current_device(array: Any, name: str, xp: Any) -> None:
+    """Refuse a CuPy array on another GPU than the current one: kernels and cuBLAS run on the current
+    device, and given another's memory they fail, or leave the device's context unusable."""
+    device = getattr(getattr(array, "device", None), "id", None)
+    if xp.__name__ == "cupy" and device is not None and device != (current := xp.cuda.runtime.getDevice()):
+        raise ValueError(f"{name} is on GPU {device}, but the current device is GPU {current}: call it under "
+                         f"`with cupy.cuda.Device({device}):`")
+
+
 def check_writable(array: Any, name: str, why: str = "bilinear writes the product into it") -> None:
     """Refuse a read-only NumPy array that a call would write (NumPy's own error came after the work)."""
     if isinstance(array, np.ndarray) and not array.flags.writeable:
