@@ -40,19 +40,20 @@ def test_levels_auto_on_numpy_takes_seconds(cache):
 
 @pytest.mark.parametrize(
     "content",
-    ["", "{", "[1, 2]", '{"cpu|float64|leaf-gemm-sustained": 3}',
-     '{"cpu|float64|leaf-gemm-sustained": {"bandwidth": "fast", "gemm_rate": [[64, 1e9]]}}',
-     '{"cpu|float64|leaf-gemm-sustained": {"bandwidth": 1e10, "gemm_rate": [[64, -1]]}}',
-     '{"cpu|float64|leaf-gemm-sustained": {"bandwidth": 1e10, "gemm_rate": []}}',
-     '{"cpu|float64|leaf-gemm-sustained": {"bandwidth": 1e10}}'],
+    ["", "{", "[1, 2]", '{"KEY": 3}',
+     '{"KEY": {"bandwidth": "fast", "gemm_rate": [[64, 1e9]]}}',
+     '{"KEY": {"bandwidth": 1e10, "gemm_rate": [[64, -1]]}}',
+     '{"KEY": {"bandwidth": 1e10, "gemm_rate": []}}',
+     '{"KEY": {"bandwidth": 1e10}}'],
     ids=["empty", "truncated", "a list", "a number", "a string rate", "a negative rate", "no rates", "missing rates"],
 )
 def test_a_damaged_ceilings_cache_is_measured_again(cache, monkeypatch, content):
-    cache.write_text(content, encoding="utf-8")
+    key = f"{bench._cpu_name()}|float64|leaf-gemm-sustained"
+    cache.write_text(content.replace("KEY", key), encoding="utf-8")
     monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: 2e9)
     ceilings = bench.measure_ceilings(np, "float64")
     assert ceilings.gemm_rate and all(rate == 2e9 for _, rate in ceilings.gemm_rate)
-    entry = json.loads(cache.read_text(encoding="utf-8"))["cpu|float64|leaf-gemm-sustained"]
+    entry = json.loads(cache.read_text(encoding="utf-8"))[key]
     assert entry["gemm_rate"][0][1] == 2e9
     assert [p.name for p in cache.parent.iterdir()] == ["ceilings.json"]  # no temporary left behind
 
@@ -97,14 +98,16 @@ def test_a_cache_that_cannot_be_written_costs_only_a_measurement(cache, monkeypa
 def test_entries_another_process_wrote_meanwhile_are_kept(cache, monkeypatch):
     """Two measurements at once: each wrote the file as it had read it before measuring, and the
     later one dropped the other's entry."""
+    cpu = bench._cpu_name()
+
     def measured_while_another_wrote(xp, dtype, n):
-        cache.write_text(json.dumps({"cpu|float32|leaf-gemm-sustained": {"bandwidth": 1e10, "gemm_rate": [[64, 1e9]]}}))
+        cache.write_text(json.dumps({f"{cpu}|float32|leaf-gemm-sustained": {"bandwidth": 1e10, "gemm_rate": [[64, 1e9]]}}))
         return 2e9
 
     monkeypatch.setattr(bench, "_gemm_rate", measured_while_another_wrote)
     bench.measure_ceilings(np, "float64")
     assert sorted(json.loads(cache.read_text(encoding="utf-8"))) == [
-        "cpu|float32|leaf-gemm-sustained", "cpu|float64|leaf-gemm-sustained"]
+        f"{cpu}|float32|leaf-gemm-sustained", f"{cpu}|float64|leaf-gemm-sustained"]
 
 
 def test_storing_a_tuning_winner_says_whether_it_was_written(tmp_path):
@@ -117,3 +120,17 @@ def test_storing_a_tuning_winner_says_whether_it_was_written(tmp_path):
     assert tuning.lookup("gpu", "float64", "single", tmp_path / "tuning.json") == config
     (tmp_path / "folder.json").mkdir()
     assert not tuning.store("gpu", "float64", "single", config, {"n": 64}, tmp_path / "folder.json")
+
+
+def test_cpu_ceilings_are_kept_apart_per_blas_threads_and_cores(cache, monkeypatch):
+    """One "cpu" entry served every CPU run: a rate measured with OMP_NUM_THREADS=1 (or on one core
+    under taskset) was the model's for runs with every core, and the other way round."""
+    rate = [1e9]
+    monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: rate[0])
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert bench.measure_ceilings(np, "float64").gemm_rate[0][1] == 1e9
+    rate[0] = 4e9
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert bench.measure_ceilings(np, "float64").gemm_rate[0][1] == 4e9
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert bench.measure_ceilings(np, "float64").gemm_rate[0][1] == 1e9  # its own entry, kept

@@ -5,6 +5,8 @@ per device and dtype (in :func:`bilinear.paths.cache_dir`).
 
 from __future__ import annotations
 
+import os
+import platform
 import time
 from typing import Callable, Iterable
 
@@ -24,6 +26,8 @@ CPU_COPY_ELEMENTS = 1 << 23  # 64 MiB of float64: past the caches
 # FP64 GEMMs reach the board's power cap and clock down (1980 -> ~1550 MHz on the H100) within
 # about 0.5 s; a long product runs there, so rates are timed after this much sustained load.
 SUSTAIN_SECONDS = 0.6
+# What sets how many threads NumPy's BLAS runs (OpenBLAS, MKL, BLIS, OpenMP builds).
+BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 
 # --- ceilings -------------------------------------------------------------------------------
@@ -31,10 +35,18 @@ SUSTAIN_SECONDS = 0.6
 
 def _device_name(xp) -> str:
     if xp is np:
-        return "cpu"
+        return _cpu_name()
     from .cuda import device_info
 
     return device_info().name
+
+
+def _cpu_name() -> str:
+    """The CPU as its rates depend on it: the cores this process may use and the BLAS thread settings
+    (one "cpu" entry had served runs with every core from a measurement made with OMP_NUM_THREADS=1)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = "".join(f" {name}={os.environ[name]}" for name in BLAS_THREAD_VARIABLES if name in os.environ)
+    return f"cpu {platform.machine()} {cores} cores{threads}"
 
 
 def _copy_bandwidth(xp, dtype: str) -> float:
