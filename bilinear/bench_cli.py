@@ -96,7 +96,7 @@ def _once(configurations: list, console) -> list:
     rows that could not be told apart."""
     kept, repeated = {}, []
     for path, *rest in configurations:
-        key = (path.resolve(), *rest)
+        key = (path.resolve(), getattr(path, "definition", None), *rest)  # (resolve() drops which definition)
         if key in kept:
             repeated.append((path, *rest))
         else:

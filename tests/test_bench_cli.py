@@ -406,3 +406,13 @@ def test_bench_help_says_levels_auto_chooses_the_leaf_among_leafs_kinds(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "the leaf among --leaf's kinds (cublas alone by default)" in help_text
     assert "a leaf of auto, beside levels auto, is cublas" in help_text
+
+
+def test_two_definitions_of_one_shipped_file_are_two_inputs(capsys, tmp_path):
+    """msmes2.bl holds strassen_x_strassen and msmes2: named both, bench timed one and called the
+    other a repeat of it (the paths compared equal, whatever definition each named)."""
+    out_json = tmp_path / "b.json"
+    code, out, err = _run(capsys, "msmes2", "strassen_x_strassen", "-n", "16", "--levels", "1", "--backend", "numpy",
+                          "--repeat", "1", "--json", str(out_json))
+    assert code == 0 and "listed more than once" not in out + err, out + err
+    assert [row["name"] for row in json.loads(out_json.read_text())["results"]] == ["msmes2", "strassen_x_strassen"]

@@ -279,6 +279,13 @@ class ShippedDefinition(type(Path())):  # type: ignore[misc] - Path's concrete c
     """A shipped file found by the name of a definition that is not its last (``strassen_x_strassen``
     in msmes2.bl): loading it gives the program with that definition as its main, as the name asks
     (the file's last, msmes2, had run instead, without a word).  A path derived from it (``resolve()``)
-    keeps the class but not the name: None, the file as it is."""
+    keeps the class but not the name: None, the file as it is.  Two of one file naming different
+    definitions are different inputs, and compare so (bench had timed one of them, twice listed)."""
 
     definition: str | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return super().__eq__(other) and self.definition == getattr(other, "definition", None)
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), self.definition))
