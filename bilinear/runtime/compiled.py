@@ -270,19 +270,26 @@ class CompiledProduct(NotPickled):
             executor.run(A, B, out, alpha=alpha, beta=beta)
         return out if given is None else given
 
-    def launch_graph(self, graph: Any) -> None:
-        """Replay a captured CUDA graph of this product on the current stream, ordered as a call is."""
-        with self._calling:
-            graph.launch(self._ordered())
+    def launch_graph(self, graph: Any, device: int) -> None:
+        """Replay a graph of this product captured on GPU ``device`` on the current stream, ordered
+        as a call is.
 
-    def _ordered(self) -> Any:
+        Raises:
+            ValueError: under another current device (a graph runs on the GPU it was captured on)."""
+        with self._calling:
+            graph.launch(self._ordered(device))
+
+    def _ordered(self, captured_on: int | None = None) -> Any:
         """The current stream (None on the CPU), made to follow every earlier call's work: the calls
         and replays share the workspace, and one issued on another stream than the last (``with
         stream:``) would overlap it.  Called under the product's lock, with the work issued before
         it is let go: another thread could otherwise order itself in between.  A call on another
         GPU than the last lets go what the calls kept: it is the other GPU's memory, and that
-        GPU's stream orders nothing here."""
-        device = self.backend.device()
+        GPU's stream orders nothing here.  ``captured_on``: a graph's GPU, which must be the current."""
+        device = self.backend.device()  # (once per call: a replay's host time is what graphs save)
+        if captured_on is not None and device != captured_on:
+            raise ValueError(f"this graph was captured on GPU {captured_on}, but the current device is GPU {device}: "
+                             f"replay it under `with cupy.cuda.Device({captured_on}):`")
         if device != self._last_device:
             self._release_kept()
             self._last_stream, self._last_device = None, device

@@ -79,10 +79,7 @@ class CapturedProduct:
 
         Raises:
             ValueError: under another current device than the one it was captured on."""
-        if (current := self._cupy.cuda.runtime.getDevice()) != self.device:
-            raise ValueError(f"this graph was captured on GPU {self.device}, but the current device is GPU {current}: "
-                             f"replay it under `with cupy.cuda.Device({self.device}):`")
-        self.product.launch_graph(self.graph)
+        self.product.launch_graph(self.graph, self.device)
 
     def synchronize(self) -> None:
         self._cupy.cuda.get_current_stream().synchronize()
