@@ -214,18 +214,28 @@ def test_verify_takes_one_algorithm_and_names_a_large_non_path_briefly():
 
 
 @pytest.mark.parametrize(
-    "options",
-    [{"levels": -1}, {"levels": 10**5}, {"levels": 2.5}, {"levels": True}, {"dtype": "float16"}, {"leaf": "x"},
-     {"cutoff": 0}, {"cutoff": "8"}, {"backend": "tpu"}],
+    ("options", "message"),
+    [({"levels": -1}, "levels must be between 0 and 32, not -1: each level at least halves a dimension"),
+     ({"levels": 10**5}, "levels must be between 0 and 32, not 100000: "),
+     ({"levels": 2.5}, "levels must be a whole number or 'auto', not 2.5"),
+     ({"levels": True}, "levels must be a whole number or 'auto', not True"),
+     ({"dtype": "float16"}, "dtype must be float32 or float64, not 'float16'"),
+     ({"leaf": "x"}, "leaf must be one of cublas, fused, ozaki or auto, not 'x'"),
+     ({"cutoff": 0}, "cutoff must be between 1 and 2147483647 (2^31 - 1), not 0"),
+     ({"cutoff": "8"}, "cutoff must be a whole number, not '8'"),
+     ({"backend": "tpu"}, "backend must be one of cupy, numpy, not 'tpu'")],
 )
-def test_bad_compile_options_are_value_errors(options):
-    with pytest.raises(ValueError):
+def test_bad_compile_options_are_value_errors(options, message):
+    with pytest.raises(ValueError) as refused:
         bilinear.compile(MSMES, **{"backend": "numpy", **options})
+    assert str(refused.value).startswith(message)
 
 
 def test_missing_file_is_a_bilinear_error():
-    with pytest.raises(BilinearError):
-        bilinear.load(ROOT / "no-such-file.bl")
+    path = ROOT / "no-such-file.bl"
+    with pytest.raises(BilinearError) as refused:
+        bilinear.load(path)
+    assert str(refused.value) == f"cannot read {path}: No such file or directory"
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -785,9 +795,9 @@ def test_size_questions_refuse_sizes_that_are_not_sizes(method):
     """leaf_dims(-4, 8, 8) answered (-4, 8, 8) and breadth_levels 0, where workspace_bytes refused
     (found by an audit)."""
     product = bilinear.compile("strassen", backend="numpy", levels=1, breadth=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^M, K and N must be whole numbers of at least 0, not -4, 8, 8$"):
         getattr(product, method)(-4, 8, 8)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^M, K and N must be whole numbers of at least 0, not 8\.5, 8, 8$"):
         getattr(product, method)(8.5, 8, 8)
 
 
