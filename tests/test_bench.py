@@ -78,10 +78,14 @@ def test_bench_command_writes_json_and_plot(tmp_path):
     assert [(r.N, r.levels, r.ratio) for r in again] == [(r["N"], r["levels"], r["ratio"]) for r in results]
 
 
-def test_bench_command_without_plot_or_matplotlib(tmp_path):
+def test_bench_command_without_plot_or_matplotlib(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it raises ImportError
     code = main(["bench", "algorithms/rsmm.bl", "--backend", "numpy", "-n", "16", "--repeat", "1",
                  "--json", str(tmp_path / "b.json")])
     assert code == 0
+    results = json.loads((tmp_path / "b.json").read_text())["results"]
+    assert [(r["N"], r["levels"]) for r in results] == [(16, 1), (16, 2)]  # the default levels
+    assert all(r["ratio"] > 0 for r in results) and list(tmp_path.iterdir()) == [tmp_path / "b.json"]
 
 
 def test_plot_without_matplotlib_names_the_extra(monkeypatch, capsys, tmp_path):
