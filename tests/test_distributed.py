@@ -1401,6 +1401,17 @@ def test_a_plan_whose_core_is_empty_says_so(capsys):
     assert lines[1] == "rank 0: 6.125 products of the empty core, 0.00 TFLOP, workspace 0.00 GiB"
 
 
+def test_a_ranks_share_of_products_counts_the_rows_it_multiplies(capsys):
+    """Bands of a 2-row block over 4 ranks hold a row or none: every rank was said to do 1.75
+    products, where ranks 1 and 3 multiply 2 products' rows and ranks 0 and 2 1.5 (their flops,
+    24 and 32, said so; a hunt)."""
+    from bilinear.cli import main
+
+    assert main(["plan", "strassen", "-n", "4", "--gpus", "4"]) == 0
+    shares = [line.split(",")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("rank ")]
+    assert shares == ["rank 0: 1.5 products", "rank 1: 2 products", "rank 2: 1.5 products", "rank 3: 2 products"]
+
+
 ALPHA_ZERO = """
 import os, numpy as np, bilinear.distributed as dist
 p = dist.compile("{root}/algorithms/winograd.bl", local="{root}/algorithms/msmes.bl", levels=1, backend="numpy")

@@ -34,6 +34,16 @@ def _sum(side: str, coefficients, terms: _Terms) -> str:
     return text[2:] if text.startswith("+ ") else text
 
 
+def _products_share(plan: Plan, rank: int) -> float:
+    """The products' worth of rows ``rank`` multiplies: where a block has fewer rows than bands, a
+    band holds one row or none, so its tasks' rows, not their bands, say it (by bands where the
+    core is empty: no rows at all)."""
+    rows = plan.block[0]
+    if rows == 0:
+        return sum(t.band_count for t in plan.tasks_of(rank)) / plan.bands
+    return sum(stop - start for start, stop in map(plan.task_rows, plan.tasks_of(rank))) / rows
+
+
 def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[str]:
     """One line per rank, then one per task: what the rank forms, multiplies and adds where; the
     workspace with local products of ``roles`` (writes its inputs, accumulates: see local_roles)."""
@@ -48,7 +58,7 @@ def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[s
     ]
     terms = _Terms()
     for rank in range(plan.ranks):
-        share = sum(t.band_count for t in plan.tasks_of(rank)) / plan.bands
+        share = _products_share(plan, rank)
         lines.append(
             f"rank {rank}: {share:g} products{' of the empty core' if empty else ''}, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
             f"workspace {rank_workspace_bytes(plan, rank, itemsize, *roles) / 2**30:.2f} GiB"
