@@ -53,11 +53,19 @@ def modular_text(data: dict) -> list[str]:
         lines.append(f"  Brent equations: hold modulo {p}; over Q {data['wrong_over_q']} C blocks are wrong (above)")
     if not data["ok"]:  # an exact scheme that fails modulo p (p divides a denominator) is still exact over Q
         lines.append(f"  {NOT_COMPILED}" if not data["exact_over_q"] else
-                     "  over Q it is an exact algorithm: without --mod it verifies and compiles")
-    elif not data["wrong_over_q"]:  # the algorithm's figures are an exact algorithm's entry, shown without --mod
-        lines.append("  over Q it is an exact algorithm: without --mod it verifies with its figures (products, "
+                     f"  over Q it is an exact algorithm: {_read_over_q(data)} verifies and compiles")
+    elif not data["wrong_over_q"]:  # the algorithm's figures are an exact algorithm's entry, shown over Q
+        lines.append(f"  over Q it is an exact algorithm: {_read_over_q(data)} verifies with its figures (products, "
                      "additions, stability) and compiles")
     return lines
+
+
+def _read_over_q(data: dict) -> str:
+    """How to have a scheme claimed modulo p read as the exact algorithm it is: without --mod where
+    --mod claimed it; else (its file's name or contents do) as the .bl file `bilinear import` writes."""
+    if data["modulus_reason"].startswith("given with --mod"):
+        return "without --mod it"
+    return "the .bl file `bilinear import` writes of it"
 
 
 def complex_status(data: dict) -> str:

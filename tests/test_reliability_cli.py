@@ -1684,6 +1684,23 @@ def test_verify_mod_p_of_a_scheme_exact_over_q_says_where_its_figures_are(capsys
     assert json.loads(out)["entries"][0]["exact_over_q"] is True
 
 
+def test_a_scheme_its_name_claims_modulo_p_is_not_told_to_drop_a_mod_it_was_not_given(capsys, tmp_path):
+    """"without --mod it verifies with its figures", where no --mod was given: the file's name said
+    mod3, and only a .bl file of it (bilinear import) is read over Q (a hunt)."""
+    from conftest import scheme_file
+
+    path = tmp_path / "223-11-mod3.exp"
+    path.write_text(scheme_file("flips/223-11-mod0.exp").read_text())
+    code, out, _ = _run(capsys, "verify", str(path))
+    assert code == 0 and "verified over Q (and so modulo 3)" in out and "--mod" not in out
+    assert ("  over Q it is an exact algorithm: the .bl file `bilinear import` writes of it verifies with its figures "
+            "(products, additions, stability) and compiles") in out
+    imported = tmp_path / "x.bl"
+    assert _run(capsys, "import", str(path), "-o", str(imported))[0] == 0
+    code, out, _ = _run(capsys, "verify", str(imported))
+    assert code == 0 and "products" in out and "modulo" not in out
+
+
 def test_a_stdout_that_cannot_encode_the_report_still_gets_it(tmp_path):
     """On a cp1252 stdout, verify of a scheme that verifies exited 1: the report's γ raised
     UnicodeEncodeError (a ValueError) and was reported as the failure."""
