@@ -1412,6 +1412,20 @@ def test_a_ranks_share_of_products_counts_the_rows_it_multiplies(capsys):
     assert shares == ["rank 0: 1.5 products", "rank 1: 2 products", "rank 2: 1.5 products", "rank 3: 2 products"]
 
 
+def test_a_plan_says_which_products_no_output_uses(capsys, tmp_path):
+    """Products that no output uses are left out of the plan, and plan said nothing of them, where
+    transform and inplace say so (a hunt)."""
+    from bilinear.cli import main
+
+    scheme = tmp_path / "unused.bl"
+    text = (ROOT / "algorithms" / "strassen.bl").read_text()
+    scheme.write_text(text.replace("<2,2,2;7>", "<2,2,2;8>").replace("  M7 =", "  M8 = A11 * B11\n  M7 =", 1))
+    assert main(["plan", str(scheme), "-n", "8"]) == 0
+    captured = capsys.readouterr()
+    assert "note: M8, which no output uses, is not planned" in captured.err
+    assert captured.out.startswith("strassen: 7 products over a 2x2x2 block grid")
+
+
 ALPHA_ZERO = """
 import os, numpy as np, bilinear.distributed as dist
 p = dist.compile("{root}/algorithms/winograd.bl", local="{root}/algorithms/msmes.bl", levels=1, backend="numpy")

@@ -115,6 +115,17 @@ def add_plan_parser(commands) -> None:
     plan.set_defaults(handler=plan_command)
 
 
+def _note_unplanned(program, decomposition: str) -> None:
+    """The products no output uses, which breadth-first steps leave out (as transform and inplace
+    say of theirs): the header's count had been the plan's alone, without a word."""
+    from ..compose import unused_products
+    from .steps import algorithm_of
+
+    if decomposition == "bfs" and (dropped := unused_products(algorithm_of(program))):
+        print(f"note: {', '.join(dropped)}, which no output uses, {'is' if len(dropped) == 1 else 'are'} not planned",
+              file=sys.stderr)
+
+
 def plan_command(args) -> int:
     from .api import decomposition_for, local_roles
     from .steps import check_in_range
@@ -133,6 +144,7 @@ def plan_command(args) -> int:
         note_unused_definitions(args.command, args.file, program)
         verified(program)  # a wrong scheme's located errors, before a plan of it fails its proof
         decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
+        _note_unplanned(program, args.decomposition)
         check_in_range(decomposition, args.dtype)  # as run refuses it (a Kronecker power's coefficients multiply)
         shape = (args.m or args.n, args.k or args.n, args.n)
         plan = make_plan(decomposition, shape, ranks, inputs=args.inputs, output=args.output)
