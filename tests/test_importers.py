@@ -465,11 +465,16 @@ def test_a_change_of_basis_without_its_scheme_names_what_is_missing(tmp_path):
         "2x2x2_7_S-ALT_R.sms and 2x2x2_7_S-ALT_P.sms, is missing beside it", "")
 
 
+@pytest.mark.parametrize("holds_parts", [False, True], ids=["any folder", "a folder of PLinOpt parts"])
 @pytest.mark.parametrize("format", [None, "plinopt", "kauers"])
-def test_a_catalogue_folder_is_said_to_be_one(tmp_path, format):
+def test_a_catalogue_folder_is_said_to_be_one(tmp_path, format, holds_parts):
     """A folder given with --from plinopt was 'not a .bl file'; with --from kauers it was said not to be
-    one of PLinOpt's files (a hunt)."""
-    parts = "" if format == "kauers" else " (of PLinOpt's, one of NAME_L, NAME_R and NAME_P)"
+    one of PLinOpt's files (a hunt); with no --from, a folder of anything was (another)."""
+    if holds_parts:
+        for part, text in SMS.items():
+            _write(tmp_path, f"2x2x2_7_S_{part}.sms", text)
+    hinted = format == "plinopt" or (format is None and holds_parts)
+    parts = " (of PLinOpt's, one of NAME_L, NAME_R and NAME_P)" if hinted else ""
     assert _error(tmp_path, format=format) == (f"{tmp_path} is a directory, not one scheme file{parts}", "")
 
 

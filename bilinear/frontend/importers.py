@@ -17,6 +17,7 @@ over Q, an :class:`~bilinear.verify.rings.ApproximateScheme`,
 
 from __future__ import annotations
 
+import re
 import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -93,6 +94,15 @@ def _beginning(path: Path) -> str:
         return ""  # the reader reports why the file cannot be read
 
 
+def _holds_plinopt_parts(path: Path) -> bool:
+    """Whether ``path`` is a folder with PLinOpt's parts in it (NAME_L.sms ...): where the hint that one
+    of them is the file to give helps (any other folder had been said to want one)."""
+    try:
+        return path.is_dir() and any(re.search(r"_[LRP]\.sms$", entry.name, re.IGNORECASE) for entry in path.iterdir())
+    except OSError:  # an unreadable folder: no hint
+        return False
+
+
 def detect_format(path: Path) -> str:
     """``'bl'`` or the catalogue format a file is in: by its suffix, else by what its text looks like.
 
@@ -102,7 +112,8 @@ def detect_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".bl":
         return "bl"
-    check_regular(path, wanted=ONE_SCHEME_FILE)  # before anything opens it: a FIFO would wait for a writer for ever
+    # before anything opens it: a FIFO would wait for a writer for ever
+    check_regular(path, wanted=ONE_SCHEME_FILE if _holds_plinopt_parts(path) else "one scheme file")
     owners = _suffix_owners(suffix)
     if owners and owners[0] != "alphatensor" and _looks_like_bl(_beginning(path)):  # a .bl file saved as .txt
         raise BilinearError(Diagnostic(
