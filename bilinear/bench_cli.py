@@ -289,15 +289,24 @@ def _levels(r: BenchResult) -> str:
 
 def _model(r: BenchResult) -> str:
     """The model's time, or "-" where there is none (no ceilings: on the CPU)."""
-    return "-" if math.isnan(r.predicted_ms) else f"{r.predicted_ms:.2f}"
+    return "-" if math.isnan(r.predicted_ms) else _ms(r.predicted_ms)
+
+
+def _ms(value: float) -> str:
+    """Milliseconds to a hundredth, and below one to three figures: a CPU's 16³ product had been 0.00."""
+    return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.3f}" if value >= 0.1 else f"{value:.3g}"
 
 
 def _line(r: BenchResult) -> str:
     extra = "-" if r.extra_bytes is None else str(r.extra_bytes)
     model = "" if math.isnan(r.predicted_ms) else f", model {_model(r)} ms"
     return (
-        f"{r.name} n={r.N} {r.dtype} {_levels(r)} {r.leaf}: ours {r.ours_ms:.2f} ms, {r.library} {r.library_ms:.2f} ms, "
-        f"ratio {r.ratio:.3f}, extra bytes {extra}, error {r.error:.1e}{model}"
+        f"{r.name} n={r.N} {r.dtype} {_levels(r)} {r.leaf}: ours {_ms(r.ours_ms)} ms, {r.library} {_ms(r.library_ms)} ms, "
+        f"ratio {_ratio(r.ratio)}, extra bytes {extra}, error {r.error:.1e}{model}"
         + _verdict(r)
     )
 
@@ -316,8 +325,8 @@ def _table(results: list[BenchResult]) -> Table:
         table.add_column(column, justify="right")
     for r in results:
         table.add_row(
-            r.name, str(r.N), r.dtype, _levels(r)[1:], r.leaf, f"{r.ours_ms:.2f}", f"{r.library_ms:.2f}",
-            f"{r.ratio:.3f}", _tflops(r.ours_tflops), _tflops(r.library_tflops),
+            r.name, str(r.N), r.dtype, _levels(r)[1:], r.leaf, _ms(r.ours_ms), _ms(r.library_ms),
+            _ratio(r.ratio), _tflops(r.ours_tflops), _tflops(r.library_tflops),
             "-" if r.extra_bytes is None else str(r.extra_bytes), f"{r.error:.1e}", f"{r.library_error:.1e}",
             _model(r),
         )

@@ -416,3 +416,15 @@ def test_two_definitions_of_one_shipped_file_are_two_inputs(capsys, tmp_path):
                           "--repeat", "1", "--json", str(out_json))
     assert code == 0 and "listed more than once" not in out + err, out + err
     assert [row["name"] for row in json.loads(out_json.read_text())["results"]] == ["msmes2", "strassen_x_strassen"]
+
+
+def test_cpu_times_and_ratios_keep_their_digits(capsys):
+    """On the CPU NumPy's 16³ product printed "NumPy 0.00 ms, ratio 0.002" and the table 0.00: a
+    time and its ratio that could not be checked against each other (a hunt)."""
+    import re
+
+    code, out, _ = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "3")
+    ours, numpy_ms, ratio = (float(x) for x in re.search(
+        r"ours ([\d.e-]+) ms, NumPy ([\d.e-]+) ms, ratio ([\d.e-]+)", out).groups())
+    assert code == 0 and numpy_ms > 0 and ratio > 0
+    assert abs(ratio - numpy_ms / ours) <= 0.02 * ratio  # each printed to three significant figures at least
