@@ -34,6 +34,9 @@ class Ceilings:
     gemm_rate: tuple[tuple[int, float], ...]  # (n, flop/s) for square n×n×n products, ascending n
     fused_rate: tuple[tuple[int, float], ...] = field(default=())  # the fused product kernel, if measured
     launch_seconds: float = 0.0  # host time to issue one launch: many tiny launches are bound by it
+    # whether a stage's products run at once (one fused launch, concurrent streams): not on the CPU,
+    # where the NumPy backend multiplies them one after another
+    concurrent: bool = True
 
     def rate(self, M: int, K: int, N: int, fused: bool = False) -> float:
         """Flop rate for an M×K×N product: the measured rate at the cube root of its volume."""
@@ -99,7 +102,7 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
             continue
         inner = predict_steps(lowered, ceilings, bm, bk, bn, level + 1)
         count = len(step.statements)
-        concurrent = fused or options.launch != "serial"  # one launch, or GEMMs on concurrent streams
+        concurrent = ceilings.concurrent and (fused or options.launch != "serial")  # one launch, or streams
         if concurrent and inner[0].name == "leaf":  # the whole stage: as one product of its volume
             flops = count * inner[0].flops
             seconds = flops / ceilings.rate(bm * count, bk, bn, fused)
@@ -147,8 +150,9 @@ def _peeling_flops(plan: LevelPlan, M: int, K: int, N: int) -> float:
     return 2.0 * (M * N * K - Mm * Nm * Km)
 
 
-def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0) -> int:
-    """Kernel launches (GEMMs and element-wise kernels) one product issues."""
+def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0, one_launch_fused: bool = True) -> int:
+    """Kernel launches (GEMMs and element-wise kernels) one product issues; ``one_launch_fused``
+    False: a fused stage's products one call each (the NumPy backend's)."""
     options = lowered.options
     if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
         return 3 + lowered.breadth.rank if _breadth_runs(lowered, M, K, N) else 1
@@ -159,8 +163,8 @@ def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0) -> 
         if isinstance(step, ElementwiseKernel):
             total += 1
         else:
-            inner = count_launches(lowered, bm, bk, bn, level + 1)
-            fused_leaf = options.leaf == "fused" and inner == 1
+            inner = count_launches(lowered, bm, bk, bn, level + 1, one_launch_fused)
+            fused_leaf = one_launch_fused and options.leaf == "fused" and inner == 1
             total += 1 if fused_leaf else len(step.statements) * inner
     return total
 
@@ -168,7 +172,7 @@ def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0) -> 
 def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int) -> float:
     """Predicted seconds for the whole product: the device's work, or the host's launches if slower."""
     device = sum(step.seconds for step in predict_steps(lowered, ceilings, M, K, N))
-    return max(device, count_launches(lowered, M, K, N) * ceilings.launch_seconds)
+    return max(device, count_launches(lowered, M, K, N, one_launch_fused=ceilings.concurrent) * ceilings.launch_seconds)
 
 
 def leaf_alone(leaves: Iterable[str]) -> str:

@@ -134,3 +134,9 @@ def test_cpu_ceilings_are_kept_apart_per_blas_threads_and_cores(cache, monkeypat
     assert bench.measure_ceilings(np, "float64").gemm_rate[0][1] == 4e9
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert bench.measure_ceilings(np, "float64").gemm_rate[0][1] == 1e9  # its own entry, kept
+
+
+def test_cpu_ceilings_say_the_products_of_a_stage_run_one_after_another(cache, monkeypatch):
+    monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: 1e9)
+    assert bench.measure_ceilings(np, "float64").concurrent is False
+    assert bench.measure_ceilings(np, "float64").concurrent is False  # from the cache too
