@@ -116,10 +116,11 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
 
     from .dispatch import dispatch, in_place_choice
     from .runtime import tsm2
+    from .runtime.cuda import current_device
     from .runtime.views import overlaps
 
     prepared_calls.array_types[cupy.ndarray] = _locate_gpu_array
-    prepared_calls.current_device = cupy.cuda.runtime.getDevice
+    prepared_calls.current_device = current_device
     given = out
     A, B, out, call = tsm2.validate(A, B, out, beta)
     if dtype is None:  # came through DLPack (a torch tensor's dtype is not NumPy's): its range now
@@ -211,9 +212,9 @@ def _device(backend: str) -> int | None:
     """The GPU work is issued to (None for the numpy backend)."""
     if backend != "cupy":
         return None
-    import cupy
+    from .runtime.cuda import current_device
 
-    return cupy.cuda.runtime.getDevice()
+    return current_device()
 
 
 def _fast_product(config):

@@ -177,7 +177,7 @@ def test_a_call_prepared_on_one_gpu_is_not_issued_from_another(monkeypatch):
     assert prepared_calls.issue(A, B, C, 1.0, 0.0) is C and calls == [(1.0, 0.0)]
 
 
-def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
+def test_a_bound_cublas_call_keeps_each_calls_scalars_apart(monkeypatch):
     """bound_gemm wrote alpha and beta into one host array per closure, which prepared calls share
     across threads: a call paused between writing them and cuBLAS reading them (host pointer mode)
     ran with the other thread's.  A fake CuPy and cuBLAS force that interleaving."""
@@ -185,6 +185,7 @@ def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
     import threading
     import types
 
+    from bilinear.runtime import cupy_backend
     from bilinear.runtime.cupy_backend import CupyBackend
 
     seen = []
@@ -212,8 +213,8 @@ def test_a_bound_cublas_call_keeps_each_calls_scalars_apart():
 
     backend = object.__new__(CupyBackend)
     backend.xp = types.SimpleNamespace(cuda=types.SimpleNamespace(
-        get_current_stream=current_stream, device=types.SimpleNamespace(get_cublas_handle=lambda: 1),
-        runtime=types.SimpleNamespace(getDevice=lambda: 0)))
+        get_current_stream=current_stream, device=types.SimpleNamespace(get_cublas_handle=lambda: 1)))
+    monkeypatch.setattr(cupy_backend, "current_device", lambda: 0)
     backend._devices, backend.capturing = {}, False
     backend.__dict__["_cublas"] = FakeCublas()
     run = backend.bound_gemm(4, 4, 4, 4, 4, 4, np.float32)

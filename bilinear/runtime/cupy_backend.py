@@ -22,7 +22,7 @@ from ..lower.breadth import BreadthFirst, SplitKernel, check_buildable, render_b
 from ..lower.elementwise import VECTOR, ElementwiseKernel, render_elementwise
 from . import cublas_capture
 from .backend import Backend, View
-from .cuda import compiled_function, device_info
+from .cuda import compiled_function, current_device, device_info
 from .views import blas_leading_dimension as _ld  # the name gemm calls it by
 from .views import row_stride, vector_aligned
 
@@ -66,7 +66,7 @@ class CupyBackend(Backend):
 
     def _here(self) -> _OnDevice:
         """The current device's state, made on its first launch."""
-        device = self.xp.cuda.runtime.getDevice()
+        device = current_device()
         state = self._devices.get(device)
         if state is None:
             state = self._devices.setdefault(device, _OnDevice())
@@ -94,7 +94,7 @@ class CupyBackend(Backend):
         self.xp.cuda.get_current_stream().synchronize()
 
     def device(self) -> int:
-        return self.xp.cuda.runtime.getDevice()
+        return current_device()
 
     def ordered_after(self, last):
         """The current stream, made to wait for everything issued on ``last`` (the previous call's

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cuda import current_device
+
 
 class CapturedProduct:
     """``out = alpha·A@B + beta·out`` as one CUDA graph of a compiled product; call it to replay.
@@ -35,7 +37,7 @@ class CapturedProduct:
 
         self.product = product
         self._cupy = cupy
-        self.device = cupy.cuda.runtime.getDevice()  # a graph runs on the GPU it was captured on
+        self.device = current_device()  # a graph runs on the GPU it was captured on
         self.arrays = (A, B, out) if warm else ()  # the graph holds their addresses: keep them alive
         self.stream = cupy.cuda.Stream(non_blocking=True)
         backend = product.backend

@@ -47,7 +47,7 @@ import numpy as np
 from ..lower.ozaki_passes import BT_LANES, BT_S1_LANES, KERNELS, THREADS, TILE, VALUES, KernelSource
 from . import cublas_capture, int8_gemm, ozaki
 from .ozaki import round_up
-from .cuda import compiled_function, device_info
+from .cuda import compiled_function, current_device, device_info
 
 #: A Strassen level on the residues by default from this size (every dimension; None: only where
 #: asked).  It won at 16384 while k was cut in 8192-tiles (session 19, N = 14: 107.9 against 122.0
@@ -87,7 +87,7 @@ class CudaOzaki:
 
     def kernels(self, count: int, dtype: Any = np.float64) -> dict[str, Any]:
         """The compiled passes for ``count`` moduli and A, B, C of ``dtype`` (rendered once each)."""
-        key = (count, np.dtype(dtype).name, self.cupy.cuda.runtime.getDevice())
+        key = (count, np.dtype(dtype).name, current_device())
         if key not in self._kernels:
             source = KernelSource.of(count, "float" if key[1] == "float32" else "double").render()
             self._kernels[key] = {name: compiled_function(source, name) for name in KERNELS}

@@ -154,7 +154,7 @@ def check_current_device(array: Any, name: str, xp: Any) -> None:
     """Refuse a CuPy array on another GPU than the current one: kernels and cuBLAS run on the current
     device, and given another's memory they fail, or leave the device's context unusable."""
     device = getattr(getattr(array, "device", None), "id", None)
-    if xp.__name__ == "cupy" and device is not None and device != (current := xp.cuda.runtime.getDevice()):
+    if xp.__name__ == "cupy" and device is not None and device != (current := xp.cuda.runtime.getDevice()):  # checked path
         raise ValueError(f"{name} is on GPU {device}, but the current device is GPU {current}: call it under "
                          f"`with cupy.cuda.Device({device}):`")
 

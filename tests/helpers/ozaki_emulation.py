@@ -134,6 +134,7 @@ def emulated_runner(monkeypatch, capturing: bool = False):
 
     monkeypatch.setattr(ozaki_cuda, "compiled_function", EmulatedKernel)
     monkeypatch.setattr(ozaki_cuda, "device_info", lambda: SimpleNamespace(sms=2))
+    monkeypatch.setattr(ozaki_cuda, "current_device", lambda: 0)  # one GPU
     runner = ozaki_cuda.CudaOzaki.__new__(ozaki_cuda.CudaOzaki)
     runner.cupy = SimpleNamespace(
         empty=lambda nbytes, dtype: _Buffer(nbytes),
