@@ -79,8 +79,11 @@ class Tally:
         except WrongAccept as error:
             self.wrong.append(f"{label}: {error}")
             self.accepted += 1
-        except (BilinearError, ValueError):
-            self.refused += 1
+        except (BilinearError, ValueError) as error:
+            if str(error).strip():
+                self.refused += 1
+            else:  # a refusal that says nothing is no refusal a user can act on
+                self.tracebacks.append(f"{label}: {type(error).__name__} without a message")
         except Exception as error:  # noqa: BLE001 - that is the finding
             self.tracebacks.append(f"{label}: {type(error).__name__}: {str(error)[:200]}")
         else:
@@ -101,9 +104,7 @@ class WrongAccept(Exception):
 
 def check_product(product, rng: random.Random) -> None:
     """Multiply random matrices; raise WrongAccept if C is off or A, B changed against the promise."""
-    from bilinear.lower.plan import level_dims
-    from bilinear.measure import error_bound, float64_reference, random_inputs, relative_error
-    from bilinear.verify.stability import stability
+    from bilinear.measure import float64_reference, random_inputs
 
     M, K, N = (rng.choice([1, 2, 3, 5, 8, 9, 16, 17]) for _ in range(3))
     alpha = rng.choice([1.0, -2.0, 0.5])
@@ -112,7 +113,22 @@ def check_product(product, rng: random.Random) -> None:
     A, B, C = random_inputs(np, M, K, N, product.dtype, seed=rng.randrange(1000))
     A0, B0 = A.copy(), B.copy()
     expected = float64_reference(A, B, C, alpha, beta)
-    product(A, B, out=C, alpha=alpha, beta=beta)
+    product(A, B, out=C, alpha=alpha, beta=beta)  # the call under test: its ValueError is a refusal
+    try:
+        _judge(product, (M, K, N), alpha, (A, B, C), (A0, B0), expected)
+    except WrongAccept:
+        raise
+    except Exception as error:  # noqa: BLE001 - the checking failed, not the call: it must not pass as a refusal
+        raise WrongAccept(f"{M}x{K}x{N}: the accepted product could not be checked ({type(error).__name__}: {error})") from error
+
+
+def _judge(product, dims: tuple[int, int, int], alpha: float, arrays: tuple, originals: tuple, expected) -> None:
+    """Raise WrongAccept if C is off or A, B changed against the promise."""
+    from bilinear.lower.plan import level_dims
+    from bilinear.measure import error_bound, relative_error
+    from bilinear.verify.stability import stability
+
+    (M, K, N), (A, B, C), (A0, B0) = dims, arrays, originals
     ran = [plan for _, plan, _ in level_dims(product.lowered, M, K, N)]
     growth = max((stability(p.algorithm).growth_factor / (p.algorithm.shape.m * p.algorithm.shape.k * p.algorithm.shape.n)
                   for p in ran), default=1.0)
