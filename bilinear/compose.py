@@ -78,6 +78,15 @@ def unused_products(algorithm: Algorithm) -> list[str]:
     return [product.name for product, (_, _, w) in zip(algorithm.products, _coefficients(algorithm)) if not w]
 
 
+def unused_note(algorithm: Algorithm, left_out: str) -> str | None:
+    """"note: M8, which no output uses, is <left_out>" for the products of :func:`unused_products`
+    (None where there are none): what a command that leaves them out says of them."""
+    dropped = unused_products(algorithm)
+    if not dropped:
+        return None
+    return f"note: {', '.join(dropped)}, which no output uses, {'is' if len(dropped) == 1 else 'are'} {left_out}"
+
+
 def nested(outer: tuple[int, int], inner: tuple[int, int], grid: tuple[int, int]) -> tuple[int, int]:
     """Block ``inner`` (row, column; 1-based) of outer block ``outer``, split into a ``grid`` of rows and
     columns, as a block of the product shape."""

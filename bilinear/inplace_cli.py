@@ -56,7 +56,7 @@ def derive(args) -> int:
     from rich.console import Console
 
     from .cli_args import load_input_noting, note_schedule_not_carried
-    from .compose import unused_products
+    from .compose import unused_note
     from .schedule.inplace import every_order, product_count
 
     check_bl_output(args, args.file)
@@ -67,9 +67,8 @@ def derive(args) -> int:
     name = args.name or f"{source.name}_inplace"
     if name == source.name:
         raise OptionError(f"--name {name} is the algorithm's name; give the schedule another")
-    if dropped := unused_products(source):
-        print(f"note: {', '.join(dropped)}, which no output uses, {'is' if len(dropped) == 1 else 'are'} not computed",
-              file=sys.stderr)
+    if note := unused_note(source, "not computed"):
+        print(note, file=sys.stderr)
     plural = {True: "s", False: ""}
     count = product_count(source)
     every = every_order(source, args.tries)  # fewer orders than --tries: each once, and no search

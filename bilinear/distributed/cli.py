@@ -118,12 +118,11 @@ def add_plan_parser(commands) -> None:
 def _note_unplanned(program, decomposition: str) -> None:
     """The products no output uses, which breadth-first steps leave out (as transform and inplace
     say of theirs): the header's count had been the plan's alone, without a word."""
-    from ..compose import unused_products
+    from ..compose import unused_note
     from .steps import algorithm_of
 
-    if decomposition == "bfs" and (dropped := unused_products(algorithm_of(program))):
-        print(f"note: {', '.join(dropped)}, which no output uses, {'is' if len(dropped) == 1 else 'are'} not planned",
-              file=sys.stderr)
+    if decomposition == "bfs" and (note := unused_note(algorithm_of(program), "not planned")):
+        print(note, file=sys.stderr)
 
 
 def plan_command(args) -> int:
