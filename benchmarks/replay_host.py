@@ -1,12 +1,18 @@
 """Host time of a graph replay through ``CapturedProduct.__call__`` (the product's stream ordering and
 lock) against the bare ``cudaGraphLaunch`` of the same graph, interleaved in one process (GPU only).
 
+Two readings per size.  Per call of five back to back after the GPU went idle (the crossover
+table's host timing, ``breadth._host_us``), and each of those five calls apart: the first, issued
+after a synchronize, pays a wake-up the bare launch pays too (35-88 µs through ``__call__``,
+15-62 µs bare on the H100 in session 59), the others are what a loop of replays costs per call.
+
     python3 benchmarks/replay_host.py
 """
+import time
 from statistics import median
 
 import cupy
-from breadth import _host_us  # the crossover table's host timing, which issue 13's < 20 µs is read from
+from breadth import _host_us  # the crossover table's host timing
 
 import bilinear
 
@@ -20,12 +26,32 @@ def one_size(n: int) -> str:
     def bare() -> None:
         graph.graph.launch(cupy.cuda.get_current_stream())
 
-    rows = {"through __call__": [], "bare launch": []}
+    calls = {"through __call__": graph, "bare launch": bare}
+    rows = {label: [] for label in calls}
     for _ in range(5):
-        rows["through __call__"].append(_host_us(graph, repeat=15))
-        rows["bare launch"].append(_host_us(bare, repeat=15))
-    return f"n={n}: " + ", ".join(f"{label} {median(us):.1f} us (samples {', '.join(f'{x:.1f}' for x in us)})"
-                                  for label, us in rows.items())
+        for label, call in calls.items():
+            rows[label].append(_host_us(call, repeat=15))
+    lines = [f"n={n}, per call of five after idle: " + ", ".join(
+        f"{label} {median(us):.1f} us (samples {', '.join(f'{x:.1f}' for x in us)})" for label, us in rows.items())]
+    for label, call in calls.items():
+        each = _each_us(call)
+        lines.append(f"  {label}, call by call: {', '.join(f'{us:.1f}' for us in each)} us; after the first "
+                     f"{sum(each[1:]) / len(each[1:]):.1f} us per call")
+    return "\n".join(lines)
+
+
+def _each_us(call, count: int = 5, repeat: int = 15) -> list[float]:
+    """Host µs of each of ``count`` back-to-back calls after the GPU went idle, the median over ``repeat``."""
+    samples = []
+    for _ in range(repeat):
+        cupy.cuda.Device().synchronize()
+        stamps = [time.perf_counter()]
+        for _ in range(count):
+            call()
+            stamps.append(time.perf_counter())
+        samples.append([1e6 * (b - a) for a, b in zip(stamps, stamps[1:])])
+    cupy.cuda.Device().synchronize()
+    return [median(column) for column in zip(*samples)]
 
 
 if __name__ == "__main__":

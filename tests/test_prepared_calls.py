@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bilinear.runtime import prepared_calls
 from bilinear.runtime.numpy_backend import NumpyBackend
@@ -234,3 +236,19 @@ def test_a_bound_cublas_call_keeps_each_calls_scalars_apart(monkeypatch):
     for thread in threads:
         thread.join(timeout=60)
     assert sorted(seen) == [("first", 2.0, 0.0), ("second", -5.0, 1.0)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(double=st.booleans(), alpha=st.floats(allow_nan=False, width=64), beta=st.floats(allow_nan=False, width=64))
+def test_host_scalars_hold_alpha_and_beta_as_numpy_rounds_them(double, alpha, beta):
+    """cuBLAS reads alpha and beta from the buffer _host_scalars fills: the values NumPy's array of
+    the dtype held, as bound_gemm passed before (float32's 1e-46 is 0, its 1e39 inf)."""
+    import ctypes
+
+    from bilinear.runtime.cupy_backend import _host_scalars
+
+    dtype, scalar = (np.float64, ctypes.c_double) if double else (np.float32, ctypes.c_float)
+    with np.errstate(over="ignore"):
+        expected = np.array((alpha, beta), dtype=dtype)
+    alpha_at, beta_at = _host_scalars(double, alpha, beta)
+    assert [scalar.from_address(alpha_at).value, scalar.from_address(beta_at).value] == expected.tolist()

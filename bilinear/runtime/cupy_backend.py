@@ -12,6 +12,8 @@ would copy non-contiguous views).
 
 from __future__ import annotations
 
+import ctypes
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Sequence
@@ -29,6 +31,26 @@ from .views import row_stride, vector_aligned
 THREADS = 256
 CONCURRENT_STREAMS = 4  # enough to fill the GPU with leaves too small to fill it alone
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
+
+#: CuPy's cuBLAS wrapper of each GEMM kind, by (kind, float64)
+_CUBLAS_GEMMS = {("gemm", True): lambda cublas: cublas.dgemm, ("gemm", False): lambda cublas: cublas.sgemm,
+                 ("gemm_strided", True): lambda cublas: cublas.dgemmStridedBatched,
+                 ("gemm_strided", False): lambda cublas: cublas.sgemmStridedBatched}
+_THREAD = threading.local()  # each thread's alpha and beta buffers (_host_scalars)
+
+
+def _host_scalars(double: bool, alpha: float, beta: float) -> tuple[int, int]:
+    """The host addresses of alpha and beta, as float64 or float32, for cuBLAS's host pointer mode.
+    cuBLAS reads them before the call returns, so one buffer per thread serves all its calls; a
+    NumPy array per call had cost ~5 µs of a prepared call's host time."""
+    buffers = _THREAD.__dict__
+    held = buffers.get(double)
+    if held is None:
+        values = ((ctypes.c_double if double else ctypes.c_float) * 2)()
+        held = buffers[double] = (values, ctypes.addressof(values), ctypes.sizeof(values) // 2)
+    values, address, size = held
+    values[0], values[1] = alpha, beta  # rounded to the dtype as NumPy would
+    return address, address + size
 
 
 def cupy_available() -> bool:
@@ -153,14 +175,13 @@ class CupyBackend(Backend):
     def bound_gemm(self, m: int, k: int, n: int, lda: int, ldb: int, ldc: int, dtype):
         """:meth:`gemm` with its sizes and leading dimensions fixed (k > 0): ``run(a, b, c, alpha,
         beta)`` (matmul's prepared calls keep it: a repeated small product pays only the call)."""
+        double = dtype == np.float64
+
         def run(a: View, b: View, c: View, alpha: float, beta: float) -> None:
-            # alpha and beta on the host, read by cuBLAS during the call: an array of this call's own (the
-            # closure is shared by threads' prepared calls, and one thread's could overwrite another's)
-            scalars = np.array((alpha, beta), dtype=dtype)
-            alpha_at, beta_at = scalars.ctypes.data, scalars.ctypes.data + scalars.itemsize
+            alpha_at, beta_at = _host_scalars(double, alpha, beta)
             # Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, keep the leading dimensions.
-            self._cublas_call("gemm", dtype, (n, m, k, alpha_at, b.data.ptr, ldb, a.data.ptr, lda, beta_at, c.data.ptr,
-                                              ldc), scalars)
+            self._cublas_call("gemm", double, (n, m, k, alpha_at, b.data.ptr, ldb, a.data.ptr, lda, beta_at, c.data.ptr,
+                                               ldc))
 
         return run
 
@@ -170,18 +191,17 @@ class CupyBackend(Backend):
         if batch == 0 or m == 0 or n == 0 or k == 0:
             super().gemm_batched(a, b, c)
             return
-        scalars = np.array([1.0, 0.0], dtype=a.dtype)
-        self._cublas_call("gemm_strided", a.dtype, (n, m, k, scalars.ctypes.data, b.data.ptr, n, k * n, a.data.ptr, k,
-                                                     m * k, scalars.ctypes.data + scalars.itemsize, c.data.ptr, n,
-                                                     m * n, batch), scalars)
+        one_at, zero_at = _host_scalars(a.dtype == np.float64, 1.0, 0.0)
+        self._cublas_call("gemm_strided", a.dtype == np.float64, (n, m, k, one_at, b.data.ptr, n, k * n, a.data.ptr, k,
+                                                                   m * k, zero_at, c.data.ptr, n, m * n, batch))
 
-    def _cublas_call(self, kind: str, dtype, args: tuple, scalars) -> None:
+    def _cublas_call(self, kind: str, double: bool, args: tuple) -> None:
         """A cuBLAS GEMM (``kind`` "gemm" or "gemm_strided") without transposes on the current stream,
-        through CuPy, or through :mod:`cublas_capture` while a graph is being captured.  ``scalars``
-        holds alpha and beta on the host (host pointer mode): kept alive until the call returns."""
+        through CuPy, or through :mod:`cublas_capture` while a graph is being captured; alpha and beta
+        are host pointers (:func:`_host_scalars`)."""
         current = self.xp.cuda.get_current_stream()
-        handle, stream = self._handle(), current.ptr
-        double = dtype == np.float64
+        stream = current.ptr
+        handle = self._handle(stream)
         if self.capturing or current.is_capturing():  # a graph of ours, or one the caller captures
             cublas_capture.prepare(handle, stream)
             getattr(cublas_capture, kind)(double, handle, *args)
@@ -189,13 +209,12 @@ class CupyBackend(Backend):
         cublas = self._cublas
         cublas.setStream(handle, stream)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-        name = {"gemm": "gemm", "gemm_strided": "gemmStridedBatched"}[kind]
-        getattr(cublas, ("d" if double else "s") + name)(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
+        _CUBLAS_GEMMS[kind, double](cublas)(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
 
     # --- concurrent leaf products -------------------------------------------------------------------
-    def _handle(self) -> int:
+    def _handle(self, stream: int) -> int:
         """CuPy's cuBLAS handle on its streams; a handle of its own on each of ours."""
-        stream, handles = self.xp.cuda.get_current_stream().ptr, self._here().handles
+        handles = self._here().handles
         if stream not in handles:
             return self.xp.cuda.device.get_cublas_handle()
         if handles[stream] == 0:
