@@ -18,7 +18,7 @@ from conftest import ROOT
 from bilinear.cli import main
 from bilinear.verify.stability import stability
 
-from helpers.emulated import run_driver
+from helpers.emulated import run_driver, statuses
 from helpers.schedules import STRASSEN_SUMS_STAGE, STRASSEN_THROUGH_TEMPORARIES
 
 
@@ -119,3 +119,21 @@ def test_an_in_place_level_under_a_level_multiplying_sums_is_told_what_to_change
         "an element-wise statement of msmes (level 2) touches A11, which here is a sum of 2 views (the level above "
         "multiplies a sum of its blocks); put msmes where its A and B are single blocks (at the top level, or under "
         "a schedule whose products multiply single blocks), or use a schedule that does not write A there")
+
+
+def test_the_plans_of_a_level_share_its_temporaries(tmp_path):
+    """rsmm overwrites C, and its products that add into C run Winograd, its accumulating fallback:
+    at the second level both run, in turn, never at once, so they share that level's temporaries.
+    Before, each held its own: 384 MiB at 8192, where Winograd at two levels holds 320.  The C
+    library sizes its workspace from the same slots, and its driver checks both plans' products."""
+    n, mib = 8192, 2**20
+    rsmm = bilinear.compile("rsmm", backend="numpy", levels=2)
+    assert rsmm.workspace_bytes(n, n, n) == bilinear.compile("winograd", backend="numpy", levels=2).workspace_bytes(n, n, n)
+    assert rsmm.workspace_bytes(n, n, n) == 320 * mib  # X and Y at 4096² and at 2048², float64
+    assert _max_error(rsmm, 96) < 1e-13
+    out = tmp_path / "lib"
+    assert main(["compile", str(ROOT / "algorithms" / "rsmm.bl"), "-o", str(out), "--levels", "2", "--dtype", "float64"]) == 0
+    assert statuses(out, "rsmm", [f"rsmm_dgemm_workspace_bytes({n}, {n}, {n})"]) == [320 * mib]
+    growth = stability(bilinear.load("rsmm").algorithms[0]).growth_factor / 8
+    run = run_driver(out, "rsmm", ["2", repr(growth), "0", "64,64,64", "130,66,98"])
+    assert run.returncode == 0 and "0 failure(s)" in run.stdout, run.stdout + run.stderr

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import Multiply, Stage, Update, operand_of, parse_block
+from ..ir import Multiply, Stage, Temporary, Update, operand_of, parse_block
 from .elementwise import VECTOR, ElementwiseKernel
 from .host_code import (
     BreadthCode,
@@ -37,6 +37,7 @@ from .host_code import (
 )
 from .ozaki_host import k_limit_text, k_limits, ozaki_code
 from .leaves import FlatGroup, Keys, ProblemForm, ProblemNode, ProductLaunch, own_keys, sub_problem
+from .levels import LevelPlan
 from .plan import Lowered
 from .product import c_literal, default_config, plan_kernel
 from .render import render
@@ -107,16 +108,19 @@ class _Host:
             self.kernels[spec.name] = KernelCode(spec.name, (spec.n_a, spec.n_b, spec.n_c), plan.smem_bytes, plan.vec, plan.vec_sides)
         return spec.name
 
-    def temp(self, level: int, schedule: str, name: str, like: str) -> str:
-        key = (level, f"{schedule}.{name}")
+    def temp(self, level: int, plan: LevelPlan, temp: Temporary) -> str:
+        """The temporary's workspace slot (``LevelPlan.slots``: a level's plans share them)."""
+        key = (level, plan.slots[temp.name])
+        first = self.lowered.levels[0]
+        # at level 0, an overwriting schedule's and its fallback's own; a from-zero plan's are its plan's
+        top = (plan.schedule.name == first.schedule.name and first.schedule.overwrites_c) if level == 0 and \
+            first.from_zero is None else None
         if key not in self.temps:
             self.temps[key] = len(self.temp_list)
-            rows, cols = {"A": ("bm", "bk"), "B": ("bk", "bn"), "C": ("bm", "bn")}[like]
-            first = self.lowered.levels[0]
-            # at level 0, an overwriting schedule's and its fallback's own; a from-zero plan's are its plan's
-            top = (schedule == first.schedule.name and first.schedule.overwrites_c) if level == 0 and \
-                first.from_zero is None else None
+            rows, cols = {"A": ("bm", "bk"), "B": ("bk", "bn"), "C": ("bm", "bn")}[temp.like]
             self.temp_list.append(Temp(level, rows, cols, top))
+        elif self.temp_list[self.temps[key]].top != top:  # the slot of both: whichever runs needs it
+            self.temp_list[self.temps[key]] = replace(self.temp_list[self.temps[key]], top=None)
         return f"x.temps[{self.temps[key]}]"
 
     # --- leaves --------------------------------------------------------------------------------
@@ -173,7 +177,7 @@ class _Host:
                     names.append(variable)
                 views_of[block] = tuple(names)
         for temp in node.plan.schedule.temporaries:
-            views_of[temp.name] = (self.temp(node.level, node.plan.schedule.name, temp.name, temp.like),)
+            views_of[temp.name] = (self.temp(node.level, node.plan, temp),)
         ops = []
         for step, lowered_step in zip(node.plan.steps, node.steps):
             if isinstance(step, ElementwiseKernel):

@@ -361,7 +361,8 @@ def top_modes(lowered: Lowered, M: int, K: int, N: int, beta: float | None = Non
 
 
 def workspace_shapes(lowered: Lowered, M: int, K: int, N: int) -> dict[tuple[int, str], tuple[int, int]]:
-    """Temporaries of every plan that can run at every level, with their dimensions there.
+    """Temporaries of every plan that can run at every level, keyed by level and slot (the plans of
+    a level share slots: ``LevelPlan.slots``), with their dimensions there.
 
     An overwriting schedule runs where its parent overwrites; its accumulating
     fallback only where the parent accumulates.  An accumulating schedule's from-zero plan
@@ -382,8 +383,8 @@ def workspace_shapes(lowered: Lowered, M: int, K: int, N: int) -> dict[tuple[int
             if candidate is not None and wanted
         ]
         for candidate in running:
-            for temp in candidate.schedule.temporaries:
-                shapes[(level, f"{candidate.schedule.name}.{temp.name}")] = size[temp.like]
+            for temp in candidate.schedule.temporaries:  # (the candidates share slots: LevelPlan.slots)
+                shapes[(level, candidate.slots[temp.name])] = size[temp.like]
         statements = [s for p in running for step in p.steps if isinstance(step, Stage) for s in step.statements]
         overwrite = any(s.overwrite for s in statements)
         accumulate = any(not s.overwrite for s in statements)

@@ -220,7 +220,7 @@ class Executor:
                 buffers[name] = tuple(_block(view, size[operand], row, col) for view in sources[operand])
         for temp in plan.schedule.temporaries:
             rows, cols = size[temp.like]
-            buffers[temp.name] = (self.workspace[(level, f"{plan.schedule.name}.{temp.name}")][:rows, :cols],)
+            buffers[temp.name] = (self.workspace[(level, plan.slots[temp.name])][:rows, :cols],)
         return buffers
 
     @staticmethod
