@@ -150,14 +150,33 @@ def test_the_committed_table_only_runs_configurations_that_exist():
         Options(dtype=row.dtype, levels=row.levels, breadth=row.breadth, launch=row.launch, leaf=row.leaf)  # valid
 
 
-def test_capture_without_cublas_loaded_says_so(monkeypatch, tmp_path):
+def _mapped_libraries(monkeypatch, tmp_path, paths: list[str]) -> None:
+    """/proc/self/maps as it reads with these libraries mapped, and no CuPy module to ask."""
     maps = tmp_path / "maps"
-    maps.write_text("00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/python3\n")
+    maps.write_text("".join(f"00400000-00452000 r-xp 00000000 08:02 173521 {path}\n" for path in ["/usr/bin/python3", *paths]))
     real_open = open
     monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(maps if path == "/proc/self/maps" else path, *a, **k))
+    monkeypatch.setattr(cublas_capture, "_through_cupy", lambda: None)
     cublas_capture.library.cache_clear()
+
+
+def test_capture_without_cublas_loaded_says_so(monkeypatch, tmp_path):
+    _mapped_libraries(monkeypatch, tmp_path, [])
     with pytest.raises(RuntimeError, match=r"cuBLAS is not loaded in this process \(multiply once through CuPy first\)"):
         cublas_capture.library()
+    cublas_capture.library.cache_clear()
+
+
+def test_capture_with_two_cublas_libraries_and_no_word_from_cupy_refuses_to_guess(monkeypatch, tmp_path):
+    """It had taken the first path in sorted order: another library than the one CuPy's handle is of."""
+    _mapped_libraries(monkeypatch, tmp_path, ["/opt/torch/lib/libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.13",
+                                              "/usr/local/cuda/lib64/libcublasLt.so.13"])
+    with pytest.raises(RuntimeError) as refused:
+        cublas_capture.library()
+    assert str(refused.value) == (
+        "several cuBLAS libraries are loaded in this process (/opt/torch/lib/libcublas.so.12, "
+        "/usr/local/cuda/lib64/libcublas.so.13) and CuPy's cuBLAS module does not tell which one it calls: "
+        "a graph cannot be captured")
     cublas_capture.library.cache_clear()
 
 

@@ -200,3 +200,33 @@ def test_a_product_runs_inside_a_graph_the_caller_captures(cp):
     graph.launch(stream)
     stream.synchronize()
     assert relative_error(C, float64_reference(A, B, None, 2.0, 0.0), A, B) < 1e-14
+
+
+def test_a_capture_calls_cupys_cublas_with_another_cublas_mapped(cp, tmp_path):
+    """With a second libcublas mapped (torch's, in a process that uses both), the capture module took
+    the first mapped path in sorted order, whatever CuPy's handle belongs to.  A decoy of that name,
+    with no cuBLAS in it, is mapped here first: a capture still calls CuPy's library."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    from bilinear.runtime import cublas_capture
+
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the decoy library")
+    decoy = tmp_path / "libcublas.so.99"
+    source = tmp_path / "decoy.c"
+    source.write_text("int bilinear_decoy(void) { return 0; }\n")
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(decoy), str(source)], check=True)
+    ctypes.CDLL(str(decoy))
+    product = bilinear.compile("strassen", levels=1, backend="cupy")
+    A, B, C = random_inputs(cp, 128, 128, 128, "float64", seed=8)
+    cublas_capture.library.cache_clear()
+    try:
+        graph = product.capture(A, B, C)
+        graph()
+        cp.cuda.Device().synchronize()
+        assert relative_error(C, float64_reference(A, B, None, 1.0, 0.0), A, B) < 1e-14
+    finally:
+        cublas_capture.library.cache_clear()

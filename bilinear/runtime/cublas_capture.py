@@ -1,9 +1,9 @@
 """cuBLAS GEMMs callable while a stream captures a CUDA graph.
 
 CuPy's cuBLAS wrappers raise during stream capture; cuBLAS itself (CUDA 12 and
-later) captures GEMMs.  This calls the very library CuPy loaded (found in the
-process's memory map, so the handle CuPy made is valid for it) through ctypes,
-with the argument order of the cuBLAS C API.
+later) captures GEMMs.  This calls the very library CuPy calls (so the handle
+CuPy made is valid for it) through ctypes, with the argument order of the
+cuBLAS C API.
 """
 
 from __future__ import annotations
@@ -16,16 +16,13 @@ _P, _I, _L = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
 
 @cache
 def library() -> ctypes.CDLL:
-    """The libcublas CuPy loaded.
+    """The libcublas CuPy calls.
 
     Raises:
-        RuntimeError: when no cuBLAS library is mapped into the process.
+        RuntimeError: when no cuBLAS library is mapped into the process, or several are and CuPy's
+            module does not tell which it calls.
     """
-    with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps if "libcublas.so" in line and "Lt" not in line}
-    if not paths:
-        raise RuntimeError("cuBLAS is not loaded in this process (multiply once through CuPy first)")
-    lib = ctypes.CDLL(sorted(paths)[0])
+    lib = _through_cupy() or _mapped()
     gemm = [_P, _I, _I, _I, _I, _I, _P, _P, _I, _P, _I, _P, _P, _I]
     strided = [_P, _I, _I, _I, _I, _I, _P, _P, _I, _L, _P, _I, _L, _P, _P, _I, _L, _I]
     # transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype,
@@ -38,6 +35,35 @@ def library() -> ctypes.CDLL:
         getattr(lib, name).argtypes = types
         getattr(lib, name).restype = _I
     return lib
+
+
+def _through_cupy() -> ctypes.CDLL | None:
+    """CuPy's own cuBLAS module as a library: a symbol looked up through it resolves in the
+    libraries it is linked against, so to the libcublas whose handles CuPy makes even where
+    another is loaded too (torch's, in a process that uses both; the first mapped path had been
+    taken).  None without CuPy, or where its module does not link cuBLAS itself."""
+    try:
+        from cupy_backends.cuda.libs import cublas as module
+    except Exception:  # no CuPy, an older layout, or no loadable cuBLAS: the mapped library decides
+        return None
+    try:
+        lib = ctypes.CDLL(module.__file__)  # already loaded: its handle, nothing new mapped
+        lib.cublasDgemm_v2
+    except (AttributeError, OSError, TypeError):
+        return None
+    return lib
+
+
+def _mapped() -> ctypes.CDLL:
+    """The one libcublas mapped into the process (found in its memory map)."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libcublas.so" in line and "Lt" not in line}
+    if not paths:
+        raise RuntimeError("cuBLAS is not loaded in this process (multiply once through CuPy first)")
+    if len(paths) > 1:
+        raise RuntimeError(f"several cuBLAS libraries are loaded in this process ({', '.join(sorted(paths))}) and "
+                           "CuPy's cuBLAS module does not tell which one it calls: a graph cannot be captured")
+    return ctypes.CDLL(paths.pop())
 
 
 def _check(status: int, call: str) -> None:
