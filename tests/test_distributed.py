@@ -1222,7 +1222,7 @@ def test_a_rank_stopped_by_a_signal_ends_the_job_at_once(tmp_path, signal_name, 
     BILINEAR_DIST_TIMEOUT (300 s by default) for it (found by an audit)."""
     import signal
 
-    from helpers.mpi import MPIEXEC
+    from helpers.mpi import AS_ROOT, MPIEXEC
 
     script = ("import os, sys; from bilinear.cli import main; "
               "open(os.path.join(sys.argv[1], 'pid' + os.environ.get('PMI_RANK', '0')), 'w').write(str(os.getpid())); "
@@ -1230,7 +1230,7 @@ def test_a_rank_stopped_by_a_signal_ends_the_job_at_once(tmp_path, signal_name, 
     command = [MPIEXEC, "-n", "2", sys.executable, "-c", script, str(tmp_path), "run", str(ROOT / "algorithms/strassen.bl"),
                "-n", "128", "--gpus", "2", "--backend", "numpy", "--repeat", "1000000"]
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=os.environ | {"BILINEAR_DIST_TIMEOUT": "90"})
+                           env=os.environ | AS_ROOT | {"BILINEAR_DIST_TIMEOUT": "90"})
     try:
         deadline = time.monotonic() + 60
         while not (tmp_path / "pid1").exists() or not (tmp_path / "pid1").read_text():

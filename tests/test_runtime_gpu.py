@@ -202,24 +202,17 @@ def test_a_product_runs_inside_a_graph_the_caller_captures(cp):
     assert relative_error(C, float64_reference(A, B, None, 2.0, 0.0), A, B) < 1e-14
 
 
-def test_a_capture_calls_cupys_cublas_with_another_cublas_mapped(cp, tmp_path):
+def test_a_capture_calls_cupys_cublas_with_another_cublas_mapped(cp, monkeypatch, tmp_path):
     """With a second libcublas mapped (torch's, in a process that uses both), the capture module took
-    the first mapped path in sorted order, whatever CuPy's handle belongs to.  A decoy of that name,
-    with no cuBLAS in it, is mapped here first: a capture still calls CuPy's library."""
-    import ctypes
-    import shutil
-    import subprocess
-
+    the first path of the memory map in sorted order, whatever library CuPy's handle belongs to.  Here
+    the map lists another first (no library at all: loading it fails): a capture still calls CuPy's."""
     from bilinear.runtime import cublas_capture
 
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.skip("no C compiler to build the decoy library")
-    decoy = tmp_path / "libcublas.so.99"
-    source = tmp_path / "decoy.c"
-    source.write_text("int bilinear_decoy(void) { return 0; }\n")
-    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(decoy), str(source)], check=True)
-    ctypes.CDLL(str(decoy))
+    with open("/proc/self/maps") as real:
+        maps = tmp_path / "maps"
+        maps.write_text("7f0000000000-7f0000001000 r-xp 00000000 08:02 1 /0/libcublas.so.99\n" + real.read())
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(maps if path == "/proc/self/maps" else path, *a, **k))
     product = bilinear.compile("strassen", levels=1, backend="cupy")
     A, B, C = random_inputs(cp, 128, 128, 128, "float64", seed=8)
     cublas_capture.library.cache_clear()

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 MPIEXEC = shutil.which("mpiexec", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+# Open MPI's mpiexec refuses to start as root (as tests run in many containers, the lent GPU
+# machines' among them) unless both are set; MPICH's ignores them.
+AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="needs mpiexec (pip install '.[test]' brings MPICH)")
 
 
@@ -19,7 +22,7 @@ def run_ranks(
 ) -> subprocess.CompletedProcess:
     """``python ARGS`` on ``ranks`` ranks (in folder ``cwd``); its status and output."""
     return subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, env=os.environ | (env or {}), cwd=cwd)
+                          timeout=timeout, env=os.environ | AS_ROOT | (env or {}), cwd=cwd)
 
 
 def run_mpmd(*commands: tuple[str, ...], timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
