@@ -133,7 +133,24 @@ def _verify(args) -> int:
             print(render(diagnostic), file=sys.stderr)
         return 1
     print(RENDERERS[args.format](report, n=args.n, dtype=args.dtype))
+    for note in _unused_report_options(args, report):
+        print(f"bilinear verify: {note}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _unused_report_options(args, report) -> list[str]:
+    """Notes for -n and --dtype where the report has no figure they change: an algorithm's counts
+    per level use n but count no bytes; a modular, approximate or complex scheme's report uses neither."""
+    from .verify import AlgorithmReport, ScheduleReport
+
+    kinds = {type(entry) for entry in report.entries}
+    notes = []
+    if getattr(args, "n_given", False) and not kinds & {AlgorithmReport, ScheduleReport}:
+        notes.append(f"-n {args.n} changes nothing here: the report of {Path(args.file).name} counts no sizes")
+    if getattr(args, "dtype_given", False) and ScheduleReport not in kinds:
+        notes.append(f"--dtype {args.dtype} changes nothing here: it counts a schedule's bytes, and "
+                     f"{Path(args.file).name} has no schedule")
+    return notes
 
 
 def _list(args) -> int:

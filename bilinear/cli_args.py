@@ -204,10 +204,10 @@ def add_report_options(parser: argparse.ArgumentParser, dtype_help: str = "eleme
     """-n and --dtype: the size and element type the report counts bytes for; ``dtype_help``: what --dtype does
     for this command (each command's --help says only what applies to it)."""
     parser.add_argument(
-        "-n", type=dimension, default=8192, metavar="N",
+        "-n", type=dimension, default=8192, metavar="N", action=Given,
         help="problem size used for workspace bytes and per-level counts in the report (default 8192)",
     )
-    parser.add_argument("--dtype", choices=DTYPES, default="float64", help=f"{dtype_help} (default float64)")
+    parser.add_argument("--dtype", choices=DTYPES, default="float64", action=Given, help=f"{dtype_help} (default float64)")
 
 
 class Given(argparse.Action):

@@ -1072,6 +1072,60 @@ def test_mod_p_that_divides_a_denominator_says_so(capsys, tmp_path):
     assert "valid only modulo" not in err
 
 
+HALF_STRASSEN = """# Strassen, product 1 doubled on the A side and halved in C
+2 0 1 0 1 -1 0
+0 0 0 0 1 0 1
+0 1 0 0 0 1 0
+2 1 0 1 0 0 -1
+#
+1 1 0 -1 0 1 0
+0 0 1 0 0 1 0
+0 0 0 1 0 0 1
+1 0 -1 0 1 0 1
+#
+1/2 0 0 1 -1 0 1
+0 0 1 0 1 0 0
+0 1 0 1 0 0 0
+1/2 -1 1 0 0 1 0
+"""
+
+
+def test_a_coefficient_with_no_value_modulo_p_is_shown_where_it_is_written(capsys, tmp_path):
+    """It was located at the scheme's first line (a comment here; with PLinOpt, another file's
+    header): now at the first coefficient written with a denominator p divides."""
+    path = tmp_path / "half"
+    path.write_text(HALF_STRASSEN)
+    code, out, _ = _run(capsys, "verify", str(path), "--from", "fast-matmul", "--mod", "2")
+    assert code == 1
+    assert out.startswith(f"{path}:12:1: error: the coefficient 1/2 has no value modulo 2: its denominator is not "
+                          "invertible (written 1/2·M1 in C11 = ...)\n   12 | 1/2 0 0 1 -1 0 1\n")
+
+
+def test_a_plinopt_coefficient_with_no_value_modulo_p_is_shown_in_its_own_file(capsys):
+    from conftest import scheme_file
+
+    path = scheme_file("plinopt/3x4x7_63_rational-CoB_L.sms")
+    code, out, _ = _run(capsys, "verify", str(path), "--mod", "2")
+    assert code == 1 and "3x4x7_63_rational-CoB_R.sms:2:1: error: the coefficient 1/2 has no value modulo 2" in out
+
+
+def test_verify_says_where_n_and_dtype_change_nothing(capsys):
+    """--dtype counts a schedule's bytes and -n sizes an algorithm's counts: a report with neither
+    took them without a word (README: "No option is ignored without a word")."""
+    code, out, err = _run(capsys, "verify", "strassen", "--dtype", "float32")
+    assert code == 0 and err == ("bilinear verify: --dtype float32 changes nothing here: it counts a schedule's bytes, "
+                                 "and strassen.bl has no schedule\n")
+    assert out == _run(capsys, "verify", "strassen")[1]
+    assert _run(capsys, "verify", "msmes", "--dtype", "float32", "-n", "4096")[2] == ""  # its schedule's bytes
+    assert _run(capsys, "verify", "strassen", "-n", "4096")[2] == ""  # its GFLOP at n
+
+
+def test_verify_of_a_modular_scheme_says_n_changes_nothing(capsys):
+    path = scheme_file("kauers/378-ffdb2d875f.mod2.exp")
+    err = _run(capsys, "verify", str(path), "-n", "17")[2]
+    assert "bilinear verify: -n 17 changes nothing here: the report of 378-ffdb2d875f.mod2.exp counts no sizes\n" in err
+
+
 def test_a_written_header_names_its_source_and_no_absolute_path(capsys, tmp_path):
     """A LICENSE three folders up was written as "Licence of the source: /abs/path/LICENSE (...)", and the
     `from NAME` line went missing whenever one was found."""

@@ -94,6 +94,26 @@ def _block_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) 
     return text + (f" (and {hidden} more wrong terms)" if hidden else "")
 
 
+def _singular_coefficient(algorithm: Algorithm, tables, p: int) -> Diagnostic | None:
+    """The smallest coefficient of the expanded scheme whose denominator p divides (it has no value
+    modulo p), located at the first coefficient written so (an expanded one's denominator divides a
+    product of written ones'): the whole scheme's span had pointed at its first line, or at
+    another file of a PLinOpt scheme."""
+    singular = sorted({c for table in tables for row in table for c in row if math.gcd(c.denominator, p) != 1}, key=abs)
+    if not singular:
+        return None
+    message = f"the coefficient {singular[0]} has no value modulo {p}: its denominator is not invertible"
+    written = [(f"{s.name} = ...", s.form, s.span) for s in algorithm.sums]
+    written += [(f"{x.name}'s {side} factor", form, x.span) for x in algorithm.products
+                for side, form in (("A", x.left), ("B", x.right))]
+    written += [(f"{o.block} = ...", o.form, o.span) for o in algorithm.outputs]
+    for owner, form, span in written:
+        for name, c in form.terms:
+            if math.gcd(c.denominator, p) != 1:
+                return Diagnostic(f"{message} (written {c}·{name} in {owner})", dict(form.spans).get(name) or span)
+    return Diagnostic(message, None)
+
+
 def check_modular(scheme: ModularScheme) -> ModularReport:
     """The Brent equations modulo p and over Q, on exact integer tensors.
 
@@ -103,11 +123,8 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
     """
     algorithm, p = scheme.algorithm, scheme.modulus
     tables = expansion_of(algorithm).tables()
-    singular = sorted({c for table in tables for row in table for c in row if math.gcd(c.denominator, p) != 1}, key=abs)
-    if singular:
-        message = f"the coefficient {singular[0]} has no value modulo {p}: its denominator is not invertible"
-        return ModularReport(scheme, (Diagnostic(message, algorithm.span),), (),
-                             exact_over_q=not brent_residual(expansion_of(algorithm)))
+    if (singular := _singular_coefficient(algorithm, tables, p)) is not None:
+        return ModularReport(scheme, (singular,), (), exact_over_q=not brent_residual(expansion_of(algorithm)))
     residues = [
         np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
     ]
