@@ -765,6 +765,13 @@ def test_detect_format_by_content(tmp_path):
     assert detect_format(tmp_path / "d") == "alphatensor"
 
 
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_an_empty_file_without_a_suffix_is_said_to_be_empty(tmp_path, text):
+    """It was told to give --from, and each format then refused it its own way ("found 0" blocks,
+    "is not JSON", ...): none said the file was empty."""
+    assert _error(_write(tmp_path, "grey333", text)) == ("grey333 is empty: it holds no scheme in any format", "")
+
+
 def test_read_catalogue_options_are_checked(tmp_path):
     path = _write(tmp_path, "scheme", STRASSEN_FAST_MATMUL)
     assert _error(path, key="2,2,2")[0] == (

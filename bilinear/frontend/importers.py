@@ -128,6 +128,8 @@ def detect_format(path: Path) -> str:
     except OSError:
         pass  # read_source below reports why the file cannot be read
     text = read_source(path)
+    if not text.strip():  # every format would refuse it, each its own way: --from would not help
+        raise BilinearError(Diagnostic(f"{path.name} is empty: it holds no scheme in any format", None))
     matches = _looks_like(text)
     known = "bl, " + ", ".join(FORMATS)
     if not matches:
