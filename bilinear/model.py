@@ -37,6 +37,10 @@ class Ceilings:
     # whether a stage's products run at once (one fused launch, concurrent streams): not on the CPU,
     # where the NumPy backend multiplies them one after another
     concurrent: bool = True
+    # whether fused leaves form their operand sums and add into their targets in passes over memory
+    # (the NumPy backend's expressions, a temporary per term) rather than in the product kernel,
+    # whose measured rate includes them
+    sums_in_passes: bool = False
 
     def rate(self, M: int, K: int, N: int, fused: bool = False) -> float:
         """Flop rate for an M×K×N product: the measured rate at the cube root of its volume."""
@@ -113,7 +117,50 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
     peeled = _peeling_flops(plan, M, K, N)
     if peeled:
         steps.append(StepPrediction("peeling", peeled / ceilings.rate(M, K, N), peeled, 0.0))
+    if level == 0 and fused and ceilings.sums_in_passes:
+        moved = _SUM_PASSES * _leaf_terms(lowered, M, K, N).elements() * _ITEMSIZE[options.dtype]
+        steps.append(StepPrediction("operand sums", moved / ceilings.bandwidth, 0.0, float(moved)))
     return steps
+
+
+# Memory accesses per term of a sum NumPy evaluates (``c * view`` reads the view and writes a
+# temporary; adding it reads both and writes the sum), and per target a product adds into.
+_SUM_PASSES = 5
+
+
+@dataclass(frozen=True)
+class _LeafTerms:
+    """The leaf products of a product with fused leaves: their dimensions, and the terms of their
+    left and right operand sums and of their targets, summed over them (a level's statement with
+    t terms over sub-problems whose operands hold u terms each gives t·u)."""
+
+    left: int
+    right: int
+    targets: int
+    dims: tuple[int, int, int]
+
+    def elements(self) -> int:
+        """Elements over all terms' blocks: what evaluating the sums reads once."""
+        m, k, n = self.dims
+        return self.left * m * k + self.right * k * n + self.targets * m * n
+
+
+def _leaf_terms(lowered: Lowered, M: int, K: int, N: int, level: int = 0, overwrite: bool = True) -> _LeafTerms:
+    """Over the tree of plans a call runs, C = A·B at the top (``_running``), each product's own
+    below (an accumulating fallback or a from-zero plan: ``LevelPlan.running``)."""
+    if level >= len(lowered.levels) or not recurses(lowered.levels[level], lowered.options, M, K, N):
+        return _LeafTerms(1, 1, 1, (M, K, N))
+    plan = lowered.levels[level].running(overwrite)
+    _, (bm, bk, bn) = _block_elements(plan, M, K, N)
+    left = right = targets = 0
+    dims = (bm, bk, bn)
+    for statement in (s for step in plan.steps if not isinstance(step, ElementwiseKernel) for s in step.statements):
+        inner = _leaf_terms(lowered, bm, bk, bn, level + 1, statement.overwrite)
+        left += len(statement.left.terms) * inner.left
+        right += len(statement.right.terms) * inner.right
+        targets += len(statement.targets.terms) * inner.targets
+        dims = inner.dims
+    return _LeafTerms(left, right, targets, dims)
 
 
 def _breadth_runs(lowered: Lowered, M: int, K: int, N: int) -> bool:
@@ -172,7 +219,11 @@ def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0, one
 def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int) -> float:
     """Predicted seconds for the whole product: the device's work, or the host's launches if slower."""
     device = sum(step.seconds for step in predict_steps(lowered, ceilings, M, K, N))
-    return max(device, count_launches(lowered, M, K, N, one_launch_fused=ceilings.concurrent) * ceilings.launch_seconds)
+    launches = count_launches(lowered, M, K, N, one_launch_fused=ceilings.concurrent)
+    if lowered.options.leaf == "fused" and ceilings.sums_in_passes:  # two expressions a term: scale, add
+        terms = _leaf_terms(lowered, M, K, N)
+        launches += 2 * (terms.left + terms.right + terms.targets)
+    return max(device, launches * ceilings.launch_seconds)
 
 
 def leaf_alone(leaves: Iterable[str]) -> str:

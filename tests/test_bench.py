@@ -13,6 +13,7 @@ from bilinear.bench import bench_one, read_json
 from bilinear.measure import random_inputs
 from bilinear.model import choose_levels
 from bilinear.cli import main
+from conftest import ALGORITHMS
 from bilinear.lower.plan import Options, lower
 from bilinear.model import Ceilings, count_launches, predict, predict_steps
 
@@ -77,6 +78,61 @@ def test_fused_leaves_on_the_cpu_are_priced_one_product_after_another():
     assert predict(fused, CEILINGS, 256, 256, 256) < predict(fused, cpu, 256, 256, 256) / 5  # a stage in one launch
     assert count_launches(fused, 256, 256, 256, one_launch_fused=False) == 49
     assert count_launches(fused, 256, 256, 256) == count_launches(fused, 256, 256, 256, one_launch_fused=True) < 49
+
+
+# The CPU this repository's model tests price: the ceilings this machine's NumPy measured (2 cores).
+CPU = Ceilings(device="cpu x86_64 2 cores", dtype="float64", bandwidth=1.13e10,
+               gemm_rate=((64, 2.5e10), (128, 4.1e10), (256, 5.5e10), (512, 5.8e10)), launch_seconds=8.3e-6,
+               concurrent=False, sums_in_passes=True)
+
+
+@pytest.mark.parametrize("path", ALGORITHMS, ids=[p.stem for p in ALGORITHMS])
+@pytest.mark.parametrize("levels", [1, 2])
+def test_the_model_counts_the_terms_numpy_sums_for_fused_leaves(path, levels, monkeypatch):
+    """The NumPy backend forms each fused leaf product's operand sums and target updates term by term;
+    the model counts those terms over every leaf product of the whole tree."""
+    from bilinear.model import _leaf_terms
+    from bilinear.runtime.numpy_backend import NumpyBackend
+
+    lowered = _lowered(str(path), levels, leaf="fused")
+    shape = lowered.levels[0].algorithm.shape
+    M, K, N = 32 * shape.m**levels, 32 * shape.k**levels, 32 * shape.n**levels  # no peeling
+    counted = {"left": 0, "right": 0, "targets": 0}
+    evaluated = NumpyBackend.fused
+
+    def counting(self, launch, views, dims, alpha):
+        for product in launch.spec.products:
+            counted["left"] += len(product.left)
+            counted["right"] += len(product.right)
+            counted["targets"] += len(product.targets)
+        evaluated(self, launch, views, dims, alpha)
+
+    monkeypatch.setattr(NumpyBackend, "fused", counting)
+    A, B, _ = random_inputs(np, M, K, N, "float64", seed=2)
+    bilinear.compile(str(path), levels=levels, leaf="fused", backend="numpy")(A, B)
+    terms = _leaf_terms(lowered, M, K, N)
+    assert counted == {"left": terms.left, "right": terms.right, "targets": terms.targets}
+
+
+def test_fused_leaves_on_the_cpu_pay_for_their_sums():
+    """levels="auto" on the CPU chose fused leaves from 512 (L1) and 1024 (L2) up, priced as if their
+    sums cost nothing; NumPy forms them in passes, and they ran 3-5 times slower than NumPy's own
+    product.  Priced, the library alone wins at these sizes."""
+    fused = _lowered("algorithms/strassen.bl", 2, leaf="fused")
+    steps = predict_steps(fused, CPU, 256, 256, 256)
+    sums = [step for step in steps if step.name == "operand sums"]
+    assert len(sums) == 1 and sums[0].seconds == pytest.approx(sums[0].bytes / CPU.bandwidth)
+    from bilinear.model import _leaf_terms
+
+    terms = _leaf_terms(fused, 256, 256, 256)
+    assert sums[0].bytes == 5 * 8 * (terms.left + terms.right + terms.targets) * 64 * 64
+    assert not any(step.name == "operand sums" for step in predict_steps(fused, CEILINGS, 256, 256, 256))
+
+    def lowered_for(levels, leaf):
+        return _lowered("algorithms/strassen.bl", levels, leaf=leaf)
+
+    for n in (256, 512, 1024):
+        assert choose_levels(lowered_for, CPU, n, n, n, leaves=("cublas", "fused"))[:2] == (0, "cublas")
 
 
 def test_bench_command_writes_json_and_plot(tmp_path):

@@ -257,11 +257,7 @@ class _TreeBuilder:
             return ProblemNode(level, form, leaf=leaf, flat=self.flat_table(items, level))
         if level == len(self.levels):
             return ProblemNode(level, form, leaf=leaf)
-        plan = self.levels[level]
-        if plan.schedule.overwrites_c and not form.overwrite:
-            plan = plan.accumulate_fallback  # products that accumulate cannot run an overwriting schedule
-        elif form.overwrite and plan.from_zero is not None:
-            plan = plan.from_zero  # C starts at zero: the schedule that never reads it, zeroing nothing
+        plan = self.levels[level].running(form.overwrite)
         zero = form.overwrite and not plan.schedule.overwrites_c
         _single_views(plan, form, level)
         steps = tuple(self._step(step, form, plan, level) if isinstance(step, Stage) else None for step in plan.steps)

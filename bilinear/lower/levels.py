@@ -58,6 +58,14 @@ class LevelPlan:
         others = (plan.kernels() for plan in (self.from_zero, self.accumulate_fallback) if plan is not None)
         return own + tuple(kernel for kernels in others for kernel in kernels)
 
+    def running(self, overwrite: bool) -> LevelPlan:
+        """The plan a problem at this level runs: products that accumulate cannot run an overwriting
+        schedule (its accumulating fallback runs), and where C starts at zero the from-zero plan
+        runs, which never reads it and zeroes nothing."""
+        if self.schedule.overwrites_c and not overwrite:
+            return self.accumulate_fallback
+        return self.from_zero if overwrite and self.from_zero is not None else self
+
     @cached_property
     def slots(self) -> dict[str, str]:
         """Each temporary's workspace slot at its level: its shape (``like``) and its ordinal among

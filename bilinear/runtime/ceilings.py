@@ -71,8 +71,10 @@ def _ceilings_from(device: str, dtype: str, entry) -> Ceilings | None:
         gemm, fused = rates(entry["gemm_rate"]), rates(entry.get("fused_rate", ()))
         if not gemm or not 0 < bandwidth < float("inf") or not 0 <= launch < 1:
             return None
-        # on the CPU the NumPy backend multiplies a stage's products one after another
-        return Ceilings(device, dtype, bandwidth, gemm, fused, launch, concurrent=not device.startswith("cpu "))
+        # on the CPU the NumPy backend multiplies a stage's products one after another, and forms a
+        # fused leaf's sums in passes
+        cpu = device.startswith("cpu ")
+        return Ceilings(device, dtype, bandwidth, gemm, fused, launch, concurrent=not cpu, sums_in_passes=cpu)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
@@ -94,7 +96,8 @@ def measure_ceilings(xp, dtype: str, sizes: Iterable[int] | None = None, fused: 
     bandwidth = _copy_bandwidth(xp, dtype)
     rates = [(n, _gemm_rate(xp, dtype, n)) for n in sizes]
     launch = _launch_seconds(xp, dtype)
-    ceilings = Ceilings(device, dtype, bandwidth, tuple(rates), launch_seconds=launch, concurrent=xp is not np)
+    ceilings = Ceilings(device, dtype, bandwidth, tuple(rates), launch_seconds=launch, concurrent=xp is not np,
+                        sums_in_passes=xp is np)
     update_cache_file(cache, key, {"bandwidth": bandwidth, "gemm_rate": rates, "launch_seconds": launch})
     return ceilings
 
