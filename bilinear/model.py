@@ -22,6 +22,9 @@ from .lower.ozaki_host import moduli_refusal
 from .lower.plan import LevelPlan, Lowered, broken_condition, recurses
 
 _ITEMSIZE = {"float32": 4, "float64": 8}
+# Memory accesses per term of a sum NumPy evaluates (``c * view`` reads the view and writes a
+# temporary; adding it reads both and writes the sum), and per target a product adds into.
+_SUM_PASSES = 5
 
 
 @dataclass(frozen=True)
@@ -37,9 +40,9 @@ class Ceilings:
     # whether a stage's products run at once (one fused launch, concurrent streams): not on the CPU,
     # where the NumPy backend multiplies them one after another
     concurrent: bool = True
-    # whether fused leaves form their operand sums and add into their targets in passes over memory
-    # (the NumPy backend's expressions, a temporary per term) rather than in the product kernel,
-    # whose measured rate includes them
+    # whether sums are formed in passes over memory, a temporary per term (the NumPy backend's
+    # expressions: element-wise stages, and a fused leaf's operand sums and target updates) rather
+    # than in one kernel that reads each block once (or the product kernel, whose rate includes them)
     sums_in_passes: bool = False
 
     def rate(self, M: int, K: int, N: int, fused: bool = False) -> float:
@@ -55,11 +58,17 @@ class Ceilings:
         return table[-1][1]
 
 
-def elementwise_bytes(kernel: ElementwiseKernel, block_elements: dict[str, int], dtype: str) -> int:
-    """Bytes one launch of an element-wise kernel moves: each slot read once and written once."""
+def elementwise_bytes(kernel: ElementwiseKernel, block_elements: dict[str, int], dtype: str,
+                      in_passes: bool = False) -> int:
+    """Bytes one launch of an element-wise kernel moves: each slot read once and written once, or
+    ``in_passes`` as NumPy evaluates it: each assignment's terms one expression at a time
+    (``_SUM_PASSES`` accesses a term), its sum then stored (read and written)."""
     total = 0
     for group in kernel.groups:
-        total += (len(group.reads) + len(group.writes)) * block_elements[group.like]
+        if in_passes:
+            total += sum(_SUM_PASSES * len(a.terms) + 2 for a in group.assignments) * block_elements[group.like]
+        else:
+            total += (len(group.reads) + len(group.writes)) * block_elements[group.like]
     return total * _ITEMSIZE[dtype]
 
 
@@ -101,7 +110,7 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
     steps = []
     for step in plan.steps:
         if isinstance(step, ElementwiseKernel):
-            moved = elementwise_bytes(step, elements, options.dtype)
+            moved = elementwise_bytes(step, elements, options.dtype, ceilings.sums_in_passes)
             steps.append(StepPrediction(step.name, moved / ceilings.bandwidth, 0.0, float(moved)))
             continue
         inner = predict_steps(lowered, ceilings, bm, bk, bn, level + 1)
@@ -121,11 +130,6 @@ def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, 
         moved = _SUM_PASSES * _leaf_terms(lowered, M, K, N).elements() * _ITEMSIZE[options.dtype]
         steps.append(StepPrediction("operand sums", moved / ceilings.bandwidth, 0.0, float(moved)))
     return steps
-
-
-# Memory accesses per term of a sum NumPy evaluates (``c * view`` reads the view and writes a
-# temporary; adding it reads both and writes the sum), and per target a product adds into.
-_SUM_PASSES = 5
 
 
 @dataclass(frozen=True)
