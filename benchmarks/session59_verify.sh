@@ -1,3 +1,7 @@
+# Session 59 on one H100, after session59.sh: the capture test with another libcublas listed first
+# and the NCCL test on this session's code, and the capture test on the code before it
+# (old_bilinear.tar: `git archive -o old_bilinear.tar dfc6e64 bilinear`, untracked).  Logs under $OUT.
+#   bash benchmarks/session59_verify.sh
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid --format=csv > $OUT/gpu.txt
 timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_runtime_gpu.py tests/test_distributed.py \
