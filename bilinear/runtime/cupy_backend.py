@@ -42,7 +42,8 @@ _THREAD = threading.local()  # each thread's alpha and beta buffers (_host_scala
 def _host_scalars(double: bool, alpha: float, beta: float) -> tuple[int, int]:
     """The host addresses of alpha and beta, as float64 or float32, for cuBLAS's host pointer mode.
     cuBLAS reads them before the call returns, so one buffer per thread serves all its calls; a
-    NumPy array per call had cost ~5 µs of a prepared call's host time."""
+    NumPy array per call had cost 3.4–4.6 µs of a prepared call's host time (its ``.ctypes``, timed on a
+    2-core EPYC: benchmarks/results/issue13/session59/README.md)."""
     buffers = _THREAD.__dict__
     held = buffers.get(double)
     if held is None:
