@@ -46,7 +46,9 @@ def say(*args) -> None:
 
 
 def versions() -> dict:
-    found = {(d.metadata["Name"] or "").lower().replace("_", "-"): d.version for d in metadata.distributions()}
+    found = {}
+    for distribution in metadata.distributions():  # in path order: the first of a name is the one imported
+        found.setdefault((distribution.metadata["Name"] or "").lower().replace("_", "-"), distribution.version)
     return {name: version for name, version in sorted(found.items()) if name.startswith(PACKAGES)}
 
 
@@ -59,7 +61,10 @@ def missing(what: str, error: BaseException) -> None:
     sys.exit(3)
 
 
-import cupy as cp  # noqa: E402
+try:
+    import cupy as cp
+except ImportError as e:
+    missing("CuPy", e)
 
 LIBRARIES = {  # cuda-pathfinder's name: the file in a wheel under a sys.path entry; libcublasmp's dependencies first
     "cublas": "cu13/lib/libcublas.so.13",
