@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The distributed product on the lent multi-GPU machine: what issue 14's closing note quotes.
 #
-#   bash benchmarks/distributed_gpu.sh [PARTS...]     PARTS: env correctness scaling layouts cublasmp chain (default: all)
+#   [SIZES=...] [CUBLASMP_SIZES=...] [RANKS=...] bash benchmarks/distributed_gpu.sh [PARTS...]
+#   PARTS: env correctness scaling layouts cublasmp chain (default: all)
 #
 # Wheels for what the machine lacks travel in .whl (ignored by git; carried by the device call): the
 # download command is in device_env.sh.
@@ -9,6 +10,7 @@
 PARTS=${*:-"env correctness scaling layouts cublasmp chain"}
 SIZES=${SIZES:-"16384 32768 49152"}
 CUBLASMP_SIZES=${CUBLASMP_SIZES:-"16384 32768"}  # also an environment variable: cuBLASMp sizes
+RANKS=${RANKS:-}  # the scaling part's rank counts (default: 1 to every GPU)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source benchmarks/device_env.sh
 GPUS=$(nvidia-smi -L | wc -l)
@@ -25,7 +27,7 @@ for part in $PARTS; do
       timeout 300 mpiexec -n $GPUS python3 tests/helpers/distributed_check.py --backend cupy \
         --sizes 1,1,1 37,29,41 101,67,53 1000,517,2049 4097,4097,4097 2>&1 | tee $OUT/correctness_${GPUS}gpu.txt | grep -v "^ok" ;;
     scaling)  # the thesis's configuration: Strassen-Winograd decomposition, MSMES on each GPU
-      for ranks in $(seq 1 $GPUS); do
+      for ranks in ${RANKS:-$(seq 1 $GPUS)}; do
         timeout 400 mpiexec -n $ranks $BILINEAR bench algorithms/winograd.bl --gpus $ranks --local algorithms/msmes.bl \
           --levels 1 -n $SIZES --repeat 5 --json $OUT/bench_${ranks}gpu_winograd-msmes-L1.json 2>&1 | tee -a $OUT/bench.txt
       done ;;
