@@ -93,7 +93,7 @@ def _running(lowered: Lowered, level: int) -> LevelPlan:
     at the top an accumulating schedule's from-zero plan.  Below, the plan itself, though products
     that set their block run the from-zero plan there too: a few element-wise bytes more."""
     plan = lowered.levels[level]
-    return plan.from_zero if level == 0 and plan.from_zero is not None else plan
+    return plan.running(True) if level == 0 else plan
 
 
 def predict_steps(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, level: int = 0) -> list[StepPrediction]:

@@ -11,6 +11,7 @@ import re
 
 import pytest
 from conftest import FIXTURES, ROOT
+from helpers.schemes import STRASSEN_UVW
 
 import bilinear
 from bilinear.cli import main
@@ -142,22 +143,6 @@ def test_use_of_an_empty_path_says_it_names_no_file(tmp_path):
 
 # --- fast-matmul coefficient files -------------------------------------------------------
 
-STRASSEN_UVW = """\
-1 0 1 0 1 -1 0
-0 0 0 0 1 0 1
-0 1 0 0 0 1 0
-1 1 0 1 0 0 -1
-#
-1 1 0 -1 0 1 0
-0 0 1 0 0 1 0
-0 0 0 1 0 0 1
-1 0 -1 0 1 0 1
-#
-1 0 0 1 -1 0 1
-0 0 1 0 1 0 0
-0 1 0 1 0 0 0
-1 -1 1 0 0 1 0
-"""
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import scheme_file
+from helpers.schemes import STRASSEN_UVW
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,23 +36,7 @@ from bilinear.verify.rings import (
     check_modular,
 )
 
-STRASSEN_FAST_MATMUL = """\
-# Strassen
-1 0 1 0 1 -1 0
-0 0 0 0 1 0 1
-0 1 0 0 0 1 0
-1 1 0 1 0 0 -1
-#
-1 1 0 -1 0 1 0
-0 0 1 0 0 1 0
-0 0 0 1 0 0 1
-1 0 -1 0 1 0 1
-#
-1 0 0 1 -1 0 1
-0 0 1 0 1 0 0
-0 1 0 1 0 0 0
-1 -1 1 0 0 1 0
-"""
+STRASSEN_FAST_MATMUL = "# Strassen\n" + STRASSEN_UVW
 
 
 def _write(directory: Path, name: str, text: str) -> Path:

@@ -6,12 +6,14 @@ import json
 import os
 import re
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, scheme_file
 from helpers.adversarial import naive_algorithm
 from helpers.cli import run_cli
+from helpers.schemes import STRASSEN_UVW
 
 import bilinear
 
@@ -1072,22 +1074,17 @@ def test_mod_p_that_divides_a_denominator_says_so(capsys, tmp_path):
     assert "valid only modulo" not in err
 
 
-HALF_STRASSEN = """# Strassen, product 1 doubled on the A side and halved in C
-2 0 1 0 1 -1 0
-0 0 0 0 1 0 1
-0 1 0 0 0 1 0
-2 1 0 1 0 0 -1
-#
-1 1 0 -1 0 1 0
-0 0 1 0 0 1 0
-0 0 0 1 0 0 1
-1 0 -1 0 1 0 1
-#
-1/2 0 0 1 -1 0 1
-0 0 1 0 1 0 0
-0 1 0 1 0 0 0
-1/2 -1 1 0 0 1 0
-"""
+def _first_product_scaled(uvw: str, factors) -> str:
+    """A fast-matmul text with each block's first column (product 1) multiplied by its factor."""
+    blocks = []
+    for block, factor in zip(uvw.split("#\n"), factors):
+        rows = (row.split(" ", 1) for row in block.splitlines())
+        blocks.append("".join(f"{Fraction(first) * factor} {rest}\n" for first, rest in rows))
+    return "#\n".join(blocks)
+
+
+HALF_STRASSEN = "# Strassen, product 1 doubled on the A side and halved in C\n" + _first_product_scaled(
+    STRASSEN_UVW, (2, 1, Fraction(1, 2)))
 
 
 def test_a_coefficient_with_no_value_modulo_p_is_shown_where_it_is_written(capsys, tmp_path):

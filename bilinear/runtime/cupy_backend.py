@@ -33,9 +33,9 @@ CONCURRENT_STREAMS = 4  # enough to fill the GPU with leaves too small to fill i
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
 
 #: CuPy's cuBLAS wrapper of each GEMM kind, by (kind, float64)
-_CUBLAS_GEMMS = {("gemm", True): lambda cublas: cublas.dgemm, ("gemm", False): lambda cublas: cublas.sgemm,
-                 ("gemm_strided", True): lambda cublas: cublas.dgemmStridedBatched,
-                 ("gemm_strided", False): lambda cublas: cublas.sgemmStridedBatched}
+# CuPy's cuBLAS function of each call kind, by double precision (cupy_backends.cuda.libs.cublas)
+_CUBLAS_GEMMS = {("gemm", True): "dgemm", ("gemm", False): "sgemm",
+                 ("gemm_strided", True): "dgemmStridedBatched", ("gemm_strided", False): "sgemmStridedBatched"}
 _THREAD = threading.local()  # each thread's alpha and beta buffers (_host_scalars)
 
 
@@ -210,7 +210,7 @@ class CupyBackend(Backend):
         cublas = self._cublas
         cublas.setStream(handle, stream)
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-        _CUBLAS_GEMMS[kind, double](cublas)(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
+        getattr(cublas, _CUBLAS_GEMMS[kind, double])(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
 
     # --- concurrent leaf products -------------------------------------------------------------------
     def _handle(self, stream: int) -> int:

@@ -31,6 +31,26 @@ from bilinear.ir import Algorithm, block_name
 from bilinear.verify.expand import Expansion
 
 
+# Strassen in fast-matmul's coefficient format: U, V and W (rows: the A, B and C blocks, row-major;
+# columns: the 7 products), separated by '#' lines.
+STRASSEN_UVW = """\
+1 0 1 0 1 -1 0
+0 0 0 0 1 0 1
+0 1 0 0 0 1 0
+1 1 0 1 0 0 -1
+#
+1 1 0 -1 0 1 0
+0 0 1 0 0 1 0
+0 0 0 1 0 0 1
+1 0 -1 0 1 0 1
+#
+1 0 0 1 -1 0 1
+0 0 1 0 1 0 0
+0 1 0 1 0 0 0
+1 -1 1 0 0 1 0
+"""
+
+
 def fractions(array) -> np.ndarray:
     return np.vectorize(Fraction, otypes=[object])(np.asarray(array, dtype=object))
 
