@@ -3,7 +3,9 @@
     mpiexec -n P python3 benchmarks/distributed_chain.py [--json OUT.json] [--scale 1.0]
 
 The planner's model is measured first on this machine: one GPU's DGEMM rate
-(an 8192³ product) and the distributed product's speed-up at 16384.  Then
+(an 8192³ product) and the distributed product at 8192 and 16384, which tell
+its arithmetic's speed-up from the rate it moves A, B and C at
+(``ChainModel.fitted``).  Then
 the chain is planned (printed), run, checked against the product computed
 on rank 0's GPU with cuBLAS in the same parenthesization, and timed against
 one GPU doing it product by product with cuBLAS, both in the planner's
@@ -57,8 +59,9 @@ def main() -> int:
     probe = max(16, int(8192 * args.scale))
     A, B = same_inputs(xp, probe, probe, probe, "float64", 1)
     rate = 2.0 * probe**3 / median(time_device(lambda: xp.matmul(A, B), xp, repeat=3))
-    speedup = measure(product, 2 * probe, 2 * probe, 2 * probe, "float64", repeat=3).speedup
-    model = dist.ChainModel(rate=comm.max(rate), speedup=speedup)
+    # the distributed product at two sizes: its arithmetic and its movement (ChainModel.fitted)
+    timings = [((n, n, n), measure(product, n, n, n, "float64", repeat=3).seconds) for n in (probe, 2 * probe)]
+    model = dist.ChainModel.fitted(comm.max(rate), timings)
     matrices = [same_inputs(xp, dims[i], dims[i + 1], 1, "float64", seed=10 + i)[0] for i in range(7)]
     result, plan = dist.chain(matrices, product, model)
     _, tree = dist.chain_module.parenthesize(dims, lambda m, k, n: model.one_gpu(m, k, n))
@@ -79,8 +82,10 @@ def main() -> int:
         seconds = median(times)
         print(plan.describe())
         print(
-            f"model: one GPU {model.rate / 1e12:.1f} TFLOP/s, "
-            f"distributed speed-up {model.speedup:.2f} on {comm.size} ranks"
+            f"model: one GPU {model.rate / 1e12:.1f} TFLOP/s; over {comm.size} ranks the arithmetic "
+            f"{model.speedup:.2f}x one GPU, A, B and C moved at "
+            f"{'no cost told apart' if model.moved == float('inf') else f'{model.moved / 1e9:.0f} GB/s'} "
+            f"(fitted to {probe} and {2 * probe}: {timings[0][1] * 1e3:.1f} and {timings[1][1] * 1e3:.1f} ms)"
         )
         print(
             f"chain on {comm.size} ranks: {seconds * 1e3:.1f} ms (error {error:.1e} against one GPU, same order); "
@@ -101,6 +106,8 @@ def main() -> int:
                         "error": error,
                         "rate": model.rate,
                         "speedup": model.speedup,
+                        "moved": None if model.moved == float("inf") else model.moved,  # bytes/s; None: no cost
+                        "predicted": plan.predicted_seconds,
                     },
                     indent=1,
                 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 import subprocess
@@ -858,6 +859,36 @@ def test_a_chain_of_equal_cost_bracketings_takes_the_shallowest():
     assert plan_chain([(64, 8), (8, 64), (64, 8)], 2).order == "(A1 (A2 A3))"  # flops still come first
 
 
+CHAIN_DIMS = (16384, 8192, 24576, 6144, 20480, 12288, 28672, 10240)  # benchmarks/distributed_chain.py's
+
+
+def test_a_chain_model_fitted_to_two_sizes_tells_arithmetic_from_movement():
+    """One speed-up measured at 16384 (2.81 on 4 H200s) predicted the benchmark's chain at 99.6 ms where
+    it took 145.0: its products are smaller, and the bytes a product moves weigh more on them.  Fitted
+    to that run's 16384³ and 32768³ (55.43 and 328.62 ms) the model predicts 145.3 ms."""
+    from bilinear.distributed.chain import ChainModel, plan_chain
+
+    truth = ChainModel(rate=60e12, speedup=5.0, moved=200e9)
+    timings = [((n, n, n), truth.all_gpus(n, n, n)) for n in (16384, 8192)]
+    fitted = ChainModel.fitted(60e12, timings)
+    assert (fitted.speedup, fitted.moved) == pytest.approx((5.0, 200e9))
+    measured = ChainModel.fitted(61.44e12, [((16384,) * 3, 55.43e-3), ((32768,) * 3, 328.62e-3)])
+    shapes = list(zip(CHAIN_DIMS, CHAIN_DIMS[1:]))
+    assert plan_chain(shapes, 4, measured).predicted_seconds == pytest.approx(0.1453, abs=5e-4)
+    assert plan_chain(shapes, 4, ChainModel(rate=61.44e12, speedup=2.81)).predicted_seconds == pytest.approx(0.0996, abs=5e-4)
+
+
+def test_times_that_do_not_tell_movement_apart_fit_the_larger_products_speed_up():
+    from bilinear.distributed.chain import ChainModel
+
+    in_proportion = [((n, n, n), 2.0 * n**3 / 50e12 / 3.0) for n in (64, 128)]  # flops at 3x one GPU
+    fitted = ChainModel.fitted(50e12, in_proportion)
+    assert (fitted.speedup, fitted.moved) == (pytest.approx(3.0), math.inf)
+    shrinking = [((128, 128, 128), 0.1), ((64, 64, 64), 0.5)]  # the larger faster: no positive cost per flop
+    fitted = ChainModel.fitted(50e12, shrinking)
+    assert (fitted.speedup, fitted.moved) == (pytest.approx(2.0 * 128**3 / 50e12 / 0.1), math.inf)
+
+
 def test_a_chain_plan_takes_at_most_a_hundred_and_twenty_eight_matrices():
     """500 matrices ended in a RecursionError on every rank, and 450 took 17 s to plan."""
     from bilinear.distributed.chain import MAX_CHAIN, plan_chain
@@ -932,6 +963,8 @@ def test_bench_with_gpus_times_a_size_listed_twice_once():
     ({"rate": -1.0}, "ChainModel's rate must be a positive finite number, not -1.0"),  # predicted -17777777777.8 ms
     ({"bandwidth": float("inf")}, "ChainModel's bandwidth must be a positive finite number, not inf"),
     ({"itemsize": 0}, "ChainModel's itemsize must be a whole number of at least 1, not 0"),
+    ({"moved": float("nan")}, "ChainModel's moved must be a positive number of bytes/s or inf, not nan"),
+    ({"moved": 0.0}, "ChainModel's moved must be a positive number of bytes/s or inf, not 0.0"),
 ])
 def test_a_chain_model_with_impossible_rates_is_refused(fields, message):
     from bilinear.distributed.chain import ChainModel

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -31,25 +32,53 @@ from .plan import positive_float
 
 @dataclass(frozen=True)
 class ChainModel:
-    """What the planner knows about the machine: rates it measured or was given."""
+    """What the planner knows about the machine: rates it measured or was given.
+
+    A product over every rank takes its flops at ``speedup`` times one GPU's rate plus its A, B
+    and C's bytes at ``moved`` bytes/s (the pieces sent and the result gathered).  A speed-up
+    measured on one large square product alone had predicted a chain of smaller ones at 99.6 ms
+    on 4 H200s where it took 145.0 (session 60): movement weighs more on smaller products, and
+    :meth:`fitted` tells the two apart from two sizes.
+    """
 
     rate: float = 50e12  # one GPU's GEMM flop/s
-    speedup: float = 1.8  # the distributed product's speed-up over one GPU on a large product, at these ranks
+    speedup: float = 1.8  # the distributed product's speed-up over one GPU on its arithmetic, at these ranks
     bandwidth: float = 100e9  # bytes/s of broadcasting a result to every rank
     itemsize: int = 8
+    moved: float = math.inf  # bytes/s at which the distributed product moves A, B and C (inf: no cost)
 
     def __post_init__(self) -> None:
         # a speed-up of 0 had divided by zero in the planner, a negative rate predicted negative times
         for name in ("rate", "speedup", "bandwidth"):
             if not positive_float(getattr(self, name)):
                 raise ValueError(f"ChainModel's {name} must be a positive finite number, not {getattr(self, name)!r}")
+        if not (self.moved == math.inf or positive_float(self.moved)):
+            raise ValueError(f"ChainModel's moved must be a positive number of bytes/s or inf, not {self.moved!r}")
         check_count(self.itemsize, "ChainModel's itemsize", 1)
 
     def one_gpu(self, m: int, k: int, n: int) -> float:
         return 2.0 * m * k * n / self.rate
 
     def all_gpus(self, m: int, k: int, n: int) -> float:
-        return self.one_gpu(m, k, n) / self.speedup
+        return self.one_gpu(m, k, n) / self.speedup + self.itemsize * (m * k + k * n + m * n) / self.moved
+
+    @classmethod
+    def fitted(cls, rate: float, timings: Sequence[tuple[tuple[int, int, int], float]], **fields) -> ChainModel:
+        """The model whose products over every rank take the times measured at two sizes:
+        ``timings`` holds ((m, k, n), seconds) twice.  Where the two do not tell arithmetic from
+        movement (times in proportion to flops, or not growing as they should), the larger
+        product's speed-up alone, as before."""
+        itemsize = fields.get("itemsize", 8)
+        (small, t_small), (large, t_large) = sorted(timings, key=lambda timing: math.prod(timing[0]))
+        flops = [2.0 * math.prod(dims) / rate for dims in (small, large)]  # one GPU's seconds
+        moved = [itemsize * (m * k + k * n + m * n) for m, k, n in (small, large)]
+        determinant = flops[0] * moved[1] - flops[1] * moved[0]
+        if determinant:
+            per_flop = (t_small * moved[1] - t_large * moved[0]) / determinant  # 1 / speedup
+            per_byte = (flops[0] * t_large - flops[1] * t_small) / determinant  # 1 / moved
+            if per_flop > 0 and per_byte > 0:
+                return cls(rate=rate, speedup=1 / per_flop, moved=1 / per_byte, **fields)
+        return cls(rate=rate, speedup=flops[1] / t_large, **fields)
 
 
 @dataclass(frozen=True)
