@@ -6,6 +6,7 @@ import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -174,16 +175,23 @@ def lower_program(
     return lower(program, options, per_level)
 
 
-def _plain_options(dtype, levels, per_level) -> tuple:
-    """A NumPy dtype (``np.float64``) as its name, a NumPy integer as an int, per_level as a tuple:
-    the values Options holds.  Anything else is left for Options to refuse."""
-    if dtype is not None and not isinstance(dtype, (np.ndarray, np.generic)):  # "f8", "double"; np.float64(2.0) is no type
+def plain_dtype(dtype: Any) -> Any:
+    """A NumPy dtype (``np.float64``, ``np.dtype("f4")``, "f8", "double") as its name; anything else
+    as given, for Options to refuse as written."""
+    if dtype is not None and not isinstance(dtype, (np.ndarray, np.generic)):  # np.float64(2.0) is no type
         try:
             name = np.dtype(dtype).name
         except Exception:  # noqa: BLE001 - NumPy's parser raises TypeError, ValueError, even SyntaxError
             name = None
         if name and (name in DTYPES or not isinstance(dtype, str)):  # a string kept as written in the refusal
-            dtype = name
+            return name
+    return dtype
+
+
+def _plain_options(dtype, levels, per_level) -> tuple:
+    """A NumPy dtype as its name (:func:`plain_dtype`), a NumPy integer as an int, per_level as a
+    tuple: the values Options holds.  Anything else is left for Options to refuse."""
+    dtype = plain_dtype(dtype)
     if isinstance(levels, np.integer):
         levels = int(levels)
     if per_level is not None:

@@ -744,11 +744,13 @@ def test_dynamic_balance_gives_an_idled_rank_work_again():
 
 @needs_mpi
 def test_distributed_matmul_takes_dtype_as_a_keyword():
-    """dtype= with arrays was "compile() got multiple values for keyword argument 'dtype'"."""
+    """dtype= with arrays was "compile() got multiple values for keyword argument 'dtype'"; a NumPy
+    type was "dtype must be float32 or float64, not \"<class 'numpy.float32'>\"" (dist.compile took it)."""
     script = ("import numpy as np, bilinear.distributed as dist\n"
               "A = np.random.default_rng(1).standard_normal((24, 24)).astype(np.float32)\n"
-              "C = dist.matmul(A, A, dtype='float32', backend='numpy')\n"
-              "assert C.dtype == np.float32 and np.allclose(C, A @ A, rtol=1e-4, atol=1e-4)\n")
+              "for dtype in ('float32', np.float32, np.dtype('f4')):\n"
+              "    C = dist.matmul(A, A, dtype=dtype, backend='numpy')\n"
+              "    assert C.dtype == np.float32 and np.allclose(C, A @ A, rtol=1e-4, atol=1e-4)\n")
     done = _mpi(1, "-c", script, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
 

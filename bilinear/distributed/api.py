@@ -385,14 +385,15 @@ def matmul(
     ``dtype=`` names the element type where a rank passes no A (root inputs);
     otherwise A's is used.
     """
+    from ..api import plain_dtype
     from ..paths import algorithms_dir
 
     scheme = Path(scheme)
     if not scheme.exists() and (algorithms_dir() / scheme).exists():
         scheme = algorithms_dir() / scheme
     # dtype= where given (ranks that pass no A under root or block2d inputs need it), else A's
-    dtype = str(options.pop("dtype", None) or getattr(A, "dtype", None) or "float64")
-    key = (str(scheme), str(local), levels, dtype, tuple(sorted((k, repr(v)) for k, v in options.items())))
+    dtype = plain_dtype(options.pop("dtype", None) or getattr(A, "dtype", None) or "float64")
+    key = (str(scheme), str(local), levels, str(dtype), tuple(sorted((k, repr(v)) for k, v in options.items())))
     if key not in _PRODUCTS:
         _PRODUCTS[key] = compile(scheme, local=local, levels=levels, dtype=dtype, **options)
     return _PRODUCTS[key](A, B, out=out, alpha=alpha, beta=beta)

@@ -21,7 +21,9 @@ def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
         ValueError: for complex numbers, None, strings, arrays with elements and the like; for a
             number past ``dtype``'s range.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal, np.ndarray)):
+    # NumPy registers timedelta64 as an Integral; NumPy's own arithmetic refuses it against floats
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(value, (numbers.Real, decimal.Decimal,
+                                                                                       np.ndarray)):
         raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")  # noqa: TRY004 - documented
     if isinstance(value, np.ndarray) and (value.ndim != 0 or value.dtype.kind not in "iuf"):
         raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
