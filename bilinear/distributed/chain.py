@@ -9,7 +9,8 @@
    products as ranks, run them side by side, one product per rank (longest
    first, each result broadcast to every rank); with fewer, compare that
    with running each product in turn over all ranks (the distributed
-   product, at its measured speed-up) and take the faster,
+   product: its arithmetic at a measured speed-up, its bytes at a measured
+   rate, :class:`ChainModel`) and take the faster,
 3. runs the plan and returns the chain's product on every rank.
 
 The plan is data (:class:`ChainPlan`), printed by :meth:`ChainPlan.describe`.
