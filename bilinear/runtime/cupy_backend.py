@@ -32,8 +32,7 @@ THREADS = 256
 CONCURRENT_STREAMS = 4  # enough to fill the GPU with leaves too small to fill it alone
 BLOCKS_PER_SM = 8  # enough resident warps to keep 16-byte loads in flight
 
-#: CuPy's cuBLAS wrapper of each GEMM kind, by (kind, float64)
-# CuPy's cuBLAS function of each call kind, by double precision (cupy_backends.cuda.libs.cublas)
+#: the name of CuPy's cuBLAS wrapper of each GEMM kind, by (kind, float64)
 _CUBLAS_GEMMS = {("gemm", True): "dgemm", ("gemm", False): "sgemm",
                  ("gemm_strided", True): "dgemmStridedBatched", ("gemm_strided", False): "sgemmStridedBatched"}
 _THREAD = threading.local()  # each thread's alpha and beta buffers (_host_scalars)
