@@ -224,6 +224,7 @@ def _compile(args) -> int:
     if args.n > LARGEST_SIDE:  # the manifest's workspace figure is what the C function returns at n
         raise OptionError(f"-n {args.n}: the library's functions take sizes up to {LARGEST_SIDE} (a C int); give a "
                           "smaller -n")
+    options = _options(args)  # options at odds with each other are usage errors, said before any work
     program, notes = load_input(args, noted=True)
     program, per_level = _per_level(args, program)
     name = args.name or library_name(program, per_level)
@@ -265,10 +266,10 @@ def _compile(args) -> int:
     # breadth-first no schedule's passes run
     every_level_breadth_first = (args.breadth or 0) == args.levels and args.workspace_limit is None  # (no fallback)
     if not per_level and args.levels != 0 and not every_level_breadth_first:
-        report = with_compiled_counts(report, _options(args))
+        report = with_compiled_counts(report, options)
     with writing_into(out, artifact_names(name), args.force):
         earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
-        written = write_artifacts(program, report, _options(args), out, sources, n=args.n, per_level=per_level,
+        written = write_artifacts(program, report, options, out, sources, n=args.n, per_level=per_level,
                                   provenance=provenance, name=name)
         for path in earlier:
             path.unlink(missing_ok=True)

@@ -10,7 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, scheme_file
+from conftest import FIXTURES, ROOT, scheme_file
 from helpers.adversarial import naive_algorithm
 from helpers.cli import run_cli
 from helpers.schemes import STRASSEN_UVW
@@ -995,6 +995,17 @@ def test_contradictory_lowering_options_are_usage_errors(capsys, tmp_path, optio
     assert code == 2 and err.startswith("usage: bilinear compile") and f"bilinear compile: error: {message}" in err
 
 
+def test_contradictory_lowering_options_are_said_before_the_scheme_and_the_folder(capsys, tmp_path):
+    """They were checked after loading, verifying and checking -o: a folder holding a library said
+    "refusing to overwrite" (exit 1) and the usage error came only with --force, a scheme that does
+    not verify said so (exit 1), and an 11x11x11 scheme was read and verified for 6 s first."""
+    assert _run(capsys, "compile", "strassen", "-o", str(tmp_path / "x"))[0] == 0
+    usage = "bilinear compile: error: moduli set the ozaki leaf's emulation, and the cublas leaf has none"
+    for source in ("strassen", str(FIXTURES / "msmes_thesis_printed.bl")):
+        code, _, err = _run(capsys, "compile", source, "-o", str(tmp_path / "x"), "--moduli", "3")
+        assert code == 2 and usage in err, err
+
+
 def test_a_scheme_named_modulo_p_that_holds_over_q_compiles(capsys, tmp_path):
     """Strassen in Kauers's form under a ``mod2`` name: verify said "verified over Q (and so modulo 2)",
     compile and run that it was "valid only modulo 2"."""
@@ -1848,6 +1859,22 @@ def test_a_cutoff_with_no_level_to_cut_says_it_changes_nothing(capsys, tmp_path)
     assert code == 0 and "note: --cutoff 64 changes nothing: at --levels 0 no level recurses" in err, err
     code, _, err = _run(capsys, "compile", STRASSEN, "--levels", "1", "--cutoff", "64", "-o", str(tmp_path / "d"))
     assert code == 0 and "changes nothing" not in err, err
+
+
+@pytest.mark.parametrize("options", [("--levels", "0"), ("--leaf", "fused")], ids=["levels-0", "fused-leaf"])
+def test_no_fuse_where_nothing_would_be_fused_says_it_changes_nothing(capsys, tmp_path, options):
+    """--no-fuse wrote the same .cu as without it, without a word (a hunt): no option is ignored silently."""
+    code, _, err = _run(capsys, "compile", STRASSEN, *options, "--no-fuse", "-o", str(tmp_path / "a"))
+    assert code == 0 and "note: --no-fuse changes nothing: no level has consecutive element-wise stages to fuse" in err
+    assert _run(capsys, "compile", STRASSEN, *options, "-o", str(tmp_path / "b"))[0] == 0
+    assert (tmp_path / "a" / "strassen.cu").read_text() == (tmp_path / "b" / "strassen.cu").read_text()
+
+
+def test_no_fuse_where_stages_would_be_fused_is_taken_without_a_note(capsys, tmp_path):
+    code, _, err = _run(capsys, "compile", ROOT / "algorithms" / "msmes.bl", "--no-fuse", "-o", str(tmp_path / "a"))
+    assert code == 0 and "--no-fuse changes nothing" not in err, err
+    assert _run(capsys, "compile", ROOT / "algorithms" / "msmes.bl", "-o", str(tmp_path / "b"))[0] == 0
+    assert (tmp_path / "a" / "msmes.cu").read_text() != (tmp_path / "b" / "msmes.cu").read_text()
 
 
 @pytest.mark.parametrize("options", [(), ("--leaf", "ozaki"), ("--leaf", "ozaki", "--moduli", "14"),

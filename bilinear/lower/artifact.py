@@ -19,10 +19,11 @@ from ..diagnostics import Diagnostic, markdown_text
 from ..ir import Program, Schedule
 from ..output import make_folder, write_atomic
 from ..report import bytes_text, to_json, to_markdown, to_text
+from ..schedule import fuse_elementwise
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode, compile_refusal
-from .levels import CoefficientOutOfRange
+from .levels import CoefficientOutOfRange, LevelPlan
 from .manifest import LARGEST_SIDE, library_call_bytes, library_plan, library_workspace_bytes, manifest, refused_from
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
@@ -263,7 +264,16 @@ def _unused_options(lowered: Lowered) -> list[str]:
     if options.workspace_limit is not None and library_call_bytes(lowered, *[LARGEST_SIDE] * 3) == 0:
         unused.append(f"--workspace-limit {options.workspace_limit} changes nothing: this library needs no workspace "
                       "at any size")
+    if not options.fuse and not any(_would_fuse(plan) for plan in lowered.levels):
+        unused.append("--no-fuse changes nothing: no level has consecutive element-wise stages to fuse")
     return unused
+
+
+def _would_fuse(plan: LevelPlan) -> bool:
+    """Whether the fusing pass would merge stages of a level's plans (its schedule, the fallback and
+    from-zero plans beside it)."""
+    plans = (plan, plan.accumulate_fallback, plan.from_zero)
+    return any(len(fuse_elementwise(p.schedule).stages) < len(p.schedule.stages) for p in plans if p is not None)
 
 
 def _inplace_workspace_note(program: Program, lowered: Lowered, n: int, per_level: tuple[str, ...] | None) -> str | None:
