@@ -213,6 +213,7 @@ def _compile(args) -> int:
                                  write_artifacts)
     from .lower.manifest import LARGEST_SIDE
     from .lower.plan import library_name
+    from .frontend.importers import scheme_files
     from .frontend.provenance import source_header
     from .hybrid import level_files
     from .output import check_folder, input_among, writing_into
@@ -224,9 +225,12 @@ def _compile(args) -> int:
     if args.n > LARGEST_SIDE:  # the manifest's workspace figure is what the C function returns at n
         raise OptionError(f"-n {args.n}: the library's functions take sizes up to {LARGEST_SIDE} (a C int); give a "
                           "smaller -n")
-    options = _options(args)  # options at odds with each other are usage errors, said before any work
+    # options at odds with each other are usage errors, said before any work (a hybrid's level count comes
+    # from its --levels-schemes files: its options are checked once they are read)
+    options = _options(args) if args.levels_schemes is None else None
     program, notes = load_input(args, noted=True)
     program, per_level = _per_level(args, program)
+    options = options or _options(args)
     name = args.name or library_name(program, per_level)
     after = "its levels' definitions" if per_level else "the file's main definition"
     if name.startswith("_"):  # --name is checked as it is read; a definition's name may be longer, not this
@@ -239,7 +243,8 @@ def _compile(args) -> int:
                          f"than --name takes ({MOST_NAME_CHARACTERS}): give --name")
     out = args.output or Path("build") / name
     level_paths = level_files(args.levels_schemes) if per_level else []
-    inputs = [args.file, *level_paths]
+    # a catalogue scheme's every file (PLinOpt's come in parts): sources, and never compile's output
+    inputs = [*scheme_files(args.file, args.input_format, args.shape), *level_paths]
     for target in (out / artifact for artifact in artifact_names(name)):
         # refused even with --force: the input would become compile's output (a link is replaced itself);
         # os.path.islink: a name too long to exist is no link (check_folder says what is wrong with it)

@@ -1006,6 +1006,23 @@ def test_contradictory_lowering_options_are_said_before_the_scheme_and_the_folde
         assert code == 2 and usage in err, err
 
 
+@pytest.mark.parametrize("scheme, given", [("2x2x2_7_Winograd", "_L.slp"), ("3x4x7_63_rational", "-CoB_R.sms")],
+                         ids=["programs", "alternative-basis"])
+def test_compile_names_every_plinopt_file_it_read_as_a_source(capsys, tmp_path, scheme, given):
+    """The manifest's source named the one file given, where the library is built from the scheme's _L,
+    _R and _P (each .slp checked against the .sms beside it; a change of basis read with its -ALT
+    scheme): every one is named now, the one given first."""
+    files = sorted(scheme_file(f"plinopt/{scheme}{given}").parent.glob(f"{scheme}*"))
+    for path in files:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    code, _, err = _run(capsys, "compile", tmp_path / f"{scheme}{given}", "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    read = [str(tmp_path / path.name) for path in files if given.endswith(".slp") or path.suffix == ".sms"]
+    assert manifest["source"][0] == str(tmp_path / f"{scheme}{given}")
+    assert sorted(manifest["source"]) == sorted(read)
+
+
 def test_a_scheme_named_modulo_p_that_holds_over_q_compiles(capsys, tmp_path):
     """Strassen in Kauers's form under a ``mod2`` name: verify said "verified over Q (and so modulo 2)",
     compile and run that it was "valid only modulo 2"."""

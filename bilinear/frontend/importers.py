@@ -32,7 +32,7 @@ from .formats.fast_matmul import first_unlike_row, looks_like_fast_matmul, read_
 from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
 from .formats.perminov import looks_like_perminov, looks_like_perminov_text, read_perminov, read_perminov_text
-from .formats.plinopt import AlternativeBasis, read_plinopt
+from .formats.plinopt import AlternativeBasis, plinopt_files, read_plinopt
 from .loader import BL_START, check_regular, read_source, source_lines
 
 Scheme = Algorithm | AlternativeBasis | ApproximateScheme | ModularScheme | ComplexScheme
@@ -178,6 +178,14 @@ def reads_as(path: Path) -> list[str]:
         return _looks_like(read_source(path))
     except BilinearError:
         return []
+
+
+def scheme_files(path: Path, format: str | None = None, shape: Shape | None = None) -> tuple[Path, ...]:
+    """The files a catalogue scheme is read from, ``path`` first: PLinOpt's come in parts
+    (:func:`~bilinear.frontend.formats.plinopt.plinopt_files`), every other format's in one file."""
+    if (format or detect_format(path)) == "plinopt":
+        return plinopt_files(path, shape)
+    return (path,)
 
 
 def read_catalogue(

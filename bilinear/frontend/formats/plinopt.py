@@ -202,6 +202,19 @@ def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | Alternat
     return AlternativeBasis(algorithm, (left.cols, right.cols, post.rows)) if changes else algorithm
 
 
+def plinopt_files(path: Path, shape: Shape | None = None) -> tuple[Path, ...]:
+    """Every file :func:`read_plinopt` reads for ``path``'s scheme, ``path`` first: its _L, _R and _P
+    matrices, the .sms beside each .slp (a program is checked against it), and an alternative
+    basis's scheme (-ALT) with its changes (-CoB)."""
+    paths, stem = _paths(path, shape)
+    matrices = list(paths.values())
+    if stem.endswith(("-ALT", "-CoB")):
+        other = ("-ALT_", "-CoB_") if stem.endswith("-ALT") else ("-CoB_", "-ALT_")
+        matrices += [p.with_name(p.name.replace(*other)) for p in paths.values()]
+    checked = [p.with_suffix(".sms" if p.suffix == ".slp" else ".SMS") for p in matrices if p.suffix.lower() == ".slp"]
+    return tuple(dict.fromkeys([path, *matrices, *(p for p in checked if p.exists())]))
+
+
 def _basis_changes(paths: dict[str, Path], left: Sparse, right: Sparse, post: Sparse) -> tuple[Sparse, Sparse, Sparse]:
     cob_paths = {part: p.with_name(p.name.replace("-ALT_", "-CoB_")) for part, p in paths.items()}
     missing = [p.name for p in cob_paths.values() if not p.exists()]
