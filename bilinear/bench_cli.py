@@ -18,7 +18,7 @@ from .bench import BenchResult, bench_one, plot, write_json
 from .diagnostics import brief
 from .cli_args import ascii_number, bench_levels, load_input, note_unused_definitions, scheme_path
 from .frontend.loader import read_source
-from .measure import bound_verdict, growth_in
+from .measure import bound_verdict, growth_in, ratio_text
 from .model import choose_levels
 from .output import STDOUT
 from .runtime.ceilings import measure_ceilings
@@ -297,16 +297,12 @@ def _ms(value: float) -> str:
     return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
 
 
-def _ratio(value: float) -> str:
-    return f"{value:.3f}" if value >= 0.1 else f"{value:.3g}"
-
-
 def _line(r: BenchResult) -> str:
     extra = "-" if r.extra_bytes is None else str(r.extra_bytes)
     model = "" if math.isnan(r.predicted_ms) else f", model {_model(r)} ms"
     return (
         f"{r.name} n={r.N} {r.dtype} {_levels(r)} {r.leaf}: ours {_ms(r.ours_ms)} ms, {r.library} {_ms(r.library_ms)} ms, "
-        f"ratio {_ratio(r.ratio)}, extra bytes {extra}, error {r.error:.1e}{model}"
+        f"ratio {ratio_text(r.ratio)}, extra bytes {extra}, error {r.error:.1e}{model}"
         + _verdict(r)
     )
 
@@ -326,7 +322,7 @@ def _table(results: list[BenchResult]) -> Table:
     for r in results:
         table.add_row(
             r.name, str(r.N), r.dtype, _levels(r)[1:], r.leaf, _ms(r.ours_ms), _ms(r.library_ms),
-            _ratio(r.ratio), _tflops(r.ours_tflops), _tflops(r.library_tflops),
+            ratio_text(r.ratio), _tflops(r.ours_tflops), _tflops(r.library_tflops),
             "-" if r.extra_bytes is None else str(r.extra_bytes), f"{r.error:.1e}", f"{r.library_error:.1e}",
             _model(r),
         )

@@ -320,5 +320,10 @@ def time_device(call: Callable[[], None], xp: Any, repeat: int = 5, warmup: int 
     return time_interleaved([call], xp, repeat, warmup)[0]
 
 
+def ratio_text(value: float) -> str:
+    """A speed ratio to three decimals, and below a tenth to three figures: 0.00014, not 0.000."""
+    return f"{value:.3f}" if value >= 0.1 else f"{value:.3g}"
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)

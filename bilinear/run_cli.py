@@ -304,8 +304,12 @@ def _run(args) -> int:
     K = args.k or args.n
     backend = make_backend(args.backend)
     check_fits(backend, M, K, args.n, args.dtype)  # before loading and lowering: refuse at once
+    from .lower.artifact import unused_options
+
     program = load_input_noting(args)
     product = CompiledProduct(_lowered(args, program), backend)
+    for note in unused_options(product.lowered):  # as compile says them: no option is taken without a word
+        print(f"bilinear run: note: {note}", file=sys.stderr)
     with _quiet_numpy():
         result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)
     print(result.describe())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import ROOT
@@ -72,6 +74,22 @@ def test_run_of_a_non_restoring_schedule_times_the_library_on_the_original_opera
     lines = result.describe().splitlines()
     assert lines[-1] == "  A and B        left as the schedule leaves them (it declares no restore)"
     assert not any("restored" in line or "rounding" in line for line in lines)
+
+
+def test_a_non_restoring_schedule_that_did_not_run_only_read_a_and_b(tmp_path):
+    """At n = 1 no level runs: the report said A and B were "left as the schedule leaves them"."""
+    product = bilinear.compile(_write(tmp_path, "destroys.bl", MSMES_NO_RESTORE), levels=1, backend="numpy")
+    lines = run_once(product, 1, 1, 1, repeat=1).describe().splitlines()
+    assert lines[-1] == "  A and B        only read (no level that ran writes them)"
+
+
+def test_a_ratio_below_a_tenth_keeps_its_figures():
+    """A run 7000 times slower than the library printed "ratio 0.000" beside two times that are not zero."""
+    product = bilinear.compile(ALGORITHMS / "strassen.bl", backend="numpy")
+    result = run_once(product, 8, 8, 8, repeat=1)
+    slow = dataclasses.replace(result, seconds=0.342627, reference_seconds=0.000048)
+    assert "ratio 0.00014)" in slow.describe()
+    assert "ratio 1.000)" in dataclasses.replace(result, seconds=1.0, reference_seconds=1.0).describe()
 
 
 def test_the_header_of_a_non_restoring_schedule_says_a_and_b_are_left_changed(tmp_path):

@@ -1887,6 +1887,16 @@ def test_no_fuse_where_nothing_would_be_fused_says_it_changes_nothing(capsys, tm
     assert (tmp_path / "a" / "strassen.cu").read_text() == (tmp_path / "b" / "strassen.cu").read_text()
 
 
+@pytest.mark.parametrize("options, note", [
+    (("--levels", "0", "--cutoff", "4"), "--cutoff 4 changes nothing: at --levels 0 no level recurses"),
+    (("--levels", "0", "--no-fuse"), "--no-fuse changes nothing: no level has consecutive element-wise stages to fuse"),
+], ids=["cutoff", "no-fuse"])
+def test_run_says_an_option_changes_nothing_as_compile_does(capsys, options, note):
+    """run took them without a word where compile notes them (a hunt)."""
+    code, _, err = _run(capsys, "run", STRASSEN, "-n", "32", "--backend", "numpy", "--repeat", "1", *options)
+    assert code == 0 and f"bilinear run: note: {note}" in err, err
+
+
 def test_no_fuse_where_stages_would_be_fused_is_taken_without_a_note(capsys, tmp_path):
     code, _, err = _run(capsys, "compile", ROOT / "algorithms" / "msmes.bl", "--no-fuse", "-o", str(tmp_path / "a"))
     assert code == 0 and "--no-fuse changes nothing" not in err, err

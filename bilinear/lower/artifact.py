@@ -166,7 +166,7 @@ def write_artifacts(
             host["workspace_limit"]["refused_from_n"] = first
             host["workspace_limit"]["note"] = (f"--workspace-limit {options.workspace_limit}: from n = {first}, an n×n×n "
                                                "call can need more workspace than that and return 4000 (nothing run)")
-    if unused := _unused_options(lowered):
+    if unused := unused_options(lowered):
         host["unused"] = unused
     if note := _inplace_workspace_note(program, lowered, n, per_level):
         host["workspace_note"] = note
@@ -256,7 +256,7 @@ _SHOWN_OPTIONS = (("breadth", "--breadth", 0), ("launch", "--launch", "serial"),
                   ("fuse", "--no-fuse", True))
 
 
-def _unused_options(lowered: Lowered) -> list[str]:
+def unused_options(lowered: Lowered) -> list[str]:
     """Options given that change nothing in this library, each said (none is dropped without a word)."""
     options, unused = lowered.options, []
     if options.levels == 0 and options.cutoff != 1:

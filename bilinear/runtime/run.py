@@ -19,6 +19,7 @@ from ..measure import (
     float64_reference,
     median,
     random_inputs,
+    ratio_text,
     relative_error,
     restoration,
     time_device,
@@ -94,15 +95,15 @@ class RunResult:
             + bound_verdict(self.error, self.bound, self.trivial, self.growth),
             (
                 f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
-                f"ratio {self.reference_seconds / self.seconds:.3f})"
+                f"ratio {ratio_text(self.reference_seconds / self.seconds)})"
             ),
             "  extra device bytes " + ("n/a on the CPU" if self.extra_bytes is None else str(self.extra_bytes)),
         ]
+        if not self.inputs_written:  # first: a schedule that declares no restore but did not run only read them
+            lines.append("  A and B        only read (no level that ran writes them)")
+            return "\n".join(lines)
         if not self.inputs_restored:
             lines.append("  A and B        left as the schedule leaves them (it declares no restore)")
-            return "\n".join(lines)
-        if not self.inputs_written:
-            lines.append("  A and B        only read (no level that ran writes them)")
             return "\n".join(lines)
         lines.append(
             f"  A restored to   {self.restored_a.max_ulps:.0f} ulp max (relative {self.restored_a.max_relative:.2e}, "
