@@ -13,6 +13,7 @@ import bilinear
 from bilinear.cli import main
 from bilinear.diagnostics import MAX_ERRORS, BilinearError, Diagnostic, render
 from bilinear.frontend.loader import program_from_text
+from bilinear.ir import block_name
 from bilinear.report import RENDERERS
 
 BIG = "1" + "0" * 400  # beyond float64's range
@@ -196,6 +197,36 @@ def test_verification_time_grows_about_linearly_with_the_products():
     # 4 times the products: about 4 times the time; a quadratic step (adding Forms pairwise along
     # a long sum, a dense W table) makes it 16 and took minutes at 10^4 products
     assert large < 8 * small + 0.5, (small, large)
+
+
+def _dense_wrong(n: int) -> str:
+    """⟨n,n,n;1⟩: one product of every A block's sum and every B block's, in every C block."""
+    def block(operand, i, j):
+        return f"{operand}[{i},{j}]"
+    every = [(i, j) for i in range(1, n + 1) for j in range(1, n + 1)]
+    return "\n".join([f"algorithm dense <{n},{n},{n};1>:",
+                      "  S = " + " + ".join(block("A", i, j) for i, j in every),
+                      "  T = " + " + ".join(block("B", i, j) for i, j in every),
+                      "  M1 = S * T",
+                      *(f"  {block('C', i, j)} = M1" for i, j in every)]) + "\n"
+
+
+def test_a_small_file_whose_residual_is_dense_is_described_in_bounded_time(tmp_path, capsys):
+    """A 4 KB wrong ⟨12,12,12;1⟩ scheme ran past a minute into a gigabyte (every one of its 3 million
+    wrong terms a Fraction, described and searched for a fix); ⟨8,8,8⟩ took 28 s.  Past 20,000 wrong
+    terms each block's are counted and a few shown."""
+    path = tmp_path / "dense.bl"
+    path.write_text(_dense_wrong(12))
+    start = time.perf_counter()
+    assert main(["verify", str(path)]) == 1
+    assert time.perf_counter() - start < 20
+    out = capsys.readouterr().out
+    classical = " + ".join(f"{block_name('A', 1, l)}*{block_name('B', l, 1)}" for l in range(1, 13))
+    first = out.splitlines()[0]
+    assert first.startswith(f"{path}:5:3: error: C11 is wrong: 20724 of its terms differ from {classical}, the classical "
+                            "sum, among them +A11*B12, +A11*B13, "), first  # 12^4 pairs less the 12 right ones
+    assert "note: no single-coefficient fix was searched for: 2984256 terms are wrong (the search covers up to 20000)" in out
+    assert out.count("is wrong:") == min(144, MAX_ERRORS)
 
 
 STRASSEN_JSON = {  # Perminov's JSON layout: rows of u, v, w over the row-major blocks, one per product

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..diagnostics import Diagnostic, Span
 from ..ir import Algorithm, Form, Shape, format_coefficient, parse_block
 from .expand import Expansion, bilinear, classical, expansion_of
-from .tensor import residual_entries
+from .tensor import residual_summary
 
 
 def describe_difference(actual: Form, expected: Form) -> str:
@@ -61,24 +61,45 @@ def _signed(coef: Fraction, name: str) -> str:
     return f"{sign}{name}" if size == 1 else f"{sign}{format_coefficient(size)}*{name}"
 
 
+# Residual entries held whole (every block's every wrong term, for its message and the fix search);
+# past this many each wrong block keeps its count and its first few terms.
+RESIDUAL_WHOLE = 20_000
+
+
 def brent_residual(expansion: Expansion) -> dict[str, Form]:
-    """Per C block, what the algorithm computes minus the classical sum (only nonzero ones).
+    """Per C block, what the algorithm computes minus the classical sum (only nonzero ones); past
+    :data:`RESIDUAL_WHOLE` entries, only each block's first :data:`SHOWN_TERMS` (:func:`residual_counts`
+    says how many there are).
 
     Computed exactly by verify.tensor, term by term or one A block at a time
     as the term count decides; the blocks come in row-major order.
     """
+    return dict(_residual(expansion)[0])
+
+
+def residual_counts(expansion: Expansion) -> dict[str, int] | None:
+    """Wrong terms per C block where the residual is past :data:`RESIDUAL_WHOLE` (None where it is
+    held whole)."""
+    return _residual(expansion)[1]
+
+
+def _residual(expansion: Expansion) -> tuple[dict[str, Form], dict[str, int] | None]:
     cached = getattr(expansion, "_brent_residual", None)  # compile verifies, then lowering verifies again
     if cached is not None:
-        return dict(cached)
+        return cached
     shape = expansion.algorithm.shape
     left, right = zip(*expansion.factors) if expansion.factors else ((), ())
-    entries = residual_entries(shape, left, right, expansion.weights)
-    per_block: dict[str, dict[str, Fraction]] = {}
-    for (a, b, c), value in entries.items():
-        per_block.setdefault(c, {})[f"{a}*{b}"] = value
-    residual = {block: Form.of(per_block[block]) for block in shape.blocks("C") if block in per_block}
-    expansion._brent_residual = residual
-    return dict(residual)
+    summary = residual_summary(shape, left, right, expansion.weights, SHOWN_TERMS, RESIDUAL_WHOLE)
+    if summary.every is not None:
+        per_block: dict[str, dict[str, Fraction]] = {}
+        for (a, b, c), value in summary.every.items():
+            per_block.setdefault(c, {})[f"{a}*{b}"] = value
+        cached = {block: Form.of(per_block[block]) for block in summary.counts}, None
+    else:
+        cached = ({block: Form.of({f"{a}*{b}": value for (a, b), value in first.items()})
+                   for block, first in summary.first.items()}, summary.counts)
+    expansion._brent_residual = cached
+    return cached
 
 
 def wrong_blocks(algorithm: Algorithm) -> tuple[str, ...]:
@@ -98,12 +119,15 @@ def verify_algorithm(algorithm: Algorithm, fix_search_sums: int = FIX_SEARCH_SUM
     up to three single-coefficient fixes, searched when the program has at most ``fix_search_sums``
     named sums."""
     expansion = expansion_of(algorithm)
-    residual = brent_residual(expansion)
+    residual, counts = _residual(expansion)
     if not residual:
         return ()
     spans = {o.block: o.span for o in algorithm.outputs}
     located = spans.get(next(iter(residual))) or algorithm.span  # where the first error, with the notes, points
-    if len(algorithm.sums) <= fix_search_sums:
+    if counts is not None:  # the search compares whole residuals: past RESIDUAL_WHOLE none is held
+        notes = (f"no single-coefficient fix was searched for: {sum(counts.values())} terms are wrong (the search "
+                 f"covers up to {RESIDUAL_WHOLE})",)
+    elif len(algorithm.sums) <= fix_search_sums:
         fixes = tuple(single_coefficient_fixes(expansion, residual, located.path if located else None))
         notes = tuple(f"changing {fix} would make every equation hold" for fix in fixes[:3])
     else:
@@ -119,11 +143,14 @@ def verify_algorithm(algorithm: Algorithm, fix_search_sums: int = FIX_SEARCH_SUM
     errors = []
     for block, difference in residual.items():
         expected = classical(*_indices(block), algorithm.shape.k)
-        actual = expected + difference
-        message = (
-            f"{block} is wrong: it computes {_form_text(actual)} but must be {_form_text(expected)}; "
-            f"{describe_difference(actual, expected)}"
-        )
+        if counts is None:
+            actual = expected + difference
+            message = (f"{block} is wrong: it computes {_form_text(actual)} but must be {_form_text(expected)}; "
+                       f"{describe_difference(actual, expected)}")
+        else:
+            wrong = [_signed(coef, name) for name, coef in difference.terms]
+            message = (f"{block} is wrong: {counts[block]} of its terms differ from {_form_text(expected)}, the "
+                       f"classical sum, among them {', '.join(wrong)} (computed minus classical)")
         errors.append(Diagnostic(message, spans.get(block) or algorithm.span, notes=() if errors else notes))
     return tuple(errors)
 

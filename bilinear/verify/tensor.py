@@ -26,13 +26,15 @@ Assumes: factors u_r over A blocks, v_r over B blocks, w_r over C blocks as
 :class:`~bilinear.ir.Form` (named sums expanded; see verify.expand).
 Ensures: :func:`residual_entries` returns exactly the nonzero entries of
 (computed tensor − classical tensor) as Fractions, keyed by block names,
-whichever strategy ran.
+whichever strategy ran; :func:`residual_summary` counts them per C block and
+holds a few of each.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from ..ir import Form, Shape
@@ -105,10 +107,56 @@ def residual_entries(
     product's weight in every C block.  ``strategy`` (one of STRATEGIES)
     forces how; by default :func:`choose_strategy` picks it from the term count.
     """
+    blocks = {operand: shape.blocks(operand) for operand in "ABC"}
+    common, chunks = _residual_chunks(shape, left, right, outputs, strategy)
+    return {
+        (blocks["A"][a], blocks["B"][b], blocks["C"][c]): Fraction(int(value), common)
+        for chunk in chunks for a, b, c, value in zip(*(column.tolist() for column in chunk))
+    }
+
+
+@dataclass(frozen=True)
+class ResidualSummary:
+    """The residual counted per wrong C block (row-major), with the first ``keep`` entries of each
+    ((A block, B block) → value), and every entry where there are at most ``whole`` (else None)."""
+
+    counts: dict[str, int]
+    first: dict[str, dict[tuple[str, str], Fraction]]
+    every: dict[tuple[str, str, str], Fraction] | None
+
+
+def residual_summary(shape: Shape, left: Sequence[Form], right: Sequence[Form], outputs: Sequence[Form],
+                     keep: int, whole: int) -> ResidualSummary:
+    """:func:`residual_entries` in bounded memory: a dense wrong scheme's residual has (mk)(kn)(mn)
+    entries (16.7 million at ⟨16,16,16⟩, gigabytes as Fractions, and minutes to describe)."""
+    import numpy as np
+    blocks = {operand: shape.blocks(operand) for operand in "ABC"}
+    common, chunks = _residual_chunks(shape, left, right, outputs, None)
+    counts = np.zeros(len(blocks["C"]), dtype=np.int64)
+    first: dict[int, dict[tuple[str, str], Fraction]] = {}
+    every: dict[tuple[str, str, str], Fraction] | None = {}
+    for a, b, c, values in chunks:
+        counts += np.bincount(c, minlength=len(blocks["C"]))
+        if every is not None and counts.sum() <= whole:
+            every.update(((blocks["A"][i], blocks["B"][j], blocks["C"][o]), Fraction(int(x), common))
+                         for i, j, o, x in zip(a.tolist(), b.tolist(), c.tolist(), values.tolist()))
+        else:
+            every = None
+        for block in (o for o in np.unique(c).tolist() if len(first.get(o, ())) < keep):  # full ones cost nothing
+            held = first.setdefault(block, {})
+            for index in np.flatnonzero(c == block)[: keep - len(held)].tolist():
+                held[blocks["A"][int(a[index])], blocks["B"][int(b[index])]] = Fraction(int(values[index]), common)
+    wrong = np.flatnonzero(counts).tolist()
+    return ResidualSummary({blocks["C"][c]: int(counts[c]) for c in wrong}, {blocks["C"][c]: first[c] for c in wrong},
+                           every)
+
+
+def _residual_chunks(shape: Shape, left, right, outputs, strategy: str | None) -> tuple[int, Iterator[tuple]]:
+    """The common denominator L and the residual's nonzero entries as chunks of four arrays (A, B
+    and C block indices, values times L)."""
     strategy = strategy or choose_strategy(term_count(left, right, outputs))
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
-    blocks = {operand: shape.blocks(operand) for operand in "ABC"}
     u = _Side(left, _positions(shape, "A"))
     v = _Side(right, _positions(shape, "B"))
     w = _Side(outputs, _positions(shape, "C"))
@@ -116,10 +164,7 @@ def residual_entries(
     common = math.lcm(*per_product) if per_product else 1
     factors = [common // d for d in per_product]
     found = _by_terms if strategy == "terms" else _by_blocks
-    return {
-        (blocks["A"][a], blocks["B"][b], blocks["C"][c]): Fraction(int(value), common)
-        for a, b, c, value in found(shape, u, v, w, factors, common)
-    }
+    return common, found(shape, u, v, w, factors, common)
 
 
 # --- term by term ------------------------------------------------------------------------
@@ -164,10 +209,9 @@ def _by_terms(shape: Shape, u: _Side, v: _Side, w: _Side, factors: list[int], co
     nb, nc = v.size, w.size
     keys = (u.rows[iu] * nb + v.rows[iv]) * nc + w.rows[iw]
     classical_keys, classical_values = _classical(shape, common, dtype)
-    keys = np.concatenate((keys, classical_keys))
-    values = np.concatenate((values, classical_values))
-    for key, value in _sum_by_key(keys, values):
-        yield key // (nb * nc), key // nc % nb, key % nc, value
+    keys, values = _sum_by_key(np.concatenate((keys, classical_keys)), np.concatenate((values, classical_values)))
+    if keys.size:
+        yield keys // (nb * nc), keys // nc % nb, keys % nc, values
 
 
 def _classical(shape: Shape, common: int, dtype) -> tuple:  # keys, values
@@ -179,17 +223,17 @@ def _classical(shape: Shape, common: int, dtype) -> tuple:  # keys, values
     return keys.astype(np.int64), np.full(keys.size, -common, dtype=dtype)
 
 
-def _sum_by_key(keys, values) -> list[tuple[int, object]]:
-    """(key, Σ values) for every key whose sum is nonzero."""
+def _sum_by_key(keys, values) -> tuple:  # keys, sums
+    """Every key whose values sum to nonzero, and that sum."""
     import numpy as np
     if keys.size == 0:
-        return []
+        return keys, values
     order = np.argsort(keys, kind="stable")
     keys, values = keys[order], values[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     sums = np.add.reduceat(values, starts)
     nonzero = np.flatnonzero(sums != 0)
-    return list(zip(keys[starts[nonzero]].tolist(), sums[nonzero].tolist()))
+    return keys[starts[nonzero]], sums[nonzero]
 
 
 # --- one A block at a time -------------------------------------------------------------------
@@ -267,8 +311,9 @@ def _group_residual(shape: Shape, group: list[int], per_block, vt, wt, common: i
     for g, a in enumerate(group):
         i, l = divmod(a, shape.k)
         got[g, l * n + columns, i * n + columns] -= common  # the classical slice: A[i,l]·B[l,j] in C[i,j]
-        for b, c in zip(*np.nonzero(got[g])):
-            yield a, int(b), int(c), int(got[g, b, c])
+        b, c = np.nonzero(got[g])
+        if b.size:
+            yield np.full(b.size, a, dtype=np.int64), b, c, got[g, b, c]
 
 
 def _exactly(table, dtype):
