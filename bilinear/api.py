@@ -32,8 +32,20 @@ def as_program(source: Program | Algorithm | Schedule) -> Program:
         raise ValueError(f"schedule {source.name} needs its algorithm: pass the program it came from "
                          "(bilinear.load(path)), not its .main")
     if isinstance(source, Algorithm):
-        return _program(Path(source.span.path if source.span else "<algorithm>"), source)
+        return _program(Path(source.span.path if source.span else "<algorithm>"), _checked(source))
     return source
+
+
+def _checked(algorithm: Algorithm) -> Algorithm:
+    """An algorithm built in Python checked as its file would have been (a product named in C but
+    defined nowhere had verified; swapped factors ended in a KeyError)."""
+    from .frontend.check import build_algorithm
+    from .frontend.raw import RawAlgorithm
+
+    fields = (algorithm.name, algorithm.shape, algorithm.declared_rank, algorithm.sums, algorithm.products,
+              algorithm.outputs)
+    build_algorithm(RawAlgorithm(*fields, algorithm.span))  # raises what it finds
+    return algorithm
 
 
 def _no_reading_options(source: object, **options) -> None:

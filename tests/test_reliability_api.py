@@ -11,6 +11,7 @@ from conftest import ROOT, scheme_file
 
 import bilinear
 from bilinear.diagnostics import BilinearError
+from bilinear.ir import Form
 from bilinear.measure import random_inputs
 
 MSMES = ROOT / "algorithms" / "msmes.bl"
@@ -469,6 +470,29 @@ def test_compile_takes_one_algorithm_as_verify_does():
     algorithm = bilinear.load(ROOT / "algorithms" / "winograd.bl").main
     A, B, _ = random_inputs(np, 16, 16, 16, "float64", seed=10)
     assert np.allclose(bilinear.compile(algorithm, backend="numpy", levels=2)(A, B), A @ B, rtol=1e-12, atol=1e-12)
+
+
+def _edited_strassen(edit):
+    from dataclasses import replace as changed
+
+    algorithm = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
+    return changed(algorithm, **edit(algorithm, changed))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda a, changed: {"outputs": (changed(a.outputs[0], form=a.outputs[0].form + Form.symbol("M99")), *a.outputs[1:])},
+     "M99"),
+    (lambda a, changed: {"products": (changed(a.products[0], left=a.products[0].right, right=a.products[0].left),
+                                      *a.products[1:])}, "M1"),
+    (lambda a, changed: {"products": (changed(a.products[0], left=Form.symbol("A33")), *a.products[1:])}, "A33"),
+], ids=["undefined-product", "swapped-factors", "block-outside-the-shape"])
+def test_a_hand_built_algorithm_is_checked_as_a_file_would_be(edit, message):
+    """verify took an Algorithm as it came: C11 naming an undefined M99 verified, swapped factors and a
+    block outside the shape ended in KeyError (a hunt)."""
+    algorithm = _edited_strassen(edit)
+    for call in (bilinear.verify, lambda a: bilinear.compile(a, backend="numpy")):
+        with pytest.raises(bilinear.BilinearError, match=message):
+            call(algorithm)
 
 
 def test_a_schedule_alone_is_refused_with_what_to_pass_instead():
