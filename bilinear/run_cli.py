@@ -308,7 +308,7 @@ def _run(args) -> int:
 
     program = load_input_noting(args)
     product = CompiledProduct(_lowered(args, program), backend)
-    for note in unused_options(product.lowered):  # as compile says them: no option is taken without a word
+    for note in unused_options(product.lowered, "product"):  # as compile says them: no option is taken without a word
         print(f"bilinear run: note: {note}", file=sys.stderr)
     with _quiet_numpy():
         result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)

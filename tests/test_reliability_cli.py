@@ -1890,10 +1890,12 @@ def test_no_fuse_where_nothing_would_be_fused_says_it_changes_nothing(capsys, tm
 @pytest.mark.parametrize("options, note", [
     (("--levels", "0", "--cutoff", "4"), "--cutoff 4 changes nothing: at --levels 0 no level recurses"),
     (("--levels", "0", "--no-fuse"), "--no-fuse changes nothing: no level has consecutive element-wise stages to fuse"),
-], ids=["cutoff", "no-fuse"])
+    (("--workspace-limit", "1G"), "--workspace-limit 1073741824 changes nothing: this product needs no workspace at any size"),
+], ids=["cutoff", "no-fuse", "workspace-limit"])
 def test_run_says_an_option_changes_nothing_as_compile_does(capsys, options, note):
     """run took them without a word where compile notes them (a hunt)."""
-    code, _, err = _run(capsys, "run", STRASSEN, "-n", "32", "--backend", "numpy", "--repeat", "1", *options)
+    source = ROOT / "algorithms" / ("msmes.bl" if "--workspace-limit" in options else "strassen.bl")  # msmes: in place
+    code, _, err = _run(capsys, "run", source, "-n", "32", "--backend", "numpy", "--repeat", "1", *options)
     assert code == 0 and f"bilinear run: note: {note}" in err, err
 
 

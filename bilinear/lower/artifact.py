@@ -256,13 +256,14 @@ _SHOWN_OPTIONS = (("breadth", "--breadth", 0), ("launch", "--launch", "serial"),
                   ("fuse", "--no-fuse", True))
 
 
-def unused_options(lowered: Lowered) -> list[str]:
-    """Options given that change nothing in this library, each said (none is dropped without a word)."""
+def unused_options(lowered: Lowered, what: str = "library") -> list[str]:
+    """Options given that change nothing in this library (``what``: run's "product"), each said (none is
+    dropped without a word)."""
     options, unused = lowered.options, []
     if options.levels == 0 and options.cutoff != 1:
         unused.append(f"--cutoff {options.cutoff} changes nothing: at --levels 0 no level recurses")
     if options.workspace_limit is not None and library_call_bytes(lowered, *[LARGEST_SIDE] * 3) == 0:
-        unused.append(f"--workspace-limit {options.workspace_limit} changes nothing: this library needs no workspace "
+        unused.append(f"--workspace-limit {options.workspace_limit} changes nothing: this {what} needs no workspace "
                       "at any size")
     if not options.fuse and not any(_would_fuse(plan) for plan in lowered.levels):
         unused.append("--no-fuse changes nothing: no level has consecutive element-wise stages to fuse")
