@@ -68,7 +68,7 @@ RESIDUAL_WHOLE = 20_000
 
 def brent_residual(expansion: Expansion) -> dict[str, Form]:
     """Per C block, what the algorithm computes minus the classical sum (only nonzero ones); past
-    :data:`RESIDUAL_WHOLE` entries, only each block's first :data:`SHOWN_TERMS` (:func:`residual_counts`
+    :data:`RESIDUAL_WHOLE` entries, only each block's first :data:`SHOWN_TERMS` (:func:`verify_algorithm`
     says how many there are).
 
     Computed exactly by verify.tensor, term by term or one A block at a time
@@ -77,13 +77,8 @@ def brent_residual(expansion: Expansion) -> dict[str, Form]:
     return dict(_residual(expansion)[0])
 
 
-def residual_counts(expansion: Expansion) -> dict[str, int] | None:
-    """Wrong terms per C block where the residual is past :data:`RESIDUAL_WHOLE` (None where it is
-    held whole)."""
-    return _residual(expansion)[1]
-
-
 def _residual(expansion: Expansion) -> tuple[dict[str, Form], dict[str, int] | None]:
+    """:func:`brent_residual`'s blocks, and where they are cut short, each one's count of wrong terms."""
     cached = getattr(expansion, "_brent_residual", None)  # compile verifies, then lowering verifies again
     if cached is not None:
         return cached
