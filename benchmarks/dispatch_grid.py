@@ -2,6 +2,7 @@
 
     python3 benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json   # measure, write the rows
     python3 benchmarks/dispatch_grid.py --check --out results/                # matmul vs cuBLAS
+    python3 benchmarks/dispatch_grid.py --check --record                      # ... on another GPU: does the table hold?
 
 --table times every non-perturbing candidate configuration (A and B are never
 written) against cuBLAS at each grid shape that is not tall-and-skinny and
@@ -20,6 +21,11 @@ timed against itself (the same call: what a ratio of 1 reads as), the three writ
 buffers in turn, round by round.  Both modes first run every call for a second (FP64 GEMMs reach
 the 700 W cap's clocks within half of it) and alternate the order of the calls
 from round to round, so no call always runs on another's heat.
+
+A table holds for the GPU it was measured on (--table measures only into a table of this GPU) and
+for those where its check held (bilinear.dispatch).  --check on another GPU checks the table's
+choices there on trial; where every faster kernel it chose measured at least the table's
+min_speedup times cuBLAS over the whole grid, --record adds this GPU to the table's checked_on.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +42,9 @@ import cupy
 
 import bilinear
 from bilinear import matmul_api
-from bilinear.dispatch import _committed_choice, dispatch, family_of, load_table, parse_table
+from bilinear.dispatch import GRID_CHECK, dispatch, family_of, forget_decisions, parse_table, table_path
+from bilinear.dispatch_checks import TableError
+from bilinear.dispatch_writes import check_on_trial, measuring_on, misses, record_check
 from bilinear.measure import error_bound, median, relative_error
 from bilinear.output import write_atomic
 from bilinear.runtime import graph_cache, prepared_calls
@@ -221,7 +230,7 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
     at ``path``; other rows stay.  The table is written after every row (whole, by a rename), each
     measured row replacing its shape's old one: a run cut off (a device call's time limit; FP64
     32768 takes minutes a row) keeps what it measured and every row it did not reach."""
-    data = json.loads(path.read_text())
+    data = measuring_on(json.loads(path.read_text()), _gpu_name())
     table = parse_table(data)
     recursive = data.get("recursive", {})
     rows = list(recursive.get("rows", []))
@@ -291,16 +300,23 @@ def selected(shapes: list[tuple], dtypes: list[str], only: Sequence[tuple[int, i
     return [(dtype, *shape) for shape in named for dtype in dtypes]
 
 
+def _gpu_name() -> str:
+    from bilinear.runtime.cuda import device_info
+
+    return device_info().name
+
+
 def check(repeat: int, dtypes: list[str], only: Sequence[tuple[int, int, int]] | None = None) -> list[dict]:
-    """matmul against cuBLAS at every grid shape of ``dtypes``, or at the shapes ``only`` names (m, k, n)."""
-    load_table.cache_clear()
-    _committed_choice.cache_clear()
+    """matmul against cuBLAS at every grid shape of ``dtypes``, or at the shapes ``only`` names (m, k, n),
+    by the table $BILINEAR_DISPATCH_TABLE names (the committed one without it)."""
+    forget_decisions()
     prepared_calls.forget()  # decisions of the table just written, not of the one before
+    device = _gpu_name()
     results = []
     for dtype, m, k, n in selected(GRID if only is None else GRID + TABLE_ONLY, dtypes, only):
         A, B, C = _inputs(dtype, m, k, n)
         C2, C3 = cupy.zeros_like(C), cupy.zeros_like(C)  # before matmul's first call, which sizes its workspace
-        choice = dispatch(m, k, n, dtype)
+        choice = dispatch(m, k, n, dtype, device=device)
         bilinear.matmul(A, B, out=C2)  # compiles what it chose
         cupy.matmul(A, B, out=C3)
         # in bands of rows: a difference of all of C did not fit beside matmul's workspace at FP64 24576
@@ -316,6 +332,7 @@ def check(repeat: int, dtypes: list[str], only: Sequence[tuple[int, int, int]] |
         ratio, same = ms["cuBLAS"] / ms["matmul"], ms["cuBLAS"] / ms["cuBLAS again"]
         per_round = sorted(c / o for c, o in zip(rounds["cuBLAS"], rounds["matmul"]))
         results.append({"dtype": dtype, "m": m, "k": k, "n": n, "choice": choice.kernel, "reason": choice.reason,
+                        "chosen": choice.kernel != "cublas",
                         "cublas_ms": ms["cuBLAS"], "matmul_ms": ms["matmul"], "ratio": ratio, "max_diff": error,
                         "round_ratios": per_round, "cublas_vs_itself": same})
         print(f"{dtype} {m:>7}x{k:>6}x{n:>6}  {choice.kernel:<9} ratio {ratio:6.3f} (rounds {per_round[0]:.3f}-"
@@ -355,14 +372,35 @@ def main() -> None:
                         help="measure (--table) only these shapes' rows, keeping the others', or check only these; "
                              "each at every --dtype, on the grid or off it")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--record", action="store_true",
+                        help="with --check of the whole grid on a GPU the table was not measured on: add the GPU to "
+                             "the table's checked_on where its choices held")
     args = parser.parse_args()
-    if args.table:
-        measure_table(args.table, args.repeat, args.min_speedup, args.dtype, args.only)
-    if args.check:
-        results = check(args.repeat, args.dtype, args.only)
-        if args.out:
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "matmul_grid.json").write_text(json.dumps(results, indent=1))
+    if args.record and not (args.check and args.only is None and set(args.dtype) == {"float64", "float32"}):
+        parser.error("--record needs --check of the whole grid (no --only, both dtypes)")
+    try:
+        if args.table:
+            measure_table(args.table, args.repeat, args.min_speedup, args.dtype, args.only)
+        if args.check:
+            checked(args.table or table_path(), args)
+    except TableError as error:
+        sys.exit(f"dispatch_grid.py: {error}")
+
+
+def checked(path: Path, args) -> None:
+    """--check of the table at ``path`` (on trial on a GPU it does not hold for), and --record."""
+    device = _gpu_name()
+    results = check_on_trial(path, device, GRID_CHECK, lambda: check(args.repeat, args.dtype, args.only))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "matmul_grid.json").write_text(json.dumps(results, indent=1))
+    least = parse_table(json.loads(path.read_text())).min_speedup
+    for result in misses(results, least):
+        print(f"not held: {result['dtype']} {result['m']}x{result['k']}x{result['n']} {result['choice']} "
+              f"{result['ratio']:.3f}x cuBLAS, below the table's {least:g}")
+    if args.record:
+        print("--record:", record_check(path, device, GRID_CHECK, results,
+                                        f"python benchmarks/dispatch_grid.py --check --record --repeat {args.repeat}"))
 
 
 if __name__ == "__main__":

@@ -12,13 +12,18 @@ fastest schedule and level count with its speedup.  ``matmul(inplace=True)`` run
 row measured at least the table's ``min_speedup``; elsewhere it multiplies as without ``inplace``
 (before, it ran MSMES L1 wherever a fast scheme had won, and MSMES L1 measured 0.944 at FP64 8192).
 --check (a fresh process, after the table is written) times ``bilinear.matmul(..., inplace=True)``
-against ``cupy.matmul`` at the same shapes.
+against ``cupy.matmul`` at the same shapes, by the table $BILINEAR_DISPATCH_TABLE names (the committed
+one without it).  On a GPU the table was not measured on, it checks the table's in-place choices
+there on trial, and --record (both dtypes, no --only) times the shapes where they run MSMES (elsewhere
+``inplace=True`` changes nothing: dispatch_grid.py's check covers them) and, where each measured at
+least the table's min_speedup, adds this GPU to the in-place rows' checked_on.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,11 +31,14 @@ from pathlib import Path
 import cupy
 
 import bilinear
-from bilinear.dispatch import _committed_in_place, in_place_choice, load_table, parse_table
+from bilinear.dispatch import IN_PLACE_CHECK, forget_decisions, in_place_choice, load_table, parse_table, table_path
+from bilinear.dispatch_checks import TableError
+from bilinear.dispatch_writes import check_on_trial, measuring_on, record_check
 from bilinear.measure import error_bound, relative_error
 from bilinear.output import write_atomic
 
-from dispatch_grid import GRID, TABLE_ONLY, _in_grid_order, _inputs, _interleaved, _shape, _shape_of, no_row_because, selected
+from dispatch_grid import (GRID, TABLE_ONLY, _gpu_name, _in_grid_order, _inputs, _interleaved, _shape, _shape_of,
+                           no_row_because, selected)
 
 ROOT = Path(__file__).resolve().parent.parent
 # (schedule, levels, Strassen levels they nest): a level of msmes2 is two of msmes's
@@ -80,7 +88,7 @@ def measure_table(path: Path, repeat: int, dtypes: list[str],
     table at ``path``; other rows stay.  The table is written after every row, whole, by a rename,
     each measured row replacing its shape's old one: a run cut off keeps what it measured and every
     row it did not reach.  A whole run then drops its dtypes' rows it no longer measures."""
-    data = json.loads(path.read_text())
+    data = measuring_on(json.loads(path.read_text()), _gpu_name())
     table = parse_table(data)
     previous = data.get("inplace", {})
     rows = list(previous.get("rows", []))
@@ -112,22 +120,26 @@ def measure_table(path: Path, repeat: int, dtypes: list[str],
         write(whole_run=True)
 
 
-def check(repeat: int, dtypes: list[str], only: Sequence[tuple[int, int, int]] | None = None) -> list[dict]:
+def check(repeat: int, dtypes: list[str], only: Sequence[tuple[int, int, int]] | None = None,
+          in_place_only: bool = False) -> list[dict]:
     """matmul(inplace=True) against cuBLAS at every shape a whole --table run measures, or at those of
-    them ``only`` names."""
-    load_table.cache_clear()
-    _committed_in_place.cache_clear()
-    results = []
-    for dtype, m, k, n in _shapes(load_table(), dtypes, only):
+    them ``only`` names; with ``in_place_only``, at those where the table runs MSMES."""
+    forget_decisions()
+    device, results = _gpu_name(), []
+    shapes = _shapes(load_table(), dtypes, only)
+    if in_place_only:
+        shapes = [shape for shape in shapes if in_place_choice(*shape[1:], shape[0], device=device) is not None]
+    for dtype, m, k, n in shapes:
         A, B, C = _inputs(dtype, m, k, n)
         C2 = cupy.zeros_like(C)
-        chosen = in_place_choice(m, k, n, dtype)
+        chosen = in_place_choice(m, k, n, dtype, device=device)
         bilinear.matmul(A, B, out=C2, inplace=True)  # compiles what it chose
         ms = _interleaved({"cuBLAS": lambda: cupy.matmul(A, B, out=C),
                            "matmul": lambda: bilinear.matmul(A, B, out=C2, inplace=True)}, repeat)
         ratio = ms["cuBLAS"] / ms["matmul"]
         choice = f"{chosen[0]} L{chosen[1]}" if chosen else "as without inplace"
-        results.append({"dtype": dtype, "m": m, "k": k, "n": n, "choice": choice, "ratio": ratio,
+        results.append({"dtype": dtype, "m": m, "k": k, "n": n, "choice": choice, "chosen": chosen is not None,
+                        "ratio": ratio,
                         "cublas_ms": ms["cuBLAS"], "matmul_ms": ms["matmul"]})
         print(f"{dtype} {m:>6}x{k:>6}x{n:>6}  {choice:<20} ratio {ratio:6.3f}  "
               f"(cuBLAS {ms['cuBLAS']:8.3f} ms, matmul {ms['matmul']:8.3f} ms)", flush=True)
@@ -148,14 +160,32 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", type=_shape, metavar="MxKxN",
                         help="measure (--table) only these shapes' rows, keeping the others', or check only these")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--record", action="store_true",
+                        help="--check where the table runs MSMES, on a GPU it was not measured on: add the GPU to "
+                             "the table's checked_on (in-place rows) where its choices held")
     args = parser.parse_args()
-    if args.table:
-        measure_table(args.table, args.repeat, args.dtype, args.only)
-    if args.check:
-        results = check(args.repeat, args.dtype, args.only)
-        if args.out:
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "inplace_check.json").write_text(json.dumps(results, indent=1) + "\n")
+    if args.record and not (args.check and args.only is None and set(args.dtype) == {"float64", "float32"}):
+        parser.error("--record needs --check of every shape (no --only, both dtypes)")
+    try:
+        if args.table:
+            measure_table(args.table, args.repeat, args.dtype, args.only)
+        if args.check:
+            checked(args.table or table_path(), args)
+    except TableError as error:
+        sys.exit(f"inplace_table.py: {error}")
+
+
+def checked(path: Path, args) -> None:
+    """--check of the table at ``path`` (on trial on a GPU it does not hold for), and --record."""
+    device = _gpu_name()
+    results = check_on_trial(path, device, IN_PLACE_CHECK,
+                             lambda: check(args.repeat, args.dtype, args.only, in_place_only=args.record))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "inplace_check.json").write_text(json.dumps(results, indent=1) + "\n")
+    if args.record:
+        by = f"python benchmarks/inplace_table.py --check --record --repeat {args.repeat}"
+        print("--record:", record_check(path, device, IN_PLACE_CHECK, results, by))
 
 
 if __name__ == "__main__":

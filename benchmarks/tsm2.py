@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import cupy
 
-from bilinear.dispatch import merge_tsm2_rows
+from bilinear.dispatch_writes import merge_tsm2_rows
 from bilinear.lower import tsm2 as model
 from bilinear.lower.tsm2 import Params
 from bilinear.runtime import tsm2 as runtime

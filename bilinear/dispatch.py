@@ -26,20 +26,30 @@ The configuration runs where it measured at least ``min_speedup`` times cuBLAS (
 leaf's, ``emulated_min_speedup`` times: the native GEMM's speed differs between GPUs of one kind,
 the int8 leaf's does not).
 Everything else goes to cuBLAS.
+
+A table holds for the GPU it was measured on (its ``device``) and for those its choices were
+checked on (``checked_on``: ``benchmarks/dispatch_grid.py --check --record`` for the grid's
+choices, ``benchmarks/inplace_table.py --check --record`` for the in-place ones).  On any other
+GPU ``matmul`` keeps cuBLAS: a fast choice is a measurement of one GPU's cuBLAS, and on a GPU
+with other FP64 or int8 rates it can lose.  ``BILINEAR_DISPATCH_TABLE`` names a table measured
+on the GPU at hand instead of the committed one.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .dispatch_checks import check_table
+from .dispatch_checks import TableError, check_table
 from .lower.tsm2 import Params
 
 TABLE = Path(__file__).resolve().parent / "data" / "dispatch.json"
+TABLE_ENV = "BILINEAR_DISPATCH_TABLE"  # a table measured on the GPU at hand, used instead of TABLE
+GRID_CHECK, IN_PLACE_CHECK = "grid", "inplace"  # what a checked_on entry vouches for
 KERNELS = ("tsm2r", "tsm2l", "recursive", "cublas")
 
 
@@ -122,6 +132,22 @@ class Table:
     # ... and one with an emulated leaf (ozaki) at least this much: DGEMM's speed differs between GPUs of
     # one kind, the int8 leaf's does not (dispatch.json's emulated_min_speedup_why)
     emulated_min_speedup: float = 1.2
+    measured_on: str | None = None  # the GPU the rows were measured on (None: a table that names none holds anywhere)
+    checked_on: tuple[tuple[str, str], ...] = ()  # (GPU, GRID_CHECK or IN_PLACE_CHECK): other GPUs its choices held on
+
+    def devices(self, check: str) -> tuple[str, ...] | None:
+        """The GPUs this table's choices (``check``: GRID_CHECK or IN_PLACE_CHECK) hold on; None for any."""
+        if self.measured_on is None:
+            return None
+        return (self.measured_on, *(device for device, checked in self.checked_on if checked == check))
+
+    def not_held_on(self, device: str | None, check: str) -> str | None:
+        """Why this table's choices are not taken on ``device`` (a GPU's name), or None where they are."""
+        devices = self.devices(check)
+        if device is None or devices is None or device in devices:
+            return None
+        return (f"the dispatch table holds for {' and '.join(devices)}, not this {device}: measure one here "
+                f"(benchmarks/tsm2.py and dispatch_grid.py --table FILE) and set {TABLE_ENV}=FILE")
 
 
 def parse_table(data: dict) -> Table:
@@ -158,29 +184,43 @@ def parse_table(data: dict) -> Table:
         tuple(InPlace(**{name: entry[name] for name in InPlace.__dataclass_fields__ if name in entry})
               for entry in data.get("inplace", {}).get("rows", ())),
         float(recursive.get("emulated_min_speedup", Table.emulated_min_speedup)),
+        data.get("device"),
+        tuple((entry["device"], entry["checks"]) for entry in data.get("checked_on", ())),
     )
 
 
-def merge_tsm2_rows(old: dict, header: dict, rows: list[dict]) -> dict:
-    """A table's JSON with newly measured TSM2 rows: a shape measured now replaces its old row,
-    rows of shapes not measured now stay, and so does the recursive section (measured apart, by
-    benchmarks/dispatch_grid.py); ``header`` (device, date, limits, ...) replaces the old one."""
-    def shape(row: dict) -> tuple:
-        return row["family"], row["dtype"], row["m"], row["k"], row["n"]
+def table_path() -> Path:
+    """The table ``matmul`` decides by: ``$BILINEAR_DISPATCH_TABLE``, else the committed one."""
+    return Path(os.environ[TABLE_ENV]) if os.environ.get(TABLE_ENV) else TABLE
 
-    measured = {shape(row) for row in rows}
-    kept = [row for row in old.get("rows", ()) if shape(row) not in measured]
-    return {**header, "recursive": old.get("recursive", {}), **({"inplace": old["inplace"]} if "inplace" in old else {}),
-            "rows": sorted(kept + rows, key=lambda row: (row["family"], row["dtype"], row["n"], row["m"], row["k"]))}
+
+def load_table(path: str | Path | None = None) -> Table:
+    """The table at ``path`` (default :func:`table_path`; an empty one, so everything goes to cuBLAS,
+    where the committed table is missing).
+
+    Raises:
+        TableError: (a ValueError) for a table that cannot be read or chosen from, and for a
+            ``$BILINEAR_DISPATCH_TABLE`` that names no file.
+    """
+    return _loaded(Path(path) if path else table_path())
 
 
 @lru_cache(maxsize=4)
-def load_table(path: str | None = None) -> Table:
-    """The committed table (an empty one, so everything goes to cuBLAS, if it is missing)."""
-    file = Path(path) if path else TABLE
-    if not file.exists():
+def _loaded(file: Path) -> Table:
+    if file == TABLE and not file.exists():
         return Table(())
-    return parse_table(json.loads(file.read_text()))
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        named = f" (${TABLE_ENV})" if file != TABLE else ""
+        raise TableError(f"cannot read the dispatch table {file}{named}: {error}") from None
+    return parse_table(data)
+
+
+def forget_decisions() -> None:
+    """Read the tables anew and decide again (a table just written; $BILINEAR_DISPATCH_TABLE changed)."""
+    for cached in (_loaded, _committed_choice, _committed_in_place):
+        cached.cache_clear()
 
 
 def family_of(m: int, k: int, n: int, table: Table) -> str | None:
@@ -208,30 +248,36 @@ def _nearest(rows: list[Row], m: int, k: int, family: str) -> Row | None:
     return min(rows, key=lambda r: (sum(abs(math.log2(t) - math.log2(d)) for t, d in zip(target, dims(r.m, r.k))), -r.m))
 
 
-def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, table: Table | None = None) -> Choice:
+def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, table: Table | None = None,
+             device: str | None = None) -> Choice:
     """The kernel for ``C (m×n) = A (m×k) · B (k×n)`` in ``dtype``.
 
     Args:
         m, k, n: the product's shape.
         dtype: ``"float32"`` or ``"float64"`` (anything else goes to cuBLAS).
         row_major: whether A, B and C are all row-major (TSM2 kernels need it).
-        table: measurements to decide by (default: the committed table).
+        table: measurements to decide by (default: :func:`table_path`'s).
+        device: the name of the GPU the product runs on: cuBLAS where the table does not hold for it
+            (None: decide as on the table's own GPU).
     """
     if table is None:
-        return _committed_choice(m, k, n, dtype, row_major)
-    return _choose(m, k, n, dtype, row_major, table)
+        return _committed_choice(m, k, n, dtype, row_major, device, table_path())
+    return _choose(m, k, n, dtype, row_major, table, device)
 
 
 @lru_cache(maxsize=4096)
-def _committed_choice(m: int, k: int, n: int, dtype: str, row_major: bool) -> Choice:
-    """Decisions by the committed table, remembered per call signature: a repeated small product
+def _committed_choice(m: int, k: int, n: int, dtype: str, row_major: bool, device: str | None, path: Path) -> Choice:
+    """Decisions by the table at ``path``, remembered per call signature: a repeated small product
     must not pay the table search on the host every time (it cost more than the product)."""
-    return _choose(m, k, n, dtype, row_major, load_table())
+    return _choose(m, k, n, dtype, row_major, load_table(path), device)
 
 
-def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table) -> Choice:
+def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table, device: str | None = None) -> Choice:
     if min(m, k, n) <= 0:
         return Choice("cublas", reason="empty product")
+    elsewhere = table.not_held_on(device, GRID_CHECK)
+    if elsewhere is not None:
+        return Choice("cublas", reason=elsewhere)
     if dtype not in ("float32", "float64") or not row_major:
         return Choice("cublas", reason="TSM2 kernels take row-major float32/float64 only")
     family = family_of(m, k, n, table)
@@ -318,20 +364,21 @@ def _configuration(row: Recursive) -> tuple:
     return row.scheme, row.levels, row.breadth, row.launch, row.leaf
 
 
-def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | None = None) -> tuple[str, int] | None:
+def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | None = None,
+                    device: str | None = None) -> tuple[str, int] | None:
     """The in-place schedule (msmes or msmes2) and levels ``matmul(inplace=True)`` runs for this shape,
     or None where none was measured at least ``min_speedup`` times faster than cuBLAS near it (within
-    RECURSIVE_REACH).  Without a measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at
-    FP64 8192."""
+    RECURSIVE_REACH), or the table's in-place rows do not hold for ``device`` (a GPU's name).  Without a
+    measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
     if table is None:
-        return _committed_in_place(m, k, n, dtype)
-    if min(m, k, n) <= 0:
+        return _committed_in_place(m, k, n, dtype, device, table_path())
+    if min(m, k, n) <= 0 or table.not_held_on(device, IN_PLACE_CHECK) is not None:
         return None
     row = _near([row for row in table.inplace if row.dtype == dtype], m, k, n)
     return (row.scheme, row.levels) if row is not None and row.speedup >= table.min_speedup else None
 
 
 @lru_cache(maxsize=4096)
-def _committed_in_place(m: int, k: int, n: int, dtype: str) -> tuple[str, int] | None:
-    """:func:`in_place_choice` by the committed table, remembered (it decides before a prepared call)."""
-    return in_place_choice(m, k, n, dtype, load_table())
+def _committed_in_place(m: int, k: int, n: int, dtype: str, device: str | None, path: Path) -> tuple[str, int] | None:
+    """:func:`in_place_choice` by the table at ``path``, remembered (it decides before a prepared call)."""
+    return in_place_choice(m, k, n, dtype, load_table(path), device)

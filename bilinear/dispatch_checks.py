@@ -18,6 +18,7 @@ from .paths import algorithms_dir
 
 DTYPES = ("float32", "float64")
 FAMILIES = ("tsm2r", "tsm2l")
+CHECKS = ("grid", "inplace")  # what a checked_on entry vouches for (bilinear.dispatch.GRID_CHECK, IN_PLACE_CHECK)
 
 
 class TableError(ValueError):
@@ -27,6 +28,14 @@ class TableError(ValueError):
 def check_table(data: Any) -> None:
     """Raise TableError for the first value of a dispatch table's JSON that is missing or wrong."""
     _expect(isinstance(data, dict), "the table", "must be a JSON object")
+    if "device" in data:
+        _name(data["device"], "device")
+    for index, entry in enumerate(_entries(data, "checked_on", "checked_on")):
+        _expect(isinstance(entry, dict), f"checked_on[{index}]", "must be an object")
+        _name(entry.get("device"), f"checked_on[{index}].device")
+        _one_of(entry.get("checks"), f"checked_on[{index}].checks", CHECKS)
+    _expect("checked_on" not in data or "device" in data, "checked_on",
+            "needs the table's own device (the GPU its rows were measured on)")
     for index, row in enumerate(_entries(data, "rows", "rows")):
         _tsm2_row(row, f"rows[{index}]")
     limits = _section(data, "limits", "limits")
@@ -110,6 +119,10 @@ def _speedup(value: Any, where: str) -> None:
 
 def _one_of(value: Any, where: str, allowed: tuple[str, ...]) -> None:
     _expect(value in allowed, where, f"must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def _name(value: Any, where: str) -> None:
+    _expect(isinstance(value, str) and value.strip() != "", where, f"must name a GPU (as CUDA does), not {value!r}")
 
 
 def _scheme(value: Any, where: str) -> None:

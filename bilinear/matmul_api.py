@@ -44,9 +44,13 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     ratios multiply to at most √2, whatever the volume; TSM2 shapes
     within 2× below the measured ones in each large dimension), and the rest
     to cuBLAS; the choices come from
-    ``bilinear/data/dispatch.json``, measured on the GPU by
+    ``bilinear/data/dispatch.json`` (or the table ``$BILINEAR_DISPATCH_TABLE``
+    names), measured on the GPU by
     ``python benchmarks/tsm2.py --table ...`` and
-    ``python benchmarks/dispatch_grid.py --table ...``.  The fast choice may be
+    ``python benchmarks/dispatch_grid.py --table ...``, and are taken only on
+    the GPUs the table holds for (the one it was measured on and those its
+    check held on, :mod:`bilinear.dispatch`): elsewhere every product goes to
+    cuBLAS.  The fast choice may be
     the ozaki leaf: the product on the int8 tensor cores (Ozaki scheme II,
     :mod:`bilinear.runtime.ozaki`), every element of A and B kept to 53 bits
     (float64) or 24 (float32) relative to its row's (column's) largest, so its
@@ -130,7 +134,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
             return cupy.zeros((call.m, call.n), dtype=A.dtype)
         out[...] = beta * out if beta else 0
         return out
-    choice = dispatch(call.m, call.k, call.n, str(A.dtype))
+    gpu_name = _gpu_name()
+    choice = dispatch(call.m, call.k, call.n, str(A.dtype), device=gpu_name)
     if choice.kernel in ("tsm2r", "tsm2l"):
         result = tsm2.run_validated(A, B, out, call, alpha, beta, choice.kernel, choice.params)
         if call.k:
@@ -140,7 +145,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     if out is None:
         out = cupy.empty((call.m, call.n), dtype=A.dtype)
     # MSMES overwrites A while it reads B: where they share memory, the product without it
-    in_place = in_place_choice(call.m, call.k, call.n, str(A.dtype)) if inplace and not overlaps(A, B) else None
+    in_place = (in_place_choice(call.m, call.k, call.n, str(A.dtype), device=gpu_name)
+                if inplace and not overlaps(A, B) else None)
     if in_place is not None:
         scheme, levels = in_place
         return _in_place_product(str(A.dtype), "cupy", levels, scheme)(A, B, out=out, alpha=alpha, beta=beta)
@@ -187,7 +193,14 @@ def _may_run_in_place(A, B) -> bool:
     shape_a, shape_b = getattr(A, "shape", ()), getattr(B, "shape", ())
     if isinstance(A, np.ndarray) or len(shape_a) != 2 or len(shape_b) != 2:
         return True
-    return in_place_choice(shape_a[0], shape_a[1], shape_b[1], str(A.dtype)) is not None
+    return in_place_choice(shape_a[0], shape_a[1], shape_b[1], str(A.dtype), device=_gpu_name()) is not None
+
+
+def _gpu_name() -> str:
+    """The current GPU's name, as the dispatch table names the GPUs it holds for."""
+    from .runtime.cuda import current_device, device_info
+
+    return device_info(current_device()).name
 
 
 def _locate_gpu_array(x) -> tuple[int, int]:

@@ -46,7 +46,11 @@ def gpu_benchmark(monkeypatch, name: str):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     module = importlib.import_module(name)
     monkeypatch.setattr(module, "_compiled", lambda dtype: {})
+    monkeypatch.setattr(module, "_gpu_name", lambda: GPU_UNDER_TEST, raising=False)
     return module
+
+
+GPU_UNDER_TEST = "GPU under test"  # the name gpu_benchmark's modules see as the GPU they measure on
 
 
 @pytest.fixture(params=ALGORITHMS, ids=[p.stem for p in ALGORITHMS])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bilinear.dispatch import Recursive, Table, dispatch, load_table, merge_tsm2_rows, parse_table
+from bilinear.dispatch import Recursive, Table, dispatch, load_table, parse_table
+from bilinear.dispatch_writes import merge_tsm2_rows
 from bilinear.runtime import cublas_capture
 
 ROW = Recursive("float64", 16384, 16384, 16384, "winograd", 2, 2, 1.19, 19 << 30, "streams")
@@ -188,11 +189,11 @@ def test_measured_tsm2_rows_merge_into_the_table_and_keep_the_recursive_ones():
 
     committed = load_table()
     assert committed.recursive  # the committed table has measured fast-scheme rows
-    old = {"device": "old", "rows": [row(10**6, 16, "tsm2l", 1.2), row(10**7, 16, "tsm2l", 1.3)],
+    old = {"device": "GPU A", "rows": [row(10**6, 16, "tsm2l", 1.2), row(10**7, 16, "tsm2l", 1.3)],
            "recursive": {"min_dim": None, "rows": [{"dtype": "float64", "m": 8192, "k": 8192, "n": 8192,
                                                     "scheme": "winograd", "levels": 2, "breadth": 2, "speedup": 1.1}]}}
-    merged = merge_tsm2_rows(old, {"device": "new"}, [row(10**5, 16, "tsm2l", 1.5), row(10**6, 16, "cublas", 0.9)])
-    assert merged["device"] == "new" and merged["recursive"] == old["recursive"]
+    merged = merge_tsm2_rows(old, {"device": "GPU A", "date": "new"}, [row(10**5, 16, "tsm2l", 1.5), row(10**6, 16, "cublas", 0.9)])
+    assert merged["date"] == "new" and merged["recursive"] == old["recursive"]
     assert [(r["m"], r["winner"]) for r in merged["rows"]] == [(10**5, "tsm2l"), (10**6, "cublas"), (10**7, "tsm2l")]
     table = parse_table(merged)
     assert dispatch(100000, 16, 16, "float64", table=table).kernel == "tsm2l"

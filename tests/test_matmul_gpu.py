@@ -299,3 +299,25 @@ def test_a_refused_out_on_the_gpu_is_not_told_to_pass_a_copy(cp):
     with pytest.raises(ValueError, match="the product is written into out") as refused:
         bilinear.matmul(A, A, out=cp.asfortranarray(cp.zeros((64, 64))))
     assert "ascontiguousarray" not in str(refused.value)
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_matmul_keeps_cublas_on_a_gpu_its_table_does_not_hold_for(cp, held, tmp_path, monkeypatch):
+    """The H100's table had chosen its fast schemes on any GPU."""
+    import json
+
+    from bilinear import dispatch, matmul_api
+    from bilinear.runtime.cuda import device_info
+
+    data = json.loads(dispatch.TABLE.read_text())
+    data["device"] = device_info().name if held else "a GPU of another kind"
+    data.pop("checked_on", None)
+    (tmp_path / "table.json").write_text(json.dumps(data))
+    monkeypatch.setenv(dispatch.TABLE_ENV, str(tmp_path / "table.json"))
+    ran = []
+    monkeypatch.setattr(matmul_api, "_run_fast", lambda *args: ran.append(args[0]))
+    A, B, C = random_inputs(cp, 4096, 4096, 4096, "float32", seed=5)  # the ozaki leaf's shape in the table
+    bilinear.matmul(A, B, out=C)
+    assert bool(ran) == held
+    if not held:
+        assert float(cp.abs(C - A @ B).max()) <= 1e-3 * float(cp.abs(C).max())

@@ -26,7 +26,8 @@ LAYERS = [
                                         "bilinear.optimize_sides", "bilinear.optimize_arguments", "bilinear.optimize_products",
                                         "bilinear.optimize_dead")),
     ("lower", ("bilinear.lower",)),
-    ("model and measurement", ("bilinear.model", "bilinear.measure", "bilinear.dispatch", "bilinear.dispatch_checks")),
+    ("model and measurement", ("bilinear.model", "bilinear.measure", "bilinear.dispatch", "bilinear.dispatch_checks",
+                               "bilinear.dispatch_writes")),
     ("runtime", ("bilinear.runtime",)),
     ("benchmarks", ("bilinear.bench",)),
     # the distributed product is built on the API (bilinear.compile on each rank), and the CLI offers it

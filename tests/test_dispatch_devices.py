@@ -1,0 +1,168 @@
+"""A dispatch table holds for the GPU it was measured on and those its checks held on; elsewhere
+``matmul`` keeps cuBLAS.  Before, the H100's table chose for any GPU (a fast choice is a measurement of
+one GPU's cuBLAS, and a GPU with other FP64 or int8 rates can lose with it)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from bilinear.dispatch import (GRID_CHECK, IN_PLACE_CHECK, TABLE, TABLE_ENV, dispatch, in_place_choice, load_table,
+                               parse_table)
+from bilinear.dispatch_checks import TableError
+from bilinear.dispatch_writes import check_on_trial, measuring_on, merge_tsm2_rows, misses, record_check, with_check
+
+from conftest import GPU_UNDER_TEST, gpu_benchmark
+
+FAST = {"dtype": "float64", "m": 8192, "k": 8192, "n": 8192, "scheme": "winograd", "levels": 2, "breadth": 2,
+        "launch": "streams", "speedup": 1.3}
+IN_PLACE = {"dtype": "float64", "m": 16384, "k": 16384, "n": 16384, "scheme": "msmes2", "levels": 1, "speedup": 1.17}
+TSM2L = {"family": "tsm2l", "dtype": "float64", "m": 10**6, "k": 8, "n": 8, "winner": "tsm2l", "speedup": 2.4}
+
+
+def _data(**header):
+    return {**header, "rows": [TSM2L], "recursive": {"min_speedup": 1.1, "rows": [FAST]}, "inplace": {"rows": [IN_PLACE]}}
+
+
+def _choices(table, device):
+    return (dispatch(8192, 8192, 8192, "float64", table=table, device=device).kernel,
+            dispatch(10**6, 8, 8, "float64", table=table, device=device).kernel,
+            in_place_choice(16384, 16384, 16384, "float64", table, device=device))
+
+
+def test_a_table_chooses_on_its_own_gpu_and_keeps_cublas_on_another():
+    table = parse_table(_data(device="GPU A"))
+    assert _choices(table, "GPU A") == ("recursive", "tsm2l", ("msmes2", 1))
+    assert _choices(table, None) == ("recursive", "tsm2l", ("msmes2", 1))  # no GPU named: as measured
+    assert _choices(table, "GPU B") == ("cublas", "cublas", None)
+    assert dispatch(8192, 8192, 8192, "float64", table=table, device="GPU B").reason == (
+        "the dispatch table holds for GPU A, not this GPU B: measure one here (benchmarks/tsm2.py and "
+        "dispatch_grid.py --table FILE) and set BILINEAR_DISPATCH_TABLE=FILE")
+
+
+def test_a_table_that_names_no_gpu_holds_on_any():
+    assert _choices(parse_table(_data()), "GPU B") == ("recursive", "tsm2l", ("msmes2", 1))
+
+
+def test_a_check_on_another_gpu_vouches_for_what_it_checked():
+    grid = parse_table(_data(device="GPU A", checked_on=[{"device": "GPU B", "checks": GRID_CHECK}]))
+    assert _choices(grid, "GPU B") == ("recursive", "tsm2l", None)  # the in-place rows were not checked there
+    both = parse_table(_data(device="GPU A", checked_on=[{"device": "GPU B", "checks": GRID_CHECK},
+                                                         {"device": "GPU B", "checks": IN_PLACE_CHECK}]))
+    assert _choices(both, "GPU B") == ("recursive", "tsm2l", ("msmes2", 1))
+    assert both.devices(GRID_CHECK) == ("GPU A", "GPU B") and _choices(both, "GPU C") == ("cublas", "cublas", None)
+
+
+def test_the_committed_table_holds_for_the_h100_it_was_measured_on_and_the_h200_it_was_checked_on():
+    table = load_table(TABLE)
+    assert table.measured_on == "NVIDIA H100 80GB HBM3"
+    assert table.devices(GRID_CHECK) == table.devices(IN_PLACE_CHECK) == ("NVIDIA H100 80GB HBM3", "NVIDIA H200")
+    assert dispatch(8192, 8192, 8192, "float64", table=table, device="NVIDIA H100 80GB HBM3").kernel == "recursive"
+    assert dispatch(8192, 8192, 8192, "float64", table=table, device="NVIDIA A2").kernel == "cublas"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"device": ""}, "device must name a GPU (as CUDA does), not ''"),
+    ({"device": 7}, "device must name a GPU (as CUDA does), not 7"),
+    ({"device": "A", "checked_on": {}}, "checked_on must be a list"),
+    ({"device": "A", "checked_on": ["B"]}, "checked_on[0] must be an object"),
+    ({"device": "A", "checked_on": [{"checks": "grid"}]}, "checked_on[0].device must name a GPU (as CUDA does), not None"),
+    ({"device": "A", "checked_on": [{"device": "B", "checks": "all"}]},
+     "checked_on[0].checks must be one of grid, inplace, not 'all'"),
+    ({"checked_on": [{"device": "B", "checks": "grid"}]},
+     "checked_on needs the table's own device (the GPU its rows were measured on)"),
+])
+def test_a_malformed_device_or_check_is_named(change, message):
+    with pytest.raises(TableError) as error:
+        parse_table({**_data(), **change})
+    assert str(error.value) == message
+
+
+def test_the_environment_names_the_table_matmul_decides_by(tmp_path, monkeypatch):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(_data(device="GPU B")))
+    monkeypatch.setenv(TABLE_ENV, str(path))
+    assert dispatch(8192, 8192, 8192, "float64", device="GPU B").kernel == "recursive"
+    assert in_place_choice(16384, 16384, 16384, "float64", device="GPU B") == ("msmes2", 1)
+    monkeypatch.delenv(TABLE_ENV)  # the committed table again, measured on another GPU
+    assert dispatch(8192, 8192, 8192, "float64", device="GPU B").kernel == "cublas"
+
+
+def test_an_environment_naming_no_table_is_refused_with_its_name(tmp_path, monkeypatch):
+    monkeypatch.setenv(TABLE_ENV, str(tmp_path / "missing.json"))
+    with pytest.raises(TableError) as error:
+        dispatch(8192, 8192, 8192, "float64", device="GPU B")
+    assert str(error.value).startswith(f"cannot read the dispatch table {tmp_path / 'missing.json'} "
+                                       f"($BILINEAR_DISPATCH_TABLE): [Errno 2] No such file or directory")
+
+
+def test_tsm2_rows_measured_on_another_gpu_replace_the_whole_table():
+    old = _data(device="GPU A", checked_on=[{"device": "GPU B", "checks": GRID_CHECK}])
+    merged = merge_tsm2_rows(old, {"device": "GPU C"}, [])
+    assert merged == {"device": "GPU C", "recursive": {}, "rows": []}
+    same = merge_tsm2_rows(old, {"device": "GPU A"}, [])  # the rows stay, the checks of the rows before go
+    assert same["recursive"] == old["recursive"] and same["inplace"] == old["inplace"] and "checked_on" not in same
+
+
+def test_rows_are_measured_only_into_a_table_of_the_gpu_at_hand():
+    old = _data(device="GPU A", checked_on=[{"device": "GPU B", "checks": GRID_CHECK}])
+    with pytest.raises(TableError) as error:
+        measuring_on(old, "GPU B")
+    assert str(error.value) == ("the table's rows were measured on GPU A, not this GPU B: measure a table of this "
+                                "GPU into a new file (benchmarks/tsm2.py --table FILE first)")
+    assert measuring_on(old, "GPU A") == {**_data(device="GPU A")}
+    assert measuring_on(_data(), "GPU B")["device"] == "GPU B"
+
+
+def test_a_benchmark_refuses_to_measure_into_another_gpus_table(tmp_path, monkeypatch):
+    grid = gpu_benchmark(monkeypatch, "dispatch_grid")
+    path = tmp_path / "dispatch.json"
+    path.write_text(json.dumps(_data(device="GPU A")))
+    with pytest.raises(TableError, match=f"measured on GPU A, not this {GPU_UNDER_TEST}"):
+        grid.measure_table(path, 5, 1.1, ["float64"], [(8192, 8192, 8192)])
+    assert json.loads(path.read_text()) == _data(device="GPU A")
+
+
+def test_a_check_entry_replaces_the_same_gpus_and_never_names_the_tables_own():
+    data = with_check(_data(device="GPU A"), "GPU B", GRID_CHECK, {"least_ratio_there": 1.2})
+    again = with_check(data, "GPU B", GRID_CHECK, {"least_ratio_there": 1.3})
+    assert again["checked_on"] == [{"device": "GPU B", "checks": GRID_CHECK, "least_ratio_there": 1.3}]
+    with pytest.raises(TableError):
+        with_check(data, "GPU A", GRID_CHECK, {})
+    with pytest.raises(ValueError):
+        with_check(data, "GPU B", "everything", {})
+
+
+def _result(chosen, ratio):
+    return {"dtype": "float64", "m": 8192, "k": 8192, "n": 8192, "chosen": chosen, "ratio": ratio}
+
+
+def test_a_check_holds_where_every_faster_kernel_chosen_cleared_the_tables_bar():
+    assert misses([_result(True, 1.3), _result(False, 0.93)], 1.1) == []  # cuBLAS against itself says nothing
+    assert misses([_result(True, 1.3), _result(True, 1.05)], 1.1) == [_result(True, 1.05)]
+
+
+def test_a_check_runs_on_trial_and_records_where_it_held(tmp_path, monkeypatch):
+    monkeypatch.delenv(TABLE_ENV, raising=False)
+    path = tmp_path / "dispatch.json"
+    path.write_text(json.dumps(_data(device="GPU A")))
+    seen = []
+
+    def run():
+        seen.append(load_table(os.environ[TABLE_ENV]).devices(GRID_CHECK))
+        return [_result(True, 1.25), _result(True, 1.4), _result(False, 0.99)]
+
+    results = check_on_trial(path, "GPU B", GRID_CHECK, run)
+    assert seen == [("GPU A", "GPU B")] and TABLE_ENV not in os.environ  # a copy that holds there; restored
+    assert json.loads(path.read_text()) == _data(device="GPU A")  # the trial wrote nothing
+    assert record_check(path, "GPU B", GRID_CHECK, [_result(True, 1.05)], "by") == (
+        "the table did not hold on this GPU B; nothing recorded")
+    assert record_check(path, "GPU B", GRID_CHECK, results, "by") == f"{path} now holds for this GPU B too"
+    entry = json.loads(path.read_text())["checked_on"][0]
+    assert {key: entry[key] for key in ("device", "checks", "by", "shapes", "faster_kernel_at", "least_ratio_there")} == {
+        "device": "GPU B", "checks": GRID_CHECK, "by": "by", "shapes": 3, "faster_kernel_at": 2,
+        "least_ratio_there": 1.25}
+    assert record_check(path, "GPU B", GRID_CHECK, results, "by") == f"{path} already holds for this GPU B; nothing recorded"
+    assert load_table(path).devices(IN_PLACE_CHECK) == ("GPU A",)
