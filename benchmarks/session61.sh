@@ -2,6 +2,7 @@
 # Part "suite": the GPU tests; part "grid": bilinear.matmul against cuBLAS on the 30-shape grid with
 # the table measured on the H100 (does its choice hold on another GPU?). Logs under $OUT.
 #   bash benchmarks/session61.sh suite grid
+# Part "replay": host time of graph replays; "h2h": issue 13's head-to-head lines.
 # Part "record": the same check by the new --record, and matmul(inplace=True)'s; the table comes back in $OUT.
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
@@ -13,6 +14,7 @@ for part in "$@"; do
       timeout 200 python3 benchmarks/dispatch_grid.py --check --record --repeat 11 --out $OUT/grid_record > $OUT/grid_record.txt 2>&1
       timeout 330 python3 benchmarks/inplace_table.py --check --record --out $OUT/inplace_record > $OUT/inplace_record.txt 2>&1
       cp bilinear/data/dispatch.json $OUT/dispatch.json ;;
+    replay) timeout 150 python3 benchmarks/replay_host.py > $OUT/replay_host.txt 2>&1 ;;
     h2h) timeout 400 bash benchmarks/head_to_head.sh > $OUT/h2h.log 2>&1 ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
