@@ -155,13 +155,18 @@ def _unused_report_options(args, report) -> list[str]:
 
 def _list(args) -> int:
     from .api import load
+    from .diagnostics import BilinearError
     from .ir import Schedule
     from .paths import algorithms_dir
     from .verify import verify_program
 
     rows = []
     for path in sorted(algorithms_dir().glob("*.bl")):
-        program = load(path)
+        try:
+            program = load(path)
+        except (BilinearError, ValueError, OSError) as error:  # one such file had hidden every other row
+            rows.append((path.name, "-", f"cannot be read: {str(error).splitlines()[0]}", "FAILS"))
+            continue
         for entry in verify_program(program).entries:
             definition = getattr(entry, "schedule", None) or entry.algorithm
             if definition.name not in program.own:

@@ -80,6 +80,15 @@ SECOND_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read FILE; to c
                "`bilinear import` it to a .bl file first")
 
 
+def _with_second_note(error: BilinearError, second: Path) -> BilinearError:
+    """``error`` with SECOND_NOTE where it is about a reading option and SECOND is a catalogue file (a
+    reading option would not help a missing file or a modular scheme: import refuses it too)."""
+    if second.suffix.lower() == ".bl" or not os.path.isfile(second) or not asks_for_reading_option(error):
+        return error
+    first_error, *rest = error.diagnostics
+    return BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest)
+
+
 # What product's --name names: FILE and SECOND are files, their main definitions schedules; --algorithm
 # (an algorithm of FILE) makes the product an algorithm's even of two schedules.
 PRODUCT_NAME_HELP = (" (default: FILE's and SECOND's algorithms' names joined by _x_, as strassen_x_winograd); where "
@@ -96,18 +105,17 @@ def product(args) -> int:
     from .schedule.product import product_refusal
 
     check_bl_output(args, args.file, args.second)
-    program = load_input_noting(args)
+    try:
+        program = load_input_noting(args)
+    except BilinearError as error:  # FILE refused a reading option (a .bl file): one meant for SECOND, maybe
+        raise _with_second_note(error, args.second) from None
     if args.algorithm is None:
         note_unused_definitions(args.command, args.file, program)
     first = named_algorithm(program, args.algorithm)
     try:
         loaded = load(args.second)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
-        # a reading option would not help (a modular scheme: import refuses it too)
-        if args.second.suffix.lower() == ".bl" or not os.path.isfile(args.second) or not asks_for_reading_option(error):
-            raise
-        first_error, *rest = error.diagnostics
-        raise BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest) from None
+        raise _with_second_note(error, args.second) from None
     note_unused_definitions(args.command, args.second, loaded, choosable=False)  # --algorithm chooses FILE's only
     second = named_algorithm(loaded, None)
     outer, inner = first.shape, second.shape
@@ -154,8 +162,8 @@ def export(args) -> int:
                           "writes .bl)")
     if args.to != "plinopt":  # its one file is known now: checked before any work (6.7 s on <16,16,16>)
         check_target(args.output, args.force, protect=(args.file,))
-    elif not (args.output.is_dir() or args.output.parent.is_dir()):
-        raise ValueError(f"cannot write into {args.output}: {args.output.parent} does not exist")
+    elif not args.output.is_dir():  # a stem the three files are named after: it must not be a FIFO or a
+        check_target(args.output, force=True)  # device (their files went beside /dev/null), nor under a file
     program = load_input_noting(args)
     algorithm = chosen_algorithm(args, program)
     if args.algorithm is None:

@@ -59,6 +59,18 @@ def test_list_exits_1_where_a_shipped_definition_fails_and_says_an_empty_folder_
     assert code == 1 and out.splitlines()[0].split() == ["wrong.bl", "strassen", "algorithm", "<2,2,2;7>", "FAILS"]
 
 
+def test_list_shows_every_other_file_where_one_cannot_be_read(capsys, tmp_path, monkeypatch):
+    """One unparsable file made list print its error and nothing else (a hunt)."""
+    monkeypatch.setattr("bilinear.paths.algorithms_dir", lambda: tmp_path)
+    (tmp_path / "aaa.bl").write_text("algorithm <2,2,2;7>:\n")
+    (tmp_path / "strassen.bl").write_text(open("algorithms/strassen.bl").read())
+    code, out, err = run_cli(capsys, "list")
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 2 and lines[0].startswith("aaa.bl") and lines[0].endswith("FAILS")
+    assert "cannot be read: " in lines[0]
+    assert lines[1].split() == ["strassen.bl", "strassen", "algorithm", "<2,2,2;7>", "verified"]
+
+
 def test_run_on_the_cpu_reports_and_exits_zero(capsys):
     code = main(["run", "algorithms/msmes.bl", "-n", "33", "--levels", "2", "--backend", "numpy", "--repeat", "1"])
     out = capsys.readouterr().out

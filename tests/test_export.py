@@ -472,3 +472,34 @@ def test_a_fraction_of_two_long_numbers_reads_back_from_fast_matmul_and_plinopt(
         (tmp_path / f"2x2x2_9_big_{suffix}.sms").write_text(text, encoding="utf-8")
     for path in (tmp_path / "big-fast", tmp_path / "2x2x2_9_big_L.sms"):
         assert Fraction(big + 1, big + 3) in read_catalogue(path).products[7].left.as_dict().values()
+
+
+@pytest.mark.parametrize("name", ["plinopt_", "plinopt_2x2x2_7_"])
+def test_a_plinopt_export_into_a_folder_stays_inside_it_whatever_the_schemes_name(tmp_path, capsys, name):
+    """A name that shortened to nothing wrote 2x2x2_7_out_L.sms, _R and _P beside the folder out (a hunt)."""
+    source = tmp_path / "s.bl"
+    source.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("algorithm strassen", f"algorithm {name}"))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    assert main(["export", str(source), "--to", "plinopt", "-o", str(folder)]) == 0
+    written = sorted(p.name for p in folder.iterdir())
+    assert written == [f"{stem}_{part}.sms" for stem in ["2x2x2_7_plinopt_" if name == "plinopt_" else "2x2x2_7_"]
+                       for part in "LPR"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "s.bl"]
+
+
+def test_a_plinopt_export_to_what_is_not_a_regular_file_is_refused(tmp_path, capsys):
+    """-o a FIFO (or /dev/null) wrote 2x2x2_7_pipe_L.sms, _R and _P beside it (a hunt)."""
+    import os
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert main(["export", "strassen", "--to", "plinopt", "-o", str(pipe)]) == 1
+    assert f"{pipe} exists and is not a regular file; choose another output" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_plinopt_export_under_a_file_says_it_is_not_a_folder(tmp_path, capsys):
+    (tmp_path / "q").write_text("")
+    assert main(["export", "strassen", "--to", "plinopt", "-o", str(tmp_path / "q" / "x")]) == 1
+    assert f"cannot write {tmp_path / 'q' / 'x'}: {tmp_path / 'q'} is not a folder" in capsys.readouterr().err

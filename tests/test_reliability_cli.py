@@ -630,6 +630,18 @@ def test_product_says_that_the_reading_options_are_first_files(tmp_path, capsys)
             "`bilinear import` it to a .bl file first") in err
 
 
+def test_product_says_so_where_a_bl_file_refused_a_reading_option_meant_for_second(tmp_path, capsys):
+    """`product strassen two.npz --key 2,1,1` said only that --key applies to catalogue schemes (a hunt)."""
+    import numpy as np
+
+    np.savez(tmp_path / "two.npz", **{"1,1,1": np.ones((3, 1, 1), dtype=np.int64), "2,1,1": np.ones((3, 2, 2), dtype=np.int64)})
+    code, _, err = _run(capsys, "product", STRASSEN, str(tmp_path / "two.npz"), "--key", "2,1,1", "-o", str(tmp_path / "p.bl"))
+    assert code == 1 and "--key (key=) applies to catalogue schemes, not to .bl files" in err
+    assert ("note: --from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
+            "`bilinear import` it to a .bl file first") in err
+    assert not (tmp_path / "p.bl").exists()
+
+
 @pytest.mark.parametrize("second", ["missing.bl", "missing.npz", "broken.bl"])
 def test_product_says_nothing_of_reading_options_where_none_would_help(tmp_path, capsys, second):
     """A SECOND that is not there, or a .bl file (which takes no reading options), got the note too."""

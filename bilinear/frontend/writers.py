@@ -165,7 +165,10 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
         if path.is_dir():  # a folder: the three files go inside it, named after the scheme; the reader's
             # prefix of a name that starts with a digit dropped (it had grown on every round trip)
             # and the shape prefix a derived scheme's default name kept of its source's (2x2x2_7_A_x_B)
-            path = path / re.sub(r"^\d+x\d+x\d+_\d+_", "", algorithm.name.removeprefix("plinopt_"))
+            # (a name that shortens to nothing, plinopt_2x2x2_7_, keeps what it has: the folder itself had
+            # become the stem, and the files went beside it)
+            unprefixed = algorithm.name.removeprefix("plinopt_")
+            path = path / (re.sub(r"^\d+x\d+x\d+_\d+_", "", unprefixed) or unprefixed or algorithm.name)
         whole = path.suffix.lower() == ".sms"  # one of the three files named whole (.SMS too)
         stem = path.name[: -len(path.suffix)] if whole else path.name
         if whole:  # their common stem
