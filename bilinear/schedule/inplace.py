@@ -103,13 +103,20 @@ def inplace_schedule(algorithm: Algorithm, cost: Callable[[Schedule], object], t
         return min((_tried(algorithm, list(order), cost, name) for order in orders), key=lambda found: found.cost).schedule
     draws = random.Random(seed)
     order = list(range(len(_products(algorithm))))
-    best = _tried(algorithm, order, cost, name)
+    tried: dict[tuple[int, ...], _Candidate] = {}  # a search on a plateau comes back to orders (Strassen: 177 of 320)
+
+    def candidate(order: list[int]) -> _Candidate:
+        if (key := tuple(order)) not in tried:
+            tried[key] = _tried(algorithm, order, cost, name)
+        return tried[key]
+
+    best = candidate(order)
     for _ in range(tries - 1):
         draws.shuffle(order)
-        if (found := _tried(algorithm, order, cost, name)).cost < best.cost:
+        if (found := candidate(order)).cost < best.cost:
             best = found
     for _ in range(steps if len(order) > 1 else 0):
-        found = _tried(algorithm, _neighbour(best.order, draws), cost, name)
+        found = candidate(_neighbour(best.order, draws))
         if not best.cost < found.cost:  # a step to an equal cost too: the search crosses plateaus
             best = found
     return best.schedule
