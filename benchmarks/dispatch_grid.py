@@ -33,18 +33,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import cupy
 
 import bilinear
 from bilinear import matmul_api
-from bilinear.dispatch import GRID_CHECK, dispatch, family_of, forget_decisions, parse_table, table_path
+from bilinear.dispatch import GRID_CHECK, TABLE_ENV, dispatch, family_of, forget_decisions, parse_table, table_json, table_path
 from bilinear.dispatch_checks import TableError
-from bilinear.dispatch_writes import check_on_trial, measuring_on, misses, record_check
+from bilinear.dispatch_writes import measuring_on, misses, record_check, with_check
 from bilinear.measure import error_bound, median, relative_error
 from bilinear.output import write_atomic
 from bilinear.runtime import graph_cache, prepared_calls
@@ -230,7 +232,7 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
     at ``path``; other rows stay.  The table is written after every row (whole, by a rename), each
     measured row replacing its shape's old one: a run cut off (a device call's time limit; FP64
     32768 takes minutes a row) keeps what it measured and every row it did not reach."""
-    data = measuring_on(json.loads(path.read_text()), _gpu_name())
+    data = measuring_on(table_json(path), _gpu_name())
     table = parse_table(data)
     recursive = data.get("recursive", {})
     rows = list(recursive.get("rows", []))
@@ -387,6 +389,31 @@ def main() -> None:
         sys.exit(f"dispatch_grid.py: {error}")
 
 
+def check_on_trial(path: Path, device: str, check: str, run: Callable[[], list[dict]]) -> list[dict]:
+    """``run()`` (a check of ``matmul`` against cuBLAS) with ``$BILINEAR_DISPATCH_TABLE`` naming the table
+    at ``path``; where it does not hold for ``device``, naming a copy that does: its choices on trial.
+    matmul decides afterwards as before (the variable as it was, decisions and remembered calls dropped)."""
+    data = table_json(path)
+    table = parse_table(data)
+    with tempfile.TemporaryDirectory() as folder:
+        used = path
+        if table.not_held_on(device, check) is not None:
+            print(f"{path} holds for {', '.join(table.devices(check))}: checking it on this {device} on trial")
+            used = Path(folder) / "trial.json"
+            used.write_text(json.dumps(with_check(data, device, check, {"trial": True})))
+        before = os.environ.get(TABLE_ENV)
+        os.environ[TABLE_ENV] = str(used)
+        try:
+            return run()
+        finally:
+            if before is None:
+                del os.environ[TABLE_ENV]
+            else:
+                os.environ[TABLE_ENV] = before
+            forget_decisions()
+            prepared_calls.forget()
+
+
 def checked(path: Path, args) -> None:
     """--check of the table at ``path`` (on trial on a GPU it does not hold for), and --record."""
     device = _gpu_name()
@@ -394,7 +421,7 @@ def checked(path: Path, args) -> None:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "matmul_grid.json").write_text(json.dumps(results, indent=1))
-    least = parse_table(json.loads(path.read_text())).min_speedup
+    least = parse_table(table_json(path)).min_speedup
     for result in misses(results, least):
         print(f"not held: {result['dtype']} {result['m']}x{result['k']}x{result['n']} {result['choice']} "
               f"{result['ratio']:.3f}x cuBLAS, below the table's {least:g}")

@@ -31,14 +31,14 @@ from pathlib import Path
 import cupy
 
 import bilinear
-from bilinear.dispatch import IN_PLACE_CHECK, forget_decisions, in_place_choice, load_table, parse_table, table_path
+from bilinear.dispatch import IN_PLACE_CHECK, forget_decisions, in_place_choice, load_table, parse_table, table_json, table_path
 from bilinear.dispatch_checks import TableError
-from bilinear.dispatch_writes import check_on_trial, measuring_on, record_check
+from bilinear.dispatch_writes import measuring_on, record_check
 from bilinear.measure import error_bound, relative_error
 from bilinear.output import write_atomic
 
 from dispatch_grid import (GRID, TABLE_ONLY, _gpu_name, _in_grid_order, _inputs, _interleaved, _shape, _shape_of,
-                           no_row_because, selected)
+                           check_on_trial, no_row_because, selected)
 
 ROOT = Path(__file__).resolve().parent.parent
 # (schedule, levels, Strassen levels they nest): a level of msmes2 is two of msmes's
@@ -88,7 +88,7 @@ def measure_table(path: Path, repeat: int, dtypes: list[str],
     table at ``path``; other rows stay.  The table is written after every row, whole, by a rename,
     each measured row replacing its shape's old one: a run cut off keeps what it measured and every
     row it did not reach.  A whole run then drops its dtypes' rows it no longer measures."""
-    data = measuring_on(json.loads(path.read_text()), _gpu_name())
+    data = measuring_on(table_json(path), _gpu_name())
     table = parse_table(data)
     previous = data.get("inplace", {})
     rows = list(previous.get("rows", []))

@@ -37,7 +37,9 @@ sys.path.insert(0, str(ROOT))
 
 import cupy
 
-from bilinear.dispatch_writes import merge_tsm2_rows
+from bilinear.dispatch import table_json
+from bilinear.dispatch_checks import TableError
+from bilinear.dispatch_writes import measuring_on, merge_tsm2_rows
 from bilinear.lower import tsm2 as model
 from bilinear.lower.tsm2 import Params
 from bilinear.runtime import tsm2 as runtime
@@ -309,6 +311,11 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     log = tee(args.out / "tsm2_log.txt")
     device = runtime.device_model()
+    if args.table and args.table.exists():  # before any measurement: a table of another GPU is refused
+        try:
+            measuring_on(table_json(args.table), device.name)
+        except TableError as error:
+            sys.exit(f"tsm2.py: {error}")
     timer = Timer(device.clock_hz)
     copy = copy_bandwidth(timer, args.reps)
     cupy.get_default_memory_pool().free_all_blocks()
@@ -356,7 +363,7 @@ def main(argv=None) -> int:
     (args.out / "tsm2_results.json").write_text(json.dumps({**meta, "rows": raw}, indent=1))
     if args.table:
         args.table.parent.mkdir(parents=True, exist_ok=True)
-        old = json.loads(args.table.read_text()) if args.table.exists() else {}
+        old = table_json(args.table) if args.table.exists() else {}
         table = merge_tsm2_rows(old, {**meta, "limits": {"tsm2r_max_n": max(SMALL), "tsm2l_max_k": max(SMALL)}}, rows)
         args.table.write_text(json.dumps(table, indent=1) + "\n")
     print_table(rows, copy / 1e9, log)

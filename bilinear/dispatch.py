@@ -146,8 +146,9 @@ class Table:
         devices = self.devices(check)
         if device is None or devices is None or device in devices:
             return None
-        return (f"the dispatch table holds for {' and '.join(devices)}, not this {device}: measure one here "
-                f"(benchmarks/tsm2.py and dispatch_grid.py --table FILE) and set {TABLE_ENV}=FILE")
+        return (f"the dispatch table holds for {' and '.join(devices)}, not this {device}: check it here "
+                f"(benchmarks/dispatch_grid.py and inplace_table.py --check --record), or measure one here "
+                f"(benchmarks/tsm2.py, dispatch_grid.py and inplace_table.py --table FILE) and set {TABLE_ENV}=FILE")
 
 
 def parse_table(data: dict) -> Table:
@@ -189,8 +190,10 @@ def parse_table(data: dict) -> Table:
     )
 
 
+@lru_cache(maxsize=1)
 def table_path() -> Path:
-    """The table ``matmul`` decides by: ``$BILINEAR_DISPATCH_TABLE``, else the committed one."""
+    """The table ``matmul`` decides by: ``$BILINEAR_DISPATCH_TABLE``, else the committed one (read once:
+    from the environment on every call it had cost a remembered decision 1.4 µs of the host's time)."""
     return Path(os.environ[TABLE_ENV]) if os.environ.get(TABLE_ENV) else TABLE
 
 
@@ -199,8 +202,8 @@ def load_table(path: str | Path | None = None) -> Table:
     where the committed table is missing).
 
     Raises:
-        TableError: (a ValueError) for a table that cannot be read or chosen from, and for a
-            ``$BILINEAR_DISPATCH_TABLE`` that names no file.
+        TableError: (a ValueError) for a table that cannot be read or chosen from, named with its file
+            (and ``$BILINEAR_DISPATCH_TABLE`` where that named it).
     """
     return _loaded(Path(path) if path else table_path())
 
@@ -209,17 +212,30 @@ def load_table(path: str | Path | None = None) -> Table:
 def _loaded(file: Path) -> Table:
     if file == TABLE and not file.exists():
         return Table(())
+    named = f"the dispatch table {file}" + (f" (${TABLE_ENV})" if file == table_path() != TABLE else "")
+    data = table_json(file, named)
     try:
-        data = json.loads(file.read_text())
+        return parse_table(data)
+    except TableError as error:  # (a malformed value had been named without its file)
+        raise TableError(f"{named}: {error}") from None
+
+
+def table_json(file: Path, named: str | None = None) -> dict:
+    """A table file's JSON.
+
+    Raises:
+        TableError: where it cannot be read as JSON (named ``named``, default "the dispatch table FILE").
+    """
+    try:
+        return json.loads(file.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        named = f" (${TABLE_ENV})" if file != TABLE else ""
-        raise TableError(f"cannot read the dispatch table {file}{named}: {error}") from None
-    return parse_table(data)
+        raise TableError(f"cannot read {named or f'the dispatch table {file}'}: {error}") from None
 
 
 def forget_decisions() -> None:
-    """Read the tables anew and decide again (a table just written; $BILINEAR_DISPATCH_TABLE changed)."""
-    for cached in (_loaded, _committed_choice, _committed_in_place):
+    """Read $BILINEAR_DISPATCH_TABLE and the tables anew and decide again (a table just written, the
+    variable changed).  ``matmul``'s remembered calls stay: ``bilinear.runtime.prepared_calls.forget()``."""
+    for cached in (table_path, _loaded, _committed_choice, _committed_in_place):
         cached.cache_clear()
 
 

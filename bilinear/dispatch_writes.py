@@ -10,13 +10,10 @@ since it checked the rows before.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from .dispatch import GRID_CHECK, IN_PLACE_CHECK, TABLE_ENV, parse_table
+from .dispatch import GRID_CHECK, IN_PLACE_CHECK, parse_table, table_json
 from .dispatch_checks import TableError
 from .output import write_atomic
 
@@ -25,12 +22,15 @@ def merge_tsm2_rows(old: dict, header: dict, rows: list[dict]) -> dict:
     """A table's JSON with newly measured TSM2 rows: a shape measured now replaces its old row,
     rows of shapes not measured now stay, and so does the recursive section (measured apart, by
     benchmarks/dispatch_grid.py); ``header`` (device, date, limits, ...) replaces the old one.
-    A table measured on another GPU than ``header``'s keeps nothing, and no table keeps its checks."""
+    No table keeps its checks on other GPUs (they checked the rows before these).
+
+    Raises:
+        TableError: where ``old`` was measured on another GPU than ``header``'s (it had been replaced whole).
+    """
     def shape(row: dict) -> tuple:
         return row["family"], row["dtype"], row["m"], row["k"], row["n"]
 
-    if old.get("device", header.get("device")) != header.get("device"):
-        old = {}
+    old = measuring_on(old, header["device"]) if "device" in header else old
     measured = {shape(row) for row in rows}
     kept = [row for row in old.get("rows", ()) if shape(row) not in measured]
     return {**header, "recursive": old.get("recursive", {}), **({"inplace": old["inplace"]} if "inplace" in old else {}),
@@ -54,8 +54,10 @@ def with_check(data: dict, device: str, check: str, evidence: dict) -> dict:
     ``evidence`` (what was run and measured) beside it; an earlier entry of the same GPU and check goes."""
     if check not in (GRID_CHECK, IN_PLACE_CHECK):
         raise ValueError(f"check must be {GRID_CHECK!r} or {IN_PLACE_CHECK!r}, not {check!r}")
-    if data.get("device") in (None, device):
-        raise TableError(f"the table's own GPU is {data.get('device')}: a check records another GPU")
+    if data.get("device") is None:
+        raise TableError("the table names no GPU, so it holds on every one: a check has nothing to record")
+    if data["device"] == device:
+        raise TableError(f"the table's own GPU is {device}: a check records another GPU")
     kept = [entry for entry in data.get("checked_on", ()) if (entry["device"], entry["checks"]) != (device, check)]
     return {**data, "checked_on": [*kept, {"device": device, "checks": check, **evidence}]}
 
@@ -67,39 +69,19 @@ def misses(results: list[dict], least: float) -> list[dict]:
     return [result for result in results if result["chosen"] and result["ratio"] < least]
 
 
-def check_on_trial(path: Path, device: str, check: str, run: Callable[[], list[dict]]) -> list[dict]:
-    """``run()`` (a check of ``matmul`` against cuBLAS) with ``$BILINEAR_DISPATCH_TABLE`` naming the table
-    at ``path``; where it does not hold for ``device``, naming a copy that does: its choices on trial."""
-    data = json.loads(path.read_text())
-    table = parse_table(data)
-    with tempfile.TemporaryDirectory() as folder:
-        used = path
-        if table.not_held_on(device, check) is not None:
-            print(f"{path} holds for {', '.join(table.devices(check))}: checking it on this {device} on trial")
-            used = Path(folder) / "trial.json"
-            used.write_text(json.dumps(with_check(data, device, check, {"trial": True})))
-        before = os.environ.get(TABLE_ENV)
-        os.environ[TABLE_ENV] = str(used)
-        try:
-            return run()
-        finally:
-            if before is None:
-                del os.environ[TABLE_ENV]
-            else:
-                os.environ[TABLE_ENV] = before
-
-
 def record_check(path: Path, device: str, check: str, results: list[dict], by: str) -> str:
     """``device`` added to the GPUs the table at ``path`` holds for (its ``check``), where ``results``
-    (:func:`check_on_trial`'s, over everything the check covers) hold its choices; what was done."""
-    data = json.loads(path.read_text())
+    (a check over everything it covers, the table on trial) hold its choices; what was done."""
+    data = table_json(path)
     table = parse_table(data)
+    chosen = [result["ratio"] for result in results if result["chosen"]]
     if table.not_held_on(device, check) is None:
         return f"{path} already holds for this {device}; nothing recorded"
+    if not chosen:  # (an entry of no measurement had read as a ratio of 0)
+        return f"the check chose no faster kernel on this {device}: nothing to record"
     if misses(results, table.min_speedup):
         return f"the table did not hold on this {device}; nothing recorded"
-    chosen = [result["ratio"] for result in results if result["chosen"]]
     evidence = {"date": time.strftime("%Y-%m-%d"), "by": by, "shapes": len(results), "faster_kernel_at": len(chosen),
-                "least_ratio_there": round(min(chosen, default=0.0), 3)}
+                "least_ratio_there": round(min(chosen), 3)}
     write_atomic(path, json.dumps(with_check(data, device, check, evidence), indent=1) + "\n")
     return f"{path} now holds for this {device} too"

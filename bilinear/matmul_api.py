@@ -191,7 +191,8 @@ def _may_run_in_place(A, B) -> bool:
     from .dispatch import in_place_choice
 
     shape_a, shape_b = getattr(A, "shape", ()), getattr(B, "shape", ())
-    if isinstance(A, np.ndarray) or len(shape_a) != 2 or len(shape_b) != 2:
+    # (a torch tensor too: in host memory it is NumPy's to multiply, and the GPU's name had needed CuPy)
+    if type(A).__module__.partition(".")[0] != "cupy" or len(shape_a) != 2 or len(shape_b) != 2:
         return True
     return in_place_choice(shape_a[0], shape_a[1], shape_b[1], str(A.dtype), device=_gpu_name()) is not None
 

@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from bilinear.dispatch import (GRID_CHECK, IN_PLACE_CHECK, TABLE, TABLE_ENV, dispatch, in_place_choice, load_table,
-                               parse_table)
+from bilinear.dispatch import (GRID_CHECK, IN_PLACE_CHECK, TABLE, TABLE_ENV, dispatch, forget_decisions, in_place_choice,
+                               load_table, parse_table)
 from bilinear.dispatch_checks import TableError
-from bilinear.dispatch_writes import check_on_trial, measuring_on, merge_tsm2_rows, misses, record_check, with_check
+from bilinear.dispatch_writes import measuring_on, merge_tsm2_rows, misses, record_check, with_check
 
 from conftest import GPU_UNDER_TEST, gpu_benchmark
 
@@ -38,8 +38,9 @@ def test_a_table_chooses_on_its_own_gpu_and_keeps_cublas_on_another():
     assert _choices(table, None) == ("recursive", "tsm2l", ("msmes2", 1))  # no GPU named: as measured
     assert _choices(table, "GPU B") == ("cublas", "cublas", None)
     assert dispatch(8192, 8192, 8192, "float64", table=table, device="GPU B").reason == (
-        "the dispatch table holds for GPU A, not this GPU B: measure one here (benchmarks/tsm2.py and "
-        "dispatch_grid.py --table FILE) and set BILINEAR_DISPATCH_TABLE=FILE")
+        "the dispatch table holds for GPU A, not this GPU B: check it here (benchmarks/dispatch_grid.py and "
+        "inplace_table.py --check --record), or measure one here (benchmarks/tsm2.py, dispatch_grid.py and "
+        "inplace_table.py --table FILE) and set BILINEAR_DISPATCH_TABLE=FILE")
 
 
 def test_a_table_that_names_no_gpu_holds_on_any():
@@ -80,28 +81,54 @@ def test_a_malformed_device_or_check_is_named(change, message):
     assert str(error.value) == message
 
 
-def test_the_environment_names_the_table_matmul_decides_by(tmp_path, monkeypatch):
+@pytest.fixture
+def environment(monkeypatch):
+    """$BILINEAR_DISPATCH_TABLE as a test sets it (it is read once per process: forget_decisions reads it
+    again), and as it was afterwards."""
+    yield monkeypatch
+    monkeypatch.undo()
+    forget_decisions()
+
+
+def test_the_environment_names_the_table_matmul_decides_by(tmp_path, environment):
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(_data(device="GPU B")))
-    monkeypatch.setenv(TABLE_ENV, str(path))
+    environment.setenv(TABLE_ENV, str(path))
+    forget_decisions()
     assert dispatch(8192, 8192, 8192, "float64", device="GPU B").kernel == "recursive"
     assert in_place_choice(16384, 16384, 16384, "float64", device="GPU B") == ("msmes2", 1)
-    monkeypatch.delenv(TABLE_ENV)  # the committed table again, measured on another GPU
+    environment.delenv(TABLE_ENV)  # the committed table again, measured on another GPU
+    assert dispatch(8192, 8192, 8192, "float64", device="GPU B").kernel == "recursive"  # read once, until ...
+    forget_decisions()
     assert dispatch(8192, 8192, 8192, "float64", device="GPU B").kernel == "cublas"
 
 
-def test_an_environment_naming_no_table_is_refused_with_its_name(tmp_path, monkeypatch):
-    monkeypatch.setenv(TABLE_ENV, str(tmp_path / "missing.json"))
+def test_an_environment_naming_no_table_is_refused_with_its_name(tmp_path, environment):
+    environment.setenv(TABLE_ENV, str(tmp_path / "missing.json"))
+    forget_decisions()
     with pytest.raises(TableError) as error:
         dispatch(8192, 8192, 8192, "float64", device="GPU B")
     assert str(error.value).startswith(f"cannot read the dispatch table {tmp_path / 'missing.json'} "
                                        f"($BILINEAR_DISPATCH_TABLE): [Errno 2] No such file or directory")
 
 
-def test_tsm2_rows_measured_on_another_gpu_replace_the_whole_table():
+def test_a_malformed_table_is_named_with_its_file(tmp_path, environment):
+    """Its value alone had been named: recursive.min_speedup ..., of no file a matmul user could find."""
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"device": "GPU B", "recursive": {"min_speedup": "1.1"}}))
+    environment.setenv(TABLE_ENV, str(path))
+    forget_decisions()
+    with pytest.raises(TableError) as error:
+        dispatch(8192, 8192, 8192, "float64", device="GPU B")
+    assert str(error.value) == (f"the dispatch table {path} ($BILINEAR_DISPATCH_TABLE): recursive.min_speedup must be "
+                                "a finite number above 0, not '1.1'")
+
+
+def test_tsm2_rows_are_not_merged_into_another_gpus_table():
+    """They had replaced it whole: tsm2.py --table bilinear/data/dispatch.json on an H200 wiped the H100's rows."""
     old = _data(device="GPU A", checked_on=[{"device": "GPU B", "checks": GRID_CHECK}])
-    merged = merge_tsm2_rows(old, {"device": "GPU C"}, [])
-    assert merged == {"device": "GPU C", "recursive": {}, "rows": []}
+    with pytest.raises(TableError, match="the table's rows were measured on GPU A, not this GPU C"):
+        merge_tsm2_rows(old, {"device": "GPU C"}, [])
     same = merge_tsm2_rows(old, {"device": "GPU A"}, [])  # the rows stay, the checks of the rows before go
     assert same["recursive"] == old["recursive"] and same["inplace"] == old["inplace"] and "checked_on" not in same
 
@@ -116,12 +143,16 @@ def test_rows_are_measured_only_into_a_table_of_the_gpu_at_hand():
     assert measuring_on(_data(), "GPU B")["device"] == "GPU B"
 
 
-def test_a_benchmark_refuses_to_measure_into_another_gpus_table(tmp_path, monkeypatch):
-    grid = gpu_benchmark(monkeypatch, "dispatch_grid")
+@pytest.mark.parametrize("script", ["dispatch_grid", "inplace_table"])
+def test_a_benchmark_refuses_to_measure_into_another_gpus_table(tmp_path, monkeypatch, script):
+    module = gpu_benchmark(monkeypatch, script)
     path = tmp_path / "dispatch.json"
     path.write_text(json.dumps(_data(device="GPU A")))
     with pytest.raises(TableError, match=f"measured on GPU A, not this {GPU_UNDER_TEST}"):
-        grid.measure_table(path, 5, 1.1, ["float64"], [(8192, 8192, 8192)])
+        if script == "dispatch_grid":
+            module.measure_table(path, 5, 1.1, ["float64"], [(8192, 8192, 8192)])
+        else:
+            module.measure_table(path, 5, ["float64"], [(16384, 16384, 16384)])
     assert json.loads(path.read_text()) == _data(device="GPU A")
 
 
@@ -129,8 +160,10 @@ def test_a_check_entry_replaces_the_same_gpus_and_never_names_the_tables_own():
     data = with_check(_data(device="GPU A"), "GPU B", GRID_CHECK, {"least_ratio_there": 1.2})
     again = with_check(data, "GPU B", GRID_CHECK, {"least_ratio_there": 1.3})
     assert again["checked_on"] == [{"device": "GPU B", "checks": GRID_CHECK, "least_ratio_there": 1.3}]
-    with pytest.raises(TableError):
+    with pytest.raises(TableError, match="^the table's own GPU is GPU A: a check records another GPU$"):
         with_check(data, "GPU A", GRID_CHECK, {})
+    with pytest.raises(TableError, match="^the table names no GPU, so it holds on every one: a check has nothing"):
+        with_check(_data(), "GPU A", GRID_CHECK, {})
     with pytest.raises(ValueError):
         with_check(data, "GPU B", "everything", {})
 
@@ -145,20 +178,31 @@ def test_a_check_holds_where_every_faster_kernel_chosen_cleared_the_tables_bar()
 
 
 def test_a_check_runs_on_trial_and_records_where_it_held(tmp_path, monkeypatch):
-    monkeypatch.delenv(TABLE_ENV, raising=False)
+    grid = gpu_benchmark(monkeypatch, "dispatch_grid")
+    forgotten = []
+    monkeypatch.setattr(grid.prepared_calls, "forget", lambda: forgotten.append(True))
+    monkeypatch.setenv(TABLE_ENV, "before.json")
     path = tmp_path / "dispatch.json"
     path.write_text(json.dumps(_data(device="GPU A")))
     seen = []
 
     def run():
-        seen.append(load_table(os.environ[TABLE_ENV]).devices(GRID_CHECK))
+        forget_decisions()
+        seen.append(load_table().devices(GRID_CHECK))
         return [_result(True, 1.25), _result(True, 1.4), _result(False, 0.99)]
 
-    results = check_on_trial(path, "GPU B", GRID_CHECK, run)
-    assert seen == [("GPU A", "GPU B")] and TABLE_ENV not in os.environ  # a copy that holds there; restored
+    results = grid.check_on_trial(path, "GPU B", GRID_CHECK, run)
+    assert seen == [("GPU A", "GPU B")]  # a copy that holds there
+    assert os.environ[TABLE_ENV] == "before.json" and forgotten  # matmul decides as before, remembering nothing
     assert json.loads(path.read_text()) == _data(device="GPU A")  # the trial wrote nothing
+    grid.check_on_trial(path, "GPU A", GRID_CHECK, run)  # the table's own GPU: the table itself
+    assert seen[-1] == ("GPU A",)
+    monkeypatch.undo()
+    forget_decisions()
     assert record_check(path, "GPU B", GRID_CHECK, [_result(True, 1.05)], "by") == (
         "the table did not hold on this GPU B; nothing recorded")
+    assert record_check(path, "GPU B", GRID_CHECK, [_result(False, 1.0)], "by") == (
+        "the check chose no faster kernel on this GPU B: nothing to record")
     assert record_check(path, "GPU B", GRID_CHECK, results, "by") == f"{path} now holds for this GPU B too"
     entry = json.loads(path.read_text())["checked_on"][0]
     assert {key: entry[key] for key in ("device", "checks", "by", "shapes", "faster_kernel_at", "least_ratio_there")} == {
@@ -166,3 +210,25 @@ def test_a_check_runs_on_trial_and_records_where_it_held(tmp_path, monkeypatch):
         "least_ratio_there": 1.25}
     assert record_check(path, "GPU B", GRID_CHECK, results, "by") == f"{path} already holds for this GPU B; nothing recorded"
     assert load_table(path).devices(IN_PLACE_CHECK) == ("GPU A",)
+    assert record_check(path, "GPU B", IN_PLACE_CHECK, [_result(True, 1.144)], "by") == f"{path} now holds for this GPU B too"
+    assert parse_table(json.loads(path.read_text())).devices(IN_PLACE_CHECK) == ("GPU A", "GPU B")
+
+
+def test_matmul_in_place_of_host_dlpack_objects_needs_no_gpu():
+    """With inplace=True a torch CPU tensor asked for the GPU's name, and without CuPy that failed."""
+    import numpy as np
+
+    import bilinear
+
+    class HostTensor:  # a torch CPU tensor as matmul sees it: a shape, a dtype NumPy does not name, DLPack
+        def __init__(self, array):
+            self.array, self.shape, self.dtype = array, array.shape, "torch.float64"
+
+        def __dlpack__(self, **kwargs):
+            return self.array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    A = np.random.default_rng(0).standard_normal((8, 8))
+    assert np.allclose(bilinear.matmul(HostTensor(A), HostTensor(A.copy()), inplace=True), A @ A)
