@@ -3,7 +3,7 @@
 # the table measured on the H100 (does its choice hold on another GPU?). Logs under $OUT.
 #   bash benchmarks/session61.sh suite grid
 # Part "replay": host time of graph replays; "h2h": issue 13's head-to-head lines;
-# "ozaki": the emulated FP64 leaf against DGEMM at 16384.
+# "ozaki": the emulated FP64 leaf against DGEMM at 16384; "msmes2": msmes2 with no workspace head to head.
 # Part "record": the same check by the new --record, and matmul(inplace=True)'s; the table comes back in $OUT.
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
@@ -16,6 +16,8 @@ for part in "$@"; do
       timeout 330 python3 benchmarks/inplace_table.py --check --record --out $OUT/inplace_record > $OUT/inplace_record.txt 2>&1
       cp bilinear/data/dispatch.json $OUT/dispatch.json ;;
     replay) timeout 150 python3 benchmarks/replay_host.py > $OUT/replay_host.txt 2>&1 ;;
+    msmes2) timeout 200 python3 benchmarks/head_to_head.py --dtype float64 -n 16384 --configs "msmes2 L1 dfs (0 B)" \
+              --graphs --repeat 12 > $OUT/msmes2_h2h.txt 2>&1 ;;
     h2h) timeout 380 bash benchmarks/head_to_head.sh > $OUT/h2h.log 2>&1 ;;
     ozaki) timeout 120 python3 benchmarks/ozaki.py -n 16384 --moduli 14 16 --level-moduli 14 --levels 0 1 --scalings norm \
              --residue-levels 0 1 --out $OUT/ozaki > $OUT/ozaki.txt 2>&1 ;;
