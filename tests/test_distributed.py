@@ -391,7 +391,8 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
     )
     assert "  M7 (bands 0..0): (A11 - A21) * (- B12 + B22) -> +C21 +C22" in lines
     assert "  M7 (bands 1..1): (A11 - A21) * (- B12 + B22) -> +C21 +C22" in lines
-    assert lines[-1] == "proof: C = A·B holds exactly (1 band class(es), 18 tensor terms compared)"
+    assert lines[-1] == ("proof: C = A·B holds exactly (1 band class(es), each compared entry by entry with the classical "
+                         "product: 18 terms in all)")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -554,6 +555,19 @@ def test_in_place_local_schedules_need_only_the_operand_sums():
     block = 2048 * 2048 * 8
     assert [workspace_bytes(plan, r, 8, writes_inputs=True) for r in range(2)] == [2 * block, 2 * block]
     assert [workspace_bytes(plan, r, 8, writes_inputs=False) for r in range(2)] == [3 * block, 3 * block]
+
+
+def test_a_rank_that_multiplies_nothing_takes_no_workspace():
+    """An empty core (k = 1 over a 2x2x2 grid), or a rank whose bands have no rows, had allocated and
+    reported its full operand and product buffers: 2 GiB per rank for no product (a hunt)."""
+    from bilinear.distributed.execute import workspace_bytes
+
+    empty_core = make_plan(_winograd_plan().decomposition, (32768, 1, 32768), 2)
+    assert [workspace_bytes(empty_core, r, 8) for r in range(2)] == [0, 0]
+    two_rows = make_plan(_winograd_plan().decomposition, (2, 32768, 32768), 8)  # a band of one row each: rank 0 none
+    sizes = [workspace_bytes(two_rows, r, 8) for r in range(8)]
+    assert not any(two_rows.task_rows(task)[1] > two_rows.task_rows(task)[0] for task in two_rows.tasks_of(0))
+    assert sizes[0] == 0 and max(sizes) > 0
 
 
 @pytest.mark.parametrize("backend, named", [("numpy", "NumPy"), ("cupy", "cuBLAS")])
@@ -809,7 +823,8 @@ def test_plan_json_holds_what_the_text_says_and_is_json_when_the_input_fails(tmp
     assert data["core"] == [1000, 1000, 1000] and "core 1000x1000x1000 of 1001x1001x1001" in text
     assert {f["kind"]: f["dims"] for f in data["fringe"]} == {"inner": [1000, 1, 1000], "rows": [1, 1001, 1001],
                                                             "cols": [1000, 1001, 1]}
-    assert f"({data['band_classes']} band class(es), {data['terms']} tensor terms compared)" in text
+    assert (f"({data['band_classes']} band class(es), each compared entry by entry with the classical product: "
+            f"{data['terms']} terms in all)") in text
     wrong = tmp_path / "wrong.bl"
     wrong.write_text((ROOT / "algorithms/strassen.bl").read_text().replace("M3 + M5", "M3 - M5"))
     for source in (str(wrong), "nosuch"):

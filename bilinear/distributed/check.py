@@ -45,7 +45,7 @@ class PlanCheck:
     ok: bool
     problems: tuple[str, ...]
     band_classes: int  # distinct band computations simulated
-    terms: int  # nonzero tensor terms compared
+    terms: int  # the classical product's nonzero terms, summed over the band classes compared with it
 
 
 def _structure(plan: Plan) -> list[str]:

@@ -110,7 +110,7 @@ class RankProgram:
         product = plan.decomposition.products[task.product]
         rows, inner, cols = plan.block
         band = plan.task_rows(task)
-        if 0 in (band[1] - band[0], inner, cols):
+        if not _runs(plan, task):
             return
         U = self._operand(A, product.u, rows, inner, band, buffers.get("U"))
         V = self._operand(B, product.v, inner, cols, None, buffers.get("V"))
@@ -160,6 +160,12 @@ class RankProgram:
             self._fringe(fringe.kind, A, B, partial, alpha)
 
 
+def _runs(plan: Plan, task) -> bool:
+    """Whether a task multiplies anything: its band of rows, the inner dimension and the columns are not empty."""
+    band = plan.task_rows(task)
+    return 0 not in (band[1] - band[0], plan.block[1], plan.block[2])
+
+
 def _buffer_shapes(plan: Plan) -> dict[str, tuple[int, int]]:
     rows, inner, cols = plan.block
     return {"U": (rows, inner), "V": (inner, cols), "M": (rows, cols)}
@@ -170,7 +176,7 @@ def _needed(plan: Plan, rank: int, writes_inputs: bool, accumulates: bool = True
     products cannot be added straight into their targets (several targets, unless the local schedule is
     in-place and so memory-minimal: then a change of basis does it; or a schedule that overwrites C)."""
     needed: set[str] = set()
-    for task in plan.tasks_of(rank):
+    for task in filter(lambda task: _runs(plan, task), plan.tasks_of(rank)):  # (an empty core's had taken 2 GiB)
         product = plan.decomposition.products[task.product]
         for name, part in (("U", product.u), ("V", product.v)):
             if len(part) > 1 or part[0][1] != 1 or writes_inputs:
