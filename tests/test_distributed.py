@@ -1120,6 +1120,9 @@ def test_a_gpu_rank_is_refused_by_what_it_holds_not_by_nine_whole_matrices(monke
     n = 49152
     expected = 8 * (4 * n * n) + 2 * 8 * ERROR_BAND * n + product.workspace_bytes(n, n, n, 8)
     assert held_bytes(product, n, n, n, 8) == expected
+    # below float64 the check widens B whole and A a band at a time (a whole float64 A had gone uncounted)
+    assert held_bytes(product, n, n, n, 4) == (4 * (4 * n * n) + 2 * 8 * ERROR_BAND * n + 8 * (n * n + ERROR_BAND * n)
+                                               + product.workspace_bytes(n, n, n, 4))
     assert device_refusal(product, [(n, n, n)], "float64") is None  # NumPy ranks: the host check, before
     device = SimpleNamespace(mem_info=(0, expected))
     monkeypatch.setattr(product.comm, "xp", SimpleNamespace(cuda=SimpleNamespace(Device=lambda: device)))

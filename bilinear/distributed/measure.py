@@ -115,10 +115,12 @@ ERROR_BAND = 4096
 def held_bytes(product: DistributedProduct, M: int, K: int, N: int, itemsize: int) -> int:
     """What :func:`measure` holds on a rank at most: the whole A and B every rank draws (the layouts'
     pieces are views of them) and a whole C, the product's own C where its output is not replicated,
-    rank 0's one-GPU product, the local products' workspace, and a band of the float64 check."""
+    rank 0's one-GPU product, the local products' workspace, and a band of the float64 check (below
+    float64, B and a band of A in float64 too: the check had held them uncounted)."""
     partial = M * N if product.output != "replicated" else 0
     elements = M * K + K * N + 2 * M * N + partial
-    return itemsize * elements + 2 * 8 * ERROR_BAND * N + product.workspace_bytes(M, K, N, itemsize)
+    widened = 8 * (K * N + ERROR_BAND * K) if itemsize < 8 else 0
+    return itemsize * elements + 2 * 8 * ERROR_BAND * N + widened + product.workspace_bytes(M, K, N, itemsize)
 
 
 def device_refusal(product: DistributedProduct, sizes: list[tuple[int, int, int]], dtype: str,
@@ -140,12 +142,12 @@ def device_refusal(product: DistributedProduct, sizes: list[tuple[int, int, int]
 
 def _squared_error(xp: Any, C: Any, A: Any, B: Any, rows: slice, cols: slice, band: int = ERROR_BAND) -> tuple[float, float]:
     """‖C − (A·B)[rows, cols]‖² and ‖(A·B)[rows, cols]‖² with A·B in float64, a band of rows at a time
-    (49152² needs no second copy)."""
-    A64, B64 = A.astype("float64", copy=False), B[:, cols].astype("float64", copy=False)
+    (49152² needs no second copy; A is widened a band at a time, B whole: held_bytes counts them)."""
+    B64 = B[:, cols].astype("float64", copy=False)
     squared = reference = 0.0
     for start in range(0, C.shape[0], band):
         stop = min(start + band, C.shape[0])
-        exact = A64[rows.start + start : rows.start + stop] @ B64
+        exact = A[rows.start + start : rows.start + stop].astype("float64", copy=False) @ B64
         squared += float(xp.linalg.norm(C[start:stop].astype("float64") - exact)) ** 2
         reference += float(xp.linalg.norm(exact)) ** 2
     return squared, reference
