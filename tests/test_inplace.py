@@ -119,6 +119,19 @@ def test_a_scheme_with_fewer_orders_than_tries_derives_each_order_once_and_searc
     assert schedule == seen[3]  # cost 0: the first order found at the least cost
 
 
+def test_the_search_prices_each_order_once(monkeypatch):
+    """A search on a plateau comes back to orders: Strassen's default search priced 320 orders, 177 of them
+    distinct, each again where it came back."""
+    import bilinear.schedule.inplace as inplace_module
+
+    strassen = next(a for _, a in SHIPPED if a.name == "strassen")
+    tried, real = [], inplace_module._tried
+    monkeypatch.setattr(inplace_module, "_tried", lambda a, order, cost, name: tried.append(tuple(order)) or real(
+        a, order, cost, name))
+    inplace_schedule(strassen, lambda schedule: _moved(schedule, strassen), tries=64, steps=256)
+    assert len(tried) == len(set(tried)) < 320
+
+
 def test_cli_says_every_order_where_there_are_fewer_than_tries(tmp_path, capsys):
     """⟨1,2,1;2⟩ was said to be "the cheapest of 64 product orders" where it has two."""
     source, out = tmp_path / "rect.bl", tmp_path / "rect_inplace.bl"
