@@ -130,7 +130,8 @@ def _share_workspace(products: dict, configs: list) -> None:
             runner.workspace = first.setdefault((scheme, levels, breadth), runner).workspace
 
 
-def run(args) -> dict:
+def run(args, save=lambda result: None) -> dict:
+    """Every size in turn; ``save`` gets the result after each (a run cut short keeps its rows)."""
     dtype = args.dtype
     ceilings = measure_ceilings(cupy, dtype)
     configs = [c for c in CONFIGS if c[0] in args.configs] if args.configs else CONFIGS[:DEFAULT]
@@ -140,15 +141,16 @@ def run(args) -> dict:
         for label, scheme, levels, breadth, launch in configs
     }
     _share_workspace(products, configs)
-    rows = []
+    result = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "dtype": dtype,
+              "repeat": args.repeat, "ceilings": {"bandwidth": ceilings.bandwidth, "gemm_rate": ceilings.gemm_rate},
+              "rows": []}
     for n in _sizes(args.sizes):
         row = _one_size(n, dtype, products, ceilings, args.repeat)
-        rows.append(row)
+        result["rows"].append(row)
         _print_row(row)
+        save(result)
         _free(products)
-    return {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "dtype": dtype,
-            "repeat": args.repeat, "ceilings": {"bandwidth": ceilings.bandwidth, "gemm_rate": ceilings.gemm_rate},
-            "rows": rows}
+    return result
 
 
 def _one_size(n: int, dtype: str, products: dict, ceilings, repeat: int) -> dict:
@@ -156,7 +158,7 @@ def _one_size(n: int, dtype: str, products: dict, ceilings, repeat: int) -> dict
     A, B = rng.standard_normal((n, n), dtype=dtype), rng.standard_normal((n, n), dtype=dtype)
     reference = cupy.matmul(A, B)
     calls = {"cuBLAS": lambda: cupy.matmul(A, B, out=reference)}
-    outs, errors, bounds, model = {}, {}, {}, {}
+    outs, errors, bounds, model, graph_model = {}, {}, {}, {}, {}
     out = cupy.zeros((n, n), dtype=dtype)  # every configuration overwrites it (beta = 0): one for all
     for label, product in products.items():
         out.fill(0)
@@ -164,7 +166,9 @@ def _one_size(n: int, dtype: str, products: dict, ceilings, repeat: int) -> dict
         errors[label] = relative_error(out, reference.astype(cupy.float64), A, B)
         levels = product.lowered.options.levels
         bounds[label] = error_bound(dtype, n, 2.3, levels)
-        model[label] = predict(product.executor_for(n, n, n).lowered, ceilings, n, n, n) * 1e3
+        lowered = product.executor_for(n, n, n).lowered
+        model[label] = predict(lowered, ceilings, n, n, n) * 1e3
+        graph_model[f"{label} graph"] = predict(lowered, ceilings, n, n, n, graph=True) * 1e3  # no host launches
         outs[label] = out
         calls[label] = (lambda p, o: lambda: p(A, B, out=o))(product, out)
     for label, product in products.items():
@@ -178,7 +182,7 @@ def _one_size(n: int, dtype: str, products: dict, ceilings, repeat: int) -> dict
         ms = median(times[label])
         base = label.removesuffix(" graph")
         row["configs"][label] = {
-            "ms": ms, "ratio": cublas_ms / ms, "model_ms": model[base], "error": errors[base],
+            "ms": ms, "ratio": cublas_ms / ms, "model_ms": graph_model.get(label, model[base]), "error": errors[base],
             "bound": bounds[base], "correct": bool(errors[base] <= bounds[base]),
             "workspace_bytes": products[base].workspace_bytes(n, n, n),
         }
@@ -211,10 +215,12 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", default=None, help="labels to run (default all)")
     parser.add_argument("--out", type=Path, default=None, help="folder for breadth_<dtype>.json")
     args = parser.parse_args()
-    result = run(args)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"breadth_{args.dtype}.json").write_text(json.dumps(result, indent=1))
+    if not args.out:
+        run(args)
+        return
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"breadth_{args.dtype}.json"
+    run(args, lambda result: path.write_text(json.dumps(result, indent=1)))
 
 
 if __name__ == "__main__":

@@ -206,7 +206,10 @@ def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0, one
     False: a fused stage's products one call each (the NumPy backend's)."""
     options = lowered.options
     if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
-        return 3 + lowered.breadth.rank if _breadth_runs(lowered, M, K, N) else 1
+        if not _breadth_runs(lowered, M, K, N):
+            return 1
+        # two splits and the merge, around the leaves: one strided-batched call, or a call each
+        return 3 + (1 if options.launch == "batched" else lowered.breadth.rank)
     plan = _running(lowered, level)
     _, (bm, bk, bn) = _block_elements(plan, M, K, N)
     total = 0
@@ -220,9 +223,12 @@ def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0, one
     return total
 
 
-def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int) -> float:
-    """Predicted seconds for the whole product: the device's work, or the host's launches if slower."""
+def predict(lowered: Lowered, ceilings: Ceilings, M: int, K: int, N: int, graph: bool = False) -> float:
+    """Predicted seconds for the whole product: the device's work, or the host's launches if slower.
+    ``graph``: replayed from a CUDA graph, whose launches the host issued once, at capture."""
     device = sum(step.seconds for step in predict_steps(lowered, ceilings, M, K, N))
+    if graph:
+        return device
     launches = count_launches(lowered, M, K, N, one_launch_fused=ceilings.concurrent)
     if lowered.options.leaf == "fused" and ceilings.sums_in_passes:  # two expressions a term: scale, add
         terms = _leaf_terms(lowered, M, K, N)

@@ -65,6 +65,28 @@ def test_launch_bound_prediction():
     assert predict(lowered, CEILINGS, 64, 64, 64) == pytest.approx(count_launches(lowered, 64, 64, 64) * 2e-5)
 
 
+@pytest.mark.parametrize("launch, leaf_calls", [("serial", 49), ("streams", 49), ("batched", 1)])
+def test_breadth_first_leaves_are_counted_as_the_host_issues_them(launch, leaf_calls):
+    """Two breadth-first levels: two splits and a merge around the leaves, a library call each or one
+    strided-batched call.  Counted as 49 calls when batched, the model put Winograd's batched leaves
+    at 1.34 ms of host launches at n = 2048 where they ran in 0.45 ms (H100, run3/)."""
+    lowered = lower(bilinear.load("algorithms/winograd.bl"), Options(levels=2, breadth=2, launch=launch))
+    assert count_launches(lowered, 2048, 2048, 2048) == 3 + leaf_calls
+
+
+def test_a_graph_replay_is_priced_without_the_host_launches():
+    """A CUDA graph issues its launches once, at capture: a replay costs the device's work alone, where
+    the direct call of the same product is bound by its 52 launches."""
+    from dataclasses import replace
+
+    slow_host = replace(CEILINGS, launch_seconds=1e-4)
+    lowered = lower(bilinear.load("algorithms/winograd.bl"), Options(levels=2, breadth=2))
+    device = sum(step.seconds for step in predict_steps(lowered, slow_host, 2048, 2048, 2048))
+    assert predict(lowered, slow_host, 2048, 2048, 2048, graph=True) == pytest.approx(device)
+    assert 52 * slow_host.launch_seconds > device
+    assert predict(lowered, slow_host, 2048, 2048, 2048) == pytest.approx(52 * slow_host.launch_seconds)
+
+
 def test_fused_leaves_on_the_cpu_are_priced_one_product_after_another():
     """The NumPy backend multiplies a fused stage's products one after another; priced as one launch
     of the stage's volume, fused strassen at L2 came out 3.5 times faster than it ran, and
