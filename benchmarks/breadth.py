@@ -207,6 +207,20 @@ def _print_row(row: dict) -> None:
     print("\n".join(cells), flush=True)
 
 
+def summary(result: dict) -> str:
+    """The README's table: per size, the best ratio over every configuration and over those called
+    directly (no graph), with the configuration, and whether the model ranked it first too."""
+    lines = ["n | best | configuration | model's best | without graphs | configuration"]
+    for row in result["rows"]:
+        configs = row["configs"]
+        best = max(configs, key=lambda label: configs[label]["ratio"])
+        direct = max((label for label in configs if not label.endswith(" graph")), key=lambda label: configs[label]["ratio"])
+        modelled = min(configs, key=lambda label: configs[label]["model_ms"])
+        lines.append(f"{row['n']} | {configs[best]['ratio']:.3f} | {best} | {modelled} | "
+                     f"{configs[direct]['ratio']:.3f} | {direct}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
@@ -216,11 +230,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="folder for breadth_<dtype>.json")
     args = parser.parse_args()
     if not args.out:
-        run(args)
+        print(summary(run(args)))
         return
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"breadth_{args.dtype}.json"
-    run(args, lambda result: path.write_text(json.dumps(result, indent=1)))
+    print(summary(run(args, lambda result: path.write_text(json.dumps(result, indent=1)))))
 
 
 if __name__ == "__main__":
