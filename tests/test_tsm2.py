@@ -469,3 +469,14 @@ def test_the_model_finds_a_tsm2r_configuration_for_every_width(dtype, n):
 
     params = tsm2.model_params("tsm2r", 16384, 16384, n, dtype)
     assert params.n_tile <= (32 if dtype == "float64" else 64)
+
+
+def test_tsm2r_refuses_more_column_tiles_than_a_grid_holds():
+    """TSM2R puts its column tiles in the grid's y dimension, at most 65535: at 4096×64×2097152 the model's
+    tiles of 32 columns made 65536, and the launch failed in CUDA (a hunt)."""
+    from bilinear.runtime.tsm2 import tsm2r_grid
+
+    assert tsm2r_grid(4096, 2097120, 32, 32) == (128, 65535, 1)
+    with pytest.raises(ValueError, match=r"^TSM2R covers at most 65535 tiles of 32 columns \(n ≤ 2097120\); "
+                                         r"got n=2097152: it is for skinny products, use a GEMM$"):
+        tsm2r_grid(4096, 2097152, 32, 32)

@@ -209,6 +209,22 @@ class Launch:
         return run
 
 
+# CUDA's limit on a grid's y dimension, where TSM2R puts its column tiles
+MAX_GRID_Y = 65535
+
+
+def tsm2r_grid(m: int, n: int, rows: int, n_tile: int) -> tuple[int, int, int]:
+    """TSM2R's grid: a block per ``rows`` rows of C (x) and per ``n_tile`` of its columns (y).
+
+    Raises:
+        ValueError: where the column tiles pass CUDA's grid limit (the launch would fail)."""
+    column_tiles = -(-n // n_tile)
+    if column_tiles > MAX_GRID_Y:
+        raise ValueError(f"TSM2R covers at most {MAX_GRID_Y} tiles of {n_tile} columns (n ≤ {MAX_GRID_Y * n_tile}); "
+                         f"got n={n}: it is for skinny products, use a GEMM")
+    return (-(-m // rows), column_tiles, 1)
+
+
 def choose_kind(m: int, k: int, n: int) -> str:
     return model.family(m, k, n)
 
@@ -231,7 +247,7 @@ def plan(call: Call, kind: str | None = None, params: Params | None = None, devi
     if compiled.blocks_per_sm == 0:
         raise RuntimeError(f"{kind} with {params.short()} does not fit on this GPU ({spec.smem_bytes} B shared)")
     if kind == "tsm2r":
-        grid = (-(-call.m // spec.rows), -(-call.n // spec.n_tile), 1)
+        grid = tsm2r_grid(call.m, call.n, spec.rows, spec.n_tile)
     else:
         tiles = -(-call.m // spec.rows)
         grid = (min(tiles, device.sms * compiled.blocks_per_sm) if spec.persistent else tiles, 1, 1)

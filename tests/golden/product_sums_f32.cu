@@ -265,7 +265,7 @@ template <int NL, int NR, int V>
 __device__ __forceinline__ void pipeline(Acc& acc, const Side<NL>& A, const Side<NR>& B, int m0, int n0,
                                          const Params& P, real* smem) {
   Loader<NL, NR, V> load;
-  const int ktiles = (P.k + BK - 1) / BK;
+  const int ktiles = int((P.k + BK - 1ll) / BK);  // 64-bit: k within BK of INT_MAX would wrap
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
 #pragma unroll
@@ -390,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) sums(const __grid_const
   const int entry = blockIdx.y / PRODUCTS, product = blockIdx.y % PRODUCTS;
   if (entry >= P.nbatch) return;
   int m0, n0;
-  tile_origin(blockIdx.x, (P.m + BM - 1) / BM, (P.n + BN - 1) / BN, m0, n0);
+  tile_origin(blockIdx.x, int((P.m + BM - 1ll) / BM), int((P.n + BN - 1ll) / BN), m0, n0);
 
   Acc acc;
   zero(acc);
