@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import errno
 import io
+import os
 import signal
 import threading
 import sys
@@ -187,12 +188,17 @@ def _list(args) -> int:
 
 
 class Terminated(BaseException):
-    """SIGTERM (a timeout, a cancelled CI job): unwound as Ctrl-C is, so that what a command was
-    writing is removed (``output.removed_on_failure``) rather than left half-written."""
+    """SIGTERM (a timeout, a cancelled CI job) or SIGHUP (the terminal or SSH session closed): unwound as
+    Ctrl-C is, so that what a command was writing is removed (``output.removed_on_failure``) rather than
+    left half-written.  ``args[0]``: the signal."""
+
+
+# the signals a command unwinds from, and what it says (its exit status is 128 + the signal's number)
+_ENDING = {signal.SIGTERM: "terminated", **({signal.SIGHUP: "hung up"} if hasattr(signal, "SIGHUP") else {})}
 
 
 def _terminated(signum, frame) -> None:
-    raise Terminated
+    raise Terminated(signum)
 
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -223,17 +229,19 @@ def main(argv: list[str] | None = None) -> int:
 def _signalled(argv: list[str] | None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    before = signal.signal(signal.SIGTERM, _terminated)
+    before = {number: signal.signal(number, _terminated) for number in _ENDING}
     try:
         return _main(argv)
-    except Terminated:  # (in the arguments' parsing too)
-        print("bilinear: terminated", file=sys.stderr)
-        return 143
+    except Terminated as ended:  # (in the arguments' parsing too)
+        number = ended.args[0] if ended.args else signal.SIGTERM
+        print(f"bilinear: {_ENDING.get(number, 'terminated')}", file=sys.stderr)
+        return 128 + number
     except KeyboardInterrupt:  # in the arguments' parsing (a command's own is said where it runs)
         print("bilinear: interrupted", file=sys.stderr)
         return 130
-    finally:  # a caller's own handler, when main runs inside a program (None: one not set from Python)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if before is None else before)
+    finally:  # a caller's own handlers, when main runs inside a program (None: one not set from Python)
+        for number, handler in before.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
 @contextlib.contextmanager
@@ -261,6 +269,8 @@ class _ClosedStdout(io.TextIOBase):
 def _main(argv: list[str] | None) -> int:
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()
+    if sys.stderr is None:  # closed (`2>&-`): print(file=None) would write the messages into stdout's JSON
+        sys.stderr = open(os.devnull, "w")
     for stream in (sys.stdout, sys.stderr):  # γ, ‖, ⟨⟩ on a cp1252 stdout: escaped, not a failed run
         if hasattr(stream, "reconfigure") and getattr(stream, "errors", None) == "strict":  # surrogateescape kept
             stream.reconfigure(errors="backslashreplace")

@@ -270,7 +270,8 @@ def _temporary_copy(path: Path, data: str | bytes) -> str:
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
     try:
         with os.fdopen(fd, "wb") as file:
-            file.write(data.encode("utf-8") if isinstance(data, str) else data)
+            # backslashreplace: a file name that is not UTF-8 (held as surrogates), quoted in a header
+            file.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
         os.chmod(temporary, 0o666 & ~_umask())
     except BaseException as error:  # Ctrl-C or SIGTERM halfway through too: no temporary is left
         Path(temporary).unlink(missing_ok=True)

@@ -20,7 +20,8 @@ import threading
 import warnings
 from multiprocessing.reduction import ForkingPickler
 
-_STOPS = {signal.SIGINT, signal.SIGTERM}
+# what stops a command (its handlers raise in the main thread): held back while workers start
+_STOPS = {signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
 
 
 def mapped(function, jobs: list, workers: int | None = None, context: str | None = None) -> list:
@@ -172,6 +173,8 @@ def _serve(function, connection, parents_end) -> None:
     parents_end.close()  # a fork's copy: left open, this worker would never see its caller go
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
     _end_with_caller()
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)

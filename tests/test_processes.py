@@ -288,7 +288,7 @@ def started(self):
     start(self)
     masks.append(sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
 processes.multiprocessing.context.SpawnProcess.start = started
-print(processes.mapped(abs, [-1, -2, -3], workers=3, context="spawn"), masks == [sorted({signal.SIGINT, signal.SIGTERM})] * 3)
+print(processes.mapped(abs, [-1, -2, -3], workers=3, context="spawn"), masks == [sorted({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})] * 3)
 """
 
 

@@ -77,6 +77,10 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text",
         raise BilinearError(Diagnostic(f"{path} is a zip archive (an AlphaTensor .npz?), not {text_of}",
                                        _offset_span(str(path), data, 0),
                                        notes=("to read it as AlphaTensor factors, give --from alphatensor (format='alphatensor')",)))
+    utf16 = _utf16_text(data)
+    if utf16 is not None:
+        SOURCES.add(str(path), utf16)
+        return utf16
     if b"\0" in data:
         raise BilinearError(Diagnostic(f"{path} is a binary file, not {text_of}", _offset_span(str(path), data, data.index(b"\0"))))
     try:
@@ -89,6 +93,18 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text",
     text = lines_ended_by_lf(text.removeprefix("\ufeff"))  # a byte order mark, as some editors write: not part of the text
     SOURCES.add(str(path), text)
     return text
+
+
+def _utf16_text(data: bytes) -> str | None:
+    """The text of UTF-16 with its byte order mark (as PowerShell 5's `>` writes), or None where ``data`` is not
+    that: a NUL-free decoding of it (its NULs would otherwise have called it a binary file)."""
+    if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    try:
+        text = data.decode("utf-16")  # the mark says which byte order, and is not part of the text
+    except UnicodeDecodeError:
+        return None
+    return None if "\0" in text else lines_ended_by_lf(text)
 
 
 def lines_ended_by_lf(text: str) -> str:

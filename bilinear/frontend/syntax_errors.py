@@ -87,6 +87,10 @@ def expected_words(names) -> str:
     return _or(sorted(words))
 
 
+# the characters of a token an error quotes: a longer one is cut short
+QUOTED_TOKEN = 40
+
+
 def _or(words: list[str]) -> str:
     """`a`, `a or b`, `a, b or c`."""
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
@@ -99,6 +103,8 @@ def _found(error: UnexpectedInput, text: str) -> str:
             return "end of file"
         if token.type == "_NL":
             return "end of line"
+        if len(token) > QUOTED_TOKEN:  # a 60 MB name made a 60 MB message: the quoted line is cut short too
+            return f"'{token[:QUOTED_TOKEN]}…' (a name of {len(token)} characters)"
         return f"'{token}'"
     if isinstance(error, UnexpectedCharacters):
         return _character(text[error.pos_in_stream])
