@@ -428,3 +428,16 @@ def test_cpu_times_and_ratios_keep_their_digits(capsys):
         r"ours ([\d.e-]+) ms, NumPy ([\d.e-]+) ms, ratio ([\d.e-]+)", out).groups())
     assert code == 0 and numpy_ms > 0 and ratio > 0
     assert abs(ratio - numpy_ms / ours) <= 0.02 * ratio  # each printed to three significant figures at least
+
+
+@pytest.mark.parametrize("backend", [["--backend", "numpy"], []])
+def test_on_the_cpu_the_default_sizes_are_the_cpus(capsys, tmp_path, monkeypatch, backend):
+    """Without a GPU, bench with no -n timed the GPU's defaults, 4096 and 8192, on NumPy: minutes a
+    product, tens of minutes in all (a hunt).  On the CPU they are 512 and 1024."""
+    from bilinear.runtime import cupy_backend
+
+    monkeypatch.setattr(cupy_backend, "cupy_available", lambda: False)
+    results = tmp_path / "r.json"
+    code, _, err = _run(capsys, "strassen", "--levels", "1", "--repeat", "1", *backend, "--json", str(results))
+    assert code == 0, err
+    assert sorted({row["N"] for row in json.loads(results.read_text())["results"]}) == [512, 1024]
