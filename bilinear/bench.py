@@ -150,11 +150,15 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
     )
 
 
-def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path) -> None:
+def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path, planned: int | None = None) -> None:
+    """The results so far; ``planned``: how many configurations the run times (``complete`` says whether
+    all of them are here: a run cut short leaves its rows, marked as such)."""
     from .output import WRITTEN_BY, json_ready, write_results
 
     document = {"written_by": WRITTEN_BY, "ceilings": {k: asdict(c) for k, c in ceilings.items()},
                 "results": [r.row() for r in results]}
+    if planned is not None:
+        document |= {"configurations": planned, "complete": len(results) == planned}
     write_results(path, json.dumps(json_ready(document), indent=1))
 
 

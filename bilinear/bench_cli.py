@@ -217,10 +217,11 @@ def run_bench(args) -> int:
                                breakdown=args.breakdown,
                                name=names[path], requested="auto" if levels == "auto" else None)
             results.append(result)
-            # Each result as soon as it exists, so a run cut short still leaves its numbers.
-            progress.console.print(_line(result))
+            # Each result as soon as it exists, so a run cut short still leaves its numbers: the file
+            # first (printed first, a closed pipe, `| head -1`, had ended the run before it)
             if args.json and args.json != STDOUT:
-                write_json(results, ceilings, args.json)
+                write_json(results, ceilings, args.json, planned=len(configurations))
+            progress.console.print(_line(result))
             progress.advance(task)
     _print_table(console, _table(results))
     if args.breakdown:
@@ -228,7 +229,7 @@ def run_bench(args) -> int:
             if result.stages:
                 _print_table(console, _stage_table(result))
     if args.json:
-        write_json(results, ceilings, args.json)
+        write_json(results, ceilings, args.json, planned=len(configurations))
         if args.json != STDOUT:
             console.print(f"wrote {args.json}")
     if args.plot:

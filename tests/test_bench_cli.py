@@ -441,3 +441,44 @@ def test_on_the_cpu_the_default_sizes_are_the_cpus(capsys, tmp_path, monkeypatch
     code, _, err = _run(capsys, "strassen", "--levels", "1", "--repeat", "1", *backend, "--json", str(results))
     assert code == 0, err
     assert sorted({row["N"] for row in json.loads(results.read_text())["results"]}) == [512, 1024]
+
+
+def test_a_run_cut_short_leaves_its_rows_marked_incomplete(capsys, tmp_path, monkeypatch):
+    """An interrupted bench left --json results that read like a whole run (a hunt): they now say how many
+    configurations the run had and whether all are there."""
+    from bilinear import bench_cli
+
+    timed = bench_cli.bench_one
+
+    def stopped_at_the_second(*args, **options):
+        if stopped_at_the_second.calls == 1:
+            raise KeyboardInterrupt
+        stopped_at_the_second.calls += 1
+        return timed(*args, **options)
+
+    stopped_at_the_second.calls = 0
+    monkeypatch.setattr(bench_cli, "bench_one", stopped_at_the_second)
+    results = tmp_path / "r.json"
+    code, _, err = _run(capsys, "strassen", "-n", "16", "24", "--levels", "1", "--backend", "numpy", "--json", str(results))
+    assert code == 130, err
+    written = json.loads(results.read_text())
+    assert (len(written["results"]), written["configurations"], written["complete"]) == (1, 2, False)
+    monkeypatch.setattr(bench_cli, "bench_one", timed)
+    code, _, err = _run(capsys, "strassen", "-n", "16", "24", "--levels", "1", "--backend", "numpy", "--json", str(results))
+    written = json.loads(results.read_text())
+    assert code == 0 and (len(written["results"]), written["configurations"], written["complete"]) == (2, 2, True), err
+
+
+def test_a_row_is_written_before_it_is_printed(capsys, tmp_path, monkeypatch):
+    """`bench ... --json r.json | head -1`: the closed pipe ended the run as it printed the first row,
+    before that row was written, and the measured row was lost (a hunt)."""
+    from bilinear import bench_cli
+
+    def closed_pipe(result):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(bench_cli, "_line", closed_pipe)
+    results = tmp_path / "r.json"
+    code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(results))
+    assert code == 1
+    assert [row["N"] for row in json.loads(results.read_text())["results"]] == [16]
