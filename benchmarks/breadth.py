@@ -24,6 +24,7 @@ import cupy
 import bilinear
 from bilinear.measure import error_bound, median, relative_error
 from bilinear.model import predict
+from bilinear.output import write_atomic
 from bilinear.runtime.ceilings import measure_ceilings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,7 +235,7 @@ def main() -> None:
         return
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"breadth_{args.dtype}.json"
-    print(summary(run(args, lambda result: path.write_text(json.dumps(result, indent=1)))))
+    print(summary(run(args, lambda result: write_atomic(path, json.dumps(result, indent=1)))))  # a kill mid-write keeps the last
 
 
 if __name__ == "__main__":

@@ -187,14 +187,27 @@ def _list(args) -> int:
     return 0 if all(row[3] == "verified" for row in rows) else 1
 
 
+# the signals a command unwinds from, and what it says (its exit status is 128 + the signal's number)
+_ENDING = {signal.SIGTERM: "terminated", **({signal.SIGHUP: "hung up"} if hasattr(signal, "SIGHUP") else {})}
+
+
 class Terminated(BaseException):
     """SIGTERM (a timeout, a cancelled CI job) or SIGHUP (the terminal or SSH session closed): unwound as
     Ctrl-C is, so that what a command was writing is removed (``output.removed_on_failure``) rather than
     left half-written.  ``args[0]``: the signal."""
 
+    @property
+    def signal(self) -> int:
+        return self.args[0] if self.args else signal.SIGTERM
 
-# the signals a command unwinds from, and what it says (its exit status is 128 + the signal's number)
-_ENDING = {signal.SIGTERM: "terminated", **({signal.SIGHUP: "hung up"} if hasattr(signal, "SIGHUP") else {})}
+    @property
+    def said(self) -> str:
+        """The line a command ends with."""
+        return f"bilinear: {_ENDING.get(self.signal, 'terminated')}"
+
+    @property
+    def status(self) -> int:
+        return 128 + self.signal
 
 
 def _terminated(signum, frame) -> None:
@@ -229,13 +242,14 @@ def main(argv: list[str] | None = None) -> int:
 def _signalled(argv: list[str] | None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `bilinear verify ... | head` ends quietly, like other tools
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    before = {number: signal.signal(number, _terminated) for number in _ENDING}
+    # a signal ignored when the command started stays ignored: `nohup bilinear ...` outlives its terminal
+    ending = [number for number in _ENDING if signal.getsignal(number) != signal.SIG_IGN]
+    before = {number: signal.signal(number, _terminated) for number in ending}
     try:
         return _main(argv)
     except Terminated as ended:  # (in the arguments' parsing too)
-        number = ended.args[0] if ended.args else signal.SIGTERM
-        print(f"bilinear: {_ENDING.get(number, 'terminated')}", file=sys.stderr)
-        return 128 + number
+        print(ended.said, file=sys.stderr)
+        return ended.status
     except KeyboardInterrupt:  # in the arguments' parsing (a command's own is said where it runs)
         print("bilinear: interrupted", file=sys.stderr)
         return 130

@@ -203,13 +203,15 @@ def _peeling_flops(plan: LevelPlan, M: int, K: int, N: int) -> float:
 
 def count_launches(lowered: Lowered, M: int, K: int, N: int, level: int = 0, one_launch_fused: bool = True) -> int:
     """Kernel launches (GEMMs and element-wise kernels) one product issues; ``one_launch_fused``
-    False: a fused stage's products one call each (the NumPy backend's)."""
+    False: a fused stage's products, and batched leaves, one call each (the NumPy backend's)."""
     options = lowered.options
     if level >= len(lowered.levels) or not recurses(lowered.levels[level], options, M, K, N):
         if not _breadth_runs(lowered, M, K, N):
             return 1
-        # two splits and the merge, around the leaves: one strided-batched call, or a call each
-        return 3 + (1 if options.launch == "batched" else lowered.breadth.rank)
+        # two splits and the merge, around the leaves: one strided-batched call, or a call each (NumPy
+        # has no batched call: its backend makes one a leaf)
+        batched = options.launch == "batched" and one_launch_fused
+        return 3 + (1 if batched else lowered.breadth.rank)
     plan = _running(lowered, level)
     _, (bm, bk, bn) = _block_elements(plan, M, K, N)
     total = 0

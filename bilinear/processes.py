@@ -173,7 +173,7 @@ def _serve(function, connection, parents_end) -> None:
     parents_end.close()  # a fork's copy: left open, this worker would never see its caller go
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if hasattr(signal, "SIGHUP"):
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:  # under nohup: kept ignored
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
     _end_with_caller()
     if hasattr(signal, "pthread_sigmask"):

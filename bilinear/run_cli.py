@@ -335,7 +335,7 @@ def bench_defaults(args) -> None:
         raise OptionError(f"--configs lists every configuration; leave out {', '.join(flags[name] for name in given)}")
     # the distributed bench times one level count at a time: one level, as run --gpus
     defaults = {**BENCH_DEFAULTS, "levels": ["1"]} if getattr(args, "gpus", None) else BENCH_DEFAULTS
-    if _on_the_cpu(args.backend):
+    if not args.n and _on_the_cpu(args.backend):
         defaults = {**defaults, "n": CPU_BENCH_SIZES}
     for name, default in defaults.items():
         if not getattr(args, name):

@@ -88,7 +88,7 @@ def test_a_very_long_bad_token_is_quoted_cut_short(tmp_path):
     with pytest.raises(BilinearError) as caught:
         bilinear.load(path)
     (message,) = [d.message for d in caught.value.diagnostics]
-    assert message.startswith("unexpected '" + "x" * 40 + "…' (a name of 5000 characters); expected ")
+    assert message.startswith("unexpected '" + "x" * 40 + "…' (a token of 5000 characters); expected ")
     assert len(message) < 200
 
 
@@ -97,3 +97,87 @@ def test_the_signal_handlers_are_the_callers_after_main(capsys):
     run_cli(capsys, "list")
     assert {s: signal.getsignal(s) for s in before} == before
 
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX's")
+def test_under_nohup_a_hang_up_is_still_ignored(capsys, tmp_path, monkeypatch):
+    """`nohup bilinear ...` ignores SIGHUP, and the command line's new handler had taken it back: a hang-up
+    ended the command it was meant to outlive (a review)."""
+    from bilinear import output
+
+    real_fdopen = output.os.fdopen
+
+    def hung_up(fd, mode):
+        os.kill(os.getpid(), signal.SIGHUP)
+        return real_fdopen(fd, mode)
+
+    monkeypatch.setattr(output.os, "fdopen", hung_up)
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        code, _, err = run_cli(capsys, "compile", STRASSEN, "-o", tmp_path / "lib")
+        assert code == 0 and (tmp_path / "lib").is_dir(), err
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
+WORKERS_UNDER_NOHUP = """
+import signal
+from bilinear import processes
+
+def handler(_):
+    return int(signal.getsignal(signal.SIGHUP))
+
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+print(processes.mapped(handler, [1, 2], workers=2, context="{context}"))
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX's")
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_workers_under_nohup_keep_ignoring_a_hang_up(context, tmp_path):
+    (tmp_path / "nohup_workers.py").write_text(WORKERS_UNDER_NOHUP.format(context=context))
+    done = subprocess.run([sys.executable, "nohup_workers.py"], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.strip() == f"[{int(signal.SIG_IGN)}, {int(signal.SIG_IGN)}]", done.stdout + done.stderr
+
+
+def test_a_utf16_files_header_comments_are_kept_in_what_is_written_from_it(capsys, tmp_path):
+    """transform of a UTF-16 file dropped its leading comments (provenance, licence): the header was read as
+    UTF-8 apart from the reader (a review)."""
+    path = tmp_path / "u16.bl"
+    path.write_bytes(b"\xff\xfe" + STRASSEN.read_text().encode("utf-16-le"))
+    out = tmp_path / "out.bl"
+    code, _, err = run_cli(capsys, "transform", path, "--to", "nkm", "-o", out)
+    assert code == 0, err
+    comments = [line for line in STRASSEN.read_text().splitlines() if line.startswith("#")]
+    written = out.read_text()
+    assert comments and all(f"# {line[1:].strip()}" in written for line in comments), written
+
+
+def test_a_utf16_bl_file_under_another_suffix_is_sniffed_as_bl(tmp_path):
+    """A .bl file saved as .txt is told apart from Perminov's text by its first statement; in UTF-16 it was
+    sniffed as UTF-8, read as Perminov's text, and refused for "'algorithm' is not a rational coefficient"
+    (a review)."""
+    from bilinear.frontend.importers import detect_format
+
+    def said(path):
+        with pytest.raises(BilinearError) as caught:
+            detect_format(path)
+        return [d.message.replace(path.name, "FILE") for d in caught.value.diagnostics]
+
+    utf16, utf8 = tmp_path / "s16.txt", tmp_path / "s8.txt"
+    utf16.write_bytes(b"\xff\xfe" + STRASSEN.read_text().encode("utf-16-le"))
+    utf8.write_text(STRASSEN.read_text())
+    assert said(utf16) == said(utf8)
+    assert said(utf8)[0].startswith("FILE could be bl or perminov-text (its suffix says perminov-text, its text reads as .bl)")
+
+
+def test_a_file_that_begins_as_utf16_but_is_not_says_so(tmp_path):
+    path = tmp_path / "odd16.bl"
+    path.write_bytes(b"\xff\xfe" + "algorithm".encode("utf-16-le") + b"\n")  # a stray byte after the text
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    (error,) = caught.value.diagnostics
+    assert error.message == f"{path} is a binary file, not .bl text"
+    assert error.notes == ("it begins with a UTF-16 byte order mark, but is not UTF-16 text",)

@@ -231,3 +231,14 @@ def test_numpy_reference_on_a_small_case():
     A, B = _random((257, 129), "float64", 18), _random((129, 3), "float64", 19)
     C = tsm2_matmul(A, B, kernel="tsm2r")
     np.testing.assert_allclose(cupy.asnumpy(C), cupy.asnumpy(A) @ cupy.asnumpy(B), rtol=1e-12, atol=1e-12)
+
+
+def test_tsm2r_planned_past_the_grids_column_tiles_is_refused():
+    """The model's tiles of 32 columns at 4096×64×2097152 made a grid 65536 blocks high, and the launch failed
+    in CUDA: plan() refuses it first, saying why (a hunt)."""
+    from bilinear.lower.tsm2_params import Alignment
+
+    n = 2097152
+    call = runtime.Call(4096, 64, n, "float64", 64, n, n, Alignment())
+    with pytest.raises(ValueError, match=r"^TSM2R covers at most 65535 tiles of \d+ columns"):
+        runtime.plan(call, kind="tsm2r")

@@ -314,8 +314,10 @@ def _guarded(args, body) -> int:
         if isinstance(stopped, (SystemExit, GeneratorExit)) or world()[1] == 1:
             raise
         # finalising MPI (as a normal return does) left the other ranks waiting out BILINEAR_DIST_TIMEOUT
-        interrupted = isinstance(stopped, KeyboardInterrupt)
-        end_job(f"bilinear: {'interrupted' if interrupted else 'terminated'}", sys.stderr, 130 if interrupted else 143)
+        if isinstance(stopped, KeyboardInterrupt):
+            end_job("bilinear: interrupted", sys.stderr, 130)
+        # bilinear.cli's Terminated says which signal (SIGTERM, SIGHUP)
+        end_job(getattr(stopped, "said", "bilinear: terminated"), sys.stderr, getattr(stopped, "status", 143))
 
 
 def _noted_input(args, path=None):

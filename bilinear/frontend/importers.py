@@ -33,6 +33,7 @@ from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
 from .formats.perminov import looks_like_perminov, looks_like_perminov_text, read_perminov, read_perminov_text
 from .formats.plinopt import AlternativeBasis, plinopt_files, read_plinopt
+from .encoding import lenient_text
 from .loader import BL_START, check_regular, read_source, source_lines
 
 Scheme = Algorithm | AlternativeBasis | ApproximateScheme | ModularScheme | ComplexScheme
@@ -88,8 +89,8 @@ def _looks_like_bl(text: str) -> bool:
 def _beginning(path: Path) -> str:
     """The first 64 KiB of a text file (enough to see its first statement), or "" when unreadable."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as stream:
-            return stream.read(1 << 16)
+        with path.open("rb") as stream:
+            return lenient_text(stream.read(1 << 16))  # decoded as the reader decodes it
     except OSError:
         return ""  # the reader reports why the file cannot be read
 

@@ -19,6 +19,7 @@ from ..diagnostics import SOURCES, BilinearError, Diagnostic, in_column_order
 from ..ir import Algorithm, Program, Schedule, Span
 from ..paths import algorithms_dir
 from .check import build
+from .encoding import UTF16_MARKS, lines_ended_by_lf, utf16_text
 from .parser import parse_text
 from .raw import RawAlgorithm, RawSchedule, Use
 from .syntax_errors import DEFINITION_KEYWORDS, misspelt_keyword
@@ -77,12 +78,15 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text",
         raise BilinearError(Diagnostic(f"{path} is a zip archive (an AlphaTensor .npz?), not {text_of}",
                                        _offset_span(str(path), data, 0),
                                        notes=("to read it as AlphaTensor factors, give --from alphatensor (format='alphatensor')",)))
-    utf16 = _utf16_text(data)
+    utf16 = utf16_text(data)
     if utf16 is not None:
         SOURCES.add(str(path), utf16)
         return utf16
     if b"\0" in data:
-        raise BilinearError(Diagnostic(f"{path} is a binary file, not {text_of}", _offset_span(str(path), data, data.index(b"\0"))))
+        # a file that begins as UTF-16 does (a stray byte after PowerShell's text) is said to
+        marked = ("it begins with a UTF-16 byte order mark, but is not UTF-16 text",) if data.startswith(UTF16_MARKS) else ()
+        raise BilinearError(Diagnostic(f"{path} is a binary file, not {text_of}", _offset_span(str(path), data, data.index(b"\0")),
+                                       notes=marked))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -93,25 +97,6 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text",
     text = lines_ended_by_lf(text.removeprefix("\ufeff"))  # a byte order mark, as some editors write: not part of the text
     SOURCES.add(str(path), text)
     return text
-
-
-def _utf16_text(data: bytes) -> str | None:
-    """The text of UTF-16 with its byte order mark (as PowerShell 5's `>` writes), or None where ``data`` is not
-    that: a NUL-free decoding of it (its NULs would otherwise have called it a binary file)."""
-    if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None
-    try:
-        text = data.decode("utf-16")  # the mark says which byte order, and is not part of the text
-    except UnicodeDecodeError:
-        return None
-    return None if "\0" in text else lines_ended_by_lf(text)
-
-
-def lines_ended_by_lf(text: str) -> str:
-    """The text with every line ending, CRLF or a lone CR (classic Mac OS), made LF, as Python's
-    universal newlines and editors read them: the parser and the quoted lines count LFs only, and
-    converting lone CRs only in a file without any LF left CR lines with one final CRLF one line."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def source_lines(text: str) -> list[str]:

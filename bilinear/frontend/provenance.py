@@ -8,6 +8,9 @@ import os
 import re
 from pathlib import Path
 
+from .encoding import lenient_text
+from .loader import MAX_SOURCE_BYTES
+
 # What bilinear itself writes around a source's text (export's wrapper on PLinOpt files, the notes of
 # each hop), taken off again when a file bilinear wrote is read as a source, so a round trip keeps
 # the original text once instead of nesting every earlier header in the next one's.
@@ -22,12 +25,12 @@ def source_header(path: Path) -> tuple[str, ...]:
     inside a fetched repository, that repository's licence file and its first line."""
     lines: list[str] = []
     if path.suffix != ".npz" and path.is_file():
-        # utf-8-sig: a byte order mark, which the parser skips, is not the first line's first character
-        with path.open(encoding="utf-8-sig", errors="replace") as stream:
-            for line in stream:  # all of them: a licence's disclaimer may come last
-                if not line.startswith("#"):
-                    break
-                lines.append(line[1:].strip())
+        with path.open("rb") as stream:  # decoded as the reader decodes it (UTF-8, or UTF-16 with its mark)
+            text = lenient_text(stream.read(MAX_SOURCE_BYTES))
+        for line in text.split("\n"):  # all of them: a licence's disclaimer may come last
+            if not line.startswith("#"):
+                break
+            lines.append(line[1:].strip())
     lines = _unwrapped(lines)
     lines += [line for line in licence(path) if line not in lines]
     return (f"from {path.name}", *(line for line in lines if line))

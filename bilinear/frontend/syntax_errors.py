@@ -104,7 +104,7 @@ def _found(error: UnexpectedInput, text: str) -> str:
         if token.type == "_NL":
             return "end of line"
         if len(token) > QUOTED_TOKEN:  # a 60 MB name made a 60 MB message: the quoted line is cut short too
-            return f"'{token[:QUOTED_TOKEN]}…' (a name of {len(token)} characters)"
+            return f"'{token[:QUOTED_TOKEN]}…' (a token of {len(token)} characters)"
         return f"'{token}'"
     if isinstance(error, UnexpectedCharacters):
         return _character(text[error.pos_in_stream])
