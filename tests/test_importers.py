@@ -204,6 +204,8 @@ def test_load_refuses_an_approximate_scheme_and_verify_reports_it():
         "bini322_10_52_approx is an approximate (border-rank) scheme: its coefficients depend on x, and it is "
         "exact only in the limit x → 0, so it cannot be loaded as an exact algorithm or compiled"
     )
+    # it had said "`bilinear verify` (bilinear.api.verify) checks what it claims" (a catalogue sweep)
+    assert caught.value.diagnostics[0].notes == ("`bilinear verify FILE` (Python: bilinear.verify) says what it holds as",)
     report = bilinear.verify(path)
     (entry,) = report.entries
     assert isinstance(entry, ApproximateReport) and not report.ok
