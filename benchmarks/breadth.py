@@ -210,7 +210,7 @@ def _print_row(row: dict) -> None:
 
 def summary(result: dict) -> str:
     """The README's table: per size, the best ratio over every configuration and over those called
-    directly (no graph), with the configuration, and whether the model ranked it first too."""
+    directly (no graph), each with its configuration, and the configuration the model predicts fastest."""
     lines = ["n | best | configuration | model's best | without graphs | configuration"]
     for row in result["rows"]:
         configs = row["configs"]

@@ -1,4 +1,5 @@
-# Session 62 on a lent H200 machine (the kinds lent: nvidia-h200, nvidia-h200-x2; no H100). Logs under $OUT.
+# Session 62 on a lent H200 machine (no H100 was lent; crossover, dist and suite ran on nvidia-h200-x2,
+# dist also on nvidia-h200-x4). Logs under $OUT.
 #   bash benchmarks/session62.sh PARTS
 # Part "crossover": issue 13's crossover table, 2048-16384 in steps of 1024, depth-first, breadth-first and
 # graph-replayed, the model's prediction beside each (a graph's without host launches), on GPU 0.
