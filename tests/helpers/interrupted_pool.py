@@ -24,6 +24,9 @@ if __name__ == "__main__":
     # (one of 12 runs hung once in CI, at 0.3 s on a loaded machine, with nothing to show)
     faulthandler.dump_traceback_later(45, exit=True)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Ctrl-C as a terminal's session has it: a shell's background job (CI started with `&`) starts with it
+    # ignored, and Python then leaves it so; the interrupt below went nowhere and every run hung
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGALRM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))  # as Ctrl-C sends it
     signal.setitimer(signal.ITIMER_REAL, float(sys.argv[1]))
     method = sys.argv[3] if len(sys.argv) > 3 else None
