@@ -42,9 +42,10 @@ def test_with_stderr_closed_the_json_on_stdout_stays_json():
     assert json.loads(done.stdout)["ok"] is False  # the whole of stdout is the JSON
 
 
-def test_a_hang_up_while_writing_leaves_nothing_behind(capsys, tmp_path, monkeypatch):
-    """SIGHUP (a terminal or an SSH session closed) had no handler: `compile -o` left an empty folder, where
-    Ctrl-C and SIGTERM remove what was being written."""
+@pytest.fixture
+def hung_up_while_writing(monkeypatch):
+    """SIGHUP to this process as the first file is written, with SIGHUP's disposition at the start set by the
+    test (``start(disposition)``) and put back after it."""
     from bilinear import output
 
     real_fdopen = output.os.fdopen
@@ -54,16 +55,21 @@ def test_a_hang_up_while_writing_leaves_nothing_behind(capsys, tmp_path, monkeyp
         return real_fdopen(fd, mode)
 
     monkeypatch.setattr(output.os, "fdopen", hung_up)
+    before = signal.getsignal(signal.SIGHUP)
+    yield lambda disposition: signal.signal(signal.SIGHUP, disposition)
+    signal.signal(signal.SIGHUP, before)
+
+
+def test_a_hang_up_while_writing_leaves_nothing_behind(capsys, tmp_path, hung_up_while_writing):
+    """SIGHUP (a terminal or an SSH session closed) had no handler: `compile -o` left an empty folder, where
+    Ctrl-C and SIGTERM remove what was being written."""
     # as a terminal's session starts it (a test run under nohup, as CI's may be, starts with SIGHUP ignored)
-    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    try:
-        out = tmp_path / "lib"
-        code, _, err = run_cli(capsys, "compile", STRASSEN, "-o", out)
-        assert (code, err.strip()) == (129, "bilinear: hung up")
-        assert not out.exists() and not list(tmp_path.iterdir())
-        assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL  # main puts the handler back
-    finally:
-        signal.signal(signal.SIGHUP, before)
+    hung_up_while_writing(signal.SIG_DFL)
+    out = tmp_path / "lib"
+    code, _, err = run_cli(capsys, "compile", STRASSEN, "-o", out)
+    assert (code, err.strip()) == (129, "bilinear: hung up")
+    assert not out.exists() and not list(tmp_path.iterdir())
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL  # main puts the handler back
 
 
 @pytest.mark.parametrize("bom, codec", [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")])
@@ -104,25 +110,13 @@ def test_the_signal_handlers_are_the_callers_after_main(capsys):
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX's")
-def test_under_nohup_a_hang_up_is_still_ignored(capsys, tmp_path, monkeypatch):
+def test_under_nohup_a_hang_up_is_still_ignored(capsys, tmp_path, hung_up_while_writing):
     """`nohup bilinear ...` ignores SIGHUP, and the command line's new handler had taken it back: a hang-up
     ended the command it was meant to outlive (a review)."""
-    from bilinear import output
-
-    real_fdopen = output.os.fdopen
-
-    def hung_up(fd, mode):
-        os.kill(os.getpid(), signal.SIGHUP)
-        return real_fdopen(fd, mode)
-
-    monkeypatch.setattr(output.os, "fdopen", hung_up)
-    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    try:
-        code, _, err = run_cli(capsys, "compile", STRASSEN, "-o", tmp_path / "lib")
-        assert code == 0 and (tmp_path / "lib").is_dir(), err
-        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGHUP, before)
+    hung_up_while_writing(signal.SIG_IGN)
+    code, _, err = run_cli(capsys, "compile", STRASSEN, "-o", tmp_path / "lib")
+    assert code == 0 and (tmp_path / "lib").is_dir(), err
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
 
 
 WORKERS_UNDER_NOHUP = """
