@@ -896,12 +896,12 @@ def _strassen_named(folder: Path, name: str) -> Path:
 
 @pytest.mark.parametrize("where", ["-o out", "build/", "build/ that exists"])
 def test_compile_of_a_name_too_long_for_a_file_is_refused_leaving_nothing(capsys, tmp_path, monkeypatch, where):
-    """A valid .bl name of 300 characters: writing NAME.cu failed ("File name too long") and left the
-    folder it had made, empty (with an existing build/, a bare OSError naming the whole path)."""
+    """A valid .bl name of 255 characters, the longest: writing NAME.cu failed ("File name too long") and
+    left the folder it had made, empty (with an existing build/, a bare OSError naming the whole path)."""
     most = os.pathconf(tmp_path, "PC_NAME_MAX")
-    if most >= 303:
+    if most >= 258:
         pytest.skip(f"this file system takes names of {most} bytes")
-    name = "s" + "x" * 299
+    name = "s" + "x" * 254
     source = _strassen_named(tmp_path, name)
     monkeypatch.chdir(tmp_path)
     if where == "build/ that exists":
@@ -909,7 +909,7 @@ def test_compile_of_a_name_too_long_for_a_file_is_refused_leaving_nothing(capsys
     code, out, err = _run(capsys, "compile", source, *(["-o", "out"] if where == "-o out" else []))
     folder = "out" if where == "-o out" else f"build/{name[:28]}…{name[-10:]}"
     assert (code, out) == (1, "")
-    assert err == (f"error: cannot write {folder}/{name[:28]}…{name[-7:]}.cu: its name has 303 bytes, more than the "
+    assert err == (f"error: cannot write {folder}/{name[:28]}…{name[-7:]}.cu: its name has 258 bytes, more than the "
                    f"{most} a file name may have here\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == [*(["build"] if where.endswith("exists") else []), "long.bl"]
     assert not list((tmp_path / "build").glob("*"))

@@ -102,6 +102,27 @@ def test_a_very_long_bad_token_is_quoted_cut_short(tmp_path):
     assert len(message) < 200
 
 
+@pytest.mark.parametrize("line", ["  C11 = M1 + {name}", "  {name} = A11 * B11"], ids=["used", "defined"])
+def test_a_name_too_long_is_refused_with_its_beginning_quoted(tmp_path, line):
+    """A 5000-character name was quoted whole by every check that met it ("... is not defined"): one
+    message per use, each as long as the name."""
+    path = tmp_path / "long.bl"
+    name = "x" * 5000
+    path.write_text("algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n" + line.format(name=name) + "\n  C11 = M1\n")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.message == ("a name of 5000 characters, where a name has at most 255: '" + "x" * 40 + "…'")
+    assert diagnostic.span.line == 3
+
+
+def test_a_name_of_the_longest_length_is_read(tmp_path):
+    path = tmp_path / "long.bl"
+    name = "M" + "x" * 254
+    path.write_text(f"algorithm s <1,1,1;1>:\n  {name} = A11 * B11\n  C11 = {name}\n")
+    assert bilinear.load(path).main.products[0].name == name
+
+
 def test_the_signal_handlers_are_the_callers_after_main(capsys):
     before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     run_cli(capsys, "list")

@@ -38,7 +38,7 @@ from ..ir import (
 from .formats.common import TOO_MANY_DIGITS
 from .grammar import LARK
 from .raw import RawAlgorithm, RawDefinition, RawSchedule, RawTable, Use
-from .syntax_errors import syntax_error
+from .syntax_errors import QUOTED_TOKEN, syntax_error
 from .table_rows import row_values
 
 
@@ -333,6 +333,7 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
         tree = LARK.parse(text if text.endswith("\n") else text + "\n")
     except UnexpectedInput as error:
         raise BilinearError(syntax_error(error, text, path)) from None
+    _refuse_long_names(tree, path)
     try:
         return _ToIR(path).transform(tree)
     except VisitError as error:
@@ -346,3 +347,23 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
                 message = TOO_MANY_DIGITS
             raise BilinearError(Diagnostic(message, span)) from None
         raise
+
+
+#: The longest name a file may hold: the checks quote a name in every message about it, and a 5000-character
+#: one had made each such message as long.
+LONGEST_NAME = 255
+
+
+def _refuse_long_names(tree, path: str) -> None:
+    """Refuse the first name (in file order) longer than :data:`LONGEST_NAME`, quoting its beginning.
+
+    Raises:
+        BilinearError: located at that name.
+    """
+    long = [token for token in tree.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")
+            if len(token) > LONGEST_NAME]
+    if long:
+        first = min(long, key=lambda token: token.start_pos)
+        span = Span(path, first.line, first.column, first.end_line, first.end_column)
+        raise BilinearError(Diagnostic(f"a name of {len(first)} characters, where a name has at most {LONGEST_NAME}: "
+                                       f"'{first[:QUOTED_TOKEN]}…'", span))
