@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import numbers
 from typing import Any
@@ -21,9 +22,10 @@ def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
         ValueError: for complex numbers, None, strings, arrays with elements and the like; for a
             number past ``dtype``'s range.
     """
-    # NumPy registers timedelta64 as an Integral; NumPy's own arithmetic refuses it against floats
-    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(value, (numbers.Real, decimal.Decimal,
-                                                                                       np.ndarray)):
+    # NumPy registers timedelta64 as an Integral; NumPy's own arithmetic refuses it against floats.  (A
+    # Python float or int, the usual alpha and beta, skips the ABC checks: they cost each call microseconds.)
+    if type(value) not in (float, int) and (isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(
+            value, (numbers.Real, decimal.Decimal, np.ndarray))):
         raise ValueError(f"{name} must be a real number, not {type(value).__name__} {value!r}")  # noqa: TRY004 - documented
     if isinstance(value, np.ndarray) and (value.ndim != 0 or value.dtype.kind not in "iuf"):
         raise ValueError(f"{name} must be a real number, not an array of shape {value.shape} ({value.dtype})")
@@ -44,6 +46,7 @@ def real_scalar(value: Any, name: str, dtype: Any = None) -> float:
     return number if dtype is None else float(np.dtype(dtype).type(number))
 
 
+@functools.cache
 def rounds_to_inf(dtype: Any) -> float:
     """The least magnitude that rounds to inf in ``dtype``: its largest and half an ulp (float32's
     largest written as 3.4028235e38 rounds down to it; float64's bound is inf itself)."""

@@ -65,6 +65,10 @@ class CompiledProduct(NotPickled):
                 backend.check_breadth(executor.lowered.breadth)
         for executor in self.executors:
             backend.prepare(executor.lowered.kernels())
+        # what every call checks against, fixed with the executors (each call walked every level's statements)
+        self._writes_inputs = any(writes_inputs(executor.lowered) for executor in self.executors)
+        self._restores_inputs = all(restores_inputs(executor.lowered) for executor in self.executors)
+        self._array_dtype = np.dtype(lowered.options.dtype)
 
     def executor_for(self, M: int, K: int, N: int) -> Executor:
         """The executor a call runs: the most breadth-first levels whose workspace fits the limit;
@@ -156,13 +160,13 @@ class CompiledProduct(NotPickled):
     def writes_inputs(self) -> bool:
         """Whether some level a call may run overwrites blocks of A and B (an in-place schedule; under
         a workspace limit, the plans with fewer breadth-first levels count too)."""
-        return any(writes_inputs(executor.lowered) for executor in self.executors)
+        return self._writes_inputs
 
     @property
     def restores_inputs(self) -> bool:
         """Whether every in-place schedule it runs restores A and B (one that declares no `restore`
         runs at the top level only, and leaves them changed)."""
-        return all(restores_inputs(executor.lowered) for executor in self.executors)
+        return self._restores_inputs
 
     @property
     def dtype(self) -> str:
@@ -371,7 +375,7 @@ class CompiledProduct(NotPickled):
         if array.ndim != 2:
             raise ValueError(f"{name} must be a matrix (2-D), not {array.ndim}-D")
         check_current_device(array, name, xp)
-        if array.dtype != np.dtype(self.dtype):
+        if array.dtype != self._array_dtype:
             raise ValueError(f"{name} is {dtype_shown(array.dtype)} but this product was compiled for {self.dtype}"
                              + convert_hint(name, array.dtype, self.dtype))
         given, array = array, with_line_strides(array, xp)

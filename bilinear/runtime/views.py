@@ -38,20 +38,23 @@ OUT_HINT = " It is column-major (Fortran order): the product is written into out
 
 def address(view: View) -> int:
     """The address of a view's first element (device or host)."""
-    return view.data.ptr if hasattr(view.data, "ptr") else view.__array_interface__["data"][0]
+    # (a NumPy array's .data is a new memoryview each time: asked first, it cost every call microseconds)
+    return view.__array_interface__["data"][0] if isinstance(view, np.ndarray) else view.data.ptr
 
 
-def memory_span(view: View) -> tuple[int, int]:
-    """The byte range a row-major matrix view touches (empty for an empty view)."""
-    start = address(view)
+def memory_span(view: View, start: int | None = None) -> tuple[int, int]:
+    """The byte range a row-major matrix view touches (empty for an empty view); ``start``: its
+    :func:`address`, where the caller has it."""
+    start = address(view) if start is None else start
     if view.size == 0:
         return start, start
     return start, start + (view.shape[0] - 1) * view.strides[0] + view.shape[1] * view.itemsize
 
 
-def spans_meet(x: View, y: View) -> bool:
-    """Whether two views' byte ranges intersect (conservative: column blocks of one matrix meet)."""
-    (x0, x1), (y0, y1) = memory_span(x), memory_span(y)
+def spans_meet(x: View, y: View, at: tuple[int | None, int | None] = (None, None)) -> bool:
+    """Whether two views' byte ranges intersect (conservative: column blocks of one matrix meet);
+    ``at``: their addresses, where the caller has them."""
+    (x0, x1), (y0, y1) = memory_span(x, at[0]), memory_span(y, at[1])
     return x0 < y1 and y0 < x1
 
 
@@ -61,10 +64,11 @@ def overlaps(x: View, y: View) -> bool:
     by byte ranges for other device views."""
     if x.size == 0 or y.size == 0:
         return False
-    both_host = hasattr(x, "__array_interface__") and hasattr(y, "__array_interface__")
+    both_host = isinstance(x, np.ndarray) and isinstance(y, np.ndarray)  # (asked by hasattr, each built a dict)
     if not (is_row_major(x) and is_row_major(y)):
         return bool(np.shares_memory(x, y)) if both_host else spans_meet(x, y)
-    if not spans_meet(x, y):
+    at = address(x), address(y)
+    if not spans_meet(x, y, at):
         return False
     if x.shape[0] == y.shape[0] == 1:  # two single rows are two runs of bytes that meet
         return True
@@ -72,7 +76,7 @@ def overlaps(x: View, y: View) -> bool:
     if len(strides) > 1:  # row strides that differ: NumPy's answer, or on the device the byte ranges
         return bool(np.shares_memory(x, y)) if both_host else True
     stride = strides.pop()
-    return rows_meet(address(y) - address(x), stride, (x.shape[0], x.shape[1] * x.itemsize),
+    return rows_meet(at[1] - at[0], stride, (x.shape[0], x.shape[1] * x.itemsize),
                      (y.shape[0], y.shape[1] * y.itemsize))
 
 
