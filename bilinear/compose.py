@@ -19,7 +19,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .ir import Algorithm, Form, Output, Product, Shape, block_name, parse_block
-from .ir.names import check_definition_name
+from .ir.names import check_definition_name, derived_name
 from .verify.expand import expansion_of
 
 # Target orders of (m, k, n), and the steps that reach them: C = cyclic, T = transpose.
@@ -70,7 +70,7 @@ def permute(algorithm: Algorithm, order: str, name: str | None = None) -> Algori
         else:
             shape = (k, n, m)
             products = [(v, _transposed(w), _transposed(u)) for u, v, w in products]
-    return _build(name or f"{algorithm.name}_{order}", Shape(*shape), products)
+    return _build(name or derived_name(f"{algorithm.name}_{order}"), Shape(*shape), products)
 
 
 def unused_products(algorithm: Algorithm) -> list[str]:
@@ -110,4 +110,4 @@ def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> A
         for u2, v2, w2 in _coefficients(second)
         if w1 and w2
     ]
-    return _build(name or f"{first.name}_x_{second.name}", shape, products)
+    return _build(name or derived_name(f"{first.name}_x_{second.name}"), shape, products)

@@ -40,7 +40,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
         BilinearError: where ``source`` is not an exact algorithm that verifies.
     """
     from .api import as_program, load
-    from .ir.names import definition_name_problem
+    from .ir.names import definition_name_problem, derived_name
     from .schedule.inplace import inplace_schedule
     from .verify import verify_schedule
     from .verify.algorithm import verify_algorithm
@@ -50,7 +50,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
     algorithm = main if isinstance(main, Algorithm) else program.algorithm(main.algorithm)
     if errors := verify_algorithm(algorithm):
         raise BilinearError(*errors)
-    name = f"{algorithm.name}_inplace" if name is None else name
+    name = derived_name(f"{algorithm.name}_inplace") if name is None else name
     if problem := definition_name_problem(name):
         raise ValueError(f"name {name!r}: {problem}")
     if name == algorithm.name:

@@ -57,6 +57,7 @@ def derive(args) -> int:
 
     from .cli_args import load_input_noting, note_schedule_not_carried
     from .compose import unused_note
+    from .ir.names import derived_name
     from .schedule.inplace import every_order, product_count
 
     check_bl_output(args, args.file)
@@ -64,7 +65,7 @@ def derive(args) -> int:
     source = chosen_algorithm(args, program)
     if args.algorithm is None:
         note_schedule_not_carried(program, source, "inplace derives a schedule of", " other than the one derived")
-    name = args.name or f"{source.name}_inplace"
+    name = args.name or derived_name(f"{source.name}_inplace")
     if name == source.name:
         raise OptionError(f"--name {name} is the algorithm's name; give the schedule another")
     if note := unused_note(source, "not computed"):

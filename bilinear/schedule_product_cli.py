@@ -22,13 +22,14 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     """FILE's main schedule on the outer blocks and SECOND's inside, with the product algorithm, as one .bl
     (``product`` has verified both schedules with their algorithms, :func:`bilinear.cli_sources.verified`)."""
     from .compose import kronecker
+    from .ir.names import derived_name
     from .frontend.provenance import source_header
     from .schedule.product import ScheduleProductError, schedule_product
 
     outer, inner = program.main, loaded.main
     algorithm = kronecker(first, second)
     note_dropped_products(first, second)
-    name = args.name or f"{outer.name}_x_{inner.name}"
+    name = args.name or derived_name(f"{outer.name}_x_{inner.name}")
     if name == algorithm.name:
         raise OptionError(f"--name {name} is the name of the product algorithm the schedule is written for; give the "
                           "schedule another")

@@ -775,6 +775,8 @@ def test_identifiers_are_valid_bl_names():
     assert identifier("378-ffdb2d875f.mod2", "kauers") == "kauers_378_ffdb2d875f_mod2"
     assert identifier("A12") == "scheme_A12"
     assert identifier("table") == "scheme_table"
+    # a file name of 255 bytes, with the prefix, had made a name the reader refuses (a written .bl did not load)
+    assert identifier("9" * 255, "kauers") == "kauers_" + "9" * 248
 
 
 # --- no traceback, whatever the bytes ---------------------------------------------------------------

@@ -227,6 +227,30 @@ def test_derived_scheme_names_must_be_bl_names(tmp_path, capsys, argv):
     assert code == 2 and "argument --name: must be an identifier in .bl" in err and not target.exists()
 
 
+@pytest.mark.parametrize("argv", [*DERIVED, ("import", STRASSEN, "--from", "bl"), ("product", MSMES, MSMES)],
+                         ids=[*(argv[0] for argv in DERIVED), "import", "product-of-schedules"])
+def test_a_name_the_reader_would_refuse_is_never_written(tmp_path, capsys, argv):
+    """--name of 256 characters was written, reported verified, and the file did not load again ("a name
+    of 256 characters, where a name has at most 255"); import and a schedule's product said so only
+    after the work, as an internal error (a review)."""
+    target = tmp_path / "x.bl"
+    code, _, err = _run(capsys, *argv, "--name", "z" * 256, "-o", str(target))
+    assert code == 2 and "argument --name: must have at most 255 characters (a .bl name's most), not 256" in err
+    assert not target.exists()
+
+
+@pytest.mark.parametrize(("argv", "length"), [(("product", "{long}", STRASSEN), 261), (("inplace", "{long}", "--tries", "1"), 258)],
+                         ids=["product", "inplace"])
+def test_a_default_name_past_the_longest_is_refused_saying_to_give_one(tmp_path, capsys, argv, length):
+    long = tmp_path / "long.bl"
+    long.write_text(Path(STRASSEN).read_text(encoding="utf-8").replace("algorithm strassen", "algorithm " + "q" * 250))
+    target = tmp_path / "x.bl"
+    code, _, err = _run(capsys, *(a.format(long=long) for a in argv), "-o", str(target))
+    assert (code, err) == (1, f"bilinear {argv[0]}: the default name, {'q' * 40}…, would have {length} characters, more "
+                              "than the 255 a .bl name may have: give one (--name, name=)\n")
+    assert not target.exists()
+
+
 @pytest.mark.parametrize("argv", [("transform", "{wrong}", "--to", "nkm"), ("product", STRASSEN, "{wrong}"), ("optimize", "{wrong}"),
                                   ("export", "{wrong}", "--to", "fast-matmul"), ("inplace", "{wrong}")],
                          ids=lambda argv: argv[0])

@@ -35,6 +35,7 @@ from ..ir import (
     operand_of,
     shape_too_large,
 )
+from ..ir.names import LONGEST_NAME
 from .formats.common import TOO_MANY_DIGITS
 from .grammar import LARK
 from .raw import RawAlgorithm, RawDefinition, RawSchedule, RawTable, Use
@@ -348,10 +349,6 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
             raise BilinearError(Diagnostic(message, span)) from None
         raise
 
-
-#: The longest name a file may hold: the checks quote a name in every message about it, and a 5000-character
-#: one had made each such message as long.
-LONGEST_NAME = 255
 
 
 def _refuse_long_names(tree, path: str) -> None:

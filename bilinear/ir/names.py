@@ -44,12 +44,19 @@ def parse_block(name: str) -> tuple[str, int, int] | None:
 #: Words of the .bl language a definition may not be named (its grammar reads them as keywords).
 KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", "use"})
 
+#: The longest name a .bl file may hold: the reader refuses a longer one, so the tool writes none (the checks
+#: quote a name in every message about it, and a 5000-character one had made each message as long).
+LONGEST_NAME = 255
+
 
 def definition_name_problem(name: object) -> str | None:
     """Why ``name`` may not name an algorithm or schedule the tool writes (``--name``, ``name=``), or None:
     an ASCII letter or _, then letters, digits or _; not a keyword or a block name.  The grammar reads
     those after ``algorithm`` or ``schedule`` (a file may use them), but everywhere else they read as
-    the keyword or the block, so a written file does not choose them."""
+    the keyword or the block, so a written file does not choose them; nor one the reader would refuse
+    as too long."""
+    if isinstance(name, str) and len(name) > LONGEST_NAME:
+        return f"must have at most {LONGEST_NAME} characters (a .bl name's most), not {len(name)}"
     if isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in KEYWORDS \
             and parse_block(name) is None:
         return None
@@ -61,6 +68,19 @@ def check_definition_name(name: object) -> None:
     """Refuse a ``name=`` argument (None: the default name) that cannot name a definition in .bl."""
     if name is not None and (problem := definition_name_problem(name)):
         raise ValueError(f"name {problem}")
+
+
+def derived_name(name: str) -> str:
+    """A default name made of others' (``strassen_x_winograd``, ``grey234_inplace``), where a .bl file
+    can hold it.
+
+    Raises:
+        ValueError: for one past :data:`LONGEST_NAME`, saying to give a name.
+    """
+    if len(name) > LONGEST_NAME:
+        raise ValueError(f"the default name, {name[:40]}…, would have {len(name)} characters, more than the "
+                         f"{LONGEST_NAME} a .bl name may have: give one (--name, name=)")
+    return name
 
 
 def operand_of(name: str) -> str | None:

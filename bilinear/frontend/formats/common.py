@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...diagnostics import BilinearError, Diagnostic, brief
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, parse_block
-from ...ir.names import KEYWORDS
+from ...ir.names import KEYWORDS, LONGEST_NAME
 
 # Words the .bl grammar reserves; a scheme named after one could not be written back.
 
@@ -160,7 +160,7 @@ def identifier(text: str, prefix: str = "scheme") -> str:
     name = re.sub(r"\W", "_", text, flags=re.ASCII)
     if not re.match(r"[A-Za-z_]", name) or parse_block(name) or name in KEYWORDS:
         name = f"{prefix}_{name}"
-    return name
+    return name[:LONGEST_NAME]  # (a file's name of 255 bytes, with the prefix, would be past it)
 
 
 def modulus_in_name(path: Path) -> int:
