@@ -290,9 +290,10 @@ READING_OPTIONS = ("--from", "--shape", "--key", "--mod", "--allow-pickle")
 
 
 def asks_for_reading_option(error) -> bool:
-    """Whether a BilinearError's diagnostics ask for a reading option (a missing file or a scheme
-    valid only modulo p does not: no option would read it)."""
-    return any(option in d.message for d in error.diagnostics for option in READING_OPTIONS)
+    """Whether a BilinearError's diagnostics ask for a reading option, in a message or a note (a pickled
+    .npz's --allow-pickle is in its note; a missing file or a scheme valid only modulo p asks for none:
+    no option would read it)."""
+    return any(option in text for d in error.diagnostics for text in (d.message, *d.notes) for option in READING_OPTIONS)
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:

@@ -654,6 +654,16 @@ def test_product_says_that_the_reading_options_are_first_files(tmp_path, capsys)
             "`bilinear import` it to a .bl file first") in err
 
 
+def test_product_says_that_allow_pickle_is_the_first_files_where_second_needs_it(tmp_path, capsys):
+    """A pickled .npz as SECOND said "pass --allow-pickle" in a note, which the check for a reading option
+    did not read: the option then applied to FILE, and only that second try said so (a hunt)."""
+    assert _run(capsys, "export", ROOT / "algorithms" / "grey234.bl", "--to", "alphatensor", "-o", tmp_path / "g.npz")[0] == 0
+    code, _, err = _run(capsys, "product", STRASSEN, str(tmp_path / "g.npz"), "-o", str(tmp_path / "p.bl"))
+    assert code == 1 and "note: if you trust the file, pass --allow-pickle" in err
+    assert ("note: --from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
+            "`bilinear import` it to a .bl file first") in err
+
+
 def test_product_says_so_where_a_bl_file_refused_a_reading_option_meant_for_second(tmp_path, capsys):
     """`product strassen two.npz --key 2,1,1` said only that --key applies to catalogue schemes (a hunt)."""
     import numpy as np
