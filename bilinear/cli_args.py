@@ -291,8 +291,7 @@ READING_OPTIONS = ("--from", "--shape", "--key", "--mod", "--allow-pickle")
 
 def asks_for_reading_option(error) -> bool:
     """Whether a BilinearError's diagnostics ask for a reading option, in a message or a note (a pickled
-    .npz's --allow-pickle is in its note; a missing file or a scheme valid only modulo p asks for none:
-    no option would read it)."""
+    .npz's --allow-pickle); a missing file or a scheme valid only modulo p asks for none."""
     return any(option in text for d in error.diagnostics for text in (d.message, *d.notes) for option in READING_OPTIONS)
 
 

@@ -215,3 +215,15 @@ def test_a_hybrid_run_names_the_schemes_that_ran(capsys):
     assert line.endswith("; ran strassen, then strassen breadth-first"), line
     assert main(["run", "strassen", "-n", "8", "--levels", "2", "--backend", "numpy", "--repeat", "1"]) == 0
     assert "; ran" not in capsys.readouterr().out  # one scheme at every level: nothing to name
+
+
+@pytest.mark.parametrize(("schemes", "said"), [("winograd,msmes", "; ran winograd, then msmes"),
+                                               ("strassen,msmes", "; ran strassen, then msmes")])
+def test_a_hybrid_run_names_the_schedule_a_level_ran(capsys, schemes, said):
+    """A schedule's level was named by its algorithm ("ran winograd, then strassen" where msmes ran), and
+    strassen,msmes, two levels of one algorithm, named nothing (a hunt)."""
+    from bilinear.cli import main
+
+    assert main(["run", "strassen", "-n", "16", "--levels-schemes", schemes, "--backend", "numpy", "--repeat", "1"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  levels run"))
+    assert line.endswith(said), line

@@ -10,6 +10,7 @@ import numpy as np
 from ..lower.decompose import growth_ratio
 from ..lower.host import levels_write_inputs
 from ..lower.plan import level_dims
+from ..schedule.default import is_default_name
 from ..measure import (
     Restoration,
     bound_verdict,
@@ -170,10 +171,16 @@ def schemes_run(product: CompiledProduct, M: int, K: int, N: int) -> tuple[str, 
     did not split still run: strassen,grey333,strassen at n = 4 runs strassen twice); () for one scheme."""
     lowered = product.executor_for(M, K, N).lowered
     breadth = [name for name, _ in lowered.breadth.schemes] if lowered.breadth else []
-    if len({plan.algorithm.name for plan in lowered.levels} | set(breadth)) < 2:
+    if len({_named(plan) for plan in lowered.levels} | set(breadth)) < 2:
         return ()
-    ran = [plan.algorithm.name for plan in _levels_run(product, M, K, N)]
+    ran = [_named(plan) for plan in _levels_run(product, M, K, N)]
     return (*ran, *(f"{name} breadth-first" for name in breadth[:product.breadth_levels(M, K, N)]))
+
+
+def _named(plan) -> str:
+    """A level as --levels-schemes named it: its schedule (msmes), or its algorithm where the schedule is
+    the one derived from it."""
+    return plan.algorithm.name if is_default_name(plan.schedule) else plan.schedule.name
 
 
 def levels_run(product: CompiledProduct, M: int, K: int, N: int) -> int:
