@@ -131,9 +131,8 @@ def level_count(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of levels, not {text!r}") from None
     if not 0 <= value <= MAX_LEVELS:
-        raise argparse.ArgumentTypeError(
-            f"levels must be between 0 and {MAX_LEVELS}, not {value} (each level at least halves a dimension)"
-        )
+        raise argparse.ArgumentTypeError(f"levels must be between 0 and {MAX_LEVELS}, not {value} (each level of a "
+                                         "scheme of more than one block at least halves a dimension)")
     return value
 
 

@@ -216,7 +216,8 @@ def test_verify_takes_one_algorithm_and_names_a_large_non_path_briefly():
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"levels": -1}, "levels must be between 0 and 32, not -1: each level at least halves a dimension"),
+    [({"levels": -1}, "levels must be between 0 and 32, not -1: each level of a scheme of more than one "
+                     "block at least halves a dimension"),
      ({"levels": 10**5}, "levels must be between 0 and 32, not 100000: "),
      ({"levels": 2.5}, "levels must be a whole number or 'auto', not 2.5"),
      ({"levels": True}, "levels must be a whole number or 'auto', not True"),

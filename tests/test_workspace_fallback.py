@@ -154,3 +154,14 @@ def test_a_limit_bounds_what_is_held_across_rectangular_shapes():
         assert np.allclose(product(A, B), A @ B)
         assert product.held_workspace_bytes() <= 426_496
     assert product.executor.breadth._parts[0] is kept  # the repeated shape allocated nothing
+
+
+@pytest.mark.parametrize(("schemes", "instead"), [("msmes,grey333", "use in-place schedules for grey333 too"),
+                                                  ("strassen,strassen", "use an in-place schedule such as msmes")])
+def test_a_limit_nothing_fits_names_the_levels_that_hold_workspace(capsys, schemes, instead):
+    """msmes,grey333 was told to use an in-place schedule such as msmes, which its first level is (a hunt)."""
+    from bilinear.cli import main
+
+    assert main(["run", "strassen", "-n", "36", "--backend", "numpy", "--levels-schemes", schemes,
+                 "--workspace-limit", "100"]) == 1
+    assert capsys.readouterr().err.rstrip().endswith(f"more than the limit of 100; raise the limit or {instead}")

@@ -90,9 +90,13 @@ class CompiledProduct(NotPickled):
                 return last
         needed = last.workspace_bytes(M, K, N)
         tiled = " (its Ozaki leaves one element of C at a time too)" if self.lowered.options.leaf == "ozaki" else ""
+        levels = last.lowered.levels
+        holding = list(dict.fromkeys(plan.algorithm.name for plan in levels if not plan.schedule.inplace))
+        instead = (f"in-place schedules for {', '.join(holding)} too" if any(plan.schedule.inplace for plan in levels)
+                   else "an in-place schedule such as msmes")  # (msmes,grey333 had been told to use msmes)
         raise ValueError(
             f"a {M}x{K} @ {K}x{N} product with {self.lowered.name} needs {needed} bytes of workspace even depth-first, "
-            f"more than the limit of {limit}{tiled}; raise the limit or use an in-place schedule such as msmes"
+            f"more than the limit of {limit}{tiled}; raise the limit or use {instead}"
         )
 
     def tile_budget(self, M: int, K: int, N: int, limit: int) -> int | None:
