@@ -29,7 +29,10 @@ def test_cpu_ceilings_measure_only_small_sizes(cache, monkeypatch):
     assert copies and max(copies) * 8 <= 64 << 20
 
 
-def test_levels_auto_on_numpy_takes_seconds(cache):
+def test_levels_auto_on_numpy_takes_seconds(cache, monkeypatch):
+    # Rates that other load slowed on every try are rightly not cached (a test below): on CI's two cores
+    # beside other work that happened, and the file this asks for was not written.
+    monkeypatch.setattr(bench, "_slowed", lambda rates: False)
     start = time.perf_counter()
     product = bilinear.compile("algorithms/strassen.bl", levels="auto", backend="numpy")
     A, B = np.random.default_rng(0).standard_normal((2, 8, 8))
