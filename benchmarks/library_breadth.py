@@ -59,14 +59,16 @@ def _options(options: dict) -> list[str]:
     return words
 
 
-def build(label: str, scheme: str, options: dict, dtype: str, folder: Path) -> tuple[ctypes.CDLL, str]:
-    """The library of one configuration, compiled, built and loaded; and its function's name."""
+def build(label: str, scheme: str, options: dict, dtype: str, folder: Path,
+          flags: tuple[str, ...] = ("-O3",)) -> tuple[ctypes.CDLL, str]:
+    """The library of one configuration, compiled, built (nvcc ``flags``: the manifest's -O3) and
+    loaded; and its function's name."""
     out = folder / label.replace(" ", "_").replace("+", "_")
     subprocess.run([sys.executable, "-m", "bilinear.cli", "compile", str(ROOT / "algorithms" / f"{scheme}.bl"),
                     "-o", str(out), "--force", *_options(options)], check=True, capture_output=True)
     include, lib = cublas_paths()
     library = out / f"lib{scheme}.so"
-    subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC", "-shared", str(out / f"{scheme}.cu"),
+    subprocess.run(["nvcc", *flags, "-std=c++17", "-arch=sm_90", "-Xcompiler", "-fPIC", "-shared", str(out / f"{scheme}.cu"),
                     "-o", str(library), f"-I{include}", *cublas_link_flags(lib)], check=True)
     loaded = ctypes.CDLL(str(library))
     function = f"{scheme}_{'d' if dtype == 'float64' else 's'}gemm"

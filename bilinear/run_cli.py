@@ -45,7 +45,7 @@ def add_compile_and_run_parsers(commands) -> None:
         "plans), <name>.h (declaring "
         "<name>_dgemm and <name>_sgemm, column-major like cublasDgemm, their _workspace_bytes and _with_workspace "
         "(a workspace the caller holds), _sgemm left out with a note where a "
-        "coefficient is past float32's range; `nvcc -O3 -std=c++17 -arch=sm_90 "
+        "coefficient is past float32's range; `nvcc -O1 -std=c++17 -arch=sm_90 "
         "-Xcompiler -fPIC -shared <name>.cu -o lib<name>.so -lcublas` builds the library, as the header's first "
         "lines say: fused leaves need sm_90), manifest.json (kernels, stages, the launch plan per level, workspace bytes by n) and the "
         "verification report (report.txt, report.md, report.json). Works without a GPU.",
