@@ -47,8 +47,11 @@ def test_levels_auto_on_numpy_takes_seconds(cache, monkeypatch):
      '{"KEY": {"bandwidth": "fast", "gemm_rate": [[64, 1e9]]}}',
      '{"KEY": {"bandwidth": 1e10, "gemm_rate": [[64, -1]]}}',
      '{"KEY": {"bandwidth": 1e10, "gemm_rate": []}}',
-     '{"KEY": {"bandwidth": 1e10}}'],
-    ids=["empty", "truncated", "a list", "a number", "a string rate", "a negative rate", "no rates", "missing rates"],
+     '{"KEY": {"bandwidth": 1e10}}',
+     '{"KEY": {"bandwidth": 1e10, "gemm_rate": [[1e400, 1e9]]}}',  # (a hunt: OverflowError, a traceback)
+     '{"KEY": {"bandwidth": 1e10, "gemm_rate": [[Infinity, 1e9]]}}'],
+    ids=["empty", "truncated", "a list", "a number", "a string rate", "a negative rate", "no rates", "missing rates",
+         "a size past float's range", "an infinite size"],
 )
 def test_a_damaged_ceilings_cache_is_measured_again(cache, monkeypatch, content):
     key = f"{bench._cpu_name()}|float64|leaf-gemm-sustained"
@@ -70,6 +73,17 @@ def test_a_damaged_tuning_cache_means_tuning_again(tmp_path, content):
     path = tmp_path / "tuning.json"
     path.write_text(content, encoding="utf-8")
     assert tuning.lookup("gpu", "float64", "tsm2r", path) is None
+
+
+@pytest.mark.parametrize("edit", [{"warps_m": 0}, {"bn": 0}, {"bm": 1e400}, {"bm": -128}],
+                         ids=["no warps", "no columns", "past float's range", "negative"])
+def test_a_tuned_tile_that_is_not_a_configuration_means_the_default(tmp_path, edit):
+    """A hunt: ZeroDivisionError and OverflowError from the checks, and a negative tile taken as valid."""
+    from bilinear.lower.product import DEFAULTS
+
+    path = tmp_path / "tuning.json"
+    path.write_text(json.dumps({"gpu|float64|single": {"config": dict(DEFAULTS[("float64", "single")].to_json(), **edit)}}))
+    assert tuning.lookup("gpu", "float64", "single", path) is None
 
 
 def test_a_deeply_nested_cache_counts_as_empty(cache, monkeypatch, tmp_path):

@@ -63,6 +63,8 @@ class TileConfig:
 
 def config_problems(config: TileConfig, dtype: str) -> list[str]:
     """Why ``config`` cannot build a kernel for ``dtype`` (empty when it can)."""
+    if min(getattr(config, name) for name in config.__dataclass_fields__) < 1:  # (the checks below divide by them)
+        return ["every tile size and count is at least 1"]
     problems = []
     if config.bm % config.warps_m or config.bn % config.warps_n:
         problems.append("the warps do not split the C tile evenly")

@@ -75,7 +75,7 @@ def _ceilings_from(device: str, dtype: str, entry) -> Ceilings | None:
         # fused leaf's sums in passes
         cpu = device.startswith("cpu ")
         return Ceilings(device, dtype, bandwidth, gemm, fused, launch, concurrent=not cpu, sums_in_passes=cpu)
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):  # (a size of 1e400: int(inf))
         return None
 
 

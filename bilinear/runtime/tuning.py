@@ -43,7 +43,7 @@ def lookup(gpu: str, dtype: str, kind: str, path: Path | None = None) -> TileCon
     entry = load_cache(path).get(cache_key(gpu, dtype, kind))
     try:
         config = TileConfig.from_json(entry["config"])
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):  # (a size of 1e400: int(inf))
         return None
     return None if config_problems(config, dtype) else config
 
