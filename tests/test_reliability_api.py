@@ -433,6 +433,17 @@ def test_a_scheme_that_does_not_verify_is_refused_at_compile_time(tmp_path, leve
         bilinear.compile(wrong, levels=levels, backend="numpy")
 
 
+def test_automatic_levels_answer_sizes_past_floats_range_as_fixed_levels_do():
+    """workspace_bytes(2**1100, 1, 1) is a number with fixed levels; levels="auto" priced the size as a
+    float, and ended in OverflowError; choose(-4, 4, 4) in a TypeError of complex numbers (a hunt)."""
+    auto = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels="auto")
+    fixed = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels=0)
+    assert auto.workspace_bytes(2**1100, 1, 1) == fixed.workspace_bytes(2**1100, 1, 1)
+    assert auto.choose(2**1100, 1, 1)[:2] == (0, "cublas")
+    with pytest.raises(ValueError, match="-4"):
+        auto.choose(-4, 4, 4)
+
+
 def test_numpy_and_fraction_arguments_are_taken_as_their_values():
     """dtype=np.float64 was "not <class 'numpy.float64'>", levels=np.int64(2) "not a whole number",
     alpha=Fraction(1, 2) "not a real number"."""

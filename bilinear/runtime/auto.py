@@ -7,6 +7,7 @@ on this GPU and keeps one compiled product per choice.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from functools import cached_property
@@ -49,13 +50,21 @@ class AutoProduct(NotPickled):
         return self._ceilings
 
     def choose(self, M: int, K: int, N: int) -> tuple[int, str, float]:
-        """(levels, leaf, predicted seconds) for an M×K×N product."""
+        """(levels, leaf, predicted seconds) for an M×K×N product.
+
+        Raises:
+            ValueError: for sizes that are not whole numbers of at least 0, as workspace_bytes.
+        """
+        M, K, N = check_sizes(M, K, N)
         if 0 in (M, K, N):  # nothing to multiply: the library alone (the product only scales out)
             return 0, leaf_alone(self.leaves), 0.0
         if (M, K, N) not in self.choices:
-            self.choices[(M, K, N)] = choose_levels(
-                self._lowered_for, self.ceilings, M, K, N, leaves=self.leaves, max_levels=self.max_levels
-            )
+            try:
+                choice = choose_levels(self._lowered_for, self.ceilings, M, K, N, leaves=self.leaves,
+                                       max_levels=self.max_levels)
+            except OverflowError:  # flops past float's range price nothing: the library alone, as at levels 0
+                choice = (0, leaf_alone(self.leaves), math.inf)
+            self.choices[(M, K, N)] = choice
         return self.choices[(M, K, N)]
 
     def product_for(self, M: int, K: int, N: int) -> CompiledProduct:
