@@ -25,7 +25,7 @@ def test_cpu_ceilings_measure_only_small_sizes(cache, monkeypatch):
     real_ones = np.ones
     monkeypatch.setattr(np, "ones", lambda count, dtype=None: copies.append(count) or real_ones(count, dtype=dtype))
     bench.measure_ceilings(np, "float64")
-    assert sizes and max(sizes) <= 512
+    assert sizes and max(sizes) <= 1024
     assert copies and max(copies) * 8 <= 64 << 20
 
 
@@ -174,12 +174,22 @@ def test_rates_slowed_by_other_load_in_the_cache_are_measured_again(cache, monke
     assert json.loads(cache.read_text())[key]["gemm_rate"][2] == [256, 2e10 + 256 * 1e7]
 
 
+def test_a_cached_table_without_a_size_measured_now_is_measured_again(cache, monkeypatch):
+    """A cache of 64-512³ (before 1024 was measured) kept pricing 3072 at 512³'s rate (a hunt)."""
+    key = f"{bench._cpu_name()}|float64|leaf-gemm-sustained"
+    older = [[64, 2e10], [128, 2e10], [256, 2e10], [512, 2e10]]
+    cache.write_text(json.dumps({key: {"bandwidth": 3e9, "gemm_rate": older, "launch_seconds": 4e-6}}))
+    monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: 3e10)
+    assert dict(bench.measure_ceilings(np, "float64").gemm_rate)[1024] == 3e10
+    assert json.loads(cache.read_text())[key]["gemm_rate"][-1] == [1024, 3e10]
+
+
 def test_a_rate_slowed_while_measuring_is_measured_again_and_the_best_kept(cache, monkeypatch):
     timings = {n: iter(rates) for n, rates in {64: [23e9, 22e9], 128: [26e9, 25e9], 256: [0.8e9, 27e9],
-                                               512: [4.4e9, 28e9]}.items()}
+                                               512: [4.4e9, 28e9], 1024: [29e9, 29e9]}.items()}
     monkeypatch.setattr(bench, "_gemm_rate", lambda xp, dtype, n: next(timings[n]))
     ceilings = bench.measure_ceilings(np, "float64")
-    assert ceilings.gemm_rate == ((64, 23e9), (128, 26e9), (256, 27e9), (512, 28e9))
+    assert ceilings.gemm_rate == ((64, 23e9), (128, 26e9), (256, 27e9), (512, 28e9), (1024, 29e9))
 
 
 def test_rates_that_stay_slowed_are_used_but_not_cached(cache, monkeypatch):

@@ -19,9 +19,11 @@ from .compiled import make_backend
 
 CEILING_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
 COPY_ELEMENTS = 1 << 27  # the bandwidth copy: 1 GiB of float64, 0.5 GiB of float32, well past L2
-# On the CPU (the NumPy backend) the same measurements at these sizes take a second or two;
-# the GPU's would take many minutes and gigabytes (an 8x8 product waited 11 minutes).
-CPU_CEILING_SIZES = (64, 128, 256, 512)
+# On the CPU (the NumPy backend) the same measurements at these sizes take a few seconds; the GPU's
+# would take many minutes and gigabytes (an 8x8 product waited 11 minutes).  1024: a larger product runs
+# at the largest size's rate, and 512³'s alone, one noisy reading (18 GFLOP/s where 2048³ ran at 38), had
+# made NumPy's product look slower than one level of Strassen at 3072.
+CPU_CEILING_SIZES = (64, 128, 256, 512, 1024)
 CPU_COPY_ELEMENTS = 1 << 23  # 64 MiB of float64: past the caches
 # FP64 GEMMs reach the board's power cap and clock down (1980 -> ~1550 MHz on the H100) within
 # about 0.5 s; a long product runs there, so rates are timed after this much sustained load.
@@ -90,9 +92,11 @@ def measure_ceilings(xp, dtype: str, sizes: Iterable[int] | None = None, fused: 
     cache = cache_dir() / "ceilings.json"
     stored = read_cache_file(cache)
     key = f"{device}|{dtype}|leaf-gemm-sustained"  # older entries: xp.matmul, or burst clocks
-    if key in stored and (ceilings := _ceilings_from(device, dtype, stored[key])) is not None:
+    measured = tuple(sizes) if sizes is not None else CPU_CEILING_SIZES if xp is np else CEILING_SIZES
+    if key in stored and (ceilings := _ceilings_from(device, dtype, stored[key])) is not None \
+            and set(measured) <= {n for n, _ in ceilings.gemm_rate}:  # (a table of fewer sizes: an older version's)
         return ceilings
-    sizes = tuple(sizes) if sizes is not None else CPU_CEILING_SIZES if xp is np else CEILING_SIZES
+    sizes = measured
     bandwidth = _copy_bandwidth(xp, dtype)
     rates = _gemm_rates(xp, dtype, sizes)
     launch = _launch_seconds(xp, dtype)
