@@ -40,7 +40,8 @@ def algorithms_dir() -> Path:
 def cache_dir() -> Path:
     """The folder every cache of bilinear lives in: ``$BILINEAR_CACHE``, else the platform's user
     cache folder (``~/.cache/bilinear`` on Linux)."""
-    return Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("bilinear"))
+    # (~ expanded: a value from a configuration file or in quotes reaches no shell that would)
+    return Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("bilinear")).expanduser()
 
 
 def write_atomic(path: Path, text: str) -> None:

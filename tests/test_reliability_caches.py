@@ -197,3 +197,13 @@ def test_rates_that_stay_slowed_are_used_but_not_cached(cache, monkeypatch):
     ceilings = bench.measure_ceilings(np, "float64")
     assert dict(ceilings.gemm_rate)[256] == 1e9
     assert not cache.exists()  # the next run measures again
+
+
+def test_a_cache_folder_given_from_home_is_read_there(monkeypatch, tmp_path):
+    """BILINEAR_CACHE='~/c' (quoted, or from a configuration file: no shell expands it) made a folder named ~
+    where the command ran (a hunt)."""
+    from bilinear.paths import cache_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("BILINEAR_CACHE", "~/c")
+    assert cache_dir() == tmp_path / "c"
