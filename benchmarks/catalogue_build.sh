@@ -8,6 +8,7 @@ source=$1; name=$(basename "$source" .cu); folder=$(dirname "$source")
 nvcc --version | tail -1; nproc
 for flags in "-O3" "-O3 -split-compile=0" "-O3 -split-compile=0 -Xptxas -split-compile=0" \
              "-O1 -split-compile=0 -Xptxas -split-compile=0" "-O0 -split-compile=0 -Xptxas -split-compile=0"; do
+  rm -f /tmp/$name.csv  # nvcc -time appends
   start=$(date +%s%N)
   (cd "$folder" && nvcc $flags -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared $name.cu -o /tmp/lib$name.so -lcublas \
      -time /tmp/$name.csv 2> /tmp/$name.err)

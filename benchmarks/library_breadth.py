@@ -61,8 +61,8 @@ def _options(options: dict) -> list[str]:
 
 def build(label: str, scheme: str, options: dict, dtype: str, folder: Path,
           flags: tuple[str, ...] = ("-O3",)) -> tuple[ctypes.CDLL, str]:
-    """The library of one configuration, compiled, built (nvcc ``flags``: the manifest's -O3) and
-    loaded; and its function's name."""
+    """The library of one configuration, compiled, built (nvcc ``flags``, -O3 unless given) and loaded;
+    and its function's name."""
     out = folder / label.replace(" ", "_").replace("+", "_")
     subprocess.run([sys.executable, "-m", "bilinear.cli", "compile", str(ROOT / "algorithms" / f"{scheme}.bl"),
                     "-o", str(out), "--force", *_options(options)], check=True, capture_output=True)

@@ -196,7 +196,7 @@ def optimize(args) -> int:
     from rich.console import Console
 
     from .optimize import optimize as eliminate_common_sums
-    from .optimize import small_sides
+    from .optimize import optimized_name, small_sides
     from .optimize_dead import dropped
     from .optimize_products import moved, said
 
@@ -207,6 +207,8 @@ def optimize(args) -> int:
     check_bl_output(args, args.file, *also)
     program = load_input_noting(args)
     source = chosen_algorithm(args, program)
+    if args.name is None:
+        optimized_name(source)  # refused before the search, where it is too long
     if args.algorithm is None:
         note_schedule_not_carried(program, source, "optimize rewrites")
     small = small_sides(source)

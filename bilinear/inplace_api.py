@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from .diagnostics import BilinearError
+from .diagnostics import BilinearError, brief
 from .ir import Algorithm, Program, Schedule
 from .lower.options import Options, check_count
 
@@ -52,7 +52,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
         raise BilinearError(*errors)
     name = derived_name(f"{algorithm.name}_inplace") if name is None else name
     if problem := definition_name_problem(name):
-        raise ValueError(f"name {name!r}: {problem}")
+        raise ValueError(f"name {brief(repr(name))}: {problem}")  # (cut: a 5000-character name was quoted whole)
     if name == algorithm.name:
         raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
     tries, steps, seed = (check_count(value, label, least)  # NumPy's integers too, as compile takes them

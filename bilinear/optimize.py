@@ -68,6 +68,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from .ir import Algorithm, Form, Output, Product, Sum
+from .ir.names import derived_name
 from .optimize_butterfly import Butterfly, pairing, recovered, scaled, transformed
 from .optimize_dead import live
 from .optimize_kernel import kernel_split
@@ -380,7 +381,7 @@ def optimize(
         Output(block, Form.of(w)) for block, w in zip(algorithm.shape.blocks("C"), c_side.forms) if w
     )
     sums = tuple(Sum(n, Form.of(t)) for side in (a_side, b_side, c_side) for n, t in side.sums)
-    name = name or (algorithm.name if algorithm.name.endswith("_cse") else f"{algorithm.name}_cse")  # again: not _cse_cse
+    name = name or optimized_name(algorithm)
     result = Algorithm(name, algorithm.shape, sums, products, outputs_written, declared_rank=algorithm.rank)
     before = [Side([], forms) for forms in sides(as_given)]  # as given: with the products no output uses
     counts = {
@@ -388,3 +389,12 @@ def optimize(
         for side, b, a in zip("ABC", before, (a_side, b_side, c_side))
     }
     return result, counts
+
+
+def optimized_name(algorithm: Algorithm) -> str:
+    """The default name of ``algorithm`` optimized: NAME_cse, and again NAME_cse (not _cse_cse).
+
+    Raises:
+        ValueError: where that is past a .bl name's length (:func:`~bilinear.ir.names.derived_name`).
+    """
+    return algorithm.name if algorithm.name.endswith("_cse") else derived_name(f"{algorithm.name}_cse")

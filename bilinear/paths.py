@@ -40,8 +40,11 @@ def algorithms_dir() -> Path:
 def cache_dir() -> Path:
     """The folder every cache of bilinear lives in: ``$BILINEAR_CACHE``, else the platform's user
     cache folder (``~/.cache/bilinear`` on Linux)."""
-    # (~ expanded: a value from a configuration file or in quotes reaches no shell that would)
-    return Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("bilinear")).expanduser()
+    folder = Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("bilinear"))
+    try:  # ~ expanded: a value from a configuration file or in quotes reaches no shell that would
+        return folder.expanduser()
+    except RuntimeError:  # ~nosuchuser, or no home to find: the folder as given
+        return folder
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -10,6 +10,8 @@ from .diagnostics import render
 from .lower.options import OptionError
 from .output import write_atomic
 
+HALF_NAME = 126  # each algorithm's part of a cut joined name: 126 + 3 + 126 = 255
+
 
 def both_schedules(program, loaded) -> bool:
     """Whether FILE's and SECOND's main definitions are both schedules."""
@@ -22,12 +24,16 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     """FILE's main schedule on the outer blocks and SECOND's inside, with the product algorithm, as one .bl
     (``product`` has verified both schedules with their algorithms, :func:`bilinear.cli_sources.verified`)."""
     from .compose import kronecker
-    from .ir.names import derived_name
+    from .ir.names import LONGEST_NAME, derived_name
     from .frontend.provenance import source_header
     from .schedule.product import ScheduleProductError, schedule_product
 
     outer, inner = program.main, loaded.main
-    algorithm = kronecker(first, second)
+    # --name names the schedule here: the algorithm keeps its joined name, cut where a .bl file could not
+    # hold it (the refusal's "give one" could not be followed)
+    joined = f"{first.name}_x_{second.name}"
+    algorithm = kronecker(first, second, name=joined if len(joined) <= LONGEST_NAME else
+                          f"{first.name[:HALF_NAME]}_x_{second.name[:HALF_NAME]}")
     note_dropped_products(first, second)
     name = args.name or derived_name(f"{outer.name}_x_{inner.name}")
     if name == algorithm.name:

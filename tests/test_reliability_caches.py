@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,3 +208,5 @@ def test_a_cache_folder_given_from_home_is_read_there(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("BILINEAR_CACHE", "~/c")
     assert cache_dir() == tmp_path / "c"
+    monkeypatch.setenv("BILINEAR_CACHE", "~nosuchuser_of_bilinear/c")  # expanduser's RuntimeError was a traceback
+    assert cache_dir() == Path("~nosuchuser_of_bilinear/c")

@@ -239,11 +239,13 @@ def test_a_name_the_reader_would_refuse_is_never_written(tmp_path, capsys, argv)
     assert not target.exists()
 
 
-@pytest.mark.parametrize(("argv", "length"), [(("product", "{long}", STRASSEN), 261), (("inplace", "{long}", "--tries", "1"), 258)],
-                         ids=["product", "inplace"])
-def test_a_default_name_past_the_longest_is_refused_saying_to_give_one(tmp_path, capsys, argv, length):
+@pytest.mark.parametrize(("argv", "base", "length"), [
+    (("product", "{long}", STRASSEN), 250, 261), (("inplace", "{long}", "--tries", "1"), 250, 258),
+    (("optimize", "{long}", "--seeds", "1"), 253, 257), (("transform", "{long}", "--to", "nkm"), 253, 257)],
+    ids=["product", "inplace", "optimize", "transform"])
+def test_a_default_name_past_the_longest_is_refused_saying_to_give_one(tmp_path, capsys, argv, base, length):
     long = tmp_path / "long.bl"
-    long.write_text(Path(STRASSEN).read_text(encoding="utf-8").replace("algorithm strassen", "algorithm " + "q" * 250))
+    long.write_text(Path(STRASSEN).read_text(encoding="utf-8").replace("algorithm strassen", "algorithm " + "q" * base))
     target = tmp_path / "x.bl"
     code, _, err = _run(capsys, *(a.format(long=long) for a in argv), "-o", str(target))
     assert (code, err) == (1, f"bilinear {argv[0]}: the default name, {'q' * 40}…, would have {length} characters, more "
@@ -652,6 +654,19 @@ def test_product_says_that_the_reading_options_are_first_files(tmp_path, capsys)
     assert code == 1 and "choose one with --key" in err
     assert ("note: --from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
             "`bilinear import` it to a .bl file first") in err
+
+
+def test_a_schedule_product_of_long_named_algorithms_is_written_under_its_name(tmp_path, capsys):
+    """--name names the schedule of a schedule product; the algorithms' joined name, 261 characters, was
+    refused saying to give --name, which it had been given (a review)."""
+    long = "q" * 250
+    (tmp_path / "qs.bl").write_text(Path(STRASSEN).read_text(encoding="utf-8").replace("algorithm strassen", f"algorithm {long}"))
+    (tmp_path / "qm.bl").write_text(Path(MSMES).read_text(encoding="utf-8").replace('use "strassen.bl"', 'use "qs.bl"')
+                                    .replace("schedule msmes for strassen", f"schedule msmes for {long}"))
+    code, out, err = _run(capsys, "product", tmp_path / "qm.bl", MSMES, "--name", "ss", "-o", tmp_path / "out.bl")
+    assert code == 0, err
+    assert out.startswith(f"wrote {tmp_path / 'out.bl'} ({'q' * 126}_x_strassen <4,4,4;49> and schedule ss")
+    assert _run(capsys, "verify", tmp_path / "out.bl")[0] == 0
 
 
 def test_product_says_that_allow_pickle_is_the_first_files_where_second_needs_it(tmp_path, capsys):
@@ -2495,3 +2510,19 @@ def test_two_compiles_into_one_new_folder_leave_one_library(tmp_path):
     assert "refusing to overwrite" in refused, refused
     manifest = json.loads((out / "manifest.json").read_text())
     assert sorted(p.name for p in out.glob("*.cu")) == [f"{manifest['name']}.cu"]
+
+
+def test_import_of_a_catalogue_name_too_long_for_bl_says_so(tmp_path, capsys):
+    """A PLinOpt program's variable of 254 characters is P_ and 254 in .bl: import wrote nothing, saying
+    "internal error: the imported text does not read back" (a review)."""
+    import shutil
+
+    for part in "LRP":
+        for suffix in ("slp", "sms"):
+            shutil.copy(scheme_file(f"plinopt/2x2x2_7_Winograd_{part}.{suffix}"), tmp_path)
+    program = tmp_path / "2x2x2_7_Winograd_P.slp"
+    program.write_text(program.read_text(encoding="utf-8").replace("t5", "t" * 254), encoding="utf-8")
+    code, _, err = _run(capsys, "import", program, "-o", tmp_path / "x.bl")
+    assert (code, err) == (1, f"bilinear import: {program} names P_{'t' * 38}…, 256 characters in .bl, more than the 255 "
+                              "a .bl name may have; nothing written\n")
+    assert not (tmp_path / "x.bl").exists()

@@ -167,8 +167,9 @@ def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
 
 
 def schemes_run(product: CompiledProduct, M: int, K: int, N: int) -> tuple[str, ...]:
-    """A hybrid's schemes an M×K×N call ran, outermost first (breadth-first levels below a level that
-    did not split still run: strassen,grey333,strassen at n = 4 runs strassen twice); () for one scheme."""
+    """The schedules and algorithms an M×K×N call ran, outermost first, where it ran more than one (a
+    hybrid's; rsmm's level above Winograd's breadth-first ones too); breadth-first levels below a level
+    that did not split still run (strassen,grey333,strassen at n = 4 runs strassen twice)."""
     lowered = product.executor_for(M, K, N).lowered
     breadth = [name for name, _ in lowered.breadth.schemes] if lowered.breadth else []
     if len({_named(plan) for plan in lowered.levels} | set(breadth)) < 2:
