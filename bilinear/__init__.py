@@ -1,19 +1,34 @@
 """bilinear: a compiler, exact verifier and GPU runtime for fast matrix multiplication.
 
-``load``, ``compile``, ``inplace`` and ``matmul`` are imported on first use (PEP 562), so
-``import bilinear`` stays fast: the parser's grammar loads only when a scheme
-is read, and sympy only when an approximate scheme (a parameter in its
-coefficients) is.
+``load``, ``compile``, ``inplace``, ``matmul`` and ``BilinearError`` are imported on first use (PEP
+562), so ``import bilinear`` loads none of the package (2 ms): the parser's grammar loads only when
+a scheme is read, and sympy only when an approximate scheme (a parameter in its coefficients) is.
 """
 
-from . import verify as _verify_package  # noqa: F401 - loaded first, so the function below shadows it
-from .diagnostics import BilinearError
+import sys
+import types
 
 __version__ = "0.1.0"
 
 __all__ = ["BilinearError", "__version__", "compile", "inplace", "load", "matmul", "verify"]
 
-_LAZY = {"compile": "api", "inplace": "inplace_api", "load": "api", "matmul": "matmul_api"}  # name -> the module that defines it
+# name -> the module that defines it
+_LAZY = {"BilinearError": "diagnostics", "compile": "api", "inplace": "inplace_api", "load": "api", "matmul": "matmul_api"}
+
+
+class _Package(types.ModuleType):
+    """The package, whose ``verify`` stays the function below when the subpackage ``bilinear.verify`` loads
+    (the import system sets a loaded subpackage as its parent's attribute).  So nothing need load with the
+    package: a Ctrl-C in the 0.13 s the verify package took, before the command line's handlers existed,
+    printed a traceback."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "verify" and isinstance(value, types.ModuleType):
+            return  # (reachable as sys.modules["bilinear.verify"], and by from-imports of its modules)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def verify(*args, **options):

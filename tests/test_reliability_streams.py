@@ -200,3 +200,15 @@ def test_a_file_that_begins_as_utf16_but_is_not_says_so(tmp_path):
     (error,) = caught.value.diagnostics
     assert error.message == f"{path} is a binary file, not .bl text"
     assert error.notes == ("it begins with a UTF-16 byte order mark, but is not UTF-16 text",)
+
+
+def test_importing_the_package_loads_nothing_a_ctrl_c_could_interrupt():
+    """The command line's handlers exist once bilinear.__main__ runs; `import bilinear` before it had
+    loaded the verify package eagerly (0.13 s, the IR and dataclasses), and a Ctrl-C then printed a
+    traceback.  bilinear.verify stays the function after the subpackage loads, and BilinearError is there."""
+    code = ("import sys, bilinear; loaded = sorted(m for m in sys.modules if m.startswith('bilinear.')); "
+            "import bilinear.verify.algorithm, bilinear.verify.rings; from bilinear import BilinearError; "
+            "print(loaded, callable(bilinear.verify) and bilinear.verify.__module__ == 'bilinear', "
+            "BilinearError.__module__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "True", "bilinear.diagnostics"], done.stdout
