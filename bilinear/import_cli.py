@@ -41,7 +41,6 @@ def import_scheme(args) -> int:
     text = to_bl(algorithm, style=args.style, header=header)
     if args.style == "table" and (note := sums_multiplied_out(algorithm, "the table", "--style equations keeps them")):
         print(note, file=sys.stderr)  # the table's comment said so, the command nothing (15 additions became 24)
-    _check_names_fit(algorithm, args.file)
     _check_reads_back(text, args.output)
     if args.output is None:
         sys.stdout.write(text)
@@ -49,17 +48,6 @@ def import_scheme(args) -> int:
         write_atomic(args.output, text)
         print(f"wrote {args.output} ({algorithm.name}, {algorithm.signature})")
     return 0
-
-
-def _check_names_fit(algorithm, source: Path) -> None:
-    """Refuse a scheme whose names a .bl file cannot hold (a catalogue file's variable of 254 characters,
-    with the reader's prefix, is 256): the .bl reader would refuse what import writes."""
-    from .ir.names import LONGEST_NAME
-
-    names = [algorithm.name, *(p.name for p in algorithm.products), *(s.name for s in algorithm.sums)]
-    if long := next((name for name in names if len(name) > LONGEST_NAME), None):
-        raise ValueError(f"{source} names {long[:40]}…, {len(long)} characters in .bl, more than the {LONGEST_NAME} a "
-                         ".bl name may have; nothing written")
 
 
 def _check_reads_back(text: str, output: Path | None) -> None:

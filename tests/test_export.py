@@ -503,3 +503,13 @@ def test_a_plinopt_export_under_a_file_says_it_is_not_a_folder(tmp_path, capsys)
     (tmp_path / "q").write_text("")
     assert main(["export", "strassen", "--to", "plinopt", "-o", str(tmp_path / "q" / "x")]) == 1
     assert f"cannot write {tmp_path / 'q' / 'x'}: {tmp_path / 'q'} is not a folder" in capsys.readouterr().err
+
+
+def test_a_name_the_reader_would_refuse_is_not_written():
+    """A catalogue's variable of 254 characters (P_ and 254 in .bl), or a sum name optimize grew past 255:
+    the text was written, said verified, and did not read back (a review)."""
+    algorithm = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
+    with pytest.raises(ValueError, match=re.escape(f"the name {'z' * 40}… has 256 characters, more than the 255 a .bl "
+                                                   "name may have: a .bl file cannot hold it")):
+        to_bl(dataclasses.replace(algorithm, name="z" * 256))
+    assert to_bl(dataclasses.replace(algorithm, name="z" * 255)).count("z" * 255) == 2  # the comment and the header

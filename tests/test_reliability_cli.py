@@ -2523,6 +2523,6 @@ def test_import_of_a_catalogue_name_too_long_for_bl_says_so(tmp_path, capsys):
     program = tmp_path / "2x2x2_7_Winograd_P.slp"
     program.write_text(program.read_text(encoding="utf-8").replace("t5", "t" * 254), encoding="utf-8")
     code, _, err = _run(capsys, "import", program, "-o", tmp_path / "x.bl")
-    assert (code, err) == (1, f"bilinear import: {program} names P_{'t' * 38}…, 256 characters in .bl, more than the 255 "
-                              "a .bl name may have; nothing written\n")
+    assert (code, err) == (1, f"bilinear import: the name P_{'t' * 38}… has 256 characters, more than the 255 a .bl name "
+                              "may have: a .bl file cannot hold it\n")
     assert not (tmp_path / "x.bl").exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..ir import Algorithm, Form, Schedule, written_coefficient
+from ..ir.names import LONGEST_NAME
 from ..verify.expand import Expansion
 
 STYLES = ("equations", "table")
@@ -101,6 +102,7 @@ def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    _check_names_fit([algorithm.name, *(p.name for p in algorithm.products), *(s.name for s in algorithm.sums)])
     zero = [o.block for o in algorithm.outputs if o.form.is_zero()]
     if style == "equations" and zero:
         raise ValueError(f"{', '.join(zero)} of {algorithm.name} is identically zero; write it with style='table'")
@@ -118,6 +120,7 @@ def schedule_to_bl(schedule: Schedule) -> str:
     .bl form and are refused."""
     if any(stage.ordered for stage in schedule.stages):
         raise ValueError(f"schedule {schedule.name} has ordered stages, which .bl does not write")
+    _check_names_fit([schedule.name, *(s.name for s in schedule.stages), *(t.name for t in schedule.temporaries)])
     properties = ", ".join(p for p in ("inplace", "restore", "accumulate", "overwrite") if p in schedule.properties)
     lines = [f"schedule {schedule.name} for {schedule.algorithm}" + (f": {properties}" if properties else "")]
     for temporary in schedule.temporaries:
@@ -128,3 +131,15 @@ def schedule_to_bl(schedule: Schedule) -> str:
         lines.append(f"  stage {stage.name}: ".ljust(width) + first)
         lines += [" " * width + statement for statement in rest]
     return "\n".join(lines) + "\n"
+
+
+def _check_names_fit(names) -> None:
+    """Refuse a name the .bl reader would refuse (a catalogue's variable of 254 characters is P_ and 254
+    in .bl; a derived stage or sum name can grow past it too): what is written must read back.
+
+    Raises:
+        ValueError: naming the first such name, cut short.
+    """
+    if long := next((name for name in names if len(name) > LONGEST_NAME), None):
+        raise ValueError(f"the name {long[:40]}… has {len(long)} characters, more than the {LONGEST_NAME} a .bl name "
+                         "may have: a .bl file cannot hold it")
