@@ -357,8 +357,9 @@ def _refuse_long_names(tree, path: str) -> None:
     Raises:
         BilinearError: located at that name.
     """
-    long = [token for token in tree.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")
-            if len(token) > LONGEST_NAME]
+    # iter_subtrees, not scan_values, which recurses: a sum of a few hundred terms is as deep (RecursionError)
+    long = [child for subtree in tree.iter_subtrees() for child in subtree.children
+            if isinstance(child, Token) and child.type == "NAME" and len(child) > LONGEST_NAME]
     if long:
         first = min(long, key=lambda token: token.start_pos)
         span = Span(path, first.line, first.column, first.end_line, first.end_column)
