@@ -350,7 +350,6 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
         raise
 
 
-
 def _refuse_long_names(tree, path: str) -> None:
     """Refuse the first name (in file order) longer than :data:`LONGEST_NAME`, quoting its beginning.
 

@@ -159,7 +159,8 @@ class Options:
         if not 0 <= self.levels <= MAX_LEVELS:
             raise OptionError(
                 f"levels must be between 0 and {MAX_LEVELS}, not {self.levels}: each level of a scheme of more "
-                f"than one block at least halves a dimension, so {MAX_LEVELS} levels already need matrices of 2^{MAX_LEVELS} rows or columns"
+                f"than one block at least halves a dimension, so {MAX_LEVELS} levels already need matrices of "
+                f"2^{MAX_LEVELS} rows or columns"
             )
         if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
             raise OptionError(f"cutoff must be a whole number, not {self.cutoff!r}")  # noqa: TRY004 - documented

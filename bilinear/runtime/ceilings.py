@@ -21,8 +21,8 @@ CEILING_SIZES = (512, 1024, 2048, 4096, 8192, 16384)
 COPY_ELEMENTS = 1 << 27  # the bandwidth copy: 1 GiB of float64, 0.5 GiB of float32, well past L2
 # On the CPU (the NumPy backend) the same measurements at these sizes take a few seconds; the GPU's
 # would take many minutes and gigabytes (an 8x8 product waited 11 minutes).  1024: a larger product runs
-# at the largest size's rate, and 512³'s alone, one noisy reading (18 GFLOP/s where 2048³ ran at 38), had
-# made NumPy's product look slower than one level of Strassen at 3072.
+# at the largest size's rate, and 512³'s alone, one slow reading there, had made NumPy's product look
+# slower than one level of Strassen at 3072 (a hunt).
 CPU_CEILING_SIZES = (64, 128, 256, 512, 1024)
 CPU_COPY_ELEMENTS = 1 << 23  # 64 MiB of float64: past the caches
 # FP64 GEMMs reach the board's power cap and clock down (1980 -> ~1550 MHz on the H100) within

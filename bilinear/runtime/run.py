@@ -10,7 +10,6 @@ import numpy as np
 from ..lower.decompose import growth_ratio
 from ..lower.host import levels_write_inputs
 from ..lower.plan import level_dims
-from ..schedule.default import is_default_name
 from ..measure import (
     Restoration,
     bound_verdict,
@@ -27,6 +26,7 @@ from ..measure import (
     within_bound,
     zero_error,
 )
+from ..schedule.default import is_default_name
 from .compiled import CompiledProduct
 
 
