@@ -190,15 +190,16 @@ def plot(results: list[BenchResult], path: Path) -> None:
     """Effective TFLOP/s against n, one panel per dtype: a colour per scheme, a marker per level
     count, solid lines for cuBLAS leaves and dotted for fused ones; cuBLAS itself in black."""
     import matplotlib
+    from matplotlib.figure import Figure
 
     from .output import plot_metadata
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    # a Figure of its own, not pyplot's: pyplot kept every call's figure open and the caller's backend (a
+    # notebook's) was switched to Agg for it
     dtypes = sorted({r.dtype for r in results})
-    figure, axes = plt.subplots(1, len(dtypes), figsize=(7 * len(dtypes), 5.5), sharey=True, squeeze=False)
-    palette = plt.get_cmap("tab10").colors  # repeated past ten schemes (the legend names each line)
+    figure = Figure(figsize=(7 * len(dtypes), 5.5))
+    axes = figure.subplots(1, len(dtypes), sharey=True, squeeze=False)
+    palette = matplotlib.colormaps["tab10"].colors  # repeated past ten schemes (the legend names each line)
     colours = {name: palette[i % len(palette)] for i, name in enumerate(sorted({r.name for r in results}))}
     for axis, dtype in zip(axes[0], dtypes):
         of_dtype = [r for r in results if r.dtype == dtype]

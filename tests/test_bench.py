@@ -323,6 +323,23 @@ def test_the_plot_gives_more_than_ten_schemes_each_a_colour(tmp_path):
     assert picture.stat().st_size > 1000
 
 
+def test_the_plot_leaves_the_callers_matplotlib_as_it_was(tmp_path):
+    """plot() drew through pyplot: each call left a figure open (matplotlib warned past 20 in CI's run), and it
+    switched the process's backend to Agg (a notebook's inline plots with it)."""
+    pytest.importorskip("matplotlib")
+    import subprocess
+    import sys
+
+    code = ("import matplotlib; matplotlib.use('svg'); import matplotlib.pyplot as plt; import pathlib, sys; "
+            "from bilinear.bench import BenchResult, plot; "
+            "row = BenchResult('s', 's.bl', 1, 'cublas', 'float64', 64, 64, 64, 1.0, 1.0, 1.0, 0.5, 0.5, 0, 1e-16, "
+            "1e-16, 1.0); [plot([row], pathlib.Path(sys.argv[1]) / f'{i}.png') for i in range(3)]; "
+            "print(len(plt.get_fignums()), matplotlib.get_backend())")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "svg"], done.stdout + done.stderr
+    assert (tmp_path / "2.png").stat().st_size > 1000
+
+
 def test_the_plot_draws_a_line_per_requested_level_count():
     """--levels 1 3 at n = 2 and 4: the L3 request ran 1 level at n = 2 and 2 at n = 4, and the plot put
     its points on the L1 line and an L2 marker of their own, grouped by the levels that ran (a hunt)."""
