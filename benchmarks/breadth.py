@@ -6,7 +6,8 @@ warm-up, the median of --repeat runs, random normal data, cuBLAS measured in
 the same process and interleaved with every configuration; ratio = cuBLAS time
 / ours.  The model's prediction (bilinear.model.predict, with ceilings measured
 on this GPU) is printed beside each measurement, and for the graph column the
-host time per call with and without the graph.
+host time per call with and without the graph: the mean of five calls after
+the GPU went idle, and apart, the first of them and each later one.
 
     python3 benchmarks/breadth.py --dtype float64 --out results/
     python3 benchmarks/breadth.py --dtype float32 --sizes 8192,16384 --out results/
@@ -115,6 +116,31 @@ def _host_us(call, count: int = 5, repeat: int = 7) -> float:
     return median(samples) * 1e6
 
 
+def _each_us(call, count: int = 5, repeat: int = 15) -> list[float]:
+    """Host µs of each of ``count`` back-to-back calls after the GPU went idle, the median over ``repeat``."""
+    samples = []
+    for _ in range(repeat):
+        cupy.cuda.Device().synchronize()
+        stamps = [time.perf_counter()]
+        for _ in range(count):
+            call()
+            stamps.append(time.perf_counter())
+        samples.append([1e6 * (b - a) for a, b in zip(stamps, stamps[1:])])
+    cupy.cuda.Device().synchronize()
+    return [median(column) for column in zip(*samples)]
+
+
+def _host_split_us(call) -> dict:
+    """The host time of a call as two readings: ``first``, the call issued right after the GPU
+    went idle (it pays the host thread's wake-up from the wait: 50-90 µs for a bare
+    ``cudaGraphLaunch`` after the 150 ms of an n = 16384 product, in sessions 59 and 61), and
+    ``loop``, each later call of a loop, issued while the GPU runs the first (what a caller's loop
+    of calls pays per call); ``five``, their mean, what :func:`_host_us` reads (the tables up to
+    session 62's)."""
+    each = _each_us(call, repeat=7)
+    return {"first": each[0], "loop": sum(each[1:]) / len(each[1:]), "five": sum(each) / len(each)}
+
+
 def _free(products) -> None:
     for product in products.values():
         product.release_workspace()
@@ -188,11 +214,9 @@ def _one_size(n: int, dtype: str, products: dict, ceilings, repeat: int) -> dict
             "workspace_bytes": products[base].workspace_bytes(n, n, n),
         }
     if HOST_TIMED in products:
-        row["host_us"] = {
-            "graph": _host_us(calls[f"{HOST_TIMED} graph"]),
-            "direct": _host_us(calls[HOST_TIMED]),
-            "cuBLAS": _host_us(calls["cuBLAS"]),
-        }
+        timed = {"graph": calls[f"{HOST_TIMED} graph"], "direct": calls[HOST_TIMED], "cuBLAS": calls["cuBLAS"]}
+        row["host_split_us"] = {name: _host_split_us(call) for name, call in timed.items()}
+        row["host_us"] = {name: us["five"] for name, us in row["host_split_us"].items()}
     return row
 
 
@@ -205,6 +229,9 @@ def _print_row(row: dict) -> None:
     if "host_us" in row:
         h = row["host_us"]
         cells.append(f"  host time per call: graph {h['graph']:.1f} us, direct {h['direct']:.1f} us, cuBLAS {h['cuBLAS']:.1f} us")
+    if "host_split_us" in row:
+        cells.append("  host time in a loop (first after idle): " + ", ".join(
+            f"{name} {us['loop']:.1f} us ({us['first']:.1f} us)" for name, us in row["host_split_us"].items()))
     print("\n".join(cells), flush=True)
 
 

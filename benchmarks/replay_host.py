@@ -8,11 +8,10 @@ after a synchronize, pays a wake-up the bare launch pays too (35-88 µs through 
 
     python3 benchmarks/replay_host.py
 """
-import time
 from statistics import median
 
 import cupy
-from breadth import _host_us  # the crossover table's host timing
+from breadth import _each_us, _host_us  # the crossover table's host timings
 
 import bilinear
 
@@ -38,20 +37,6 @@ def one_size(n: int) -> str:
         lines.append(f"  {label}, call by call: {', '.join(f'{us:.1f}' for us in each)} us; after the first "
                      f"{sum(each[1:]) / len(each[1:]):.1f} us per call")
     return "\n".join(lines)
-
-
-def _each_us(call, count: int = 5, repeat: int = 15) -> list[float]:
-    """Host µs of each of ``count`` back-to-back calls after the GPU went idle, the median over ``repeat``."""
-    samples = []
-    for _ in range(repeat):
-        cupy.cuda.Device().synchronize()
-        stamps = [time.perf_counter()]
-        for _ in range(count):
-            call()
-            stamps.append(time.perf_counter())
-        samples.append([1e6 * (b - a) for a, b in zip(stamps, stamps[1:])])
-    cupy.cuda.Device().synchronize()
-    return [median(column) for column in zip(*samples)]
 
 
 if __name__ == "__main__":
