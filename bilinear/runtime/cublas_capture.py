@@ -4,14 +4,34 @@ CuPy's cuBLAS wrappers raise during stream capture; cuBLAS itself (CUDA 12 and
 later) captures GEMMs.  This calls the very library CuPy calls (so the handle
 CuPy made is valid for it) through ctypes, with the argument order of the
 cuBLAS C API.
+
+A GEMM captured without a workspace of the caller's allocates one in the graph
+(cuBLAS 12.2 and later, by ``cudaMallocAsync``): a memory allocation node and a
+free node around each GEMM that needs workspace (cuBLAS's split-K algorithms,
+the FP64 1280 x 1280 leaves of n = 5120 among them), which the graph's memory
+holds and every replay maps.  A graph of ours gives each handle a workspace it
+holds instead (:func:`holding`): only kernel nodes and cuBLAS's memsets are left
+(a replay of Winograd L2 at n = 5120 took 72-81 µs of host time with the
+allocations, 68-71 µs with the memsets alone: ``benchmarks/graph_launch_probe.py``,
+session 64).
 """
 
 from __future__ import annotations
 
 import ctypes
+import threading
+from contextlib import contextmanager
 from functools import cache
+from typing import Iterator
 
 _P, _I, _L = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+
+#: Bytes of a captured handle's workspace: what cuBLAS recommends on Hopper and later (32 MiB;
+#: 4 MiB on earlier GPUs), so a captured GEMM may choose any algorithm a direct call does.
+WORKSPACE_BYTES = 32 * 2**20
+# Each thread's workspaces while it captures a graph of ours (handle -> address, bytes): the GEMMs
+# of one capture are issued by the thread that captures, whichever stream they go on.
+_THREAD = threading.local()
 
 
 @cache
@@ -31,7 +51,8 @@ def library() -> ctypes.CDLL:
     for name, types in (("cublasDgemm_v2", gemm), ("cublasSgemm_v2", gemm),
                         ("cublasDgemmStridedBatched", strided), ("cublasSgemmStridedBatched", strided),
                         ("cublasGemmStridedBatchedEx", strided_ex),
-                        ("cublasSetStream_v2", [_P, _P]), ("cublasSetPointerMode_v2", [_P, _I])):
+                        ("cublasSetStream_v2", [_P, _P]), ("cublasSetPointerMode_v2", [_P, _I]),
+                        ("cublasSetWorkspace_v2", [_P, _P, ctypes.c_size_t])):
         getattr(lib, name).argtypes = types
         getattr(lib, name).restype = _I
     return lib
@@ -72,9 +93,29 @@ def _check(status: int, call: str) -> None:
 
 
 def prepare(handle: int, stream: int) -> None:
+    """The handle on ``stream`` with host scalars and, inside :func:`holding`, the workspace given
+    for it."""
     lib = library()
     _check(lib.cublasSetStream_v2(handle, stream), "cublasSetStream")
     _check(lib.cublasSetPointerMode_v2(handle, 0), "cublasSetPointerMode")  # host scalars
+    workspace = getattr(_THREAD, "workspaces", {}).get(handle)
+    if workspace is not None:
+        _check(lib.cublasSetWorkspace_v2(handle, *workspace), "cublasSetWorkspace")
+
+
+@contextmanager
+def holding(workspaces: dict[int, tuple[int, int]], stream: int) -> Iterator[None]:
+    """While this thread captures a graph: each handle's GEMMs use the workspace given for it
+    (address, bytes), which the graph then holds instead of allocating one per GEMM.  After, each
+    handle is set on ``stream`` again, which gives it back cuBLAS's own workspace (every call of
+    ours and CuPy's sets its stream before a GEMM too): the given one goes with the graph."""
+    _THREAD.workspaces = workspaces
+    try:
+        yield
+    finally:
+        _THREAD.workspaces = {}
+        for handle in workspaces:
+            _check(library().cublasSetStream_v2(handle, stream), "cublasSetStream")
 
 
 def gemm(double: bool, handle: int, m: int, n: int, k: int, alpha: int, a: int, lda: int, b: int, ldb: int,

@@ -211,6 +211,15 @@ class CupyBackend(Backend):
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         getattr(cublas, _CUBLAS_GEMMS[kind, double])(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, *args)
 
+    def cublas_handles(self, concurrent: bool) -> list[int]:
+        """The cuBLAS handles a graph captured on the current device may issue GEMMs with: CuPy's,
+        and where leaves run concurrently, each concurrent stream's handle made so far (the call
+        before a capture makes those it uses)."""
+        handles = [self.xp.cuda.device.get_cublas_handle()]
+        if concurrent:
+            handles += [handle for handle in self._here().handles.values() if handle]
+        return handles
+
     # --- concurrent leaf products -------------------------------------------------------------------
     def _handle(self, stream: int) -> int:
         """CuPy's cuBLAS handle on its streams; a handle of its own on each of ours."""

@@ -74,6 +74,8 @@ class Executor:
         self.leaf = leaf = leaf_gemm(self.options, backend)  # single-view leaves: the leaf kind's GEMM
         self.alpha = 1.0
         self.workspace: dict[tuple[int, str], View] = {}
+        # The GEMM library's own workspace for this plan's graphs, by handle (cuBLAS's: graphs.py)
+        self.graph_gemm_workspace: dict[int, View] = {}
         self._last_dims: tuple[int, int, int] | None = None  # the last call's M, K, N
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
         self.observer: Callable[[int, str, str], None] | None = None
@@ -136,10 +138,11 @@ class Executor:
         return True
 
     def release_leaf(self) -> None:
-        """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace;
-        library leaves keep none)."""
+        """Let the leaves' kept buffers go (the breadth-first runner's and the Ozaki leaf's workspace,
+        and the library's for graphs)."""
         for gemm in (self.breadth, self.leaf):
             getattr(gemm, "release", lambda: None)()
+        self.graph_gemm_workspace = {}
 
     def _reserve_leaves(self, M: int, K: int, N: int) -> None:
         """Allocate now the buffers the leaf GEMMs of an M×K×N call take on first use (of every
@@ -149,9 +152,9 @@ class Executor:
                 reserve(*dims)
 
     def leaf_buffers(self) -> tuple:
-        """Device buffers the leaf GEMM keeps between calls (the Ozaki leaf's workspace), which a
-        captured graph writes and so holds."""
-        return getattr(self.leaf, "buffers", tuple)()
+        """Device buffers the leaf GEMMs keep between calls (the Ozaki leaf's workspace, the library's
+        for graphs), which a captured graph writes and so holds."""
+        return getattr(self.leaf, "buffers", tuple)() + tuple(self.graph_gemm_workspace.values())
 
     def _allocate_workspace(self, M: int, K: int, N: int) -> dict[tuple[int, str], View]:
         """The temporaries of this size: the last call's when they have the same shapes (so a

@@ -9,13 +9,16 @@ need no new capture.
 CuPy refuses its own cuBLAS wrappers while a stream captures (its check
 predates cuBLAS's support for capture), so during capture the library GEMMs go
 through :mod:`bilinear.runtime.cublas_capture`, which calls the same cuBLAS
-library CuPy loaded, with CuPy's handle.
+library CuPy loaded, with CuPy's handle, and a workspace the product's graphs
+hold: 32 MiB for each cuBLAS handle their GEMMs use (one, or with concurrent
+leaves up to five).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import cublas_capture
 from .cuda import current_device
 
 
@@ -50,10 +53,12 @@ class CapturedProduct:
                 self.stream.synchronize()
             executor = product.executor_for(A.shape[0], A.shape[1], B.shape[1])
             self.executor = executor
+            given = _cublas_workspace(executor, backend)
             self.stream.begin_capture()
             backend.capturing = True
             try:
-                product(A, B, out=out, alpha=alpha, beta=beta)
+                with cublas_capture.holding(given, self.stream.ptr):
+                    product(A, B, out=out, alpha=alpha, beta=beta)
             finally:
                 backend.capturing = False
                 self.graph = self.stream.end_capture()
@@ -85,3 +90,15 @@ class CapturedProduct:
 
     def synchronize(self) -> None:
         self._cupy.cuda.get_current_stream().synchronize()
+
+
+def _cublas_workspace(executor: Any, backend: Any) -> dict[int, tuple[int, int]]:
+    """cuBLAS's workspace for the GEMMs a capture issues, by handle (address, bytes): else each
+    GEMM that needs one allocates it in the graph, and every replay maps and frees it
+    (:mod:`cublas_capture`).  The executor keeps them among its leaf buffers, which its graphs
+    hold and share: a product's calls and replays never overlap (``CompiledProduct._ordered``)."""
+    held = executor.graph_gemm_workspace
+    for handle in backend.cublas_handles(concurrent=executor.options.launch != "serial"):
+        if handle not in held:
+            held[handle] = backend.xp.empty(cublas_capture.WORKSPACE_BYTES, dtype="uint8")
+    return {handle: (buffer.data.ptr, buffer.nbytes) for handle, buffer in held.items()}

@@ -1,0 +1,132 @@
+"""cuBLAS's workspace in a graph of ours: given per handle while it is captured, held by the product.
+
+Without it cuBLAS (12.2 and later) allocates the workspace of each GEMM that needs one inside
+the graph, and every replay of Winograd L2's graph at n = 5120 paid 80 µs of host time (session
+64, ``benchmarks/graph_launch_probe.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import types
+
+import pytest
+
+import bilinear
+from bilinear.measure import float64_reference, random_inputs, relative_error
+from bilinear.runtime import cublas_capture
+from bilinear.runtime.graphs import _cublas_workspace
+
+from conftest import ROOT
+
+
+class FakeLibrary:
+    """The three cuBLAS calls prepare and holding make, recorded."""
+
+    def __init__(self):
+        self.calls = []
+
+    def cublasSetStream_v2(self, handle, stream):
+        self.calls.append(("stream", handle, stream))
+        return 0
+
+    def cublasSetPointerMode_v2(self, handle, mode):
+        return 0
+
+    def cublasSetWorkspace_v2(self, handle, address, size):
+        self.calls.append(("workspace", handle, address, size))
+        return 0
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    library = FakeLibrary()
+    monkeypatch.setattr(cublas_capture, "library", lambda: library)
+    return library
+
+
+def test_a_handle_given_a_workspace_gets_it_while_held_and_cublass_own_after(fake):
+    with cublas_capture.holding({1: (4096, 32)}, stream=9):
+        cublas_capture.prepare(1, 5)
+        cublas_capture.prepare(2, 6)  # no workspace given: cuBLAS's own
+    cublas_capture.prepare(1, 5)
+    assert fake.calls == [("stream", 1, 5), ("workspace", 1, 4096, 32), ("stream", 2, 6),
+                          ("stream", 1, 9),  # holding's end: setting the stream gives cuBLAS's workspace back
+                          ("stream", 1, 5)]
+
+
+def test_a_capture_that_fails_still_gives_the_workspace_back(fake):
+    with pytest.raises(RuntimeError, match="mid-capture"):
+        with cublas_capture.holding({3: (8192, 64)}, stream=9):
+            cublas_capture.prepare(3, 5)
+            raise RuntimeError("mid-capture")
+    cublas_capture.prepare(3, 5)
+    assert fake.calls[-2:] == [("stream", 3, 9), ("stream", 3, 5)]
+
+
+def test_the_workspace_is_the_capturing_threads_alone(fake):
+    """Another thread's GEMMs (a product called directly meanwhile) keep cuBLAS's own workspace."""
+    import threading
+
+    with cublas_capture.holding({1: (4096, 32)}, stream=9):
+        other = threading.Thread(target=cublas_capture.prepare, args=(1, 7))
+        other.start()
+        other.join()
+    assert ("workspace", 1, 4096, 32) not in fake.calls
+
+
+def _backend(handles):
+    allocated = []
+
+    def empty(size, dtype):
+        allocated.append(size)
+        return types.SimpleNamespace(data=types.SimpleNamespace(ptr=1000 * len(allocated)), nbytes=size)
+
+    return types.SimpleNamespace(cublas_handles=lambda concurrent: handles[concurrent], xp=types.SimpleNamespace(empty=empty)), allocated
+
+
+def test_an_executor_keeps_one_workspace_per_handle_for_all_its_graphs():
+    product = bilinear.compile(ROOT / "algorithms/winograd.bl", levels=1, breadth=1, launch="streams", backend="numpy")
+    executor = product.executor
+    backend, allocated = _backend({True: [11, 12, 13], False: [11]})
+    first = _cublas_workspace(executor, backend)
+    assert first == {11: (1000, cublas_capture.WORKSPACE_BYTES), 12: (2000, cublas_capture.WORKSPACE_BYTES),
+                     13: (3000, cublas_capture.WORKSPACE_BYTES)}
+    assert _cublas_workspace(executor, backend) == first and len(allocated) == 3  # the next capture shares them
+    assert executor.leaf_buffers()[-3:] == tuple(executor.graph_gemm_workspace.values())
+    assert product.held_workspace_bytes() >= 3 * cublas_capture.WORKSPACE_BYTES  # what matmul counts as its own
+    product.release_workspace()
+    assert executor.graph_gemm_workspace == {} and product.held_workspace_bytes() == 0
+
+
+def test_serial_leaves_take_only_cupys_handle():
+    product = bilinear.compile(ROOT / "algorithms/winograd.bl", levels=1, breadth=1, backend="numpy")
+    backend, allocated = _backend({True: [11, 12], False: [11]})
+    assert list(_cublas_workspace(product.executor, backend)) == [11] and len(allocated) == 1
+
+
+@pytest.mark.gpu
+def test_a_graph_of_gemms_cublas_runs_with_workspace_allocates_nothing_in_it():
+    """Winograd's seven 1280 x 1280 x 1280 leaves: in FP64 on the H200 cuBLAS chose an algorithm with
+    workspace, which it allocated inside a graph the caller captured (shown here, so the test is
+    about a size where it does) and does not inside ours."""
+    cp = pytest.importorskip("cupy")
+    product = bilinear.compile(ROOT / "algorithms/winograd.bl", levels=1, breadth=1, backend="cupy")
+    A, B, C = random_inputs(cp, 2560, 2560, 2560, "float64", seed=3)
+    product(A, B, out=C)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        product(A, B, out=C)
+        theirs = stream.end_capture()
+    ours = product.capture(A, B, C)
+
+    def nodes(graph, kind):
+        return len(re.findall(rf"\b{kind}\b", graph.debug_dot_str()))
+
+    assert nodes(theirs, "MEM_ALLOC") > 0 and nodes(ours.graph, "MEM_ALLOC") == 0
+    assert [buffer.nbytes for buffer in ours.leaf_buffers] == [cublas_capture.WORKSPACE_BYTES]
+    C[...] = 0
+    ours()
+    ours.synchronize()
+    assert relative_error(C, float64_reference(A, B, None, 1.0, 0.0), A, B) < 1e-14
