@@ -20,6 +20,7 @@ from typing import Any
 
 from . import cublas_capture
 from .cuda import current_device
+from .graph_memsets import kernels_only
 
 
 class CapturedProduct:
@@ -62,6 +63,9 @@ class CapturedProduct:
             finally:
                 backend.capturing = False
                 self.graph = self.stream.end_capture()
+            # memset nodes (cuBLAS's) made kernel nodes: alternating with kernels, they cost a replay
+            # 65 µs of host time more (graph_memsets)
+            self.graph = kernels_only(self.graph)
             # Workspace the graph writes (the schedule's, the breadth-first runner's, the leaf's): held
             # as long as the graph is.
             self.workspace = (dict(executor.workspace), dict(executor.breadth.workspace) if executor.breadth else {})
