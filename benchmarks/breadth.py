@@ -135,8 +135,8 @@ def _host_split_us(call) -> dict:
     went idle (it pays the host thread's wake-up from the wait: 50-90 µs for a bare
     ``cudaGraphLaunch`` after the 150 ms of an n = 16384 product, in sessions 59 and 61), and
     ``loop``, each later call of a loop, issued while the GPU runs the first (what a caller's loop
-    of calls pays per call); ``five``, their mean, what :func:`_host_us` reads (the tables up to
-    session 62's)."""
+    of calls pays per call); ``five``, the mean of the five calls' medians, the tables' column up
+    to session 62 (which :func:`_host_us` read as the median of each round's mean, near it)."""
     each = _each_us(call, repeat=7)
     return {"first": each[0], "loop": sum(each[1:]) / len(each[1:]), "five": sum(each) / len(each)}
 

@@ -112,29 +112,74 @@ int main() {
     assert [int(x) for x in header] == ours
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize(("offset", "length", "value"), [(0, 1 << 20, 0), (3, 1001, 0xAB), (16, 4096, 7)])
-def test_a_graph_of_memsets_and_kernels_replays_them_as_kernels(offset, length, value):
-    cp = pytest.importorskip("cupy")
-    from bilinear.runtime.graph_memsets import KernelGraph, kernels_only
+def _driver():
+    import ctypes
 
-    memory = cp.full(offset + length + 64, 0xEE, dtype=cp.uint8)
-    doubled = cp.ones(1000)
+    lib = ctypes.CDLL("libcuda.so.1")
+    P, SIZE = ctypes.c_void_p, ctypes.c_size_t
+    lib.cuMemsetD16Async.argtypes = [ctypes.c_ulonglong, ctypes.c_ushort, SIZE, P]
+    lib.cuMemsetD2D32Async.argtypes = [ctypes.c_ulonglong, SIZE, ctypes.c_uint, SIZE, SIZE, P]
+    return lib
+
+
+def _captured(cp, memsets, reads):
+    """A graph of each memset (a function of the stream) followed by a kernel that adds the bytes it
+    wrote into ``reads`` (so the kernel depends on the memset), as captured."""
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
         stream.begin_capture()
-        for _ in range(3):
-            cp.cuda.runtime.memsetAsync(memory.data.ptr + offset, value, length, stream.ptr)
-            doubled *= 2.0
-        captured = stream.end_capture()
-    assert len(re.findall(r"\bMEMSET\b", captured.debug_dot_str())) == 3
+        for memset, view in memsets:
+            memset(stream.ptr)
+            cp.add(reads, view, out=reads)
+        return stream, stream.end_capture()
+
+
+def _edges(graph) -> int:
+    return len(re.findall(r"->", graph.debug_dot_str()))
+
+
+# (element bytes, offset in bytes, elements, rows, pitch in bytes, value): 1-byte runs at each
+# alignment, a 16-bit memset at an address 2 past a multiple of 4 (one-byte units, pattern bytes
+# alternating), and a pitched 32-bit one (four-byte units: the pitch is no multiple of 16)
+MEMSETS = [(1, 0, 1 << 20, 1, 0, 0), (1, 3, 1001, 1, 0, 0xAB), (1, 16, 4096, 1, 0, 7), (2, 2, 999, 1, 0, 0xBEEF),
+           (4, 0, 300, 5, 1204, 0xDEADBEEF)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("element", "offset", "width", "height", "pitch", "value"), MEMSETS)
+def test_memsets_replayed_as_kernels_write_the_same_bytes_before_the_kernels_after_them(
+        element, offset, width, height, pitch, value):
+    cp = pytest.importorskip("cupy")
+    from bilinear.runtime.graph_memsets import KernelGraph, kernels_only
+
+    size = offset + max(pitch, width * element) * height + 64
+    memory, reads = cp.full(size, 0xEE, dtype=cp.uint8), cp.zeros(size, dtype=cp.uint8)
+    driver, at = _driver(), memory.data.ptr + offset
+
+    def memset(stream, value):
+        if element == 1:
+            cp.cuda.runtime.memsetAsync(at, value, width, stream)
+        elif element == 2:
+            assert driver.cuMemsetD16Async(at, value, width, stream) == 0
+        else:
+            assert driver.cuMemsetD2D32Async(at, pitch, value, width, height, stream) == 0
+
+    values = [value, value ^ 0x5A5A5A5A & ((1 << 8 * element) - 1), value]  # each kernel must read its own
+    stream, captured = _captured(cp, [((lambda s, v=v: memset(s, v)), memory) for v in values], reads)
     graph = kernels_only(captured)
-    assert isinstance(graph, KernelGraph) and not re.findall(r"\bMEMSET\b", graph.debug_dot_str())
+    assert isinstance(graph, KernelGraph) and "MEMSET" not in graph.debug_dot_str()
+    assert _edges(graph) == _edges(captured)  # each fill kernel after and before what its memset was
     graph.launch(stream)
     stream.synchronize()
-    expected = np.full(offset + length + 64, 0xEE, dtype=np.uint8)
-    expected[offset : offset + length] = value
-    assert np.array_equal(memory.get(), expected) and bool((doubled == 8.0).all())
+    expected = np.full(size, 0xEE, dtype=np.uint8)
+    sums = np.zeros(size, dtype=np.uint8)
+    for v in values:
+        for r in range(height):
+            start = offset + r * pitch
+            expected[start : start + width * element] = np.frombuffer(
+                (v & ((1 << 8 * element) - 1)).to_bytes(element, "little") * width, dtype=np.uint8)
+        sums += expected
+    assert np.array_equal(memory.get(), expected) and np.array_equal(reads.get(), sums)
 
 
 @pytest.mark.gpu
@@ -149,3 +194,59 @@ def test_a_graph_without_memsets_is_kept_as_captured():
         x *= 3.0
         captured = stream.end_capture()
     assert kernels_only(captured) is captured
+
+
+@pytest.mark.gpu
+def test_an_edit_that_fails_midway_keeps_the_graph_as_captured(monkeypatch):
+    """The copy is edited, never the captured graph (CuPy instantiates that at its first launch): a
+    fill kernel left without its edges would have cleared the bytes while a kernel read them."""
+    cp = pytest.importorskip("cupy")
+    from bilinear.runtime import graph_memsets
+
+    memory, reads = cp.zeros(4096, dtype=cp.uint8), cp.zeros(4096, dtype=cp.uint8)
+    stream, captured = _captured(cp, [((lambda s, v=v: cp.cuda.runtime.memsetAsync(memory.data.ptr, v, 4096, s)),
+                                       memory) for v in (1, 2)], reads)
+    real = graph_memsets._call
+
+    def failing(name, *args):
+        if name == "cuGraphAddDependencies_v2":
+            raise graph_memsets.Unavailable("refused here")
+        return real(name, *args)
+
+    monkeypatch.setattr(graph_memsets, "_call", failing)
+    with pytest.raises(graph_memsets.Unavailable, match="refused here"):
+        graph_memsets.edited(captured)
+    assert graph_memsets.kernels_only(captured) is captured
+    assert captured.debug_dot_str().count("MEMSET") == 2
+    captured.launch(stream)
+    stream.synchronize()
+    assert bool((reads == 3).all())
+
+
+@pytest.mark.gpu
+def test_a_replay_from_a_new_thread_finds_its_context():
+    """cuGraphLaunch is the driver's: in a thread whose first CUDA call it is, no context is current
+    (CuPy's launch, through the runtime, made it so itself)."""
+    import threading
+
+    cp = pytest.importorskip("cupy")
+    from bilinear.runtime.graph_memsets import KernelGraph, kernels_only
+
+    memory, reads = cp.zeros(4096, dtype=cp.uint8), cp.zeros(4096, dtype=cp.uint8)
+    stream, captured = _captured(cp, [((lambda s: cp.cuda.runtime.memsetAsync(memory.data.ptr, 5, 4096, s)), memory)],
+                                 reads)
+    graph = kernels_only(captured)
+    assert isinstance(graph, KernelGraph)
+    failures = []
+
+    def replay():
+        try:
+            graph.launch(stream)
+            stream.synchronize()
+        except Exception as error:  # noqa: BLE001 (reported by the assertion below)
+            failures.append(error)
+
+    thread = threading.Thread(target=replay)
+    thread.start()
+    thread.join()
+    assert failures == [] and bool((reads == 5).all())

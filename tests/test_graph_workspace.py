@@ -65,6 +65,14 @@ def test_a_capture_that_fails_still_gives_the_workspace_back(fake):
     assert fake.calls[-2:] == [("stream", 3, 9), ("stream", 3, 5)]
 
 
+def test_a_holding_inside_another_gives_the_outer_workspaces_back(fake):
+    with cublas_capture.holding({1: (4096, 32)}, stream=9):
+        with cublas_capture.holding({2: (8192, 64)}, stream=9):
+            pass
+        cublas_capture.prepare(1, 5)
+    assert fake.calls == [("stream", 2, 9), ("stream", 1, 5), ("workspace", 1, 4096, 32), ("stream", 1, 9)]
+
+
 def test_the_workspace_is_the_capturing_threads_alone(fake):
     """Another thread's GEMMs (a product called directly meanwhile) keep cuBLAS's own workspace."""
     import threading
@@ -91,13 +99,37 @@ def test_an_executor_keeps_one_workspace_per_handle_for_all_its_graphs():
     executor = product.executor
     backend, allocated = _backend({True: [11, 12, 13], False: [11]})
     first = _cublas_workspace(executor, backend)
-    assert first == {11: (1000, cublas_capture.WORKSPACE_BYTES), 12: (2000, cublas_capture.WORKSPACE_BYTES),
-                     13: (3000, cublas_capture.WORKSPACE_BYTES)}
+    assert {handle: buffer.data.ptr for handle, buffer in first.items()} == {11: 1000, 12: 2000, 13: 3000}
+    assert all(buffer.nbytes == cublas_capture.WORKSPACE_BYTES for buffer in first.values())
     assert _cublas_workspace(executor, backend) == first and len(allocated) == 3  # the next capture shares them
-    assert executor.leaf_buffers()[-3:] == tuple(executor.graph_gemm_workspace.values())
-    assert product.held_workspace_bytes() >= 3 * cublas_capture.WORKSPACE_BYTES  # what matmul counts as its own
-    product.release_workspace()
-    assert executor.graph_gemm_workspace == {} and product.held_workspace_bytes() == 0
+    # not what matmul counts as the product's own workspace: the schedule's could not use it
+    assert executor.leaf_buffers() == () and product.held_workspace_bytes() == 0
+    product.release_workspace()  # but it goes with the rest
+    assert executor.graph_gemm_workspace == {}
+
+
+def test_a_handle_seen_later_adds_a_workspace_and_keeps_the_others():
+    """A graph checks that the buffers it was given are still its executor's: a handle made since (a
+    concurrent stream's, another thread's) must not make every earlier graph stale."""
+    product = bilinear.compile(ROOT / "algorithms/winograd.bl", levels=1, breadth=1, launch="streams", backend="numpy")
+    backend, allocated = _backend({True: [11], False: [11]})
+    first = _cublas_workspace(product.executor, backend)
+    backend.cublas_handles = lambda concurrent: [11, 14]
+    later = _cublas_workspace(product.executor, backend)
+    assert later[11] is first[11] and list(later) == [11, 14] and len(allocated) == 2
+
+
+def test_a_failed_reset_is_reported_after_every_handle_was_tried(fake, monkeypatch):
+    statuses = {1: 0, 2: 7, 3: 0}
+    monkeypatch.setattr(fake, "cublasSetStream_v2", lambda handle, stream: fake.calls.append(("stream", handle, stream))
+                        or statuses[handle])
+    with pytest.raises(RuntimeError, match=r"cublasSetStream failed for 1 handle\(s\) after a capture"):
+        with cublas_capture.holding({1: (1, 1), 2: (2, 1), 3: (3, 1)}, stream=9):
+            pass
+    assert fake.calls == [("stream", 1, 9), ("stream", 2, 9), ("stream", 3, 9)]
+    with pytest.raises(ValueError, match="the capture's own"):  # never in place of the capture's error
+        with cublas_capture.holding({2: (2, 1)}, stream=9):
+            raise ValueError("the capture's own")
 
 
 def test_serial_leaves_take_only_cupys_handle():
@@ -127,7 +159,7 @@ def test_a_graph_of_gemms_cublas_runs_with_workspace_allocates_nothing_in_it():
 
     assert nodes(theirs, "MEM_ALLOC") > 0 and nodes(ours.graph, "MEM_ALLOC") == 0
     assert nodes(theirs, "MEMSET") > 0 and nodes(ours.graph, "MEMSET") == 0  # made kernels (graph_memsets)
-    assert [buffer.nbytes for buffer in ours.leaf_buffers] == [cublas_capture.WORKSPACE_BYTES]
+    assert [buffer.nbytes for buffer in ours.gemm_workspace.values()] == [cublas_capture.WORKSPACE_BYTES]
     C[...] = 0
     ours()
     ours.synchronize()

@@ -19,6 +19,7 @@ with the memsets alone: ``benchmarks/graph_launch_probe.py``, session 64).
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from contextlib import contextmanager
 from functools import cache
@@ -108,14 +109,21 @@ def holding(workspaces: dict[int, tuple[int, int]], stream: int) -> Iterator[Non
     """While this thread captures a graph: each handle's GEMMs use the workspace given for it
     (address, bytes), which the graph then holds instead of allocating one per GEMM.  After, each
     handle is set on ``stream`` again, which gives it back cuBLAS's own workspace (every call of
-    ours and CuPy's sets its stream before a GEMM too): the given one goes with the graph."""
+    ours and CuPy's sets its stream before a GEMM too): the given one goes with the graph.
+
+    Raises:
+        RuntimeError: where cuBLAS refuses to set a handle's stream back, after trying every handle
+            (and never in place of an error the capture raised)."""
+    before = getattr(_THREAD, "workspaces", {})
     _THREAD.workspaces = workspaces
     try:
         yield
     finally:
-        _THREAD.workspaces = {}
-        for handle in workspaces:
-            _check(library().cublasSetStream_v2(handle, stream), "cublasSetStream")
+        _THREAD.workspaces = before
+        failed = [handle for handle in workspaces if library().cublasSetStream_v2(handle, stream) != 0]
+        if failed and sys.exc_info()[0] is None:
+            raise RuntimeError(f"cublasSetStream failed for {len(failed)} handle(s) after a capture: their workspace "
+                               "may still be the graph's")
 
 
 def gemm(double: bool, handle: int, m: int, n: int, k: int, alpha: int, a: int, lda: int, b: int, ldb: int,

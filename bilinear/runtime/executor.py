@@ -74,7 +74,8 @@ class Executor:
         self.leaf = leaf = leaf_gemm(self.options, backend)  # single-view leaves: the leaf kind's GEMM
         self.alpha = 1.0
         self.workspace: dict[tuple[int, str], View] = {}
-        # The GEMM library's own workspace for this plan's graphs, by handle (cuBLAS's: graphs.py)
+        # The GEMM library's own workspace for this plan's graphs, by handle (cuBLAS's: graphs.py); not
+        # counted as held workspace (matmul reuses that for the schedule's, which cannot use this)
         self.graph_gemm_workspace: dict[int, View] = {}
         self._last_dims: tuple[int, int, int] | None = None  # the last call's M, K, N
         # Called as observer(level, step name, "begin" | "end") around every step (bench's stage times).
@@ -152,9 +153,9 @@ class Executor:
                 reserve(*dims)
 
     def leaf_buffers(self) -> tuple:
-        """Device buffers the leaf GEMMs keep between calls (the Ozaki leaf's workspace, the library's
-        for graphs), which a captured graph writes and so holds."""
-        return getattr(self.leaf, "buffers", tuple)() + tuple(self.graph_gemm_workspace.values())
+        """Device buffers the leaf GEMM keeps between calls (the Ozaki leaf's workspace), which a
+        captured graph writes and so holds."""
+        return getattr(self.leaf, "buffers", tuple)()
 
     def _allocate_workspace(self, M: int, K: int, N: int) -> dict[tuple[int, str], View]:
         """The temporaries of this size: the last call's when they have the same shapes (so a

@@ -5,18 +5,20 @@ cuBLAS clears part of some GEMMs' workspace with a memset (its split-K algorithm
 kernel node.  A graph of kernel nodes alone launches in 1.5 µs of host time, and one of memset
 nodes alone as fast, but one where 49 of each alternate took 65 µs
 (``benchmarks/memset_node_probe.py``, session 64), and a replay of Winograd L2's graph at
-n = 5120 70 µs.  Each memset node is replaced by a kernel node that writes the same bytes
-(``templates/fill.cu.j2``), with the same dependencies, and the graph is instantiated anew.
+n = 5120 70 µs.  In a copy of the graph each memset node is replaced by a kernel node that
+writes the same bytes (``templates/fill.cu.j2``), with the same dependencies, and the copy is
+instantiated.
 
 This goes through the CUDA driver's graph API (CUDA 12.3 and later) with ctypes: CuPy wraps
-capture and launch, not node editing.  Where a step is not available (an older driver, a graph
-CuPy did not keep, edges with data of their own) the graph is kept as captured.
+capture and launch, not node editing.  Where a step fails (an older driver, a graph CuPy did not
+keep, edges with data of their own) the copy is dropped and the graph kept as captured.
 """
 
 from __future__ import annotations
 
 import ctypes
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from ..lower.render import render
@@ -25,6 +27,7 @@ from .cuda import compiled_function, device_info
 THREADS = 256
 BLOCKS_PER_SM = 8
 _MEMSET_NODE = 2  # CU_GRAPH_NODE_TYPE_MEMSET
+_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
 _FILL = "bilinear_fill"
 _P, _SIZE = ctypes.c_void_p, ctypes.c_size_t
 
@@ -61,6 +64,9 @@ def _driver() -> ctypes.CDLL:
             ("cuGraphInstantiateWithFlags", [ctypes.POINTER(_P), _P, ctypes.c_ulonglong]),
             ("cuGraphLaunch", [_P, _P]),
             ("cuGraphExecDestroy", [_P]),
+            ("cuGraphClone", [ctypes.POINTER(_P), _P]),
+            ("cuGraphDestroy", [_P]),
+            ("cuGraphDebugDotPrint", [_P, ctypes.c_char_p, ctypes.c_uint]),
         ):
             function = getattr(lib, name)
             function.argtypes, function.restype = types, ctypes.c_int
@@ -76,18 +82,18 @@ def _call(name: str, *args) -> None:
 
 
 def kernels_only(captured: Any) -> Any:
-    """``captured`` (CuPy's ``Graph``) where it has no memset node, else a :class:`KernelGraph` of its
-    graph with each memset node made a kernel node (:func:`edited`), or ``captured`` as it is where
-    that cannot be done here."""
+    """``captured`` (CuPy's ``Graph``) where it has no memset node, else a :class:`KernelGraph` of a
+    copy of its graph with each memset node made a kernel node (:func:`edited`), or ``captured`` as
+    it is where that cannot be done here."""
     try:
         return edited(captured)
-    except Unavailable:
-        return captured  # CuPy's executable graph, memset nodes and all: right, only slower to launch
+    except Exception:  # (any: the copy is dropped, and the graph as captured is right, only slower to launch)
+        return captured
 
 
 def edited(captured: Any) -> Any:
-    """:func:`kernels_only`, saying why where it keeps the graph.  Edits the captured graph (CuPy's
-    executable one, instantiated before, stays as it was).
+    """:func:`kernels_only`, saying why where it keeps the graph.  The captured graph itself is not
+    touched (CuPy 13 and later instantiate it at its first launch): a copy is edited and instantiated.
 
     Raises:
         Unavailable: with what the driver or CuPy did not offer."""
@@ -98,34 +104,56 @@ def edited(captured: Any) -> Any:
     if not memsets:
         return captured
     fill = compiled_function(render("fill.cu.j2", name=_FILL), _FILL).kernel.ptr  # the RawKernel's CUfunction
-    for node in memsets:
-        _as_kernel(graph, node, fill)
-    executable = _P()
-    _call("cuGraphInstantiateWithFlags", ctypes.byref(executable), graph, 0)
-    return KernelGraph(captured, executable.value)
+    copy = _P()
+    _call("cuGraphClone", ctypes.byref(copy), graph)
+    try:
+        for node in [node for node in _nodes(copy.value) if _type(node) == _MEMSET_NODE]:
+            _as_kernel(copy.value, node, fill)
+        executable = _P()
+        _call("cuGraphInstantiateWithFlags", ctypes.byref(executable), copy.value, 0)
+    except BaseException:
+        _driver().cuGraphDestroy(copy.value)
+        raise
+    return KernelGraph(copy.value, executable.value, captured)
 
 
 class KernelGraph:
-    """A captured graph with its memset nodes made kernel nodes, instantiated: ``launch(stream)``
-    replays it as CuPy's ``Graph.launch`` does."""
+    """A graph with memset nodes made kernel nodes, instantiated: ``launch(stream)`` replays it as
+    CuPy's ``Graph.launch`` does.  Owns the graph and its executable."""
 
-    def __init__(self, captured: Any, executable: int):
-        self.captured = captured  # holds the graph the executable was made of
-        self.executable = executable
+    def __init__(self, graph: int, executable: int, captured: Any):
+        self.graph, self.executable = graph, executable
+        self.captured = captured  # the graph as captured, for comparison
         self._launch = _driver().cuGraphLaunch  # looked up once: a replay's host time is what graphs save
 
     def launch(self, stream: Any) -> None:
         status = self._launch(self.executable, stream.ptr)
+        if status == _INVALID_CONTEXT:
+            # A thread whose first CUDA call this is (CuPy's own launch, through the runtime, made the
+            # device's context current itself): make it current, then launch.
+            import cupy
+
+            cupy.cuda.runtime.setDevice(cupy.cuda.runtime.getDevice())
+            status = self._launch(self.executable, stream.ptr)
         if status != 0:
             raise RuntimeError(f"cuGraphLaunch returned CUDA error {status}")
 
     def debug_dot_str(self, flags: int = 0) -> str:
-        return self.captured.debug_dot_str(flags)
+        """The graph in Graphviz's DOT language, as CuPy's ``Graph.debug_dot_str``."""
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(suffix=".dot") as dot:
+            _call("cuGraphDebugDotPrint", self.graph, dot.name.encode(), flags)
+            return Path(dot.name).read_text()
 
     def __del__(self) -> None:
+        # (statuses here have no one left to tell)
         if self.executable:
-            _driver().cuGraphExecDestroy(self.executable)  # (a status here has no one left to tell)
+            _driver().cuGraphExecDestroy(self.executable)
             self.executable = 0
+        if self.graph:
+            _driver().cuGraphDestroy(self.graph)
+            self.graph = 0
 
 
 def _nodes(graph: int) -> list[int]:

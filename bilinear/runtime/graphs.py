@@ -9,9 +9,9 @@ need no new capture.
 CuPy refuses its own cuBLAS wrappers while a stream captures (its check
 predates cuBLAS's support for capture), so during capture the library GEMMs go
 through :mod:`bilinear.runtime.cublas_capture`, which calls the same cuBLAS
-library CuPy loaded, with CuPy's handle, and a workspace the product's graphs
-hold: 32 MiB for each cuBLAS handle their GEMMs use (one, or with concurrent
-leaves up to five).
+library CuPy loaded, with CuPy's handle, and a workspace the product keeps for
+its graphs: 32 MiB for each cuBLAS handle their GEMMs use (one, or with
+concurrent leaves up to five).
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ class CapturedProduct:
         self.arrays = (A, B, out) if warm else ()  # the graph holds their addresses: keep them alive
         self.stream = cupy.cuda.Stream(non_blocking=True)
         backend = product.backend
-        self.stream.wait_event(cupy.cuda.get_current_stream().record())  # A, B and out as the caller's work leaves them
+        caller = cupy.cuda.get_current_stream()  # the stream the replays follow (_ordered)
+        self.stream.wait_event(caller.record())  # A, B and out as the caller's work leaves them
         with self.stream:
             if warm:
                 # A first run on copies compiles every kernel and sizes every workspace, so the
@@ -54,7 +55,9 @@ class CapturedProduct:
                 self.stream.synchronize()
             executor = product.executor_for(A.shape[0], A.shape[1], B.shape[1])
             self.executor = executor
-            given = _cublas_workspace(executor, backend)
+            with product._calling, caller:  # (no other thread's capture or release in between)
+                self.gemm_workspace = _cublas_workspace(executor, backend)
+            given = {handle: (buffer.data.ptr, buffer.nbytes) for handle, buffer in self.gemm_workspace.items()}
             self.stream.begin_capture()
             backend.capturing = True
             try:
@@ -82,7 +85,9 @@ class CapturedProduct:
                                for then, current in zip(self.workspace, now))
         leaf_now = executor.leaf_buffers()
         leaf_current = len(leaf_now) == len(self.leaf_buffers) and all(a is b for a, b in zip(self.leaf_buffers, leaf_now))
-        return schedule_current and leaf_current
+        gemm_now = executor.graph_gemm_workspace
+        gemm_current = all(gemm_now.get(handle) is buffer for handle, buffer in self.gemm_workspace.items())
+        return schedule_current and leaf_current and gemm_current
 
     def __call__(self) -> None:
         """Replay the captured launches on the current stream (asynchronously, in its order), after
@@ -96,13 +101,13 @@ class CapturedProduct:
         self._cupy.cuda.get_current_stream().synchronize()
 
 
-def _cublas_workspace(executor: Any, backend: Any) -> dict[int, tuple[int, int]]:
-    """cuBLAS's workspace for the GEMMs a capture issues, by handle (address, bytes): else each
-    GEMM that needs one allocates it in the graph, and every replay maps and frees it
-    (:mod:`cublas_capture`).  The executor keeps them among its leaf buffers, which its graphs
-    hold and share: a product's calls and replays never overlap (``CompiledProduct._ordered``)."""
+def _cublas_workspace(executor: Any, backend: Any) -> dict[int, Any]:
+    """cuBLAS's workspace for the GEMMs a capture issues, by handle: else each GEMM that needs one
+    allocates it in the graph, and every replay maps and frees it (:mod:`cublas_capture`).  The
+    executor keeps them for its graphs, which share them (a product's calls and replays never
+    overlap: ``CompiledProduct._ordered``); each graph holds the ones it was given."""
     held = executor.graph_gemm_workspace
     for handle in backend.cublas_handles(concurrent=executor.options.launch != "serial"):
         if handle not in held:
             held[handle] = backend.xp.empty(cublas_capture.WORKSPACE_BYTES, dtype="uint8")
-    return {handle: (buffer.data.ptr, buffer.nbytes) for handle, buffer in held.items()}
+    return dict(held)
