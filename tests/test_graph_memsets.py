@@ -68,6 +68,21 @@ def test_the_value_is_cut_to_its_element_and_replicated():
     assert fill_arguments(0, 0, 0x12345678, 4, 4, 1)[2] == 0x12345678
 
 
+def test_the_kernel_node_passes_each_parameter_as_the_kernel_declares_it():
+    """The arguments go to the driver as bytes: a parameter whose C type and ctypes type differ in size
+    would shift every one after it."""
+    import ctypes
+
+    from bilinear.runtime.graph_memsets import _FILL_TYPES
+
+    signature = re.search(r"\((.*?)\)\s*\{", render("fill.cu.j2", name="bilinear_fill"), re.S).group(1)
+    declared = [re.sub(r"\s*\w+$", "", parameter.replace("__restrict__", "").replace("const", "")).strip()
+                for parameter in signature.split(",")]
+    as_ctypes = {"unsigned char*": ctypes.c_ulonglong, "unsigned long long": ctypes.c_ulonglong,
+                 "unsigned int": ctypes.c_uint, "int": ctypes.c_int}
+    assert [as_ctypes[c_type] for c_type in declared] == list(_FILL_TYPES)
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_nvcc_compiles_the_fill_kernel(tmp_path):
     source = tmp_path / "fill.cu"

@@ -12,8 +12,8 @@ the FP64 1280 x 1280 leaves of n = 5120 among them), which the graph's memory
 holds and every replay maps.  A graph of ours gives each handle a workspace it
 holds instead (:func:`holding`): only kernel nodes and cuBLAS's memsets are left,
 and :mod:`bilinear.runtime.graph_memsets` makes those kernels too (a replay of
-Winograd L2 at n = 5120 took 80 µs of host time with the allocations, 70 µs
-with the memsets alone: ``benchmarks/graph_launch_probe.py``, session 64).
+Winograd L2 at n = 5120 took 72-81 µs of host time with the allocations, 68-71
+µs with the memsets alone: ``benchmarks/graph_launch_probe.py``, session 64).
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 cuBLAS clears part of some GEMMs' workspace with a memset (its split-K algorithms: FP64
 1280 x 1280 x 1280 on the H200), which a capture records as a memset node before the GEMM's
-kernel node.  A graph of kernel nodes alone launches in 1.5 µs of host time, and one of memset
-nodes alone as fast, but one where 49 of each alternate took 65 µs
-(``benchmarks/memset_node_probe.py``, session 64), and a replay of Winograd L2's graph at
-n = 5120 70 µs.  In a copy of the graph each memset node is replaced by a kernel node that
+kernel node.  49 kernel nodes alone launched in 1.4-1.9 µs of host time, and 49 memset nodes
+alone as fast, but 49 of each alternating took 63.7-68.4 µs (``benchmarks/memset_node_probe.py``,
+session 64), and a replay of Winograd L2's graph at n = 5120 68-71 µs.  In a copy of the graph each memset node is replaced by a kernel node that
 writes the same bytes (``templates/fill.cu.j2``), with the same dependencies, and the copy is
 instantiated.
 
@@ -30,6 +29,8 @@ _MEMSET_NODE = 2  # CU_GRAPH_NODE_TYPE_MEMSET
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
 _FILL = "bilinear_fill"
 _P, _SIZE = ctypes.c_void_p, ctypes.c_size_t
+#: The C types of the fill kernel's parameters, in order (templates/fill.cu.j2)
+_FILL_TYPES = (ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_int)
 
 
 class _MemsetParams(ctypes.Structure):  # CUDA_MEMSET_NODE_PARAMS
@@ -193,8 +194,7 @@ def _as_kernel(graph: int, node: int, fill: int) -> None:
                                memset.height)
     units = arguments[3] * arguments[4]
     blocks = max(1, min(-(-units // THREADS), device_info().sms * BLOCKS_PER_SM))
-    values = [ctypes.c_ulonglong(value) for value in arguments[:2]] + [ctypes.c_uint(arguments[2])] + [
-        ctypes.c_ulonglong(value) for value in arguments[3:5]] + [ctypes.c_int(arguments[5])]
+    values = [kind(value) for kind, value in zip(_FILL_TYPES, arguments)]
     pointers = (_P * len(values))(*[ctypes.addressof(value) for value in values])
     params = _KernelParams(func=fill, grid_x=blocks, grid_y=1, grid_z=1, block_x=THREADS, block_y=1, block_z=1,
                            params=ctypes.cast(pointers, ctypes.POINTER(_P)))
