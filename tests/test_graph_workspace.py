@@ -141,8 +141,8 @@ def test_serial_leaves_take_only_cupys_handle():
 @pytest.mark.gpu
 def test_a_graph_of_gemms_cublas_runs_with_workspace_allocates_nothing_in_it():
     """Winograd's seven 1280 x 1280 x 1280 leaves: in FP64 on the H200 cuBLAS chose an algorithm with
-    workspace, which it allocated inside a graph the caller captured (shown here, so the test is
-    about a size where it does) and does not inside ours."""
+    workspace, which it allocated inside a graph the caller captured and does not inside ours.  On a
+    GPU where it does not allocate even in the caller's graph, the test says so and skips."""
     cp = pytest.importorskip("cupy")
     product = bilinear.compile(ROOT / "algorithms/winograd.bl", levels=1, breadth=1, backend="cupy")
     A, B, C = random_inputs(cp, 2560, 2560, 2560, "float64", seed=3)
@@ -157,10 +157,12 @@ def test_a_graph_of_gemms_cublas_runs_with_workspace_allocates_nothing_in_it():
     def nodes(graph, kind):
         return len(re.findall(rf"\b{kind}\b", graph.debug_dot_str()))
 
-    assert nodes(theirs, "MEM_ALLOC") > 0 and nodes(ours.graph, "MEM_ALLOC") == 0
-    assert nodes(theirs, "MEMSET") > 0 and nodes(ours.graph, "MEMSET") == 0  # made kernels (graph_memsets)
+    assert nodes(ours.graph, "MEM_ALLOC") == 0 and nodes(ours.graph, "MEMSET") == 0  # made kernels (graph_memsets)
     assert [buffer.nbytes for buffer in ours.gemm_workspace.values()] == [cublas_capture.WORKSPACE_BYTES]
     C[...] = 0
     ours()
     ours.synchronize()
     assert relative_error(C, float64_reference(A, B, None, 1.0, 0.0), A, B) < 1e-14
+    if not nodes(theirs, "MEM_ALLOC"):  # another GPU's cuBLAS: the size shows nothing there
+        pytest.skip("cuBLAS ran these leaves without workspace on this GPU, so the test shows nothing here")
+    assert nodes(theirs, "MEMSET") > 0

@@ -4,9 +4,9 @@ cuBLAS clears part of some GEMMs' workspace with a memset (its split-K algorithm
 1280 x 1280 x 1280 on the H200), which a capture records as a memset node before the GEMM's
 kernel node.  49 kernel nodes alone launched in 1.4-1.9 µs of host time, and 49 memset nodes
 alone as fast, but 49 of each alternating took 63.7-68.4 µs (``benchmarks/memset_node_probe.py``,
-session 64), and a replay of Winograd L2's graph at n = 5120 68-71 µs.  In a copy of the graph each memset node is replaced by a kernel node that
-writes the same bytes (``templates/fill.cu.j2``), with the same dependencies, and the copy is
-instantiated.
+session 64), and a replay of Winograd L2's graph at n = 5120 68-71 µs.  In a copy of the graph
+each memset node is replaced by a kernel node that writes the same bytes
+(``templates/fill.cu.j2``), with the same dependencies, and the copy is instantiated.
 
 This goes through the CUDA driver's graph API (CUDA 12.3 and later) with ctypes: CuPy wraps
 capture and launch, not node editing.  Where a step fails (an older driver, a graph CuPy did not
@@ -125,7 +125,10 @@ class KernelGraph:
     def __init__(self, graph: int, executable: int, captured: Any):
         self.graph, self.executable = graph, executable
         self.captured = captured  # the graph as captured, for comparison
-        self._launch = _driver().cuGraphLaunch  # looked up once: a replay's host time is what graphs save
+        driver = _driver()
+        self._launch = driver.cuGraphLaunch  # looked up once: a replay's host time is what graphs save
+        # (and at interpreter exit, when __del__ may find this module's names cleared)
+        self._destroy = (driver.cuGraphExecDestroy, driver.cuGraphDestroy)
 
     def launch(self, stream: Any) -> None:
         status = self._launch(self.executable, stream.ptr)
@@ -148,13 +151,16 @@ class KernelGraph:
             return Path(dot.name).read_text()
 
     def __del__(self) -> None:
-        # (statuses here have no one left to tell)
-        if self.executable:
-            _driver().cuGraphExecDestroy(self.executable)
-            self.executable = 0
-        if self.graph:
-            _driver().cuGraphDestroy(self.graph)
-            self.graph = 0
+        destroy_executable, destroy_graph = self._destroy
+        try:  # (statuses and errors here have no one left to tell)
+            if self.executable:
+                destroy_executable(self.executable)
+                self.executable = 0
+            if self.graph:
+                destroy_graph(self.graph)
+                self.graph = 0
+        except Exception:
+            pass
 
 
 def _nodes(graph: int) -> list[int]:

@@ -105,7 +105,8 @@ def _cublas_workspace(executor: Any, backend: Any) -> dict[int, Any]:
     """cuBLAS's workspace for the GEMMs a capture issues, by handle: else each GEMM that needs one
     allocates it in the graph, and every replay maps and frees it (:mod:`cublas_capture`).  The
     executor keeps them for its graphs, which share them (a product's calls and replays never
-    overlap: ``CompiledProduct._ordered``); each graph holds the ones it was given."""
+    overlap: ``CompiledProduct._ordered``); each graph holds the ones it was given.  CuPy's handle is
+    the thread's: each thread that captures adds its own."""
     held = executor.graph_gemm_workspace
     for handle in backend.cublas_handles(concurrent=executor.options.launch != "serial"):
         if handle not in held:
