@@ -3,11 +3,15 @@ breadth-first split and merge (vector and scalar paths, beta = 0 and beta != 0, 
 leaves on concurrent streams, and the Ozaki leaf's passes: plain and with a Strassen level on the
 residues, max and norm scaling, k in chunks, odd and padded sizes, float64 and float32; and
 (session 33) the element-wise kernels of from-zero plans, with beta = 0 and C full of NaN (and since
-session 46 msmes2's, from zero and accumulating).
+session 46 msmes2's, from zero and accumulating); and (session 65) the fill kernel that replaces a
+captured graph's memset nodes, in a replay of Winograd L2's graph at n = 5120 (where cuBLAS's FP64
+1280^3 leaves clear part of their workspace) and over memsets of each width and alignment.
 
     compute-sanitizer --tool memcheck python3 benchmarks/sanitize_kernels.py [--only SECTION ...]
 
-SECTION: from-zero, breadth (split, merge, leaves on streams) or ozaki; all three without --only.
+SECTION: from-zero, breadth (split, merge, leaves on streams), ozaki or graphs; all without --only.
+The graphs section checks the fill kernel only (cuBLAS's kernels are NVIDIA's, and slow under racecheck):
+    compute-sanitizer --tool racecheck --kernel-name kns=bilinear_fill python3 benchmarks/sanitize_kernels.py --only graphs
 """
 
 from __future__ import annotations
@@ -119,7 +123,29 @@ def ozaki_passes() -> None:
               f"max error {error:.1e}", flush=True)
 
 
-SECTIONS = {"from-zero": from_zero, "breadth": breadth_first, "ozaki": ozaki_passes}
+def graph_fills() -> None:
+    """The fill kernel (templates/fill.cu.j2) where a replay runs it: Winograd L2's graph at n = 5120,
+    whose leaves' memsets it stands for, against the same product run without a graph.  Memsets of
+    each width, alignment and pitch: tests/test_graph_memsets.py under the sanitizer."""
+    from bilinear.runtime.graph_memsets import KernelGraph
+
+    rng = cupy.random.default_rng(3)
+    n = 5120
+    product = bilinear.compile("winograd", dtype="float64", levels=2, breadth=2, launch="serial", backend="cupy")
+    A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    out, direct = cupy.zeros((n, n)), cupy.zeros((n, n))
+    graph = product.capture(A, B, out)
+    replayed = graph.graph
+    assert isinstance(replayed, KernelGraph) and "bilinear_fill" in replayed.debug_dot_str(), type(replayed)
+    graph()
+    product(A, B, out=direct)
+    error = float(cupy.abs(out - direct).max())  # cuBLAS may split k differently in a capture
+    assert error < 1e-9, error
+    print(f"winograd L2 graph n={n}: fill kernels in the replay, max difference from the direct call {error:.1e}",
+          flush=True)
+
+
+SECTIONS = {"from-zero": from_zero, "breadth": breadth_first, "ozaki": ozaki_passes, "graphs": graph_fills}
 
 
 def main() -> None:

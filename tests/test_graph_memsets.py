@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -208,7 +210,19 @@ def test_a_graph_without_memsets_is_kept_as_captured():
         stream.begin_capture()
         x *= 3.0
         captured = stream.end_capture()
-    assert kernels_only(captured) is captured
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to say: there was nothing to edit
+        assert kernels_only(captured) is captured
+
+
+def test_a_graph_cupy_did_not_keep_is_replayed_as_captured_with_a_warning_saying_so():
+    from bilinear.runtime.graph_memsets import kernels_only
+
+    captured = SimpleNamespace(graph=0)  # CuPy's Graph after an instantiation that dropped it
+    with pytest.warns(RuntimeWarning, match=r"^a CUDA graph is replayed as captured, memset nodes and all \(CuPy did "
+                      r"not keep the captured graph once it was instantiated\): where cuBLAS clears its workspace "
+                      r"with memsets, each replay costs tens of µs more host time$"):
+        assert kernels_only(captured) is captured
 
 
 @pytest.mark.gpu
@@ -232,7 +246,8 @@ def test_an_edit_that_fails_midway_keeps_the_graph_as_captured(monkeypatch):
     monkeypatch.setattr(graph_memsets, "_call", failing)
     with pytest.raises(graph_memsets.Unavailable, match="refused here"):
         graph_memsets.edited(captured)
-    assert graph_memsets.kernels_only(captured) is captured
+    with pytest.warns(RuntimeWarning, match=r"replayed as captured, memset nodes and all \(refused here\)"):
+        assert graph_memsets.kernels_only(captured) is captured
     # no node added (the fill kernel, before its failed edges) or gone
     assert len(graph_memsets._nodes(captured.graph)) == nodes and "bilinear_fill" not in captured.debug_dot_str()
     captured.launch(stream)

@@ -51,8 +51,9 @@ class CompiledProduct(NotPickled):
         self.lowered = lowered
         self.backend = backend
         # Calls run one at a time: an executor keeps alpha and its workspace between the stages of a
-        # call, so two threads' calls would mix them.
-        self._calling = threading.RLock()
+        # call, so two threads' calls would mix them.  Held by each call, and by what changes a call's
+        # state from outside (a graph's capture sets up its workspace under it).
+        self.calling = threading.RLock()
         self._last_stream = None  # the stream the last call (or replay) was issued on: see _ordered()
         self._last_device = None  # and the device it ran on
         self.executor = Executor(lowered, backend)
@@ -80,7 +81,7 @@ class CompiledProduct(NotPickled):
         limit = self.lowered.options.workspace_limit
         if limit is None:
             return self.executor
-        with self._calling:  # it sets the Ozaki leaves' budgets, which another thread's running call reads
+        with self.calling:  # it sets the Ozaki leaves' budgets, which another thread's running call reads
             for executor in self.executors:
                 executor.leaf_budget(None)
                 if executor.workspace_bytes(M, K, N) <= limit:
@@ -114,7 +115,7 @@ class CompiledProduct(NotPickled):
             raise ValueError(f"limit must be a number of bytes from 0 to 2^63 - 1, not {limit!r}")
         if not self.executor.leaf_takes_budget:
             return 0 if self.executor.workspace_bytes(M, K, N) <= limit else None
-        with self._calling:  # it sets the leaf's budget (kept), which a running call reads
+        with self.calling:  # it sets the leaf's budget (kept), which a running call reads
             return self.executor.leaf.budget if self._fits_in_tiles(self.executor, M, K, N, limit) else None
 
     @contextmanager
@@ -128,7 +129,7 @@ class CompiledProduct(NotPickled):
         """
         if budget is not None and not is_byte_count(budget):
             raise ValueError(f"budget must be None or a number of bytes from 0 to 2^63 - 1, not {budget!r}")
-        with self._calling:
+        with self.calling:
             self.executor.leaf_budget(budget)
             yield
 
@@ -194,7 +195,7 @@ class CompiledProduct(NotPickled):
     def release_workspace(self) -> None:
         """Drop the workspace kept from the last call (the next call allocates it again); a
         captured graph keeps its own."""
-        with self._calling:  # not under another thread's call
+        with self.calling:  # not under another thread's call
             self._release_kept()
 
     def _release_kept(self) -> None:
@@ -269,7 +270,7 @@ class CompiledProduct(NotPickled):
         dims = A.shape[0], A.shape[1], B.shape[1]
         if why := broken_condition(executor.lowered, *dims) or moduli_refusal(executor.lowered, *dims):
             raise ValueError(why)  # before anything is written
-        with self._calling:
+        with self.calling:
             # again under the lock: it sets the Ozaki leaf's budget for this size, which another
             # thread's call or query may have changed since
             executor = self.executor_for(A.shape[0], A.shape[1], B.shape[1])
@@ -284,7 +285,7 @@ class CompiledProduct(NotPickled):
 
         Raises:
             ValueError: under another current device (a graph runs on the GPU it was captured on)."""
-        with self._calling:
+        with self.calling:
             graph.launch(self._ordered(device))
 
     def _ordered(self, captured_on: int | None = None) -> Any:

@@ -10,12 +10,14 @@ each memset node is replaced by a kernel node that writes the same bytes
 
 This goes through the CUDA driver's graph API (CUDA 12.3 and later) with ctypes: CuPy wraps
 capture and launch, not node editing.  Where a step fails (an older driver, a graph CuPy did not
-keep, edges with data of their own) the copy is dropped and the graph kept as captured.
+keep, edges with data of their own) the copy is dropped and the graph kept as captured, with a
+warning.
 """
 
 from __future__ import annotations
 
 import ctypes
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -85,10 +87,13 @@ def _call(name: str, *args) -> None:
 def kernels_only(captured: Any) -> Any:
     """``captured`` (CuPy's ``Graph``) where it has no memset node, else a :class:`KernelGraph` of a
     copy of its graph with each memset node made a kernel node (:func:`edited`), or ``captured`` as
-    it is where that cannot be done here."""
+    it is where that cannot be done here, with a warning saying why."""
     try:
         return edited(captured)
-    except Exception:  # (any: the copy is dropped, and the graph as captured is right, only slower to launch)
+    except Exception as error:  # (any: the copy is dropped, and the graph as captured is right, only slower to launch)
+        warnings.warn(f"a CUDA graph is replayed as captured, memset nodes and all ({error}): where cuBLAS clears "
+                      f"its workspace with memsets, each replay costs tens of µs more host time", RuntimeWarning,
+                      stacklevel=3)
         return captured
 
 

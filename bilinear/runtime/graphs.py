@@ -55,7 +55,7 @@ class CapturedProduct:
                 self.stream.synchronize()
             executor = product.executor_for(A.shape[0], A.shape[1], B.shape[1])
             self.executor = executor
-            with product._calling, caller:  # (no other thread's capture or release in between)
+            with product.calling, caller:  # (no other thread's capture or release in between)
                 self.gemm_workspace = _cublas_workspace(executor, backend)
             given = {handle: (buffer.data.ptr, buffer.nbytes) for handle, buffer in self.gemm_workspace.items()}
             self.stream.begin_capture()
