@@ -6,6 +6,8 @@
 # over memsets of each width, alignment and pitch (tests/test_graph_memsets.py). Only the fill kernel is
 # instrumented (--kernel-name kns=bilinear_fill); the others were checked in sessions 33-62.
 # Part "probes": host time of graph launches by node kind, and of Winograd L2's replays at 4096-6144 (session 64's).
+# Parts "crossover" (session62.sh's), "grid" (session64.sh's), "ozaki" (session61.sh's): issue 13's tables again, on
+# this session's code. Part "f32": FP32 n = 16384 head to head, head_to_head.sh's float32 line at that size only.
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
 for part in "$@"; do
@@ -23,6 +25,11 @@ for part in "$@"; do
       done ;;
     probes) (cd benchmarks && timeout 60 python3 memset_node_probe.py 2>&1 | tee $OUT/memset_nodes.txt
              timeout 150 python3 graph_launch_probe.py --launch serial streams batched 2>&1 | tee $OUT/graph_launch.txt) ;;
+    crossover) bash benchmarks/session62.sh crossover ;;
+    grid) bash benchmarks/session64.sh grid ;;
+    ozaki) bash benchmarks/session61.sh ozaki; tail -25 $OUT/ozaki.txt ;;
+    f32) timeout 300 python3 benchmarks/head_to_head.py --graphs --json $OUT/head_to_head_f32_16384.json --dtype float32 \
+           -n 16384 --configs "rsmm L3 dfs1+bfs2 streams" "winograd L2 bfs2 batched" 2>&1 | tee $OUT/head_to_head_f32_16384.txt ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done
