@@ -19,7 +19,8 @@ def output_path(text: str) -> Path:
         raise argparse.ArgumentTypeError("'-' names no file here: give a file name (import, transform, product "
                                          "and optimize write .bl to standard output when -o is left out)")
     if text.endswith(("/", os.sep)) and not Path(text).is_dir():  # Path drops the slash: it became a file's name
-        raise argparse.ArgumentTypeError(f"{text} names a folder (it ends with /), and there is none")
+        there = f"{Path(text)} is not a folder" if Path(text).exists() else "there is none"
+        raise argparse.ArgumentTypeError(f"{text} names a folder (it ends with /), and {there}")
     return Path(text)
 
 

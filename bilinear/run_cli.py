@@ -308,7 +308,11 @@ def _run(args) -> int:
 
     program = load_input_noting(args)
     product = CompiledProduct(_lowered(args, program), backend)
-    for note in unused_options(product.lowered, "product"):  # as compile says them: no option is taken without a word
+    notes = unused_options(product.lowered, "product")  # as compile says them: no option is taken without a word
+    if backend.name == "numpy" and product.lowered.options.launch == "streams" and product.lowered.levels:
+        notes.append("--launch streams changes nothing on the numpy backend: it runs the calls streams would overlap "
+                     "one after another")
+    for note in notes:
         print(f"bilinear run: note: {note}", file=sys.stderr)
     with _quiet_numpy():
         result = run_once(product, M, K, args.n, alpha=args.alpha, beta=args.beta, repeat=args.repeat, seed=args.seed)

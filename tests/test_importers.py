@@ -1041,6 +1041,23 @@ def test_a_perminov_file_whose_name_or_z2_says_otherwise_is_refused(tmp_path, na
     assert [d.message for d in refused.value.diagnostics] == [said]
 
 
+WHAT_A_COEFFICIENT_IS = ' (an integer or a fraction string such as "-1/2")'
+
+
+@pytest.mark.parametrize("old, new, said", [
+    ('"u": [[1], ["1/2"]]', '"u": [[true], ["1/2"]]', '1x1x2_m2_Z.json: "u" row 1: true is not a coefficient' + WHAT_A_COEFFICIENT_IS),
+    ('"u": [[1], ["1/2"]]', '"u": [[null], ["1/2"]]', '1x1x2_m2_Z.json: "u" row 1: null is not a coefficient' + WHAT_A_COEFFICIENT_IS),
+    ('"u": [[1], ["1/2"]]', '"u": [[1.5], ["1/2"]]', '1x1x2_m2_Z.json: "u" row 1: 1.5 is not a coefficient' + WHAT_A_COEFFICIENT_IS),
+    ('"n": [1, 1, 2]', '"n": [1, true, 2]', '1x1x2_m2_Z.json: "n" must be the shape [m, k, n], not [1, true, 2]'),
+    ('"m": 2', '"m": null', '1x1x2_m2_Z.json: "m" must be the number of products, not null'),
+])
+def test_a_perminov_file_s_values_are_quoted_as_json_writes_them(tmp_path, old, new, said):
+    """`true` in a file was quoted as Python's `True` (a hunt's report)."""
+    with pytest.raises(BilinearError) as refused:
+        read_catalogue(_write(tmp_path, "1x1x2_m2_Z.json", PERMINOV_JSON.replace(old, new)))
+    assert [d.message for d in refused.value.diagnostics] == [said]
+
+
 def test_an_indented_comment_in_a_perminov_text_file_is_a_comment(tmp_path):
     """`  # a comment` was refused as "'#' is not a rational coefficient"; the Kauers and fast-matmul readers take it."""
     plain = read_catalogue(_write(tmp_path, "1x1x2_m2_Z.txt", PERMINOV_TEXT))

@@ -1274,6 +1274,11 @@ def test_an_output_ending_in_a_slash_names_a_folder(capsys, tmp_path):
     (tmp_path / "there").mkdir()
     code, _, err = _run(capsys, "export", "strassen", "--to", "plinopt", "-o", f"{tmp_path}/there/")
     assert code == 0 and len(list((tmp_path / "there").glob("*.sms"))) == 3, err
+    # a file there: not "there is none" (a hunt's report)
+    (tmp_path / "afile").write_text("kept\n")
+    code, _, err = _run(capsys, "transform", "strassen", "--to", "nkm", "-o", f"{tmp_path}/afile/")
+    assert code == 2 and f"{tmp_path}/afile/ names a folder (it ends with /), and {tmp_path}/afile is not a folder" in err
+    assert (tmp_path / "afile").read_text() == "kept\n"
 
 
 def test_export_checks_its_file_before_work_and_says_how_to_read_it_back(capsys, tmp_path):
@@ -1939,6 +1944,23 @@ def test_a_cutoff_with_no_level_to_cut_says_it_changes_nothing(capsys, tmp_path)
     assert code == 0 and "changes nothing" not in err, err
 
 
+def test_a_launch_mode_with_no_level_says_it_changes_nothing(capsys, tmp_path):
+    """--launch streams at --levels 0 was taken without a word (a hunt)."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--levels", "0", "--launch", "streams", "-o", str(tmp_path / "a"))
+    assert code == 0 and "note: --launch streams changes nothing: at --levels 0 the product is one GEMM" in err, err
+    assert _run(capsys, "compile", STRASSEN, "--levels", "0", "-o", str(tmp_path / "b"))[0] == 0
+    assert (tmp_path / "a" / "strassen.cu").read_text() == (tmp_path / "b" / "strassen.cu").read_text()
+    code, _, err = _run(capsys, "compile", STRASSEN, "--levels", "1", "--launch", "streams", "-o", str(tmp_path / "c"))
+    assert code == 0 and "changes nothing" not in err, err
+
+
+def test_run_on_the_cpu_says_leaves_on_streams_run_in_order(capsys):
+    """The numpy backend runs what --launch streams would put on concurrent streams one after another."""
+    code, _, err = _run(capsys, "run", STRASSEN, "-n", "32", "--backend", "numpy", "--repeat", "1", "--launch", "streams")
+    assert code == 0 and err == ("bilinear run: note: --launch streams changes nothing on the numpy backend: it runs "
+                                 "the calls streams would overlap one after another\n"), err
+
+
 @pytest.mark.parametrize("options", [("--levels", "0"), ("--leaf", "fused")], ids=["levels-0", "fused-leaf"])
 def test_no_fuse_where_nothing_would_be_fused_says_it_changes_nothing(capsys, tmp_path, options):
     """--no-fuse wrote the same .cu as without it, without a word (a hunt): no option is ignored silently."""
@@ -1952,7 +1974,8 @@ def test_no_fuse_where_nothing_would_be_fused_says_it_changes_nothing(capsys, tm
     (("--levels", "0", "--cutoff", "4"), "--cutoff 4 changes nothing: at --levels 0 no level recurses"),
     (("--levels", "0", "--no-fuse"), "--no-fuse changes nothing: no level has consecutive element-wise stages to fuse"),
     (("--workspace-limit", "1G"), "--workspace-limit 1073741824 changes nothing: this product needs no workspace at any size"),
-], ids=["cutoff", "no-fuse", "workspace-limit"])
+    (("--levels", "0", "--launch", "streams"), "--launch streams changes nothing: at --levels 0 the product is one GEMM"),
+], ids=["cutoff", "no-fuse", "workspace-limit", "launch"])
 def test_run_says_an_option_changes_nothing_as_compile_does(capsys, options, note):
     """run took them without a word where compile notes them (a hunt)."""
     source = ROOT / "algorithms" / ("msmes.bl" if "--workspace-limit" in options else "strassen.bl")  # msmes: in place

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from conftest import SCHEMES, scheme_file
@@ -63,7 +64,7 @@ def test_plain_lines_read_as_the_ast_reader_reads_them(monkeypatch):
         "(a11 + b12)*(b11)*(c11)",  # a sum mixing letters
         "(a11)*(a12)*(c11)",  # two factors of a-entries
         "(a11)*(b11)*(c11)/0",  # division by zero
-        "(0*(a11))*(b11)*(c11)",  # multiplied by zero
+        "(0*(a11))*(b11)*(c11)",  # zero times its one sum: a zero factor
     ],
 )
 def test_lines_the_plain_form_declines_get_the_full_readers_error(line, tmp_path, monkeypatch):
@@ -71,6 +72,20 @@ def test_lines_the_plain_form_declines_get_the_full_readers_error(line, tmp_path
     assert trilinear._plain_product(line, 1, path, Span(str(path), 1, 1, 1, len(line) + 1)) is None
     with pytest.raises(BilinearError):
         trilinear.parse_product(line, 1, path)
+
+
+@pytest.mark.parametrize("plain, full", [
+    ("(-a21+0*a22)*(-b11+b13)*(c12)", "(-a21+0*a22)*(-b11+b13)*c12"),
+    ("(-a21+0a22)*(b11)*(c12)", "(-a21 + 0 a22)*(b11)*c12"),
+    ("(a21)*(b11-0*b12)*(c12)", "(a21)*(b11 - 0*b12)*c12"),
+])
+def test_a_zero_term_in_a_sum_is_a_zero_coefficient_on_either_path(plain, full):
+    """`0*a22` inside a sum was refused as "the product is multiplied by zero" by the full reader (bare
+    `c12`) and read as a zero coefficient by the plain form (`(c12)`), the same product (a hunt)."""
+    path = Path("x-223-1.exp")
+    assert trilinear._plain_product(full, 1, path, Span(str(path), 1, 1, 1, len(full) + 1)) is None
+    fast, slow = trilinear.parse_product(plain, 1, path), trilinear.parse_product(full, 1, path)
+    assert fast.factors == slow.factors and all(0 not in factor.values() for factor in slow.factors)
 
 
 def test_scaled_and_divided_plain_lines():

@@ -265,6 +265,8 @@ def unused_options(lowered: Lowered, what: str = "library") -> list[str]:
     options, unused = lowered.options, []
     if options.levels == 0 and options.cutoff != 1:
         unused.append(f"--cutoff {options.cutoff} changes nothing: at --levels 0 no level recurses")
+    if options.levels == 0 and options.launch != "serial":
+        unused.append(f"--launch {options.launch} changes nothing: at --levels 0 the product is one GEMM")
     if options.workspace_limit is not None and library_call_bytes(lowered, *[LARGEST_SIDE] * 3) == 0:
         unused.append(f"--workspace-limit {options.workspace_limit} changes nothing: this {what} needs no workspace "
                       "at any size")

@@ -41,9 +41,14 @@ from .common import (
 )
 
 
+def _quoted(value) -> str:
+    """A value of the file as JSON writes it (``true``, ``null``: Python's repr had said ``True``), cut short."""
+    return brief(json.dumps(value))
+
+
 def _number(value, where: str, path: Path) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        fail(f"{where}: {value!r} is not a coefficient (an integer or a fraction string such as \"-1/2\")", whole_file(path))
+        fail(f"{where}: {_quoted(value)} is not a coefficient (an integer or a fraction string such as \"-1/2\")", whole_file(path))
     try:
         return Fraction(value) if isinstance(value, int) else exact_fraction(value)
     except TooManyDigits as error:
@@ -69,7 +74,7 @@ def _variable(index, value, names: list[str], fresh: str, where: str, path: Path
     """A reduced file's ``{"index": i, "value": c}``: a real variable, a fresh one (i ≥ the real count),
     or a fresh one negated (i < 0)."""
     if type(index) is not int:
-        fail(f"{where}: the index {index!r} is not a whole number", whole_file(path))
+        fail(f"{where}: the index {_quoted(index)} is not a whole number", whole_file(path))
     sign = -1 if index < 0 else 1
     index = abs(index)
     if index < len(names):
@@ -140,16 +145,16 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
     if type(dims) is int:  # a square scheme may give one side
         dims = [dims] * 3
     if not (isinstance(dims, list) and len(dims) == 3 and all(type(d) is int for d in dims)):
-        fail(f"{path.name}: \"n\" must be the shape [m, k, n], not {dims!r}", whole_file(path))
+        fail(f"{path.name}: \"n\" must be the shape [m, k, n], not {_quoted(dims)}", whole_file(path))
     found = check_side(Shape(*dims), f"\"n\" of {path.name}", whole_file(path))
     if shape is not None and shape != found:
         fail(f"\"n\" of {path.name} says {found}, but the shape given is {shape}", whole_file(path))
     rank = data.get("m", len(data["u"]) if isinstance(data["u"], list) else 0)
     if type(rank) is not int or rank < 1:
-        fail(f"{path.name}: \"m\" must be the number of products, not {rank!r}", whole_file(path))
+        fail(f"{path.name}: \"m\" must be the number of products, not {_quoted(rank)}", whole_file(path))
     _check_name(path, found, rank)
     if type(z2 := data.get("z2", False)) is not bool:  # "true", a string, had been read over Q
-        fail(f"{path.name}: \"z2\" must be true or false, not {json.dumps(z2)}", whole_file(path))
+        fail(f"{path.name}: \"z2\" must be true or false, not {_quoted(z2)}", whole_file(path))
     if "u_fresh" in data:
         algorithm = _reduced(data, found, rank, path)
         return ModularScheme(algorithm, 2) if z2 else algorithm

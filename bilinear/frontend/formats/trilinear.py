@@ -158,7 +158,10 @@ class _Line:
         return result
 
     def multiply(self, left: Term, right: Term, operand: ast.AST) -> Term:
-        if not left.factors and left.scale == 0 or not right.factors and right.scale == 0:
+        zero, other = (left, right) if not left.factors and left.scale == 0 else (right, left)
+        # 0*a22 in a sum is a zero coefficient (the plain form reads it so); zero times the whole
+        # product, or times a number, is a mistake
+        if not zero.factors and zero.scale == 0 and len(other.factors) != 1:
             fail("the product is multiplied by zero", self.span(operand))
         if not left.factors or not right.factors:
             number, other = (left, right) if not left.factors else (right, left)
