@@ -35,7 +35,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
     Pass the result to :func:`bilinear.compile`.
 
     Raises:
-        ValueError: for tries below 1, steps below 0, or a name that is the algorithm's.
+        ValueError: for tries below 1, steps below 0, a name that is the algorithm's, or a cost of NaN.
         TypeError: where ``cost`` is no function, or returns values that do not compare with ``<``.
         BilinearError: where ``source`` is not an exact algorithm that verifies.
     """
@@ -80,7 +80,20 @@ def _compared(cost: Callable[[Schedule], object]) -> Callable[[Schedule], object
             then = f"{against!r}, then {value!r}" if first else repr(value)
             raise TypeError("cost must return values that compare with <, as numbers or tuples of numbers do; "
                             f"it returned {then}") from None
+        if _holds_nan(value):  # it compares false with everything: the search would keep whichever came first
+            raise ValueError(f"cost returned {value!r}, which orders with nothing (NaN)")
         first[:] = first or [value]
         return value
 
     return checked
+
+
+def _holds_nan(value: object) -> bool:
+    """Whether a cost is NaN, or a tuple holding one (a tuple's own comparison skips an element that
+    is the same object)."""
+    if isinstance(value, tuple):
+        return any(_holds_nan(item) for item in value)
+    try:
+        return bool(value != value)
+    except (TypeError, ValueError):
+        return False

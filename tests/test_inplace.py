@@ -230,6 +230,13 @@ def test_the_python_api_refuses_what_cannot_be_derived():
     assert bilinear.inplace(bilinear.load("msmes")).main.name == "strassen_inplace"  # a schedule's file: its algorithm
 
 
+@pytest.mark.parametrize("nan", [float("nan"), np.float64("nan"), (1, float("nan"))], ids=["float", "numpy", "tuple"])
+def test_a_cost_of_nan_is_refused(nan):
+    """NaN compares false with everything, so the search kept whichever order came first (a hunt)."""
+    with pytest.raises(ValueError, match=re.escape(f"cost returned {nan!r}, which orders with nothing (NaN)")):
+        bilinear.inplace(bilinear.load("strassen"), cost=lambda _: nan)
+
+
 def test_the_python_api_says_which_costs_cannot_be_compared():
     """A cost of None, or of an int for some orders and a str for others, raised Python's own
     "'<' not supported between instances of 'str' and 'int'" from inside the search."""
