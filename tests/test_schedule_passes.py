@@ -10,9 +10,10 @@ import pytest
 import bilinear
 from bilinear.ir import Algorithm, Multiply, Schedule
 from bilinear.schedule import default_schedule, fuse_elementwise, group_stages, single_target
+from bilinear.schedule.basis import CONDITION_LIMIT
 from bilinear.verify import verify_schedule
 
-from conftest import ALGORITHMS, ROOT
+from conftest import ALGORITHMS, ROOT, scheme_file
 
 
 def _definitions():
@@ -203,3 +204,34 @@ def test_a_product_no_output_uses_is_not_computed(tmp_path, c11):
         rng = np.random.default_rng(1)
         A, B = rng.standard_normal((13, 13)), rng.standard_normal((13, 13))
         assert np.allclose(product(A, B), A @ B, rtol=0, atol=1e-12)
+
+
+def _phase_conditions(schedule):
+    """The condition number of each change of basis single_target builds (directions scaled to unit length)."""
+    from bilinear.schedule.basis import _basis, split_phases
+
+    conditions = []
+    for stage in schedule.stages:
+        if stage.is_product_stage() and any(len(s.targets.terms) > 1 for s in stage.statements):
+            for phase in split_phases(stage.statements):
+                _, q, _, _ = _basis(phase)
+                matrix = np.array([[float(x) for x in row] for row in q])
+                conditions.append(float(np.linalg.cond(matrix / np.linalg.norm(matrix, axis=0))))
+    return conditions
+
+
+def test_a_derived_schedule_of_a_rational_scheme_keeps_run_s_error_bound():
+    """DPS's ⟨2,2,2;7⟩ (PLinOpt) derived in place: a phase's change of basis took C11 and C22 as the pivots of
+    two directions whose entries there nearly cancel (condition number 410), and the error grew about 100×
+    a level: 2.5e-13 at two levels against run's bound of 1.6e-14 (a hunt).  Fused leaves, which add each
+    product into its targets directly, were within it."""
+    from bilinear.runtime.compiled import CompiledProduct, make_backend
+    from bilinear.runtime.run import run_once
+    from bilinear.lower.plan import Options, lower
+
+    program = bilinear.inplace(scheme_file("plinopt/2x2x2_7_DPS-integral-12.0662_L.sms"))
+    assert max(_phase_conditions(program.schedules[0])) <= CONDITION_LIMIT
+    for levels in (1, 2, 3):
+        product = CompiledProduct(lower(program, Options(levels=levels, dtype="float64")), make_backend("numpy"))
+        result = run_once(product, 64, 64, 64, repeat=1)
+        assert result.passes, (levels, result.error, result.bound)

@@ -19,6 +19,8 @@ from fractions import Fraction
 from itertools import combinations
 from math import comb
 
+import numpy as np
+
 from ..ir import Form, Multiply, Schedule, Stage, Update
 from ..optimize_kernel import reduce_past
 
@@ -210,6 +212,11 @@ def _fewest_possible(statements: tuple[Multiply, ...]) -> int:
 
 # Above this many completions, the completion is chosen by elimination instead of searched.
 SEARCHED_COMPLETIONS = 512
+#: The condition number (directions scaled to unit length) a change of basis may have before its
+#: conditioning ranks it: C passes through it and back, so rounding in C grows by about this much
+#: at each level.  The shipped schedules' changes of basis have 1.0-16.9; a completion of DPS's
+#: derived schedule had 410, and its error grew 100-fold a level (tests/test_schedule_passes.py).
+CONDITION_LIMIT = 32.0
 
 
 def _basis(phase: _Phase) -> tuple[list[str], Matrix, Matrix, list[int]]:
@@ -221,10 +228,13 @@ def _basis(phase: _Phase) -> tuple[list[str], Matrix, Matrix, list[int]]:
     unit vector e_u in block u's own buffer, so T is the identity outside the
     pivot rows and columns and its row operations are few.
 
-    Among completions by unit vectors it takes the one whose inverse has the
-    smallest denominators and fewest entries (the first such, in the order of
-    ``combinations``); with more than SEARCHED_COMPLETIONS candidates, the
-    unit vectors of the non-pivot rows of the directions' echelon form.
+    Among completions by unit vectors it takes one whose condition number is
+    within CONDITION_LIMIT (else the best conditioned), and of those the one
+    whose inverse has the smallest denominators and fewest entries (the first
+    such, in the order of ``combinations``); with more than
+    SEARCHED_COMPLETIONS candidates, the unit vectors of the non-pivot rows of
+    the directions' echelon form (with partial pivoting where that is past
+    the limit).
     Each candidate costs a given×given inverse only: with P the rows not
     completed by a unit vector and U the others, ordered P first,
     Q = [[D_P, 0], [D_U, I]] and Q⁻¹ = [[D_P⁻¹, 0], [−D_U·D_P⁻¹, I]].
@@ -242,6 +252,8 @@ def _basis(phase: _Phase) -> tuple[list[str], Matrix, Matrix, list[int]]:
         candidates = [tuple(i for i in range(size) if i != p) for p in first_pivot.values()]
     elif comb(size, given) > SEARCHED_COMPLETIONS:
         candidates = [_echelon_completion(columns, size)]
+        if _condition(columns, candidates[0], size) > CONDITION_LIMIT:
+            candidates.append(_echelon_completion(columns, size, largest=True))
     else:
         candidates = combinations(range(size), size - given)
     best = None
@@ -250,7 +262,8 @@ def _basis(phase: _Phase) -> tuple[list[str], Matrix, Matrix, list[int]]:
         if pieces is None:
             continue
         entries = [x for row in pieces[0] + pieces[1] for x in row if x != 0]
-        cost = (max((x.denominator for x in entries), default=1), len(entries) + len(units))
+        cost = (max(_condition(columns, units, size), CONDITION_LIMIT),
+                max((x.denominator for x in entries), default=1), len(entries) + len(units))
         if best is None or cost < best[0]:
             best = (cost, units, pieces)
     _, units, (d_p_inverse, unit_rows) = best
@@ -285,12 +298,26 @@ def _completed_inverse(columns: Matrix, units: tuple[int, ...], size: int) -> tu
     return d_p_inverse, unit_rows
 
 
-def _echelon_completion(columns: Matrix, size: int) -> tuple[int, ...]:
-    """Unit vectors completing independent ``columns`` to a basis: the rows that are not pivots."""
+def _condition(columns: Matrix, units: tuple[int, ...], size: int) -> float:
+    """The condition number of Q = [directions | e_u for u in units], each column scaled to unit
+    length (a direction's scale is its coordinate's, and costs no accuracy); inf where Q is singular."""
+    unit_set = set(units)
+    pivots = [i for i in range(size) if i not in unit_set]
+    q = np.eye(size)
+    for holder, column in zip(pivots, columns):
+        q[:, holder] = [float(x) for x in column]
+        q[:, holder] /= np.linalg.norm(q[:, holder])
+    return float(np.linalg.cond(q))
+
+
+def _echelon_completion(columns: Matrix, size: int, largest: bool = False) -> tuple[int, ...]:
+    """Unit vectors completing independent ``columns`` to a basis: the rows that are not pivots (each
+    column's first nonzero row once the columns before are eliminated, or with ``largest`` its largest)."""
     work = [column[:] for column in columns]
     pivots: list[int] = []
     for index, column in enumerate(work):
-        pivot = next(i for i in range(size) if column[i] != 0)
+        rows = [i for i in range(size) if column[i] != 0 and i not in pivots]
+        pivot = max(rows, key=lambda i: abs(column[i])) if largest else rows[0]
         pivots.append(pivot)
         for other in work[index + 1 :]:
             if other[pivot] != 0:
