@@ -78,6 +78,9 @@ def derive(args) -> int:
     print(f"deriving an in-place schedule of {source.name}: {count} product{plural[count != 1]}, "
           + ((f"each of their {orders} orders" if orders > 1 else "its one order") if every else
              f"{args.tries} {order_word}, then {args.steps} {step_word} of a local search"), file=sys.stderr)
+    seeded = not every and (args.tries > 1 or args.steps > 0)  # whether the seed draws anything
+    if unused := _unused_search_note(args, every, orders, source.name, seeded):
+        print(unused, file=sys.stderr)
     with Console(stderr=True).status(f"deriving {name}"):  # a spinner where stderr is a terminal
         ranked = _Ranked(source, orders - 1)
         schedule = inplace(source, tries=args.tries, steps=args.steps, seed=args.seed, name=name, cost=ranked).main
@@ -85,12 +88,27 @@ def derive(args) -> int:
               else f"the cheapest of {args.tries} product {order_word} and {args.steps} local search {step_word}")
     header = (*copied_header(args.file, program, source, writes=name),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
-              f"restored), {chosen}{'' if every else f' (seed {args.seed})'}.")
+              f"restored), {chosen}{f' (seed {args.seed})' if seeded else ''}.")
     if written := write_verified(source, schedule, header, args.style, args.output):
         return written
     with Console(stderr=True).status("counting the default schedule's traffic"):
         print(_traffic_note(schedule, source), file=sys.stderr)
     return 0
+
+
+def _unused_search_note(args, every: bool, orders: int, name: str, seeded: bool) -> str | None:
+    """The search options given that change nothing (none is taken without a word): --steps and
+    --seed where every order is derived, --seed where one order is taken unsearched."""
+    given = [f"{flag} {value}" for flag, value, default in (("--steps", args.steps, DEFAULT_STEPS),
+                                                           ("--seed", args.seed, 0))
+             if value != default and (every or flag == "--seed")]
+    if not given or seeded:
+        return None
+    verb = "changes" if len(given) == 1 else "change"
+    why = ((f"each of {name}'s {orders} product orders is derived" if orders > 1 else f"{name} has one product order")
+           if every else
+           f"with --tries {args.tries} and --steps {args.steps} no order is drawn or searched")
+    return f"note: {' and '.join(given)} {verb} nothing: {why}" + (", so none is drawn or searched" if every else "")
 
 
 class _Ranked:

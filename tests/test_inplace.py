@@ -141,6 +141,32 @@ def test_cli_says_every_order_where_there_are_fewer_than_tries(tmp_path, capsys)
     assert "the cheapest of all 2 product orders." in out.read_text(encoding="utf-8")  # (no seed plays a part)
 
 
+@pytest.mark.parametrize("options, note, seed_in_header", [
+    (("--steps", "500", "--seed", "3"), "note: --steps 500 and --seed 3 change nothing: each of rect's 2 product orders "
+     "is derived, so none is drawn or searched\n", False),
+    (("--seed", "3",), "note: --seed 3 changes nothing: each of rect's 2 product orders is derived, so none is drawn or "
+     "searched\n", False),
+])
+def test_cli_says_search_options_change_nothing_where_every_order_is_derived(tmp_path, capsys, options, note,
+                                                                            seed_in_header):
+    """--steps and --seed were taken without a word where every order is derived (a hunt)."""
+    source, out = tmp_path / "rect.bl", tmp_path / "rect_inplace.bl"
+    source.write_text(RECT, encoding="utf-8")
+    assert main(["inplace", str(source), "-o", str(out), *options]) == 0
+    assert note in capsys.readouterr().err
+    assert ("(seed" in out.read_text(encoding="utf-8")) == seed_in_header
+
+
+def test_cli_says_a_seed_draws_nothing_with_one_order_and_no_search(tmp_path, capsys):
+    out = tmp_path / "s.bl"
+    assert main(["inplace", "strassen", "--tries", "1", "--steps", "0", "--seed", "7", "-o", str(out)]) == 0
+    assert ("note: --seed 7 changes nothing: with --tries 1 and --steps 0 no order is drawn or searched\n"
+            in capsys.readouterr().err)
+    assert "(seed" not in out.read_text(encoding="utf-8")  # the header had said "(seed 7)"
+    assert main(["inplace", "strassen", "--tries", "2", "--steps", "0", "--seed", "7", "-o", str(out), "--force"]) == 0
+    assert "changes nothing" not in capsys.readouterr().err and "(seed 7)" in out.read_text(encoding="utf-8")
+
+
 def test_cli_writes_a_verified_file_that_runs(tmp_path, capsys):
     out = tmp_path / "grey234_inplace.bl"
     assert main(["inplace", "grey234", "-o", str(out), "--tries", "4", "--steps", "4"]) == 0
