@@ -222,7 +222,7 @@ def _phase_conditions(schedule):
 
 def test_a_derived_schedule_of_a_rational_scheme_keeps_run_s_error_bound():
     """DPS's ⟨2,2,2;7⟩ (PLinOpt) derived in place: a phase's change of basis took C11 and C22 as the pivots of
-    two directions whose entries there nearly cancel (condition number 410), and the error grew about 100×
+    two directions whose entries there nearly cancel (condition number 396), and the error grew about 100×
     a level: 2.5e-13 at two levels against run's bound of 1.6e-14 (a hunt).  Fused leaves, which add each
     product into its targets directly, were within it."""
     from bilinear.runtime.compiled import CompiledProduct, make_backend
