@@ -235,3 +235,9 @@ def test_a_derived_schedule_of_a_rational_scheme_keeps_run_s_error_bound():
         product = CompiledProduct(lower(program, Options(levels=levels, dtype="float64")), make_backend("numpy"))
         result = run_once(product, 64, 64, 64, repeat=1)
         assert result.passes, (levels, result.error, result.bound)
+
+
+@pytest.mark.parametrize("definition, algorithm", list(_definitions()))
+def test_every_shipped_change_of_basis_is_well_conditioned(definition, algorithm):
+    for schedule in _schedules(definition, algorithm):
+        assert max(_phase_conditions(schedule), default=1.0) <= CONDITION_LIMIT, schedule.name
