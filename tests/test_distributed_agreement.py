@@ -243,6 +243,13 @@ try:  # each rank its own entries, shapes alike: the waves had mixed them into n
     say(f"rank {{product.comm.rank}} ran chains of other entries")
 except DistributedError as error:
     say(f"rank {{product.comm.rank}} refused other entries: {{error}}")
+try:  # each rank its own model (ChainModel.fitted from its own timings): rank 0 had planned a wave over every
+    # rank and rank 1 the same wave side by side, and their exchanges crossed (a traceback, a garbled error; a hunt)
+    model = dist.ChainModel(speedup=1000.0) if product.comm.rank == 0 else dist.ChainModel(speedup=1e-3)
+    chain([rng.standard_normal(shape) for shape in ((40, 2), (2, 40), (40, 2), (2, 40))], product, model)
+    say(f"rank {{product.comm.rank}} ran chains of other models")
+except DistributedError as error:
+    say(f"rank {{product.comm.rank}} refused other models: {{error}}")
 import time
 started = time.monotonic()
 try:  # a transposed view: the rank that multiplies it had raised, the other waited for the timeout; then both
@@ -289,6 +296,10 @@ def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_repl
     entries = [line for line in done.stdout.splitlines() if "refused other entries: the ranks were called with "
                "different chains (their number, shapes, dtypes, layouts or entries of matrices differ)" in line]
     assert len(entries) == 2, done.stdout
+    models = [line for line in done.stdout.splitlines() if line.endswith(
+        "refused other models: the ranks planned the chain with different models (ChainModel); every rank passes "
+        "the same one")]
+    assert len(models) == 2, done.stdout
     failed = [line for line in done.stdout.splitlines() if "refused a transposed view after" in line]
     assert len(failed) == 2 and all(line.endswith("s: matrix 0 of the chain is not row-major (C-contiguous, or row "
                                                   "slices of one): pass np.ascontiguousarray(it)")

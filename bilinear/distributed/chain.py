@@ -256,13 +256,19 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
     samples = [sample_of(m) if shape is not None else None for m, shape in zip(matrices, shapes)]
     described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices], row_major,
                       samples)).encode()
-    # a digest, as agree.facts sends its options: a long chain's shapes would not fit the exchange
-    everyone = product.comm.agree(hashlib.sha256(described).hexdigest()[:16])
+    model = model or ChainModel()
+    # digests, as agree.facts sends its options: a long chain's shapes would not fit the exchange; and the model,
+    # from which each rank plans the same waves (ranks that planned apart had crossed their exchanges)
+    digests = [hashlib.sha256(text).hexdigest()[:16] for text in (described, repr(model).encode())]
+    everyone = product.comm.agree(":".join(digests))
     if problem := different_calls(everyone):
         raise AgreedError(problem)
-    if len(set(everyone)) > 1:
+    if len({said.split(":")[0] for said in everyone}) > 1:
         raise AgreedError("the ranks were called with different chains (their number, shapes, dtypes, layouts or "
                           "entries of matrices differ); every rank passes the same chain")
+    if len(set(everyone)) > 1:
+        raise AgreedError("the ranks planned the chain with different models (ChainModel); every rank passes the "
+                          "same one")
     for index, (matrix, shape) in enumerate(zip(matrices, shapes)):  # alike on every rank: they agreed
         if shape is None:
             what = f"an array of shape {matrix.shape}" if hasattr(matrix, "shape") else type(matrix).__name__
@@ -273,7 +279,7 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
         module = type(matrices[index]).__module__.split(".")[0]
         raise ValueError(f"matrix {index} of the chain is not row-major (C-contiguous, or row slices of one): pass "
                          f"{'np' if module == 'numpy' else module}.ascontiguousarray(it)")
-    plan = plan_chain(shapes, product.comm.size, model or ChainModel())
+    plan = plan_chain(shapes, product.comm.size, model)
     return run_chain(plan, matrices, product), plan
 
 
