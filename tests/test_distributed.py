@@ -722,11 +722,16 @@ def test_run_under_srun_without_gpus_says_each_rank_runs_alone(monkeypatch, caps
 
 
 @needs_mpi
-def test_bench_with_gpus_checks_its_json_path_before_timing(tmp_path):
-    """It ran every timing, then failed with a raw FileNotFoundError."""
-    done = _mpi(2, "-m", "bilinear.cli", "bench", "winograd", "-n", "16", "--gpus", "2", "--levels", "1",
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_bench_with_gpus_checks_its_json_path_before_timing(tmp_path, ranks):
+    """It ran every timing, then failed with a raw FileNotFoundError; then rank 0 alone refused it and
+    ended the job while the others waited, and on three ranks MPICH killed them: exit 9 and its banner
+    (a hunt)."""
+    done = _mpi(ranks, "-m", "bilinear.cli", "bench", "winograd", "-n", "16", "--gpus", str(ranks), "--levels", "1",
                 "--backend", "numpy", "--json", str(tmp_path / "missing" / "r.json"), timeout=60)
-    assert done.returncode != 0 and "cannot write" in done.stderr and "speed-up" not in done.stdout
+    assert done.returncode == 1 and done.stderr.count("cannot write") == 1, done.stdout + done.stderr
+    assert f"bilinear: rank 0 refused --json: cannot write {tmp_path}/missing/r.json: " in done.stderr
+    assert "speed-up" not in done.stdout and "BAD TERMINATION" not in done.stdout
 
 
 IDLED = """

@@ -50,7 +50,7 @@ def test_a_local_file_one_rank_cannot_read_is_said_once_with_the_rank(tmp_path):
     common = (*RUN, STRASSEN, "-n", "16", "--gpus", "2", "--backend", "numpy", "--local")
     done = run_mpmd((*common, STRASSEN), (*common, str(missing)), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
     assert done.returncode == 1, done.stdout + done.stderr
-    assert done.stderr == (f"bilinear: rank 1 could not build its product: error: cannot read {missing}: "
+    assert done.stderr == (f"bilinear: rank 1 could not build its product: cannot read {missing}: "
                            "No such file or directory\n")
 
 

@@ -108,7 +108,8 @@ def alike_on_every_rank(step: Callable[[], T], failed: str) -> T:
         if isinstance(failure, OptionError):
             raise failure  # a usage error, as argparse says it (rank 0; the others return 2)
         raise SameOnEveryRank(said)
-    raise SameOnEveryRank("; ".join(f"rank {rank} {what}: {why}" for rank, (d, what, why) in enumerate(everyone) if d))
+    raise SameOnEveryRank("; ".join(f"rank {rank} {what}: {why.removeprefix('error: ')}"  # ("rank 0 refused --json:
+                                    for rank, (d, what, why) in enumerate(everyone) if d))  # error: cannot write ...")
 
 
 def same_command(args) -> None:
