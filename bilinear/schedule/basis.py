@@ -300,7 +300,7 @@ def _completed_inverse(columns: Matrix, units: tuple[int, ...], size: int) -> tu
 
 def _condition(columns: Matrix, units: tuple[int, ...], size: int) -> float:
     """The condition number of Q = [directions | e_u for u in units], each column scaled to unit
-    length (a direction's scale is its coordinate's, and costs no accuracy); inf where Q is singular."""
+    length (a direction's scale is its coordinate's, and costs no accuracy)."""
     unit_set = set(units)
     pivots = [i for i in range(size) if i not in unit_set]
     q = np.eye(size)
