@@ -839,6 +839,16 @@ def test_plan_json_holds_what_the_text_says_and_is_json_when_the_input_fails(tmp
         assert failed["errors"][0]["message"] in done.stderr
 
 
+def test_plan_json_names_its_schema_version_whether_or_not_the_input_loads():
+    """verify --format json and the manifest name their schema's version; plan's JSON named none."""
+    from bilinear.distributed.describe import PLAN_SCHEMA_VERSION
+
+    for source in ("winograd", "nosuch"):
+        done = _cli("plan", source, "--gpus", "2", "-n", "64", "--format", "json")
+        data = json.loads(done.stdout)
+        assert data["schema_version"] == PLAN_SCHEMA_VERSION == 1 and next(iter(data)) == "schema_version", done.stdout
+
+
 def test_plan_refuses_a_decomposition_whose_coefficients_the_dtype_cannot_hold(tmp_path):
     """plan --dtype float32 proved and exited 0 for a decomposition that run refuses (2^160 past float32; an audit)."""
     big, small = f"{2**40}*", f"1/{2**40}*"

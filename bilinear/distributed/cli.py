@@ -11,7 +11,7 @@ from ..cli_args import add_input_options, asks_for_reading_option, dimension, lo
 from ..diagnostics import BilinearError, diagnostics_of, render
 from ..lower.options import OptionError
 from .comm import AgreedError, end_job, say
-from .describe import describe_plan, plan_as_data
+from .describe import PLAN_SCHEMA_VERSION, describe_plan, plan_as_data
 from .steps import MAX_GLOBAL_PRODUCTS
 from .plan import INPUT_LAYOUTS, OUTPUT_LAYOUTS
 from .ranks import (SameOnEveryRank, alike_on_every_rank, launched_ranks, read_on_every_rank, same_command, world)
@@ -151,7 +151,8 @@ def plan_command(args) -> int:
         if args.format != "json" or isinstance(error, OptionError):
             raise
         diagnostics = diagnostics_of(error)  # a JSON reader gets JSON whatever happened, as verify's does
-        print(json.dumps({"verified": False, "problems": [], "errors": [d.to_json() for d in diagnostics]}, indent=1))
+        print(json.dumps({"schema_version": PLAN_SCHEMA_VERSION, "verified": False, "problems": [],
+                          "errors": [d.to_json() for d in diagnostics]}, indent=1))
         for diagnostic in diagnostics:
             print(render(diagnostic), file=sys.stderr)
         return 1

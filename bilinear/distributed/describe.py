@@ -81,6 +81,10 @@ def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[s
     return lines
 
 
+#: The version of ``plan --format json``'s layout (as verify's and the manifest's): raised when a key changes meaning.
+PLAN_SCHEMA_VERSION = 1
+
+
 def plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
     """The plan as JSON data, with what the text form says per rank: flops and workspace bytes at
     ``itemsize`` (--dtype's; the JSON had been the same for float32 and float64)."""
@@ -88,6 +92,7 @@ def plan_as_data(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> dict:
 
     d = plan.decomposition
     return {
+        "schema_version": PLAN_SCHEMA_VERSION,
         "dtype_bytes": itemsize,
         "per_rank": [{"rank": rank, "flops": plan.flops_of(rank),
                       "workspace_bytes": rank_workspace_bytes(plan, rank, itemsize, *roles)}
