@@ -59,7 +59,8 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     (column) of the result, where cuBLAS may give ±Inf; where its workspace for all
     of the result at once is not free on the device, it runs in tiles of the
     result that fit (the same bits).  Another fast scheme whose
-    workspace is not free on the device gives way to cuBLAS.  A fast scheme
+    workspace is not free on the device gives way to cuBLAS, and so does one
+    that computes C = A*B over C (rsmm) in a call with beta ≠ 0.  A fast scheme
     keeps its workspace between calls where as much stays free beside it, and
     from the third call on the same arrays (and alpha, beta) replays as one
     CUDA graph (:mod:`bilinear.runtime.graph_cache`), without the host time of
@@ -153,7 +154,7 @@ def matmul(A, B, out=None, alpha: float = 1.0, beta: float = 0.0, *, inplace: bo
     # The fast scheme takes row-major operands only (compiled only when they are).
     fast = choice.kernel == "recursive" and choice.config is not None and all(x.flags.c_contiguous for x in (A, B, out))
     product = _fast_product(choice.config) if fast else None
-    room = _fits(product, A, B) if product is not None else Room(False)
+    room = _fits(product, A, B) if product is not None and _takes(product, beta) else Room(False)
     if room.fits:
         _run_fast(product, A, B, out, alpha, beta, room)
         if call.k:  # the checked path validated this signature: later calls skip the checks
@@ -280,6 +281,9 @@ def _remembered_fast(product, room: Room):
     cuBLAS where nothing fits then."""
 
     def run(A, B, out, alpha: float, beta: float) -> None:
+        if not _takes(product, beta):  # the signature was prepared by a call with beta = 0
+            _gpu_backend().gemm(A, B, out, alpha, beta)
+            return
         now = room if room.keep and _holds_workspace_for(product, A, B) else _fits(product, A, B)
         if now.fits:
             _run_fast(product, A, B, out, alpha, beta, now)
@@ -287,6 +291,12 @@ def _remembered_fast(product, room: Room):
             _gpu_backend().gemm(A, B, out, alpha, beta)
 
     return run
+
+
+def _takes(product, beta: float) -> bool:
+    """Whether the fast product can run a call with this beta: one that computes C = A*B over C (rsmm)
+    takes beta = 0 only, so a call with beta ≠ 0 goes to cuBLAS (it had raised the product's refusal)."""
+    return beta == 0 or not product.overwrites_c
 
 
 def _holds_workspace_for(product, A, B) -> bool:

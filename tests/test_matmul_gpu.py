@@ -9,7 +9,7 @@ import pytest
 
 import bilinear
 from bilinear.dispatch import Choice
-from bilinear.measure import error_bound, float64_reference, random_inputs, relative_error
+from bilinear.measure import error_bound, error_scale, float64_reference, random_inputs, relative_error
 from bilinear.paths import algorithms_dir
 from bilinear.runtime import prepared_calls
 
@@ -148,6 +148,25 @@ def test_repeated_fast_scheme_calls_replay_a_graph_and_stay_right(cp, levels, br
     results = [bilinear.matmul(A, B) for _ in range(4)]
     exact = float64_reference(A, B, C, 1.0, 0.0)
     assert all(relative_error(r, exact, A, B) <= error_bound("float64", K, 2.0, levels) for r in results)
+    graph_cache.forget()
+
+
+def test_a_fast_scheme_that_overwrites_c_gives_a_call_with_beta_to_cublas(cp, monkeypatch):
+    """rsmm computes C = A*B over C: where a table chose it, matmul(beta≠0) raised rsmm's own "beta must
+    be 0", on the first call and on a call prepared by one with beta = 0 (a GPU property test found it)."""
+    from bilinear.dispatch import Recursive
+    from bilinear.runtime import graph_cache
+
+    M, K, N = 515, 257, 129
+    config = Recursive("float64", M, K, N, "rsmm", 1, 0, 1.5, 0, "serial")
+    monkeypatch.setattr("bilinear.dispatch.dispatch", lambda *args, **kwargs: Choice("recursive", reason="test", config=config))
+    graph_cache.forget()
+    A, B, C = random_inputs(cp, M, K, N, "float64", seed=13)
+    for beta in (0.5, 0.0, 0.0, 0.0, -2.0, 0.0, 3.0):  # checked, then prepared (and replayed) calls
+        exact = float64_reference(A, B, C, 1.5, beta)
+        scale = error_scale(A, B, 1.5, beta, C)
+        assert bilinear.matmul(A, B, out=C, alpha=1.5, beta=beta) is C
+        assert relative_error(C, exact, A, B, scale) <= error_bound("float64", K, 2.0, 1), beta
     graph_cache.forget()
 
 
