@@ -118,7 +118,11 @@ def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
             "elementwise_bytes_one_level":
                 None if compiled.counts is None else bytes_of(compiled.counts.elementwise_blocks_moved),
             "from_zero_elementwise_bytes_one_level":
-                None if compiled.from_zero is None else bytes_of(compiled.from_zero.elementwise_blocks_moved)},
+                None if compiled.from_zero is None else bytes_of(compiled.from_zero.elementwise_blocks_moved),
+            "elementwise_launches_one_level": None if compiled.counts is None else compiled.counts.elementwise_stages,
+            "launches_one_level": None if compiled.counts is None else compiled.counts.launches(compiled.leaf == "fused"),
+            "from_zero_launches_one_level":
+                None if compiled.from_zero is None else compiled.from_zero.launches(compiled.leaf == "fused")},
         "shape_conditions": [str(condition) for condition in entry.shape_conditions],
         "restores": schedule.restores,
         "n": n,
@@ -216,6 +220,19 @@ def bytes_text(count: int) -> str:  # 2.62 GiB, 512 bytes
     return f"{count} bytes"
 
 
+def flops_text(count: float) -> str:  # 30.79 TFLOP, 585.16 MFLOP, 0 FLOP
+    for unit, size in (("EFLOP", 1e18), ("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if count >= size:
+            return f"{count / size:.2f} {unit}"
+    return f"{count:g} FLOP"
+
+
+def _products(data: dict) -> str:
+    """"8, of which 1 never used" (the flops count the 7 computed), or "7"."""
+    unused = data.get("unused_products")
+    return f"{data['products']}, of which {unused} never used" if unused else str(data["products"])
+
+
 def _per_level(data: dict) -> str:
     """Classical products over those computed, in words: "1.1429x fewer", "1.5x more", "as many"."""
     classical, computed = data["classical_products"], data["products"] - (data.get("unused_products") or 0)
@@ -229,7 +246,7 @@ def _algorithm_text(data: dict) -> list[str]:
         lines.append("  Brent equations: every C block equals its classical sum exactly")
     sides = data["additions_by_side"]
     lines += [
-        f"  products: {data['products']}{f', of which {n} never used' if (n := data.get('unused_products')) else ''}"
+        f"  products: {_products(data)}"
         f" (classical {data['classical_products']}"
         + (f"; {_per_level(data)} multiplications per level)" if data["speedup_per_level"] else ")"),
         f"  additions: {data['additions']} as written (A side {sides['A']}, B side {sides['B']}, "
@@ -269,6 +286,8 @@ def _schedule_text(data: dict) -> list[str]:
     lines.append(f"  element-wise traffic per level at {at_n(data['n'], data['part'])}: "
                  f"{bytes_text(data['elementwise_bytes_one_level'])} "
                  f"as written{_compiled_traffic(data['compiled'], data['computes'])}")
+    if (launches := _compiled_launches(data["compiled"], data["computes"])) is not None:
+        lines.append(f"  kernel launches per level, {launches}")
     for condition in data["shape_conditions"]:
         lines.append(f"  requires {condition}")
     if data["restores"] and data["ok"]:
@@ -286,6 +305,19 @@ def _compiled_traffic(compiled: dict | None, computes: str) -> str:
             f"{bytes_text(compiled['elementwise_bytes_one_level'])} for {computes.replace('*', '·')}")
     zero = compiled["from_zero_elementwise_bytes_one_level"]
     return text if zero is None else text + f", {bytes_text(zero)} where C starts at zero"
+
+
+def _compiled_launches(compiled: dict | None, computes: str) -> str | None:
+    """"compiled (cublas leaves, fused passes): 12 (5 element-wise, 7 GEMMs) for C += A·B, 11 where C
+    starts at zero", or None where nothing was compiled to count."""
+    if compiled is None or compiled["launches_one_level"] is None:
+        return None
+    launches, element_wise = compiled["launches_one_level"], compiled["elementwise_launches_one_level"]
+    products = "product kernels" if compiled["leaf"] == "fused" else "GEMMs"
+    text = (f"compiled ({compiled['leaf']} leaves, {'fused' if compiled['fuse'] else 'unfused'} passes): {launches} "
+            f"({element_wise} element-wise, {launches - element_wise} {products}) for {computes.replace('*', '·')}")
+    zero = compiled["from_zero_launches_one_level"]
+    return text if zero is None else text + f", {zero} where C starts at zero"
 
 
 _TEXT = {
@@ -337,7 +369,7 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
             "|---|---|---|---|---|---|---|---|---|",
         ]
         out += [
-            f"| {markdown_text(a['name'])} | {a['shape']} | {_status(a['ok'])} | {a['products']} | "
+            f"| {markdown_text(a['name'])} | {a['shape']} | {_status(a['ok'])} | {_products(a)} | "
             f"{a['additions']} / {a['additions_unshared']} | {a['growth_factor']} | {a['e_max']} | {a['q']} | "
             f"{a['one_level']['leaf_flops'] / 1e9:.1f} / {a['one_level']['addition_flops'] / 1e9:.3f}"
             f"{_part_cell(a['one_level'])} |"
@@ -352,13 +384,14 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     if schedules:
         out += [
             f"| schedule | for | computes | status | stages | workspace per level at n={n} {dtype} | "
-            f"element-wise traffic per level at n={n} {dtype} |",
-            "|---|---|---|---|---|---|---|",
+            f"element-wise traffic per level at n={n} {dtype} | kernel launches per level |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         out += [
             f"| {markdown_text(s['name'])} | {markdown_text(s['algorithm'])} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
             f"{bytes_text(s['workspace_bytes_one_level'])}{_part_cell(s)} | {bytes_text(s['elementwise_bytes_one_level'])} "
-            f"as written{_compiled_traffic(s['compiled'], s['computes'])}{_part_cell(s)} |"
+            f"as written{_compiled_traffic(s['compiled'], s['computes'])}{_part_cell(s)} | "
+            f"{_compiled_launches(s['compiled'], s['computes']) or '—'} |"
             for s in schedules
         ]
         out.append("")

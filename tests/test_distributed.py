@@ -1466,7 +1466,19 @@ def test_a_plan_whose_core_is_empty_says_so(capsys):
     assert main(["plan", "strassen", "-n", "1", "--gpus", "8"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("core 0x0x0 of 1x1x1 (empty: the fringe products hold all the work)")
-    assert lines[1] == "rank 0: 6.125 products of the empty core, 0.00 TFLOP, workspace 0.00 GiB"
+    assert lines[1] == "rank 0: 6.125 products of the empty core, 2 FLOP, workspace 0 bytes"  # its fringe product
+
+
+def test_a_plans_flops_and_workspace_are_said_in_units_that_show_them(capsys):
+    """A plan of 1001-sized products said "0.00 TFLOP, workspace 0.01 GiB" a rank, where its JSON
+    held 585,160,000 flops and 5,999,992 bytes (a hunt)."""
+    from bilinear.cli import main
+
+    assert main(["plan", "strassen", "--gpus", "3", "-m", "999", "-k", "1003", "-n", "1001"]) == 0
+    ranks = [line for line in capsys.readouterr().out.splitlines() if line.startswith("rank ")]
+    assert ranks[0] == "rank 0: 2.33267 products, 585.16 MFLOP, workspace 5.72 MiB", ranks
+    assert main(["plan", "winograd", "--gpus", "2", "-n", "32768"]) == 0
+    assert "rank 0: 3.5 products, 30.79 TFLOP, workspace 6.00 GiB" in capsys.readouterr().out
 
 
 def test_a_ranks_share_of_products_counts_the_rows_it_multiplies(capsys):

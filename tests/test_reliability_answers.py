@@ -369,6 +369,8 @@ def test_the_report_counts_the_products_an_output_uses(tmp_path):
     text = to_text(report, n=8192)
     assert "  products: 8, of which 1 never used (classical 8; 1.1429x fewer multiplications per level)" in text
     assert "one level at n=8192: 962.1 GFLOP in products" in text
+    from bilinear.report import to_markdown  # its table had said 8 beside the GFLOP of 7 (a hunt)
+    assert "| strassen | <2,2,2;8> | verified | 8, of which 1 never used | 18 / 18 |" in to_markdown(report, n=8192)
 
 
 def test_additions_without_sharing_leave_out_a_product_that_cancels(tmp_path):

@@ -53,13 +53,16 @@ def test_verify_reports_the_traffic_the_compiled_passes_move_beside_the_written_
     assert entry["elementwise_bytes_one_level"] == 506 * quarter
     assert entry["compiled"] == {"leaf": "cublas", "fuse": True, "refused": None,
                                  "elementwise_bytes_one_level": (136 + 136 + 175) * quarter,
-                                 "from_zero_elementwise_bytes_one_level": (136 + 136 + 136) * quarter}
+                                 "from_zero_elementwise_bytes_one_level": (136 + 136 + 136) * quarter,
+                                 "elementwise_launches_one_level": 10, "launches_one_level": 59,
+                                 "from_zero_launches_one_level": 59}
     assert main(["verify", str(MSMES2)]) == 0
     assert ("  element-wise traffic per level at n=8192: 15.81 GiB as written; compiled (cublas leaves, fused passes): "
             "13.97 GiB for C += A·B, 12.75 GiB where C starts at zero\n") in capsys.readouterr().out
     assert main(["verify", str(MSMES2), "--format", "md"]) == 0
     assert ("| 0 bytes | 15.81 GiB as written; compiled (cublas leaves, fused passes): 13.97 GiB for C += A·B, "
-            "12.75 GiB where C starts at zero |\n") in capsys.readouterr().out
+            "12.75 GiB where C starts at zero | compiled (cublas leaves, fused passes): 59 (10 element-wise, 49 GEMMs) "
+            "for C += A·B, 59 where C starts at zero |\n") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("options, compiled", [
@@ -75,6 +78,41 @@ def test_compile_reports_the_traffic_of_the_passes_it_ran(tmp_path, capsys, opti
     line = f"  element-wise traffic per level at n=8192: 5.75 GiB as written{compiled}\n"
     assert line in capsys.readouterr().out
     assert line in (tmp_path / "out" / "report.txt").read_text()
+
+
+def _plan_launches(plan, fused: bool) -> int:
+    """A lowered level's launches where its products are leaves: a kernel per element-wise step, and a
+    GEMM per product (one kernel per product stage with fused leaves), as model.count_launches counts."""
+    from bilinear.lower.levels import ElementwiseKernel
+
+    return sum(1 if isinstance(step, ElementwiseKernel) or fused else len(step.statements) for step in plan.steps)
+
+
+@pytest.mark.parametrize("leaf", ["cublas", "fused"])
+@pytest.mark.parametrize("name", ["msmes", "msmes2", "rsmm"])
+def test_the_report_counts_the_kernel_launches_a_compiled_level_issues(name, leaf, tmp_path, capsys):
+    """DESIGN.md's counts include kernel launches per level; the report had stages only.  They are the
+    launches of the level compile builds (verify's with cublas leaves, compile's with its own): for the
+    schedule's own plan and for its from-zero plan."""
+    from bilinear.lower.levels import with_compiled_counts
+    from bilinear.lower.options import Options
+
+    path = ROOT / "algorithms" / f"{name}.bl"
+    plan = bilinear.compile(path, levels=1, leaf=leaf, backend="numpy").lowered.levels[0]
+    fused = leaf == "fused"
+    written = _plan_launches(plan.running(plan.schedule.overwrites_c), fused)
+    zero = None if plan.schedule.overwrites_c or plan.from_zero is None else _plan_launches(plan.from_zero, fused)
+    report = with_compiled_counts(bilinear.verify(path), Options(leaf=leaf))
+    entry = next(e for e in report_data(report)["entries"] if e["kind"] == "schedule")
+    assert (entry["compiled"]["launches_one_level"], entry["compiled"]["from_zero_launches_one_level"]) == (written, zero)
+    command = ["verify", str(path)] if leaf == "cublas" else ["compile", str(path), "--leaf", leaf, "-o", str(tmp_path)]
+    assert main(command) == 0
+    products = "product kernels" if fused else "GEMMs"
+    element_wise = sum(1 for step in plan.running(plan.schedule.overwrites_c).steps if not hasattr(step, "statements"))
+    line = (f"  kernel launches per level, compiled ({leaf} leaves, fused passes): {written} ({element_wise} "
+            f"element-wise, {written - element_wise} {products}) for {entry['computes'].replace('*', '·')}")
+    line += "\n" if zero is None else f", {zero} where C starts at zero\n"
+    assert line in capsys.readouterr().out
 
 
 def test_a_library_whose_every_level_is_breadth_first_counts_no_compiled_traffic(tmp_path, capsys):
@@ -125,7 +163,8 @@ def test_a_schedule_that_cublas_leaves_cannot_run_reports_no_compiled_traffic_fo
             "(--leaf fused runs it)\n") in capsys.readouterr().out
     entry = next(e for e in report_data(bilinear.verify(path))["entries"] if e["kind"] == "schedule")
     assert entry["compiled"] == {"leaf": "cublas", "fuse": True, "elementwise_bytes_one_level": None,
-                                 "from_zero_elementwise_bytes_one_level": None, "refused": (
+                                 "from_zero_elementwise_bytes_one_level": None, "elementwise_launches_one_level": None,
+                                 "launches_one_level": None, "from_zero_launches_one_level": None, "refused": (
                                      "the product (A11 + 2*A12) * B11 multiplies a sum of blocks, and cublas leaves "
                                      "multiply single blocks")}
     assert main(["compile", str(path), "--leaf", "fused", "-o", str(tmp_path / "out")]) == 0

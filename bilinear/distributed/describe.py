@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir import block_name, format_coefficient
+from ..report import bytes_text, flops_text
 from .plan import Plan
 
 
@@ -60,8 +61,8 @@ def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[s
     for rank in range(plan.ranks):
         share = _products_share(plan, rank)
         lines.append(
-            f"rank {rank}: {share:g} products{' of the empty core' if empty else ''}, {plan.flops_of(rank) / 1e12:.2f} TFLOP, "
-            f"workspace {rank_workspace_bytes(plan, rank, itemsize, *roles) / 2**30:.2f} GiB"
+            f"rank {rank}: {share:g} products{' of the empty core' if empty else ''}, {flops_text(plan.flops_of(rank))}, "
+            f"workspace {bytes_text(rank_workspace_bytes(plan, rank, itemsize, *roles))}"
         )
         for task in plan.tasks_of(rank):
             p = d.products[task.product]

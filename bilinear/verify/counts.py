@@ -115,6 +115,11 @@ class ScheduleCounts:
     elementwise_blocks_moved: dict[str, int]  # per block shape (A, B, C): buffers read + written, per stage, summed
     temporaries: int
 
+    def launches(self, fused_leaves: bool) -> int:
+        """Kernel launches one level issues where its products are leaves: a kernel per element-wise
+        stage, and a library GEMM per product (with fused leaves, one kernel per product stage)."""
+        return self.elementwise_stages + (self.product_stages if fused_leaves else self.product_statements)
+
 
 @dataclass(frozen=True)
 class CompiledCounts:
