@@ -1332,3 +1332,63 @@ def test_a_cuda_error_from_dlpack_is_not_called_the_arguments_fault():
 
     with pytest.raises(failure):
         from_dlpack(object(), "A", Device())
+
+
+WEIGHED = """\
+algorithm weighed <1,1,1;2>:
+  M1 = A11 * B11
+  M2 = A11 * B11
+  C11 = 3*M1 - 2*M2
+"""
+
+
+@pytest.mark.parametrize("leaf", ["cublas", "fused"])
+@pytest.mark.parametrize("levels", [1, 2])
+def test_an_alpha_the_leaves_scale_past_the_dtypes_range_is_refused_before_c_is_written(tmp_path, leaf, levels):
+    """The leaves multiply alpha by the scheme's coefficients (3 here, 9 at two levels) in the dtype:
+    alpha = 1.5e38 in float32 came back inf in every element, with no error, where the product is
+    finite (a hunt).  Now it is refused, out untouched; an alpha the leaves keep in range runs."""
+    path = tmp_path / "weighed.bl"
+    path.write_text(WEIGHED)
+    product = bilinear.compile(path, backend="numpy", dtype="float32", levels=levels, leaf=leaf)
+    A, B, C = (x * np.float32(1e-3) for x in random_inputs(np, 8, 8, 8, "float32", seed=4))
+    largest = 3**levels
+    out = C.copy()
+    with pytest.raises(ValueError, match=rf"^alpha = 1\.5e\+38 times {largest}, the largest coefficient the leaves of "
+                                         rf"this product may multiply it by, is past float32's range \(its largest is "):
+        product(A, B, out=out, alpha=1.5e38, beta=1.0)
+    assert bool((out == C).all())
+    fits = float(np.finfo(np.float32).max) / largest / 2
+    result = product(A, B, alpha=fits)
+    assert np.isfinite(result).all()
+    assert np.allclose(result, fits * (A.astype(np.float64) @ B), rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("leaf", ["cublas", "fused"])
+@pytest.mark.parametrize("levels", [1, 2])
+@pytest.mark.parametrize("name", ["strassen", "winograd", "msmes", "msmes2", "rsmm", "grey234", "grey333", "weighed"])
+def test_the_largest_leaf_scale_bounds_every_scalar_the_leaves_get(tmp_path, monkeypatch, name, levels, leaf):
+    """alpha_refusal's bound is the product of each level's largest factor; every scalar a leaf GEMM or
+    fused launch is called with (alpha = 1) is within it, and the weighed scheme reaches it."""
+    from bilinear.lower.scales import largest_leaf_scale
+
+    path = tmp_path / "weighed.bl"
+    path.write_text(WEIGHED)
+    source = path if name == "weighed" else ROOT / "algorithms" / f"{name}.bl"
+    product = bilinear.compile(source, backend="numpy", levels=levels, leaf=leaf)
+    executor = product.executor
+    seen = []
+    gemm, fused = executor.gemm, executor.backend.fused
+    monkeypatch.setattr(executor, "gemm", lambda a, b, c, alpha, beta: (seen.append(alpha), gemm(a, b, c, alpha, beta)))
+    monkeypatch.setattr(executor.backend, "fused", lambda launch, views, dims, scale: (
+        seen.append(scale), fused(launch, views, dims, scale)))
+    shape = product.lowered.levels[0].algorithm.shape
+    m, k, n = (side**levels * 3 for side in (shape.m, shape.k, shape.n))
+    A, B, C = random_inputs(np, m, k, n, "float64", seed=levels)
+    for beta in (0.0, 1.0):
+        if beta and product.overwrites_c:
+            continue
+        product(A, B, out=C, beta=beta)
+    bound = largest_leaf_scale(executor.lowered)
+    assert seen and max(abs(scale) for scale in seen) <= bound
+    assert name != "weighed" or max(abs(scale) for scale in seen) == bound == 3**levels

@@ -13,6 +13,7 @@ from ..lower.host import restores_inputs, writes_inputs
 from ..lower.ozaki_host import moduli_refusal
 from ..lower.plan import Lowered, broken_condition, call_workspace_bytes, leaf_dims
 from ..lower.options import is_byte_count
+from ..lower.scales import alpha_refusal
 from .arguments import check_inner_dimensions, check_sizes, real_scalar
 from .backend import Backend, NotPickled
 from .executor import Executor
@@ -268,7 +269,8 @@ class CompiledProduct(NotPickled):
             self.backend.scale(out, beta)  # in place: a temporary would be freed while a graph captures it
             return out if given is None else given
         dims = A.shape[0], A.shape[1], B.shape[1]
-        if why := broken_condition(executor.lowered, *dims) or moduli_refusal(executor.lowered, *dims):
+        if why := (broken_condition(executor.lowered, *dims) or moduli_refusal(executor.lowered, *dims)
+                   or alpha_refusal(executor.largest_leaf_scale, self.dtype, alpha)):
             raise ValueError(why)  # before anything is written
         with self.calling:
             # again under the lock: it sets the Ozaki leaf's budget for this size, which another

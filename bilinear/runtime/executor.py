@@ -18,6 +18,7 @@ from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
 from ..lower.options import LEAF_KINDS
+from ..lower.scales import largest_leaf_scale
 from ..lower.plan import LevelPlan, Lowered, call_workspace_bytes, leaf_shapes, recurses, top_modes, workspace_shapes
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
@@ -73,6 +74,7 @@ class Executor:
         self.options = lowered.options
         self.leaf = leaf = leaf_gemm(self.options, backend)  # single-view leaves: the leaf kind's GEMM
         self.alpha = 1.0
+        self.largest_leaf_scale = largest_leaf_scale(lowered)  # what alpha may be multiplied by (alpha_refusal)
         self.workspace: dict[tuple[int, str], View] = {}
         # The GEMM library's own workspace for this plan's graphs, by handle (cuBLAS's: graphs.py); not
         # counted as held workspace (matmul reuses that for the schedule's, which cannot use this)
