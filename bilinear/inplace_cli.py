@@ -147,7 +147,7 @@ def _duration(seconds: float) -> str:
 def _traffic_note(schedule, algorithm) -> str:
     """What the derived schedule's compiled passes move, beside the default schedule's and its workspace."""
     from .lower.levels import compiled_counts
-    from .report import at_n, bytes_text, level_bytes, split_part
+    from .report_sizes import at_n, bytes_text, level_bytes, split_part
     from .schedule.default import default_schedule
 
     def traffic(candidate) -> str:

@@ -128,8 +128,7 @@ def _copied(side: Side) -> Side:
     """The side with scaled copies of vectors that several statements scale alike
     (:func:`bilinear.optimize_scale.scaled_copies`)."""
     taken = {name for name, terms in side.sums for name in (name, *terms)} | {name for form in side.forms for name in form}
-    prefix = next(p for p in ("_c", "_c_", "_c__", "_c___") if not any(name.startswith(p) for name in taken))
-    return Side(*scaled_copies(side.sums, side.forms, prefix))
+    return Side(*scaled_copies(side.sums, side.forms, free_prefix("_c", taken)))
 
 
 def _rescaled(side: Side) -> Side:

@@ -5,6 +5,8 @@ returns a dearer one; and which sides are small enough for the searches past gre
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from .ir import Algorithm, Form
@@ -41,9 +43,11 @@ def sides(algorithm: Algorithm) -> tuple[list[Terms], list[Terms], list[Terms]]:
 
 def free_prefix(letter: str, taken: set[str]) -> str:
     """``letter`` followed by as many ``_`` as make a prefix for a side's new sums that no product
-    name starts with (a product named ``X__1`` had left none of three tries free: a StopIteration)."""
+    name could be taken for: the sums are the prefix, perhaps a letter, then digits (``X3``, ``Xa2``,
+    ``Xk1``).  A product named ``X__1`` had left none of three tries free (a StopIteration); one of
+    255 characters that merely began with ``X_…_`` had grown the prefix past a name's length."""
     prefix = letter
-    while any(name.startswith(prefix) for name in taken):
+    while any(re.fullmatch(re.escape(prefix) + r"[a-z]?\d+", name) for name in taken):
         prefix += "_"
     return prefix
 

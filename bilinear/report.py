@@ -10,16 +10,14 @@ import json
 from fractions import Fraction
 
 from .diagnostics import Diagnostic, markdown_code, markdown_text, render, shown
-from .ir import Shape
 from .output import json_ready
+from .report_sizes import at_n, bytes_text, level_bytes, split_part
 from .report_rings import (approximate_status, approximate_text, complex_status, complex_text,
                            modular_status, modular_text)
 from .verify import AlgorithmReport, Report, ScheduleReport
 from .verify.counts import algorithm_flops
 from .verify.rings import ApproximateReport, ComplexReport, ModularReport
 from .verify.stability import as_float
-
-_ITEMSIZE = {"float32": 4, "float64": 8}
 
 FLOATING_POINT_NOTE = ("restoration is exact in this proof; in floating point (a+b)-b may differ from a in the last "
                        "bits, so `bilinear run` measures the restoration error instead of claiming bitwise recovery")
@@ -66,23 +64,6 @@ def _algorithm_data(entry: AlgorithmReport, n: int, dtype: str) -> dict:
         "one_level": {"n": n, "dtype": dtype, "leaf_flops": leaf, "addition_flops": adds,
                       "part": split_part(algorithm.shape, n)},
     }
-
-
-def split_part(shape: Shape, n: int) -> list[int]:
-    """The M×K×N part of an n×n×n product one level of ``shape`` splits (the rest is peeled): what
-    the figures at n count."""
-    return [n - n % shape.m, n - n % shape.k, n - n % shape.n]
-
-
-def at_n(n: int, part: list[int]) -> str:
-    """``n=8192``, and the part a level splits where the shape does not divide n."""
-    return f"n={n}" if part == [n, n, n] else f"n={n} (its {'×'.join(map(str, part))} part; the rest is peeled)"
-
-
-def level_bytes(shape: Shape, blocks: dict[str, int], n: int = 8192, dtype: str = "float64") -> int:
-    """Bytes of ``blocks`` (a count of A, B and C blocks) at one level of an n×n×n product."""
-    size = {"A": (n // shape.m) * (n // shape.k), "B": (n // shape.k) * (n // shape.n), "C": (n // shape.m) * (n // shape.n)}
-    return sum(count * size[like] * _ITEMSIZE[dtype] for like, count in blocks.items())
 
 
 def _schedule_data(entry: ScheduleReport, n: int, dtype: str) -> dict:
@@ -211,20 +192,6 @@ def to_json(report: Report, n: int = 8192, dtype: str = "float64") -> str:
 
 def _status(ok: bool) -> str:
     return "verified" if ok else "FAILED"
-
-
-def bytes_text(count: int) -> str:  # 2.62 GiB, 512 bytes
-    for unit, size in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if count >= size:
-            return f"{count / size:.2f} {unit}"
-    return f"{count} bytes"
-
-
-def flops_text(count: float) -> str:  # 30.79 TFLOP, 585.16 MFLOP, 0 FLOP
-    for unit, size in (("EFLOP", 1e18), ("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
-        if count >= size:
-            return f"{count / size:.2f} {unit}"
-    return f"{count:g} FLOP"
 
 
 def _products(data: dict) -> str:

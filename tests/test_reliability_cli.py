@@ -1116,6 +1116,33 @@ def test_optimize_takes_products_named_like_its_own_sums(capsys, tmp_path):
     assert bilinear.verify(str(tmp_path / "out.bl")).ok
 
 
+def test_optimize_takes_a_product_whose_long_name_begins_with_its_prefix(capsys, tmp_path):
+    """A product named X, 253 underscores and a (255 characters, legal) grew the prefix X_..._ to 255
+    characters, and the sums named after it were refused as too long (a hunt): only a name the new sums
+    could take (the prefix, a letter, digits) keeps the prefix from being used."""
+    import bilinear
+
+    source = tmp_path / "long.bl"
+    source.write_text((ROOT / "algorithms" / "winograd.bl").read_text().replace("P1", "X" + "_" * 253 + "a"))
+    assert bilinear.verify(str(source)).ok
+    code, _, err = _run(capsys, "optimize", str(source), "--seeds", "0", "-o", str(tmp_path / "out.bl"))
+    assert code == 0, err
+    assert bilinear.verify(str(tmp_path / "out.bl")).ok
+
+
+@pytest.mark.parametrize("name", ["_c___z", "_c1"])
+def test_optimize_takes_products_named_like_its_scaled_copies(capsys, tmp_path, name):
+    """The scaled copies' prefix was the first of _c, _c_, _c__, _c___ no name began with: a product
+    named _c___z left none, a StopIteration traceback (found beside the hunt above)."""
+    import bilinear
+
+    source = tmp_path / "c.bl"
+    source.write_text(re.sub(r"\bP1\b", name, (ROOT / "algorithms" / "winograd.bl").read_text()))
+    code, _, err = _run(capsys, "optimize", str(source), "--seeds", "0", "-o", str(tmp_path / "out.bl"))
+    assert code == 0, err
+    assert bilinear.verify(str(tmp_path / "out.bl")).ok
+
+
 def test_optimize_says_it_writes_no_schedule(capsys, tmp_path):
     """`optimize msmes` wrote strassen_cse under MSMES's header and dropped the schedule silently."""
     code, _, err = _run(capsys, "optimize", "msmes", "--seeds", "1", "-o", str(tmp_path / "m.bl"))
@@ -2113,7 +2140,7 @@ def test_breadth_on_an_in_place_schedule_says_what_the_library_holds(capsys, tmp
 def test_compile_refuses_an_n_its_library_functions_cannot_take(capsys, tmp_path):
     """-n 4294967296 wrote a manifest whose workspace at n was 7.4e19 bytes, from a C function that takes
     an int and returns a size_t (an audit); the summary said it in GiB past a billion of them."""
-    from bilinear.report import bytes_text
+    from bilinear.report_sizes import bytes_text
 
     code, _, err = _run(capsys, "compile", "strassen", "-n", "2147483648", "-o", str(tmp_path / "big"))
     assert code == 2 and err.endswith("bilinear compile: error: -n 2147483648: the library's functions take sizes up to "

@@ -18,7 +18,7 @@ MAX_LINES = 400
 LAYERS = [
     ("core", ("bilinear.ir", "bilinear.diagnostics", "bilinear.paths", "bilinear.output", "bilinear.processes")),
     ("verify", ("bilinear.verify",)),
-    ("frontend and report", ("bilinear.frontend", "bilinear.report", "bilinear.report_rings", "bilinear.hybrid")),
+    ("frontend and report", ("bilinear.frontend", "bilinear.report", "bilinear.report_rings", "bilinear.report_sizes", "bilinear.hybrid")),
     ("schedule and scheme transforms", ("bilinear.schedule", "bilinear.compose", "bilinear.optimize",
                                         "bilinear.optimize_scale", "bilinear.optimize_pairs",
                                         "bilinear.optimize_kernel", "bilinear.optimize_reuse", "bilinear.optimize_lookup",

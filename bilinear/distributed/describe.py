@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ir import block_name, format_coefficient
-from ..report import bytes_text, flops_text
+from ..report_sizes import bytes_text, flops_text
 from .plan import Plan
 
 

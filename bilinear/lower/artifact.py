@@ -18,7 +18,8 @@ from pathlib import Path
 from ..diagnostics import Diagnostic, markdown_text
 from ..ir import Program, Schedule
 from ..output import make_folder, write_atomic
-from ..report import bytes_text, to_json, to_markdown, to_text
+from ..report import to_json, to_markdown, to_text
+from ..report_sizes import bytes_text
 from ..schedule import fuse_elementwise
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
