@@ -669,6 +669,20 @@ def test_a_schedule_product_of_long_named_algorithms_is_written_under_its_name(t
     assert _run(capsys, "verify", tmp_path / "out.bl")[0] == 0
 
 
+def test_a_schedule_product_of_long_stage_names_cuts_the_joined_names_to_fit(tmp_path, capsys):
+    """Stage names of 200 characters joined into ones of 413, which no .bl file may hold, and no option
+    renames stages: the product was refused (a hunt).  Joined names are cut to 255, kept apart."""
+    long = "s" * 200
+    text = re.sub(r"stage (\w+):", rf"stage {long}\1:", Path(MSMES).read_text(encoding="utf-8"))
+    (tmp_path / "lm.bl").write_text(text.replace('use "strassen.bl"', f'use "{STRASSEN}"'))
+    assert _run(capsys, "verify", tmp_path / "lm.bl")[0] == 0
+    code, _, err = _run(capsys, "product", tmp_path / "lm.bl", tmp_path / "lm.bl", "-o", tmp_path / "out.bl")
+    assert code == 0, err
+    stages = bilinear.load(tmp_path / "out.bl").main.stages
+    assert max(len(stage.name) for stage in stages) == 255 and len({stage.name for stage in stages}) == len(stages)
+    assert _run(capsys, "verify", tmp_path / "out.bl")[0] == 0
+
+
 def test_product_says_that_allow_pickle_is_the_first_files_where_second_needs_it(tmp_path, capsys):
     """A pickled .npz as SECOND said "pass --allow-pickle" in a note, which the check for a reading option
     did not read: the option then applied to FILE, and only that second try said so (a hunt)."""

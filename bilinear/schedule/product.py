@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from ..compose import nested
 from ..ir import Form, Multiply, Schedule, Shape, Stage, Update
-from ..ir.names import block_name, parse_block
+from ..ir.names import LONGEST_NAME, block_name, parse_block
 
 
 class ScheduleProductError(ValueError):
@@ -59,16 +59,23 @@ def schedule_product(outer: Schedule, outer_shape: Shape, inner: Schedule, inner
     return Schedule(name, algorithm, frozenset(properties), (), _uniquely_named(stages))
 
 
+def _fitting(name: str, number: int) -> str:
+    """``name``, numbered from 2 on, cut to the longest a .bl name may have (two stage names of 200
+    characters join into one of 413, and no option renames stages)."""
+    suffix = "" if number == 1 else f"_{number}"
+    return name[: LONGEST_NAME - len(suffix)] + suffix
+
+
 def _uniquely_named(stages: list[Stage]) -> tuple[Stage, ...]:
     """The stages, a name that repeats an earlier one numbered (an outer stage named ``products1_pre``
-    beside the expansion of ``products1`` and the inner ``pre``)."""
+    beside the expansion of ``products1`` and the inner ``pre``), each within a name's length."""
     taken: set[str] = set()
     named = []
     for stage in stages:
-        name, number = stage.name, 1
+        name, number = _fitting(stage.name, 1), 1
         while name in taken:
             number += 1
-            name = f"{stage.name}_{number}"
+            name = _fitting(stage.name, number)
         taken.add(name)
         named.append(stage if name == stage.name else Stage(name, stage.statements, ordered=stage.ordered))
     return tuple(named)
