@@ -275,8 +275,8 @@ def _compiled_traffic(compiled: dict | None, computes: str) -> str:
 
 
 def _compiled_launches(compiled: dict | None, computes: str) -> str | None:
-    """"compiled (cublas leaves, fused passes): 12 (5 element-wise, 7 GEMMs) for C += A·B, 11 where C
-    starts at zero", or None where nothing was compiled to count."""
+    """"compiled (cublas leaves, fused passes): 12 (5 element-wise, 7 GEMMs) for C += A·B, 12 where C
+    starts at zero" (msmes's), or None where nothing was compiled to count."""
     if compiled is None or compiled["launches_one_level"] is None:
         return None
     launches, element_wise = compiled["launches_one_level"], compiled["elementwise_launches_one_level"]
