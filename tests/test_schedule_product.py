@@ -9,6 +9,7 @@ from conftest import ROOT
 import bilinear
 from bilinear.cli import main
 from bilinear.frontend.loader import program_from_text
+from bilinear.lower.levels import ElementwiseKernel
 from bilinear.report import report_data
 from bilinear.schedule.basis import single_target
 from bilinear.schedule.product import ScheduleProductError, schedule_product
@@ -83,8 +84,6 @@ def test_compile_reports_the_traffic_of_the_passes_it_ran(tmp_path, capsys, opti
 def _plan_launches(plan, fused: bool) -> int:
     """A lowered level's launches where its products are leaves: a kernel per element-wise step, and a
     GEMM per product (one kernel per product stage with fused leaves), as model.count_launches counts."""
-    from bilinear.lower.levels import ElementwiseKernel
-
     return sum(1 if isinstance(step, ElementwiseKernel) or fused else len(step.statements) for step in plan.steps)
 
 
@@ -108,7 +107,7 @@ def test_the_report_counts_the_kernel_launches_a_compiled_level_issues(name, lea
     command = ["verify", str(path)] if leaf == "cublas" else ["compile", str(path), "--leaf", leaf, "-o", str(tmp_path)]
     assert main(command) == 0
     products = "product kernels" if fused else "GEMMs"
-    element_wise = sum(1 for step in plan.running(plan.schedule.overwrites_c).steps if not hasattr(step, "statements"))
+    element_wise = sum(isinstance(step, ElementwiseKernel) for step in plan.running(plan.schedule.overwrites_c).steps)
     line = (f"  kernel launches per level, compiled ({leaf} leaves, fused passes): {written} ({element_wise} "
             f"element-wise, {written - element_wise} {products}) for {entry['computes'].replace('*', '·')}")
     line += "\n" if zero is None else f", {zero} where C starts at zero\n"
