@@ -517,7 +517,7 @@ def test_a_cycle_of_named_sums_is_reported_at_its_first_member(after):
     """The dependency order had reported it at its last (S2), also through a sum that reads the cycle."""
     text = f"algorithm x <1,1,1>:\n  S1 = S2 + A11\n  S2 = S1 + A11\n{after}  C11 = M1\n"
     errors = pytest.raises(BilinearError, program_from_text, text, "cycle.bl").value.diagnostics
-    assert (errors[0].span.line, errors[0].message) == (2, "S1 is defined in terms of itself")
+    assert (errors[0].span.line, errors[0].message) == (2, "S1 is defined in terms of itself: S1 -> S2 -> S1")
 
 
 def test_a_cycle_of_thousands_of_named_sums_is_an_error_not_a_crash():
@@ -525,7 +525,8 @@ def test_a_cycle_of_thousands_of_named_sums_is_an_error_not_a_crash():
     cycle = "".join(f"  S{i} = S{i % depth + 1} + A11\n" for i in range(1, depth + 1))
     text = f"algorithm x <1,1,1>:\n{cycle}  M1 = S1 * B11\n  C11 = M1\n"
     errors = pytest.raises(BilinearError, program_from_text, text, "deep.bl").value.diagnostics
-    assert [(e.span.line, e.message) for e in errors] == [(2, "S1 is defined in terms of itself")]
+    assert [(e.span.line, e.message) for e in errors] == [
+        (2, "S1 is defined in terms of itself: S1 -> S2 -> S3 -> S4 -> S5 -> S6 -> S7 -> ... -> S3000 -> S1 (3000 sums)")]
 
 
 @pytest.mark.parametrize("depth", [300, 500])
@@ -535,7 +536,9 @@ def test_a_long_cycle_of_named_sums_is_reported_at_its_first_member_as_a_short_o
     cycle = "".join(f"  S{i} = S{i % depth + 1}\n" for i in range(1, depth + 1))
     text = f"algorithm cyc <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n{cycle}"
     errors = pytest.raises(BilinearError, program_from_text, text, "cyc.bl").value.diagnostics
-    assert [render(e).splitlines()[0] for e in errors] == ["cyc.bl:4:3: error: S1 is defined in terms of itself"]
+    assert [render(e).splitlines()[0] for e in errors] == [
+        f"cyc.bl:4:3: error: S1 is defined in terms of itself: S1 -> S2 -> S3 -> S4 -> S5 -> S6 -> S7 -> ... -> S{depth} -> S1 "
+        f"({depth} sums)"]
 
 
 STRASSEN_TABLE = """\
@@ -963,3 +966,64 @@ def test_errors_come_back_from_a_pickle_as_they_went():
     assert (type(plain), plain.diagnostics) == (BilinearError, (Diagnostic("boom"), Diagnostic("and this", notes=("why",))))
     ranged = pickle.loads(pickle.dumps(CoefficientOutOfRange("float32", Diagnostic("too large"))))
     assert (type(ranged), ranged.dtype, ranged.diagnostics) == (CoefficientOutOfRange, "float32", (Diagnostic("too large"),))
+
+
+STRASSEN_TEXT = (ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8")
+
+
+def test_a_duplicated_product_is_not_also_counted_against_the_rank():
+    """Strassen with M7 written twice had a second error: "declares rank 7 but defines 8 products"."""
+    line = "  M7 = (A12 - A22) * (B21 + B22)\n"
+    errors = pytest.raises(BilinearError, program_from_text, STRASSEN_TEXT.replace(line, line * 2), "dup.bl").value.diagnostics
+    assert [e.message for e in errors] == ["M7 is defined twice"]
+
+
+def test_a_rank_that_disagrees_with_the_distinct_products_is_still_an_error_beside_a_duplicate():
+    line = "  M7 = (A12 - A22) * (B21 + B22)\n"
+    text = STRASSEN_TEXT.replace(line, line * 2).replace("<2,2,2;7>", "<2,2,2;8>")
+    errors = pytest.raises(BilinearError, program_from_text, text, "dup.bl").value.diagnostics
+    assert [e.message for e in errors] == ["M7 is defined twice", "algorithm strassen declares rank 8 but defines 7 products"]
+
+
+@pytest.mark.parametrize(("sums", "message"), [
+    ("  S1 = S2 + A11\n  S2 = S1 + A11\n", "S1 is defined in terms of itself: S1 -> S2 -> S1"),
+    ("  S1 = S2 + A11\n  S2 = S3 - A11\n  S3 = 2*S1\n", "S1 is defined in terms of itself: S1 -> S2 -> S3 -> S1"),
+    ("  S1 = S1 + A11\n", "S1 is defined in terms of itself"),
+])
+def test_a_cycle_of_named_sums_names_its_path(sums, message):
+    text = f"algorithm x <1,1,1>:\n{sums}  M1 = S1 * B11\n  C11 = M1\n"
+    errors = pytest.raises(BilinearError, program_from_text, text, "cycle.bl").value.diagnostics
+    assert [(e.span.line, e.message) for e in errors] == [(2, message)]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("  S = A11 + B12 - B12\n  M1 = S * B11\n",
+     "S writes B12 (B side) among A side terms: its terms cancel, but a sum's terms are all of one kind"),
+    ("  M1 = (A11 + B11 - B11) * B11\n",
+     "the left factor of M1 writes B11 (B side) among A side terms: its terms cancel, but a sum's terms are all of one kind"),
+    ("  M1 = A11 * (B11 + A11 - A11)\n",
+     "the right factor of M1 writes A11 (A side) among B side terms: its terms cancel, but a sum's terms are all of one kind"),
+])
+def test_a_term_of_another_kind_is_refused_even_where_it_cancels(line, message):
+    """`S = A11 + B12 - B12` was accepted: the sum dropped B12 before its kind was checked."""
+    text = f"algorithm x <2,2,2>:\n{line}" + "".join(f"  C{i}{j} = M1\n" for i in (1, 2) for j in (1, 2))
+    errors = pytest.raises(BilinearError, program_from_text, text, "mix.bl").value.diagnostics
+    assert [(e.span.line, e.message) for e in errors] == [(2, message)]
+
+
+def test_an_output_that_writes_a_block_that_cancels_is_refused():
+    text = "algorithm x <1,1,1>:\n  M1 = A11 * B11\n  C11 = M1 + A11 - A11\n"
+    errors = pytest.raises(BilinearError, program_from_text, text, "mix.bl").value.diagnostics
+    assert [(e.span.line, e.message) for e in errors] == [
+        (3, "C11 writes A11 (A side) among products: its terms cancel, but a sum's terms are all of one kind")]
+
+
+@pytest.mark.parametrize("statement", ["A22 += A22 - A22", "A22 = A22", "A22 -= A11 - A11"])
+def test_a_schedule_statement_that_changes_nothing_is_refused(statement):
+    """`A22 += A22 - A22` had been read as a write of A22 (and reported as `A22 = A22` conflicting with
+    another statement of its stage)."""
+    msmes = (ROOT / "algorithms" / "msmes.bl").read_text(encoding="utf-8")
+    text = msmes.replace('use "strassen.bl"', STRASSEN_TEXT).replace(
+        "stage restore1:   A11 -= A22;  B11 -= B22", f"stage restore1:   A11 -= A22;  B11 -= B22;  {statement}")
+    errors = pytest.raises(BilinearError, program_from_text, text, "noop.bl").value.diagnostics
+    assert [e.message for e in errors] == ["the statement changes nothing: it sets A22 to its own value"]

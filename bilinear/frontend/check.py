@@ -64,8 +64,9 @@ def build_algorithm(raw: RawAlgorithm) -> Algorithm:
         meant = entry.name.upper() if why and "0" not in entry.name else None  # c11 -> C11; C00 names none
         if why and (meant in missing or meant is None):
             findings.error(f"{entry.name} is not a C block, so it is read as a named sum; {why}", entry.span)
-    if raw.rank is not None and raw.rank != len(raw.products):
-        defined = f"{len(raw.products)} product{'' if len(raw.products) == 1 else 's'}"
+    distinct = len({product.name for product in raw.products})  # a product written twice is its own error
+    if raw.rank is not None and raw.rank != distinct:
+        defined = f"{distinct} product{'' if distinct == 1 else 's'}"
         findings.error(f"algorithm {raw.name} declares rank {raw.rank} but defines {defined}", raw.span)
     findings.raise_if_any()
     return Algorithm(raw.name, raw.shape, raw.sums, raw.products, _ordered(raw.outputs, raw.shape), raw.rank, raw.span)
@@ -80,7 +81,7 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
     """Map each defined name to 'A', 'B', 'M' (products or sums of them), or '?' when broken."""
     forms = {s.name: s for s in raw.sums}
     kinds: dict[str, str] = {p.name: "M" for p in raw.products}
-    visiting: set[str] = set()
+    visiting: dict[str, None] = {}  # the sums being walked, in order: the path from the first
 
     def kind_of(name: str, span: Span | None) -> Generator[tuple[str, Span | None], str, str]:
         """The kind of ``name``; it yields (term, span) for each term of a sum and is sent that
@@ -96,15 +97,15 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
             kinds[name] = "?"
             return "?"
         if name in visiting:
-            findings.error(f"{name} is defined in terms of itself", forms[name].span)
+            findings.error(f"{name} is defined in terms of itself{_cycle_text(list(visiting), name)}", forms[name].span)
             return "?"
-        visiting.add(name)
+        visiting[name] = None
         form, sum_span = forms[name].form, forms[name].span
         found = {}
         for term in form.names():
             found[term] = yield term, form.span_of(term) or sum_span
         kinds[name] = _kind_of_sum(found, sum_span, name)
-        visiting.discard(name)
+        del visiting[name]
         return kinds[name]
 
     def _kind_of_sum(found: dict[str, str], span: Span | None, owner: str) -> str:
@@ -124,6 +125,17 @@ def _infer_kinds(raw: RawAlgorithm, findings: Findings) -> dict[str, str]:
     for entry in raw.sums:  # the sums on cycles, in the file's order
         _walked(kind_of, entry.name, entry.span)
     return kinds
+
+
+def _cycle_text(path: list[str], name: str, shown: int = 8) -> str:
+    """": S1 -> S2 -> S1", the cycle that leads back to ``name`` on the walk's ``path`` ("" for a sum
+    that reads itself); a long one shows its first sums and its last, and says how many it has."""
+    cycle = path[path.index(name):]
+    if len(cycle) == 1:
+        return ""
+    if len(cycle) > shown:
+        return f": {' -> '.join(cycle[:shown - 1])} -> ... -> {cycle[-1]} -> {name} ({len(cycle)} sums)"
+    return f": {' -> '.join(cycle)} -> {name}"
 
 
 def _walked(visit, name: str, span: Span | None) -> str:
@@ -240,16 +252,25 @@ def _sum_expander(raw: RawAlgorithm):
 
 
 def _check_cancelled_names(raw: RawAlgorithm, kinds: dict[str, str], findings: Findings) -> None:
-    """Names written in a sum whose terms cancel (``A11 + X9 - X9``) must be defined too: the sum
-    dropped them before names were resolved, so the other checks never see them."""
-    forms = [*(s.form for s in raw.sums), *(f for p in raw.products for f in (p.left, p.right)),
-             *(o.form for o in raw.outputs)]
-    for form in forms:
+    """Names written in a sum whose terms cancel (``A11 + X9 - X9``) must be defined too, and of the
+    sum's kind (``A11 + B12 - B12`` is a slip, not an A-side sum): the sum dropped them before names
+    were resolved, so the other checks never see them."""
+    forms = [*((s.name, s.form, kinds.get(s.name, "?")) for s in raw.sums),
+             *((f"the {side} factor of {p.name}", form, want) for p in raw.products
+               for side, form, want in (("left", p.left, "A"), ("right", p.right, "B"))),
+             *((o.block, o.form, "M") for o in raw.outputs)]
+    for owner, form, want in forms:
         kept = set(form.names())
         for name in dict(form.spans).keys() - kept:
             span = form.span_of(name)
             if not check_block(name, raw.shape, span, findings, f"algorithm {raw.name}") and name not in kinds:
                 findings.undefined(name, span, lambda: kinds)  # no name is added to kinds after _infer_kinds
+                continue
+            kind = operand_of(name) if parse_block(name) else kinds[name]
+            if "?" not in (kind, want) and kind != want:
+                among = "products" if want == "M" else f"{_KIND_WORDS[want]} terms"
+                findings.error(f"{owner} writes {name} ({_KIND_WORDS[kind]}) among {among}: its terms cancel, "
+                               "but a sum's terms are all of one kind", span)
 
 
 def _check_outputs(raw: RawAlgorithm, kinds: dict[str, str], findings: Findings) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Span, operand_of, parse_block
+from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Span, Update, operand_of, parse_block
 from ..ir.names import KEYWORDS
 from .findings import ONE_INDEX_BLOCK, Findings, check_block, suggest
 from .raw import RawSchedule
@@ -137,6 +137,9 @@ def _check_statement(statement, algorithm: Algorithm, temporaries, schedule: str
                        else f"declare it: temp {name}: {_like(statement, name)}")
             findings.error(f"{name} is neither a block nor a declared temporary", span,
                            *(suggest(name, temporaries) or (declare,)))
+    if isinstance(statement, Update) and statement.form.as_dict() == {statement.target: 1}:
+        # `A22 += A22 - A22`: stored as `A22 := A22`, it had counted as a write of A22
+        findings.error(f"the statement changes nothing: it sets {statement.target} to its own value", statement.span)
     for name in statement.writes():
         span = _name_span(statement, name)
         operand = operand_of(name)
