@@ -32,8 +32,13 @@ def _name(term: tuple[str, Fraction]) -> str:
     return term[0]
 
 
+_SMALL = {value: Fraction(value) for value in range(-16, 17)}  # Fraction(int) is slow; sums make millions
+
+
 def _fraction(value: Union[int, Fraction, str]) -> Fraction:
-    return value if isinstance(value, Fraction) else Fraction(value)
+    if isinstance(value, Fraction):
+        return value
+    return _SMALL.get(value) if type(value) is int and -16 <= value <= 16 else Fraction(value)
 
 
 def format_coefficient(coef: Fraction) -> str:

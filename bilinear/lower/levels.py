@@ -1,9 +1,8 @@
 """One level of recursion: the options lowering takes, and the plan a level runs.
 
-Each level gets the schedule it runs (a shipped one, or the default schedule
-for an algorithm that has none), transformed for its leaf kind (single-target
-products for library GEMMs, fused element-wise stages) and re-verified; its
-element-wise stages become kernels, its product stages stay product
+Each level gets the schedule it runs (a shipped one, or the default schedule for an algorithm that
+has none), transformed for its leaf kind (single-target products for library GEMMs, fused element-wise
+stages) and re-verified; its element-wise stages become kernels, its product stages stay product
 statements for the executor to recurse into or hand to the leaf.
 """
 
@@ -140,23 +139,24 @@ def default_for(algorithm: Algorithm, leaf: str) -> Schedule:
 
 
 def prepare_schedule(schedule: Schedule, algorithm: Algorithm, options: Options) -> Schedule:
-    """The schedule as it runs: every enabled pass of :data:`PASSES`, each result verified
-    again (a failure here is a bug in that pass)."""
+    """The schedule as it runs: every enabled pass of :data:`PASSES`, the last result verified again
+    (a failure is a bug in a pass; only then are the others verified, to name it: a proof after each
+    pass had been most of a large scheme's compile)."""
     steps = tuple(step for step in PASSES if step.enabled(options))
     key = (schedule, algorithm, *(step.run for step in steps))
     found = _PREPARED.get(key)
     if found is not None:
         return found
-    prepared = schedule
+    results = [schedule]
     for step in steps:
-        prepared = step.run(prepared)
-        check = verify_schedule(prepared, algorithm)
-        if not check.ok:
-            raise AssertionError(
-                f"internal error: the pass {step.name!r} broke {schedule.name}: {check.errors[0].message}"
-            )
-    _PREPARED.put(key, (), prepared)
-    return prepared
+        results.append(step.run(results[-1]))
+    if steps and not verify_schedule(results[-1], algorithm).ok:
+        for step, result in zip(steps, results[1:]):
+            if not (check := verify_schedule(result, algorithm)).ok:
+                raise AssertionError(f"internal error: the pass {step.name!r} broke {schedule.name}: "
+                                     f"{check.errors[0].message}")
+    _PREPARED.put(key, (), results[-1])
+    return results[-1]
 
 
 def compiled_counts(schedule: Schedule, algorithm: Algorithm, options: Options) -> CompiledCounts:
