@@ -16,6 +16,7 @@ path they will write *before* doing any work, so a mistake costs nothing:
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -72,7 +73,9 @@ def _cannot_create_in(folder: Path) -> str | None:
     try:
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".bilinear-probe.")
     except OSError as error:
-        return f"{folder} cannot be written ({error.strerror or error})"
+        # creating in a folder that is there fails with ENOENT where it takes no new files (/proc)
+        why = "it takes no new files" if error.errno == errno.ENOENT and folder.is_dir() else error.strerror or error
+        return f"{folder} cannot be written ({why})"
     os.close(fd)
     os.unlink(probe)
     return None

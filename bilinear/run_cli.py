@@ -101,7 +101,8 @@ def add_bench_parser(commands) -> None:
         "data. Reports effective TFLOP/s (2mnk/time), the ratio cuBLAS-time/our-time, extra device bytes, the "
         "relative error against a float64 product, the model's prediction and (with --breakdown) the time of "
         "each level-1 stage beside the model. `--levels auto` lets the model choose the levels, and the leaf among "
-        "--leaf's kinds (cublas alone by default).",
+        "--leaf's kinds (cublas alone by default); where it chooses 0 levels, the library's GEMM runs (the ozaki "
+        "leaf, where that is the only kind given), whatever --leaf says.",
     )
     # The configuration options default to None, so that beside --configs a given one is refused
     # (it was dropped); bench_defaults fills them in.

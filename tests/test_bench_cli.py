@@ -406,6 +406,9 @@ def test_bench_help_says_levels_auto_chooses_the_leaf_among_leafs_kinds(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "the leaf among --leaf's kinds (cublas alone by default)" in help_text
     assert "a leaf of auto, beside levels auto, is cublas" in help_text
+    # `--levels auto --leaf fused` ran cuBLAS alone at 0 levels, which the help did not say (a CLI hunt)
+    assert ("where it chooses 0 levels, the library's GEMM runs (the ozaki leaf, where that is the only kind given), "
+            "whatever --leaf says") in help_text
 
 
 def test_two_definitions_of_one_shipped_file_are_two_inputs(capsys, tmp_path):

@@ -946,6 +946,11 @@ def test_a_long_wrong_block_is_said_in_a_few_terms_and_too_few_products_are_name
                 "the shipped ones)"),
     ("nothing_like_it", "no file nothing_like_it here, and no shipped scheme of that name (`bilinear list` shows the "
                         "shipped ones)"),
+    # in capitals it had been offered nothing (the shipped names are lower-case)
+    ("STRASSEN", "no file STRASSEN here, and no shipped scheme of that name: did you mean strassen? (`bilinear list` "
+                 "shows the shipped ones)"),
+    ("Winogard", "no file Winogard here, and no shipped scheme of that name: did you mean winograd? (`bilinear list` "
+                 "shows the shipped ones)"),
     ("-", "- is no file: a scheme is read from a file, not from standard input"),
 ])
 def test_a_name_that_is_no_file_and_no_shipped_scheme_says_what_was_looked_for(capsys, typed, said):

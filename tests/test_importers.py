@@ -390,6 +390,10 @@ SMS = {
     "P": "4 7 R\n1 1 1\n1 2 1\n1 4 -1\n1 6 1\n2 4 1\n2 5 1\n3 6 1\n3 7 1\n4 1 1\n4 3 1\n4 5 1\n4 7 -1\n0 0 0\n",
 }
 
+SMS_L_TRANSPOSED = "4 7 R\n" + "".join(
+    f"{c} {r} {v}\n" for r, c, v in sorted((line.split() for line in SMS["L"].splitlines()[1:-1]), key=lambda e: (e[1], e[0]))
+) + "0 0 0\n"
+
 
 def _plinopt(tmp_path: Path, **changes: str) -> Path:
     for part, text in SMS.items():
@@ -416,9 +420,13 @@ def test_a_hand_written_plinopt_strassen_verifies(tmp_path):
         ("L", "7 4 1\n0 0 0", "7 4 1\n0 0 5", "expected the end marker '0 0 0', not '0 0 5'", "14:1"),
         ("R", "7 4 R\n", "8 4 R\n", "2x2x2_7_S_R.sms has 8 rows; 2x2x2_7_S_L.sms has 7 rows, one per product", "1:1"),
         ("L", "7 3 1\n7 4 1\n", "", "product 7 has a zero factor: row 7 of 2x2x2_7_S_L.sms is empty", "1:1"),
+        # a short or transposed _L had been reported as a fault of the right _R ("_R has 7 rows; _L has 6")
+        ("L", SMS["L"], SMS["L"].replace("7 4 R", "6 4 R").replace("7 3 1\n7 4 1\n", ""),
+         "the name '2x2x2_7_S_L.sms' says 7 products, but it holds 6", "1:1"),
+        ("L", SMS["L"], SMS_L_TRANSPOSED, "the name '2x2x2_7_S_L.sms' says 7 products, but it holds 4", "1:1"),
     ],
     ids=["truncated", "outside", "twice", "header", "after-end", "zero-denominator", "underscore", "arabic-indic",
-         "end-marker", "rank", "zero-factor"],
+         "end-marker", "rank", "zero-factor", "short-left", "transposed-left"],
 )
 def test_malformed_plinopt_files(tmp_path, part, old, new, message, where):
     path = _plinopt(tmp_path, **{part: SMS[part].replace(old, new, 1)})

@@ -538,6 +538,8 @@ def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, ca
     target = f"/proc/x{suffix}" if argv[0] != "compile" else "/proc/bilinear-out"
     code, out, err = _run(capsys, *argv, "-o", target)
     assert code == 1 and out == "" and f"cannot write {target}" in err and ".tmp" not in err
+    # /proc takes no new file, and mkstemp's errno there had been quoted: "(No such file or directory)"
+    assert "/proc cannot be written (it takes no new files)" in err, err
 
 
 def test_export_to_plinopt_into_a_folder_writes_inside_it(tmp_path, capsys):

@@ -54,7 +54,8 @@ def _not_found_notes(path: Path) -> tuple[str, ...]:
         return ("- is no file: a scheme is read from a file, not from standard input",)
     if len(path.parts) != 1 or path.suffix:  # (a file name, x.bl, is not taken for a shipped scheme's)
         return ()
-    close = difflib.get_close_matches(path.name, sorted(shipped.stem for shipped in algorithms_dir().glob("*.bl")), n=3)
+    shipped = sorted(scheme.stem for scheme in algorithms_dir().glob("*.bl"))  # lower-case: STRASSEN means strassen
+    close = difflib.get_close_matches(path.name.lower(), shipped, n=3)
     meant = f": did you mean {' or '.join(close)}?" if close else ""
     return (f"no file {path} here, and no shipped scheme of that name{meant} (`bilinear list` shows the shipped ones)",)
 

@@ -164,12 +164,12 @@ def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | Alternat
         return read_plinopt(scheme["L"], shape)
     left, right, post = (_matrix(paths[part]) for part in "LRP")
     rank = left.rows
+    named = _SHAPE.match(paths["L"].name)
+    if named and named.group(4):  # first: a short _L is its own fault, not that of the _R and _P beside it
+        rank_mismatch(int(named.group(4)), rank, f"the name '{paths['L'].name}'", left.header)
     for matrix, part, count, what in ((right, "R", right.rows, "rows"), (post, "P", post.cols, "columns")):
         if count != rank:
             fail(f"{paths[part].name} has {count} {what}; {paths['L'].name} has {rank} rows, one per product", matrix.header)
-    named = _SHAPE.match(paths["L"].name)
-    if named and named.group(4):
-        rank_mismatch(int(named.group(4)), rank, f"the name '{paths['L'].name}'", left.header)
     named = check_side(Shape(*(int(g) for g in named.groups()[:3])), f"the name {paths['L'].name}", left.header) if named else None
     changes = None
     if stem.endswith("-ALT"):
