@@ -117,7 +117,7 @@ def load_noted(path: str | Path, format: str | None = None, shape: str | None = 
     if not isinstance(loaded, Algorithm):
         raise BilinearError(Diagnostic(f"{loaded.not_exact_because}, so it cannot be loaded as an exact algorithm or "
                                        "compiled", loaded.span,
-                                       notes=("`bilinear verify FILE` (Python: bilinear.verify) says what it holds as",)))
+                                       notes=("`bilinear verify FILE` (Python: bilinear.verify) proves what it does hold",)))
     return _program(path, loaded), notes
 
 

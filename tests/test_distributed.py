@@ -332,6 +332,10 @@ def test_a_rank_count_that_is_not_gpus_is_said_once_and_every_rank_exits_1(attem
                        "and rank 1; start every rank with the same command line\n"),
     (("-n", "32", "--repeat", "3"), "bilinear: the ranks were started with different options: -n, --repeat differ "
                                     "between rank 0 and rank 1; start every rank with the same command line\n"),
+    # a path is each rank's own, so --local was not compared: given on rank 1 alone at --levels 0, rank 1
+    # refused it without a word and rank 0 waited out the timeout (a hunt)
+    (("--local", "msmes"), "bilinear: the ranks were started with different options: --local differs between rank 0 "
+                           "and rank 1; start every rank with the same command line\n"),
 ])
 def test_ranks_started_with_different_options_are_refused_at_once_on_every_rank(second, said):
     run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
@@ -1281,6 +1285,19 @@ def test_a_rank_refusing_bench_options_alone_ends_the_job_at_once(tmp_path):
     assert "leave out -n" not in done.stderr
     assert "bilinear: the ranks were started with different options: --configs differs between rank 0 and rank 1" \
         in done.stderr
+
+
+@needs_mpi
+def test_bench_ranks_given_different_numbers_of_files_are_refused_at_once():
+    """`bench strassen ... : bench strassen winograd ...`: rank 1 refused two FILEs alone, without a word, and rank 0
+    waited out BILINEAR_DIST_TIMEOUT (a hunt): the paths are each rank's own, their count is not."""
+    bench = ("-m", "bilinear.cli", "bench", "--gpus", "2", "--backend", "numpy", "-n", "16", "--repeat", "1")
+    start = time.monotonic()
+    done = _mpmd((*bench, "strassen"), (*bench, "strassen", "winograd"), timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert time.monotonic() - start < 45, done.stderr  # not the 60 s timeout
+    assert done.returncode != 0
+    assert done.stderr == ("bilinear: the ranks were started with different options: FILE differs between rank 0 "
+                           "and rank 1; start every rank with the same command line\n")
 
 
 @needs_mpi

@@ -205,7 +205,8 @@ def test_load_refuses_an_approximate_scheme_and_verify_reports_it():
         "exact only in the limit x → 0, so it cannot be loaded as an exact algorithm or compiled"
     )
     # it had said "`bilinear verify` (bilinear.api.verify) checks what it claims" (a catalogue sweep)
-    assert caught.value.diagnostics[0].notes == ("`bilinear verify FILE` (Python: bilinear.verify) says what it holds as",)
+    # and then "says what it holds as", a sentence cut short (a hunt)
+    assert caught.value.diagnostics[0].notes == ("`bilinear verify FILE` (Python: bilinear.verify) proves what it does hold",)
     report = bilinear.verify(path)
     (entry,) = report.entries
     assert isinstance(entry, ApproximateReport) and not report.ok

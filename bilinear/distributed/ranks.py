@@ -122,8 +122,12 @@ def same_command(args) -> None:
         _check_timeout()
         return
     compared = {name: getattr(args, name) for name in set(vars(args)) - RANK_OWN_OPTIONS - NOT_OPTIONS}
-    if "json" in vars(args):  # its path is rank 0's to choose, but given on some ranks only it was lost
-        compared["json"] = args.json is not None
+    # a path is each rank's own to give, but whether one is given is not (on some ranks only, --json was lost
+    # and --local refused alone, without a word, as the others waited), nor how many FILEs bench times
+    for name in {"json", "local"} & set(vars(args)):
+        compared[name] = getattr(args, name) is not None
+    if "files" in vars(args):
+        compared["files"] = len(args.files or ())
     compared[TIMEOUT] = os.environ.get(TIMEOUT)  # each rank's own environment: bad on one, it is refused here
     names = sorted(compared)
     digests = "".join(hashlib.sha256(repr(compared[name]).encode()).hexdigest()[:6] for name in names)
@@ -154,7 +158,7 @@ def _check_timeout() -> None:
 
 
 #: Options whose flag is not their name with dashes (tests hold this table to the parsers).
-FLAGS = {TIMEOUT: TIMEOUT, "fuse": "--no-fuse", "input_format": "--from", "n": "-n", "m": "-m", "k": "-k"}
+FLAGS = {TIMEOUT: TIMEOUT, "fuse": "--no-fuse", "input_format": "--from", "n": "-n", "m": "-m", "k": "-k", "files": "FILE"}
 
 
 def option_flag(dest: str) -> str:
