@@ -1546,3 +1546,27 @@ def test_alpha_zero_leaves_c_as_beta_c_under_an_in_place_local_schedule():
     done = _mpi(2, "-c", ALPHA_ZERO.format(root=ROOT), timeout=90)
     assert sorted(line for line in done.stdout.splitlines() if line.startswith("rank")) == [
         "rank 0: True True", "rank 1: True True"], done.stdout + done.stderr
+
+
+def test_bench_gpus_json_keeps_the_rows_of_a_run_cut_short(tmp_path, monkeypatch, capsys):
+    """bench --gpus wrote --json only at the end: a run interrupted after a size had been measured left
+    the previous run's rows in the file, to be read as this run's (a hunt); bench on one GPU writes each."""
+    from bilinear.cli import main
+    from bilinear.distributed import measure as measuring
+
+    target = tmp_path / "cut.json"
+    bench = ["bench", "strassen", "--gpus", "1", "--backend", "numpy", "--repeat", "1", "--json", str(target)]
+    assert main([*bench, "-n", "8"]) == 0  # the previous run's file
+    real, calls = measuring.measure, []
+
+    def cut_after_one(*args, **kwargs):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(measuring, "measure", cut_after_one)
+    code = main([*bench, "-n", "16", "32"])
+    assert code != 0
+    rows = json.loads(target.read_text())
+    assert [row["dims"] for row in rows] == [[16, 16, 16]], rows
