@@ -541,3 +541,27 @@ def test_the_documented_link_line_lets_the_program_find_the_library():
     link = build_commands("msmes")[1]
     assert "-L. -lmsmes -Wl,-rpath,$PWD" in link
     assert link.replace("your_program.cpp", "main.cpp").replace("-o your_program", "-o main") in (ROOT / "README.md").read_text()
+
+
+def test_the_manifest_describes_every_plan_a_workspace_limit_falls_back_to(tmp_path):
+    """Under --workspace-limit with --breadth, `levels` had been the first plan's alone ([] where its levels
+    are all breadth-first) and no entry described the fallbacks' launch plans or breadth-first kernels, though
+    `kernels` listed them (msmes --levels 2 --breadth 2: the depth-first msmes level ran undescribed; a hunt)."""
+    out = _compile(tmp_path, "algorithms/msmes.bl", "--levels", "2", "--breadth", "2", "--workspace-limit", "64M")
+    manifest = json.loads((out / "manifest.json").read_text())
+    plans = manifest["host"]["workspace_limit"]["plans"]
+    assert [plan["breadth_first_levels"] for plan in plans] == [2, 1, 0]
+    assert [[level["schedule"] for level in plan["levels"]] for plan in plans] == [[], ["msmes"], ["msmes", "msmes"]]
+    assert [plan.get("breadth_first", {}).get("kernels") for plan in plans] == [
+        ["msmes_float64_bf2_split_a", "msmes_float64_bf2_split_b", "msmes_float64_bf2_merge"],
+        ["msmes_float64_bf1_split_a", "msmes_float64_bf1_split_b", "msmes_float64_bf1_merge"], None]
+    described = {step["kernel"] for plan in plans for level in plan["levels"] for step in _launches(level)
+                 if step["kind"] == "elementwise"}
+    described |= {kernel for plan in plans for kernel in plan.get("breadth_first", {}).get("kernels", ())}
+    assert described == set(manifest["kernels"])
+
+
+def _launches(level: dict) -> list[dict]:
+    """A level's launches, with those of its from-zero and accumulating plans."""
+    return [*level["launches"], *(step for key in ("from_zero", "accumulate_fallback") if key in level
+                                  for step in _launches(level[key]))]

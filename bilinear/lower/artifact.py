@@ -25,7 +25,8 @@ from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode, compile_refusal
 from .levels import CoefficientOutOfRange, LevelPlan
-from .manifest import LARGEST_SIDE, library_call_bytes, library_plan, library_workspace_bytes, manifest, refused_from
+from .manifest import (LARGEST_SIDE, library_call_bytes, library_plan, library_workspace_bytes, limit_plan, manifest,
+                       refused_from)
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
 from .render import comment_line
@@ -163,8 +164,7 @@ def write_artifacts(
         host["workspace_limit"] = {
             "bytes": options.workspace_limit,
             # tried in this order; a call runs the first whose workspace fits, and returns 4000 where none does
-            "plans": [{"breadth_first_levels": plan.options.breadth, "namespace": member.namespace}
-                      for member, plan in zip(hosts[0].members, lowered.with_fallbacks())],
+            "plans": [limit_plan(plan, member.namespace) for member, plan in zip(hosts[0].members, lowered.with_fallbacks())],
         }
         if (first := refused_from(lowered)) is not None:  # a limit some sizes pass: say from where
             host["workspace_limit"]["refused_from_n"] = first

@@ -19,7 +19,7 @@ MANIFEST_SCHEMA_VERSION = 6  # 2: host.breadth_first.note went (the library runs
 # runs ozaki leaves: host.ozaki), and workspace_bytes counts their workspace; 5: files (the .cu and .h, their bytes
 # and SHA-256), host.workspace_note and host.moduli_note (added since, with no bump: host.sums_note); 6: source is a
 # list of the files it was built from by absolute path, each once (a string, one file or a hybrid's comma-joined);
-# added since, with no bump: uses, host.breadth_first.algorithms
+# added since, with no bump: uses, host.breadth_first.algorithms, host.workspace_limit.plans[i].levels and .breadth_first
 _SIZES = (1024, 2048, 4096, 8192, 16384)
 
 
@@ -56,6 +56,16 @@ def _level(plan: LevelPlan) -> dict:
     if plan.from_zero is not None:  # what runs where C starts at zero (beta = 0, or a product set above)
         data["from_zero"] = _level(plan.from_zero)
     return data
+
+
+def limit_plan(plan: Lowered, namespace: str) -> dict:
+    """One of the plans a workspace limit falls back to (``Lowered.with_fallbacks``), described as the
+    manifest describes the first: its depth-first levels' launch plans and its breadth-first kernels."""
+    entry = {"breadth_first_levels": plan.options.breadth, "namespace": namespace,
+             "levels": [_level(level) for level in plan.levels]}
+    if plan.breadth is not None:
+        entry["breadth_first"] = {"levels": plan.options.breadth, "kernels": [k.name for k in plan.breadth.kernels()]}
+    return entry
 
 
 def _product_kernel(launch: ProductLaunch) -> dict:
