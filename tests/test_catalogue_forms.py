@@ -167,6 +167,37 @@ def test_an_alternative_basis_needs_its_basis_changes(tmp_path):
     assert message.startswith("3x4x7_63_rational-ALT_L.sms is in an alternative basis, and its basis changes")
 
 
+def _written(algorithm: Algorithm) -> tuple:
+    """An algorithm's sums, products and outputs as text (its name and spans say where it was read)."""
+    return (tuple((s.name, str(s.form)) for s in algorithm.sums),
+            tuple((p.name, str(p.left), str(p.right)) for p in algorithm.products),
+            tuple((o.block, str(o.form)) for o in algorithm.outputs))
+
+
+@pytest.mark.parametrize("alt, cob", [("_ALT", "_CoB"), ("16ALT", "16CoB")])
+def test_every_alternative_basis_name_plinopt_has_used_reads(tmp_path, alt, cob):
+    """PLinOpt's data has also named the pair ``…_accurate_ALT_L.sms`` and ``…_204-16ALT_L.sms``: read as
+    plain schemes, the ALT matrices failed 16 blocks, and a CoB file was said to hold 16 products, not 48."""
+    for kind, renamed in (("ALT", alt), ("CoB", cob)):
+        for part in "LRP":
+            source = scheme_file(f"plinopt/3x4x7_63_rational-{kind}_{part}.sms")
+            (tmp_path / f"3x4x7_63_rational{renamed}_{part}.sms").write_bytes(source.read_bytes())
+    published = read_catalogue(scheme_file("plinopt/3x4x7_63_rational-ALT_L.sms"))
+    for given in (f"{alt}_L", f"{cob}_P"):
+        scheme = read_catalogue(tmp_path / f"3x4x7_63_rational{given}.sms")
+        assert isinstance(scheme, AlternativeBasis) and scheme.inner == published.inner
+        assert _written(scheme.algorithm) == _written(published.algorithm)
+    assert bilinear.verify(tmp_path / f"3x4x7_63_rational{alt}_L.sms").ok
+
+
+def test_a_name_ending_in_a_word_with_alt_in_it_is_a_plain_scheme(tmp_path):
+    """Only ALT and CoB standing apart (after a separator or a digit) mark an alternative basis."""
+    for part in "LRP":
+        source = scheme_file(f"plinopt/2x2x2_7_Strassen_{part}.sms")
+        (tmp_path / f"2x2x2_7_COBALT_{part}.sms").write_bytes(source.read_bytes())
+    assert report_algorithm(read_catalogue(tmp_path / "2x2x2_7_COBALT_L.sms")).ok
+
+
 def test_a_wrong_basis_change_is_caught(tmp_path):
     for kind in ("ALT", "CoB"):
         for part in "LRP":

@@ -280,6 +280,17 @@ def test_a_plinopt_scheme_exported_into_a_folder_keeps_its_name(tmp_path, capsys
     assert sorted(path.name for path in once.iterdir()) == [f"2x2x2_7_Strassen_{part}.sms" for part in "LPR"]
 
 
+def test_an_alternative_basis_scheme_exported_into_a_folder_reads_back_as_written(tmp_path, capsys):
+    """Its name (…_rational_ALT) would make the files an alternative basis without a change of basis:
+    the folder's files are named …_ALT_expanded, as what they hold is the scheme in the standard basis."""
+    from bilinear.cli import main
+
+    source = scheme_file("plinopt/3x4x7_63_rational-ALT_L.sms")
+    assert main(["export", str(source), "--to", "plinopt", "-o", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"3x4x7_63_rational_ALT_expanded_{part}.sms" for part in "LPR"]
+    assert bilinear.verify(tmp_path / "3x4x7_63_rational_ALT_expanded_L.sms").ok
+
+
 def test_a_plinopt_export_that_cannot_write_every_file_writes_none(tmp_path, capsys, monkeypatch):
     """The disk filled up on the second of the three files: the first stayed, so a retry was refused
     ("exists"), and with --force a new _L.sms sat beside the old _R and _P.  Now all three or none."""

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..ir import Algorithm, written_coefficient
 from ..verify.expand import expansion_of
+from .formats.plinopt import basis_role
 
 FORMATS = ("fast-matmul", "plinopt", "alphatensor")
 
@@ -168,7 +169,10 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             # (a name that shortens to nothing, plinopt_2x2x2_7_, keeps what it has: the folder itself had
             # become the stem, and the files went beside it)
             unprefixed = algorithm.name.removeprefix("plinopt_")
-            path = path / (re.sub(r"^\d+x\d+x\d+_\d+_", "", unprefixed) or unprefixed or algorithm.name)
+            stem = re.sub(r"^\d+x\d+x\d+_\d+_", "", unprefixed) or unprefixed or algorithm.name
+            # a scheme read in an alternative basis (…_ALT) is written in the standard one: so named, the
+            # files would read as an alternative basis whose change of basis is missing
+            path = path / (f"{stem}_expanded" if basis_role(stem) else stem)
         whole = path.suffix.lower() == ".sms"  # one of the three files named whole (.SMS too)
         stem = path.name[: -len(path.suffix)] if whole else path.name
         if whole:  # their common stem
@@ -183,8 +187,8 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             raise ValueError(f"the name {stem} says ⟨{m},{k},{n}⟩ with {rank} products, but {algorithm.name} is "
                              f"⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: PLinOpt's readers take the shape from "
                              f"the name; name it {prefix}... or leave the prefix out")
-        if stem.endswith(("-ALT", "-CoB")):  # the readers take such names for an alternative basis and its change
-            raise ValueError(f"the name {stem} ends in {stem[-4:]}, which PLinOpt's files keep for a scheme in an "
+        if role := basis_role(stem):  # the readers take such names for an alternative basis and its change
+            raise ValueError(f"the name {stem} ends in {role}, which PLinOpt's files keep for a scheme in an "
                              "alternative basis and its change of basis: the files would not read back; choose another")
         return {path.with_name(f"{stem}_{part}.sms"): text for part, text in to_plinopt(algorithm, header).items()}
     if format == "alphatensor":

@@ -14,7 +14,7 @@ counted, optimized and compiled is the published program, not its expansion
 (``bilinear optimize`` starts from it, and never returns a dearer side).
 Alternative-basis programs are read as their matrices.
 
-**Alternative basis** (``NAME-ALT_*`` with ``NAME-CoB_*``): the ALT matrices
+**Alternative basis** (``NAME-ALT_*`` with ``NAME-CoB_*``; ``_ALT``, ``16ALT`` too): the ALT matrices
 act on changed bases, and the CoB matrices are the basis changes: the A side
 is ALT_L·CoB_L, the B side ALT_R·CoB_R and the output map CoB_P·ALT_P.  The
 scheme is read with the basis changes as named sums (``A_X1 = …`` over A
@@ -45,6 +45,7 @@ from .sparse import Sparse, Steps, read_slp, read_sms
 _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
 _NAME = re.compile(r"^(?P<stem>.+)_(?P<part>[LRP])\.(?P<suffix>(?i:sms|slp))$")  # .SMS too, as detection takes it
 _SHAPE = re.compile(r"^(\d+)x(\d+)x(\d+)_(?:(\d+)_)?")  # PLinOpt's names: MxKxN_R_text
+_BASIS_ROLE = re.compile(r"(?<![A-Za-z])(ALT|CoB)$")
 _PLACEHOLDER = re.compile(r"(\d+) is a plac\w* ?holder for (?:sqrt\((\d+)\)|a square root of -(1))")
 # How `bilinear export --to plinopt` begins each file's comment (writers.to_plinopt), before it quotes
 # the source's header: what the quote says of placeholders is the source's, not the file's (an export
@@ -156,8 +157,8 @@ def _modulus(matrices: list[Sparse]) -> tuple[int, str]:
 def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | AlternativeBasis | ModularScheme:
     """A plinopt scheme from any one of its three paths; alternative-basis schemes with their CoB matrices."""
     paths, stem = _paths(path, shape)
-    if stem.endswith("-CoB"):
-        scheme = {part: p.with_name(p.name.replace("-CoB_", "-ALT_")) for part, p in paths.items()}
+    if basis_role(stem) == "CoB":
+        scheme = _partners(paths, stem)
         if missing := [p.name for p in scheme.values() if not p.exists()]:
             fail(f"{path.name} is a change of basis; the scheme it belongs to, {' and '.join(missing)}, is missing "
                  "beside it", None)
@@ -172,8 +173,8 @@ def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | Alternat
             fail(f"{paths[part].name} has {count} {what}; {paths['L'].name} has {rank} rows, one per product", matrix.header)
     named = check_side(Shape(*(int(g) for g in named.groups()[:3])), f"the name {paths['L'].name}", left.header) if named else None
     changes = None
-    if stem.endswith("-ALT"):
-        changes = _basis_changes(paths, left, right, post)
+    if basis_role(stem) == "ALT":
+        changes = _basis_changes(paths, stem, left, right, post)
         sizes = (changes[0].cols, changes[1].cols, changes[2].rows)
     else:
         sizes = (left.cols, right.cols, post.rows)
@@ -208,15 +209,29 @@ def plinopt_files(path: Path, shape: Shape | None = None) -> tuple[Path, ...]:
     basis's scheme (-ALT) with its changes (-CoB)."""
     paths, stem = _paths(path, shape)
     matrices = list(paths.values())
-    if stem.endswith(("-ALT", "-CoB")):
-        other = ("-ALT_", "-CoB_") if stem.endswith("-ALT") else ("-CoB_", "-ALT_")
-        matrices += [p.with_name(p.name.replace(*other)) for p in paths.values()]
+    if basis_role(stem):
+        matrices += _partners(paths, stem).values()
     checked = [p.with_suffix(".sms" if p.suffix == ".slp" else ".SMS") for p in matrices if p.suffix.lower() == ".slp"]
     return tuple(dict.fromkeys([path, *matrices, *(p for p in checked if p.exists())]))
 
 
-def _basis_changes(paths: dict[str, Path], left: Sparse, right: Sparse, post: Sparse) -> tuple[Sparse, Sparse, Sparse]:
-    cob_paths = {part: p.with_name(p.name.replace("-ALT_", "-CoB_")) for part, p in paths.items()}
+def basis_role(stem: str) -> str | None:
+    """What a stem names: ``ALT``, a scheme in an alternative basis; ``CoB``, its change of basis; None, a
+    plain scheme.  PLinOpt's data has ended such names in ``-ALT``, ``_ALT`` and ``-16ALT`` (ALT or CoB
+    standing apart from a word before it: ``COBALT`` is a plain name)."""
+    match = _BASIS_ROLE.search(stem)
+    return match.group(1) if match else None
+
+
+def _partners(paths: dict[str, Path], stem: str) -> dict[str, Path]:
+    """The ALT files of a CoB stem's parts, or the CoB files of an ALT stem's."""
+    role = basis_role(stem)
+    other = stem[: -len(role)] + ("CoB" if role == "ALT" else "ALT")
+    return {part: p.with_name(other + p.name[len(stem):]) for part, p in paths.items()}
+
+
+def _basis_changes(paths: dict[str, Path], stem: str, left: Sparse, right: Sparse, post: Sparse) -> tuple[Sparse, Sparse, Sparse]:
+    cob_paths = _partners(paths, stem)
     missing = [p.name for p in cob_paths.values() if not p.exists()]
     if missing:
         fail(
