@@ -402,6 +402,19 @@ def _plinopt(tmp_path: Path, **changes: str) -> Path:
     return tmp_path / "2x2x2_7_S_L.sms"
 
 
+@pytest.mark.parametrize("stem", ["2x2x2_7_mod_2", "2x2x2_7_S-mod-2", "2x2x2_7_S-mod2"])
+def test_a_plinopt_name_that_says_mod_2_is_read_modulo_2(tmp_path, stem):
+    """PLinOpt names its modulo-2 scheme 4x4x4_47_mod_2: read over Q, its 16 blocks were reported wrong,
+    with no word of the modulus the name gives."""
+    changed = SMS["P"].replace("1 4 -1\n", "1 4 1\n")  # C11 = M1 + M2 + M4 + M6: right modulo 2 only
+    for part, text in SMS.items():
+        _write(tmp_path, f"{stem}_{part}.sms", changed if part == "P" else text)
+    scheme = read_catalogue(tmp_path / f"{stem}_L.sms")
+    assert isinstance(scheme, ModularScheme) and scheme.modulus == 2
+    report = check_modular(scheme)
+    assert report.holds and [e.message.split(":")[0] for e in report.rational_errors] == ["C11 holds only modulo 2"]
+
+
 def test_a_hand_written_plinopt_strassen_verifies(tmp_path):
     assert report_algorithm(read_catalogue(_plinopt(tmp_path))).ok
 

@@ -165,9 +165,10 @@ def identifier(text: str, prefix: str = "scheme") -> str:
 
 def modulus_in_name(path: Path) -> int:
     """``p`` for a ``modp`` token in the file name (``mod2``, ``MOD2``: suffixes are read in any case
-    too), 0 for ``mod0`` or none (over Q)."""
+    too; PLinOpt writes ``mod_2``), 0 for ``mod0`` or none (over Q)."""
     modulus = 0
-    for token in re.split(r"[-_.]", path.name.lower()):
+    joined = re.sub(r"mod[-_]([0-9])", r"mod\1", path.name.lower())  # mod_2 is mod2
+    for token in re.split(r"[-_.]", joined):
         match = re.fullmatch(r"mod([0-9]+)[a-z]?", token)
         if match:
             modulus = int(match.group(1))

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Sum
 from ...verify.rings import ModularScheme
-from .common import check_side, fail, identifier, infer_shape, rank_mismatch, shape_mismatch, whole_file
+from .common import check_side, fail, identifier, infer_shape, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
 from .sparse import Sparse, Steps, read_slp, read_sms
 
 _PARTS = {"L": "A side", "R": "B side", "P": "output map"}
@@ -198,6 +198,8 @@ def read_plinopt(path: Path, shape: Shape | None = None) -> Algorithm | Alternat
     else:
         algorithm = _alternative(name, shape, (left, right, post), changes, paths)
     modulus, reason = _modulus([left, right, post, *(changes or ())])
+    if not modulus and (modulus := modulus_in_name(paths["L"])):
+        reason = f"the name {stem} says so"
     if modulus:
         return ModularScheme(algorithm, modulus, reason)
     return AlternativeBasis(algorithm, (left.cols, right.cols, post.rows)) if changes else algorithm
