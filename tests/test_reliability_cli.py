@@ -1272,6 +1272,34 @@ def test_a_written_header_names_its_source_and_no_absolute_path(capsys, tmp_path
     assert "# Licence file found near the source: ../../LICENSE (Some licence)\n" in text
 
 
+@pytest.mark.parametrize("unreadable", ["folder", "licence"])
+def test_a_licence_search_passes_over_what_it_cannot_read(capsys, tmp_path, monkeypatch, unreadable):
+    """A folder above the source that could not be listed, or a licence file that could not be read,
+    ended import, export, transform, product and optimize ("…: Permission denied") on a file that read
+    well: the search is an extra the user never asked for (a hunt; as root, a permission is a patch)."""
+    from conftest import scheme_file
+
+    (tmp_path / "LICENSE").write_text("Some licence\n")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "COPYING").write_text("Another licence\n")
+    source = tmp_path / "a" / "b" / "strassen"
+    source.write_bytes(scheme_file("fast-matmul/strassen").read_bytes())
+    denied = {"folder": tmp_path / "a", "licence": tmp_path / "a" / "COPYING"}[unreadable]
+    method = {"folder": "iterdir", "licence": "read_text"}[unreadable]
+    original = getattr(Path, method)
+
+    def refused(self, *args, **kwargs):
+        if self == denied:
+            raise PermissionError(13, "Permission denied", str(self))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, method, refused)
+    out = tmp_path / "s.bl"
+    code, _, err = _run(capsys, "import", str(source), "-o", str(out))
+    assert code == 0 and "Permission denied" not in err, err
+    assert "# Licence file found near the source: ../../LICENSE (Some licence)\n" in out.read_text()
+
+
 def test_optimize_also_with_an_archive_says_how_to_give_it(capsys, tmp_path):
     """`--also factorizations_r.npz` said "choose one with --key" though --key was given (for FILE)."""
     from conftest import scheme_file

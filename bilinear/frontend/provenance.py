@@ -61,8 +61,20 @@ def licence(path: Path) -> list[str]:
         return []
     source = path.resolve()
     for folder in list(source.parents)[:4]:
-        for candidate in sorted(folder.iterdir()) if folder.is_dir() else ():
+        for candidate in _listed(folder):
             if candidate.is_file() and any(word in candidate.name.lower() for word in ("licen", "copying")):
-                first = next((line.strip() for line in candidate.read_text(errors="replace").splitlines() if line.strip()), "")
+                try:
+                    text = candidate.read_text(errors="replace")
+                except OSError:  # the search is an extra nobody asked for: what it cannot read, it passes over
+                    continue
+                first = next((line.strip() for line in text.splitlines() if line.strip()), "")
                 return [f"Licence file found near the source: {os.path.relpath(candidate, source.parent)} ({first})"]
     return []
+
+
+def _listed(folder: Path) -> list[Path]:
+    """A folder's entries in order; none where it cannot be listed (it may be entered, not read)."""
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
