@@ -110,10 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _verify(args) -> int:
-    import json
-
     from .api import verify
-    from .report import REPORT_SCHEMA_VERSION, RENDERERS
+    from .report import REPORT_SCHEMA_VERSION, RENDERERS, json_text
 
     try:
         report = verify(
@@ -129,7 +127,7 @@ def _verify(args) -> int:
         errors = [d.to_json() for d in diagnostics]
         document = {"schema_version": REPORT_SCHEMA_VERSION, "file": str(args.file), "ok": False, "entries": [],
                     "errors": errors}
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        print(json_text(document))
         for diagnostic in diagnostics:
             print(render(diagnostic), file=sys.stderr)
         return 1

@@ -7,6 +7,7 @@ JSON form); the text and Markdown renderers only arrange it.
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 
 from .diagnostics import Diagnostic, markdown_code, markdown_text, render, shown
@@ -184,7 +185,14 @@ def report_data(report: Report, n: int = 8192, dtype: str = "float64") -> dict:
 def to_json(report: Report, n: int = 8192, dtype: str = "float64") -> str:
     """The report as strict JSON: a quantity past a float's range (a 400-digit coefficient's growth
     factor) is null."""
-    return json.dumps(json_ready(report_data(report, n, dtype)), indent=2, ensure_ascii=False)
+    return json_text(report_data(report, n, dtype))
+
+
+def json_text(data) -> str:
+    """``data`` as strict JSON text, non-ASCII as itself; a file name's bytes that are not UTF-8 (held as
+    lone surrogates, which a UTF-8 stream writes back as those bytes) escaped as ``\\udcff``."""
+    text = json.dumps(json_ready(data), indent=2, ensure_ascii=False)
+    return re.sub("[\ud800-\udfff]", lambda lone: f"\\u{ord(lone.group()):04x}", text)
 
 
 # --- text ---------------------------------------------------------------------------

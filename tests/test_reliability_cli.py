@@ -452,6 +452,23 @@ def test_verify_json_of_a_bad_file_is_json_with_located_errors(tmp_path, capsys)
     assert code == 1 and json.loads(out)["errors"][0]["line"] == 2
 
 
+@pytest.mark.parametrize("loads", [True, False], ids=["a scheme", "a file that does not load"])
+def test_verify_json_of_a_file_named_in_bytes_that_are_not_utf8_is_utf8(tmp_path, loads):
+    """The name's byte 0xff (held as the surrogate U+DCFF) went to stdout as itself: the JSON was not
+    UTF-8, and a reader's json.loads failed on it (a hunt)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / os.fsdecode(b"s\xff.bl")
+    path.write_text((ROOT / "algorithms" / "strassen.bl").read_text() if loads else "algorithm x <2,2,2;7>:\n  M1 = A11 *\n")
+    # a C.UTF-8 or POSIX locale's stdout (Python's own choice there; captured output is strict, and escaped)
+    environment = {**os.environ, "PYTHONIOENCODING": "utf-8:surrogateescape"}
+    done = subprocess.run([sys.executable, "-m", "bilinear.cli", "verify", str(path), "--format", "json"],
+                          capture_output=True, env=environment, cwd=ROOT, timeout=120)
+    assert done.returncode == (0 if loads else 1), done.stderr
+    assert json.loads(done.stdout.decode("utf-8"))["file"] == str(path)  # strict UTF-8; the name as Python holds it
+
+
 def test_symlink_loop_is_one_message(tmp_path, capsys):
     loop = tmp_path / "loop.bl"
     os.symlink(loop, loop)
