@@ -1032,3 +1032,18 @@ def test_a_schedule_statement_that_changes_nothing_is_refused(statement):
         "stage restore1:   A11 -= A22;  B11 -= B22", f"stage restore1:   A11 -= A22;  B11 -= B22;  {statement}")
     errors = pytest.raises(BilinearError, program_from_text, text, "noop.bl").value.diagnostics
     assert [e.message for e in errors] == ["the statement changes nothing: it sets A22 to its own value"]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("wrong_m2.txt", "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 2\n"),
+    ("wrong_m2.json", '{\n  "n": [1, 1, 2],\n  "m": 2,\n  "z2": false,\n  "u": [[1], [1]],\n  "v": [[1, 0], [0, 1]],\n'
+                      '  "w": [[1, 0], [0, 2]]\n}\n'),
+])
+def test_a_fix_in_a_file_whose_reader_knows_no_lines_names_none(tmp_path, name, text):
+    """Perminov's .txt and .json readers place every product and block at the file's start: the note
+    said "(line 1)", the header, for a coefficient on line 4 (or 7) (a hunt)."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    fixes = [note for note in _notes(path) if note.startswith("changing")]
+    assert "changing the coefficient of M2 in C12 from 2 to 1 would make every equation hold" in fixes
+    assert not [fix for fix in fixes if "(line" in fix]

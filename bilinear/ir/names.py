@@ -21,6 +21,16 @@ class Span:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}"
 
+    @classmethod
+    def whole_file(cls, path) -> Span:
+        """Where a diagnostic about a whole file points: its first character.  A reader that knows no
+        line for a product or a block (a flattened table, JSON) places it here."""
+        return cls(str(path), 1, 1, 1, 2)
+
+    @property
+    def is_whole_file(self) -> bool:
+        return (self.line, self.column, self.end_line, self.end_column) == (1, 1, 1, 2)
+
 
 _BLOCK_SHORT = re.compile(r"^([ABC])([1-9])([1-9])$")
 _BLOCK_LONG = re.compile(r"^([ABC])\[(\d+),(\d+)\]$")

@@ -205,8 +205,9 @@ def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form], ho
 
 def _where(span: Span | None, home: str | None) -> str:
     """" (line 5)", " (line 5 of NAME)" in another file of the scheme, or nothing where a file has no
-    lines to name (an AlphaTensor .npz)."""
-    if span is None or span.path.endswith(".npz"):
+    lines to name (an AlphaTensor .npz) or its reader knows none (a Perminov .txt or .json: every
+    product at the file's start, whose "line 1" is a header)."""
+    if span is None or span.path.endswith(".npz") or span.is_whole_file:
         return ""
     return f" (line {span.line})" if span.path == home else f" (line {span.line} of {Path(span.path).name})"
 

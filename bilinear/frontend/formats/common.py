@@ -30,7 +30,7 @@ def fail(message: str, span: Span | None, *notes: str):
 
 
 def whole_file(path: Path) -> Span:
-    return Span(str(path), 1, 1, 1, 2)
+    return Span.whole_file(path)
 
 
 def token_span(path: Path, line_number: int, column: int, text: str) -> Span:
