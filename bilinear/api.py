@@ -13,6 +13,7 @@ import numpy as np
 from .diagnostics import BilinearError, Diagnostic
 from .frontend.importers import AlternativeBasis
 from .ir import Algorithm, Program, Schedule
+from .ir.algorithm import check_built_types
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower, verification
 from .lower.options import check_ozaki_options
 from .reading import as_path, read, true_or_false  # noqa: F401 - true_or_false: matmul_api's, from here
@@ -42,6 +43,7 @@ def _checked(algorithm: Algorithm) -> Algorithm:
     from .frontend.check import build_algorithm
     from .frontend.raw import RawAlgorithm
 
+    check_built_types(algorithm)
     fields = (algorithm.name, algorithm.shape, algorithm.declared_rank, algorithm.sums, algorithm.products,
               algorithm.outputs)
     build_algorithm(RawAlgorithm(*fields, algorithm.span))  # raises what it finds

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .ir import Algorithm
+from .ir.algorithm import check_built_types
 from .ir.names import check_definition_name
 from .optimize_sides import borrowed
 
@@ -24,6 +25,7 @@ def check_arguments(algorithm: Any, seeds: Any, polish: Any, chains: Any, also: 
     if not isinstance(algorithm, Algorithm):
         raise TypeError(f"optimize takes one Algorithm (bilinear.load(path).main, or .algorithm(name)), not "
                         f"{type(algorithm).__name__}")
+    check_built_types(algorithm)
     check_definition_name(name)
     _count("seeds", seeds, 0, MOST_TRIES)
     _count("polish", polish, 0, MOST_TRIES)

@@ -322,3 +322,22 @@ def test_deriving_again_from_a_derived_file_keeps_one_description(tmp_path, caps
     assert main(["inplace", str(first), "-o", str(again), "--tries", "2", "--steps", "1", "--seed", "3"]) == 0
     described = [line for line in again.read_text(encoding="utf-8").splitlines() if line.startswith("# strassen_inplace:")]
     assert len(described) == 1 and described[0].endswith("(seed 3).")
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda a: derive_inplace(a, [0.0, 1, 2, 3, 4, 5, 6]), TypeError,
+     r"^order must list the products' positions as whole numbers, not \[0\.0, 1, 2, 3, 4, 5, \.\.\.\]$"),
+    (lambda a: derive_inplace(bilinear.load("strassen")), TypeError,
+     r"^derive_inplace takes one Algorithm \(bilinear\.load\(path\)\.main\), not Program$"),
+    (lambda a: derive_inplace(a, name="a b"), ValueError, r"^name must be an identifier in \.bl .*, not 'a b'$"),
+], ids=["float-order", "program", "spaced-name"])
+def test_derive_inplace_refuses_what_it_cannot_take_by_name(call, error, message):
+    """derive_inplace (the README names it) raised "list indices must be integers", AttributeError
+    ('Program' object has no attribute 'sums'), and took a name no .bl file can hold (a hunt)."""
+    with pytest.raises(error, match=message):
+        call(bilinear.load("strassen").main)
+
+
+def test_derive_inplace_takes_numpy_positions():
+    algorithm = bilinear.load("strassen").main
+    assert derive_inplace(algorithm, list(np.arange(7))[::-1]) == derive_inplace(algorithm, list(range(7))[::-1])

@@ -11,7 +11,7 @@ from conftest import ROOT, scheme_file
 
 import bilinear
 from bilinear.diagnostics import BilinearError
-from bilinear.ir import Form
+from bilinear.ir import Form, Product
 from bilinear.measure import random_inputs
 
 MSMES = ROOT / "algorithms" / "msmes.bl"
@@ -505,6 +505,33 @@ def test_a_hand_built_algorithm_is_checked_as_a_file_would_be(edit, message):
     for call in (bilinear.verify, lambda a: bilinear.compile(a, backend="numpy")):
         with pytest.raises(bilinear.BilinearError, match=message):
             call(algorithm)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda a, changed: {"name": 5}, r"^algorithm name must be a \.bl name \(an ASCII letter or _, then letters, "
+                                     r"digits or _; at most 255 characters\), not 5$"),
+    (lambda a, changed: {"name": "a b"}, r"^algorithm name must be a \.bl name .*, not 'a b'$"),
+    (lambda a, changed: {"name": None}, r"^algorithm name must be a \.bl name .*, not None$"),
+    (lambda a, changed: {"declared_rank": "7"}, r"^algorithm strassen's declared rank must be a whole number or None, not '7'$"),
+    (lambda a, changed: {"outputs": (changed(a.outputs[0], form="M1"), *a.outputs[1:])},
+     r"^algorithm strassen: output C11's form must be a Form, not 'M1'$"),
+], ids=["int-name", "spaced-name", "no-name", "rank-as-text", "text-output"])
+def test_a_hand_built_algorithm_of_the_wrong_types_is_refused_by_name(edit, message):
+    """name=5 verified, then compile raised "'int' object is not iterable" and optimize an AttributeError;
+    name=None made a schedule 'None_inplace'; a rank "7" was said to differ from 7; a factor None ended
+    in AttributeError (a hunt)."""
+    from bilinear.optimize import optimize
+
+    algorithm = _edited_strassen(edit)
+    for call in (bilinear.verify, lambda a: bilinear.compile(a, backend="numpy"), optimize, bilinear.inplace):
+        with pytest.raises((TypeError, ValueError), match=message):
+            call(algorithm)
+
+
+def test_a_product_whose_factor_is_not_a_form_is_refused_as_it_is_made():
+    """Product(left=None) raised AttributeError ('NoneType' object has no attribute 'is_zero')."""
+    with pytest.raises(TypeError, match=r"^product M1's left factor must be a Form, not None$"):
+        Product("M1", None, Form.symbol("B11"))
 
 
 def test_a_schedule_alone_is_refused_with_what_to_pass_instead():

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import reprlib
 from dataclasses import dataclass
 
 from .form import Form
-from .names import Shape, Span
+from .names import LONGEST_NAME, Shape, Span
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class Product:
     span: Span | None = None
 
     def __post_init__(self) -> None:
+        for side, form in (("left", self.left), ("right", self.right)):
+            if not isinstance(form, Form):  # a product built in Python (None had raised AttributeError)
+                raise TypeError(f"product {self.name}'s {side} factor must be a Form, not {reprlib.repr(form)}")
         if self.left.is_zero() or self.right.is_zero():
             raise ValueError(f"product {self.name} has a zero factor")
 
@@ -69,3 +74,23 @@ class Algorithm:
 
     def product(self, name: str) -> Product:
         return next(p for p in self.products if p.name == name)
+
+
+def check_built_types(algorithm: Algorithm) -> None:
+    """Refuse, by name, what no .bl file could have given an algorithm built in Python: a name that is
+    not one (5 had verified, then broken compile), a declared rank that is not a whole number, a factor,
+    sum or output that is not a Form."""
+    name = algorithm.name
+    if not (isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and len(name) <= LONGEST_NAME):
+        raise ValueError(f"algorithm name must be a .bl name (an ASCII letter or _, then letters, digits or _; "
+                         f"at most {LONGEST_NAME} characters), not {reprlib.repr(name)}")
+    rank = algorithm.declared_rank
+    if rank is not None and (type(rank) is not int or rank < 1):
+        raise ValueError(f"algorithm {name}'s declared rank must be a whole number or None, not {reprlib.repr(rank)}")
+    parts = [(f"product {p.name}'s {side} factor", form) for p in algorithm.products
+             for side, form in (("left", p.left), ("right", p.right))]
+    parts += [(f"sum {s.name}'s form", s.form) for s in algorithm.sums]
+    parts += [(f"output {o.block}'s form", o.form) for o in algorithm.outputs]
+    for what, form in parts:
+        if not isinstance(form, Form):
+            raise TypeError(f"algorithm {name}: {what} must be a Form, not {reprlib.repr(form)}")

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import random
+import reprlib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, NamedTuple
 
 from ..ir import Algorithm, Form, Multiply, Schedule, Update
+from ..ir.algorithm import check_built_types
+from ..ir.names import check_definition_name
 from ..verify.expand import expansion_of
 from .stages import group_stages
 
@@ -71,8 +75,12 @@ def _products(algorithm: Algorithm) -> list[_Product]:
 def derive_inplace(algorithm: Algorithm, order: list[int] | None = None, name: str | None = None) -> Schedule:
     """The in-place, restoring schedule of ``algorithm`` with its products (those some output uses) in
     ``order`` (default: as written), named ``name`` (default ``<algorithm>_inplace``)."""
+    if not isinstance(algorithm, Algorithm):  # a Program had raised AttributeError ('Program' has no 'sums')
+        raise TypeError(f"derive_inplace takes one Algorithm (bilinear.load(path).main), not {type(algorithm).__name__}")
+    check_built_types(algorithm)
+    check_definition_name(name)
     products = _products(algorithm)
-    order = list(range(len(products))) if order is None else order
+    order = list(range(len(products))) if order is None else _positions(order)
     if sorted(order) != list(range(len(products))):
         raise ValueError(f"order must list each of the {len(products)} products once")
     sides = [_side([getattr(products[r], side) for r in order], algorithm.shape.blocks(operand))
@@ -85,6 +93,14 @@ def derive_inplace(algorithm: Algorithm, order: list[int] | None = None, name: s
     program += [*sides[0].restore, *sides[1].restore]
     return Schedule(name or f"{algorithm.name}_inplace", algorithm.name, frozenset({"inplace", "restore"}), (),
                     group_stages(tuple(program)))
+
+
+def _positions(order) -> list[int]:
+    """``order`` as whole numbers (NumPy's too): 0.0 had raised "list indices must be integers"."""
+    try:
+        return [operator.index(position) for position in order]
+    except TypeError:
+        raise TypeError(f"order must list the products' positions as whole numbers, not {reprlib.repr(order)}") from None
 
 
 def inplace_schedule(algorithm: Algorithm, cost: Callable[[Schedule], object], tries: int = 64, seed: int = 0,
