@@ -44,7 +44,10 @@ def __getattr__(name: str):
 
     if name in _LAZY:
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    # subpackages (bilinear.api, bilinear.lower, ...) as attributes, as an eager import gave them
+    # subpackages (bilinear.api, bilinear.lower, ...) as attributes, as an eager import gave them; a
+    # name that is not one ("x.y") is no module of the package (it had been imported as a module path)
+    if not name.isidentifier():
+        raise AttributeError(f"module 'bilinear' has no attribute {name!r}")
     try:
         return importlib.import_module(f"{__name__}.{name}")
     except ModuleNotFoundError as missing:

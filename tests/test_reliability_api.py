@@ -1419,3 +1419,13 @@ def test_the_largest_leaf_scale_bounds_every_scalar_the_leaves_get(tmp_path, mon
     bound = largest_leaf_scale(executor.lowered)
     assert seen and max(abs(scale) for scale in seen) <= bound
     assert name != "weighed" or max(abs(scale) for scale in seen) == bound == 3**levels
+
+
+@pytest.mark.parametrize("name", ["x.y", "runtime.numpy_backend", "", "1x", "api "])
+def test_a_name_that_is_no_attribute_of_the_package_is_an_attribute_error(name):
+    """hasattr(bilinear, "x.y") raised ModuleNotFoundError, and getattr(bilinear, "runtime.numpy_backend")
+    returned the submodule: a dotted "attribute" was imported as a module path (a hunt)."""
+    assert not hasattr(bilinear, name)
+    with pytest.raises(AttributeError, match=f"^module 'bilinear' has no attribute {re.escape(repr(name))}$"):
+        getattr(bilinear, name)
+    assert hasattr(bilinear, "runtime") and hasattr(bilinear, "matmul")
