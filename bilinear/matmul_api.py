@@ -356,7 +356,7 @@ def _float_dtype(A: Any):
 def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, inplace: bool) -> np.ndarray:
     """matmul on NumPy matrices: NumPy's product, or MSMES on the NumPy backend with ``inplace``."""
     from .runtime.views import (check_out_apart, check_unmasked, check_writable, convert_hint, dtype_shown, is_row_major,
-                                overlaps)
+                                overlaps, with_line_strides)
 
     for name, array in (("A", A), ("B", B), ("out", out)):
         check_unmasked(array, name)
@@ -375,9 +375,10 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
     else:
         check_writable(out, "out")
         check_out_apart(out, A, B)
-    # MSMES slices blocks out of each, and overwrites A and B while it runs
-    if inplace and all(is_row_major(x) for x in (A, B, out)) and A.flags.writeable and B.flags.writeable \
-            and not overlaps(A, B):
+    # MSMES slices blocks out of each, and overwrites A and B while it runs (x[None, :] is row-major to
+    # the product, which gives a line its stride first)
+    if inplace and all(is_row_major(with_line_strides(x, np)) for x in (A, B, out)) \
+            and A.flags.writeable and B.flags.writeable and not overlaps(A, B):
         return _in_place_product(str(A.dtype), "numpy")(A, B, out=out, alpha=alpha, beta=beta)
     if alpha == 0:  # as BLAS: A and B are not read, so a NaN in them reaches nothing
         out[...] = beta * out if beta else 0

@@ -48,6 +48,22 @@ def test_matmul_inplace_allows_msmes_and_multiplies_other_layouts_as_without_it(
     assert np.allclose(bilinear.matmul(A, B, inplace=True), A @ B, rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("shaped", [lambda v: v[None, :], lambda v: v[:, None]], ids=["row", "column"])
+def test_matmul_inplace_runs_msmes_on_a_vector_made_a_matrix(monkeypatch, shaped):
+    """x[None, :] (row stride 0, C-contiguous) multiplied without MSMES, which its docstring promises
+    "where A, B and out are row-major": the compiled product takes it (a hunt)."""
+    from bilinear import matmul_api
+
+    ran = []
+    in_place = matmul_api._in_place_product
+    monkeypatch.setattr(matmul_api, "_in_place_product", lambda *args: ran.append(args) or in_place(*args))
+    vector = np.random.default_rng(4).standard_normal(6)
+    A = shaped(vector)
+    B = np.random.default_rng(5).standard_normal((A.shape[1], 4)) if A.shape[0] == 1 else np.ones((1, 4))
+    assert np.allclose(bilinear.matmul(A, B, inplace=True), A @ B, rtol=1e-13, atol=1e-13)
+    assert ran == [("float64", "numpy")]
+
+
 def test_matmul_inplace_multiplies_read_only_inputs_as_without_it():
     """A read-only A was refused ("A is read-only; msmes is in place"), where inplace only allows MSMES."""
     A, B, _ = random_inputs(np, 48, 40, 32, "float64", seed=9)
