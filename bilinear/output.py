@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .diagnostics import BilinearError, Diagnostic, brief, listed
@@ -228,15 +228,16 @@ def held(folder: Path):
     """An exclusive lock on an existing folder while the block runs (released at its end, or when the
     process ends): another bilinear writing into it waits.  None where the file system or the
     platform has none (NFS takes flock on files opened for writing only, Lustre may not take it at
-    all): the block runs unlocked, as it did before."""
-    handle = os.open(folder, os.O_RDONLY)
+    all), or where the folder may be written but not read (mode 333): the block runs unlocked."""
     try:
-        try:
+        handle = os.open(folder, os.O_RDONLY)
+    except PermissionError:
+        yield
+        return
+    try:
+        with suppress(ImportError, OSError):
             import fcntl
-
             fcntl.flock(handle, fcntl.LOCK_EX)
-        except (ImportError, OSError):
-            pass
         yield
     finally:
         os.close(handle)
@@ -256,11 +257,8 @@ def _umask() -> int:
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``.
-
-    Raises:
-        BilinearError: when the file cannot be written (the disk is full, permissions).
-    """
+    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``; BilinearError
+    where the file cannot be written (the disk is full, permissions)."""
     write_together({path: data})
 
 

@@ -569,6 +569,28 @@ def test_export_to_plinopt_into_a_folder_writes_inside_it(tmp_path, capsys):
     assert _run(capsys, "verify", str(folder / "2x2x2_7_strassen_L.sms"))[0] == 0
 
 
+@pytest.mark.parametrize("to, name", [("plinopt", "s"), ("fast-matmul", "s.fm")])
+def test_export_writes_into_a_folder_it_may_write_but_not_read(tmp_path, capsys, monkeypatch, to, name):
+    """The lock that keeps two exports apart opened the folder to read: in a folder of mode 333 export
+    said "Permission denied" where import wrote (a hunt; as root, a permission is a patch).  There the
+    files are written unlocked, as on a file system without locks."""
+    from bilinear import output
+
+    folder = tmp_path / "wx"
+    folder.mkdir()
+    opened = os.open
+
+    def refused(path, flags, *rest, **kwargs):
+        if Path(path) == folder and flags == os.O_RDONLY:
+            raise PermissionError(13, "Permission denied", str(path))
+        return opened(path, flags, *rest, **kwargs)
+
+    monkeypatch.setattr(output.os, "open", refused)
+    code, out, err = _run(capsys, "export", STRASSEN, "--to", to, "-o", str(folder / name))
+    assert code == 0 and "wrote" in out, err
+    assert _run(capsys, "verify", str(sorted(folder.iterdir())[0]))[0] == 0
+
+
 @pytest.mark.parametrize("option, value, message", [
     ("--from", "bogus", "argument --from: invalid choice: 'bogus'"),
     ("--shape", "2,2", "argument --shape: expected m,k,n (three whole numbers of at least 1), not '2,2'"),
