@@ -621,9 +621,21 @@ def test_kauers_diagnostics_count_characters_not_bytes(tmp_path, text, message, 
     assert (diagnostic.message, diagnostic.span.column, diagnostic.span.end_column) == (message, column, column + len(found))
 
 
-def test_a_mod2_kauers_file_has_integer_coefficients(tmp_path):
+def test_a_mod2_kauers_file_has_no_coefficient_without_a_value_modulo_2(tmp_path):
     path = _write(tmp_path, "222-x.mod2.exp", "(a11)*(b11)*(c11)/2\n")
-    assert _error(path) == ("a scheme valid modulo 2 has integer coefficients, not 1/2", "1:1")
+    assert _error(path) == ("a scheme valid modulo 2 has no coefficient without a value modulo 2 (a denominator sharing "
+                            "a factor with 2), not 1/2", "1:1")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("111-x.mod2.exp", "(a11)*(b11)*(c11)/3\n"),
+    ("111-x.mod2.m", "{{{{1/3}}, {{1}}, {{1}}}}"),
+    ("1x1x1_m1_Z2.json", '{"n": [1, 1, 1], "m": 1, "z2": true, "u": [["1/3"]], "v": [[1]], "w": [[1]]}'),
+])
+def test_a_fraction_with_a_value_modulo_p_is_taken_as_with_mod(tmp_path, name, text):
+    """1/3 is 1 modulo 2: a name that says mod2 (or "z2") refused it, where --mod 2 took it (a hunt)."""
+    scheme = read_catalogue(_write(tmp_path, name, text))
+    assert isinstance(scheme, ModularScheme) and check_modular(scheme).holds
 
 
 def test_kauers_shape_comes_from_the_folder_or_the_largest_indices(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name
 from ...verify.rings import ModularScheme
 from ..loader import read_source, source_lines
-from .common import fail, identifier, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
+from .common import check_modular_coefficients, fail, identifier, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
 from .trilinear import TrilinearProduct, parse_product
 
 
@@ -57,7 +57,7 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
         shape, origin = _inferred_shape(products), "the largest indices"
     _check_indices(products, shape, origin)
     if modulus:
-        _check_integers(products, modulus)
+        _check_modular(products, modulus)
     algorithm = _algorithm(products, shape, path)
     return ModularScheme(algorithm, modulus) if modulus else algorithm
 
@@ -103,12 +103,10 @@ def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) 
                 fail(f"{letter}{i}{j} is outside {shape} (from {origin}): {what} has {rows}x{cols} entries", span)
 
 
-def _check_integers(products: list[TrilinearProduct], modulus: int) -> None:
+def _check_modular(products: list[TrilinearProduct], modulus: int) -> None:
     for product in products:
-        for factor in product.factors:
-            for value in factor.values():
-                if value.denominator != 1:
-                    fail(f"a scheme valid modulo {modulus} has integer coefficients, not {value}", product.span)
+        check_modular_coefficients((value for factor in product.factors for value in factor.values()), modulus,
+                                   product.span)
 
 
 def _algorithm(products: list[TrilinearProduct], shape: Shape, path: Path) -> Algorithm:
