@@ -126,17 +126,18 @@ def test_fused_fp64_leaves_built_for_an_older_gpu_say_so_once(tmp_path):
 def _scheme_with_unsafe_comments(tmp_path: Path) -> Path:
     """strassen.bl as a file whose header comment ends in a backslash and whose name holds a newline:
     both went into the .h and .cu as they were, the backslash continuing the `//` line over the include
-    guard (nvcc: #endif without #if) and the newline starting a line of code (`int oops;`)."""
+    guard (nvcc: #endif without #if) and the newline starting a line of code (`int oops;`).  A comment
+    ending in the trigraph ??/ did the same to a C99 or C++14 caller (gcc -std=c99: #endif without #if)."""
     body = (ROOT / "algorithms" / "strassen.bl").read_text().split("\n", 2)[2]
     path = tmp_path / "x\nint oops;.bl"
-    path.write_text("# data in C:\\schemes\\\n# \x1b[31mred\n\n" + body, encoding="utf-8")
+    path.write_text("# data in C:\\schemes\\\n# what next??/\n# \x1b[31mred\n\n" + body, encoding="utf-8")
     return path
 
 
 def test_the_sources_comments_stay_comments_in_the_library(tmp_path):
     out = tmp_path / "strassen-comments"
     assert main(["compile", str(_scheme_with_unsafe_comments(tmp_path)), "-o", str(out)]) == 0
-    kept = "// from x\\nint oops;.bl\n// data in C:\\schemes\\ (end of line)\n// \\x1b[31mred\n"
+    kept = "// from x\\nint oops;.bl\n// data in C:\\schemes\\ (end of line)\n// what next??/ (end of line)\n// \\x1b[31mred\n"
     assert f"\n{kept}#ifndef BILINEAR_strassen_H\n" in (out / "strassen.h").read_text()
     assert f"\n{kept}" in (out / "strassen.cu").read_text()
 

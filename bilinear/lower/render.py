@@ -42,6 +42,6 @@ def comment_line(text: str) -> str:
     comment)."""
     escaped = "".join(ch.encode("unicode_escape").decode("ascii")
                       if unicodedata.category(ch) in _UNSAFE_IN_COMMENTS and ch != "\t" else ch for ch in text).rstrip()
-    if escaped.endswith("\\"):
+    if escaped.endswith(("\\", "??/")):  # ??/ too: a trigraph's backslash, to C99 and C++14 compilers
         escaped += " (end of line)"
     return f"// {escaped}" if escaped else "//"
