@@ -221,15 +221,13 @@ def _loaded(file: Path) -> Table:
 
 
 def table_json(file: Path, named: str | None = None) -> dict:
-    """A table file's JSON.
-
-    Raises:
-        TableError: where it cannot be read as JSON (named ``named``, default "the dispatch table FILE").
-    """
+    """A table file's JSON; TableError where it cannot be read as JSON (named ``named``, default "the
+    dispatch table FILE")."""
     try:
         return json.loads(file.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TableError(f"cannot read {named or f'the dispatch table {file}'}: {error}") from None
+    except (OSError, ValueError, RecursionError) as error:  # (ValueError: not JSON, or digits past Python's limit)
+        reason = "its JSON is nested too deeply" if isinstance(error, RecursionError) else error
+        raise TableError(f"cannot read {named or f'the dispatch table {file}'}: {reason}") from None
 
 
 def forget_decisions() -> None:

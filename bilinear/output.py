@@ -337,7 +337,7 @@ def check_results_target(path: Path, option: str) -> None:
     if path.is_file() and path.stat().st_size:
         try:
             earlier = json.loads(path.read_bytes())
-        except (ValueError, OSError):
+        except (ValueError, OSError, RecursionError):  # nested past the parser's depth: not bench's
             earlier = None
         rows = earlier if isinstance(earlier, list) and earlier else [earlier]
         if not all(isinstance(row, dict) and (row.get("written_by") == WRITTEN_BY or _unmarked_bench(row)) for row in rows):

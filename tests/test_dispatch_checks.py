@@ -79,3 +79,16 @@ def test_dispatch_by_a_checked_table_still_chooses_as_measured():
     table = parse_table(COMMITTED)
     assert dispatch(16384, 16384, 16384, "float64", table=table).kernel == "recursive"
     assert dispatch(10000, 2, 2, "float32", table=table).kernel == "tsm2l"
+
+
+@pytest.mark.parametrize("text, reason", [("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+                                          ('{"rows": [' + "9" * 5000 + "]}", "Exceeds the limit")])
+def test_a_table_file_json_cannot_read_is_refused_as_one(tmp_path, text, reason):
+    """A table file of lists nested past the parser's depth, or with an integer past Python's digit limit,
+    raised RecursionError or ValueError from $BILINEAR_DISPATCH_TABLE's reading (a review)."""
+    from bilinear.dispatch import table_json
+
+    path = tmp_path / "table.json"
+    path.write_text(text)
+    with pytest.raises(TableError, match=rf"^cannot read the dispatch table {path}: .*{reason}"):
+        table_json(path)

@@ -2659,3 +2659,17 @@ def test_import_of_a_catalogue_name_too_long_for_bl_says_so(tmp_path, capsys):
     assert (code, err) == (1, f"bilinear import: the name P_{'t' * 38}… has 256 characters, more than the 255 a .bl name "
                               "may have: a .bl file cannot hold it\n")
     assert not (tmp_path / "x.bl").exists()
+
+
+def test_json_nested_past_the_parsers_depth_where_an_output_goes_is_one_message(capsys, tmp_path):
+    """bench --json onto a file of 1000 nested lists, and compile --force into a folder whose manifest.json
+    is one, ended in a RecursionError's traceback (a hunt); the cache reader had caught it already."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.json").write_text(deep)
+    code, _, err = _run(capsys, "bench", "strassen", "-n", "8", "--levels", "1", "--backend", "numpy", "--repeat", "1",
+                        "--json", str(tmp_path / "deep.json"))
+    assert code == 1 and "holds no results bilinear bench wrote" in err, err
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(deep)
+    assert _run(capsys, "compile", "strassen", "-o", str(folder), "--force")[0] == 0

@@ -79,7 +79,7 @@ def earlier_library(folder: Path, name: str) -> list[Path]:
     there (writing ``name``'s replaces that manifest and would leave them stale)."""
     try:
         earlier = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["name"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # (JSON nested past the parser's depth)
         return []
     if not isinstance(earlier, str) or earlier == name or Path(earlier).name != earlier:
         return []
