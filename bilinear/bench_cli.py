@@ -16,7 +16,7 @@ from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
 from .diagnostics import brief
-from .cli_args import ascii_number, bench_levels, load_input, note_unused_definitions, scheme_path
+from .cli_args import ascii_number, bench_levels, load_input_noting, note_unused_definitions, scheme_path
 from .frontend.loader import read_source
 from .measure import bound_verdict, growth_in, ratio_text
 from .model import choose_levels
@@ -183,7 +183,7 @@ def run_bench(args) -> int:
     backend = make_backend(args.backend)
     configurations = _once(list(_configurations(args)), console)
     _check_before_measuring(args, configurations, backend)
-    programs = {path: load_input(args, path) for path, *_ in configurations}
+    programs = {path: load_input_noting(args, path) for path, *_ in configurations}
     for path, program in programs.items():
         note_unused_definitions(args.command, path, program)
     names = _names(programs)

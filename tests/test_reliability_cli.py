@@ -2443,11 +2443,14 @@ def test_import_says_what_verify_notes_of_what_it_reads(tmp_path, capsys):
 @pytest.mark.parametrize("command", [
     ("export", "--to", "fast-matmul", "-o", "{out}.fm"), ("transform", "--to", "nkm", "-o", "{out}.bl"),
     ("product", "strassen", "-o", "{out}.bl"), ("optimize", "-o", "{out}.bl"), ("inplace", "-o", "{out}.bl"),
-    ("run", "-n", "16", "--repeat", "1"),
-], ids=lambda command: command[0])
+    ("run", "-n", "16", "--repeat", "1"), ("bench", "-n", "16", "--levels", "1", "--backend", "numpy", "--repeat", "1"),
+    ("plan", "--gpus", "2", "-n", "64"), ("run", "-n", "16", "--gpus", "1", "--backend", "numpy"),
+    ("bench", "-n", "16", "--gpus", "1", "--levels", "1", "--backend", "numpy"),
+], ids=lambda command: " ".join(command[:1] + tuple(w for w in command if w == "--gpus")))
 def test_every_command_says_what_verify_notes_of_what_it_reads(tmp_path, capsys, command):
     """Only import, compile and run said that a scheme claimed modulo p holds over Q; export, transform,
-    product, optimize and inplace wrote it without a word (a hunt)."""
+    product, optimize and inplace wrote it without a word (a hunt); bench, plan and --gpus ran it without
+    one (another)."""
     name, *options = command
     source = str(scheme_file("fast-matmul/strassen"))
     argv = [name, source, "--mod", "3", *(option.format(out=tmp_path / "out") for option in options)]

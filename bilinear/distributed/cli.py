@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli_args import add_input_options, asks_for_reading_option, dimension, load_input, note_unused_definitions, positive
+from ..cli_args import (add_input_options, asks_for_reading_option, dimension, load_input, load_input_noting,
+                        note_unused_definitions, positive)
 from ..diagnostics import BilinearError, diagnostics_of, render
 from ..lower.options import OptionError
 from .comm import AgreedError, end_job, say
@@ -139,7 +140,7 @@ def plan_command(args) -> int:
     if ranks < 1:
         raise ValueError(f"--gpus must be at least 1, not {ranks}")
     try:
-        program = load_input(args)
+        program = load_input_noting(args)
         note_unused_definitions(args.command, args.file, program)
         verified(program)  # a wrong scheme's located errors, before a plan of it fails its proof
         decomposition = decomposition_for(program, ranks, args.decomposition, args.steps)
@@ -322,9 +323,12 @@ def _guarded(args, body) -> int:
 
 
 def _noted_input(args, path=None):
-    """FILE's program, rank 0 saying which of its definitions the run leaves out, as a one-device run does."""
-    program = read_on_every_rank(lambda: load_input(args, path), path or args.file)
+    """FILE's program, rank 0 saying what verify notes of it and which of its definitions the run leaves
+    out, as a one-device run does."""
+    program, notes = read_on_every_rank(lambda: load_input(args, path, noted=True), path or args.file)
     if world()[0] == 0:
+        for note in notes:
+            print(render(note), file=sys.stderr)
         note_unused_definitions(args.command, path or args.file, program)
     return program
 
