@@ -310,7 +310,8 @@ def _run(args) -> int:
     program = load_input_noting(args)
     product = CompiledProduct(_lowered(args, program), backend)
     notes = unused_options(product.lowered, "product")  # as compile says them: no option is taken without a word
-    if backend.name == "numpy" and product.lowered.options.launch == "streams" and product.lowered.levels:
+    recurses = product.lowered.levels or product.lowered.breadth is not None  # (at 0 levels, unused_options says it)
+    if backend.name == "numpy" and product.lowered.options.launch == "streams" and recurses:
         notes.append("--launch streams changes nothing on the numpy backend: it runs the calls streams would overlap "
                      "one after another")
     for note in notes:

@@ -2064,9 +2064,12 @@ def test_a_launch_mode_with_no_level_says_it_changes_nothing(capsys, tmp_path):
     assert code == 0 and "changes nothing" not in err, err
 
 
-def test_run_on_the_cpu_says_leaves_on_streams_run_in_order(capsys):
-    """The numpy backend runs what --launch streams would put on concurrent streams one after another."""
-    code, _, err = _run(capsys, "run", STRASSEN, "-n", "32", "--backend", "numpy", "--repeat", "1", "--launch", "streams")
+@pytest.mark.parametrize("levels", [(), ("--levels", "2", "--breadth", "2")], ids=["depth-first", "all-breadth-first"])
+def test_run_on_the_cpu_says_leaves_on_streams_run_in_order(capsys, levels):
+    """The numpy backend runs what --launch streams would put on concurrent streams one after another;
+    where every level was breadth-first, it said nothing (a hunt)."""
+    code, _, err = _run(capsys, "run", STRASSEN, "-n", "32", "--backend", "numpy", "--repeat", "1", "--launch", "streams",
+                        *levels)
     assert code == 0 and err == ("bilinear run: note: --launch streams changes nothing on the numpy backend: it runs "
                                  "the calls streams would overlap one after another\n"), err
 
