@@ -633,6 +633,16 @@ def test_run_with_gpus_refuses_the_options_its_product_does_not_take(options, na
            "--dtype and --local for what each rank multiplies" in done.stderr
 
 
+def test_a_local_file_of_several_definitions_says_which_it_uses(tmp_path):
+    """--local two.bl ran its last definition without a word, where FILE's are named (a hunt)."""
+    two = tmp_path / "two.bl"
+    two.write_text((ROOT / "algorithms" / "strassen.bl").read_text() + "\n" + (ROOT / "algorithms" / "naive2x2.bl").read_text())
+    done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy", "--local", str(two))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(f"bilinear run: note: {two} also defines strassen; run uses its last definition, naive2x2 "
+                             "(another: put it last, or in a file of its own)") == 1, done.stderr
+
+
 def test_run_on_one_rank_says_one_rank():
     """"16x16 @ 16x16 float64 on 1 ranks" (an audit)."""
     done = _cli("run", "strassen", "-n", "16", "--gpus", "1", "--backend", "numpy")

@@ -196,7 +196,7 @@ def _product(args, source, levels: int, leaf: str, dtype: str, comm):
         source,
         decomposition=args.decomposition,
         steps=args.steps,
-        local=_local(args.local),
+        local=_local(args.local, args.command),
         levels=levels,
         leaf=leaf,
         dtype=dtype,
@@ -207,24 +207,26 @@ def _product(args, source, levels: int, leaf: str, dtype: str, comm):
     )
 
 
-def _local(path: Path | None):
-    """--local's program, read without the reading options (they are FILE's); where its file needs
-    them (an archive of many schemes), the error says how to give it one."""
+def _local(path: Path | None, command: str):
+    """--local's program, read without the reading options (FILE's: where it needs them, the error says
+    how to give it one), rank 0 saying which of its definitions it leaves out, as of FILE."""
     from dataclasses import replace
 
     from ..api import load
-    from ..diagnostics import BilinearError
 
     if path is None:
         return None
     try:
-        return load(path)
+        program = load(path)
     except BilinearError as error:
         if not asks_for_reading_option(error):
             raise  # a missing or malformed file: reading options would not help
         note = ("--local is read without the reading options (--from, --shape, --key and --allow-pickle are FILE's): "
                 f"write the scheme it should use as a .bl file first (bilinear import {path} ... -o local.bl)")
         raise BilinearError(*(replace(d, notes=(*d.notes, note)) for d in error.diagnostics)) from None
+    if world()[0] == 0:
+        note_unused_definitions(command, path, program, choosable=False)
+    return program
 
 
 def _size_advice(args) -> str:
