@@ -40,12 +40,34 @@ def plot_path(text: str) -> Path:
 
 MOST_NAME_CHARACTERS = 64  # a library's name: its files' and C functions' (<name>_dgemm) start
 
+# Headers the library and its caller include, themselves or through CUDA's and the C library's: <name>.h,
+# found first beside the .cu (and with the caller's -I.), takes one's place (--name cuda_runtime broke the
+# header's own nvcc line: "fabsf is undefined"; --name cublas_v2 the caller's).
+SYSTEM_HEADERS = frozenset((
+    "cuda_runtime cuda_runtime_api cuda cublas_v2 cublas_api cublas cuComplex driver_types vector_types host_defines "
+    "host_config builtin_types library_types device_types surface_types texture_types channel_descriptor "
+    "driver_functions vector_functions cuda_device_runtime_api cuda_fp16 cuda_bf16 math_functions common_functions "
+    "device_functions math_constants crt assert ctype errno float inttypes limits locale math setjmp signal stdarg "
+    "stdbool stddef stdint stdio stdlib string strings time wchar wctype features alloca endian pthread sched unistd"
+).split())
+
+
+def library_name_problem(name: str) -> str | None:
+    """Why a library may not be named ``name`` (its files and C functions start with it), or None."""
+    if name in SYSTEM_HEADERS:
+        return f"its header {name}.h would hide the system header <{name}.h> the library and its callers include"
+    if len(f"lib{name}.so".encode()) > 255:  # a default name: --name takes 64 characters
+        return f"lib{name}.so, the header's build line's library, would be longer than a file name may be (255 bytes)"
+    return None
+
 
 def library_identifier(text: str) -> str:
     """An argparse type: a library's name, which starts its C functions and files (<name>_dgemm)."""
     if not re.fullmatch(rf"[A-Za-z][A-Za-z0-9_]{{0,{MOST_NAME_CHARACTERS - 1}}}", text):
         raise argparse.ArgumentTypeError(f"{text!r}: a library's name starts its C functions ({text}_dgemm): a letter, "
                                          f"then letters, digits or _, at most {MOST_NAME_CHARACTERS} characters")
+    if problem := library_name_problem(text):
+        raise argparse.ArgumentTypeError(f"{text!r}: {problem}; choose another")
     return text
 
 

@@ -26,7 +26,7 @@ from .cli_args import (
     scheme_path,
     seed,
 )
-from .cli_outputs import MOST_NAME_CHARACTERS, library_identifier, output_folder, plot_path, results_path
+from .cli_outputs import MOST_NAME_CHARACTERS, library_identifier, library_name_problem, output_folder, plot_path, results_path
 from .diagnostics import brief
 from .distributed.cli import add_distribution_options
 from .paths import algorithms_dir
@@ -237,6 +237,8 @@ def _compile(args) -> int:
     if name.startswith("_"):  # --name is checked as it is read; a definition's name may be longer, not this
         raise ValueError(f"the library would be named {name!r} after {after}, and its C functions "
                          f"({name}_dgemm) with it, but C reserves names that start with _: give --name")
+    if (problem := library_name_problem(name)) and not args.name:
+        raise ValueError(f"the library would be named {brief(name)} after {after}, but {problem}: give --name")
     # a hybrid's default joins every level's name (290 bytes at 32 levels: no file name); a definition's own
     # name is the user's, taken up to what a file name may hold
     if per_level and not args.name and len(name) > MOST_NAME_CHARACTERS:

@@ -346,3 +346,33 @@ def test_transforming_again_from_a_transformed_file_keeps_one_description(tmp_pa
     assert main(["transform", str(first), "--to", "knm", "--name", "g", "-o", str(again)]) == 0
     described = [line for line in again.read_text(encoding="utf-8").splitlines() if line.startswith("# g:")]
     assert len(described) == 1 and "from first.bl" in described[0]
+
+
+@pytest.mark.parametrize("name", ["cuda_runtime", "cublas_v2", "stddef", "math"])
+def test_a_library_named_like_a_header_it_includes_is_refused(tmp_path, capsys, name):
+    """--name cuda_runtime wrote cuda_runtime.h beside the .cu, where the header's own nvcc line found it
+    for <cuda_runtime.h> ("fabsf is undefined"); --name cublas_v2 broke the caller's build (a hunt).  A
+    definition so named is refused as the library's default name too."""
+    with pytest.raises(SystemExit):
+        main(["compile", "strassen", "--name", name, "-o", str(tmp_path / "named")])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"bilinear compile: error: argument --name: '{name}': its header {name}.h would hide the system header "
+        f"<{name}.h> the library and its callers include; choose another")
+    source = tmp_path / f"{name}.bl"
+    source.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("algorithm strassen", f"algorithm {name}"))
+    assert main(["compile", str(source), "-o", str(tmp_path / "default")]) == 1
+    assert (f"the library would be named {name} after the file's main definition, but its header {name}.h would hide "
+            f"the system header <{name}.h>") in capsys.readouterr().err
+    assert not (tmp_path / "default").exists()
+    assert main(["compile", str(source), "--name", f"{name}_mm", "-o", str(tmp_path / "renamed")]) == 0
+
+
+def test_a_default_library_name_whose_shared_library_name_is_too_long_is_refused(tmp_path, capsys):
+    """A 250-character algorithm's library built its .cu (253 bytes), but the header's
+    `-o lib<name>.so` (256 bytes) could not be made (a hunt)."""
+    name = "a" * 250
+    source = tmp_path / "long.bl"
+    source.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("algorithm strassen", f"algorithm {name}"))
+    assert main(["compile", str(source), "-o", str(tmp_path / "out")]) == 1
+    assert "would be longer than a file name may be (255 bytes): give --name" in capsys.readouterr().err
+    assert main(["compile", str(source), "-o", str(tmp_path / "out"), "--name", "short"]) == 0
