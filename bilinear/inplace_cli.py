@@ -14,6 +14,7 @@ from .cli_args import add_input_options, bl_name, positive, tries
 from .cli_outputs import add_bl_output_options, check_bl_output
 from .cli_sources import chosen_algorithm, copied_header
 from .compose_cli import STYLE_HELP
+from .import_cli import sums_multiplied_out
 from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
 from .inplace_api import moved as blocks_moved
 from .lower.options import OptionError, Options
@@ -91,6 +92,8 @@ def derive(args) -> int:
               f"restored), {chosen}{f' (seed {args.seed})' if seeded else ''}.")
     if written := write_verified(source, schedule, header, args.style, args.output):
         return written
+    if args.style == "table" and (note := sums_multiplied_out(source, "the table", "--style equations keeps them")):
+        print(note, file=sys.stderr)  # as import says it (the file's comment alone had)
     with Console(stderr=True).status("counting the default schedule's traffic"):
         print(_traffic_note(schedule, source), file=sys.stderr)
     return 0

@@ -134,6 +134,15 @@ def test_product_drops_the_products_of_unused_ones_as_transform_does(tmp_path, c
     assert bilinear.verify(tmp_path / "q.bl").ok
 
 
+def test_inplace_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, capsys):
+    """import said it, inplace --style table nothing: winograd's 15 additions became 24 without a word (a hunt)."""
+    assert main(["inplace", "winograd", "--tries", "2", "--steps", "2", "--style", "table", "-o", str(tmp_path / "t.bl")]) == 0
+    assert ("note: winograd's 11 named sums are multiplied out in the table (its block additions: 15 as written, 24 "
+            "multiplied out); --style equations keeps them\n") in capsys.readouterr().err
+    assert main(["inplace", "winograd", "--tries", "2", "--steps", "2", "-o", str(tmp_path / "e.bl")]) == 0
+    assert "multiplied out" not in capsys.readouterr().err
+
+
 def test_import_as_a_table_says_that_named_sums_are_multiplied_out(tmp_path, capsys):
     """The table's comment said so, the command nothing: an optimized winograd's 15 additions became 24."""
     optimized = tmp_path / "w.bl"
