@@ -75,6 +75,9 @@ def bl_output_path(text: str) -> Path:
     """An argparse type: the file ``-o`` names for import, transform, product and optimize, which write
     .bl text. Another suffix promised a format the file would not be in (out.npz held .bl text); a name
     without one is taken as given (it reads back as .bl), so /dev/null and folders keep their refusals."""
+    if text.endswith(("/", os.sep)):  # "and there is none" had suggested that a folder would do
+        raise argparse.ArgumentTypeError(f"{text} names a folder (it ends with /), and .bl text goes into one file: "
+                                         f"name it ({text}NAME.bl)")
     path = output_path(text)
     if path.suffix and path.suffix.lower() != ".bl":
         raise argparse.ArgumentTypeError(

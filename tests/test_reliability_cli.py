@@ -1380,13 +1380,19 @@ def test_scaling_max_with_another_leaf_is_refused_as_norm_is(capsys):
 def test_an_output_ending_in_a_slash_names_a_folder(capsys, tmp_path):
     """`-o newdir/` wrote a file named newdir (transform) or files beside it (export --to plinopt)."""
     code, _, err = _run(capsys, "transform", "strassen", "--to", "nkm", "-o", f"{tmp_path}/newdir/")
-    assert code == 2 and "names a folder (it ends with /), and there is none" in err and not (tmp_path / "newdir").exists()
+    assert code == 2 and not (tmp_path / "newdir").exists()
+    # a .bl writer takes no folder, made or not (it said "and there is none", then "is not a regular file")
+    assert f"{tmp_path}/newdir/ names a folder (it ends with /), and .bl text goes into one file: name it " \
+           f"({tmp_path}/newdir/NAME.bl)" in err, err
+    (tmp_path / "made").mkdir()
+    code, _, err = _run(capsys, "inplace", "strassen", "-o", f"{tmp_path}/made/")
+    assert code == 2 and f"({tmp_path}/made/NAME.bl)" in err, err
     (tmp_path / "there").mkdir()
     code, _, err = _run(capsys, "export", "strassen", "--to", "plinopt", "-o", f"{tmp_path}/there/")
     assert code == 0 and len(list((tmp_path / "there").glob("*.sms"))) == 3, err
     # a file there: not "there is none" (a hunt's report)
     (tmp_path / "afile").write_text("kept\n")
-    code, _, err = _run(capsys, "transform", "strassen", "--to", "nkm", "-o", f"{tmp_path}/afile/")
+    code, _, err = _run(capsys, "export", "strassen", "--to", "plinopt", "-o", f"{tmp_path}/afile/")
     assert code == 2 and f"{tmp_path}/afile/ names a folder (it ends with /), and {tmp_path}/afile is not a folder" in err
     assert (tmp_path / "afile").read_text() == "kept\n"
 
