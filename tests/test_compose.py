@@ -310,7 +310,7 @@ def test_compile_name_sets_the_librarys_files_functions_and_kernels(capsys, tmp_
     assert main(["compile", "strassen", "--levels", "1", "--name", "strassen_l1", "-o", str(out)]) == 0
     assert sorted(p.name for p in out.glob("*.[ch]*")) == ["strassen_l1.cu", "strassen_l1.h"]
     source = (out / "strassen_l1.cu").read_text()
-    kernels = re.findall(r'extern "C" __global__ void (\w+)\(', source)
+    kernels = re.findall(r'(?:extern "C"|static) __global__ void (\w+)\(', source)  # element-wise ones static
     assert kernels and all(kernel.startswith("strassen_l1_") for kernel in kernels)
     assert "int strassen_l1_dgemm(" in (out / "strassen_l1.h").read_text()
     assert json.loads((out / "manifest.json").read_text())["name"] == "strassen_l1"

@@ -57,7 +57,7 @@ def library_source(lowered: Lowered, others: list[Lowered], hosts: list[HostDtyp
         for kernel in plan.kernels():  # each plan names its kernels apart: one name, one body across them too
             if bodies.setdefault(kernel.name, kernel) != kernel:
                 raise AssertionError(f"two plans of {name} name different kernels {kernel.name}")
-        parts.append(plan.cuda_source(skip=written))  # a fallback's schedule kernels are already there
+        parts.append(plan.cuda_source(skip=written, linkage="static"))  # a fallback's schedule kernels are already there
         written |= set(plan.kernel_names())
     for host in hosts:  # the ozaki leaf's passes, once per dtype: every plan of it runs the same
         if host.ozaki is not None:

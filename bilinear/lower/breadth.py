@@ -213,8 +213,9 @@ def check_buildable(plan: BreadthFirst, remedy: str = "use fewer breadth-first l
                        f"unrolled); {remedy}")
 
 
-def render_breadth_first(plan: BreadthFirst) -> str:
-    """CUDA source of the three kernels (compiles with nvcc and NVRTC).
+def render_breadth_first(plan: BreadthFirst, linkage: str = 'extern "C"') -> str:
+    """CUDA source of the three kernels (compiles with nvcc and NVRTC); ``linkage``: see
+    :meth:`~bilinear.lower.plan.Lowered.cuda_source`.
 
     Raises:
         TooLarge: for kernels too large to build (:func:`check_buildable`).
@@ -238,6 +239,7 @@ def render_breadth_first(plan: BreadthFirst) -> str:
     ]
     return render(
         "breadth.cu.j2",
+        linkage=linkage,
         ctype=CTYPES[plan.dtype],
         vector=vector,
         width=width,

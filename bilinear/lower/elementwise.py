@@ -136,8 +136,9 @@ def _assignment(assignment: Assignment, dtype: str, components: tuple[str, ...])
     }
 
 
-def render_elementwise(kernel: ElementwiseKernel) -> str:
-    """CUDA source for one element-wise kernel (compiles with nvcc and NVRTC)."""
+def render_elementwise(kernel: ElementwiseKernel, linkage: str = 'extern "C"') -> str:
+    """CUDA source for one element-wise kernel (compiles with nvcc and NVRTC); ``linkage``: see
+    :meth:`~bilinear.lower.plan.Lowered.cuda_source`."""
     vector, width, components = VECTOR[kernel.dtype]
     groups = [
         {
@@ -151,6 +152,7 @@ def render_elementwise(kernel: ElementwiseKernel) -> str:
     return render(
         "elementwise.cu.j2",
         kernel=kernel,
+        linkage=linkage,
         ctype=CTYPES[kernel.dtype],
         vector=vector,
         width=width,
