@@ -56,7 +56,8 @@ def library_name_problem(name: str) -> str | None:
     """Why a library may not be named ``name`` (its files and C functions start with it), or None."""
     if name in SYSTEM_HEADERS:
         return f"its header {name}.h would hide the system header <{name}.h> the library and its callers include"
-    if len(f"lib{name}.so".encode()) > 255:  # a default name: --name takes 64 characters
+    # a default name whose NAME.cu fits (a longer one is refused as the .cu is written); --name takes 64 characters
+    if len(f"{name}.cu".encode()) <= 255 < len(f"lib{name}.so".encode()):
         return f"lib{name}.so, the header's build line's library, would be longer than a file name may be (255 bytes)"
     return None
 

@@ -1020,8 +1020,9 @@ def test_compile_of_a_name_too_long_for_a_file_is_refused_leaving_nothing(capsys
 
 
 def test_compile_of_a_name_near_the_limit_writes_it(capsys, tmp_path):
-    """NAME.cu of 253 bytes fits, but its temporary file, .NAME.cu.XXXXXXXX.tmp, did not."""
-    name = "s" + "y" * 249
+    """NAME.cu of 252 bytes fits, but its temporary file, .NAME.cu.XXXXXXXX.tmp, did not.  (249 characters:
+    one more, and the header's lib<name>.so would be past 255 bytes, which compile refuses.)"""
+    name = "s" + "y" * 248
     code, _, err = _run(capsys, "compile", _strassen_named(tmp_path, name), "-o", tmp_path / "out")
     assert code == 0 and (tmp_path / "out" / f"{name}.cu").is_file(), err
 
