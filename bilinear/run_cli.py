@@ -307,7 +307,7 @@ def _run(args) -> int:
     K = args.k or args.n
     backend = make_backend(args.backend)
     check_fits(backend, M, K, args.n, args.dtype)  # before loading and lowering: refuse at once
-    from .lower.artifact import unused_options
+    from .lower.notes import unused_options
 
     program = load_input_noting(args)
     product = CompiledProduct(_lowered(args, program), backend)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import ROOT
@@ -360,3 +362,23 @@ def test_product_name_names_what_its_help_says(tmp_path, capsys):
         assert main(["product", "msmes", "msmes", *argv]) == 0
         headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("algorithm ", "schedule "))]
         assert headers == lines, argv
+
+
+@pytest.mark.parametrize("levels, said", [
+    ("strassen,rsmm", "level 2's rsmm sets C (C = A·B), but every product of level 1 (strassen_cublas) adds into C: "
+                      "level 2 runs winograd_cublas, its algorithm's default schedule, throughout, and rsmm's kernels "
+                      "are never launched"),
+    ("msmes,rsmm", "level 2's rsmm sets C (C = A·B), but every product of level 1 (msmes) adds into C"),
+    ("rsmm,rsmm", None),  # rsmm's own products set their blocks: level 2 runs rsmm there
+    ("strassen,winograd", None),
+])
+def test_a_hybrid_level_whose_schedule_never_runs_is_said(tmp_path, capsys, levels, said):
+    """rsmm under strassen was compiled, named in the manifest's levels and never launched: every product
+    of the level above adds into C, so its accumulating fallback ran, without a word (a hunt)."""
+    assert main(["compile", "strassen", "--levels-schemes", levels, "-o", str(tmp_path / "h")]) == 0
+    err = capsys.readouterr().err
+    unused = json.loads(next((tmp_path / "h").glob("manifest.json")).read_text())["host"].get("unused", [])
+    if said is None:
+        assert "never launched" not in err and not [note for note in unused if "never launched" in note]
+    else:
+        assert said in err and [note for note in unused if said in note], err

@@ -20,15 +20,15 @@ from ..ir import Program, Schedule
 from ..output import make_folder, write_atomic
 from ..report import to_json, to_markdown, to_text
 from ..report_sizes import bytes_text
-from ..schedule import fuse_elementwise
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode, compile_refusal
-from .levels import CoefficientOutOfRange, LevelPlan
-from .manifest import (LARGEST_SIDE, library_call_bytes, library_plan, library_workspace_bytes, limit_plan, manifest,
+from .levels import CoefficientOutOfRange
+from .manifest import (library_call_bytes, library_plan, library_workspace_bytes, limit_plan, manifest,
                        refused_from)
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
+from .notes import unused_options
 from .render import comment_line
 
 
@@ -258,29 +258,6 @@ def library_summary(facts: dict) -> list[str]:
 _SHOWN_OPTIONS = (("breadth", "--breadth", 0), ("launch", "--launch", "serial"), ("moduli", "--moduli", None),
                   ("scaling", "--scaling", "max"), ("workspace_limit", "--workspace-limit", None), ("cutoff", "--cutoff", 1),
                   ("fuse", "--no-fuse", True))
-
-
-def unused_options(lowered: Lowered, what: str = "library") -> list[str]:
-    """Options given that change nothing in this library (``what``: run's "product"), each said (none is
-    dropped without a word)."""
-    options, unused = lowered.options, []
-    if options.levels == 0 and options.cutoff != 1:
-        unused.append(f"--cutoff {options.cutoff} changes nothing: at --levels 0 no level recurses")
-    if options.levels == 0 and options.launch != "serial":
-        unused.append(f"--launch {options.launch} changes nothing: at --levels 0 the product is one GEMM")
-    if options.workspace_limit is not None and library_call_bytes(lowered, *[LARGEST_SIDE] * 3) == 0:
-        unused.append(f"--workspace-limit {options.workspace_limit} changes nothing: this {what} needs no workspace "
-                      "at any size")
-    if not options.fuse and not any(_would_fuse(plan) for plan in lowered.levels):
-        unused.append("--no-fuse changes nothing: no level has consecutive element-wise stages to fuse")
-    return unused
-
-
-def _would_fuse(plan: LevelPlan) -> bool:
-    """Whether the fusing pass would merge stages of a level's plans (its schedule, the fallback and
-    from-zero plans beside it)."""
-    plans = (plan, plan.accumulate_fallback, plan.from_zero)
-    return any(len(fuse_elementwise(p.schedule).stages) < len(p.schedule.stages) for p in plans if p is not None)
 
 
 def _inplace_workspace_note(program: Program, lowered: Lowered, n: int, per_level: tuple[str, ...] | None) -> str | None:

@@ -1,0 +1,52 @@
+"""What compile and run say of a build that runs otherwise than asked: options that change nothing,
+and a hybrid level whose schedule never runs (none is taken without a word)."""
+
+from __future__ import annotations
+
+from ..ir import Multiply
+from ..schedule import fuse_elementwise
+from .levels import LevelPlan
+from .manifest import LARGEST_SIDE, library_call_bytes
+from .plan import Lowered
+
+
+def unused_options(lowered: Lowered, what: str = "library") -> list[str]:
+    """Options given that change nothing in this library (``what``: run's "product"), each said (none is
+    dropped without a word)."""
+    options, unused = lowered.options, []
+    if options.levels == 0 and options.cutoff != 1:
+        unused.append(f"--cutoff {options.cutoff} changes nothing: at --levels 0 no level recurses")
+    if options.levels == 0 and options.launch != "serial":
+        unused.append(f"--launch {options.launch} changes nothing: at --levels 0 the product is one GEMM")
+    if options.workspace_limit is not None and library_call_bytes(lowered, *[LARGEST_SIDE] * 3) == 0:
+        unused.append(f"--workspace-limit {options.workspace_limit} changes nothing: this {what} needs no workspace "
+                      "at any size")
+    if not options.fuse and not any(_would_fuse(plan) for plan in lowered.levels):
+        unused.append("--no-fuse changes nothing: no level has consecutive element-wise stages to fuse")
+    return unused + _schedules_never_run(lowered.levels)
+
+
+def _schedules_never_run(levels: tuple[LevelPlan, ...]) -> list[str]:
+    """A level whose schedule sets C (rsmm: C = A·B) below one whose products all add into C runs its
+    accumulating fallback at every call: its own kernels are compiled and never launched."""
+    said = []
+    for level, (above, plan) in enumerate(zip(levels, levels[1:]), start=2):
+        if plan.schedule.overwrites_c and not any(_sets_c(p) for p in (above, above.from_zero, above.accumulate_fallback)):
+            said.append(f"level {level}'s {plan.schedule.name} sets C (C = A·B), but every product of level {level - 1} "
+                        f"({above.schedule.name}) adds into C: level {level} runs {plan.accumulate_fallback.schedule.name}, "
+                        f"its algorithm's default schedule, throughout, and {plan.schedule.name}'s kernels are never "
+                        "launched")
+    return said
+
+
+def _sets_c(plan: LevelPlan | None) -> bool:
+    """Whether a plan has a product that sets its target (a call of the level below with C = A·B)."""
+    return plan is not None and any(isinstance(statement, Multiply) and statement.overwrite
+                                    for stage in plan.schedule.stages for statement in stage.statements)
+
+
+def _would_fuse(plan: LevelPlan) -> bool:
+    """Whether the fusing pass would merge stages of a level's plans (its schedule, the fallback and
+    from-zero plans beside it)."""
+    plans = (plan, plan.accumulate_fallback, plan.from_zero)
+    return any(len(fuse_elementwise(p.schedule).stages) < len(p.schedule.stages) for p in plans if p is not None)
