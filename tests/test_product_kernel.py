@@ -192,6 +192,8 @@ def test_bad_configs_are_explained(config, dtype, problem):
 def test_spec_validation():
     with pytest.raises(ValueError, match="C identifier"):
         ProductStageSpec("bad name", "float64", msmes_products1().products, 4, 4, 4)
+    with pytest.raises(ValueError, match="C identifier"):  # `$` alone would let a final newline through
+        ProductStageSpec("k\n", "float64", msmes_products1().products, 4, 4, 4)
     with pytest.raises(ValueError, match="only 3"):
         ProductStageSpec("k", "float64", msmes_products1().products, 3, 4, 4)
     with pytest.raises(ValueError, match="zero coefficient"):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import reprlib
 from dataclasses import dataclass
 
 from .form import Form
-from .names import LONGEST_NAME, Shape, Span
+from .names import IDENTIFIER, LONGEST_NAME, Shape, Span
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ def check_built_types(algorithm: Algorithm) -> None:
     not one (5 had verified, then broken compile), a declared rank that is not a whole number, a factor,
     sum or output that is not a Form."""
     name = algorithm.name
-    if not (isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and len(name) <= LONGEST_NAME):
+    if not (isinstance(name, str) and IDENTIFIER.fullmatch(name) and len(name) <= LONGEST_NAME):
         raise ValueError(f"algorithm name must be a .bl name (an ASCII letter or _, then letters, digits or _; "
                          f"at most {LONGEST_NAME} characters), not {reprlib.repr(name)}")
     rank = algorithm.declared_rank

@@ -58,6 +58,9 @@ KEYWORDS = frozenset({"algorithm", "table", "schedule", "for", "stage", "temp", 
 #: quote a name in every message about it, and a 5000-character one had made each message as long).
 LONGEST_NAME = 255
 
+#: A .bl name, which is also a C identifier (the grammar's NAME); use it with ``fullmatch``.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 def definition_name_problem(name: object) -> str | None:
     """Why ``name`` may not name an algorithm or schedule the tool writes (``--name``, ``name=``), or None:
@@ -67,7 +70,7 @@ def definition_name_problem(name: object) -> str | None:
     as too long."""
     if isinstance(name, str) and len(name) > LONGEST_NAME:
         return f"must have at most {LONGEST_NAME} characters (a .bl name's most), not {len(name)}"
-    if isinstance(name, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name not in KEYWORDS \
+    if isinstance(name, str) and IDENTIFIER.fullmatch(name) and name not in KEYWORDS \
             and parse_block(name) is None:
         return None
     return (f"must be an identifier in .bl (an ASCII letter or _, then letters, digits or _; not a keyword or a block "

@@ -5,18 +5,18 @@ for ``batch`` independent sub-problems at once; coefficients are exact fractions
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from ..ir.names import IDENTIFIER
+
 DTYPES = {"float64": ("double", 8), "float32": ("float", 4)}
 
 #: Bytes of by-value kernel parameters a launch may carry (Volta+ with CUDA >= 12.1).
 PARAM_LIMIT = 32764
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 # --- the contract with the scheduler -----------------------------------------
@@ -77,7 +77,7 @@ class ProductStageSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "products", tuple(self.products))
-        if not _IDENTIFIER.match(self.name):
+        if not IDENTIFIER.fullmatch(self.name):
             raise ValueError(f"kernel name {self.name!r} is not a C identifier")
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype {self.dtype!r} is not one of {sorted(DTYPES)}")
