@@ -165,3 +165,26 @@ def test_a_limit_nothing_fits_names_the_levels_that_hold_workspace(capsys, schem
     assert main(["run", "strassen", "-n", "36", "--backend", "numpy", "--levels-schemes", schemes,
                  "--workspace-limit", "100"]) == 1
     assert capsys.readouterr().err.rstrip().endswith(f"more than the limit of 100; raise the limit or {instead}")
+
+
+def test_a_schedule_the_fallback_runs_below_the_top_is_refused_with_the_limit_named(tmp_path):
+    """An in-place schedule that does not restore runs at the top with --breadth 1, but the limit's
+    depth-first fallback puts it at level 2 too; the refusal said only "at level 2", which the user had
+    not asked for."""
+    text = (ROOT / "algorithms" / "msmes.bl").read_text(encoding="utf-8")
+    body = text[text.index("schedule msmes"):text.index("  stage restore1")]
+    path = tmp_path / "norestore.bl"
+    path.write_text('use "strassen.bl"\n\n' + body.replace("schedule msmes", "schedule norestore").replace(
+        "inplace, restore", "inplace"), encoding="utf-8")
+    bilinear.compile(path, backend="numpy", levels=2, breadth=1)  # without a limit it lowers
+    with pytest.raises(bilinear.BilinearError) as caught:
+        bilinear.compile(path, backend="numpy", levels=2, breadth=1, workspace_limit=3000)
+    assert caught.value.diagnostics[0].notes[-1] == (
+        "--workspace-limit 3000: where the workspace of --breadth 1 does not fit, the product runs with fewer "
+        "breadth-first levels, and the plan with --breadth 0 is the one refused; drop the limit to keep --breadth 1 "
+        "at every size")
+    with pytest.raises(bilinear.BilinearError) as caught:
+        bilinear.compile(path, backend="numpy", levels=3, breadth=2, workspace_limit=3000)
+    assert [note.split(":")[0] for note in caught.value.diagnostics[0].notes].count("--workspace-limit 3000") == 1
+    assert "keep --breadth 2 at every size" in caught.value.diagnostics[0].notes[-1]
+    assert "at level 2 it would destroy" in caught.value.diagnostics[0].message

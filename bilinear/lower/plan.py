@@ -7,7 +7,6 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
 from ..verify import Report, ScheduleReport, ShapeCondition, verify_program
@@ -16,6 +15,7 @@ from .breadth import BreadthFirst, check_under, lower_breadth_first, render_brea
 from .elementwise import ElementwiseKernel, render_elementwise
 from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_tree
 from .product import ProductStageSpec, default_config, render_product_stages
+from .refusals import fallback_named, refuse_destroying_below_top
 from .levels import (
     DTYPES,
     LAUNCH_PRODUCTS,
@@ -113,23 +113,6 @@ class Lowered:
         return header + "\n".join(parts)
 
 
-def _refuse_destroying_below_top(resolved: list[tuple[Schedule | None, Algorithm]]) -> None:
-    """An in-place schedule without ``restore`` leaves its A and B changed.  At the top level
-    those are the caller's inputs, which the schedule declares it consumes; below, they are
-    blocks (or sums) the level above still reads, so the product would be wrong."""
-    for level, (schedule, _) in enumerate(resolved):
-        if level > 0 and schedule is not None and schedule.inplace and not schedule.restores:
-            raise BilinearError(
-                Diagnostic(
-                    f"schedule {schedule.name} is in place and does not restore A and B, so it can run only at the "
-                    f"top level; at level {level + 1} it would destroy blocks the level above still reads",
-                    schedule.span,
-                    notes=("use one level (--levels 1, levels=1), declare and prove `restore`, or give the lower levels "
-                           "another schedule",),
-                )
-            )
-
-
 def _resolve(definition: Algorithm | Schedule, program: Program) -> tuple[Schedule | None, Algorithm]:
     if isinstance(definition, Schedule):
         return definition, program.algorithm(definition.algorithm)
@@ -189,13 +172,15 @@ def library_name(program: Program, per_level: tuple[str, ...] | None) -> str:
     return "_".join(name if count == 1 else f"{name}_x{count}" for name, count in runs)
 
 
-def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | None, library: str | None) -> Lowered:
+def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | None, library: str | None,
+           asked: Options | None = None) -> Lowered:
     program = checked.program
     fewer = None
     if options.breadth and options.workspace_limit is not None:
         batched_alone = options.breadth == 1 and options.launch == "batched"  # nothing left to batch
-        fewer = _lower(checked, replace(options, breadth=options.breadth - 1,
-                                        launch="serial" if batched_alone else options.launch), per_level, library)
+        fallback = replace(options, breadth=options.breadth - 1, launch="serial" if batched_alone else options.launch)
+        with fallback_named(fallback, asked or options):
+            fewer = _lower(checked, fallback, per_level, library, asked or options)
     names = per_level or (program.main.name,) * options.levels
     if len(names) != options.levels:
         raise BilinearError(Diagnostic(f"{len(names)} per-level definitions given for {options.levels} levels"))
@@ -212,7 +197,7 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
     name = library or library_name(program, per_level)
     breadth = lower_breadth_first(innermost, options.dtype, _identifier(name)) if innermost else None
     resolved = resolved[:depth_first]
-    _refuse_destroying_below_top(resolved)
+    refuse_destroying_below_top(resolved)
     kernel_names = KernelNames(_identifier(name), always=name != library_name(program, per_level))
     carried = _levels_carrying_sums(resolved) if options.leaf == "fused" else 0
     plans = []
