@@ -141,3 +141,32 @@ def test_auto_levels_refuse_moduli_that_keep_no_correct_bit_at_any_level():
     three = bilinear.compile("strassen", backend="numpy", levels="auto", leaf="ozaki", moduli=3)
     assert three.choose(64, 10000, 64)[0] <= 1  # two levels can grow 3 moduli's error bound past C
     assert np.abs(three(A, B) - A @ B).max() < 0.5 * np.abs(A @ B).max()
+
+
+ZERO_READ = """algorithm n1 <1,1,1;1>:
+  M1 = A11 * B11
+  C11 = M1
+
+schedule s for n1
+  temp Z: B
+  stage z: Z = B11 - B11
+  stage p: A11 * B11 -> +C11
+  stage a: C11 += Z
+"""
+
+
+def test_a_zero_buffer_read_into_another_shape_states_its_conditions(tmp_path):
+    """Z, shaped like B, holds zero when C11 adds it, so no write gave a condition; the report said
+    nothing, a NumPy call failed with "could not broadcast", and the library's kernel read Z over C's
+    shape (a hunt)."""
+    path = tmp_path / "zero_read.bl"
+    path.write_text(ZERO_READ, encoding="utf-8")
+    (entry,) = [e for e in bilinear.verify(path).entries if hasattr(e, "shape_conditions")]
+    assert [str(condition) for condition in entry.shape_conditions] == [
+        "K/k = M/m (temporary Z, shaped like B, is read into a buffer shaped like C)"]
+    product = bilinear.compile(path, backend="numpy", levels=1)
+    A, B, C = random_inputs(np, 128, 32, 64, "float64", seed=4)
+    with pytest.raises(ValueError, match=r"^schedule s requires K/k = M/m \(temporary Z, shaped like B, is read "):
+        product(A, B, out=C)
+    A, B, C = random_inputs(np, 32, 32, 64, "float64", seed=4)
+    assert np.allclose(product(A, B, out=C), A @ B)

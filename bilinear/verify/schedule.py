@@ -14,6 +14,7 @@ blocks), ``C11⁰`` (C's original content) and ``A11*B12`` (bilinear terms).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -158,16 +159,23 @@ class _Simulation:
         self.values[target] = value
         self.writers.setdefault(target, []).append((stage, statement))
 
-    def _note_shape_condition(self, temp: str, kind: str) -> None:
-        for have, need in zip(BLOCK_DIMS[self.like[temp]], BLOCK_DIMS[kind]):
+    def _note_shape_condition(self, buffer: str, kind: str, read: bool = False) -> None:
+        like = self.like.get(buffer) or operand_of(buffer)
+        for have, need in zip(BLOCK_DIMS[like], BLOCK_DIMS[kind]):
             if have != need:
-                self.conditions.add(ShapeCondition(have, need, temp, self.like[temp], kind))
+                self.conditions.add(ShapeCondition(have, need, buffer, like, kind, read))
 
     # --- statements -------------------------------------------------------------------------
     def run_update(self, stage: Stage, statement: Update) -> None:
         value = self.read(statement.form, stage, statement)
-        if value is not None:
-            self.write(statement.target, value, stage, statement)
+        if value is None:
+            return
+        # A kernel reads each buffer over its target's shape; a write gave a condition unless it wrote 0.
+        into = self.like.get(statement.target) or operand_of(statement.target)
+        for name in statement.form.names():
+            if kind_of(self.values[name]) is None and (self.like.get(name) or operand_of(name)) != into:
+                self._note_shape_condition(name, into, read=True)
+        self.write(statement.target, value, stage, statement)
 
     def run_multiply(self, stage: Stage, statement: Multiply) -> None:
         if own := statement.writes() & frozenset((*statement.left.names(), *statement.right.names())):  # checked on
@@ -330,9 +338,8 @@ class _Simulation:
             return None
         weights = dict(zip((product.name for product in self.algorithm.products), self.expansion.weights))
         by_product: dict[str, list[ProductUse]] = {}
-        for use in self.uses:
-            if use.product is not None:
-                by_product.setdefault(use.product, []).append(use)
+        for use in (use for use in self.uses if use.product is not None):
+            by_product.setdefault(use.product, []).append(use)
         for product, uses in by_product.items():
             want = weights[product].coefficient(block)
             if sum(use.scale * use.statement.targets.coefficient(block) for use in uses) != want:
@@ -389,8 +396,5 @@ def _normalized(form: Form) -> Form:
 
 def workspace_blocks(schedule: Schedule) -> dict[str, int]:
     """Temporaries per level, counted by the operand whose block they are shaped like."""
-    counts: dict[str, int] = {}
-    for temp in schedule.temporaries:
-        counts[temp.like] = counts.get(temp.like, 0) + 1
-    return counts
+    return dict(Counter(temp.like for temp in schedule.temporaries))
 
