@@ -141,6 +141,24 @@ def test_use_of_an_empty_path_says_it_names_no_file(tmp_path):
     assert _errors(path) == [(1, 1, "`use` names no file: give it a .bl file's name, as in use \"strassen.bl\"")]
 
 
+def test_use_looks_in_the_shipped_folder_only_for_what_lies_inside_it(tmp_path):
+    """`use "../tests/golden/strassen-inplace.bl"` climbed out of the shipped algorithms/ and read a
+    repository test file (a hunt); a path that leaves the folder is looked for beside the file only."""
+    (ROOT / "tests" / "golden" / "strassen-inplace.bl").stat()  # the file the climb had found
+    path = tmp_path / "climbs.bl"
+    path.write_text('use "../tests/golden/strassen-inplace.bl"\n')
+    assert _errors(path) == [(1, 1, f"cannot find '../tests/golden/strassen-inplace.bl': looked in {tmp_path}")]
+    path.write_text('use "strassen.bl"\nalgorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n')  # a plain name is
+    assert bilinear.load(path).definition("strassen") is not None  # still found among the shipped ones
+
+
+def test_use_of_an_absolute_path_says_where_it_looked(tmp_path):
+    """It said "looked in <the file's folder> and in the shipped algorithms" where it looked only there."""
+    path = tmp_path / "absolute.bl"
+    path.write_text(f'use "{tmp_path}/none.bl"\n')
+    assert _errors(path) == [(1, 1, f"cannot find '{tmp_path}/none.bl'")]
+
+
 # --- fast-matmul coefficient files -------------------------------------------------------
 
 

@@ -124,15 +124,15 @@ def _resolve_use(use: Use, including: Path) -> Path:
     local = (including.parent / use.path)
     if os.path.lexists(local):  # a broken or looping link too: read_source says which
         return local
-    shipped = algorithms_dir() / use.path
-    if os.path.exists(shipped):
+    if os.path.isabs(use.path):
+        raise BilinearError(Diagnostic(f"cannot find {use.path!r}", use.span))
+    # The shipped folder answers for what lies in it: "../tests/..." had read the repository's own files.
+    shipped = Path(os.path.normpath(algorithms_dir() / use.path))
+    inside = shipped.is_relative_to(algorithms_dir())
+    if inside and os.path.exists(shipped):
         return shipped
-    raise BilinearError(
-        Diagnostic(
-            f"cannot find {use.path!r}: looked in {including.parent} and in the shipped algorithms",
-            use.span,
-        )
-    )
+    also = " and in the shipped algorithms" if inside else ""
+    raise BilinearError(Diagnostic(f"cannot find {use.path!r}: looked in {including.parent}{also}", use.span))
 
 
 class _Loader:
