@@ -1065,3 +1065,20 @@ def test_a_fix_in_a_file_whose_reader_knows_no_lines_names_none(tmp_path, name, 
     fixes = [note for note in _notes(path) if note.startswith("changing")]
     assert "changing the coefficient of M2 in C12 from 2 to 1 would make every equation hold" in fixes
     assert not [fix for fix in fixes if "(line" in fix]
+
+
+SCHEDULED = ("algorithm x <1,1,1;1>:\n  M1 = A11*B11\n  C11 = M1\nschedule s for x: overwrite\n  temp Y: C\n"
+             "  stage p: Y = A11*B11\n  stage q: C11 = Y\n")
+
+
+@pytest.mark.parametrize(("old", "new", "line"), [
+    ("stage q:", "stagee q:", 7), ("stage q:", "stge q:", 7), ("stage p:", "Stage p:", 6), ("temp Y:", "tmp Y:", 5),
+    ("temp Y:", "Temp Y:", 5),
+])
+def test_a_misspelt_stage_or_temp_is_pointed_at_with_the_keyword(old, new, line):
+    """`stagee q: ...` was reported at q ("unexpected 'q'; expected '*', '+', ..."), read as a statement
+    beginning with the name stagee; `tmp Y: B` was reported at tmp, with no word of temp (a hunt)."""
+    word, keyword = new.split()[0], old.split()[0]
+    (error,) = pytest.raises(BilinearError, program_from_text, SCHEDULED.replace(old, new), "typo.bl").value.diagnostics
+    assert (error.span.line, error.span.column, error.span.end_column) == (line, 3, 3 + len(word))
+    assert (error.message, error.notes) == (f"unexpected '{word}'; expected '{keyword}'", (f"did you mean {keyword}?",))

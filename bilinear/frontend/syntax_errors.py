@@ -24,6 +24,10 @@ HEADER_AFTER = re.compile(r'^([a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+
                           r'|[a-z]{2,}\s+(?P<file>"[^"]*\.bl"))\s*(#.*)?$')
 
 
+# A stage's or a temporary's line: two words and a colon, which no statement begins with.
+SCHEDULE_LINE = re.compile(r"^(\s*)([A-Za-z]+)\s+\w+\s*:(?P<temp>\s*[ABC]\s*(#.*)?$)?")
+
+
 def misspelt_keyword(line: str) -> str | None:
     """The keyword a line that reads as a definition's header misspells (`algoritm x <2,2,2;7>:`:
     algorithm; `uze "f.bl"`: use); None for a line that is no header or begins with the keyword itself."""
@@ -184,7 +188,7 @@ def _after_a_row(error: UnexpectedInput, accepted: set[str]) -> set[str]:
 
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     line, column = max(error.line, 1), max(error.column, 1)
-    if header := _misspelt_header(text, line, path):
+    if header := _misspelt_header(text, line, path) or _misspelt_schedule_keyword(text, line, path):
         return header
     if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
         line, column = _end_of_text(text)
@@ -214,6 +218,19 @@ def _misspelt_header(text: str, line: int, path: str) -> Diagnostic | None:
     expected = _or(sorted(f"'{k}'" for k in DEFINITION_KEYWORDS))
     return Diagnostic(f"unexpected '{word}'; expected {expected}", Span(path, line, start, line, start + len(word)),
                       notes=(f"did you mean {keyword}?",))
+
+
+def _misspelt_schedule_keyword(text: str, line: int, path: str) -> Diagnostic | None:
+    """The error at `stagee q:` or `tmp Y: B`: the parser read the first as a statement beginning with
+    a name, and stopped at q."""
+    if not (found := SCHEDULE_LINE.match(_source_line(text, line))):
+        return None
+    indent, word = found.group(1, 2)
+    keyword = "temp" if found.group("temp") else "stage"
+    if word == keyword or not (word.lower() == keyword or _one_edit_apart(word.lower(), keyword)):
+        return None
+    return Diagnostic(f"unexpected '{word}'; expected '{keyword}'",
+                      Span(path, line, len(indent) + 1, line, len(indent) + 1 + len(word)), notes=(f"did you mean {keyword}?",))
 
 
 def _glued_keyword(error: UnexpectedInput, expected: set[str]) -> tuple[str, ...]:
