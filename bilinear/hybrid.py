@@ -26,9 +26,8 @@ def merge(programs: list[Program]) -> Program:
                 seen[definition.name] = definition
                 into.append(definition)
             elif not same_definition(known, definition):
-                raise BilinearError(
-                    Diagnostic(f"{definition.name} is defined differently in {program.path} and another scheme of the hybrid")
-                )
+                where = [each.span.path if each.span else "another scheme of the hybrid" for each in (known, definition)]
+                raise BilinearError(Diagnostic(f"{definition.name} is defined differently in {where[0]} and in {where[1]}"))
     own = tuple(dict.fromkeys(name for program in programs for name in program.own))
     uses = tuple(dict.fromkeys(file for program in programs for file in program.uses))
     return Program(programs[0].path, tuple(algorithms), tuple(schedules), own, uses)

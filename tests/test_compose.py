@@ -23,6 +23,7 @@ from bilinear.cli import main
 from bilinear.compose import PERMUTATIONS, kronecker, permute
 from bilinear.diagnostics import BilinearError
 from bilinear.frontend.loader import find_scheme
+from bilinear.paths import algorithms_dir
 from bilinear.verify import report_algorithm
 
 SHIPPED = {a.name: a for path in ALGORITHMS for a in bilinear.load(path).algorithms}
@@ -257,7 +258,11 @@ def test_levels_schemes_merge_a_copy_of_a_definition_and_refuse_a_different_one(
     different.write_text((ROOT / "algorithms" / "winograd.bl").read_text().replace("algorithm winograd", "algorithm strassen"))
     capsys.readouterr()
     assert main(["compile", "msmes", "--levels-schemes", f"msmes,{different}", "-o", str(tmp_path / "out3")]) == 1
-    assert "strassen is defined differently" in capsys.readouterr().err
+    shipped = algorithms_dir() / "strassen.bl"
+    assert f"strassen is defined differently in {shipped} and in {different}" in capsys.readouterr().err
+    # Named the other way round, the message had named msmes.bl, which only uses strassen.bl (a hunt).
+    assert main(["compile", "msmes", "--levels-schemes", f"{different},msmes", "-o", str(tmp_path / "out4")]) == 1
+    assert f"strassen is defined differently in {different} and in {shipped}" in capsys.readouterr().err
 
 
 def test_import_bilinear_is_fast_and_lazy():
