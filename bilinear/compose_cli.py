@@ -246,8 +246,9 @@ def optimize(args) -> int:
 
 
 def _note_unused_search_options(args, name: str, small: list[str]) -> None:
-    """--polish, --chains and --starts work on small sides only: say so where none of ``name``'s is
-    (``small`` lists those that are; they were ignored without a word on ⟨10,10,10⟩)."""
+    """--polish, --chains and --starts work on small sides only: say so where none of ``name``'s is, or
+    where --starts names one that is not (``small`` lists those that are; they were ignored without a
+    word on ⟨10,10,10⟩)."""
     given = [flag for flag, value, default in (("--polish", args.polish, 0), ("--chains", args.chains, 1),
                                                ("--starts", args.starts, 1)) if value != default]
     if given and not small:
@@ -256,6 +257,10 @@ def _note_unused_search_options(args, name: str, small: list[str]) -> None:
     elif given and args.chains != 1 and not args.polish:
         print("note: --chains applies with --polish (independent polishing searches); without it, it is ignored",
               file=sys.stderr)
+    named = args.starts if isinstance(args.starts, dict) else {}
+    if small and (large := [f"{side}={count}" for side, count in named.items() if count != 1 and side not in small]):
+        what = "names a side that is not small; it takes" if len(large) == 1 else "name sides that are not small; they take"
+        print(f"note: --starts {','.join(large)} {what} the greedy elimination alone", file=sys.stderr)
     if "--starts" in given and small and args.seeds == 0:
         print("note: --starts draws seeds, and --seeds 0 draws none: every start is the same greedy elimination; "
               "give --seeds", file=sys.stderr)

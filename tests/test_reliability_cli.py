@@ -1227,6 +1227,17 @@ def test_optimize_says_when_no_side_is_small(capsys, tmp_path, monkeypatch):
     assert code == 0 and "note: --polish, --starts apply to small sides only, and none of strassen's is small" in err
 
 
+def test_optimize_says_when_starts_names_a_side_that_is_not_small(capsys, tmp_path, monkeypatch):
+    """On a <1,2,40;80> whose B side alone is not small, --starts B=3 was dropped without a word (a hunt)."""
+    monkeypatch.setattr("bilinear.optimize.small_sides", lambda algorithm: ["A", "C"])  # the note reads it
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--starts", "B=3,C=2",
+                        "-o", str(tmp_path / "c.bl"))
+    assert code == 0 and ("note: --starts B=3 names a side that is not small; it takes the greedy elimination "
+                          "alone") in err, err
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--starts", "C=2", "-o", str(tmp_path / "d.bl"))
+    assert code == 0 and "note:" not in err, err
+
+
 def test_allow_pickle_is_refused_where_there_is_nothing_to_unpickle(capsys):
     code, _, err = _run(capsys, "verify", STRASSEN, "--allow-pickle")
     assert code == 1 and "--allow-pickle (allow_pickle=) applies to catalogue schemes, not to .bl files" in err
