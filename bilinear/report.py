@@ -365,13 +365,13 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         out += [
             f"| {markdown_text(s['name'])} | {markdown_text(s['algorithm'])} | `{s['computes']}` | {_status(s['ok'])} | {s['stages']} | "
             f"{bytes_text(s['workspace_bytes_one_level'])}{_part_cell(s)} | {bytes_text(s['elementwise_bytes_one_level'])} "
-            f"as written{_compiled_traffic(s['compiled'], s['computes'])}{_part_cell(s)} | "
+            f"as written{markdown_text(_compiled_traffic(s['compiled'], s['computes']))}{_part_cell(s)} | "
             f"{_compiled_launches(s['compiled'], s['computes']) or '—'} |"
             for s in schedules
         ]
         out.append("")
         # a result that holds only where blocks have some shape is said as the text report says it
-        out += [f"- {markdown_text(s['name'])} requires {condition}" for s in schedules for condition in s["shape_conditions"]]
+        out += [f"- {markdown_text(s['name'])} requires {markdown_text(condition)}" for s in schedules for condition in s["shape_conditions"]]
         out += [""] if any(s["shape_conditions"] for s in schedules) else []
     problems = [d for e in data["entries"] for d in (*e["errors"], *e["warnings"])]
     if problems:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -279,6 +280,35 @@ def test_markdown_findings_keep_their_asterisks(capsys, tmp_path):
                     "  stage s1: X = A11\n  stage p: X = X * B11\n  stage s2: C11 += X\n")
     code, out, _ = _run(capsys, "verify", path, "--format", "md")
     assert "error: `X = X * B11` writes X, one of its own factors: a product kernel" in out
+
+
+SCALED = """use "strassen.bl"
+
+schedule scaled for strassen: accumulate
+  stage p1:  (2*A11 + 2*A22) * (3*B11 + 3*B22) -> +1/6*C11 +1/6*C22
+             (A21 + A22) * B11 -> +C21 -C22
+             A11 * (B12 - B22) -> +C12 +C22
+             A22 * (B21 - B11) -> +C11 +C21
+             (A11 + A12) * B22 -> -C11 +C12
+             (A21 - A11) * (B11 + B12) -> +C22
+             (A12 - A22) * (B21 + B22) -> +C11
+"""
+
+
+def test_markdown_escapes_a_refused_leafs_product_and_a_shape_conditions_names(capsys, tmp_path):
+    """The traffic cell quoted `(2*A11 + 2*A22) * ...` raw, which rendered as emphasis, and a condition
+    on a temporary _Y_ rendered it in italics; the text report is unchanged (a hunt)."""
+    path = tmp_path / "scaled.bl"
+    path.write_text(SCALED)
+    code, out, _ = _run(capsys, "verify", path, "--format", "md")
+    assert code == 0 and "refused, the product (2\\*A11 + 2\\*A22) \\* (3\\*B11 + 3\\*B22) multiplies" in out, out
+    rsmm = (ROOT / "algorithms" / "rsmm.bl").read_text().replace("temp Y: B", "temp _Y_: A")
+    path = tmp_path / "ycond.bl"
+    path.write_text(re.sub(r"\bY\b", "_Y_", rsmm))
+    code, out, _ = _run(capsys, "verify", path, "--format", "md")
+    assert code == 0 and "- rsmm requires K/k = N/n (temporary \\_Y\\_, shaped like A, holds a B-side value)" in out
+    code, out, _ = _run(capsys, "verify", path)
+    assert "requires K/k = N/n (temporary _Y_, shaped like A, holds a B-side value)" in out
 
 
 def _code_spans(markdown: str) -> list[str]:
