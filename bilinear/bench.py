@@ -153,7 +153,8 @@ def bench_one(product: CompiledProduct, source: str, M: int, K: int, N: int, cei
 def write_json(results: list[BenchResult], ceilings: dict[str, Ceilings], path: Path, planned: int | None = None) -> None:
     """The results so far; ``planned``: how many configurations the run times (``complete`` says whether
     all of them are here: a run cut short leaves its rows, marked as such)."""
-    from .output import WRITTEN_BY, json_ready, write_results
+    from .bench_outputs import WRITTEN_BY, write_results
+    from .output import json_ready
 
     document = {"written_by": WRITTEN_BY, "ceilings": {k: asdict(c) for k, c in ceilings.items()},
                 "results": [r.row() for r in results]}
@@ -192,7 +193,7 @@ def plot(results: list[BenchResult], path: Path) -> None:
     import matplotlib
     from matplotlib.figure import Figure
 
-    from .output import plot_metadata
+    from .bench_outputs import write_plot
 
     # a Figure of its own, not pyplot's: pyplot kept every call's figure open and the caller's backend (a
     # notebook's) was switched to Agg for it
@@ -221,5 +222,4 @@ def plot(results: list[BenchResult], path: Path) -> None:
         axis.legend(fontsize=7, loc="lower right")
     axes[0][0].set_ylabel("effective TFLOP/s (2n³ / time)")
     figure.tight_layout()
-    # the mark --plot checks before replacing it, for the formats that carry one
-    figure.savefig(path, dpi=120, **plot_metadata(Path(path)))
+    write_plot(figure, Path(path), dpi=120)  # checked again, then renamed into place

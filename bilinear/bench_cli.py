@@ -20,7 +20,7 @@ from .cli_args import ascii_number, bench_levels, load_input_noting, note_unused
 from .frontend.loader import read_source
 from .measure import bound_verdict, growth_in, ratio_text
 from .model import choose_levels
-from .output import STDOUT
+from .bench_outputs import STDOUT
 from .runtime.ceilings import measure_ceilings
 from .lower.options import DTYPES, LEAVES, OptionError
 from .lower.plan import Options, lower
@@ -111,7 +111,8 @@ def _once(configurations: list, console) -> list:
 
 def _check_before_measuring(args, configurations, backend) -> None:
     """Everything that would fail after the timing ran, checked first: options, output paths, sizes."""
-    from .output import check_plot_target, check_results_target, input_among, same_place
+    from .bench_outputs import check_plot_target, check_results_target
+    from .output import input_among, same_place
 
     if args.breakdown and backend.name != "cupy":
         raise OptionError("--breakdown times each stage with CUDA events; it needs the cupy backend (a GPU)")
@@ -157,7 +158,7 @@ def _trial_plot(path: Path) -> None:
     matplotlib lists formats it cannot write here (pgf without TeX), found only after every timing."""
     from matplotlib.figure import Figure
 
-    from .output import plot_metadata
+    from .bench_outputs import plot_metadata
 
     figure = Figure(figsize=(1, 1))
     figure.text(0.5, 0.5, "n")  # text, as the plot has: pgf measures it with TeX (an empty figure passed without)

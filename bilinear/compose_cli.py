@@ -22,7 +22,7 @@ from .import_cli import import_scheme, sums_multiplied_out
 from .schedule_product_cli import both_schedules, note_dropped_products, write_schedule_product
 
 
-def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) -> int:
+def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str, force: bool) -> int:
     from .frontend.export import to_bl
     from .verify import report_algorithm
 
@@ -40,7 +40,7 @@ def _write(algorithm, header: tuple[str, ...], output: Path | None, style: str) 
         sys.stdout.write(text)
         print(summary, file=sys.stderr)
     else:
-        write_atomic(output, text)
+        write_atomic(output, text, replace=force)  # without --force, a file made there meanwhile is kept
         print(f"wrote {output} ({summary})")
     return 0
 
@@ -68,7 +68,7 @@ def transform(args) -> int:
     shape = source.shape
     header = (*copied_header(args.file, program, source, writes=result.name),
               f"{result.name}: {source.name} <{shape.m},{shape.k},{shape.n}> permuted to order {args.to}, from {args.file.name}.")
-    return _write(result, header, args.output, args.style)
+    return _write(result, header, args.output, args.style, args.force)
 
 
 TRANSFORM_SCHEDULE = (" (transform derives algorithms only: a schedule's statements name blocks of A, B and C, which "
@@ -144,7 +144,7 @@ def product(args) -> int:
     # msmes ⊗ strassen: both algorithms are strassen.bl's, whose header both copies are
     header = (*first_header, *(() if second_header == first_header else second_header),
               f"{result.name}: the Kronecker product of {first.name} ({args.file.name}) and {second.name} ({args.second.name}).")
-    return _write(result, header, args.output, args.style)
+    return _write(result, header, args.output, args.style, args.force)
 
 
 def export(args) -> int:
@@ -175,7 +175,7 @@ def export(args) -> int:
     with held(next(iter(files)).parent):  # a second export into the folder waits, then finds the files
         for path in files:  # every target checked before any is written: a refusal leaves nothing behind
             check_target(path, args.force, protect=(args.file,))
-        write_together(files)  # PLinOpt's three files, all or none
+        write_together(files, replace=args.force)  # PLinOpt's three files, all or none
     for path in files:
         print(f"wrote {path}")
     owner = next((reader.name for reader in READERS if args.output.suffix.lower() in reader.suffixes), args.to)
@@ -242,7 +242,7 @@ def optimize(args) -> int:
               f"{result.name}: {source.name} with common sums eliminated by `bilinear optimize`.")
     for path, other in zip(also, others):  # a side may be this program's: say where it came from
         header += (f"Also tried (--also): {other.name} from {path.name}.", *licence(path))
-    return _write(result, header, args.output, "equations")
+    return _write(result, header, args.output, "equations", args.force)
 
 
 def _note_unused_search_options(args, name: str, small: list[str]) -> None:

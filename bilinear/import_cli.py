@@ -45,7 +45,7 @@ def import_scheme(args) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, replace=args.force)  # without --force, a file made there meanwhile is kept
         print(f"wrote {args.output} ({algorithm.name}, {algorithm.signature})")
     return 0
 

@@ -90,7 +90,7 @@ def derive(args) -> int:
     header = (*copied_header(args.file, program, source, writes=name),
               f"{name}: an in-place schedule of {source.name} derived by `bilinear inplace` (no workspace; A and B "
               f"restored), {chosen}{f' (seed {args.seed})' if seeded else ''}.")
-    if written := write_verified(source, schedule, header, args.style, args.output):
+    if written := write_verified(source, schedule, header, args.style, args.output, args.force):
         return written
     if args.style == "table" and (note := sums_multiplied_out(source, "the table", "--style equations keeps them")):
         print(note, file=sys.stderr)  # as import says it (the file's comment alone had)

@@ -1,7 +1,8 @@
 """Writing files for the user: nothing overwritten unless asked, never through a link, atomically.
 
-``compile -o DIR``, ``import -o FILE`` and ``bench --json/--plot`` check every
-path they will write *before* doing any work, so a mistake costs nothing:
+``compile -o DIR``, ``import -o FILE`` and ``bench --json/--plot`` (whose own
+checks are in :mod:`bilinear.bench_outputs`) check every path they will write
+*before* doing any work, so a mistake costs nothing:
 
 - an existing file is replaced only with ``force`` (``--force``);
 - a symbolic link is never written through: with ``force`` the link itself is
@@ -10,6 +11,8 @@ path they will write *before* doing any work, so a mistake costs nothing:
   FIFO) is refused, force or not;
 - each file is written to a temporary name beside it and renamed into place,
   so a reader never sees half a file and a failed write leaves the old one;
+  without ``force`` the rename takes only a path still free, so a file made
+  there while the work ran is kept;
 - a name longer than the file system takes is refused with the others, and a
   compile that fails while writing removes the files and folders it made.
 """
@@ -17,12 +20,12 @@ path they will write *before* doing any work, so a mistake costs nothing:
 from __future__ import annotations
 
 import errno
-import json
 import math
 import os
+import signal
 import stat
-import sys
 import tempfile
+import threading
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -256,10 +259,11 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, replace: bool = True) -> None:
     """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``; BilinearError
-    where the file cannot be written (the disk is full, permissions)."""
-    write_together({path: data})
+    where the file cannot be written (the disk is full, permissions).  ``replace=False`` (no --force):
+    a file put at ``path`` since it was checked is kept, and refused."""
+    write_together({path: data}, replace)
 
 
 def _temporary_copy(path: Path, data: str | bytes) -> str:
@@ -282,11 +286,13 @@ def _temporary_copy(path: Path, data: str | bytes) -> str:
     return temporary
 
 
-def write_together(files: dict[Path, str | bytes]) -> None:
+def write_together(files: dict[Path, str | bytes], replace: bool = True) -> None:
     """Write every file, each to a temporary file beside it first and then renamed over its path: where
     writing one fails (a disk filling up on the second of PLinOpt's three files had left the first), no
-    path has changed.  A rename failing part way (rare: the temporaries are written by then) leaves the
-    files renamed before it.
+    path has changed, and Ctrl-C or SIGTERM waits for the renames (one between them had left a mix of old
+    and new files).  ``replace=False``: each path must still be free, as it was when checked (a file
+    made there during the run had been replaced without --force); a rename failing part way (rare: the
+    temporaries are written by then) leaves the files renamed before it.
 
     Raises:
         BilinearError: when a file cannot be written or renamed into place.
@@ -295,90 +301,50 @@ def write_together(files: dict[Path, str | bytes]) -> None:
     try:
         for path, data in files.items():
             temporaries.append((_temporary_copy(path, data), path))
-        for temporary, path in temporaries:
-            try:
-                os.replace(temporary, path)
-            except OSError as error:
-                raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
+        with _signals_held():
+            for temporary, path in temporaries:
+                _place(temporary, path, replace)
     finally:
         for temporary, _ in temporaries:
             Path(temporary).unlink(missing_ok=True)
 
 
-#: ``--json -``: the results go to standard output (and what else a command prints, to standard error).
-STDOUT = Path("-")
-
-
-def write_results(path: Path, text: str) -> None:
-    """A results document to ``path``, or to standard output where ``path`` is :data:`STDOUT`."""
-    if path == STDOUT:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    else:
-        write_atomic(path, text)
-
-
-#: What bench writes into its results and plots, so that it replaces its own and nothing else: an
-#: object with "results" (hyperfine's --export-json is one too) or a matplotlib plot (a paper's
-#: figure may be one) is not enough.
-WRITTEN_BY = "bilinear bench"
-
-
-def check_results_target(path: Path, option: str) -> None:
-    """Refuse a results file (``bench --json``) that may not be written: through a link, or over a
-    file that is neither empty nor results bench wrote (an object, or the distributed bench's list of
-    rows, marked ``"written_by": WRITTEN_BY``): bench replaces its own results, nothing else."""
-    if path == STDOUT:
-        return
-    check_target(path, force=True)
-    if path.is_symlink():  # the rename would replace the link (as root, --json /dev/stdout replaced the system's)
-        raise _refuse(f"{option} {path} is a symbolic link; refusing to write through it (--json - writes to standard "
-                      "output)")
-    if path.is_file() and path.stat().st_size:
+def _place(temporary: str, path: Path, replace: bool) -> None:
+    try:
+        if replace:
+            os.replace(temporary, path)
+            return
         try:
-            earlier = json.loads(path.read_bytes())
-        except (ValueError, OSError, RecursionError):  # nested past the parser's depth: not bench's
-            earlier = None
-        rows = earlier if isinstance(earlier, list) and earlier else [earlier]
-        if not all(isinstance(row, dict) and (row.get("written_by") == WRITTEN_BY or _unmarked_bench(row)) for row in rows):
-            raise _refuse(f"{option} {path} exists and holds no results bilinear bench wrote (they say \"written_by\": "
-                          f"\"{WRITTEN_BY}\"); choose another name or remove it")
+            os.link(temporary, path)  # fails where anything is at path, atomically
+        except FileExistsError:
+            raise _refuse(f"{path} was created while this ran; nothing written over it (--force replaces it)") from None
+        except OSError:  # a file system without hard links: checked, then renamed
+            if os.path.lexists(path):
+                raise _refuse(f"{path} was created while this ran; nothing written over it (--force replaces it)") from None
+            os.replace(temporary, path)
+    except OSError as error:
+        raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def _unmarked_bench(row: dict) -> bool:
-    """Results bench wrote before it marked them: its document's two keys exactly, or a row of the
-    distributed bench with its own fields (another tool's ``{"results": ...}`` has neither)."""
-    return set(row) == {"ceilings", "results"} or {"dims", "ranks", "plan", "one_gpu_seconds", "speedup"} <= set(row)
-
-
-#: The metadata key that carries WRITTEN_BY, as plain text, in each format matplotlib writes with
-#: metadata (a JPEG, TIFF, WebP or GIF carries no mark, so one of the same name is never replaced).
-PLOT_MARKS = {".png": "Software", ".pdf": "Creator", ".svg": "Creator", ".eps": "Creator", ".ps": "Creator"}
-
-
-def plot_metadata(path: Path) -> dict[str, dict[str, str]]:
-    """``savefig``'s metadata argument that marks ``path``'s plot as bench's, or none for unmarked
-    formats: Pillow's writers refuse any metadata, and pgf's refuses even ``metadata=None``."""
-    key = PLOT_MARKS.get(path.suffix.lower())
-    return {"metadata": {key: WRITTEN_BY}} if key else {}
-
-
-def check_plot_target(path: Path, option: str) -> None:
-    """Refuse a plot file (``bench --plot``) that may not be written: a link (matplotlib would write
-    through it), or a file that is neither empty nor a plot bench wrote (its PNG, PDF, SVG, EPS and PS
-    carry WRITTEN_BY in their metadata)."""
-    check_target(path, force=True)
-    if path.is_symlink():
-        raise _refuse(f"{option} {path} is a symbolic link; refusing to write through it")
-    if path.is_file() and path.stat().st_size:
-        marked = ", ".join(PLOT_MARKS)
-        if not plot_metadata(path):  # bench's own plot, maybe: nothing to tell it by
-            raise _refuse(f"{option} {path} exists, and {path.suffix.lower() or 'such'} files carry no mark to tell "
-                          f"bench's plots by: choose another name, remove it, or plot to {marked} (bench replaces its own)")
-        with path.open("rb") as stream:
-            if WRITTEN_BY.encode() not in stream.read(1 << 24):
-                raise _refuse(f"{option} {path} exists and is no plot bench wrote (its {marked} plots say "
-                              f"\"{WRITTEN_BY}\"); choose another name or remove it")
+@contextmanager
+def _signals_held():
+    """Ctrl-C, SIGTERM and SIGHUP held back while the block runs, then raised again.  Their handlers,
+    not a signal mask: a mask holds one thread's signals, and the process's other threads took them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # a Python handler runs in the main thread, never inside this one's block
+        return
+    caught: list[int] = []
+    before = {}
+    for number in (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])):
+        if signal.getsignal(number) not in (signal.SIG_IGN, None):  # ignored stays ignored; None: set outside Python
+            before[number] = signal.signal(number, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)
 
 
 def input_among(path: Path, inputs) -> Path | None:

@@ -48,10 +48,10 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     # each file once: the schedules', then those their algorithms come from through `use` (msmes.bl, strassen.bl)
     files = dict.fromkeys(Path(path).resolve() for path in (args.file, args.second, first.span.path, second.span.path))
     header = (*(line for path in files for line in source_header(path)), made)
-    return write_verified(algorithm, schedule, header, args.style, args.output)
+    return write_verified(algorithm, schedule, header, args.style, args.output, args.force)
 
 
-def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, output) -> int:
+def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, output, force: bool) -> int:
     """``algorithm`` and ``schedule`` as one .bl text, to ``output`` (stdout when None), only once the
     text verifies as written: a derived schedule that does not is a bug, said and not written."""
     from .frontend.export import schedule_to_bl, to_bl
@@ -72,7 +72,7 @@ def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, out
         sys.stdout.write(text)
         print(summary, file=sys.stderr)
     else:
-        write_atomic(Path(output), text)
+        write_atomic(Path(output), text, replace=force)  # without --force, a file made there meanwhile is kept
         print(f"wrote {output} ({summary})")
     return 0
 

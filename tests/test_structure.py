@@ -29,7 +29,7 @@ LAYERS = [
     ("model and measurement", ("bilinear.model", "bilinear.measure", "bilinear.dispatch", "bilinear.dispatch_checks",
                                "bilinear.dispatch_writes")),
     ("runtime", ("bilinear.runtime",)),
-    ("benchmarks", ("bilinear.bench",)),
+    ("benchmarks", ("bilinear.bench", "bilinear.bench_outputs")),
     # the distributed product is built on the API (bilinear.compile on each rank), and the CLI offers it
     ("interfaces", ("bilinear.__main__", "bilinear.api", "bilinear.reading", "bilinear.matmul_api", "bilinear.bench_cli", "bilinear.cli", "bilinear.cli_args", "bilinear.cli_outputs", "bilinear.cli_sources", "bilinear.compose_cli", "bilinear.import_cli", "bilinear.inplace_cli", "bilinear.inplace_api", "bilinear.schedule_product_cli",
                     "bilinear.distributed", "bilinear.run_cli")),

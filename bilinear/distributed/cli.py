@@ -369,15 +369,14 @@ def bench_command(args) -> int:
         _check_options(args)
         _check_local_levels(args, int(args.levels[0]), args.leaf[0])
         _check_world(args)
+        from ..bench_outputs import STDOUT, check_results_target, write_results
+        from ..output import json_ready
+
         if args.json is not None:  # rank 0 writes it: refuse before the timings, not after, and on every rank (rank
             # 0 alone had ended the job while the others waited: MPICH killed them, exit 9)
-            from ..output import check_results_target
-
             alike_on_every_rank(lambda: world()[0] == 0 and check_results_target(args.json, "--json"), "refused --json")
         product = _prepared(args, args.files[0], [(n, n, n) for n in args.n], int(args.levels[0]), args.leaf[0],
                             args.dtype[0])
-        from ..output import STDOUT, json_ready, write_results
-
         results, passed = [], True
         lines = sys.stderr if args.json == STDOUT else sys.stdout  # --json -: the JSON alone is stdout
         sizes = list(dict.fromkeys(args.n))  # -n 16 16: two rows that could not be told apart

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..measure import error_bound as measure_bound
 from ..measure import bound_verdict, growth_in, median, time_device, within_bound
-from ..output import WRITTEN_BY
+from ..bench_outputs import WRITTEN_BY
 from ..runtime.run import growth_run, levels_run
 from .api import DistributedProduct
 from .comm import AgreedError

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, markdown_text
 from ..ir import Program, Schedule
-from ..output import make_folder, write_atomic
+from ..output import make_folder, write_together
 from ..report import to_json, to_markdown, to_text
 from ..report_sizes import bytes_text
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
@@ -189,15 +189,15 @@ def write_artifacts(
     facts = library_facts(data, n)
     summary = library_summary(facts)
     dtype = lowered.options.dtype
-    write_atomic(paths["source"], source)
-    write_atomic(paths["header"], header)
-    write_atomic(paths["manifest"], json.dumps(data, indent=2) + "\n")
     report = named_as_the_manifest(report, sources)
-    write_atomic(out / "report.txt", to_text(report, n=n, dtype=dtype) + "\n\n" + "\n".join(summary) + "\n")
-    write_atomic(out / "report.md", to_markdown(report, n=n, dtype=dtype).rstrip("\n") + "\n\n## Library\n\n"
-                 + "\n".join(f"- {markdown_text(line.strip())}" for line in summary) + "\n")
     verified = json.loads(to_json(report, n=n, dtype=dtype))
-    write_atomic(out / "report.json", json.dumps({**verified, "library": facts}, indent=2, ensure_ascii=False) + "\n")
+    # all six renamed at once, after each is written: one by one, a compile --force cut short (or a full
+    # disk) had left the new manifest beside the old library, or the old one beside the new
+    write_together({paths["source"]: source, paths["header"]: header, paths["manifest"]: json.dumps(data, indent=2) + "\n",
+                    out / "report.txt": to_text(report, n=n, dtype=dtype) + "\n\n" + "\n".join(summary) + "\n",
+                    out / "report.md": to_markdown(report, n=n, dtype=dtype).rstrip("\n") + "\n\n## Library\n\n"
+                    + "\n".join(f"- {markdown_text(line.strip())}" for line in summary) + "\n",
+                    out / "report.json": json.dumps({**verified, "library": facts}, indent=2, ensure_ascii=False) + "\n"})
     return paths
 
 
