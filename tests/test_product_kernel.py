@@ -181,6 +181,9 @@ def test_every_candidate_config_builds():
         (TileConfig(128, 128, 16, 2, 4, 3, 2), "float64", "k = 4, 8 or 16"),
         (TileConfig(128, 128, 8, 4, 2, 3, 16), "float32", "k_step 1"),
         (TileConfig(128, 128, 16, 16, 1, 3, 16), "float64", "16x8 mma tiles"),
+        # a tuning.json entry like these had been taken (a hunt): neither can launch on any GPU
+        (TileConfig(1024, 1024, 64, 16, 32, 8, 8), "float64", "16384 threads per block; a block has at most 1024"),
+        (TileConfig(128, 128, 16, 2, 4, 100, 16), "float64", "bytes of shared memory per block; a block has at most"),
     ],
 )
 def test_bad_configs_are_explained(config, dtype, problem):

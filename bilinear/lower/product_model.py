@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .product_spec import DTYPES
-from .product_tiles import TileConfig, config_problems, shared_bytes
+from .product_tiles import MOST_SHARED_PER_BLOCK, TileConfig, config_problems, shared_bytes
 
 
 # --- occupancy: the tuner's pruning -----------------------------------------
@@ -26,7 +26,7 @@ class DeviceLimits:
     max_registers_per_thread: int = 255
     register_unit: int = 256  # registers are allocated per warp in units of 256
     shared: int = 233472  # 228 KiB per SM
-    shared_per_block: int = 232448  # 227 KiB opt-in per block
+    shared_per_block: int = MOST_SHARED_PER_BLOCK  # 227 KiB opt-in per block
     shared_reserved: int = 1024  # the runtime keeps 1 KiB per block
 
 

@@ -61,11 +61,20 @@ class TileConfig:
         return cls(**{name: int(data[name]) for name in cls.__dataclass_fields__ if name in data})
 
 
+#: What no CUDA GPU gives one block more of: threads, and shared memory (Hopper's 227 KiB, opted in).
+MOST_THREADS = 1024
+MOST_SHARED_PER_BLOCK = 232448
+
+
 def config_problems(config: TileConfig, dtype: str) -> list[str]:
     """Why ``config`` cannot build a kernel for ``dtype`` (empty when it can)."""
     if min(getattr(config, name) for name in config.__dataclass_fields__) < 1:  # (the checks below divide by them)
         return ["every tile size and count is at least 1"]
     problems = []
+    if config.threads > MOST_THREADS:
+        problems.append(f"{config.threads} threads per block; a block has at most {MOST_THREADS}")
+    if (shared := shared_bytes(config, dtype)[-1]) > MOST_SHARED_PER_BLOCK:
+        problems.append(f"{shared} bytes of shared memory per block; a block has at most {MOST_SHARED_PER_BLOCK}")
     if config.bm % config.warps_m or config.bn % config.warps_n:
         problems.append("the warps do not split the C tile evenly")
     if config.stages < 2:
