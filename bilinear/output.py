@@ -22,14 +22,13 @@ from __future__ import annotations
 import errno
 import math
 import os
-import signal
 import stat
 import tempfile
-import threading
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .diagnostics import BilinearError, Diagnostic, brief, listed
+from .processes import stops_held
 
 
 def _refuse(message: str, *notes: str) -> BilinearError:
@@ -301,7 +300,7 @@ def write_together(files: dict[Path, str | bytes], replace: bool = True) -> None
     try:
         for path, data in files.items():
             temporaries.append((_temporary_copy(path, data), path))
-        with _signals_held():
+        with stops_held():
             for temporary, path in temporaries:
                 _place(temporary, path, replace)
     finally:
@@ -325,26 +324,6 @@ def _place(temporary: str, path: Path, replace: bool) -> None:
     except OSError as error:
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
 
-
-@contextmanager
-def _signals_held():
-    """Ctrl-C, SIGTERM and SIGHUP held back while the block runs, then raised again.  Their handlers,
-    not a signal mask: a mask holds one thread's signals, and the process's other threads took them."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # a Python handler runs in the main thread, never inside this one's block
-        return
-    caught: list[int] = []
-    before = {}
-    for number in (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])):
-        if signal.getsignal(number) not in (signal.SIG_IGN, None):  # ignored stays ignored; None: set outside Python
-            before[number] = signal.signal(number, lambda number, frame: caught.append(number))
-    try:
-        yield
-    finally:
-        for number, handler in before.items():
-            signal.signal(number, handler)
-        for number in dict.fromkeys(caught):
-            signal.raise_signal(number)
 
 
 def input_among(path: Path, inputs) -> Path | None:

@@ -24,6 +24,29 @@ from multiprocessing.reduction import ForkingPickler
 _STOPS = {signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
 
 
+@contextlib.contextmanager
+def stops_held():
+    """Ctrl-C, SIGTERM and SIGHUP held back while the block runs, then raised again: for work that must
+    not stop half done (renames that replace files together, an in-place product's restore).  Their
+    handlers, not a signal mask: a mask holds one thread's signals, and the process's other threads
+    took them.  In a thread other than the main one, nothing to hold: handlers run in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    before = {}
+    for number in _STOPS:
+        if signal.getsignal(number) not in (signal.SIG_IGN, None):  # ignored stays ignored; None: set outside Python
+            before[number] = signal.signal(number, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)
+
+
 def mapped(function, jobs: list, workers: int | None = None, context: str | None = None) -> list:
     """``function`` over ``jobs``, in order, in up to ``workers`` processes (default: one per core)
     started by the ``context`` method (default: the platform's); in this process when one would do,

@@ -187,3 +187,46 @@ def test_a_call_on_another_device_takes_workspace_of_its_own():
     out = product(A, B)
     assert not any(a is b for a in product.executor.workspace.values() for b in first)
     assert relative_error(out, A @ B, A, B) <= error_bound("float64", 64, 3.0, 1)
+
+
+def test_ctrl_c_in_an_in_place_call_waits_for_the_restore(monkeypatch):
+    """Ctrl-C halfway through msmes on NumPy left the caller's A and B transformed by O(1) (a hunt)."""
+    import signal
+
+    product = bilinear.compile("msmes", levels=2, backend="numpy")
+    rng = np.random.default_rng(5)
+    A, B = rng.standard_normal((64, 64)), rng.standard_normal((64, 64))
+    A0, B0 = A.copy(), B.copy()
+    real_gemm, calls = product.executor.gemm, []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            signal.raise_signal(signal.SIGINT)  # as a terminal's Ctrl-C would
+        return real_gemm(*args)
+
+    monkeypatch.setattr(product.executor, "gemm", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        product(A, B)
+    assert len(calls) == 49  # every leaf ran, then the interrupt; A and B as after a call (restored to rounding)
+    assert np.allclose(A, A0, rtol=0, atol=1e-13) and np.allclose(B, B0, rtol=0, atol=1e-13)
+
+
+def test_an_error_in_an_in_place_call_says_the_inputs_were_being_overwritten(monkeypatch):
+    product = bilinear.compile("msmes", levels=1, backend="numpy")
+    rng = np.random.default_rng(6)
+    A, B = rng.standard_normal((8, 8)), rng.standard_normal((8, 8))
+    real_gemm, calls = product.executor.gemm, []
+
+    def fails(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise MemoryError
+        return real_gemm(*args)
+
+    monkeypatch.setattr(product.executor, "gemm", fails)
+    with pytest.raises(MemoryError) as caught:
+        product(A, B)
+    assert caught.value.__notes__ == [
+        "msmes overwrites A and B in place and restores them in its last stages: this call stopped before those ran, "
+        "so A and B may no longer hold their values"]

@@ -16,10 +16,12 @@ from typing import Callable, Sequence
 
 from ..ir import Form, Multiply, parse_block
 from ..lower.elementwise import ElementwiseKernel
+from ..lower.host import writes_inputs
 from ..lower.leaves import PARTS, FlatGroup, ProblemForm, ProblemNode, ProductLaunch
 from ..lower.options import LEAF_KINDS
 from ..lower.scales import largest_leaf_scale
 from ..lower.plan import LevelPlan, Lowered, call_workspace_bytes, leaf_shapes, recurses, top_modes, workspace_shapes
+from ..processes import stops_held
 from .backend import Backend, View
 from .breadth import BreadthFirstRunner
 from .views import spans_meet
@@ -114,7 +116,18 @@ class Executor:
         if not overwrites and beta != 1:
             self.backend.scale(C, beta)
         self.alpha = alpha
-        self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
+        if not writes_inputs(self.lowered):
+            self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
+            return
+        # An in-place schedule restores A and B in its last stages: Ctrl-C waits for them (in the middle,
+        # it had left the caller's A and B transformed), and an error raised before them says so.
+        with stops_held():
+            try:
+                self.solve(self.lowered.top(overwrites), Bound((A,), (B,), (C,)))
+            except Exception as error:
+                error.add_note(f"{self.lowered.name} overwrites A and B in place and restores them in its last stages: "
+                               "this call stopped before those ran, so A and B may no longer hold their values")
+                raise
 
     def last_ran(self, M: int, K: int, N: int) -> bool:
         """Whether the last call was M×K×N (its workspace then serves this one as it is)."""
