@@ -218,7 +218,9 @@ def test_a_hybrid_run_names_the_schemes_that_ran(capsys):
 
 
 @pytest.mark.parametrize(("schemes", "said"), [("winograd,msmes", "; ran winograd, then msmes"),
-                                               ("strassen,msmes", "; ran strassen, then msmes")])
+                                               ("strassen,msmes", "; ran strassen, then msmes"),
+                                               # rsmm sets C; under msmes, which adds, its fallback ran (a hunt)
+                                               ("msmes,rsmm", "; ran msmes, then winograd")])
 def test_a_hybrid_run_names_the_schedule_a_level_ran(capsys, schemes, said):
     """A schedule's level was named by its algorithm ("ran winograd, then strassen" where msmes ran), and
     strassen,msmes, two levels of one algorithm, named nothing (a hunt)."""

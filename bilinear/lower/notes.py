@@ -31,12 +31,18 @@ def _schedules_never_run(levels: tuple[LevelPlan, ...]) -> list[str]:
     accumulating fallback at every call: its own kernels are compiled and never launched."""
     said = []
     for level, (above, plan) in enumerate(zip(levels, levels[1:]), start=2):
-        if plan.schedule.overwrites_c and not any(_sets_c(p) for p in (above, above.from_zero, above.accumulate_fallback)):
+        if runs_its_fallback(plan, above):
             said.append(f"level {level}'s {plan.schedule.name} sets C (C = A·B), but every product of level {level - 1} "
                         f"({above.schedule.name}) adds into C: level {level} runs {plan.accumulate_fallback.schedule.name}, "
                         f"its algorithm's default schedule, throughout, and {plan.schedule.name}'s kernels are never "
                         "launched")
     return said
+
+
+def runs_its_fallback(plan: LevelPlan, above: LevelPlan) -> bool:
+    """Whether ``plan``'s level, below ``above``'s, runs its accumulating fallback at every call: its
+    schedule sets C, and no product of the level above does."""
+    return plan.schedule.overwrites_c and not any(_sets_c(p) for p in (above, above.from_zero, above.accumulate_fallback))
 
 
 def _sets_c(plan: LevelPlan | None) -> bool:

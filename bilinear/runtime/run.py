@@ -9,6 +9,7 @@ import numpy as np
 
 from ..lower.decompose import growth_ratio
 from ..lower.host import levels_write_inputs
+from ..lower.notes import runs_its_fallback
 from ..lower.plan import level_dims
 from ..measure import (
     Restoration,
@@ -174,7 +175,9 @@ def schemes_run(product: CompiledProduct, M: int, K: int, N: int) -> tuple[str, 
     breadth = [name for name, _ in lowered.breadth.schemes] if lowered.breadth else []
     if len({_named(plan) for plan in lowered.levels} | set(breadth)) < 2:
         return ()
-    ran = [_named(plan) for plan in _levels_run(product, M, K, N)]
+    plans = _levels_run(product, M, K, N)  # a level under one that only adds into C runs its fallback (rsmm's)
+    ran = [_named(plan.accumulate_fallback if level and runs_its_fallback(plan, plans[level - 1]) else plan)
+           for level, plan in enumerate(plans)]
     return (*ran, *(f"{name} breadth-first" for name in breadth[:product.breadth_levels(M, K, N)]))
 
 
