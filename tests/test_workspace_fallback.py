@@ -43,6 +43,17 @@ def test_an_overwriting_fallback_refuses_beta():
     assert np.allclose(out, A @ B + C, rtol=1e-13, atol=1e-13)
 
 
+def test_beta_refused_at_every_size_has_no_note_of_the_limit():
+    """With --breadth 1 rsmm's top level is depth-first at every size, so beta is never taken; the
+    refusal said "with every level breadth-first, as at sizes whose workspace fits, beta is taken" (a hunt)."""
+    A, B, C = random_inputs(np, 37, 37, 37, "float64", seed=1)
+    product = bilinear.compile("rsmm", backend="numpy", levels=2, breadth=1, workspace_limit=7000)
+    with pytest.raises(ValueError) as refused:
+        product(A, B, out=C.copy(), beta=2.0)
+    assert str(refused.value) == ("rsmm computes C = A*B and overwrites C, so beta must be 0 (got 2.0); use an "
+                                  "accumulating schedule such as msmes for beta != 0")
+
+
 def test_a_limit_never_reached_keeps_beta_where_every_level_runs_breadth_first():
     """The fix above first refused beta for any call once some fallback overwrote C: a limit of a
     petabyte made rsmm's breadth-first product refuse beta = 1 (review)."""

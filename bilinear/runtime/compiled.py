@@ -331,8 +331,8 @@ class CompiledProduct(NotPickled):
     def _fallback_note(self, executor: Executor | None, M: int, K: int, N: int) -> str:
         """Why beta is refused at this size where it is taken at others: the workspace limit runs a
         plan with fewer breadth-first levels ("" for the plan with every one)."""
-        if executor is None or executor is self.executor:
-            return ""
+        if executor is None or executor is self.executor or self._overwriting(self.executor):
+            return ""  # (the plan with every level refuses beta too: --breadth 1 under rsmm's top level)
         options = executor.lowered.options
         return (f" (at {M}x{K}x{N} the workspace limit of {options.workspace_limit} bytes runs {options.breadth} of "
                 f"{self.lowered.name}'s {options.levels} levels breadth-first, and the top level, depth-first, "
