@@ -308,6 +308,17 @@ def test_a_fused_hybrid_refusal_names_the_default_schedule_and_the_way_out(capsy
         "winograd at the innermost level alone\n")
 
 
+@pytest.mark.parametrize("per_level", [("rsmm", "msmes"), ("rsmm", "strassen", "grey333"), ("strassen", "rsmm", "msmes")])
+def test_an_overwriting_level_above_others_runs_with_fused_leaves(per_level, capsys):
+    """rsmm's fallback (where its products are called to add into C) was the fused default schedule, whose
+    products pass operand sums down: rsmm,msmes --leaf fused was refused ("touches A11, which here is a
+    sum of 4 views"), while winograd,msmes --leaf fused and rsmm,msmes with cuBLAS leaves ran (a hunt)."""
+    code = main(["run", "strassen", "--levels-schemes", ",".join(per_level), "--leaf", "fused", "-n", "72",
+                 "--backend", "numpy", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert code == 0 and f"levels run      {len(per_level)}" in out, out  # exit 0: within the error bound
+
+
 def test_compile_name_sets_the_librarys_files_functions_and_kernels(capsys, tmp_path):
     """Two builds of one scheme could not share a program: both wrote strassen_dgemm and the same
     kernel names (a static link failed with multiple definitions; a review of compile)."""

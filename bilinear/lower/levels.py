@@ -374,17 +374,17 @@ def _steps(prepared: Schedule, options: Options, names: KernelNames, prefix: str
 
 
 def level_plan(schedule: Schedule, algorithm: Algorithm, options: Options, names: KernelNames | None = None,
-               zeroed: bool = True) -> LevelPlan:
-    """``zeroed``: with the plan for a C that starts at zero (none for an overwriting schedule's
-    accumulating fallback, which runs only where products add into C, nor above an overwriting level)."""
+               zeroed: bool = True, fallback_leaf: str | None = None) -> LevelPlan:
+    """``zeroed``: with the plan for a C that starts at zero (none for an overwriting schedule's accumulating
+    fallback, nor above an overwriting level); ``fallback_leaf``: that fallback's leaf (``options.leaf``)."""
     names = names if names is not None else KernelNames()
     prepared = prepare_schedule(schedule, algorithm, options)
     _check_coefficients(prepared, options.dtype, algorithm)
     own = _steps(prepared, options, names, prepared.name)
     fallback = from_zero_plan = None
-    if schedule.overwrites_c:
-        # Products that accumulate into C cannot recurse into a schedule that overwrites C.
-        fallback = level_plan(default_for(algorithm, options.leaf), algorithm, options, names, zeroed=False)
+    if schedule.overwrites_c:  # products that accumulate into C cannot recurse into a schedule that overwrites C
+        fallback = level_plan(default_for(algorithm, leaf := fallback_leaf or options.leaf), algorithm,
+                              replace(options, leaf=leaf), names, zeroed=False)
     if zeroed and not schedule.overwrites_c and not LEAF_KINDS[options.leaf].sums:  # library GEMMs: one target each
         variant = _prepared_from_zero(prepared, algorithm)
         if variant is not None:

@@ -213,7 +213,10 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
         # the products it adds to run that schedule's fallback: one call would hold both their temporaries
         # (msmes over rsmm: twice the workspace).  There C is zeroed, as before, and every product adds.
         zeroed = below is None or not below.overwrites_c
-        plan = level_plan(schedule, algorithm, level_options, kernel_names, zeroed=zeroed)
+        # An overwriting schedule's fallback (its default schedule) passes operand sums down only to the
+        # leaves: above another level it runs cuBLAS's default, as a level without a schedule does there.
+        fallback_leaf = None if level == len(resolved) - 1 else "cublas"
+        plan = level_plan(schedule, algorithm, level_options, kernel_names, zeroed=zeroed, fallback_leaf=fallback_leaf)
         plans.append(replace(plan, shape_conditions=conditions))
     plans = tuple(plans)
     tops = problem_tree(plans, options, _identifier(name))
