@@ -309,6 +309,8 @@ def write_together(files: dict[Path, str | bytes], replace: bool = True) -> None
 
 
 def _place(temporary: str, path: Path, replace: bool) -> None:
+    """Rename ``temporary`` to ``path``: over what is there, or (``replace=False``) only where nothing is."""
+    taken = _refuse(f"{path} was created while this ran; nothing written over it (--force replaces it)")
     try:
         if replace:
             os.replace(temporary, path)
@@ -316,14 +318,13 @@ def _place(temporary: str, path: Path, replace: bool) -> None:
         try:
             os.link(temporary, path)  # fails where anything is at path, atomically
         except FileExistsError:
-            raise _refuse(f"{path} was created while this ran; nothing written over it (--force replaces it)") from None
+            raise taken from None
         except OSError:  # a file system without hard links: checked, then renamed
             if os.path.lexists(path):
-                raise _refuse(f"{path} was created while this ran; nothing written over it (--force replaces it)") from None
+                raise taken from None
             os.replace(temporary, path)
     except OSError as error:
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
-
 
 
 def input_among(path: Path, inputs) -> Path | None:
