@@ -1030,18 +1030,19 @@ def test_compile_of_a_name_near_the_limit_writes_it(capsys, tmp_path):
 @pytest.mark.parametrize("folder_existed", [False, True])
 def test_a_compile_that_fails_while_writing_leaves_nothing_behind(capsys, tmp_path, monkeypatch, folder_existed):
     """A full disk at the third file: the first two, and the folder made for them, are removed again
-    (files that were there before are kept)."""
-    import bilinear.lower.artifact
+    (files that were there before are kept).  The six files are renamed together, once all are written."""
+    import bilinear.output
     from bilinear.diagnostics import BilinearError, Diagnostic
-    from bilinear.output import write_atomic
+
+    real_copy = bilinear.output._temporary_copy
 
     def full_at_the_third(path, data, written=[]):  # noqa: B006 - counts the calls of one test
         if len(written) == 2:
             raise BilinearError(Diagnostic(f"cannot write {path}: No space left on device"))
         written.append(path)
-        write_atomic(path, data)
+        return real_copy(path, data)
 
-    monkeypatch.setattr(bilinear.lower.artifact, "write_atomic", full_at_the_third)
+    monkeypatch.setattr(bilinear.output, "_temporary_copy", full_at_the_third)
     out = tmp_path / "new" / "out"
     if folder_existed:
         out.mkdir(parents=True)
