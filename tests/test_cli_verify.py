@@ -12,6 +12,7 @@ import time
 
 import pytest
 from conftest import ALGORITHMS, FIXTURES, ROOT, scheme_file
+from helpers.schedules import STRASSEN_SUMS_STAGE
 
 from bilinear.cli import build_parser, main
 
@@ -282,17 +283,10 @@ def test_markdown_findings_keep_their_asterisks(capsys, tmp_path):
     assert "error: `X = X * B11` writes X, one of its own factors: a product kernel" in out
 
 
-SCALED = """use "strassen.bl"
-
-schedule scaled for strassen: accumulate
-  stage p1:  (2*A11 + 2*A22) * (3*B11 + 3*B22) -> +1/6*C11 +1/6*C22
-             (A21 + A22) * B11 -> +C21 -C22
-             A11 * (B12 - B22) -> +C12 +C22
-             A22 * (B21 - B11) -> +C11 +C21
-             (A11 + A12) * B22 -> -C11 +C12
-             (A21 - A11) * (B11 + B12) -> +C22
-             (A12 - A22) * (B21 + B22) -> +C11
-"""
+# Strassen's stage with its first product's factors scaled by 2 and 3, and its weights by 1/6
+SCALED = ('use "strassen.bl"\n\nschedule scaled for strassen: accumulate\n'
+          + STRASSEN_SUMS_STAGE.replace("(A11 + A22) * (B11 + B22) -> +C11 +C22",
+                                        "(2*A11 + 2*A22) * (3*B11 + 3*B22) -> +1/6*C11 +1/6*C22", 1))
 
 
 def test_markdown_escapes_a_refused_leafs_product_and_a_shape_conditions_names(capsys, tmp_path):
