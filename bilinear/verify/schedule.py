@@ -84,7 +84,8 @@ class _Simulation:
         self.values: dict[str, Form | None] = {b: Form.symbol(b) for b in (*shape.blocks("A"), *shape.blocks("B"))}
         self.values.update({c: Form.symbol(original_c(c)) for c in shape.blocks("C")})
         self.values.update({t.name: None for t in schedule.temporaries})
-        self.like = {t.name: t.like for t in schedule.temporaries}
+        # each buffer's block shape: a block's own operand, a temporary's declared one
+        self.like = {name: operand_of(name) for name in self.values} | {t.name: t.like for t in schedule.temporaries}
         self.catalogue = self._catalogue()
         # blocks whose poisoned read was reported: the refused statement is not simulated, so their
         # later reads and final values would report that one mistake again
@@ -160,10 +161,9 @@ class _Simulation:
         self.writers.setdefault(target, []).append((stage, statement))
 
     def _note_shape_condition(self, buffer: str, kind: str, read: bool = False) -> None:
-        like = self.like.get(buffer) or operand_of(buffer)
-        for have, need in zip(BLOCK_DIMS[like], BLOCK_DIMS[kind]):
+        for have, need in zip(BLOCK_DIMS[self.like[buffer]], BLOCK_DIMS[kind]):
             if have != need:
-                self.conditions.add(ShapeCondition(have, need, buffer, like, kind, read))
+                self.conditions.add(ShapeCondition(have, need, buffer, self.like[buffer], kind, read))
 
     # --- statements -------------------------------------------------------------------------
     def run_update(self, stage: Stage, statement: Update) -> None:
@@ -171,10 +171,9 @@ class _Simulation:
         if value is None:
             return
         # A kernel reads each buffer over its target's shape; a write gave a condition unless it wrote 0.
-        into = self.like.get(statement.target) or operand_of(statement.target)
         for name in statement.form.names():
-            if kind_of(self.values[name]) is None and (self.like.get(name) or operand_of(name)) != into:
-                self._note_shape_condition(name, into, read=True)
+            if kind_of(self.values[name]) is None and self.like[name] != self.like[statement.target]:
+                self._note_shape_condition(name, self.like[statement.target], read=True)
         self.write(statement.target, value, stage, statement)
 
     def run_multiply(self, stage: Stage, statement: Multiply) -> None:
