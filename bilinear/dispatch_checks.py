@@ -10,9 +10,10 @@ checked when the table is read, and the first wrong one is named with its place
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
-from .lower.options import LAUNCHES, LEAF_KINDS
+from .lower.options import LAUNCHES, LEAF_KINDS, MAX_LEVELS, OptionError, Options
 from .lower.tsm2_params import TSM2L_MAX_K, TSM2L_MAX_N, Params
 from .paths import algorithms_dir
 
@@ -71,19 +72,23 @@ def _tsm2_row(row: Any, where: str) -> None:
 def _recursive_row(row: Any, where: str) -> None:
     _shape_of(row, where)
     _scheme(row.get("scheme"), f"{where}.scheme")
-    levels = _whole(row.get("levels"), f"{where}.levels", 0, 64)
-    _whole(row.get("breadth"), f"{where}.breadth", 0, levels)
+    levels = _whole(row.get("levels"), f"{where}.levels", 0, MAX_LEVELS)
+    breadth = _whole(row.get("breadth"), f"{where}.breadth", 0, levels)
     _speedup(row.get("speedup"), f"{where}.speedup")
-    _one_of(row.get("leaf", "cublas"), f"{where}.leaf", tuple(LEAF_KINDS))
-    _one_of(row.get("launch", "serial"), f"{where}.launch", LAUNCHES)
+    leaf = _one_of(row.get("leaf", "cublas"), f"{where}.leaf", tuple(LEAF_KINDS))
+    launch = _one_of(row.get("launch", "serial"), f"{where}.launch", LAUNCHES)
     if "workspace_bytes" in row:
         _whole(row["workspace_bytes"], f"{where}.workspace_bytes", 0, 2**63 - 1)
+    try:  # each value may be allowed alone and compile refuse them together (a fused leaf under breadth-first levels)
+        Options(dtype=row["dtype"], levels=levels, leaf=leaf, breadth=breadth, launch=launch)
+    except OptionError as error:
+        raise TableError(f"{where}: {error}") from None
 
 
 def _in_place_row(row: Any, where: str) -> None:
     _shape_of(row, where)
     _scheme(row.get("scheme", "msmes"), f"{where}.scheme")
-    _whole(row.get("levels"), f"{where}.levels", 1, 64)
+    _whole(row.get("levels"), f"{where}.levels", 1, MAX_LEVELS)
     _speedup(row.get("speedup"), f"{where}.speedup")
 
 
@@ -117,8 +122,9 @@ def _speedup(value: Any, where: str) -> None:
             where, f"must be a finite number above 0, not {value!r}")
 
 
-def _one_of(value: Any, where: str, allowed: tuple[str, ...]) -> None:
+def _one_of(value: Any, where: str, allowed: tuple[str, ...]) -> Any:
     _expect(value in allowed, where, f"must be one of {', '.join(allowed)}, not {value!r}")
+    return value
 
 
 def _name(value: Any, where: str) -> None:
@@ -129,6 +135,24 @@ def _scheme(value: Any, where: str) -> None:
     """A shipped algorithm's name: matmul compiles ``algorithms/NAME.bl`` (never a path from the table)."""
     _expect(isinstance(value, str) and value.isidentifier() and (algorithms_dir() / f"{value}.bl").is_file(), where,
             f"must name a shipped scheme (a file algorithms/NAME.bl), not {value!r}")
+
+
+def check_row_scheme(section: str, scheme: str, product: Any, table: Path) -> None:
+    """Raise TableError where a row of ``section`` ("recursive" or "inplace") names a scheme of the
+    other kind, as ``product`` (the scheme compiled) shows: a recursive row's must leave A and B alone
+    (matmul promises it), an in-place row's must overwrite and restore them (it promises no workspace).
+    Checked once matmul has compiled the row's scheme, not when the table is read: reading every
+    scheme each time the table is (msmes2's parse alone takes half a second) would slow matmul's
+    first call at every shape."""
+    if section == "recursive" and product.writes_inputs:
+        what = ("overwrites A and B while it runs: recursive rows must name a scheme that leaves them as they are "
+                "(in-place schedules belong in inplace.rows)")
+    elif section == "inplace" and not (product.writes_inputs and product.restores_inputs):
+        changed = "leaves A and B changed" if product.writes_inputs else "never writes A or B"
+        what = f"{changed}: inplace rows must name an in-place schedule that restores them, such as msmes"
+    else:
+        return
+    raise TableError(f"{table}: a row of {section}.rows names {scheme}, which {what}")
 
 
 def _expect(holds: bool, where: str, what: str) -> None:

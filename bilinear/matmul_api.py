@@ -27,9 +27,13 @@ def _in_place_product(dtype: str, backend: str, levels: int = 1, scheme: str = "
     (msmes's two levels as one schedule), compiled once per level count."""
     key = (scheme, dtype, backend, levels, _device(backend))  # a product per GPU: it keeps workspace on one
     if key not in _RECURSIVE:
+        from .dispatch import table_path
+        from .dispatch_checks import check_row_scheme
         from .paths import algorithms_dir
 
-        _RECURSIVE[key] = compile(algorithms_dir() / f"{scheme}.bl", dtype=dtype, levels=levels, backend=backend)
+        product = compile(algorithms_dir() / f"{scheme}.bl", dtype=dtype, levels=levels, backend=backend)
+        check_row_scheme("inplace", scheme, product, table_path())
+        _RECURSIVE[key] = product
     return _RECURSIVE[key]
 
 
@@ -236,10 +240,14 @@ def _fast_product(config):
     """The non-perturbing fast scheme the dispatch table measured fastest, compiled once."""
     key = (config.scheme, config.levels, config.breadth, config.dtype, config.launch, config.leaf, _device("cupy"))
     if key not in _FAST:
+        from .dispatch import table_path
+        from .dispatch_checks import check_row_scheme
         from .paths import algorithms_dir
 
-        _FAST[key] = compile(algorithms_dir() / f"{config.scheme}.bl", dtype=config.dtype, levels=config.levels,
-                             breadth=config.breadth, launch=config.launch, leaf=config.leaf, backend="cupy")
+        product = compile(algorithms_dir() / f"{config.scheme}.bl", dtype=config.dtype, levels=config.levels,
+                          breadth=config.breadth, launch=config.launch, leaf=config.leaf, backend="cupy")
+        check_row_scheme("recursive", config.scheme, product, table_path())
+        _FAST[key] = product
     return _FAST[key]
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bilinear.dispatch import TABLE, dispatch, parse_table
-from bilinear.dispatch_checks import TableError
+from bilinear.dispatch_checks import TableError, check_row_scheme
 
 COMMITTED = json.loads(TABLE.read_text())
 
@@ -46,7 +46,8 @@ def test_the_committed_table_passes():
                                       "not None"),
     ("recursive.rows[0].scheme", "../../x", "recursive.rows[0].scheme must name a shipped scheme (a file "
                                             "algorithms/NAME.bl), not '../../x'"),
-    ("recursive.rows[0].levels", 1.5, "recursive.rows[0].levels must be a whole number from 0 to 64, not 1.5"),
+    ("recursive.rows[0].levels", 1.5, "recursive.rows[0].levels must be a whole number from 0 to 32, not 1.5"),
+    ("recursive.rows[0].levels", 40, "recursive.rows[0].levels must be a whole number from 0 to 32, not 40"),
     ("recursive.rows[0].breadth", 2, "recursive.rows[0].breadth must be a whole number from 0 to 1, not 2"),
     ("recursive.rows[0].leaf", "gpu", "recursive.rows[0].leaf must be one of cublas, fused, ozaki, not 'gpu'"),
     ("recursive", None, "recursive must be an object"),
@@ -58,7 +59,18 @@ def test_the_committed_table_passes():
     ("limits.tsm2r_max_n", float("nan"), "limits.tsm2r_max_n must be a whole number from 1 to 64, not nan"),
     ("inplace.rows[0].scheme", "nosuch", "inplace.rows[0].scheme must name a shipped scheme (a file algorithms/NAME.bl), "
                                          "not 'nosuch'"),
-    ("inplace.rows[0].levels", 0, "inplace.rows[0].levels must be a whole number from 1 to 64, not 0"),
+    ("inplace.rows[0].levels", 0, "inplace.rows[0].levels must be a whole number from 1 to 32, not 0"),
+    ("inplace.rows[0].levels", 33, "inplace.rows[0].levels must be a whole number from 1 to 32, not 33"),
+    # options that compile refuses together (each field alone is allowed; a hunt)
+    ("recursive.rows[0].leaf", "fused", "recursive.rows[0]: breadth-first levels multiply single operands at their "
+                                        "leaves, which the fused leaf does not; use cublas leaves (--leaf cublas, "
+                                        "leaf='cublas'; or another single-view leaf such as ozaki) with breadth-first "
+                                        "levels"),
+    ("recursive.rows[0].breadth", 0, "recursive.rows[0]: batched launches (--launch batched, launch='batched') make "
+                                     "breadth-first leaves one batched GEMM, and there are no breadth-first levels: "),
+    ("recursive.rows[2].launch", "streams", "recursive.rows[2]: --launch streams (launch='streams') issues cuBLAS leaves "
+                                            "on concurrent streams; the ozaki leaf runs its leaves one after another "
+                                            "(they share one workspace): leave --launch out, or use cublas leaves"),
     ("rows", {}, "rows must be a list"),
 ])
 def test_a_malformed_value_is_named_where_it_is(path, value, message):
@@ -92,3 +104,40 @@ def test_a_table_file_json_cannot_read_is_refused_as_one(tmp_path, text, reason)
     path.write_text(text)
     with pytest.raises(TableError, match=rf"^cannot read the dispatch table {path}: .*{reason}"):
         table_json(path)
+
+
+@pytest.mark.parametrize("section, scheme, what", [
+    ("recursive", "msmes", "overwrites A and B while it runs: recursive rows must name a scheme that leaves them as they "
+                           "are (in-place schedules belong in inplace.rows)"),
+    ("inplace", "winograd", "never writes A or B: inplace rows must name an in-place schedule that restores them, such "
+                            "as msmes"),
+    ("inplace", "rsmm", "never writes A or B: inplace rows must name an in-place schedule that restores them, such as "
+                        "msmes"),
+])
+def test_a_row_naming_the_wrong_kind_of_scheme_is_refused_where_matmul_compiles_it(section, scheme, what):
+    """A recursive row naming msmes made matmul overwrite A and B, which it promises never to do; an
+    inplace row naming rsmm refused beta, and one naming winograd took workspace (a hunt).  Which kind a
+    scheme is shows once it is compiled, so matmul checks it there rather than parse every scheme each
+    time the table is read (msmes2's parse alone takes half a second)."""
+    import bilinear
+
+    product = bilinear.compile(scheme, levels=1, backend="numpy")
+    with pytest.raises(TableError) as refused:
+        check_row_scheme(section, scheme, product, TABLE)
+    assert str(refused.value) == f"{TABLE}: a row of {section}.rows names {scheme}, which {what}"
+
+
+@pytest.mark.parametrize("section, scheme", [("recursive", "winograd"), ("recursive", "rsmm"), ("inplace", "msmes"),
+                                             ("inplace", "msmes2")])
+def test_a_row_naming_its_kind_of_scheme_passes(section, scheme):
+    import bilinear
+
+    check_row_scheme(section, scheme, bilinear.compile(scheme, levels=1, backend="numpy"), TABLE)
+
+
+def test_matmul_checks_an_in_place_rows_scheme_before_it_keeps_the_product():
+    from bilinear import matmul_api
+
+    with pytest.raises(TableError, match=r"a row of inplace\.rows names winograd, which never writes A or B"):
+        matmul_api._in_place_product("float64", "numpy", 1, "winograd")
+    assert not any(key[0] == "winograd" for key in matmul_api._RECURSIVE)  # refused again at the next call

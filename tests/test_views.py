@@ -64,6 +64,15 @@ def test_disjoint_column_slices_are_out_and_operand():
     assert np.allclose(product(X[:, :20], np.eye(20), out=X[:, 40:60]), A, rtol=1e-14, atol=1e-14)
 
 
+def test_a_row_stride_of_part_of_an_element_is_not_row_major():
+    """One column of 8-byte elements 12 bytes apart passed, and cuBLAS's leaf would have been given a
+    leading dimension of 12 // 8 = 1 (a hunt); layout_refusal already had its words."""
+    one_column = np.ndarray(shape=(4, 1), dtype=np.float64, buffer=np.zeros(64, dtype=np.uint8), strides=(12, 8))
+    assert not views.is_row_major(one_column)
+    assert "A steps 12 bytes a row and 8 a column, not whole 8-byte elements" in views.layout_refusal(one_column, "A",
+                                                                                                       "cupy")
+
+
 def test_row_major_views_and_their_leading_dimensions():
     big = np.zeros((6, 10), dtype=np.float32)
     block = big[1:4, 2:7]

@@ -190,11 +190,13 @@ def with_line_strides(view: View, xp: Any) -> View:
 
 
 def is_row_major(view: View) -> bool:
-    """Unit column stride and a row stride of at least one row: a C-contiguous matrix or a row-slice of
-    one (an empty matrix is, whatever strides NumPy gives it)."""
+    """Unit column stride and a row stride of at least one row, in whole elements: a C-contiguous matrix
+    or a row-slice of one (an empty matrix is, whatever strides NumPy gives it)."""
     if view.size == 0:
         return True
-    return view.strides[1] == view.itemsize and view.strides[0] >= view.shape[1] * view.itemsize
+    row_stride, column_stride = view.strides
+    return (column_stride == view.itemsize and row_stride % view.itemsize == 0
+            and row_stride >= view.shape[1] * view.itemsize)
 
 
 def layout_refusal(view: View, name: str, module: str) -> str:
