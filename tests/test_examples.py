@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -43,3 +44,51 @@ def test_api_tour_on_a_machine_without_cupy_says_so_without_a_traceback():
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.endswith("api_tour.py: the cupy backend needs CuPy and a CUDA GPU; on the CPU use the numpy "
                                   "backend (--backend numpy, backend='numpy')\n")
+
+
+def test_the_c_api_example_builds_and_checks_msmes_on_the_cpu_emulator(tmp_path):
+    """The README's C/C++ section linked a main.cpp it never gave (a hunt): examples/c_api/main.cpp,
+    built against a compiled msmes on the CPU stand-ins for the CUDA runtime and cuBLAS, at odd sizes."""
+    import shutil
+
+    import pytest
+
+    from bilinear.cli import main
+    from helpers.emulated import EMULATOR
+
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not installed")
+    out = tmp_path / "msmes"
+    assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "-o", str(out)]) == 0
+    binary = tmp_path / "main"
+    build = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-w", f"-I{EMULATOR}", f"-I{out}", "-x", "c++",
+                            str(out / "msmes.cu"), str(ROOT / "examples" / "c_api" / "main.cpp"), "-include",
+                            str(out / "msmes.h"), "-o", str(binary)],  # as helpers.emulated.run_driver builds
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(binary), "65", "47", "90"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.startswith("msmes_dgemm 65 x 47 x 90: status 0, error against cublasDgemm "), (
+        run.stdout + run.stderr)
+    assert run.stdout.endswith(": ok\n")
+    refused = subprocess.run([str(binary), "0", "4", "4"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "usage:" in refused.stderr
+
+
+def test_the_c_api_example_compiles_against_cudas_own_headers(tmp_path):
+    """The emulator's headers are stand-ins: the example must also compile against CUDA's and cuBLAS's."""
+    import os
+    import shutil
+
+    import pytest
+
+    from bilinear.cli import main
+    from conftest import cublas_paths
+
+    cuda_include = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+    if shutil.which("g++") is None or cublas_paths() is None or not (cuda_include / "cuda_runtime.h").exists():
+        pytest.skip("needs g++ and the CUDA and cuBLAS headers")
+    out = tmp_path / "msmes"
+    assert main(["compile", str(ROOT / "algorithms" / "msmes.bl"), "--leaf", "fused", "-o", str(out)]) == 0
+    build = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", f"-I{out}", f"-I{cuda_include}", f"-I{cublas_paths()[0]}",
+                            str(ROOT / "examples" / "c_api" / "main.cpp")], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
