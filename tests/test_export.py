@@ -188,6 +188,8 @@ def _strassen_with_cancelling(coefficient: str) -> Algorithm:
     ("9007199254740993/2", "which a binary floating-point .npz cannot hold exactly"),  # dyadic, 54 bits
     ("9007199254740993/2048", "which a binary floating-point .npz cannot hold exactly"),
     ("9223372036854775809", "which a binary floating-point .npz cannot hold exactly"),  # 2^63 + 1: nor an int64
+    # exact in a float, but past the places the reader takes for a written fraction rather than a rounding
+    ("1/2097152", r"a binary fraction of more than 20 places, which the \.npz reader refuses as a rounding"),
 ])
 def test_alphatensor_export_refuses_a_coefficient_it_would_round(coefficient, why):
     """(2^53+1)/2 was written as a float64 rounded to 2^52: the file said `wrote` and read back wrong;

@@ -751,12 +751,38 @@ def test_a_file_that_is_not_a_zip_is_not_an_archive(tmp_path):
     assert _error(_write(tmp_path, "fake.npz", "1 2 3\n")) == ("fake.npz is not an .npz archive (a zip file of arrays)", "1:1")
 
 
-def test_an_f2_archive_holds_modular_schemes(tmp_path):
+@pytest.mark.parametrize("name, modulus", [("tiny_f2.npz", 2), ("tiny_F2.npz", 2), ("tiny-mod2.npz", 2),
+                                           ("tiny_mod_3.npz", 3)])
+def test_an_f2_archive_holds_modular_schemes(tmp_path, name, modulus):
+    """Only a stem ending in a lower-case _f2 counted; the rule every other reader follows (mod2,
+    mod_2 in the name) was ignored for archives, which then failed over Q with no word of --mod (a hunt)."""
     u, v, w = (np.array(t, dtype=np.int64) for t in ([[1]], [[1]], [[1]]))
-    path = tmp_path / "tiny_f2.npz"
+    path = tmp_path / name
     np.savez(path, **{"1,1,1": np.stack([u, v, w])})
     scheme = read_catalogue(path)
-    assert isinstance(scheme, ModularScheme) and check_modular(scheme).ok
+    assert isinstance(scheme, ModularScheme) and scheme.modulus == modulus and check_modular(scheme).ok
+
+
+def test_an_archive_of_more_products_than_the_naive_product_is_refused_before_its_coefficients_are_read(tmp_path):
+    """A 12 KB compressed archive declaring a million products took minutes and gigabytes to read, one
+    Fraction per entry (a hunt); no fast scheme has more products than the naive m·k·n."""
+    path = tmp_path / "bomb.npz"
+    np.savez_compressed(path, **{"2,2,2": np.ones((3, 4, 10**6), dtype=np.int8)})
+    assert _error(path)[0] == ("scheme 2,2,2 of bomb.npz has 1000000 products, more than the 8 of the naive product of "
+                               "⟨2,2,2⟩: it is no fast scheme")
+
+
+def test_float_coefficients_that_are_not_binary_fractions_are_refused(tmp_path):
+    """A third stored as float64 was read as 6004799503160661/18014398509481984 without a word, and
+    verification then failed by 1/18014398509481984·A21·B12 (a hunt); a binary fraction (0.5) stays exact."""
+    u, v, w = (np.array(t, dtype=np.float64) for t in ([[1 / 3]], [[3.0]], [[1.0]]))
+    path = tmp_path / "third.npz"
+    np.savez(path, **{"1,1,1": np.stack([u, v, w])})
+    assert _error(path)[0] == ("scheme 1,1,1 of third.npz: U holds 0.3333333333333333, a float that is no short binary "
+                               "fraction (an exact scheme's coefficients are integers or fractions such as 0.5); store "
+                               "exact values, or write the scheme as a .bl file with fractions such as 1/3")
+    np.savez(path, **{"1,1,1": np.stack([u * 1.5, v / 1.5, w])})  # 0.5 and 2.0
+    assert bilinear.verify(read_catalogue(path)).ok
 
 
 # --- choosing a reader --------------------------------------------------------------------------------

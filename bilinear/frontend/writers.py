@@ -112,6 +112,11 @@ def _float(value: Fraction, where: str) -> float:
         exact = False
     if not exact:
         raise ValueError(f"{where} has the coefficient {value}, which a binary floating-point .npz cannot hold exactly")
+    from .formats.alphatensor import BINARY_PLACES
+
+    if value.denominator > 2**BINARY_PLACES:  # it would not read back
+        raise ValueError(f"{where} has the coefficient {value}, a binary fraction of more than {BINARY_PLACES} places, "
+                         "which the .npz reader refuses as a rounding")
     return float(value)
 
 

@@ -5,7 +5,9 @@ Each entry holds the factor matrices U (n·m × R), V (m·p × R) and W
 sizes are numeric arrays of shape (3, rows, R); rectangular ones are
 pickled object arrays, and loading those executes code from the file, so
 they are refused unless ``allow_pickle=True``.  ``*_f2.npz`` is valid only
-modulo 2.  Complex entries (AlphaEvolve's ⟨4,4,4;48⟩ over ½·Z[i]) give a
+modulo 2 (as is a name holding ``mod2``, the other readers' rule).  Float
+entries are read exactly where they are short binary fractions (0.5), and
+refused where they are roundings (1/3).  Complex entries (AlphaEvolve's ⟨4,4,4;48⟩ over ½·Z[i]) give a
 :class:`~bilinear.verify.rings.ComplexScheme`.
 
 The archive is read member by member through :mod:`zipfile`: every member
@@ -30,7 +32,16 @@ from numpy.lib import format as npy
 
 from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ComplexScheme, ModularScheme
-from .common import algorithm_from_tables, check_side, fail, identifier, shape_mismatch, transposed_c_rows, whole_file
+from .common import (
+    algorithm_from_tables,
+    check_side,
+    fail,
+    identifier,
+    modulus_in_name,
+    shape_mismatch,
+    transposed_c_rows,
+    whole_file,
+)
 
 ZIP_MAGIC = b"PK\x03\x04"
 EMPTY_ZIP_MAGIC = b"PK\x05\x06"  # a zip of no members (np.savez of nothing) is its end record alone
@@ -202,16 +213,39 @@ def read_alphatensor(
     if not u.shape[1] == v.shape[1] == w.shape[1]:
         fail(f"{where}: U, V and W have {u.shape[1]}, {v.shape[1]} and {w.shape[1]} columns; a column is a product, so "
              "they must have as many", span)
+    naive = dims.m * dims.k * dims.n
+    if u.shape[1] > naive:  # before a Fraction per entry: a tiny compressed archive may declare millions
+        fail(f"{where} has {u.shape[1]} products, more than the {naive} of the naive product of {dims}: it is no fast "
+             "scheme", span)
+    for letter, part in zip("UVW", (u, v, w)):
+        _check_binary_fractions(part, letter, where, span)
     name = identifier(f"{path.stem}_{dims.m}x{dims.k}x{dims.n}")
     if any(np.iscomplexobj(p) and np.any(p.imag != 0) for p in (u, v, w)):
         return _complex(u, v, w, dims, name, where, span)
     u, v, w = (p.real if np.iscomplexobj(p) else p for p in (u, v, w))
-    modulus = 2 if path.stem.endswith("_f2") else 0
+    # DeepMind's own modulo-2 archive is factorizations_f2.npz; the other readers' rule (mod2, mod_2) holds too
+    modulus = 2 if path.stem.lower().endswith("_f2") else modulus_in_name(path)
     if modulus and not all(np.all(np.mod(part, 1) == 0) for part in (u, v, w)):
         fail(f"{where}: a scheme valid modulo {modulus} has integer coefficients", span)
     tables = [[[_exact(c) for c in row] for row in part] for part in (u, v, w)]
     algorithm = algorithm_from_tables(name, dims, tables[0], tables[1], transposed_c_rows(tables[2], dims), where, span)
     return ModularScheme(algorithm, modulus) if modulus else algorithm
+
+
+#: The most binary places a float coefficient may have: 0.5 and 0.125 are read exactly as written, while
+#: 1/3 stored as a float (0.333…, 54 places) is a rounding of a coefficient the file cannot hold.
+BINARY_PLACES = 20
+
+
+def _check_binary_fractions(part: np.ndarray, letter: str, where: str, span: Span) -> None:
+    if part.dtype.kind not in "fc":
+        return
+    values = np.unique(np.concatenate([part.real.ravel(), part.imag.ravel()]) if part.dtype.kind == "c" else part)
+    for value in values[values != np.round(values)]:
+        if Fraction(float(value)).denominator > 2**BINARY_PLACES:
+            fail(f"{where}: {letter} holds {float(value)!r}, a float that is no short binary fraction (an exact "
+                 "scheme's coefficients are integers or fractions such as 0.5); store exact values, or write the "
+                 "scheme as a .bl file with fractions such as 1/3", span)
 
 
 def _exact(value) -> Fraction:
