@@ -821,8 +821,14 @@ def test_an_empty_file_without_a_suffix_is_said_to_be_empty(tmp_path, text):
 
 def test_read_catalogue_options_are_checked(tmp_path):
     path = _write(tmp_path, "scheme", STRASSEN_FAST_MATMUL)
+    # named: with several files (bench), the refusal had not said which one (a hunt)
     assert _error(path, key="2,2,2")[0] == (
-        "--key (key=) picks a scheme inside an AlphaTensor .npz archive; a fast-matmul file holds one scheme"
+        "--key (key=) picks a scheme inside an AlphaTensor .npz archive; scheme is a fast-matmul file, which holds one "
+        "scheme"
+    )
+    assert _error(path, allow_pickle=True)[0] == (
+        "--allow-pickle (allow_pickle=) lets an AlphaTensor .npz archive's pickled entries load; scheme is a fast-matmul "
+        "file, which has none"
     )
     assert _error(path, format="matlab")[0] == (
         "unknown input format 'matlab'; known: bl, fast-matmul, plinopt, kauers, mathematica, perminov, perminov-text, "

@@ -466,3 +466,19 @@ def test_an_npz_archive_under_another_suffix_is_said_to_be_one(tmp_path, capsys)
     err = capsys.readouterr().err
     assert f"{archive}:1:1: error: {archive} is a zip archive (an AlphaTensor .npz?), not Kauers text" in err
     assert "note: to read it as AlphaTensor factors, give --from alphatensor" in err
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("t.m", "{{{{" + "7" * 5000 + "}},{{1}},{{1}}}}\n", "t.m:1:"),
+    ("1x1x1_1_big_L.slp", "o0:=" + "7" * 5000 + "*i0;\n", "1x1x1_1_big_L.slp:1:"),
+])
+def test_a_number_past_the_digit_limit_in_mathematica_or_slp_text_is_said_in_words(tmp_path, capsys, name, text, where):
+    """Both printed Python's own message, cut at its first full stop: "(Exceeds the limit (4300 digits) for
+    integer string conversion: value has 5000 digits; use sys)" (a hunt)."""
+    for part in "RP":  # PLinOpt's scheme is three files
+        (tmp_path / f"1x1x1_1_big_{part}.slp").write_text("o0:=i0;\n", encoding="utf-8")
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    assert main(["verify", str(tmp_path / name)]) == 1
+    err = capsys.readouterr().err
+    assert where in err and "a number of more than 4300 digits cannot be read" in err, err
+    assert "integer string conversion" not in err and "use sys" not in err

@@ -57,7 +57,7 @@ ONE_SCHEME_FILE = "one scheme file (of PLinOpt's, one of NAME_L, NAME_R and NAME
 def _plain(reader: Callable[[Path, Shape | None], Scheme]) -> Callable[..., Scheme]:
     def read(path: Path, shape: Shape | None, key: str | None, allow_pickle: bool) -> Scheme:
         if key is not None:
-            fail("--key (key=) picks a scheme inside an AlphaTensor .npz archive; this file holds one scheme", None)
+            fail(f"--key (key=) picks a scheme inside an AlphaTensor .npz archive; {path.name} holds one scheme", None)
         return reader(path, shape)
 
     return read
@@ -231,9 +231,11 @@ def read_catalogue(
     if not isinstance(format, str) or format not in _BY_NAME:
         fail(f"unknown input format {reprlib.repr(format)}; known: bl, {', '.join(FORMATS)}", None)
     if key is not None and format != "alphatensor":
-        fail(f"--key (key=) picks a scheme inside an AlphaTensor .npz archive; a {format} file holds one scheme", None)
+        fail(f"--key (key=) picks a scheme inside an AlphaTensor .npz archive; {path.name} is a {format} file, which "
+             "holds one scheme", None)  # named: bench reads several files under one --key
     if allow_pickle and format != "alphatensor":  # it had been accepted without a word
-        fail(f"--allow-pickle (allow_pickle=) lets an AlphaTensor .npz archive's pickled entries load; a {format} file has none", None)
+        fail(f"--allow-pickle (allow_pickle=) lets an AlphaTensor .npz archive's pickled entries load; {path.name} is a "
+             f"{format} file, which has none", None)
     if modulus is not None and modulus < 2:
         fail(f"--mod (modulus=) must be a modulus of at least 2, not {modulus}", None)
     try:

@@ -19,8 +19,8 @@ from pathlib import Path
 from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import (algorithm_from_tables, blank_leading_zeros, check_decimal, check_modular_coefficients, check_side, fail,
-                     identifier, modulus_in_name, rank_mismatch, whole_file)
+from .common import (TOO_MANY_DIGITS, algorithm_from_tables, blank_leading_zeros, check_decimal, check_modular_coefficients,
+                     check_side, fail, identifier, modulus_in_name, past_digit_limit, rank_mismatch, whole_file)
 from .kauers import name_facts
 
 
@@ -89,6 +89,8 @@ def _tree(text: str, parsed: _Parsed, path: Path) -> ast.AST:
     except SyntaxError as error:
         line = error.lineno or 1
         column = parsed.column(line, error.offset or 1)
+        if past_digit_limit(error):
+            fail(TOO_MANY_DIGITS, Span(str(path), line, column, line, column + 1))
         reason = (error.msg or "").split(".")[0].translate(str.maketrans("[]", "{}"))  # the braces it read
         fail(f"this is not a Mathematica list of products ({reason})", Span(str(path), line, column, line, column + 1))
     except (RecursionError, MemoryError, ValueError):

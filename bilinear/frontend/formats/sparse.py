@@ -23,7 +23,7 @@ from pathlib import Path
 from ...ir import Span
 from ..loader import read_source, source_lines
 from ...diagnostics import brief
-from .common import check_decimal, fail, line_span, rational, token_span, whole_file
+from .common import TOO_MANY_DIGITS, check_decimal, fail, line_span, past_digit_limit, rational, token_span, whole_file
 
 
 Assigned = tuple[str, int]  # a program's variable and which assignment of it (1, 2, …): each is a value of its own
@@ -290,6 +290,8 @@ def read_slp(path: Path) -> Sparse:
             tree = ast.parse(expression.strip(), mode="eval").body
         except SyntaxError as error:
             column = offset + (error.offset or 1)
+            if past_digit_limit(error):
+                fail(TOO_MANY_DIGITS, Span(str(path), number, column, number, column + 1))
             fail(f"this is not a linear expression ({(error.msg or '').split('.')[0]})", Span(str(path), number, column, number, column + 1))
         except (RecursionError, MemoryError, ValueError):
             fail("the expression nests too deeply to read", span)

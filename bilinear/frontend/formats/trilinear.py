@@ -26,7 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ...ir import Span
-from .common import TOO_MANY_DIGITS, blank_leading_zeros, check_decimal, fail
+from .common import TOO_MANY_DIGITS, blank_leading_zeros, check_decimal, fail, past_digit_limit
 
 _LETTERS = "abc"
 _ENTRY = re.compile(r"([abc])([1-9])([1-9])")
@@ -236,7 +236,7 @@ def _tree(text: str, reader: _Line) -> ast.AST:
         what = f"'{found}'" if found else "the end of the line"
         reason = (error.msg or "").split(".")[0]
         span = Span(str(reader.path), reader.number, column, reader.number, column + 1)
-        if "integer string conversion" in reason:  # Python's digit limit, in words that name its internals
+        if past_digit_limit(error):
             fail(TOO_MANY_DIGITS, Span(str(reader.path), reader.number, 1, reader.number, 2))
         if "never closed" in reason:
             fail(f"{what} is never closed: {WHOLE_PRODUCT}", span)
