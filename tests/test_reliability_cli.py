@@ -2010,6 +2010,52 @@ def test_depth_first_coefficients_times_breadth_first_ones_are_checked(capsys, t
     assert code == 1 and "below the float64 range" in err and "Traceback" not in err, err
 
 
+def _strassen_scaled(tmp_path, factor: str, target: str) -> Path:
+    """Strassen with M3 = factor·A11·(B12 − B22) and M3 taken into C12 and C22 as target·M3 (their product 1)."""
+    text = (ROOT / "algorithms" / "strassen.bl").read_text(encoding="utf-8")
+    text = text.replace("M3 = A11 * (B12 - B22)", f"M3 = {factor}*A11 * (B12 - B22)")
+    text = text.replace("C12 = M3 + M5", f"C12 = {target}*M3 + M5").replace("C22 = M1 - M2 + M3 + M6",
+                                                                           f"C22 = M1 - M2 + {target}*M3 + M6")
+    path = tmp_path / "scaled.bl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_schedule_with_coefficients_past_the_float64_range_verifies(capsys, tmp_path):
+    """A stage X = 10^400·A11 + 10^400·A22 whose product is taken back by 1/10^400: exactly right, yet verify
+    said "SVD did not converge" (the compiled counts' basis measured a condition number of float(10^400))."""
+    big = "1" + "0" * 400
+    path = tmp_path / "tiny400.bl"
+    path.write_text(f'use "{ROOT / "algorithms" / "strassen.bl"}"\n\nschedule tiny for strassen\n  temp X: A\n  temp Y: B\n'
+                    f"  stage a:  X = {big}*A11 + {big}*A22;  Y = B11 + B22\n  stage p:  X * Y -> +1/{big}*C11 +1/{big}*C22\n"
+                    "  stage a2: X = A21 + A22\n  stage p2: X * B11 -> +C21 -C22\n  stage a3: Y = B12 - B22\n"
+                    "  stage p3: A11 * Y -> +C12 +C22\n  stage a4: Y = B21 - B11\n  stage p4: A22 * Y -> +C11 +C21\n"
+                    "  stage a5: X = A11 + A12\n  stage p5: X * B22 -> -C11 +C12\n"
+                    "  stage a6: X = A21 - A11;  Y = B11 + B12\n  stage p6: X * Y -> +C22\n"
+                    "  stage a7: X = A12 - A22;  Y = B21 + B22\n  stage p7: X * Y -> +C11\n", encoding="utf-8")
+    code, out, err = _run(capsys, "verify", str(path))
+    assert code == 0 and "SVD" not in err and "2 verified, 0 failed" in out, out + err
+
+
+def test_coefficients_in_range_whose_products_are_not_run_on_cublas_leaves(capsys, tmp_path):
+    """M3 = 10^170·A11·(B12 − B22), taken back by 1/10^170: every coefficient is a float64; cublas leaves
+    said "SVD did not converge" where fused ones ran it (a hunt)."""
+    big = "1" + "0" * 170
+    code, out, err = _run(capsys, "run", _strassen_scaled(tmp_path, big, f"1/{big}"), "-n", "16", "--backend", "numpy")
+    assert code == 0 and "SVD" not in err, out + err
+
+
+def test_a_coefficient_below_the_float64_range_is_refused_on_cublas_leaves_too(capsys, tmp_path):
+    """M3 = 10^-400·A11·(B12 − B22), taken back by 10^400: cublas leaves ended in an OverflowError traceback
+    from the basis's condition number; fused ones refused it in words (a hunt)."""
+    big = "1" + "0" * 400
+    for leaf in ("cublas", "fused"):
+        code, _, err = _run(capsys, "run", _strassen_scaled(tmp_path, f"1/{big}", big), "-n", "16", "--backend", "numpy",
+                            "--leaf", leaf)
+        assert code == 1 and "M3 has a coefficient of about 1e-400, below the float64 range" in err, err
+        assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("stop", ["interrupt", "terminate"])
 def test_a_compile_stopped_while_writing_leaves_nothing_behind(capsys, tmp_path, monkeypatch, stop):
     """Ctrl-C in the middle of a file left its '.NAME.XXXX.tmp' (only an OSError removed it), so the

@@ -305,7 +305,11 @@ def _condition(columns: Matrix, units: tuple[int, ...], size: int) -> float:
     pivots = [i for i in range(size) if i not in unit_set]
     q = np.eye(size)
     for holder, column in zip(pivots, columns):
-        q[:, holder] = [float(x) for x in column]
+        # scaled exactly to a largest entry of 1 first: float(10^400) overflows, and 10^-400 became 0, a zero
+        # column whose norm made NaNs and "SVD did not converge" (a hunt); an entry 2^-1074 below the
+        # largest still underflows to 0, harmlessly
+        largest = max(abs(x) for x in column)
+        q[:, holder] = [float(x / largest) for x in column]
         q[:, holder] /= np.linalg.norm(q[:, holder])
     return float(np.linalg.cond(q))
 
