@@ -382,3 +382,18 @@ def test_a_hybrid_level_whose_schedule_never_runs_is_said(tmp_path, capsys, leve
         assert "never launched" not in err and not [note for note in unused if "never launched" in note]
     else:
         assert said in err and [note for note in unused if said in note], err
+
+
+def test_a_shape_condition_of_a_schedule_that_never_runs_refuses_nothing(tmp_path, capsys):
+    """rsmm with its temporaries' shapes swapped (X like B, Y like A) requires K/k = M/m; under grey234 it
+    never runs (its fallback does), yet a 60³ product was refused for that condition at level 2 (a hunt)."""
+    text = (ROOT / "algorithms" / "rsmm.bl").read_text(encoding="utf-8")
+    text = text.replace("temp X: A\n  temp Y: B", "temp X: B\n  temp Y: A").replace("schedule rsmm for", "schedule sc for")
+    path = tmp_path / "sc.bl"
+    path.write_text(text.replace('use "', f'use "{ROOT / "algorithms"}/'), encoding="utf-8")
+    grey234 = str(ROOT / "algorithms" / "grey234.bl")
+    assert main(["run", str(path), "--levels-schemes", f"{grey234},{path}", "-n", "60", "--backend", "numpy"]) == 0, (
+        capsys.readouterr().err)
+    assert "never launched" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"schedule sc requires K/k = N/n"):  # where it runs, its conditions hold
+        bilinear.compile(path, levels=1, backend="numpy")(np.ones((60, 60)), np.ones((60, 40)))

@@ -218,7 +218,7 @@ def _lower(checked: Verified, options: Options, per_level: tuple[str, ...] | Non
         fallback_leaf = None if level == len(resolved) - 1 else "cublas"
         plan = level_plan(schedule, algorithm, level_options, kernel_names, zeroed=zeroed, fallback_leaf=fallback_leaf)
         plans.append(replace(plan, shape_conditions=conditions))
-    plans = tuple(plans)
+    plans = tuple(_unrun_conditions_dropped(plans))
     tops = problem_tree(plans, options, _identifier(name))
     if breadth is not None and plans:
         check_under(breadth, tops, innermost[0].span)
@@ -246,6 +246,16 @@ def _levels_carrying_sums(resolved: list[tuple[Schedule | None, Algorithm]]) -> 
             break
         carried += 1
     return carried
+
+
+def _unrun_conditions_dropped(plans: list[LevelPlan]) -> Iterator[LevelPlan]:
+    """The plans, with no shape conditions on a level whose schedule never runs (its accumulating
+    fallback, a default schedule with none, runs at every call): they had refused products that met
+    every condition of what runs."""
+    from .notes import runs_its_fallback  # notes reads Lowered, from here
+
+    for level, plan in enumerate(plans):
+        yield replace(plan, shape_conditions=()) if level and runs_its_fallback(plan, plans[level - 1]) else plan
 
 
 # --- what a run of a given size needs (shared by the executor and the manifest) ------------------
