@@ -304,8 +304,9 @@ def test_a_wrong_fast_matmul_scheme_names_the_block(tmp_path):
         ("1 0 1 0 1 -1 0\n0 0 0 0 1 0 1\n0 1 0 0 0 1 0\n1 1 0 1 0 0 -1\n",
          "1 0 1 0 1 -1 0\n0 0 0 0 1 0 1\n0 1 0 0 0 1 0\n1 1 0 0 0 0 -1\n",
          "product 4 has a zero factor: column 4 of U is all zero", "2:1"),
-        # The first row of U sets the rank.
-        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 0 x\n", "this row of U has 7 entries; it needs 8, one per product", "3:1"),
+        # What most rows have sets the rank, as in a .bl table: the first row had, and a long first row
+        # blamed the right one after it (a hunt)
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 0 x\n", "this row of U has 8 entries; it needs 7, one per product", "2:1"),
         # gen.py's grammar has the reciprocal of a sum; verify then raised AttributeError: 'Pow' object has no
         # attribute 'p' (found by an audit)
         ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 (1+x)i\n", "'(1+x)i' is 1/(x + 1), not a Laurent polynomial in x "

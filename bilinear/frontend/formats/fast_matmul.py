@@ -17,6 +17,7 @@ are kept and verified.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -157,7 +158,8 @@ class Section:
 
     @property
     def width(self) -> int:
-        return len(self.rows[0].entries)
+        """What most rows hold (the first row's among equals): a long first row alone is the wrong one."""
+        return Counter(len(row.entries) for row in self.rows).most_common(1)[0][0]
 
 
 def sections(text: str, path: Path) -> tuple[list[Section], list[Section]]:
