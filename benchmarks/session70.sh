@@ -3,6 +3,8 @@
 # Part "c_api": the README's C/C++ section as written: compile msmes with fused leaves, build
 # libmsmes.so with nvcc, link examples/c_api/main.cpp with g++, run it at 4096 and at odd sizes.
 # Part "suite": the GPU tests (session65.sh's).
+# Part "two_gpu" (two GPUs): the GPU tests that need two (tests/test_multi_gpu.py, and tests/test_distributed.py's).
+# Part "dist" (two GPUs): session66.sh's: correctness over both GPUs, the chain, Winograd over 2 ranks at 32768.
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
 for part in "$@"; do
@@ -24,6 +26,9 @@ for part in "$@"; do
        for size in "4096 4096 4096" "1000 1000 1000" "1001 517 2049"; do ./main $size; echo "exit $?"; done
       ) 2>&1 | tee $OUT/c_api.txt ;;
     suite) bash benchmarks/session65.sh suite ;;
+    two_gpu) timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_multi_gpu.py tests/test_distributed.py \
+               2>&1 | tail -8 | tee $OUT/two_gpu_tests.txt ;;
+    dist) bash benchmarks/session66.sh dist ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done
