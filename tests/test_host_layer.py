@@ -15,6 +15,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import bilinear
@@ -564,7 +565,8 @@ def test_the_documented_link_line_lets_the_program_find_the_library():
 
     link = build_commands("msmes")[1]
     assert "-L. -lmsmes -Wl,-rpath,$PWD" in link
-    assert link.replace("your_program.cpp", "main.cpp").replace("-o your_program", "-o main") in (ROOT / "README.md").read_text()
+    example = "../../examples/c_api/main.cpp"  # the README's build folder is build/msmes_fused
+    assert link.replace("your_program.cpp", example).replace("-o your_program", "-o main") in (ROOT / "README.md").read_text()
 
 
 def test_the_manifest_describes_every_plan_a_workspace_limit_falls_back_to(tmp_path):
@@ -589,3 +591,28 @@ def _launches(level: dict) -> list[dict]:
     """A level's launches, with those of its from-zero and accumulating plans."""
     return [*level["launches"], *(step for key in ("from_zero", "accumulate_fallback") if key in level
                                   for step in _launches(level[key]))]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("leaf", ["cublas", "fused"])
+def test_the_library_refuses_an_alpha_its_leaves_would_scale_past_the_range_as_python_does(tmp_path, leaf):
+    """C11 = 3·M1 − 2·M2: the leaves run with 3·alpha, inf in float32 for alpha = 1.5e38.  The Python
+    runtime refused the call; the library returned 0 with NaN in C (a hunt).  It now returns -5 (alpha,
+    argument 5, invalid) before anything runs, and takes an alpha that fits."""
+    from helpers.emulated import statuses
+
+    path = tmp_path / "weighed.bl"
+    path.write_text("algorithm weighed <1,1,1;2>:\n  M1 = A11 * B11\n  M2 = A11 * B11\n  C11 = 3*M1 - 2*M2\n")
+    out = _compile(tmp_path, str(path), "--leaf", leaf)
+    prelude = ("  float *a, *b, *c;\n  cudaMalloc(&a, 64 * 64 * sizeof(float)), cudaMalloc(&b, 64 * 64 * sizeof(float)), "
+               "cudaMalloc(&c, 64 * 64 * sizeof(float));\n  std::fill(a, a + 4096, 1e-3f), std::fill(b, b + 4096, 1e-3f);\n")
+    calls = ["(std::fill(c, c + 4096, 7.0f), weighed_sgemm(handle, 64, 64, 64, 1.5e38f, a, 64, b, 64, 1.0f, c, 64, nullptr) "
+             "* 10 + (c[0] == 7.0f && c[4095] == 7.0f))",  # refused, C as it was
+             "weighed_sgemm(handle, 64, 64, 64, 1e37f, a, 64, b, 64, 0.0f, c, 64, nullptr) * 10 + std::isfinite(c[0])",
+             "weighed_dgemm(handle, 64, 64, 64, 1.5e38, A, 64, B, 64, 0.0, C, 64, nullptr)",  # in float64's range
+             "weighed_dgemm(handle, 64, 64, 64, 1e308, A, 64, B, 64, 0.0, C, 64, nullptr)",
+             "weighed_sgemm(handle, 64, 64, 64, NAN, a, 64, b, 64, 0.0f, c, 64, nullptr)"]
+    assert statuses(out, "weighed", calls, prelude) == [-49, 1, 0, -5, -5]
+    product = bilinear.compile(path, backend="numpy", dtype="float32", leaf=leaf)
+    with pytest.raises(ValueError, match="alpha = 1.5e\\+38 times 3"):
+        product(np.full((4, 4), 1e-3, dtype=np.float32), np.full((4, 4), 1e-3, dtype=np.float32), alpha=1.5e38)

@@ -40,6 +40,7 @@ from .leaves import FlatGroup, Keys, ProblemForm, ProblemNode, ProductLaunch, ow
 from .levels import LevelPlan
 from .plan import Lowered
 from .product import c_literal, default_config, plan_kernel
+from .scales import alpha_scale, largest_leaf_scale
 from .render import render
 
 BLAS = {"float64": ("double", "cublasDgemm", "cublasDgeam", "dgemm"), "float32": ("float", "cublasSgemm", "cublasSgeam", "sgemm")}
@@ -338,6 +339,7 @@ def _host_plan(lowered: Lowered, name: str, namespace_suffix: str) -> HostDtype:
         direct_leaf=not lowered.levels and lowered.options.leaf != "fused",
         ozaki=ozaki_code(lowered.options, name),
         oz_limits=k_limits(lowered),
+        alpha_scale=alpha_scale(largest_leaf_scale(lowered)),
     )
 
 

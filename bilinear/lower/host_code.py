@@ -191,6 +191,9 @@ class HostDtype:
     # its breadth-first ones do (ozaki_host.k_limits; longer: 5000), and the same said of every plan, in words
     oz_limits: tuple[tuple[int, int], ...] | None = None
     oz_limit_text: str | None = None
+    # The largest coefficient a leaf multiplies alpha by, where above 1 (bilinear.lower.scales.alpha_scale):
+    # a call whose |alpha| times it is past the type's range returns -5 before anything runs
+    alpha_scale: float | None = None
 
     @property
     def members(self) -> tuple[HostDtype, ...]:
@@ -201,6 +204,11 @@ class HostDtype:
     def any_conditions(self) -> tuple[Condition, ...]:
         """The shape conditions some plan a call may run checks (3000 + level where one breaks)."""
         return tuple(dict.fromkeys(c for plan in self.members for c in plan.conditions))
+
+    @property
+    def largest_alpha_scale(self) -> float | None:
+        """The largest alpha_scale of the plans a call may run (the header's word on -5)."""
+        return max((plan.alpha_scale for plan in self.members if plan.alpha_scale is not None), default=None)
 
     @property
     def fallback_overwrites(self) -> bool:

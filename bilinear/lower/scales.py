@@ -8,6 +8,7 @@ is then inf: every element the leaf writes is inf or NaN, where the product itse
 
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -47,10 +48,18 @@ def largest_leaf_scale(lowered: Lowered) -> Fraction:
     return bound
 
 
+def alpha_scale(largest: Fraction) -> float | None:
+    """``largest`` (:func:`largest_leaf_scale`) as the float64 both runtimes multiply |alpha| by, None
+    where it is at most 1 (no alpha in range is taken past it); past float64's own range, its largest."""
+    return None if largest <= 1 else float(min(largest, Fraction(sys.float_info.max)))
+
+
 def alpha_refusal(largest: Fraction, dtype: str, alpha: float) -> str | None:
     """Why a call with ``alpha`` cannot run: alpha times ``largest`` (:func:`largest_leaf_scale`) is past
-    ``dtype``'s range (the leaves' scalar would be inf); None where it is within it."""
-    if largest <= 1 or abs(alpha) * float(largest) <= float(np.finfo(dtype).max):
+    ``dtype``'s range (the leaves' scalar would be inf); None where it is within it.  The generated
+    library checks the same product (``alpha_scale``), returning -5."""
+    scale = alpha_scale(largest)
+    if scale is None or abs(alpha) * scale <= float(np.finfo(dtype).max):
         return None
     return (f"alpha = {alpha:g} times {largest}, the largest coefficient the leaves of this product may multiply it by, "
             f"is past {dtype}'s range (its largest is {np.finfo(dtype).max!s}): a leaf's scalar would be inf; scale A "
