@@ -212,7 +212,8 @@ def test_a_program_of_another_scheme_or_order_gives_no_side(tmp_path, capsys):
 def test_grey333_beats_fast_matmul_eliminated_file():
     """fast-matmul's eliminated grey333 (file name: 125 nonzeros) writes 70 additions."""
     result, _ = optimize(SHIPPED["grey333"], seeds=8)
-    written = bilinear.verify(bilinear.load(SHARED / "fast-matmul" / "eliminated-grey333-23-125")) if SHARED.exists() else None
+    eliminated = SHARED / "fast-matmul" / "eliminated-grey333-23-125"  # the file: a partial catalogue may lack it
+    written = bilinear.verify(bilinear.load(eliminated)) if eliminated.exists() else None
     additions = report_algorithm(result).counts.additions
     assert additions < 70
     if written is not None:
