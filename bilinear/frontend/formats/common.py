@@ -63,12 +63,6 @@ def check_decimal(literal: str, span: Span) -> None:
 # is refused before it is computed (``Fraction("1e1000000000")`` computes 10**1000000000).
 MAX_DIGITS = sys.get_int_max_str_digits() or 4300
 TOO_MANY_DIGITS = f"a number of more than {MAX_DIGITS} digits cannot be read"
-
-
-def past_digit_limit(error: SyntaxError) -> bool:
-    """Whether Python's parser stopped at its digit limit, in words that name its internals ("use
-    sys.set_int_max_str_digits"): the readers that parse with ``ast`` say TOO_MANY_DIGITS instead."""
-    return "integer string conversion" in (error.msg or "")
 _EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)$")
 # p/q, or a decimal with an exponent perhaps: what the catalogues write, in ASCII digits only
 _ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+/[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
@@ -76,6 +70,12 @@ _ASCII_NUMBER = re.compile(r"[+-]?(?:[0-9]+/[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(
 
 class TooManyDigits(ValueError):
     """A number past :data:`MAX_DIGITS`, refused before it was computed."""
+
+
+def past_digit_limit(error: SyntaxError) -> bool:
+    """Whether Python's parser stopped at its digit limit, in words that name its internals ("use
+    sys.set_int_max_str_digits"): the readers that parse with ``ast`` say TOO_MANY_DIGITS instead."""
+    return "integer string conversion" in (error.msg or "")
 
 
 def exact_fraction(text: str) -> Fraction:
