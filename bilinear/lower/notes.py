@@ -3,8 +3,8 @@ and a hybrid level whose schedule never runs (none is taken without a word)."""
 
 from __future__ import annotations
 
-from ..ir import Multiply
 from ..schedule import fuse_elementwise
+from .fallback_runs import runs_its_fallback
 from .levels import LevelPlan
 from .manifest import LARGEST_SIDE, library_call_bytes
 from .plan import Lowered
@@ -37,18 +37,6 @@ def _schedules_never_run(levels: tuple[LevelPlan, ...]) -> list[str]:
                         f"its algorithm's default schedule, throughout, and {plan.schedule.name}'s kernels are never "
                         "launched")
     return said
-
-
-def runs_its_fallback(plan: LevelPlan, above: LevelPlan) -> bool:
-    """Whether ``plan``'s level, below ``above``'s, runs its accumulating fallback at every call: its
-    schedule sets C, and no product of the level above does."""
-    return plan.schedule.overwrites_c and not any(_sets_c(p) for p in (above, above.from_zero, above.accumulate_fallback))
-
-
-def _sets_c(plan: LevelPlan | None) -> bool:
-    """Whether a plan has a product that sets its target (a call of the level below with C = A·B)."""
-    return plan is not None and any(isinstance(statement, Multiply) and statement.overwrite
-                                    for stage in plan.schedule.stages for statement in stage.statements)
 
 
 def _would_fuse(plan: LevelPlan) -> bool:

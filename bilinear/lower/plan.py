@@ -13,6 +13,7 @@ from ..verify import Report, ScheduleReport, ShapeCondition, verify_program
 from ..verify.expand import expansion_of
 from .breadth import BreadthFirst, check_under, lower_breadth_first, render_breadth_first
 from .elementwise import ElementwiseKernel, render_elementwise
+from .fallback_runs import runs_its_fallback
 from .leaves import ProblemNode, ProductLaunch, all_launches, launches_for, problem_tree
 from .product import ProductStageSpec, default_config, render_product_stages
 from .refusals import fallback_named, refuse_destroying_below_top
@@ -252,8 +253,6 @@ def _unrun_conditions_dropped(plans: list[LevelPlan]) -> Iterator[LevelPlan]:
     """The plans, with no shape conditions on a level whose schedule never runs (its accumulating
     fallback, a default schedule with none, runs at every call): they had refused products that met
     every condition of what runs."""
-    from .notes import runs_its_fallback  # notes reads Lowered, from here
-
     for level, plan in enumerate(plans):
         yield replace(plan, shape_conditions=()) if level and runs_its_fallback(plan, plans[level - 1]) else plan
 
