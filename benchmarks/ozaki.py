@@ -153,15 +153,15 @@ def breakdown(product: CompiledProduct, A, B, C) -> dict:
 
 
 def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample, repeat, budget,
-               bandwidth=None) -> dict:
-    options = Options(dtype="float64", levels=levels, leaf="ozaki", moduli=count)
+               bandwidth=None, breadth=0) -> dict:
+    options = Options(dtype="float64", levels=levels, leaf="ozaki", moduli=count, breadth=breadth)
     product = CompiledProduct(lower(program, options), CupyBackend())
     leaf = leaf_of(product)  # its scaling, residue Strassen and memory budget (not Options fields)
     leaf.scaling, leaf.residue_levels = scaling, residue
     leaf.budget = None if budget is None else int(budget * 2**30)
     leaf_k = n >> levels
-    row = {"n": n, "levels": levels, "residue_levels": residue, "moduli": count, "scaling": scaling,
-           "bits": ozaki.scale_bits(count, leaf_k, scaling)}
+    row = {"n": n, "levels": levels, "breadth": breadth, "residue_levels": residue, "moduli": count,
+           "scaling": scaling, "bits": ozaki.scale_bits(count, leaf_k, scaling)}
     ours_times, dgemm_times = time_interleaved([lambda: product(A, B, out=C), dgemm], cp, repeat=repeat, warmup=1)
     ours, library = median(ours_times), median(dgemm_times)
     row.update({"ours_ms": 1e3 * ours, "dgemm_ms": 1e3 * library, "ratio": library / ours,
@@ -181,15 +181,19 @@ def run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, 
     return row  # the product and its workspace go with this frame (the caller frees the pool)
 
 
+def label(row: dict) -> str:
+    """n, levels (with "b" for the breadth-first ones), +R, N: the configuration's name in the table."""
+    bfs = f"b{row['breadth']}" if row.get("breadth") else "  "
+    return f"{row['n']:6d} L{row['levels']}{bfs}{'+R' if row['residue_levels'] else '  '} N={row['moduli']:2d}"
+
+
 def line(row: dict) -> str:
     if "exception" in row:
-        return (f"{row['n']:6d} L{row['levels']}{'+R' if row['residue_levels'] else '  '} N={row['moduli']:2d} "
-                f"{row['scaling']:4s}  FAILED: {row['exception']}")
+        return (f"{label(row)} {row['scaling']:4s}  FAILED: {row['exception']}")
     e, d = row["error"], row["dgemm_error"]
     gemm = ("  int8 " + ", ".join(f"{name} {ms:.2f} ms ({row['int8_tops'][name]:.0f} TOPS)"
                                   for name, ms in row["int8_ms"].items()) if "int8_ms" in row else "")
-    return (f"{row['n']:6d} L{row['levels']}{'+R' if row['residue_levels'] else '  '} N={row['moduli']:2d} "
-            f"{row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
+    return (f"{label(row)} {row['scaling']:4s} bits={row['bits'][0]}/{row['bits'][1]}  "
             f"ours {row['ours_ms']:8.2f} ms {row['tflops']:6.1f} TF  dgemm {row['dgemm_ms']:8.2f} ms  "
             f"ratio {row['ratio']:5.3f}  err {e['max_rel_AB']:.2e}/{e['rms_rel']:.2e} vs dgemm "
             f"{d['max_rel_AB']:.2e}/{d['rms_rel']:.2e}  ws {row['workspace_bytes'] / 2**30:5.1f} GiB{gemm}")
@@ -224,6 +228,8 @@ def main() -> int:
                         help="how rows and columns are scaled to integers (default: both)")
     parser.add_argument("--residue-levels", type=int, nargs="+", default=[0, 1], choices=[0, 1],
                         help="Strassen levels on the int8 residues inside each leaf (exact; default 0 and 1)")
+    parser.add_argument("--breadth", type=int, nargs="+", default=[0],
+                        help="how many of the Strassen levels run breadth-first (default 0: depth-first)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--breakdown", action="store_true",
                         help="time every pass of one more call of each configuration (CUDA events)")
@@ -256,15 +262,16 @@ def main() -> int:
             backend.gemm(A, B, Cd, 1.0, 0.0)
 
         for levels in level_counts:
-            for count, scaling, residue in itertools.product(plain if levels == 0 else with_levels, args.scalings,
-                                                             args.residue_levels):
+            breadths = sorted({min(b, levels) for b in args.breadth})
+            for count, scaling, residue, breadth in itertools.product(plain if levels == 0 else with_levels,
+                                                                      args.scalings, args.residue_levels, breadths):
                 try:
                     row = run_config(program, n, levels, count, scaling, residue, A, B, C, Cd, dgemm, sample,
-                                     args.repeat, args.budget, bandwidth)
+                                     args.repeat, args.budget, bandwidth, breadth)
                 except Exception as error:  # loud, and the rest still runs
                     traceback.print_exc()
-                    row = {"n": n, "levels": levels, "residue_levels": residue, "moduli": count, "scaling": scaling,
-                           "exception": repr(error)}
+                    row = {"n": n, "levels": levels, "breadth": breadth, "residue_levels": residue, "moduli": count,
+                           "scaling": scaling, "exception": repr(error)}
                 gc.collect()
                 cp.get_default_memory_pool().free_all_blocks()
                 rows.append(row)

@@ -102,6 +102,31 @@ def test_gpu_int8_gemms_in_tiles_are_exact(tile, k_tile, batched):
 
 
 @pytest.mark.gpu
+def test_gpu_runner_with_its_own_handle_on_another_stream_gives_the_same_bits():
+    """A runner with a cuBLAS handle of its own (benchmarks/ozaki_pipeline_probe.py runs two at once) on
+    a stream of its own: the NumPy scheme's bits."""
+    import cupy
+
+    from bilinear.runtime.ozaki_cuda import CudaOzaki
+
+    rng = np.random.default_rng(11)
+    A, B = rng.standard_normal((600, 500)), rng.standard_normal((500, 700))
+    reference = np.zeros((600, 700))
+    ozaki.gemm(np, A, B, reference, count=14)
+    runner = CudaOzaki()
+    runner.handle = runner._cublas.create()
+    try:
+        stream = cupy.cuda.Stream(non_blocking=True)
+        ours = cupy.zeros((600, 700))
+        with stream:
+            runner.gemm(cupy.asarray(A), cupy.asarray(B), ours, count=14)
+        stream.synchronize()
+    finally:
+        runner._cublas.destroy(runner.handle)
+    assert np.array_equal(cupy.asnumpy(ours), reference)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("scaling", ozaki.SCALINGS)
 @pytest.mark.parametrize("shape", [(517, 1000, 333), (64, 4096, 48), (1, 7, 3), (2048, 2048, 2048)])
 def test_gpu_strassen_on_residues_is_the_plain_scheme(shape, scaling):

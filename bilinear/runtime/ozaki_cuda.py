@@ -75,6 +75,9 @@ class CudaOzaki:
         # still split, for exactness)
         self.tile = TILE
         self.k_tile: int | None = int8_gemm.K_TILE  # tiles of k at most this long (None: ``tile``; 0: whole)
+        # A cuBLAS handle of its own, for a runner whose calls overlap another's on a second stream
+        # (one handle's workspace is not to be shared by concurrent calls); None: CuPy's.
+        self.handle: int | None = None
         self._kernels: dict[tuple[int, str, int], dict[str, Any]] = {}  # (moduli, dtype, device): loaded on one
 
     @cached_property
@@ -228,7 +231,7 @@ class CudaOzaki:
                     strides: tuple[int, int, int] | None = None) -> None:
         """P_j = A'_j·B'_jᵀ for ``batch`` moduli (:func:`bilinear.runtime.int8_gemm.issue`), through
         CuPy's cuBLAS wrapper, or the C API while the stream captures a graph."""
-        handle = self.cupy.cuda.device.get_cublas_handle()
+        handle = self.handle or self.cupy.cuda.device.get_cublas_handle()
         stream = self.cupy.cuda.get_current_stream()
         if stream.is_capturing():  # CuPy's wrappers refuse a capturing stream; cuBLAS itself captures
             cublas_capture.prepare(handle, stream.ptr)

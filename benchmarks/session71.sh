@@ -1,0 +1,24 @@
+# Session 71 on a lent H200 (no H100 was lent). Logs under $OUT.
+#   bash benchmarks/session71.sh PARTS
+# Part "ozaki_l1": where the time of one FP64 Strassen (and Winograd) level above ozaki leaves goes at
+# n = 16384, N = 14, norm scaling: L0 and L1, the level depth-first and breadth-first, each call's passes
+# timed (--breakdown).
+# Part "pipeline": benchmarks/ozaki_pipeline_probe.py at 4096 and 8192 (seven leaves, N = 14).
+# Part "suite": the GPU tests (session65.sh's).
+source benchmarks/device_env.sh
+nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
+for part in "$@"; do
+  case $part in
+    ozaki_l1)
+      for scheme in strassen winograd; do
+        levels=$([ $scheme = strassen ] && echo "0 1" || echo 1)
+        timeout 200 python3 benchmarks/ozaki.py -n 16384 --moduli 14 --level-moduli 14 --levels $levels \
+          --scalings norm --residue-levels 0 --breadth 0 1 --breakdown --scheme algorithms/$scheme.bl \
+          --out $OUT/ozaki_l1_$scheme > $OUT/ozaki_l1_$scheme.log 2>&1
+        echo "$scheme: exit $?"; cat $OUT/ozaki_l1_$scheme/ozaki.txt
+      done ;;
+    pipeline) timeout 200 python3 benchmarks/ozaki_pipeline_probe.py -n 8192 4096 --moduli 14 2>&1 | tee $OUT/pipeline.txt ;;
+    suite) bash benchmarks/session65.sh suite ;;
+    *) echo "unknown part $part" >&2; exit 2 ;;
+  esac
+done
