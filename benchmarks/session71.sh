@@ -3,10 +3,21 @@
 # Part "ozaki_l1": where the time of one FP64 Strassen (and Winograd) level above ozaki leaves goes at
 # n = 16384, N = 14, norm scaling: L0 and L1, the level depth-first and breadth-first, each call's passes
 # timed (--breakdown).
-# Part "pipeline": benchmarks/ozaki_pipeline_probe.py at 4096 and 8192 (seven leaves, N = 14).
+# Part "pipeline": benchmarks/ozaki_pipeline_probe.py at 4096 and 8192 (seven leaves, N = 14), the board's
+# power sampled.
+# Part "int8_lt": benchmarks/int8_lt_probe.py, cuBLASLt's int8 algorithms against the leaf's call.
 # Part "suite": the GPU tests (session65.sh's).
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
+# sampled NAME COMMAND...: run COMMAND with the board's power draw and SM clock sampled every 100 ms
+# into $OUT/power_NAME.csv (nvidia-smi only reads them).
+sampled() {
+  nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm,temperature.gpu --format=csv -lms 100 > $OUT/power_$1.csv &
+  local sampler=$!
+  shift
+  "$@"
+  kill $sampler
+}
 for part in "$@"; do
   case $part in
     ozaki_l1)
@@ -17,7 +28,10 @@ for part in "$@"; do
           --out $OUT/ozaki_l1_$scheme > $OUT/ozaki_l1_$scheme.log 2>&1
         echo "$scheme: exit $?"; cat $OUT/ozaki_l1_$scheme/ozaki.txt
       done ;;
-    pipeline) timeout 200 python3 benchmarks/ozaki_pipeline_probe.py -n 8192 4096 --moduli 14 2>&1 | tee $OUT/pipeline.txt ;;
+    pipeline) sampled pipeline timeout 200 python3 benchmarks/ozaki_pipeline_probe.py -n 8192 4096 --moduli 14 \
+                > $OUT/pipeline.txt 2>&1; cat $OUT/pipeline.txt ;;
+    int8_lt) sampled int8_lt timeout 200 python3 benchmarks/int8_lt_probe.py --shapes 8192,16384,8192 8192,8192,8192 \
+               16384,16384,16384 4096,4096,4096 > $OUT/int8_lt.txt 2>&1; cat $OUT/int8_lt.txt ;;
     suite) bash benchmarks/session65.sh suite ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
