@@ -46,13 +46,27 @@ def _ok(status: int, call: str) -> None:
         raise RuntimeError(f"{call}: cuBLAS status {status}")
 
 
+def lt_library() -> ctypes.CDLL:
+    """libcublasLt: beside the libcublas CuPy loaded, else wherever the loader finds it (session 71's
+    H200 image: CuPy's cuBLAS module sits in site-packages, with no libcublasLt beside it)."""
+    cp.cuda.device.get_cublas_handle()  # loads libcublas
+    folder = os.path.dirname(cublas_library()._name)
+    beside = sorted(f for f in os.listdir(folder) if f.startswith("libcublasLt.so")) if folder else []
+    for name in [os.path.join(folder, f) for f in beside] + ["libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"]:
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        print(f"libcublas {cublas_library()._name}, libcublasLt {lib._name}")
+        return lib
+    raise RuntimeError(f"no libcublasLt beside {cublas_library()._name} nor on the loader's path")
+
+
 class Lt:
-    """cuBLASLt beside the libcublas CuPy loaded; row-major C = A·B as column-major Cᵀ = Bᵀ·Aᵀ."""
+    """cuBLASLt (:func:`lt_library`); row-major C = A·B as column-major Cᵀ = Bᵀ·Aᵀ."""
 
     def __init__(self) -> None:
-        cp.cuda.device.get_cublas_handle()  # loads libcublas
-        folder = os.path.dirname(cublas_library()._name)
-        self.lib = ctypes.CDLL(os.path.join(folder, next(f for f in os.listdir(folder) if f.startswith("libcublasLt.so"))))
+        self.lib = lt_library()
         self.handle = ctypes.c_void_p()
         _ok(self.lib.cublasLtCreate(ctypes.byref(self.handle)), "cublasLtCreate")
         self.workspace = cp.empty(WORKSPACE, dtype=cp.uint8)

@@ -14,54 +14,21 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cupy as cp  # noqa: E402
+from cublaslt_probe import Heuristic, lt_library  # noqa: E402  (benchmarks/ is the script's folder)
+from cublaslt_probe import _ok as ok  # noqa: E402
 
 from bilinear.measure import median, time_interleaved  # noqa: E402
 from bilinear.runtime import int8_gemm  # noqa: E402
-from bilinear.runtime.cublas_capture import library as cublas_library  # noqa: E402
 
 _P, _I, _S, _U64, _I64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_int64
 TRANSA, TRANSB, MAX_WORKSPACE = 3, 4, 1  # cublasLtMatmulDescAttributes_t, cublasLtMatmulPreferenceAttributes_t
 WORKSPACE = 32 << 20
-
-
-class Result(ctypes.Structure):
-    """cublasLtMatmulHeuristicResult_t."""
-
-    _fields_ = [("algo", ctypes.c_uint64 * 8), ("workspace", ctypes.c_size_t), ("state", ctypes.c_int),
-                ("waves", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
-
-
-def ok(status: int, call: str) -> None:
-    if status != 0:
-        raise RuntimeError(f"{call} failed with status {status}")
-
-
-def lt_library() -> ctypes.CDLL:
-    """libcublasLt: beside the libcublas CuPy loaded, else wherever the loader finds it."""
-    cp.cuda.device.get_cublas_handle()
-    folder = os.path.dirname(cublas_library()._name)
-    beside = sorted(n for n in os.listdir(folder) if n.startswith("libcublasLt.so")) if folder else []
-    names = [os.path.join(folder, n) for n in beside] + ["libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"]
-    for name in names:
-        try:
-            lib = ctypes.CDLL(name)
-            break
-        except OSError:
-            continue
-    else:
-        raise RuntimeError(f"no libcublasLt beside {cublas_library()._name} nor on the loader's path")
-    lib.cublasLtMatmul.argtypes = [_P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _S, _P]
-    lib.cublasLtMatrixLayoutCreate.argtypes = [_P, _I, _U64, _U64, _I64]
-    lib.cublasLtGetVersion.restype = _S
-    print(f"libcublas {cublas_library()._name}, libcublasLt {lib._name}")
-    return lib
 
 
 def descriptors(lib, m: int, k: int, n: int):
@@ -80,12 +47,12 @@ def descriptors(lib, m: int, k: int, n: int):
     return operation, layouts
 
 
-def heuristics(lib, handle, operation, layouts, count: int) -> list[Result]:
+def heuristics(lib, handle, operation, layouts, count: int) -> list[Heuristic]:
     preference, limit = _P(), _S(WORKSPACE)
     ok(lib.cublasLtMatmulPreferenceCreate(ctypes.byref(preference)), "cublasLtMatmulPreferenceCreate")
     ok(lib.cublasLtMatmulPreferenceSetAttribute(preference, MAX_WORKSPACE, ctypes.byref(limit), ctypes.sizeof(limit)),
        "set workspace")
-    found, returned = (Result * count)(), _I()
+    found, returned = (Heuristic * count)(), _I()
     x, y, c = layouts
     ok(lib.cublasLtMatmulAlgoGetHeuristic(handle, operation, x, y, c, c, preference, count, found,
                                           ctypes.byref(returned)), "cublasLtMatmulAlgoGetHeuristic")
@@ -149,6 +116,9 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=4)
     args = parser.parse_args()
     lib = lt_library()
+    lib.cublasLtMatmul.argtypes = [_P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _S, _P]
+    lib.cublasLtMatrixLayoutCreate.argtypes = [_P, _I, _U64, _U64, _I64]
+    lib.cublasLtGetVersion.restype = _S
     handle = _P()
     ok(lib.cublasLtCreate(ctypes.byref(handle)), "cublasLtCreate")
     print(f"cuBLASLt {lib.cublasLtGetVersion()} on {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
