@@ -6,6 +6,8 @@
 # Part "pipeline": benchmarks/ozaki_pipeline_probe.py at 4096 and 8192 (seven leaves, N = 14), the board's
 # power sampled.
 # Part "int8_lt": benchmarks/int8_lt_probe.py, cuBLASLt's int8 algorithms against the leaf's call.
+# Part "ozaki": issue 13's Ozaki table (session65.sh's: the leaf alone with N = 14 and 16, with one Strassen level,
+# with a Strassen level on the residues), then one Winograd level above the leaves, depth- and breadth-first.
 # Part "suite": the GPU tests (session65.sh's).
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
@@ -32,6 +34,10 @@ for part in "$@"; do
                 > $OUT/pipeline.txt 2>&1; cat $OUT/pipeline.txt ;;
     int8_lt) sampled int8_lt timeout 200 python3 benchmarks/int8_lt_probe.py --shapes 8192,16384,8192 8192,8192,8192 \
                16384,16384,16384 4096,4096,4096 > $OUT/int8_lt.txt 2>&1; cat $OUT/int8_lt.txt ;;
+    ozaki) bash benchmarks/session65.sh ozaki
+      timeout 150 python3 benchmarks/ozaki.py -n 16384 --level-moduli 14 --levels 1 --scalings norm --residue-levels 0 \
+        --breadth 0 1 --scheme algorithms/winograd.bl --out $OUT/ozaki_winograd > $OUT/ozaki_winograd.log 2>&1
+      echo "winograd: exit $?"; cat $OUT/ozaki_winograd/ozaki.txt ;;
     suite) bash benchmarks/session65.sh suite ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
