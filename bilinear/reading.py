@@ -110,6 +110,9 @@ def as_path(value: object) -> Path:
             raise ValueError(f"expected a path to a .bl or catalogue file, not text of several lines "
                              f"({brief(repr(str(value)))}); for a scheme's text, "
                              "bilinear.frontend.program_from_text(text) gives a program to pass instead")
+        if "\x00" in str(path):  # pathlib's stat would raise a bare "embedded null byte"
+            raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}: "
+                             "a file name holds no NUL character")
         if str(path) not in ("", "."):
             return value if isinstance(value, ShippedDefinition) else find_scheme(os.fspath(value))  # ./ kept
         raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}")  # "" or "."

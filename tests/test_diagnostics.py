@@ -481,6 +481,14 @@ def test_an_empty_path_is_named_as_empty(capsys):
         bilinear.load("")
 
 
+@pytest.mark.parametrize("call", [bilinear.load, bilinear.verify, bilinear.compile])
+def test_a_path_with_a_nul_character_is_named(call):
+    """pathlib's stat had raised a bare ValueError('embedded null byte') from deep in the loader (a hunt)."""
+    with pytest.raises(ValueError, match=r"expected a path to a \.bl or catalogue file, not 'strassen\\x00\.bl': "
+                                         r"a file name holds no NUL character$"):
+        call("strassen\x00.bl")
+
+
 def test_a_file_that_ends_too_early_is_pointed_at_its_last_statement():
     """The caret stood on the last (blank) line, four lines after the row-less `W:`."""
     text = "table z <1,1,1;1>:\n  U: 1\n  V: 1\n  W:   # no row\n\n\n# end\n\n"
