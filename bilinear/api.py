@@ -18,7 +18,7 @@ from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower, verification
 from .lower.options import check_ozaki_options
 from .reading import as_path, read, true_or_false  # noqa: F401 - true_or_false: matmul_api's, from here
 from .verify import Report
-from .verify.ring_modular import ModularScheme
+from .verify.ring_modular import GIVEN_WITH_MOD, ModularScheme
 from .verify.rings import check_inexact
 
 
@@ -113,9 +113,17 @@ def load_noted(path: str | Path, format: str | None = None, shape: str | None = 
             loaded = loaded.algorithm
         elif check.modular_errors:  # not even modulo p (a denominator p divides): "valid only modulo p" was false
             first = check.modular_errors[0]
-            raise BilinearError(Diagnostic(
-                f"{loaded.name} does not hold modulo {loaded.modulus}: {first.message}", first.span or loaded.span,
-                notes=("`bilinear verify` with the same options lists every problem",)))
+            given = loaded.reason.startswith(GIVEN_WITH_MOD)
+            if check.exact_over_q and not given:  # the file's claim (its name's): the scheme itself is exact
+                notes = (Diagnostic(f"{loaded.name} is claimed modulo {loaded.modulus} ({loaded.reason}), where it has "
+                                    f"no value ({first.message}); it holds over Q, and is read as the exact algorithm "
+                                    "it is", loaded.span, severity="note"),)
+                loaded = loaded.algorithm
+            else:
+                hint = ("it holds over Q: without --mod it is read as the exact algorithm it is",) if check.exact_over_q else ()
+                raise BilinearError(Diagnostic(
+                    f"{loaded.name} does not hold modulo {loaded.modulus}: {first.message}", first.span or loaded.span,
+                    notes=(*hint, "`bilinear verify` with the same options lists every problem")))
     if not isinstance(loaded, Algorithm):
         raise BilinearError(Diagnostic(f"{loaded.not_exact_because}, so it cannot be loaded as an exact algorithm or "
                                        "compiled", loaded.span,

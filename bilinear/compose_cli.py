@@ -306,7 +306,8 @@ def add_parsers(commands) -> None:
         help="convert a catalogue scheme (fast-matmul, plinopt, kauers, mathematica, perminov, alphatensor) to a .bl file",
         description="Read a scheme in a catalogue format, verify it, and write it as .bl text (equations or a "
         "U/V/W table) with a header saying where it came from. Approximate schemes, and modulo-p ones that do not hold "
-        "over Q, are refused; one claimed modulo p that holds over Q is written, with a note.",
+        "over Q, are refused; one claimed modulo p that holds over Q is written, with a note (but where --mod P claims it "
+        "and a coefficient has no value modulo P, it is refused: without --mod it is written).",
     )
     add_input_options(import_)
     add_bl_output_options(import_)

@@ -4,6 +4,8 @@ gives it.  None of them is ever compiled."""
 
 from __future__ import annotations
 
+from .verify.ring_modular import GIVEN_WITH_MOD
+
 NOT_COMPILED = "not an exact algorithm over Q, so it is never compiled"
 
 
@@ -63,7 +65,7 @@ def modular_text(data: dict) -> list[str]:
 def _read_over_q(data: dict) -> str:
     """How to have a scheme claimed modulo p read as the exact algorithm it is: without --mod where
     --mod claimed it; else (its file's name or contents do) as the .bl file `bilinear import` writes."""
-    if data["modulus_reason"].startswith("given with --mod"):
+    if data["modulus_reason"].startswith(GIVEN_WITH_MOD):
         return "without --mod it"
     return "the .bl file `bilinear import` writes of it"
 

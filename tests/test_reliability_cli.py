@@ -1255,7 +1255,8 @@ def test_mod_p_that_divides_a_denominator_says_so(capsys, tmp_path):
 
     path = scheme_file("plinopt/2x2x2_7_DPS-integral-12.0662_L.sms")
     code, _, err = _run(capsys, "optimize", str(path), "--mod", "13", "-o", str(tmp_path / "x.bl"))
-    assert code == 1 and "does not hold modulo 13: the coefficient 359367849/1264177460 has no value modulo 13" in err
+    assert code == 1 and ("does not hold modulo 13: the coefficient 1857786/6449885 has no value modulo 13: its "
+                          "denominator is not invertible (written 1857786/6449885·A22 in M2's A factor)") in err
     assert "valid only modulo" not in err
 
 
@@ -1281,6 +1282,44 @@ def test_a_coefficient_with_no_value_modulo_p_is_shown_where_it_is_written(capsy
     assert code == 1
     assert out.startswith(f"{path}:12:1: error: the coefficient 1/2 has no value modulo 2: its denominator is not "
                           "invertible (written 1/2·M1 in C11 = ...)\n   12 | 1/2 0 0 1 -1 0 1\n")
+
+
+def test_the_coefficient_with_no_value_modulo_p_is_the_one_shown(capsys, tmp_path):
+    """It named the smallest such coefficient of the expanded scheme (1/3, product 2's) beside another that is
+    written (-2/3·M1), as if they were one (a hunt)."""
+    path = tmp_path / "s111-2.exp"
+    path.write_text("(a11)*(b11)*(-6*c11)/9\n(5*a11)*(b11)*(c11)/3\n")
+    code, out, _ = _run(capsys, "verify", str(path), "--mod", "3")
+    assert code == 1
+    assert out.startswith(f"{path}:1:17: error: the coefficient -2/3 has no value modulo 3: its denominator is not "
+                          "invertible (written -2/3·M1 in C11 = ...)\n")
+
+
+def test_a_scheme_its_name_claims_modulo_p_that_has_no_value_there_but_holds_over_q_is_read(capsys, tmp_path):
+    """A PLinOpt export named ..._mod2 of a scheme with a coefficient 1/2 did not import again: the name's
+    claim failed, and verify's report said that the file `bilinear import` writes of it verifies (a hunt)."""
+    half = tmp_path / "half"
+    half.write_text(HALF_STRASSEN)
+    code, _, err = _run(capsys, "export", str(half), "--from", "fast-matmul", "--to", "plinopt", "-o",
+                        str(tmp_path / "half_mod2"))
+    assert code == 0, err
+    left = tmp_path / "2x2x2_7_half_mod2_L.sms"
+    code, out, _ = _run(capsys, "verify", str(left))
+    assert code == 1 and "over Q it is an exact algorithm: the .bl file `bilinear import` writes of it verifies" in out
+    code, _, err = _run(capsys, "import", str(left), "-o", str(tmp_path / "half.bl"))
+    assert code == 0, err
+    assert ("note: plinopt_2x2x2_7_half_mod2 is claimed modulo 2 (the name 2x2x2_7_half_mod2 says so), where it has "
+            "no value (the coefficient 1/2 has no value modulo 2: its denominator is not invertible (written 1/2·M1 in "
+            "C11 = ...)); it holds over Q, and is read as the exact algorithm it is") in err
+    assert bilinear.verify(tmp_path / "half.bl").ok
+
+
+def test_mod_p_that_divides_a_denominator_of_a_scheme_exact_over_q_says_to_leave_it_out(capsys, tmp_path):
+    path = tmp_path / "s111-2.exp"
+    path.write_text("(a11)*(b11)*(-6*c11)/9\n(5*a11)*(b11)*(c11)/3\n")
+    code, _, err = _run(capsys, "import", str(path), "--mod", "3", "-o", str(tmp_path / "x.bl"))
+    assert code == 1 and "note: it holds over Q: without --mod it is read as the exact algorithm it is" in err
+    assert not (tmp_path / "x.bl").exists()
 
 
 def test_a_plinopt_coefficient_with_no_value_modulo_p_is_shown_in_its_own_file(capsys):

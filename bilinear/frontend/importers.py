@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Shape
+from ..verify.ring_modular import GIVEN_WITH_MOD
 from ..verify.rings import ApproximateScheme, ComplexScheme, ModularScheme
 from .formats.alphatensor import ZIP_MAGIC, read_alphatensor
 from .formats.common import fail, identifier, infer_shape, line_span, parse_shape, unresolved, whole_file
@@ -257,7 +258,7 @@ def read_catalogue(
         return scheme
     if not isinstance(scheme, Algorithm):
         fail(f"--mod {modulus} (modulus={modulus}) applies to schemes with rational coefficients; {scheme.not_exact_because}", None)
-    return ModularScheme(scheme, modulus, f"given with --mod {modulus}")
+    return ModularScheme(scheme, modulus, f"{GIVEN_WITH_MOD} {modulus}")
 
 
 __all__ = [

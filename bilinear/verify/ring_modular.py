@@ -18,6 +18,10 @@ from .expand import classical, expansion_of
 from .ring_tensor import SHOWN_TERMS, block_indices, brent_tensor, classical_tensor
 
 
+#: The start of a ModularScheme's reason where the user claimed the modulus (--mod, modulus=), not its file.
+GIVEN_WITH_MOD = "given with --mod"
+
+
 @dataclass(frozen=True)
 class ModularScheme:
     """An algorithm whose Brent equations are claimed only modulo ``modulus`` (2 for GF(2)).
@@ -95,14 +99,14 @@ def _block_difference(computed: np.ndarray, expected: np.ndarray, shape: Shape) 
 
 
 def _singular_coefficient(algorithm: Algorithm, tables, p: int) -> Diagnostic | None:
-    """The smallest coefficient of the expanded scheme whose denominator p divides (it has no value
-    modulo p), located at the first coefficient written so (an expanded one's denominator divides a
-    product of written ones'): the whole scheme's span had pointed at its first line, or at
-    another file of a PLinOpt scheme."""
+    """A coefficient whose denominator p divides (it has no value modulo p): the first one written so,
+    where it is written (an expanded one's denominator divides a product of written ones'; the whole
+    scheme's span had pointed at its first line, or at another file of a PLinOpt scheme), else the
+    smallest of the expanded scheme.  (The smallest expanded one had been named beside the first
+    written one, as if they were one: "the coefficient 1/3 ... (written -2/3·M1 ...)".)"""
     singular = sorted({c for table in tables for row in table for c in row if math.gcd(c.denominator, p) != 1}, key=abs)
     if not singular:
         return None
-    message = f"the coefficient {singular[0]} has no value modulo {p}: its denominator is not invertible"
     written = [(f"{s.name} = ...", s.form, s.span) for s in algorithm.sums]
     written += [(f"{x.name}'s {side} factor", form, x.span) for x in algorithm.products
                 for side, form in (("A", x.left), ("B", x.right))]
@@ -110,8 +114,12 @@ def _singular_coefficient(algorithm: Algorithm, tables, p: int) -> Diagnostic | 
     for owner, form, span in written:
         for name, c in form.terms:
             if math.gcd(c.denominator, p) != 1:
-                return Diagnostic(f"{message} (written {c}·{name} in {owner})", dict(form.spans).get(name) or span)
-    return Diagnostic(message, None)
+                return Diagnostic(f"{_no_value(c, p)} (written {c}·{name} in {owner})", dict(form.spans).get(name) or span)
+    return Diagnostic(_no_value(singular[0], p), None)
+
+
+def _no_value(coefficient: Fraction, p: int) -> str:
+    return f"the coefficient {coefficient} has no value modulo {p}: its denominator is not invertible"
 
 
 def check_modular(scheme: ModularScheme) -> ModularReport:
