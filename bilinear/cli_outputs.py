@@ -24,6 +24,27 @@ def output_path(text: str) -> Path:
     return Path(text)
 
 
+def export_output(text: str) -> str:
+    """An argparse type: export's -o, as given. Whether a name ending with / may name a folder waits for --to
+    (:func:`export_output_path`): "and there is none" had suggested that making it would do for every format."""
+    if not text.endswith(("/", os.sep)):
+        output_path(text)  # an empty name or "-"
+    return text
+
+
+def export_output_path(given: str, to: str) -> Path:
+    """Export's -o for ``to``: PLinOpt's three files go into a folder that exists or after a stem; the other
+    formats' one file is the file -o names, not a folder (ValueError, said as a usage error, otherwise)."""
+    folder = given.rstrip("/" + os.sep) or given
+    if to != "plinopt" and (given.endswith(("/", os.sep)) or Path(given).is_dir()):
+        raise ValueError(f"-o {given}: export --to {to} writes one file, and {folder} is a folder (or names one, "
+                         f"ending with /): name the file ({folder}/NAME{'.npz' if to == 'alphatensor' else ''})")
+    try:
+        return output_path(given)
+    except argparse.ArgumentTypeError as error:
+        raise ValueError(str(error)) from None
+
+
 def results_path(text: str) -> Path:
     """An argparse type: the file --json writes ('-': standard output)."""
     if not text.strip():  # it had become ".", "exists and is not a regular file"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chains, load_input_noting,
                        note_schedule_not_carried, note_unused_definitions, scheme_path, side_counts, tries)
-from .cli_outputs import add_bl_output_options, check_bl_output, output_path
+from .cli_outputs import add_bl_output_options, check_bl_output, export_output, export_output_path
 from .cli_sources import chosen_algorithm, copied_header, named_algorithm, verified
 from .diagnostics import BilinearError, Diagnostic, brief, render
 from .frontend.provenance import licence
@@ -151,6 +151,10 @@ def export(args) -> int:
     from .frontend.importers import READERS
     from .frontend.writers import rendered
 
+    try:
+        args.output = export_output_path(args.output, args.to)
+    except ValueError as error:
+        raise OptionError(str(error)) from None
     # a .bl name reads back as .bl text, which this is not; PLinOpt's -o, a stem, would make x.bl_L.sms (a
     # folder named x.bl is a folder)
     if args.output.suffix.lower() == ".bl" and not (args.to == "plinopt" and args.output.is_dir()):
@@ -340,7 +344,7 @@ def add_parsers(commands) -> None:
     )
     add_input_options(export_cmd)
     export_cmd.add_argument("--to", required=True, choices=("fast-matmul", "plinopt", "alphatensor"), help="format")
-    export_cmd.add_argument("-o", "--output", type=output_path, required=True, metavar="OUT", help="file (plinopt: OUT names MxKxN_R_OUT_L.sms, _R.sms and _P.sms; a folder gets "
+    export_cmd.add_argument("-o", "--output", type=export_output, required=True, metavar="OUT", help="file (plinopt: OUT names MxKxN_R_OUT_L.sms, _R.sms and _P.sms; a folder gets "
                             "MxKxN_R_NAME_*.sms, NAME the algorithm's)")
     export_cmd.add_argument("--algorithm", default=None, help="which algorithm of FILE (default: its last definition)")
     export_cmd.add_argument("--force", action="store_true", help="replace files that exist")
