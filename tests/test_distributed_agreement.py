@@ -133,6 +133,9 @@ case("repeat differs", lambda: measure(whole, 16, 12, 10, "float64", repeat=3 if
 case("a chain on rank 1, a product on rank 0", lambda: whole(A0, B0) if rank == 0 else dist.chain([A0, B0], whole))
 # each rank multiplied its own A, and C was wrong by 2-3 (relative) on every rank, without a word (an audit)
 case("replicated A differs on rank 1", lambda: whole(A0 if rank == 0 else A0 + 1, B0))
+# the sampled entries' sum was compared: a transposed square A has the same (a hunt), and C was wrong by 214
+S = np.arange(144.0).reshape(12, 12)
+case("replicated A transposed on rank 1", lambda: whole(S if rank == 0 else np.ascontiguousarray(S.T), B0))
 # rank 0's C was added on every rank
 C = C0.copy()
 case("replicated out differs on rank 1", lambda: whole(A0, B0, out=C if rank == 0 else C + 1, beta=1.0), out=C)
@@ -163,6 +166,8 @@ def test_every_rank_refuses_what_any_rank_got_wrong_before_writing_anything():
                                                   "a chain); every rank makes the same call",
         "replicated A differs on rank 1": "refused: the ranks were given different A or B (replicated inputs are the "
                                           "same matrices on every rank)",
+        "replicated A transposed on rank 1": "refused: the ranks were given different A or B (replicated inputs are "
+                                             "the same matrices on every rank)",
         "replicated out differs on rank 1": "refused: the ranks were given different out with beta ≠ 0 (a replicated "
                                             "C is the same matrix on every rank) out kept",
         # rank 1 raised at once and rank 0 waited for the timeout
@@ -424,5 +429,16 @@ def test_complex_matrices_are_sampled_without_a_complex_warning():
         assert sample_of(ones) != sample_of(ones + 1j) and sample_of(ones) == sample_of(ones.copy())
         assert _one_value(ones) and not _one_value(np.array([[1, 1j]]))
         # inf and -inf summed warned on every chain call; an object matrix of 10**400 raised OverflowError (a review)
-        assert sample_of(np.array([[np.inf, -np.inf]])) == "nan"
+        assert sample_of(np.array([[np.inf, -np.inf]])) != sample_of(np.array([[-np.inf, np.inf]]))
         assert sample_of(np.array([[10**400]], dtype=object)) == "none"
+
+
+def test_a_sample_tells_a_matrix_from_its_transpose_and_takes_minus_zero_for_zero():
+    """The sampled entries' sum was compared: a square matrix and its transpose agreed (a hunt)."""
+    from bilinear.distributed.agree import sample_of
+
+    square = np.arange(144.0).reshape(12, 12)
+    assert sample_of(square) != sample_of(np.ascontiguousarray(square.T))
+    assert sample_of(square) == sample_of(square.copy()) and len(sample_of(square)) <= 60  # the exchange's texts
+    assert sample_of(-np.zeros((3, 3))) == sample_of(np.zeros((3, 3)))
+    assert sample_of(np.arange(4, dtype=np.float32).reshape(2, 2)) != sample_of(np.arange(4.0).reshape(2, 2))
