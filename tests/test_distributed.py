@@ -373,6 +373,22 @@ def test_ranks_running_different_commands_are_refused_at_once():
 
 
 @needs_mpi
+def test_a_script_beside_a_command_line_is_refused_at_once_on_both():
+    """A script's product call on one rank and `bilinear run --gpus` on the other read each other's exchanges:
+    "IndexError: tuple index out of range" in the script, "too many values to unpack" on the command line (a hunt)."""
+    run = ("-m", "bilinear.cli", "run", str(ROOT / "algorithms/strassen.bl"), "-n", "16", "--gpus", "2", "--backend", "numpy")
+    script = ("-c", "import numpy as np, bilinear.distributed as dist\n"
+                    f"product = dist.compile({str(ROOT / 'algorithms/strassen.bl')!r}, backend='numpy')\n"
+                    "product(np.ones((16, 16)), np.ones((16, 16)))\n")
+    done = _mpmd(run, script, timeout=120, env={"BILINEAR_DIST_TIMEOUT": "60"})
+    assert done.returncode != 0
+    said = ("the ranks are at different steps of the job (rank 0 comparing command lines, rank 1 agreeing on the "
+            "call): start every rank with the same program, command line or script")
+    assert f"bilinear: {said}\n" in done.stderr and f"AgreedError: {said}\n" in done.stderr, done.stderr
+    assert "IndexError" not in done.stderr and "unpack" not in done.stderr and "within" not in done.stderr
+
+
+@needs_mpi
 def test_a_cli_failure_on_every_rank_under_mpiexec_is_said_before_the_job_ends():
     """A failure a rank cannot know the others share (here a file no rank can read) ends the job."""
     done = _mpi(2, "-m", "bilinear.cli", "run", str(ROOT / "algorithms/no_such.bl"), "-n", "16", "--gpus", "2",

@@ -95,6 +95,10 @@ def end_job(message: str, stream: TextIO | None = None, status: int = 1) -> NoRe
 STOPPED = "another rank died or stopped answering"
 #: What agree() waits for, and why it may not come, unless told.
 AGREEING = ("agreeing on the call", STOPPED)
+#: The command lines' comparison (`run` and `bench` over ranks), which a rank whose own argparse refused joins too.
+COMMAND_LINES = ("comparing command lines", STOPPED)
+#: Whether a step every rank took alone (reading FILE) failed on any.
+OUTCOMES = ("comparing the ranks' outcomes of a step", STOPPED)
 #: What the ranks wait for after their own share: the others' (a large or uneven share is still at work).
 SHARING = ("waiting for the other ranks' shares of the product", "another rank had not finished its share, or stopped "
            "answering; raise the limit for sizes this large")
@@ -127,11 +131,22 @@ class Comm(ABC):
 
     def agree(self, value: Any, waiting: tuple[str, str] = AGREEING) -> list:
         """Every rank's small host ``value`` (shapes, options), gathered on every rank; ``waiting`` is
-        what the ranks are waiting for and why it may not come, as a timeout says them."""
-        gathered = bytearray(_WIDTH * self.size)
-        request = self.mpi.Iallgather(_encode(value), gathered)
+        what the ranks are waiting for and why it may not come, as a timeout says them.  Its first text
+        names the step, which every rank sends too: ranks at different steps are refused alike
+        (AgreedError), where they had read each other's values (a script's product call beside `bilinear
+        run --gpus` comparing command lines: "IndexError: tuple index out of range" in the script)."""
+        width = _STEP_BYTES + _WIDTH
+        gathered = bytearray(width * self.size)
+        request = self.mpi.Iallgather(waiting[0].encode()[:_STEP_BYTES].ljust(_STEP_BYTES, b"\0") + _encode(value),
+                                      gathered)
         _wait(request.Test, self.timeout, waiting[0], self.rank, waiting[1])
-        return [_decode(bytes(gathered[r * _WIDTH : (r + 1) * _WIDTH])) for r in range(self.size)]
+        said = [bytes(gathered[r * width : (r + 1) * width]) for r in range(self.size)]
+        steps = [part[:_STEP_BYTES].rstrip(b"\0").decode(errors="replace") for part in said]
+        if len(set(steps)) > 1:
+            listing = ", ".join(f"rank {rank} {step}" for rank, step in enumerate(steps))
+            raise AgreedError(f"the ranks are at different steps of the job ({listing}): start every rank with the "
+                              "same program, command line or script")
+        return [_decode(part[_STEP_BYTES:]) for part in said]
 
     def barrier(self) -> None:
         request = self.mpi.Ibarrier()
@@ -159,6 +174,7 @@ class Comm(ABC):
 
 
 _WIDTH = 512  # bytes per rank in agree(): small host values only
+_STEP_BYTES = 64  # and before them, the step they are exchanged at (agree's ``waiting`` text)
 
 
 def short(message: str, budget: int = 400) -> str:

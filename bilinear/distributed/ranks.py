@@ -53,7 +53,7 @@ def refused_on_this_rank(argv: list[str], message: str | None = None) -> None:
     typo on an 8-rank job's command line printed eight usages).  Where the job's ranks run or bench,
     they compare command lines before anything else, so this rank takes part with :data:`REFUSED` for
     a command: the others stop at once instead of waiting in MPI_Init for it."""
-    from .comm import MPIComm, start_timeout
+    from .comm import COMMAND_LINES, MPIComm, start_timeout
 
     alike = False
     command = next((word for word in argv if not word.startswith("-")), None)
@@ -62,7 +62,7 @@ def refused_on_this_rank(argv: list[str], message: str | None = None) -> None:
             rank, size = world()
             if size > 1:
                 mine = (REFUSED, hashlib.sha256((message or "").encode()).hexdigest()[:12])
-                everyone = MPIComm(timeout=start_timeout()).agree(mine)
+                everyone = MPIComm(timeout=start_timeout()).agree(mine, COMMAND_LINES)
                 alike = rank > 0 and all(tuple(theirs) == mine for theirs in everyone)
         except Exception:  # noqa: BLE001 - argparse's message is the one to see; the others end on their own
             pass
@@ -87,7 +87,7 @@ def alike_on_every_rank(step: Callable[[], T], failed: str) -> T:
     and one rank's had left the others waiting for it to end them."""
     from ..diagnostics import BilinearError, render
     from ..lower.options import OptionError
-    from .comm import MPIComm, short
+    from .comm import OUTCOMES, MPIComm, short
 
     failure: Exception | None = None
     try:
@@ -101,7 +101,7 @@ def alike_on_every_rank(step: Callable[[], T], failed: str) -> T:
     said = "" if failure is None else (
         "\n".join(render(d) for d in failure.diagnostics) if isinstance(failure, BilinearError) else str(failure))
     digest = hashlib.sha256(said.encode()).hexdigest()[:12] if said else ""
-    everyone = MPIComm().agree((digest, short(failed, 150), short(said, 300)))
+    everyone = MPIComm().agree((digest, short(failed, 150), short(said, 300)), OUTCOMES)
     if not any(d for d, _, _ in everyone):
         return value
     if len({d for d, _, _ in everyone}) == 1:  # alike: rank 0 says its own whole message
@@ -116,7 +116,7 @@ def same_command(args) -> None:
     """Refuse, on every rank alike, a job whose ranks were started with different options (a
     hand-built MPMD line, ``mpiexec -n 1 bilinear run ... : -n 1 bilinear run ... --alpha 2``): an
     option refused on one rank alone had left the others waiting out BILINEAR_DIST_TIMEOUT."""
-    from .comm import MPIComm, start_timeout
+    from .comm import COMMAND_LINES, MPIComm, start_timeout
 
     if world()[1] == 1:
         _check_timeout()
@@ -131,7 +131,7 @@ def same_command(args) -> None:
     compared[TIMEOUT] = os.environ.get(TIMEOUT)  # each rank's own environment: bad on one, it is refused here
     names = sorted(compared)
     digests = "".join(hashlib.sha256(repr(compared[name]).encode()).hexdigest()[:6] for name in names)
-    everyone = MPIComm(timeout=start_timeout()).agree((args.command, digests))
+    everyone = MPIComm(timeout=start_timeout()).agree((args.command, digests), COMMAND_LINES)
     if len({command for command, _ in everyone}) > 1:
         listing = ", ".join(f"rank {rank} {command}" for rank, (command, _) in enumerate(everyone))
         raise SameOnEveryRank(f"the ranks were started with different commands: {listing}; "
