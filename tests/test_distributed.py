@@ -372,6 +372,19 @@ def test_ranks_running_different_commands_are_refused_at_once():
                            "start every rank with the same command line\n")
 
 
+def test_the_cupy_backend_without_cupy_says_what_it_needs():
+    """dist.compile(..., backend="cupy") raised a bare "No module named 'cupy'" where `bilinear run` says this (a hunt)."""
+    from bilinear.runtime.cupy_backend import cupy_available
+
+    if cupy_available():
+        pytest.skip("CuPy and a GPU are here")
+    import bilinear.distributed as dist
+
+    with pytest.raises(ValueError, match=r"^the cupy backend needs CuPy and a CUDA GPU; on the CPU use the numpy "
+                                         r"backend \(--backend numpy, backend='numpy'\)$"):
+        dist.compile(str(ROOT / "algorithms/strassen.bl"), backend="cupy")
+
+
 @needs_mpi
 def test_a_script_beside_a_command_line_is_refused_at_once_on_both():
     """A script's product call on one rank and `bilinear run --gpus` on the other read each other's exchanges:

@@ -294,5 +294,10 @@ def make_comm(backend: str, timeout: float | None = None) -> Comm:
     if backend == "numpy":
         return MPIComm(timeout=timeout)
     if backend == "cupy":
+        from ..runtime.compiled import CUPY_NEEDED
+        from ..runtime.cupy_backend import cupy_available
+
+        if not cupy_available():  # NCCLComm's import had said "No module named 'cupy'"
+            raise ValueError(CUPY_NEEDED)
         return NCCLComm(timeout=timeout)
     raise ValueError(f"backend must be 'cupy' or 'numpy', not {backend!r}")

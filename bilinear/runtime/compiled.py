@@ -24,6 +24,9 @@ from .views import (check_current_device, check_on_device, check_out_apart, chec
 BACKENDS = ("cupy", "numpy")
 
 
+CUPY_NEEDED = "the cupy backend needs CuPy and a CUDA GPU; on the CPU use the numpy backend (--backend numpy, backend='numpy')"
+
+
 def make_backend(name: str | None) -> Backend:
     """``'cupy'``, ``'numpy'``, or ``None`` for CuPy when a GPU is there and NumPy otherwise."""
     from .cupy_backend import CupyBackend, cupy_available
@@ -35,7 +38,7 @@ def make_backend(name: str | None) -> Backend:
         return NumpyBackend()
     if name == "cupy":
         if not cupy_available():
-            raise ValueError("the cupy backend needs CuPy and a CUDA GPU; on the CPU use the numpy backend (--backend numpy, backend='numpy')")
+            raise ValueError(CUPY_NEEDED)
         return CupyBackend()
     raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
 
