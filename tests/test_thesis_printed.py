@@ -51,3 +51,18 @@ def test_restore_failures_are_named():
     messages = " ".join(d.message for entry in report.entries for d in entry.errors)
     assert "A11 ends holding A11 - A22" in messages
     assert "A21 ends holding -A11 + A21" in messages
+
+
+def test_a_product_of_a_wrong_operand_is_compared_with_a_product_not_computed_yet(tmp_path):
+    """With `A21 -= A11` dropped from msmes's stage mid2 the note compared M6's statement with M2, computed two
+    stages before, and blamed B12, the right factor, which is M6's (a hunt): A21 is the wrong one."""
+    from conftest import ROOT
+
+    (tmp_path / "strassen.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text())
+    text = (ROOT / "algorithms" / "msmes.bl").read_text()
+    assert text.count("stage mid2:       A21 -= A11;  ") == 1
+    (tmp_path / "msmes.bl").write_text(text.replace("stage mid2:       A21 -= A11;  ", "stage mid2:       "))
+    errors = [d for entry in bilinear.verify(tmp_path / "msmes.bl").entries for d in entry.errors]
+    wrong = next(d for d in errors if "which is not a product of strassen" in d.message)
+    assert wrong.notes[0] == ("M6 = (-A11 + A21) * (B11 + B12) shares a factor; its left factor is -A11 + A21, but A21 "
+                              "holds A21 + A22")

@@ -221,16 +221,16 @@ class _Simulation:
             needed = [match for match in pending if self.expansion.uses[match[0]]]
             name, scale = (needed or pending or matches)[0]
             return ProductUse(stage.name, statement, name, left.terms[0][1] * right.terms[0][1] / scale)
-        self.error(
-            f"`{statement}` multiplies ({left}) * ({right}), which is not a product of {self.algorithm.name}",
-            statement,
-            *self._closest(statement, left, right),
-        )
+        self.error(f"`{statement}` multiplies ({left}) * ({right}), which is not a product of {self.algorithm.name}",
+                   statement, *self._closest(statement, left, right))
         return ProductUse(stage.name, statement, None, Fraction(0))
 
     def _closest(self, statement: Multiply, left: Form, right: Form) -> tuple[str, ...]:
-        """Notes naming a product that shares a factor, and where the other factor went wrong."""
-        for product, (u, v) in zip(self.algorithm.products, self.expansion.factors):
+        """Notes naming a product that shares a factor (one not computed yet first: a computed one's note had blamed
+        the right factor), and where the other factor went wrong."""
+        computed = {use.product for use in self.uses}
+        pairs = zip(self.algorithm.products, self.expansion.factors)
+        for product, (u, v) in sorted(pairs, key=lambda pair: pair[0].name in computed):
             if left.ratio_to(u) is not None:
                 side, form, want, got = "right", statement.right, v, right
             elif right.ratio_to(v) is not None:
