@@ -63,6 +63,9 @@ class CudaOzaki:
     #: ("start", event), so the time of a pass is the time between its event and the one before
     #: (benchmarks/ozaki.py --breakdown).  None: no events.
     timing: list | None = None
+    #: A cuBLAS handle of its own, for a runner whose calls overlap another's on a second stream (one handle's
+    #: workspace is not to be shared by concurrent calls; benchmarks/ozaki_pipeline_probe.py); None: CuPy's.
+    handle: int | None = None
 
     def __init__(self) -> None:
         import cupy
@@ -75,9 +78,6 @@ class CudaOzaki:
         # still split, for exactness)
         self.tile = TILE
         self.k_tile: int | None = int8_gemm.K_TILE  # tiles of k at most this long (None: ``tile``; 0: whole)
-        # A cuBLAS handle of its own, for a runner whose calls overlap another's on a second stream
-        # (one handle's workspace is not to be shared by concurrent calls); None: CuPy's.
-        self.handle: int | None = None
         self._kernels: dict[tuple[int, str, int], dict[str, Any]] = {}  # (moduli, dtype, device): loaded on one
 
     @cached_property
