@@ -786,6 +786,33 @@ def test_float_coefficients_that_are_not_binary_fractions_are_refused(tmp_path):
     assert bilinear.verify(read_catalogue(path)).ok
 
 
+def test_long_double_coefficients_are_read_without_rounding_to_float64(tmp_path):
+    """1 + 2^-60 stored as a long double was rounded to 1 on the way to a Fraction, so a wrong scheme was
+    verified and imported (a hunt); a long double that is a short binary fraction is read exactly."""
+    if np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("this platform's long double is float64")
+    u, v, w = (np.array(t, dtype=np.longdouble) for t in ([[1]], [[1]], [[1]]))
+    u[0, 0] += np.longdouble(2) ** -60
+    path = tmp_path / "near.npz"
+    np.savez(path, **{"1,1,1": np.stack([u, v, w])})
+    assert _error(path)[0].startswith("scheme 1,1,1 of near.npz: U holds 1.0000000000000000009, a float that is no "
+                                      "short binary fraction")
+    np.savez(path, **{"1,1,1": np.stack([u * 0 + np.longdouble(0.5), v * 2, w])})
+    assert bilinear.verify(read_catalogue(path)).ok
+
+
+def test_long_double_integers_beyond_float64_are_read_exactly(tmp_path):
+    """(2^60 + 1)·a·b − 2^60·a·b is the ⟨1,1,1⟩ product only when the last bit of 2^60 + 1 is kept: read
+    through float64 it was 0."""
+    if np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("this platform's long double is float64")
+    big = np.longdouble(2) ** 60
+    u, v, w = (np.array(t, dtype=np.longdouble) for t in ([[big + 1, -big]], [[1, 1]], [[1, 1]]))
+    path = tmp_path / "big.npz"
+    np.savez(path, **{"1,1,1": np.stack([u, v, w])})
+    assert bilinear.verify(read_catalogue(path)).ok
+
+
 # --- choosing a reader --------------------------------------------------------------------------------
 
 

@@ -245,20 +245,28 @@ def _check_binary_fractions(part: np.ndarray, letter: str, where: str, span: Spa
         return
     values = np.unique(np.concatenate([part.real.ravel(), part.imag.ravel()]) if part.dtype.kind == "c" else part)
     for value in values[values != np.round(values)]:
-        if Fraction(float(value)).denominator > 2**BINARY_PLACES:
-            fail(f"{where}: {letter} holds {float(value)!r}, a float that is no short binary fraction (an exact "
+        if _exact(value).denominator > 2**BINARY_PLACES:
+            fail(f"{where}: {letter} holds {_written(value)}, a float that is no short binary fraction (an exact "
                  "scheme's coefficients are integers or fractions such as 0.5); store exact values, or write the "
                  "scheme as a .bl file with fractions such as 1/3", span)
 
 
 def _exact(value) -> Fraction:
-    # Integers and binary floats (0.125) are exact rationals; Fraction keeps them so.
-    return Fraction(int(value)) if float(value).is_integer() else Fraction(float(value))
+    # Integers and binary floats (0.125) are exact rationals; Fraction keeps them so.  A long double goes
+    # through its own ratio, not float64's: 1 + 2^-60 would round to 1 there.
+    if isinstance(value, (float, np.floating)):
+        return Fraction(*value.as_integer_ratio())
+    return Fraction(int(value))
+
+
+def _written(value) -> str:
+    """A float coefficient as the file holds it: float64's shortest repr, a long double's own digits."""
+    return repr(float(value)) if float(value) == value else np.format_float_positional(value, unique=True)
 
 
 def _complex(u, v, w, dims: Shape, name: str, where: str, span: Span) -> ComplexScheme:
     def table(part):
-        return tuple(tuple((_exact(c.real), _exact(c.imag)) for c in row) for row in part.astype(complex))
+        return tuple(tuple((_exact(c.real), _exact(c.imag)) for c in row) for row in part.astype(np.result_type(part, complex)))
 
     for letter, part in (("U", u), ("V", v)):
         empty = np.nonzero(~np.any(part != 0, axis=0))[0]
