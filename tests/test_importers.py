@@ -622,10 +622,17 @@ def test_kauers_diagnostics_count_characters_not_bytes(tmp_path, text, message, 
     assert (diagnostic.message, diagnostic.span.column, diagnostic.span.end_column) == (message, column, column + len(found))
 
 
-def test_a_mod2_kauers_file_has_no_coefficient_without_a_value_modulo_2(tmp_path):
+def test_a_mod2_kauers_file_with_a_coefficient_with_no_value_modulo_2_fails_there_by_that_coefficient(tmp_path):
+    """The reader itself refused it; the claim is weighed by the verifier, as for every format, which names the
+    coefficient where it is written (and reads a scheme that holds over Q as the exact one)."""
     path = _write(tmp_path, "222-x.mod2.exp", "(a11)*(b11)*(c11)/2\n")
-    assert _error(path) == ("a scheme valid modulo 2 has no coefficient without a value modulo 2 (a denominator sharing "
-                            "a factor with 2), not 1/2", "1:1")
+    scheme = read_catalogue(path)
+    assert isinstance(scheme, ModularScheme) and not check_modular(scheme).holds
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    assert caught.value.diagnostics[0].message == (
+        "kauers_222_x_mod2 does not hold modulo 2: the coefficient 1/2 has no value modulo 2: its denominator is not "
+        "invertible (written 1/2·M1 in C11 = ...)")
 
 
 @pytest.mark.parametrize("name, text", [

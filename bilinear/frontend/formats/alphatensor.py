@@ -228,8 +228,6 @@ def read_alphatensor(
     u, v, w = (p.real if np.iscomplexobj(p) else p for p in (u, v, w))
     # DeepMind's own modulo-2 archive is factorizations_f2.npz; the other readers' rule (mod2, mod_2) holds too
     modulus = 2 if path.stem.lower().endswith("_f2") else modulus_in_name(path)
-    if modulus and not all(np.all(np.mod(part, 1) == 0) for part in (u, v, w)):
-        fail(f"{where}: a scheme valid modulo {modulus} has integer coefficients", span)
     tables = [[[_exact(c) for c in row] for row in part] for part in (u, v, w)]
     algorithm = algorithm_from_tables(name, dims, tables[0], tables[1], transposed_c_rows(tables[2], dims), where, span)
     return ModularScheme(algorithm, modulus) if modulus else algorithm

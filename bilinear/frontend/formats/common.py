@@ -7,10 +7,9 @@ located at file:line:col; these helpers build those errors and the exact
 
 from __future__ import annotations
 
-import math
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
@@ -182,15 +181,6 @@ def modulus_in_name(path: Path) -> int:
     if modulus == 1:
         fail(f"'mod1' in the name {path.name}: a modulus is at least 2 ('mod0' means over Q)", whole_file(path))
     return modulus
-
-
-def check_modular_coefficients(values: Iterable[Fraction], modulus: int, span: Span) -> None:
-    """Refuse a coefficient with no value modulo ``modulus`` (a denominator sharing a factor with it) in a
-    scheme its file says holds modulo that: 1/3 is 1 modulo 2, as ``--mod 2`` takes it."""
-    for value in values:
-        if math.gcd(value.denominator, modulus) > 1:
-            fail(f"a scheme valid modulo {modulus} has no coefficient without a value modulo {modulus} (a denominator "
-                 f"sharing a factor with {modulus}), not {value}", span)
 
 
 Table = Sequence[Sequence[Fraction]]

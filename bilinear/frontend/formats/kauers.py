@@ -17,7 +17,7 @@ from pathlib import Path
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name
 from ...verify.rings import ModularScheme
 from ..loader import read_source, source_lines
-from .common import check_modular_coefficients, fail, identifier, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
+from .common import fail, identifier, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
 from .trilinear import TrilinearProduct, parse_product
 
 
@@ -56,8 +56,6 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
     else:
         shape, origin = _inferred_shape(products), "the largest indices"
     _check_indices(products, shape, origin)
-    if modulus:
-        _check_modular(products, modulus)
     algorithm = _algorithm(products, shape, path)
     return ModularScheme(algorithm, modulus) if modulus else algorithm
 
@@ -101,12 +99,6 @@ def _check_indices(products: list[TrilinearProduct], shape: Shape, origin: str) 
             if not (i <= rows and j <= cols):
                 what = {"a": "A", "b": "B", "c": "Cᵀ (c-indices are transposed)"}[letter]
                 fail(f"{letter}{i}{j} is outside {shape} (from {origin}): {what} has {rows}x{cols} entries", span)
-
-
-def _check_modular(products: list[TrilinearProduct], modulus: int) -> None:
-    for product in products:
-        check_modular_coefficients((value for factor in product.factors for value in factor.values()), modulus,
-                                   product.span)
 
 
 def _algorithm(products: list[TrilinearProduct], shape: Shape, path: Path) -> Algorithm:

@@ -19,7 +19,7 @@ from pathlib import Path
 from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
-from .common import (TOO_MANY_DIGITS, algorithm_from_tables, blank_leading_zeros, check_decimal, check_modular_coefficients,
+from .common import (TOO_MANY_DIGITS, algorithm_from_tables, blank_leading_zeros, check_decimal,
                      check_side, fail, identifier, modulus_in_name, past_digit_limit, rank_mismatch, whole_file)
 from .kauers import name_facts
 
@@ -129,8 +129,6 @@ def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | Modu
     v = [[t[1][i][j] for t in triples] for i in range(found.k) for j in range(found.n)]
     w = [[t[2][j][i] for t in triples] for i in range(found.m) for j in range(found.n)]  # C_r is transposed
     modulus = modulus_in_name(path) or (2 if "Z2" in path.stem.split("_") else 0)
-    if modulus:
-        check_modular_coefficients((x for table in (u, v, w) for row in table for x in row), modulus, whole_file(path))
     spans = [lists.span(node) for node in tree.elts]
     algorithm = algorithm_from_tables(
         identifier(path.stem, "scheme"), found, u, v, w, path.name, whole_file(path), product_spans=spans

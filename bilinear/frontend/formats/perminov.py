@@ -29,7 +29,6 @@ from .common import (
     TooManyDigits,
     algorithm_from_tables,
     brief,
-    check_modular_coefficients,
     check_side,
     exact_fraction,
     fail,
@@ -163,8 +162,6 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
     v = _table(data, "v", rank, found.k * found.n, path)
     w = _table(data, "w", rank, found.n * found.m, path)
     modulus = 2 if z2 else 0
-    if modulus:
-        check_modular_coefficients((x for table in (u, v, w) for row in table for x in row), modulus, whole_file(path))
     algorithm = algorithm_from_tables(
         identifier(path.stem, "scheme"), found, u, v, transposed_c_rows(w, found), path.name, whole_file(path)
     )
