@@ -1297,12 +1297,15 @@ def test_the_coefficient_with_no_value_modulo_p_is_the_one_shown(capsys, tmp_pat
 
 def test_a_scheme_its_name_claims_modulo_p_that_has_no_value_there_but_holds_over_q_is_read(capsys, tmp_path):
     """A PLinOpt export named ..._mod2 of a scheme with a coefficient 1/2 did not import again: the name's
-    claim failed, and verify's report said that the file `bilinear import` writes of it verifies (a hunt)."""
+    claim failed, and verify's report said that the file `bilinear import` writes of it verifies (a hunt).
+    (Export now refuses such a name; the files are renamed here, as a catalogue might name them.)"""
     half = tmp_path / "half"
     half.write_text(HALF_STRASSEN)
     code, _, err = _run(capsys, "export", str(half), "--from", "fast-matmul", "--to", "plinopt", "-o",
-                        str(tmp_path / "half_mod2"))
+                        str(tmp_path / "half"))
     assert code == 0, err
+    for part in "LRP":
+        (tmp_path / f"2x2x2_7_half_{part}.sms").rename(tmp_path / f"2x2x2_7_half_mod2_{part}.sms")
     left = tmp_path / "2x2x2_7_half_mod2_L.sms"
     code, out, _ = _run(capsys, "verify", str(left))
     assert code == 1 and "over Q it is an exact algorithm: the .bl file `bilinear import` writes of it verifies" in out
@@ -1999,6 +2002,34 @@ def test_an_alphatensor_export_named_like_a_mod_2_archive_is_refused(tmp_path, c
     assert code == 1 and ("the name strassen_f2.npz ends in _f2, which AlphaTensor's archives keep for schemes "
                           "modulo 2: the file would read back as one; choose another") in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("to, name, says", [
+    ("alphatensor", "strassen_F2.npz", "ends in _F2, which AlphaTensor's archives keep for schemes modulo 2"),
+    ("alphatensor", "s_mod1.npz", "says mod1, which the readers take for a scheme valid only modulo 1"),
+    ("alphatensor", "s.mod3.npz", "says mod3, which the readers take for a scheme valid only modulo 3"),
+    ("plinopt", "k_mod_3", "says mod_3, which the readers take for a scheme valid only modulo 3"),
+])
+def test_an_export_named_like_a_modular_scheme_is_refused(tmp_path, capsys, to, name, says):
+    """An exact scheme exported as k_mod3 read back claimed modulo 3 (and failed there: 2/3 has no value); s_mod1.npz
+    did not read back at all ("a modulus is at least 2"); strassen_F2.npz read back modulo 2 (a hunt)."""
+    code, _, err = _run(capsys, "export", STRASSEN, "--to", to, "-o", str(tmp_path / name))
+    assert code == 1 and f"{says}: the file would read back as one; choose another" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_plinopt_export_into_a_folder_of_a_scheme_named_modulo_p_is_refused(tmp_path, capsys):
+    """The files' stem is the scheme's name, and a scheme imported from a ….mod3.exp file (exact over Q) keeps
+    mod3 in its name: the three files read back claimed modulo 3."""
+    source = tmp_path / "111-x.mod3.exp"
+    source.write_text("(a11)*(b11)*(2*c11)/3\n(a11)*(b11)*(c11)/3\n")
+    code, _, err = _run(capsys, "import", str(source), "-o", str(tmp_path / "x.bl"))
+    assert code == 0, err
+    out = tmp_path / "out"
+    out.mkdir()
+    code, _, err = _run(capsys, "export", str(tmp_path / "x.bl"), "--to", "plinopt", "-o", str(out))
+    assert code == 1 and "says mod3, which the readers take for a scheme valid only modulo 3" in err, err
+    assert list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("argv, command", [

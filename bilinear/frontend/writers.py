@@ -26,8 +26,10 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
+from ..diagnostics import BilinearError
 from ..ir import Algorithm, written_coefficient
 from ..verify.expand import expansion_of
+from .formats.common import modulus_in_name
 from .formats.plinopt import basis_role
 
 FORMATS = ("fast-matmul", "plinopt", "alphatensor")
@@ -161,6 +163,19 @@ def _check_fast_matmul_name(algorithm: Algorithm, path: Path) -> None:
                          "or with no such pattern")
 
 
+def _check_modulus_name(name: str) -> None:
+    """Refuse a name the readers take for a claim modulo p (mod3, mod_3; mod0 is over Q): the exact scheme
+    would read back as a modular one, and fail there where a coefficient has no value modulo p."""
+    try:
+        modulus = modulus_in_name(Path(name))
+    except BilinearError:  # mod1, which no reader takes
+        modulus = 1
+    if modulus:
+        written = re.search(rf"mod[-_]?0*{modulus}", name, re.IGNORECASE)
+        raise ValueError(f"the name {name} says {written.group(0) if written else f'mod{modulus}'}, which the readers "
+                         f"take for a scheme valid only modulo {modulus}: the file would read back as one; choose another")
+
+
 def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> dict[Path, str | bytes]:
     """What :func:`write` writes: each file's path and contents (PLinOpt: three files named from
     ``path``), so that a caller can check every target before writing any."""
@@ -195,15 +210,17 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
         if role := basis_role(stem):  # the readers take such names for an alternative basis and its change
             raise ValueError(f"the name {stem} ends in {role}, which PLinOpt's files keep for a scheme in an "
                              "alternative basis and its change of basis: the files would not read back; choose another")
+        _check_modulus_name(f"{stem}_L.sms")
         return {path.with_name(f"{stem}_{part}.sms"): text for part, text in to_plinopt(algorithm, header).items()}
     if format == "alphatensor":
         import io
 
         import numpy as np
 
-        if path.stem.endswith("_f2"):  # the reader takes such archives for schemes modulo 2
-            raise ValueError(f"the name {path.name} ends in _f2, which AlphaTensor's archives keep for schemes modulo 2: "
-                             "the file would read back as one; choose another")
+        if path.stem.lower().endswith("_f2"):  # the reader takes such archives for schemes modulo 2
+            raise ValueError(f"the name {path.name} ends in {path.stem[-3:]}, which AlphaTensor's archives keep for "
+                             "schemes modulo 2: the file would read back as one; choose another")
+        _check_modulus_name(path.name)
         key, array = to_alphatensor(algorithm)
         buffer = io.BytesIO()
         np.savez(buffer, **{key: array})
