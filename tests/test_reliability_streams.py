@@ -16,6 +16,7 @@ from helpers.cli import run_cli
 
 import bilinear
 from bilinear.diagnostics import BilinearError
+from bilinear.frontend.importers import FORMATS
 
 STRASSEN = ROOT / "algorithms" / "strassen.bl"
 
@@ -190,6 +191,17 @@ def test_a_utf16_bl_file_under_another_suffix_is_sniffed_as_bl(tmp_path):
     utf8.write_text(STRASSEN.read_text())
     assert said(utf16) == said(utf8)
     assert said(utf8)[0].startswith("FILE could be bl or perminov-text (its suffix says perminov-text, its text reads as .bl)")
+
+
+def test_a_binary_file_of_no_known_suffix_is_not_called_bl_text(tmp_path, capsys):
+    """A file that no suffix or --from names as .bl was refused as "a binary file, not .bl text" (a hunt)."""
+    path = tmp_path / "garbage"
+    path.write_bytes(b"\x13\x88\x00\x01" * 64)
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    (error,) = caught.value.diagnostics
+    assert error.message == (f"{path} is a binary file, not a scheme in a format bilinear reads (bl, "
+                             f"{', '.join(FORMATS)}: text, or a zip archive for alphatensor)")
 
 
 def test_a_file_that_begins_as_utf16_but_is_not_says_so(tmp_path):

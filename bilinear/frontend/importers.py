@@ -129,11 +129,12 @@ def detect_format(path: Path) -> str:
                 return "alphatensor"
     except OSError:
         pass  # read_source below reports why the file cannot be read
-    text = read_source(path)
+    known = "bl, " + ", ".join(FORMATS)
+    # no suffix or --from says .bl: "not .bl text" would name one format of many
+    text = read_source(path, text_of=f"a scheme in a format bilinear reads ({known}: text, or a zip archive for alphatensor)")
     if not text.strip():  # every format would refuse it, each its own way: --from would not help
         raise BilinearError(Diagnostic(f"{path.name} is empty: it holds no scheme in any format", None))
     matches = _looks_like(text)
-    known = "bl, " + ", ".join(FORMATS)
     if not matches:
         if (line := first_unlike_row(text)) is not None:
             raise BilinearError(Diagnostic(
