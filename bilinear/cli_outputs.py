@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+from .diagnostics import BilinearError, Diagnostic
 from .output import check_target
 
 
@@ -34,11 +35,15 @@ def export_output(text: str) -> str:
 
 def export_output_path(given: str, to: str) -> Path:
     """Export's -o for ``to``: PLinOpt's three files go into a folder that exists or after a stem; the other
-    formats' one file is the file -o names, not a folder (ValueError, said as a usage error, otherwise)."""
+    formats' one file is the file -o names, not a folder (ValueError, said as a usage error, for a name ending
+    with /; BilinearError for a folder that is there)."""
     folder = given.rstrip("/" + os.sep) or given
     if to != "plinopt" and (given.endswith(("/", os.sep)) or Path(given).is_dir()):
-        raise ValueError(f"-o {given}: export --to {to} writes one file, and {folder} is a folder (or names one, "
-                         f"ending with /): name the file ({folder}/NAME{'.npz' if to == 'alphatensor' else ''})")
+        message = (f"-o {given}: export --to {to} writes one file, and {folder} is a folder (or names one, ending "
+                   f"with /): name the file ({folder}/NAME{'.npz' if to == 'alphatensor' else ''})")
+        if not given.endswith(("/", os.sep)):  # what is on disk, as an output that exists: status 1
+            raise BilinearError(Diagnostic(message, None))
+        raise ValueError(message)
     try:
         return output_path(given)
     except argparse.ArgumentTypeError as error:
