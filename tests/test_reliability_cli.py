@@ -2505,6 +2505,22 @@ def test_too_few_moduli_for_long_leaves_are_said_at_compile(capsys, tmp_path):
     assert code == 0 and "--moduli" not in err
 
 
+def test_a_fixed_moduli_count_below_a_functions_dtype_is_said_at_compile(capsys, tmp_path):
+    """--dtype float32 --moduli 7 fixed 7 moduli for strassen_dgemm too: it ran at float32's accuracy (1.6e-8)
+    without a word, where `bilinear run` fails the same product on its bound (a hunt)."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--dtype", "float32", "--moduli", "7",
+                        "--levels", "1", "-o", str(tmp_path / "seven"))
+    note = ("--moduli 7 keeps fewer than float32's 24 bits of A's and B's elements in strassen_sgemm's leaves from a "
+            "leaf inner dimension (a chunk of k) of 105, and fewer than float64's 53 in strassen_dgemm's at every one: "
+            "their results are less accurate than the type (`bilinear run --leaf ozaki --moduli 7` measures it); leave "
+            "--moduli out to have each call choose enough")
+    assert code == 0 and f"note: {note}" in err
+    assert json.loads((tmp_path / "seven" / "manifest.json").read_text())["host"]["accuracy_note"] == note
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--moduli", "16", "-o", str(tmp_path / "full"))
+    assert code == 0 and "less accurate" not in err
+    assert "accuracy_note" not in json.loads((tmp_path / "full" / "manifest.json").read_text())["host"]
+
+
 def test_compile_keeps_the_sources_header_and_licence_in_the_library(capsys, tmp_path):
     """grey333.bl reproduces fast-matmul's BSD notice "as it requires", and export kept it, but the
     .cu and .h that compile wrote carried none of it (a review of compile)."""

@@ -22,7 +22,7 @@ from ..report import to_json, to_markdown, to_text
 from ..report_sizes import bytes_text
 from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
-from .ozaki_host import OzakiCode, compile_refusal
+from .ozaki_host import OzakiCode, accuracy_note, compile_refusal
 from .levels import CoefficientOutOfRange
 from .manifest import (library_call_bytes, library_plan, library_workspace_bytes, limit_plan, manifest,
                        refused_from)
@@ -176,6 +176,8 @@ def write_artifacts(
         host["workspace_note"] = note
     if note := _sums_note(lowered):
         host["sums_note"] = note
+    if hosts[0].ozaki is not None and (note := accuracy_note(options.moduli, {h.dtype: h.function for h in hosts})):
+        host["accuracy_note"] = note
     if hosts[0].oz_limit_text is not None:
         host["moduli_note"] = (f"--moduli {options.moduli} keeps enough bits only for a leaf GEMM whose inner dimension (a "
                                f"chunk of k) is at most {hosts[0].oz_limit_text}: a call with a longer one returns 5000 and "
@@ -373,5 +375,6 @@ def _ozaki_entry(code: OzakiCode) -> dict:
 def host_notes(host: dict) -> list[str]:
     """What the manifest's host section says the C++ library does not run, as notes for the user."""
     notes = [host.get("launch"), host.get("left_out"), host.get("workspace_limit", {}).get("note"),
-             host.get("workspace_note"), host.get("sums_note"), host.get("moduli_note"), *host.get("unused", ())]
+             host.get("workspace_note"), host.get("sums_note"), host.get("moduli_note"), host.get("accuracy_note"),
+             *host.get("unused", ())]
     return [note for note in notes if note]

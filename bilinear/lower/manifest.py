@@ -19,7 +19,8 @@ MANIFEST_SCHEMA_VERSION = 6  # 2: host.breadth_first.note went (the library runs
 # runs ozaki leaves: host.ozaki), and workspace_bytes counts their workspace; 5: files (the .cu and .h, their bytes
 # and SHA-256), host.workspace_note and host.moduli_note (added since, with no bump: host.sums_note); 6: source is a
 # list of the files it was built from by absolute path, each once (a string, one file or a hybrid's comma-joined);
-# added since, with no bump: uses, host.breadth_first.algorithms, host.workspace_limit.plans[i].levels and .breadth_first
+# added since, with no bump: uses, host.breadth_first.algorithms, host.workspace_limit.plans[i].levels and .breadth_first,
+# host.accuracy_note
 _SIZES = (1024, 2048, 4096, 8192, 16384)
 
 

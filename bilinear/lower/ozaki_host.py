@@ -12,6 +12,7 @@ table can choose brings its own passes (``templates/ozaki.cu.j2``, in a namespac
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -265,6 +266,26 @@ def compile_refusal(lowered: Lowered) -> str | None:
     levels, growth = growth_of(lowered, len(lowered.levels), breadth)
     return _too_few(lowered, levels, growth, 1, "leaves of any inner dimension", " even at k = 1",
                     ", so every call that runs them would return 5000")
+
+
+def accuracy_note(moduli: int | None, functions: dict[str, str]) -> str | None:
+    """Where a fixed --moduli keeps fewer bits than a library function's dtype has (``functions``: each
+    dtype's function): both take the same count, and 7, chosen for float32, had left the float64 function
+    at float32's accuracy without a word."""
+    if moduli is None:
+        return None
+    parts = []
+    for dtype, function in functions.items():
+        bits = ozaki.default_bits(dtype)
+        first = bisect_left(range(1, ozaki.K_CHUNK + 1), True, key=lambda k: ozaki.moduli_for(bits, k) > moduli) + 1
+        if first <= ozaki.K_CHUNK:
+            where = "at every one" if first == 1 else f"from a leaf inner dimension (a chunk of k) of {first}"
+            parts.append((dtype, bits, function, where))
+    said = [f"{dtype}'s {bits} bits of A's and B's elements in {function}'s leaves {where}" if i == 0 else
+            f"{dtype}'s {bits} in {function}'s {where}" for i, (dtype, bits, function, where) in enumerate(parts)]
+    return (f"--moduli {moduli} keeps fewer than " + ", and fewer than ".join(said) + f": {'their' if len(said) > 1 else 'its'} "
+            f"results are less accurate than the type (`bilinear run --leaf ozaki --moduli {moduli}` measures it); "
+            "leave --moduli out to have each call choose enough") if said else None
 
 
 @lru_cache(maxsize=64)
