@@ -2521,6 +2521,19 @@ def test_a_fixed_moduli_count_below_a_functions_dtype_is_said_at_compile(capsys,
     assert "accuracy_note" not in json.loads((tmp_path / "full" / "manifest.json").read_text())["host"]
 
 
+@pytest.mark.parametrize("levels, said", [
+    ("0", "A row of A (column of B) holding Inf or NaN gives NaN in its row (column) of C."),
+    ("1", "A row of A (column of B) holding Inf or NaN gives NaN in its row (column) of each leaf's product; the\n"
+          " * levels add blocks of A (of B) before they multiply, so it can reach other rows (columns) of C too."),
+])
+def test_an_ozaki_header_says_where_inf_and_nan_reach(capsys, tmp_path, levels, said):
+    """The header said Inf or NaN stays in its row of C under a Strassen level too, where strassen_dgemm with
+    A[0] = Inf turned 4 entries of row 4 NaN besides row 0 (a hunt)."""
+    code, _, err = _run(capsys, "compile", STRASSEN, "--leaf", "ozaki", "--levels", levels, "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    assert said in (tmp_path / "o" / "strassen.h").read_text()
+
+
 def test_compile_keeps_the_sources_header_and_licence_in_the_library(capsys, tmp_path):
     """grey333.bl reproduces fast-matmul's BSD notice "as it requires", and export kept it, but the
     .cu and .h that compile wrote carried none of it (a review of compile)."""
