@@ -100,7 +100,7 @@ LARGE_PRODUCT = 10_000  # products past which verifying takes minutes (12,167 to
 
 
 def product(args) -> int:
-    from .api import load
+    from .api import load_noted
     from .compose import kronecker
     from .schedule.product import product_refusal
 
@@ -113,9 +113,11 @@ def product(args) -> int:
         note_unused_definitions(args.command, args.file, program)
     first = named_algorithm(program, args.algorithm)
     try:
-        loaded = load(args.second)
+        loaded, notes = load_noted(args.second)  # said as FILE's are (claimed modulo p, an alternative basis)
     except BilinearError as error:  # the reading options were FILE's: say so where SECOND needed one
         raise _with_second_note(error, args.second) from None
+    for note in notes:
+        print(render(note), file=sys.stderr)
     note_unused_definitions(args.command, args.second, loaded, choosable=False)  # --algorithm chooses FILE's only
     second = named_algorithm(loaded, None)
     outer, inner = first.shape, second.shape

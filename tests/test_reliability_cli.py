@@ -1344,6 +1344,20 @@ def test_every_reader_reads_a_modular_claim_with_no_value_there_as_the_exact_alg
     assert bilinear.verify(tmp_path / "exact.bl").ok
 
 
+def test_product_says_how_it_read_second_as_it_does_file(capsys, tmp_path):
+    """A SECOND claimed modulo 2 that holds over Q was read as the exact algorithm without the note FILE gets (a
+    hunt)."""
+    code, _, err = _run(capsys, "export", STRASSEN, "--to", "plinopt", "-o", str(tmp_path / "s"))
+    assert code == 0, err
+    for part in "LRP":
+        (tmp_path / f"2x2x2_7_s_{part}.sms").rename(tmp_path / f"2x2x2_7_s_mod2_{part}.sms")
+    claimed = tmp_path / "2x2x2_7_s_mod2_L.sms"
+    for order in ((str(claimed), STRASSEN), (STRASSEN, str(claimed))):
+        code, _, err = _run(capsys, "product", *order, "-o", str(tmp_path / "p.bl"), "--force")
+        assert code == 0 and "note: plinopt_2x2x2_7_s_mod2 is claimed modulo 2 (the name 2x2x2_7_s_mod2 says so) and " \
+                             "holds over Q (and so modulo 2)" in err, err
+
+
 def test_mod_p_that_divides_a_denominator_of_a_scheme_exact_over_q_says_to_leave_it_out(capsys, tmp_path):
     path = tmp_path / "s111-2.exp"
     path.write_text("(a11)*(b11)*(-6*c11)/9\n(5*a11)*(b11)*(c11)/3\n")
