@@ -255,8 +255,10 @@ def _note_unused_search_options(args, name: str, small: list[str]) -> None:
     """--polish, --chains and --starts work on small sides only: say so where none of ``name``'s is, or
     where --starts names one that is not (``small`` lists those that are; they were ignored without a
     word on ⟨10,10,10⟩)."""
+    # SIDE=1 is that side's default one start: --starts A=1 gives nothing
+    starts = max(args.starts.values(), default=1) if isinstance(args.starts, dict) else args.starts
     given = [flag for flag, value, default in (("--polish", args.polish, 0), ("--chains", args.chains, 1),
-                                               ("--starts", args.starts, 1)) if value != default]
+                                               ("--starts", starts, 1)) if value != default]
     if given and not small:
         print(f"note: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to small sides only, and none of {name}'s is small; "
               "each side takes the greedy elimination alone", file=sys.stderr)

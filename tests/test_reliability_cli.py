@@ -1219,6 +1219,9 @@ def test_optimize_says_when_search_options_have_nothing_to_work_on(capsys, tmp_p
     code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "0", "--starts", "3", "-o", str(tmp_path / "c.bl"))
     assert code == 0 and ("note: --starts draws seeds, and --seeds 0 draws none: every start is the same "
                           "greedy elimination; give --seeds") in err, err
+    # A=1 is every side's default one start: nothing given (it had drawn the note above; a hunt)
+    code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "0", "--starts", "A=1", "-o", str(tmp_path / "d.bl"))
+    assert code == 0 and "note:" not in err, err
 
 
 def test_optimize_says_when_no_side_is_small(capsys, tmp_path, monkeypatch):
