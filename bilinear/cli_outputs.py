@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from pathlib import Path
 
 from .diagnostics import BilinearError, Diagnostic
@@ -144,3 +145,6 @@ def check_bl_output(args, *inputs: Path) -> None:
     minutes): no input, link or existing file unless ``--force`` (--name and -o's suffix are argparse's)."""
     if args.output is not None:
         check_target(args.output, args.force, protect=inputs)
+    elif args.force:  # no option is ignored without a word
+        print("note: --force replaces an -o file that exists; without -o the .bl text goes to standard output",
+              file=sys.stderr)

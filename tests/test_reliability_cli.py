@@ -1224,6 +1224,16 @@ def test_optimize_says_when_search_options_have_nothing_to_work_on(capsys, tmp_p
     assert code == 0 and "note:" not in err, err
 
 
+@pytest.mark.parametrize("command", [("import", STRASSEN), ("transform", STRASSEN, "--to", "nkm"),
+                                     ("product", STRASSEN, STRASSEN), ("optimize", STRASSEN, "--seeds", "0"),
+                                     ("inplace", STRASSEN, "--tries", "1", "--steps", "1")])
+def test_force_without_output_is_said(capsys, command):
+    """--force without -o was ignored without a word (a hunt)."""
+    code, out, err = _run(capsys, *command, "--force")
+    assert code == 0 and out.startswith(("algorithm", "#", "schedule"))
+    assert "note: --force replaces an -o file that exists; without -o the .bl text goes to standard output" in err
+
+
 def test_optimize_says_when_no_side_is_small(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr("bilinear.optimize.small_sides", lambda algorithm: [])  # as for AlphaTensor's <10,10,10>
     code, _, err = _run(capsys, "optimize", "strassen", "--seeds", "1", "--polish", "5", "--starts", "2",
