@@ -313,6 +313,19 @@ def test_an_inner_schedule_that_does_not_restore_is_refused_up_front(tmp_path, c
     assert "out.bl:" not in err and not target.exists()
 
 
+def test_an_inner_inplace_schedule_that_writes_neither_a_nor_b_is_taken_without_restore(tmp_path, capsys):
+    """It was refused as one that "overwrites A or B without restoring them", though it writes neither and
+    verify says it gives them back (a hunt)."""
+    path = tmp_path / "k2s.bl"
+    path.write_text("algorithm k2 <1,2,1;2>:\n  M1 = A11 * B11\n  M2 = A12 * B21\n  C11 = M1 + M2\n\n"
+                    "schedule k2s for k2: inplace\n  stage p: A11 * B11 -> +C11\n  stage q: A12 * B21 -> +C11\n")
+    target = tmp_path / "out.bl"
+    assert main(["product", "msmes", str(path), "-o", str(target)]) == 0, capsys.readouterr().err
+    assert bilinear.verify(target).ok
+    (schedule,) = bilinear.load(target).schedules
+    assert schedule.inplace and schedule.restores  # msmes's restore holds for the product: k2s writes nothing back
+
+
 def test_a_name_that_is_the_product_algorithms_is_a_usage_error(tmp_path, capsys):
     """--name strassen_x_strassen wrote a program defining that name twice, and reported it in an -o file
     never written."""

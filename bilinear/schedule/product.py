@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from ..compose import nested
 from ..ir import Form, Multiply, Schedule, Shape, Stage, Update
-from ..ir.names import LONGEST_NAME, block_name, parse_block
+from ..ir.names import LONGEST_NAME, block_name, operand_of, parse_block
 
 
 class ScheduleProductError(ValueError):
@@ -33,13 +33,20 @@ C_REFUSAL = ("the inner schedule's element-wise statements touch C, which an out
              "several blocks")
 
 
+def _gives_inputs_back(schedule: Schedule) -> bool:
+    """It declares `restore`, or writes neither A nor B (an in-place schedule may only add into C: verify
+    says it gives them back, and a schedule product took it for one that changes them)."""
+    return schedule.restores or not any(isinstance(s, Update) and operand_of(s.target) in ("A", "B")
+                                        for stage in schedule.stages for s in stage.statements)
+
+
 def schedule_product(outer: Schedule, outer_shape: Shape, inner: Schedule, inner_shape: Shape,
                      algorithm: str, name: str) -> Schedule:
     """``outer`` on the blocks of ``outer_shape`` with ``inner`` inside each product, as one schedule
     for ``algorithm`` (the Kronecker product of the two algorithms)."""
     for schedule in (outer, inner):
         _check_supported(schedule)
-    if inner.inplace and not inner.restores:
+    if inner.inplace and not _gives_inputs_back(inner):
         raise ScheduleProductError(f"schedule {inner.name} overwrites A or B without restoring them: inside each outer "
                                    "product it would leave the outer schedule's blocks changed; give an inner schedule "
                                    "that restores (restore)")
@@ -53,7 +60,7 @@ def schedule_product(outer: Schedule, outer_shape: Shape, inner: Schedule, inner
             stages.append(Stage(stage.name, statements, ordered=stage.ordered))
     writing = [schedule for schedule in (outer, inner) if schedule.inplace]  # no temporaries: inplace is writing A or B
     properties = {"inplace"} if writing else set()
-    if writing and all(schedule.restores for schedule in writing):
+    if writing and all(_gives_inputs_back(schedule) for schedule in writing):
         properties.add("restore")
     properties |= (outer.properties | inner.properties) & {"accumulate"}
     return Schedule(name, algorithm, frozenset(properties), (), _uniquely_named(stages))
