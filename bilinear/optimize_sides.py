@@ -99,16 +99,16 @@ def borrowed(algorithm: Algorithm, other: Algorithm) -> tuple[Side | None, Side 
     if other.shape != algorithm.shape or other.rank != algorithm.rank:
         return None, None, None
     renamed = {theirs.name: mine.name for theirs, mine in zip(other.products, algorithm.products)}
-    clash = {entry.name for entry in other.sums} & (set(renamed.values()) | set(renamed))
-    if clash:  # a sum of one named as a product of the other: renaming would confuse them
-        return None, None, None
 
     def products_renamed(terms: Terms) -> Terms:
         return {renamed.get(name, name): coef for name, coef in terms.items()}
 
     mine, theirs = sides(algorithm), sides(other)
     theirs = (theirs[0], theirs[1], [products_renamed(form) for form in theirs[2]])
-    left, right, outputs = written(other)
+    # its sums renumbered first, under a prefix no product of either takes: a sum named as a product (X1 of
+    # one, X1 of the other) had been confused with it, and every side refused
+    taken = set(renamed) | set(renamed.values())
+    left, right, outputs = (renumbered(side, free_prefix(letter, taken)) for side, letter in zip(written(other), "XYZ"))
     outputs = Side([(name, products_renamed(terms)) for name, terms in outputs.sums], [products_renamed(f) for f in outputs.forms])
     return tuple(side if same == given else None for side, same, given in zip((left, right, outputs), mine, theirs))
 

@@ -209,6 +209,22 @@ def test_a_program_of_another_scheme_or_order_gives_no_side(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_a_program_whose_sums_are_named_as_the_products_still_gives_its_sides(tmp_path):
+    """grey234 with its products renamed X1..X20 refused grey234's optimized program (sums X1.., products
+    M1..) as computing none of its sides: a sum named as a product only clashed by name (a hunt)."""
+    import re
+
+    source = tmp_path / "gx.bl"
+    source.write_text(re.sub(r"\bM(\d+)\b", r"X\1", (Path(bilinear.__file__).parents[1] / "algorithms" / "grey234.bl").read_text()))
+    renamed = bilinear.load(source).algorithm("grey234")
+    optimized, _ = optimize(SHIPPED["grey234"], seeds=0)
+    assert {s.name for s in optimized.sums} & {p.name for p in renamed.products}  # the clash the test is about
+    left, right, outputs = borrowed(renamed, optimized)
+    assert left is not None and right is not None and outputs is not None
+    result, _ = optimize(renamed, seeds=0, also=(optimized,))
+    assert report_algorithm(result).ok
+
+
 def test_grey333_beats_fast_matmul_eliminated_file():
     """fast-matmul's eliminated grey333 (file name: 125 nonzeros) writes 70 additions."""
     result, _ = optimize(SHIPPED["grey333"], seeds=8)
