@@ -274,6 +274,8 @@ def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, tabl
         device: the name of the GPU the product runs on: cuBLAS where the table does not hold for it
             (None: decide as on the table's own GPU).
     """
+    # np.float64 or np.dtype("float64") as "float64", as compile takes them (np.float64 had gone to cuBLAS)
+    dtype = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or getattr(dtype, "__name__", dtype)
     if table is None:
         return _committed_choice(m, k, n, dtype, row_major, device, table_path())
     return _choose(m, k, n, dtype, row_major, table, device)

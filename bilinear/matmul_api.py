@@ -379,7 +379,9 @@ def _host_matmul(A: np.ndarray, B: np.ndarray, out, alpha: float, beta: float, i
             raise ValueError("beta ≠ 0 needs out= (the C to accumulate into)")
         out = np.zeros((A.shape[0], B.shape[1]), dtype=A.dtype)
     elif not isinstance(out, np.ndarray) or out.shape != (A.shape[0], B.shape[1]) or out.dtype != A.dtype:
-        raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix")
+        given = (f"a {type(out).__name__}" if not isinstance(out, np.ndarray) else dtype_shown(out.dtype)
+                 if out.shape == (A.shape[0], B.shape[1]) else f"{'x'.join(map(str, out.shape))} {dtype_shown(out.dtype)}")
+        raise ValueError(f"out must be a {A.shape[0]}x{B.shape[1]} {A.dtype} NumPy matrix, not {given}")
     else:
         check_writable(out, "out")
         check_out_apart(out, A, B)

@@ -234,3 +234,14 @@ def test_the_committed_table_runs_an_in_place_schedule_from_16384(n, dtype, choi
     from bilinear.dispatch import in_place_choice
 
     assert in_place_choice(n, n, n, dtype) == choice
+
+
+def test_a_numpy_dtype_is_dispatched_as_its_name():
+    """np.float64 went to cuBLAS "as TSM2 kernels take row-major float32/float64 only", where "float64" chose the
+    recursive product (a hunt); compile takes NumPy dtypes too."""
+    import numpy as np
+
+    for dtype in ("float64", "float32"):
+        assert dispatch(16384, 16384, 16384, np.dtype(dtype).type) == dispatch(16384, 16384, 16384, dtype)
+        assert dispatch(16384, 16384, 16384, np.dtype(dtype)) == dispatch(16384, 16384, 16384, dtype)
+    assert dispatch(64, 64, 64, np.int32).reason == "TSM2 kernels take row-major float32/float64 only"

@@ -7,8 +7,10 @@ import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
+import bilinear
 from bilinear import matmul_api as api
 from bilinear.matmul_api import Room
 from bilinear.runtime import graph_cache
@@ -145,3 +147,17 @@ def test_a_fast_product_on_one_gpu_leaves_the_others_workspace_alone(product, mo
     api._keep_workspace_of(product)
     assert other_events == [("released", None)]  # same_gpu's alone
     assert api._LAST_FAST == {1: product}
+
+
+@pytest.mark.parametrize("out, said", [
+    (np.zeros((3, 3), ">f8"), ">f8 (float64 in the other byte order)"),
+    (np.zeros((3, 3), np.float32), "float32"),
+    (np.zeros((3, 4)), "3x4 float64"),
+    ([[0.0] * 3] * 3, "a list"),
+])
+def test_a_numpy_matmul_out_that_does_not_fit_says_what_it_is(out, said):
+    """A big-endian 3x3 float64 out was refused as "out must be a 3x3 float64 NumPy matrix" (a hunt)."""
+    A, B = np.ones((3, 3)), np.ones((3, 3))
+    with pytest.raises(ValueError) as caught:
+        bilinear.matmul(A, B, out=out)
+    assert str(caught.value).startswith(f"out must be a 3x3 float64 NumPy matrix, not {said}"), caught.value
