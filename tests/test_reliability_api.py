@@ -531,11 +531,19 @@ def test_a_hand_built_algorithm_is_checked_as_a_file_would_be(edit, message):
     (lambda a, changed: {"declared_rank": "7"}, r"^algorithm strassen's declared rank must be a whole number or None, not '7'$"),
     (lambda a, changed: {"outputs": (changed(a.outputs[0], form="M1"), *a.outputs[1:])},
      r"^algorithm strassen: output C11's form must be a Form, not 'M1'$"),
-], ids=["int-name", "spaced-name", "no-name", "rank-as-text", "text-output"])
+    (lambda a, changed: {"products": (changed(a.products[0], left=Form((("A11", np.int64(1)), ("A22", np.int64(1))))),
+                                      *a.products[1:])},
+     r"^algorithm strassen: product M1's left factor has A11's coefficient 1 of type int64, not an int or Fraction "
+     r"\(Form\.of converts NumPy's whole numbers\)$"),
+    (lambda a, changed: {"outputs": (changed(a.outputs[0], form=Form((("M1", 1.0), ("M4", 1), ("M5", -1), ("M7", 1)))),
+                                     *a.outputs[1:])},
+     r"^algorithm strassen: output C11's form has M1's coefficient 1\.0 of type float, not an int or Fraction"),
+], ids=["int-name", "spaced-name", "no-name", "rank-as-text", "text-output", "numpy-int", "float"])
 def test_a_hand_built_algorithm_of_the_wrong_types_is_refused_by_name(edit, message):
     """name=5 verified, then compile raised "'int' object is not iterable" and optimize an AttributeError;
     name=None made a schedule 'None_inplace'; a rank "7" was said to differ from 7; a factor None ended
-    in AttributeError (a hunt)."""
+    in AttributeError; a NumPy int64 coefficient verified, then compile raised a TypeError from Fraction's hash,
+    and a float one an AttributeError (hunts)."""
     from bilinear.optimize import optimize
 
     algorithm = _edited_strassen(edit)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reprlib
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .form import Form
 from .names import IDENTIFIER, LONGEST_NAME, Shape, Span
@@ -93,3 +94,8 @@ def check_built_types(algorithm: Algorithm) -> None:
     for what, form in parts:
         if not isinstance(form, Form):
             raise TypeError(f"algorithm {name}: {what} must be a Form, not {reprlib.repr(form)}")
+        # exact numbers only: NumPy's int64 broke Fraction's hash in compile, a float the verifier
+        for term, coef in form.terms:
+            if type(coef) not in (int, Fraction):
+                raise TypeError(f"algorithm {name}: {what} has {term}'s coefficient {str(coef)[:40]} of type "
+                                f"{type(coef).__name__}, not an int or Fraction (Form.of converts NumPy's whole numbers)")
