@@ -1319,6 +1319,16 @@ def test_a_broadcast_view_is_called_one(array, said):
     assert f"; {said}: pass np.ascontiguousarray(A)" in str(refused.value)
 
 
+def test_one_strided_row_is_not_called_a_broadcast_view():
+    """x[::2][None, :] was refused as "a broadcast view" for its one row's stride of 0 (a hunt): a stride of 0
+    broadcasts only along a dimension longer than 1."""
+    product = bilinear.compile("strassen", backend="numpy")
+    with pytest.raises(ValueError) as refused:
+        product(np.arange(12.0)[::2][None, :], np.ones((6, 6)))
+    assert "; A steps 0 elements a row and 2 a column (a column slice with a step): pass np.ascontiguousarray(A)" \
+        in str(refused.value)
+
+
 def test_dlpack_objects_numpy_cannot_read_are_value_errors():
     """NumPy raises RuntimeError ("Unsupported dtype in DLTensor", "Unsupported device in DLTensor"), which
     matmul's host check and a compiled product let through as they came."""

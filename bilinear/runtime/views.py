@@ -207,7 +207,9 @@ def layout_refusal(view: View, name: str, module: str) -> str:
         row_bytes, col_bytes = view.strides
         why = (f"{name} steps {row_bytes} bytes a row and {col_bytes} a column, not whole {view.itemsize}-byte elements "
                "(a field of a structured array, or a view as another dtype)")
-    elif 0 in (rows, cols):  # np.broadcast_to: one element, row or column read again and again
+    # np.broadcast_to: one element, row or column read again and again (along a dimension longer than 1:
+    # x[::2][None, :] has a row stride of 0 and one row)
+    elif any(step == 0 and extent > 1 for step, extent in zip((rows, cols), view.shape)):
         why = f"{name} steps {rows} element{'s' * (abs(rows) != 1)} a row and {cols} a column (a broadcast view)"
     elif cols != 1:
         layout = "transposed or Fortran-ordered" if abs(rows) == 1 else "a column slice with a step"
