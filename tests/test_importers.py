@@ -810,7 +810,7 @@ def test_long_double_coefficients_are_read_without_rounding_to_float64(tmp_path)
 
 def test_long_double_integers_beyond_float64_are_read_exactly(tmp_path):
     """(2^60 + 1)·a·b − 2^60·a·b is the ⟨1,1,1⟩ product only when the last bit of 2^60 + 1 is kept: read
-    through float64 it was 0."""
+    through float64 it would be 0 (whole numbers went through int() and kept it; this guards _exact's rewrite)."""
     if np.finfo(np.longdouble).nmant < 60:
         pytest.skip("this platform's long double is float64")
     big = np.longdouble(2) ** 60

@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import Iterable, Union
 
 from .form import Form, format_coefficient
-from .names import OPERANDS, Span
+from .names import OPERANDS, Span, operand_of
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,11 @@ class Schedule:
     @property
     def restores(self) -> bool:
         return "restore" in self.properties
+
+    @property
+    def writes_inputs(self) -> bool:
+        """Whether some statement writes an A or B block (an in-place schedule may only add into C)."""
+        return any(isinstance(s, Update) and operand_of(s.target) in ("A", "B") for _, s in self.statements())
 
     def temporary(self, name: str) -> Temporary | None:
         return next((t for t in self.temporaries if t.name == name), None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import Multiply, Stage, Temporary, Update, operand_of, parse_block
+from ..ir import Multiply, Stage, Temporary, parse_block
 from .elementwise import VECTOR, ElementwiseKernel
 from .host_code import (
     BreadthCode,
@@ -77,12 +77,7 @@ def writes_inputs(lowered: Lowered) -> bool:
 def levels_write_inputs(levels) -> bool:
     """Whether some of these levels' schedules (their accumulating fallbacks too) write A or B blocks."""
     plans = [p for plan in levels for p in (plan, plan.accumulate_fallback) if p is not None]
-    return any(
-        isinstance(s, Update) and operand_of(s.target) in ("A", "B")
-        for plan in plans
-        for stage in plan.schedule.stages
-        for s in stage.statements
-    )
+    return any(plan.schedule.writes_inputs for plan in plans)
 
 
 class _Host:

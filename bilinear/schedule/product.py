@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from ..compose import nested
 from ..ir import Form, Multiply, Schedule, Shape, Stage, Update
-from ..ir.names import LONGEST_NAME, block_name, operand_of, parse_block
+from ..ir.names import LONGEST_NAME, block_name, parse_block
 
 
 class ScheduleProductError(ValueError):
@@ -36,8 +36,7 @@ C_REFUSAL = ("the inner schedule's element-wise statements touch C, which an out
 def _gives_inputs_back(schedule: Schedule) -> bool:
     """It declares `restore`, or writes neither A nor B (an in-place schedule may only add into C: verify
     says it gives them back, and a schedule product took it for one that changes them)."""
-    return schedule.restores or not any(isinstance(s, Update) and operand_of(s.target) in ("A", "B")
-                                        for stage in schedule.stages for s in stage.statements)
+    return schedule.restores or not schedule.writes_inputs
 
 
 def schedule_product(outer: Schedule, outer_shape: Shape, inner: Schedule, inner_shape: Shape,
