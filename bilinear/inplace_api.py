@@ -29,7 +29,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
             seed: int = 0, name: str | None = None, cost: Callable[[Schedule], object] | None = None) -> Program:
     """``source``'s algorithm (a path, a shipped name, a loaded program's main algorithm, or one
     Algorithm) with an in-place schedule derived for it: C += A·B with no workspace, A and B
-    restored; the cheapest by ``cost`` (default :func:`moved`) of the written order of its products,
+    restored; the cheapest by ``cost`` (default, or ``cost=moved``: :func:`moved`) of the written order of its products,
     ``tries - 1`` shuffled ones and ``steps`` steps of a local search from the cheapest (``seed``); or
     each order once, and no search, where the products have no more than ``tries`` orders.
     Pass the result to :func:`bilinear.compile`.
@@ -59,6 +59,8 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
                           for label, value, least in (("tries", tries, 1), ("steps", steps, 0), ("seed", seed, 0)))
     if cost is not None and not callable(cost):  # (a falsy one, 0, had been taken for no cost at all)
         raise TypeError(f"cost must be a function of a Schedule, not {cost!r}")
+    if cost is moved:  # the default named: it takes the algorithm too, which the search does not pass
+        cost = None
     ranked = _compared(cost) if cost is not None else (lambda candidate: moved(candidate, algorithm))
     schedule = inplace_schedule(algorithm, ranked, tries, seed, name, steps)
     if (check := verify_schedule(schedule, algorithm)).errors:  # a bug in the derivation: never returned

@@ -284,6 +284,16 @@ def test_the_python_api_says_which_costs_cannot_be_compared():
         bilinear.inplace(three, cost=lambda _, values=iter([1, "x", 2, 3, 4, 5]): next(values))
 
 
+def test_the_default_cost_passed_by_name_is_the_default():
+    """README names the default cost, ``moved``, which takes the algorithm as well; passed as
+    ``cost=moved`` it raised Python's "missing 1 required positional argument" (session 72 left it)."""
+    from bilinear.inplace_api import moved
+
+    strassen = bilinear.load("strassen")
+    named = bilinear.inplace(strassen, cost=moved, tries=4, steps=8)
+    assert named.main == bilinear.inplace(strassen, tries=4, steps=8).main
+
+
 def test_the_python_api_takes_numpy_integers_for_tries_steps_and_seed():
     """tries=np.int64(4) was refused as "not a whole number", where compile takes levels=np.int64(2)."""
     strassen = bilinear.load("strassen")
