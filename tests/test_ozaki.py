@@ -560,6 +560,18 @@ def test_strassen_on_residues_emulated_is_the_plain_scheme_bitwise(monkeypatch, 
     assert runner.workspace_bytes == ozaki.workspace_bytes(m, min(k, chunk), n, count, scaling=scaling, residue_levels=1)
 
 
+def test_a_limit_refusal_on_numpy_does_not_blame_the_ozaki_leaves_for_bytes_they_do_not_take():
+    """On NumPy the Ozaki leaves take no workspace, so the bytes refused are the levels' own; the
+    refusal had said "(its Ozaki leaves one element of C at a time too)" all the same (a hunt)."""
+    product = bilinear.compile("strassen", levels=2, leaf="ozaki", backend="numpy", workspace_limit=100)
+    A, B = np.ones((37, 50)), np.ones((50, 21))
+    with pytest.raises(ValueError) as refused:
+        product(A, B)
+    assert str(refused.value) == ("a 37x50 @ 50x21 product with strassen needs 6944 bytes of workspace even "
+                                  "depth-first, more than the limit of 100; raise the limit or use an in-place "
+                                  "schedule such as msmes")
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 @pytest.mark.parametrize("residue_levels", [0, 1])
 @pytest.mark.parametrize(("shape", "offset"), [((37, 53, 29), 0), ((16, 64, 24), 1), ((9, 200, 7), 0)])

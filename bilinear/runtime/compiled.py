@@ -94,7 +94,8 @@ class CompiledProduct(NotPickled):
             if self._fits_in_tiles(last, M, K, N, limit):
                 return last
         needed = last.workspace_bytes(M, K, N)
-        tiled = " (its Ozaki leaves one element of C at a time too)" if self.lowered.options.leaf == "ozaki" else ""
+        leaves_take = needed > call_workspace_bytes(last.lowered, M, K, N)  # (on NumPy the Ozaki leaves take none)
+        tiled = " (its Ozaki leaves one element of C at a time too)" if last.leaf_takes_budget and leaves_take else ""
         levels = last.lowered.levels
         holding = list(dict.fromkeys(plan.algorithm.name for plan in levels if not plan.schedule.inplace))
         instead = (f"in-place schedules for {', '.join(holding)} too" if any(plan.schedule.inplace for plan in levels)
