@@ -787,6 +787,26 @@ def test_an_overwrite_schedule_that_reads_c_first_is_told_once_not_again_at_each
         (3, "`A11 * B11 -> +C11` reads C11, which holds C's original content (C11⁰)")]
 
 
+RSMM = (ROOT / "algorithms" / "rsmm.bl").read_text()
+
+
+@pytest.mark.parametrize(("old", "new", "errors"), [
+    ("stage p1:  C22 = X * Y", "stage p1:  C22 += X * Y", [(12, "`X * Y -> +C22` reads C22, which holds C's original "
+                                                              "content (C22⁰)")]),
+    ("stage s1:  X = A21 + A22;  ", "stage s1:  ", [(12, "X is read before anything is written to it")]),
+])
+def test_one_mistake_in_a_schedule_is_told_once_not_again_where_what_it_skipped_is_read(tmp_path, old, new, errors):
+    """A statement refused is not simulated, and what it would have written had kept its old value:
+    `C12 = C21 + C22` after a refused write of C22 was skipped, and line 17's `+C12` was then said to
+    read C12⁰; a missing `X = ...` gave 11 errors, "never computes P3" of three products computed,
+    and a note to add a product into C12 that would have broken the schedule (a hunt)."""
+    path = tmp_path / "rsmm.bl"
+    path.write_text(RSMM.replace(old, new), encoding="utf-8")
+    (tmp_path / "winograd.bl").write_text((ROOT / "algorithms" / "winograd.bl").read_text(), encoding="utf-8")
+    (entry,) = [e for e in bilinear.verify(path).entries if not e.ok]
+    assert [(e.span.line, e.message.split(";")[0]) for e in entry.errors] == errors
+
+
 def test_a_keyword_used_as_a_name_is_told_so(tmp_path):
     """`algorithm = ...` said only "unexpected '='; expected a name"; `temp stage: A` was taken, and
     failed where it was used."""

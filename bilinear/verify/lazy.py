@@ -41,8 +41,8 @@ class LazySimulation(_Simulation):
         total: dict[str, Fraction | int] = {}
         for name, coef in form.terms:
             value = self.values.get(name)
-            if value is None:
-                return super().read(form, stage, statement)  # reports the unwritten buffer
+            if value is None or name in self.unknown:
+                return super().read(form, stage, statement)  # reports the unwritten buffer, or skips
             coef = coef.numerator if coef.denominator == 1 else coef  # int arithmetic where it can
             for inner, inner_coef in value.terms:
                 inner_coef = inner_coef.numerator if inner_coef.denominator == 1 else inner_coef

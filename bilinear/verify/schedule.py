@@ -19,33 +19,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..diagnostics import Diagnostic
-from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, format_coefficient, operand_of
-from ..ir.schedule import target_text
+from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, operand_of
 from .algorithm import describe_difference
+from .blame import dropped_c, wrong_weight
 from .conflicts import stage_conflicts
 from .expand import Expansion, bilinear, classical, expansion_of
 from .shape_condition import BLOCK_DIMS, KIND_WORDS, ShapeCondition
-
-def original_c(block: str) -> str:
-    return f"{block}⁰"
-
-
-def kind_of(value: Form) -> str | None:
-    """'A', 'B' or 'C' for a buffer value; ``None`` for zero; '?' when it mixes kinds."""
-    kinds = {"C" if "*" in atom or atom.endswith("⁰") else operand_of(atom) for atom in value.names()}
-    if not kinds:
-        return None
-    return kinds.pop() if len(kinds) == 1 else "?"
-
-
-@dataclass(frozen=True)
-class ProductUse:
-    """A product statement and the algorithm product it computes: ``left*right == scale·M``."""
-
-    stage: str
-    statement: Multiply
-    product: str | None
-    scale: Fraction
+from .simulated import ProductUse, kind_of, original_c
 
 
 @dataclass(frozen=True)
@@ -67,10 +47,6 @@ def _where(stage: Stage, statement: Statement) -> str:
     return f"`{statement}` ({line}stage {stage.name})"
 
 
-def _line_of(statement: Statement) -> str:
-    return f" (line {statement.span.line})" if statement.span else ""
-
-
 class _Simulation:
     def __init__(self, schedule: Schedule, algorithm: Algorithm):
         self.schedule = schedule
@@ -87,9 +63,11 @@ class _Simulation:
         # each buffer's block shape: a block's own operand, a temporary's declared one
         self.like = {name: operand_of(name) for name in self.values} | {t.name: t.like for t in schedule.temporaries}
         self.catalogue = self._catalogue()
-        # blocks whose poisoned read was reported: the refused statement is not simulated, so their
-        # later reads and final values would report that one mistake again
-        self.refused: set[str] = set()
+        # buffers whose value is not known: one whose read was refused (unwritten, or C's poisoned
+        # content), and what a refused statement would have written, as it is not simulated; their
+        # reads and final values would report that one mistake again (a statement reading one is skipped)
+        self.unknown: set[str] = set()
+        self.skipped_products = 0  # product statements skipped so: which products they compute is not known
 
     def _catalogue(self) -> dict[tuple[Form, Form], list[tuple[str, Fraction]]]:
         """Products keyed by their factors scaled so the first coefficient is 1, in the algorithm's
@@ -110,8 +88,11 @@ class _Simulation:
         total = Form()
         for name, coef in form.terms:
             value = self.values.get(name)
+            if name in self.unknown:
+                return None
             if value is None:
                 self.error(f"{name} is read before anything is written to it", statement)
+                self.unknown.add(name)
                 return None
             total = total + value.scale(coef)
             if self._poisoned(name, value, statement):
@@ -131,9 +112,7 @@ class _Simulation:
         original = sorted(atom for atom in value.names() if atom.endswith("⁰"))
         if not original:
             return False
-        if buffer in self.refused:
-            return True
-        self.refused.add(buffer)
+        self.unknown.add(buffer)
         self.error(
             f"`{statement}` reads {buffer}, which holds C's original content ({', '.join(original)}); "
             "an overwrite schedule must never read it: C may hold NaN or inf, which no later subtraction cancels",
@@ -158,6 +137,7 @@ class _Simulation:
         elif operand is None and kind not in (None, self.like[target]):
             self._note_shape_condition(target, kind)
         self.values[target] = value
+        self.unknown.discard(target)
         self.writers.setdefault(target, []).append((stage, statement))
 
     def _note_shape_condition(self, buffer: str, kind: str, read: bool = False) -> None:
@@ -169,6 +149,7 @@ class _Simulation:
     def run_update(self, stage: Stage, statement: Update) -> None:
         value = self.read(statement.form, stage, statement)
         if value is None:
+            self.unknown.add(statement.target)
             return
         # A kernel reads each buffer over its target's shape; a write gave a condition unless it wrote 0.
         for name in statement.form.names():
@@ -184,27 +165,35 @@ class _Simulation:
         left = self.read(statement.left, stage, statement)
         right = self.read(statement.right, stage, statement)
         if left is None or right is None:
-            return
+            return self.skip(statement)
         for side, value, want in (("left", left, "A"), ("right", right, "B")):
             if kind_of(value) != want:
                 self.error(
                     f"the {side} factor of `{statement}` holds {value or '0'}, not {KIND_WORDS[want]}",
                     statement,
                 )
-                return
+                return self.skip(statement)
         self.uses.append(self.identify(stage, statement, left, right))
         product = self.product_value(left, right)
         for target, coef in statement.targets.terms:
             before = Form() if statement.overwrite else self.values.get(target)
-            if before is None:
-                self.error(f"`{statement}` accumulates into {target} before anything is written to it", statement)
+            if before is None or (not statement.overwrite and target in self.unknown):
+                if target not in self.unknown:
+                    self.error(f"`{statement}` accumulates into {target} before anything is written to it", statement)
+                self.unknown.add(target)
                 continue
             if not statement.overwrite and self._poisoned(target, before, statement):
                 continue
             if kind_of(before) not in (None, "C"):
                 self.error(f"`{statement}` adds a product into {target}, which holds {before}", statement)
+                self.unknown.add(target)
                 continue
             self.write(target, before + product.scale(coef), stage, statement)
+
+    def skip(self, statement: Multiply) -> None:
+        """A product statement refused before its product was known: its targets' values are not."""
+        self.unknown.update(statement.writes())
+        self.skipped_products += 1
 
     def product_value(self, left: Form, right: Form) -> Form:
         """What a product statement adds (times its coefficient) into each target."""
@@ -290,6 +279,8 @@ class _Simulation:
                     f"{use.product} was already computed by `{used[use.product].statement}` in stage {used[use.product].stage}",
                 )
             used[use.product] = use
+        if self.skipped_products:  # a skipped statement may compute any product; its error is said
+            return
         for product in self.algorithm.products:
             if product.name not in used and self.expansion.uses[product.name]:  # one no output uses may be skipped
                 self.error(f"schedule {self.schedule.name} never computes {product.name} = {_product_text(self.expansion, product.name)}", None)
@@ -303,9 +294,11 @@ class _Simulation:
                 if not self.schedule.overwrites_c:
                     expected = expected + Form.symbol(original_c(block))
                 actual = self.values[block]
-                if actual != expected and block not in self.refused:
-                    last = self.writers.get(block, [(None, None)])[-1][1]
-                    culprit, why = self._dropped_c(block, expected - actual) or self._wrong_weight(block) or (last, ())
+                if actual != expected and block not in self.unknown:
+                    writes = self.writers.get(block, [])
+                    last = writes[-1][1] if writes else None
+                    culprit, why = (dropped_c(self.schedule, writes, block, expected - actual)
+                                    or wrong_weight(self.expansion, writes, self.uses, block) or (last, ()))
                     self.error(
                         f"{block} ends holding {actual or '0'} but must hold {expected}; "
                         f"{describe_difference(actual, expected)}",
@@ -313,57 +306,6 @@ class _Simulation:
                         *why,
                         *self._written_by(block),
                     )
-
-    def _dropped_c(self, block: str, missing: Form) -> tuple[Statement, tuple[str]] | None:
-        """The statement that set ``block`` in an accumulating schedule, where what the block misses
-        is exactly its original content (`C11 = A11 * B11` where the schedule computes C += A·B)."""
-        if self.schedule.overwrites_c or missing != Form.symbol(original_c(block)):
-            return None
-        setting = next((statement for _, statement in self.writers.get(block, ())
-                        if (statement.overwrite if isinstance(statement, Multiply) else block not in statement.form.names())),
-                       None)
-        if setting is None:
-            return None
-        return setting, (f"schedule {self.schedule.name} accumulates into C (C += A·B, the default), and `{setting}` sets "
-                         f"{block}, dropping its original content: declare the schedule `overwrite` to compute C = A·B, "
-                         "or write += there",)
-
-    def _wrong_weight(self, block: str) -> tuple[Multiply, tuple[str]] | None:
-        """Where only product statements add into ``block``, the one that adds its product times another
-        coefficient than the algorithm's output has, 0 where it leaves the block out of its targets (the
-        statement that last wrote the block may be right).  A product computed by several statements is
-        weighed by what they add together (each alone may be right with the others: +C11, then +C22)."""
-        if not all(isinstance(statement, Multiply) and not statement.overwrite for _, statement in self.writers.get(block, [])):
-            return None
-        weights = dict(zip((product.name for product in self.algorithm.products), self.expansion.weights))
-        by_product: dict[str, list[ProductUse]] = {}
-        for use in (use for use in self.uses if use.product is not None):
-            by_product.setdefault(use.product, []).append(use)
-        for product, uses in by_product.items():
-            want = weights[product].coefficient(block)
-            if sum(use.scale * use.statement.targets.coefficient(block) for use in uses) != want:
-                return self._weight_culprit(uses, block, want)
-        return None
-
-    def _weight_culprit(self, uses: list[ProductUse], block: str, want: Fraction) -> tuple[Multiply, tuple[str]]:
-        """Of the statements that compute one product, the one to blame for too much or too little of it
-        in ``block``: the last that adds it there, else the first (which leaves the block out)."""
-        naming = [use for use in uses if block in use.statement.targets.names()]
-        culprit = naming[-1] if naming else uses[0]
-        return culprit.statement, (self._weight_note(culprit, block, want, naming[:-1]),)
-
-    def _weight_note(self, use: ProductUse, block: str, want: Fraction, besides: list[ProductUse]) -> str:
-        """What ``use``'s statement and the others computing its product (``besides``) add into ``block``
-        and what the algorithm's output has, or, where the statement leaves the block out, the target it needs."""
-        expected = f"{self.algorithm.name}'s {block} has it times {format_coefficient(want)}"
-        if block in use.statement.targets.names():
-            added = [f"`{each.statement}`{_line_of(each.statement)} adds it times "
-                     f"{format_coefficient(each.scale * each.statement.targets.coefficient(block))}" for each in besides]
-            have = format_coefficient(use.scale * use.statement.targets.coefficient(block))
-            return f"`{use.statement}` adds {use.product} to {block} times {have}{''.join(', and ' + a for a in added)}; {expected}"
-        *others, last = use.statement.targets.names()
-        into = f"{', '.join(others)} and {last}" if others else last
-        return f"`{use.statement}` adds {use.product} to {into} only; {expected}: add {target_text(block, want / use.scale)}"
 
     def _written_by(self, buffer: str) -> tuple[str, ...]:
         writes = self.writers.get(buffer, [])
@@ -374,7 +316,7 @@ class _Simulation:
             return
         shape = self.algorithm.shape
         for block in (*shape.blocks("A"), *shape.blocks("B")):
-            if self.values[block] != Form.symbol(block):
+            if self.values[block] != Form.symbol(block) and block not in self.unknown:
                 last = self.writers[block][-1][1]
                 self.error(
                     f"{block} ends holding {self.values[block] or '0'}; `restore` needs it to end as {block}",
