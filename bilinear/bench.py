@@ -187,6 +187,13 @@ def plot_series(results: list[BenchResult]) -> dict[tuple[str, int | str, str], 
     return dict(sorted(series.items(), key=lambda item: tuple(map(str, item[0]))))
 
 
+def series_label(name: str, levels: int | str, leaf: str) -> str:
+    """A line's legend entry, its ``$`` escaped: matplotlib reads text between two as mathematics
+    (a path in a name, `x$^$y`, failed to parse after every timing)."""
+    shown = name.replace("$", r"\$")
+    return f"{shown} {'levels auto' if levels == 'auto' else f'L{levels}'} {leaf}"
+
+
 def plot(results: list[BenchResult], path: Path) -> None:
     """Effective TFLOP/s against n, one panel per dtype: a colour per scheme, a marker per level
     count, solid lines for cuBLAS leaves and dotted for fused ones; cuBLAS itself in black."""
@@ -207,7 +214,7 @@ def plot(results: list[BenchResult], path: Path) -> None:
         for (name, levels, leaf), rows in plot_series(of_dtype).items():
             axis.plot([r.N for r in rows], [r.ours_tflops for r in rows], color=colours[name],
                       marker=_MARKERS.get(levels, "x"), linestyle="-" if leaf == "cublas" else ":",
-                      label=f"{name} {'levels auto' if levels == 'auto' else f'L{levels}'} {leaf}")
+                      label=series_label(name, levels, leaf))
         library: dict[int, list[float]] = {}
         for r in of_dtype:
             library.setdefault(r.N, []).append(r.library_tflops)

@@ -184,7 +184,7 @@ def run_bench(args) -> int:
     backend = make_backend(args.backend)
     configurations = _once(list(_configurations(args)), console)
     _check_before_measuring(args, configurations, backend)
-    programs = {path: load_input_noting(args, path) for path, *_ in configurations}
+    programs = {path: load_input_noting(args, path) for path in dict.fromkeys(path for path, *_ in configurations)}
     for path, program in programs.items():
         note_unused_definitions(args.command, path, program)
     names = _names(programs)

@@ -487,3 +487,32 @@ def test_a_row_is_written_before_it_is_printed(capsys, tmp_path, monkeypatch):
     code, _, err = _run(capsys, "strassen", "-n", "16", "--levels", "1", "--backend", "numpy", "--json", str(results))
     assert code == 1
     assert [row["N"] for row in json.loads(results.read_text())["results"]] == [16]
+
+
+def test_each_input_is_read_and_verified_once_not_once_per_configuration(capsys, monkeypatch):
+    """Every size, dtype and level count read its file again, and said its notes again: four
+    configurations of a PLinOpt scheme printed its "alternative basis" note four times (a hunt)."""
+    from bilinear import bench_cli
+
+    read = []
+    loading = bench_cli.load_input_noting
+    monkeypatch.setattr(bench_cli, "load_input_noting", lambda args, path: read.append(path) or loading(args, path))
+    code, _, err = _run(capsys, STRASSEN, str(ROOT / "algorithms" / "winograd.bl"), "-n", "8", "12", "--levels", "0",
+                        "1", "--repeat", "1", "--backend", "numpy")
+    assert code == 0, err
+    assert sorted(Path(path).name for path in read) == ["strassen.bl", "winograd.bl"]
+
+
+def test_a_plot_takes_a_label_with_dollar_signs_as_text(tmp_path):
+    """Two inputs naming one scheme are labelled by their paths, and matplotlib read `x$^$y` as
+    mathematics: its parse error came after every timing, and a pair that parsed drew another
+    name (a hunt)."""
+    pytest.importorskip("matplotlib")
+    from bilinear.bench import BenchResult, plot, series_label
+
+    row = BenchResult("s (x$^$y/s.bl)", "x$^$y/s.bl", 1, "cublas", "float64", 64, 64, 64, 1.0, 1.0, 1.0, 0.5, 0.5, 0,
+                      1e-16, 1e-16, 1.0)
+    picture = tmp_path / "dollars.png"
+    plot([row], picture)
+    assert picture.stat().st_size > 1000
+    assert series_label("s (x$^$y/s.bl)", 1, "cublas") == r"s (x\$^\$y/s.bl) L1 cublas"
