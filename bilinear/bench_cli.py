@@ -18,7 +18,7 @@ from .bench import BenchResult, bench_one, plot, write_json
 from .diagnostics import brief
 from .cli_args import ascii_number, bench_levels, load_input_noting, note_unused_definitions, scheme_path
 from .frontend.loader import read_source
-from .measure import bound_verdict, growth_in, ratio_text
+from .measure import bound_verdict, figures_text, growth_in, ratio_text
 from .model import choose_levels
 from .bench_outputs import STDOUT
 from .runtime.ceilings import measure_ceilings
@@ -296,7 +296,7 @@ def _model(r: BenchResult) -> str:
 
 def _ms(value: float) -> str:
     """Milliseconds to a hundredth, and below one to three figures: a CPU's 16³ product had been 0.00."""
-    return f"{value:.2f}" if value >= 1 else f"{value:.3g}"
+    return figures_text(value, 2)
 
 
 def _line(r: BenchResult) -> str:
@@ -333,7 +333,7 @@ def _table(results: list[BenchResult]) -> Table:
 
 def _tflops(rate: float) -> str:
     """A GPU's tens of TFLOP/s to a tenth; a CPU's hundredths and less to three digits (they were all 0.0)."""
-    return f"{rate:.1f}" if rate >= 1 else f"{rate:.3g}"
+    return figures_text(rate, 1)
 
 
 def _stage_table(result: BenchResult) -> Table:

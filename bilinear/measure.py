@@ -320,6 +320,12 @@ def time_device(call: Callable[[], None], xp: Any, repeat: int = 5, warmup: int 
     return time_interleaved([call], xp, repeat, warmup)[0]
 
 
+def figures_text(value: float, decimals: int) -> str:
+    """``value`` to ``decimals`` places, and below one to three figures: a CPU's times, rates and
+    bytes had all printed as 0.0."""
+    return f"{value:.{decimals}f}" if value >= 1 else f"{value:.3g}"
+
+
 def ratio_text(value: float) -> str:
     """A speed ratio to three decimals, and below a tenth to three figures: 0.00014, not 0.000."""
     return f"{value:.3f}" if value >= 0.1 else f"{value:.3g}"

@@ -1609,3 +1609,17 @@ def test_bench_gpus_json_keeps_the_rows_of_a_run_cut_short(tmp_path, monkeypatch
     assert code != 0
     rows = json.loads(target.read_text())
     assert [row["dims"] for row in rows] == [[16, 16, 16]], rows
+
+
+def test_a_cpu_run_is_described_in_figures_that_are_not_all_zero():
+    """Every CPU run printed "0.0 TFLOP/s effective", a 0.02 ms reference and a speed-up of 0.000, and
+    0.00 GiB of memory: the single-device bench gives three figures below one, the distributed one
+    had fixed decimals (a hunt)."""
+    from bilinear.distributed.measure import DistributedResult
+
+    result = DistributedResult((16, 16, 16), "float64", 1, "strassen", 1e-16, 1e-15, 0.15525, 2.4e-5, 0, 6144,
+                               backend="numpy", levels_run=1, levels_requested=1)
+    lines = result.describe().splitlines()
+    assert lines[2] == ("  time            155.25 ms (5.28e-08 TFLOP/s effective); one rank's NumPy product 0.024 ms: "
+                        "speed-up 0.000155")
+    assert lines[3] == "  memory per rank (largest) 5.72e-06 GiB, of which workspace 0 GiB"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..measure import error_bound as measure_bound
-from ..measure import bound_verdict, growth_in, median, time_device, within_bound
+from ..measure import bound_verdict, figures_text, growth_in, median, ratio_text, time_device, within_bound
 from ..bench_outputs import WRITTEN_BY
 from ..runtime.run import growth_run, levels_run
 from .api import DistributedProduct
@@ -65,10 +65,11 @@ class DistributedResult:
                   if self.levels_run != self.levels_requested else []),
                 f"  relative error  {self.error:.3e}   (bound {self.bound:.3e})"
                 + bound_verdict(self.error, self.bound, self.trivial, growth_in(self.bound, self.dtype, K)),
-                f"  time            {self.seconds * 1e3:.2f} ms ({tflops:.1f} TFLOP/s effective); {reference} "
-                f"{self.one_gpu_seconds * 1e3:.2f} ms: speed-up {self.speedup:.3f}",
-                f"  memory per {device} (largest) {self.memory_bytes / 2**30:.2f} GiB, "
-                f"of which workspace {self.workspace_bytes / 2**30:.2f} GiB",
+                f"  time            {figures_text(self.seconds * 1e3, 2)} ms ({figures_text(tflops, 1)} TFLOP/s "
+                f"effective); {reference} {figures_text(self.one_gpu_seconds * 1e3, 2)} ms: speed-up "
+                f"{ratio_text(self.speedup)}",
+                f"  memory per {device} (largest) {figures_text(self.memory_bytes / 2**30, 2)} GiB, "
+                f"of which workspace {figures_text(self.workspace_bytes / 2**30, 2)} GiB",
             ]
         )
 
