@@ -18,6 +18,7 @@ from ..measure import (
     error_scale,
     extra_bytes,
     float64_reference,
+    kept_error,
     median,
     random_inputs,
     ratio_text,
@@ -53,12 +54,13 @@ class RunResult:
     inputs_written: bool = True  # False where no level that ran writes A or B (nothing to restore)
     multiplied: bool = True  # False for alpha = 0 or an empty product: no level runs whatever the size
     trivial: float = 1.0  # the error a C of zeros would have: a bound at or past it checks nothing
+    kept: float | None = None  # the error β·C alone would have (None for β = 0): nor one at or past it
     # a hybrid's schemes that ran, outermost first, the breadth-first ones so named (empty for one scheme)
     schemes_run: tuple[str, ...] = ()
 
     @property
     def within_bound(self) -> bool:
-        return within_bound(self.error, self.bound, self.trivial)
+        return within_bound(self.error, self.bound, min(self.trivial, math.inf if self.kept is None else self.kept))
 
     def _restoration_past(self) -> tuple[str, ...]:
         """The inputs whose restoration lost more than C's own bound (normwise): an exact restore can
@@ -94,7 +96,7 @@ class RunResult:
                 + (f"; ran {', then '.join(self.schemes_run)}" if self.schemes_run else "")
             ),
             f"  relative error  {self.error:.3e}   (reference library: {self.reference_error:.3e}; bound {self.bound:.3e})"
-            + bound_verdict(self.error, self.bound, self.trivial, self.growth),
+            + bound_verdict(self.error, self.bound, self.trivial, self.growth, self.kept),
             (
                 f"  time            {self.seconds * 1e3:.3f} ms   (reference library: {self.reference_seconds * 1e3:.3f} ms, "
                 f"ratio {ratio_text(self.reference_seconds / self.seconds)})"
@@ -273,7 +275,7 @@ def run_once(
     reference_call = _reference(product, A, B, C, reference, alpha, beta)
     reference_call()
     reference_error = relative_error(reference, exact, A, B, scale)
-    trivial = zero_error(exact, scale)
+    trivial, kept = zero_error(exact, scale), kept_error(exact, scale, beta, C)
     del exact
 
     # Each timed call adds beta·out to what the last one left: out may overflow (with a beta of 1e300)
@@ -294,6 +296,7 @@ def run_once(
         reference_error=reference_error,
         bound=error_bound(product.dtype, K, growth),  # growth holds every level that ran
         trivial=trivial,
+        kept=kept,
         seconds=median(ours),
         reference_seconds=median(theirs),
         extra_bytes=extra,
