@@ -48,10 +48,19 @@ BLOCK_ELEMENTS = 1 << 24
 
 
 def _row_blocks(matrix: Any):
-    """Slices of whole rows of about BLOCK_ELEMENTS elements, covering the matrix."""
+    """Index pairs of blocks of about BLOCK_ELEMENTS elements covering the matrix: whole rows, or parts
+    of one row where a row is longer (a 1×20,000,000 A's float64 temporaries had been whole rows)."""
     rows, columns = matrix.shape
     step = max(1, BLOCK_ELEMENTS // max(1, columns))
-    return (slice(start, start + step) for start in range(0, rows, step))
+    width = min(max(1, columns), BLOCK_ELEMENTS)
+    return ((slice(start, start + step), slice(left, left + width))
+            for start in range(0, rows, step) for left in range(0, max(1, columns), width))
+
+
+def check_bytes(M: int, K: int, N: int) -> int:
+    """Bytes the error and restoration checks' float64 temporaries take at once: about eight of one
+    block (:func:`restoration`'s)."""
+    return 8 * 8 * min(BLOCK_ELEMENTS, max(M * K, K * N, M * N))
 
 
 def _norm(matrix: Any, minus: Any = None, times: float = 1.0) -> float:
@@ -136,6 +145,21 @@ def _slices(X: Any, axis: int, K: int) -> list:
     return [*slices, rest]
 
 
+def _tile(rows: int, K: int) -> int:
+    """Rows of A (columns of B) :func:`exact_product` splits at a time: about BLOCK_ELEMENTS elements."""
+    return max(1, min(rows, BLOCK_ELEMENTS // K, -(-rows // 8)))
+
+
+def reference_bytes(M: int, K: int, N: int, dtype: str) -> int:
+    """Bytes :func:`float64_reference` holds beside its result: float64 copies of narrower A and B,
+    or, for float64 ones, a tile of A's slices and one of B's with :func:`_slices`' working copies."""
+    if not (M and K and N):
+        return 0
+    if dtype != "float64":
+        return 8 * (M * K + K * N)
+    return 8 * (MOST_SLICES + 3) * K * (_tile(M, K) + _tile(N, K))
+
+
 def exact_product(A: Any, B: Any) -> Any:
     """A@B for float64 A and B: every product of slices (:func:`_slices`) is exact, and their sum is
     rounded about once per entry (smallest first), where a float64 GEMM's error grows with √K times
@@ -151,8 +175,7 @@ def exact_product(A: Any, B: Any) -> Any:
     extremes = (float(A.max()), -float(A.min()), float(B.max()), -float(B.min()))  # NaN where one holds a NaN
     if not all(value <= 2.0**900 for value in extremes):
         return xp.matmul(A, B, out=out)
-    rows = max(1, min(M, BLOCK_ELEMENTS // K, -(-M // 8)))
-    columns = max(1, min(N, BLOCK_ELEMENTS // K, -(-N // 8)))
+    rows, columns = _tile(M, K), _tile(N, K)
     for c in range(0, N, columns):
         b_slices = _slices(B[:, c : c + columns], 0, K)
         for r in range(0, M, rows):

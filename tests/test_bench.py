@@ -295,6 +295,28 @@ def test_run_once_holds_seven_matrices_besides_what_the_product_itself_takes(mon
     assert peak < 7 * matrix + max(0.5 * matrix, own) + 0.1 * matrix, f"peak {peak / matrix:.2f} matrices, product {own / matrix:.2f}"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_run_of_one_long_row_holds_no_more_than_it_is_checked_for(monkeypatch, dtype):
+    """1×20,000,000 @ 20,000,000×1: the memory check counted 0.32 GB in float32, and the run took 1.4
+    (the float64 reference's copies of A and B, and the checks' temporaries of whole rows, however long:
+    a longer K passed the check and was killed for memory); in float64 2.1 GB against 0.64 (a hunt)."""
+    import tracemalloc
+
+    from bilinear import measure
+    from bilinear.runtime.run import memory_needed, run_once
+
+    K = 1 << 16
+    monkeypatch.setattr(measure, "BLOCK_ELEMENTS", 1 << 10)  # as small beside K as 2^24 is beside 10^9
+    product = bilinear.compile("algorithms/strassen.bl", levels=1, dtype=dtype, backend="numpy")
+    run_once(product, 1, K, 1, repeat=1)  # its caches and NumPy's, before the count
+    tracemalloc.start()
+    run_once(product, 1, K, 1, repeat=1)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    needed = memory_needed(1, K, 1, dtype)  # the arrays': 64 KiB more for Python's own objects
+    assert peak <= needed + (1 << 16) and needed <= 2.5 * peak, (peak, needed)
+
+
 def test_relative_error_and_restoration_by_row_blocks_match_the_whole_arrays(monkeypatch):
     from bilinear import measure
 

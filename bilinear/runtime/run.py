@@ -14,6 +14,7 @@ from ..lower.plan import level_dims
 from ..measure import (
     Restoration,
     bound_verdict,
+    check_bytes,
     error_bound,
     error_scale,
     extra_bytes,
@@ -21,6 +22,7 @@ from ..measure import (
     kept_error,
     median,
     random_inputs,
+    reference_bytes,
     ratio_text,
     relative_error,
     restoration,
@@ -122,9 +124,12 @@ class RunResult:
 
 def memory_needed(M: int, K: int, N: int, dtype: str) -> int:
     """Bytes a checked run holds at once: A, B and their copies, C, the result, the library's
-    result and a timing copy of C, and the float64 reference."""
+    result and a timing copy of C, and the float64 reference; then, one after the other, what
+    computing the reference takes and the checks' temporaries (a 1×20,000,000 float32 A had been
+    estimated at a quarter of the 1.4 GB the run took)."""
     itemsize = np.dtype(dtype).itemsize
-    return itemsize * (2 * M * K + 2 * K * N + 4 * M * N) + 8 * M * N
+    held = itemsize * (2 * M * K + 2 * K * N + 4 * M * N) + 8 * M * N
+    return held + max(reference_bytes(M, K, N, dtype), check_bytes(M, K, N))
 
 
 def _memory_available(backend) -> int:
