@@ -16,6 +16,7 @@ from .cli_args import (
     add_reading_options,
     add_lowering_options,
     add_report_options,
+    asks_for_reading_option,
     bench_levels,
     finite,
     listed,
@@ -180,7 +181,7 @@ def _level_file(path: Path):
     try:
         return load(path)
     except BilinearError as error:
-        if path.suffix.lower() == ".bl" or not path.is_file():  # a reading option would not help
+        if path.suffix.lower() == ".bl" or not asks_for_reading_option(error):  # (a mod-2 scheme, a missing file)
             raise
         note = Diagnostic(f"{path} is a --levels-schemes file: it is read as detected, without FILE's reading options "
                           "(--from, --shape, --key, --mod, --allow-pickle); `bilinear import` it to a .bl file first",

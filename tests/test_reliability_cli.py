@@ -1686,6 +1686,14 @@ def test_levels_schemes_files_say_they_are_read_without_files_options(capsys, tm
     assert code == 1 and "is a --levels-schemes file: it is read as detected, without FILE's reading options" in err
 
 
+def test_a_levels_schemes_file_no_reading_option_helps_draws_no_note_to_import_it(capsys):
+    """A mod-2 scheme among --levels-schemes was refused as valid only modulo 2, then told to `bilinear
+    import` it first, which refuses it alike (a hunt): the note is for errors that ask for an option."""
+    code, _, err = _run(capsys, "run", "strassen", "--levels-schemes", scheme_file("kauers/378-ffdb2d875f.mod2.exp"),
+                        "-n", "24", "--backend", "numpy")
+    assert code == 1 and "modulo 2" in err and "is a --levels-schemes file" not in err, err
+
+
 def test_a_file_whose_definition_only_shares_a_levels_name_is_said_to_be_unused(capsys, tmp_path):
     """Winograd renamed strassen, with --levels-schemes strassen,winograd: the shipped Strassen ran
     at level 1 and nothing said FILE's definition was not used."""
@@ -1865,6 +1873,19 @@ def test_a_workspace_limit_past_float_range_is_a_usage_error(capsys):
     code, _, err = _run(capsys, "compile", "strassen", "--workspace-limit", "16777216T", "-o", "/nonexistent/x")
     assert code == 2 and err.rstrip().endswith(
         "argument --workspace-limit: bytes must be at most 2^63 - 1 (8 EiB), not '16777216T'"), err
+
+
+def test_a_workspace_limit_of_a_tiny_number_is_zero_at_once():
+    """--workspace-limit 1e-10000000 sat for 12 s (1e-100000000 for minutes) while the exact value
+    built 10^10000000, to round it down to 0 bytes (a hunt)."""
+    import time
+
+    from bilinear.cli_args import byte_count
+
+    start = time.perf_counter()
+    assert byte_count("1e-10000000") == byte_count("1e-100000000G") == byte_count("0.99") == 0
+    assert time.perf_counter() - start < 1
+    assert byte_count("1e-1K") == 102 and byte_count("1.0") == 1
 
 
 def test_bench_plot_replaces_only_a_plot_it_wrote(tmp_path, capsys):
