@@ -625,6 +625,8 @@ def test_run_and_bench_with_gpus_under_mpiexec(tmp_path):
                  "--levels", "1", "--backend", "numpy", "--repeat", "1", "--json", str(report))
     assert bench.returncode == 0, bench.stdout + bench.stderr
     assert [r["dims"] for r in json.loads(report.read_text())] == [[33, 33, 33], [64, 64, 64]]
+    # each row says how many sizes its run times: a run cut short (one row of two) had read as a whole one
+    assert [r["configurations"] for r in json.loads(report.read_text())] == [2, 2]
     # on the CPU it says so (it had said "one GPU's GEMM" and "memory per GPU", with no backend in the JSON)
     assert "one rank's NumPy product" in bench.stdout and "memory per rank" in bench.stdout and "GPU" not in bench.stdout
     assert {r["backend"] for r in json.loads(report.read_text())} == {"numpy"}
@@ -1623,3 +1625,40 @@ def test_a_cpu_run_is_described_in_figures_that_are_not_all_zero():
     assert lines[2] == ("  time            155.25 ms (5.28e-08 TFLOP/s effective); one rank's NumPy product 0.024 ms: "
                         "speed-up 0.000155")
     assert lines[3] == "  memory per rank (largest) 5.72e-06 GiB, of which workspace 0 GiB"
+
+
+def test_the_chain_api_names_its_mistakes():
+    """Timings of 0 s divided by zero in ChainModel.fitted, one or three timings failed to unpack, a NaN
+    one was taken (the model built from the other alone); a model passed as "fast" and an mpi4py
+    communicator as comm failed later, in an AttributeError (a hunt)."""
+    from bilinear.distributed import ChainModel
+
+    sizes = ((16384,) * 3, (32768,) * 3)
+    for timings, message in [
+        ([(sizes[0], 0.0), (sizes[1], 0.0)], "a timing must be a positive finite number of seconds, not 0.0"),
+        ([(sizes[0], float("nan")), (sizes[1], 0.9)], "a timing must be a positive finite number of seconds, not nan"),
+        ([(sizes[0], 0.1)], "fitted takes two timings, ((m, k, n), seconds) each, not 1"),
+        ([(sizes[0], 0.1)] * 3, "fitted takes two timings, ((m, k, n), seconds) each, not 3"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            ChainModel.fitted(50e12, timings)
+    with pytest.raises(ValueError, match=re.escape("ChainModel's rate must be a positive finite number, not 0")):
+        ChainModel.fitted(0, [(sizes[0], 0.1), (sizes[1], 0.9)])
+    with pytest.raises(TypeError, match=re.escape("comm must be a Comm of bilinear.distributed (None: MPI.COMM_WORLD's), "
+                                                  "not str")):
+        bilinear.distributed.compile("winograd", comm="world", backend="numpy")
+    product = type("Replicated", (), {"comm": None, "inputs": "replicated", "output": "replicated"})()
+    with pytest.raises(TypeError, match=re.escape("model must be a ChainModel, not str")):
+        bilinear.distributed.chain([], product, "fast")
+
+
+def test_a_chain_plan_names_its_matrices_one_way():
+    """Its order said A1..A5 and its waves N0..N4 for the inputs and N5.. for the products (a hunt)."""
+    from bilinear.distributed import ChainModel, plan_chain
+
+    dims = [4000, 8000, 500, 1000, 1000, 4000]
+    plan = plan_chain(list(zip(dims, dims[1:])), 2, ChainModel())
+    assert plan.describe().splitlines()[1:] == [
+        "  wave 1 (side by side): P1 = A1·A2 4000x8000x500 on rank 0, P2 = A3·A4 500x1000x1000 on rank 1",
+        "  wave 2 (each over every rank): P3 = P2·A5 500x1000x4000",
+        "  wave 3 (each over every rank): P4 = P1·P3 4000x500x4000"]

@@ -15,7 +15,7 @@ from ..runtime.backend import LIBRARY_NAMES, NotPickled
 from ..runtime.arguments import real_scalar
 from ..runtime.views import is_contiguous
 from .check import verify_plan
-from .comm import SHARING, AgreedError, Comm, DistributedError, make_comm, short
+from .comm import SHARING, AgreedError, Comm, DistributedError, given_comm, short
 from ..lower.decompose import Decomposition, growth_ratio
 from .execute import Local, RankProgram, combine, rank_workspace_bytes
 from .agree import facts, judge, line_strided, same_blocks
@@ -335,6 +335,7 @@ def compile(
         weights: relative speeds of the ranks (uneven shares); equal by default.
         balance: ``"static"`` (the weights as given), or ``"dynamic"``: every call measures each
             rank's rate and the next call's plan gives slow ranks less (thesis ch. 5).
+        comm: the ranks' transport (default: the backend's over ``MPI.COMM_WORLD``).
     """
     from ..api import load
     from ..runtime.cupy_backend import cupy_available
@@ -346,7 +347,7 @@ def compile(
     if why := local_levels_refusal(levels, leaf, local is not None):
         raise ValueError(why)
     backend = backend or ("cupy" if cupy_available() else "numpy")
-    comm = comm or make_comm(backend)
+    comm = given_comm(comm, backend)
     program = scheme if isinstance(scheme, Program) else load(scheme)
     local_program = program if local is None else (local if isinstance(local, Program) else load(local))
     global_products = decomposition_for(program, comm.size, decomposition, steps)

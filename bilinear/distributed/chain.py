@@ -70,6 +70,13 @@ class ChainModel:
         ``timings`` holds ((m, k, n), seconds) twice.  Where the two do not tell arithmetic from
         movement (times in proportion to flops, or not growing as they should), the larger
         product's speed-up alone, as before."""
+        if not positive_float(rate):  # (0 had divided by zero below)
+            raise ValueError(f"ChainModel's rate must be a positive finite number, not {rate!r}")
+        if len(timings := list(timings)) != 2:
+            raise ValueError(f"fitted takes two timings, ((m, k, n), seconds) each, not {len(timings)}")
+        for _, seconds in timings:  # (a NaN had been passed over, the model built from the other timing alone)
+            if not positive_float(seconds):
+                raise ValueError(f"a timing must be a positive finite number of seconds, not {seconds!r}")
         itemsize = fields.get("itemsize", 8)
         (small, t_small), (large, t_large) = sorted(timings, key=lambda timing: math.prod(timing[0]))
         flops = [2.0 * math.prod(dims) / rate for dims in (small, large)]  # one GPU's seconds
@@ -103,12 +110,16 @@ class ChainPlan:
     waves: tuple[tuple[Step, ...], ...]
     predicted_seconds: float
 
+    def name(self, node: int) -> str:
+        """A node as the order names it: inputs A1, A2, ..., products P1, P2, ... in order."""
+        return f"A{node + 1}" if node < self.inputs else f"P{node - self.inputs + 1}"
+
     def describe(self) -> str:
         lines = [f"chain of {self.inputs} matrices: {self.order}; predicted {self.predicted_seconds * 1e3:.1f} ms"]
         for number, wave in enumerate(self.waves, 1):
             where = "side by side" if wave[0].rank is not None else "each over every rank"
             steps = ", ".join(
-                f"N{s.node} = N{s.left}·N{s.right} {'x'.join(map(str, s.dims))}"
+                f"{self.name(s.node)} = {self.name(s.left)}·{self.name(s.right)} {'x'.join(map(str, s.dims))}"
                 + (f" on rank {s.rank}" if s.rank is not None else "")
                 for s in wave
             )
@@ -161,7 +172,9 @@ def _levels(tree: Any, dims: Sequence[int], count: int):
 
 
 def _wave(products, ranks: int, model: ChainModel) -> tuple[tuple[Step, ...], float]:
-    """One wave: side by side (longest first, to the least-loaded rank) or each product over every rank."""
+    """One wave: side by side (longest first, to the least-loaded rank) or each product over every rank;
+    side by side wherever it has a product for every rank, as thesis ch. 5 has it (no rank idles, and
+    none waits on another's collectives), the model deciding only for fewer."""
     load = [0.0] * ranks
     side: list[Step] = []
     for node, left, right, dims, _ in sorted(products, key=lambda p: -model.one_gpu(*p[3])):
@@ -256,6 +269,8 @@ def chain(matrices: Sequence[Any], product: Any, model: ChainModel | None = None
     samples = [sample_of(m) if shape is not None else None for m, shape in zip(matrices, shapes)]
     described = repr((shapes, [str(getattr(m, "dtype", type(m).__name__)) for m in matrices], row_major,
                       samples)).encode()
+    if model is not None and not isinstance(model, ChainModel):  # ("fast" had failed in the planner, unnamed)
+        raise TypeError(f"model must be a ChainModel, not {type(model).__name__}")
     model = model or ChainModel()
     # digests, as agree.facts sends its options: a long chain's shapes would not fit the exchange; and the model,
     # from which each rank plans the same waves (ranks that planned apart had crossed their exchanges)

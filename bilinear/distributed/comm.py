@@ -289,6 +289,16 @@ class NCCLComm(Comm):
         self._finish("an all-reduce")
 
 
+def given_comm(comm: Comm | None, backend: str) -> Comm:
+    """``comm``, or the backend's over ``MPI.COMM_WORLD`` where None (an mpi4py communicator had been
+    taken, and failed at the first call)."""
+    if comm is None:
+        return make_comm(backend)
+    if not isinstance(comm, Comm):
+        raise TypeError(f"comm must be a Comm of bilinear.distributed (None: MPI.COMM_WORLD's), not {type(comm).__name__}")
+    return comm
+
+
 def make_comm(backend: str, timeout: float | None = None) -> Comm:
     """``'numpy'`` (MPI transport) or ``'cupy'`` (NCCL) over ``MPI.COMM_WORLD``."""
     if backend == "numpy":
