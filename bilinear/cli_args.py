@@ -116,9 +116,8 @@ def byte_count(text: str) -> int:
     total = value * BYTE_UNITS[unit]  # 1e308G passes float's range here
     if not value >= 0 or total == float("inf"):
         raise argparse.ArgumentTypeError(f"bytes must be a finite number >= 0, not {text!r}")
-    if total < 1:  # 0 whole bytes: 1e-10000000's exact value took 10^10000000 to build
-        return 0
-    exact = int(Fraction(number) * BYTE_UNITS[unit])  # 1.1G: whole bytes, rounded down; 2^63 - 1 not rounded up
+    # 1.1G: whole bytes, rounded down; 2^63 - 1 not rounded up; below 1, 0 (1e-10000000 took 10^10000000 to build)
+    exact = int(Fraction(number) * BYTE_UNITS[unit]) if total >= 1 else 0
     if exact > MAX_BYTES:
         raise argparse.ArgumentTypeError(f"bytes must be at most 2^63 - 1 (8 EiB), not {text!r}")
     return exact
