@@ -516,3 +516,16 @@ def test_a_plot_takes_a_label_with_dollar_signs_as_text(tmp_path):
     plot([row], picture)
     assert picture.stat().st_size > 1000
     assert series_label("s (x$^$y/s.bl)", 1, "cublas") == r"s (x\$^\$y/s.bl) L1 cublas"
+
+
+def test_a_row_of_ozaki_leaves_has_no_model_time(capsys, tmp_path):
+    """The model has no rate for the Ozaki leaves and priced them as the library's GEMM: a NumPy row
+    that took 295 ms was "model 0.993 ms", as for cuBLAS leaves (a hunt).  It predicts none now."""
+    rows = {}
+    for leaf in ("ozaki", "cublas"):
+        target = tmp_path / f"{leaf}.json"
+        code, out, err = _run(capsys, STRASSEN, "-n", "32", "--levels", "auto", "--leaf", leaf, "--repeat", "1",
+                              "--backend", "numpy", "--json", str(target))
+        assert code == 0, err
+        (rows[leaf],) = json.loads(target.read_text())["results"]
+    assert rows["ozaki"]["predicted_ms"] is None and rows["cublas"]["predicted_ms"] > 0
