@@ -28,7 +28,7 @@ from .cli_args import add_input_options, add_report_options, joined_scalars, rep
 from .compose_cli import add_parsers as add_compose_parsers
 from .inplace_cli import add_parser as add_inplace_parser
 from . import __version__
-from .diagnostics import BilinearError, diagnostics_of, render
+from .diagnostics import BilinearError, diagnostics_of, markdown_block, markdown_code, render
 from .lower.options import OptionError
 from .distributed.cli import add_plan_parser
 from .distributed.ranks import launched_ranks, mpi_started, refused_on_this_rank
@@ -119,6 +119,10 @@ def _verify(args) -> int:
             modulus=args.mod,
         )
     except (BilinearError, ValueError) as error:
+        if args.format == "md":  # a report that says so (a CI job that keeps it had kept an empty file)
+            rendered = "\n".join(render(d) for d in diagnostics_of(error))
+            print(f"# Verification report: {markdown_code(str(args.file))}\n\n**not loaded**: nothing in it was "
+                  f"verified.\n\n{markdown_block(rendered)}")
         if args.format != "json":
             raise
         # A JSON reader gets JSON whatever happened: the file did not load, so no entries.  A

@@ -196,3 +196,9 @@ def markdown_text(text: str) -> str:
     parts = text.split("`")
     parts = parts if len(parts) % 2 else [text]  # a backtick without its pair: no code spans
     return "`".join(part if index % 2 else _MARKDOWN_SPECIAL.sub(r"\\\1", part) for index, part in enumerate(parts))
+
+
+def markdown_block(text: str) -> str:
+    """``text`` as a fenced Markdown code block, its fence longer than any run of backticks in it."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{fence}text\n{text}\n{fence}"

@@ -415,3 +415,15 @@ def test_the_markdown_schedule_table_says_the_part_of_n_too(capsys, tmp_path):
     code, markdown, _ = _run(capsys, "verify", str(out), "--format", "md")
     (row,) = [line for line in markdown.splitlines() if line.startswith("| grey234\\_inplace ")]
     assert code == 0 and row.count("(on 8192×8190×8192)") == 2
+
+
+def test_a_file_that_does_not_load_gives_a_markdown_report_that_says_so(capsys, tmp_path):
+    """--format md wrote nothing to standard output for a file that did not load (JSON gives a document
+    with "ok": false): a CI job that kept the Markdown report kept an empty file (a hunt)."""
+    bad = tmp_path / "bad.bl"
+    bad.write_text("algorithm x <2,2,2;7>:\n  M1 = (A11 + ) * B11\n")
+    code, out, err = _run(capsys, "verify", bad, "--format", "md")
+    rendered = err.strip()
+    assert code == 1 and rendered.startswith(f"{bad}:2:")
+    assert out == (f"# Verification report: `{bad}`\n\n**not loaded**: nothing in it was verified.\n\n"
+                   f"```text\n{rendered}\n```\n")
