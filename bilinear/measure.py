@@ -63,8 +63,8 @@ def check_bytes(M: int, K: int, N: int) -> int:
     return 8 * 8 * min(BLOCK_ELEMENTS, max(M * K, K * N, M * N))
 
 
-def _norm(matrix: Any, minus: Any = None, times: float = 1.0) -> float:
-    """‖matrix − times·minus‖_F in float64 (‖matrix‖_F without ``minus``), a block of rows at a time.
+def _norm(matrix: Any, minus: Any = None) -> float:
+    """‖matrix − minus‖_F in float64 (‖matrix‖_F without ``minus``), a block of rows at a time.
 
     Two passes: the largest magnitude, then the squares of the entries divided by it (as LAPACK's
     dnrm2 scales): the squares of an α = 1e-200 or 1e200 product's entries would underflow to 0 or
@@ -74,7 +74,7 @@ def _norm(matrix: Any, minus: Any = None, times: float = 1.0) -> float:
     def blocks():
         for rows in _row_blocks(matrix):
             part = matrix[rows].astype(xp.float64, copy=False)
-            yield part if minus is None else part - times * minus[rows].astype(xp.float64, copy=False)
+            yield part if minus is None else part - minus[rows]
 
     maxima = [float(xp.abs(part).max()) for part in blocks() if part.size]  # NaN where a block holds one
     largest = math.nan if any(math.isnan(m) for m in maxima) else max(maxima, default=0.0)
@@ -208,16 +208,6 @@ def zero_error(reference: Any, scale: float) -> float:
     return _norm(reference) / scale if scale else 1.0
 
 
-def kept_error(reference: Any, scale: float, beta: float, C: Any) -> float | None:
-    """The relative error β·C alone would have (C before the call; no product), ‖C_ref − β·C‖/scale;
-    None for β = 0.  Where |β|·‖C‖ outweighs |α|·‖A‖‖B‖ by more than the bound's inverse, the output's
-    rounding hides the product, and a bound at or past this passes one it cannot see (β = 1e16 passed a
-    2-modulus Ozaki leaf's 1.7 % error in A·B)."""
-    if not beta:
-        return None
-    return _norm(reference, C, beta) / scale if scale else 1.0
-
-
 def within_bound(error: float, bound: float, trivial: float = 1.0) -> bool:
     """Whether a run's relative error passes its bound: finite and at most the bound, and the bound
     below ``trivial``, the error of a C of zeros (:func:`zero_error`; a growth factor of 1.8e16 gave
@@ -225,7 +215,7 @@ def within_bound(error: float, bound: float, trivial: float = 1.0) -> bool:
     return bool(np.isfinite(error)) and error <= bound < trivial
 
 
-def bound_verdict(error: float, bound: float, trivial: float, growth: float, kept: float | None = None) -> str:
+def bound_verdict(error: float, bound: float, trivial: float, growth: float) -> str:
     """What a run's report says after its error and bound: nothing where the error passes.  ``growth``
     is the bound's ρ^L (ρ_1·…·ρ_L): where 8·u·√K alone (bound / growth) passes a C of zeros, a long K is why, not
     the scheme (float32 from K ≈ 2·10⁶, where C = 0's error, about 1/√K, falls below it)."""
@@ -233,9 +223,6 @@ def bound_verdict(error: float, bound: float, trivial: float, growth: float, kep
         why = ("the scheme's error growth is too large" if bound / growth < trivial else
                f"8·u·√K alone, {bound / growth:.1e}, passes it at this K, before any error growth")
         return f"   NOT CHECKED: the bound passes even a C of zeros (its error would be {trivial:.1e}; {why})"
-    if kept is not None and bound >= kept:  # (kept_error)
-        return (f"   NOT CHECKED: the bound passes even β·C alone, with no product (its error would be {kept:.1e}: "
-                "|β|·‖C‖ outweighs |α|·‖A‖‖B‖, and the output's rounding hides the product)")
     return "" if within_bound(error, bound, trivial) else "   EXCEEDS THE BOUND"
 
 

@@ -75,7 +75,8 @@ def add_compile_and_run_parsers(commands) -> None:
         "algorithm's growth factor over the classical one's, L: levels; a hybrid's ρ^L is the product of its "
         "levels' own factors), or when that bound is so loose that a C "
         "of zeros would pass it (the run says NOT CHECKED), and when an in-place schedule restores A or B "
-        "with a normwise error past that bound.",
+        "with a normwise error past that bound. Where |β|‖C‖ passes |α|‖A‖‖B‖ (hiding an error in A·B that "
+        "much), A·B is also computed with β = 0 and judged alone.",
     )
     add_input_options(run)
     run.add_argument("-n", type=positive, required=True, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")

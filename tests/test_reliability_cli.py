@@ -1963,8 +1963,7 @@ def test_a_large_beta_times_without_numpy_warnings(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         code, out, err = _run(capsys, "run", "strassen", "-n", "16", "--beta", "1e300", "--backend", "numpy", "--repeat", "3")
-    # exit 1: β·C so outweighs A·B that the output's rounding hides the product (NOT CHECKED)
-    assert code == 1 and "NOT CHECKED: the bound passes even β·C alone" in out and err == "", err
+    assert code == 0 and err == "", err
 
 
 def test_also_with_a_missing_file_says_only_that(capsys):
@@ -2409,27 +2408,26 @@ def test_a_bound_that_passes_zeros_before_any_growth_blames_k(capsys):
                               "4.3e-04; 8·u·√K alone, 8.3e-04, passes it at this K, before any error growth)\n") in out, out
 
 
-def test_a_beta_c_that_rounds_the_product_away_checks_nothing(capsys):
-    """With --beta 1e16, β·C alone (no product at all) was within the bound: a 2-modulus Ozaki leaf's
-    1.7 % error passed at exit 0 (a hunt).  The run now says NOT CHECKED and exits 1, as for a bound that
-    passes a C of zeros; a β·C of A·B's size is judged, and so is one whose rounding leaves room to see
-    the product (the error is the whole output's, against |α|·‖A‖‖B‖ + |β|·‖C‖, as GEMM's bounds are)."""
-    from bilinear.measure import bound_verdict, within_bound
-
-    assert bound_verdict(1e-15, 1.3e-14, trivial=1.0, growth=1.85, kept=8e-15) == (
-        "   NOT CHECKED: the bound passes even β·C alone, with no product (its error would be 8.0e-15: |β|·‖C‖ "
-        "outweighs |α|·‖A‖‖B‖, and the output's rounding hides the product)")
-    assert bound_verdict(1e-15, 1.3e-14, trivial=1.0, growth=1.85, kept=0.5) == ""
-    assert not within_bound(1e-15, 1.3e-14, trivial=8e-15)
+def test_a_beta_c_that_outweighs_the_product_has_the_product_checked_alone(capsys):
+    """The error is the whole output's, against |α|‖A‖‖B‖ + |β|‖C‖, so a β·C that outweighs the product hides
+    its error: with --beta 1e14 a 2-modulus Ozaki leaf's 1.7 % error in A·B passed at exit 0, and at 1e16
+    β·C alone would have (a hunt, then a review).  Where |β|‖C‖ passes |α|‖A‖‖B‖ the run checks A·B
+    alone too (β = 0), and exits 1 where that misses its bound; α = 0 multiplies nothing to check."""
     ozaki = ("run", "strassen", "-n", "64", "--backend", "numpy", "--leaf", "ozaki", "--moduli", "2", "--repeat", "1")
-    code, out, _ = _run(capsys, *ozaki, "--beta", "1e16")
-    assert code == 1 and "NOT CHECKED: the bound passes even β·C alone, with no product (its error would be 8." in out, out
-    code, out, _ = _run(capsys, *ozaki, "--alpha", "1e-16", "--beta", "1")
-    assert code == 1 and "NOT CHECKED: the bound passes even β·C alone" in out, out
+    for scalars in (("--beta", "1e14"), ("--beta", "1e16"), ("--alpha", "1e-16", "--beta", "1")):
+        code, out, _ = _run(capsys, *ozaki, *scalars)
+        line = next(line for line in out.splitlines() if line.startswith("  A·B alone"))
+        assert code == 1 and line.startswith("  A·B alone       relative error 1.7") and line.endswith(
+            "|α|·‖A‖‖B‖ and hides an error in A·B that much)   EXCEEDS THE BOUND"), out
     code, out, _ = _run(capsys, *ozaki, "--beta", "1e3")
     assert code == 1 and "EXCEEDS THE BOUND" in out, out
+    code, out, _ = _run(capsys, "run", "strassen", "-n", "64", "--backend", "numpy", "--beta", "1e14", "--repeat", "1")
+    assert code == 0 and "  A·B alone       relative error " in out and "EXCEEDS" not in out, out
     code, out, _ = _run(capsys, "run", "strassen", "-n", "64", "--backend", "numpy", "--beta", "1", "--repeat", "1")
-    assert code == 0 and "NOT CHECKED" not in out, out
+    assert code == 0 and "A·B alone" not in out, out  # |β|‖C‖ is 1/64 of |α|‖A‖‖B‖: the whole output shows A·B
+    for scalars in (("--alpha", "0", "--beta", "1"), ("--alpha", "0", "--beta", "2", "--dtype", "float32")):
+        code, out, _ = _run(capsys, "run", "msmes", "-n", "64", "--backend", "numpy", "--repeat", "1", *scalars)
+        assert code == 0 and "A·B alone" not in out and "NOT CHECKED" not in out, out
 
 
 def test_a_schedule_report_counts_one_stage_and_one_block_in_the_singular(capsys, tmp_path):
