@@ -807,6 +807,23 @@ def test_one_mistake_in_a_schedule_is_told_once_not_again_where_what_it_skipped_
     assert [(e.span.line, e.message.split(";")[0]) for e in entry.errors] == errors
 
 
+def test_a_product_missing_besides_a_refused_one_is_still_said(tmp_path):
+    """Past one refused product statement (factors swapped), "never computes" had been dropped for every
+    product, so msmes without M6 as well said nothing of it; those the refused statements cannot account
+    for are counted (a review)."""
+    msmes = (ROOT / "algorithms" / "msmes.bl").read_text()
+    (tmp_path / "strassen.bl").write_text((ROOT / "algorithms" / "strassen.bl").read_text(), encoding="utf-8")
+    swapped = msmes.replace("A21 * B11 -> +C21 -C22", "B11 * A21 -> +C21 -C22")
+    path = tmp_path / "m.bl"
+    for text, said in [(swapped, []), (swapped.replace("                    A21 * B12 -> +C22 ", "                    "),
+                                       ["schedule msmes never computes 1 more of M2, M6: the 1 product statement refused "
+                                        "above computes at most 1 of them"])]:
+        path.write_text(text, encoding="utf-8")
+        (entry,) = [e for e in bilinear.verify(path).entries if not e.ok]
+        assert [e.message for e in entry.errors][1:] == said
+        assert entry.errors[0].message.startswith("the left factor of `B11 * A21 -> +C21 -C22` holds B11")
+
+
 def test_a_keyword_used_as_a_name_is_told_so(tmp_path):
     """`algorithm = ...` said only "unexpected '='; expected a name"; `temp stage: A` was taken, and
     failed where it was used."""

@@ -279,11 +279,14 @@ class _Simulation:
                     f"{use.product} was already computed by `{used[use.product].statement}` in stage {used[use.product].stage}",
                 )
             used[use.product] = use
-        if self.skipped_products:  # a skipped statement may compute any product; its error is said
-            return
-        for product in self.algorithm.products:
-            if product.name not in used and self.expansion.uses[product.name]:  # one no output uses may be skipped
-                self.error(f"schedule {self.schedule.name} never computes {product.name} = {_product_text(self.expansion, product.name)}", None)
+        missing = [p.name for p in self.algorithm.products if p.name not in used and self.expansion.uses[p.name]]
+        skipped = self.skipped_products  # each may compute any one of them: its own error is said
+        if skipped and len(missing) > skipped:
+            self.error(f"schedule {self.schedule.name} never computes {len(missing) - skipped} more of "
+                       f"{', '.join(missing)}: the {skipped} product statement{'s' * (skipped > 1)} refused above "
+                       f"compute{'s' * (skipped == 1)} at most {skipped} of them", None)
+        for name in missing if not skipped else ():  # (one no output uses may be left out)
+            self.error(f"schedule {self.schedule.name} never computes {name} = {_product_text(self.expansion, name)}", None)
 
     def check_outputs(self) -> None:
         shape = self.algorithm.shape
