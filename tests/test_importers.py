@@ -322,9 +322,15 @@ def test_a_wrong_fast_matmul_scheme_names_the_block(tmp_path):
          "a coefficient is another power, as gen.py reads it); powers past 64 are refused", "2:14"),
         ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 x99i\n", "'x99i' raises to a power of at least 81 (each digit after "
          "a coefficient is another power, as gen.py reads it); powers past 64 are refused", "2:14"),
+        # a token of some 500 characters (x and 600 i's, 500 parentheses) ended in RecursionError's traceback (a hunt)
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 x" + "i" * 600 + "\n", "'xiiiiiiiiiiiiiiiiiiiiiiiiii…iiiiiiiii' nests too deeply "
+         "to read", "2:14"),
+        ("1 0 1 0 1 -1 0\n", "1 0 1 0 1 -1 " + "(" * 500 + "x" + ")" * 500 + "\n", "'(((((((((((((((((((((((((((…)))))))))' "
+         "nests too deeply to read", "2:14"),
     ],
     ids=["letters", "zero-denominator", "short-row", "shape", "zero-factor", "long-row", "reciprocal", "reciprocal2",
-         "reciprocal-of-zero", "reciprocal-of-zero-x", "compounded-power", "compounded-power-reciprocal"],
+         "reciprocal-of-zero", "reciprocal-of-zero-x", "compounded-power", "compounded-power-reciprocal", "deep-suffix",
+         "deep-parentheses"],
 )
 def test_malformed_fast_matmul_files(tmp_path, old, new, message, where):
     assert _error(_write(tmp_path, "scheme", STRASSEN_FAST_MATMUL.replace(old, new, 1))) == (message, where)

@@ -31,6 +31,7 @@ from lark.exceptions import VisitError
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
 from ...verify.ring_approximate import is_laurent
 from ...verify.rings import ApproximateScheme
+from ...diagnostics import brief
 from ..loader import read_source, source_lines
 from .common import (check_side, fail, identifier, infer_shape, line_span, rank_mismatch, rational, shape_mismatch,
                      token_span, whole_file)
@@ -118,6 +119,8 @@ def entry(token: str, span: Span) -> Entry:
     except _TooHighPower as power:
         fail(f"{token!r} raises to a power of at least {power} (each digit after a coefficient is another power, as gen.py "
              f"reads it); powers past {MOST_POWER} are refused", span)
+    except RecursionError:  # its tree's transform recurses once per suffix or parenthesis
+        fail(f"{brief(repr(token), 40)} nests too deeply to read", span)
     if value is None:
         fail(
             f"{token!r} is not a coefficient",
