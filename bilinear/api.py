@@ -106,8 +106,8 @@ def load_noted(path: str | Path, format: str | None = None, shape: str | None = 
         loaded = loaded.algorithm
     if isinstance(loaded, ModularScheme):
         check = check_inexact(loaded)
+        why = f" ({loaded.reason})" if loaded.reason else ""  # (the Kauers and Mathematica readers give none)
         if check.ok:  # claimed modulo p (by --mod or its name), but it holds over Q: exact
-            why = f" ({loaded.reason})" if loaded.reason else ""
             notes = (Diagnostic(f"{loaded.name} is claimed modulo {loaded.modulus}{why} and holds over Q (and so "
                                 f"modulo {loaded.modulus})", loaded.span, severity="note"),)
             loaded = loaded.algorithm
@@ -115,7 +115,7 @@ def load_noted(path: str | Path, format: str | None = None, shape: str | None = 
             first = check.modular_errors[0]
             given = loaded.reason.startswith(GIVEN_WITH_MOD)
             if check.exact_over_q and not given:  # the file's claim (its name's): the scheme itself is exact
-                notes = (Diagnostic(f"{loaded.name} is claimed modulo {loaded.modulus} ({loaded.reason}), where it has "
+                notes = (Diagnostic(f"{loaded.name} is claimed modulo {loaded.modulus}{why}, where it has "
                                     f"no value ({first.message}); it holds over Q, and is read as the exact algorithm "
                                     "it is", loaded.span, severity="note"),)
                 loaded = loaded.algorithm

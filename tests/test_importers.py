@@ -201,8 +201,9 @@ def test_load_refuses_an_approximate_scheme_and_verify_reports_it():
     with pytest.raises(BilinearError) as caught:
         bilinear.load(path)
     assert caught.value.diagnostics[0].message == (
-        "bini322_10_52_approx is an approximate (border-rank) scheme: its coefficients depend on x, and it is "
-        "exact only in the limit x → 0, so it cannot be loaded as an exact algorithm or compiled"
+        "bini322_10_52_approx is an approximate (border-rank) scheme: its coefficients depend on x (one that holds "
+        "for every x is exact once a value is substituted; else only in the limit x → 0), so it cannot be loaded as "
+        "an exact algorithm or compiled"
     )
     # it had said "`bilinear verify` (bilinear.api.verify) checks what it claims" (a catalogue sweep)
     # and then "says what it holds as", a sentence cut short (a hunt)

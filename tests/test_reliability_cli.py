@@ -1354,6 +1354,7 @@ def test_every_reader_reads_a_modular_claim_with_no_value_there_as_the_exact_alg
     assert code == 1 and "over Q it is an exact algorithm: the .bl file `bilinear import` writes of it verifies" in out
     code, _, err = _run(capsys, "import", str(path), "-o", str(tmp_path / "exact.bl"))
     assert code == 0 and "it holds over Q, and is read as the exact algorithm it is" in err, err
+    assert "()" not in err, err  # a reader that gives no reason for its claim had printed "modulo 2 ()" (a hunt)
     assert bilinear.verify(tmp_path / "exact.bl").ok
 
 

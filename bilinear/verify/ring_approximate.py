@@ -58,8 +58,9 @@ class ApproximateScheme:
     @property
     def not_exact_because(self) -> str:
         return (
-            f"{self.name} is an approximate (border-rank) scheme: its coefficients depend on {self.parameter}, "
-            f"and it is exact only in the limit {self.parameter} → 0"
+            f"{self.name} is an approximate (border-rank) scheme: its coefficients depend on {self.parameter} (one "
+            f"that holds for every {self.parameter} is exact once a value is substituted; else only in the limit "
+            f"{self.parameter} → 0)"
         )
 
 
