@@ -28,7 +28,7 @@ from .cli_args import (
     seed,
 )
 from .cli_outputs import MOST_NAME_CHARACTERS, library_identifier, library_name_problem, output_folder, plot_path, results_path
-from .diagnostics import brief
+from .diagnostics import brief, render
 from .distributed.cli import add_distribution_options
 from .paths import algorithms_dir
 from .lower.options import DTYPES, LEAVES, OptionError
@@ -72,11 +72,10 @@ def add_compile_and_run_parsers(commands) -> None:
         "(cuBLAS on the GPU, NumPy on the CPU; both against a float64 product), and print the relative error "
         "‖C−C_ref‖/(|α|‖A‖‖B‖ + |β|‖C‖), the time, the extra device bytes and, for in-place schedules, how well A and B "
         "were restored. Exits 1 when the error exceeds the bound 8·u·√K·ρ^L (u: unit roundoff, ρ: the "
-        "algorithm's growth factor over the classical one's, L: levels; a hybrid's ρ^L is the product of its "
-        "levels' own factors), or when that bound is so loose that a C "
-        "of zeros would pass it (the run says NOT CHECKED), and when an in-place schedule restores A or B "
-        "with a normwise error past that bound. Where |β|‖C‖ passes |α|‖A‖‖B‖ (hiding an error in A·B that "
-        "much), A·B is also computed with β = 0 and judged alone.",
+        "algorithm's growth factor over the classical one's, L: levels; a hybrid's ρ^L is the product of its levels' "
+        "own factors), or when that bound is so loose that a C of zeros would pass it (the run says NOT CHECKED), and "
+        "when an in-place schedule restores A or B with a normwise error past that bound. Where |β|‖C‖ passes "
+        "|α|‖A‖‖B‖ (hiding an error in A·B that much), A·B is also computed with β = 0 and judged alone.",
     )
     add_input_options(run)
     run.add_argument("-n", type=positive, required=True, metavar="N", help="matrix size (M = K = N unless -m/-k are given)")
@@ -153,9 +152,11 @@ def _per_level(args, program):
     noted: set[Path] = set()
 
     def level(path: Path):
-        loaded = _level_file(path)
-        if path.resolve() not in noted:  # a file named for two levels is noted once
+        loaded, said = _level_file(path)
+        if path.resolve() not in noted:  # a file named for two levels is noted once, as FILE is
             noted.add(path.resolve())
+            for note in said:
+                print(render(note), file=sys.stderr)
             note_unused_definitions(args.command, path, loaded, choosable=False)
         return _verified_level(loaded, path)
 
@@ -175,12 +176,12 @@ def _per_level(args, program):
 
 
 def _level_file(path: Path):
-    """One ``--levels-schemes`` file, read as detected: FILE's reading options are FILE's alone."""
-    from .api import load
+    """One ``--levels-schemes`` file, read as detected (FILE's reading options are FILE's alone), with its notes."""
+    from .api import load_noted
     from .diagnostics import BilinearError, Diagnostic
 
     try:
-        return load(path)
+        return load_noted(path)
     except BilinearError as error:
         if path.suffix.lower() == ".bl" or not asks_for_reading_option(error):  # (a mod-2 scheme, a missing file)
             raise

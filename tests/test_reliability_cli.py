@@ -1695,6 +1695,16 @@ def test_a_levels_schemes_file_no_reading_option_helps_draws_no_note_to_import_i
     assert code == 1 and "modulo 2" in err and "is a --levels-schemes file" not in err, err
 
 
+def test_a_levels_schemes_file_says_how_it_was_read_as_file_does(capsys, tmp_path):
+    """A level's scheme claimed modulo 2 that holds over Q was read as the exact algorithm without the
+    note FILE gets (a hunt)."""
+    claimed = tmp_path / "111-x.mod2.exp"
+    claimed.write_text("(a11)*(b11)*(c11/2)\n(a11)*(b11)*(c11/2)\n")
+    for command in (("run", "--backend", "numpy", "--repeat", "1"), ("compile", "-o", str(tmp_path / "lib"))):
+        code, _, err = _run(capsys, *command, "strassen", "--levels-schemes", f"strassen,{claimed},{claimed}", "-n", "8")
+        assert code == 0 and err.count("it holds over Q, and is read as the exact algorithm it is") == 1, err
+
+
 def test_a_file_whose_definition_only_shares_a_levels_name_is_said_to_be_unused(capsys, tmp_path):
     """Winograd renamed strassen, with --levels-schemes strassen,winograd: the shipped Strassen ran
     at level 1 and nothing said FILE's definition was not used."""
