@@ -74,9 +74,13 @@ class ChainModel:
             raise ValueError(f"ChainModel's rate must be a positive finite number, not {rate!r}")
         if len(timings := list(timings)) != 2:
             raise ValueError(f"fitted takes two timings, ((m, k, n), seconds) each, not {len(timings)}")
-        for _, seconds in timings:  # (a NaN had been passed over, the model built from the other timing alone)
+        for dims, seconds in timings:  # (a NaN had been passed over, the model built from the other timing alone)
             if not positive_float(seconds):
                 raise ValueError(f"a timing must be a positive finite number of seconds, not {seconds!r}")
+            if len(dims := tuple(dims)) != 3 or not all(hasattr(d, "__index__") and not isinstance(d, bool) and d >= 1 for d in dims):
+                raise ValueError(f"a timing's size must be three whole numbers m, k, n of at least 1, not {dims!r}")
+        if tuple(timings[0][0]) == tuple(timings[1][0]):
+            raise ValueError(f"fitted takes timings at two sizes, not both at {tuple(timings[0][0])!r}")
         itemsize = fields.get("itemsize", 8)
         (small, t_small), (large, t_large) = sorted(timings, key=lambda timing: math.prod(timing[0]))
         flops = [2.0 * math.prod(dims) / rate for dims in (small, large)]  # one GPU's seconds
