@@ -1358,6 +1358,20 @@ def test_every_reader_reads_a_modular_claim_with_no_value_there_as_the_exact_alg
     assert bilinear.verify(tmp_path / "exact.bl").ok
 
 
+def test_mod_given_is_the_users_claim_whatever_the_file_name_says(tmp_path):
+    """--mod 2 on a file whose name also says mod2 was dropped for the name's claim: where the scheme has no
+    value modulo 2 but holds over Q, it was read as the exact algorithm with a note, as if --mod had not been
+    given, where an unnamed copy is refused as README says (a hunt)."""
+    from bilinear.diagnostics import BilinearError
+
+    text = "(a11)*(b11)*(c11/2)\n(a11)*(b11)*(c11/2)\n"
+    for name in ("h-111-2.exp", "h-111-2-mod2.exp"):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(BilinearError, match="does not hold modulo 2"):
+            bilinear.load(tmp_path / name, modulus=2)
+    assert bilinear.load(tmp_path / "h-111-2-mod2.exp").main.name  # without --mod: the name's claim, weighed
+
+
 def test_product_says_how_it_read_second_as_it_does_file(capsys, tmp_path):
     """A SECOND claimed modulo 2 that holds over Q was read as the exact algorithm without the note FILE gets (a
     hunt)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import reprlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..diagnostics import BilinearError, Diagnostic
@@ -256,7 +256,8 @@ def read_catalogue(
     if isinstance(scheme, ModularScheme):
         if scheme.modulus != modulus:
             fail(f"{path.name} is a scheme modulo {scheme.modulus}, not modulo {modulus} as --mod says", None)
-        return scheme
+        # the user's claim too, not the file's alone: a scheme with no value modulo p is then refused
+        return replace(scheme, reason=f"{GIVEN_WITH_MOD} {modulus}" + (f"; {scheme.reason}" if scheme.reason else ""))
     if not isinstance(scheme, Algorithm):
         fail(f"--mod {modulus} (modulus={modulus}) applies to schemes with rational coefficients; {scheme.not_exact_because}", None)
     return ModularScheme(scheme, modulus, f"{GIVEN_WITH_MOD} {modulus}")
