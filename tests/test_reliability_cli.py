@@ -1372,6 +1372,20 @@ def test_mod_given_is_the_users_claim_whatever_the_file_name_says(tmp_path):
     assert bilinear.load(tmp_path / "h-111-2-mod2.exp").main.name  # without --mod: the name's claim, weighed
 
 
+def test_a_modular_scheme_with_no_value_there_counts_its_blocks_wrong_over_q(capsys, tmp_path):
+    """Its JSON said "wrong_over_q": 0 beside "exact_over_q": false: with a coefficient of no value modulo p
+    the blocks wrong over Q had not been looked for (a hunt)."""
+    path = tmp_path / "w-222-7-mod2.exp"
+    path.write_text("(a11/2+a22)*(b11+b22)*(c11+c22)\n(a21+a22)*(b11)*(c12-c22)\n(a11)*(b12-b22)*(c21+c22)\n"
+                    "(a22)*(b21-b11)*(c11+c12)\n(a11+a12)*(b22)*(-c11+c21)\n(a21-a11)*(b11+b12)*(c22)\n"
+                    "(a12-a22)*(b21+b22)*(c11)\n")
+    code, out, _ = _run(capsys, "verify", str(path), "--format", "json")
+    (entry,) = json.loads(out)["entries"]
+    assert code == 1 and (entry["holds_modulo"], entry["wrong_over_q"], entry["exact_over_q"]) == (False, 2, False)
+    assert [e["message"].split(":")[0] for e in entry["errors"]] == [
+        "the coefficient 1/2 has no value modulo 2", "C11 is wrong over Q too", "C22 is wrong over Q too"]
+
+
 def test_product_says_how_it_read_second_as_it_does_file(capsys, tmp_path):
     """A SECOND claimed modulo 2 that holds over Q was read as the exact algorithm without the note FILE gets (a
     hunt)."""

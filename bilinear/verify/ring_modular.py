@@ -131,8 +131,12 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
     """
     algorithm, p = scheme.algorithm, scheme.modulus
     tables = expansion_of(algorithm).tables()
-    if (singular := _singular_coefficient(algorithm, tables, p)) is not None:
-        return ModularReport(scheme, (singular,), (), exact_over_q=not brent_residual(expansion_of(algorithm)))
+    if (singular := _singular_coefficient(algorithm, tables, p)) is not None:  # over Q, then, all that is said
+        over_q = brent_residual(expansion_of(algorithm))  # (its wrong blocks counted: 0 had beside "not exact")
+        spans = {o.block: o.span for o in algorithm.outputs}
+        wrong = tuple(Diagnostic(f"{block} is wrong over Q too: {_rational_difference(block, residual, algorithm.shape)}",
+                                 spans.get(block) or algorithm.span) for block, residual in over_q.items())
+        return ModularReport(scheme, (singular,), wrong, exact_over_q=not over_q)
     residues = [
         np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
     ]
