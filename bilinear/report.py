@@ -14,7 +14,7 @@ from .diagnostics import Diagnostic, markdown_code, markdown_text, render, shown
 from .output import json_ready
 from .report_sizes import at_n, bytes_text, level_bytes, split_part
 from .report_rings import (approximate_status, approximate_text, complex_status, complex_text,
-                           modular_status, modular_text)
+                           modular_status, modular_text, ring_details)
 from .verify import AlgorithmReport, Report, ScheduleReport
 from .verify.counts import algorithm_flops
 from .verify.rings import ApproximateReport, ComplexReport, ModularReport
@@ -353,8 +353,9 @@ def to_markdown(report: Report, n: int = 8192, dtype: str = "float64") -> str:
         out.append("")
     if inexact:
         status = {"approximate": approximate_status, "modular": modular_status, "complex": complex_status}
-        out += ["| scheme | shape | kind | status |", "|---|---|---|---|"]
-        out += [f"| {markdown_text(e['name'])} | {e['shape']} | {e['kind']} | {status[e['kind']](e)} |" for e in inexact]
+        out += ["| scheme | shape | kind | status | details |", "|---|---|---|---|---|"]
+        out += [f"| {markdown_text(e['name'])} | {e['shape']} | {e['kind']} | {status[e['kind']](e)} | "
+                f"{markdown_text(ring_details(e))} |" for e in inexact]
         out.append("")
     if schedules:
         out += [

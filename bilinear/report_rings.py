@@ -80,3 +80,10 @@ def complex_text(data: dict) -> list[str]:
         lines.append("  Brent equations: hold exactly over Q(i), real and imaginary parts checked as integer tensors")
     lines.append(f"  not compiled: {data['why_not_compiled']}")
     return lines
+
+
+def ring_details(data: dict) -> str:
+    """What the text report says below such a scheme's status line (its modulus and why, an approximate
+    scheme's error order and cancellation), in one line: the Markdown table's cell had dropped them."""
+    text = {"approximate": approximate_text, "modular": modular_text, "complex": complex_text}[data["kind"]](data)
+    return "; ".join(line.strip() for line in text[1:])

@@ -427,3 +427,14 @@ def test_a_file_that_does_not_load_gives_a_markdown_report_that_says_so(capsys, 
     assert code == 1 and rendered.startswith(f"{bad}:2:")
     assert out == (f"# Verification report: `{bad}`\n\n**not loaded**: nothing in it was verified.\n\n"
                    f"```text\n{rendered}\n```\n")
+
+
+def test_the_markdown_report_of_an_approximate_scheme_carries_what_the_text_one_says(capsys):
+    """Its table had the status alone: the error order and the cancellation the text and JSON reports give
+    were dropped (a hunt)."""
+    code, out, _ = _run(capsys, "verify", scheme_file("fast-matmul/bini322-10-52-approx"), "--format", "md")
+    row = next(line for line in out.splitlines() if line.startswith("| bini322"))
+    assert code == 1 and row.endswith("| holds in the limit x → 0 only | Brent equations: every C block equals its "
+                                      "classical sum plus O(x^1): an approximate (border-rank) scheme, exact only in the "
+                                      "limit, for no fixed x; single products carry up to x^-1, so rounding errors grow "
+                                      "like u·x^-1 as x shrinks; not an exact algorithm over Q, so it is never compiled |")
