@@ -131,9 +131,10 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
     """
     algorithm, p = scheme.algorithm, scheme.modulus
     tables = expansion_of(algorithm).tables()
+    over_q = brent_residual(expansion_of(algorithm))  # the one exact check over Q (verify.tensor)
+    spans = {o.block: o.span for o in algorithm.outputs}
     if (singular := _singular_coefficient(algorithm, tables, p)) is not None:  # over Q, then, all that is said
-        over_q = brent_residual(expansion_of(algorithm))  # (its wrong blocks counted: 0 had beside "not exact")
-        spans = {o.block: o.span for o in algorithm.outputs}
+        # (its wrong blocks listed: none had been, beside exact_over_q False)
         wrong = tuple(Diagnostic(f"{block} is wrong over Q too: {_rational_difference(block, residual, algorithm.shape)}",
                                  spans.get(block) or algorithm.span) for block, residual in over_q.items())
         return ModularReport(scheme, (singular,), wrong, exact_over_q=not over_q)
@@ -142,8 +143,6 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
     ]
     reduced_all = brent_tensor(*residues) % p
     expected = classical_tensor(algorithm.shape)
-    over_q = brent_residual(expansion_of(algorithm))  # the one exact check over Q (verify.tensor)
-    spans = {o.block: o.span for o in algorithm.outputs}
     modular, rational = [], []
     for c, (i, j) in enumerate(block_indices(algorithm.shape)[2]):
         block = block_name("C", i, j)
