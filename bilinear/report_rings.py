@@ -65,7 +65,7 @@ def modular_text(data: dict) -> list[str]:
 def _read_over_q(data: dict) -> str:
     """How to have a scheme claimed modulo p read as the exact algorithm it is: without --mod where
     --mod claimed it; else (its file's name or contents do) as the .bl file `bilinear import` writes."""
-    if data["modulus_reason"].startswith(GIVEN_WITH_MOD) and ";" not in data["modulus_reason"]:  # (not the file's too)
+    if data["modulus_reason"] == f"{GIVEN_WITH_MOD} {data['modulus']}":  # --mod's alone, not the file's too
         return "without --mod it"
     return "the .bl file `bilinear import` writes of it"
 
