@@ -77,8 +77,10 @@ class ChainModel:
         for dims, seconds in timings:  # (a NaN had been passed over, the model built from the other timing alone)
             if not positive_float(seconds):
                 raise ValueError(f"a timing must be a positive finite number of seconds, not {seconds!r}")
-            if len(dims := tuple(dims)) != 3 or not all(hasattr(d, "__index__") and not isinstance(d, bool) and d >= 1 for d in dims):
-                raise ValueError(f"a timing's size must be three whole numbers m, k, n of at least 1, not {dims!r}")
+            if len(dims := tuple(dims)) != 3:
+                raise ValueError(f"a timing's size must be three numbers m, k, n, not {dims!r}")
+            for label, dimension in zip("mkn", dims):
+                check_count(dimension, f"a timing's {label}", 1)
         if tuple(timings[0][0]) == tuple(timings[1][0]):
             raise ValueError(f"fitted takes timings at two sizes, not both at {tuple(timings[0][0])!r}")
         itemsize = fields.get("itemsize", 8)
