@@ -489,7 +489,7 @@ def test_a_row_is_written_before_it_is_printed(capsys, tmp_path, monkeypatch):
     assert [row["N"] for row in json.loads(results.read_text())["results"]] == [16]
 
 
-def test_each_input_is_read_and_verified_once_not_once_per_configuration(capsys, monkeypatch):
+def test_each_input_is_read_once_not_once_per_configuration(capsys, monkeypatch):
     """Every size, dtype and level count read its file again, and said its notes again: four
     configurations of a PLinOpt scheme printed its "alternative basis" note four times (a hunt)."""
     from bilinear import bench_cli
