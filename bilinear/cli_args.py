@@ -9,7 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from .diagnostics import brief
-from .frontend.formats.common import TOO_MANY_DIGITS
+from .frontend.formats.common import TOO_MANY_DIGITS, comma_separated
 from .ir.names import definition_name_problem
 from .optimize_arguments import MOST_CHAINS, MOST_TRIES
 from .lower.options import DTYPES, LAUNCHES, LEAF_KINDS, LEAVES, MAX_BYTES, OZAKI_SCALINGS
@@ -274,8 +274,8 @@ INPUT_FORMATS = ("bl", "fast-matmul", "plinopt", "kauers", "mathematica", "permi
 
 
 def shape_text(text: str) -> str:
-    """An argparse type: ``m,k,n``, three whole numbers of at least 1 (kept as text for the readers)."""
-    parts = [part.strip() for part in text.split(",")]
+    """An argparse type: ``m,k,n`` (or ``mxkxn``), three whole numbers of at least 1 (kept as text for the readers)."""
+    parts = comma_separated(text).split(",")
     significant = [part.lstrip("0") for part in parts]  # "" for zero
     if len(parts) != 3 or not all(part.isascii() and part.isdigit() and digits for part, digits in zip(parts, significant)):
         raise argparse.ArgumentTypeError(f"expected m,k,n (three whole numbers of at least 1), not {brief(text)!r}")

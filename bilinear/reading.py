@@ -13,7 +13,15 @@ import numpy as np
 
 from .diagnostics import BilinearError, Diagnostic, brief
 from .frontend import load_program
-from .frontend.importers import Scheme, detect_format, format_note, other_look, parse_shape, read_catalogue
+from .frontend.importers import (
+    Scheme,
+    comma_separated,
+    detect_format,
+    format_note,
+    other_look,
+    parse_shape,
+    read_catalogue,
+)
 from .frontend.loader import ShippedDefinition, find_scheme
 from .ir import Program, shape_too_large
 
@@ -94,7 +102,7 @@ def _whole(value: object, name: str) -> int | None:
 def _check_shape_option(shape: str | None) -> None:
     """Refuse a --shape too large to check before any reader sizes tables by it."""
     try:
-        dims = [int(part) for part in shape.split(",")] if shape is not None else None
+        dims = [int(part) for part in comma_separated(shape).split(",")] if shape is not None else None
     except ValueError:
         return  # the reader says what is wrong with it
     if dims is not None and len(dims) == 3 and (problem := shape_too_large(*dims)):

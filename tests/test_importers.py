@@ -731,6 +731,16 @@ def test_an_unknown_key_is_named(tmp_path):
     assert diagnostic.notes == ("did you mean 2,2,2 or 3,3,3?", "keys: 2,2,2 3,3,3")  # 1 and 2 steps away
 
 
+@pytest.mark.parametrize("key", ["max", "x", "xx3", "2x2xb"])
+def test_a_key_that_is_not_a_shape_is_quoted_as_given(tmp_path, key):
+    """Every x was read as a separator: key="max" was told the archive has "no scheme 'ma,'" (a hunt)."""
+    path = tmp_path / "schemes.npz"
+    np.savez(path, **{"2,2,2": np.zeros((3, 4, 7), dtype=np.int64), "3,3,3": np.zeros((3, 9, 23), dtype=np.int64)})
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, key=key)
+    assert caught.value.diagnostics[0].message == f"schemes.npz has no scheme {key!r}"
+
+
 @pytest.mark.parametrize(
     "array, message",
     [
@@ -1200,6 +1210,19 @@ def test_a_shape_option_is_ascii_digits(text):
 
     with pytest.raises(BilinearError, match=r"^--shape \(shape=\) must be three positive whole numbers m,k,n, not "):
         parse_shape(text)
+
+
+@pytest.mark.parametrize("text", ["2x3x4", "2×3×4", " 2, 3 ,4 ", "2 x 3 x 4"])
+def test_a_shape_option_is_spelled_as_a_key_is(text):
+    """key="3x3x3" was read, shape="2x3x4" refused as not three whole numbers (a hunt)."""
+    from bilinear.frontend.formats.common import parse_shape
+
+    assert parse_shape(text) == Shape(2, 3, 4)
+
+
+def test_a_shape_spelled_with_x_reads_a_catalogue_file():
+    path = scheme_file("fast-matmul/grey234-20-144")
+    assert bilinear.load(path, shape="2x3x4").main.shape == Shape(2, 3, 4)
 
 
 def test_a_kauers_line_with_another_scripts_digit_is_refused_where_it_stands(tmp_path):

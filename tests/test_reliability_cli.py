@@ -605,6 +605,13 @@ def test_malformed_input_options_are_usage_errors(capsys, option, value, message
     assert code == 2 and message in err
 
 
+def test_a_shape_option_may_be_spelled_with_x(capsys):
+    """bilinear.load took key="3x3x3" where the command line refused --shape 2x3x4 (a hunt)."""
+    path = scheme_file("fast-matmul/grey234-20-144")
+    code, out, err = _run(capsys, "verify", str(path), "--shape", "2x3x4")
+    assert code == 0 and "<2,3,4;20>: verified" in out, err
+
+
 def test_the_from_choices_are_the_readers():
     from bilinear.cli_args import INPUT_FORMATS
     from bilinear.frontend.importers import FORMATS

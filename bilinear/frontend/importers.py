@@ -28,7 +28,7 @@ from ..ir import Algorithm, Shape
 from ..verify.ring_modular import GIVEN_WITH_MOD
 from ..verify.rings import ApproximateScheme, ComplexScheme, ModularScheme
 from .formats.alphatensor import ZIP_MAGIC, read_alphatensor
-from .formats.common import fail, identifier, infer_shape, line_span, parse_shape, unresolved, whole_file
+from .formats.common import comma_separated, fail, identifier, infer_shape, line_span, parse_shape, unresolved, whole_file
 from .formats.fast_matmul import first_unlike_row, looks_like_fast_matmul, read_fast_matmul
 from .formats.kauers import looks_like_kauers, read_kauers
 from .formats.mathematica import looks_like_mathematica, read_mathematica
@@ -268,6 +268,7 @@ __all__ = [
     "READERS",
     "AlternativeBasis",
     "Scheme",
+    "comma_separated",
     "detect_format",
     "identifier",
     "infer_shape",

@@ -35,6 +35,7 @@ from ...verify.rings import ComplexScheme, ModularScheme
 from .common import (
     algorithm_from_tables,
     check_side,
+    comma_separated,
     fail,
     identifier,
     modulus_in_name,
@@ -59,7 +60,7 @@ _DAMAGED = (
 def _normal_key(key: str) -> str:
     """A key as compared: separators and spaces as "2,2,2", and a number's leading zeros dropped
     (--key 02,2,2 names the shape --shape 02,2,2 does)."""
-    parts = [part.strip() for part in key.strip().replace("x", ",").replace("×", ",").split(",")]
+    parts = comma_separated(key).split(",")
     return ",".join(str(int(part)) if part.isascii() and part.isdigit() else part for part in parts)
 
 

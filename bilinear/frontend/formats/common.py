@@ -128,14 +128,27 @@ def check_side(shape: Shape, where: str, span: Span | None) -> Shape:
     return shape
 
 
+# Numbers apart by ",", "x" or "×": "2,3,4", "2x3x4", "2 × 3 × 4" (ASCII digits: int() reads any script's)
+_NUMBERS = re.compile(r"\s*[0-9]+\s*(?:[,x×]\s*[0-9]+\s*)*")
+
+
+def comma_separated(text: str) -> str:
+    """Numbers apart by "x" or "×" as "2,3,4" (--shape and --key take both spellings); any other text
+    as it is, stripped ("max" holds an x but no dimensions)."""
+    if not _NUMBERS.fullmatch(text):
+        return text.strip()
+    return ",".join(part.strip() for part in re.split("[,x×]", text))
+
+
 def parse_shape(text: str | None) -> Shape | None:
-    """``"2,3,4"`` to a Shape; raises a BilinearError (without location) when malformed."""
+    """``"2,3,4"`` (or ``"2x3x4"``) to a Shape; raises a BilinearError (without location) when malformed."""
     if text is None:
         return None
     try:
-        if not text.isascii() or "_" in text:  # int() reads 1_0 as 10, and any script's digits
+        dims = comma_separated(text)
+        if not dims.isascii() or "_" in dims:  # int() reads 1_0 as 10, and any script's digits
             raise ValueError(text)
-        m, k, n = (int(part) for part in text.split(","))
+        m, k, n = (int(part) for part in dims.split(","))
         return check_side(Shape(m, k, n), "--shape", None)
     except ValueError:
         raise BilinearError(Diagnostic(f"--shape (shape=) must be three positive whole numbers m,k,n, not {text!r}")) from None
