@@ -68,7 +68,7 @@ GRID = [
     ("float32", 16384, 16384, 2), ("float32", 1000000, 4, 4), ("float32", 32768, 16384, 16), ("float32", 4096, 4096, 64),
 ]
 # Measured into the table (--table) but not in the 30-shape check (--check --only takes them): where no
-# grid shape is near enough (bilinear.dispatch.RECURSIVE_REACH) and a candidate may still win.  At FP64
+# grid shape is near enough (bilinear.dispatch_nearest.RECURSIVE_REACH) and a candidate may still win.  At FP64
 # 32768 the ozaki leaf's workspace for all of C (96 GiB) passes an H100's memory, and it runs in tiles of
 # C (as matmul gives it what is free).
 TABLE_ONLY = [("float32", 2048, 2048, 2048), ("float32", 3072, 3072, 3072), ("float64", 24576, 24576, 24576),

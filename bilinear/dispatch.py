@@ -45,6 +45,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from .dispatch_checks import TableError, check_table
+from .dispatch_nearest import bounding_rows, nearest_row
+from .lower.options import check_count
 from .lower.tsm2 import Params
 
 TABLE = Path(__file__).resolve().parent / "data" / "dispatch.json"
@@ -267,18 +269,26 @@ def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, tabl
     """The kernel for ``C (m×n) = A (m×k) · B (k×n)`` in ``dtype``.
 
     Args:
-        m, k, n: the product's shape.
+        m, k, n: the product's shape (whole numbers; ValueError otherwise).
         dtype: ``"float32"`` or ``"float64"`` (anything else goes to cuBLAS).
         row_major: whether A, B and C are all row-major (TSM2 kernels need it).
         table: measurements to decide by (default: :func:`table_path`'s).
         device: the name of the GPU the product runs on: cuBLAS where the table does not hold for it
             (None: decide as on the table's own GPU).
     """
+    m, k, n = _sides(m, k, n)
     # np.float64 or np.dtype("float64") as "float64", as compile takes them (np.float64 had gone to cuBLAS)
     dtype = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or getattr(dtype, "__name__", dtype)
     if table is None:
         return _committed_choice(m, k, n, dtype, row_major, device, table_path())
     return _choose(m, k, n, dtype, row_major, table, device)
+
+
+def _sides(m: object, k: object, n: object) -> tuple[int, int, int]:
+    """m, k and n as ints, each a whole number of at least 0 (-1 had been an "empty product", 8.5 a shape)."""
+    if type(m) is type(k) is type(n) is int and min(m, k, n) >= 0:  # matmul's call: no ABC check's µs on its host time
+        return m, k, n
+    return tuple(check_count(size, name, 0) for size, name in zip((m, k, n), "mkn"))
 
 
 @lru_cache(maxsize=4096)
@@ -313,23 +323,16 @@ def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table, d
     return Choice("cublas", reason=where)
 
 
-# Rows farther than this (Σ |log2 ratio| over m, k and n) from the call decide nothing ...
-RECURSIVE_REACH = 0.5
-# ... unless two rows of one configuration lie either side of it, at most this far apart in every dimension
-# (the committed table's largest square rows, FP32 16384³ and 32768³, are 2× apart)
-BETWEEN_SPAN = 2.0
-
-
 def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choice:
     rows = [r for r in table.recursive if r.dtype == dtype]
     if not rows:
         return Choice("cublas", reason=f"not tall-and-skinny, no fast-scheme measurement for {dtype}")
-    row = _near(rows, m, k, n)
+    row = nearest_row(rows, m, k, n)
     if row is not None:
         speedup = row.speedup
         where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {speedup:.2f}× cuBLAS"
     else:
-        pair = _between(rows, m, k, n)
+        pair = bounding_rows(rows, m, k, n)
         if pair is None:
             return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
         row, high = pair
@@ -344,42 +347,6 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     return Choice("recursive", reason=where, config=row)
 
 
-def _distance(row, m: int, k: int, n: int) -> float:
-    """How far a measured row is from m×k×n: Σ |log2 ratio| over m, k and n."""
-    return sum(abs(math.log2(a / b)) for a, b in ((m, row.m), (k, row.k), (n, row.n)))
-
-
-def _near(rows: list, m: int, k: int, n: int):
-    """The measured row nearest m×k×n, or None where even it is farther than RECURSIVE_REACH."""
-    row = min(rows, key=lambda row: _distance(row, m, k, n), default=None)
-    return row if row is not None and _distance(row, m, k, n) <= RECURSIVE_REACH else None
-
-
-def _between(rows: list[Recursive], m: int, k: int, n: int) -> tuple[Recursive, Recursive] | None:
-    """The nearest row no larger than m×k×n in any dimension and the nearest no smaller, where both
-    ran one configuration and are at most BETWEEN_SPAN apart in every dimension; None otherwise
-    (also where a pair farther out would agree: only the nearest on each side speak for the shape).
-    The caller takes the smaller of their speedups: the work a configuration does beside the
-    multiplications shrinks relative to them as the shape grows, but cuBLAS's own efficiency moves
-    too, so the speedup need not grow with the shape (the ozaki leaf's FP64 1.41 at 12288³, 1.35 at
-    16384³), and between two rows it is a guess the check keeps honest."""
-    def nearest(inside) -> Recursive | None:
-        return min((row for row in rows if inside(row)), key=lambda row: _distance(row, m, k, n), default=None)
-
-    low = nearest(lambda row: row.m <= m and row.k <= k and row.n <= n)
-    high = nearest(lambda row: row.m >= m and row.k >= k and row.n >= n)
-    if low is None or high is None or _configuration(low) != _configuration(high):
-        return None
-    if any(b > BETWEEN_SPAN * a for a, b in ((low.m, high.m), (low.k, high.k), (low.n, high.n))):
-        return None  # too far apart to say much of what lies between
-    return low, high
-
-
-def _configuration(row: Recursive) -> tuple:
-    """What a row runs, apart from where it was measured and how fast."""
-    return row.scheme, row.levels, row.breadth, row.launch, row.leaf
-
-
 def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | None = None,
                     device: str | None = None) -> tuple[str, int] | None:
     """The in-place schedule (msmes or msmes2) and levels ``matmul(inplace=True)`` runs for this shape,
@@ -387,10 +354,11 @@ def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | None = No
     RECURSIVE_REACH), or the table's in-place rows do not hold for ``device`` (a GPU's name).  Without a
     measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
     if table is None:
+        m, k, n = _sides(m, k, n)
         return _committed_in_place(m, k, n, dtype, device, table_path())
-    if min(m, k, n) <= 0 or table.not_held_on(device, IN_PLACE_CHECK) is not None:
+    if min(_sides(m, k, n)) <= 0 or table.not_held_on(device, IN_PLACE_CHECK) is not None:
         return None
-    row = _near([row for row in table.inplace if row.dtype == dtype], m, k, n)
+    row = nearest_row([row for row in table.inplace if row.dtype == dtype], m, k, n)
     return (row.scheme, row.levels) if row is not None and row.speedup >= table.min_speedup else None
 
 

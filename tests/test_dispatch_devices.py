@@ -232,3 +232,26 @@ def test_matmul_in_place_of_host_dlpack_objects_needs_no_gpu():
 
     A = np.random.default_rng(0).standard_normal((8, 8))
     assert np.allclose(bilinear.matmul(HostTensor(A), HostTensor(A.copy()), inplace=True), A @ A)
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ((-1, 8, 8), "m must be a whole number of at least 0, not -1"),
+    ((8.5, 8, 8), "m must be a whole number of at least 0, not 8.5"),
+    ((8, True, 8), "k must be a whole number of at least 0, not True"),
+    ((8, 8, "8"), "n must be a whole number of at least 0, not '8'"),
+])
+def test_a_size_that_is_no_matrix_side_is_refused(sizes, message):
+    """-1 was an "empty product" and 8.5 a shape with "no fast-scheme measurement near" it (a hunt)."""
+    with pytest.raises(ValueError) as caught:
+        dispatch(*sizes, "float64", device="NVIDIA H100 80GB HBM3")
+    assert str(caught.value) == message
+
+
+def test_a_zero_size_is_an_empty_product():
+    assert dispatch(0, 8, 8, "float64").reason == "empty product"
+
+
+@pytest.mark.parametrize("table", [None, parse_table(_data())])
+def test_the_in_place_choice_refuses_a_size_that_is_no_matrix_side(table):
+    with pytest.raises(ValueError, match=r"^n must be a whole number of at least 0, not -4$"):
+        in_place_choice(16384, 16384, -4, "float64", table)

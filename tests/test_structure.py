@@ -27,7 +27,7 @@ LAYERS = [
                                         "bilinear.optimize_dead")),
     ("lower", ("bilinear.lower",)),
     ("model and measurement", ("bilinear.model", "bilinear.measure", "bilinear.dispatch", "bilinear.dispatch_checks",
-                               "bilinear.dispatch_writes")),
+                               "bilinear.dispatch_nearest", "bilinear.dispatch_writes")),
     ("runtime", ("bilinear.runtime",)),
     ("benchmarks", ("bilinear.bench", "bilinear.bench_outputs")),
     # the distributed product is built on the API (bilinear.compile on each rank), and the CLI offers it
