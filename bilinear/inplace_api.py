@@ -41,7 +41,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
     """
     from .api import as_program, load
     from .ir.names import definition_name_problem, derived_name
-    from .schedule.inplace import inplace_schedule
+    from .schedule.inplace import inplace_schedule, refuse_algorithms_name
     from .verify import verify_schedule
     from .verify.algorithm import verify_algorithm
 
@@ -53,8 +53,7 @@ def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TR
     name = derived_name(f"{algorithm.name}_inplace") if name is None else name
     if problem := definition_name_problem(name):
         raise ValueError(f"name {brief(repr(name))}: {problem}")  # (cut: a 5000-character name was quoted whole)
-    if name == algorithm.name:
-        raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
+    refuse_algorithms_name(name, algorithm)  # before the search
     tries, steps, seed = (check_count(value, label, least)  # NumPy's integers too, as compile takes them
                           for label, value, least in (("tries", tries, 1), ("steps", steps, 0), ("seed", seed, 0)))
     if cost is not None and not callable(cost):  # (a falsy one, 0, had been taken for no cost at all)

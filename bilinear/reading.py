@@ -121,8 +121,8 @@ def as_path(value: object) -> Path:
         if "\x00" in str(path):  # pathlib's stat would raise a bare "embedded null byte"
             raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}: "
                              "a file name holds no NUL character")
-        if str(path) not in ("", "."):
+        if os.fspath(value) != "":  # (Path("") is ".", a directory: the reader would say so of a name never given)
             return value if isinstance(value, ShippedDefinition) else find_scheme(os.fspath(value))  # ./ kept
-        raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}")  # "" or "."
+        raise ValueError(f"expected a path to a .bl or catalogue file, not {str(value)!r}")
     # reprlib: a large object (a loaded Algorithm) is named, not printed whole
     raise ValueError(f"expected a path to a .bl or catalogue file, not {type(value).__name__} {reprlib.repr(value)}")

@@ -481,6 +481,15 @@ def test_an_empty_path_is_named_as_empty(capsys):
         bilinear.load("")
 
 
+@pytest.mark.parametrize("path", [".", "./", "..", "../"])
+def test_every_spelling_of_a_directory_is_one_error(path):
+    """"." and "./" raised ValueError (not a path), ".." and "/tmp/" BilinearError (a directory): one
+    mistake, two exception types (a hunt)."""
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    assert " is a directory, not one scheme file" in caught.value.diagnostics[0].message
+
+
 @pytest.mark.parametrize("call", [bilinear.load, bilinear.verify, bilinear.compile])
 def test_a_path_with_a_nul_character_is_named(call):
     """pathlib's stat had raised a bare ValueError('embedded null byte') from deep in the loader (a hunt)."""

@@ -340,7 +340,9 @@ def test_deriving_again_from_a_derived_file_keeps_one_description(tmp_path, caps
     (lambda a: derive_inplace(bilinear.load("strassen")), TypeError,
      r"^derive_inplace takes one Algorithm \(bilinear\.load\(path\)\.main\), not Program$"),
     (lambda a: derive_inplace(a, name="a b"), ValueError, r"^name must be an identifier in \.bl .*, not 'a b'$"),
-], ids=["float-order", "program", "spaced-name"])
+    # compile then ran the algorithm of that name, not the schedule (a hunt)
+    (lambda a: derive_inplace(a, name="strassen"), ValueError, r"^name 'strassen' is the algorithm's; give the schedule another$"),
+], ids=["float-order", "program", "spaced-name", "algorithms-name"])
 def test_derive_inplace_refuses_what_it_cannot_take_by_name(call, error, message):
     """derive_inplace (the README names it) raised "list indices must be integers", AttributeError
     ('Program' object has no attribute 'sums'), and took a name no .bl file can hold (a hunt)."""
@@ -351,3 +353,16 @@ def test_derive_inplace_refuses_what_it_cannot_take_by_name(call, error, message
 def test_derive_inplace_takes_numpy_positions():
     algorithm = bilinear.load("strassen").main
     assert derive_inplace(algorithm, list(np.arange(7))[::-1]) == derive_inplace(algorithm, list(range(7))[::-1])
+
+
+def test_a_program_refuses_a_name_defined_twice():
+    """A Program built in Python with a schedule named as its algorithm verified, and compile ran the
+    algorithm (the name found it first); a .bl file is refused for it ("defined twice")."""
+    from dataclasses import replace
+
+    from bilinear.ir import Program
+
+    algorithm = bilinear.load("strassen").main
+    twice = replace(derive_inplace(algorithm), name=algorithm.name)
+    with pytest.raises(ValueError, match=r"^strassen is defined twice in the program x$"):
+        Program("x", (algorithm,), (twice,), ("strassen", "strassen"))

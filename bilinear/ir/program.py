@@ -25,6 +25,13 @@ class Program:
     own: tuple[str, ...]
     uses: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # a definition is found by its name: a second of one name (built in Python; a .bl file is refused
+        # for it where it stands) was never found, and compile ran the first
+        names = [definition.name for definition in (*self.algorithms, *self.schedules)]
+        if twice := next((name for name in names if names.count(name) > 1), None):
+            raise ValueError(f"{twice} is defined twice in the program {self.path}")
+
     def algorithm(self, name: str) -> Algorithm | None:
         return next((a for a in self.algorithms if a.name == name), None)
 

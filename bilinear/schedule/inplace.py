@@ -72,6 +72,12 @@ def _products(algorithm: Algorithm) -> list[_Product]:
             if w.terms and u.terms and v.terms]
 
 
+def refuse_algorithms_name(name: str | None, algorithm: Algorithm) -> None:
+    """A schedule named as its algorithm would be found as the algorithm by name (compile ran it)."""
+    if name == algorithm.name:
+        raise ValueError(f"name {name!r} is the algorithm's; give the schedule another")
+
+
 def derive_inplace(algorithm: Algorithm, order: list[int] | None = None, name: str | None = None) -> Schedule:
     """The in-place, restoring schedule of ``algorithm`` with its products (those some output uses) in
     ``order`` (default: as written), named ``name`` (default ``<algorithm>_inplace``)."""
@@ -79,6 +85,7 @@ def derive_inplace(algorithm: Algorithm, order: list[int] | None = None, name: s
         raise TypeError(f"derive_inplace takes one Algorithm (bilinear.load(path).main), not {type(algorithm).__name__}")
     check_built_types(algorithm)
     check_definition_name(name)
+    refuse_algorithms_name(name, algorithm)
     products = _products(algorithm)
     order = list(range(len(products))) if order is None else _positions(order)
     if sorted(order) != list(range(len(products))):
