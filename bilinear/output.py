@@ -24,6 +24,7 @@ import math
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -189,6 +190,10 @@ def removed_on_failure(folder: Path, names: list[str]):
     try:
         yield
     except BaseException:  # Ctrl-C too: nothing half-written is left
+        if all(os.path.lexists(folder / name) for name in names):
+            # every file in place: the renames (:func:`write_together`) were done, and a Ctrl-C they held
+            # back is raised after them; removing the new files then left the new manifest beside the old library
+            raise
         for path in new:
             path.unlink(missing_ok=True)
         for each in made:
@@ -285,13 +290,14 @@ def _temporary_copy(path: Path, data: str | bytes) -> str:
     return temporary
 
 
-def write_together(files: dict[Path, str | bytes], replace: bool = True) -> None:
+def write_together(files: dict[Path, str | bytes], replace: bool = True, removing: Iterable[Path] = ()) -> None:
     """Write every file, each to a temporary file beside it first and then renamed over its path: where
     writing one fails (a disk filling up on the second of PLinOpt's three files had left the first), no
     path has changed, and Ctrl-C or SIGTERM waits for the renames (one between them had left a mix of old
     and new files).  ``replace=False``: each path must still be free, as it was when checked (a file
     made there during the run had been replaced without --force); a rename failing part way (rare: the
-    temporaries are written by then) leaves the files renamed before it.
+    temporaries are written by then) leaves the files renamed before it.  ``removing``: files the new ones
+    replace under other names (an earlier library's .cu and .h), removed after the renames, as they are.
 
     Raises:
         BilinearError: when a file cannot be written or renamed into place.
@@ -303,6 +309,8 @@ def write_together(files: dict[Path, str | bytes], replace: bool = True) -> None
         with stops_held():
             for temporary, path in temporaries:
                 _place(temporary, path, replace)
+            for path in removing:
+                path.unlink(missing_ok=True)
     finally:
         for temporary, _ in temporaries:
             Path(temporary).unlink(missing_ok=True)

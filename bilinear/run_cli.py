@@ -281,9 +281,7 @@ def _compile(args) -> int:
     with writing_into(out, artifact_names(name), args.force):
         earlier = earlier_library(out, name)  # another scheme's .cu and .h, from a compile this one replaces (--force)
         written = write_artifacts(program, report, options, out, sources, n=args.n, per_level=per_level,
-                                  provenance=provenance, name=name)
-        for path in earlier:
-            path.unlink(missing_ok=True)
+                                  provenance=provenance, name=name, replacing=tuple(earlier))
     if earlier:
         print(f"note: removed {' and '.join(p.name for p in earlier)}, the earlier library in this folder", file=sys.stderr)
     manifest = json.loads(written["manifest"].read_text())

@@ -100,6 +100,37 @@ def test_a_compile_force_that_fails_writing_leaves_the_earlier_library_whole(tmp
     assert _digests(out) == before  # the manifest still describes the library beside it
 
 
+@pytest.mark.parametrize("signal_at", ["rename", "removal"])
+def test_ctrl_c_during_a_compile_force_over_another_library_leaves_the_new_one_whole(tmp_path, monkeypatch, capsys,
+                                                                                    signal_at):
+    """The signal held through the renames was raised inside the block that removes what a failed compile
+    made: the new .cu and .h went, the new manifest stayed beside the old library's (a hunt).  It also
+    reached the removal of the earlier library, after the renames, with its files left stale."""
+    out = tmp_path / "lib"
+    assert main(["compile", "msmes", "-o", str(out)]) == 0
+    capsys.readouterr()
+    real_replace, real_unlink = os.replace, os.unlink
+
+    def signalled(real, trigger):
+        def call(path, *rest, **kwargs):
+            real(path, *rest, **kwargs)
+            if trigger(path):
+                os.kill(os.getpid(), signal.SIGINT)
+        return call
+
+    if signal_at == "rename":
+        monkeypatch.setattr(os, "replace", signalled(real_replace, lambda path: True))
+    else:
+        monkeypatch.setattr(os, "unlink", signalled(real_unlink, lambda path: str(path).endswith("msmes.cu")))
+    assert main(["compile", "grey333", "-o", str(out), "--force"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert sorted(path.name for path in out.iterdir()) == ["grey333.cu", "grey333.h", "manifest.json", "report.json",
+                                                           "report.md", "report.txt"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["name"] == "grey333" and all((out / name).is_file() for name in manifest["files"])
+
+
 def test_bench_results_are_checked_again_as_they_are_written(tmp_path):
     target = tmp_path / "r.json"
     target.write_text('{"my": "precious data"}')

@@ -99,12 +99,14 @@ def _generated(path: Path) -> bool:
 def write_artifacts(
     program: Program, report, options: Options, out: Path, sources: list[str], n: int = 8192,
     per_level: tuple[str, ...] | None = None, provenance: tuple[str, ...] = (), name: str | None = None,
+    replacing: tuple[Path, ...] = (),
 ) -> dict:
     """Lower ``program`` (already verified: ``report``) and write every artifact into ``out``
     (a folder the caller checked: nothing is written through a link, each file atomically).
     ``sources``: the files it was built from, for the manifest.
     ``provenance``: the sources' header comments (a reference, a licence that asks to be kept), for
-    the top of the ``.cu`` and the ``.h``; ``name``: the library's (default the scheme's)."""
+    the top of the ``.cu`` and the ``.h``; ``name``: the library's (default the scheme's); ``replacing``: an
+    earlier library's files (:func:`earlier_library`), removed as the new files are renamed into place."""
     proven = Verified(program, report)
     # every dtype the leaf computes, the one asked for (--dtype, which the report counts in) first: a
     # coefficient past float32's range leaves that function out, whichever dtype was asked for
@@ -199,7 +201,8 @@ def write_artifacts(
                     out / "report.txt": to_text(report, n=n, dtype=dtype) + "\n\n" + "\n".join(summary) + "\n",
                     out / "report.md": to_markdown(report, n=n, dtype=dtype).rstrip("\n") + "\n\n## Library\n\n"
                     + "\n".join(f"- {markdown_text(line.strip())}" for line in summary) + "\n",
-                    out / "report.json": json.dumps({**verified, "library": facts}, indent=2, ensure_ascii=False) + "\n"})
+                    out / "report.json": json.dumps({**verified, "library": facts}, indent=2, ensure_ascii=False) + "\n"},
+                   removing=replacing)
     return paths
 
 
