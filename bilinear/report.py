@@ -288,10 +288,14 @@ def _compiled_launches(compiled: dict | None, computes: str) -> str | None:
     if compiled is None or compiled["launches_one_level"] is None:
         return None
     launches, element_wise = compiled["launches_one_level"], compiled["elementwise_launches_one_level"]
-    products = "product kernels" if compiled["leaf"] == "fused" else "GEMMs"
-    text = (f"compiled ({compiled['leaf']} leaves, {'fused' if compiled['fuse'] else 'unfused'} passes): {launches} "
-            f"({element_wise} element-wise, {launches - element_wise} {products}) for {computes.replace('*', '·')}")
-    zero = compiled["from_zero_launches_one_level"]
+    products, zero = launches - element_wise, compiled["from_zero_launches_one_level"]
+    text = f"compiled ({compiled['leaf']} leaves, {'fused' if compiled['fuse'] else 'unfused'} passes): "
+    if compiled["leaf"] == "ozaki":  # a leaf is many launches, as many as the moduli a call chooses
+        return text + (f"{element_wise} element-wise and {products} ozaki leaves (each runs its own passes and an int8 "
+                       f"GEMM per modulus and tile) for {computes.replace('*', '·')}"
+                       + ("" if zero is None else f", {zero - products} element-wise where C starts at zero"))
+    text += (f"{launches} ({element_wise} element-wise, {products} {'product kernels' if compiled['leaf'] == 'fused' else 'GEMMs'})"
+             f" for {computes.replace('*', '·')}")
     return text if zero is None else text + f", {zero} where C starts at zero"
 
 

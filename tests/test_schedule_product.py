@@ -116,6 +116,17 @@ def test_the_report_counts_the_kernel_launches_a_compiled_level_issues(name, lea
     assert line in capsys.readouterr().out
 
 
+def test_the_report_does_not_count_an_ozaki_leaf_as_one_launch(tmp_path, capsys):
+    """"12 (5 element-wise, 7 GEMMs)" for msmes with ozaki leaves, each of which runs its passes and an int8
+    GEMM per modulus (a hunt)."""
+    assert main(["compile", "msmes", "--leaf", "ozaki", "-o", str(tmp_path / "oz")]) == 0
+    out = capsys.readouterr().out
+    assert ("  kernel launches per level, compiled (ozaki leaves, fused passes): 5 element-wise and 7 ozaki leaves "
+            "(each runs its own passes and an int8 GEMM per modulus and tile) for C += A·B, 5 element-wise where C starts "
+            "at zero\n") in out
+    assert "GEMMs)" not in (tmp_path / "oz" / "report.txt").read_text()
+
+
 def test_a_library_whose_every_level_is_breadth_first_counts_no_compiled_traffic(tmp_path, capsys):
     """compile msmes --levels 1 --breadth 1 said msmes's passes move 7.75 GiB, beside its note that
     msmes's in-place stages run at no level (an audit)."""
