@@ -1,13 +1,15 @@
 """FILE's algorithm for the commands that derive a scheme from it (transform, product, export,
 optimize, inplace): the one chosen, verified with the file's schedule of it, and the header comments
-a derived file copies."""
+a derived file copies; and what product says of SECOND where a reading option was meant for it."""
 
 from __future__ import annotations
 
+import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import note_unused_definitions
+from .cli_args import asks_for_reading_option, note_unused_definitions
 from .diagnostics import BilinearError, Diagnostic
 from .frontend.provenance import source_header
 
@@ -78,3 +80,29 @@ def copied_header(path: Path, program, source, writes: str | None = None) -> tup
 
 def _without_description(header: tuple[str, ...], name: str | None) -> tuple[str, ...]:
     return header if name is None else tuple(line for line in header if not line.startswith(f"{name}: "))
+
+
+SECOND_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read FILE; to choose how SECOND is read, "
+               "`bilinear import` it to a .bl file first")
+
+
+def with_second_note(error: BilinearError, second: Path) -> BilinearError:
+    """``error`` with SECOND_NOTE where it is about a reading option and SECOND is a catalogue file (a
+    reading option would not help a missing file or a modular scheme: import refuses it too)."""
+    if second.suffix.lower() == ".bl" or not os.path.isfile(second) or not asks_for_reading_option(error):
+        return error
+    if _holds_only_modulo(second):  # (--mod given for SECOND had been sent there)
+        return error
+    first_error, *rest = error.diagnostics
+    return BilinearError(replace(first_error, notes=(*first_error.notes, SECOND_NOTE)), *rest)
+
+
+def _holds_only_modulo(path: Path) -> bool:
+    """Whether ``path`` reads, as it is, as a scheme valid only modulo p, which import refuses."""
+    from .reading import read
+    from .verify.rings import ModularScheme
+
+    try:
+        return isinstance(read(path, None, None, None, False), ModularScheme)
+    except BilinearError:
+        return False

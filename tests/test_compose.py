@@ -283,8 +283,23 @@ def test_a_large_product_says_that_it_takes_minutes(capsys, tmp_path, monkeypatc
 
     monkeypatch.setattr(bilinear.compose_cli, "LARGE_PRODUCT", 49)
     assert main(["product", "strassen", "strassen", "-o", str(tmp_path / "s2.bl")]) == 0
-    assert ("note: strassen_x_strassen has 49 products; verifying it before it is written takes minutes from about "
-            "10,000 products") in capsys.readouterr().err
+    assert ("note: the product of strassen and strassen has 49 products; building and verifying it before it is "
+            "written takes minutes from about 10,000 products") in capsys.readouterr().err
+
+
+def test_a_large_product_says_so_before_it_is_built(capsys, tmp_path, monkeypatch):
+    """The note came after kronecker() had built the product: half a minute of silence at 5929 products (a hunt)."""
+    import bilinear.compose
+    import bilinear.compose_cli
+    from bilinear.cli import main
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bilinear.compose_cli, "LARGE_PRODUCT", 49)
+    monkeypatch.setattr(bilinear.compose, "kronecker", stop)
+    assert main(["product", "strassen", "strassen", "-o", str(tmp_path / "s2.bl")]) == 130
+    assert "has 49 products; building and verifying it" in capsys.readouterr().err
 
 
 def test_a_second_scheme_valid_only_modulo_p_is_not_sent_to_import(tmp_path, capsys):
@@ -294,6 +309,16 @@ def test_a_second_scheme_valid_only_modulo_p_is_not_sent_to_import(tmp_path, cap
     assert main(["product", "strassen", str(second), "-o", str(tmp_path / "p.bl")]) == 1
     err = capsys.readouterr().err
     assert "valid only modulo 2" in err and "bilinear import" not in err, err
+
+
+def test_a_reading_option_for_a_second_scheme_valid_only_modulo_p_is_not_sent_to_import(tmp_path, capsys):
+    """`product strassen SECOND.mod2.exp --mod 2`: FILE (a .bl file) refused --mod, and the note said to
+    `bilinear import` SECOND first, which refuses a scheme valid only modulo 2 (a hunt)."""
+    second = tmp_path / "111-3-mod2.exp"
+    second.write_text("(a11)*(b11)*(c11)\n(a11)*(b11)*(c11)\n(a11)*(b11)*(c11)\n")
+    assert main(["product", "strassen", str(second), "--mod", "2", "-o", str(tmp_path / "p.bl")]) == 1
+    err = capsys.readouterr().err
+    assert "--mod (modulus=) applies to catalogue schemes, not to .bl files" in err and "bilinear import" not in err, err
 
 
 def test_a_fused_hybrid_refusal_names_the_default_schedule_and_the_way_out(capsys, tmp_path):
