@@ -772,6 +772,22 @@ def test_factors_with_different_column_counts_are_named_as_such(tmp_path):
         "scheme 2,2,2 of ragged.npz: U, V and W have 7, 6 and 7 columns; a column is a product, so they must have as many")
 
 
+@pytest.mark.parametrize("parts, message", [
+    ([[[1] * 7] * 4, np.ones((4, 7)), np.ones((4, 7))], "U is a list, not a 2-D array"),
+    ([np.ones((4, 7)), np.ones((4, 7, 1)), np.ones((4, 7))], "V has 3 dimensions, not 2"),
+])
+def test_a_bad_factor_of_three_is_named_not_the_three(tmp_path, parts, message):
+    """An object array of three, as AlphaTensor keeps its rectangular schemes, was told it "is not three
+    factor matrices (found an array of shape (3,))" where one of them was no table (a hunt)."""
+    path = tmp_path / "bad.npz"
+    factors = np.empty(3, dtype=object)
+    factors[:] = [np.asarray(part) if isinstance(part, np.ndarray) else part for part in parts]
+    np.savez(path, **{"2,2,2": factors})
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, allow_pickle=True)
+    assert caught.value.diagnostics[0].message == f"scheme 2,2,2 of bad.npz: {message}"
+
+
 def test_a_file_that_is_not_a_zip_is_not_an_archive(tmp_path):
     assert _error(_write(tmp_path, "fake.npz", "1 2 3\n")) == ("fake.npz is not an .npz archive (a zip file of arrays)", "1:1")
 

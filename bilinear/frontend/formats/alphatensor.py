@@ -170,8 +170,13 @@ def _factor_arrays(raw: np.ndarray, where: str, span: Span) -> list[np.ndarray]:
         parts = list(raw)
     else:
         parts = []
-    if len(parts) != 3 or not all(isinstance(p, np.ndarray) and p.ndim == 2 for p in parts):
+    if len(parts) != 3:
         fail(f"{where} is not three factor matrices U, V, W (found an array of shape {raw.shape})", span)
+    for letter, part in zip("UVW", parts):
+        if not isinstance(part, np.ndarray):  # three objects, as AlphaTensor keeps rectangular schemes: one of them
+            fail(f"{where}: {letter} is a {type(part).__name__}, not a 2-D array", span)
+        if part.ndim != 2:
+            fail(f"{where}: {letter} has {part.ndim} dimension{'' if part.ndim == 1 else 's'}, not 2", span)
     for letter, part in zip("UVW", parts):
         if part.dtype.kind not in "iufc":
             fail(f"{where}: {letter} holds {part.dtype} values, not numbers", span)
