@@ -70,8 +70,13 @@ def test_the_c_api_example_builds_and_checks_msmes_on_the_cpu_emulator(tmp_path)
     assert run.returncode == 0 and run.stdout.startswith("msmes_dgemm 65 x 47 x 90: status 0, error against cublasDgemm "), (
         run.stdout + run.stderr)
     assert run.stdout.endswith(": ok\n")
-    refused = subprocess.run([str(binary), "0", "4", "4"], capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 1 and "usage:" in refused.stderr
+    # "64" alone ran 1000 x 1000 x 1000, "8x 8 8 extra" 8 x 8 x 8, and 99999999999 wrapped to 1215752191 (a hunt)
+    for arguments in (["0", "4", "4"], ["64"], ["8x", "8", "8"], ["8", "8", "8", "extra"], ["99999999999", "2", "2"],
+                      ["-3", "4", "4"], ["", "4", "4"]):
+        refused = subprocess.run([str(binary), *arguments], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and refused.stderr.startswith("usage:"), (arguments, refused)
+    too_large = subprocess.run([str(binary), "2000000000", "2000000000", "2000000000"], capture_output=True, text=True, timeout=60)
+    assert too_large.returncode == 1 and "cannot hold" in too_large.stderr, too_large
 
 
 def test_the_c_api_example_compiles_against_cudas_own_headers(tmp_path):

@@ -594,6 +594,32 @@ def _launches(level: dict) -> list[dict]:
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("name", ["strassen", "rsmm"])
+def test_every_library_refuses_an_alpha_or_beta_that_is_not_finite_as_python_does(tmp_path, name):
+    """A library whose coefficients scale alpha returned -5 for alpha = NaN or inf (its range check), and
+    strassen's returned 0 with NaN in C: the same call, two answers (a hunt).  Both refuse, as the Python
+    runtime does: -5 (alpha, argument 5) and -10 (beta, argument 10), and nothing runs."""
+    from helpers.emulated import statuses
+
+    out = _compile(tmp_path, f"algorithms/{name}.bl")
+    call = f"{name}_dgemm(handle, 64, 64, 64, {{}}, A, 64, B, 64, {{}}, C, 64, nullptr)"
+    calls = [call.format(alpha, beta) for alpha, beta in (("NAN", "0.0"), ("INFINITY", "0.0"), ("-INFINITY", "0.0"),
+                                                           ("1.0", "NAN"), ("1.0", "INFINITY"), ("1.0", "0.0"))]
+    assert statuses(out, name, calls) == [-5, -5, -5, -10, -10, 0]
+    header = (out / f"{name}.h").read_text()
+    assert " * alpha and beta must be finite (-5 and -10 otherwise, nothing run).\n" in header
+
+
+def test_an_overwriting_librarys_header_keeps_beta_zero_with_alpha_zero(tmp_path):
+    """rsmm's header said both "beta must be 0 at every size" and "With alpha = 0, C = beta*C" (a hunt)."""
+    header = (_compile(tmp_path, "algorithms/rsmm.bl") / "rsmm.h").read_text()
+    assert " * With alpha = 0, C = 0 (beta must still be 0) and, as in BLAS, A and B are not read.\n" in header
+    assert "C = beta*C" not in header
+    assert " * With alpha = 0, C = beta*C and (as in BLAS) A and B are not read.\n" in (
+        _compile(tmp_path, "algorithms/strassen.bl") / "strassen.h").read_text()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 @pytest.mark.parametrize("leaf", ["cublas", "fused"])
 def test_the_library_refuses_an_alpha_its_leaves_would_scale_past_the_range_as_python_does(tmp_path, leaf):
     """C11 = 3·M1 − 2·M2: the leaves run with 3·alpha, inf in float32 for alpha = 1.5e38.  The Python

@@ -2,13 +2,17 @@
 // from C or C++") on random normal matrices, and checks it against cublasDgemm with the same
 // arguments: the product's error, and that A and B are back (msmes overwrites them while it runs).
 //   ./main [m n k]      (default 1000 1000 1000; column-major, tight leading dimensions)
-// Prints one line and exits 0 when the status is 0 and both checks hold, else 1.
+// Prints one line and exits 0 when the status is 0 and both checks hold, 2 for a malformed command
+// line, else 1.
 #include "msmes.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <random>
 #include <vector>
 
@@ -42,20 +46,35 @@ static double relative_difference(const std::vector<double>& x, const std::vecto
   return largest > 0.0 ? difference / largest : difference;
 }
 
+// A size: all of ``text`` a whole number from 1 to INT_MAX (atoi had read "8x" as 8, and wrapped 99999999999)
+static bool size_argument(const char* text, int& size) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || value < 1 || value > INT_MAX) return false;
+  size = int(value);
+  return true;
+}
+
 int main(int argc, char** argv) {
-  const int m = argc > 3 ? std::atoi(argv[1]) : 1000, n = argc > 3 ? std::atoi(argv[2]) : 1000,
-            k = argc > 3 ? std::atoi(argv[3]) : 1000;
-  if (m < 1 || n < 1 || k < 1) {
-    std::fprintf(stderr, "usage: %s [m n k] (whole numbers of at least 1)\n", argv[0]);
-    return 1;
+  int m = 1000, n = 1000, k = 1000;
+  if ((argc != 1 && argc != 4) ||
+      (argc == 4 && !(size_argument(argv[1], m) && size_argument(argv[2], n) && size_argument(argv[3], k)))) {
+    std::fprintf(stderr, "usage: %s [m n k] (three whole numbers from 1 to %d)\n", argv[0], INT_MAX);
+    return 2;
   }
   std::mt19937_64 random(2024);
   std::normal_distribution<double> normal;
-  std::vector<double> A(size_t(m) * k), B(size_t(k) * n);
+  std::vector<double> A, B, zeros;
+  try {
+    A.resize(size_t(m) * k), B.resize(size_t(k) * n), zeros.resize(size_t(m) * n);
+  } catch (const std::exception& error) {  // too large for the host (std::length_error, std::bad_alloc)
+    std::fprintf(stderr, "cannot hold A (%d x %d), B (%d x %d) and C in host memory: %s\n", m, k, k, n, error.what());
+    return 1;
+  }
   for (double& x : A) x = normal(random);
   for (double& x : B) x = normal(random);
-  double *dA = on_device(A), *dB = on_device(B), *dC = on_device(std::vector<double>(size_t(m) * n)),
-         *dReference = on_device(std::vector<double>(size_t(m) * n));
+  double *dA = on_device(A), *dB = on_device(B), *dC = on_device(zeros), *dReference = on_device(zeros);
 
   cublasHandle_t handle;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
