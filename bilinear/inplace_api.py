@@ -21,6 +21,8 @@ def moved(schedule: Schedule, algorithm: Algorithm) -> tuple[int, int]:
     from .lower.levels import compiled_counts
 
     counts = compiled_counts(schedule, algorithm, Options())
+    if counts.counts is None:  # products of sums, which cuBLAS leaves do not run (an AttributeError had said so)
+        raise ValueError(f"schedule {schedule.name}: {counts.refused}")
     return (sum(counts.counts.elementwise_blocks_moved.values()),
             sum((counts.from_zero or counts.counts).elementwise_blocks_moved.values()))
 

@@ -17,7 +17,8 @@ from .compose_cli import STYLE_HELP
 from .import_cli import sums_multiplied_out
 from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
 from .inplace_api import moved as blocks_moved
-from .lower.options import OptionError, Options
+from .diagnostics import BilinearError, Diagnostic
+from .lower.options import Options
 from .optimize_arguments import MOST_TRIES
 from .schedule_product_cli import write_verified
 
@@ -68,7 +69,8 @@ def derive(args) -> int:
         note_schedule_not_carried(program, source, "inplace derives a schedule of", " other than the one derived")
     name = args.name or derived_name(f"{source.name}_inplace")
     if name == source.name:
-        raise OptionError(f"--name {name} is the algorithm's name; give the schedule another")
+        # (the algorithm's name is the file's: a refusal of what it holds, status 1, as README's rule has it)
+        raise BilinearError(Diagnostic(f"--name {name} is the algorithm's name; give the schedule another"))
     if note := unused_note(source, "not computed"):
         print(note, file=sys.stderr)
     plural = {True: "s", False: ""}

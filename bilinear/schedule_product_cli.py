@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .diagnostics import render
-from .lower.options import OptionError
+from .diagnostics import BilinearError, Diagnostic, render
 from .output import write_atomic
 
 HALF_NAME = 126  # each algorithm's part of a cut joined name: 126 + 3 + 126 = 255
@@ -37,8 +36,8 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
     note_dropped_products(first, second)
     name = args.name or derived_name(f"{outer.name}_x_{inner.name}")
     if name == algorithm.name:
-        raise OptionError(f"--name {name} is the name of the product algorithm the schedule is written for; give the "
-                          "schedule another")
+        raise BilinearError(Diagnostic(f"--name {name} is the name of the product algorithm the schedule is written for "
+                                       "(from the files' names); give the schedule another"))
     try:
         schedule = schedule_product(outer, first.shape, inner, second.shape, algorithm.name, name)
     except ScheduleProductError as error:  # the way to the algorithms' product, which needs no schedule
