@@ -387,3 +387,18 @@ def test_moved_names_a_schedule_cublas_leaves_cannot_run(tmp_path):
     assert bilinear.verify(path).ok
     with pytest.raises(ValueError, match=r"^schedule ss: .*multipl"):
         moved(program.main, program.algorithm("strassen"))
+
+
+def test_a_large_scheme_is_said_to_take_minutes_before_its_first_order(monkeypatch, capsys):
+    """⟨12,18,24;3220⟩ derived for 15 minutes with no word past its first line: the estimate waited for a
+    second candidate, which --tries 1 --steps 0 never has (a hunt)."""
+    import bilinear.inplace_cli
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bilinear.inplace_cli, "LARGE_SCHEME", 7)
+    monkeypatch.setattr(bilinear.inplace_cli, "inplace", stop)
+    assert main(["inplace", "strassen", "--tries", "1", "--steps", "0"]) == 130
+    assert ("note: deriving one order of 7 products takes minutes (3220 took 15 min on 2 cores), and 1 is asked for "
+            "(--tries and --steps set how many)") in capsys.readouterr().err
