@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from conftest import ALGORITHMS, ROOT, check_golden, scheme_file
+from helpers.schedules import STRASSEN_SUMS_STAGE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -373,16 +374,7 @@ def test_moved_names_a_schedule_cublas_leaves_cannot_run(tmp_path):
     from bilinear.inplace_api import moved
 
     path = tmp_path / "ss.bl"
-    path.write_text(f'use "{ROOT / "algorithms" / "strassen.bl"}"\n' + """schedule ss for strassen: accumulate
-  stage one:
-    (A11 + A22) * (B11 + B22) -> +C11 +C22
-    (A21 + A22) * B11 -> +C21 -C22
-    A11 * (B12 - B22) -> +C12 +C22
-    A22 * (B21 - B11) -> +C11 +C21
-    (A11 + A12) * B22 -> -C11 +C12
-    (A21 - A11) * (B11 + B12) -> +C22
-    (A12 - A22) * (B21 + B22) -> +C11
-""")
+    path.write_text(f'use "{ROOT / "algorithms" / "strassen.bl"}"\nschedule ss for strassen: accumulate\n{STRASSEN_SUMS_STAGE}')
     program = bilinear.load(path)
     assert bilinear.verify(path).ok
     with pytest.raises(ValueError, match=r"^schedule ss: .*multipl"):
