@@ -39,9 +39,10 @@ import cupy
 
 from bilinear.dispatch import table_json
 from bilinear.dispatch_checks import TableError
-from bilinear.dispatch_writes import measuring_on, merge_tsm2_rows
+from bilinear.dispatch_writes import merge_tsm2_rows
 from bilinear.lower import tsm2 as model
 from bilinear.lower.tsm2 import Params
+from bilinear.output import write_atomic
 from bilinear.runtime import tsm2 as runtime
 
 DTYPES = ("float32", "float64")
@@ -311,9 +312,9 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     log = tee(args.out / "tsm2_log.txt")
     device = runtime.device_model()
-    if args.table and args.table.exists():  # before any measurement: a table of another GPU is refused
+    if args.table and args.table.exists():  # before any measurement: a malformed table or another GPU's is refused
         try:
-            measuring_on(table_json(args.table), device.name)
+            merge_tsm2_rows(table_json(args.table), {"device": device.name}, [])
         except TableError as error:
             sys.exit(f"tsm2.py: {error}")
     timer = Timer(device.clock_hz)
@@ -365,7 +366,7 @@ def main(argv=None) -> int:
         args.table.parent.mkdir(parents=True, exist_ok=True)
         old = table_json(args.table) if args.table.exists() else {}
         table = merge_tsm2_rows(old, {**meta, "limits": {"tsm2r_max_n": max(SMALL), "tsm2l_max_k": max(SMALL)}}, rows)
-        args.table.write_text(json.dumps(table, indent=1) + "\n")
+        write_atomic(args.table, json.dumps(table, indent=1) + "\n")  # an interrupted write keeps the old table
     print_table(rows, copy / 1e9, log)
     return 0
 

@@ -6,7 +6,6 @@ import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from .frontend.importers import AlternativeBasis
 from .ir import Algorithm, Program, Schedule
 from .ir.algorithm import check_built_types
 from .lower.plan import DTYPES, LEAVES, Lowered, Options, lower, verification
-from .lower.options import check_ozaki_options
+from .lower.options import check_ozaki_options, plain_dtype
 from .reading import as_path, read, true_or_false  # noqa: F401 - true_or_false: matmul_api's, from here
 from .verify import Report
 from .verify.ring_modular import GIVEN_WITH_MOD, ModularScheme
@@ -195,19 +194,6 @@ def lower_program(
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
                       workspace_limit=workspace_limit, launch=launch, moduli=moduli, scaling=scaling)
     return lower(program, options, per_level)
-
-
-def plain_dtype(dtype: Any) -> Any:
-    """A NumPy dtype (``np.float64``, ``np.dtype("f4")``, "f8", "double") as its name; anything else
-    as given, for Options to refuse as written."""
-    if dtype is not None and not isinstance(dtype, (np.ndarray, np.generic)):  # np.float64(2.0) is no type
-        try:
-            name = np.dtype(dtype).name
-        except Exception:  # noqa: BLE001 - NumPy's parser raises TypeError, ValueError, even SyntaxError
-            name = None
-        if name and (name in DTYPES or not isinstance(dtype, str)):  # a string kept as written in the refusal
-            return name
-    return dtype
 
 
 def _plain_options(dtype, levels, per_level) -> tuple:

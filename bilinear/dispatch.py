@@ -46,7 +46,7 @@ from pathlib import Path
 
 from .dispatch_checks import TableError, check_table
 from .dispatch_nearest import bounding_rows, nearest_row
-from .lower.options import check_count
+from .lower.options import check_count, plain_dtype
 from .lower.tsm2 import Params
 
 TABLE = Path(__file__).resolve().parent / "data" / "dispatch.json"
@@ -264,24 +264,32 @@ def _nearest(rows: list[Row], m: int, k: int, family: str) -> Row | None:
     return min(rows, key=lambda r: (sum(abs(math.log2(t) - math.log2(d)) for t, d in zip(target, dims(r.m, r.k))), -r.m))
 
 
-def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, table: Table | None = None,
+def dispatch(m: int, k: int, n: int, dtype: str, *, row_major: bool = True, table: Table | str | None = None,
              device: str | None = None) -> Choice:
     """The kernel for ``C (m×n) = A (m×k) · B (k×n)`` in ``dtype``.
 
     Args:
         m, k, n: the product's shape (whole numbers; ValueError otherwise).
-        dtype: ``"float32"`` or ``"float64"`` (anything else goes to cuBLAS).
-        row_major: whether A, B and C are all row-major (TSM2 kernels need it).
-        table: measurements to decide by (default: :func:`table_path`'s).
+        dtype: ``"float32"`` or ``"float64"``, as a name or a NumPy dtype (anything else goes to cuBLAS).
+        row_major: whether A, B and C are all row-major (every kernel but cuBLAS needs it).
+        table: measurements to decide by, a :class:`Table` or its file (default: :func:`table_path`'s).
         device: the name of the GPU the product runs on: cuBLAS where the table does not hold for it
             (None: decide as on the table's own GPU).
     """
     m, k, n = _sides(m, k, n)
-    # np.float64 or np.dtype("float64") as "float64", as compile takes them (np.float64 had gone to cuBLAS)
-    dtype = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or getattr(dtype, "__name__", dtype)
+    dtype = plain_dtype(dtype)  # np.float64 or "f8" as "float64", as compile takes them (both had gone to cuBLAS)
     if table is None:
         return _committed_choice(m, k, n, dtype, row_major, device, table_path())
-    return _choose(m, k, n, dtype, row_major, table, device)
+    return _choose(m, k, n, dtype, row_major, _given_table(table), device)
+
+
+def _given_table(table: Table | str | os.PathLike) -> Table:
+    """``table`` as given, or the table in that file (a path had raised AttributeError)."""
+    if isinstance(table, Table):
+        return table
+    if isinstance(table, (str, os.PathLike)):
+        return load_table(Path(table))
+    raise TypeError(f"table must be a Table (load_table, parse_table) or a file, not {type(table).__name__}")
 
 
 def _sides(m: object, k: object, n: object) -> tuple[int, int, int]:
@@ -304,8 +312,10 @@ def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table, d
     elsewhere = table.not_held_on(device, GRID_CHECK)
     if elsewhere is not None:
         return Choice("cublas", reason=elsewhere)
-    if dtype not in ("float32", "float64") or not row_major:
-        return Choice("cublas", reason="TSM2 kernels take row-major float32/float64 only")
+    if dtype not in ("float32", "float64"):
+        return Choice("cublas", reason=f"bilinear's kernels take float32 or float64, not {dtype}")
+    if not row_major:
+        return Choice("cublas", reason="bilinear's kernels take row-major A, B and C")
     family = family_of(m, k, n, table)
     if family is None:
         return _recursive_choice(m, k, n, dtype, table)
@@ -347,15 +357,17 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     return Choice("recursive", reason=where, config=row)
 
 
-def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | None = None,
+def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | str | None = None,
                     device: str | None = None) -> tuple[str, int] | None:
     """The in-place schedule (msmes or msmes2) and levels ``matmul(inplace=True)`` runs for this shape,
     or None where none was measured at least ``min_speedup`` times faster than cuBLAS near it (within
     RECURSIVE_REACH), or the table's in-place rows do not hold for ``device`` (a GPU's name).  Without a
     measurement it is never chosen: MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
+    dtype = plain_dtype(dtype)  # np.float64 had been no measurement
     if table is None:
         m, k, n = _sides(m, k, n)
         return _committed_in_place(m, k, n, dtype, device, table_path())
+    table = _given_table(table)
     if min(_sides(m, k, n)) <= 0 or table.not_held_on(device, IN_PLACE_CHECK) is not None:
         return None
     row = nearest_row([row for row in table.inplace if row.dtype == dtype], m, k, n)

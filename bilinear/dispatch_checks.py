@@ -63,6 +63,8 @@ def _tsm2_row(row: Any, where: str) -> None:
         _speedup(row["speedup"], f"{where}.speedup")
     if row.get("params"):
         _expect(isinstance(row["params"], dict), f"{where}.params", "must be an object")
+        kind = row["params"].get("kind")
+        _expect(kind == row["family"], f"{where}.params.kind", f"must be the row's family {row['family']}, not {kind!r}")
         try:
             Params.from_dict(row["params"])
         except (TypeError, ValueError) as error:

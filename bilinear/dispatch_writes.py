@@ -25,16 +25,20 @@ def merge_tsm2_rows(old: dict, header: dict, rows: list[dict]) -> dict:
     No table keeps its checks on other GPUs (they checked the rows before these).
 
     Raises:
-        TableError: where ``old`` was measured on another GPU than ``header``'s (it had been replaced whole).
+        TableError: where ``old`` was measured on another GPU than ``header``'s (it had been replaced whole),
+            or ``old`` or the merged table holds a value missing or wrong.
     """
     def shape(row: dict) -> tuple:
         return row["family"], row["dtype"], row["m"], row["k"], row["n"]
 
+    parse_table(old)  # a malformed table: its place named, not a KeyError after a whole GPU sweep
     old = measuring_on(old, header["device"]) if "device" in header else old
     measured = {shape(row) for row in rows}
     kept = [row for row in old.get("rows", ()) if shape(row) not in measured]
-    return {**header, "recursive": old.get("recursive", {}), **({"inplace": old["inplace"]} if "inplace" in old else {}),
-            "rows": sorted(kept + rows, key=lambda row: (row["family"], row["dtype"], row["n"], row["m"], row["k"]))}
+    merged = {**header, "recursive": old.get("recursive", {}), **({"inplace": old["inplace"]} if "inplace" in old else {}),
+              "rows": sorted(kept + rows, key=lambda row: (row["family"], row["dtype"], row["n"], row["m"], row["k"]))}
+    parse_table(merged)
+    return merged
 
 
 def measuring_on(data: dict, device: str) -> dict:

@@ -55,6 +55,13 @@ def test_the_committed_table_passes():
     ("rows[0].k", -2, "rows[0].k must be a whole number from 1 to 2147483647, not -2"),
     ("rows[0].speedup", None, "rows[0].speedup must be a finite number above 0, not None"),
     ("rows[0].params", {"kind": "tsm2l", "colour": 1}, "rows[0].params: "),
+    # parameters the kernel or CuPy refused only at the call, for shapes near the row (a hunt)
+    ("rows[0].params.kind", "tsm2r", "rows[0].params.kind must be the row's family tsm2l, not 'tsm2r'"),
+    ("rows[0].params.threads", 100, "rows[0].params: threads must be a multiple of 32 from 32 to 1024, not 100"),
+    ("rows[0].params.threads", 100.5, "rows[0].params: threads must be a whole number, not 100.5"),
+    ("rows[0].params.rows_per_thread", 1.5, "rows[0].params: rows_per_thread must be a whole number, not 1.5"),
+    ("rows[0].params.stages", True, "rows[0].params: stages must be a whole number, not True"),
+    ("rows[0].params.persistent", "no", "rows[0].params: persistent must be true or false, not 'no'"),
     ("limits.tsm2l_max_k", 65, "limits.tsm2l_max_k must be a whole number from 1 to 64, not 65"),
     ("limits.tsm2r_max_n", float("nan"), "limits.tsm2r_max_n must be a whole number from 1 to 64, not nan"),
     ("inplace.rows[0].scheme", "nosuch", "inplace.rows[0].scheme must name a shipped scheme (a file algorithms/NAME.bl), "

@@ -200,6 +200,29 @@ def test_measured_tsm2_rows_merge_into_the_table_and_keep_the_recursive_ones():
     assert dispatch(8192, 8192, 8192, "float64", table=table).kernel == "recursive"
 
 
+@pytest.mark.parametrize("old, message", [
+    ({"rows": [{"dtype": "float32", "m": 1, "k": 2, "n": 2}]}, "rows[0].family must be one of tsm2r, tsm2l, not None"),
+    ([], "the table must be a JSON object"),
+    ({"rows": None}, "rows must be a list"),
+])
+def test_a_malformed_table_is_refused_before_rows_merge_into_it(old, message):
+    """benchmarks/tsm2.py merged into a malformed table after its whole GPU sweep, with KeyError, AttributeError or
+    TypeError, and wrote nothing (a hunt); it now merges no rows into it first, to refuse it before measuring."""
+    from bilinear.dispatch_checks import TableError
+
+    with pytest.raises(TableError) as refused:
+        merge_tsm2_rows(old, {"device": "GPU A"}, [])
+    assert str(refused.value) == message
+
+
+def test_merged_rows_are_checked_as_the_table_they_make():
+    from bilinear.dispatch_checks import TableError
+
+    bad = {"family": "tsm2l", "dtype": "float64", "m": 10**5, "k": 16, "n": 16, "winner": "tsm2l", "speedup": float("nan")}
+    with pytest.raises(TableError, match=r"^rows\[0\]\.speedup must be a finite number above 0, not nan$"):
+        merge_tsm2_rows({}, {"device": "GPU A"}, [bad])
+
+
 def test_in_place_runs_msmes_only_where_msmes_itself_measured_faster():
     """matmul(inplace=True) ran MSMES L1 wherever a fast scheme (now mostly the ozaki leaf) had won,
     and MSMES L1 measured 0.944 of cuBLAS at FP64 8192."""
@@ -244,4 +267,35 @@ def test_a_numpy_dtype_is_dispatched_as_its_name():
     for dtype in ("float64", "float32"):
         assert dispatch(16384, 16384, 16384, np.dtype(dtype).type) == dispatch(16384, 16384, 16384, dtype)
         assert dispatch(16384, 16384, 16384, np.dtype(dtype)) == dispatch(16384, 16384, 16384, dtype)
-    assert dispatch(64, 64, 64, np.int32).reason == "TSM2 kernels take row-major float32/float64 only"
+    assert dispatch(64, 64, 64, np.int32).reason == "bilinear's kernels take float32 or float64, not int32"
+
+
+def test_every_dtype_spelling_compile_takes_is_dispatched_and_placed_in_place_as_its_name():
+    """'f8' went to cuBLAS at 8192³ "as TSM2 kernels take row-major float32/float64 only", and in_place_choice
+    took np.float64 as no in-place measurement (a hunt)."""
+    import numpy as np
+
+    from bilinear.dispatch import in_place_choice
+
+    for spelling in ("f8", "double", np.float64, np.dtype("float64")):
+        assert dispatch(8192, 8192, 8192, spelling) == dispatch(8192, 8192, 8192, "float64")
+        assert in_place_choice(16384, 16384, 16384, spelling) == in_place_choice(16384, 16384, 16384, "float64")
+    assert in_place_choice(16384, 16384, 16384, "float64") is not None
+
+
+def test_operands_that_are_not_row_major_keep_cublas_for_that_reason():
+    """At 8192³ the reason named TSM2 kernels, which that shape never runs (a hunt)."""
+    choice = dispatch(8192, 8192, 8192, "float64", row_major=False)
+    assert (choice.kernel, choice.reason) == ("cublas", "bilinear's kernels take row-major A, B and C")
+
+
+def test_a_table_is_given_as_a_table_or_a_file(tmp_path):
+    """A path raised AttributeError: 'str' object has no attribute 'not_held_on' (a hunt)."""
+    from bilinear.dispatch import TABLE, in_place_choice, load_table
+
+    for given in (TABLE, str(TABLE)):
+        assert dispatch(8192, 8192, 8192, "float64", table=given) == dispatch(8192, 8192, 8192, "float64",
+                                                                                table=load_table(TABLE))
+        assert in_place_choice(16384, 16384, 16384, "float64", given) == ("msmes2", 1)
+    with pytest.raises(TypeError, match=r"^table must be a Table \(load_table, parse_table\) or a file, not dict$"):
+        dispatch(8192, 8192, 8192, "float64", table={})

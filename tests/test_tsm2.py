@@ -74,6 +74,13 @@ def test_params_reject_nonsense():
             Params("tsm2r", k_tile_bytes=k_tile_bytes)
     with pytest.raises(ValueError, match="n_tile must be positive"):
         Params("tsm2r", n_tile=-2)
+    with pytest.raises(ValueError, match="^threads must be a multiple of 32 from 32 to 1024, not 2048$"):
+        Params("tsm2l", threads=2048)
+    for name, value in (("rows_per_thread", 1.5), ("stages", "3"), ("n_tile", 2.0), ("row_warps", True)):
+        with pytest.raises(ValueError, match=f"^{name} must be a whole number, not "):
+            Params("tsm2r", **{name: value})
+    with pytest.raises(ValueError, match="^persistent must be true or false, not 1$"):
+        Params("tsm2l", persistent=1)
 
 
 def test_tsm2r_threads_are_derived():
@@ -480,3 +487,19 @@ def test_tsm2r_refuses_more_column_tiles_than_a_grid_holds():
     with pytest.raises(ValueError, match=r"^TSM2R covers at most 65535 tiles of 32 columns \(n ≤ 2097120\); "
                                          r"got n=2097152: it is for skinny products, use a GEMM$"):
         tsm2r_grid(4096, 2097152, 32, 32)
+
+
+def test_a_host_matrix_beside_gpu_ones_is_told_how_to_move_whatever_it_was(monkeypatch):
+    """A torch CPU tensor beside a CUDA one was called "a NumPy (host) array" and told cupy.asarray (a hunt):
+    matmul reads a host tensor as NumPy before the GPU path sees it."""
+    import types
+
+    import numpy as np
+
+    from bilinear.runtime import tsm2 as runtime_tsm2
+
+    monkeypatch.setattr(runtime_tsm2, "_cupy", lambda: types.SimpleNamespace(ndarray=type(None)))
+    with pytest.raises(ValueError) as refused:
+        runtime_tsm2._device_matrix(np.ones((4, 3)), "A")
+    assert str(refused.value) == ("A is in host memory and the product runs on the GPU: move A there first "
+                                  "(cupy.asarray; a torch tensor's .cuda())")

@@ -386,7 +386,7 @@ def matmul(
     ``dtype=`` names the element type where a rank passes no A (root inputs);
     otherwise A's is used.
     """
-    from ..api import plain_dtype
+    from ..lower.options import plain_dtype
     from ..paths import algorithms_dir
 
     scheme = Path(scheme)

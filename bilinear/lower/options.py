@@ -226,3 +226,18 @@ def check_ozaki_options(leaf: str, moduli: int | None, scaling: str, scaling_giv
         them = "them" if len(asked) > 1 else "it"
         raise OptionError(f"{' and '.join(asked)} set the ozaki leaf's emulation, and the {leaf} leaf has none: ask for "
                          f"the ozaki leaf (--leaf ozaki, leaf='ozaki') or leave {them} out")
+
+
+def plain_dtype(dtype: Any) -> Any:
+    """A NumPy dtype (``np.float64``, ``np.dtype("f4")``, "f8", "double") as its name; anything else
+    as given, for Options to refuse as written."""
+    if isinstance(dtype, str) and dtype in DTYPES:  # matmul's call: no NumPy parse on its host time
+        return dtype
+    if dtype is not None and not isinstance(dtype, (np.ndarray, np.generic)):  # np.float64(2.0) is no type
+        try:
+            name = np.dtype(dtype).name
+        except Exception:  # noqa: BLE001 - NumPy's parser raises TypeError, ValueError, even SyntaxError
+            name = None
+        if name and (name in DTYPES or not isinstance(dtype, str)):  # a string kept as written in the refusal
+            return name
+    return dtype

@@ -176,8 +176,6 @@ def l_spec(params: Params, dtype: str, k: int, n: int, align: Alignment = Alignm
         raise ValueError("l_spec needs TSM2L parameters")
     if not (1 <= k <= TSM2L_MAX_K and 1 <= n <= TSM2L_MAX_N):
         raise ValueError(f"TSM2L handles k ≤ {TSM2L_MAX_K} and n ≤ {TSM2L_MAX_N}; got k={k}, n={n}")
-    if params.threads % 32 or params.threads > 1024:
-        raise ValueError("threads must be a multiple of 32, at most 1024")
     rows = params.threads * params.rows_per_thread
     a_chunk_bytes = _chunk_bytes(align.a, k * es, es)
     c_chunk_bytes = _chunk_bytes(align.c, n * es, es)

@@ -112,6 +112,12 @@ class Params:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
+        for name in ("row_warps", "k_groups", "rows_per_thread", "stages", "k_tile_bytes", "threads", "n_tile"):
+            value = getattr(self, name)  # from a hand-edited table: 1.5 failed inside CuPy's launch
+            if not (isinstance(value, int) and not isinstance(value, bool)) and not (name == "n_tile" and value is None):
+                raise ValueError(f"{name} must be a whole number, not {value!r}")
+        if not isinstance(self.persistent, bool):
+            raise ValueError(f"persistent must be true or false, not {self.persistent!r}")
         for name in ("row_warps", "k_groups", "rows_per_thread", "threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive")
@@ -121,6 +127,8 @@ class Params:
             raise ValueError(f"k_tile_bytes must be a positive multiple of 16, not {self.k_tile_bytes}")
         if self.n_tile is not None and self.n_tile < 1:
             raise ValueError(f"n_tile must be positive (or None for all of n), not {self.n_tile}")
+        if self.kind == "tsm2l" and (self.threads % 32 or self.threads > 1024):  # whole warps, one block's most
+            raise ValueError(f"threads must be a multiple of 32 from 32 to 1024, not {self.threads}")
         if self.kind == "tsm2r":  # derived, so that records of TSM2R parameters say what ran
             object.__setattr__(self, "threads", 32 * self.row_warps * self.k_groups)
             object.__setattr__(self, "persistent", False)

@@ -52,7 +52,8 @@ def _device_matrix(x: Any, name: str):
     """``x`` as a 2-D CuPy array (zero-copy for CUDA-array-interface / DLPack objects)."""
     cupy = _cupy()
     if isinstance(x, np.ndarray):
-        raise ValueError(f"{name} is a NumPy (host) array; move it to the GPU first (cupy.asarray)")
+        raise ValueError(f"{name} is in host memory and the product runs on the GPU: move {name} there first "
+                         "(cupy.asarray; a torch tensor's .cuda())")  # (matmul reads a CPU tensor as NumPy)
     if not isinstance(x, cupy.ndarray):
         try:
             x = cupy.asarray(x) if hasattr(x, "__cuda_array_interface__") else cupy.from_dlpack(x)
