@@ -15,7 +15,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
-from .diagnostics import brief
+from .diagnostics import BilinearError, brief
 from .cli_args import ascii_number, bench_levels, load_input_noting, note_unused_definitions, scheme_path
 from .frontend.loader import read_source
 from .measure import bound_verdict, figures_text, growth_in, ratio_text
@@ -114,6 +114,10 @@ def _check_before_measuring(args, configurations, backend) -> None:
     from .bench_outputs import check_plot_target, check_results_target
     from .output import input_among, same_place
 
+    if "ozaki" in args.leaf and len(args.leaf) > 1 and any(row[3:] == ("auto", "auto") for row in configurations):
+        raise OptionError("--levels auto ranks the --leaf kinds by the model, which has no rate of the ozaki leaf's own "
+                          "(it would price it at the GEMM's): give --leaf ozaki alone with --levels auto, or time it "
+                          "at fixed levels")
     if args.breakdown and backend.name != "cupy":
         raise OptionError("--breakdown times each stage with CUDA events; it needs the cupy backend (a GPU)")
     if args.plot is not None:
@@ -188,7 +192,7 @@ def run_bench(args) -> int:
     for path, program in programs.items():
         note_unused_definitions(args.command, path, program)
     names = _names(programs)
-    _lower_ahead(configurations, programs, backend, console)
+    _lower_ahead(configurations, programs, backend, console, args.leaf)
     if backend.name != "cupy":
         console.print("no GPU backend: timing on the CPU against NumPy's product")
     ceilings = {}
@@ -267,13 +271,14 @@ def _print_table(console: Console, table: Table) -> None:
                       "its times, ratio, extra bytes and error; --json writes every column)")
 
 
-def _lower_ahead(configurations, programs, backend, console) -> None:
+def _lower_ahead(configurations, programs, backend, console, leaves: list[str]) -> None:
     """Lower (so verify) every configuration before timing any, and on the GPU compile every kernel
     the fixed-level ones launch, in parallel: a wrong scheme or option is refused before any work.
-    A levels-auto configuration is checked at one level (the model chooses later)."""
+    A levels-auto configuration is checked at one level (the model chooses later), with the first of
+    its leaves (``leaves`` for a leaf of auto) that lowers, as levels='auto' compiles."""
     jobs = [
-        (lower(programs[path], Options(dtype=dtype, levels=1 if levels == "auto" else int(levels),
-                                       leaf="cublas" if leaf == "auto" else leaf)), (n, n, n), levels != "auto")
+        (_one_level(programs[path], dtype, leaves if leaf == "auto" else [leaf]) if levels == "auto"
+         else lower(programs[path], Options(dtype=dtype, levels=int(levels), leaf=leaf)), (n, n, n), levels != "auto")
         for path, n, dtype, levels, leaf in configurations
     ]
     if backend.name != "cupy":
@@ -282,6 +287,18 @@ def _lower_ahead(configurations, programs, backend, console) -> None:
 
     count = compile_ahead([(lowered, dims) for lowered, dims, fixed in jobs if fixed], backend)
     console.print(f"compiled {count} kernels ahead of timing")
+
+
+def _one_level(program, dtype: str, leaves: list[str]):
+    """``program`` lowered one level with the first of ``leaves`` that takes it; the first refusal where none
+    does (cublas leaves alone had refused a schedule of products of sums given --leaf fused)."""
+    refusals = []
+    for leaf in leaves:
+        try:
+            return lower(program, Options(dtype=dtype, levels=1, leaf=leaf))
+        except (BilinearError, ValueError) as error:
+            refusals.append(error)
+    raise refusals[0]
 
 
 def _levels(r: BenchResult) -> str:

@@ -113,11 +113,11 @@ def byte_count(text: str) -> int:
         value = ascii_number(number, float)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected bytes such as 0, 512M or 24G, not {text!r}") from None
-    total = value * BYTE_UNITS[unit]  # 1e308G passes float's range here
-    if not value >= 0 or total == float("inf"):
+    total = value * BYTE_UNITS[unit]  # 1e308G passes float's range here: past 2^63 - 1 all the same
+    if not value >= 0 or "inf" in number:  # (NaN is not >= 0)
         raise argparse.ArgumentTypeError(f"bytes must be a finite number >= 0, not {text!r}")
     # 1.1G: whole bytes, rounded down; 2^63 - 1 not rounded up; below 1, 0 (1e-10000000 took 10^10000000 to build)
-    exact = int(Fraction(number) * BYTE_UNITS[unit]) if total >= 1 else 0
+    exact = MAX_BYTES + 1 if total == float("inf") else int(Fraction(number) * BYTE_UNITS[unit]) if total >= 1 else 0
     if exact > MAX_BYTES:
         raise argparse.ArgumentTypeError(f"bytes must be at most 2^63 - 1 (8 EiB), not {text!r}")
     return exact

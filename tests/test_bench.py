@@ -375,3 +375,39 @@ def test_the_plot_draws_a_line_per_requested_level_count():
     series = plot_series(rows)
     assert {key: [r.N for r in found] for key, found in series.items()} == {
         ("s", 1, "cublas"): [2, 4], ("s", 3, "cublas"): [2, 4], ("s", "auto", "cublas"): [4]}
+
+
+SUMS_SCHEDULE = """algorithm dot <1,2,1;2>:
+  M1 = (A11 + 2*A12) * B11
+  M2 = A12 * (B21 - 2*B11)
+  C11 = M1 + M2
+schedule sums for dot:
+  stage p: (A11 + 2*A12) * B11 -> +C11
+  stage q: A12 * (B21 - 2*B11) -> +C11
+"""
+
+
+@pytest.mark.parametrize("leaves", [["fused"], ["cublas", "fused"]])
+def test_automatic_levels_are_checked_with_the_leaves_asked_for(tmp_path, leaves):
+    """A schedule of products of sums (fused leaves only) was checked with cublas leaves under --levels auto: refused,
+    with the advice to use --leaf fused, which was given (a hunt)."""
+    scheme = tmp_path / "sums.bl"
+    scheme.write_text(SUMS_SCHEDULE)
+    out = tmp_path / "b.json"
+    code = main(["bench", str(scheme), "--backend", "numpy", "-n", "8", "--levels", "auto", "--leaf", *leaves,
+                 "--repeat", "1", "--json", str(out)])
+    assert code == 0
+    [result] = json.loads(out.read_text())["results"]
+    assert result["levels_requested"] == "auto" and result["error"] < 1e-14  # (at n = 8 the CPU's own product: L0)
+
+
+@pytest.mark.parametrize("leaves", [["ozaki", "cublas"], ["cublas", "ozaki"]])
+def test_automatic_levels_do_not_rank_the_ozaki_leaf_against_others(capsys, leaves):
+    """The model prices ozaki leaves at the GEMM's rate (it has none of their own): with equal predictions the
+    first --leaf listed won, so --leaf ozaki cublas and --leaf cublas ozaki timed different products (a hunt)."""
+    with pytest.raises(SystemExit) as exited:  # a usage error: argparse's exit
+        main(["bench", "strassen", "--backend", "numpy", "-n", "16", "--levels", "auto", "--leaf", *leaves])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        "--levels auto ranks the --leaf kinds by the model, which has no rate of the ozaki leaf's own (it would price "
+        "it at the GEMM's): give --leaf ozaki alone with --levels auto, or time it at fixed levels")

@@ -1031,6 +1031,18 @@ def test_a_name_that_is_no_file_and_no_shipped_scheme_says_what_was_looked_for(c
     assert capsys.readouterr().err == f"error: cannot read {typed}: No such file or directory\n  note: {said}\n"
 
 
+def test_a_shipped_scheme_s_path_from_another_folder_is_told_its_name(capsys, monkeypatch, tmp_path):
+    """README's `bilinear.compile("algorithms/strassen.bl")`, run outside the repository, said only "No such file
+    or directory", where the name strassen works from any folder (a hunt)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", "algorithms/strassen.bl"]) == 1
+    assert capsys.readouterr().err == (
+        "error: cannot read algorithms/strassen.bl: No such file or directory\n  note: no file algorithms/strassen.bl "
+        "here; the shipped strassen is read by its name alone, from any folder: strassen\n")
+    assert main(["verify", "elsewhere/strassen.bl"]) == 1  # another folder's file of that name: nothing said
+    assert "note" not in capsys.readouterr().err
+
+
 def test_errors_come_back_from_a_pickle_as_they_went():
     """A job's BilinearError, sent back from a worker process, was rebuilt from its message alone and
     raised AttributeError there (a review)."""

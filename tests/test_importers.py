@@ -690,7 +690,8 @@ def test_pickled_alphatensor_schemes_are_refused_by_default():
     )
 
 
-MANY_SCHEMES = "factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2, key='2,2,2')"
+MANY_SCHEMES = ("factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2; in Python, "
+                "bilinear.load(path, key='2,2,2'))")
 
 
 def test_an_archive_of_many_schemes_needs_a_key():
@@ -729,6 +730,17 @@ def test_an_unknown_key_is_named(tmp_path):
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.message == "schemes.npz has no scheme '2,2,3'"
     assert diagnostic.notes == ("did you mean 2,2,2 or 3,3,3?", "keys: 2,2,2 3,3,3")  # 1 and 2 steps away
+
+
+@pytest.mark.parametrize("call", ["compile", "inplace"])
+def test_an_archive_of_many_schemes_tells_a_python_caller_where_key_goes(tmp_path, call):
+    """compile and inplace were told to pass key='2,2,2', which they do not take: load does (a hunt)."""
+    path = tmp_path / "schemes.npz"
+    np.savez(path, **{"2,2,2": np.zeros((3, 4, 7), dtype=np.int64), "3,3,3": np.zeros((3, 9, 23), dtype=np.int64)})
+    with pytest.raises(BilinearError) as caught:
+        getattr(bilinear, call)(path)
+    assert caught.value.diagnostics[0].message == ("schemes.npz holds 2 schemes; choose one with --key (e.g. --key "
+                                                   "2,2,2; in Python, bilinear.load(path, key='2,2,2'))")
 
 
 @pytest.mark.parametrize("key", ["max", "x", "xx3", "2x2xb"])

@@ -1463,3 +1463,19 @@ def test_a_name_that_is_no_attribute_of_the_package_is_an_attribute_error(name):
     with pytest.raises(AttributeError, match=f"^module 'bilinear' has no attribute {re.escape(repr(name))}$"):
         getattr(bilinear, name)
     assert hasattr(bilinear, "runtime") and hasattr(bilinear, "matmul")
+
+
+def test_automatic_levels_hold_only_the_workspace_of_the_shape_they_ran():
+    """A levels="auto" product kept every chosen level count's workspace: at n = 3 (one level, 16 bytes) it held
+    the 87,040 bytes its four-level product kept from n = 128, where a fixed-level product lets them go (a hunt)."""
+    from bilinear.model import Ceilings
+
+    auto = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", levels="auto")
+    # a CPU whose GEMM runs 1000 times slower from 1024 up: four levels at 128, one at 3
+    auto._ceilings = Ceilings("cpu", "float64", 1e15, ((1, 1e12), (64, 1e12), (1024, 1e9)), concurrent=False,
+                              sums_in_passes=True)
+    for n in (128, 3):
+        A, B, _ = random_inputs(np, n, n, n, "float64", seed=n)
+        np.testing.assert_allclose(auto(A, B), A @ B, rtol=1e-12, atol=1e-12)
+    assert auto.choose(128, 128, 128)[0] > auto.choose(3, 3, 3)[0] == 1
+    assert auto.held_workspace_bytes() == auto.workspace_bytes(3, 3, 3) == 16

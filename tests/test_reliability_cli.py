@@ -1908,9 +1908,15 @@ def test_run_with_alpha_zero_under_a_limit_no_plan_fits(capsys):
 
 
 def test_a_workspace_limit_past_float_range_is_a_usage_error(capsys):
-    """1e308G gave an OverflowError traceback (1.1G stays 1.1 GiB, rounded down to whole bytes)."""
-    code, _, err = _run(capsys, "run", "winograd", "-n", "32", "--workspace-limit", "1e308G", "--backend", "numpy")
-    assert code == 2 and err.rstrip().endswith("argument --workspace-limit: bytes must be a finite number >= 0, not '1e308G'")
+    """1e308G gave an OverflowError traceback (1.1G stays 1.1 GiB, rounded down to whole bytes), then "must be a
+    finite number", which it is (a hunt): past 2^63 - 1, as 16777216T."""
+    for given in ("1e308G", "1e400"):
+        code, _, err = _run(capsys, "run", "winograd", "-n", "32", "--workspace-limit", given, "--backend", "numpy")
+        assert code == 2 and err.rstrip().endswith(
+            f"argument --workspace-limit: bytes must be at most 2^63 - 1 (8 EiB), not '{given}'"), err
+    for given in ("inf", "nan", "-1"):
+        code, _, err = _run(capsys, "run", "winograd", "-n", "32", "--workspace-limit", given, "--backend", "numpy")
+        assert code == 2 and err.rstrip().endswith(f"bytes must be a finite number >= 0, not '{given}'"), err
     from bilinear.cli_args import byte_count
 
     assert byte_count("1.1G") == int(1.1 * 2**30) and byte_count("0.3M") == 314572
@@ -2823,6 +2829,18 @@ def test_compile_of_a_scheme_with_named_sums_says_the_library_forms_them_from_th
     assert f"note: {note}" in (out / "report.txt").read_text()
     code, _, err = _run(capsys, "compile", "strassen", "-o", str(tmp_path / "s"))
     assert code == 0 and "named sums" not in err
+
+
+@pytest.mark.parametrize("levels", [["--levels", "1", "--breadth", "1"], ["--levels", "2", "--breadth", "2"]])
+def test_breadth_first_levels_alone_say_their_named_sums_are_formed_from_the_blocks(capsys, tmp_path, levels):
+    """With every level breadth-first, the split and merge kernels do 24 block additions of winograd's 15 as
+    written, and compile said nothing (it looked at depth-first levels alone; a hunt)."""
+    out = tmp_path / "w"
+    code, _, err = _run(capsys, "compile", "winograd", *levels, "-o", str(out))
+    note = ("winograd's 11 named sums are not shared by the library: it forms each product's operand sums and each "
+            "output from the blocks, 24 block additions a level where the scheme as written has 15")
+    assert code == 0 and f"note: {note}" in err
+    assert json.loads((out / "manifest.json").read_text())["host"]["sums_note"] == note
 
 
 def test_optimize_drops_a_product_no_output_uses_and_says_so(capsys, tmp_path):

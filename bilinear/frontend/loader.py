@@ -52,6 +52,8 @@ def _not_found_notes(path: Path) -> tuple[str, ...]:
     with the names it is close to; ``-`` is not standard input."""
     if str(path) == "-":
         return ("- is no file: a scheme is read from a file, not from standard input",)
+    if path.parent.name == "algorithms" and path.suffix == ".bl" and (algorithms_dir() / path.name).is_file():
+        return (f"no file {path} here; the shipped {path.stem} is read by its name alone, from any folder: {path.stem}",)
     if len(path.parts) != 1 or path.suffix:  # (a file name, x.bl, is not taken for a shipped scheme's)
         return ()
     shipped = sorted(scheme.stem for scheme in algorithms_dir().glob("*.bl"))  # lower-case: STRASSEN means strassen

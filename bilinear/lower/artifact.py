@@ -328,14 +328,17 @@ def _breadth_note(whose: str, lowered: Lowered, running: Lowered, n: int, held: 
 
 def _sums_note(lowered: Lowered) -> str | None:
     """Where the library does more additions than the report's "as written": named sums are counted, not
-    yet shared, by the schedule derived from an algorithm (a schedule's own statements run as written)."""
+    yet shared, by the schedule derived from an algorithm and by breadth-first levels (a schedule's own
+    statements run as written)."""
     from ..schedule.default import is_default_name
     from ..verify.counts import count_algorithm
 
     notes = {}
-    for level in lowered.levels:
-        algorithm, counts = level.algorithm, count_algorithm(level.algorithm)
-        if is_default_name(level.schedule) and algorithm.sums and counts.additions < counts.additions_unshared:
+    # breadth-first levels form every operand sum from the blocks, whatever schedule was given for them
+    derived = [level.algorithm for level in lowered.levels if is_default_name(level.schedule)]
+    for algorithm in derived + list(lowered.breadth.algorithms if lowered.breadth is not None else ()):
+        counts = count_algorithm(algorithm)
+        if algorithm.sums and counts.additions < counts.additions_unshared:
             notes[algorithm.name] = (f"{algorithm.name}'s {len(algorithm.sums)} named sums are not shared by the library: "
                                      "it forms each product's operand sums and each output from the blocks, "
                                      f"{counts.additions_unshared} block additions a level where the scheme as written "

@@ -78,7 +78,12 @@ class BreadthFirst:
     split_a: SplitKernel
     split_b: SplitKernel
     merge: MergeKernel
-    schemes: tuple[tuple[str, tuple[int, int, int]], ...] = ()  # per level, outermost first: its name and ⟨m,k,n⟩
+    algorithms: tuple[Algorithm, ...] = ()  # per level, outermost first
+
+    @property
+    def schemes(self) -> tuple[tuple[str, tuple[int, int, int]], ...]:
+        """Per level, outermost first: its algorithm's name and ⟨m,k,n⟩."""
+        return tuple((a.name, (a.shape.m, a.shape.k, a.shape.n)) for a in self.algorithms)
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -151,8 +156,7 @@ def lower_breadth_first(algorithms: tuple[Algorithm, ...], dtype: str, prefix: s
     # the Kronecker power multiplies the levels' coefficients: in range one by one, maybe not together
     check_range((coef for kernel in (split_a, split_b, merge) for terms in kernel.outputs for _, coef in terms), dtype,
                 f"{len(algorithms)} breadth-first level(s) of {algorithms[0].name} multiply by", algorithms[0].span)
-    schemes = tuple((a.name, (a.shape.m, a.shape.k, a.shape.n)) for a in algorithms)
-    return BreadthFirst(d, dtype, split_a, split_b, merge, schemes)
+    return BreadthFirst(d, dtype, split_a, split_b, merge, algorithms)
 
 
 def check_under(plan: BreadthFirst, tops: dict[bool, ProblemNode], span: Span | None) -> None:

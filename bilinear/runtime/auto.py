@@ -127,7 +127,7 @@ class AutoProduct(NotPickled):
         """The product chosen for this shape, captured as a CUDA graph (see :meth:`CompiledProduct.capture`)."""
         A, B = self._checked(A, B, beta)
         with self._calling:
-            return self.product_for(A.shape[0], A.shape[1], B.shape[1]).capture(A, B, out, alpha=alpha, beta=beta)
+            return self._running(A, B).capture(A, B, out, alpha=alpha, beta=beta)
 
     def workspace_bytes(self, M: int, K: int, N: int) -> int:
         M, K, N = check_sizes(M, K, N)
@@ -141,7 +141,16 @@ class AutoProduct(NotPickled):
         """
         A, B = self._checked(A, B, beta)
         with self._calling:
-            return self.product_for(A.shape[0], A.shape[1], B.shape[1])(A, B, out=out, alpha=alpha, beta=beta)
+            return self._running(A, B)(A, B, out=out, alpha=alpha, beta=beta)
+
+    def _running(self, A: Any, B: Any) -> CompiledProduct:
+        """The product chosen for A·B, the others' kept workspace let go: as a fixed-level product holds
+        one call's, not every level count's it ran (87,040 bytes of four levels had stayed at n = 3)."""
+        product = self.product_for(A.shape[0], A.shape[1], B.shape[1])
+        for other in self._products.values():
+            if other is not product:
+                other.release_workspace()  # (a captured graph keeps its own)
+        return product
 
     def _checked(self, A: Any, B: Any, beta: float) -> tuple[Any, Any]:
         """A and B as arrays (DLPack objects too), refused where one level refuses them at any size."""
