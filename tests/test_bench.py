@@ -14,6 +14,7 @@ from bilinear.measure import random_inputs
 from bilinear.model import choose_levels
 from bilinear.cli import main
 from conftest import ALGORITHMS
+from helpers.schedules import SUM_PRODUCT
 from bilinear.lower.plan import Options, lower
 from bilinear.model import Ceilings, count_launches, predict, predict_steps
 
@@ -377,22 +378,12 @@ def test_the_plot_draws_a_line_per_requested_level_count():
         ("s", 1, "cublas"): [2, 4], ("s", 3, "cublas"): [2, 4], ("s", "auto", "cublas"): [4]}
 
 
-SUMS_SCHEDULE = """algorithm dot <1,2,1;2>:
-  M1 = (A11 + 2*A12) * B11
-  M2 = A12 * (B21 - 2*B11)
-  C11 = M1 + M2
-schedule sums for dot:
-  stage p: (A11 + 2*A12) * B11 -> +C11
-  stage q: A12 * (B21 - 2*B11) -> +C11
-"""
-
-
 @pytest.mark.parametrize("leaves", [["fused"], ["cublas", "fused"]])
 def test_automatic_levels_are_checked_with_the_leaves_asked_for(tmp_path, leaves):
     """A schedule of products of sums (fused leaves only) was checked with cublas leaves under --levels auto: refused,
     with the advice to use --leaf fused, which was given (a hunt)."""
     scheme = tmp_path / "sums.bl"
-    scheme.write_text(SUMS_SCHEDULE)
+    scheme.write_text(SUM_PRODUCT)
     out = tmp_path / "b.json"
     code = main(["bench", str(scheme), "--backend", "numpy", "-n", "8", "--levels", "auto", "--leaf", *leaves,
                  "--repeat", "1", "--json", str(out)])

@@ -18,6 +18,7 @@ from bilinear.schedule.product import ScheduleProductError, schedule_product
 from bilinear.schedule.stages import fuse_elementwise
 from bilinear.verify import verify_program
 from bilinear.verify.counts import count_schedule
+from helpers.schedules import SUM_PRODUCT
 
 MSMES2 = ROOT / "algorithms" / "msmes2.bl"
 
@@ -151,17 +152,6 @@ def test_a_hybrids_report_counts_no_compiled_traffic(tmp_path, capsys):
 def test_an_overwriting_schedules_compiled_traffic_is_for_c_equals_a_times_b(capsys):
     assert main(["verify", str(ROOT / "algorithms" / "rsmm.bl")]) == 0
     assert "; compiled (cublas leaves, fused passes): 4.12 GiB for C = A·B\n" in capsys.readouterr().out
-
-
-SUM_PRODUCT = """\
-algorithm dot <1,2,1;2>:
-  M1 = (A11 + 2*A12) * B11
-  M2 = A12 * (B21 - 2*B11)
-  C11 = M1 + M2
-schedule sums for dot:
-  stage p: (A11 + 2*A12) * B11 -> +C11
-  stage q: A12 * (B21 - 2*B11) -> +C11
-"""
 
 
 def test_a_schedule_that_cublas_leaves_cannot_run_reports_no_compiled_traffic_for_them(tmp_path, capsys):

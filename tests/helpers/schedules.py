@@ -46,3 +46,15 @@ STRASSEN_SUMS_STAGE = """  stage p: (A11 + A22) * (B11 + B22) -> +C11 +C22
            (A21 - A11) * (B11 + B12) -> +C22
            (A12 - A22) * (B21 + B22) -> +C11
 """
+
+
+#: A schedule whose products multiply sums of blocks (fused leaves run it, cublas leaves cannot).
+SUM_PRODUCT = """\
+algorithm dot <1,2,1;2>:
+  M1 = (A11 + 2*A12) * B11
+  M2 = A12 * (B21 - 2*B11)
+  C11 = M1 + M2
+schedule sums for dot:
+  stage p: (A11 + 2*A12) * B11 -> +C11
+  stage q: A12 * (B21 - 2*B11) -> +C11
+"""
