@@ -158,7 +158,9 @@ def _display_width(text: str) -> int:
 
 # Control characters quoted from a file (an escape sequence can retitle or reprogram a terminal)
 # print as U+FFFD, one column like most of them, so the caret stays aligned; tabs and newlines stay.
-_CONTROLS = {c: "\ufffd" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\t\n"}
+# So do bidi controls, which reorder the quoted line, and line and paragraph separators, which split it.
+_BIDI_AND_SEPARATORS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029)
+_CONTROLS = {c: "\ufffd" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0), *_BIDI_AND_SEPARATORS) if chr(c) not in "\t\n"}
 
 
 def brief(text: str, width: int = 40) -> str:

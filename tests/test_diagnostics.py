@@ -318,6 +318,16 @@ def test_a_byte_that_is_not_utf8_is_located_on_its_line_after_lone_crs(tmp_path)
     assert render(error).splitlines()[1] == "    3 |   C11 = M\ufffd1"
 
 
+@pytest.mark.parametrize("character", ["\u202e", "\u2066", "\u200f", "\u061c", "\u2028", "\u2029"])
+def test_a_quoted_line_shows_bidi_controls_and_line_separators_as_replacement_characters(character):
+    """U+202E in a quoted line reversed it in a bidi-aware terminal, and U+2028 split it in two, so the caret
+    pointed elsewhere (a hunt); both are named in the message and shown as U+FFFD, as C0 and C1 controls are."""
+    text = f"algorithm s <1,1,1;1>:\n  M1 = A11 * B11 {character})\n  C11 = M1\n"
+    (error,) = pytest.raises(BilinearError, program_from_text, text, "b.bl").value.diagnostics
+    assert f"U+{ord(character):04X}" in error.message
+    assert render(error).splitlines()[1:] == ["    2 |   M1 = A11 * B11 \ufffd)", "      |                  ^"]
+
+
 @pytest.mark.parametrize(
     "character, shown",
     [("\u200e", "character U+200E (LEFT-TO-RIGHT MARK)"), ("\u00a0", "character U+00A0 (NO-BREAK SPACE)"), ("\u200b", "character U+200B (ZERO WIDTH SPACE)")],
@@ -861,6 +871,9 @@ GLUED = "algorithm x <1,1,1;1>:\n  M1 = A11*B11\n  C11 = M1\nschedule s for x: o
     ("algorithmstrassen <1,1,1;1>:\n  M1 = A11*B11\n  C11 = M1\n", (1, 1), "unexpected 'algorithmstrassen'; expected "
      "'algorithm', 'schedule', 'table', 'use', the end of the file or the end of the line", ("did you mean algorithm strassen?",)),
     (GLUED.replace("s for x", "s format") + "  stage p: C11 = A11*B11\n", (4, 12), "unexpected 'format'; expected 'for'", ()),
+    # after a statement the parser took the glued word for a name and stopped at its colon (a hunt)
+    (GLUED + "  stage first: C11 = A11*B11\n  stagesecond: C11 += A11*B11\n", (6, 3), "unexpected 'stagesecond'; "
+     "expected 'stage'", ("did you mean stage second?",)),
 ])
 def test_a_keyword_glued_to_the_next_word_is_a_syntax_error(tmp_path, text, where, message, notes):
     """Where the parser took no name, a keyword was matched at the start of a longer word: `stagefirst:`
@@ -869,6 +882,20 @@ def test_a_keyword_glued_to_the_next_word_is_a_syntax_error(tmp_path, text, wher
     path.write_text(text, encoding="utf-8")
     error = _only_error(path)
     assert ((error.span.line, error.span.column), error.message, error.notes) == (where, message, notes)
+
+
+@pytest.mark.parametrize("line, keyword", [("Algorithm t <1,1,1;1>:", "algorithm"), ("Schedule q for s: overwrite", "schedule"),
+                                           ("ALGORITM t <1,1,1;1>:", "algorithm"), ('Use "s.bl"', "use")])
+def test_a_definition_keyword_in_capitals_after_a_definition_is_pointed_at(tmp_path, line, keyword):
+    """After a definition the parser took `Algorithm` for a name and stopped at the next word, "unexpected 't'; expected
+    '=' or '['", with no note; `algoritm` there had the note (a hunt)."""
+    path = tmp_path / "k.bl"
+    path.write_text(f"algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n{line}\n  M1 = A11 * B11\n  C11 = M1\n")
+    error = _only_error(path)
+    word = line.split()[0]
+    assert ((error.span.line, error.span.column, error.span.end_column), error.message, error.notes) == (
+        (4, 1, 1 + len(word)), f"unexpected '{word}'; expected 'algorithm', 'schedule', 'table' or 'use'",
+        (f"did you mean {keyword}?",))
 
 
 def test_names_that_begin_with_a_keyword_are_names(tmp_path):

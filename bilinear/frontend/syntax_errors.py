@@ -18,10 +18,12 @@ from .grammar import LARK
 # The words a definition begins with.
 DEFINITION_KEYWORDS = ("algorithm", "table", "schedule", "use")
 # What follows a misspelt keyword for a header to be recognised, to the end of the line: `x <2,2,2;7>:`,
-# `x for y:` (with properties), `"f.bl"` (a use's file, after as few as two letters: `us`); lowercase
-# letters only before it (prose starts otherwise).
-HEADER_AFTER = re.compile(r'^([a-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*)'
-                          r'|[a-z]{2,}\s+(?P<file>"[^"]*\.bl"))\s*(#.*)?$')
+# `x for y:` (with properties), `"f.bl"` (a use's file, after as few as two letters: `us`); letters only
+# before it, in capitals too (`Algorithm`: the language's keywords are lower-case).
+HEADER_AFTER = re.compile(r'^([A-Za-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*)'
+                          r'|[A-Za-z]{2,}\s+(?P<file>"[^"]*\.bl"))\s*(#.*)?$')
+# A stage's name glued to its keyword (`stagesecond:`), which no statement's line begins with.
+GLUED_STAGE = re.compile(r"^(\s*)(stage(\w+))\s*:")
 
 
 # A stage's or a temporary's line: two words and a colon, which no statement begins with.
@@ -35,9 +37,10 @@ def misspelt_keyword(line: str) -> str | None:
     first = stripped.split(maxsplit=1)[0] if stripped else ""
     if first in DEFINITION_KEYWORDS or not (header := HEADER_AFTER.match(stripped)):
         return None
-    if header.group("file") and _one_edit_apart(first, "use"):
+    word = first.lower()
+    if header.group("file") and _one_edit_apart(word, "use"):
         return "use"  # difflib's 0.75 takes no changed letter in three (`uze`, `ues`)
-    close = difflib.get_close_matches(first, DEFINITION_KEYWORDS, n=1, cutoff=0.75)
+    close = difflib.get_close_matches(word, DEFINITION_KEYWORDS, n=1, cutoff=0.75)
     return close[0] if close else None
 
 
@@ -188,7 +191,8 @@ def _after_a_row(error: UnexpectedInput, accepted: set[str]) -> set[str]:
 
 def syntax_error(error: UnexpectedInput, text: str, path: str) -> Diagnostic:
     line, column = max(error.line, 1), max(error.column, 1)
-    if header := _misspelt_header(text, line, path) or _misspelt_schedule_keyword(text, line, path):
+    if header := (_misspelt_header(text, line, path) or _misspelt_schedule_keyword(text, line, path)
+                  or _glued_stage(error, text, line, path)):
         return header
     if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken) and error.token.type == "$END"):
         line, column = _end_of_text(text)
@@ -231,6 +235,16 @@ def _misspelt_schedule_keyword(text: str, line: int, path: str) -> Diagnostic | 
         return None
     return Diagnostic(f"unexpected '{word}'; expected '{keyword}'",
                       Span(path, line, len(indent) + 1, line, len(indent) + 1 + len(word)), notes=(f"did you mean {keyword}?",))
+
+
+def _glued_stage(error: UnexpectedInput, text: str, line: int, path: str) -> Diagnostic | None:
+    """The error at `stagesecond:` after a statement, where the parser took the word for a name and stopped
+    at its colon (where it stopped at the word itself, :func:`_glued_keyword` notes it)."""
+    if not (found := GLUED_STAGE.match(_source_line(text, line))) or error.column == len(found.group(1)) + 1:
+        return None
+    indent, word, name = found.group(1, 2, 3)
+    return Diagnostic(f"unexpected '{word}'; expected 'stage'", Span(path, line, len(indent) + 1, line,
+                      len(indent) + 1 + len(word)), notes=(f"did you mean stage {name}?",))
 
 
 def _glued_keyword(error: UnexpectedInput, expected: set[str]) -> tuple[str, ...]:
