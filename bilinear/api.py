@@ -57,6 +57,16 @@ def _no_reading_options(source: object, **options) -> None:
         raise ValueError(f"{' and '.join(given)} {verb} to reading a file; a loaded {type(source).__name__} is read already")
 
 
+def program_of(source: str | Path | Program | Algorithm, **reading) -> Program:
+    """``source`` as compile, lower_program and inplace take it: a file or shipped name read with :func:`load`'s
+    ``reading`` options (``key=`` of an archive, ...), or a loaded Program or one Algorithm, which they would not
+    change (refused)."""
+    if isinstance(source, (Program, Algorithm, Schedule)):
+        _no_reading_options(source, **reading)
+        return as_program(source)
+    return load(source, **reading)
+
+
 def load(
     path: str | Path,
     format: str | None = None,
@@ -186,11 +196,16 @@ def lower_program(
     launch: str = "serial",
     moduli: int | None = None,
     scaling: str = "max",
+    format: str | None = None,
+    shape: str | None = None,
+    key: str | None = None,
+    allow_pickle: bool = False,
+    modulus: int | None = None,
 ) -> Lowered:
     """Verify and lower a program (or a file) to its launch plan; see :func:`compile`."""
     dtype, levels, per_level = _plain_options(dtype, levels, per_level)
     check_ozaki_options(leaf, moduli, scaling)
-    program = as_program(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)  # as compile
+    program = program_of(source, format=format, shape=shape, key=key, allow_pickle=allow_pickle, modulus=modulus)
     options = Options(dtype=dtype, levels=levels, leaf=leaf, fuse=fuse, cutoff=cutoff, breadth=breadth,
                       workspace_limit=workspace_limit, launch=launch, moduli=moduli, scaling=scaling)
     return lower(program, options, per_level)
@@ -244,6 +259,11 @@ def compile(
     launch: str = "serial",
     moduli: int | None = None,
     scaling: str = "max",
+    format: str | None = None,
+    shape: str | None = None,
+    key: str | None = None,
+    allow_pickle: bool = False,
+    modulus: int | None = None,
 ):
     """Verify, lower and load a scheme; returns a callable ``f(A, B, out=None, alpha=1, beta=0)``.
 
@@ -287,6 +307,9 @@ def compile(
             integers by their largest magnitude (``"max"``, the documented
             error bound) or their 2-norm (``"norm"``: about two bits more at
             k = 16384 on random data with the same moduli).
+        format, shape, key, allow_pickle, modulus: how a file is read, as
+            :func:`load` takes them (``key="3,3,3"`` picks a scheme of an
+            AlphaTensor archive); refused with a loaded program.
 
     Raises:
         BilinearError: the scheme does not verify, or ``per_level`` names a definition the program
@@ -301,7 +324,7 @@ def compile(
         raise ValueError(f"dtype must be float32 or float64, not {reprlib.repr(dtype)}")
     if leaf not in (*LEAVES, "auto"):
         raise ValueError(f"leaf must be one of {', '.join(LEAVES)} or auto, not {leaf!r}")
-    program = as_program(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)
+    program = program_of(source, format=format, shape=shape, key=key, allow_pickle=allow_pickle, modulus=modulus)
     chosen_backend = make_backend(backend)
     if isinstance(levels, str) and levels == "auto":
         _check_automatic(leaf, breadth=breadth, per_level=per_level, workspace_limit=workspace_limit, launch=launch,

@@ -114,7 +114,7 @@ def _check_before_measuring(args, configurations, backend) -> None:
     from .bench_outputs import check_plot_target, check_results_target
     from .output import input_among, same_place
 
-    if "ozaki" in args.leaf and len(args.leaf) > 1 and any(row[3:] == ("auto", "auto") for row in configurations):
+    if "ozaki" in args.leaf and len(set(args.leaf)) > 1 and any(row[3:] == ("auto", "auto") for row in configurations):
         raise OptionError("--levels auto ranks the --leaf kinds by the model, which has no rate of the ozaki leaf's own "
                           "(it would price it at the GEMM's): give --leaf ozaki alone with --levels auto, or time it "
                           "at fixed levels")

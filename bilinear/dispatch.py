@@ -327,7 +327,8 @@ def _choose(m: int, k: int, n: int, dtype: str, row_major: bool, table: Table, d
     row = _nearest([r for r in rows if r.small == bucket], m, k, family)
     if row is None:
         return Choice("cublas", reason=f"{family}: smaller than anything measured")
-    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.speedup:.2f}× cuBLAS"
+    how = f"{row.speedup:.2f}× cuBLAS" if row.speedup else f"no {family} kernel ran"  # (a row without a speedup)
+    where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {how}"
     if row.winner == family:
         return Choice(family, row.params, where)
     return Choice("cublas", reason=where)

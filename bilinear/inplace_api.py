@@ -28,26 +28,29 @@ def moved(schedule: Schedule, algorithm: Algorithm) -> tuple[int, int]:
 
 
 def inplace(source: str | Path | Program | Algorithm, *, tries: int = DEFAULT_TRIES, steps: int = DEFAULT_STEPS,
-            seed: int = 0, name: str | None = None, cost: Callable[[Schedule], object] | None = None) -> Program:
+            seed: int = 0, name: str | None = None, cost: Callable[[Schedule], object] | None = None,
+            format: str | None = None, shape: str | None = None, key: str | None = None, allow_pickle: bool = False,
+            modulus: int | None = None) -> Program:
     """``source``'s algorithm (a path, a shipped name, a loaded program's main algorithm, or one
     Algorithm) with an in-place schedule derived for it: C += A·B with no workspace, A and B
     restored; the cheapest by ``cost`` (default, or ``cost=moved``: :func:`moved`) of the written order of its products,
     ``tries - 1`` shuffled ones and ``steps`` steps of a local search from the cheapest (``seed``); or
     each order once, and no search, where the products have no more than ``tries`` orders.
-    Pass the result to :func:`bilinear.compile`.
+    Pass the result to :func:`bilinear.compile`.  ``format``, ``shape``, ``key``, ``allow_pickle`` and ``modulus``:
+    how a file is read, as :func:`bilinear.load` takes them.
 
     Raises:
         ValueError: for tries below 1, steps below 0, a name that is the algorithm's, or a cost of NaN.
         TypeError: where ``cost`` is no function, or returns values that do not compare with ``<``.
         BilinearError: where ``source`` is not an exact algorithm that verifies.
     """
-    from .api import as_program, load
+    from .api import program_of
     from .ir.names import definition_name_problem, derived_name
     from .schedule.inplace import inplace_schedule, refuse_algorithms_name
     from .verify import verify_schedule
     from .verify.algorithm import verify_algorithm
 
-    program = as_program(source) if isinstance(source, (Program, Algorithm, Schedule)) else load(source)  # as compile
+    program = program_of(source, format=format, shape=shape, key=key, allow_pickle=allow_pickle, modulus=modulus)
     main = program.main
     algorithm = main if isinstance(main, Algorithm) else program.algorithm(main.algorithm)
     if errors := verify_algorithm(algorithm):

@@ -402,3 +402,12 @@ def test_automatic_levels_do_not_rank_the_ozaki_leaf_against_others(capsys, leav
     assert capsys.readouterr().err.rstrip().endswith(
         "--levels auto ranks the --leaf kinds by the model, which has no rate of the ozaki leaf's own (it would price "
         "it at the GEMM's): give --leaf ozaki alone with --levels auto, or time it at fixed levels")
+
+
+
+def test_automatic_levels_of_the_ozaki_leaf_listed_twice_run(tmp_path):
+    """--leaf ozaki ozaki was refused "give --leaf ozaki alone" (a review): a kind listed twice is one kind."""
+    out = tmp_path / "b.json"
+    code = main(["bench", "strassen", "--backend", "numpy", "-n", "8", "--levels", "auto", "--leaf", "ozaki", "ozaki",
+                 "--repeat", "1", "--json", str(out)])
+    assert code == 0 and len(json.loads(out.read_text())["results"]) == 1

@@ -874,6 +874,8 @@ GLUED = "algorithm x <1,1,1;1>:\n  M1 = A11*B11\n  C11 = M1\nschedule s for x: o
     # after a statement the parser took the glued word for a name and stopped at its colon (a hunt)
     (GLUED + "  stage first: C11 = A11*B11\n  stagesecond: C11 += A11*B11\n", (6, 3), "unexpected 'stagesecond'; "
      "expected 'stage'", ("did you mean stage second?",)),
+    # in an algorithm, where no stage goes, the parser's own words (a review)
+    ("algorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  stagex: C11 = M1\n", (3, 9), "unexpected ':'; expected '=' or '['", ()),
 ])
 def test_a_keyword_glued_to_the_next_word_is_a_syntax_error(tmp_path, text, where, message, notes):
     """Where the parser took no name, a keyword was matched at the start of a longer word: `stagefirst:`
@@ -896,6 +898,17 @@ def test_a_definition_keyword_in_capitals_after_a_definition_is_pointed_at(tmp_p
     assert ((error.span.line, error.span.column, error.span.end_column), error.message, error.notes) == (
         (4, 1, 1 + len(word)), f"unexpected '{word}'; expected 'algorithm', 'schedule', 'table' or 'use'",
         (f"did you mean {keyword}?",))
+
+
+def test_a_used_file_of_prose_that_begins_with_a_capital_keyword_is_not_read_as_bl(tmp_path):
+    """With capitals taken for a misspelt keyword everywhere, `use "notes.bl"` of prose beginning "Algorithm notes for
+    review:" quoted the other file's lines (a review): only a .bl file's own syntax error takes capitals."""
+    (tmp_path / "notes.bl").write_text("Algorithm notes for review:\nprivate text\n")
+    main = tmp_path / "main.bl"
+    main.write_text('use "notes.bl"\nalgorithm s <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n')
+    error = _only_error(main)
+    assert error.span.path == str(main) and error.message == (f"{tmp_path / 'notes.bl'} is not .bl text (it does not "
+                                                              "begin with algorithm, table, schedule or use)")
 
 
 def test_names_that_begin_with_a_keyword_are_names(tmp_path):

@@ -215,6 +215,15 @@ def test_a_malformed_table_is_refused_before_rows_merge_into_it(old, message):
     assert str(refused.value) == message
 
 
+def test_a_shape_no_tsm2_kernel_ran_at_merges_without_a_speedup_and_keeps_cublas():
+    """benchmarks/tsm2.py wrote "speedup": 0.0 where no candidate ran, which the merged table's check refused after the
+    whole sweep (a review): the row has no speedup, and the choice says why."""
+    row = {"family": "tsm2l", "dtype": "float64", "m": 65536, "k": 16, "n": 16, "winner": "cublas", "params": None}
+    table = parse_table(merge_tsm2_rows({}, {"device": "GPU A", "limits": {"tsm2l_max_k": 32}}, [row]))
+    choice = dispatch(65536, 16, 16, "float64", table=table)
+    assert (choice.kernel, choice.reason) == ("cublas", "measured 65536×16×16 float64: no tsm2l kernel ran")
+
+
 def test_merged_rows_are_checked_as_the_table_they_make():
     from bilinear.dispatch_checks import TableError
 

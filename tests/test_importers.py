@@ -690,8 +690,7 @@ def test_pickled_alphatensor_schemes_are_refused_by_default():
     )
 
 
-MANY_SCHEMES = ("factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2; in Python, "
-                "bilinear.load(path, key='2,2,2'))")
+MANY_SCHEMES = "factorizations_r.npz holds 93 schemes; choose one with --key (e.g. --key 2,2,2, key='2,2,2')"
 
 
 def test_an_archive_of_many_schemes_needs_a_key():
@@ -733,14 +732,23 @@ def test_an_unknown_key_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("call", ["compile", "inplace"])
-def test_an_archive_of_many_schemes_tells_a_python_caller_where_key_goes(tmp_path, call):
-    """compile and inplace were told to pass key='2,2,2', which they do not take: load does (a hunt)."""
+def test_compile_and_inplace_take_the_reading_options_their_hints_name(tmp_path, call):
+    """compile and inplace were told to pass key='1,1,1' (allow_pickle=True, format=...), and refused it as an unexpected
+    keyword argument: only load and verify took them (a hunt)."""
     path = tmp_path / "schemes.npz"
-    np.savez(path, **{"2,2,2": np.zeros((3, 4, 7), dtype=np.int64), "3,3,3": np.zeros((3, 9, 23), dtype=np.int64)})
+    np.savez(path, **{"1,1,1": np.ones((3, 1, 1), dtype=np.int64), "2,2,2": np.zeros((3, 4, 7), dtype=np.int64)})
     with pytest.raises(BilinearError) as caught:
         getattr(bilinear, call)(path)
     assert caught.value.diagnostics[0].message == ("schemes.npz holds 2 schemes; choose one with --key (e.g. --key "
-                                                   "2,2,2; in Python, bilinear.load(path, key='2,2,2'))")
+                                                   "1,1,1, key='1,1,1')")
+    if call == "compile":
+        product = bilinear.compile(path, key="1,1,1", backend="numpy")
+        A, B = np.full((3, 3), 2.0), np.eye(3)
+        np.testing.assert_array_equal(product(A, B), A)
+    else:
+        assert bilinear.inplace(path, key="1,1,1").main.name.endswith("_inplace")
+    with pytest.raises(ValueError, match="^key applies to reading a file; a loaded Program is read already$"):
+        getattr(bilinear, call)(bilinear.load(path, key="1,1,1"), key="1,1,1")
 
 
 @pytest.mark.parametrize("key", ["max", "x", "xx3", "2x2xb"])

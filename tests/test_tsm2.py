@@ -79,8 +79,14 @@ def test_params_reject_nonsense():
     for name, value in (("rows_per_thread", 1.5), ("stages", "3"), ("n_tile", 2.0), ("row_warps", True)):
         with pytest.raises(ValueError, match=f"^{name} must be a whole number, not "):
             Params("tsm2r", **{name: value})
+    with pytest.raises(ValueError, match=r"^row_warps × k_groups must be at most 32 \(32 threads each, 1024 a block\), "
+                                         r"not 16 × 4$"):
+        Params("tsm2r", row_warps=16, k_groups=4)
     with pytest.raises(ValueError, match="^persistent must be true or false, not 1$"):
         Params("tsm2l", persistent=1)
+    import numpy as np
+
+    assert Params("tsm2r", n_tile=np.int64(4)).n_tile == 4 and type(Params("tsm2l", threads=np.int32(64)).threads) is int
 
 
 def test_tsm2r_threads_are_derived():

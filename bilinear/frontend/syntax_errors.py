@@ -19,9 +19,11 @@ from .grammar import LARK
 DEFINITION_KEYWORDS = ("algorithm", "table", "schedule", "use")
 # What follows a misspelt keyword for a header to be recognised, to the end of the line: `x <2,2,2;7>:`,
 # `x for y:` (with properties), `"f.bl"` (a use's file, after as few as two letters: `us`); letters only
-# before it, in capitals too (`Algorithm`: the language's keywords are lower-case).
+# before it: lower-case where the file may be no .bl text (prose starts otherwise), capitals too in a
+# .bl file's syntax error (`Algorithm`: the language's keywords are lower-case).
 HEADER_AFTER = re.compile(r'^([A-Za-z]{3,}\s+(\w+\s*<[\d,;\s]*>\s*:|\w+\s+for\s+\w+\s*:[\w\s,]*)'
                           r'|[A-Za-z]{2,}\s+(?P<file>"[^"]*\.bl"))\s*(#.*)?$')
+DEFINITION_HEADER = re.compile(r"^(algorithm|table|schedule)\b")
 # A stage's name glued to its keyword (`stagesecond:`), which no statement's line begins with.
 GLUED_STAGE = re.compile(r"^(\s*)(stage(\w+))\s*:")
 
@@ -30,12 +32,15 @@ GLUED_STAGE = re.compile(r"^(\s*)(stage(\w+))\s*:")
 SCHEDULE_LINE = re.compile(r"^(\s*)([A-Za-z]+)\s+\w+\s*:(?P<temp>\s*[ABC]\s*(#.*)?$)?")
 
 
-def misspelt_keyword(line: str) -> str | None:
+def misspelt_keyword(line: str, capitals: bool = False) -> str | None:
     """The keyword a line that reads as a definition's header misspells (`algoritm x <2,2,2;7>:`:
-    algorithm; `uze "f.bl"`: use); None for a line that is no header or begins with the keyword itself."""
+    algorithm; `uze "f.bl"`: use; with ``capitals``, `Algorithm x <2,2,2;7>:` too); None for a line
+    that is no header or begins with the keyword itself."""
     stripped = line.strip()
     first = stripped.split(maxsplit=1)[0] if stripped else ""
     if first in DEFINITION_KEYWORDS or not (header := HEADER_AFTER.match(stripped)):
+        return None
+    if not capitals and not first.islower():  # a foreign file's prose ("Algorithm notes for review:")
         return None
     word = first.lower()
     if header.group("file") and _one_edit_apart(word, "use"):
@@ -215,7 +220,7 @@ def _misspelt_header(text: str, line: int, path: str) -> Diagnostic | None:
     After a definition the parser takes the word for a name that begins an equation or a statement,
     and stops at the next word (`second` in `algoritm second <1,1,1;1>:`), which is not the mistake."""
     here = _source_line(text, line)
-    if (keyword := misspelt_keyword(here)) is None:
+    if (keyword := misspelt_keyword(here, capitals=True)) is None:
         return None
     word = here.split(maxsplit=1)[0]
     start = len(here) - len(here.lstrip()) + 1
@@ -241,6 +246,9 @@ def _glued_stage(error: UnexpectedInput, text: str, line: int, path: str) -> Dia
     """The error at `stagesecond:` after a statement, where the parser took the word for a name and stopped
     at its colon (where it stopped at the word itself, :func:`_glued_keyword` notes it)."""
     if not (found := GLUED_STAGE.match(_source_line(text, line))) or error.column == len(found.group(1)) + 1:
+        return None
+    headers = [DEFINITION_HEADER.match(before) for before in text.replace("\r\n", "\n").split("\n")[: line - 1]]
+    if [header.group(1) for header in headers if header][-1:] != ["schedule"]:  # no stage in an algorithm or table
         return None
     indent, word, name = found.group(1, 2, 3)
     return Diagnostic(f"unexpected '{word}'; expected 'stage'", Span(path, line, len(indent) + 1, line,

@@ -127,9 +127,7 @@ def r_spec(params: Params, dtype: str, n: int, align: Alignment = Alignment()) -
     if chunks % params.k_groups:
         raise ValueError(f"k_groups={params.k_groups} must divide the {chunks} chunks of a k tile")
     rows = 32 * params.row_warps * params.rows_per_thread
-    threads = 32 * params.row_warps * params.k_groups
-    if threads > 1024:
-        raise ValueError(f"{threads} threads per block exceed 1024")
+    threads = params.threads  # 32 · row_warps · k_groups, at most 1024 (Params checks)
     a = tile_layout(rows, chunks, a_chunk_bytes, es)
     # B's column tile starts at a multiple of n_tile, so a chunk must divide n_tile (and n, for the tail).
     b_chunk_bytes = _chunk_bytes(align.b, math.gcd(n_tile, n) * es, es)

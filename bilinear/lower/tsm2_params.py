@@ -4,6 +4,7 @@ tile layouts the kernels depend on (see :mod:`bilinear.lower.tsm2`)."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass
 
 SCALARS = {"float32": ("float", 4), "float64": ("double", 8)}
@@ -114,7 +115,9 @@ class Params:
             raise ValueError(f"kind must be one of {KINDS}, not {self.kind!r}")
         for name in ("row_warps", "k_groups", "rows_per_thread", "stages", "k_tile_bytes", "threads", "n_tile"):
             value = getattr(self, name)  # from a hand-edited table: 1.5 failed inside CuPy's launch
-            if not (isinstance(value, int) and not isinstance(value, bool)) and not (name == "n_tile" and value is None):
+            if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+                object.__setattr__(self, name, int(value))  # (a NumPy integer of a shape's size too)
+            elif not (name == "n_tile" and value is None):
                 raise ValueError(f"{name} must be a whole number, not {value!r}")
         if not isinstance(self.persistent, bool):
             raise ValueError(f"persistent must be true or false, not {self.persistent!r}")
@@ -132,6 +135,9 @@ class Params:
         if self.kind == "tsm2r":  # derived, so that records of TSM2R parameters say what ran
             object.__setattr__(self, "threads", 32 * self.row_warps * self.k_groups)
             object.__setattr__(self, "persistent", False)
+            if self.threads > 1024:  # (a table's row_warps of 16 had failed only at the launch)
+                raise ValueError(f"row_warps × k_groups must be at most 32 (32 threads each, 1024 a block), not "
+                                 f"{self.row_warps} × {self.k_groups}")
 
     def short(self) -> dict:
         """The fields that matter for this kind (what tables record)."""

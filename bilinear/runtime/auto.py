@@ -147,7 +147,7 @@ class AutoProduct(NotPickled):
         """The product chosen for A·B, the others' kept workspace let go: as a fixed-level product holds
         one call's, not every level count's it ran (87,040 bytes of four levels had stayed at n = 3)."""
         product = self.product_for(A.shape[0], A.shape[1], B.shape[1])
-        for other in self._products.values():
+        for other in list(self._products.values()):  # (workspace_bytes may compile another meanwhile)
             if other is not product:
                 other.release_workspace()  # (a captured graph keeps its own)
         return product

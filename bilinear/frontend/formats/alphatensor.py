@@ -71,9 +71,7 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
         if len(keys) == 1:
             return keys[0]
         fail(
-            # compile and inplace take no key=: in Python it is load's
-            f"{path.name} holds {len(keys)} schemes; choose one with --key (e.g. --key {keys[0]}; in Python, "
-            f"bilinear.load(path, key={keys[0]!r}))",
+            f"{path.name} holds {len(keys)} schemes; choose one with --key (e.g. --key {keys[0]}, key={keys[0]!r})",
             whole_file(path),
             "keys: " + " ".join(keys),
         )
