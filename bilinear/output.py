@@ -97,9 +97,10 @@ def same_place(a: Path, b: Path) -> bool:
     return _same_file(a, b) or a.resolve() == b.resolve()
 
 
-def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
+def check_folder(folder: Path, names: list[str], force: bool, files: bool = True) -> list[Path]:
     """Check that ``folder`` is or can become a folder and every file to be written in it may be
-    written; returns their paths.  Creates nothing (:func:`make_folder` does, when writing)."""
+    written (without ``files``, not whether files already there may be replaced); returns their paths.
+    Creates nothing (:func:`make_folder` does, when writing)."""
     # os.path.exists, not Path.exists: a name too long for the file system is not there, not an error
     if os.path.exists(folder) and not folder.is_dir():
         raise _refuse(f"{folder} exists and is not a folder; -o names the output folder")
@@ -116,7 +117,7 @@ def check_folder(folder: Path, names: list[str], force: bool) -> list[Path]:
     missing = [folder, *folder.parents][:len(folder.relative_to(ancestor).parts)]  # the folders to make
     # the files first: compile's are named after the scheme (and so is its default folder)
     _check_name_lengths([*targets, *missing], _longest_name(ancestor))
-    if not folder.is_dir():
+    if not files or not folder.is_dir():
         return targets
     # An earlier run's files are said in one message (it had been one each); anything else, each as it is.
     earlier = [target for target in targets if not force and _regular_file(target)]

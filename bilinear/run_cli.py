@@ -257,6 +257,7 @@ def _compile(args) -> int:
         if not os.path.islink(target) and input_among(target, inputs):
             raise ValueError(f"-o {out} would replace the input file {target} with compile's {target.name}; "
                              "choose another -o")
+    check_folder(out, artifact_names(name), args.force, files=False)  # /proc, a file: before verifying takes minutes
     report = verify_program(program) if per_level else with_notes(verify_program(program), notes)  # verify's notes
     if per_level:  # a hybrid's definitions come from every level's file (the first's had been credited with all)
         report = replace(report, path=", ".join(dict.fromkeys(str(path) for path in level_paths)))

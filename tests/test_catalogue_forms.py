@@ -444,6 +444,12 @@ def test_malformed_perminov_files(tmp_path):
     assert isinstance(z2, ModularScheme) and check_modular(z2).holds and not check_modular(z2).ok
 
 
+def test_a_perminov_file_named_modulo_3_is_read_modulo_3(tmp_path):
+    """README lists `mod2` in the name among a modular scheme's marks; Perminov's reader read "z2" alone (a hunt)."""
+    scheme = read_catalogue(_write(tmp_path, "x_mod3.json", '{"n": [1,1,1], "m": 1, "u": [[1]], "v": [[1]], "w": [[4]]}'))
+    assert isinstance(scheme, ModularScheme) and scheme.modulus == 3 and check_modular(scheme).holds
+
+
 def test_perminovs_reduced_files_become_named_sums(tmp_path):
     # A_X1 = 2·A11; M1 = (−A_X1)·B11; C11 = −M1/2 = A11·B11.
     text = (

@@ -3020,3 +3020,42 @@ def test_json_nested_past_the_parsers_depth_where_an_output_goes_is_one_message(
     folder.mkdir()
     (folder / "manifest.json").write_text(deep)
     assert _run(capsys, "compile", "strassen", "-o", str(folder), "--force")[0] == 0
+
+
+@pytest.mark.parametrize("modulus", [2**63, 2**64 + 13])
+def test_a_modulus_past_64_bits_is_checked_in_whole_numbers(capsys, tmp_path, modulus):
+    """--mod 9223372036854775808 ended in OverflowError, "Python int too large to convert to C long", where the Brent
+    tensor of small residues came back as int64 (a hunt): a scheme that holds modulo 2 fails modulo 2^63, as said."""
+    path = tmp_path / "strassen-plus"
+    path.write_text(STRASSEN_UVW.replace("-1", "1"))  # Strassen modulo 2
+    code, out, err = _run(capsys, "verify", str(path), "--mod", "2")
+    assert code == 1 and "1 holding modulo 2 only" in out, err
+    code, out, err = _run(capsys, "verify", str(path), "--mod", str(modulus))
+    assert code == 1 and "Traceback" not in err and f"C11 is wrong modulo {modulus}: has +2*A11*B22" in out + err
+
+
+def test_compile_refuses_an_output_it_cannot_write_before_verifying(capsys, tmp_path, monkeypatch):
+    """-o /proc/foo was refused only after the scheme was verified (98 s for a ⟨9,9,36;1600⟩ product), where README
+    says paths are checked first (a hunt); a folder holding an earlier run's files is still refused after the
+    verification, so that a scheme that does not verify says so first."""
+    import importlib
+
+    def verified_too_early(*args, **kwargs):
+        raise AssertionError("verified before the output was checked")
+
+    # (compile imports it when it runs; bilinear.verify the attribute is the API's function)
+    monkeypatch.setattr(importlib.import_module("bilinear.verify"), "verify_program", verified_too_early)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _, err = _run(capsys, "compile", "strassen", "-o", str(blocker / "out"))
+    assert code == 1 and f"cannot create the output folder {blocker / 'out'}: {blocker} is not a folder" in err, err
+
+
+@pytest.mark.parametrize("name", ["strassen-mod2", "strassen_mod_2"])
+def test_a_fast_matmul_file_named_modulo_2_is_checked_modulo_2(capsys, tmp_path, name):
+    """README lists `mod2` in the name among a modular scheme's marks; the fast-matmul reader ignored it, so Strassen
+    modulo 2 "failed" unless --mod 2 was given (a hunt)."""
+    path = tmp_path / name
+    path.write_text(STRASSEN_UVW.replace("-1", "1"))
+    code, out, err = _run(capsys, "verify", str(path))
+    assert code == 1 and "0 verified, 1 holding modulo 2 only" in out, out + err

@@ -141,7 +141,8 @@ def check_modular(scheme: ModularScheme) -> ModularReport:
     residues = [
         np.array([[_residue(c, p) for c in row] for row in table], dtype=object) for table in tables
     ]
-    reduced_all = brent_tensor(*residues) % p
+    tensor = brent_tensor(*residues)  # int64 for small residues: a modulus past it reduces whole numbers
+    reduced_all = (tensor if p <= np.iinfo(np.int64).max else tensor.astype(object)) % p
     expected = classical_tensor(algorithm.shape)
     modular, rational = [], []
     for c, (i, j) in enumerate(block_indices(algorithm.shape)[2]):

@@ -30,11 +30,11 @@ from lark.exceptions import VisitError
 
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
 from ...verify.ring_approximate import is_laurent
-from ...verify.rings import ApproximateScheme
+from ...verify.rings import ApproximateScheme, ModularScheme
 from ...diagnostics import brief
 from ..loader import read_source, source_lines
-from .common import (check_side, fail, identifier, infer_shape, line_span, rank_mismatch, rational, shape_mismatch,
-                     token_span, whole_file)
+from .common import (check_side, fail, identifier, infer_shape, line_span, modulus_in_name, rank_mismatch, rational,
+                     shape_mismatch, token_span, whole_file)
 
 if TYPE_CHECKING:
     import sympy
@@ -259,8 +259,9 @@ def _shape(main: list[Section], extra: tuple[int, int, int], shape: Shape | None
     return shape
 
 
-def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | ApproximateScheme:
-    """A fast-matmul coefficient file: exact, eliminated (with named sums) or approximate."""
+def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | ApproximateScheme | ModularScheme:
+    """A fast-matmul coefficient file: exact, eliminated (with named sums) or approximate; a ModularScheme
+    where its name marks it valid modulo p (`mod2`), as the other formats' names do."""
     main, subs = sections(read_source(path, text_of="fast-matmul text"), path)
     _check_main(main, subs, path)
     extra = tuple(len(s.rows) for s in subs) if subs else (0, 0, 0)
@@ -282,7 +283,8 @@ def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | Appr
     }
     if parameters:
         return _approximate(main, subs, shape, parameters, path)
-    return _exact(main, subs, shape, extra, path)
+    algorithm = _exact(main, subs, shape, extra, path)
+    return ModularScheme(algorithm, modulus) if (modulus := modulus_in_name(path)) else algorithm
 
 
 def _approximate(main: list[Section], subs: list[Section], shape: Shape, parameters: set, path: Path) -> ApproximateScheme:

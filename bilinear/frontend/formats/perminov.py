@@ -33,6 +33,7 @@ from .common import (
     exact_fraction,
     fail,
     identifier,
+    modulus_in_name,
     rank_mismatch,
     rational,
     token_span,
@@ -155,13 +156,13 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
     _check_name(path, found, rank)
     if type(z2 := data.get("z2", False)) is not bool:  # "true", a string, had been read over Q
         fail(f"{path.name}: \"z2\" must be true or false, not {_quoted(z2)}", whole_file(path))
+    modulus = 2 if z2 else modulus_in_name(path)  # (`mod2` in the name, as the other formats read it)
     if "u_fresh" in data:
         algorithm = _reduced(data, found, rank, path)
-        return ModularScheme(algorithm, 2) if z2 else algorithm
+        return ModularScheme(algorithm, modulus) if modulus else algorithm
     u = _table(data, "u", rank, found.m * found.k, path)
     v = _table(data, "v", rank, found.k * found.n, path)
     w = _table(data, "w", rank, found.n * found.m, path)
-    modulus = 2 if z2 else 0
     algorithm = algorithm_from_tables(
         identifier(path.stem, "scheme"), found, u, v, transposed_c_rows(w, found), path.name, whole_file(path)
     )
