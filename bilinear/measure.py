@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from fractions import Fraction
 import statistics
 import time
 from dataclasses import dataclass
@@ -83,12 +84,25 @@ def _norm(matrix: Any, minus: Any = None) -> float:
     return largest * math.sqrt(sum(float(xp.sum(xp.square(part / largest))) for part in blocks() if part.size))
 
 
-def error_scale(A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, C: Any = None) -> float:
-    """|α|·‖A‖_F ‖B‖_F + |β|·‖C‖_F in float64 (C as it was before the call): the denominator of
+def error_scale(A: Any, B: Any, alpha: float = 1.0, beta: float = 0.0, C: Any = None) -> Fraction | float:
+    """|α|·‖A‖_F ‖B‖_F + |β|·‖C‖_F (C as it was before the call): the denominator of
     :func:`relative_error`, the size of what ``α·A@B + β·C`` sums, so the error is relative to it
-    whatever α and β scale."""
-    scale = abs(alpha) * _norm(A) * _norm(B)
-    return scale + abs(beta) * _norm(C) if beta and C is not None else scale
+    whatever α and β scale.  Exact (a Fraction of the float64 norms) where they are finite: α = 1e305
+    times the norms of 64×64 normal matrices passes float64's range, and the error had read 0."""
+    terms = [(abs(alpha), _norm(A), _norm(B))] + ([(abs(beta), _norm(C))] if beta and C is not None else [])
+    if not all(math.isfinite(factor) for term in terms for factor in term):
+        return sum(math.prod(term) for term in terms)
+    return sum(math.prod(map(Fraction, term)) for term in terms)
+
+
+def _over(value: float, scale: Fraction | float) -> float:
+    """``value / scale`` as a float, where ``scale`` may pass float64's range (:func:`error_scale`)."""
+    if not scale or not math.isfinite(value):
+        return value
+    try:
+        return float(Fraction(value) / Fraction(scale))
+    except OverflowError:  # far past 1: a C that is all wrong, of a tiny scale
+        return math.inf
 
 
 def relative_error(C: Any, reference: Any, A: Any, B: Any, scale: float | None = None) -> float:
@@ -99,8 +113,7 @@ def relative_error(C: Any, reference: Any, A: Any, B: Any, scale: float | None =
     float64 every matrix is 8 GiB, so the difference is formed a block of rows at a time.
     """
     scale = error_scale(A, B) if scale is None else scale
-    difference = _norm(C, reference)
-    return difference / scale if scale else difference
+    return _over(_norm(C, reference), scale)
 
 
 def float64_reference(A: Any, B: Any, C: Any, alpha: float, beta: float) -> Any:
@@ -205,7 +218,7 @@ def error_bound(dtype: str, K: int, growth_ratio: float, levels: int = 1) -> flo
 def zero_error(reference: Any, scale: float) -> float:
     """The relative error a C of zeros would have, ‖C_ref‖/scale (at most about 1; 1 where the scale
     is 0): a bound at or past it passes any product of the right size."""
-    return _norm(reference) / scale if scale else 1.0
+    return _over(_norm(reference), scale) if scale else 1.0
 
 
 def within_bound(error: float, bound: float, trivial: float = 1.0) -> bool:

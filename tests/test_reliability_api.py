@@ -1479,3 +1479,27 @@ def test_automatic_levels_hold_only_the_workspace_of_the_shape_they_ran():
         np.testing.assert_allclose(auto(A, B), A @ B, rtol=1e-12, atol=1e-12)
     assert auto.choose(128, 128, 128)[0] > auto.choose(3, 3, 3)[0] == 1
     assert auto.held_workspace_bytes() == auto.workspace_bytes(3, 3, 3) == 16
+
+
+NAIVE_BY_STAGES = """schedule {name} for naive2x2:
+  stage p1: A11 * B11 -> +C11;  A12 * B21 -> {sign}C11;  A11 * B12 -> +C12;  A12 * B22 -> +C12
+  stage p2: A21 * B11 -> +C21;  A22 * B21 -> +C21;  A21 * B12 -> +C22;  A22 * B22 -> +C22
+"""
+
+
+@pytest.mark.parametrize("options", [{"leaf": "fused", "fuse": False}, {}])
+def test_a_used_file_s_definition_named_per_level_is_verified_before_it_runs(tmp_path, options):
+    """per_level=("bad",) of a schedule in a used file that does not verify compiled: verify_program proves a file's
+    own definitions, so it was never checked, and ran, 4.29 off A·B with fused leaves, or ended in an "internal error"
+    of a pass (a hunt)."""
+    (tmp_path / "naive2x2.bl").write_text((ROOT / "algorithms" / "naive2x2.bl").read_text())
+    (tmp_path / "bad.bl").write_text('use "naive2x2.bl"\n' + NAIVE_BY_STAGES.format(name="bad", sign="-"))
+    main = tmp_path / "main.bl"
+    main.write_text('use "bad.bl"\n' + NAIVE_BY_STAGES.format(name="good", sign="+"))
+    with pytest.raises(bilinear.BilinearError) as refused:
+        bilinear.compile(main, levels=1, backend="numpy", per_level=("bad",), **options)
+    error = refused.value.diagnostics[0]
+    assert error.span.path.endswith("bad.bl") and error.message.startswith("C11 ends holding A11*B11 - A12*B21 + C11⁰")
+    product = bilinear.compile(main, levels=1, backend="numpy", per_level=("good",), **options)
+    A, B, _ = random_inputs(np, 8, 8, 8, "float64", seed=3)
+    np.testing.assert_allclose(product(A, B), A @ B, rtol=1e-12, atol=1e-12)

@@ -3059,3 +3059,13 @@ def test_a_fast_matmul_file_named_modulo_2_is_checked_modulo_2(capsys, tmp_path,
     path.write_text(STRASSEN_UVW.replace("-1", "1"))
     code, out, err = _run(capsys, "verify", str(path))
     assert code == 1 and "0 verified, 1 holding modulo 2 only" in out, out + err
+
+
+@pytest.mark.parametrize("option, value", [("--alpha", "1e305"), ("--beta", "1e307")])
+def test_a_run_whose_error_scale_passes_float64_s_range_is_judged_as_any_other(capsys, option, value):
+    """|α|·‖A‖‖B‖ (or |β|·‖C‖) overflowed to inf: the error read 0.000e+00, C = 0's NaN, and an accurate product was
+    "NOT CHECKED" or "EXCEEDS THE BOUND", exit 1 (a hunt); the scale is exact now."""
+    code, out, err = _run(capsys, "run", "strassen", "-n", "64", option, value, "--backend", "numpy", "--repeat", "1")
+    assert code == 0 and "EXCEEDS" not in out and "NOT CHECKED" not in out, out + err
+    error = float(out.split("relative error")[1].split()[0])
+    assert 0 < error < 1e-14, out

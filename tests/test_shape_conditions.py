@@ -170,3 +170,15 @@ def test_a_zero_buffer_read_into_another_shape_states_its_conditions(tmp_path):
         product(A, B, out=C)
     A, B, C = random_inputs(np, 32, 32, 64, "float64", seed=4)
     assert np.allclose(product(A, B, out=C), A @ B)
+
+
+def test_a_used_file_s_schedule_named_per_level_keeps_its_conditions(y_like_a, tmp_path):
+    """Named through per_level from a used file, rsmm_ya was never verified, so it had no conditions: the call failed
+    inside NumPy, "could not broadcast input array" (on a GPU, out of bounds; a hunt)."""
+    (tmp_path / "winograd.bl").write_text((ROOT / "algorithms" / "winograd.bl").read_text(encoding="utf-8"))
+    main_file = tmp_path / "main.bl"
+    main_file.write_text('use "rsmm_ya.bl"\n' + (ROOT / "algorithms" / "naive2x2.bl").read_text(encoding="utf-8"))
+    product = bilinear.compile(main_file, backend="numpy", levels=2, per_level=("rsmm_ya", "rsmm_ya"))
+    A, B, C = random_inputs(np, 64, 32, 64, "float64", seed=3)
+    with pytest.raises(ValueError, match=r"^schedule rsmm_ya requires K/k = N/n"):
+        product(A, B, out=C)

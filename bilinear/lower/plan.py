@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
-from ..verify import Report, ScheduleReport, ShapeCondition, verify_program
+from ..verify import Report, ScheduleReport, ShapeCondition, verify_program, verify_used
 from ..verify.expand import expansion_of
 from .breadth import BreadthFirst, check_under, lower_breadth_first, render_breadth_first
 from .elementwise import ElementwiseKernel, render_elementwise
@@ -159,7 +159,9 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
     Raises:
         BilinearError: when a named definition does not exist or the program does not verify.
     """
-    return _lower(program if isinstance(program, Verified) else verified(program), options, per_level, name)
+    checked = program if isinstance(program, Verified) else verified(program)
+    # a used file's definitions a level names too (verify_program proves the file's own alone)
+    return _lower(Verified(checked.program, verify_used(checked.program, per_level, checked.report)), options, per_level, name)
 
 
 def library_name(program: Program, per_level: tuple[str, ...] | None) -> str:

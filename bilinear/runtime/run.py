@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,7 +266,7 @@ def _check_in_range(A, B, C, alpha: float, beta: float, dtype: str) -> None:
                          "numbers near it is coarser than the error bound assumes; choose larger ones")
 
 
-def _product_alone(product: CompiledProduct, A: Any, B: Any, alpha: float, out: Any, scale: float) -> tuple[float, float]:
+def _product_alone(product: CompiledProduct, A: Any, B: Any, alpha: float, out: Any, scale: float | Fraction) -> tuple[float, float]:
     """α·A·B's relative error computed alone (β = 0) into ``out``, and the error a C of zeros would have."""
     exact = float64_reference(A, B, None, alpha, 0.0)
     product(A, B, out=out, alpha=alpha)
@@ -287,7 +288,7 @@ def run_once(
     originalA, originalB = A.copy(), B.copy()
     scale = error_scale(A, B, alpha, beta, C)
     product_scale = error_scale(A, B, alpha)
-    weight = scale / product_scale - 1 if product_scale else 0.0
+    weight = float(scale / product_scale) - 1 if product_scale else 0.0
     exact = float64_reference(A, B, C, alpha, beta)
 
     out = C.copy()

@@ -6,7 +6,7 @@ them, what they use) and returns a :class:`Report`; the CLI renders it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Union
 
 from ..diagnostics import Diagnostic, limited
@@ -141,6 +141,21 @@ def verify_program(program: Program) -> Report:
     return Report(program.path, tuple(entries))
 
 
+def verify_used(program: Program, names: tuple[str, ...] | None, report: Report) -> Report:
+    """``report`` (:func:`verify_program`'s) with those of the definitions ``names`` that a used file holds
+    verified too: a hybrid names them per level, and a used file's own report is not at hand (one that did
+    not verify had run, computing something else)."""
+    known = {entry.schedule.name if isinstance(entry, ScheduleReport) else entry.algorithm.name for entry in report.entries}
+    extra = []
+    for name in dict.fromkeys(names or ()):
+        definition = program.definition(name)
+        if definition is None or name in known:  # (one not defined is refused where it is resolved)
+            continue
+        algorithm = program.algorithm(definition.algorithm) if isinstance(definition, Schedule) else definition
+        extra.append(report_schedule(definition, algorithm) if isinstance(definition, Schedule) else report_algorithm(algorithm))
+    return replace(report, entries=report.entries + tuple(extra)) if extra else report
+
+
 __all__ = [
     "AlgorithmReport",
     "Expansion",
@@ -150,4 +165,5 @@ __all__ = [
     "report_algorithm",
     "report_schedule",
     "verify_program",
+    "verify_used",
 ]
