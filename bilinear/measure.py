@@ -99,6 +99,8 @@ def _over(value: float, scale: Fraction | float) -> float:
     """``value / scale`` as a float, where ``scale`` may pass float64's range (:func:`error_scale`)."""
     if not scale or not math.isfinite(value):
         return value
+    if isinstance(scale, float) and not math.isfinite(scale):  # an Inf or NaN in the data: as float division
+        return value / scale
     try:
         return float(Fraction(value) / Fraction(scale))
     except OverflowError:  # far past 1: a C that is all wrong, of a tiny scale

@@ -448,6 +448,8 @@ def test_a_perminov_file_named_modulo_3_is_read_modulo_3(tmp_path):
     """README lists `mod2` in the name among a modular scheme's marks; Perminov's reader read "z2" alone (a hunt)."""
     scheme = read_catalogue(_write(tmp_path, "x_mod3.json", '{"n": [1,1,1], "m": 1, "u": [[1]], "v": [[1]], "w": [[4]]}'))
     assert isinstance(scheme, ModularScheme) and scheme.modulus == 3 and check_modular(scheme).holds
+    text = read_catalogue(_write(tmp_path, "y_mod3.txt", "1 1 1 1\n1\n1\n4\n"))  # perminov-text's too (a review)
+    assert isinstance(text, ModularScheme) and text.modulus == 3 and check_modular(text).holds
 
 
 def test_perminovs_reduced_files_become_named_sums(tmp_path):

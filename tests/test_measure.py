@@ -229,3 +229,16 @@ def test_a_hybrid_run_names_the_schedule_a_level_ran(capsys, schemes, said):
     assert main(["run", "strassen", "-n", "16", "--levels-schemes", schemes, "--backend", "numpy", "--repeat", "1"]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  levels run"))
     assert line.endswith(said), line
+
+
+def test_an_error_relative_to_a_non_finite_scale_is_what_float_division_gives():
+    """The exact scale (a Fraction, session 75) made C = C_ref's error inf where A holds an Inf (0.0 before), and
+    raised ValueError on a NaN (a review)."""
+    from bilinear.measure import error_scale, relative_error, zero_error
+
+    C = np.ones((2, 2))
+    A = C.copy()
+    A[0, 0] = np.inf
+    assert relative_error(C, C, A, C) == 0.0 and zero_error(C, error_scale(A, C)) == 0.0
+    A[0, 0] = np.nan
+    assert np.isnan(relative_error(C, C, A, C)) and np.isnan(zero_error(C, error_scale(A, C)))

@@ -2111,6 +2111,9 @@ def test_an_alphatensor_export_named_like_a_mod_2_archive_is_refused(tmp_path, c
     ("alphatensor", "s_mod1.npz", "says mod1, which the readers take for a scheme valid only modulo 1"),
     ("alphatensor", "s.mod3.npz", "says mod3, which the readers take for a scheme valid only modulo 3"),
     ("plinopt", "k_mod_3", "says mod_3, which the readers take for a scheme valid only modulo 3"),
+    # fast-matmul's reader reads the name's modulus too, since session 75 (a review)
+    ("fast-matmul", "strassen-mod1", "says mod1, which the readers take for a scheme valid only modulo 1"),
+    ("fast-matmul", "strassen-mod3", "says mod3, which the readers take for a scheme valid only modulo 3"),
 ])
 def test_an_export_named_like_a_modular_scheme_is_refused(tmp_path, capsys, to, name, says):
     """An exact scheme exported as k_mod3 read back claimed modulo 3 (and failed there: 2/3 has no value); s_mod1.npz

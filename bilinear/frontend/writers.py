@@ -180,6 +180,7 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
     """What :func:`write` writes: each file's path and contents (PLinOpt: three files named from
     ``path``), so that a caller can check every target before writing any."""
     if format == "fast-matmul":
+        _check_modulus_name(path.name)  # (its reader reads a name's modulus too)
         _check_fast_matmul_name(algorithm, path)
         return {path: to_fast_matmul(algorithm, header)}
     if format == "plinopt":

@@ -198,7 +198,8 @@ def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | Mo
     algorithm = algorithm_from_tables(
         identifier(path.stem, "scheme"), found, tables[0], tables[1], transposed_c_rows(tables[2], found), path.name, whole_file(path)
     )
-    return ModularScheme(algorithm, 2) if "Z2" in path.stem.split("_") else algorithm
+    modulus = 2 if "Z2" in path.stem.split("_") else modulus_in_name(path)  # (`mod3`, as the .json reader)
+    return ModularScheme(algorithm, modulus) if modulus else algorithm
 
 
 _NAME = re.compile(r"([0-9]{1,4})x([0-9]{1,4})x([0-9]{1,4})_m([0-9]{1,9})(?:_|$)")  # 2x3x4_m20_Q
