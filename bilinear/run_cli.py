@@ -74,7 +74,8 @@ def add_compile_and_run_parsers(commands) -> None:
         "were restored. Exits 1 when the error exceeds the bound 8·u·√K·ρ^L (u: unit roundoff, ρ: the "
         "algorithm's growth factor over the classical one's, L: levels; a hybrid's ρ^L is the product of its levels' "
         "own factors), or when that bound is so loose that a C of zeros would pass it (the run says NOT CHECKED), and "
-        "when an in-place schedule restores A or B with a normwise error past that bound. Where |β|‖C‖ passes "
+        "when an in-place schedule restores A or B with a normwise error past that bound (the run says whether the "
+        "worst case of its schedules' roundings allows it). Where |β|‖C‖ passes "
         "|α|‖A‖‖B‖ (hiding an error in A·B that much), A·B is also computed with β = 0 and judged alone.",
     )
     add_input_options(run)

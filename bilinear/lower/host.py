@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import Multiply, Stage, Temporary, parse_block
+from ..verify.restore_growth import restore_growth
 from .elementwise import VECTOR, ElementwiseKernel
 from .host_code import (
     BreadthCode,
@@ -78,6 +79,17 @@ def levels_write_inputs(levels) -> bool:
     """Whether some of these levels' schedules (their accumulating fallbacks too) write A or B blocks."""
     plans = [p for plan in levels for p in (plan, plan.accumulate_fallback) if p is not None]
     return any(plan.schedule.writes_inputs for plan in plans)
+
+
+def restore_growth_after(levels, operand: str) -> float:
+    """The worst-case restoration error of ``operand`` ('A' or 'B') after these levels ran, outermost
+    first, in units of u·max|X| (:mod:`bilinear.verify.restore_growth`, composed from the innermost
+    out): a level's plans (its fallbacks too) count by the largest of theirs."""
+    below = 0.0
+    for plan in reversed(levels):
+        below = max(restore_growth(p.schedule, {operand: p.algorithm.shape.blocks(operand)}).bound(operand, below)
+                    for p in (plan, plan.accumulate_fallback, plan.from_zero) if p is not None)
+    return below
 
 
 class _Host:

@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 
 from ..lower.decompose import growth_ratio
-from ..lower.host import levels_write_inputs
+from ..lower.host import levels_write_inputs, restore_growth_after
 from ..lower.notes import runs_its_fallback
 from ..lower.plan import level_dims
 from ..measure import (
+    UNIT_ROUNDOFF,
     Restoration,
     bound_verdict,
     check_bytes,
@@ -48,6 +49,8 @@ class RunResult:
     extra_bytes: int | None  # None where it cannot be measured (the CPU)
     restored_a: Restoration
     restored_b: Restoration
+    # A's and B's worst-case normwise restoration error after the levels that ran (restore_bounds)
+    restore_bounds: tuple[float, float]
     levels_run: int = 0  # levels of recursion this size reached (the bound's L)
     levels_requested: int = 0
     growth: float = 1.0  # the bound's growth: the product of the ratios ρ of the levels that ran
@@ -86,6 +89,23 @@ class RunResult:
             return ()
         return tuple(name for name, restored in (("A", self.restored_a), ("B", self.restored_b))
                      if not restored.normwise <= self.bound)  # NaN is past it too
+
+    def _worst_case_line(self) -> list[str]:
+        """Where a restoration is past C's bound, whether rounding can be why: within the worst case
+        of its schedules' roundings, the chain of in-place updates loses that much (a derived
+        schedule of PLinOpt's DPS, 1.6e-13 against C's 1.1e-13); past it, something else does."""
+        past = self._restoration_past()
+        if not past:
+            return []
+        restored = {"A": self.restored_a, "B": self.restored_b}
+        bounds = dict(zip("AB", self.restore_bounds))
+        beyond = [name for name in past if not restored[name].normwise <= bounds[name]]
+        worst = ", ".join(f"{name} {bounds[name]:.2e}" for name in past)
+        if beyond:
+            return [f"  ({' and '.join(beyond)} past the worst case of the schedules' roundings too ({worst}): "
+                    "rounding is not why)"]
+        return [f"  (within the worst case of the schedules' roundings ({worst}): their chain of in-place updates "
+                "loses this much, as its arithmetic allows)"]
 
     @property
     def restored_within_bound(self) -> bool:
@@ -132,6 +152,7 @@ class RunResult:
             f"(relative {self.restored_b.max_relative:.2e}, normwise {self.restored_b.normwise:.2e})"
             + "".join(f"   {name} EXCEEDS THE BOUND" for name in self._restoration_past())
         )
+        lines += self._worst_case_line()
         if not (self.restored_a.exact and self.restored_b.exact):
             lines.append("  (in-place schedules restore A and B up to rounding: (a+b)-b need not equal a)")
         return "\n".join(lines)
@@ -230,6 +251,14 @@ def growth_run(product: CompiledProduct, M: int, K: int, N: int) -> float:
     breadth = product.breadth_levels(M, K, N)
     ratios = product.executor_for(M, K, N).lowered.breadth.decomposition.growth_ratios if breadth else ()
     return _growth(_levels_run(product, M, K, N), ratios)
+
+
+def restore_bounds(levels: list, dtype: str) -> tuple[float, float]:
+    """A's and B's worst-case normwise restoration error after these levels ran (first order in u:
+    γ = u·G/(1 − u·G), inf where u·G reaches 1)."""
+    u = UNIT_ROUNDOFF[dtype]
+    growths = (restore_growth_after(levels, operand) for operand in "AB")
+    return tuple(u * g / (1 - u * g) if u * g < 1 else math.inf for g in growths)
 
 
 def _reference(product: CompiledProduct, A, B, C, out, alpha: float, beta: float):
@@ -334,6 +363,7 @@ def run_once(
         extra_bytes=extra,
         restored_a=restored_a,
         restored_b=restored_b,
+        restore_bounds=restore_bounds(ran, product.dtype),
         levels_run=len(ran) + breadth,
         breadth_run=breadth,
         breadth_requested=product.lowered.options.breadth,
