@@ -182,3 +182,23 @@ def test_a_statement_whose_sum_cancels_writes_zero(tmp_path, dtype):
         (tmp_path / "k").mkdir()
         (tmp_path / "k" / "zeroing.cu").write_text(source, encoding="utf-8")
         assert not _nvcc_all([tmp_path / "k" / "zeroing.cu"], tmp_path, CUBLAS[0])
+
+
+@pytest.mark.parametrize("leaf", ["cublas", "ozaki"])
+def test_host_layer_and_ozaki_passes_match_golden(leaf):
+    """The library's host layer (host.cu.j2, with host_ozaki.cu.j2 for ozaki leaves) and the ozaki passes:
+    their 64-bit index expressions (a view's row·ld, a residue plane's rows_pad·kp) had no golden, and
+    int ones passed every test on the CPU (a hunt)."""
+    from bilinear.lower.host import host_dtype, render_host
+
+    host = host_dtype(bilinear.api.lower_program(ROOT / "algorithms/strassen.bl", levels=1, leaf=leaf), "strassen")
+    check_golden(f"host-strassen-float64-{leaf}.cu", render_host("strassen", [host]))
+    if leaf == "ozaki":
+        check_golden("ozaki-passes-float64.cu", host.ozaki.sources()[0])
+
+
+def test_graph_fill_kernel_matches_golden():
+    from bilinear.lower.render import render
+    from bilinear.runtime.graph_memsets import _FILL
+
+    check_golden("graph-fill.cu", render("fill.cu.j2", name=_FILL))

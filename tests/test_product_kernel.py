@@ -267,3 +267,22 @@ def test_variant_separates_operand_sums():
     assert tuning.variant(gemm_spec("float64")) == "single"
     assert tuning.variant(msmes_products1()) == "single"
     assert tuning.variant(sums()) == "sum"
+
+
+def test_a_launch_keeps_its_grid_within_cudas_65535_rows():
+    """grid.y is batch entries × products: 909 entries of 80 products fit the parameters' limit, and the
+    launch asked for 72720 rows, past CUDA's 65535 (a hunt)."""
+    from dataclasses import replace
+
+    from bilinear.lower.product import default_config, launch_batch
+
+    products = tuple(FusedProduct((SpecTerm(0, 1),), (SpecTerm(0, 1),), (SpecTerm(0, Fraction(1, i + 1)),))
+                     for i in range(80))
+    spec = ProductStageSpec("many", "float64", products, 1, 1, 1, batch=909)
+    assert max_batch("float64", 1, 1, 1) >= 909
+    assert launch_batch(spec) == 65535 // 80 == 819
+    with pytest.raises(ValueError, match=r"909 batch entries of 80 products need 72720 rows of blocks \(CUDA's "
+                                         r"limit 65535\); launch at most 819 at a time"):
+        plan_kernel(spec, default_config(spec))
+    assert plan_kernel(replace(spec, batch=819), default_config(spec)).params_bytes <= PARAM_LIMIT
+    assert launch_batch(msmes_products1(batch=3)) == 3

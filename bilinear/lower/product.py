@@ -22,6 +22,7 @@ from .product_kernel import (
     Target,
     c_literal,
     copy_plan,
+    launch_batch,
     max_batch,
     param_fields,
     params_dtype,
@@ -58,7 +59,7 @@ __all__ = [
     "DEFAULTS", "DTYPES", "GROUP_M", "PARAM_LIMIT", "Candidate", "CopyPlan", "DeviceLimits", "FusedProduct",
     "Occupancy", "ParamField", "ProductCase", "ProductKernel", "ProductStageSpec", "Resources", "Signature", "Source",
     "SpecTerm", "Target", "TileConfig", "c_literal", "candidate_configs", "config_problems", "copy_plan",
-    "default_config", "describe", "gemm_spec", "l2_bytes_per_flop", "max_batch", "occupancy", "param_fields",
+    "default_config", "describe", "gemm_spec", "l2_bytes_per_flop", "launch_batch", "max_batch", "occupancy", "param_fields",
     "params_dtype", "parse_ptxas", "plan_kernel", "prune", "reference_update", "render_product_stage",
     "render_product_stages", "shared_bytes", "shared_targets", "template_for", "variant", "vectors",
 ]

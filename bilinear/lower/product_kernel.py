@@ -219,6 +219,17 @@ def max_batch(dtype: str, n_a: int, n_b: int, n_c: int, limit: int = PARAM_LIMIT
     return low
 
 
+#: CUDA's limit on a grid's second dimension, which holds a launch's batch entries × products
+GRID_Y_LIMIT = 65535
+
+
+def launch_batch(spec: ProductStageSpec) -> int:
+    """The most of ``spec``'s batch entries one launch computes: their pointers fit its parameters, and
+    their blocks (one row of the grid per entry and product) fit the grid."""
+    fits = min(max_batch(spec.dtype, spec.n_a, spec.n_b, spec.n_c), GRID_Y_LIMIT // len(spec.products))
+    return min(spec.batch, fits)
+
+
 def template_for(dtype: str) -> str:
     return {"float64": "product_f64.cu.j2", "float32": "product_f32.cu.j2"}[dtype]
 
@@ -235,6 +246,10 @@ def plan_kernel(spec: ProductStageSpec, config: TileConfig) -> ProductKernel:
             f"{spec.batch} batch entries need {params_bytes} bytes of kernel parameters (limit {PARAM_LIMIT}); "
             f"launch at most {max_batch(spec.dtype, spec.n_a, spec.n_b, spec.n_c)} at a time"
         )
+    if (rows := spec.batch * len(spec.products)) > GRID_Y_LIMIT:
+        raise ValueError(f"{spec.batch} batch entries of {len(spec.products)} products need {rows} rows of blocks "
+                         f"(CUDA's limit {GRID_Y_LIMIT}); " + (f"launch at most {GRID_Y_LIMIT // len(spec.products)} at a "
+                         "time" if len(spec.products) <= GRID_Y_LIMIT else "split the stage"))
     lda_s, ldb_s, a_stage, b_stage, smem = shared_bytes(config, spec.dtype)
     signatures, cases = _cases(spec)
     vec, one = vectors(spec.dtype)

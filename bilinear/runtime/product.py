@@ -20,7 +20,7 @@ from ..lower.product import (
     ProductKernel,
     ProductStageSpec,
     TileConfig,
-    max_batch,
+    launch_batch,
     params_dtype,
     plan_kernel,
     render_product_stage,
@@ -62,7 +62,7 @@ class ProductStage:
             config = config_for(spec)
         self.spec = spec
         self.config = config
-        self.per_launch = min(spec.batch, max_batch(spec.dtype, spec.n_a, spec.n_b, spec.n_c))
+        self.per_launch = launch_batch(spec)
         self.launch_spec = replace(spec, batch=self.per_launch)
         self.plan: ProductKernel = plan_kernel(self.launch_spec, config)
         self.kernel = compiled_kernel(self.launch_spec, config)
