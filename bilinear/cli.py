@@ -33,6 +33,7 @@ from .lower.options import OptionError
 from .distributed.cli import add_plan_parser
 from .distributed.ranks import launched_ranks, mpi_started, refused_on_this_rank
 from .run_cli import add_bench_parser, add_compile_and_run_parsers
+from .cli_actions import StoreOnce
 
 DESCRIPTION = """\
 bilinear: a compiler, exact verifier and GPU runtime for fast matrix multiplication.
@@ -57,7 +58,17 @@ examples:
 
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose help and version fail when they cannot be written: argparse drops
-    the OSError, so `bilinear --help > /dev/full` exited 0 having written nothing."""
+    the OSError, so `bilinear --help > /dev/full` exited 0 having written nothing.  Options are taken
+    whole (`--fo` had meant --force) and, where they hold one value, once (:class:`~bilinear.cli_actions.StoreOnce`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
+        for name in (None, "store"):
+            self.register("action", name, StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = {}  # each parse counts its own (tests and ranks parse many times in one process)
+        return super().parse_known_args(args, namespace)
 
     def _print_message(self, message: str, file=None) -> None:
         file = file or sys.stderr

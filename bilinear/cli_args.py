@@ -8,6 +8,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+from .cli_actions import Given
 from .diagnostics import brief
 from .frontend.formats.common import TOO_MANY_DIGITS, comma_separated
 from .ir.names import definition_name_problem
@@ -210,15 +211,6 @@ def add_report_options(parser: argparse.ArgumentParser, dtype_help: str = "eleme
     parser.add_argument("--dtype", choices=DTYPES, default="float64", action=Given, help=f"{dtype_help} (default float64)")
 
 
-class Given(argparse.Action):
-    """Store the value, and that it was given: ``--levels 1`` beside ``--levels-schemes`` cannot be
-    told from the default otherwise (it had been dropped without a word)."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        setattr(namespace, self.dest, values)
-        setattr(namespace, f"{self.dest}_given", True)
-
-
 def add_lowering_options(parser: argparse.ArgumentParser) -> None:
     """How a scheme is lowered: levels, leaf, fusion, cutoff, a hybrid per level."""
     parser.add_argument("--levels", type=level_count, default=1, action=Given, metavar="L",
@@ -374,16 +366,15 @@ SCALAR_OPTIONS = ("--alpha", "--beta")
 
 def joined_scalars(argv: list[str]) -> list[str]:
     """``--alpha -1e5`` as ``--alpha=-1e5``: argparse before Python 3.13 takes a negative number in
-    scientific notation (or ``-inf``) for an option and says "expected one argument".  An abbreviation
-    of either (``--alph``) too: argparse resolves it, or says which options it could mean."""
+    scientific notation (or ``-inf``) for an option and says "expected one argument".  Only the options
+    whole: a prefix (``--alph``) is no option (the parser takes none)."""
     joined, index = [], 0
     while index < len(argv):
         word = argv[index]
         if word == "--":  # the rest are positional, as they are to argparse
             return joined + argv[index:]
         following = argv[index + 1] if index + 1 < len(argv) else ""
-        scalar = word.startswith("--") and any(option.startswith(word) for option in SCALAR_OPTIONS)  # --alph too
-        if scalar and following.startswith("-") and _is_number(following):
+        if word in SCALAR_OPTIONS and following.startswith("-") and _is_number(following):
             joined.append(f"{word}={following}")
             index += 2
         else:

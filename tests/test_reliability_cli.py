@@ -835,12 +835,18 @@ def test_conflicting_or_malformed_options_are_usage_errors(tmp_path, capsys, arg
     assert err.splitlines()[-1].startswith(f"bilinear {argv[0]}: error: {message.format(tmp=tmp_path)}")
 
 
-@pytest.mark.parametrize("scalars", [("--alpha", "-1e5"), ("--beta", "-2.5E-3"), ("--alpha", "-1e5", "--beta", "-.5e1"),
-                                     ("--alph", "-1e5"), ("--bet", "-2.5E-3")])  # abbreviations, as argparse takes them
+@pytest.mark.parametrize("scalars", [("--alpha", "-1e5"), ("--beta", "-2.5E-3"), ("--alpha", "-1e5", "--beta", "-.5e1")])
 def test_negative_scalars_in_scientific_notation_are_values_not_options(capsys, scalars):
     """argparse before Python 3.13 took `-1e5` for an option: "argument --alpha: expected one argument"."""
     code, out, _ = _run(capsys, "run", STRASSEN, "-n", "16", "--backend", "numpy", *scalars)
     assert code == 0 and "relative error" in out
+
+
+@pytest.mark.parametrize("scalars", [("--alph", "-1e5"), ("--bet", "-2.5E-3")])
+def test_a_prefix_of_alpha_or_beta_is_no_option(capsys, scalars):
+    """argparse had taken prefixes, so these ran; options are now taken whole (`--fo` had meant --force)."""
+    code, out, err = _run(capsys, "run", STRASSEN, "-n", "16", "--backend", "numpy", *scalars)
+    assert (code, out) == (2, "") and f"unrecognized arguments: {scalars[0]}" in err
 
 
 @pytest.mark.parametrize("command, options, refusal", [

@@ -31,7 +31,7 @@ LAYERS = [
     ("runtime", ("bilinear.runtime",)),
     ("benchmarks", ("bilinear.bench", "bilinear.bench_outputs")),
     # the distributed product is built on the API (bilinear.compile on each rank), and the CLI offers it
-    ("interfaces", ("bilinear.__main__", "bilinear.api", "bilinear.reading", "bilinear.matmul_api", "bilinear.bench_cli", "bilinear.cli", "bilinear.cli_args", "bilinear.cli_outputs", "bilinear.cli_sources", "bilinear.compose_cli", "bilinear.import_cli", "bilinear.inplace_cli", "bilinear.inplace_api", "bilinear.schedule_product_cli",
+    ("interfaces", ("bilinear.__main__", "bilinear.api", "bilinear.reading", "bilinear.matmul_api", "bilinear.bench_cli", "bilinear.cli", "bilinear.cli_actions", "bilinear.cli_args", "bilinear.cli_outputs", "bilinear.cli_sources", "bilinear.compose_cli", "bilinear.import_cli", "bilinear.inplace_cli", "bilinear.inplace_api", "bilinear.schedule_product_cli",
                     "bilinear.distributed", "bilinear.run_cli")),
 ]
 
