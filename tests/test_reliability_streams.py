@@ -15,6 +15,7 @@ from conftest import ROOT
 from helpers.cli import run_cli
 
 import bilinear
+from bilinear.frontend.encoding import lenient_text
 from bilinear.diagnostics import BilinearError
 from bilinear.frontend.importers import FORMATS
 
@@ -81,6 +82,25 @@ def test_a_utf16_file_with_its_byte_order_mark_reads(tmp_path, bom, codec):
     read, shipped = (bilinear.load(p).algorithm("strassen") for p in (path, STRASSEN))
     assert [(p.name, p.left, p.right) for p in read.products] == [(p.name, p.left, p.right) for p in shipped.products]
     assert bilinear.verify(path).ok
+
+
+@pytest.mark.parametrize("bom, codec", [(b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be")])
+def test_a_utf32_file_with_its_byte_order_mark_reads(tmp_path, bom, codec):
+    """It was "a binary file" that "begins with a UTF-16 byte order mark, but is not UTF-16 text" (a hunt):
+    UTF-32 with its mark reads as UTF-16 does, for .bl files and the catalogue formats' sniffing and headers."""
+    path = tmp_path / "u32.bl"
+    path.write_bytes(bom + STRASSEN.read_text().encode(codec))
+    read, shipped = (bilinear.load(p).algorithm("strassen") for p in (path, STRASSEN))
+    assert [(p.name, p.left, p.right) for p in read.products] == [(p.name, p.left, p.right) for p in shipped.products]
+    assert lenient_text(path.read_bytes()) == STRASSEN.read_text()
+
+
+def test_a_file_with_a_utf32_mark_that_is_not_utf32_says_so(tmp_path):
+    path = tmp_path / "odd32.bl"
+    path.write_bytes(b"\xff\xfe\x00\x00" + "algorithm".encode("utf-32-le") + b"\n")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    assert caught.value.diagnostics[0].notes == ("it begins with a UTF-32 byte order mark, but is not UTF-32 text",)
 
 
 def test_a_file_with_a_utf16_mark_that_is_not_utf16_is_still_binary(tmp_path):

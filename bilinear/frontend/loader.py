@@ -19,7 +19,7 @@ from ..diagnostics import SOURCES, BilinearError, Diagnostic, in_column_order
 from ..ir import Algorithm, Program, Schedule, Span
 from ..paths import algorithms_dir
 from .check import build
-from .encoding import UTF16_MARKS, lines_ended_by_lf, utf16_text
+from .encoding import lines_ended_by_lf, marked_encoding, marked_text
 from .parser import parse_text
 from .raw import RawAlgorithm, RawSchedule, Use
 from .syntax_errors import DEFINITION_KEYWORDS, misspelt_keyword
@@ -81,15 +81,16 @@ def read_source(path: Path, span: Span | None = None, text_of: str = ".bl text",
         raise BilinearError(Diagnostic(f"{path} is a zip archive (an AlphaTensor .npz?), not {text_of}",
                                        _offset_span(str(path), data, 0),
                                        notes=("to read it as AlphaTensor factors, give --from alphatensor (format='alphatensor')",)))
-    utf16 = utf16_text(data)
-    if utf16 is not None:
-        SOURCES.add(str(path), utf16)
-        return utf16
+    marked = marked_text(data)
+    if marked is not None:
+        SOURCES.add(str(path), marked)
+        return marked
     if b"\0" in data:
         # a file that begins as UTF-16 does (a stray byte after PowerShell's text) is said to
-        marked = ("it begins with a UTF-16 byte order mark, but is not UTF-16 text",) if data.startswith(UTF16_MARKS) else ()
+        encoding = marked_encoding(data)
+        note = (f"it begins with a {encoding} byte order mark, but is not {encoding} text",) if encoding else ()
         raise BilinearError(Diagnostic(f"{path} is a binary file, not {text_of}", _offset_span(str(path), data, data.index(b"\0")),
-                                       notes=marked))
+                                       notes=note))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

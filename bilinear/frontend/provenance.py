@@ -25,7 +25,7 @@ def source_header(path: Path) -> tuple[str, ...]:
     inside a fetched repository, that repository's licence file and its first line."""
     lines: list[str] = []
     if path.suffix != ".npz" and path.is_file():
-        with path.open("rb") as stream:  # decoded as the reader decodes it (UTF-8, or UTF-16 with its mark)
+        with path.open("rb") as stream:  # decoded as the reader decodes it (UTF-8, or UTF-16 or UTF-32 with its mark)
             text = lenient_text(stream.read(MAX_SOURCE_BYTES))
         for line in text.split("\n"):  # all of them: a licence's disclaimer may come last
             if not line.startswith("#"):
