@@ -731,6 +731,20 @@ def test_an_unknown_key_is_named(tmp_path):
     assert diagnostic.notes == ("did you mean 2,2,2 or 3,3,3?", "keys: 2,2,2 3,3,3")  # 1 and 2 steps away
 
 
+def test_an_unknown_key_whose_permutation_is_there_says_how_to_transform_it(tmp_path):
+    """`--key 4,3,2` of an archive holding 2,3,4 was told "did you mean 3,3,3?", another size (a hunt):
+    transform derives ⟨4,3,2⟩ from ⟨2,3,4⟩."""
+    path = tmp_path / "schemes.npz"
+    np.savez(path, **{"2,3,4": np.zeros((3, 6, 20), dtype=np.int64), "3,3,3": np.zeros((3, 9, 23), dtype=np.int64)})
+    with pytest.raises(BilinearError) as caught:
+        read_catalogue(path, key="4,3,2")
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.message == "schemes.npz has no scheme '4,3,2'"
+    assert diagnostic.notes == (
+        f"it holds 2,3,4, a permutation: `bilinear transform {path} --key 2,3,4 --to nkm` derives ⟨4,3,2⟩ from it",
+        "keys: 2,3,4 3,3,3")
+
+
 @pytest.mark.parametrize("call", ["compile", "inplace"])
 def test_compile_and_inplace_take_the_reading_options_their_hints_name(tmp_path, call):
     """compile and inplace were told to pass key='1,1,1' (allow_pickle=True, format=...), and refused it as an unexpected

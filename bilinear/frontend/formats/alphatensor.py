@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import itertools
 import struct
 import tokenize
 import zipfile
@@ -82,7 +83,7 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
         fail(
             f"{path.name} has no scheme {wanted!r}",
             whole_file(path),
-            *((f"did you mean {' or '.join(close)}?",) if close else ()),
+            *(_permuted(path, wanted, keys) or ((f"did you mean {' or '.join(close)}?",) if close else ())),
             "keys: " + " ".join(keys),
         )
     return by_normal[wanted]
@@ -91,6 +92,22 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
 def _dims(key: str) -> tuple[int, ...] | None:
     parts = _normal_key(key).split(",")
     return tuple(map(int, parts)) if len(parts) == 3 and all(part.isdigit() for part in parts) else None
+
+
+def _permuted(path: Path, wanted: str, keys: list[str]) -> tuple[str, ...]:
+    """Where a key's shape is a permutation of ``wanted``'s, how `bilinear transform` derives it (a nearer
+    size had been offered instead: 3,3,3 for 4,3,2 beside 2,3,4)."""
+    target = _dims(wanted)
+    for key in keys:
+        dims = _dims(key)
+        if target is None or dims is None or sorted(dims) != sorted(target):
+            continue
+        to = next("".join(order) for order in itertools.permutations("mkn")
+                  if tuple(dims["mkn".index(letter)] for letter in order) == target)
+        shape = ",".join(map(str, target))
+        return (f"it holds {key}, a permutation: `bilinear transform {path} --key {key} --to {to}` derives ⟨{shape}⟩ "
+                "from it",)
+    return ()
 
 
 def _nearest_shapes(wanted: str, keys: list[str]) -> list[str]:
