@@ -5,8 +5,11 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
+import shlex
 import sys
 from argparse import ArgumentTypeError
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -16,7 +19,8 @@ from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
 from .diagnostics import BilinearError, brief
-from .cli_args import ascii_number, bench_levels, load_input_noting, note_unused_definitions, scheme_path
+from .cli_args import (ascii_number, asks_for_reading_option, bench_levels, load_input_noting, note_unused_definitions,
+                       scheme_path)
 from .frontend.loader import read_source
 from .measure import bound_verdict, figures_text, growth_in, ratio_text
 from .model import choose_levels
@@ -43,16 +47,16 @@ def _configurations(args):
 def _listed(path: Path):
     """Configurations from a file: ``scheme.bl n dtype levels leaf`` per line (levels ``auto``: the
     model chooses the levels, with that line's leaf, or with cublas leaves for a leaf of ``auto``)."""
-    if path.is_dir():
-        raise OptionError(f"--configs {path} is a folder; give the file that lists the configurations")
+    if path.is_dir():  # what the file system holds, as a missing file: exit 1
+        raise ValueError(f"--configs {path} is a folder; give the file that lists the configurations")
     listed = 0
     # what the file holds is no command-line mistake: its errors exit 1, not 2 with the usage
     text = read_source(path, text_of="a text list of configurations", scheme=False)
     for number, line in enumerate(text.splitlines(), start=1):
-        words = line.split("#")[0].split()
-        if not words:
-            continue
         try:
+            words = _words(line)
+            if not words:
+                continue
             if len(words) != 5 or words[2] not in DTYPES or words[4] not in (*LEAVES, "auto"):
                 raise ArgumentTypeError(f"expected 'scheme.bl n {'|'.join(DTYPES)} levels|auto {'|'.join(LEAVES)}|auto'")
             levels = bench_levels(words[3])
@@ -64,6 +68,15 @@ def _listed(path: Path):
             raise ValueError(f"{path}:{number}: {error}, got {line!r}") from None
     if not listed:
         raise ValueError(f"{path} lists no configurations (one per line: 'scheme.bl n dtype levels leaf')")
+
+
+def _words(line: str) -> list[str]:
+    """A configuration line's fields as a shell splits them: quotes hold spaces ('a b.bl'), and # begins
+    a comment at the line's start or after a space (`v#2.bl` is a name)."""
+    try:
+        return shlex.split(re.sub(r"(^|\s)#.*", "", line))
+    except ValueError as error:  # shlex's "No closing quotation"
+        raise ArgumentTypeError(str(error)[0].lower() + str(error)[1:]) from None
 
 
 def _size(text: str) -> int:
@@ -181,6 +194,24 @@ def _names(programs: dict) -> dict:
     return {path: f"{name} ({path})" if name in shared else name for path, name in names.items()}
 
 
+EVERY_FILE_NOTE = ("--from, --shape, --key, --mod and --allow-pickle read every FILE alike; to bench a catalogue "
+                   "scheme beside others, `bilinear import` it to a .bl file first")
+
+
+def _programs(args, paths) -> dict:
+    """Each input loaded; where several are and one refuses a reading option, how to bench them together."""
+    programs = {}
+    for path in paths:
+        try:
+            programs[path] = load_input_noting(args, path)
+        except BilinearError as error:
+            if len(paths) == 1 or not asks_for_reading_option(error):
+                raise
+            first, *rest = error.diagnostics
+            raise BilinearError(replace(first, notes=(*first.notes, EVERY_FILE_NOTE)), *rest) from None
+    return programs
+
+
 def run_bench(args) -> int:
     # A pipe or file gets wide lines unless COLUMNS says otherwise; with --json -, the JSON alone is stdout.
     stderr = args.json == STDOUT
@@ -188,7 +219,7 @@ def run_bench(args) -> int:
     backend = make_backend(args.backend)
     configurations = _once(list(_configurations(args)), console)
     _check_before_measuring(args, configurations, backend)
-    programs = {path: load_input_noting(args, path) for path in dict.fromkeys(path for path, *_ in configurations)}
+    programs = _programs(args, dict.fromkeys(path for path, *_ in configurations))
     for path, program in programs.items():
         note_unused_definitions(args.command, path, program)
     names = _names(programs)

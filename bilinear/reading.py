@@ -69,7 +69,7 @@ def _read_as(path: Path, format: str, shape: str | None, key: str | None, allow_
                                               ("--allow-pickle (allow_pickle=)", allow_pickle or None)) if value is not None]
         if given:  # --shape and --key had been ignored without a word
             raise BilinearError(Diagnostic(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
-                                           "catalogue schemes, not to .bl files"))
+                                           f"catalogue schemes, not to .bl files ({path} is one)"))
         return load_program(path)
     return read_catalogue(path, format, parse_shape(shape), key=key, allow_pickle=allow_pickle, modulus=modulus)
 

@@ -291,7 +291,9 @@ def test_configs_name_schemes_as_the_command_line_does(capsys, tmp_path, monkeyp
     code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
     assert code == 1 and f"{configs}:2: nowhere/missing.bl does not exist" in err, err
     code, _, err = _run(capsys, "--configs", str(tmp_path), "--backend", "numpy")
-    assert code == 2 and f"--configs {tmp_path} is a folder; give the file that lists the configurations" in err, err
+    # what the file system holds is no command-line mistake: exit 1, as a missing FILE (it had been 2, with the usage)
+    assert code == 1 and f"--configs {tmp_path} is a folder; give the file that lists the configurations" in err, err
+    assert "usage:" not in err
     # a file beside the configurations comes before a shipped scheme of that name
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "strassen.bl").write_text(Path(STRASSEN).read_text().replace("algorithm strassen", "algorithm mine"))
@@ -529,3 +531,32 @@ def test_a_row_of_ozaki_leaves_has_no_model_time(capsys, tmp_path):
         assert code == 0, err
         (rows[leaf],) = json.loads(target.read_text())["results"]
     assert rows["ozaki"]["predicted_ms"] is None and rows["cublas"]["predicted_ms"] > 0
+
+
+def test_configs_name_files_with_spaces_and_hashes_as_a_shell_does(capsys, tmp_path, monkeypatch):
+    """`v#2.bl` was cut at its # ("expected 'scheme.bl n …', got 'v#2.bl 16 …'"), and a quoted "a b.bl" split in
+    two (a hunt); # begins a comment at a line's start or after a space, as in a shell."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(STRASSEN, tmp_path / "v#2.bl")
+    shutil.copy(STRASSEN, tmp_path / "a b.bl")
+    configs = tmp_path / "cfg.txt"
+    configs.write_text("# schemes with odd names\nv#2.bl 8 float64 1 cublas  # a comment\n'a b.bl' 8 float32 1 cublas\n")
+    code, out, err = _run(capsys, "--configs", str(configs), "--backend", "numpy", "--repeat", "1")
+    assert code == 0, err
+    assert "float64 L1 cublas: ours" in out and "float32 L1 cublas: ours" in out
+    configs.write_text("'a b.bl 8 float64 1 cublas\n")
+    code, _, err = _run(capsys, "--configs", str(configs), "--backend", "numpy")
+    assert code == 1 and f"{configs}:1: no closing quotation, got \"'a b.bl 8 float64 1 cublas\"" in err, err
+
+
+def test_a_reading_option_refused_by_one_of_several_files_names_it_and_says_to_import(capsys, tmp_path):
+    """`bench factors.npz strassen --key 2,2,2`: "--key (key=) applies to catalogue schemes, not to .bl files",
+    naming neither file, and no way on (a hunt): every FILE is read with the same options."""
+    import numpy as np
+
+    np.savez(tmp_path / "one.npz", **{"1,1,1": np.ones((3, 1, 1), dtype=np.int64)})
+    code, _, err = _run(capsys, str(tmp_path / "one.npz"), STRASSEN, "--key", "1,1,1", "-n", "8", "--backend", "numpy")
+    assert code == 1
+    assert f"--key (key=) applies to catalogue schemes, not to .bl files ({STRASSEN} is one)" in err, err
+    assert ("note: --from, --shape, --key, --mod and --allow-pickle read every FILE alike; to bench a catalogue "
+            "scheme beside others, `bilinear import` it to a .bl file first") in err, err
