@@ -330,8 +330,8 @@ def test_a_rank_count_that_is_not_gpus_is_said_once_and_every_rank_exits_1(attem
     # refused on rank 1 alone, before any collective: rank 0 had waited out the timeout at its first one
     (("--alpha", "2"), "bilinear: the ranks were started with different options: --alpha differs between rank 0 "
                        "and rank 1; start every rank with the same command line\n"),
-    (("-n", "32", "--repeat", "3"), "bilinear: the ranks were started with different options: -n, --repeat differ "
-                                    "between rank 0 and rank 1; start every rank with the same command line\n"),
+    (("--seed", "3", "--repeat", "3"), "bilinear: the ranks were started with different options: --repeat, --seed "
+                                       "differ between rank 0 and rank 1; start every rank with the same command line\n"),
     # a path is each rank's own, so --local was not compared: given on rank 1 alone at --levels 0, rank 1
     # refused it without a word and rank 0 waited out the timeout (a hunt)
     (("--local", "msmes"), "bilinear: the ranks were started with different options: --local differs between rank 0 "
