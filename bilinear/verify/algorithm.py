@@ -194,7 +194,7 @@ def single_coefficient_fixes(expansion: Expansion, residual: dict[str, Form], ho
     """
     target = _flatten(residual)
     found = []
-    for site, span, current, direction, sole in _sites(expansion, set(residual)):
+    for site, span, current, direction, sole in _sites(expansion, set(residual), _factor_blocks(target, set(residual))):
         delta = _ratio(target, direction)
         if delta is not None and not (sole and current + delta == 0):  # no empty factor or sum
             found.append((site, span, current, current + delta))
@@ -225,20 +225,40 @@ def _ratio(target: dict, direction: dict) -> Fraction | None:
     return delta if all(target[k] == -delta * direction[k] for k in target) else None
 
 
-def _sites(expansion: Expansion, wrong_blocks: set[str]):
+def _factor_blocks(target: dict[tuple[str, str], Fraction], wrong_blocks: set[str]) -> tuple[set, set] | None:
+    """(A blocks, B blocks) where the residual's terms are every wrong C block times every A*B of them,
+    as a change of one product's factor makes them (the changed factor's blocks times the other's);
+    None where they are not, and no such change can fix it."""
+    pairs = {tuple(term.split("*")) for _, term in target}
+    a_blocks, b_blocks = {a for a, _ in pairs}, {b for _, b in pairs}
+    return (a_blocks, b_blocks) if len(target) == len(wrong_blocks) * len(a_blocks) * len(b_blocks) else None
+
+
+def _blocks(form: Form) -> set[str]:
+    return {name for name, _ in form.terms}
+
+
+def _sites(expansion: Expansion, wrong_blocks: set[str], factor_blocks: tuple[set, set] | None):
     """(description, span, current coefficient, ∂T/∂c, whether it is its factor's or sum's only term)
-    for every written coefficient that could matter."""
+    for every written coefficient that could matter: a product's factor only where the change of it
+    and the other factor span ``factor_blocks`` (:func:`_factor_blocks`; forming every candidate's
+    product took minutes on dense schemes)."""
     algorithm = expansion.algorithm
     shape = algorithm.shape
     usage = expansion.uses
     kinds = {s.name: _sum_kind(expansion, s.name) for s in algorithm.sums}
     for r, product in enumerate(algorithm.products):
-        if set(usage[product.name]) != wrong_blocks:
+        if set(usage[product.name]) != wrong_blocks or factor_blocks is None:
             continue  # changing a factor of this product touches other blocks than the wrong ones
         u, v = expansion.factors[r]
-        for side, form, kind, other in (("left", product.left, "A", v), ("right", product.right, "B", u)):
+        for side, form, kind, other, (changed, kept) in (("left", product.left, "A", v, factor_blocks),
+                                                         ("right", product.right, "B", u, factor_blocks[::-1])):
+            if _blocks(other) != kept:
+                continue
             for name in _candidates(form, [*shape.blocks(kind), *_addable_sums(algorithm, kinds, kind)], algorithm):
                 change = expansion.of(name)
+                if _blocks(change) != changed:
+                    continue
                 term = bilinear(change, other) if side == "left" else bilinear(other, change)
                 direction = {(c, t): w * x for c, w in usage[product.name].items() for t, x in term.terms}
                 yield (
