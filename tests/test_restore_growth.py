@@ -12,7 +12,7 @@ from conftest import ROOT
 import bilinear
 from bilinear.ir import Form, Multiply, Schedule, Stage, Update
 from bilinear.measure import Restoration
-from bilinear.runtime.run import RunResult, _levels_run, restore_bounds
+from bilinear.runtime.run import RunResult, plans_run, restore_bounds
 from bilinear.verify.restore_growth import restore_growth
 
 U64 = 2.0**-53
@@ -82,8 +82,8 @@ def test_msmes_by_hand():
         "A11": (5.0, 3.0), "A12": (11.0, 5.0), "A21": (12.0, 7.0), "A22": (0.0, 1.0)}
     assert growth.bound("A") == growth.bound("B") == 12.0
     product = bilinear.compile("msmes", levels=2, backend="numpy")
-    assert restore_bounds(_levels_run(product, 8, 8, 8), "float64") == (U64 * 176 / (1 - U64 * 176),) * 2
-    assert restore_bounds(_levels_run(product, 2, 2, 2), "float64") == (U64 * 22 / (1 - U64 * 22),) * 2
+    assert restore_bounds(plans_run(product, 8, 8, 8), "float64") == (U64 * 176 / (1 - U64 * 176),) * 2
+    assert restore_bounds(plans_run(product, 2, 2, 2), "float64") == (U64 * 22 / (1 - U64 * 22),) * 2
 
 
 @pytest.mark.parametrize("levels", [1, 2, 3])

@@ -10,7 +10,7 @@ import pytest
 
 import bilinear
 from bilinear.measure import error_bound, extra_bytes, float64_reference, random_inputs, relative_error
-from bilinear.runtime.run import _levels_run, restore_bounds
+from bilinear.runtime.run import plans_run, restore_bounds
 
 from conftest import ALGORITHMS
 
@@ -42,7 +42,7 @@ def test_products_are_correct_and_inputs_restored(cp, path, levels, dtype):
         scale = 8 * depth * np.finfo(dtype).eps * max(float(cp.abs(A0).max()), float(cp.abs(B0).max()), 1.0)
         assert float(cp.abs(A - A0).max()) <= scale and float(cp.abs(B - B0).max()) <= scale
         # and within the worst case of the schedules' roundings, as the GPU's kernels compute them
-        bound_a, bound_b = restore_bounds(_levels_run(product, M, K, N), dtype)
+        bound_a, bound_b = restore_bounds(plans_run(product, M, K, N), dtype)
         assert float(cp.abs(A - A0).max()) <= bound_a * float(cp.abs(A0).max())
         assert float(cp.abs(B - B0).max()) <= bound_b * float(cp.abs(B0).max())
 

@@ -205,8 +205,9 @@ def _gib(nbytes: int) -> str:
     return f"{gib:.1f}" if gib < 1e6 else f"{gib:.1e}"
 
 
-def _levels_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
-    """The plans of the depth-first levels an M×K×N product actually recurses through."""
+def plans_run(product: CompiledProduct, M: int, K: int, N: int) -> list:
+    """The plans of the depth-first levels an M×K×N product actually recurses through, outermost first
+    (fewer than compiled where the blocks got too small): what ``restore_bounds`` composes."""
     return [plan for _, plan, _ in level_dims(product.executor_for(M, K, N).lowered, M, K, N)]
 
 
@@ -218,7 +219,7 @@ def schemes_run(product: CompiledProduct, M: int, K: int, N: int) -> tuple[str, 
     breadth = [name for name, _ in lowered.breadth.schemes] if lowered.breadth else []
     if len({_named(plan) for plan in lowered.levels} | set(breadth)) < 2:
         return ()
-    plans = _levels_run(product, M, K, N)  # a level under one that only adds into C runs its fallback (rsmm's)
+    plans = plans_run(product, M, K, N)  # a level under one that only adds into C runs its fallback (rsmm's)
     ran = [_named(plan.accumulate_fallback if level and runs_its_fallback(plan, plans[level - 1]) else plan)
            for level, plan in enumerate(plans)]
     return (*ran, *(f"{name} breadth-first" for name in breadth[:product.breadth_levels(M, K, N)]))
@@ -233,7 +234,7 @@ def _named(plan) -> str:
 def levels_run(product: CompiledProduct, M: int, K: int, N: int) -> int:
     """How many levels an M×K×N product recurses through (depth- and breadth-first): fewer than
     asked for where the blocks got too small."""
-    return len(_levels_run(product, M, K, N)) + product.breadth_levels(M, K, N)
+    return len(plans_run(product, M, K, N)) + product.breadth_levels(M, K, N)
 
 
 def _growth(plans: list, breadth_ratios: tuple[float, ...] = ()) -> float:
@@ -250,7 +251,7 @@ def growth_run(product: CompiledProduct, M: int, K: int, N: int) -> float:
     bound's whole growth, ``error_bound``'s growth_ratio."""
     breadth = product.breadth_levels(M, K, N)
     ratios = product.executor_for(M, K, N).lowered.breadth.decomposition.growth_ratios if breadth else ()
-    return _growth(_levels_run(product, M, K, N), ratios)
+    return _growth(plans_run(product, M, K, N), ratios)
 
 
 def restore_bounds(levels: list, dtype: str) -> tuple[float, float]:
@@ -345,7 +346,7 @@ def run_once(
         ours = time_device(lambda: product(A, B, out=out, alpha=alpha, beta=beta), xp, repeat=repeat)
         theirs = time_device(reference_call, xp, repeat=repeat)
     # alpha = 0 (or an empty product) multiplies nothing: no level runs, and no workspace is asked for
-    ran = _levels_run(product, M, K, N) if multiplies else []
+    ran = plans_run(product, M, K, N) if multiplies else []
     breadth = product.breadth_levels(M, K, N) if multiplies else 0
     growth = growth_run(product, M, K, N) if multiplies else 1.0
     return RunResult(
