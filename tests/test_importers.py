@@ -745,6 +745,21 @@ def test_an_unknown_key_whose_permutation_is_there_says_how_to_transform_it(tmp_
         "keys: 2,3,4 3,3,3")
 
 
+def test_the_transform_told_for_a_pickled_permutation_allows_the_pickle(tmp_path):
+    """The transform told for a permuted key lacked --allow-pickle where that entry is pickled (AlphaTensor keeps
+    rectangular schemes so), and the command it gave was refused in turn."""
+    path = tmp_path / "schemes.npz"
+    pickled = np.empty(3, dtype=object)
+    pickled[:] = [np.zeros((6, 20), dtype=np.int64), np.zeros((12, 20), dtype=np.int64), np.zeros((8, 20), dtype=np.int64)]
+    np.savez(path, **{"2,3,4": pickled, "3,3,3": np.zeros((3, 9, 23), dtype=np.int64)})
+    for allow_pickle in (False, True):
+        with pytest.raises(BilinearError) as caught:
+            read_catalogue(path, key="4,3,2", allow_pickle=allow_pickle)
+        assert caught.value.diagnostics[0].notes[0] == (
+            f"it holds 2,3,4, a permutation: `bilinear transform {path} --key 2,3,4 --allow-pickle --to nkm` derives "
+            "⟨4,3,2⟩ from it")
+
+
 @pytest.mark.parametrize("call", ["compile", "inplace"])
 def test_compile_and_inplace_take_the_reading_options_their_hints_name(tmp_path, call):
     """compile and inplace were told to pass key='1,1,1' (allow_pickle=True, format=...), and refused it as an unexpected

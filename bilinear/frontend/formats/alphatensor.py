@@ -26,6 +26,7 @@ import tokenize
 import zipfile
 import zlib
 from fractions import Fraction
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,7 @@ _MAX_MEMBER_BYTES = 1 << 30  # an uncompressed member above 1 GiB is no scheme
 # Coefficients read from one entry, each a Fraction: the largest catalogue scheme, ⟨11,11,11;896⟩, holds 325,248;
 # a 12 KB compressed archive declaring 12 million took minutes and gigabytes (a hunt)
 MAX_ENTRIES = 1 << 22
+_HEADER_READERS = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}  # by .npy format version
 # What zipfile, zlib and numpy's .npy parser raise for a damaged archive.
 _DAMAGED = (
     OSError, EOFError, ValueError, KeyError, NotImplementedError, RuntimeError, SyntaxError, zipfile.BadZipFile, zlib.error,
@@ -65,7 +67,8 @@ def _normal_key(key: str) -> str:
     return ",".join(str(int(part)) if part.isascii() and part.isdigit() else part for part in parts)
 
 
-def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Path) -> str:
+def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Path,
+                pickled: Callable[[str], bool]) -> str:
     if key is None and shape is not None:
         key = f"{shape.m},{shape.k},{shape.n}"
     if key is None:
@@ -83,7 +86,7 @@ def _choose_key(keys: list[str], key: str | None, shape: Shape | None, path: Pat
         fail(
             f"{path.name} has no scheme {wanted!r}",
             whole_file(path),
-            *(_permuted(path, wanted, keys) or ((f"did you mean {' or '.join(close)}?",) if close else ())),
+            *(_permuted(path, wanted, keys, pickled) or ((f"did you mean {' or '.join(close)}?",) if close else ())),
             "keys: " + " ".join(keys),
         )
     return by_normal[wanted]
@@ -94,9 +97,9 @@ def _dims(key: str) -> tuple[int, ...] | None:
     return tuple(map(int, parts)) if len(parts) == 3 and all(part.isdigit() for part in parts) else None
 
 
-def _permuted(path: Path, wanted: str, keys: list[str]) -> tuple[str, ...]:
+def _permuted(path: Path, wanted: str, keys: list[str], pickled: Callable[[str], bool]) -> tuple[str, ...]:
     """Where a key's shape is a permutation of ``wanted``'s, how `bilinear transform` derives it (a nearer
-    size had been offered instead: 3,3,3 for 4,3,2 beside 2,3,4)."""
+    size had been offered instead: 3,3,3 for 4,3,2 beside 2,3,4), allowing the pickle where its entry is one."""
     target = _dims(wanted)
     for key in keys:
         dims = _dims(key)
@@ -105,8 +108,9 @@ def _permuted(path: Path, wanted: str, keys: list[str]) -> tuple[str, ...]:
         to = next("".join(order) for order in itertools.permutations("mkn")
                   if tuple(dims["mkn".index(letter)] for letter in order) == target)
         shape = ",".join(map(str, target))
-        return (f"it holds {key}, a permutation: `bilinear transform {path} --key {key} --to {to}` derives ⟨{shape}⟩ "
-                "from it",)
+        allow = " --allow-pickle" if pickled(key) else ""
+        return (f"it holds {key}, a permutation: `bilinear transform {path} --key {key}{allow} --to {to}` derives "
+                f"⟨{shape}⟩ from it",)
     return ()
 
 
@@ -132,11 +136,22 @@ def _members(archive: zipfile.ZipFile, path: Path) -> dict[str, zipfile.ZipInfo]
     return members
 
 
+def _pickled(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
+    """Whether a member's header declares an object array (a pickle); a damaged one reads as not, and is told
+    so where it is read."""
+    with archive.open(info) as stream:
+        try:
+            reader = _HEADER_READERS.get(npy.read_magic(stream))
+            return reader is not None and reader(stream)[2].hasobject
+        except (*_DAMAGED, TypeError, tokenize.TokenError):
+            return False
+
+
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, allow_pickle: bool, where: str, span: Span) -> np.ndarray:
     with archive.open(info) as stream:
         try:
             version = npy.read_magic(stream)
-            reader = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+            reader = _HEADER_READERS.get(version)
             if reader is None:
                 fail(f"{where}: .npy format version {version} is not one NumPy writes", span)
             shape, _fortran, dtype = reader(stream)
@@ -217,7 +232,7 @@ def read_alphatensor(
     try:
         with zipfile.ZipFile(path) as archive:
             members = _members(archive, path)
-            chosen = _choose_key(list(members), key, shape, path)
+            chosen = _choose_key(list(members), key, shape, path, lambda key: _pickled(archive, members[key]))
             raw = _read_member(archive, members[chosen], allow_pickle, f"scheme {chosen} of {path.name}", span)
     except _DAMAGED as error:
         fail(f"cannot read {path.name} as an .npz archive: {error}", span)
