@@ -770,3 +770,44 @@ def test_a_shape_with_a_dimension_below_one_says_so(dimensions, said):
     with pytest.raises(ValueError) as caught:
         Shape(*dimensions)
     assert str(caught.value) == said
+
+
+# Strassen as a Mathematica list, one product {A, B, C} a line (C transposed: entry (j, i) is C_ij's)
+STRASSEN_M = """{{{{1, 0}, {0, 1}}, {{1, 0}, {0, 1}}, {{1, 0}, {0, 1}}},
+ {{{0, 0}, {1, 1}}, {{1, 0}, {0, 0}}, {{0, 1}, {0, -1}}},
+ {{{1, 0}, {0, 0}}, {{0, 1}, {0, -1}}, {{0, 0}, {1, 1}}},
+ {{{0, 0}, {0, 1}}, {{-1, 0}, {1, 0}}, {{1, 1}, {0, 0}}},
+ {{{1, 1}, {0, 0}}, {{0, 0}, {0, 1}}, {{-1, 0}, {1, 0}}},
+ {{{-1, 0}, {1, 0}}, {{1, 1}, {0, 0}}, {{0, 0}, {0, 1}}},
+ {{{0, 1}, {0, -1}}, {{0, 0}, {1, 1}}, {{1, 0}, {0, 0}}}}
+"""
+
+
+@pytest.mark.parametrize("line, old, new, error, fix", [
+    # M5's C matrix: C11's -1 (entry 1,1) made -2
+    (5, "{{-1, 0}, {1, 0}}}", "{{-2, 0}, {1, 0}}}", (1, 41),
+     "changing the coefficient of M5 in C11 from -2 to -1 (line 5) would make every equation hold"),
+    # M6's C matrix: C22's 1 (entry 2,2) made 3
+    (6, "{{0, 0}, {0, 1}}}", "{{0, 0}, {0, 3}}}", (1, 52),
+     "changing the coefficient of M6 in C22 from 3 to 1 (line 6) would make every equation hold"),
+])
+def test_a_wrong_c_entry_of_a_mathematica_list_is_located_at_it(tmp_path, line, old, new, error, fix):
+    """A Mathematica list's wrong C block was located at 1:1, the list's start, and its fix named no line.  A C
+    block's coefficients lie in the products' C matrices: it is located at its first (M1's, as a Kauers file's
+    block at its first c-entry), and the fix names the line of the entry to change."""
+    lines = STRASSEN_M.split("\n")
+    assert lines[line - 1].count(old) == 1
+    lines[line - 1] = lines[line - 1].replace(old, new)
+    algorithm = read_catalogue(_write(tmp_path, "strassen.m", "\n".join(lines)))
+    first, *_ = report_algorithm(algorithm).errors
+    assert (first.span.line, first.span.column) == error
+    assert first.notes == (fix,)
+
+
+def test_a_correct_mathematica_list_reads_with_its_entries_located(tmp_path):
+    """Strassen as a Mathematica list verifies, and each factor's entry is where the file has it."""
+    algorithm = read_catalogue(_write(tmp_path, "strassen.m", STRASSEN_M))
+    assert not report_algorithm(algorithm).errors
+    m7 = algorithm.products[6]
+    assert (m7.left.span_of("A22").line, m7.left.span_of("A22").column) == (7, 16)
+    assert (m7.right.span_of("B21").line, m7.right.span_of("B21").column) == (7, 32)

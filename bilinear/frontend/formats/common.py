@@ -197,6 +197,7 @@ def modulus_in_name(path: Path) -> int:
 
 
 Table = Sequence[Sequence[Fraction]]
+Spans = Sequence[Sequence[Span]]  # aligned with a Table: where each of its entries is written
 
 
 def algorithm_from_tables(
@@ -209,26 +210,38 @@ def algorithm_from_tables(
     span: Span,
     product_spans: Sequence[Span] | None = None,
     output_spans: Sequence[Span] | None = None,
+    entry_spans: tuple[Spans, Spans, Spans] | None = None,
 ) -> Algorithm:
     """The algorithm of U (one row per A block, row-major), V (B blocks) and W (C blocks), one column per product.
+    With ``entry_spans`` (U's, V's and W's) a fix is told its entry's line, and a C block is located at its
+    first entry (``output_spans`` or ``span`` otherwise).
 
     Raises:
         BilinearError: a product with a zero factor, located at ``span``.
     """
+    u_spans, v_spans, w_spans = entry_spans or (None, None, None)
     rank = len(u[0]) if u else 0
     products = []
     for r in range(rank):
-        left = Form.of({block: row[r] for block, row in zip(shape.blocks("A"), u) if row[r]})
-        right = Form.of({block: row[r] for block, row in zip(shape.blocks("B"), v) if row[r]})
+        left = Form.of(*_terms(shape.blocks("A"), [row[r] for row in u], u_spans and [row[r] for row in u_spans]))
+        right = Form.of(*_terms(shape.blocks("B"), [row[r] for row in v], v_spans and [row[r] for row in v_spans]))
         if left.is_zero() or right.is_zero():
             table = "U" if left.is_zero() else "V"
             fail(f"{where}: product {r + 1} has a zero factor (column {r + 1} of {table})", span)
         products.append(Product(f"M{r + 1}", left, right, product_spans[r] if product_spans else span))
-    outputs = tuple(
-        Output(block, Form.of({f"M{r + 1}": c for r, c in enumerate(row) if c}), output_spans[i] if output_spans else span)
-        for i, (block, row) in enumerate(zip(shape.blocks("C"), w))
-    )
-    return Algorithm(name, shape, (), tuple(products), outputs, rank, span, tabular=True)
+    outputs, names = [], [f"M{r + 1}" for r in range(rank)]
+    for i, (block, row) in enumerate(zip(shape.blocks("C"), w)):
+        terms, spans = _terms(names, row, w_spans and w_spans[i])
+        located = spans[0][1] if spans else (output_spans[i] if output_spans else span)
+        outputs.append(Output(block, Form.of(terms, spans), located))
+    return Algorithm(name, shape, (), tuple(products), tuple(outputs), rank, span, tabular=True)
+
+
+def _terms(names: Sequence[str], values: Sequence[Fraction], spans: Sequence[Span] | None):
+    """One column of U or V (or a row of W) as a form's terms by name, its zeros left out, and where each
+    term is written (none without ``spans``)."""
+    kept = [(name, value, where) for name, value, where in zip(names, values, spans or [None] * len(values)) if value]
+    return {name: value for name, value, _ in kept}, [(name, where) for name, _, where in kept if where is not None]
 
 
 def transposed_c_rows(w_by_ct: Table, shape: Shape) -> list:

@@ -79,6 +79,10 @@ class _Lists:
             fail(f"{what} has rows of different lengths", self.span(node))
         return rows
 
+    def entry_spans(self, node: ast.List) -> list[list[Span]]:
+        """Where each entry of a matrix that :meth:`matrix` read is written."""
+        return [[self.span(entry) for entry in row.elts] for row in node.elts]
+
 
 def _tree(text: str, parsed: _Parsed, path: Path) -> ast.AST:
     if "[" in text or "]" in text:  # brackets would become lists too; a Mathematica list has none
@@ -125,15 +129,22 @@ def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | Modu
         fail(f"{origin} says {named}, but the matrices are {found}", whole_file(path))
     if shape is not None and shape != found:
         fail(f"the matrices are {found}, but the shape given is {shape}", whole_file(path))
-    u = [[t[0][i][j] for t in triples] for i in range(found.m) for j in range(found.k)]
-    v = [[t[1][i][j] for t in triples] for i in range(found.k) for j in range(found.n)]
-    w = [[t[2][j][i] for t in triples] for i in range(found.m) for j in range(found.n)]  # C_r is transposed
+    located = [tuple(lists.entry_spans(matrix) for matrix in node.elts) for node in tree.elts]
     modulus = modulus_in_name(path) or (2 if "Z2" in path.stem.split("_") else 0)
     spans = [lists.span(node) for node in tree.elts]
     algorithm = algorithm_from_tables(
-        identifier(path.stem, "scheme"), found, u, v, w, path.name, whole_file(path), product_spans=spans
+        identifier(path.stem, "scheme"), found, *_tables(triples, found), path.name, whole_file(path),
+        product_spans=spans, entry_spans=_tables(located, found)
     )
     return ModularScheme(algorithm, modulus) if modulus else algorithm
+
+
+def _tables(triples: list, shape: Shape) -> tuple[list, list, list]:
+    """U, V and W (C row-major) of the products' {A, B, C} matrices, or of where their entries are written."""
+    u = [[t[0][i][j] for t in triples] for i in range(shape.m) for j in range(shape.k)]
+    v = [[t[1][i][j] for t in triples] for i in range(shape.k) for j in range(shape.n)]
+    w = [[t[2][j][i] for t in triples] for i in range(shape.m) for j in range(shape.n)]  # C_r is transposed
+    return u, v, w
 
 
 def looks_like_mathematica(text: str) -> bool:
