@@ -214,8 +214,7 @@ def _lowered(args, program):
 def _compile(args) -> int:
     import json
 
-    from .lower.artifact import (artifact_names, earlier_library, host_notes, kernel_count, library_facts, library_summary,
-                                 write_artifacts)
+    from .lower.artifact import artifact_names, earlier_library, library_facts, library_summary, write_artifacts
     from .lower.manifest import LARGEST_SIDE
     from .lower.plan import library_name
     from .frontend.importers import scheme_files
@@ -288,11 +287,12 @@ def _compile(args) -> int:
         print(f"note: removed {' and '.join(p.name for p in earlier)}, the earlier library in this folder", file=sys.stderr)
     manifest = json.loads(written["manifest"].read_text())
     print(to_text(report, n=args.n, dtype=manifest["options"]["dtype"]))  # as report.txt: the main function's dtype
-    print("\n" + "\n".join(library_summary(library_facts(manifest, args.n))[:2]))  # its notes: on stderr
-    for note in host_notes(manifest["host"]):  # options the library leaves to the Python runtime: said, not dropped
+    facts = library_facts(manifest, args.n)
+    print("\n" + "\n".join(library_summary(facts)[:2]))  # its notes: on stderr
+    for note in facts["notes"]:  # what the library leaves to the Python runtime, and a long build: said, not dropped
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {written['source']}, {written['header']}, {written['manifest']} and report.txt/.md/.json "
-          f"({kernel_count(manifest)} kernels)")
+          f"({facts['kernels']} kernels)")
     return 0
 
 

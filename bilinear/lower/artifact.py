@@ -24,11 +24,11 @@ from .host import CONDITION_DIMS, host_dtype, render_header, render_host
 from .host_code import HostDtype
 from .ozaki_host import OzakiCode, accuracy_note, compile_refusal
 from .levels import CoefficientOutOfRange
-from .manifest import (library_call_bytes, library_plan, library_workspace_bytes, limit_plan, manifest,
+from .manifest import (kernel_count, library_call_bytes, library_plan, library_workspace_bytes, limit_plan, manifest,
                        refused_from)
 from .options import LEAF_KINDS, OptionError
 from .plan import Lowered, Options, Verified, lower
-from .notes import unused_options
+from .notes import build_notes, unused_options
 from .render import comment_line
 
 
@@ -222,15 +222,6 @@ def named_as_the_manifest(report, sources: list[str]):
     return replace(report, path=", ".join(sources), entries=entries)
 
 
-def kernel_count(data: dict) -> int:
-    """Every kernel of the ``.cu`` a manifest describes: the main element type's, the other's, and
-    the ozaki leaf's passes."""
-    host = data["host"]
-    ozaki = host.get("ozaki", {}).values()
-    return (len(data["kernels"]) + sum(len(names) for names in host["other_kernels"].values())
-            + sum(len(count["kernels"]) for entry in ozaki for count in entry["moduli"].values()))
-
-
 def library_facts(data: dict, n: int) -> dict:
     """What compile built from the verified scheme, from its manifest ``data``: report.json's
     ``library``, and the reports' last lines (:func:`library_summary`)."""
@@ -238,7 +229,8 @@ def library_facts(data: dict, n: int) -> dict:
     function = host["functions"][options["dtype"]]
     return {"name": data["name"], "options": options, "functions": list(host["functions"].values()),
             "kernels": kernel_count(data), "n": n, "workspace_bytes": data["workspace_bytes"][str(n)],
-            "workspace_function": f"{function}_workspace_bytes", "notes": host_notes(host)}
+            "workspace_function": f"{function}_workspace_bytes", "notes": host_notes(host) + build_notes(data)}
+
 
 
 def library_summary(facts: dict) -> list[str]:

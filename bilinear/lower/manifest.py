@@ -171,3 +171,12 @@ def library_call_bytes(lowered: Lowered, M: int, K: int, N: int, limit: int | No
     if ozaki is None:
         return None
     return offset + ozaki if ozaki else held
+
+
+def kernel_count(data: dict) -> int:
+    """Every kernel of the ``.cu`` a manifest describes: the main element type's, the other's, and
+    the ozaki leaf's passes."""
+    host = data["host"]
+    ozaki = host.get("ozaki", {}).values()
+    return (len(data["kernels"]) + sum(len(names) for names in host["other_kernels"].values())
+            + sum(len(count["kernels"]) for entry in ozaki for count in entry["moduli"].values()))

@@ -1,12 +1,15 @@
 """What compile and run say of a build that runs otherwise than asked: options that change nothing,
-and a hybrid level whose schedule never runs (none is taken without a word)."""
+and a hybrid level whose schedule never runs (none is taken without a word); and of a library that
+takes nvcc minutes to build."""
 
 from __future__ import annotations
 
 from ..schedule import fuse_elementwise
 from .fallback_runs import runs_its_fallback
 from .levels import LevelPlan
-from .manifest import LARGEST_SIDE, library_call_bytes
+from ..report_sizes import bytes_text
+from .manifest import LARGEST_SIDE, kernel_count, library_call_bytes
+from .options import MANY_KERNELS
 from .plan import Lowered
 
 
@@ -44,3 +47,17 @@ def _would_fuse(plan: LevelPlan) -> bool:
     from-zero plans beside it)."""
     plans = (plan, plan.accumulate_fallback, plan.from_zero)
     return any(len(fuse_elementwise(p.schedule).stages) < len(p.schedule.stages) for p in plans if p is not None)
+
+
+def build_notes(data: dict) -> list[str]:
+    """A library with more kernels than nvcc builds in minutes (:data:`MANY_KERNELS`), said with what builds
+    fewer: a catalogue scheme of a few hundred products compiled depth-first has a kernel per stage."""
+    kernels = kernel_count(data)
+    if kernels <= MANY_KERNELS:
+        return []
+    source = next(info["bytes"] for name, info in data["files"].items() if name.endswith(".cu"))
+    options = data["options"]
+    breadth = ("; --breadth runs a level's products as one batch of a few kernels (in more workspace)"
+               if options["breadth"] < options["levels"] else "")
+    return [f"the library holds {kernels} kernels in {bytes_text(source)} of CUDA, more than {MANY_KERNELS}: nvcc takes "
+            f"minutes to build it{breadth}"]
