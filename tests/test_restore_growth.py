@@ -127,3 +127,20 @@ def test_a_detour_past_c_bound_is_told_within_its_roundings(capsys, tmp_path):
     at = next(i for i, line in enumerate(lines) if "restored to" in line)
     assert lines[at].endswith("   B EXCEEDS THE BOUND")
     assert lines[at + 1].startswith("  (within the worst case of the schedules' roundings (B 5.40e-03)")
+
+
+def test_a_coefficient_below_one_rounds_its_product_too():
+    """A11 = A11 + A12/2: the addition and the product by 1/2 (a coefficient other than ±1) each round, at most
+    u·(1 + 1/2): 3 units, not the 1.5 of the addition alone (a source mutation had counted only coefficients
+    above 1)."""
+    growth = restore_growth(_schedule(Stage("up", (_update("A11", A11=1, A12=Fraction(1, 2)),))), BLOCKS)
+    assert growth.blocks["A"] == ((3.0, 0.0), (0.0, 0.0))
+
+
+def test_a_product_of_a_sum_hands_no_input_down():
+    """(A11 + A12) * B11 multiplies a sum formed apart: the level below overwrites no input (a source mutation that
+    handed a sum's buffers down raised ValueError)."""
+    left = Form.of({"A11": Fraction(1), "A12": Fraction(1)})
+    growth = restore_growth(_schedule(Stage("p", (Multiply(left, Form.symbol("B11"), Form.symbol("C11")),))), BLOCKS)
+    assert growth.blocks["A"] == ((0.0, 0.0), (0.0, 0.0))
+    assert growth.blocks["B"] == ((0.0, 1.0),)

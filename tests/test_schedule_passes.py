@@ -241,3 +241,29 @@ def test_a_derived_schedule_of_a_rational_scheme_keeps_run_s_error_bound():
 def test_every_shipped_change_of_basis_is_well_conditioned(definition, algorithm):
     for schedule in _schedules(definition, algorithm):
         assert max(_phase_conditions(schedule), default=1.0) <= CONDITION_LIMIT, schedule.name
+
+
+def _schedule_entry(text: str) -> dict:
+    from bilinear.frontend import program_from_text
+    from bilinear.report import report_data
+    from bilinear.verify import verify_program
+
+    return report_data(verify_program(program_from_text(text)))["entries"][-1]
+
+
+def test_a_statement_names_the_product_it_computes_with_the_scale_of_every_factor():
+    """A11 * B11 is M1/2 where M1 = A11 * (2·B11): the scale comes from both factors (a source mutation that read
+    the left factor's alone reported 1)."""
+    entry = _schedule_entry("algorithm sc <1,1,1;1>:\n  M1 = A11*(2*B11)\n  C11 = 1/2*M1\n\n"
+                            "schedule p for sc:\n  stage s:\n    C11 += A11*B11\n")
+    assert entry["ok"] and entry["products"] == [
+        {"stage": "s", "statement": "A11 * B11 -> +C11", "product": "M1", "scale": "1/2"}]
+
+
+def test_a_schedule_may_compute_the_used_one_of_two_equal_products():
+    """M1 and M2 are both A11·B11 and only M2 is used: a schedule computing A11·B11 once computes what C needs (a
+    source mutation that matched the first equal product alone said it never computes M2)."""
+    entry = _schedule_entry("algorithm tw <1,1,1;2>:\n  M1 = A11*B11\n  M2 = A11*B11\n  C11 = M2\n\n"
+                            "schedule p for tw:\n  stage s:\n    C11 += A11*B11\n")
+    assert entry["ok"], entry["errors"]
+    assert [use["product"] for use in entry["products"]] == ["M2"]

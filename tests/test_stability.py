@@ -123,3 +123,12 @@ def test_the_markdown_report_says_its_workspace_is_per_level():
     report = verify_program(bilinear.load(ROOT / "algorithms" / "rsmm.bl"))
     markdown = to_markdown(report)
     assert "| workspace per level at n=8192 float64 |" in markdown and "256.00 MiB |" in markdown
+
+
+def test_fractional_output_weights_enter_e_over_their_common_denominator():
+    """C11 = M1/3 + 2·M2/3 with M1 = M2 = A11·B11: e counts 1/3 + 2/3 = 1 (a source mutation that dropped the
+    weights' common denominator gave 0)."""
+    from bilinear.frontend import program_from_text
+
+    algorithm = program_from_text("algorithm t <1,1,1;2>:\n  M1 = A11*B11\n  M2 = A11*B11\n  C11 = M1/3 + 2*M2/3\n").main
+    assert stability(algorithm).e_vector == (Fraction(1),)

@@ -230,6 +230,12 @@ def test_family_classification():
     assert family_of(16384, 16384, 4, TABLE) == "tsm2r"
     assert family_of(4096, 4096, 4096, TABLE) is None
     assert family_of(100, 16384, 64, TABLE) is None
+    # at the edges (each a source mutation that moved one): m exactly 64·max(k, n) is tall enough; k at TSM2-L's
+    # largest is no TSM2-R shape; TSM2-R needs both m and k at 16·n
+    assert family_of(256, 4, 4, TABLE) == "tsm2l"
+    assert family_of(1024, 32, 2, TABLE) is None
+    assert family_of(16384, 100, 8, TABLE) is None
+    assert family_of(16384, 128, 8, TABLE) == "tsm2r"
 
 
 def test_dispatch_follows_the_measurements():
