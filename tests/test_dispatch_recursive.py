@@ -308,3 +308,32 @@ def test_a_table_is_given_as_a_table_or_a_file(tmp_path):
         assert in_place_choice(16384, 16384, 16384, "float64", given) == ("msmes2", 1)
     with pytest.raises(TypeError, match=r"^table must be a Table \(load_table, parse_table\) or a file, not dict$"):
         dispatch(8192, 8192, 8192, "float64", table={})
+
+
+def _measured(m: int, k: int, n: int, leaf: str = "ozaki"):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(m=m, k=k, n=n, scheme="winograd", levels=1, breadth=0, launch="serial", leaf=leaf)
+
+
+def test_the_nearest_row_speaks_within_its_reach_in_each_dimension():
+    """Σ |log2 ratio| over m, k and n at most 0.5 (source mutations that widened the reach or read k for n went
+    unseen)."""
+    from bilinear.dispatch_nearest import nearest_row
+
+    cube = _measured(16384, 16384, 16384)
+    assert nearest_row([cube], 16384, 16384, 22000) is cube  # 0.43 away
+    assert nearest_row([cube], 16384, 16384, 24000) is None  # 0.55 away
+    long_n = _measured(8192, 8192, 32768)
+    assert nearest_row([long_n], 8192, 8192, 8192) is None  # n is 4× off, though m and k match
+
+
+def test_two_rows_either_side_bound_a_shape_only_in_every_dimension_and_one_configuration():
+    from bilinear.dispatch_nearest import bounding_rows
+
+    low, high = _measured(16384, 16384, 16384), _measured(24576, 24576, 24576)
+    assert bounding_rows([low, high], 20480, 16384, 20480) == (low, high)  # k equal to the lower row's counts
+    flat = _measured(24576, 24576, 16384)
+    assert bounding_rows([low, flat], 20480, 20480, 20000) is None  # no row reaches n = 20000 from above
+    other = _measured(24576, 24576, 24576, leaf="cublas")
+    assert bounding_rows([low, other], 20480, 20480, 20480) is None  # another configuration above
