@@ -411,3 +411,26 @@ def test_automatic_levels_of_the_ozaki_leaf_listed_twice_run(tmp_path):
     code = main(["bench", "strassen", "--backend", "numpy", "-n", "8", "--levels", "auto", "--leaf", "ozaki", "ozaki",
                  "--repeat", "1", "--json", str(out)])
     assert code == 0 and len(json.loads(out.read_text())["results"]) == 1
+
+
+def test_the_rate_below_the_smallest_measured_size_falls_with_size():
+    """Latency-bound small products: half the smallest measured size runs at half its rate (a source mutation that
+    took the smallest rate as it is went unseen)."""
+    ceilings = Ceilings(device="test", dtype="float64", bandwidth=3e12, gemm_rate=((512, 6e12), (1024, 25e12)),
+                        launch_seconds=2e-5)
+    assert ceilings.rate(256, 256, 256) == pytest.approx(3e12)
+    assert ceilings.rate(512, 512, 512) == pytest.approx(6e12)
+
+
+def test_a_fused_product_stage_is_one_launch_only_above_the_last_level():
+    """msmes at two levels with fused leaves at 256³ issues 38 launches: a product stage is one fused launch only
+    where the level below it does not recurse (a source mutation that made every fused stage one launch gave 5)."""
+    lowered = lower(bilinear.load("algorithms/msmes.bl"), Options(levels=2, leaf="fused"))
+    assert count_launches(lowered, 256, 256, 256) == 38
+
+
+def test_an_odd_dimension_peels_its_last_column_as_flops():
+    """strassen at 2048×2048×2049: one level over 2048³, and the peeled column's 2·2048·2048 flops priced apart."""
+    steps = predict_steps(_lowered("algorithms/strassen.bl", 1), CEILINGS, 2048, 2048, 2049)
+    assert steps[-1].name == "peeling" and steps[-1].flops == 2 * 2048 * 2048
+    assert sum(step.flops for step in steps[:-1]) == 7 * 2 * 1024**3
