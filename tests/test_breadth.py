@@ -363,3 +363,23 @@ def test_breadth_first_levels_past_the_product_cap_are_refused_at_once():
     assert str(refused.value) == ("4 breadth-first levels of grey333 run 279841 products in one batch, more than "
                                   "20000 (lowering them would take minutes and gigabytes); use fewer breadth-first levels")
     assert bilinear.compile("strassen", levels=5, breadth=5, backend="numpy").lowered.breadth.rank == 16807
+
+
+def test_breadth_first_workspace_grows_only_past_what_it_holds(monkeypatch):
+    """Strassen at two breadth-first levels: a call whose leaves fit the buffers takes views of them, and one that
+    outgrows them drops every old view with the buffers (source mutations that regrew buffers of exactly the size
+    needed, or kept the old views, went unseen)."""
+    from bilinear.runtime.breadth import BreadthFirstRunner
+    from bilinear.runtime.compiled import make_backend
+
+    backend = make_backend("numpy")
+    runner = BreadthFirstRunner(lower_program("strassen", levels=2, breadth=2).breadth, backend)
+    made = []
+    empty = backend.empty
+    monkeypatch.setattr(backend, "empty", lambda *args: made.append(args) or empty(*args))
+    runner.reserve(64, 64, 64)
+    assert len(made) == 3 and set(runner.workspace) == {(16, 16, 16)}
+    runner.reserve(64, 64, 32)  # A's leaves as large, B's and C's smaller: views of the same buffers
+    assert len(made) == 3 and set(runner.workspace) == {(16, 16, 16), (16, 16, 8)}
+    runner.reserve(64, 64, 128)
+    assert len(made) == 6 and set(runner.workspace) == {(16, 16, 32)}
