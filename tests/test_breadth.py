@@ -383,3 +383,13 @@ def test_breadth_first_workspace_grows_only_past_what_it_holds(monkeypatch):
     assert len(made) == 3 and set(runner.workspace) == {(16, 16, 16), (16, 16, 8)}
     runner.reserve(64, 64, 128)
     assert len(made) == 6 and set(runner.workspace) == {(16, 16, 32)}
+
+
+def test_breadth_first_levels_of_two_algorithms_run_their_kronecker_product():
+    """Winograd over grey234 breadth-first is ⟨2·2, 2·3, 2·4; 7·20⟩, not Winograd squared (a source mutation that
+    took the first algorithm's power went unseen)."""
+    from bilinear.lower.breadth import power
+
+    winograd, grey234 = (bilinear.load(name).algorithm(name) for name in ("winograd", "grey234"))
+    both = power((winograd, grey234))
+    assert (both.name, both.rank, both.rows, both.inner, both.cols) == ("winograd*grey234", 140, 4, 6, 8)
