@@ -515,3 +515,16 @@ def test_a_host_matrix_beside_gpu_ones_is_told_how_to_move_whatever_it_was(monke
         runtime_tsm2._device_matrix(np.ones((4, 3)), "A")
     assert str(refused.value) == ("A is in host memory and the product runs on the GPU: move A there first "
                                   "(cupy.asarray; a torch tensor's .cuda())")
+
+
+def test_dispatch_at_the_edges_of_what_was_measured():
+    """Each a source mutation of dispatch that went unseen: half the smallest measured size still dispatches;
+    of two rows as near in log scale, the larger measured one speaks; a TSM2-L row is found by its larger small
+    dimension (k = 16 beside n = 4)."""
+    only = Table((_row("tsm2r", "float32", 8192, 8192, 2, "tsm2r"),))
+    assert dispatch(4096, 4096, 2, "float32", table=only).kernel == "tsm2r"
+    assert dispatch(4095, 4096, 2, "float32", table=only).kernel == "cublas"
+    tie = Table((_row("tsm2l", "float32", 10**6, 2, 2, "cublas", 0.9), _row("tsm2l", "float32", 4 * 10**6, 2, 2, "tsm2l")))
+    assert dispatch(2 * 10**6, 2, 2, "float32", table=tie).kernel == "tsm2l"
+    wide_k = Table((_row("tsm2l", "float32", 10**6, 16, 4, "tsm2l"),))
+    assert dispatch(10**6, 16, 4, "float32", table=wide_k).kernel == "tsm2l"
