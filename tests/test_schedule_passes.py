@@ -267,3 +267,15 @@ def test_a_schedule_may_compute_the_used_one_of_two_equal_products():
                             "schedule p for tw:\n  stage s:\n    C11 += A11*B11\n")
     assert entry["ok"], entry["errors"]
     assert [use["product"] for use in entry["products"]] == ["M2"]
+
+
+def test_a_crossing_in_a_later_term_of_a_sum_is_found():
+    """T (A-shaped) doubles while C11 += T reads it: one kernel cannot run both, whichever term of C11's sum reads
+    T (a source mutation that looked at each sum's first term alone found none)."""
+    from bilinear.ir import Form, Temporary
+    from bilinear.schedule.effect import crossing_shapes
+
+    schedule = Schedule("s", "t", frozenset(), (Temporary("T", "A"),), ())
+    T, C11 = Form.symbol("T"), Form.symbol("C11")
+    assert crossing_shapes({"T": T + T, "C11": C11 + T}, schedule) == ("A", "C")
+    assert crossing_shapes({"T": T + T, "C11": C11 + C11}, schedule) is None

@@ -132,3 +132,15 @@ def test_fractional_output_weights_enter_e_over_their_common_denominator():
 
     algorithm = program_from_text("algorithm t <1,1,1;2>:\n  M1 = A11*B11\n  M2 = A11*B11\n  C11 = M1/3 + 2*M2/3\n").main
     assert stability(algorithm).e_vector == (Fraction(1),)
+
+
+def test_a_growth_past_floats_range_is_infinite():
+    """Two products that cancel 10^150·A12·B11 grow the error by about 2·10^150 a level: three levels pass float's
+    range and read inf, not 0 (a source mutation)."""
+    from bilinear.frontend import program_from_text
+
+    big = 10**150
+    algorithm = program_from_text(f"algorithm t <1,2,1;2>:\n  M1 = (A11 + {big}*A12)*B11\n"
+                                  f"  M2 = A12*(B21 - {big}*B11)\n  C11 = M1 + M2\n").main
+    assert stability(algorithm).growth_after(1) == pytest.approx(2e150)
+    assert stability(algorithm).growth_after(3) == float("inf")
