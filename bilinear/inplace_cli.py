@@ -14,6 +14,7 @@ from .cli_args import add_input_options, bl_name, positive, tries
 from .cli_outputs import add_bl_output_options, check_bl_output
 from .cli_sources import chosen_algorithm, copied_header
 from .compose_cli import STYLE_HELP
+from .report_sizes import duration_text
 from .diagnostics import BilinearError, Diagnostic
 from .import_cli import sums_multiplied_out
 from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
@@ -144,17 +145,8 @@ class _Ranked:
             self.last = now
             if self.ranked == 2 and (left := (now - began) * (self.others - 1)) > self.SAY_AFTER:
                 print(f"note: a candidate order takes {now - began:.1f} s; the other {self.others - 1} will take about "
-                      f"{_duration(left)} (--tries and --steps set how many)", file=sys.stderr)
+                      f"{duration_text(left)} (--tries and --steps set how many)", file=sys.stderr)
         return blocks
-
-
-def _duration(seconds: float) -> str:
-    """45 s, 14 min, 3.2 h, 12 days."""
-    if seconds < 119.5:  # what rounds to 120 s is said as 2 min
-        return f"{seconds:.0f} s"
-    if seconds < 7170:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h" if seconds < 3 * 86400 else f"{seconds / 86400:.0f} days"
 
 
 def _traffic_note(schedule, algorithm) -> str:

@@ -1,5 +1,5 @@
 """Sizes as the reports say them: the part of an n×n×n product a level splits, bytes of blocks at a
-level, and byte and flop counts in units that show them."""
+level, byte and flop counts in units that show them, and durations as notes estimate them."""
 
 from __future__ import annotations
 
@@ -37,3 +37,12 @@ def flops_text(count: float) -> str:  # 30.79 TFLOP, 585.16 MFLOP, 0 FLOP
         if count >= size:
             return f"{count / size:.2f} {unit}"
     return f"{count:g} FLOP"
+
+
+def duration_text(seconds: float) -> str:
+    """45 s, 14 min, 3.2 h, 12 days."""
+    if seconds < 119.5:  # what rounds to 120 s is said as 2 min
+        return f"{seconds:.0f} s"
+    if seconds < 7170:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 3 * 86400 else f"{seconds / 86400:.0f} days"

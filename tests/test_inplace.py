@@ -206,6 +206,7 @@ def test_cli_says_how_long_a_long_search_will_take(monkeypatch, capsys):
     import re
 
     from bilinear import inplace_cli
+    from bilinear.report_sizes import duration_text
 
     assert main(["inplace", "strassen", "--tries", "3", "--steps", "5"]) == 0
     assert "note: a candidate order takes" not in capsys.readouterr().err
@@ -213,7 +214,7 @@ def test_cli_says_how_long_a_long_search_will_take(monkeypatch, capsys):
     assert main(["inplace", "strassen", "--tries", "3", "--steps", "5"]) == 0
     assert re.search(r"note: a candidate order takes \d+\.\d s; the other 6 will take about \d+ s "
                      r"\(--tries and --steps set how many\)", capsys.readouterr().err)
-    assert [inplace_cli._duration(s) for s in (45, 840, 11520, 10**6)] == ["45 s", "14 min", "3.2 h", "12 days"]
+    assert [duration_text(s) for s in (45, 840, 11520, 10**6)] == ["45 s", "14 min", "3.2 h", "12 days"]
 
 
 def test_cli_says_which_products_no_output_uses(tmp_path, capsys):
