@@ -79,15 +79,12 @@ from .optimize_products import product_factors, rescaled, rescaled_sides
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
 from .optimize_search import perturbed, search
-from .optimize_sides import Side, free_prefix, overfull, renumbered, sides, small, small_sides, written
+from .optimize_sides import (SEEDED_PAIRS, Side, free_prefix, overfull, renumbered, seeded_terms, sides, small,
+                             small_sides, written)
 from .processes import mapped
 from .verify.expand import expansion_of
 
-__all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "sides", "small_sides"]
-
-
-# Above this many distinct pairs, only the deterministic run is made (each seeded run sorts its pool).
-SEEDED_PAIRS = 20_000
+__all__ = ["Side", "additions", "eliminate", "optimize", "scalings", "seeded_terms", "sides", "small_sides"]
 
 
 def _candidates(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> list[Side]:
