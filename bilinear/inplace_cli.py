@@ -14,13 +14,13 @@ from .cli_args import add_input_options, bl_name, positive, tries
 from .cli_outputs import add_bl_output_options, check_bl_output
 from .cli_sources import chosen_algorithm, copied_header
 from .compose_cli import STYLE_HELP
-from .report_sizes import duration_text
 from .diagnostics import BilinearError, Diagnostic
 from .import_cli import sums_multiplied_out
 from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
 from .inplace_api import moved as blocks_moved
 from .lower.options import Options
 from .optimize_arguments import MOST_TRIES
+from .report_sizes import duration_text
 from .schedule_product_cli import write_verified
 
 SHOWN_AT = 8192  # the size the traffic is said at, as verify says it

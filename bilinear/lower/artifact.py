@@ -232,7 +232,6 @@ def library_facts(data: dict, n: int) -> dict:
             "workspace_function": f"{function}_workspace_bytes", "notes": host_notes(host) + build_notes(data)}
 
 
-
 def library_summary(facts: dict) -> list[str]:
     """The reports' last lines: the library, after the verification above them, whose figures are the
     scheme's as written (an in-place schedule's 0 bytes, where --breadth runs its algorithm in a

@@ -4,10 +4,10 @@ takes nvcc minutes to build."""
 
 from __future__ import annotations
 
+from ..report_sizes import bytes_text
 from ..schedule import fuse_elementwise
 from .fallback_runs import runs_its_fallback
 from .levels import LevelPlan
-from ..report_sizes import bytes_text
 from .manifest import LARGEST_SIDE, kernel_count, library_call_bytes
 from .options import MANY_KERNELS
 from .plan import Lowered

@@ -66,15 +66,15 @@ LAUNCH_SUM_SHAPES = 12
 # three levels (nvcc: 220 s on two cores), 93 at five, 765 at eight (a 215 MB .cu), and at 32
 # levels the lowering ran out of memory.  Past this count it is refused, naming the way out.
 MAX_FUSED_KERNELS = 128
+# ... and the C views one fused product adds into, which double per level as well (msmes: 64 at five
+# levels; no shipped scheme needs more than 64): checked as the tree is built, so a deep tree
+# stops where its products outgrow this rather than after the whole tree.
+MAX_PRODUCT_TARGETS = 256
 # A library past this many kernels is said to take minutes to build: nvcc -O1 builds about 2.6 a second on two
 # shared cores (AlphaTensor's <4,4,4;49> depth-first, 112 kernels in 1.1 MB of CUDA: 43 s), and a catalogue
 # scheme of a few hundred products has a kernel per stage (grey333 squared, <9,9,9;529>: 1,128 in 14 MB, not
 # built in ten minutes; breadth-first, 6).
 MANY_KERNELS = 256
-# ... and the C views one fused product adds into, which double per level as well (msmes: 64 at five
-# levels; no shipped scheme needs more than 64): checked as the tree is built, so a deep tree
-# stops where its products outgrow this rather than after the whole tree.
-MAX_PRODUCT_TARGETS = 256
 # Breadth-first levels run the Kronecker power of their algorithms as one batch: R^B products whose
 # split and merge kernels grow with it (strassen at five levels, 16,807 products, lowers in about
 # 12 s; grey333 at four, 279,841, ran for minutes into gigabytes).  Past this many, refused.

@@ -25,8 +25,8 @@ import struct
 import tokenize
 import zipfile
 import zlib
-from fractions import Fraction
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
