@@ -452,6 +452,23 @@ def test_a_perminov_file_named_modulo_3_is_read_modulo_3(tmp_path):
     assert isinstance(text, ModularScheme) and text.modulus == 3 and check_modular(text).holds
 
 
+@pytest.mark.parametrize("name, text, reason", [
+    ("x_mod3.json", '{"n": [1,1,1], "m": 1, "u": [[1]], "v": [[1]], "w": [[4]]}', "the name x_mod3.json says so"),
+    ("z.json", '{"n": [1,1,1], "m": 1, "z2": true, "u": [[1]], "v": [[1]], "w": [[3]]}', 'the file says "z2": true'),
+    ("y_mod3.txt", "1 1 1 1\n1\n1\n4\n", "the name y_mod3.txt says so"),
+    ("111-1.mod2.exp", "a11*b11*c11\n", "the name 111-1.mod2.exp says so"),
+    ("111-1-mod2.m", "{{{{1}}, {{1}}, {{1}}}}", "the name 111-1-mod2.m says so"),
+    ("one-mod2", "# U\n1\n# V\n1\n# W\n1\n", "the name one-mod2 says so"),
+])
+def test_a_modulus_read_from_a_name_or_a_file_says_which(tmp_path, name, text, reason):
+    """verify's modulus_reason was empty where a scheme's name or contents gave its modulus, and said only --mod's
+    (and PLinOpt's) reasons (a hunt)."""
+    path = _write(tmp_path, name, text)
+    assert read_catalogue(path).reason == reason
+    data = report_data(bilinear.verify(path))["entries"][0]
+    assert data["modulus_reason"] == reason and f"  modulus: {reason}" in to_text(bilinear.verify(path))
+
+
 def test_perminovs_reduced_files_become_named_sums(tmp_path):
     # A_X1 = 2·A11; M1 = (−A_X1)·B11; C11 = −M1/2 = A11·B11.
     text = (

@@ -277,7 +277,7 @@ def test_verify_reports_a_mod2_scheme_and_load_refuses_it():
     (entry,) = report.entries
     assert isinstance(entry, ModularReport) and not report.ok
     assert "modular scheme factorizations_f2_3x3x3 <3,3,3;23>: holds modulo 2 only" in to_text(report)
-    with pytest.raises(BilinearError, match="is a scheme valid only modulo 2, so it cannot be loaded"):
+    with pytest.raises(BilinearError, match=r"is a scheme valid only modulo 2 \(the name factorizations_f2.npz says so\), so it cannot be loaded"):
         bilinear.load(path, key="3,3,3")
 
 

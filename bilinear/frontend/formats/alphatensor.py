@@ -41,6 +41,7 @@ from .common import (
     fail,
     identifier,
     modulus_in_name,
+    named_so,
     shape_mismatch,
     transposed_c_rows,
     whole_file,
@@ -268,7 +269,7 @@ def read_alphatensor(
     modulus = 2 if path.stem.lower().endswith("_f2") else modulus_in_name(path)
     tables = [[[_exact(c) for c in row] for row in part] for part in (u, v, w)]
     algorithm = algorithm_from_tables(name, dims, tables[0], tables[1], transposed_c_rows(tables[2], dims), where, span)
-    return ModularScheme(algorithm, modulus) if modulus else algorithm
+    return ModularScheme(algorithm, modulus, named_so(path)) if modulus else algorithm
 
 
 #: The most binary places a float coefficient may have: 0.5 and 0.125 are read exactly as written, while

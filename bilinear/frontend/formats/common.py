@@ -182,6 +182,11 @@ def identifier(text: str, prefix: str = "scheme") -> str:
     return name[:LONGEST_NAME]  # (a file's name of 255 bytes, with the prefix, would be past it)
 
 
+def named_so(path: Path) -> str:
+    """A modular scheme's reason where its file's name gives the modulus (``mod2``, ``_f2``, ``Z2``)."""
+    return f"the name {path.name} says so"
+
+
 def modulus_in_name(path: Path) -> int:
     """``p`` for a ``modp`` token in the file name (``mod2``, ``MOD2``: suffixes are read in any case
     too; PLinOpt writes ``mod_2``), 0 for ``mod0`` or none (over Q)."""

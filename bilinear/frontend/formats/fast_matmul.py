@@ -33,7 +33,7 @@ from ...verify.ring_approximate import is_laurent
 from ...verify.rings import ApproximateScheme, ModularScheme
 from ...diagnostics import brief
 from ..loader import read_source, source_lines
-from .common import (check_side, fail, identifier, infer_shape, line_span, modulus_in_name, rank_mismatch, rational,
+from .common import (check_side, fail, identifier, infer_shape, line_span, modulus_in_name, named_so, rank_mismatch, rational,
                      shape_mismatch, token_span, whole_file)
 
 if TYPE_CHECKING:
@@ -284,7 +284,7 @@ def read_fast_matmul(path: Path, shape: Shape | None = None) -> Algorithm | Appr
     if parameters:
         return _approximate(main, subs, shape, parameters, path)
     algorithm = _exact(main, subs, shape, extra, path)
-    return ModularScheme(algorithm, modulus) if (modulus := modulus_in_name(path)) else algorithm
+    return ModularScheme(algorithm, modulus, named_so(path)) if (modulus := modulus_in_name(path)) else algorithm
 
 
 def _approximate(main: list[Section], subs: list[Section], shape: Shape, parameters: set, path: Path) -> ApproximateScheme:

@@ -17,7 +17,7 @@ from pathlib import Path
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, block_name
 from ...verify.rings import ModularScheme
 from ..loader import read_source, source_lines
-from .common import fail, identifier, modulus_in_name, rank_mismatch, shape_mismatch, whole_file
+from .common import fail, identifier, modulus_in_name, named_so, rank_mismatch, shape_mismatch, whole_file
 from .trilinear import TrilinearProduct, parse_product
 
 
@@ -57,7 +57,7 @@ def read_kauers(path: Path, shape: Shape | None = None) -> Algorithm | ModularSc
         shape, origin = _inferred_shape(products), "the largest indices"
     _check_indices(products, shape, origin)
     algorithm = _algorithm(products, shape, path)
-    return ModularScheme(algorithm, modulus) if modulus else algorithm
+    return ModularScheme(algorithm, modulus, named_so(path)) if modulus else algorithm
 
 
 #: The two entry indices each dimension of ⟨m,k,n⟩ runs over, as (letter, place in the entry's key):

@@ -20,7 +20,7 @@ from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
 from .common import (TOO_MANY_DIGITS, algorithm_from_tables, blank_leading_zeros, check_decimal,
-                     check_side, fail, identifier, modulus_in_name, past_digit_limit, rank_mismatch, whole_file)
+                     check_side, fail, identifier, modulus_in_name, named_so, past_digit_limit, rank_mismatch, whole_file)
 from .kauers import name_facts
 
 
@@ -136,7 +136,7 @@ def read_mathematica(path: Path, shape: Shape | None = None) -> Algorithm | Modu
         identifier(path.stem, "scheme"), found, *_tables(triples, found), path.name, whole_file(path),
         product_spans=spans, entry_spans=_tables(located, found)
     )
-    return ModularScheme(algorithm, modulus) if modulus else algorithm
+    return ModularScheme(algorithm, modulus, named_so(path)) if modulus else algorithm
 
 
 def _tables(triples: list, shape: Shape) -> tuple[list, list, list]:

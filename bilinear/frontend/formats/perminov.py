@@ -34,6 +34,7 @@ from .common import (
     fail,
     identifier,
     modulus_in_name,
+    named_so,
     rank_mismatch,
     rational,
     token_span,
@@ -157,16 +158,17 @@ def read_perminov(path: Path, shape: Shape | None = None) -> Algorithm | Modular
     if type(z2 := data.get("z2", False)) is not bool:  # "true", a string, had been read over Q
         fail(f"{path.name}: \"z2\" must be true or false, not {_quoted(z2)}", whole_file(path))
     modulus = 2 if z2 else modulus_in_name(path)  # (`mod2` in the name, as the other formats read it)
+    reason = 'the file says "z2": true' if z2 else named_so(path)
     if "u_fresh" in data:
         algorithm = _reduced(data, found, rank, path)
-        return ModularScheme(algorithm, modulus) if modulus else algorithm
+        return ModularScheme(algorithm, modulus, reason) if modulus else algorithm
     u = _table(data, "u", rank, found.m * found.k, path)
     v = _table(data, "v", rank, found.k * found.n, path)
     w = _table(data, "w", rank, found.n * found.m, path)
     algorithm = algorithm_from_tables(
         identifier(path.stem, "scheme"), found, u, v, transposed_c_rows(w, found), path.name, whole_file(path)
     )
-    return ModularScheme(algorithm, modulus) if modulus else algorithm
+    return ModularScheme(algorithm, modulus, reason) if modulus else algorithm
 
 
 def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | ModularScheme:
@@ -199,7 +201,7 @@ def read_perminov_text(path: Path, shape: Shape | None = None) -> Algorithm | Mo
         identifier(path.stem, "scheme"), found, tables[0], tables[1], transposed_c_rows(tables[2], found), path.name, whole_file(path)
     )
     modulus = 2 if "Z2" in path.stem.split("_") else modulus_in_name(path)  # (`mod3`, as the .json reader)
-    return ModularScheme(algorithm, modulus) if modulus else algorithm
+    return ModularScheme(algorithm, modulus, named_so(path)) if modulus else algorithm
 
 
 _NAME = re.compile(r"([0-9]{1,4})x([0-9]{1,4})x([0-9]{1,4})_m([0-9]{1,9})(?:_|$)")  # 2x3x4_m20_Q
