@@ -73,8 +73,7 @@ from .optimize_butterfly import Butterfly, pairing, recovered, scaled, transform
 from .optimize_dead import live
 from .optimize_kernel import kernel_split
 from .optimize_arguments import check_arguments
-from .optimize_pairs import Terms, additions, eliminate, scalings
-from .optimize_pairs import pairs as _pairs
+from .optimize_pairs import Terms, additions, eliminate, more_pairs_than, scalings
 from .optimize_products import product_factors, rescaled, rescaled_sides
 from .optimize_reuse import paired, shortcut
 from .optimize_scale import rescale, scaled_copies
@@ -92,7 +91,7 @@ def _candidates(forms: list[Terms], prefix: str, seeds: int, first: int = 0) -> 
     first, first + 1, …), and for small sides the kernel split (:mod:`bilinear.optimize_kernel`),
     all through the shortcut pass (:mod:`bilinear.optimize_reuse`)."""
     candidates = [Side(*eliminate(forms, prefix))]
-    if len(_pairs(forms)) > SEEDED_PAIRS:
+    if more_pairs_than(forms, SEEDED_PAIRS):
         seeds = 0
     seeded = range(first, first + seeds)
     candidates += [Side(*eliminate(forms, prefix, random.Random(seed), slack)) for seed in seeded for slack in (0, 1)]

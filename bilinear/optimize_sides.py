@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .ir import Algorithm, Form
 from .optimize_dead import live
-from .optimize_pairs import Terms, additions, pairs, scalings
+from .optimize_pairs import Terms, additions, more_pairs_than, scalings
 from .verify.counts import side_of, used_names
 from .verify.expand import expansion_of
 
@@ -140,4 +140,4 @@ def seeded_terms(algorithm: Algorithm) -> int:
     """The most terms of a side that gets seeded orders (at most SEEDED_PAIRS pairs): what their time grows
     with, faster than linearly (on two cores with 16 seeds: ⟨10,10,10;682⟩'s largest, 4,386, 26 s in all;
     ⟨11,11,11;896⟩'s 13,206, 228 s)."""
-    return max((sum(map(len, forms)) for forms in sides(algorithm) if len(pairs(forms)) <= SEEDED_PAIRS), default=0)
+    return max((sum(map(len, forms)) for forms in sides(algorithm) if not more_pairs_than(forms, SEEDED_PAIRS)), default=0)
