@@ -86,8 +86,6 @@ PRODUCT_NAME_HELP = (" (default: FILE's and SECOND's algorithms' names joined by
 LARGE_PRODUCT = 10_000  # products past which building and verifying is said to take time
 # ... which is quadratic in the products: 25,921 took 90 s on two cores (12,167: 22 s; 97,336 ran 20 minutes)
 _MEASURED_PRODUCTS, _MEASURED_SECONDS = 25_921, 90.0
-
-
 # A side's terms past which optimize says that its seeded orders take minutes (optimize.seeded_terms), as
 # measured on two cores:
 LARGE_OPTIMIZE = 8000
@@ -138,7 +136,8 @@ def product(args) -> int:
     # said before the product is built (itself half a minute at 10^4 products), from the products it keeps
     if (rank := math.prod(len(each.products) - len(unused_products(each)) for each in (first, second))) >= LARGE_PRODUCT:
         print(f"note: the product of {first.name} and {second.name} has {rank} products; building and verifying it before "
-              f"it is written takes about {large_product_time(rank)} (time quadratic in the products: 90 s at 25,921)",
+              f"it is written takes about {large_product_time(rank)} (time quadratic in the products: "
+              f"{_MEASURED_SECONDS:.0f} s at {_MEASURED_PRODUCTS:,})",
               file=sys.stderr)  # ⟨54,54,54;97336⟩: 20 silent minutes
     result = kronecker(first, second, name=args.name)
     note_dropped_products(first, second)
