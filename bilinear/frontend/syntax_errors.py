@@ -63,6 +63,7 @@ def _one_edit_apart(word: str, keyword: str) -> bool:
 
 _FRIENDLY = {
     "NAME": "a name",
+    "BLOCK": "a name",  # `B[1,2]`, lexed whole where a name may stand
     "INT": "a whole number",
     "DECIMAL": "a number",
     "STRING": 'a quoted file name ("file.bl")',
