@@ -434,3 +434,36 @@ def test_an_odd_dimension_peels_its_last_column_as_flops():
     steps = predict_steps(_lowered("algorithms/strassen.bl", 1), CEILINGS, 2048, 2048, 2049)
     assert steps[-1].name == "peeling" and steps[-1].flops == 2 * 2048 * 2048
     assert sum(step.flops for step in steps[:-1]) == 7 * 2 * 1024**3
+
+
+def test_a_stage_of_streamed_leaves_is_priced_as_one_product_of_its_volume():
+    """strassen L1 with --launch streams at 4096³: a product stage of c statements runs c·2·2048³ flops at
+    the rate of a (2048·c)×2048×2048 product; serially, each at the 2048³ rate (a source mutation that
+    priced streams serially, or at the one product's rate, went unseen)."""
+    lowered = lower(bilinear.load("algorithms/strassen.bl"), Options(levels=1, launch="streams"))
+    serial = lower(bilinear.load("algorithms/strassen.bl"), Options(levels=1))
+    leaf = 2 * 2048**3
+    streamed = [s for s in predict_steps(lowered, CEILINGS, 4096, 4096, 4096) if s.flops]
+    assert streamed and all(s.seconds == pytest.approx(s.flops / CEILINGS.rate(2048 * round(s.flops / leaf), 2048, 2048))
+                            for s in streamed)
+    assert any(round(s.flops / leaf) > 1 for s in streamed)  # a stage of more than one product, where the two differ
+    one_by_one = [s for s in predict_steps(serial, CEILINGS, 4096, 4096, 4096) if s.flops]
+    assert all(s.seconds == pytest.approx(s.flops / CEILINGS.rate(2048, 2048, 2048)) for s in one_by_one)
+
+
+@pytest.mark.parametrize("launch", ["serial", "streams"])
+def test_breadth_first_steps_move_each_operand_once_and_every_product_twice(launch):
+    """winograd, two breadth-first levels at 4096×2048×8192 (49 leaves of 1024×512×2048): split A reads A and
+    writes 49 sums, the merge reads 49 products and writes C; the leaves run at their own rate one by one,
+    at the (49·1024)×512×2048 rate issued together."""
+    from bilinear.model import predict_breadth
+
+    lowered = lower(bilinear.load("algorithms/winograd.bl"), Options(levels=2, breadth=2, launch=launch))
+    steps = {s.name: s for s in predict_breadth(lowered.breadth, CEILINGS, 4096, 2048, 8192, launch)}
+    assert list(steps) == ["split A", "split B", "leaves", "merge"]
+    assert steps["split A"].bytes == (4096 * 2048 + 49 * 1024 * 512) * 8
+    assert steps["split B"].bytes == (2048 * 8192 + 49 * 512 * 2048) * 8
+    assert steps["merge"].bytes == (49 * 1024 * 2048 + 4096 * 8192) * 8
+    assert steps["merge"].seconds == pytest.approx(steps["merge"].bytes / 3e12)
+    rate = CEILINGS.rate(1024, 512, 2048) if launch == "serial" else CEILINGS.rate(49 * 1024, 512, 2048)
+    assert steps["leaves"].seconds == pytest.approx(49 * 2 * 1024 * 512 * 2048 / rate)

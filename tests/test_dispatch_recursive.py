@@ -250,6 +250,18 @@ def test_in_place_runs_msmes_only_where_msmes_itself_measured_faster():
     assert parse_table(merged).inplace == table.inplace  # a TSM2 measurement keeps the in-place rows
 
 
+def test_an_in_place_row_measured_exactly_the_minimum_speedup_is_chosen():
+    """"At least min_speedup": a row at 1.1 runs, one just below does not."""
+    from bilinear.dispatch import in_place_choice
+
+    def table(speedup):
+        row = {"dtype": "float64", "m": 16384, "k": 16384, "n": 16384, "levels": 1, "speedup": speedup}
+        return parse_table({"rows": [], "recursive": {"min_dim": None, "min_speedup": 1.1}, "inplace": {"rows": [row]}})
+
+    assert in_place_choice(16384, 16384, 16384, "float64", table(1.1)) == ("msmes", 1)
+    assert in_place_choice(16384, 16384, 16384, "float64", table(1.0999)) is None
+
+
 def test_an_in_place_row_may_name_msmes2():
     from bilinear.dispatch import in_place_choice
 

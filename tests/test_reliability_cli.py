@@ -2229,11 +2229,11 @@ def test_a_stdout_that_cannot_encode_the_report_still_gets_it(tmp_path):
 def _carried(tmp_path, exponent: int) -> Path:
     """<2,2,2;9> whose P1 = (2^e·A11 + A12)·B11 and C11 = (P1 − P2)/2^e + P3: each coefficient in range,
     and depth-only levels refuse the 2^-2e of the second level's targets (a review of compile)."""
-    e = str(2**exponent)
+    e = str(2**exponent) if exponent >= 0 else f"1/{2**-exponent}"
     path = tmp_path / f"carried{exponent}.bl"
     path.write_text(f"algorithm carried <2,2,2;9>:\n  P1 = ({e}*A11 + A12) * B11\n  P2 = A12 * B11\n  P3 = A12 * B21\n"
                     "  M3 = A11 * B12\n  M4 = A12 * B22\n  M5 = A21 * B11\n  M6 = A22 * B21\n  M7 = A21 * B12\n"
-                    f"  M8 = A22 * B22\n  C11 = (P1 - P2)/{e} + P3\n  C12 = M3 + M4\n  C21 = M5 + M6\n  C22 = M7 + M8\n")
+                    f"  M8 = A22 * B22\n  C11 = (P1 - P2)/({e}) + P3\n  C12 = M3 + M4\n  C21 = M5 + M6\n  C22 = M7 + M8\n")
     return path
 
 
@@ -2246,6 +2246,15 @@ def test_depth_first_coefficients_times_breadth_first_ones_are_checked(capsys, t
     assert json.loads((tmp_path / "f" / "manifest.json").read_text())["host"]["functions"] == {"float64": "carried_dgemm"}
     code, _, err = _run(capsys, "run", _carried(tmp_path, 600), *levels, "-n", "8", "--backend", "numpy")
     assert code == 1 and "below the float64 range" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("levels", [("--levels", "2"), ("--levels", "2", "--breadth", "1")], ids=["depth", "mixed"])
+def test_depth_first_coefficients_times_breadth_first_ones_are_checked_past_the_top_of_the_range(capsys, tmp_path,
+                                                                                                 levels):
+    """The same with 2^-70 in the product and 2^70 in the target: 2^140 is beyond float32's range."""
+    code, _, err = _run(capsys, "compile", _carried(tmp_path, -70), *levels, "--dtype", "float32", "-o", str(tmp_path / "f"))
+    assert code == 0 and "note: no float32 function: " in err and "beyond the float32 range" in err, err
+    assert json.loads((tmp_path / "f" / "manifest.json").read_text())["host"]["functions"] == {"float64": "carried_dgemm"}
 
 
 def _strassen_scaled(tmp_path, factor: str, target: str) -> Path:
