@@ -67,8 +67,10 @@ class _Sum:
         self.spans: list = list(form.spans)
 
     def add(self, form: Form, sign: int) -> _Sum:
-        for name, coef in form.terms:
-            self.terms[name] = self.terms.get(name, Fraction(0)) + sign * coef
+        terms = self.terms
+        for name, coef in form.terms:  # (a Fraction's arithmetic with an int is slow: not sign * coef)
+            coef = coef if sign > 0 else -coef
+            terms[name] = coef if (before := terms.get(name)) is None else before + coef
         self.spans.extend(form.spans)
         return self
 
