@@ -435,3 +435,25 @@ def test_a_default_library_name_whose_shared_library_name_is_too_long_is_refused
     assert main(["compile", str(source), "-o", str(tmp_path / "out")]) == 1
     assert "would be longer than a file name may be (255 bytes): give --name" in capsys.readouterr().err
     assert main(["compile", str(source), "-o", str(tmp_path / "out"), "--name", "short"]) == 0
+
+
+@pytest.mark.parametrize("command", [["product", "strassen", "strassen"], ["import", "grey333"]])
+def test_a_bl_text_larger_than_bilinear_reads_is_refused_with_the_other_style(tmp_path, capsys, monkeypatch, command):
+    """product --style table of grey333 ⊗ grey333 ⊗ grey333 wrote 76 MiB, which load refuses past 64 MiB (a hunt):
+    written, never read again.  Here the limit is made small enough for the same refusal at a test's size."""
+    from bilinear.frontend import loader
+
+    assert main([*command, "-o", str(tmp_path / "e.bl")]) == 0
+    assert main([*command, "--style", "table", "-o", str(tmp_path / "t.bl")]) == 0
+    equations, table = ((tmp_path / name).stat().st_size for name in ("e.bl", "t.bl"))
+    assert table > equations
+    algorithm = bilinear.load(tmp_path / "e.bl").main
+    (tmp_path / "t.bl").unlink()
+    monkeypatch.setattr(loader, "MAX_SOURCE_BYTES", (equations + table) // 2)
+    capsys.readouterr()
+    assert main([*command, "--style", "table", "-o", str(tmp_path / "t.bl")]) == 1
+    err = capsys.readouterr().err
+    assert re.fullmatch(rf"bilinear {command[0]}: the table text of {algorithm.name} would be [\d.]+ KiB \(\d+ bytes\), "
+                        rf"more than the [\d.]+ KiB bilinear reads from a \.bl file; written as "
+                        rf"equations it is [\d.]+ KiB\n", err), err
+    assert not (tmp_path / "t.bl").exists()

@@ -526,3 +526,15 @@ def test_a_name_the_reader_would_refuse_is_not_written():
                                                    "name may have: a .bl file cannot hold it")):
         to_bl(dataclasses.replace(algorithm, name="z" * 256))
     assert to_bl(dataclasses.replace(algorithm, name="z" * 255)).count("z" * 255) == 2  # the comment and the header
+
+
+def test_a_text_past_what_bilinear_reads_in_either_style_is_refused_with_what_to_do(monkeypatch):
+    from bilinear.frontend import loader
+
+    strassen = bilinear.load(ROOT / "algorithms" / "strassen.bl").main
+    monkeypatch.setattr(loader, "MAX_SOURCE_BYTES", 200)
+    with pytest.raises(ValueError) as refused:
+        to_bl(strassen, style="table")
+    assert re.fullmatch(r"the table text of strassen would be [\d.]+ KiB \(\d+ bytes\), more than the 0\.2 KiB bilinear "
+                        r"reads from a \.bl file; export it to a catalogue format instead \(bilinear export\)",
+                        str(refused.value))

@@ -13,6 +13,7 @@ from fractions import Fraction
 from ..ir import Algorithm, Form, Schedule, written_coefficient
 from ..ir.names import LONGEST_NAME
 from ..verify.expand import Expansion
+from . import loader
 
 STYLES = ("equations", "table")
 
@@ -98,11 +99,18 @@ def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...
     Raises:
         ValueError: for an unknown style, or an output that is identically
             zero in the equations style (.bl has no equation for it; the
-            table style writes its zero row).
+            table style writes its zero row), or a text larger than a .bl
+            file bilinear reads (64 MiB), with the other style's size.
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     _check_names_fit([algorithm.name, *(p.name for p in algorithm.products), *(s.name for s in algorithm.sums)])
+    text = _text(algorithm, style, header)
+    _check_reads_back(text, algorithm, style, header)
+    return text
+
+
+def _text(algorithm: Algorithm, style: str, header: tuple[str, ...]) -> str:
     zero = [o.block for o in algorithm.outputs if o.form.is_zero()]
     if style == "equations" and zero:
         raise ValueError(f"{', '.join(zero)} of {algorithm.name} is identically zero; write it with style='table'")
@@ -112,6 +120,32 @@ def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...
         notes = ("Written as a table: named sums are multiplied out and products are numbered M1..MR.",)
     body = _equations(algorithm) if style == "equations" else _table(algorithm)
     return "\n".join([*_comment(header + notes), "", *body]) + "\n"
+
+
+def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple[str, ...]) -> None:
+    """Refuse a text larger than bilinear reads (:data:`~bilinear.frontend.loader.MAX_SOURCE_BYTES`), with
+    the other style's size where that one fits: <27,27,27;12167>'s dense table was 76 MiB, written and
+    never read again; as equations it is 3.7 MiB.
+
+    Raises:
+        ValueError: saying so.
+    """
+    size, limit = len(text.encode("utf-8")), loader.MAX_SOURCE_BYTES
+    if size <= limit:
+        return
+    other = "table" if style == "equations" else "equations"
+    try:
+        other_size = len(_text(algorithm, other, header).encode("utf-8"))
+    except ValueError:  # as equations, an output that is zero
+        other_size = None
+    instead = (f"written as {other} it is {_size(other_size)}" if other_size is not None and other_size <= limit
+               else "export it to a catalogue format instead (bilinear export)")
+    raise ValueError(f"the {style} text of {algorithm.name} would be {_size(size)} ({size} bytes), more than the "
+                     f"{_size(limit)} bilinear reads from a .bl file; {instead}")
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 2**10:.1f} KiB"
 
 
 def schedule_to_bl(schedule: Schedule) -> str:
