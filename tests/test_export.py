@@ -538,3 +538,23 @@ def test_a_text_past_what_bilinear_reads_in_either_style_is_refused_with_what_to
     assert re.fullmatch(r"the table text of strassen would be [\d.]+ KiB \(\d+ bytes\), more than the 0\.2 KiB bilinear "
                         r"reads from a \.bl file; export it to a catalogue format instead \(bilinear export\)",
                         str(refused.value))
+
+
+def test_an_export_larger_than_bilinear_reads_back_is_refused(tmp_path, capsys, monkeypatch):
+    """export --to fast-matmul of <27,27,27;12167> would be dense text past the 64 MiB its reader takes.  Here the
+    limit is set between strassen ⊗ strassen's .bl file and its dense fast-matmul text."""
+    from bilinear.frontend import loader
+
+    source, dense = tmp_path / "s49.bl", tmp_path / "s49.txt"
+    assert main(["product", "strassen", "strassen", "-o", str(source)]) == 0
+    assert main(["export", str(source), "--to", "fast-matmul", "-o", str(dense)]) == 0
+    assert dense.stat().st_size > source.stat().st_size
+    monkeypatch.setattr(loader, "MAX_SOURCE_BYTES", (dense.stat().st_size + source.stat().st_size) // 2)
+    dense.unlink()
+    capsys.readouterr()
+    assert main(["export", str(source), "--to", "fast-matmul", "-o", str(dense)]) == 1
+    assert re.fullmatch(r"bilinear export: the fast-matmul text s49\.txt of strassen_x_strassen would be [\d.]+ KiB "
+                        r"\(\d+ bytes\), more than the [\d.]+ KiB bilinear reads from a scheme file; export it to "
+                        r"alphatensor \(an \.npz\) or plinopt \(sparse\)\n", capsys.readouterr().err)
+    assert not dense.exists()
+    assert main(["export", str(source), "--to", "alphatensor", "-o", str(tmp_path / "s.npz")]) == 0  # no text

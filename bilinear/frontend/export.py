@@ -138,13 +138,14 @@ def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple
         other_size = len(_text(algorithm, other, header).encode("utf-8"))
     except ValueError:  # as equations, an output that is zero
         other_size = None
-    instead = (f"written as {other} it is {_size(other_size)}" if other_size is not None and other_size <= limit
+    instead = (f"written as {other} it is {size_text(other_size)}" if other_size is not None and other_size <= limit
                else "export it to a catalogue format instead (bilinear export)")
-    raise ValueError(f"the {style} text of {algorithm.name} would be {_size(size)} ({size} bytes), more than the "
-                     f"{_size(limit)} bilinear reads from a .bl file; {instead}")
+    raise ValueError(f"the {style} text of {algorithm.name} would be {size_text(size)} ({size} bytes), more than the "
+                     f"{size_text(limit)} bilinear reads from a .bl file; {instead}")
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """A file's size as its limit is said: 76.2 MiB, 0.3 KiB."""
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 2**10:.1f} KiB"
 
 

@@ -29,6 +29,8 @@ from pathlib import Path
 from ..diagnostics import BilinearError
 from ..ir import Algorithm, written_coefficient
 from ..verify.expand import expansion_of
+from . import loader
+from .export import size_text
 from .formats.common import modulus_in_name
 from .formats.plinopt import basis_role
 
@@ -182,7 +184,7 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
     if format == "fast-matmul":
         _check_modulus_name(path.name)  # (its reader reads a name's modulus too)
         _check_fast_matmul_name(algorithm, path)
-        return {path: to_fast_matmul(algorithm, header)}
+        return _read_back({path: to_fast_matmul(algorithm, header)}, algorithm, format)
     if format == "plinopt":
         if path.is_dir():  # a folder: the three files go inside it, named after the scheme; the reader's
             # prefix of a name that starts with a digit dropped (it had grown on every round trip)
@@ -212,7 +214,8 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             raise ValueError(f"the name {stem} ends in {role}, which PLinOpt's files keep for a scheme in an "
                              "alternative basis and its change of basis: the files would not read back; choose another")
         _check_modulus_name(f"{stem}_L.sms")
-        return {path.with_name(f"{stem}_{part}.sms"): text for part, text in to_plinopt(algorithm, header).items()}
+        files = {path.with_name(f"{stem}_{part}.sms"): text for part, text in to_plinopt(algorithm, header).items()}
+        return _read_back(files, algorithm, format)
     if format == "alphatensor":
         import io
 
@@ -227,6 +230,22 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
         np.savez(buffer, **{key: array})
         return {path: buffer.getvalue()}
     raise ValueError(f"export format must be one of {', '.join(FORMATS)}, not {format!r}")
+
+
+def _read_back(files: dict[Path, str], algorithm: Algorithm, format: str) -> dict[Path, str]:
+    """``files``, where each is no larger than bilinear reads (:data:`~bilinear.frontend.loader.MAX_SOURCE_BYTES`).
+
+    Raises:
+        ValueError: for one larger, with the formats that write it smaller.
+    """
+    limit = loader.MAX_SOURCE_BYTES
+    for path, text in files.items():
+        if (size := len(text.encode("utf-8"))) > limit:
+            instead = "alphatensor (an .npz)" + (" or plinopt (sparse)" if format == "fast-matmul" else "")
+            raise ValueError(f"the {format} text {path.name} of {algorithm.name} would be {size_text(size)} ({size} "
+                             f"bytes), more than the {size_text(limit)} bilinear reads from a scheme file; export it "
+                             f"to {instead}")
+    return files
 
 
 def write(algorithm: Algorithm, format: str, path: Path, header: tuple[str, ...] = ()) -> list[Path]:
