@@ -1241,3 +1241,49 @@ def test_an_indexed_block_is_one_token():
     from bilinear.frontend.grammar import LARK
 
     assert [token.type for token in LARK.lex("B[10,3] + A11\n")] == ["BLOCK", "PLUS", "NAME", "_NL"]
+
+
+# A source-mutation audit of frontend/check.py (session 78): each test below fails under a change the suite had
+# let through.
+
+def _errors_in(text):
+    errors = pytest.raises(BilinearError, program_from_text, text, "t.bl").value.diagnostics
+    return [(e.span.line, e.message) for e in errors]
+
+
+def test_a_product_named_like_a_b_block_is_refused_at_its_name():
+    text = "algorithm x <1,1,1>:\n  B11 = A11 * B11\n  C11 = B11\n"
+    assert (2, "B11 is an input block; an algorithm defines products, named sums and C blocks") in _errors_in(text)
+
+
+def test_a_named_sum_of_a_and_b_blocks_is_refused():
+    text = "algorithm x <1,1,1>:\n  S = A11 + B11\n  M1 = S * B11\n  C11 = M1\n"
+    assert _errors_in(text) == [(2, "S mixes terms of different kinds: A11 (A side), B11 (B side)")]
+
+
+def test_a_named_sum_of_an_output_block_is_refused():
+    text = "algorithm x <1,1,1>:\n  M1 = A11 * B11\n  S = C11\n  C11 = M1\n"
+    assert _errors_in(text) == [(3, "S reads C11, an output block; sums combine A blocks, B blocks or products")]
+
+
+def test_an_output_that_uses_a_sum_of_b_blocks_is_refused():
+    text = "algorithm x <1,1,1>:\n  M1 = A11 * B11\n  S = B11 + B11\n  C11 = M1 + S\n"
+    assert _errors_in(text) == [(4, "C11 uses S, a sum of B blocks, not a product")]
+
+
+def test_a_cycle_of_exactly_eight_sums_is_shown_in_full():
+    sums = "".join(f"  S{i} = S{i % 8 + 1} + A11\n" for i in range(1, 9))
+    text = f"algorithm x <1,1,1>:\n{sums}  M1 = S1 * B11\n  C11 = M1\n"
+    path = " -> ".join(f"S{i}" for i in range(1, 9))
+    assert _errors_in(text) == [(2, f"S1 is defined in terms of itself: {path} -> S1")]
+
+
+def test_two_self_cycles_are_reported_in_line_order():
+    text = "algorithm x <1,1,1>:\n  S1 = S1 + S2 + A11\n  S2 = S2 + A11\n  M1 = S1 * B11\n  C11 = M1\n"
+    assert _errors_in(text) == [(2, "S1 is defined in terms of itself"), (3, "S2 is defined in terms of itself")]
+
+
+def test_outputs_are_kept_in_block_order_whatever_order_the_file_writes_them():
+    text = "algorithm x <1,1,2>:\n  M1 = A11 * B12\n  M2 = A11 * B11\n  C12 = M1\n  C11 = M2\n"
+    (algorithm,) = program_from_text(text, "t.bl").algorithms
+    assert [o.block for o in algorithm.outputs] == ["C11", "C12"]

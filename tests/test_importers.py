@@ -23,7 +23,10 @@ import bilinear
 from bilinear.diagnostics import BilinearError
 from bilinear.frontend.formats.trilinear import WHOLE_PRODUCT as WHOLE
 from bilinear.frontend.importers import FORMATS, detect_format, identifier, read_catalogue
-from bilinear.ir import Algorithm, Shape
+from bilinear.frontend.formats.common import (
+    MAX_DIGITS, TooManyDigits, algorithm_from_tables, check_decimal, exact_fraction, line_span, modulus_in_name,
+    parse_shape, rank_mismatch, token_span)
+from bilinear.ir import Algorithm, Shape, Span
 from bilinear.report import report_data, to_text
 from bilinear.verify import report_algorithm
 from bilinear.verify.expand import expansion_of
@@ -1314,3 +1317,57 @@ def test_a_coefficient_with_spaces_around_it_is_read_as_fraction_reads_it():
     assert exact_fraction(" 1/2 ") == Fraction(1, 2)
     with pytest.raises(ValueError):
         exact_fraction("1 /2")
+
+
+# A source-mutation audit of frontend/formats/common.py (session 78): each test fails under a change the suite
+# had let through.
+
+def test_an_empty_token_is_still_marked_one_column_wide():
+    assert token_span(Path("x.txt"), 3, 5, "") == Span("x.txt", 3, 5, 3, 6)
+
+
+def test_a_line_span_runs_past_the_lines_last_character():
+    assert line_span(Path("x.txt"), 2, "1 2 3") == Span("x.txt", 2, 1, 2, 6)
+
+
+def test_digits_of_another_script_are_not_a_decimal_whole_number():
+    with pytest.raises(BilinearError, match="'٣' is not a whole number in decimal digits"):
+        check_decimal("٣", Span("x.txt", 1, 1, 1, 2))
+
+
+def test_a_denominator_past_the_digit_limit_is_refused_as_too_long():
+    with pytest.raises(TooManyDigits):
+        exact_fraction("1/" + "7" * (MAX_DIGITS + 1))
+
+
+def test_a_number_of_exactly_the_digit_limit_is_read():
+    assert exact_fraction("9" * MAX_DIGITS) == Fraction(10**MAX_DIGITS - 1)
+
+
+def test_a_name_that_says_fewer_products_than_the_file_holds_is_refused():
+    with pytest.raises(BilinearError, match="x.txt says 5 products, but it holds 7"):
+        rank_mismatch(5, 7, "x.txt", None)
+
+
+def test_a_side_of_exactly_the_maximum_is_accepted():
+    assert parse_shape("64,1,1") == Shape(64, 1, 1)
+
+
+def test_a_modulus_token_with_a_letter_after_it_is_read():
+    assert modulus_in_name(Path("2x2x2_7_mod2l.sms")) == 2
+
+
+def test_a_zero_column_of_v_is_refused_and_named():
+    one = Fraction(1)
+    with pytest.raises(BilinearError, match=r"^t: product 1 has a zero factor \(column 1 of V\)$"):
+        algorithm_from_tables("t", Shape(1, 1, 1), [[one]], [[Fraction(0)]], [[one]], "t", Span("t", 1, 1, 1, 2))
+
+
+def test_two_fresh_sums_that_use_each_other_are_refused(tmp_path):  # under a mutant: an endless loop
+    text = ('{"n": [1, 1, 1], "m": 1, "z2": false, "u_fresh": [[{"index": 2, "value": 1}], [{"index": 1, "value": 1}]],'
+            ' "v_fresh": [], "w_fresh": [], "u": [[{"index": 1, "value": 1}]], "v": [[{"index": 0, "value": 1}]],'
+            ' "w": [[{"index": 0, "value": 1}]]}')
+    path = tmp_path / "1x1x1_m1_reduced.json"
+    path.write_text(text)
+    with pytest.raises(BilinearError, match="that depends on itself"):
+        read_catalogue(path)

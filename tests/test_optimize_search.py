@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bilinear.optimize import Side, _copied, _polished, _polished_sides, _searched, _window_program, eliminate
 from bilinear.optimize import _cost as _side_cost
-from bilinear.optimize_pairs import scalings
+from bilinear.optimize_pairs import additions, more_pairs_than, scalings
 from bilinear.optimize_reuse import copies_read_through, operations_first
 from bilinear.optimize_scale import scaled_copies
 from bilinear.optimize_search import folded, search
@@ -203,3 +203,46 @@ def test_more_pairs_than_agrees_with_the_count_at_its_limit():
     assert len(pairs(targets)) == 4
     assert not more_pairs_than(targets, 4) and more_pairs_than(targets, 3)
     assert not more_pairs_than([], 0)
+
+
+# A source-mutation audit of optimize_pairs.py (session 78): each test fails under a change the suite had let
+# through.
+
+def _form(**coefficients) -> dict[str, Fraction]:
+    return {name: Fraction(value) for name, value in coefficients.items()}
+
+
+def test_the_commonest_pair_is_named_and_substituted_then_pairs_that_occur_once_are_left():
+    sums, rewritten = eliminate([_form(a=1, b=1, c=1), _form(a=1, b=1), _form(a=2, b=2, d=1)], "S")
+    assert sums == [("S1", {"a": 1, "b": 1})]
+    assert rewritten == [{"c": 1, "S1": 1}, {"S1": 1}, {"d": 1, "S1": 2}]
+
+
+def test_a_pair_is_taken_with_its_ratio():
+    sums, rewritten = eliminate([_form(a=1, b=-2), _form(a=3, b=-6)], "S")
+    assert sums == [("S1", {"a": 1, "b": -2})] and rewritten == [{"S1": 1}, {"S1": 3}]
+
+
+def test_a_pair_that_a_named_sum_makes_frequent_is_taken_next():
+    sums, rewritten = eliminate([_form(a=1, b=1, c=1), _form(a=1, b=1, c=1), _form(a=1, b=1)], "S")
+    assert sums == [("S1", {"a": 1, "b": 1}), ("S2", {"S1": 1, "c": 1})]
+    assert rewritten == [{"S2": 1}, {"S2": 1}, {"S1": 1}]
+
+
+def test_a_seeded_elimination_never_takes_a_pair_that_occurs_once():
+    for seed in range(20):
+        for slack in (0, 1, 5):
+            sums, _ = eliminate([_form(a=1, b=1, c=1), _form(a=1, b=1)], "S", random.Random(seed), slack)
+            assert sums == [("S1", {"a": 1, "b": 1})], (seed, slack)
+        assert eliminate([_form(a=1, b=1)], "S", random.Random(seed), 0) == ([], [{"a": 1, "b": 1}])
+
+
+def test_more_pairs_than_is_strict():
+    assert not more_pairs_than([_form(a=1, b=1, c=1)], 3)
+    assert more_pairs_than([_form(a=1, b=1, c=1)], 2)
+
+
+def test_costs_of_forms():
+    assert additions([{}, _form(a=1, b=1)]) == 1
+    assert scalings([{"x": Fraction(1), "y": Fraction(1, 2)}]) == 1
+    assert scalings([_form(x=2, y=-2)]) == 1
