@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from ..ir import Algorithm, Form, Schedule, written_coefficient
 from ..ir.names import LONGEST_NAME
+from ..report_sizes import bytes_text
 from ..verify.expand import Expansion
 from . import loader
 
@@ -138,15 +139,10 @@ def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple
         other_size = len(_text(algorithm, other, header).encode("utf-8"))
     except ValueError:  # as equations, an output that is zero
         other_size = None
-    instead = (f"written as {other} it is {size_text(other_size)}" if other_size is not None and other_size <= limit
+    instead = (f"written as {other} it is {bytes_text(other_size)}" if other_size is not None and other_size <= limit
                else "export it to a catalogue format instead (bilinear export)")
-    raise ValueError(f"the {style} text of {algorithm.name} would be {size_text(size)} ({size} bytes), more than the "
-                     f"{size_text(limit)} bilinear reads from a .bl file; {instead}")
-
-
-def size_text(count: int) -> str:
-    """A file's size as its limit is said: 76.2 MiB, 0.3 KiB."""
-    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 2**10:.1f} KiB"
+    raise ValueError(f"the {style} text of {algorithm.name} would be {bytes_text(size)}, more than the "
+                     f"{bytes_text(limit)} bilinear reads from a .bl file; {instead}")
 
 
 def schedule_to_bl(schedule: Schedule) -> str:

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from ..diagnostics import BilinearError
 from ..ir import Algorithm, written_coefficient
+from ..report_sizes import bytes_text
 from ..verify.expand import expansion_of
 from . import loader
-from .export import size_text
 from .formats.common import modulus_in_name
 from .formats.plinopt import basis_role
 
@@ -242,9 +242,8 @@ def _read_back(files: dict[Path, str], algorithm: Algorithm, format: str) -> dic
     for path, text in files.items():
         if (size := len(text.encode("utf-8"))) > limit:
             instead = "alphatensor (an .npz)" + (" or plinopt (sparse)" if format == "fast-matmul" else "")
-            raise ValueError(f"the {format} text {path.name} of {algorithm.name} would be {size_text(size)} ({size} "
-                             f"bytes), more than the {size_text(limit)} bilinear reads from a scheme file; export it "
-                             f"to {instead}")
+            raise ValueError(f"the {format} text {path.name} of {algorithm.name} would be {bytes_text(size)}, "
+                             f"more than the {bytes_text(limit)} bilinear reads from a scheme file; export it to {instead}")
     return files
 
 
