@@ -131,12 +131,12 @@ def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple
     Raises:
         ValueError: saying so.
     """
-    size, limit = len(text.encode("utf-8")), loader.MAX_SOURCE_BYTES
+    size, limit = len(text.encode("utf-8", "backslashreplace")), loader.MAX_SOURCE_BYTES  # as output.py writes it
     if size <= limit:
         return
     other = "table" if style == "equations" else "equations"
     try:
-        other_size = len(_text(algorithm, other, header).encode("utf-8"))
+        other_size = len(_text(algorithm, other, header).encode("utf-8", "backslashreplace"))
     except ValueError:  # as equations, an output that is zero
         other_size = None
     instead = (f"written as {other} it is {bytes_text(other_size)}" if other_size is not None and other_size <= limit
