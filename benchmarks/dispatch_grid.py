@@ -6,8 +6,11 @@
 
 --table times every non-perturbing candidate configuration (A and B are never
 written) against cuBLAS at each grid shape that is not tall-and-skinny and
-stores the best with its speedup (the first round's three fastest are timed
-again, and the second round decides); tall-and-skinny shapes keep the TSM2 rows
+stores the best with its speedup (the first round's three fastest, and the fastest
+with native leaves, are timed again, and the second round decides); where the best
+has an emulated leaf (ozaki), the best with native leaves is stored as a second row of
+the shape, which matmul runs where the emulated row's speedup is below the higher bar
+an emulated leaf must clear; tall-and-skinny shapes keep the TSM2 rows
 benchmarks/tsm2.py measured.  Candidates are timed as the CUDA graphs
 bilinear.matmul replays from a product's third call on the same arrays
 (bilinear.runtime.graph_cache), since that is what a user's repeated call runs;
@@ -90,6 +93,7 @@ EMULATED = [("winograd", 0, 0, "serial", "ozaki")]
 # How the rows' candidates were timed (matmul_api._run_fast runs them so).
 TIMED_AS = "graph replays; direct calls, the workspace given back after each, where matmul keeps none"
 SUSTAIN_SECONDS = 1.0
+CONFIGURATION = ("scheme", "levels", "breadth", "launch", "leaf")  # a row's fields that name its candidate
 CONFIRMED = 3  # candidates timed a second time, the first round's fastest
 WINOGRAD_GROWTH = 2.3  # the error bound's growth per level (bilinear.measure.error_bound), rsmm's too
 
@@ -188,11 +192,12 @@ def _speedup(product, A, B, C, out, repeat: int) -> tuple[float, float]:
         cupy.get_default_memory_pool().free_all_blocks()
 
 
-def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: int) -> dict:
+def _measured_rows(dtype: str, m: int, k: int, n: int, products: dict, repeat: int) -> list[dict]:
     """Every candidate timed as the graph matmul would replay; the best few timed again, and the
     best of that second round kept with its second speedup (the largest of nine noisy first-round
     speedups overstates its candidate: at float32 4096 one measured 1.156 there and 1.04-1.06 head
-    to head)."""
+    to head).  Where the best has an emulated leaf, the best with DGEMM or SGEMM leaves is kept too:
+    matmul runs it where the emulated row does not clear its higher bar (FP64 16384x4096x16384)."""
     A, B, C = _inputs(dtype, m, k, n)
     out = cupy.zeros_like(C)
     exact = cupy.matmul(A.astype("float64"), B.astype("float64")) if dtype == "float32" else None
@@ -206,18 +211,38 @@ def _measured_row(dtype: str, m: int, k: int, n: int, products: dict, repeat: in
             exact_errors[candidate] = relative_error(out, exact, A, B)
             correct = correct and exact_errors[candidate] <= cublas_error
         first[candidate] = speedup if correct else 0.0
-    finalists = [candidate for candidate in sorted(first, key=first.get, reverse=True) if first[candidate]][:CONFIRMED]
-    if not finalists:
+    chosen = finalists(first)
+    if not chosen:
         raise RuntimeError(f"no candidate's product is within the error bound at {dtype} {m}x{k}x{n}: {errors}")
-    second = {candidate: _speedup(products[candidate], A, B, C, out, repeat)[0] for candidate in finalists}
+    second = {candidate: _speedup(products[candidate], A, B, C, out, repeat)[0] for candidate in chosen}
+    measured = {"candidates": {_label(c): round(x, 4) for c, x in first.items()},
+                **({"errors_against_float64": {"cuBLAS": cublas_error, **{_label(c): x for c, x in exact_errors.items()}}}
+                   if exact_errors else {}),
+                "confirmed": {_label(c): round(x, 4) for c, x in second.items()}}
+    return [{"dtype": dtype, "m": m, "k": k, "n": n, "scheme": best[0], "levels": best[1], "breadth": best[2],
+             "launch": best[3], "leaf": best[4], "speedup": round(second[best], 4),
+             "workspace_bytes": products[best].workspace_bytes(m, k, n), "relative_error": errors[best], **measured}
+            for best in kept(second)]
+
+
+def finalists(first: dict[tuple, float]) -> list[tuple]:
+    """The candidates timed a second time: the CONFIRMED fastest of the first round, and the fastest with
+    native leaves where none of those has them; a candidate that measured 0 (wrong, or no room) never."""
+    ranked = [candidate for candidate in sorted(first, key=first.get, reverse=True) if first[candidate]]
+    native = [candidate for candidate in ranked if candidate[4] == "cublas"]
+    chosen = ranked[:CONFIRMED]
+    return chosen + native[:1] if native and native[0] not in chosen else chosen
+
+
+def kept(second: dict[tuple, float]) -> list[tuple]:
+    """The candidates a shape's rows hold: the fastest of the second round, and where its leaf is emulated,
+    the fastest with native leaves too (a row of each leaf kind: bilinear.dispatch runs the fastest that
+    clears its bar)."""
     best = max(second, key=second.get)
-    return {"dtype": dtype, "m": m, "k": k, "n": n, "scheme": best[0], "levels": best[1], "breadth": best[2],
-            "launch": best[3], "leaf": best[4], "speedup": round(second[best], 4),
-            "workspace_bytes": products[best].workspace_bytes(m, k, n), "relative_error": errors[best],
-            "candidates": {_label(c): round(x, 4) for c, x in first.items()},
-            **({"errors_against_float64": {"cuBLAS": cublas_error, **{_label(c): x for c, x in exact_errors.items()}}}
-               if exact_errors else {}),
-            "confirmed": {_label(c): round(x, 4) for c, x in second.items()}}
+    native = [candidate for candidate in second if candidate[4] == "cublas"]
+    if best[4] == "cublas" or not native:
+        return [best]
+    return [best, max(native, key=second.get)]
 
 
 def _label(candidate: tuple) -> str:
@@ -261,11 +286,12 @@ def measure_table(path: Path, repeat: int, min_speedup: float, dtypes: list[str]
             continue
         if dtype not in compiled:
             compiled[dtype] = _compiled(dtype)
-        best = _measured_row(dtype, m, k, n, compiled[dtype], repeat)
-        rows = [row for row in rows if _shape_of(row) != (dtype, m, k, n)] + [best]
+        measured = _measured_rows(dtype, m, k, n, compiled[dtype], repeat)
+        rows = [row for row in rows if _shape_of(row) != (dtype, m, k, n)] + measured
         done.append((dtype, m, k, n))
-        print(f"{dtype} {m}x{k}x{n}: best {_label(tuple(best[f] for f in ('scheme', 'levels', 'breadth', 'launch', 'leaf')))} "
-              f"{best['speedup']:.3f}x  {best['candidates']}", flush=True)
+        print(f"{dtype} {m}x{k}x{n}: " + "; ".join(
+            f"{'best' if index == 0 else 'best native'} {_label(tuple(row[f] for f in CONFIGURATION))} {row['speedup']:.3f}x"
+            for index, row in enumerate(measured)) + f"  {measured[0]['candidates']}", flush=True)
         write(whole_run=False)
     if only is None and done:  # a whole run replaces every row of its dtypes: shapes it no longer measures go
         rows = [row for row in rows if row["dtype"] not in dtypes or _shape_of(row) in done]

@@ -15,16 +15,17 @@ family and dtype:
   to and goes to cuBLAS;
 - the row's winner decides; a TSM2 winner brings its measured parameters.
 
-Other shapes are matched to the table's measured *recursive* rows (the fast schemes, each
-row the best non-perturbing configuration measured at one dtype and shape, by
-``python benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json``): the nearest row
-in log scale, if it is within a factor of about 1.4 overall, decides.  Where none is that near,
-the nearest row no larger than the shape in any dimension and the nearest no smaller decide if
-they ran the same configuration and are at most 2× apart in every dimension, at the smaller of
-their speedups: a cautious guess that the speedup moves steadily between two measurements.
-The configuration runs where it measured at least ``min_speedup`` times cuBLAS (an emulated
-leaf's, ``emulated_min_speedup`` times: the native GEMM's speed differs between GPUs of one kind,
-the int8 leaf's does not).
+Other shapes are matched to the table's measured *recursive* rows (the fast schemes, by
+``python benchmarks/dispatch_grid.py --table bilinear/data/dispatch.json``: at each dtype and
+shape the best non-perturbing configuration measured, and where its leaf is emulated, the best
+with native leaves too): the rows at the nearest shape in log scale, if it is within a factor of
+about 1.4 overall, decide.  Where none is that near, the nearest shape no larger in any
+dimension and the nearest no smaller decide if they are at most 2× apart in every dimension,
+each configuration measured at both at the smaller of its two speedups: a cautious guess that
+the speedup moves steadily between two measurements.  Of those, the fastest that measured at
+least ``min_speedup`` times cuBLAS runs (an emulated leaf's bar is ``emulated_min_speedup``: the
+native GEMM's speed differs between GPUs of one kind, the int8 leaf's does not), so a shape whose
+ozaki row is below its bar runs its native row where that one clears its own.
 Everything else goes to cuBLAS.
 
 A table holds for the GPU it was measured on (its ``device``) and for those its choices were
@@ -45,7 +46,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .dispatch_checks import TableError, check_table
-from .dispatch_nearest import bounding_rows, nearest_row
+from .dispatch_nearest import measured_options, nearest_row
 from .lower.options import check_count, plain_dtype
 from .lower.tsm2 import Params
 
@@ -151,6 +152,10 @@ class Table:
         return (f"the dispatch table holds for {' and '.join(devices)}, not this {device}: check it here "
                 f"(benchmarks/dispatch_grid.py and inplace_table.py --check --record), or measure one here "
                 f"(benchmarks/tsm2.py, dispatch_grid.py and inplace_table.py --table FILE) and set {TABLE_ENV}=FILE")
+
+    def needed(self, row: Recursive) -> float:
+        """The speedup ``row`` must have measured to run: an emulated leaf's bar or a native one's."""
+        return self.emulated_min_speedup if row.leaf != "cublas" else self.min_speedup
 
 
 def parse_table(data: dict) -> Table:
@@ -338,24 +343,25 @@ def _recursive_choice(m: int, k: int, n: int, dtype: str, table: Table) -> Choic
     rows = [r for r in table.recursive if r.dtype == dtype]
     if not rows:
         return Choice("cublas", reason=f"not tall-and-skinny, no fast-scheme measurement for {dtype}")
-    row = nearest_row(rows, m, k, n)
-    if row is not None:
-        speedup = row.speedup
-        where = f"measured {row.m}×{row.k}×{row.n} {dtype}: {row.described} {speedup:.2f}× cuBLAS"
-    else:
-        pair = bounding_rows(rows, m, k, n)
-        if pair is None:
-            return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
-        row, high = pair
-        speedup = min(row.speedup, high.speedup)
-        where = (f"between {row.m}×{row.k}×{row.n} ({row.speedup:.2f}×) and {high.m}×{high.k}×{high.n} "
-                 f"({high.speedup:.2f}×) {dtype}, both measured: {row.described} {speedup:.2f}× cuBLAS")
-    emulated = row.leaf != "cublas"
-    need = table.emulated_min_speedup if emulated else table.min_speedup
-    if speedup < need:
-        why = " (an emulated leaf's: the native GEMM's speed differs between GPUs)" if emulated else ""
-        return Choice("cublas", reason=f"{where}, below the {need:g}× a fast scheme must clear{why}")
-    return Choice("recursive", reason=where, config=row)
+    options = sorted(measured_options(rows, m, k, n, dtype), key=lambda option: -option.speedup)
+    if not options:
+        return Choice("cublas", reason=f"no fast-scheme measurement near {m}×{k}×{n} {dtype}")
+    short = [option for option in options if option.speedup < table.needed(option.row)]
+    cleared = [option for option in options if option not in short]
+    if not cleared:
+        return Choice("cublas", reason=f"{options[0].where}, {_below(options[0].row, table)}")
+    best = cleared[0]
+    # a faster row that did not clear its bar (an emulated leaf's 1.15 at FP64 16384×4096×16384) is named:
+    # its shape's native row runs instead of cuBLAS
+    passed = "".join(f"; {option.row.described} measured {option.speedup:.2f}×, {_below(option.row, table)}"
+                     for option in short if option.speedup > best.speedup)
+    return Choice("recursive", reason=best.where + passed, config=best.row)
+
+
+def _below(row: Recursive, table: Table) -> str:
+    """Why a row's speedup does not choose it: the bar it did not clear."""
+    why = " (an emulated leaf's: the native GEMM's speed differs between GPUs)" if row.leaf != "cublas" else ""
+    return f"below the {table.needed(row):g}× a fast scheme must clear{why}"
 
 
 def in_place_choice(m: int, k: int, n: int, dtype: str, table: Table | str | None = None,

@@ -49,8 +49,14 @@ def check_table(data: Any) -> None:
     for key in ("min_speedup", "emulated_min_speedup"):
         if key in recursive:
             _speedup(recursive[key], f"recursive.{key}")
+    first_of = {}  # (dtype, m, k, n, leaf) -> the index of its row
     for index, row in enumerate(_entries(recursive, "rows", "recursive.rows")):
         _recursive_row(row, f"recursive.rows[{index}]")
+        key = (row["dtype"], row["m"], row["k"], row["n"], row.get("leaf", "cublas"))
+        _expect(key not in first_of, f"recursive.rows[{index}]",
+                f"is a second row of {key[0]} {key[1]}×{key[2]}×{key[3]} with {key[4]} leaves (recursive.rows"
+                f"[{first_of.get(key)}]): a shape holds the fastest configuration of each leaf kind")
+        first_of[key] = index
     for index, row in enumerate(_entries(_section(data, "inplace", "inplace"), "rows", "inplace.rows")):
         _in_place_row(row, f"inplace.rows[{index}]")
 

@@ -33,6 +33,21 @@ def test_the_committed_table_passes():
     assert parse_table(COMMITTED).recursive
 
 
+def test_a_shape_holds_one_row_of_each_leaf_kind():
+    data = copy.deepcopy(COMMITTED)
+    first = data["recursive"]["rows"][0]
+    data["recursive"]["rows"].append({**first, "scheme": "rsmm", "speedup": 2.0})
+    last = len(data["recursive"]["rows"]) - 1
+    with pytest.raises(TableError) as refused:
+        parse_table(data)
+    assert str(refused.value) == (f"recursive.rows[{last}] is a second row of float64 2048×2048×2048 with "
+                                  f"{first.get('leaf', 'cublas')} leaves (recursive.rows[0]): a shape holds the fastest "
+                                  "configuration of each leaf kind")
+    data["recursive"]["rows"][-1]["leaf"] = "ozaki"
+    data["recursive"]["rows"][-1].update(scheme="winograd", levels=0, breadth=0, launch="serial")
+    assert parse_table(data).recursive[-1].leaf == "ozaki"  # another leaf kind at the same shape
+
+
 @pytest.mark.parametrize("path, value, message", [
     ("recursive.min_speedup", float("nan"), "recursive.min_speedup must be a finite number above 0, not nan"),
     ("recursive.emulated_min_speedup", -1, "recursive.emulated_min_speedup must be a finite number above 0, not -1"),

@@ -344,8 +344,56 @@ def test_two_rows_either_side_bound_a_shape_only_in_every_dimension_and_one_conf
     from bilinear.dispatch_nearest import bounding_rows
 
     low, high = _measured(16384, 16384, 16384), _measured(24576, 24576, 24576)
-    assert bounding_rows([low, high], 20480, 16384, 20480) == (low, high)  # k equal to the lower row's counts
+    assert bounding_rows([low, high], 20480, 16384, 20480) == [(low, high)]  # k equal to the lower row's counts
     flat = _measured(24576, 24576, 16384)
-    assert bounding_rows([low, flat], 20480, 20480, 20000) is None  # no row reaches n = 20000 from above
+    assert bounding_rows([low, flat], 20480, 20480, 20000) == []  # no row reaches n = 20000 from above
     other = _measured(24576, 24576, 24576, leaf="cublas")
-    assert bounding_rows([low, other], 20480, 20480, 20480) is None  # another configuration above
+    assert bounding_rows([low, other], 20480, 20480, 20480) == []  # another configuration above
+    native_low = _measured(16384, 16384, 16384, leaf="cublas")
+    assert bounding_rows([low, native_low, other, high], 20480, 20480, 20480) == [(low, high), (native_low, other)]
+    farther = _measured(12288, 12288, 12288, leaf="cublas")  # one configuration, but not at the nearest shape below
+    assert bounding_rows([low, farther, other], 20480, 20480, 20480) == []
+
+
+def _native(m: int, k: int, n: int, speedup: float) -> Recursive:
+    return Recursive("float64", m, k, n, "winograd", 2, 2, speedup, 0, "streams")
+
+
+def test_a_shape_runs_its_native_row_where_its_faster_emulated_row_is_below_the_higher_bar():
+    """FP64 16384×4096×16384 measured the ozaki leaf at 1.149 (below 1.2) and Winograd L2 with DGEMM leaves at
+    1.106 (above 1.1): a row held one configuration, the emulated one, so matmul kept cuBLAS."""
+    table = Table((), recursive=(_ozaki("float64", 16384, 4096, 16384, 1.149), _native(16384, 4096, 16384, 1.106)))
+    choice = dispatch(16384, 4096, 16384, "float64", table=table)
+    assert choice.kernel == "recursive" and choice.config == table.recursive[1]
+    assert choice.reason == ("measured 16384×4096×16384 float64: winograd L2 (2 breadth-first, streams leaves) 1.11× "
+                             "cuBLAS; the ozaki leaf alone (FP64 on the int8 tensor cores) measured 1.15×, below the "
+                             "1.2× a fast scheme must clear (an emulated leaf's: the native GEMM's speed differs "
+                             "between GPUs)")
+
+
+@pytest.mark.parametrize("emulated, native, chosen", [(1.3, 1.106, "ozaki"), (1.2, 1.25, "cublas"),
+                                                      (1.15, 1.05, None), (1.2, 1.1, "ozaki")])
+def test_of_a_shape_s_rows_the_fastest_that_clears_its_bar_runs(emulated, native, chosen):
+    table = Table((), recursive=(_native(8192, 8192, 8192, native), _ozaki("float64", 8192, 8192, 8192, emulated)))
+    choice = dispatch(8192, 8192, 8192, "float64", table=table)
+    assert (choice.config.leaf if choice.config else None) == chosen
+    if chosen is None:  # the fastest is named with its bar
+        assert choice.reason == ("measured 8192×8192×8192 float64: the ozaki leaf alone (FP64 on the int8 tensor "
+                                 "cores) 1.15× cuBLAS, below the 1.2× a fast scheme must clear (an emulated leaf's: "
+                                 "the native GEMM's speed differs between GPUs)")
+    else:
+        assert "measured 1." not in choice.reason  # nothing faster passed over
+
+
+def test_between_two_shapes_each_configuration_measured_at_both_is_an_option():
+    low = (_ozaki("float64", 16384, 16384, 16384, 1.19), _native(16384, 16384, 16384, 1.18))
+    high = (_ozaki("float64", 24576, 24576, 24576, 1.4), _native(24576, 24576, 24576, 1.3))
+    choice = dispatch(20480, 20480, 20480, "float64", table=Table((), recursive=(*low, *high)))
+    assert choice.config == low[1] and choice.reason.startswith(
+        "between 16384×16384×16384 (1.18×) and 24576×24576×24576 (1.30×) float64, both measured: winograd L2 "
+        "(2 breadth-first, streams leaves) 1.18× cuBLAS; the ozaki leaf alone")
+
+
+def test_the_committed_table_runs_winograd_where_its_ozaki_row_is_below_the_bar():
+    choice = dispatch(16384, 4096, 16384, "float64")
+    assert choice.kernel == "recursive" and choice.config.leaf == "cublas", choice.reason
