@@ -53,11 +53,11 @@ def write_schedule_product(args, program, loaded, first, second) -> int:
 def write_verified(algorithm, schedule, header: tuple[str, ...], style: str, output, force: bool) -> int:
     """``algorithm`` and ``schedule`` as one .bl text, to ``output`` (stdout when None), only once the
     text verifies as written: a derived schedule that does not is a bug, said and not written."""
-    from .frontend.export import schedule_to_bl, to_bl
+    from .frontend.export import to_bl
     from .frontend.loader import program_from_text
     from .verify import verify_program
 
-    text = to_bl(algorithm, style=style, header=header) + "\n" + schedule_to_bl(schedule)
+    text = to_bl(algorithm, style=style, header=header, schedule=schedule)
     # located in the derived text, never in -o (not written)
     report = verify_program(program_from_text(text, f"<derived {schedule.name}>"))
     if not report.ok:

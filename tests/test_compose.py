@@ -457,3 +457,27 @@ def test_a_bl_text_larger_than_bilinear_reads_is_refused_with_the_other_style(tm
                         rf"more than the [\d.]+ KiB bilinear reads from a \.bl file; written as "
                         rf"equations it is [\d.]+ KiB\n", err), err
     assert not (tmp_path / "t.bl").exists()
+
+
+def test_an_algorithm_and_its_schedule_larger_together_than_bilinear_reads_are_refused(tmp_path, capsys, monkeypatch):
+    """inplace checked the algorithm's text alone against the 64 MiB limit: a schedule that took the two past it
+    would have been written, and never read again.  The limit is set between the sizes here."""
+    from bilinear.frontend import loader
+
+    command = ["inplace", "strassen", "--tries", "1", "--steps", "0"]
+    assert main([*command, "-o", str(tmp_path / "e.bl")]) == 0
+    assert main([*command, "--style", "table", "-o", str(tmp_path / "t.bl")]) == 0
+    equations, table = ((tmp_path / name).stat().st_size for name in ("e.bl", "t.bl"))
+    header = tuple(line[2:] for line in (tmp_path / "e.bl").read_text().splitlines() if line.startswith("# "))
+    alone = len(bilinear.frontend.export.to_bl(bilinear.load(tmp_path / "e.bl").algorithms[0], header=header).encode())
+    assert alone + 200 < equations < table  # the algorithm alone is well within the limit set below
+    for style, limit, instead in (("equations", equations - 1, "no style of \\.bl holds it within that"),
+                                  ("table", (equations + table) // 2, "written as equations it is [\\d.]+ KiB")):
+        monkeypatch.setattr(loader, "MAX_SOURCE_BYTES", limit)
+        capsys.readouterr()
+        assert main([*command, "--style", style, "-o", str(tmp_path / "again.bl")]) == 1
+        last = capsys.readouterr().err.splitlines()[-1]
+        assert re.fullmatch(rf"bilinear inplace: the {style} text of strassen with its schedule strassen_inplace would "
+                            rf"be [\d.]+ KiB, more than the [\d.]+ KiB bilinear reads from a \.bl file; {instead}",
+                            last), last
+        assert not (tmp_path / "again.bl").exists()

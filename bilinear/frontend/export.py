@@ -82,7 +82,8 @@ def _table(algorithm: Algorithm) -> list[str]:
     return lines
 
 
-def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...] = ()) -> str:
+def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...] = (),
+          schedule: Schedule | None = None) -> str:
     """The algorithm as .bl text that parses back to it.
 
     Args:
@@ -93,21 +94,26 @@ def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...
             a table names them).
         header: comment lines to put first (provenance, license); by default
             one line naming the file the algorithm was read from.
+        schedule: a schedule of the algorithm to write after it (``inplace``,
+            a schedule product), in the same file.
 
     Returns:
-        The text of a .bl file defining the algorithm, ending in a newline.
+        The text of a .bl file defining the algorithm (and the schedule),
+        ending in a newline.
 
     Raises:
         ValueError: for an unknown style, or an output that is identically
             zero in the equations style (.bl has no equation for it; the
             table style writes its zero row), or a text larger than a .bl
-            file bilinear reads (64 MiB), with the other style's size.
+            file bilinear reads (64 MiB), with the other style's size; see
+            :func:`schedule_to_bl` for a schedule refused.
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     _check_names_fit([algorithm.name, *(p.name for p in algorithm.products), *(s.name for s in algorithm.sums)])
-    text = _text(algorithm, style, header)
-    _check_reads_back(text, algorithm, style, header)
+    after = "" if schedule is None else "\n" + schedule_to_bl(schedule)
+    text = _text(algorithm, style, header) + after
+    _check_reads_back(text, algorithm, style, header, schedule)
     return text
 
 
@@ -123,26 +129,38 @@ def _text(algorithm: Algorithm, style: str, header: tuple[str, ...]) -> str:
     return "\n".join([*_comment(header + notes), "", *body]) + "\n"
 
 
-def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple[str, ...]) -> None:
+def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple[str, ...],
+                      schedule: Schedule | None) -> None:
     """Refuse a text larger than bilinear reads (:data:`~bilinear.frontend.loader.MAX_SOURCE_BYTES`), with
     the other style's size where that one fits: <27,27,27;12167>'s dense table was 76 MiB, written and
-    never read again; as equations it is 3.7 MiB.
+    never read again; as equations it is 3.7 MiB.  A schedule written after the algorithm counts too.
 
     Raises:
         ValueError: saying so.
     """
-    size, limit = len(text.encode("utf-8", "backslashreplace")), loader.MAX_SOURCE_BYTES  # as output.py writes it
+    size, limit = _written_size(text), loader.MAX_SOURCE_BYTES
     if size <= limit:
         return
     other = "table" if style == "equations" else "equations"
+    after = len(text) - len(_text(algorithm, style, header))  # the schedule's characters, all ASCII names
     try:
-        other_size = len(_text(algorithm, other, header).encode("utf-8", "backslashreplace"))
+        other_size = _written_size(_text(algorithm, other, header)) + after
     except ValueError:  # as equations, an output that is zero
         other_size = None
-    instead = (f"written as {other} it is {bytes_text(other_size)}" if other_size is not None and other_size <= limit
-               else "export it to a catalogue format instead (bilinear export)")
-    raise ValueError(f"the {style} text of {algorithm.name} would be {bytes_text(size)}, more than the "
+    if other_size is not None and other_size <= limit:
+        instead = f"written as {other} it is {bytes_text(other_size)}"
+    elif schedule is None:
+        instead = "export it to a catalogue format instead (bilinear export)"
+    else:
+        instead = "no style of .bl holds it within that"
+    what = f"{algorithm.name}" + ("" if schedule is None else f" with its schedule {schedule.name}")
+    raise ValueError(f"the {style} text of {what} would be {bytes_text(size)}, more than the "
                      f"{bytes_text(limit)} bilinear reads from a .bl file; {instead}")
+
+
+def _written_size(text: str) -> int:
+    """The bytes of ``text`` as ``output.py`` writes it (UTF-8, a file name that is not held as backslashes)."""
+    return len(text.encode("utf-8", "backslashreplace"))
 
 
 def schedule_to_bl(schedule: Schedule) -> str:
