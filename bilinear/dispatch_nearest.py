@@ -2,7 +2,8 @@
 in log scale, or two of one configuration either side of it (:mod:`bilinear.dispatch`'s recursive
 and in-place choices).  A row is anything with ``m``, ``k`` and ``n`` (and, for :func:`bounding_rows`,
 a configuration: ``scheme``, ``levels``, ``breadth``, ``launch`` and ``leaf``); a recursive table may hold
-several rows at one shape, one per leaf kind."""
+several rows at one shape, one per leaf kind, and :func:`measured_options` gives each configuration that
+speaks for a shape with the speedup taken for it."""
 
 from __future__ import annotations
 
