@@ -4,6 +4,9 @@
 # row is below the 1.2 an emulated leaf must clear. The committed table's check at FP64 16384x4096x16384 (the
 # ozaki row 1.149, Winograd L2 streams 1.106) and two shapes near it that now take that row; then the grid writer
 # measuring that shape into a fresh table of this GPU (both rows written).
+# Part "recheck": the committed table's grid choices checked again on this GPU, on trial, and recorded where they hold
+# (its H200 grid entry of 2026-11-28 predates the native rows, so it was taken out): the 30-shape check with
+# --record; the table as it then is, in $OUT.
 # Part "suite": the GPU tests (session65.sh's).
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
@@ -16,6 +19,10 @@ for part in "$@"; do
       echo '{}' > $OUT/h200_table.json
       timeout 240 python3 benchmarks/dispatch_grid.py --table $OUT/h200_table.json --dtype float64 --repeat 7 \
         --only 16384x4096x16384 2>&1 | tee $OUT/fallback_table.txt ;;
+    recheck)
+      mkdir -p $OUT/grid
+      timeout 300 python3 benchmarks/dispatch_grid.py --check --record --repeat 11 --out $OUT/grid > $OUT/grid_check.txt 2>&1
+      tail -4 $OUT/grid_check.txt; cp bilinear/data/dispatch.json $OUT/dispatch.json ;;
     suite) bash benchmarks/session65.sh suite ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
