@@ -8,6 +8,8 @@
 # (its H200 grid entry of 2026-11-28 predates the native rows, so it was taken out): the 30-shape check with
 # --record; the table as it then is, in $OUT.
 # Part "suite": the GPU tests (session65.sh's).
+# Parts "two_gpu" and "dist" (two GPUs, mpi4py and mpich wheels in .whl): session70.sh's, on this session's code: the
+# runtime and lowering changed since session 73 ran them (fused stages' grid, per_level checks, plans_run).
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,memory.total --format=csv > $OUT/gpu.txt
 for part in "$@"; do
@@ -24,6 +26,7 @@ for part in "$@"; do
       timeout 300 python3 benchmarks/dispatch_grid.py --check --record --repeat 11 --out $OUT/grid > $OUT/grid_check.txt 2>&1
       tail -4 $OUT/grid_check.txt; cp bilinear/data/dispatch.json $OUT/dispatch.json ;;
     suite) bash benchmarks/session65.sh suite ;;
+    two_gpu | dist) bash benchmarks/session70.sh $part ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done
