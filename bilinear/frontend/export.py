@@ -142,9 +142,9 @@ def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple
     if size <= limit:
         return
     other = "table" if style == "equations" else "equations"
-    after = len(text) - len(_text(algorithm, style, header))  # the schedule's characters, all ASCII names
+    after = "" if schedule is None else "\n" + schedule_to_bl(schedule)
     try:
-        other_size = _written_size(_text(algorithm, other, header)) + after
+        other_size = _written_size(_text(algorithm, other, header) + after)
     except ValueError:  # as equations, an output that is zero
         other_size = None
     if other_size is not None and other_size <= limit:
@@ -159,7 +159,8 @@ def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple
 
 
 def _written_size(text: str) -> int:
-    """The bytes of ``text`` as ``output.py`` writes it (UTF-8, a file name that is not held as backslashes)."""
+    """The bytes of ``text`` as ``output.py`` writes it: UTF-8, a quoted file name that is not UTF-8 (held as
+    surrogates) in backslash escapes."""
     return len(text.encode("utf-8", "backslashreplace"))
 
 
