@@ -271,6 +271,12 @@ def write_atomic(path: Path, data: str | bytes, replace: bool = True) -> None:
     write_together({path: data}, replace)
 
 
+def encoded(text: str) -> bytes:
+    """``text`` as this module writes it: UTF-8, a file name that is not UTF-8 (held as surrogates), quoted in a
+    header, in backslash escapes (what a size check before writing must count)."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 def _temporary_copy(path: Path, data: str | bytes) -> str:
     """A temporary file beside ``path`` holding ``data`` (with the permissions a new file gets)."""
     try:
@@ -280,8 +286,7 @@ def _temporary_copy(path: Path, data: str | bytes) -> str:
         raise _refuse(f"cannot write {path}: {error.strerror or error}") from None
     try:
         with os.fdopen(fd, "wb") as file:
-            # backslashreplace: a file name that is not UTF-8 (held as surrogates), quoted in a header
-            file.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
+            file.write(encoded(data) if isinstance(data, str) else data)
         os.chmod(temporary, 0o666 & ~_umask())
     except BaseException as error:  # Ctrl-C or SIGTERM halfway through too: no temporary is left
         Path(temporary).unlink(missing_ok=True)

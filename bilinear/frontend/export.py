@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from ..ir import Algorithm, Form, Schedule, written_coefficient
 from ..ir.names import LONGEST_NAME
+from ..output import encoded
 from ..report_sizes import bytes_text
 from ..verify.expand import Expansion
 from . import loader
@@ -113,7 +114,7 @@ def to_bl(algorithm: Algorithm, style: str = "equations", header: tuple[str, ...
     _check_names_fit([algorithm.name, *(p.name for p in algorithm.products), *(s.name for s in algorithm.sums)])
     after = "" if schedule is None else "\n" + schedule_to_bl(schedule)
     text = _text(algorithm, style, header) + after
-    _check_reads_back(text, algorithm, style, header, schedule)
+    _check_reads_back(text, algorithm, style, header, schedule, after)
     return text
 
 
@@ -130,21 +131,21 @@ def _text(algorithm: Algorithm, style: str, header: tuple[str, ...]) -> str:
 
 
 def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple[str, ...],
-                      schedule: Schedule | None) -> None:
+                      schedule: Schedule | None, after: str) -> None:
     """Refuse a text larger than bilinear reads (:data:`~bilinear.frontend.loader.MAX_SOURCE_BYTES`), with
     the other style's size where that one fits: <27,27,27;12167>'s dense table was 76 MiB, written and
-    never read again; as equations it is 3.7 MiB.  A schedule written after the algorithm counts too.
+    never read again; as equations it is 3.7 MiB.  ``after``, the text of ``schedule`` written after the
+    algorithm (or nothing), counts too.
 
     Raises:
         ValueError: saying so.
     """
-    size, limit = _written_size(text), loader.MAX_SOURCE_BYTES
+    size, limit = len(encoded(text)), loader.MAX_SOURCE_BYTES
     if size <= limit:
         return
     other = "table" if style == "equations" else "equations"
-    after = "" if schedule is None else "\n" + schedule_to_bl(schedule)
     try:
-        other_size = _written_size(_text(algorithm, other, header) + after)
+        other_size = len(encoded(_text(algorithm, other, header) + after))
     except ValueError:  # as equations, an output that is zero
         other_size = None
     if other_size is not None and other_size <= limit:
@@ -156,12 +157,6 @@ def _check_reads_back(text: str, algorithm: Algorithm, style: str, header: tuple
     what = f"{algorithm.name}" + ("" if schedule is None else f" with its schedule {schedule.name}")
     raise ValueError(f"the {style} text of {what} would be {bytes_text(size)}, more than the "
                      f"{bytes_text(limit)} bilinear reads from a .bl file; {instead}")
-
-
-def _written_size(text: str) -> int:
-    """The bytes of ``text`` as ``output.py`` writes it: UTF-8, a quoted file name that is not UTF-8 (held as
-    surrogates) in backslash escapes."""
-    return len(text.encode("utf-8", "backslashreplace"))
 
 
 def schedule_to_bl(schedule: Schedule) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..diagnostics import BilinearError
 from ..ir import Algorithm, written_coefficient
+from ..output import encoded
 from ..report_sizes import bytes_text
 from ..verify.expand import expansion_of
 from . import loader
@@ -240,7 +241,7 @@ def _read_back(files: dict[Path, str], algorithm: Algorithm, format: str) -> dic
     """
     limit = loader.MAX_SOURCE_BYTES
     for path, text in files.items():
-        if (size := len(text.encode("utf-8", "backslashreplace"))) > limit:  # as output.py writes it
+        if (size := len(encoded(text))) > limit:
             instead = "alphatensor (an .npz)" + (" or plinopt (sparse)" if format == "fast-matmul" else "")
             raise ValueError(f"the {format} text {path.name} of {algorithm.name} would be {bytes_text(size)}, "
                              f"more than the {bytes_text(limit)} bilinear reads from a scheme file; export it to {instead}")
