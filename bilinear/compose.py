@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .collector import cycles_uncollected
 from .ir import Algorithm, Form, Output, Product, Shape, block_name, parse_block
 from .ir.names import check_definition_name, derived_name
 from .verify.expand import expansion_of
@@ -93,6 +94,7 @@ def nested(outer: tuple[int, int], inner: tuple[int, int], grid: tuple[int, int]
     return (outer[0] - 1) * grid[0] + inner[0], (outer[1] - 1) * grid[1] + inner[1]
 
 
+@cycles_uncollected()
 def kronecker(first: Algorithm, second: Algorithm, name: str | None = None) -> Algorithm:
     """The ⟨m₁m₂, k₁k₂, n₁n₂; R₁R₂⟩ product scheme: ``first`` on the outer blocks, ``second`` inside
     (without the products of :func:`unused_products`, which no output of the product uses either)."""

@@ -17,7 +17,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 import pytest
-from conftest import ALGORITHMS, SCHEMES
+from conftest import ALGORITHMS, ROOT, SCHEMES
 from helpers import schemes as S
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -25,6 +25,7 @@ from test_properties import transformed
 
 import bilinear
 from bilinear.diagnostics import BilinearError
+from bilinear.frontend.loader import program_from_text
 from bilinear.ir import Algorithm, Form, Multiply, Output, Product, Shape, Sum, Update, block_name
 from bilinear.schedule import default_schedule, fuse_elementwise, single_target
 from bilinear.schedule.stages import depends, group_stages
@@ -296,3 +297,47 @@ def products(draw):
 def test_stage_conflicts_agree_with_pairwise(stage):
     found = [(str(c.culprit), str(c.other), c.reason) for c in stage_conflicts(stage)]
     assert found == _reference_conflicts(stage)
+
+
+def _collection_during_read(monkeypatch, text):
+    """Whether the cyclic collector was on while lark parsed ``text`` and while the tree became IR."""
+    from bilinear.frontend import parser
+
+    seen = {}
+    parse, transform = parser.LARK.parse, parser._ToIR.transform
+    monkeypatch.setattr(parser.LARK, "parse", lambda *a, **k: (seen.setdefault("parse", gc.isenabled()), parse(*a, **k))[1])
+    monkeypatch.setattr(parser._ToIR, "transform",
+                        lambda self, tree: (seen.setdefault("transform", gc.isenabled()), transform(self, tree))[1])
+    try:
+        program_from_text(text, "t.bl")
+    except BilinearError:
+        pass
+    return seen
+
+
+def test_reading_a_file_pauses_the_cyclic_collector_and_restores_it(monkeypatch):
+    """A parse tree is millions of objects with no cycle among them, and each of the collector's passes walked
+    them all: reading <27,27,27;12167> (3.8 MB of equations) took 34 s with it on, 16 s with it off."""
+    assert gc.isenabled()
+    strassen = (ROOT / "algorithms" / "strassen.bl").read_text()
+    assert _collection_during_read(monkeypatch, strassen) == {"parse": False, "transform": False}
+    assert gc.isenabled()
+    assert _collection_during_read(monkeypatch, "algorithm x <1,1,1>:\n  C11 = A11 * B11 +\n") == {"parse": False}
+    assert gc.isenabled()  # after a syntax error too
+    gc.disable()
+    try:  # a caller's own choice stands
+        assert _collection_during_read(monkeypatch, strassen) == {"parse": False, "transform": False}
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_kronecker_product_is_built_with_the_cyclic_collector_paused(monkeypatch):
+    """<27,27,27;12167> built as grey333's product with <9,9,9;529>: 2.4 s with the collector on, 1.1 s off."""
+    from bilinear import compose
+
+    seen, build = [], compose._build
+    monkeypatch.setattr(compose, "_build", lambda *args: (seen.append(gc.isenabled()), build(*args))[1])
+    strassen = bilinear.load("strassen").main
+    assert compose.kronecker(strassen, strassen).shape == compose.Shape(4, 4, 4)
+    assert seen == [False] and gc.isenabled()

@@ -16,7 +16,8 @@ MAX_LINES = 400
 
 # Lowest first: a module may import its own layer and those below, never one above.
 LAYERS = [
-    ("core", ("bilinear.ir", "bilinear.diagnostics", "bilinear.paths", "bilinear.output", "bilinear.processes")),
+    ("core", ("bilinear.ir", "bilinear.diagnostics", "bilinear.paths", "bilinear.output", "bilinear.processes",
+              "bilinear.collector")),
     ("verify", ("bilinear.verify",)),
     ("frontend and report", ("bilinear.frontend", "bilinear.report", "bilinear.report_rings", "bilinear.report_sizes", "bilinear.hybrid")),
     ("schedule and scheme transforms", ("bilinear.schedule", "bilinear.compose", "bilinear.optimize",

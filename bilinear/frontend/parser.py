@@ -19,6 +19,7 @@ from typing import Union
 from lark import Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
+from ..collector import cycles_uncollected
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import (
     Form,
@@ -343,11 +344,16 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
     Raises:
         BilinearError: on a syntax error or a malformed expression.
     """
-    try:
-        tree = LARK.parse(text if text.endswith("\n") else text + "\n")
-    except UnexpectedInput as error:
-        raise BilinearError(syntax_error(error, text, path)) from None
-    _refuse_long_names(tree, path)
+    with cycles_uncollected():
+        try:
+            tree = LARK.parse(text if text.endswith("\n") else text + "\n")
+        except UnexpectedInput as error:
+            raise BilinearError(syntax_error(error, text, path)) from None
+        _refuse_long_names(tree, path)
+        return _transformed(tree, path)
+
+
+def _transformed(tree, path: str) -> tuple[tuple[Use, ...], tuple[RawDefinition, ...]]:
     try:
         return _ToIR(path).transform(tree)
     except VisitError as error:
