@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 
@@ -97,3 +99,16 @@ def test_the_c_api_example_compiles_against_cudas_own_headers(tmp_path):
     build = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", f"-I{out}", f"-I{cuda_include}", f"-I{cublas_paths()[0]}",
                             str(ROOT / "examples" / "c_api" / "main.cpp")], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
+
+
+_REPOSITORY_PATH = re.compile(r"`((?:algorithms|benchmarks|bilinear|examples|templates|tests)/[^`\s*…{]*)`")
+
+
+@pytest.mark.parametrize("document", ["README.md", "benchmarks/MEASUREMENTS.md", "benchmarks/NOTES.md"])
+def test_every_repository_path_a_document_names_is_there(document):
+    """The measurements moved from the README into benchmarks/MEASUREMENTS.md (session 80) name hundreds of files of
+    benchmarks/results/; a path that a move or a rename left behind would send a reader nowhere."""
+    text = (ROOT / document).read_text(encoding="utf-8")
+    named = {match.group(1).rstrip(".,;:") for match in _REPOSITORY_PATH.finditer(text)}
+    assert len(named) > 10
+    assert sorted(path for path in named if not (ROOT / path).exists()) == []
