@@ -15,6 +15,7 @@ import json
 from dataclasses import fields, replace
 from pathlib import Path
 
+from ..collector import cycles_uncollected
 from ..diagnostics import Diagnostic, markdown_text
 from ..ir import Program, Schedule
 from ..output import make_folder, write_together
@@ -96,6 +97,7 @@ def _generated(path: Path) -> bool:
         return False
 
 
+@cycles_uncollected()
 def write_artifacts(
     program: Program, report, options: Options, out: Path, sources: list[str], n: int = 8192,
     per_level: tuple[str, ...] | None = None, provenance: tuple[str, ...] = (), name: str | None = None,

@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from ..collector import cycles_uncollected
 from ..diagnostics import BilinearError, Diagnostic
 from ..ir import Algorithm, Program, Schedule, Stage
 from ..verify import Report, ScheduleReport, ShapeCondition, verify_program, verify_used
@@ -148,6 +149,7 @@ def verified(program: Program) -> Verified:
     return Verified(program, verify_program(program))  # counts as compiled are for reports: lowering needs none
 
 
+@cycles_uncollected()
 def lower(program: Verified | Program, options: Options, per_level: tuple[str, ...] | None = None,
           name: str | None = None) -> Lowered:
     """Lower a verified program's main definition (or one definition name per level) to a launch plan,
