@@ -8,6 +8,7 @@ are spelled out, so a change in wording is a deliberate one.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 import pytest
 from conftest import FIXTURES, ROOT
@@ -1287,3 +1288,14 @@ def test_outputs_are_kept_in_block_order_whatever_order_the_file_writes_them():
     text = "algorithm x <1,1,2>:\n  M1 = A11 * B12\n  M2 = A11 * B11\n  C12 = M1\n  C11 = M2\n"
     (algorithm,) = program_from_text(text, "t.bl").algorithms
     assert [o.block for o in algorithm.outputs] == ["C11", "C12"]
+
+
+def test_signs_and_parentheses_nest_in_any_order_in_an_operand():
+    """An operand's rules were flattened (session 80: atom folded into factor, a tenth of a large file's parse);
+    nested signs, parentheses, scalings and divisions still mean what they say, and the product's span ends at its
+    last parenthesis."""
+    text = "algorithm x <1,2,1>:\n  M1 = -(A11 - -A12*2) * +(+B11 - (B21)/4)\n  C11 = -M1\n"
+    (product,) = program_from_text(text, "signs.bl").algorithm("x").products
+    assert dict(product.left.terms) == {"A11": -1, "A12": -2}
+    assert dict(product.right.terms) == {"B11": 1, "B21": Fraction(-1, 4)}
+    assert (product.span.line, product.span.column, product.span.end_column) == (2, 3, 43)
