@@ -104,7 +104,7 @@ class _ToIR(Transformer_NonRecursive):
     """
 
     def __init__(self, path: str):
-        super().__init__()
+        super().__init__(visit_tokens=False)  # no rule is a token's: lark's look-up of each token's callback skipped
         self.path = path
         self._entries_read: dict[str, Fraction] = {}  # a table's entries by their text, each read once
 
