@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,13 @@ def cublas_link_flags(lib: Path) -> list[str]:
     plain = lib / "libcublas.so"
     name = "-lcublas" if plain.exists() else f"-l:{sorted(lib.glob('libcublas.so.*'))[0].name}"
     return [f"-L{lib}", name, "-Xlinker", f"-rpath={lib}"]
+
+
+@pytest.fixture
+def ctrl_c_as_at_a_terminal():
+    """SIGINT raising KeyboardInterrupt, as in a process started in the foreground: one started in the background
+    by a shell (`pytest &`, a CI script's `cmd &`) inherits it ignored, and the tests of what Ctrl-C does saw
+    nothing (session 80: "DID NOT RAISE", exit 0 for 130)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)

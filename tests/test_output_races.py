@@ -102,7 +102,7 @@ def test_a_compile_force_that_fails_writing_leaves_the_earlier_library_whole(tmp
 
 @pytest.mark.parametrize("signal_at", ["rename", "removal"])
 def test_ctrl_c_during_a_compile_force_over_another_library_leaves_the_new_one_whole(tmp_path, monkeypatch, capsys,
-                                                                                    signal_at):
+                                                                                    signal_at, ctrl_c_as_at_a_terminal):
     """The signal held through the renames was raised inside the block that removes what a failed compile
     made: the new .cu and .h went, the new manifest stayed beside the old library's (a hunt).  It also
     reached the removal of the earlier library, after the renames, with its files left stale."""

@@ -189,7 +189,7 @@ def test_a_call_on_another_device_takes_workspace_of_its_own():
     assert relative_error(out, A @ B, A, B) <= error_bound("float64", 64, 3.0, 1)
 
 
-def test_ctrl_c_in_an_in_place_call_waits_for_the_restore(monkeypatch):
+def test_ctrl_c_in_an_in_place_call_waits_for_the_restore(monkeypatch, ctrl_c_as_at_a_terminal):
     """Ctrl-C halfway through msmes on NumPy left the caller's A and B transformed by O(1) (a hunt)."""
     import signal
 

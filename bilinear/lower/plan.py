@@ -155,8 +155,7 @@ def lower(program: Verified | Program, options: Options, per_level: tuple[str, .
     """Lower a verified program's main definition (or one definition name per level) to a launch plan,
     named ``name`` (default :func:`library_name`: kernels, functions and files are named after it).
 
-    A plain :class:`Program` is verified first (a convenience; pass :class:`Verified` where the
-    report is at hand, so nothing is verified twice).
+    A plain :class:`Program` is verified first (pass :class:`Verified` where the report is at hand).
 
     Raises:
         BilinearError: when a named definition does not exist or the program does not verify.
