@@ -169,7 +169,6 @@ def _unused_report_options(args, report) -> list[str]:
 
 def _list(args) -> int:
     from .api import load
-    from .diagnostics import BilinearError
     from .ir import Schedule
     from .paths import algorithms_dir
     from .verify import verify_program

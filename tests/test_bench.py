@@ -351,7 +351,6 @@ def test_the_plot_leaves_the_callers_matplotlib_as_it_was(tmp_path):
     switched the process's backend to Agg (a notebook's inline plots with it)."""
     pytest.importorskip("matplotlib")
     import subprocess
-    import sys
 
     code = ("import matplotlib; matplotlib.use('svg'); import matplotlib.pyplot as plt; import pathlib, sys; "
             "from bilinear.bench import BenchResult, plot; "

@@ -339,7 +339,6 @@ BUILD_REFUSAL = ("winograd^4's breadth-first split and merge kernels have 115248
 def test_breadth_first_kernels_too_large_to_build_are_refused_by_compile(tmp_path, capsys):
     """grey333 --levels 3 --breadth 3 wrote a 15 MB .cu that nvcc was still building after 25 minutes (an
     audit); NVRTC took more than 5 minutes for winograd at four levels: generated terms cap what is built."""
-    from bilinear.cli import main
 
     out = tmp_path / "lib"
     assert main(["compile", "winograd", "--levels", "4", "--breadth", "4", "-o", str(out)]) == 1

@@ -252,7 +252,6 @@ def _without_last_restoring_update(text: str) -> str:
 
 def test_json_stays_strict_json_when_a_quantity_overflows(capsys, tmp_path):
     """A 400-digit coefficient's growth factor is past a float's range: it was printed as Infinity."""
-    import json
 
     big = "1" * 400
     path = tmp_path / "big.bl"

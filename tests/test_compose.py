@@ -279,7 +279,6 @@ def test_a_large_product_says_that_it_takes_minutes(capsys, tmp_path, monkeypatc
     """⟨54,54,54;97336⟩ ran 20 minutes without a word before it was stopped (verifying it takes time
     quadratic in the products: 12,167 took 9.6 s, 25,921 took 40 s)."""
     import bilinear.compose_cli
-    from bilinear.cli import main
 
     monkeypatch.setattr(bilinear.compose_cli, "LARGE_PRODUCT", 49)
     assert main(["product", "strassen", "strassen", "-o", str(tmp_path / "s2.bl")]) == 0
@@ -301,7 +300,6 @@ def test_a_large_product_says_so_before_it_is_built(capsys, tmp_path, monkeypatc
     """The note came after kronecker() had built the product: half a minute of silence at 5929 products (a hunt)."""
     import bilinear.compose
     import bilinear.compose_cli
-    from bilinear.cli import main
 
     def stop(*args, **kwargs):
         raise KeyboardInterrupt

@@ -426,7 +426,6 @@ def test_scalings_count_one_multiplication_per_magnitude_other_than_one():
 def test_a_sum_that_cancels_is_on_its_terms_side_in_optimize():
     """T = S - A11 - A12 is zero: optimize put it on the C side beside the outputs, reading A-side sums."""
     from bilinear.frontend.loader import program_from_text
-    from bilinear.optimize_sides import written
 
     text = ("algorithm z <1,2,1;2>:\n  S = A11 + A12\n  T = S - A11 - A12\n  U = T + A11\n"
             "  M1 = U * B11\n  M2 = A12 * B21\n  C11 = M1 + M2\n")

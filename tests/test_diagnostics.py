@@ -1106,7 +1106,7 @@ def test_errors_come_back_from_a_pickle_as_they_went():
     raised AttributeError there (a review)."""
     import pickle
 
-    from bilinear.diagnostics import BilinearError, Diagnostic
+    from bilinear.diagnostics import Diagnostic
     from bilinear.lower.levels import CoefficientOutOfRange
 
     plain = pickle.loads(pickle.dumps(BilinearError(Diagnostic("boom"), Diagnostic("and this", notes=("why",)))))

@@ -314,7 +314,7 @@ def test_operands_that_are_not_row_major_keep_cublas_for_that_reason():
 
 def test_a_table_is_given_as_a_table_or_a_file(tmp_path):
     """A path raised AttributeError: 'str' object has no attribute 'not_held_on' (a hunt)."""
-    from bilinear.dispatch import TABLE, in_place_choice, load_table
+    from bilinear.dispatch import TABLE, in_place_choice
 
     for given in (TABLE, str(TABLE)):
         assert dispatch(8192, 8192, 8192, "float64", table=given) == dispatch(8192, 8192, 8192, "float64",

@@ -492,7 +492,6 @@ def test_plan_says_where_the_data_goes_for_each_layout(inputs, output, line):
 
 def test_plan_reads_catalogue_files_with_the_reading_options():
     """plan had no --key: an AlphaTensor archive said "choose one with --key" and --key was refused."""
-    from conftest import scheme_file
 
     archive = scheme_file("alphatensor/factorizations_r.npz")
     done = _cli("plan", str(archive), "--key", "2,2,2", "-n", "64", "--gpus", "2")
@@ -503,7 +502,6 @@ def test_plan_reads_catalogue_files_with_the_reading_options():
 @needs_mpi
 def test_run_with_gpus_reads_a_catalogue_file_with_its_key():
     """run --gpus handed the distributed product FILE's path alone, so --key was dropped."""
-    from conftest import scheme_file
 
     archive = scheme_file("alphatensor/factorizations_r.npz")
     done = _mpi(2, "-m", "bilinear.cli", "run", str(archive), "--key", "2,2,2", "-n", "32", "--gpus", "2",
@@ -1213,7 +1211,6 @@ def test_a_decomposition_past_the_dtypes_range_is_refused_when_compiled(tmp_path
 def test_ranks_agree_on_values_that_are_not_finite():
     """repr(nan) is 'nan', which ast.literal_eval refused: a NaN error ended the job on 'malformed node
     or string' rather than failing its bound."""
-    import math
 
     from bilinear.distributed.comm import _decode, _encode
 
@@ -1507,7 +1504,7 @@ def test_steps_help_says_where_the_default_stops(capsys):
     """--help said the default gives every rank a product; at 4096 ranks it plans strassen^4, 2401
     products (a hunt)."""
     from bilinear.cli import main
-    from bilinear.distributed.steps import MAX_GLOBAL_PRODUCTS, default_steps
+    from bilinear.distributed.steps import MAX_GLOBAL_PRODUCTS
 
     assert default_steps(7, 4096) == 4 and 7**4 < 4096 < 7**5 and MAX_GLOBAL_PRODUCTS == 4096
     with pytest.raises(SystemExit):

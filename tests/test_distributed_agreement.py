@@ -327,7 +327,6 @@ def test_a_chain_multiplies_on_every_rank_and_refuses_a_product_that_is_not_repl
 def test_a_ranks_facts_fit_the_exchange_whatever_the_rank_count():
     """The options went whole into the 512-byte exchange: one weight per rank overflowed it past a
     dozen ranks (dynamic balance sets them), and every call would have failed."""
-    import numpy as np
 
     from bilinear.distributed.agree import facts
     from bilinear.distributed.comm import _encode

@@ -68,6 +68,16 @@ def test_weights_for_another_rank_count_are_refused(weights):
         assign(7, 2, 2, weights)
 
 
+def test_weights_given_once_or_unhashable_are_read_once_and_refused_by_name():
+    """make_plan read weights twice (for its default bands, then to assign): a generator's were used up
+    by the first read and the second named an empty list; a list of lists was a TypeError (unhashable)."""
+    seven = classical(1, 7, 1)
+    plan = make_plan(seven, (8, 8, 8), 2, weights=(w for w in (1.0, 3.0)))
+    assert plan.bands == 16 and {task.rank for task in plan.tasks} == {0, 1}
+    with pytest.raises(ValueError, match=re.escape("need 2 positive weights, not [[1.0], [2.0]]")):
+        make_plan(seven, (8, 8, 8), 2, weights=[[1.0], [2.0]])
+
+
 def test_weights_many_orders_of_magnitude_apart_are_proportions_too():
     """Weights 1e-300 and 1e300: rank 0's share, 1e-600 of the whole, is 0 bands of the 7 x 4, so rank 1
     takes all 7 products whole.  Scaled by the smallest weight instead of the largest, rank 1's

@@ -38,8 +38,6 @@ def test_api_tour_on_a_machine_without_cupy_says_so_without_a_traceback():
     import importlib.util
 
     if importlib.util.find_spec("cupy") is not None:
-        import pytest
-
         pytest.skip("CuPy is installed here")
     result = subprocess.run([sys.executable, str(ROOT / "examples" / "api_tour.py"), "--n", "8", "--backend", "cupy"],
                             capture_output=True, text=True, cwd=ROOT)
@@ -52,8 +50,6 @@ def test_the_c_api_example_builds_and_checks_msmes_on_the_cpu_emulator(tmp_path)
     """The README's C/C++ section linked a main.cpp it never gave (a hunt): examples/c_api/main.cpp,
     built against a compiled msmes on the CPU stand-ins for the CUDA runtime and cuBLAS, at odd sizes."""
     import shutil
-
-    import pytest
 
     from bilinear.cli import main
     from helpers.emulated import EMULATOR
@@ -85,8 +81,6 @@ def test_the_c_api_example_compiles_against_cudas_own_headers(tmp_path):
     """The emulator's headers are stand-ins: the example must also compile against CUDA's and cuBLAS's."""
     import os
     import shutil
-
-    import pytest
 
     from bilinear.cli import main
     from conftest import cublas_paths

@@ -272,7 +272,6 @@ def test_a_plinopt_file_name_given_whole_names_its_three_files(tmp_path, given):
 def test_a_plinopt_scheme_exported_into_a_folder_keeps_its_name(tmp_path, capsys):
     """plinopt_2x2x2_7_Strassen was written as 2x2x2_7_plinopt_2x2x2_7_Strassen_L.sms, and its name
     grew on every round trip."""
-    from bilinear.cli import main
 
     source = tmp_path / "2x2x2_7_Strassen_L.sms"
     assert main(["export", "strassen", "--to", "plinopt", "-o", str(tmp_path / "2x2x2_7_Strassen")]) == 0
@@ -285,7 +284,6 @@ def test_a_plinopt_scheme_exported_into_a_folder_keeps_its_name(tmp_path, capsys
 def test_an_alternative_basis_scheme_exported_into_a_folder_reads_back_as_written(tmp_path, capsys):
     """Its name (…_rational_ALT) would make the files an alternative basis without a change of basis:
     the folder's files are named …_ALT_expanded, as what they hold is the scheme in the standard basis."""
-    from bilinear.cli import main
 
     source = scheme_file("plinopt/3x4x7_63_rational-ALT_L.sms")
     assert main(["export", str(source), "--to", "plinopt", "-o", str(tmp_path)]) == 0
@@ -300,7 +298,6 @@ def test_a_plinopt_export_that_cannot_write_every_file_writes_none(tmp_path, cap
     import os
 
     from bilinear import output
-    from bilinear.cli import main
 
     real_fdopen, opened = os.fdopen, []
 
@@ -329,7 +326,6 @@ def test_export_refuses_a_bl_name_for_what_is_not_bl_text(tmp_path, capsys, to):
     """export --to alphatensor -o o.bl wrote an .npz under a .bl name without a word, and `verify o.bl`
     then said "binary file, not .bl text" (fast-matmul: a .bl syntax error), with no hint of --from;
     plinopt wrote 2x2x2_7_o.bl_L.sms, _R and _P (an audit)."""
-    from bilinear.cli import main
 
     target = tmp_path / "o.bl"
     with pytest.raises(SystemExit) as stopped:  # a usage error, as import's -o x.npz
@@ -429,7 +425,6 @@ def test_a_fast_matmul_name_whose_shape_or_count_contradicts_the_scheme_is_refus
 def test_a_derived_plinopt_scheme_exported_into_a_folder_gets_its_own_shape_prefix(tmp_path, capsys):
     """The product of two PLinOpt Strassens kept the source's 2x2x2_7_ prefix in its default name, and the
     export into a folder refused the name the user never gave (found by an audit)."""
-    from bilinear.cli import main
 
     source = scheme_file("plinopt/2x2x2_7_Strassen_L.sms")
     product = tmp_path / "sxs.bl"

@@ -1124,7 +1124,6 @@ def test_a_product_count_of_ten_digits_or_more_in_a_name_is_checked_too(tmp_path
     """A name's count of nine digits was checked ("says 2300000 products, but it holds 23"); one of ten
     or more was not read as a count at all, and the file imported (found by an audit).  Kauers's names
     keep the limit: ten hex digits after the shape are a hash there (378-ffdb2d875f), all decimal at times."""
-    from bilinear.diagnostics import BilinearError
 
     original = scheme_file(source)
     for sibling in original.parent.glob(original.name.replace("_L.sms", "_*.sms")) if "_L.sms" in source else [original]:
@@ -1137,7 +1136,6 @@ def test_a_product_count_of_ten_digits_or_more_in_a_name_is_checked_too(tmp_path
 
 def test_a_plinopt_side_of_the_wrong_size_is_located_in_its_own_file(tmp_path):
     """The error named 2x2x2_7_Strassen_P.sms but quoted the L file's header line (found by an audit)."""
-    from bilinear.diagnostics import BilinearError
 
     for part in "LRP":
         source = scheme_file(f"plinopt/2x2x2_7_Strassen_{part}.sms")
@@ -1274,7 +1272,6 @@ def test_no_other_format_is_offered_where_it_would_not_read_the_file(tmp_path):
 @pytest.mark.parametrize("text", ["2,2,1_0", "2,2,\u0662"])
 def test_a_shape_option_is_ascii_digits(text):
     """int() read 1_0 as 10 and Arabic-Indic digits as digits."""
-    from bilinear.frontend.formats.common import parse_shape
 
     with pytest.raises(BilinearError, match=r"^--shape \(shape=\) must be three positive whole numbers m,k,n, not "):
         parse_shape(text)
@@ -1283,7 +1280,6 @@ def test_a_shape_option_is_ascii_digits(text):
 @pytest.mark.parametrize("text", ["2x3x4", "2×3×4", " 2, 3 ,4 ", "2 x 3 x 4"])
 def test_a_shape_option_is_spelled_as_a_key_is(text):
     """key="3x3x3" was read, shape="2x3x4" refused as not three whole numbers (a hunt)."""
-    from bilinear.frontend.formats.common import parse_shape
 
     assert parse_shape(text) == Shape(2, 3, 4)
 
@@ -1312,7 +1308,6 @@ def test_a_kauers_line_with_another_scripts_digit_is_refused_where_it_stands(tmp
 
 def test_a_coefficient_with_spaces_around_it_is_read_as_fraction_reads_it():
     """The ASCII check refused " 1/2", which Fraction() took (Perminov's JSON strings)."""
-    from bilinear.frontend.formats.common import exact_fraction
 
     assert exact_fraction(" 1/2 ") == Fraction(1, 2)
     with pytest.raises(ValueError):

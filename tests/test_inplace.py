@@ -203,7 +203,6 @@ def test_cli_says_how_long_a_long_search_will_take(monkeypatch, capsys):
     """⟨11,11,11;896⟩ takes 13 s a candidate: 320 of them would run for hours without a word.  The
     estimate times the second candidate (the first pays for imports: Strassen's had read 30 s for a
     search of 2.5 s), and it is said only where it is long."""
-    import re
 
     from bilinear import inplace_cli
     from bilinear.report_sizes import duration_text

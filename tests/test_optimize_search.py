@@ -196,7 +196,7 @@ def test_perturbed_search_preserves_every_form_and_never_costs_more(targets, see
 def test_more_pairs_than_agrees_with_the_count_at_its_limit():
     """The check that decides whether a side gets seeded orders stops early on large sides; at the limit it
     agrees with counting every pair (a + b + c holds three; 2a − 2b one more, its ratio b/a being −1, not 1)."""
-    from bilinear.optimize_pairs import more_pairs_than, pairs
+    from bilinear.optimize_pairs import pairs
 
     one = Fraction(1)
     targets = [{"a": one, "b": one, "c": one}, {"a": 2 * one, "b": -2 * one}]

@@ -77,8 +77,6 @@ except cli.Terminated:
 def test_a_stopped_parent_stops_its_workers_at_once():
     """SIGTERM raised Terminated in the parent, and leaving the pool waited for the running jobs (a
     whole optimize run, 208 s); before the handler, the workers were left running (a review)."""
-    import subprocess
-    import sys
     import time
 
     started = time.monotonic()
@@ -346,7 +344,6 @@ def test_the_workers_objects_are_dropped_with_ctrl_c_held(monkeypatch):
 
 def test_the_command_line_says_a_parallel_failure_as_a_note(monkeypatch, capsys, tmp_path):
     """It printed Python's warning: the module's path and line, "UserWarning:", and the source line."""
-    from bilinear import processes
     from bilinear.cli import main
 
     def no_shared_memory(*args):

@@ -464,7 +464,6 @@ def test_numpy_and_fraction_arguments_are_taken_as_their_values():
     """dtype=np.float64 was "not <class 'numpy.float64'>", levels=np.int64(2) "not a whole number",
     alpha=Fraction(1, 2) "not a real number"."""
     from decimal import Decimal
-    from fractions import Fraction
 
     product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", backend="numpy", dtype=np.float64, levels=np.int64(2))
     assert (product.dtype, product.lowered.options.levels) == ("float64", 2)
@@ -825,7 +824,7 @@ def test_scalars_past_the_floats_are_shown_short(value, refusal):
 def test_automatic_levels_lower_a_refused_level_once():
     """A one-level lowering that raised was lowered again on every call (a cached_property caches
     no exception); the refusal is now kept, and raised as it came."""
-    from bilinear.diagnostics import BilinearError, Diagnostic
+    from bilinear.diagnostics import Diagnostic
     from bilinear.runtime.auto import AutoProduct
     from bilinear.runtime.numpy_backend import NumpyBackend
 

@@ -502,8 +502,6 @@ def test_ozaki_options_without_the_ozaki_leaf_are_refused(tmp_path, capsys, comm
 
 
 def test_the_api_refuses_moduli_without_the_ozaki_leaf():
-    import bilinear
-
     with pytest.raises(ValueError, match="^moduli set the ozaki leaf's emulation, and the fused leaf has none"):
         bilinear.compile(STRASSEN, leaf="fused", moduli=3, backend="numpy")
     assert bilinear.compile(STRASSEN, leaf="ozaki", moduli=3, backend="numpy") is not None
@@ -911,7 +909,6 @@ def test_mod_is_refused_on_a_bl_file_by_every_command_that_reads_one(capsys, com
 
 def test_mod_reads_a_catalogue_file_modulo_p_in_transform(capsys, tmp_path):
     """A mod-2 scheme named without `mod2` was read over Q with --mod 2, and its 20 wrong blocks printed."""
-    from conftest import scheme_file
 
     source = scheme_file("kauers/378-ffdb2d875f.mod2.exp")
     renamed = tmp_path / "v378.exp"
@@ -1095,7 +1092,6 @@ def test_an_empty_output_name_is_a_usage_error(capsys, command):
 
 def test_mod_on_a_scheme_that_holds_over_q_reads_it_as_exact(capsys, tmp_path):
     """`import --mod 3` of a scheme exact over Q said it was "valid only modulo 3" (verify: "verified over Q")."""
-    from conftest import scheme_file
 
     renamed = tmp_path / "v333.exp"
     renamed.write_bytes(scheme_file("kauers/k000000011c4745e-333-23-mod0.exp").read_bytes())
@@ -1157,7 +1153,6 @@ def test_compile_names_every_plinopt_file_it_read_as_a_source(capsys, tmp_path, 
 def test_a_scheme_named_modulo_p_that_holds_over_q_compiles(capsys, tmp_path):
     """Strassen in Kauers's form under a ``mod2`` name: verify said "verified over Q (and so modulo 2)",
     compile and run that it was "valid only modulo 2"."""
-    from conftest import scheme_file
 
     renamed = tmp_path / "v333-mod2.exp"
     renamed.write_bytes(scheme_file("kauers/k000000011c4745e-333-23-mod0.exp").read_bytes())
@@ -1177,7 +1172,6 @@ def test_a_report_format_hint_names_only_real_input_formats(capsys):
 
 def test_optimize_takes_products_named_like_its_own_sums(capsys, tmp_path):
     """A product named X__1 left none of the prefixes X, X_, X__ free: a StopIteration traceback."""
-    import bilinear
 
     source = tmp_path / "xname.bl"
     source.write_text((ROOT / "algorithms" / "strassen.bl").read_text().replace("M1", "X__1"))
@@ -1190,7 +1184,6 @@ def test_optimize_takes_a_product_whose_long_name_begins_with_its_prefix(capsys,
     """A product named X, 253 underscores and a (255 characters, legal) grew the prefix X_..._ to 255
     characters, and the sums named after it were refused as too long (a hunt): only a name the new sums
     could take (the prefix, a letter, digits) keeps the prefix from being used."""
-    import bilinear
 
     source = tmp_path / "long.bl"
     source.write_text((ROOT / "algorithms" / "winograd.bl").read_text().replace("P1", "X" + "_" * 253 + "a"))
@@ -1204,7 +1197,6 @@ def test_optimize_takes_a_product_whose_long_name_begins_with_its_prefix(capsys,
 def test_optimize_takes_products_named_like_its_scaled_copies(capsys, tmp_path, name):
     """The scaled copies' prefix was the first of _c, _c_, _c__, _c___ no name began with: a product
     named _c___z left none, a StopIteration traceback (found beside the hunt above)."""
-    import bilinear
 
     source = tmp_path / "c.bl"
     source.write_text(re.sub(r"\bP1\b", name, (ROOT / "algorithms" / "winograd.bl").read_text()))
@@ -1268,7 +1260,6 @@ def test_optimize_says_when_starts_names_a_side_that_is_not_small(capsys, tmp_pa
 def test_allow_pickle_is_refused_where_there_is_nothing_to_unpickle(capsys):
     code, _, err = _run(capsys, "verify", STRASSEN, "--allow-pickle")
     assert code == 1 and "--allow-pickle (allow_pickle=) applies to catalogue schemes, not to .bl files" in err
-    from conftest import scheme_file
 
     code, _, err = _run(capsys, "verify", str(scheme_file("fast-matmul/strassen")), "--allow-pickle")
     assert code == 1 and ("--allow-pickle (allow_pickle=) lets an AlphaTensor .npz archive's pickled entries load; "
@@ -1277,7 +1268,6 @@ def test_allow_pickle_is_refused_where_there_is_nothing_to_unpickle(capsys):
 
 def test_mod_p_that_divides_a_denominator_says_so(capsys, tmp_path):
     """It said the scheme was "valid only modulo 13", of a scheme valid over Q and undefined modulo 13."""
-    from conftest import scheme_file
 
     path = scheme_file("plinopt/2x2x2_7_DPS-integral-12.0662_L.sms")
     code, _, err = _run(capsys, "optimize", str(path), "--mod", "13", "-o", str(tmp_path / "x.bl"))
@@ -1422,8 +1412,6 @@ def test_mod_p_that_divides_a_denominator_of_a_scheme_exact_over_q_says_to_leave
 
 
 def test_a_plinopt_coefficient_with_no_value_modulo_p_is_shown_in_its_own_file(capsys):
-    from conftest import scheme_file
-
     path = scheme_file("plinopt/3x4x7_63_rational-CoB_L.sms")
     code, out, _ = _run(capsys, "verify", str(path), "--mod", "2")
     assert code == 1 and "3x4x7_63_rational-CoB_R.sms:2:1: error: the coefficient 1/2 has no value modulo 2" in out
@@ -1449,7 +1437,6 @@ def test_verify_of_a_modular_scheme_says_n_changes_nothing(capsys):
 def test_a_written_header_names_its_source_and_no_absolute_path(capsys, tmp_path):
     """A LICENSE three folders up was written as "Licence of the source: /abs/path/LICENSE (...)", and the
     `from NAME` line went missing whenever one was found."""
-    from conftest import scheme_file
 
     (tmp_path / "LICENSE").write_text("Some licence\n")
     deep = tmp_path / "a" / "b"
@@ -1468,7 +1455,6 @@ def test_a_licence_search_passes_over_what_it_cannot_read(capsys, tmp_path, monk
     """A folder above the source that could not be listed, or a licence file that could not be read,
     ended import, export, transform, product and optimize ("…: Permission denied") on a file that read
     well: the search is an extra the user never asked for (a hunt; as root, a permission is a patch)."""
-    from conftest import scheme_file
 
     (tmp_path / "LICENSE").write_text("Some licence\n")
     (tmp_path / "a" / "b").mkdir(parents=True)
@@ -1493,7 +1479,6 @@ def test_a_licence_search_passes_over_what_it_cannot_read(capsys, tmp_path, monk
 
 def test_optimize_also_with_an_archive_says_how_to_give_it(capsys, tmp_path):
     """`--also factorizations_r.npz` said "choose one with --key" though --key was given (for FILE)."""
-    from conftest import scheme_file
 
     archive = str(scheme_file("alphatensor/factorizations_r.npz"))
     code, _, err = _run(capsys, "optimize", archive, "--key", "2,2,2", "--also", archive, "-o", str(tmp_path / "x.bl"))
@@ -1953,7 +1938,6 @@ def test_a_workspace_limit_past_float_range_is_a_usage_error(capsys):
 def test_a_workspace_limit_of_a_tiny_number_is_zero_at_once():
     """--workspace-limit 1e-10000000 sat for 12 s (1e-100000000 for minutes) while the exact value
     built 10^10000000, to round it down to 0 bytes (a hunt)."""
-    import time
 
     from bilinear.cli_args import byte_count
 
@@ -2065,7 +2049,6 @@ def test_a_cutoff_past_an_int_is_a_usage_error(capsys, tmp_path):
     code, _, err = _run(capsys, "compile", STRASSEN, "--cutoff", str(2**31), "-o", str(tmp_path / "c"))
     assert code == 2 and "argument --cutoff: must be at most 2147483647, not 2147483648" in err
     assert not (tmp_path / "c").exists()
-    import bilinear
 
     with pytest.raises(ValueError, match=r"^cutoff must be between 1 and 2147483647 \(2\^31 - 1\), not 2147483648$"):
         bilinear.compile(STRASSEN, backend="numpy", cutoff=2**31)
@@ -2174,7 +2157,6 @@ def test_a_stray_word_is_the_subcommands_usage_error(capsys, argv, command):
 def test_verify_mod_p_that_divides_a_denominator_does_not_call_an_exact_scheme_inexact(capsys):
     """It said "not an exact algorithm over Q, so it is never compiled" of a scheme that verifies over Q
     (check_modular stopped at the coefficient with no value modulo 13, before the check over Q)."""
-    from conftest import scheme_file
 
     path = str(scheme_file("plinopt/2x2x2_7_DPS-integral-12.0662_L.sms"))
     assert _run(capsys, "verify", path)[0] == 0
@@ -2186,7 +2168,6 @@ def test_verify_mod_p_that_divides_a_denominator_does_not_call_an_exact_scheme_i
 def test_verify_mod_p_of_a_scheme_exact_over_q_says_where_its_figures_are(capsys):
     """A scheme given with --mod that holds over Q printed its modular entry alone: no products,
     additions or stability, and nothing saying that they are shown without --mod."""
-    from conftest import scheme_file
 
     path = str(scheme_file("kauers/k000000011c4745e-333-23-mod0.exp"))
     code, out, _ = _run(capsys, "verify", path, "--mod", "7")
@@ -2200,7 +2181,6 @@ def test_verify_mod_p_of_a_scheme_exact_over_q_says_where_its_figures_are(capsys
 def test_a_scheme_its_name_claims_modulo_p_is_not_told_to_drop_a_mod_it_was_not_given(capsys, tmp_path):
     """"without --mod it verifies with its figures", where no --mod was given: the file's name said
     mod3, and only a .bl file of it (bilinear import) is read over Q (a hunt)."""
-    from conftest import scheme_file
 
     path = tmp_path / "223-11-mod3.exp"
     path.write_text(scheme_file("flips/223-11-mod0.exp").read_text())

@@ -55,8 +55,6 @@ def _direct_residual(algorithm: Algorithm) -> dict[str, Form]:
 
 
 def _load(scheme: S.Scheme) -> Algorithm:
-    from bilinear.frontend.loader import program_from_text
-
     return program_from_text(S.to_equations(scheme, "t"), "<scale>").algorithms[0]
 
 

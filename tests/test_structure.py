@@ -153,6 +153,36 @@ def test_no_module_over_400_lines():
     assert shrunk == [], f"{shrunk} are within {MAX_LINES} lines now: take them off OVERSIZE_ALLOWED"
 
 
+def _imported_names(statement: ast.Import | ast.ImportFrom) -> set[tuple]:
+    source = statement.module if isinstance(statement, ast.ImportFrom) else None
+    level = statement.level if isinstance(statement, ast.ImportFrom) else 0
+    return {(source, level, alias.name, alias.asname) for alias in statement.names}
+
+
+def _imported_again(tree: ast.Module) -> list[int]:
+    """Lines where a function imports a name its module already imports at the top."""
+    top = set().union(*(_imported_names(s) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))))
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return sorted({statement.lineno for function in functions for statement in ast.walk(function)
+                   if isinstance(statement, (ast.Import, ast.ImportFrom)) and _imported_names(statement) & top})
+
+
+def test_no_function_imports_again_what_its_module_imports():
+    """55 function-local imports repeated their module's own (`import pytest` in a test of a module that
+    imports it at the top): each reads as if the name were not there."""
+    files = [*(ROOT / "bilinear").rglob("*.py"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "examples").rglob("*.py"),
+             *(ROOT / "benchmarks").rglob("*.py")]
+    again = {str(p.relative_to(ROOT)): lines for p in files
+             if (lines := _imported_again(ast.parse(p.read_text(encoding="utf-8"))))}
+    assert again == {}
+
+
+def test_an_import_repeated_inside_a_function_is_seen():
+    tree = ast.parse("import os\nfrom .a import b as c\ndef f():\n    import os\n    from .a import b\n"
+                     "    def g():\n        from .a import b as c, d\n")
+    assert _imported_again(tree) == [4, 7]
+
+
 def test_verifying_an_exact_scheme_does_not_import_sympy():
     """sympy took 0.3 s of every command's start (0.8 s in all for `verify strassen`); only
     approximate schemes, whose coefficients hold a parameter, need it."""

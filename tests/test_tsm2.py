@@ -484,7 +484,6 @@ def test_shapes_near_measured_ones_keep_their_kernel(dtype, m, k, n, kernel):
 @pytest.mark.parametrize("dtype, n", [("float64", 33), ("float64", 40), ("float64", 64), ("float32", 64), ("float32", 65)])
 def test_the_model_finds_a_tsm2r_configuration_for_every_width(dtype, n):
     """float64 had none from 33 to 64 columns (n_tile = n needed 2·n words a thread, past 64)."""
-    from bilinear.lower import tsm2
 
     params = tsm2.model_params("tsm2r", 16384, 16384, n, dtype)
     assert params.n_tile <= (32 if dtype == "float64" else 64)

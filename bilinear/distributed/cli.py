@@ -291,7 +291,6 @@ def _check_world(args) -> None:
 def _guarded(args, body) -> int:
     """Run ``body`` on this rank once every rank has the same options; a failure on any rank ends
     every rank (the others would wait for it)."""
-    from ..diagnostics import BilinearError, render
 
     try:
         same_command(args)

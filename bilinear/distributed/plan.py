@@ -221,8 +221,9 @@ def make_plan(
     if len(shape) != 3:
         raise ValueError(f"shape must be (M, K, N), not {tuple(shape)}")
     shape = check_sizes(*shape)
+    weights = None if weights is None else list(weights)  # read once: a generator's would be spent below
     if bands is None:
-        even = weights is None or len(set(weights)) == 1
+        even = weights is None or all(weight == weights[0] for weight in weights)  # unhashable ones refused later
         bands = default_bands(decomposition.rank, ranks) if even else 8 * ranks
     bands = check_count(bands, "bands", 1)
     tasks = assign(decomposition.rank, ranks, bands, weights)

@@ -279,7 +279,6 @@ def kernel_leading_dimension(view: View, rows: int, cols: int, dtype: str, what:
     """The row stride in elements of a CuPy view a generated kernel reads as ``rows × cols`` of
     ``dtype``; rejects anything the kernel cannot read (its pitch is a 32-bit int)."""
     import cupy
-    import numpy as np
 
     if not isinstance(view, cupy.ndarray):
         raise TypeError(f"{what} must be a CuPy array, not {type(view).__name__}")
