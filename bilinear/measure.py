@@ -179,10 +179,10 @@ def exact_product(A: Any, B: Any) -> Any:
     """A@B for float64 A and B: every product of slices (:func:`_slices`) is exact, and their sum,
     smallest first, is rounded about once per entry, so its error is about u·‖A‖‖B‖ where a float64
     GEMM's grows with √K times that (an entry that cancels to far below its terms may be off by more
-    than u of itself: 2^-76 for 2^-76 + 2^-104).  It takes one GEMM per pair of slices (9 to 16 for normal data: 16 at K = 1024 and
-    16384), over tiles of about BLOCK_ELEMENTS rows and columns so the slices' memory stays bounded
-    beside matrices of 8 GiB.  Inputs past 2^900 in magnitude or not finite are multiplied plainly
-    (the splitting would overflow)."""
+    than u of itself: 2^-76 for 2^-76 + 2^-104).  It takes one GEMM per pair of slices (9 to 16 for
+    normal data: 16 at K = 1024 and 16384), over tiles of about BLOCK_ELEMENTS rows and columns so the
+    slices' memory stays bounded beside matrices of 8 GiB.  Inputs past 2^900 in magnitude or not
+    finite are multiplied plainly (the splitting would overflow)."""
     xp = _xp(A)
     (M, K), N = A.shape, B.shape[1]
     out = xp.zeros((M, N), dtype=xp.float64)
