@@ -168,7 +168,7 @@ def _imported_again(tree: ast.Module) -> list[int]:
 
 
 def test_no_function_imports_again_what_its_module_imports():
-    """55 function-local imports repeated their module's own (`import pytest` in a test of a module that
+    """56 function-local imports repeated their module's own (`import pytest` in a test of a module that
     imports it at the top): each reads as if the name were not there."""
     files = [*(ROOT / "bilinear").rglob("*.py"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "examples").rglob("*.py"),
              *(ROOT / "benchmarks").rglob("*.py")]
