@@ -906,6 +906,7 @@ def test_size_questions_refuse_sizes_that_are_not_sizes(method):
         getattr(product, method)(8.5, 8, 8)
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")  # np.matrix is the point here
 @pytest.mark.parametrize("leaf", ["cublas", "ozaki"])
 def test_ndarray_subclasses_multiply_as_plain_arrays(leaf):
     """np.matrix passed every check as it came: the ozaki leaf then raised matrix.max()'s TypeError
