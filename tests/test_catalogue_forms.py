@@ -8,6 +8,7 @@ are written into ``tmp_path``.  Each test here failed on the single
 from __future__ import annotations
 
 import io
+import warnings
 import time
 import zipfile
 from fractions import Fraction
@@ -828,3 +829,24 @@ def test_a_correct_mathematica_list_reads_with_its_entries_located(tmp_path):
     m7 = algorithm.products[6]
     assert (m7.left.span_of("A22").line, m7.left.span_of("A22").column) == (7, 16)
     assert (m7.right.span_of("B21").line, m7.right.span_of("B21").column) == (7, 32)
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("x-111-1.exp", "(a11)*(b11)*(c11+1if)\n", "expected an operator (+ - * /) between '1' and 'if'"),
+        ("x.m", "{{{{1if}}, {{1}}, {{1}}}}", "this is not a Mathematica list of products (invalid syntax)"),
+        ("1x1x1_1_x_L.slp", "o0:=i0-1if;\n", "this is not a linear expression (invalid syntax)"),
+    ],
+    ids=["kauers", "mathematica", "straight-line"],
+)
+def test_python_parser_warnings_do_not_reach_the_user(tmp_path, name, text, message):
+    """The readers that parse with Python's parser refused `1if` in their own words, but only after Python had
+    printed its own `<unknown>:1: SyntaxWarning: invalid decimal literal` (a fuzzing hunt): a line that names
+    no file and speaks of Python."""
+    for part in "RP" if name.endswith("_L.slp") else "":  # a program's other two maps, read after it
+        _write(tmp_path, name.replace("_L.", f"_{part}."), "o0:=i0;\n")
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert _error(_write(tmp_path, name, text)) == message
+    assert [str(warning.message) for warning in shown] == []

@@ -42,6 +42,7 @@ from .common import (
     identifier,
     modulus_in_name,
     named_so,
+    python_tree,
     shape_mismatch,
     transposed_c_rows,
     whole_file,
@@ -316,7 +317,7 @@ def decompositions_from_notebook(source: str) -> dict[str, tuple[np.ndarray, np.
     """The ``decomposition_nmp = (np.array([...]), ...)`` literals of AlphaEvolve's results notebook, read
     with :func:`ast.literal_eval` (nothing is executed), keyed ``"n,m,p"`` as in an ``.npz`` archive."""
     found = {}
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(python_tree(source, "exec")):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
         target = node.targets[0].id

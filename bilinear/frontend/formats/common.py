@@ -7,8 +7,10 @@ located at file:line:col; these helpers build those errors and the exact
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -16,8 +18,6 @@ from pathlib import Path
 from ...diagnostics import BilinearError, Diagnostic, brief
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, parse_block
 from ...ir.names import KEYWORDS, LONGEST_NAME
-
-# Words the .bl grammar reserves; a scheme named after one could not be written back.
 
 # The largest block grid a catalogue scheme may declare: AlphaTensor's biggest
 # is ⟨11,11,11⟩ and Perminov's ⟨16,16,16⟩; beyond this a header is a typo or an attack.
@@ -75,6 +75,19 @@ def past_digit_limit(error: SyntaxError) -> bool:
     """Whether Python's parser stopped at its digit limit, in words that name its internals ("use
     sys.set_int_max_str_digits"): the readers that parse with ``ast`` say TOO_MANY_DIGITS instead."""
     return "integer string conversion" in (error.msg or "")
+
+
+def python_tree(text: str, mode: str = "eval") -> ast.AST:
+    """``ast.parse(text, mode)`` without Python's SyntaxWarnings of what it reads with a doubt (``1if`` as
+    ``1 if``, ``"\\d"``): printed as ``<unknown>:1: SyntaxWarning: invalid decimal literal``, they name no file
+    and speak of Python, and the readers say in their own words what they refuse.
+
+    Raises:
+        SyntaxError: as ast.parse does, for the readers to locate.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(text, mode=mode)
 
 
 def exact_fraction(text: str) -> Fraction:

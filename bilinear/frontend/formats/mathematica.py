@@ -20,7 +20,7 @@ from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ModularScheme
 from ..loader import read_source
 from .common import (TOO_MANY_DIGITS, algorithm_from_tables, blank_leading_zeros, check_decimal,
-                     check_side, fail, identifier, modulus_in_name, named_so, past_digit_limit, rank_mismatch, whole_file)
+                     check_side, fail, identifier, modulus_in_name, named_so, past_digit_limit, python_tree, rank_mismatch, whole_file)
 from .kauers import name_facts
 
 
@@ -89,7 +89,7 @@ def _tree(text: str, parsed: _Parsed, path: Path) -> ast.AST:
         line = text[: text.find("[") if "[" in text else text.find("]")].count("\n") + 1
         fail("unexpected '[' or ']' in a Mathematica list", Span(str(path), line, 1, line, 2))
     try:
-        return ast.parse(parsed.text, mode="eval").body
+        return python_tree(parsed.text).body
     except SyntaxError as error:
         line = error.lineno or 1
         column = parsed.column(line, error.offset or 1)

@@ -23,7 +23,7 @@ from pathlib import Path
 from ...ir import Span
 from ..loader import read_source, source_lines
 from ...diagnostics import brief
-from .common import TOO_MANY_DIGITS, check_decimal, fail, line_span, past_digit_limit, rational, token_span, whole_file
+from .common import TOO_MANY_DIGITS, check_decimal, fail, line_span, past_digit_limit, python_tree, rational, token_span, whole_file
 
 
 Assigned = tuple[str, int]  # a program's variable and which assignment of it (1, 2, …): each is a value of its own
@@ -287,7 +287,7 @@ def read_slp(path: Path) -> Sparse:
             fail(f"a straight-line program's names and numbers are ASCII; found {strange.group()!r}",
                  token_span(path, number, statement.index(":=") + 3 + strange.start(), strange.group()))
         try:
-            tree = ast.parse(expression.strip(), mode="eval").body
+            tree = python_tree(expression.strip()).body
         except SyntaxError as error:
             column = offset + (error.offset or 1)
             if past_digit_limit(error):

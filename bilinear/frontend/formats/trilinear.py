@@ -26,7 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ...ir import Span
-from .common import TOO_MANY_DIGITS, blank_leading_zeros, check_decimal, fail, past_digit_limit
+from .common import TOO_MANY_DIGITS, blank_leading_zeros, check_decimal, fail, past_digit_limit, python_tree
 
 _LETTERS = "abc"
 _ENTRY = re.compile(r"([abc])([1-9])([1-9])")
@@ -227,7 +227,7 @@ def _starts_entry(line: str, position: int) -> bool:
 def _tree(text: str, reader: _Line) -> ast.AST:
     blanked = blank_leading_zeros(text)  # (parse_product took those that began the line)
     try:
-        return ast.parse(blanked, mode="eval").body
+        return python_tree(blanked).body
     except SyntaxError as error:
         _adjacent_operands(blanked, reader)
         offset = (error.offset or 1) - 1
