@@ -36,11 +36,11 @@ from ..ir import (
     operand_of,
     shape_too_large,
 )
-from ..ir.names import LONGEST_NAME
+from . import name_sums
 from .formats.common import TOO_MANY_DIGITS
-from .grammar import LARK
+from .grammar import LARK, NAME_SUMS_LARK
 from .raw import RawAlgorithm, RawDefinition, RawSchedule, RawTable, Use
-from .syntax_errors import QUOTED_TOKEN, syntax_error
+from .syntax_errors import syntax_error
 from .table_rows import row_values
 
 
@@ -74,6 +74,12 @@ class _Sum:
             terms[name] = coef if (before := terms.get(name)) is None else before + coef
         self.spans.extend(form.spans)
         return self
+
+    def add_name(self, name: str, span: Span, coef: Fraction) -> None:
+        """Add ``coef·name``, as add does ``Form.symbol(name, span)`` (frontend.name_sums' terms, without a Form each)."""
+        terms = self.terms
+        terms[name] = coef if (before := terms.get(name)) is None else before + coef
+        self.spans.append((name, span))
 
     def form(self) -> Form:
         return Form.of(self.terms, self.spans)
@@ -134,11 +140,21 @@ class _ToIR(Transformer_NonRecursive):
         return self._block(name, int(row), int(col), self._span(meta))
 
     def _block(self, name: str, row: int, col: int, span: Span) -> Form:
+        return Form.symbol(self._block_name(name, row, col, span), span)
+
+    def _block_name(self, name: str, row: int, col: int, span: Span) -> str:
         if name not in ("A", "B", "C"):
             self._fail(f"only blocks of A, B and C take [row,col] indices, not {name}", span)
         if row < 1 or col < 1:
             self._fail(f"block indices start at 1: {name}[{row},{col}]", span)
-        return Form.symbol(block_name(name, row, col), span)
+        return block_name(name, row, col)
+
+    def name_sum(self, meta, children):
+        total, line = _Sum(Form()), children[0].line
+        for coefficient, name, row, col, start, end in name_sums.terms(children[0]):
+            span = Span(self.path, line, start, line, end)
+            total.add_name(name if row is None else self._block_name(name, row, col, span), span, coefficient)
+        return total
 
     # --- expressions ----------------------------------------------------------
     def add(self, meta, children):
@@ -345,11 +361,15 @@ def parse_text(text: str, path: str) -> tuple[tuple[Use, ...], tuple[RawDefiniti
         BilinearError: on a syntax error or a malformed expression.
     """
     with cycles_uncollected():
+        lines = text if text.endswith("\n") else text + "\n"
         try:
-            tree = LARK.parse(text if text.endswith("\n") else text + "\n")
-        except UnexpectedInput as error:
-            raise BilinearError(syntax_error(error, text, path)) from None
-        _refuse_long_names(tree, path)
+            tree = NAME_SUMS_LARK.parse(lines)
+        except UnexpectedInput:  # the language's own parser reads what the fast one does not, and says what is wrong
+            try:
+                tree = LARK.parse(lines)
+            except UnexpectedInput as error:
+                raise BilinearError(syntax_error(error, text, path)) from None
+        name_sums.refuse_long_names(tree, path)
         return _transformed(tree, path)
 
 
@@ -367,25 +387,3 @@ def _transformed(tree, path: str) -> tuple[tuple[Use, ...], tuple[RawDefinition,
                 message = TOO_MANY_DIGITS
             raise BilinearError(Diagnostic(message, span)) from None
         raise
-
-
-def _refuse_long_names(tree, path: str) -> None:
-    """Refuse the first name (in file order) longer than :data:`LONGEST_NAME`, quoting its beginning.
-
-    Raises:
-        BilinearError: located at that name.
-    """
-    # iter_subtrees_topdown, not scan_values, which recurses: a sum of a few hundred terms is as deep
-    # (RecursionError); nor iter_subtrees, which orders the nodes for 7x the time
-    long = [child for subtree in tree.iter_subtrees_topdown() for child in subtree.children
-            if isinstance(child, Token) and child.type in ("NAME", "BLOCK") and _name_length(child) > LONGEST_NAME]
-    if long:
-        first = min(long, key=lambda token: token.start_pos)
-        span = Span(path, first.line, first.column, first.end_line, first.end_column)
-        raise BilinearError(Diagnostic(f"a name of {_name_length(first)} characters, where a name has at most "
-                                       f"{LONGEST_NAME}: '{first[:QUOTED_TOKEN]}…'", span))
-
-
-def _name_length(token: Token) -> int:
-    """The length of the name a NAME or BLOCK token (`B[1,2]`: B) holds."""
-    return token.find("[") if token.type == "BLOCK" else len(token)
