@@ -128,3 +128,23 @@ def test_a_long_sum_is_one_token():
     text = "algorithm a <1,1,1>:\n  C11 = " + " + ".join(f"M{r}" for r in range(1, 501)) + "\n"
     tokens = list(NAME_SUMS_LARK.lex(text))
     assert [token.type for token in tokens].count("NAME_SUM") == 1 and len(tokens) < 20
+
+
+@pytest.mark.parametrize("line, column", [("    stage + x -> C11", 11), ("  stage + x -> C11", 9), ("    temp + x -> C11", 10)])
+def test_a_sum_never_begins_at_a_keyword(line, column):
+    """Where a statement may begin, so may a stage or a temporary: LARK takes `stage` for the keyword and stops at
+    the '+'.  A sum lexed from the keyword on made it a statement, refused as "the left side of '->' must be a
+    product of two factors, not the sum stage + x"."""
+    text = f"schedule s for strassen:\n  temp T: A\n  stage one:\n    A11 * B11 -> C11\n{line}\n"
+    with pytest.raises(BilinearError) as caught:
+        parse_text(text, "t.bl")
+    assert [(d.message, d.span.line, d.span.column) for d in caught.value.diagnostics] == [
+        ("unexpected '+'; expected a name", 5, column)]
+
+
+def test_of_several_long_names_the_first_written_is_refused():
+    """`S = yyy…(300) + zzz…(400)` then `T = www…(500)`: the 300-character name at line 2, column 7, is the one said."""
+    text = f"algorithm a <1,1,1>:\n  S = {'y' * 300} + {'z' * 400}\n  T = {'w' * 500}\n"
+    with pytest.raises(BilinearError) as caught:
+        parse_text(text, "t.bl")
+    assert [(d.message[:12], d.span.line, d.span.column) for d in caught.value.diagnostics] == [("a name of 30", 2, 7)]
