@@ -108,8 +108,11 @@ def _most_negative_power(scheme: ApproximateScheme) -> int:
         powers = []
         for table in (scheme.u, scheme.v, scheme.w):
             entries = [laurent_terms(row[r], scheme.parameter) for row in table if row[r] != 0]
+            if not entries:  # a factor of zero (W's, for a product no C block uses): the product has no term
+                break
             powers.append(min((min(terms) for terms in entries if terms), default=0))
-        lowest = min(lowest, sum(powers))
+        else:
+            lowest = min(lowest, sum(powers))
     return -lowest
 
 
