@@ -298,12 +298,15 @@ def test_stage_conflicts_agree_with_pairwise(stage):
 
 
 def _collection_during_read(monkeypatch, text):
-    """Whether the cyclic collector was on while lark parsed ``text`` and while the tree became IR."""
+    """Whether the cyclic collector was on while lark parsed ``text`` (with sums of names lexed whole, then, where
+    that parser stops, with the language's own) and while the tree became IR."""
     from bilinear.frontend import parser
 
     seen = {}
-    parse, transform = parser.LARK.parse, parser._ToIR.transform
-    monkeypatch.setattr(parser.LARK, "parse", lambda *a, **k: (seen.setdefault("parse", gc.isenabled()), parse(*a, **k))[1])
+    for name, lark in (("parse", parser.NAME_SUMS_LARK), ("language's parse", parser.LARK)):
+        monkeypatch.setattr(lark, "parse", lambda *a, name=name, parse=lark.parse, **k:
+                            (seen.setdefault(name, gc.isenabled()), parse(*a, **k))[1])
+    transform = parser._ToIR.transform
     monkeypatch.setattr(parser._ToIR, "transform",
                         lambda self, tree: (seen.setdefault("transform", gc.isenabled()), transform(self, tree))[1])
     try:
@@ -320,7 +323,8 @@ def test_reading_a_file_pauses_the_cyclic_collector_and_restores_it(monkeypatch)
     strassen = (ROOT / "algorithms" / "strassen.bl").read_text()
     assert _collection_during_read(monkeypatch, strassen) == {"parse": False, "transform": False}
     assert gc.isenabled()
-    assert _collection_during_read(monkeypatch, "algorithm x <1,1,1>:\n  C11 = A11 * B11 +\n") == {"parse": False}
+    assert _collection_during_read(monkeypatch, "algorithm x <1,1,1>:\n  C11 = A11 * B11 +\n") == {
+        "parse": False, "language's parse": False}
     assert gc.isenabled()  # after a syntax error too
     gc.disable()
     try:  # a caller's own choice stands
