@@ -15,10 +15,11 @@ LARK = Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders
 
 # `M1 + M2 - B[1,3]` where an expression begins, a sum of names with no coefficient, as one token that
 # frontend.name_sums reads: a Kronecker product's equations are hundreds of thousands of such terms, and
-# lark's cost is per token and per tree node (load_program of <27,27,27;12167>'s 3.8 MB: 15.8 s, 5.3 s with this).
-# It never ends where a term would bind tighter (`M1 + M2*2`, `M1 + M2[1,2]`, `M1 + M2x`: the lookahead
-# after it) nor begins at a keyword (`stage + x` is a stage's header to LARK), so a text means what LARK
-# makes of it; a text it does not take at all is read by LARK.
+# lark's cost is per token and per tree node (<27,27,27;12167>'s 3.8 MB read in 15.1-16.7 s, 4.9-6.9 s with this:
+# benchmarks/large_read.py).  The lookahead after it keeps it from ending where a term binds tighter (`M1 + M2*2`,
+# `M1 + M2 [1,2]`) or inside a name (`M1 + M23*2` is not `M1 + M2`, then `3*2`), and it never begins at a keyword
+# (`stage + x` is a stage's header to LARK), so a text means what LARK makes of it; one it does not take at all
+# is read by LARK.
 NAME_SUMS = rf"""
 %extend expr: NAME_SUM -> name_sum
 NAME_SUM.3: /(?:[-+][\t \f]*)?(?!(?:{"|".join(sorted(KEYWORDS))})(?![A-Za-z0-9_]))/ _TERM (/[\t \f]*[-+][\t \f]*/ _TERM)+ /(?![\t \f]*[*\/\[\w.(])/

@@ -22,8 +22,6 @@ from .syntax_errors import QUOTED_TOKEN
 # a sign, then a block `B[1, 3]` (name, row, column) or a name (NAME_SUM took nothing else)
 _TERM = re.compile(r"([-+]?)[\t \f]*(?:([A-Za-z_][A-Za-z0-9_]*)\[[\t \f]*([0-9]+)[\t \f]*,[\t \f]*([0-9]+)[\t \f]*\]"
                    r"|([A-Za-z_][A-Za-z0-9_]*))")
-
-
 _PLUS, _MINUS = Fraction(1), Fraction(-1)
 
 
