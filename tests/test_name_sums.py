@@ -130,16 +130,20 @@ def test_a_long_sum_is_one_token():
     assert [token.type for token in tokens].count("NAME_SUM") == 1 and len(tokens) < 20
 
 
-@pytest.mark.parametrize("line, column", [("    stage + x -> C11", 11), ("  stage + x -> C11", 9), ("    temp + x -> C11", 10)])
-def test_a_sum_never_begins_at_a_keyword(line, column):
-    """Where a statement may begin, so may a stage or a temporary: LARK takes `stage` for the keyword and stops at
-    the '+'.  A sum lexed from the keyword on made it a statement, refused as "the left side of '->' must be a
-    product of two factors, not the sum stage + x"."""
+@pytest.mark.parametrize("line, column, expected", [
+    ("    stage + x -> C11", 11, "a name"), ("  stage + x -> C11", 9, "a name"), ("    temp + x -> C11", 10, "a name"),
+    ("algorithm + x -> C11", 11, "a name"), ("table + x -> C11", 7, "a name"), ("schedule + x -> C11", 10, "a name"),
+    ("use + x -> C11", 5, 'a quoted file name ("file.bl")'),
+])
+def test_a_sum_never_begins_at_a_keyword(line, column, expected):
+    """Where a statement may begin, so may a stage, a temporary or the next definition: LARK takes `stage` for the
+    keyword and stops at the '+'.  A sum lexed from the keyword on made it a statement, refused as "the left side of
+    '->' must be a product of two factors, not the sum stage + x"."""
     text = f"schedule s for strassen:\n  temp T: A\n  stage one:\n    A11 * B11 -> C11\n{line}\n"
     with pytest.raises(BilinearError) as caught:
         parse_text(text, "t.bl")
     assert [(d.message, d.span.line, d.span.column) for d in caught.value.diagnostics] == [
-        ("unexpected '+'; expected a name", 5, column)]
+        (f"unexpected '+'; expected {expected}", 5, column)]
 
 
 def test_of_several_long_names_the_first_written_is_refused():
