@@ -743,7 +743,7 @@ SMS_ONE = "1 1 R\n1 1 1\n0 0 0\n"
 
 @pytest.mark.parametrize("name, text, options, message", [
     # a truncated file was read as another shape: "cannot infer the shape", or ⟨1,9,2;40⟩ for smirnov336
-    ("one112-1-2", ONE, {}, "V has 1 rows; ⟨1,1,2⟩, as the name 'one112-1-2' says, needs 2, one per B block "
+    ("one112-1-2", ONE, {}, "V has 1 row; ⟨1,1,2⟩, as the name 'one112-1-2' says, needs 2, one per B block "
                             "(B11..B12, row-major)"),
     ("one112-1-2", ONE, {"shape": Shape(1, 1, 1)}, "the name 'one112-1-2' says ⟨1,1,2⟩, but the shape given is ⟨1,1,1⟩"),
     ("eliminated-one111-2-0", ONE, {}, "the name 'eliminated-one111-2-0' says 2 products, but it holds 1"),

@@ -60,7 +60,7 @@ def test_a_table_with_too_few_rows_is_refused_with_the_count():
     (!= as >), and the message had lost its "rows"."""
     with pytest.raises(ValueError) as caught:
         _direct(((1, 1),), ((1, 0), (0, 1)), ((1, 1),))
-    assert str(caught.value) == "A side has 1 rows; ⟨1,2,1⟩ needs 2"
+    assert str(caught.value) == "A side has 1 row; ⟨1,2,1⟩ needs 2"
 
 
 def test_a_row_shorter_than_the_first_is_refused():

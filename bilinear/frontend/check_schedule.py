@@ -36,9 +36,10 @@ def build_schedule(raw: RawSchedule, algorithms: dict[str, Algorithm], schedules
     temporaries = _check_temporaries(raw, findings)
     stage_names: dict[str, Span] = {}
     for stage in raw.stages:
-        if stage.name in stage_names:
+        if stage.name in stage_names:  # (each later one is told where the first one is)
             findings.error(f"stage {stage.name} is defined twice", stage.span, f"first defined at {stage_names[stage.name]}")
-        stage_names[stage.name] = stage.span
+        else:
+            stage_names[stage.name] = stage.span
         if not stage.statements:
             findings.error(f"stage {stage.name} has no statements", stage.span)
         for statement in stage.statements:
@@ -95,7 +96,8 @@ def _check_inputs_kept(raw: RawSchedule, properties: set[str], findings: Finding
             # that does is one it reads
             statement.span,
             "add `inplace` (and `restore`, if the inputs must come back) to the schedule's properties",
-            *((f"{more} more statements of {raw.name} overwrite A or B blocks",) if more else ()),
+            *((f"{more} more statement{'s' if more > 1 else ''} of {raw.name} overwrite{'' if more > 1 else 's'} A or B "
+               "blocks",) if more else ()),
         )
 
 
@@ -141,9 +143,8 @@ def _check_statement(statement, algorithm: Algorithm, temporaries, schedule: str
         # `A22 += A22 - A22`: stored as `A22 := A22`, it had counted as a write of A22
         findings.error(f"the statement changes nothing: it sets {statement.target} to its own value", statement.span)
     for name in statement.writes():
-        span = _name_span(statement, name)
-        operand = operand_of(name)
-        if isinstance(statement, Multiply) and operand in ("A", "B"):
+        if isinstance(statement, Multiply) and operand_of(name) in ("A", "B"):  # at the target: a factor may read it too
+            span = statement.targets.span_of(name) or statement.span
             findings.error(f"a product cannot be written into {name}: targets are C blocks or temporaries", span)
 
 

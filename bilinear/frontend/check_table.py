@@ -34,7 +34,7 @@ def build_table(raw: RawTable) -> Algorithm:
         want = len(raw.shape.blocks(operand))
         if len(rows) != want:
             findings.error(
-                f"{letter} has {len(rows)} rows; {raw.shape} needs {want}, one per {operand} block "
+                f"{letter} has {len(rows)} row{'' if len(rows) == 1 else 's'}; {raw.shape} needs {want}, one per {operand} block "
                 f"({block_range(raw.shape, operand)}, row-major)",
                 span,
             )

@@ -47,7 +47,8 @@ class ApproximateScheme:
     def __post_init__(self) -> None:
         for table, operand in ((self.u, "A"), (self.v, "B"), (self.w, "C")):
             if len(table) != len(self.shape.blocks(operand)):
-                raise ValueError(f"{operand} side has {len(table)} rows; {self.shape} needs {len(self.shape.blocks(operand))}")
+                raise ValueError(f"{operand} side has {len(table)} row{'' if len(table) == 1 else 's'}; {self.shape} needs "
+                                 f"{len(self.shape.blocks(operand))}")
             if any(len(row) != len(self.u[0]) for row in table):
                 raise ValueError("every row needs one entry per product")
 

@@ -252,7 +252,8 @@ def _shape(main: list[Section], extra: tuple[int, int, int], shape: Shape | None
             rows, cols = shape.grid(operand)
             substitutions = f" plus {sub_rows} substitution rows" if sub_rows else ""
             fail(
-                f"{letter} has {len(section.rows)} rows; {shape}{source} needs {want}{substitutions}, one per {operand} block "
+                f"{letter} has {len(section.rows)} row{'' if len(section.rows) == 1 else 's'}; {shape}{source} needs {want}"
+                f"{substitutions}, one per {operand} block "
                 f"({block_name(operand, 1, 1)}..{block_name(operand, rows, cols)}, row-major)",
                 section.span,
             )
