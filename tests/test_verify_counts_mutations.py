@@ -163,13 +163,15 @@ def test_flops_are_two_per_leaf_multiply_add_and_additions_times_block_sizes():
 
 # C11 = A11·B11, C12 = A11·B12 over <1,1,2> as M1 - M2 and M2, M1 = A11·(B11 + B12): the sum in a
 # temporary Y (a B block), then one stage of two product statements, the second into two blocks.
-TWO = """\
+TWO_ALGORITHM = """\
 algorithm two <1,1,2;2>:
   M1 = A11 * (B11 + B12)
   M2 = A11 * B12
   C11 = M1 - M2
   C12 = M2
 
+"""
+TWO = TWO_ALGORITHM + """\
 schedule s for two:
   temp Y: B
   stage e1: Y = B11 + B12
@@ -231,13 +233,7 @@ def _errors(text: str) -> list:
     return [error for entry in verify_program(program_from_text(text, "blame.bl")).entries for error in entry.errors]
 
 
-SCALED = """\
-algorithm two <1,1,2;2>:
-  M1 = A11 * (B11 + B12)
-  M2 = A11 * B12
-  C11 = M1 - M2
-  C12 = M2
-
+SCALED = TWO_ALGORITHM + """\
 schedule s for two:
   temp Y: B
   temp Z: B
@@ -256,12 +252,8 @@ def test_a_product_statement_is_weighed_with_its_scale():
     assert error.notes[0] == "`A11 * Z -> +1/2*C11 +1/2*C12` adds M2 to C11 times 1; two's C11 has it times -1"
 
 
-def test_a_statement_that_leaves_a_block_out_is_told_its_scaled_target_and_named_with_its_others():
-    """M1 = A11·B11 is in C11, C12 and C13 of three.  `(2*A11) * B11` computes 2·M1 and adds it into
-    C11 and C12 (times 1/2) only: C13 misses M1, and the statement is told to add it times
-    1 / 2 (+1/2*C13, not +C13), its other targets named as "C11 and C12" (not "C12" alone,
-    nor "C11, C12")."""
-    (error,) = _errors("""\
+# M1 = A11·B11 in every C block of <1,1,3>, M2 and M3 the rest of C12 and C13.
+THREE_ALGORITHM = """\
 algorithm three <1,1,3;3>:
   M1 = A11 * B11
   M2 = A11 * (B12 - B11)
@@ -270,6 +262,15 @@ algorithm three <1,1,3;3>:
   C12 = M1 + M2
   C13 = M1 + M3
 
+"""
+
+
+def test_a_statement_that_leaves_a_block_out_is_told_its_scaled_target_and_named_with_its_others():
+    """M1 = A11·B11 is in C11, C12 and C13 of three.  `(2*A11) * B11` computes 2·M1 and adds it into
+    C11 and C12 (times 1/2) only: C13 misses M1, and the statement is told to add it times
+    1 / 2 (+1/2*C13, not +C13), its other targets named as "C11 and C12" (not "C12" alone,
+    nor "C11, C12")."""
+    (error,) = _errors(THREE_ALGORITHM + """\
 schedule s for three:
   stage p1: (2*A11) * B11 -> +1/2*C11 +1/2*C12
   stage p2: A11 * (B12 - B11) -> +C12;  A11 * (B13 - B11) -> +C13
@@ -324,15 +325,7 @@ def test_a_product_no_statement_adds_into_the_block_is_blamed_on_its_first_state
     """M1 = A11·B11 is in C11, C12 and C13 of three; two statements compute it, one adding it into
     C11, the other into C12, and none into C13.  Neither names C13, so the first that computes M1
     (line 10) is told to add it (not the second, line 11)."""
-    errors = _errors("""\
-algorithm three <1,1,3;3>:
-  M1 = A11 * B11
-  M2 = A11 * (B12 - B11)
-  M3 = A11 * (B13 - B11)
-  C11 = M1
-  C12 = M1 + M2
-  C13 = M1 + M3
-
+    errors = _errors(THREE_ALGORITHM + """\
 schedule s for three:
   stage p1: A11 * B11 -> +C11
   stage p2: A11 * B11 -> +C12
@@ -348,13 +341,7 @@ def test_each_statement_computing_a_product_is_quoted_with_its_scale():
     times 1) and `A11 * (B11 + B12) -> +C11` (M1 times 1): 2 where two's C11 has it times 1.  The
     last of them is blamed (line 11), and the first is quoted adding it times 2·1/2 = 1 (not 1/2).
     (That the second computes M1 again is an error of its own.)"""
-    errors = _errors("""\
-algorithm two <1,1,2;2>:
-  M1 = A11 * (B11 + B12)
-  M2 = A11 * B12
-  C11 = M1 - M2
-  C12 = M2
-
+    errors = _errors(TWO_ALGORITHM + """\
 schedule s for two:
   temp Y: B
   stage e1: Y = 2*B11 + 2*B12
@@ -372,13 +359,7 @@ def test_a_statement_that_computes_no_product_is_not_weighed():
     not have.  Of the products, only M2 adds into C12, times 1 as two's C12 has it, so no weight is
     wrong: the error stands at C12's last writer (line 8) with its writers listed, and the statement
     computing no product is not looked up among the products' weights (a KeyError)."""
-    errors = _errors("""\
-algorithm two <1,1,2;2>:
-  M1 = A11 * (B11 + B12)
-  M2 = A11 * B12
-  C11 = M1 - M2
-  C12 = M2
-
+    errors = _errors(TWO_ALGORITHM + """\
 schedule s for two:
   stage p: A11 * B11 -> +C11 +C12;  A11 * B12 -> +C12
 """)
