@@ -280,10 +280,8 @@ schedule s for three:
                               "times 1: add +1/2*C13")
 
 
-def test_an_update_that_reads_the_block_does_not_drop_its_original_content():
-    """C11 += X (X = M1) keeps C11⁰; C11 = X, after it, sets C11 to M1: C11 ends without C11⁰, and
-    the statement that dropped it is the second (the first update writing C11 reads it)."""
-    errors = _errors("""\
+# M1 = A11·B11 as the whole of C11, computed into a C-shaped temporary X; the tests go on with how X reaches C11.
+ONE_INTO_X = """\
 algorithm one <1,1,1;1>:
   M1 = A11 * B11
   C11 = M1
@@ -291,6 +289,13 @@ algorithm one <1,1,1;1>:
 schedule s for one:
   temp X: C
   stage p: X = A11 * B11
+"""
+
+
+def test_an_update_that_reads_the_block_does_not_drop_its_original_content():
+    """C11 += X (X = M1) keeps C11⁰; C11 = X, after it, sets C11 to M1: C11 ends without C11⁰, and
+    the statement that dropped it is the second (the first update writing C11 reads it)."""
+    errors = _errors(ONE_INTO_X + """\
   stage s1: C11 += X
   stage s2: C11 = X
 """)
@@ -372,14 +377,7 @@ schedule s for two:
 def test_the_first_statement_that_sets_a_block_is_the_one_that_dropped_its_original_content():
     """C11 = X (X = M1) at line 8 sets C11, dropping C11⁰; C11 = X again at line 9 sets it to the same
     value, which held no C11⁰ by then: the first setter is blamed, not the last."""
-    (error,) = _errors("""\
-algorithm one <1,1,1;1>:
-  M1 = A11 * B11
-  C11 = M1
-
-schedule s for one:
-  temp X: C
-  stage p: X = A11 * B11
+    (error,) = _errors(ONE_INTO_X + """\
   stage s1: C11 = X
   stage s2: C11 = X
 """)
