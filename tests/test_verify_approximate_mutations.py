@@ -197,6 +197,14 @@ def _schedule(algorithm: str, schedule: str):
     return main, program.algorithm(main.algorithm)
 
 
+def _said(schedule, algorithm) -> tuple[list[str], list[str]]:
+    """(the lazy simulation's messages, verify_schedule's): the tests below need both."""
+    from bilinear.verify.lazy import LazySimulation, verify_schedule
+
+    return ([e.message for e in LazySimulation(schedule, algorithm).run().errors],
+            [e.message for e in verify_schedule(schedule, algorithm).errors])
+
+
 def test_a_fraction_is_read_as_itself_not_as_its_numerator():
     """X = ⅓·A11, then C11 += X·B11: C11 ends as C11⁰ + ⅓·A11·B11, wrong.  Taking ⅓ as its
     numerator 1 (where the coefficient is read, or where X's value is) made X = A11, and the lazy
@@ -300,14 +308,10 @@ def test_a_read_of_an_unwritten_temporary_is_reported_by_the_lazy_simulation():
     """Y = X reads the temporary X before anything is written to it; Y is never used, and C11 +=
     A11·B11 is right.  The lazy simulation hands the read to the full one's, which reports it (a
     silent None had left Y unknown and the schedule accepted)."""
-    from bilinear.verify.lazy import LazySimulation, verify_schedule
-
     schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: A\n  temp Y: A\n  stage s1: Y = X\n"
                                          "  stage p1: C11 += A11 * B11\n")
-    assert [e.message for e in LazySimulation(schedule, algorithm).run().errors] == [
-        "X is read before anything is written to it"]
-    assert [e.message for e in verify_schedule(schedule, algorithm).errors] == [
-        "X is read before anything is written to it"]
+    assert _said(schedule, algorithm) == (["X is read before anything is written to it"],
+                                          ["X is read before anything is written to it"])
 
 
 def test_c_original_content_that_also_ends_in_another_block_is_wrong():
@@ -326,11 +330,7 @@ def test_c_original_content_that_cancels_through_c_values_is_lost():
     """X = C11 (C11⁰, kept as *V0), C11 −= X (C11⁰ − *V0, kept as *V1), C11 += A11·B11: C11 ends as
     A11·B11, its C11⁰ gone.  Propagated back, C11⁰'s weights cancel to an empty {}: lost as surely as
     one that never reaches a C block (asking only for a missing entry had accepted it)."""
-    from bilinear.verify.lazy import LazySimulation, verify_schedule
-
     schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: C\n  stage s1: X = C11\n"
                                          "  stage s2: C11 -= X\n  stage p1: C11 += A11 * B11\n")
-    assert [e.message for e in LazySimulation(schedule, algorithm).run().errors] == [
-        "a C block loses its original value"]
-    assert [e.message for e in verify_schedule(schedule, algorithm).errors] == [
-        "C11 ends holding A11*B11 but must hold A11*B11 + C11⁰; misses C11⁰"]
+    assert _said(schedule, algorithm) == (["a C block loses its original value"],
+                                          ["C11 ends holding A11*B11 but must hold A11*B11 + C11⁰; misses C11⁰"])
