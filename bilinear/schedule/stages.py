@@ -64,13 +64,13 @@ def group_stages(statements: tuple[Statement, ...], prefix: str = "stage") -> tu
 
 
 class _LastUse:
-    """Per buffer, the last stage index of: accumulating writers, other writers,
-    accumulations reading their own target, and other readers."""
+    """Per buffer, the last stage index of: accumulating writers, other writers, and readers other than
+    an accumulation reading its own target (that read is in the stage its write is recorded at, so the
+    accumulating writer's entry orders whatever the read would)."""
 
     def __init__(self) -> None:
         self.accumulating_writer: dict[str, int] = {}
         self.other_writer: dict[str, int] = {}
-        self.own_target_reader: dict[str, int] = {}
         self.other_reader: dict[str, int] = {}
 
     def after(self, statement: Statement) -> int:
@@ -82,10 +82,9 @@ class _LastUse:
                 # accumulations into one target commute: only other writers and readers order it
                 found = (self.other_writer.get(buffer, -1), self.other_reader.get(buffer, -1))
             else:
-                writers = (self.accumulating_writer.get(buffer, -1), self.other_writer.get(buffer, -1))
-                found = writers
+                found = (self.accumulating_writer.get(buffer, -1), self.other_writer.get(buffer, -1))
                 if buffer in writes:
-                    found = writers + (self.own_target_reader.get(buffer, -1), self.other_reader.get(buffer, -1))
+                    found += (self.other_reader.get(buffer, -1),)
             latest = max(latest, *found)
         return latest
 
@@ -94,9 +93,8 @@ class _LastUse:
         for buffer in writes:
             table = self.accumulating_writer if accumulates else self.other_writer
             table[buffer] = max(table.get(buffer, -1), index)
-        for buffer in statement.reads():
-            table = self.own_target_reader if accumulates and buffer in writes else self.other_reader
-            table[buffer] = max(table.get(buffer, -1), index)
+        for buffer in statement.reads() - (writes if accumulates else frozenset()):
+            self.other_reader[buffer] = max(self.other_reader.get(buffer, -1), index)
 
 
 def fuse_elementwise(schedule: Schedule) -> Schedule:
