@@ -169,6 +169,11 @@ def brief(text: str, width: int = 40) -> str:
     return text if len(text) <= width else f"{text[:width - 12]}…{text[-10:]}"
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is one: "1 row", "0 rows", "3 rows"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def listed(words) -> str:
     """Words as a sentence lists them: "a", "a and b", "a, b and c"."""
     words = list(words)

@@ -14,7 +14,7 @@ from .cli_args import add_input_options, bl_name, positive, tries
 from .cli_outputs import add_bl_output_options, check_bl_output
 from .cli_sources import chosen_algorithm, copied_header
 from .compose_cli import STYLE_HELP
-from .diagnostics import BilinearError, Diagnostic
+from .diagnostics import BilinearError, Diagnostic, counted
 from .import_cli import sums_multiplied_out
 from .inplace_api import DEFAULT_STEPS, DEFAULT_TRIES, inplace
 from .inplace_api import moved as blocks_moved
@@ -79,7 +79,7 @@ def derive(args) -> int:
     every = every_order(source, args.tries)  # fewer orders than --tries: each once, and no search
     orders = math.factorial(count) if every else args.tries + args.steps
     order_word, step_word = f"order{plural[args.tries > 1]}", f"step{plural[args.steps != 1]}"
-    print(f"deriving an in-place schedule of {source.name}: {count} product{plural[count != 1]}, "
+    print(f"deriving an in-place schedule of {source.name}: {counted(count, 'product')}, "
           + ((f"each of their {orders} orders" if orders > 1 else "its one order") if every else
              f"{args.tries} {order_word}, then {args.steps} {step_word} of a local search"), file=sys.stderr)
     if count >= LARGE_SCHEME:  # the first order is derived before anything can be timed (_Ranked)

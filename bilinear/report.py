@@ -10,7 +10,7 @@ import json
 import re
 from fractions import Fraction
 
-from .diagnostics import Diagnostic, markdown_code, markdown_text, render, shown
+from .diagnostics import Diagnostic, counted, markdown_code, markdown_text, render, shown
 from .output import json_ready
 from .report_sizes import at_n, bytes_text, level_bytes, split_part
 from .report_rings import (approximate_status, approximate_text, complex_status, complex_text,
@@ -246,14 +246,14 @@ def _part_cell(one: dict) -> str:
 def _schedule_text(data: dict) -> list[str]:
     props = ", ".join(data["properties"]) or "no properties"
     lines = [f"schedule {data['name']} for {data['algorithm']} [{props}]: {_status(data['ok'])}"]
-    lines.append(f"  computes {data['computes']}; {data['stages']} stage{'' if data['stages'] == 1 else 's'} "
+    lines.append(f"  computes {data['computes']}; {counted(data['stages'], 'stage')} "
                  f"({data['elementwise_stages']} element-wise, {data['product_stages']} with products)")
     for use in data["products"]:
         scale = "" if use["scale"] == "1" else f" x {use['scale']}"
         matched = f"{use['product']}{scale}" if use["product"] else f"no product of {data['algorithm']}"
         lines.append(f"    {use['stage']}: {use['statement']}  = {matched}")
     workspace = data["workspace_blocks_per_level"]
-    blocks = ", ".join(f"{count} {like} block{'' if count == 1 else 's'}" for like, count in workspace.items()) or "none"
+    blocks = ", ".join(counted(count, f"{like} block") for like, count in workspace.items()) or "none"
     lines.append(
         f"  workspace per level: {blocks} = {bytes_text(data['workspace_bytes_one_level'])} at "
         f"{at_n(data['n'], data['part'])} {data['dtype']}"

@@ -17,7 +17,7 @@ from helpers.schemes import STRASSEN_UVW
 import bilinear
 from bilinear.verify.expand import bilinear as bilinear_of
 from bilinear.cli import main
-from bilinear.diagnostics import BilinearError, render
+from bilinear.diagnostics import BilinearError, counted, render
 from bilinear.frontend.loader import program_from_text
 from bilinear.verify import verify_program
 
@@ -1299,3 +1299,12 @@ def test_signs_and_parentheses_nest_in_any_order_in_an_operand():
     assert dict(product.left.terms) == {"A11": -1, "A12": -2}
     assert dict(product.right.terms) == {"B11": 1, "B21": Fraction(-1, 4)}
     assert (product.span.line, product.span.column, product.span.end_column) == (2, 3, 43)
+
+
+@pytest.mark.parametrize(("count", "noun", "said"), [
+    (1, "row", "1 row"), (0, "row", "0 rows"), (2, "row", "2 rows"), (3, "A block", "3 A blocks"),
+    (1, "product statement", "1 product statement"),
+])
+def test_a_count_reads_singular_only_at_one(count, noun, said):
+    """The one helper every message counts with: plural at zero and above one."""
+    assert counted(count, noun) == said

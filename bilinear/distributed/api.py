@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..diagnostics import counted
 from ..ir import Program, Schedule
 from ..runtime.backend import LIBRARY_NAMES, NotPickled
 from ..runtime.arguments import real_scalar
@@ -117,7 +118,7 @@ class DistributedProduct(NotPickled):
 
     def describe(self) -> str:
         d = self.decomposition
-        return f"{d.name} ({d.rank} products) over {self.comm.size} rank{'s' * (self.comm.size != 1)}, local {self.local.name}"
+        return f"{d.name} ({d.rank} products) over {counted(self.comm.size, 'rank')}, local {self.local.name}"
 
     def plan(self, M: int, K: int, N: int) -> Plan:
         """The verified plan for one shape (cached); raises if it does not verify."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..diagnostics import counted
 from ..ir import block_name, format_coefficient
 from ..report_sizes import bytes_text, flops_text
 from .plan import Plan
@@ -53,7 +54,7 @@ def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[s
     d = plan.decomposition
     empty = 0 in plan.core  # (too small a product for the grid: the fringes are all of it)
     lines = [
-        f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {plan.ranks} rank{'' if plan.ranks == 1 else 's'}, "
+        f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {counted(plan.ranks, 'rank')}, "
         f"{plan.bands} band(s) per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"
         + (" (empty: the fringe products hold all the work)" if empty else "")
     ]

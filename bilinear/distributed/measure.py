@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..diagnostics import counted
 from ..measure import error_bound as measure_bound
 from ..measure import bound_verdict, figures_text, growth_in, median, ratio_text, time_device, within_bound
 from ..bench_outputs import WRITTEN_BY
@@ -59,7 +60,7 @@ class DistributedResult:
         device, reference = ("GPU", "one GPU's GEMM") if self.backend == "cupy" else ("rank", "one rank's NumPy product")
         return "\n".join(
             [
-                f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {self.ranks} rank{'' if self.ranks == 1 else 's'}",
+                f"{self.plan}: {M}x{K} @ {K}x{N} {self.dtype} on {counted(self.ranks, 'rank')}",
                 *([f"  local levels run {self.levels_run} of the {self.levels_requested} requested (a rank's "
                    "blocks are too small for more; the bound counts those that ran)"]
                   if self.levels_run != self.levels_requested else []),

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from itertools import islice
 
+from ..diagnostics import counted
 from ..ir import Algorithm, Form, Output, Shape, Span, operand_of, parse_block
 from ..verify.expand import Expansion
 from .check_schedule import build_schedule
@@ -66,7 +67,7 @@ def build_algorithm(raw: RawAlgorithm) -> Algorithm:
             findings.error(f"{entry.name} is not a C block, so it is read as a named sum; {why}", entry.span)
     distinct = len({product.name for product in raw.products})  # a product written twice is its own error
     if raw.rank is not None and raw.rank != distinct:
-        defined = f"{distinct} product{'' if distinct == 1 else 's'}"
+        defined = counted(distinct, "product")
         findings.error(f"algorithm {raw.name} declares rank {raw.rank} but defines {defined}", raw.span)
     findings.raise_if_any()
     return Algorithm(raw.name, raw.shape, raw.sums, raw.products, _ordered(raw.outputs, raw.shape), raw.rank, raw.span)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 
+from ..diagnostics import counted
 from ..ir import PROPERTIES, Algorithm, Multiply, Schedule, Span, Update, operand_of, parse_block
 from ..ir.names import KEYWORDS
 from .findings import ONE_INDEX_BLOCK, Findings, check_block, suggest
@@ -96,7 +97,7 @@ def _check_inputs_kept(raw: RawSchedule, properties: set[str], findings: Finding
             # that does is one it reads
             statement.span,
             "add `inplace` (and `restore`, if the inputs must come back) to the schedule's properties",
-            *((f"{more} more statement{'s' if more > 1 else ''} of {raw.name} overwrite{'' if more > 1 else 's'} A or B "
+            *((f"{counted(more, 'more statement')} of {raw.name} overwrite{'' if more > 1 else 's'} A or B "
                "blocks",) if more else ()),
         )
 

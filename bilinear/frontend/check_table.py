@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..diagnostics import counted
 from ..ir import Algorithm, Form, Output, Product
 from .findings import Findings, block_range
 from .raw import RawTable
@@ -34,7 +35,7 @@ def build_table(raw: RawTable) -> Algorithm:
         want = len(raw.shape.blocks(operand))
         if len(rows) != want:
             findings.error(
-                f"{letter} has {len(rows)} row{'' if len(rows) == 1 else 's'}; {raw.shape} needs {want}, one per {operand} block "
+                f"{letter} has {counted(len(rows), 'row')}; {raw.shape} needs {want}, one per {operand} block "
                 f"({block_range(raw.shape, operand)}, row-major)",
                 span,
             )

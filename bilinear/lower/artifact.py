@@ -16,7 +16,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from ..collector import cycles_uncollected
-from ..diagnostics import Diagnostic, markdown_text
+from ..diagnostics import Diagnostic, counted, markdown_text
 from ..ir import Program, Schedule
 from ..output import make_folder, write_together
 from ..report import to_json, to_markdown, to_text
@@ -240,7 +240,7 @@ def library_summary(facts: dict) -> list[str]:
     workspace)."""
     options = facts["options"]
     levels = options["levels"]
-    asked = [f"{levels} level{'' if levels == 1 else 's'}", f"{options['leaf']} leaves"]
+    asked = [counted(levels, "level"), f"{options['leaf']} leaves"]
     asked += [flag if value is False else f"{flag} {value}" for name, flag, default in _SHOWN_OPTIONS
               if (value := options[name]) != default]
     held, limit = facts["workspace_bytes"], options["workspace_limit"]

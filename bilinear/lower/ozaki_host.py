@@ -18,7 +18,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Callable
 
-from ..diagnostics import listed
+from ..diagnostics import counted, listed
 from ..ir import Algorithm
 from ..verify.stability import stability
 from . import ozaki_scheme as ozaki
@@ -177,7 +177,7 @@ def _too_few(lowered: Lowered, levels: int, growth: Fraction, k: int, leaves: st
     """What :func:`growth_refusal` and :func:`compile_refusal` say: the bound at ``k`` grows past C's size."""
     count, scaling = lowered.options.moduli, lowered.options.scaling
     instead = _instead(ozaki.fewest_moduli(k, scaling, float(growth)), FEWER_LEVELS)
-    return (f"{count} moduli are too few for {levels} level{'' if levels == 1 else 's'} over {leaves}: their error bound, "
+    return (f"{count} moduli are too few for {counted(levels, 'level')} over {leaves}: their error bound, "
             f"{ozaki.error_bound(count, k, scaling):.2g} of the scale{at}, can grow {float(growth):.3g} times through the "
             f"levels, past the largest C can be{then}; {instead}")
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where an approximate scheme is checked: it takes 0.3 s
     import sympy
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, counted
 from ..ir import Form, Shape, Span, block_name
 from .algorithm import describe_difference
 from .expand import classical
@@ -47,7 +47,7 @@ class ApproximateScheme:
     def __post_init__(self) -> None:
         for table, operand in ((self.u, "A"), (self.v, "B"), (self.w, "C")):
             if len(table) != len(self.shape.blocks(operand)):
-                raise ValueError(f"{operand} side has {len(table)} row{'' if len(table) == 1 else 's'}; {self.shape} needs "
+                raise ValueError(f"{operand} side has {counted(len(table), 'row')}; {self.shape} needs "
                                  f"{len(self.shape.blocks(operand))}")
             if any(len(row) != len(self.u[0]) for row in table):
                 raise ValueError("every row needs one entry per product")

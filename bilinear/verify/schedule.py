@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, counted
 from ..ir import Algorithm, Form, Multiply, Schedule, Stage, Statement, Update, operand_of
 from .algorithm import describe_difference
 from .blame import dropped_c, wrong_weight
@@ -283,7 +283,7 @@ class _Simulation:
         skipped = self.skipped_products  # each may compute any one of them: its own error is said
         if skipped and len(missing) > skipped:
             self.error(f"schedule {self.schedule.name} never computes {len(missing) - skipped} more of "
-                       f"{', '.join(missing)}: the {skipped} product statement{'s' * (skipped > 1)} refused above "
+                       f"{', '.join(missing)}: the {counted(skipped, 'product statement')} refused above "
                        f"compute{'s' * (skipped == 1)} at most {skipped} of them", None)
         for name in missing if not skipped else ():  # (one no output uses may be left out)
             self.error(f"schedule {self.schedule.name} never computes {name} = {_product_text(self.expansion, name)}", None)

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from numpy.lib import format as npy
 
+from ...diagnostics import counted
 from ...ir import Algorithm, Shape, Span
 from ...verify.rings import ComplexScheme, ModularScheme
 from .common import (
@@ -210,7 +211,7 @@ def _factor_arrays(raw: np.ndarray, where: str, span: Span) -> list[np.ndarray]:
         if not isinstance(part, np.ndarray):  # three objects, as AlphaTensor keeps rectangular schemes: one of them
             fail(f"{where}: {letter} is a {type(part).__name__}, not a 2-D array", span)
         if part.ndim != 2:
-            fail(f"{where}: {letter} has {part.ndim} dimension{'' if part.ndim == 1 else 's'}, not 2", span)
+            fail(f"{where}: {letter} has {counted(part.ndim, 'dimension')}, not 2", span)
     for letter, part in zip("UVW", parts):
         if part.dtype.kind not in "iufc":
             fail(f"{where}: {letter} holds {part.dtype} values, not numbers", span)

@@ -31,7 +31,7 @@ from lark.exceptions import VisitError
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, Sum, block_name
 from ...verify.ring_approximate import is_laurent
 from ...verify.rings import ApproximateScheme, ModularScheme
-from ...diagnostics import brief
+from ...diagnostics import brief, counted
 from ..loader import read_source, source_lines
 from .common import (check_side, fail, identifier, infer_shape, line_span, modulus_in_name, named_so, rank_mismatch, rational,
                      shape_mismatch, token_span, whole_file)
@@ -252,7 +252,7 @@ def _shape(main: list[Section], extra: tuple[int, int, int], shape: Shape | None
             rows, cols = shape.grid(operand)
             substitutions = f" plus {sub_rows} substitution rows" if sub_rows else ""
             fail(
-                f"{letter} has {len(section.rows)} row{'' if len(section.rows) == 1 else 's'}; {shape}{source} needs {want}"
+                f"{letter} has {counted(len(section.rows), 'row')}; {shape}{source} needs {want}"
                 f"{substitutions}, one per {operand} block "
                 f"({block_name(operand, 1, 1)}..{block_name(operand, rows, cols)}, row-major)",
                 section.span,
