@@ -255,3 +255,38 @@ def test_a_zero_size_is_an_empty_product():
 def test_the_in_place_choice_refuses_a_size_that_is_no_matrix_side(table):
     with pytest.raises(ValueError, match=r"^n must be a whole number of at least 0, not -4$"):
         in_place_choice(16384, 16384, -4, "float64", table)
+
+
+def _timing(ratio, itself):
+    return {"cublas_ms": 0.02, "matmul_ms": 0.02 / ratio, "ratio": ratio, "round_ratios": [ratio - 0.01, ratio + 0.01],
+            "cublas_vs_itself": itself}
+
+
+def test_a_check_whose_cublas_against_itself_is_off_by_more_than_the_margin_is_timed_again(monkeypatch):
+    """FP64 100000x16x16 read 0.980 in a run where cuBLAS against itself read 0.687, and 1.26-1.39 in four
+    runs after (session 84): a timing whose control is off by more than 0.1 is taken again, at most three
+    times in all, the first undisturbed one counting and the disturbed ones kept beside it."""
+    grid = gpu_benchmark(monkeypatch, "dispatch_grid")
+    runs = iter([_timing(0.980, 0.687), _timing(1.05, 1.12), _timing(1.283, 1.012), _timing(2.0, 1.0)])
+    timing = grid.settled(lambda: next(runs))
+    assert timing == {**_timing(1.283, 1.012), "disturbed": False,
+                      "disturbed_before": [{"ratio": 0.980, "cublas_vs_itself": 0.687},
+                                           {"ratio": 1.05, "cublas_vs_itself": 1.12}]}
+    assert grid.timing_text(timing) == (
+        "ratio  1.283 (rounds 1.273-1.293; cuBLAS/cuBLAS 1.012)  (cuBLAS    0.020 ms, matmul    0.016 ms)  "
+        "[timed again after a disturbed run: ratio 0.980, cuBLAS/cuBLAS 0.687; ratio 1.050, cuBLAS/cuBLAS 1.120]")
+    assert next(runs)["ratio"] == 2.0  # no fourth timing was taken
+
+
+def test_a_check_disturbed_every_time_keeps_its_last_timing_and_says_so(monkeypatch):
+    """The last of three disturbed timings counts (a miss stays a miss), and the line says all were disturbed;
+    an undisturbed first timing is the only one."""
+    grid = gpu_benchmark(monkeypatch, "dispatch_grid")
+    runs = iter([_timing(0.9, 0.8), _timing(0.95, 1.2), _timing(0.97, 0.85)])
+    timing = grid.settled(lambda: next(runs))
+    assert (timing["ratio"], timing["disturbed"], len(timing["disturbed_before"])) == (0.97, True, 2)
+    assert grid.timing_text(timing).endswith("ratio 0.950, cuBLAS/cuBLAS 1.200]  [disturbed in all 3 runs]")
+    calm = grid.settled(lambda: _timing(1.2, 0.92))
+    assert (calm["disturbed"], calm["disturbed_before"]) == (False, [])
+    assert grid.timing_text(calm) == ("ratio  1.200 (rounds 1.190-1.210; cuBLAS/cuBLAS 0.920)  "
+                                      "(cuBLAS    0.020 ms, matmul    0.017 ms)")
