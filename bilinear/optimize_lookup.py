@@ -25,7 +25,12 @@ PRIME = (1 << 61) - 1
 def _residue(value: Fraction) -> int:
     if value.denominator == 1:  # most coefficients: no inverse to take
         return value.numerator % PRIME
-    return value.numerator * pow(value.denominator, -1, PRIME) % PRIME
+    denominator = value.denominator
+    while denominator % PRIME == 0:
+        # no inverse modulo the prime: its factors are left out, so this residue does not follow the exact
+        # value through sums (a look-up may miss, or hit where the exact check then refuses)
+        denominator //= PRIME
+    return value.numerator * pow(denominator, -1, PRIME) % PRIME
 
 
 @dataclass
@@ -73,7 +78,8 @@ class Vectors:
                 self.full[name] = {name: Fraction(1)}
             residues = {leaf: _residue(coef) for leaf, coef in self.full[name].items()}
             self.residues[name] = residues
-            self.inverses[name] = {leaf: pow(r, -1, PRIME) for leaf, r in residues.items()}
+            # a coefficient the prime divides (residue 0) has no inverse, and cancels no term of a ratio
+            self.inverses[name] = {leaf: pow(r, -1, PRIME) for leaf, r in residues.items() if r}
             self.hashed[name] = self.hashes(residues)
         return self.full[name]
 
@@ -198,20 +204,20 @@ def _found(measured: Measured, first: str, leaf: str, hashes: tuple[int, int], f
     vector = vectors.of(first)
     if not any(hashes):
         wanted = measured.exact
-        ratio = wanted[leaf] / vector[leaf]
-        if wanted == {k: ratio * c for k, c in vector.items()}:
+        ratio = wanted.get(leaf, 0) / vector[leaf]  # (no term there: see _residue's denominators)
+        if ratio and wanted == {k: ratio * c for k, c in vector.items()}:
             yield {first: ratio}
         return
     for second in index.get(found, ()):
         if second == first or second in forbidden or second not in vectors.alive:
             continue
         wanted = measured.exact
-        ratio = wanted[leaf] / vector[leaf]
+        ratio = wanted.get(leaf, 0) / vector[leaf]
         other = vectors.of(second)
         some = next(iter(other))
         scale = (wanted.get(some, 0) - ratio * vector.get(some, 0)) / other[some]
         rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) - scale * other.get(k, 0) for k in {*wanted, *vector, *other}}
-        if scale and not any(rest.values()):
+        if ratio and scale and not any(rest.values()):
             yield {first: ratio, second: scale}
 
 

@@ -10,7 +10,9 @@ the names of targets and of half-sums, which pairs the paired pass tries and how
 halves of one pair as terms of the next and a sum it drops as none, and a copy read through onto its
 negation.  Of the look-ups: residues and keys modulo the prime, a vector's expansion, inverses and hashes,
 a difference measured as its exact vector is, the index, and the exact options found.  Each test checks
-an exact program (the seed fixed), value or set; the audit found no bug that changes a program's value.
+an exact program (the seed fixed), value or set.  The audit found one bug, fixed: a coefficient the prime
+divides (2^61 - 1, or a multiple, in a numerator or a denominator) has no inverse modulo it, and `bilinear
+optimize` ended in "base is not invertible for the given modulus"; no bug changed a program's value.
 """
 
 from __future__ import annotations
@@ -366,3 +368,26 @@ def test_a_sum_a_pair_drops_is_no_term_for_a_later_pair():
     assert new_forms[7:] == [{"_Tp1h": 1, "_Tp1d": -1}, {"_Tp1h": 1, "_Tp1d": 1},
                              {"_Tp2h": 1, "_Tp2d": 1}, {"_Tp2h": 1, "_Tp2d": -1}]
     assert _cost((sums, forms)) == (20, 20) and _cost(result) == (15, 15)
+
+
+# ---- coefficients the prime divides --------------------------------------------------------------------
+
+
+def test_a_coefficient_the_prime_divides_is_looked_up_and_the_saving_still_found():
+    """A numerator or a denominator of 2^61 - 1 (the look-ups' prime) has no inverse modulo it: `bilinear
+    optimize` on Strassen with M1 scaled by it ended in "base is not invertible for the given modulus".
+    Such a coefficient takes no part in choosing a ratio, and the doubled form is still found."""
+    for big in (F(PRIME), F(1, PRIME), F(3 * PRIME, 2)):
+        forms = _terms({"a": 1, "b": big, "c": 1}, {"a": 2, "b": 2 * big, "c": 2})
+        assert shortcut([], forms, random.Random(0)) == ([("_T1", forms[0])], [{"_T1": 1}, {"_T1": 2}])
+        assert _cost(([("_T1", forms[0])], [{"_T1": 1}, {"_T1": 2}])) == (4, 2) < _cost(([], forms)) == (7, 4)
+
+
+def test_a_difference_whose_residues_leave_the_exact_terms_is_refused_not_a_key_error():
+    """F = p·(k + b), p the prime: T − F/p's residues keep k and b (p's residue is 0, 1/p's is taken as 1),
+    its exact terms do not, and the deeper search's exact check of a hit there raised KeyError 'k'."""
+    definitions = {"F": {"k": F(PRIME), "b": F(PRIME)}, "T": _terms({"k": 1, "b": 1, "c": 1})[0],
+                   "S": _terms({"b": 1, "c": 1})[0]}
+    vectors, names, index = indexed(definitions, [], random.Random(0))
+    found = list(options_of_three("T", vectors, index, names, {"T"}))
+    assert len(found) == 6 and all(option == {"k": 1, "b": 1, "c": 1} for option in found)
