@@ -205,8 +205,7 @@ class DistributedProduct(NotPickled):
         """This rank's output (None where the layout gives it none), checked or allocated, and its β·C seed."""
         xp, rank = self.comm.xp, self.comm.rank
         shape = {
-            "replicated": (M, N),
-            "root": (M, N) if rank == 0 else None,
+            "replicated": (M, N), "root": (M, N) if rank == 0 else None,
             "block2d": block_shape(rank, self.comm.size, M, N),
         }[self.output]
         if shape is None:
