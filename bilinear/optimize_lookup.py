@@ -205,7 +205,7 @@ def _found(measured: Measured, first: str, leaf: str, hashes: tuple[int, int], f
     if not any(hashes):
         wanted = measured.exact
         ratio = wanted.get(leaf, 0) / vector[leaf]  # (no term there: see _residue's denominators)
-        if ratio and wanted == {k: ratio * c for k, c in vector.items()}:
+        if wanted == {k: ratio * c for k, c in vector.items()}:  # (a zero ratio leaves zeros: unequal)
             yield {first: ratio}
         return
     for second in index.get(found, ()):
@@ -217,7 +217,7 @@ def _found(measured: Measured, first: str, leaf: str, hashes: tuple[int, int], f
         some = next(iter(other))
         scale = (wanted.get(some, 0) - ratio * vector.get(some, 0)) / other[some]
         rest = {k: wanted.get(k, 0) - ratio * vector.get(k, 0) - scale * other.get(k, 0) for k in {*wanted, *vector, *other}}
-        if ratio and scale and not any(rest.values()):
+        if ratio and scale and not any(rest.values()):  # residues can keep a term the exact lost
             yield {first: ratio, second: scale}
 
 

@@ -391,3 +391,12 @@ def test_a_difference_whose_residues_leave_the_exact_terms_is_refused_not_a_key_
     vectors, names, index = indexed(definitions, [], random.Random(0))
     found = list(options_of_three("T", vectors, index, names, {"T"}))
     assert len(found) == 6 and all(option == {"k": 1, "b": 1, "c": 1} for option in found)
+
+
+def test_a_pair_whose_exact_ratio_is_zero_is_no_option():
+    """T = k/p, S = (p/2)·k − d: T − (2/p²)·S is exactly (2/p²)·d, but its residues keep k (1/p's residue is
+    taken as 1, p/2's is 0).  The look-up cancelling that k with the leaf k finds d, and the exact ratio of
+    k is 0: an option {S, k: 0, d} is refused, not offered with a zero coefficient."""
+    definitions = {"T": {"k": F(1, PRIME)}, "S": {"d": F(-1), "k": F(PRIME, 2)}}
+    vectors, names, index = indexed(definitions, [], random.Random(0))
+    assert list(options_of_three("T", vectors, index, names, {"T"})) == []
