@@ -97,6 +97,15 @@ def test_a_suffix_decides_the_format_whatever_the_text_and_in_any_case(tmp_path,
     assert detect_format(_file(tmp_path, name, "junk\n")) == format
 
 
+def test_one_byte_order_mark_is_read_past_and_a_second_one_is_text_no_format_reads_as_bl(tmp_path):
+    """The loader takes one mark off and says "unexpected character U+FEFF" at 1:1 of a second; detection
+    took every mark off, offered bl for such a .txt file, and the loader then refused it."""
+    one = "\ufeffalgorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n"
+    assert _said(detect_format, _file(tmp_path, "one.txt", one)) == (_both_or_bl("one.txt"), None)
+    two = _file(tmp_path, "two.txt", "\ufeff" + one)
+    assert (detect_format(two), importers.reads_as(two)) == ("perminov-text", [])
+
+
 def test_a_reader_refuses_a_key_itself():
     """read_catalogue refuses a key first; a reader called from READERS says so in its own words."""
     path = scheme_file("kauers/000437bd5a-224-14-mod0.exp")

@@ -78,9 +78,9 @@ _BY_NAME = {reader.name: reader for reader in READERS}
 
 
 def _looks_like_bl(text: str) -> bool:
-    """Whether the first statement starts a .bl definition (after a byte-order mark; `algorithm`
-    followed by a tab counts, as the loader counts it)."""
-    for line in source_lines(text.lstrip("\ufeff")):
+    """Whether the first statement of decoded text (its one byte-order mark gone, as the loader takes it
+    off) starts a .bl definition (`algorithm` followed by a tab counts, as the loader counts it)."""
+    for line in source_lines(text):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             return bool(BL_START.match(stripped))
