@@ -292,7 +292,9 @@ def test_a_rank_that_stops_answering_ends_the_job_with_one_message_within_the_ti
     Only the comm waits 3 s now; rank 1 sleeps past the job's allowance, so nothing else ends it in time."""
     done = _mpi(2, "-c", LOST.format(root=ROOT, fate="time.sleep(300)", timeout=3), timeout=120,
                 env={"BILINEAR_DIST_TIMEOUT": "60"})
-    assert _seconds_since_the_call(done) < 20  # not the 300 s rank 1 sleeps
+    # Not the 300 s rank 1 sleeps, nor BILINEAR_DIST_TIMEOUT's 60 s (the comm's own 3 s must win); 20 s
+    # was overrun on a 2-core machine loaded by parallel test runs
+    assert _seconds_since_the_call(done) < 40
     assert done.returncode != 0
     assert (
         "rank 0 stopped: rank 0: agreeing on the call did not complete within 3 s: another rank died or stopped "
