@@ -12,7 +12,7 @@ from .cli_args import (add_input_options, asks_for_reading_option, bl_name, chai
                        note_schedule_not_carried, note_unused_definitions, scheme_path, side_counts, tries)
 from .cli_outputs import add_bl_output_options, check_bl_output, export_output, export_output_path
 from .cli_sources import SECOND_NOTE, chosen_algorithm, copied_header, named_algorithm, verified, with_second_note
-from .diagnostics import BilinearError, Diagnostic, brief, render
+from .diagnostics import BilinearError, Diagnostic, brief, counted, render
 from .frontend.provenance import licence
 from .ir import shape_too_large
 from .lower.options import OptionError
@@ -229,7 +229,7 @@ def optimize(args) -> int:
     started = time.perf_counter()
     with Console(stderr=True).status(f"optimizing {source.name}"):  # a spinner where stderr is a terminal
         # said first: a large scheme's sides take minutes (a <2,5,7;55> took 372 s in silence)
-        print(f"optimizing {source.name}: {source.rank} products, sides {' '.join(small) or 'none'} "
+        print(f"optimizing {source.name}: {counted(source.rank, 'product')}, sides {' '.join(small) or 'none'} "
               "small enough for the searches past greedy elimination", file=sys.stderr)
         result, counts = eliminate_common_sums(
             source, seeds=args.seeds, name=args.name, polish=args.polish, chains=args.chains, also=others,

@@ -1497,6 +1497,14 @@ def test_optimize_says_what_it_starts_and_how_long_it_took(capsys, tmp_path):
     assert err.startswith("optimizing strassen: 7 products, sides A B C small enough") and "optimized in " in err
 
 
+def test_optimize_of_a_one_product_scheme_counts_it_in_the_singular(capsys, tmp_path):
+    """It said "optimizing one: 1 products"."""
+    scheme = tmp_path / "one.bl"
+    scheme.write_text("algorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n")
+    code, _, err = _run(capsys, "optimize", str(scheme), "--seeds", "1", "-o", str(tmp_path / "out.bl"))
+    assert code == 0 and err.startswith("optimizing one: 1 product, sides A B C small enough")
+
+
 def test_optimize_of_a_large_scheme_says_that_the_seeded_orders_take_minutes(capsys, monkeypatch):
     """AlphaTensor's ⟨11,12,12;990⟩ ran past ten minutes after its first line with nothing more said, where --seeds 0
     takes under a minute (a hunt).  Strassen's sides hold 12 terms each."""
