@@ -421,7 +421,7 @@ def test_plan_command_prints_each_ranks_work_and_the_proof():
     lines = done.stdout.splitlines()
     assert (
         lines[0]
-        == "winograd: 7 products over a 2x2x2 block grid, 2 ranks, 2 band(s) per block; "
+        == "winograd: 7 products over a 2x2x2 block grid, 2 ranks, 2 bands per block; "
         "core 1000x1000x1000 of 1001x1001x1001"
     )
     assert "  M7 (bands 0..0): (A11 - A21) * (- B12 + B22) -> +C21 +C22" in lines
@@ -1547,6 +1547,16 @@ def test_a_ranks_share_of_products_counts_the_rows_it_multiplies(capsys):
     assert main(["plan", "strassen", "-n", "4", "--gpus", "4"]) == 0
     shares = [line.split(",")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("rank ")]
     assert shares == ["rank 0: 1.5 products", "rank 1: 2 products", "rank 2: 1.5 products", "rank 3: 2 products"]
+
+
+def test_a_rank_with_one_product_says_product(capsys):
+    """Strassen over 7 ranks gives each one product: every rank said "1 products", and the plan "1 band(s)"."""
+    from bilinear.cli import main
+
+    assert main(["plan", "strassen", "-n", "64", "--gpus", "7"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ", 7 ranks, 1 band per block; " in lines[0]
+    assert {line.split(",")[0].split(": ")[1] for line in lines if line.startswith("rank ")} == {"1 product"}
 
 
 def test_a_plan_says_which_products_no_output_uses(capsys, tmp_path):
