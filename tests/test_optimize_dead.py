@@ -80,3 +80,12 @@ def test_another_program_with_or_without_the_dead_product_is_a_candidate(capsys,
     assert f"--also {source}: sides A, B, C of strassen tried too" in err
     assert f"--also {without}: sides A, B, C of strassen_cse tried too" in err
     assert "<2,2,2;7>" in out.read_text()
+
+
+def test_a_scheme_left_with_one_product_says_product(capsys, tmp_path):
+    """M2 repeats M1 and no output uses it: the note said "two_cse has 1 products"."""
+    source = tmp_path / "two.bl"
+    source.write_text("algorithm two <1,1,1;2>:\n  M1 = A11 * B11\n  M2 = A11 * B11\n  C11 = M1\n")
+    assert main(["optimize", str(source), "--seeds", "1", "-o", str(tmp_path / "out.bl")]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: dropped")]
+    assert notes == ["note: dropped M2, which no output uses: two_cse has 1 product, <1,1,1;1>"]
