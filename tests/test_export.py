@@ -554,3 +554,14 @@ def test_an_export_larger_than_bilinear_reads_back_is_refused(tmp_path, capsys, 
                         r"\(an \.npz\) or plinopt \(sparse\)\n", capsys.readouterr().err)
     assert not dense.exists()
     assert main(["export", str(source), "--to", "alphatensor", "-o", str(tmp_path / "s.npz")]) == 0  # no text
+
+
+def test_a_name_that_says_one_product_says_product(tmp_path):
+    """-o 2x3x4_1_foo and grey234-1-1 were refused with "says ⟨2,3,4⟩ with 1 products"."""
+    from bilinear.frontend.writers import rendered
+
+    grey = bilinear.load(ROOT / "algorithms" / "grey234.bl").main  # ⟨2,3,4;20⟩
+    with pytest.raises(ValueError, match=r"^the name 2x3x4_1_foo says ⟨2,3,4⟩ with 1 product, but grey234 is "):
+        rendered(grey, "plinopt", tmp_path / "2x3x4_1_foo")
+    with pytest.raises(ValueError, match=r"^the name grey234-1-1 says ⟨2,3,4⟩ with 1 product, but grey234 is "):
+        rendered(grey, "fast-matmul", tmp_path / "grey234-1-1")

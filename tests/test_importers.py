@@ -564,6 +564,14 @@ def test_a_perminov_text_that_fails_is_not_told_to_read_as_fast_matmul(tmp_path)
     assert (first.message, first.notes) == ("the name '1x1x2_m3_Q.txt' says 3 products, but it holds 2", ())
 
 
+def test_a_name_that_says_one_product_says_product(tmp_path):
+    """It said "the name '1x1x2_m1_Q.txt' says 1 products"."""
+    path = _write(tmp_path, "1x1x2_m1_Q.txt", "1 1 2 2\n1 1\n1 0 0 1\n1 0 0 1\n")
+    with pytest.raises(BilinearError) as caught:
+        bilinear.load(path)
+    assert caught.value.diagnostics[0].message == "the name '1x1x2_m1_Q.txt' says 1 product, but it holds 2"
+
+
 def test_plinopt_names_the_missing_matrix(tmp_path):
     path = _plinopt(tmp_path)
     (tmp_path / "2x2x2_7_S_P.sms").unlink()

@@ -26,7 +26,7 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
-from ..diagnostics import BilinearError
+from ..diagnostics import BilinearError, counted
 from ..ir import Algorithm, written_coefficient
 from ..output import encoded
 from ..report_sizes import bytes_text
@@ -160,8 +160,8 @@ def _check_fast_matmul_name(algorithm: Algorithm, path: Path) -> None:
     named, count, _ = name_facts(path)
     shape = algorithm.shape
     if named is not None and ((named.m, named.k, named.n), count) != ((shape.m, shape.k, shape.n), algorithm.rank):
-        raise ValueError(f"the name {path.name} says ⟨{named.m},{named.k},{named.n}⟩ with {count} products, but "
-                         f"{algorithm.name} is ⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: fast-matmul's reader "
+        raise ValueError(f"the name {path.name} says ⟨{named.m},{named.k},{named.n}⟩ with {counted(count, 'product')}, "
+                         f"but {algorithm.name} is ⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: fast-matmul's reader "
                          f"takes the shape from the name; name it like grey{shape.m}{shape.k}{shape.n}-{algorithm.rank}-1, "
                          "or with no such pattern")
 
@@ -208,8 +208,8 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
             stem = prefix + stem
         elif named.group(0) != prefix:
             m, k, n, rank = named.groups()
-            raise ValueError(f"the name {stem} says ⟨{m},{k},{n}⟩ with {rank} products, but {algorithm.name} is "
-                             f"⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: PLinOpt's readers take the shape from "
+            raise ValueError(f"the name {stem} says ⟨{m},{k},{n}⟩ with {counted(int(rank), 'product')}, but "
+                             f"{algorithm.name} is ⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: PLinOpt's readers take the shape from "
                              f"the name; name it {prefix}... or leave the prefix out")
         if role := basis_role(stem):  # the readers take such names for an alternative basis and its change
             raise ValueError(f"the name {stem} ends in {role}, which PLinOpt's files keep for a scheme in an "

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
-from ...diagnostics import BilinearError, Diagnostic, brief
+from ...diagnostics import BilinearError, Diagnostic, brief, counted
 from ...ir import Algorithm, Form, Output, Product, Shape, Span, parse_block
 from ...ir.names import KEYWORDS, LONGEST_NAME
 
@@ -130,7 +130,7 @@ def rank_mismatch(named: int | None, rank: int, where: str, span: Span | None) -
     """Refuse a scheme whose file name gives another product count (a truncated file, most
     likely: it had read as a smaller scheme), as ``export`` refuses to write one."""
     if named is not None and named != rank:
-        fail(f"{where} says {named} products, but it holds {rank}", span)
+        fail(f"{where} says {counted(named, 'product')}, but it holds {rank}", span)
 
 
 def check_side(shape: Shape, where: str, span: Span | None) -> Shape:
