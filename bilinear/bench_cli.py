@@ -18,7 +18,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .bench import BenchResult, bench_one, plot, write_json
-from .diagnostics import BilinearError, brief
+from .diagnostics import BilinearError, brief, counted
 from .cli_args import (ascii_number, asks_for_reading_option, bench_levels, load_input_noting, note_unused_definitions,
                        scheme_path)
 from .frontend.loader import read_source
@@ -317,7 +317,7 @@ def _lower_ahead(configurations, programs, backend, console, leaves: list[str]) 
     from .runtime.prepare import compile_ahead
 
     count = compile_ahead([(lowered, dims) for lowered, dims, fixed in jobs if fixed], backend)
-    console.print(f"compiled {count} kernels ahead of timing")
+    console.print(f"compiled {counted(count, 'kernel')} ahead of timing")
 
 
 def _one_level(program, dtype: str, leaves: list[str]):

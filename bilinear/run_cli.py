@@ -28,7 +28,7 @@ from .cli_args import (
     seed,
 )
 from .cli_outputs import MOST_NAME_CHARACTERS, library_identifier, library_name_problem, output_folder, plot_path, results_path
-from .diagnostics import brief, render
+from .diagnostics import brief, counted, render
 from .distributed.cli import add_distribution_options
 from .paths import algorithms_dir
 from .lower.options import DTYPES, LEAVES, OptionError
@@ -163,7 +163,7 @@ def _per_level(args, program):
 
     program, per_level = hybrid(args.levels_schemes, level)
     if getattr(args, "levels_given", False) and args.levels != len(per_level):
-        raise OptionError(f"--levels {args.levels} contradicts --levels-schemes, which names {len(per_level)} levels; "
+        raise OptionError(f"--levels {args.levels} contradicts --levels-schemes, which names {counted(len(per_level), 'level')}; "
                          "leave --levels out")
     args.levels = len(per_level)
     # FILE is read (and must load) but multiplies nothing: say so (a level's definition of its name is

@@ -560,3 +560,21 @@ def test_a_reading_option_refused_by_one_of_several_files_names_it_and_says_to_i
     assert f"--key (key=) applies to catalogue schemes, not to .bl files ({STRASSEN} is one)" in err, err
     assert ("note: --from, --shape, --key, --mod and --allow-pickle read every FILE alike; to bench a catalogue "
             "scheme beside others, `bilinear import` it to a .bl file first") in err, err
+
+
+def test_one_kernel_compiled_ahead_is_said_in_the_singular(monkeypatch):
+    """On the GPU, a bench whose fixed-level configurations launch one kernel said "compiled 1 kernels"."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    import bilinear
+    from bilinear import bench_cli
+    from bilinear.runtime import prepare
+
+    monkeypatch.setattr(prepare, "compile_ahead", lambda jobs, backend: len(jobs))
+    console = Console(record=True, width=80)
+    path = ROOT / "algorithms" / "strassen.bl"
+    bench_cli._lower_ahead([(path, 64, "float64", "1", "cublas")], {path: bilinear.load(path)},
+                           SimpleNamespace(name="cupy"), console, ["cublas"])
+    assert console.export_text() == "compiled 1 kernel ahead of timing\n"

@@ -277,6 +277,12 @@ def test_a_wrong_rank_agreed_on_by_every_row_is_one_error():
     assert _errors(text) == [(1, 1, "table t declares rank 3 but has 2 columns", ())]
 
 
+def test_a_wrong_rank_over_one_column_says_column():
+    """<1,1,1;2> over rows of one entry said "declares rank 2 but has 1 columns"."""
+    text = "table t <1,1,1;2>:\n  U: 1\n  V: 1\n  W: 1\n"
+    assert _errors(text) == [(1, 1, "table t declares rank 2 but has 1 column", ())]
+
+
 def test_without_a_rank_the_odd_row_out_is_the_error():
     text = TABLE.replace("<1,2,1;2>", "<1,2,1>").replace("V: 1 0\n     0 1\n", "V: 1 0\n     0 1 0\n")
     assert _errors(text) == [(5, 6, "this row has 3 entries; the other rows have 2", ())]

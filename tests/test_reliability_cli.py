@@ -943,6 +943,10 @@ def test_levels_that_contradict_levels_schemes_are_refused(capsys, tmp_path):
     assert code == 2 and "--levels 1 contradicts --levels-schemes, which names 2 levels; leave --levels out" in err
     assert _run(capsys, "compile", "strassen", "--levels-schemes", "strassen,grey333", "--levels", "2",
                 "-o", str(tmp_path / "x"))[0] == 0
+    # one scheme named: "which names 1 levels"
+    code, _, err = _run(capsys, "compile", "strassen", "--levels-schemes", "strassen", "--levels", "2",
+                        "-o", str(tmp_path / "y"))
+    assert code == 2 and "--levels 2 contradicts --levels-schemes, which names 1 level; leave --levels out" in err
 
 
 def test_recompiling_another_scheme_into_a_folder_removes_the_earlier_library(capsys, tmp_path):
