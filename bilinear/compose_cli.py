@@ -240,8 +240,8 @@ def optimize(args) -> int:
         (adds_before, scal_before), (adds_after, scal_after) = counts[side]["before"], counts[side]["after"]
         print(f"{label:24s} additions {adds_before:5d} -> {adds_after:5d}   scalings {scal_before:4d} -> {scal_after:4d}", file=sys.stderr)
     if gone := dropped(source, result):  # verify would only warn of them; the scheme is smaller without
-        print(f"note: dropped {', '.join(gone)}, which no output uses: {result.name} has {counted(result.rank, 'product')}, "
-              f"{result.signature}", file=sys.stderr)
+        print(f"note: dropped {', '.join(gone)}, which no output uses: "
+              f"{result.name} has {counted(result.rank, 'product')}, {result.signature}", file=sys.stderr)
     rescaled = moved(source, result)
     if rescaled:
         print(f"note: products rescaled where that saves scalings (the same C): {said(rescaled)}", file=sys.stderr)

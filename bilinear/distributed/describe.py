@@ -55,14 +55,16 @@ def describe_plan(plan: Plan, itemsize: int, roles: tuple[bool, bool]) -> list[s
     empty = 0 in plan.core  # (too small a product for the grid: the fringes are all of it)
     lines = [
         f"{d.name}: {d.rank} products over a {d.rows}x{d.inner}x{d.cols} block grid, {counted(plan.ranks, 'rank')}, "
-        f"{counted(plan.bands, 'band')} per block; core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"
+        f"{counted(plan.bands, 'band')} per block; "
+        f"core {'x'.join(map(str, plan.core))} of {'x'.join(map(str, plan.shape))}"
         + (" (empty: the fringe products hold all the work)" if empty else "")
     ]
     terms = _Terms()
     for rank in range(plan.ranks):
         share = _products_share(plan, rank)
         lines.append(
-            f"rank {rank}: {share:g} product{'' if share == 1 else 's'}{' of the empty core' if empty else ''}, {flops_text(plan.flops_of(rank))}, "
+            f"rank {rank}: {share:g} product{'' if share == 1 else 's'}{' of the empty core' if empty else ''}, "
+            f"{flops_text(plan.flops_of(rank))}, "
             f"workspace {bytes_text(rank_workspace_bytes(plan, rank, itemsize, *roles))}"
         )
         for task in plan.tasks_of(rank):

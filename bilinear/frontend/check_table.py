@@ -24,7 +24,8 @@ def build_table(raw: RawTable) -> Algorithm:
     findings.raise_if_any()
     widths = Counter(len(numbers) for letter in "UVW" for numbers, _ in sections[letter][0])
     if len(widths) == 1 and raw.rank is not None and raw.rank not in widths:  # every row agrees: the rank is wrong
-        findings.error(f"table {raw.name} declares rank {raw.rank} but has {counted(next(iter(widths)), 'column')}", raw.span)
+        columns = counted(next(iter(widths)), "column")
+        findings.error(f"table {raw.name} declares rank {raw.rank} but has {columns}", raw.span)
         findings.raise_if_any()
     # The rows are measured against the declared rank, or else what most rows have (not the first
     # row: when that one is short, it alone is wrong).

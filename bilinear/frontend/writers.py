@@ -209,8 +209,8 @@ def rendered(algorithm: Algorithm, format: str, path: Path, header: tuple[str, .
         elif named.group(0) != prefix:
             m, k, n, rank = named.groups()
             raise ValueError(f"the name {stem} says ⟨{m},{k},{n}⟩ with {counted(int(rank), 'product')}, but "
-                             f"{algorithm.name} is ⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: PLinOpt's readers take the shape from "
-                             f"the name; name it {prefix}... or leave the prefix out")
+                             f"{algorithm.name} is ⟨{shape.m},{shape.k},{shape.n};{algorithm.rank}⟩: PLinOpt's readers "
+                             f"take the shape from the name; name it {prefix}... or leave the prefix out")
         if role := basis_role(stem):  # the readers take such names for an alternative basis and its change
             raise ValueError(f"the name {stem} ends in {role}, which PLinOpt's files keep for a scheme in an "
                              "alternative basis and its change of basis: the files would not read back; choose another")
