@@ -396,5 +396,6 @@ def _too_few_moduli(count: int, k: int, dtype: str) -> str | None:
     if count >= needed:
         return None
     bits_a, bits_b = scale_bits(count, k)
-    return (f"{count} moduli keep {bits_a} and {bits_b} bits of A's and B's elements at the leaves' k = {k}; "
+    keep = "1 modulus keeps" if count == 1 else f"{count} moduli keep"
+    return (f"{keep} {bits_a} and {bits_b} bits of A's and B's elements at the leaves' k = {k}; "
             f"{np.dtype(dtype).name}'s {bits} bits need {needed}, the number chosen when --moduli is left out")

@@ -393,7 +393,7 @@ def test_fixed_moduli_no_leaf_keeps_a_correct_bit_of_c_for_under_the_levels_are_
     with pytest.raises(SystemExit) as stopped:
         main(["compile", str(ROOT / "algorithms" / "strassen.bl"), "--leaf", "ozaki", "--moduli", "1", "-o", str(out)])
     assert stopped.value.code == 2 and not out.exists()
-    assert ("error: 1 moduli are too few for 1 level over leaves of any inner dimension: their error bound, 0.25 of the "
+    assert ("error: 1 modulus is too few for 1 level over leaves of any inner dimension: its error bound, 0.25 of the "
             "scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every call that "
             "runs them would return 5000; give 2 or more (--moduli 2, moduli=2), fewer levels (a lower --levels, "
             "levels=), or none to have them chosen from k (leave --moduli out, moduli=None)\n"

@@ -746,13 +746,13 @@ def test_too_few_moduli_are_refused_before_anything_is_written(scheme):
     A, B, C = rng.standard_normal((8, 64)), rng.standard_normal((64, 8)), np.full((8, 8), 7.0)
     A0, B0 = A.copy(), B.copy()
     product = bilinear.compile(scheme, levels=1, leaf="ozaki", moduli=1, backend="numpy")
-    message = (r"^1 moduli are too few for an inner dimension of 32 \(1 keep no correct bit past 15\): give 2 or more "
+    message = (r"^1 modulus is too few for an inner dimension of 32 \(it keeps no correct bit past 15\): give 2 or more "
                r"\(--moduli 2, moduli=2\), or none to have them chosen from k \(leave --moduli out, moduli=None\)$")
     with pytest.raises(ValueError, match=message):
         product(A, B, out=C, beta=1.0)
     assert np.array_equal(A, A0) and np.array_equal(B, B0) and (C == 7).all()
     # leaves of k = 15 keep (2, 1) bits, and one level can grow their error bound past the largest C can be
-    with pytest.raises(ValueError, match=r"^1 moduli are too few for 1 level over leaves of inner dimension 15: "):
+    with pytest.raises(ValueError, match=r"^1 modulus is too few for 1 level over leaves of inner dimension 15: "):
         product(A[:, :30], B[:30], out=C, beta=1.0)
     assert (C == 7).all()
 
@@ -764,12 +764,12 @@ def test_moduli_that_keep_one_bit_of_each_side_are_refused(k):
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((31, k)), rng.standard_normal((k, 31))
     product = bilinear.compile("strassen", levels=0, leaf="ozaki", moduli=1, backend="numpy")
-    message = (rf"^1 moduli are too few for an inner dimension of {k} \(1 keep no correct bit past 15\): give 2 or "
+    message = (rf"^1 modulus is too few for an inner dimension of {k} \(it keeps no correct bit past 15\): give 2 or "
                r"more \(--moduli 2, moduli=2\), or none to have them chosen from k \(leave --moduli out, "
                r"moduli=None\)$")
     with pytest.raises(ValueError, match=message):
         product(A, B)
-    with pytest.raises(ValueError, match=rf"^1 moduli are too few for an inner dimension of {k}$"):
+    with pytest.raises(ValueError, match=rf"^1 modulus is too few for an inner dimension of {k}$"):
         ozaki.scale_bits(1, k)
     assert ozaki.scale_bits(1, 15) == (2, 1)  # 3/4 of the scale: the fewest bits whose bound says something
 
@@ -782,7 +782,7 @@ def test_auto_levels_with_one_modulus_refuse_levels_that_grow_the_error_past_c()
     A, B = rng.standard_normal((32, 32)), rng.standard_normal((32, 32))
     auto = bilinear.compile("strassen", levels="auto", leaf="ozaki", moduli=1, backend="numpy")
     assert auto.choose(32, 32, 32)[:2] == (0, "ozaki")  # the last resort: its call says why
-    message = (r"^1 moduli are too few for an inner dimension of 32 \(1 keep no correct bit past 15\): give 2 or more "
+    message = (r"^1 modulus is too few for an inner dimension of 32 \(it keeps no correct bit past 15\): give 2 or more "
                r"\(--moduli 2, moduli=2\), or none to have them chosen from k \(leave --moduli out, moduli=None\)$")
     with pytest.raises(ValueError, match=message):
         auto(A, B)
@@ -793,7 +793,7 @@ def test_levels_that_grow_the_leaves_error_past_c_are_refused():
     rng = np.random.default_rng(1)
     A, B, C = rng.standard_normal((32, 32)), rng.standard_normal((32, 32)), np.full((32, 32), 7.0)
     product = bilinear.compile("strassen", levels=2, leaf="ozaki", moduli=1, backend="numpy")
-    message = (r"^1 moduli are too few for 2 levels over leaves of inner dimension 8: their error bound, 0\.75 of the "
+    message = (r"^1 modulus is too few for 2 levels over leaves of inner dimension 8: its error bound, 0\.75 of the "
                r"scale, can grow 36 times through the levels, past the largest C can be; give 3 or more \(--moduli 3, "
                r"moduli=3\), fewer levels \(a lower --levels, levels=\), or none to have them chosen from k \(leave "
                r"--moduli out, moduli=None\)$")
@@ -809,7 +809,7 @@ def test_too_few_moduli_with_norm_scaling_name_how_many_would_do():
     rng = np.random.default_rng(1)
     A, B = rng.standard_normal((4, 300)), rng.standard_normal((300, 3))
     product = bilinear.compile("strassen", levels=0, leaf="ozaki", moduli=1, scaling="norm", backend="numpy")
-    message = (r"^1 moduli are too few for an inner dimension of 300 with norm scaling \(1 keep no correct bit past 16\): "
+    message = (r"^1 modulus is too few for an inner dimension of 300 with norm scaling \(it keeps no correct bit past 16\): "
                r"give 2 or more \(--moduli 2, moduli=2\), use max scaling \(--scaling max, scaling=\"max\"\), or none "
                r"to have them chosen from k \(leave --moduli out, moduli=None\)$")
     with pytest.raises(ValueError, match=message):

@@ -654,7 +654,7 @@ def test_norm_scaling_with_too_few_moduli_is_refused():
     A, B, _ = random_inputs(np, 4, 300, 3, "float64", seed=12)
     product = bilinear.compile(ROOT / "algorithms" / "strassen.bl", levels=0, leaf="ozaki", moduli=1, scaling="norm",
                                backend="numpy")
-    with pytest.raises(ValueError, match=r"^1 moduli are too few for an inner dimension of 300 with norm scaling"):
+    with pytest.raises(ValueError, match=r"^1 modulus is too few for an inner dimension of 300 with norm scaling"):
         product(A, B)
 
 

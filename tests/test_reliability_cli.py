@@ -848,10 +848,10 @@ def test_a_prefix_of_alpha_or_beta_is_no_option(capsys, scalars):
 
 
 @pytest.mark.parametrize("command, options, refusal", [
-    ("run", ("-n", "64", "--backend", "numpy"), "1 moduli are too few for an inner dimension of 32 (1 keep no correct "
+    ("run", ("-n", "64", "--backend", "numpy"), "1 modulus is too few for an inner dimension of 32 (it keeps no correct "
      "bit past 15): give 2 or more (--moduli 2, moduli=2), or none to have them chosen from k (leave --moduli out, "
      "moduli=None)\n"),
-    ("compile", ("-o", "lib"), "1 moduli are too few for 1 level over leaves of any inner dimension: their error "
+    ("compile", ("-o", "lib"), "1 modulus is too few for 1 level over leaves of any inner dimension: its error "
      "bound, 0.25 of the scale even at k = 1, can grow 6 times through the levels, past the largest C can be, so every "
      "call that runs them would return 5000; give 2 or more (--moduli 2, moduli=2), fewer levels (a lower --levels, "
      "levels=), or none to have them chosen from k (leave --moduli out, moduli=None)\n"),
@@ -878,6 +878,15 @@ def test_too_few_moduli_that_miss_the_bound_are_named(capsys):
             "need 15, the number chosen when --moduli is left out") in err
     code, _, err = _run(capsys, "run", STRASSEN, "-n", "64", "--backend", "numpy", "--leaf", "ozaki")
     assert code == 0 and "note:" not in err
+
+
+def test_one_modulus_that_misses_the_bound_is_named_in_the_singular():
+    """It said "1 moduli keep 2 and 1 bits"."""
+    from bilinear.run_cli import _too_few_moduli
+
+    assert _too_few_moduli(1, 8, "float32") == (
+        "1 modulus keeps 2 and 1 bits of A's and B's elements at the leaves' k = 8; float32's 24 bits need 7, the number "
+        "chosen when --moduli is left out")
 
 
 def test_a_folder_named_like_a_shipped_scheme_does_not_hide_it(capsys, tmp_path, monkeypatch):

@@ -157,8 +157,8 @@ def moduli_refusal(lowered: Lowered, M: int, K: int, N: int) -> str | None:
         return growth_refusal(lowered, longest, M, K, N)
     count, norm, needed = lowered.options.moduli, code.scaling == "norm", ozaki.fewest_moduli(longest, code.scaling)
     instead = _instead(needed, MAX_SCALING) if norm else _instead(needed)
-    return (f"{count} moduli are too few for an inner dimension of {longest}{' with norm scaling' if norm else ''} "
-            f"({count} keep no correct bit past {code.k_last}): {instead}")
+    return (f"{ozaki.too_few(count)} for an inner dimension of {longest}{' with norm scaling' if norm else ''} "
+            f"({'it keeps' if count == 1 else f'{count} keep'} no correct bit past {code.k_last}): {instead}")
 
 
 def growth_refusal(lowered: Lowered, longest: int, M: int, K: int, N: int) -> str | None:
@@ -177,7 +177,8 @@ def _too_few(lowered: Lowered, levels: int, growth: Fraction, k: int, leaves: st
     """What :func:`growth_refusal` and :func:`compile_refusal` say: the bound at ``k`` grows past C's size."""
     count, scaling = lowered.options.moduli, lowered.options.scaling
     instead = _instead(ozaki.fewest_moduli(k, scaling, float(growth)), FEWER_LEVELS)
-    return (f"{count} moduli are too few for {counted(levels, 'level')} over {leaves}: their error bound, "
+    their = "its" if count == 1 else "their"
+    return (f"{ozaki.too_few(count)} for {counted(levels, 'level')} over {leaves}: {their} error bound, "
             f"{ozaki.error_bound(count, k, scaling):.2g} of the scale{at}, can grow {float(growth):.3g} times through the "
             f"levels, past the largest C can be{then}; {instead}")
 

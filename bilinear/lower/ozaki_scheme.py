@@ -103,6 +103,11 @@ def usable(M: int) -> int:
     return M // 2 - (M >> 40) - 1
 
 
+def too_few(count: int) -> str:
+    """The refusals' subject: "1 modulus is too few", "2 moduli are too few"."""
+    return "1 modulus is too few" if count == 1 else f"{count} moduli are too few"
+
+
 def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
     """(bA, bB): the most bits the scaled integers may have with ``count`` moduli and inner
     dimension ``k``, split evenly (bA takes the odd bit), with U = :func:`usable` (≈ M/2): with
@@ -124,11 +129,11 @@ def scale_bits(count: int, k: int, scaling: str = "max") -> tuple[int, int]:
         while total >= 2 and (2 ** (total - total // 2 + 1) + root) * (2 ** (total // 2 + 1) + root) > 4 * bound:
             total -= 1
     if total < 3:  # (1, 1): an error bound as large as C itself
-        raise ValueError(f"{count} moduli are too few for an inner dimension of {k}")
+        raise ValueError(f"{too_few(count)} for an inner dimension of {k}")
     cap = MAX_BITS if scaling == "max" else MAX_BITS - 1
     bits = min(cap, total - total // 2), min(cap, total // 2)
     if scaling == "norm" and 2 ** min(bits) < 2 * math.sqrt(k):  # a typical element, norm/√k, rounds to 0
-        raise ValueError(f"{count} moduli are too few for an inner dimension of {k} with norm scaling; give more or use max")
+        raise ValueError(f"{too_few(count)} for an inner dimension of {k} with norm scaling; give more or use max")
     return bits
 
 
