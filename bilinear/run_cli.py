@@ -387,8 +387,6 @@ def _quiet_numpy():
 def _too_few_moduli(count: int, k: int, dtype: str) -> str | None:
     """Why ``count`` moduli at inner dimension ``k`` may miss ``dtype``'s accuracy, or None when
     they are no fewer than the default target needs (said where a run fails its bound)."""
-    import numpy as np
-
     from .runtime.ozaki import K_CHUNK, default_bits, moduli_for, scale_bits
 
     bits, k = default_bits(dtype), min(k, K_CHUNK)
@@ -396,6 +394,6 @@ def _too_few_moduli(count: int, k: int, dtype: str) -> str | None:
     if count >= needed:
         return None
     bits_a, bits_b = scale_bits(count, k)
-    keep = "1 modulus keeps" if count == 1 else f"{count} moduli keep"
-    return (f"{keep} {bits_a} and {bits_b} bits of A's and B's elements at the leaves' k = {k}; "
-            f"{np.dtype(dtype).name}'s {bits} bits need {needed}, the number chosen when --moduli is left out")
+    return (f"{'1 modulus keeps' if count == 1 else f'{count} moduli keep'} {bits_a} and {bits_b} bits of A's and "
+            f"B's elements at the leaves' k = {k}; {dtype}'s {bits} bits need {needed}, the number chosen when "
+            "--moduli is left out")
