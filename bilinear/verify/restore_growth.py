@@ -43,9 +43,17 @@ class RestoreGrowth:
 
 
 def _is_float(coef: Fraction) -> bool:
-    """Whether a float32 (so a float64) holds ``coef`` exactly: a power of two denominator, a numerator
-    of at most 24 bits (the kernels write each coefficient as a literal of the data's type)."""
-    return coef.denominator & (coef.denominator - 1) == 0 and abs(coef.numerator) < 2**24
+    """Whether a float32 (so a float64) holds ``coef`` exactly (the kernels write each coefficient as a
+    literal of the data's type): ``coef`` = odd·2^shift with a power of two denominator, the odd part of at
+    most 24 bits, its lowest bit no finer than the smallest subnormal, 2^-149, and its highest below 2^128."""
+    numerator, denominator = abs(coef.numerator), coef.denominator
+    if numerator == 0:
+        return True
+    if denominator & (denominator - 1):
+        return False
+    twos = (numerator & -numerator).bit_length() - 1
+    odd, shift = numerator >> twos, twos - (denominator.bit_length() - 1)
+    return odd.bit_length() <= 24 and shift >= -149 and shift + odd.bit_length() - 1 <= 127
 
 
 def _roundings(form: dict[str, Fraction]) -> int:
