@@ -163,8 +163,8 @@ def _per_level(args, program):
 
     program, per_level = hybrid(args.levels_schemes, level)
     if getattr(args, "levels_given", False) and args.levels != len(per_level):
-        raise OptionError(f"--levels {args.levels} contradicts --levels-schemes, which names {counted(len(per_level), 'level')}; "
-                         "leave --levels out")
+        raise OptionError(f"--levels {args.levels} contradicts --levels-schemes, which names "
+                          f"{counted(len(per_level), 'level')}; leave --levels out")
     args.levels = len(per_level)
     # FILE is read (and must load) but multiplies nothing: say so (a level's definition of its name is
     # another definition when it differs, as a renamed copy of Winograd called strassen does); a
