@@ -169,7 +169,7 @@ class _Simulation:
         for side, value, want in (("left", left, "A"), ("right", right, "B")):
             if kind_of(value) != want:
                 self.error(
-                    f"the {side} factor of `{statement}` holds {value or '0'}, not {KIND_WORDS[want]}",
+                    f"the {side} factor of `{statement}` holds {value}, not {KIND_WORDS[want]}",
                     statement,
                 )
                 return self.skip(statement)
@@ -303,7 +303,7 @@ class _Simulation:
                     culprit, why = (dropped_c(self.schedule, writes, block, expected - actual)
                                     or wrong_weight(self.expansion, writes, self.uses, block) or (last, ()))
                     self.error(
-                        f"{block} ends holding {actual or '0'} but must hold {expected}; "
+                        f"{block} ends holding {actual} but must hold {expected}; "
                         f"{describe_difference(actual, expected)}",
                         culprit,
                         *why,
@@ -322,7 +322,7 @@ class _Simulation:
             if self.values[block] != Form.symbol(block) and block not in self.unknown:
                 last = self.writers[block][-1][1]
                 self.error(
-                    f"{block} ends holding {self.values[block] or '0'}; `restore` needs it to end as {block}",
+                    f"{block} ends holding {self.values[block]}; `restore` needs it to end as {block}",
                     last,
                     *self._written_by(block),
                 )
