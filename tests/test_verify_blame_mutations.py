@@ -16,14 +16,11 @@ swapped were already killed.  No bug found.
 
 from __future__ import annotations
 
+from helpers.schedules import INNER_TWO, verification_errors
+
 from bilinear.frontend import program_from_text
 from bilinear.ir import Form
-from bilinear.verify import verify_program
 from bilinear.verify.blame import dropped_c
-
-
-def _errors(text: str) -> list:
-    return [error for entry in verify_program(program_from_text(text, "blame.bl")).entries for error in entry.errors]
 
 
 ONE = """\
@@ -39,7 +36,7 @@ def test_a_block_emptied_by_an_update_that_reads_it_blames_its_last_writer():
     exactly C11⁰, yet no statement set C11 without reading it, and an update writes it, so no product is weighed.
     The error stands at the last writer (line 9) with only the writers as notes (a mutant returned a None culprit,
     the schedule's line 5, with a note quoting `None`; another raised AttributeError weighing the update)."""
-    (error,) = _errors(ONE + """\
+    (error,) = verification_errors(ONE + """\
 schedule s for one:
   temp X: C
   stage c: X = C11
@@ -55,12 +52,7 @@ def test_an_accumulating_product_statement_is_no_setter():
     """X = M2, then `A11 * B11 -> +C11 +X` adds M1 into C11 (keeping C11⁰) and X, then `C11 = X` sets C11 to
     M1 + M2: C11 misses exactly C11⁰, and the statement that dropped it is `C11 = X` (line 10), not the first
     writer of C11, the product statement on line 9 (which adds, not sets)."""
-    (error,) = _errors("""\
-algorithm two <1,2,1;2>:
-  M1 = A11 * B11
-  M2 = A12 * B21
-  C11 = M1 + M2
-
+    (error,) = verification_errors(INNER_TWO + """\
 schedule s for two:
   temp X: C
   stage p2: X = A12 * B21
@@ -77,7 +69,7 @@ schedule s for two:
 def test_three_other_targets_are_named_with_commas_and_a_last_and():
     """M1 = A11·B11 is in all four C blocks of four; `A11 * B11 -> +C11 +C12 +C13` leaves C14 out, and its targets
     are named "C11, C12 and C13" (not "C11 and C12 and C13")."""
-    (error,) = _errors("""\
+    (error,) = verification_errors("""\
 algorithm four <1,1,4;4>:
   M1 = A11 * B11
   M2 = A11 * (B12 - B11)

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from helpers.schedules import INNER_TWO, verification_errors
+
 from bilinear.frontend import program_from_text
 from bilinear.ir import Form, Stage, Update
-from bilinear.verify import verify_program
 from bilinear.verify.counts import algorithm_flops, block_elements, count_algorithm, count_schedule, used_names
 
 # C11 = A11·B11 + A12·B21, C12 = A11·B12 + A12·B22, C13 = A11·B13 + A12·B23 over <1,2,3> in six
@@ -229,10 +230,6 @@ def test_a_concurrent_stage_moves_what_its_statements_read_and_write_as_written(
 # --- blame: which statement a wrong C block points at (verify.blame) ----------------------------------
 
 
-def _errors(text: str) -> list:
-    return [error for entry in verify_program(program_from_text(text, "blame.bl")).entries for error in entry.errors]
-
-
 SCALED = TWO_ALGORITHM + """\
 schedule s for two:
   temp Y: B
@@ -247,7 +244,7 @@ def test_a_product_statement_is_weighed_with_its_scale():
     without its scale, 1/2, it was blamed first, a right statement).  A11·Z is 2·M2 and adds into
     C11 times 1/2: M2 times 2·1/2 = 1 where C11 has it times -1, the culprit; its note says 1, the
     scale times the target's weight (1/2 without it).  C12 (2·1/2 = 1, as it should) is right."""
-    (error,) = _errors(SCALED)
+    (error,) = verification_errors(SCALED)
     assert error.message.startswith("C11 ends holding")
     assert error.notes[0] == "`A11 * Z -> +1/2*C11 +1/2*C12` adds M2 to C11 times 1; two's C11 has it times -1"
 
@@ -270,7 +267,7 @@ def test_a_statement_that_leaves_a_block_out_is_told_its_scaled_target_and_named
     C11 and C12 (times 1/2) only: C13 misses M1, and the statement is told to add it times
     1 / 2 (+1/2*C13, not +C13), its other targets named as "C11 and C12" (not "C12" alone,
     nor "C11, C12")."""
-    (error,) = _errors(THREE_ALGORITHM + """\
+    (error,) = verification_errors(THREE_ALGORITHM + """\
 schedule s for three:
   stage p1: (2*A11) * B11 -> +1/2*C11 +1/2*C12
   stage p2: A11 * (B12 - B11) -> +C12;  A11 * (B13 - B11) -> +C13
@@ -295,7 +292,7 @@ schedule s for one:
 def test_an_update_that_reads_the_block_does_not_drop_its_original_content():
     """C11 += X (X = M1) keeps C11⁰; C11 = X, after it, sets C11 to M1: C11 ends without C11⁰, and
     the statement that dropped it is the second (the first update writing C11 reads it)."""
-    errors = _errors(ONE_INTO_X + """\
+    errors = verification_errors(ONE_INTO_X + """\
   stage s1: C11 += X
   stage s2: C11 = X
 """)
@@ -311,12 +308,7 @@ def test_a_statement_that_sets_a_block_is_blamed_over_the_weights_it_discards():
     the block's writers: weighing the products (M1 added times -1) would point at line 7, whose
     contribution is gone, and what C11 misses is more than its original content, so "declare the
     schedule overwrite" would not make it right."""
-    (error,) = _errors("""\
-algorithm two <1,2,1;2>:
-  M1 = A11 * B11
-  M2 = A12 * B21
-  C11 = M1 + M2
-
+    (error,) = verification_errors(INNER_TWO + """\
 schedule s for two:
   stage p1: A11 * B11 -> -C11
   stage p2: C11 = A12 * B21
@@ -330,7 +322,7 @@ def test_a_product_no_statement_adds_into_the_block_is_blamed_on_its_first_state
     """M1 = A11·B11 is in C11, C12 and C13 of three; two statements compute it, one adding it into
     C11, the other into C12, and none into C13.  Neither names C13, so the first that computes M1
     (line 10) is told to add it (not the second, line 11)."""
-    errors = _errors(THREE_ALGORITHM + """\
+    errors = verification_errors(THREE_ALGORITHM + """\
 schedule s for three:
   stage p1: A11 * B11 -> +C11
   stage p2: A11 * B11 -> +C12
@@ -346,7 +338,7 @@ def test_each_statement_computing_a_product_is_quoted_with_its_scale():
     times 1) and `A11 * (B11 + B12) -> +C11` (M1 times 1): 2 where two's C11 has it times 1.  The
     last of them is blamed (line 11), and the first is quoted adding it times 2·1/2 = 1 (not 1/2).
     (That the second computes M1 again is an error of its own.)"""
-    errors = _errors(TWO_ALGORITHM + """\
+    errors = verification_errors(TWO_ALGORITHM + """\
 schedule s for two:
   temp Y: B
   stage e1: Y = 2*B11 + 2*B12
@@ -364,7 +356,7 @@ def test_a_statement_that_computes_no_product_is_not_weighed():
     not have.  Of the products, only M2 adds into C12, times 1 as two's C12 has it, so no weight is
     wrong: the error stands at C12's last writer (line 8) with its writers listed, and the statement
     computing no product is not looked up among the products' weights (a KeyError)."""
-    errors = _errors(TWO_ALGORITHM + """\
+    errors = verification_errors(TWO_ALGORITHM + """\
 schedule s for two:
   stage p: A11 * B11 -> +C11 +C12;  A11 * B12 -> +C12
 """)
@@ -377,7 +369,7 @@ schedule s for two:
 def test_the_first_statement_that_sets_a_block_is_the_one_that_dropped_its_original_content():
     """C11 = X (X = M1) at line 8 sets C11, dropping C11⁰; C11 = X again at line 9 sets it to the same
     value, which held no C11⁰ by then: the first setter is blamed, not the last."""
-    (error,) = _errors(ONE_INTO_X + """\
+    (error,) = verification_errors(ONE_INTO_X + """\
   stage s1: C11 = X
   stage s2: C11 = X
 """)

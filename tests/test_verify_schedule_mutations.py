@@ -24,18 +24,12 @@ import dataclasses
 from fractions import Fraction
 
 import pytest
+from helpers.schedules import INNER_TWO
 
 from bilinear.frontend import program_from_text
 from bilinear.ir import Form, Schedule, Stage, Update, block_name
 from bilinear.verify import ShapeCondition, verify_schedule
 from bilinear.verify.schedule import ScheduleCheck
-
-TWO = """algorithm two <1,2,1;2>:
-  M1 = A11 * B11
-  M2 = A12 * B21
-  C11 = M1 + M2
-
-"""
 
 
 def _load(text: str):
@@ -56,7 +50,7 @@ def said(result: ScheduleCheck) -> list[tuple[str, tuple[str, ...]]]:
 def test_a_product_never_computed_is_named_with_its_factors():
     """Of two's M1 = A11*B11 and M2 = A12*B21, a schedule computing only M1 is told "schedule s never computes
     M2 = (A12) * (B21)": the second product's own factors (not None, not M1's)."""
-    result = check(TWO + "schedule s for two:\n  stage p: A11 * B11 -> +C11\n")
+    result = check(INNER_TWO + "schedule s for two:\n  stage p: A11 * B11 -> +C11\n")
     assert [message for message, _ in said(result)] == [
         "schedule s never computes M2 = (A12) * (B21)",
         "C11 ends holding A11*B11 + C11⁰ but must hold A11*B11 + A12*B21 + C11⁰; misses A12*B21",
@@ -67,7 +61,7 @@ def test_a_wrong_product_names_the_last_writer_of_its_other_factor():
     """T is written B11 (stage w1) then B21 (stage w2); `A11 * T` is A11*B21, no product of two.  Its notes
     name M1 (sharing the left factor A11), T's value B21 and its last writer, `T = B21` in stage w2 on line 9
     (not the first, `T = B11`)."""
-    result = check(TWO + "schedule s for two:\n  temp T: B\n  stage w1: T = B11\n  stage w2: T = B21\n"
+    result = check(INNER_TWO + "schedule s for two:\n  temp T: B\n  stage w1: T = B11\n  stage w2: T = B21\n"
                    "  stage p: A11 * T -> +C11\n")
     assert said(result)[0] == (
         "`A11 * T -> +C11` multiplies (A11) * (B21), which is not a product of two",
@@ -79,7 +73,7 @@ def test_a_wrong_product_names_the_last_writer_of_its_other_factor():
 def test_a_wrong_product_is_compared_first_with_a_product_not_computed_yet():
     """After `A11 * B11` computed M1, `A11 * B21` shares A11 with M1 and B21 with M2: the note names M2, not
     computed yet ("its left factor is A12, but A11 holds A11"), and says A11 "has not been written"."""
-    result = check(TWO + "schedule s for two:\n  stage p: A11 * B11 -> +C11\n  stage q: A11 * B21 -> +C11\n")
+    result = check(INNER_TWO + "schedule s for two:\n  stage p: A11 * B11 -> +C11\n  stage q: A11 * B21 -> +C11\n")
     assert said(result)[0] == (
         "`A11 * B21 -> +C11` multiplies (A11) * (B21), which is not a product of two",
         ("M2 = (A12) * (B21) shares a factor; its left factor is A12, but A11 holds A11", "A11 has not been written"),
@@ -325,7 +319,7 @@ def test_of_proportional_products_the_one_an_output_uses_is_taken():
 def test_two_statements_computing_no_product_are_not_one_product_computed_twice():
     """`A11 * B21` and `A12 * B11` are both no product of two: each is told as such (2 errors), then both M1 and
     M2 as never computed, then C11's end: 5 errors, none saying a product is computed again."""
-    result = check(TWO + "schedule s for two:\n  stage p: A11 * B21 -> +C11\n  stage q: A12 * B11 -> +C11\n")
+    result = check(INNER_TWO + "schedule s for two:\n  stage p: A11 * B21 -> +C11\n  stage q: A12 * B11 -> +C11\n")
     assert [message.split(",")[0] for message, _ in said(result)] == [
         "`A11 * B21 -> +C11` multiplies (A11) * (B21)",
         "`A12 * B11 -> +C11` multiplies (A12) * (B11)",
@@ -382,7 +376,7 @@ def test_a_product_added_at_the_wrong_weight_is_blamed_with_its_weight():
 def test_a_wrong_product_sharing_no_factor_has_no_notes():
     """`(A11 + A12) * (B11 + B21)` shares no factor with two's M1 or M2: it is told as no product of two, with
     no notes (no product to compare it with), and both products as never computed."""
-    result = check(TWO + "schedule s for two:\n  stage p: (A11 + A12) * (B11 + B21) -> +C11\n")
+    result = check(INNER_TWO + "schedule s for two:\n  stage p: (A11 + A12) * (B11 + B21) -> +C11\n")
     assert said(result)[:3] == [
         ("`(A11 + A12) * (B11 + B21) -> +C11` multiplies (A11 + A12) * (B11 + B21), which is not a product of two",
          ()),

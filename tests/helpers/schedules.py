@@ -58,3 +58,22 @@ schedule sums for dot:
   stage p: (A11 + 2*A12) * B11 -> +C11
   stage q: A12 * (B21 - 2*B11) -> +C11
 """
+
+
+#: ⟨1,2,1;2⟩, the classical product of a row of two blocks and a column of two: C11 = A11·B11 + A12·B21
+#: (the tests of the schedule verifier append a schedule for it).
+INNER_TWO = """\
+algorithm two <1,2,1;2>:
+  M1 = A11 * B11
+  M2 = A12 * B21
+  C11 = M1 + M2
+
+"""
+
+
+def verification_errors(text: str) -> list:
+    """The errors of every entry that verifying ``text`` (a program's source) reports."""
+    from bilinear.frontend import program_from_text
+    from bilinear.verify import verify_program
+
+    return [error for entry in verify_program(program_from_text(text, "verified.bl")).entries for error in entry.errors]
