@@ -70,7 +70,7 @@ class LazySimulation(_Simulation):
 
         weights: dict[str, dict[str, object]] = {}
         for block in self.algorithm.shape.blocks("C"):
-            for name, coef in (self.values[block] or Form()).terms:
+            for name, coef in self.values[block].terms:
                 into = weights.setdefault(name, {})
                 into[block] = into.get(block, 0) + fmpq(coef.numerator, coef.denominator)
         for index in range(len(self.definitions) - 1, -1, -1):
