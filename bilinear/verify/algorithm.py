@@ -349,15 +349,11 @@ def _product_value(expansion: Expansion, name: str) -> Form:
     """A product or a sum of products, over ``"A*B"`` names."""
     total = Form()
     for product, coef in expansion.form(Form.symbol(name)).terms:
-        total = total + expansion.product_terms[_index(expansion.algorithm, product)].scale(coef)
+        total = total + expansion.product_terms[expansion.product_index[product]].scale(coef)
     return total
 
 
 def _candidates(form: Form, base_names, algorithm: Algorithm) -> list[str]:
     """Names whose coefficient in ``form`` could be changed: its terms and any base name."""
     return sorted(set(form.names()) | set(base_names))
-
-
-def _index(algorithm: Algorithm, product: str) -> int:
-    return next(r for r, p in enumerate(algorithm.products) if p.name == product)
 
