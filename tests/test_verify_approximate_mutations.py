@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import sympy
+from helpers.schedules import ONE, schedule_for
 
 from bilinear.diagnostics import BilinearError
 from bilinear.frontend.importers import read_catalogue
@@ -185,16 +186,7 @@ def test_a_block_that_diverges_and_has_the_wrong_limit_says_both(tmp_path):
 # wrong acceptance changes a verdict: reading ⅓ as 1, a C⁰ kept twice, or one C block of two losing
 # it, were accepted.  The fast path itself was not pinned: every schedule could be simulated in full.
 
-ONE = "algorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\n"
 TWO = "algorithm two <1,1,2;2>:\n  M1 = A11 * B11\n  M2 = A11 * B12\n  C11 = M1\n  C12 = M2\n\n"
-
-
-def _schedule(algorithm: str, schedule: str):
-    from bilinear.frontend.loader import program_from_text
-
-    program = program_from_text(algorithm + schedule, "one.bl")
-    (main,) = program.schedules
-    return main, program.algorithm(main.algorithm)
 
 
 def _said(schedule, algorithm) -> tuple[list[str], list[str]]:
@@ -211,8 +203,8 @@ def test_a_fraction_is_read_as_itself_not_as_its_numerator():
     simulation accepted it; the full simulation's diagnostic is the one given."""
     from bilinear.verify.lazy import LazySimulation, verify_schedule
 
-    schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = 1/3*A11\n"
-                                         "  stage p1: C11 += X * B11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = 1/3*A11\n"
+                                            "  stage p1: C11 += X * B11\n")
     assert not LazySimulation(schedule, algorithm).run().ok
     check = verify_schedule(schedule, algorithm)
     assert [e.message for e in check.errors] == [
@@ -224,8 +216,8 @@ def test_a_right_schedule_with_fractions_is_accepted_by_the_lazy_simulation():
     simulation: its final C11 is the symbol *V0 (the full one's would be A11*B11 + C11⁰)."""
     from bilinear.verify.lazy import LazySimulation, verify_schedule
 
-    schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = 1/3*A11\n"
-                                         "  stage p1: X * B11 -> +3*C11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = 1/3*A11\n"
+                                            "  stage p1: X * B11 -> +3*C11\n")
     assert LazySimulation(schedule, algorithm).run().ok
     check = verify_schedule(schedule, algorithm)
     assert check.ok and str(check.final["C11"]) == "*V0" and str(check.final["X"]) == "1/3*A11"
@@ -236,8 +228,8 @@ def test_a_zeroed_temporary_is_zero_not_a_c_value():
     (a fresh *V symbol) made X + A11 a mix of kinds, which the lazy simulation rejected."""
     from bilinear.verify.lazy import LazySimulation
 
-    schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = A11 - A11\n"
-                                         "  stage s2: X += A11\n  stage p1: C11 += X * B11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = A11 - A11\n"
+                                            "  stage s2: X += A11\n  stage p1: C11 += X * B11\n")
     check = LazySimulation(schedule, algorithm).run()
     assert check.ok and str(check.final["X"]) == "A11"
 
@@ -247,8 +239,8 @@ def test_a_read_mixing_kinds_is_refused_by_the_lazy_simulation():
     full one, which reports it (== as != had passed every mixed read on, and every plain one to it)."""
     from bilinear.verify.lazy import LazySimulation
 
-    schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = A11 + B11\n"
-                                         "  stage p1: C11 += X * B11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = A11 + B11\n"
+                                            "  stage p1: C11 += X * B11\n")
     check = LazySimulation(schedule, algorithm).run()
     assert not check.ok
     assert check.errors[0].message == "`X = A11 + B11` mixes values of different kinds: A11 holds A11, B11 holds B11"
@@ -259,8 +251,8 @@ def test_c_original_content_kept_twice_is_wrong():
     C11⁰'s weight {C11: 2} is not {C11: 1}; unchecked, the lazy simulation accepted it."""
     from bilinear.verify.lazy import verify_schedule
 
-    schedule, algorithm = _schedule(ONE, "schedule s for one:\n  stage s1: C11 = 2*C11\n"
-                                         "  stage p1: C11 += A11 * B11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  stage s1: C11 = 2*C11\n"
+                                            "  stage p1: C11 += A11 * B11\n")
     check = verify_schedule(schedule, algorithm)
     assert [e.message for e in check.errors] == [
         "C11 ends holding A11*B11 + 2*C11⁰ but must hold A11*B11 + C11⁰; has +2*C11⁰ where it needs +C11⁰"]
@@ -271,7 +263,7 @@ def test_one_c_block_of_two_losing_its_original_content_is_wrong():
     block that loses it is wrong (it had taken all of them to)."""
     from bilinear.verify.lazy import verify_schedule
 
-    schedule, algorithm = _schedule(TWO, "schedule s for two:\n  stage p1: C11 = A11 * B11;  C12 += A11 * B12\n")
+    schedule, algorithm = schedule_for(TWO, "schedule s for two:\n  stage p1: C11 = A11 * B11;  C12 += A11 * B12\n")
     check = verify_schedule(schedule, algorithm)
     assert [e.message for e in check.errors] == ["C11 ends holding A11*B11 but must hold A11*B11 + C11⁰; misses C11⁰"]
 
@@ -284,7 +276,7 @@ def test_the_lazy_simulation_decides_a_schedule_that_never_reads_c_s_original_co
     Only an overwrite schedule that reads C's original content goes to the full simulation at once."""
     from bilinear.verify.lazy import verify_schedule
 
-    schedule, algorithm = _schedule(ONE, f"{header}\n  stage p1: {body}\n")
+    schedule, algorithm = schedule_for(ONE, f"{header}\n  stage p1: {body}\n")
     check = verify_schedule(schedule, algorithm)
     assert check.ok and str(check.final["C11"]) == "*V0"
 
@@ -296,8 +288,8 @@ def test_the_lazy_simulation_refuses_c_original_content_left_in_an_overwrite_sch
     verify_schedule sends such a schedule to the full simulation, which names the read."""
     from bilinear.verify.lazy import LazySimulation, verify_schedule
 
-    schedule, algorithm = _schedule(ONE, "schedule s for one: overwrite\n  temp X: C\n  stage p1: X = A11 * B11\n"
-                                         "  stage s1: C11 += X\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one: overwrite\n  temp X: C\n  stage p1: X = A11 * B11\n"
+                                            "  stage s1: C11 += X\n")
     assert [e.message for e in LazySimulation(schedule, algorithm).run().errors] == [
         "C11⁰ ends in the wrong C blocks: {'C11': Fraction(1, 1)}"]
     (error,) = verify_schedule(schedule, algorithm).errors
@@ -308,8 +300,8 @@ def test_a_read_of_an_unwritten_temporary_is_reported_by_the_lazy_simulation():
     """Y = X reads the temporary X before anything is written to it; Y is never used, and C11 +=
     A11·B11 is right.  The lazy simulation hands the read to the full one's, which reports it (a
     silent None had left Y unknown and the schedule accepted)."""
-    schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: A\n  temp Y: A\n  stage s1: Y = X\n"
-                                         "  stage p1: C11 += A11 * B11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: A\n  temp Y: A\n  stage s1: Y = X\n"
+                                            "  stage p1: C11 += A11 * B11\n")
     assert _said(schedule, algorithm) == (["X is read before anything is written to it"],
                                           ["X is read before anything is written to it"])
 
@@ -320,8 +312,8 @@ def test_c_original_content_that_also_ends_in_another_block_is_wrong():
     had accepted it)."""
     from bilinear.verify.lazy import verify_schedule
 
-    schedule, algorithm = _schedule(TWO, "schedule s for two:\n  stage s1: C12 += C11\n"
-                                         "  stage p1: C11 += A11 * B11;  C12 += A11 * B12\n")
+    schedule, algorithm = schedule_for(TWO, "schedule s for two:\n  stage s1: C12 += C11\n"
+                                            "  stage p1: C11 += A11 * B11;  C12 += A11 * B12\n")
     assert [e.message for e in verify_schedule(schedule, algorithm).errors] == [
         "C12 ends holding A11*B12 + C11⁰ + C12⁰ but must hold A11*B12 + C12⁰; has +C11⁰ that should not be there"]
 
@@ -330,7 +322,7 @@ def test_c_original_content_that_cancels_through_c_values_is_lost():
     """X = C11 (C11⁰, kept as *V0), C11 −= X (C11⁰ − *V0, kept as *V1), C11 += A11·B11: C11 ends as
     A11·B11, its C11⁰ gone.  Propagated back, C11⁰'s weights cancel to an empty {}: lost as surely as
     one that never reaches a C block (asking only for a missing entry had accepted it)."""
-    schedule, algorithm = _schedule(ONE, "schedule s for one:\n  temp X: C\n  stage s1: X = C11\n"
-                                         "  stage s2: C11 -= X\n  stage p1: C11 += A11 * B11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: C\n  stage s1: X = C11\n"
+                                            "  stage s2: C11 -= X\n  stage p1: C11 += A11 * B11\n")
     assert _said(schedule, algorithm) == (["a C block loses its original value"],
                                           ["C11 ends holding A11*B11 but must hold A11*B11 + C11⁰; misses C11⁰"])

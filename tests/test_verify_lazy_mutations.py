@@ -20,24 +20,17 @@ No bug found.
 
 from __future__ import annotations
 
-from bilinear.frontend.loader import program_from_text
+from helpers.schedules import ONE, schedule_for
+
 from bilinear.verify.lazy import LazySimulation, verify_schedule
-
-ONE = "algorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\n"
-
-
-def _schedule(text: str):
-    program = program_from_text(ONE + text, "one.bl")
-    (main,) = program.schedules
-    return main, program.algorithm(main.algorithm)
 
 
 def test_a_half_is_read_as_itself_not_as_its_numerator():
     """X = ½·A11, then C11 += X·B11: C11 ends as C11⁰ + ½·A11·B11, wrong.  The whole-number shortcut
     applies to a denominator of exactly 1: taken for a denominator of 2 (where the statement's
     coefficient is read, or where X's value is), ½ became 1, and the lazy simulation accepted it."""
-    schedule, algorithm = _schedule("schedule s for one:\n  temp X: A\n  stage s1: X = 1/2*A11\n"
-                                    "  stage p1: C11 += X * B11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = 1/2*A11\n"
+                                            "  stage p1: C11 += X * B11\n")
     assert [e.message for e in LazySimulation(schedule, algorithm).run().errors] == [
         "the C blocks do not end as their classical sums"]
     assert [e.message for e in verify_schedule(schedule, algorithm).errors] == [
@@ -46,8 +39,8 @@ def test_a_half_is_read_as_itself_not_as_its_numerator():
 
 def test_a_half_scaled_back_is_accepted_by_the_lazy_simulation():
     """X = ½·A11, then X·B11 → +2·C11: right, and decided lazily (C11 ends as the symbol *V0)."""
-    schedule, algorithm = _schedule("schedule s for one:\n  temp X: A\n  stage s1: X = 1/2*A11\n"
-                                    "  stage p1: X * B11 -> +2*C11\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp X: A\n  stage s1: X = 1/2*A11\n"
+                                            "  stage p1: X * B11 -> +2*C11\n")
     check = LazySimulation(schedule, algorithm).run()
     assert check.ok and str(check.final["C11"]) == "*V0"
 
@@ -57,8 +50,8 @@ def test_a_c_value_written_last_and_never_used_does_not_stop_the_backward_walk()
     walk skips *V2 and goes on to *V1 and *V0; stopping at the first definition no C block reaches
     left *V1 unresolved in C11, so the lazy simulation refused a right schedule (and the full one,
     slow on a large scheme, had to decide)."""
-    schedule, algorithm = _schedule("schedule s for one:\n  temp T: C\n  temp U: C\n  stage p1: T = A11 * B11\n"
-                                    "  stage s1: C11 += T\n  stage s2: U = T\n")
+    schedule, algorithm = schedule_for(ONE, "schedule s for one:\n  temp T: C\n  temp U: C\n  stage p1: T = A11 * B11\n"
+                                            "  stage s1: C11 += T\n  stage s2: U = T\n")
     check = LazySimulation(schedule, algorithm).run()
     assert check.ok, [e.message for e in check.errors]
     assert {name: str(check.final[name]) for name in ("T", "C11", "U")} == {"T": "*V0", "C11": "*V1", "U": "*V2"}

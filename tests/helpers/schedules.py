@@ -71,6 +71,19 @@ algorithm two <1,2,1;2>:
 """
 
 
+#: ⟨1,1,1;1⟩, the smallest algorithm, C11 = A11·B11: append a schedule for ``one`` to it.
+ONE = "algorithm one <1,1,1;1>:\n  M1 = A11 * B11\n  C11 = M1\n\n"
+
+
+def schedule_for(algorithm: str, schedule: str):
+    """The schedule of ``algorithm + schedule`` (a program's source holding one), and its algorithm."""
+    from bilinear.frontend import program_from_text
+
+    program = program_from_text(algorithm + schedule, "one.bl")
+    (main,) = program.schedules
+    return main, program.algorithm(main.algorithm)
+
+
 def verification_errors(text: str) -> list:
     """The errors of every entry that verifying ``text`` (a program's source) reports."""
     from bilinear.frontend import program_from_text
