@@ -48,7 +48,7 @@ def _algorithm(text: str):
     return program_from_text(text, "e.bl").algorithms[0]
 
 
-def test_a_sum_read_along_two_paths_expands_once_each_in_lowest_terms():
+def test_a_sum_read_along_three_paths_expands_once_in_lowest_terms():
     """S0 is read by S1, S2 and S3: each expands once (S0, finished on one path, is neither taken for a
     sum that depends on itself on another nor the end of the walk), and 2·(½·A11) reduces to A11 over 1
     (numerators divided by their common factor, not multiplied by it)."""
