@@ -23,6 +23,7 @@ import re
 from fractions import Fraction as F
 
 import pytest
+from helpers.programs import expand
 
 import bilinear
 from bilinear.frontend.loader import program_from_text
@@ -118,22 +119,6 @@ def _winograd_renamed(letter: str):
     return program_from_text(text, f"{letter}.bl").algorithm("winograd")
 
 
-def _expanded(side: Side) -> list[dict]:
-    """A side's forms with its sums substituted, over the names its sums do not define."""
-    values: dict[str, dict] = {}
-
-    def expand(terms: dict) -> dict:
-        total: dict = {}
-        for name, coef in terms.items():
-            for inner, inner_coef in values.get(name, {name: 1}).items():
-                total[inner] = total.get(inner, 0) + coef * inner_coef
-        return {name: coef for name, coef in total.items() if coef}
-
-    for name, terms in side.sums:
-        values[name] = expand(terms)
-    return [expand(form) for form in side.forms]
-
-
 @pytest.mark.parametrize("lender", ["P", "Z"])
 def test_a_lent_output_side_computes_the_borrowers_outputs_over_its_products(lender):
     """Winograd with products M1..M7 borrows the output side (U2 = P1 + P6, ...) of Winograd with products
@@ -142,7 +127,8 @@ def test_a_lent_output_side_computes_the_borrowers_outputs_over_its_products(len
     both programs share, not of all their product names), a use of sum Z1 was renamed to product M1."""
     borrower = _winograd_renamed("M")
     _, _, outputs = borrowed(borrower, _winograd_renamed(lender))
-    assert _expanded(outputs) == sides(borrower)[2]
+    definitions = dict(outputs.sums)
+    assert [expand(form, definitions) for form in outputs.forms] == sides(borrower)[2]
 
 
 def test_in_use_drops_the_factors_of_a_product_no_output_uses():
