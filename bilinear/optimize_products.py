@@ -8,8 +8,7 @@ see this: each side keeps its targets, so a factor moved between the sides of on
 factor and the outputs using it cost the fewest scalings (:func:`bilinear.optimize_pairs.scalings`),
 taking only steps that bring no new magnitude into any of those forms (on PLinOpt's rational
 DPS scheme, trading 33124/38165 on one side for its inverse on the other lowered the expanded count
-and raised the optimized one), and repeats until no product's choice lowers them (each step
-strictly lowers a count, so it ends).  Additions are unchanged: only coefficients move.
+and raised the optimized one).  Additions are unchanged: only coefficients move.
 
 Assumes: the expanded sides (:func:`bilinear.optimize_sides.sides`).  Ensures: every product's
 α·β times its weights in the new outputs is its weights before, so the scheme computes the same C.
@@ -29,21 +28,22 @@ ONE = (Fraction(1), Fraction(1))
 
 
 def product_factors(left: list[Terms], right: list[Terms], outputs: list[Terms], names: list[str]) -> list[Factor]:
-    """(α, β) per product, (1, 1) where no rescaling saves a scaling."""
-    factors = [ONE] * len(names)
+    """(α, β) per product, (1, 1) where no rescaling saves a scaling.
+
+    One pass suffices: a step scales a factor only by the inverse of one of its magnitudes, so the
+    factor then holds a 1 and any other scaling of it would bring a new magnitude; and steps only
+    shrink the outputs' magnitudes, so a step that a second pass could take, combined with the
+    first pass's, would have been taken there as a cheaper one."""
     left, right, outputs = [dict(form) for form in left], [dict(form) for form in right], [dict(form) for form in outputs]
-    improved = True
-    while improved:
-        improved = False
-        for index, name in enumerate(names):
-            alpha, beta = _best_step((left, right, outputs), index, name)
-            if (alpha, beta) != ONE:
-                left[index], right[index] = _times(left[index], alpha), _times(right[index], beta)
-                for form in outputs:
-                    if name in form:
-                        form[name] /= alpha * beta
-                factors[index] = (factors[index][0] * alpha, factors[index][1] * beta)
-                improved = True
+    factors = []
+    for index, name in enumerate(names):
+        alpha, beta = _best_step((left, right, outputs), index, name)
+        if (alpha, beta) != ONE:  # the next products are priced against the forms after this step
+            left[index], right[index] = _times(left[index], alpha), _times(right[index], beta)
+            for form in outputs:
+                if name in form:
+                    form[name] /= alpha * beta
+        factors.append((alpha, beta))
     return factors
 
 
@@ -76,8 +76,9 @@ def rescaled_sides(written: tuple[Side | None, ...], names: list[str], factors: 
 
 def _best_step(forms: tuple[list[Terms], list[Terms], list[Terms]], index: int, name: str) -> Factor:
     """The (α, β) that lowers the scalings of product ``index``'s forms most, ONE if none does.
-    Candidates make a magnitude of the left or the right factor 1, or one of its weights 1 through
-    either side."""
+    Candidates make a magnitude of the left or the right factor 1, or leave it: no other α keeps u's
+    magnitudes among its own (α·|u| ⊆ |u| sending none to 1 means α·|u| = |u|, so α = 1), and
+    likewise β.  A step that makes a weight 1 is among them or brings a new magnitude."""
     left, right, outputs = forms
     u, v = left[index], right[index]
     users = [form for form in outputs if name in form]
@@ -94,11 +95,8 @@ def _best_step(forms: tuple[list[Terms], list[Terms], list[Terms]], index: int, 
 
     alphas = {Fraction(1)} | {1 / abs(coef) for coef in u.values()}
     betas = {Fraction(1)} | {1 / abs(coef) for coef in v.values()}
-    weights = {abs(form[name]) for form in users}
-    steps = {(alpha, beta) for alpha in alphas for beta in betas}
-    steps |= {(alpha, w / alpha) for alpha in alphas for w in weights} | {(w / beta, beta) for beta in betas for w in weights}
-    steps = sorted(step for step in steps if removes_only(step))  # sorted: the same choice on every run
-    best = min(steps, key=cost, default=ONE)
+    steps = sorted((alpha, beta) for alpha in alphas for beta in betas)  # sorted: the same choice on every run
+    best = min(filter(removes_only, steps), key=cost, default=ONE)
     return best if cost(best) < cost(ONE) else ONE
 
 

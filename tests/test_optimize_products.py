@@ -13,7 +13,7 @@ import bilinear
 from bilinear.cli import main
 from bilinear.optimize import optimize
 from bilinear.optimize_pairs import scalings
-from bilinear.optimize_products import product_factors, rescaled, rescaled_sides
+from bilinear.optimize_products import moved, product_factors, rescaled, rescaled_sides
 from bilinear.optimize_sides import sides, written
 from bilinear.verify import report_algorithm
 from bilinear.verify.expand import Expansion
@@ -122,6 +122,16 @@ def test_catalogue_scheme_with_a_constant_moved_between_sides_has_it_taken_out()
     assert [scalings(forms) for forms in after] == [37, 135, 37]
 
 
+def test_the_rescaled_products_after_a_dropped_one_are_still_named(tmp_path):
+    """M0, which no output uses, comes first and optimize drops it: M1 and M2 are still found moved."""
+    path = _scaled_strassen_file(tmp_path)
+    path.write_text(path.read_text().replace("<2,2,2;7>", "<2,2,2;8>").replace("  M1 = ", "  M0 = A12 * B21\n  M1 = "))
+    algorithm = bilinear.load(path).algorithm("strassen")
+    result, _ = optimize(algorithm, seeds=1)
+    assert "M0" not in {product.name for product in result.products}
+    assert moved(algorithm, result) == {"M1": (Fraction(1, 2), Fraction(2)), "M2": (Fraction(1, 2), Fraction(1))}
+
+
 def test_optimize_command_names_the_products_it_rescaled(capsys, tmp_path):
     source = _scaled_strassen_file(tmp_path)
     code = main(["optimize", str(source), "--seeds", "1", "-o", str(tmp_path / "out.bl")])
@@ -130,3 +140,58 @@ def test_optimize_command_names_the_products_it_rescaled(capsys, tmp_path):
     assert ("note: products rescaled where that saves scalings (the same C): M1 (left factor ×1/2, right factor ×2), "
             "M2 (left factor ×1/2, weights ×2)") in err, err
     assert bilinear.verify(tmp_path / "out.bl").ok
+
+
+MAGNITUDES = [Fraction(1), Fraction(2), Fraction(1, 2), Fraction(3), Fraction(1, 3), Fraction(4), Fraction(1, 4), Fraction(6)]
+COEFFICIENTS = st.builds(lambda m, sign: m * sign, st.sampled_from(MAGNITUDES), st.sampled_from([1, -1]))
+
+
+def _kept(before: dict, after: dict) -> bool:
+    return {abs(c) for c in after.values()} - {1} <= {abs(c) for c in before.values()} - {1}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(COEFFICIENTS, min_size=1, max_size=3), st.lists(COEFFICIENTS, min_size=1, max_size=3),
+       st.lists(COEFFICIENTS, min_size=1, max_size=2))
+def test_one_products_factors_reach_the_fewest_scalings_of_any_rescaling_bringing_no_new_magnitude(u, v, weights):
+    """Against every (α, β) over products and quotients of the magnitudes here (those that make a weight
+    1 among them), not only the candidates product_factors tries."""
+    left, right = {f"a{i}": c for i, c in enumerate(u)}, {f"b{i}": c for i, c in enumerate(v)}
+    outputs = [{"M": w, "N": Fraction(1)} for w in weights]
+    grid = {x * y for x in MAGNITUDES for y in MAGNITUDES} | {x / y for x in MAGNITUDES for y in MAGNITUDES}
+
+    def forms(alpha, beta):
+        return rescaled([left], [right], outputs, ["M"], [(alpha, beta)])
+
+    def scalings_of(written):
+        return scalings([*written[0], *written[1], *written[2]])
+
+    reachable = [scalings_of(forms(alpha, beta)) for alpha in grid for beta in grid
+                 if all(_kept(before, after) for before, after in zip(_flat(forms(Fraction(1), Fraction(1))), _flat(forms(alpha, beta))))]
+    (factor,) = product_factors([left], [right], outputs, ["M"])
+    assert scalings_of(forms(*factor)) <= min(reachable)
+
+
+def _flat(written):
+    return [form for side in written for form in side]
+
+
+def _scheme(draw_terms, rank: int):
+    """Sides over a0.., b0.. and outputs over M0.. from drawn coefficients."""
+    left = [{f"a{i}": c for i, c in enumerate(terms)} for terms in draw_terms[:rank]]
+    right = [{f"b{i}": c for i, c in enumerate(terms)} for terms in draw_terms[rank:2 * rank]]
+    outputs = [{f"M{i}": c for i, c in enumerate(terms)} for terms in draw_terms[2 * rank:]]
+    return left, right, outputs, [f"M{i}" for i in range(rank)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 4).flatmap(lambda rank: st.tuples(st.just(rank), st.lists(
+    st.lists(COEFFICIENTS, min_size=1, max_size=rank), min_size=2 * rank + 1, max_size=2 * rank + 3))))
+def test_a_second_round_of_factors_finds_nothing_to_rescale(drawn):
+    """Products sharing outputs, each step changing what the next one is priced against: the factors
+    chosen leave no product a step that lowers the scalings."""
+    rank, terms = drawn
+    left, right, outputs, names = _scheme(terms, rank)
+    factors = product_factors(left, right, outputs, names)
+    again = product_factors(*rescaled(left, right, outputs, names, factors), names)
+    assert again == [(Fraction(1), Fraction(1))] * rank

@@ -1,19 +1,32 @@
-"""The optimizer's side rewrites pinned where the rest of the suite let a changed line pass: a
-source-mutation audit of bilinear/optimize_sides.py, bilinear/optimize_products.py and
-bilinear/optimize_kernel.py (optimize_butterfly.py was not reached in the time given).  The audit ran
-out of time: the counts are partial, against tests/test_derive.py -k "kernel or borrow" and
-test_optimize_products/_reuse_mutations/_passes_mutations.  optimize_kernel.py: 112 mutants, 81 killed by
-the suite; of the first 16 survivors 9 are killed here, 2 equivalent (deleting the ``Row`` alias, only
-used in annotations under ``from __future__ import annotations``; ``random() < 0.5`` as ``<=``), the rest
-(and 15 later survivors) not yet judged.  optimize_sides.py, audited again in session 86 with another tool
-(annotations left out): 74 mutants, 63 killed by the suite (2 by hanging) and the tests here, 5 more by the
-tests of ``borrowed`` and ``in_use`` here (a dead product dropped before the ranks are compared, three
-Nones, the lent output side over the borrower's product names with a sum prefix free of every product
+"""The optimizer's side rewrites pinned where the rest of the suite let a changed line pass: source-mutation
+audits (annotations left out) of bilinear/optimize_sides.py, optimize_kernel.py and optimize_products.py,
+against tests/test_derive.py, test_optimize_search, _dead, _products and the _rewrites, _reuse and _passes
+mutation files.  No bug was found; two of optimize_products' lines were found to do nothing, and went.
+
+optimize_sides.py (session 86): 74 mutants, 63 killed by the suite (2 by hanging) and the tests here, 5
+more by the tests of ``borrowed`` and ``in_use`` here (a dead product dropped before the ranks are compared,
+three Nones, the lent output side over the borrower's product names with a sum prefix free of every product
 name, a dead product's factors left out); 5 equivalent (the shape and rank refusal weakened three ways: the
 sides compared after it refuse the same programs; ``frozen`` dropped; ``seeded_terms``' default 0 as 1,
 both far below the size at which optimize warns), and SEEDED_PAIRS 20,000 as 20,001 not pinned (a tuning
-limit, no test builds a side of 20,000 pairs).  optimize_products.py: 128 of 161 mutants run, 89 killed, 7
-timeouts, 32 survivors not yet rerun against this file.  No bug was found in what was judged.
+limit, no test builds a side of 20,000 pairs).
+
+optimize_kernel.py (session 87): 83 mutants, 73 killed by the suite, 9 by the tests here that fix the
+split's draws (``Draws``): the sparsest-first order taken in exactly the draws below one half, a slack of
+0 or 1 in both eliminations, the nudge's draws 0, 0, +1, -1; 1 equivalent (the ``Row`` alias deleted: only
+annotations use it, unevaluated under ``from __future__ import annotations``).
+
+optimize_products.py (session 87): the candidates made from the weights, (α, w/α) and (w/β, β), were never
+taken (see ``_best_step``: a step bringing no new magnitude makes one of a factor's magnitudes 1 or leaves
+the factor, so they were among the others or refused): removed.  Then 109 mutants: 102 killed by the suite
+with this session's first tests here and in test_optimize_products (a factor moved back under any weight;
+the fewest scalings of any rescaling), 6 of them by hanging; 2 more by a dropped product before rescaled
+ones (``moved``) and the weights the next product is priced against; 2 equivalent (the ``Factor`` alias;
+``cost(best) < cost(ONE)`` as ``<=``: a step that keeps the cost brings no new magnitude only by keeping
+every form's magnitudes, which only α = β = 1 does); 3 lived because no test needs a second pass
+(``improved = True`` dropped or False, a factor accumulated from the other side), and none can: one pass
+is enough, so the loop went, with the reason in ``product_factors`` and a property test that a second
+pass finds nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ import re
 from fractions import Fraction as F
 
 import pytest
-from helpers.programs import expand
+from helpers.programs import Draws, expand
 
 import bilinear
 from bilinear.frontend.loader import program_from_text
@@ -40,16 +53,6 @@ def _winograd():
 
 def _strassen():
     return bilinear.load(algorithms_dir() / "strassen.bl").algorithm("strassen")
-
-
-class _Nudge:
-    """A random.Random stand-in whose choice is always ``value``: the kernel split's nudge, fixed."""
-
-    def __init__(self, value: int):
-        self.value = value
-
-    def choice(self, _options):
-        return self.value
 
 
 # ---- optimize_sides.py -------------------------------------------------------------------------------
@@ -148,6 +151,22 @@ def test_a_factor_moved_between_the_sides_of_one_product_is_moved_back():
     assert product_factors([{"a": F(2)}], [{"c": F(1, 2)}], [{"M": F(1)}], ["M"]) == [(F(1, 2), F(2))]
 
 
+def test_a_factor_moved_between_the_sides_is_moved_back_under_any_weight():
+    """(2a)·(c/2) and (a/2)·(2c), each with weight 3: α and β undo the factors and leave the weight 3
+    (a step making the weight 1 would bring 3 or 1/3 into a factor)."""
+    left, right = [{"a": F(2)}, {"b": F(1, 2)}], [{"c": F(1, 2)}, {"d": F(2)}]
+    assert product_factors(left, right, [{"M": F(3), "N": F(3)}], ["M", "N"]) == [(F(1, 2), F(2)), (F(2), F(1, 2))]
+
+
+def test_the_next_product_is_priced_against_the_weights_a_step_left():
+    """In 2M + N, M = (2a)·(c/2) steps by (1/2, 2) and keeps its weight 2; N = (2b)·d may then halve its
+    left factor, as its new weight 2 is a magnitude the output holds.  (Had M's weight been divided by
+    α/β, the output would hold 8, and 2 would be new.)"""
+    outputs = [{"M": F(2), "N": F(1)}]
+    assert product_factors([{"a": F(2)}, {"b": F(2)}], [{"c": F(1, 2)}, {"d": F(1)}], outputs, ["M", "N"]) == [
+        (F(1, 2), F(2)), (F(1, 2), F(1))]
+
+
 def test_a_factor_moved_onto_the_weights_is_moved_back_from_every_output():
     """(2a)·c with weight 1/2 in both outputs using it: α = 1/2 leaves a·c with weight 1."""
     outputs = [{"M": F(1, 2)}, {"M": F(1, 2), "N": F(1)}]
@@ -194,7 +213,40 @@ def test_the_kernel_split_names_basis_sums_by_target_and_writes_the_dependent_ov
     assert forms == [{"Kk1": 1}, {"Kk2": 1}, {"Kk2": 1, "Kk1": 1}]
 
 
-def test_a_dependent_target_goes_through_the_basis_only_when_shorter_after_the_nudge():
-    """Three terms direct, two through the basis: through unless the nudge adds one."""
-    target, combination = {"a": 1, "b": 1, "c": 1}, {0: 1, 1: 1}
-    assert [_through_is_cheaper(target, combination, _Nudge(n)) for n in (0, 1, -1)] == [True, False, True]
+def test_the_sparsest_targets_lead_the_basis_only_in_the_draws_below_one_half():
+    """a + b + c + d, a + b, c + d: sorted sparsest first, a + b and c + d are the basis and the first
+    target goes through them (two terms for four); in the targets' own order it is a basis target,
+    c + d depends on it (two terms either way: it stays direct), and all three are eliminated from the
+    inputs."""
+    targets = [{"a": F(1), "b": F(1), "c": F(1), "d": F(1)}, {"a": F(1), "b": F(1)}, {"c": F(1), "d": F(1)}]
+    sorted_split = ([("Kk2", targets[1]), ("Kk3", targets[2])], [{"Kk2": 1, "Kk3": 1}, {"Kk2": 1}, {"Kk3": 1}])
+    own_order = ([("Ka1", targets[2]), ("Ka2", targets[1])], [{"Ka1": 1, "Ka2": 1}, {"Ka2": 1}, {"Ka1": 1}])
+    assert [kernel_split(targets, "K", Draws(draw, 0)) for draw in (0.25, 0.5, 0.75)] == [sorted_split, own_order, own_order]
+
+
+def test_the_direct_targets_are_eliminated_with_a_slack_of_zero_or_one():
+    """Five nested targets a..f, a..e, .., ab (independent: none goes through a basis): a + b is in all
+    five, a + c and b + c in four, c + d in three.  Slack 0 (the first option) leaves only a + b; slack 1
+    (the last) lets the last choice take b + c, where slack 2 would let it take c + d."""
+    targets = [{name: F(1) for name in "abcdef"[:size]} for size in (6, 5, 4, 3, 2)]
+    first_sums = [kernel_split(targets, "K", Draws(0.75, pick))[0][0] for pick in (0, -1)]
+    assert first_sums == [("Ka1", {"a": 1, "b": 1}), ("Ka1", {"b": 1, "c": 1})]
+
+
+def test_the_targets_through_the_basis_are_eliminated_with_a_slack_of_zero_or_one():
+    """Six basis targets of two inputs each (Kk1..Kk6), then five nested sums of them, each through the
+    basis (half its terms): over the basis, Kk1 + Kk2 is in all five, Kk1 + Kk3 and Kk2 + Kk3 in four,
+    Kk3 + Kk4 in three, as in the direct test above."""
+    basis = [{f"{x}1": F(1), f"{x}2": F(1)} for x in "abcdef"]
+    through = [{term: F(1) for target in basis[:size] for term in target} for size in (6, 5, 4, 3, 2)]
+    first_sums = [kernel_split(basis + through, "K", Draws(0.75, pick))[0][6] for pick in (0, -1)]
+    assert first_sums == [("Kb1", {"Kk1": 1, "Kk2": 1}), ("Kb1", {"Kk2": 1, "Kk3": 1})]
+
+
+def test_the_nudge_is_zero_in_half_the_draws_and_one_either_way_in_the_rest():
+    """Each draw's nudge read back from the fewest direct terms at which two basis targets are the
+    cheaper way: 2 + nudge < n first holds at n = 3 + nudge."""
+    def cheaper_from(pick: int) -> int:
+        return min(n for n in range(7) if _through_is_cheaper(dict.fromkeys(range(n), 1), {0: 1, 1: 1}, Draws(0.75, pick)))
+
+    assert [cheaper_from(pick) - 3 for pick in range(4)] == [0, 0, 1, -1]

@@ -30,3 +30,21 @@ def defined_before_use(sums: list, inputs) -> bool:
             return False
         defined.add(name)
     return True
+
+
+class Draws:
+    """A random.Random stand-in for the kernel split and pair elimination: the seeded order is the
+    targets' own, ``random`` draws ``draw``, the split's own choices (of a nudge, of a slack: tuples)
+    take ``options[pick]``, and pair elimination's choice (a list of pairs) takes the last."""
+
+    def __init__(self, draw: float, pick: int):
+        self.draw, self.pick = draw, pick
+
+    def sample(self, population, k):
+        return list(population)[:k]
+
+    def random(self):
+        return self.draw
+
+    def choice(self, options):
+        return options[self.pick] if isinstance(options, tuple) else options[-1]
