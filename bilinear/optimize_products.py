@@ -34,15 +34,13 @@ def product_factors(left: list[Terms], right: list[Terms], outputs: list[Terms],
     factor then holds a 1 and any other scaling of it would bring a new magnitude; and steps only
     shrink the outputs' magnitudes, so a step that a second pass could take, combined with the
     first pass's, would have been taken there as a cheaper one."""
-    left, right, outputs = [dict(form) for form in left], [dict(form) for form in right], [dict(form) for form in outputs]
+    outputs = [dict(form) for form in outputs]  # the next products are priced against them after each step
     factors = []
     for index, name in enumerate(names):
         alpha, beta = _best_step((left, right, outputs), index, name)
-        if (alpha, beta) != ONE:  # the next products are priced against the forms after this step
-            left[index], right[index] = _times(left[index], alpha), _times(right[index], beta)
-            for form in outputs:
-                if name in form:
-                    form[name] /= alpha * beta
+        for form in outputs:
+            if name in form:
+                form[name] /= alpha * beta
         factors.append((alpha, beta))
     return factors
 
