@@ -28,7 +28,7 @@ every form's magnitudes, which only α = β = 1 does); 3 lived because no test n
 is enough, so the loop went, with the reason in ``product_factors`` and a property test that a second
 pass finds nothing.  Rerun on that code: 3 more lived, 2 killed by a test of the outputs the next product
 is priced against (the update skipped) and 1 (a product's own factors rescaled, which no later step
-reads) gone with its line.
+reads) gone with its line.  On the code as it stands: 94 mutants, 92 killed, the 2 equivalent above.
 """
 
 from __future__ import annotations
