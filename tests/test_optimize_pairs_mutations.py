@@ -13,14 +13,9 @@ as at 3 or above 2 (a best below 2, or an empty bucket 2, gives no pair either w
 
 from __future__ import annotations
 
-from fractions import Fraction as F
-
-from helpers.programs import Draws
+from helpers.programs import NESTED, Draws
 
 from bilinear.optimize_pairs import eliminate
-
-#: a..f, a..e, .., ab: a + b is in all five, a + c and b + c in four, c + d in three.
-NESTED = [{name: F(1) for name in "abcdef"[:size]} for size in (6, 5, 4, 3, 2)]
 
 
 def test_a_random_choice_without_a_slack_is_among_the_most_frequent_pairs_only():

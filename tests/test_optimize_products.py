@@ -161,19 +161,14 @@ def test_one_products_factors_reach_the_fewest_scalings_of_any_rescaling_bringin
     grid = {x * y for x in MAGNITUDES for y in MAGNITUDES} | {x / y for x in MAGNITUDES for y in MAGNITUDES}
 
     def forms(alpha, beta):
-        return rescaled([left], [right], outputs, ["M"], [(alpha, beta)])
+        """The product's factors and the outputs, rescaled by (α, β), in one list."""
+        return [form for side in rescaled([left], [right], outputs, ["M"], [(alpha, beta)]) for form in side]
 
-    def scalings_of(written):
-        return scalings([*written[0], *written[1], *written[2]])
-
-    reachable = [scalings_of(forms(alpha, beta)) for alpha in grid for beta in grid
-                 if all(_kept(before, after) for before, after in zip(_flat(forms(Fraction(1), Fraction(1))), _flat(forms(alpha, beta))))]
+    unscaled = forms(Fraction(1), Fraction(1))
+    reachable = [scalings(forms(alpha, beta)) for alpha in grid for beta in grid
+                 if all(_kept(before, after) for before, after in zip(unscaled, forms(alpha, beta)))]
     (factor,) = product_factors([left], [right], outputs, ["M"])
-    assert scalings_of(forms(*factor)) <= min(reachable)
-
-
-def _flat(written):
-    return [form for side in written for form in side]
+    assert scalings(forms(*factor)) <= min(reachable)
 
 
 def _scheme(draw_terms, rank: int):

@@ -38,7 +38,7 @@ import re
 from fractions import Fraction as F
 
 import pytest
-from helpers.programs import Draws, expand
+from helpers.programs import NESTED, Draws, expand
 
 import bilinear
 from bilinear.frontend.loader import program_from_text
@@ -235,11 +235,9 @@ def test_the_sparsest_targets_lead_the_basis_only_in_the_draws_below_one_half():
 
 
 def test_the_direct_targets_are_eliminated_with_a_slack_of_zero_or_one():
-    """Five nested targets a..f, a..e, .., ab (independent: none goes through a basis): a + b is in all
-    five, a + c and b + c in four, c + d in three.  Slack 0 (the first option) leaves only a + b; slack 1
-    (the last) lets the last choice take b + c, where slack 2 would let it take c + d."""
-    targets = [{name: F(1) for name in "abcdef"[:size]} for size in (6, 5, 4, 3, 2)]
-    first_sums = [kernel_split(targets, "K", Draws(0.75, pick))[0][0] for pick in (0, -1)]
+    """The nested targets (independent: none goes through a basis).  Slack 0 (the first option) leaves
+    only a + b; slack 1 (the last) lets the last choice take b + c, where slack 2 would let it take c + d."""
+    first_sums = [kernel_split(NESTED, "K", Draws(0.75, pick))[0][0] for pick in (0, -1)]
     assert first_sums == [("Ka1", {"a": 1, "b": 1}), ("Ka1", {"b": 1, "c": 1})]
 
 

@@ -32,6 +32,10 @@ def defined_before_use(sums: list, inputs) -> bool:
     return True
 
 
+#: a..f, a..e, .., ab: a + b is in all five, a + c and b + c in four, c + d in three (independent forms).
+NESTED = [{name: Fraction(1) for name in "abcdef"[:size]} for size in (6, 5, 4, 3, 2)]
+
+
 class Draws:
     """A random.Random stand-in for the kernel split and pair elimination: the seeded order is the
     targets' own, ``random`` draws ``draw``, the split's own choices (of a nudge, of a slack: tuples)
